@@ -1,0 +1,51 @@
+# Two commands on a fresh machine:
+#   make run    create .venv, install kafka-net, start the broker on its defaults
+#   make test   install what the tests need (virtualenv, Java check, packages) and run them all
+#
+# Everything lands in .venv; nothing is installed into the system Python.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: run test install java-check bench clean help
+
+help:
+	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
+	@echo "make test    install test dependencies and run every test"
+	@echo "make bench   run the benchmarks and update bench/RESULTS.md"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstalls when setup.cfg or pyproject.toml change (the stamp name is their checksum).
+$(STAMP): $(BIN)/python setup.cfg pyproject.toml
+	rm -f $(VENV)/.installed-*
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),)
+
+# The Spark conformance jobs need a Java runtime (PySpark starts a JVM).
+java-check:
+	@if java -version >/dev/null 2>&1; then \
+		echo "java: $$(java -version 2>&1 | head -n1)"; \
+	else \
+		echo "java: not found, installing a headless JRE"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless; \
+	fi
+
+test: install java-check
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,93 @@
+"""Broker metrics under Kafka's names.
+
+Kafka exposes these over JMX; kafka-net keeps the same names and tags so that
+an operator's dashboards and vocabulary carry over:
+
+* ``kafka.network:type=RequestMetrics,name=RequestsPerSec,request=<Api>,version=<v>``
+  (here: the running count; a rate is the count's derivative),
+* ``kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=<Api>,error=<ERROR>``,
+* ``kafka.network:type=RequestChannel,name=RequestQueueSize``,
+* ``kafka.network:type=RequestChannel,name=ResponseQueueSize``,
+* ``kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent``,
+* ``kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent``,
+* ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=<l>``,
+* ``kafka.server:type=socket-server-metrics,listener=<l>,networkProcessor=<id>``
+  with ``connection-count``, ``incoming-byte-total``, ``outgoing-byte-total``,
+  ``request-total`` (responses sent) and ``response-total`` (requests read):
+  Kafka's Selector metrics, named from the client's side.
+
+``snapshot()`` returns them all as a flat dict of MBean-style name -> value.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from kafka_net.protocol.api_keys import api_name
+from kafka_net.protocol.error_codes import ErrorCode
+
+
+class RequestMetrics:
+    """Counters updated by handler threads; a lock keeps ``Counter`` updates whole."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: Counter[tuple[int, int]] = Counter()
+        self.errors: Counter[tuple[int, int]] = Counter()
+
+    def record(self, api_key: int, api_version: int, error_code: int | None = None) -> None:
+        with self._lock:
+            self.requests[(api_key, api_version)] += 1
+            if error_code is not None:
+                self.errors[(api_key, error_code)] += 1
+
+    def requests_seen(self, api_key: int) -> list[int]:
+        """The versions of ``api_key`` requested so far, ascending (tests use this)."""
+        with self._lock:
+            return sorted(v for (k, v), n in self.requests.items() if k == api_key and n)
+
+    def snapshot(self) -> dict[str, float]:
+        with self._lock:
+            out = {}
+            for (key, version), n in sorted(self.requests.items()):
+                out[f"kafka.network:type=RequestMetrics,name=RequestsPerSec,"
+                    f"request={api_name(key)},version={version}"] = n
+            for (key, code), n in sorted(self.errors.items()):
+                out[f"kafka.network:type=RequestMetrics,name=ErrorsPerSec,"
+                    f"request={api_name(key)},error={_error_name(code)}"] = n
+            return out
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def server_snapshot(server) -> dict[str, float]:
+    """Every metric of a running :class:`~kafka_net.server.kafka_server.KafkaServer`."""
+    out = dict(server.apis.metrics.snapshot())
+    channel = server.request_channel
+    out["kafka.network:type=RequestChannel,name=RequestQueueSize"] = channel.request_queue_size()
+    sizes = channel.response_queue_sizes()
+    out["kafka.network:type=RequestChannel,name=ResponseQueueSize"] = sum(sizes.values())
+    processors = server.socket_server.processors
+    idle = [p.idle_fraction() for p in processors]
+    out["kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent"] = (
+        sum(idle) / len(idle) if idle else 1.0)
+    out["kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent"] = (
+        server.handler_pool.avg_idle_fraction())
+    for acceptor in server.socket_server.acceptors:
+        out[f"kafka.network:type=Acceptor,name=AcceptorBlockedPercent,"
+            f"listener={acceptor.endpoint.listener_name}"] = acceptor.blocked_fraction()
+    for p in processors:
+        prefix = (f"kafka.server:type=socket-server-metrics,listener={p.listener_name},"
+                  f"networkProcessor={p.id}")
+        out[f"{prefix},name=connection-count"] = len(p.selector.channels)
+        out[f"{prefix},name=incoming-byte-total"] = p.selector.bytes_in
+        out[f"{prefix},name=outgoing-byte-total"] = p.selector.bytes_out
+        out[f"{prefix},name=response-total"] = p.requests_received
+        out[f"{prefix},name=request-total"] = p.responses_sent
+    return out

@@ -1,0 +1,104 @@
+"""KafkaChannel: one accepted socket and everything the Processor knows about it.
+
+Mirrors ``org.apache.kafka.common.network.KafkaChannel`` for PLAINTEXT:
+
+* a :class:`~kafka_net.protocol.framing.FrameDecoder` holding bytes read but
+  not yet handed out as a request (the NetworkReceive);
+* at most one send in progress (``setSend`` throws if one is already set), as
+  a memoryview and an offset, so partial writes resume where they stopped;
+* the mute state machine;
+* bookkeeping for idle expiry and graceful remote close.
+
+Only the owning Processor thread touches a channel.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from kafka_net.network.mute_state import MuteStateMachine
+from kafka_net.protocol.framing import FrameDecoder
+
+# One recv() asks for this much.  Larger reads mean fewer system calls; a muted
+# channel is not read at all, so at most this much of pipelined requests is
+# ever buffered per connection.
+READ_CHUNK = 64 * 1024
+
+
+class KafkaChannel:
+    def __init__(self, connection_id: str, sock: socket.socket, max_frame_size: int) -> None:
+        self.id = connection_id
+        self.socket = sock
+        self.decoder = FrameDecoder(max_frame_size)
+        self.mute_state = MuteStateMachine()
+        self.peer = _peer(sock)
+        self.client_software = ("unknown", "unknown")
+        self._send: memoryview | None = None
+        self._send_offset = 0
+        self.last_active_ns = time.monotonic_ns()
+        # Set when the peer closed its side: buffered complete requests are still
+        # served (Kafka's GRACEFUL close with closingChannels), nothing more is read.
+        self.remote_closed = False
+
+    # -- reads ---------------------------------------------------------------------
+
+    def read(self) -> int:
+        """Read what the socket has; return bytes read, 0 on EOF.
+
+        Raises OSError (e.g. ConnectionResetError) for a broken connection;
+        BlockingIOError is swallowed and reported as -1 (nothing to read now).
+        """
+        try:
+            data = self.socket.recv(READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return -1
+        if data:
+            self.decoder.receive_data(data)
+        return len(data)
+
+    def has_complete_receive(self) -> bool:
+        return self.decoder.has_frame()
+
+    # -- writes --------------------------------------------------------------------
+
+    def set_send(self, data: bytes) -> None:
+        if self._send is not None:
+            raise RuntimeError(
+                f"Attempt to begin a send operation with prior send operation still in "
+                f"progress, connection id is {self.id}")
+        self._send = memoryview(data)
+        self._send_offset = 0
+
+    def has_send(self) -> bool:
+        return self._send is not None
+
+    def write(self) -> bool:
+        """Write as much of the pending send as the socket takes; True when it is all out."""
+        send = self._send
+        if send is None:
+            return False
+        try:
+            self._send_offset += self.socket.send(send[self._send_offset:])
+        except (BlockingIOError, InterruptedError):
+            return False
+        if self._send_offset < len(send):
+            return False
+        self._send = None
+        return True
+
+    def close(self) -> None:
+        try:
+            self.socket.close()
+        except OSError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"KafkaChannel({self.id}, {self.mute_state.state.name})"
+
+
+def _peer(sock: socket.socket) -> tuple:
+    try:
+        return sock.getpeername()
+    except OSError:
+        return ("?", 0)

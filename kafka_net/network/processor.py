@@ -1,0 +1,309 @@
+"""Processor: one network thread, owning a selector and the connections given to it.
+
+Theory of operation (Kafka's ``SocketServer.Processor``):
+
+The Acceptor hands each new socket to a Processor through the Processor's
+bounded ``new_connections`` queue (size 20) and wakes it.  From then on that
+one thread does every read and write on the socket, so no lock guards a
+connection.  Each turn of :meth:`run` is the same seven steps::
+
+    configure_new_connections   register up to 20 queued sockets for reading
+    process_new_responses       take responses the handlers queued for us
+    poll                        select(); read, write, split frames
+    process_completed_receives  parse each new request, queue it, MUTE its connection
+    process_completed_sends     a response is fully written: UNMUTE its connection
+    process_disconnected        forget connections the selector closed
+    close_excess_connections    (connection quotas: not implemented, see below)
+
+Muting after every request means one request per connection inside the server
+at any time, so responses leave in request order whatever the handler threads
+do.  Responses come back on ``response_queue`` from handler threads, which
+then wake the selector through a socketpair (see :mod:`.wakeup`).
+
+Errors: a problem with one connection closes that connection with a log line;
+an unexpected exception in a step is logged and the loop goes on.  The thread
+only ends through :meth:`begin_shutdown`.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import socket
+import threading
+import time
+
+from kafka_net.network.mute_state import ChannelMuteEvent as Ev
+from kafka_net.network.request_channel import (
+    CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
+    Response, SendResponse, StartThrottlingResponse)
+from kafka_net.network.selector import Selector
+from kafka_net.network.wakeup import WakeupSocketpair
+from kafka_net.protocol.errors import InvalidRequestError
+
+log = logging.getLogger(__name__)
+
+CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
+POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
+_INT_MAX = 2**31 - 1
+
+
+class Processor(threading.Thread):
+    """Methods for the Acceptor: :meth:`accept`.  For handler threads (via the
+    RequestChannel): :meth:`enqueue_response`.  Everything else runs on this thread."""
+
+    def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
+                 parse_request, config, node_id: int = 1) -> None:
+        super().__init__(
+            name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
+                 f"PLAINTEXT-{processor_id}",
+            daemon=False)
+        self.id = processor_id
+        self.listener_name = listener_name
+        self.request_channel = request_channel
+        self._parse_request = parse_request
+        self.new_connections: queue.Queue = queue.Queue(CONNECTION_QUEUE_SIZE)
+        self.response_queue: collections.deque[Response] = collections.deque()
+        self.wakeup = WakeupSocketpair()
+        self.selector = Selector(config.socket_request_max_bytes,
+                                 config.connections_max_idle_ms, self.wakeup,
+                                 name=f"processor-{processor_id}")
+        self.inflight_responses: dict[str, Response] = {}
+        self._next_connection_index = 0
+        self._running = True
+        self._reading = True          # False once a graceful stop began
+        self.requests_received = 0
+        self._started_ns = time.monotonic_ns()
+        self.responses_sent = 0
+
+    # -- called from other threads ------------------------------------------------------
+
+    def accept(self, sock: socket.socket, may_block: bool) -> bool:
+        """Queue a new socket; block only if ``may_block`` (the Acceptor's last try)."""
+        try:
+            if may_block:
+                self.new_connections.put(sock)
+            else:
+                self.new_connections.put_nowait(sock)
+        except queue.Full:
+            return False
+        self.wakeup.wakeup()
+        return True
+
+    def enqueue_response(self, response: Response) -> None:
+        self.response_queue.append(response)   # deque.append is thread-safe
+        self.wakeup.wakeup()                   # after the append: see wakeup.py
+
+    def response_queue_size(self) -> int:
+        return len(self.response_queue)
+
+    def stop_reading(self) -> None:
+        """Graceful stop, phase 1: take no new requests, finish the ones we have."""
+        self._reading = False
+        self.wakeup.wakeup()
+
+    def outstanding(self) -> int:
+        """Requests read from a connection and not yet answered (or dropped)."""
+        return sum(1 for c in list(self.selector.channels.values())
+                   if c.mute_state.muted or c.has_send())
+
+    def idle_fraction(self) -> float:
+        """Kafka's IdlePercent: share of time spent waiting in select (0..1)."""
+        elapsed = time.monotonic_ns() - self._started_ns
+        return min(1.0, self.selector.io_wait_ns / elapsed) if elapsed > 0 else 1.0
+
+    def begin_shutdown(self) -> None:
+        self._running = False
+        self.wakeup.wakeup()
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            while self._running:
+                try:
+                    self._configure_new_connections()
+                    self._process_new_responses()
+                    self._poll()
+                    self._process_completed_receives()
+                    self._process_completed_sends()
+                    self._process_disconnected()
+                except Exception:
+                    # Per-connection failures are handled where they happen; this
+                    # is the last line that keeps the network thread alive.
+                    log.exception("%s: unexpected error in the processor loop", self.name)
+        finally:
+            self._close_all()
+
+    def _configure_new_connections(self) -> None:
+        # At most CONNECTION_QUEUE_SIZE per turn, so a burst of connects does not
+        # starve the connections already being served.
+        for _ in range(CONNECTION_QUEUE_SIZE):
+            try:
+                sock = self.new_connections.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                connection_id = self._connection_id(sock)
+                self.selector.register(connection_id, sock)
+            except Exception as exc:
+                log.error("%s: could not register a new connection: %s", self.name, exc)
+                _close_quietly(sock)
+
+    def _connection_id(self, sock: socket.socket) -> str:
+        # localHost:localPort-remoteHost:remotePort-processorId-index.  The index wraps
+        # at Int.MaxValue, so an id is not reused while an old request may be in flight.
+        local, remote = sock.getsockname(), sock.getpeername()
+        index = self._next_connection_index
+        self._next_connection_index = 0 if index == _INT_MAX else index + 1
+        return f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{index}"
+
+    def _process_new_responses(self) -> None:
+        # Bounded: only what is queued now, so handlers cannot keep us here forever.
+        for _ in range(len(self.response_queue)):
+            response = self.response_queue.popleft()
+            connection_id = response.request.connection_id
+            try:
+                self._process_response(response, connection_id)
+            except Exception as exc:
+                log.error("%s: closing %s after an error processing its response: %s",
+                          self.name, connection_id, exc)
+                self._close(connection_id)
+
+    def _process_response(self, response: Response, connection_id: str) -> None:
+        channel = self.selector.channels.get(connection_id)
+        if channel is None:
+            log.warning("%s: dropping response for connection %s, which is closed "
+                        "(%s)", self.name, connection_id, response.request.describe())
+            return
+        if isinstance(response, SendResponse):
+            self.inflight_responses[connection_id] = response
+            self.selector.send(connection_id, response.data)
+        elif isinstance(response, NoOpResponse):
+            channel.mute_state.handle(Ev.RESPONSE_SENT)
+            self._try_unmute(connection_id)
+        elif isinstance(response, CloseConnectionResponse):
+            log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
+            self._close(connection_id)
+        elif isinstance(response, StartThrottlingResponse):
+            channel.mute_state.handle(Ev.THROTTLE_STARTED)
+        elif isinstance(response, EndThrottlingResponse):
+            channel.mute_state.handle(Ev.THROTTLE_ENDED)
+            self._try_unmute(connection_id)
+        else:
+            raise TypeError(f"unknown response type {type(response).__name__}")
+
+    def _poll(self) -> None:
+        timeout = 0 if not self.new_connections.empty() else POLL_TIMEOUT_S
+        try:
+            self.selector.poll(timeout)
+        except OSError as exc:
+            log.error("%s: poll failed: %s", self.name, exc)
+
+    def _process_completed_receives(self) -> None:
+        receives = self.selector.completed_receives
+        try:
+            self._handle_receives(receives)
+        finally:
+            receives.clear()
+
+    def _handle_receives(self, receives) -> None:
+        for channel, frame in receives:
+            if not self._reading:
+                # Graceful stop: the request stays unread; the client will retry
+                # on another broker (or after restart), as with any disconnect.
+                continue
+            try:
+                parsed = self._parse_request(frame)
+            except InvalidRequestError as exc:
+                log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
+                            _fmt(channel.peer), exc)
+                self._close(channel.id)
+                continue
+            request = Request(self.id, channel.id, self.listener_name, channel.peer,
+                              parsed.header, parsed.body, parsed.body_size,
+                              parsed.unsupported_version, channel.client_software)
+            self._remember_client_software(channel, request)
+            if not self._send_request(request):
+                return
+            self.requests_received += 1
+            # Mute before anything can answer: responses are processed on this thread.
+            self.selector.mute(channel.id)
+            channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+
+    def _send_request(self, request: Request) -> bool:
+        # A blocking put (back-pressure), in slices so that a shutdown is noticed.
+        while self._running:
+            try:
+                self.request_channel.send_request(request, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    @staticmethod
+    def _remember_client_software(channel, request: Request) -> None:
+        # KIP-511: ApiVersions v3+ names the client; later requests carry it.
+        body = request.body
+        if request.header.api_key == 18 and body and body.get("client_software_name"):
+            channel.client_software = (body["client_software_name"],
+                                       body["client_software_version"])
+            request.client_software = channel.client_software
+
+    def _process_completed_sends(self) -> None:
+        sends = self.selector.completed_sends
+        while sends:
+            connection_id = sends.pop(0)
+            response = self.inflight_responses.pop(connection_id, None)
+            channel = self.selector.channels.get(connection_id)
+            if response is None or channel is None:
+                continue
+            self.responses_sent += 1
+            if isinstance(response, SendResponse) and response.on_complete is not None:
+                _run_callback(response)
+            channel.mute_state.handle(Ev.RESPONSE_SENT)
+            self._try_unmute(connection_id)
+
+    def _try_unmute(self, connection_id: str) -> None:
+        if self.selector.unmute(connection_id):
+            self.selector.maybe_finish_closing(connection_id)
+
+    def _process_disconnected(self) -> None:
+        disconnected = self.selector.disconnected
+        while disconnected:
+            connection_id, reason = disconnected.pop(0)
+            dropped = self.inflight_responses.pop(connection_id, None)
+            log.debug("%s: connection %s disconnected: %s%s", self.name, connection_id,
+                      reason, " (response dropped)" if dropped else "")
+
+    def _close(self, connection_id: str) -> None:
+        self.inflight_responses.pop(connection_id, None)
+        self.selector.close(connection_id)
+
+    def _close_all(self) -> None:
+        while True:
+            try:
+                _close_quietly(self.new_connections.get_nowait())
+            except queue.Empty:
+                break
+        self.selector.close_all()
+        self.wakeup.close()
+
+
+def _run_callback(response: SendResponse) -> None:
+    try:
+        response.on_complete()
+    except Exception:
+        log.exception("on_complete callback failed for %s", response.request.describe())
+
+
+def _close_quietly(sock: socket.socket) -> None:
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
+def _fmt(peer: tuple) -> str:
+    return f"{peer[0]}:{peer[1]}" if len(peer) >= 2 else str(peer)

@@ -1,0 +1,162 @@
+"""RequestChannel: the hand-off between Processor threads and request handler threads.
+
+::
+
+    Processor 0..N-1 --send_request()--> [ bounded request queue ] --receive_request()--> handler 0..M-1
+    Processor k <--------------------- response queue of k <--send_response()---------- handler
+
+* The request queue is one ``queue.Queue(maxsize=queued.max.requests)``.  A
+  Processor that finds it full **blocks** in ``put``, and so stops all I/O of
+  its connections: that is Kafka's back-pressure (reference F1/C8), and what
+  keeps a flood of requests from growing memory without bound.
+* Responses go to the queue of the Processor that owns the connection (the
+  request remembers ``processor_id``), which is then woken up.  Only that
+  thread ever touches the connection's socket.
+* Five kinds of response (Kafka's ``RequestChannel.Response`` subclasses):
+  Send (bytes to write), NoOp (nothing to write, e.g. produce acks=0, but the
+  connection must still be unmuted), CloseConnection (close instead of
+  answering, e.g. acks=0 produce that failed), StartThrottling and
+  EndThrottling (quota throttling, KIP-219).
+* Shutdown: one ``SHUTDOWN`` sentinel per handler thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kafka_net.protocol.headers import RequestHeader
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, slots=True)
+class Request:
+    """A parsed request plus where it came from and when (Kafka's ``RequestChannel.Request``)."""
+
+    processor_id: int
+    connection_id: str
+    listener_name: str
+    client_address: tuple
+    header: RequestHeader
+    body: dict | None
+    body_size: int
+    unsupported_version: bool = False
+    client_software: tuple[str, str] = ("unknown", "unknown")
+    start_time_ns: int = field(default_factory=time.monotonic_ns)
+    request_dequeue_time_ns: int = 0
+    api_local_complete_time_ns: int = 0
+
+    def describe(self) -> str:
+        h = self.header
+        return (f"api_key={h.api_key} api_version={h.api_version} "
+                f"correlation_id={h.correlation_id} client_id={h.client_id!r} "
+                f"connection={self.connection_id}")
+
+
+class Response:
+    """Base of the five response kinds; ``request`` says which connection it is for."""
+
+    __slots__ = ("request", "enqueue_time_ns")
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.enqueue_time_ns = 0
+
+
+class SendResponse(Response):
+    __slots__ = ("data", "on_complete")
+
+    def __init__(self, request: Request, data: bytes,
+                 on_complete: Callable[[], Any] | None = None) -> None:
+        super().__init__(request)
+        self.data = data
+        self.on_complete = on_complete
+
+
+class NoOpResponse(Response):
+    __slots__ = ()
+
+
+class CloseConnectionResponse(Response):
+    __slots__ = ()
+
+
+class StartThrottlingResponse(Response):
+    __slots__ = ()
+
+
+class EndThrottlingResponse(Response):
+    __slots__ = ()
+
+
+class _Shutdown:
+    def __repr__(self) -> str:
+        return "SHUTDOWN"
+
+
+SHUTDOWN = _Shutdown()
+
+
+class RequestChannel:
+    """One bounded request queue; routes responses to the owning Processor."""
+
+    def __init__(self, queue_size: int) -> None:
+        self._requests: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._processors: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    # -- Processors --------------------------------------------------------------
+
+    def add_processor(self, processor) -> None:
+        with self._lock:
+            if processor.id in self._processors:
+                raise ValueError(f"processor {processor.id} already registered")
+            self._processors[processor.id] = processor
+
+    def remove_processor(self, processor_id: int) -> None:
+        with self._lock:
+            self._processors.pop(processor_id, None)
+
+    def send_request(self, request: Request, timeout: float | None = None) -> None:
+        """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out."""
+        self._requests.put(request, timeout=timeout)
+
+    # -- handlers ----------------------------------------------------------------
+
+    def receive_request(self, timeout: float) -> Request | _Shutdown | None:
+        try:
+            return self._requests.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def send_response(self, response: Response) -> None:
+        processor = self._processors.get(response.request.processor_id)
+        if processor is None:
+            # Kafka drops it silently too: the processor (and its connections) is gone.
+            log.debug("dropping response for removed processor %d",
+                      response.request.processor_id)
+            return
+        processor.enqueue_response(response)
+
+    def send_shutdown_request(self) -> None:
+        self._requests.put(SHUTDOWN)
+
+    # -- observability / shutdown ------------------------------------------------
+
+    def request_queue_size(self) -> int:
+        return self._requests.qsize()
+
+    def response_queue_sizes(self) -> dict[int, int]:
+        return {pid: p.response_queue_size() for pid, p in list(self._processors.items())}
+
+    def clear(self) -> None:
+        while True:
+            try:
+                self._requests.get_nowait()
+            except queue.Empty:
+                return

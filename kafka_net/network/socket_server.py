@@ -1,0 +1,131 @@
+"""SocketServer: builds, starts and stops the Acceptors and Processors of every listener.
+
+Start order (Kafka's ``enableRequestProcessing``): for each listener the
+server socket is bound first (so port 0 is resolved and a bind error is
+reported before any thread starts), then the listener's Processors start,
+then its Acceptor, so no socket is ever accepted with nobody to take it.
+
+Stop has two modes:
+
+* :meth:`stop_processing_requests` is Kafka's: wake and stop the Acceptors,
+  then the Processors, join the threads, close every connection.
+* :meth:`drain` runs first for a graceful stop: Acceptors stop (the ports
+  close, new clients are refused), Processors stop reading new requests but
+  keep writing responses, and we wait until every request already received
+  has been answered or ``shutdown.timeout.ms`` runs out.  Kafka gets the same
+  effect from controlled shutdown, which moves leadership to other brokers
+  before the sockets close; a single node has nowhere to move it, so it
+  answers what it has instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from kafka_net.config import EndPoint, ServerConfig
+from kafka_net.network.acceptor import Acceptor
+from kafka_net.network.processor import Processor
+from kafka_net.network.request_channel import RequestChannel
+
+log = logging.getLogger(__name__)
+
+
+class SocketServer:
+    def __init__(self, config: ServerConfig, request_channel: RequestChannel,
+                 parse_request) -> None:
+        self.config = config
+        self.request_channel = request_channel
+        self._parse_request = parse_request
+        self.acceptors: list[Acceptor] = []
+        self.processors: list[Processor] = []
+        self._next_processor_id = 0   # global across listeners, as in Kafka
+        self._started = False
+        self._stopped = False
+
+    def startup(self) -> None:
+        try:
+            for endpoint in self.config.listeners:
+                self._create_acceptor_and_processors(endpoint)
+        except Exception:
+            self._close_unstarted()
+            raise
+        for acceptor in self.acceptors:
+            for processor in acceptor.processors:
+                processor.start()
+            acceptor.start()
+        self._started = True
+
+    def _create_acceptor_and_processors(self, endpoint: EndPoint) -> None:
+        processors = []
+        for _ in range(self.config.num_network_threads):
+            processor = Processor(self._next_processor_id, endpoint.listener_name,
+                                  self.request_channel, self._parse_request, self.config,
+                                  node_id=self.config.node_id)
+            self._next_processor_id += 1
+            self.request_channel.add_processor(processor)
+            processors.append(processor)
+        self.processors.extend(processors)
+        self.acceptors.append(Acceptor(endpoint, self.config, processors))
+
+    def bound_endpoints(self) -> list[EndPoint]:
+        """The listeners with port 0 replaced by the port actually bound."""
+        return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port)
+                for a in self.acceptors]
+
+    def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
+        for acceptor in self.acceptors:
+            if acceptor.endpoint.listener_name == listener_name:
+                return acceptor.port
+        raise KeyError(listener_name)
+
+    # -- stopping ----------------------------------------------------------------------
+
+    def drain(self, timeout_s: float, cancelled=lambda: False) -> bool:
+        """Graceful stop, phase 1.  True if every received request was answered.
+
+        ``cancelled()`` is checked while waiting; the daemon uses it to cut the
+        wait short on a second signal.
+        """
+        for acceptor in self.acceptors:
+            acceptor.begin_shutdown()
+        for acceptor in self.acceptors:
+            acceptor.join()
+        for processor in self.processors:
+            processor.stop_reading()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not cancelled():
+            pending = sum(p.outstanding() for p in self.processors)
+            if pending == 0:
+                return True
+            time.sleep(0.01)
+        log.warning("graceful stop: %d request(s) still unanswered after %.1f s",
+                    sum(p.outstanding() for p in self.processors), timeout_s)
+        return False
+
+    def stop_processing_requests(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        for acceptor in self.acceptors:
+            acceptor.begin_shutdown()
+        for processor in self.processors:
+            processor.begin_shutdown()
+        for acceptor in self.acceptors:
+            if acceptor.is_alive():
+                acceptor.join()
+        for processor in self.processors:
+            if processor.is_alive():
+                processor.join()
+            self.request_channel.remove_processor(processor.id)
+        if not self._started:
+            self._close_unstarted()
+        self.request_channel.clear()
+
+    def _close_unstarted(self) -> None:
+        for acceptor in self.acceptors:
+            if not acceptor.is_alive():
+                acceptor.close_unstarted()
+        for processor in self.processors:
+            if not processor.is_alive():
+                processor._close_all()

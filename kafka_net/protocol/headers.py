@@ -1,0 +1,122 @@
+"""Request and response headers, and which header version goes with which message.
+
+Request header (``RequestHeader.json``, versions 0-2):
+
+* v0: api_key int16, api_version int16, correlation_id int32.  Only
+  ControlledShutdown v0 ever used it.
+* v1: v0 + client_id, a nullable int16-length string (null is read as "").
+* v2: v1 + a tagged-field section.  client_id stays a classic int16 string
+  even here, so that any broker can read the header of any ApiVersions request
+  (KIP-511) before it knows which versions the client speaks.
+
+Header version = 2 when the API version is flexible, else 1.  A version above
+the newest we know still maps to 2 when the API's flexible range is open-ended,
+which is how a broker reads the header of a too-new ApiVersions request.
+
+Response header (``ResponseHeader.json``): v0 = correlation_id; v1 adds a
+tagged-field section and is used for flexible versions, **except** that
+ApiVersions responses always use v0, because the client cannot know yet
+whether the broker understood its flexible request (KIP-511).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.primitives import Reader, Writer
+from kafka_net.protocol.schema import Versions
+
+_PEEK = struct.Struct(">hhi")
+_INT32 = struct.Struct(">i")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str
+    header_version: int
+
+
+def peek_request_header(frame: bytes) -> tuple[int, int, int]:
+    """The first eight bytes of every request header, whatever its version.
+
+    Returns (api_key, api_version, correlation_id); used to log a frame we
+    could not parse, and by capture tools.
+    """
+    if len(frame) < _PEEK.size:
+        raise InvalidRequestError(
+            f"Error parsing request header: {len(frame)} bytes is shorter than 8")
+    return _PEEK.unpack_from(frame, 0)
+
+
+def request_header_version(api_key: int, api_version: int, flexible: Versions) -> int:
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0
+    return 2 if api_version in flexible else 1
+
+
+def response_header_version(api_key: int, api_version: int, flexible: Versions) -> int:
+    if api_key == ApiKey.API_VERSIONS:
+        return 0  # KIP-511: always v0, see the module docstring
+    return 1 if api_version in flexible else 0
+
+
+def decode_request_header(frame: bytes, flexible: Versions) -> tuple[RequestHeader, int]:
+    """Parse the header; return it and the offset where the body starts."""
+    api_key, api_version, correlation_id = peek_request_header(frame)
+    version = request_header_version(api_key, api_version, flexible)
+    r = Reader(frame, _PEEK.size)
+    client_id = ""
+    if version >= 1:
+        n = r.int16()
+        if n >= 0:
+            try:
+                client_id = r.raw(n).decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidRequestError("client_id is not UTF-8") from None
+        elif n != -1:
+            raise InvalidRequestError(f"client_id length {n}")
+    if version >= 2:
+        _skip_tagged_fields(r)
+    return RequestHeader(api_key, api_version, correlation_id, client_id, version), r.pos
+
+
+def encode_request_header(header: RequestHeader) -> bytes:
+    """For clients, tests and the benchmark load generator."""
+    w = Writer()
+    w.raw(_PEEK.pack(header.api_key, header.api_version, header.correlation_id))
+    if header.header_version >= 1:
+        if header.client_id is None:
+            w.int16(-1)
+        else:
+            data = header.client_id.encode("utf-8")
+            w.int16(len(data))
+            w.raw(data)
+    if header.header_version >= 2:
+        w.uvarint(0)
+    return w.getvalue()
+
+
+def encode_response_header(correlation_id: int, header_version: int) -> bytes:
+    head = _INT32.pack(correlation_id)
+    return head + b"\x00" if header_version >= 1 else head
+
+
+def decode_response_header(frame: bytes, header_version: int) -> tuple[int, int]:
+    """Return (correlation_id, body offset)."""
+    r = Reader(frame)
+    correlation_id = r.int32()
+    if header_version >= 1:
+        _skip_tagged_fields(r)
+    return correlation_id, r.pos
+
+
+def _skip_tagged_fields(r: Reader) -> None:
+    for _ in range(r.uvarint()):
+        r.uvarint()
+        r.raw(r.uvarint())

@@ -1,0 +1,79 @@
+"""KafkaRequestHandlerPool: M threads that take requests and call KafkaApis.
+
+Kafka's ``KafkaRequestHandler.run``: wait up to 300 ms for a request; the
+shutdown sentinel ends the thread; anything else goes to ``apis.handle``.
+A handler thread never dies on a bad request: ``KafkaApis.handle`` turns an
+exception into an error response (or a closed connection), and this loop
+catches whatever might still escape.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from kafka_net.network.request_channel import SHUTDOWN, RequestChannel
+
+log = logging.getLogger(__name__)
+
+RECEIVE_TIMEOUT_S = 0.3
+
+
+class KafkaRequestHandler(threading.Thread):
+    def __init__(self, handler_id: int, request_channel: RequestChannel, apis) -> None:
+        # Kafka's handler threads are daemons: they never hold the process open.
+        super().__init__(name=f"data-plane-kafka-request-handler-{handler_id}", daemon=True)
+        self.id = handler_id
+        self.request_channel = request_channel
+        self.apis = apis
+        self.idle_ns = 0
+        self.handled = 0
+
+    def run(self) -> None:
+        while True:
+            start = time.monotonic_ns()
+            request = self.request_channel.receive_request(RECEIVE_TIMEOUT_S)
+            self.idle_ns += time.monotonic_ns() - start
+            if request is None:
+                continue
+            if request is SHUTDOWN:
+                log.debug("%s: shut down", self.name)
+                return
+            request.request_dequeue_time_ns = time.monotonic_ns()
+            try:
+                self.apis.handle(request)
+            except Exception:
+                # KafkaApis already answers its own failures; this is the backstop
+                # that keeps the thread alive if even that went wrong.
+                log.exception("%s: unexpected error handling %s", self.name,
+                              request.describe())
+            self.handled += 1
+
+
+class KafkaRequestHandlerPool:
+    def __init__(self, request_channel: RequestChannel, apis, num_threads: int) -> None:
+        self.request_channel = request_channel
+        self.handlers = [KafkaRequestHandler(i, request_channel, apis)
+                         for i in range(num_threads)]
+        self._started_ns = 0
+
+    def start(self) -> None:
+        self._started_ns = time.monotonic_ns()
+        for handler in self.handlers:
+            handler.start()
+
+    def avg_idle_fraction(self) -> float:
+        """RequestHandlerAvgIdlePercent: mean idle fraction since start (0..1)."""
+        elapsed = time.monotonic_ns() - self._started_ns
+        if not self.handlers or elapsed <= 0:
+            return 1.0
+        return min(1.0, sum(h.idle_ns for h in self.handlers) / len(self.handlers) / elapsed)
+
+    def shutdown(self) -> None:
+        """One sentinel per handler (a blocking put), then wait for each to finish."""
+        for _ in self.handlers:
+            self.request_channel.send_shutdown_request()
+        for handler in self.handlers:
+            if handler.is_alive():
+                handler.join()

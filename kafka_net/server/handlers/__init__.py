@@ -1,0 +1,28 @@
+"""One module per Kafka API.
+
+Each module has the same shape (the docstring names the API key, the versions
+served and the behaviour), so a reader can open any of them cold:
+
+* ``API_KEY`` and ``VERSIONS``: the dispatch table in :mod:`kafka_net.server.apis`
+  is built from these, and ApiVersions advertises exactly that table;
+* ``handle(ctx, request) -> response body`` (a dict), a pure function of the
+  request and the broker state reachable from ``ctx``;
+* ``error_response(request, version, error_code) -> response body``, used when
+  ``handle`` raised: Kafka's ``getErrorResponse``.  Returning
+  ``CLOSE_CONNECTION`` closes the connection instead.
+
+``handle`` may also return ``NO_RESPONSE`` (answer nothing but unmute, e.g.
+produce acks=0) or ``CLOSE_CONNECTION``.
+"""
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NO_RESPONSE = _Marker("NO_RESPONSE")
+CLOSE_CONNECTION = _Marker("CLOSE_CONNECTION")

@@ -1,0 +1,53 @@
+"""ApiVersions (API key 18): serves v0-v4.
+
+Behaviour:
+
+* The answer lists every API in the dispatch table with the versions served,
+  straight from :data:`kafka_net.server.apis.HANDLERS`: what we advertise is
+  what we serve.
+* A version newer than v4 (or negative) is not a disconnect: the codec marks
+  the request ``unsupported_version`` without parsing its body, and we answer
+  a **v0** body with UNSUPPORTED_VERSION and only the ApiVersions range, so
+  the client can retry with a version we speak (KIP-511).  librdkafka sends v3
+  first, kafka-python v4, aiokafka v0.
+* v3+ requests name the client software; names that break Kafka's pattern
+  ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?`` get INVALID_REQUEST, in the body.
+* The response header is always v0 (see :mod:`kafka_net.protocol.headers`).
+"""
+
+import re
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.API_VERSIONS
+VERSIONS = Versions(0, 4)
+
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def handle(ctx, request: dict | None) -> dict:
+    if ctx.unsupported_version:
+        return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
+                "api_keys": [_entry(API_KEY, VERSIONS)]}
+    if ctx.api_version >= 3 and not _valid_software(request):
+        return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
+    return {
+        "error_code": ErrorCode.NONE,
+        "api_keys": [_entry(key, versions) for key, versions in ctx.supported_versions.items()],
+        "throttle_time_ms": 0,
+    }
+
+
+def error_response(request: dict | None, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "api_keys": []}
+
+
+def _entry(key: int, versions: Versions) -> dict:
+    return {"api_key": int(key), "min_version": versions.low, "max_version": versions.high}
+
+
+def _valid_software(request: dict) -> bool:
+    return all(_SOFTWARE.fullmatch(request.get(f) or "")
+               for f in ("client_software_name", "client_software_version"))

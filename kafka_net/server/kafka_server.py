@@ -1,0 +1,105 @@
+"""KafkaServer: one broker, wiring the 1 + N + M threads together.
+
+::
+
+                      +-------------------+
+     clients  ----->  |  Acceptor (1 per  |  round robin
+                      |  listener)        | ------------+----------------+
+                      +-------------------+             |                |
+                                                        v                v
+                                              +-------------+    +-------------+
+                                              | Processor 0 |... | Processor N |   read, frame,
+                                              +-------------+    +-------------+   parse, mute
+                                                  |    ^               |    ^
+                                   send_request   v    | response      v    |
+                                              +------------------------------+
+                                              |  RequestChannel (bounded)    |
+                                              +------------------------------+
+                                                  |                 ^
+                                                  v                 | send_response
+                                              +------------------------------+
+                                              | KafkaRequestHandlerPool (M)  |
+                                              |   -> KafkaApis -> handlers   |
+                                              +------------------------------+
+
+Startup: handlers first (so nothing queued waits for a thread), then the
+SocketServer (Processors, then Acceptors).  Shutdown, graceful: drain the
+SocketServer (stop accepting and reading, answer what was received), then
+Kafka's order: stop the SocketServer, then the handler pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+from kafka_net.config import EndPoint, ServerConfig
+from kafka_net.network.request_channel import RequestChannel
+from kafka_net.network.socket_server import SocketServer
+from kafka_net.server.apis import KafkaApis
+from kafka_net.server.handler_pool import KafkaRequestHandlerPool
+from kafka_net.server.metadata_cache import MetadataCache
+
+log = logging.getLogger(__name__)
+
+
+class KafkaServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.request_channel = RequestChannel(config.queued_max_requests)
+        self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
+        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel)
+        self.socket_server = SocketServer(config, self.request_channel, self.apis.parse_request)
+        self.handler_pool = KafkaRequestHandlerPool(
+            self.request_channel, self.apis, config.num_io_threads)
+        self._started = False
+        self._stopped = False
+
+    def startup(self) -> None:
+        self.handler_pool.start()
+        try:
+            self.socket_server.startup()
+        except Exception:
+            self.handler_pool.shutdown()
+            raise
+        self.metadata_cache.set_advertised_endpoints(self.advertised_endpoints())
+        self._started = True
+
+    def advertised_endpoints(self) -> list[EndPoint]:
+        """advertised.listeners, else the bound listeners; "" or a wildcard host
+        becomes this machine's name, as Kafka does."""
+        bound = {e.listener_name: e for e in self.socket_server.bound_endpoints()}
+        chosen = []
+        for e in self.config.advertised_listeners or bound.values():
+            host = e.host
+            if host in ("", "0.0.0.0", "::"):
+                host = socket.getfqdn()
+            port = e.port or bound[e.listener_name].port
+            chosen.append(EndPoint(e.listener_name, host, port))
+        return chosen
+
+    def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
+        return self.socket_server.bound_port(listener_name)
+
+    def shutdown(self, graceful: bool = True, cancelled=lambda: False) -> bool:
+        """Stop everything; returns False if a graceful stop left requests unanswered.
+
+        ``cancelled()`` may end the graceful wait early (a second signal).
+        """
+        if self._stopped:
+            return True
+        self._stopped = True
+        drained = True
+        if graceful and self._started:
+            drained = self.socket_server.drain(self.config.shutdown_timeout_ms / 1000,
+                                               cancelled)
+        self.socket_server.stop_processing_requests()
+        self.handler_pool.shutdown()
+        return drained
+
+    def __enter__(self) -> "KafkaServer":
+        self.startup()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
