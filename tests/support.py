@@ -26,7 +26,9 @@ def make_config(**overrides) -> ServerConfig:
 def running_server(config: ServerConfig | None = None, apis_handlers=None):
     server = KafkaServer(config or make_config())
     if apis_handlers is not None:
-        server.apis.handlers.update(apis_handlers)
+        # Replaces or adds handler modules: any object with API_KEY, VERSIONS,
+        # handle(ctx, body) and error_response(body, version, code) will do.
+        server.apis.set_handlers({**server.apis.handlers, **apis_handlers})
     server.startup()
     try:
         yield server

@@ -87,9 +87,19 @@ class KafkaApis:
         self.config = config
         self.metadata_cache = metadata_cache
         self.request_channel = request_channel
-        self.handlers = dict(HANDLERS if handlers is None else handlers)
-        self._supported = {key: mod.VERSIONS for key, mod in sorted(self.handlers.items())}
+        self.handlers: dict[int, ModuleType] = {}
+        self._supported: dict[int, Versions] = {}
+        self.set_handlers(HANDLERS if handlers is None else handlers)
         self.metrics = RequestMetrics()
+
+    def set_handlers(self, handlers: dict[int, ModuleType]) -> None:
+        """Replace the dispatch table (tests swap in slow or limited handlers).
+
+        The served-versions table is rebuilt from it and swapped in one
+        assignment, so a Processor never sees a half-updated table.
+        """
+        self.handlers = dict(handlers)
+        self._supported = {key: mod.VERSIONS for key, mod in sorted(self.handlers.items())}
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported

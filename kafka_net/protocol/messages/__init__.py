@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.messages import api_versions, metadata
+from kafka_net.protocol.messages import (
+    api_versions, create_partitions, create_topics, delete_topics, describe_groups, fetch,
+    find_coordinator, heartbeat, init_producer_id, join_group, leave_group, list_groups,
+    list_offsets, metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
+    sync_group)
 from kafka_net.protocol.schema import Schema
 
 
@@ -23,7 +27,40 @@ class ApiMessage:
 
 # In API-key order.
 MESSAGES: dict[int, ApiMessage] = {
+    ApiKey.PRODUCE: ApiMessage(ApiKey.PRODUCE, produce.REQUEST, produce.RESPONSE),
+    ApiKey.FETCH: ApiMessage(ApiKey.FETCH, fetch.REQUEST, fetch.RESPONSE),
+    ApiKey.LIST_OFFSETS: ApiMessage(
+        ApiKey.LIST_OFFSETS, list_offsets.REQUEST, list_offsets.RESPONSE),
     ApiKey.METADATA: ApiMessage(ApiKey.METADATA, metadata.REQUEST, metadata.RESPONSE),
+    ApiKey.OFFSET_COMMIT: ApiMessage(
+        ApiKey.OFFSET_COMMIT, offset_commit.REQUEST, offset_commit.RESPONSE),
+    ApiKey.OFFSET_FETCH: ApiMessage(
+        ApiKey.OFFSET_FETCH, offset_fetch.REQUEST, offset_fetch.RESPONSE),
+    ApiKey.FIND_COORDINATOR: ApiMessage(
+        ApiKey.FIND_COORDINATOR, find_coordinator.REQUEST, find_coordinator.RESPONSE),
+    ApiKey.JOIN_GROUP: ApiMessage(
+        ApiKey.JOIN_GROUP, join_group.REQUEST, join_group.RESPONSE),
+    ApiKey.HEARTBEAT: ApiMessage(
+        ApiKey.HEARTBEAT, heartbeat.REQUEST, heartbeat.RESPONSE),
+    ApiKey.LEAVE_GROUP: ApiMessage(
+        ApiKey.LEAVE_GROUP, leave_group.REQUEST, leave_group.RESPONSE),
+    ApiKey.SYNC_GROUP: ApiMessage(
+        ApiKey.SYNC_GROUP, sync_group.REQUEST, sync_group.RESPONSE),
+    ApiKey.DESCRIBE_GROUPS: ApiMessage(
+        ApiKey.DESCRIBE_GROUPS, describe_groups.REQUEST, describe_groups.RESPONSE),
+    ApiKey.LIST_GROUPS: ApiMessage(
+        ApiKey.LIST_GROUPS, list_groups.REQUEST, list_groups.RESPONSE),
     ApiKey.API_VERSIONS: ApiMessage(
         ApiKey.API_VERSIONS, api_versions.REQUEST, api_versions.RESPONSE),
+    ApiKey.CREATE_TOPICS: ApiMessage(
+        ApiKey.CREATE_TOPICS, create_topics.REQUEST, create_topics.RESPONSE),
+    ApiKey.DELETE_TOPICS: ApiMessage(
+        ApiKey.DELETE_TOPICS, delete_topics.REQUEST, delete_topics.RESPONSE),
+    ApiKey.INIT_PRODUCER_ID: ApiMessage(
+        ApiKey.INIT_PRODUCER_ID, init_producer_id.REQUEST, init_producer_id.RESPONSE),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiMessage(
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
+    ApiKey.CREATE_PARTITIONS: ApiMessage(
+        ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
 }
