@@ -47,9 +47,9 @@ RESPONSE = Schema(
             Field("node_id", INT32),
             Field("host", STRING),
             Field("port", INT32),
-            Field("rack", STRING, versions="1+", nullable="1+"),
+            Field("rack", STRING, versions="1+", nullable="1+", default=None),
         ))),
-        Field("cluster_id", STRING, versions="2+", nullable="2+"),
+        Field("cluster_id", STRING, versions="2+", nullable="2+", default=None),
         Field("controller_id", INT32, versions="1+", default=-1),
         Field("topics", Array(Struct(
             Field("error_code", INT16),
