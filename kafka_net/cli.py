@@ -1,6 +1,7 @@
 """Command line: ``kafka-net serve [--config FILE] [--override key=value ...]``.
 
-Exit codes are listed in :mod:`kafka_net.daemon` and ``kafka-net serve --help``.
+Exit codes are defined in :mod:`kafka_net.daemon` and listed by ``kafka-net
+--help`` and ``kafka-net serve --help``.
 """
 
 from __future__ import annotations
@@ -16,22 +17,37 @@ from kafka_net.daemon import (
 
 _EXIT_CODES = f"""exit codes:
   {EXIT_OK}  stopped by SIGTERM/SIGINT after answering every request received
+  1  an unexpected internal error (a bug; the traceback is on stderr)
   {EXIT_CONFIG_ERROR}  bad arguments or configuration (nothing was started)
   {EXIT_STARTUP_FAILED}  startup failed (e.g. a listener port is in use)
-  {EXIT_UNCLEAN_STOP}  stopped, but shutdown.timeout.ms ran out with requests unanswered
+  {EXIT_UNCLEAN_STOP}  stopped, but requests were left unanswered (shutdown.timeout.ms
+     ran out, or a second signal cut the graceful stop short)
+
+signals: SIGTERM or SIGINT stop gracefully (a second one stops at once);
+SIGUSR1 logs every metric and keeps running.
 """
 
 
+def _key_help() -> str:
+    lines = ["keys (Kafka's names and defaults; see README.md):"]
+    for k in KEYS:
+        default = k.default if k.default else "(empty)"
+        lines.append(f"  {k.name} = {default}\n      {k.doc}")
+    return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-net", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="kafka-net", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="kafka-net: Apache Kafka's broker network layer, in Python.",
+        epilog="Run 'kafka-net serve --help' for the configuration keys.\n\n" + _EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"kafka-net {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser(
-        "serve", help="run the broker",
+        "serve", help="run the broker until SIGTERM or SIGINT",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a kafka-net broker with Kafka's server.properties keys.",
-        epilog=_EXIT_CODES + "\nkeys:\n" + "\n".join(
-            f"  {k.name} (default {k.default or 'listeners'}): {k.doc}" for k in KEYS))
+        epilog=_EXIT_CODES + "\n" + _key_help())
     serve.add_argument("--config", metavar="FILE", help="a server.properties file")
     serve.add_argument("--override", metavar="KEY=VALUE", action="append", default=[],
                        help="set one key; may be repeated; wins over --config")

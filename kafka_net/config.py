@@ -9,7 +9,9 @@ Unknown keys are refused with a suggestion, so a typo such as
 ``num.network.thread`` never silently falls back to a default.  Keys that are
 real Kafka broker settings but mean nothing here (``log.dirs``,
 ``zookeeper.connect``, ...) are accepted and reported once as ignored, so an
-existing ``server.properties`` can be used as it is.
+existing ``server.properties`` can be used as it is.  For the same reason
+the listeners named in ``controller.listener.names`` (a KRaft controller's
+port) are accepted and not opened: kafka-net has no controller.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class ConfigError(ValueError):
     """A bad configuration key or value; the message names the key."""
 
 
+# --- listeners ------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class EndPoint:
     """One entry of ``listeners``: ``NAME://host:port``."""
@@ -31,21 +36,57 @@ class EndPoint:
     listener_name: str
     host: str          # "" binds every interface, as in Kafka
     port: int          # 0 = an ephemeral port, reported once bound
-
-    @property
-    def security_protocol(self) -> str:
-        return self.listener_name  # only PLAINTEXT://, see _parse_listeners
+    security_protocol: str = "PLAINTEXT"   # from listener.security.protocol.map
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.listener_name}://{host}:{self.port}"
 
 
-_LISTENER_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>-?\d+)$")
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Kafka's default listener.security.protocol.map: each protocol names itself.
+DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
+
+_LISTENER_RE = re.compile(
+    r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>-?[0-9]+)$")
+_NAME_RE = re.compile(r"[A-Z0-9_]+")
 
 
-def parse_listeners(value: str, key: str = "listeners") -> tuple[EndPoint, ...]:
-    endpoints = []
+def parse_protocol_map(value: str, key: str = "listener.security.protocol.map"
+                       ) -> dict[str, str]:
+    """``NAME:PROTOCOL,...`` -> ``{NAME: PROTOCOL}``, upper-cased as Kafka does."""
+    mapping: dict[str, str] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = (x.strip().upper() for x in item.partition(":"))
+        if not sep or not _NAME_RE.fullmatch(name):
+            raise ConfigError(f"{key}: '{item}' is not of the form NAME:PROTOCOL")
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(f"{key}: '{protocol}' in '{item}' is not a security protocol "
+                              f"(one of {', '.join(SECURITY_PROTOCOLS)})")
+        if name in mapping:
+            raise ConfigError(f"{key}: listener name '{name}' appears twice")
+        mapping[name] = protocol
+    return mapping
+
+
+def parse_listeners(value: str, key: str = "listeners",
+                    protocol_map: Mapping[str, str] | None = None,
+                    skip: Iterable[str] = ()) -> tuple[EndPoint, ...]:
+    """Parse ``NAME://host:port,...`` (IPv6 hosts in brackets).
+
+    A listener's security protocol comes from ``protocol_map`` (Kafka's
+    ``listener.security.protocol.map``; by default PLAINTEXT, SSL,
+    SASL_PLAINTEXT and SASL_SSL name themselves).  Only PLAINTEXT is served.
+    Listeners named in ``skip`` (the controller listeners) are checked, then
+    left out of the result.
+    """
+    protocols = (parse_protocol_map(DEFAULT_PROTOCOL_MAP) if protocol_map is None
+                 else protocol_map)
+    skipped = {name.upper() for name in skip}
+    endpoints: list[EndPoint] = []
+    names: set[str] = set()
     for item in (part.strip() for part in value.split(",")):
         if not item:
             continue
@@ -55,32 +96,57 @@ def parse_listeners(value: str, key: str = "listeners") -> tuple[EndPoint, ...]:
         name, host, port = m["name"].upper(), m["host"].strip("[]"), int(m["port"])
         if not 0 <= port <= 65535:
             raise ConfigError(f"{key}: port {port} in '{item}' is out of range")
-        if name != "PLAINTEXT":
+        if name in names:
+            raise ConfigError(f"{key}: each listener name must appear once; "
+                              f"'{name}' appears twice in '{value}'")
+        names.add(name)
+        protocol = protocols.get(name)
+        if protocol is None:
             raise ConfigError(
-                f"{key}: listener '{name}' needs a security protocol kafka-net does not "
-                "implement yet; only PLAINTEXT:// listeners are supported")
-        endpoints.append(EndPoint(name, host, port))
-    names = [e.listener_name for e in endpoints]
-    if len(set(names)) != len(names):
-        # Kafka requires listener names to be unique; ports must be too.
-        raise ConfigError(f"{key}: each listener name must appear once: {value}")
-    if key == "listeners" and not endpoints:
-        raise ConfigError("listeners: at least one listener is required")
+                f"{key}: listener '{name}' has no security protocol; map it in "
+                f"listener.security.protocol.map (for example {name}:PLAINTEXT)")
+        if name in skipped:
+            continue
+        if protocol != "PLAINTEXT":
+            raise ConfigError(
+                f"{key}: listener '{name}' uses security protocol {protocol}, which "
+                "kafka-net does not implement yet; only PLAINTEXT listeners are supported")
+        endpoints.append(EndPoint(name, host, port, protocol))
+    if key == "listeners":
+        _check_distinct_ports(endpoints, key)
     return tuple(endpoints)
 
 
-# --- the key table -----------------------------------------------------------------
+def _check_distinct_ports(endpoints: list[EndPoint], key: str) -> None:
+    # As in Kafka: two listeners may share a port only if one is IPv4 and one IPv6.
+    seen: dict[tuple[int, bool], EndPoint] = {}
+    for e in endpoints:
+        if e.port == 0:
+            continue  # each port-0 listener gets its own ephemeral port
+        slot = (e.port, ":" in e.host)
+        if slot in seen:
+            raise ConfigError(f"{key}: '{seen[slot]}' and '{e}' use the same port")
+        seen[slot] = e
 
 
-def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, str], int]:
+# --- the key table --------------------------------------------------------------------
+
+INT_MAX = 2**31 - 1          # Kafka's INT keys
+LONG_MAX = 2**63 - 1         # Kafka's LONG keys
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def _int(lo: int | None = None, hi: int = INT_MAX) -> Callable[[str, str], int]:
     def convert(key: str, raw: str) -> int:
-        try:
-            v = int(raw.strip())
-        except ValueError:
-            raise ConfigError(f"{key}: '{raw}' is not an integer") from None
+        text = raw.strip()
+        # Java's Integer.parseInt: ASCII digits only (Python's int() would also
+        # take "1_000" and non-ASCII digits).
+        if not _INTEGER_RE.fullmatch(text):
+            raise ConfigError(f"{key}: '{raw}' is not an integer")
+        v = int(text)
         if lo is not None and v < lo:
             raise ConfigError(f"{key}: {v} is below the minimum {lo}")
-        if hi is not None and v > hi:
+        if v > hi:
             raise ConfigError(f"{key}: {v} is above the maximum {hi}")
         return v
     return convert
@@ -97,6 +163,24 @@ def _str(key: str, raw: str) -> str:
     return raw.strip()
 
 
+def _names(key: str, raw: str) -> tuple[str, ...]:
+    names = tuple(n.strip().upper() for n in raw.split(",") if n.strip())
+    for n in names:
+        if not _NAME_RE.fullmatch(n):
+            raise ConfigError(f"{key}: '{n}' is not a listener name")
+    return names
+
+
+def _protocol_map(key: str, raw: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_protocol_map(raw, key).items())
+
+
+def _listeners(key: str, raw: str) -> tuple[EndPoint, ...]:
+    # Used on its own only for help text; from_properties parses listeners
+    # together with the protocol map and the controller listener names.
+    return parse_listeners(raw, key)
+
+
 @dataclass(frozen=True)
 class _Key:
     name: str
@@ -106,16 +190,18 @@ class _Key:
     doc: str
 
 
-INT_MAX = 2**31 - 1
-
 KEYS: tuple[_Key, ...] = (
-    _Key("node.id", "node_id", _int(0), "1", "This broker's id, returned in Metadata."),
-    _Key("listeners", "listeners", lambda k, v: parse_listeners(v, k),
-         "PLAINTEXT://127.0.0.1:9092",
+    _Key("node.id", "node_id", _int(0), "1",
+         "This broker's id, returned in Metadata (broker.id is accepted too)."),
+    _Key("listeners", "listeners", _listeners, "PLAINTEXT://127.0.0.1:9092",
          "Comma-separated NAME://host:port; port 0 picks an ephemeral port."),
-    _Key("advertised.listeners", "advertised_listeners",
-         lambda k, v: parse_listeners(v, k), "",
+    _Key("advertised.listeners", "advertised_listeners", _listeners, "",
          "Addresses given to clients in Metadata; defaults to listeners."),
+    _Key("listener.security.protocol.map", "listener_security_protocol_map",
+         _protocol_map, DEFAULT_PROTOCOL_MAP,
+         "Listener name -> security protocol; only PLAINTEXT listeners are served."),
+    _Key("controller.listener.names", "controller_listener_names", _names, "",
+         "Listeners of a KRaft controller; kafka-net has none and does not open them."),
     _Key("num.network.threads", "num_network_threads", _int(1), "3",
          "Processor threads per listener (N)."),
     _Key("num.io.threads", "num_io_threads", _int(1), "8",
@@ -130,7 +216,7 @@ KEYS: tuple[_Key, ...] = (
          "SO_RCVBUF of the listening and accepted sockets; -1 keeps the OS default."),
     _Key("socket.listen.backlog.size", "socket_listen_backlog_size", _int(1), "50",
          "listen() backlog of each listener."),
-    _Key("connections.max.idle.ms", "connections_max_idle_ms", _int(), "600000",
+    _Key("connections.max.idle.ms", "connections_max_idle_ms", _int(hi=LONG_MAX), "600000",
          "Idle connections are closed after this long; negative disables."),
     _Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, "true",
          "Create unknown topics named in Metadata requests."),
@@ -142,22 +228,43 @@ KEYS: tuple[_Key, ...] = (
          "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
     _Key("shutdown.timeout.ms", "shutdown_timeout_ms", _int(0), "30000",
          "kafka-net: how long a graceful stop waits for requests already received."),
+    _Key("message.max.bytes", "message_max_bytes", _int(0), "1048588",
+         "Largest record batch a producer may send (per partition)."),
+    _Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", _int(), "6000",
+         "Smallest session timeout a consumer group member may ask for."),
+    _Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", _int(), "1800000",
+         "Largest session timeout a consumer group member may ask for."),
+    _Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _int(0),
+         "3000", "How long the first rebalance of an empty group waits for more members."),
+    _Key("group.max.size", "group_max_size", _int(1), str(2**31 - 1),
+         "Most members a consumer group may have."),
+    _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", _int(0), "4096",
+         "Largest metadata string an offset commit may carry."),
 )
 
 _BY_NAME = {k.name: k for k in KEYS}
 _ALIASES = {"broker.id": "node.id"}
+_LISTENER_KEYS = ("listeners", "advertised.listeners")
 
 # Real Kafka broker keys that have no meaning in kafka-net; accepted and reported.
 IGNORED_KAFKA_KEYS = frozenset("""
-    log.dirs log.dir log.retention.hours log.retention.ms log.retention.bytes
-    log.segment.bytes log.retention.check.interval.ms log.cleaner.enable
+    log.dirs log.dir log.retention.hours log.retention.minutes log.retention.ms
+    log.retention.bytes log.segment.bytes log.retention.check.interval.ms log.cleaner.enable
+    log.flush.interval.messages log.flush.interval.ms
     zookeeper.connect zookeeper.connection.timeout.ms process.roles controller.quorum.voters
-    controller.listener.names inter.broker.listener.name listener.security.protocol.map
+    controller.quorum.bootstrap.servers inter.broker.listener.name
     offsets.topic.replication.factor transaction.state.log.replication.factor
-    transaction.state.log.min.isr group.initial.rebalance.delay.ms num.recovery.threads.per.data.dir
-    delete.topic.enable min.insync.replicas unclean.leader.election.enable
-    controller.quorum.bootstrap.servers
+    transaction.state.log.min.isr share.coordinator.state.topic.replication.factor
+    share.coordinator.state.topic.min.isr
+    num.recovery.threads.per.data.dir delete.topic.enable min.insync.replicas
+    unclean.leader.election.enable
 """.split())
+
+
+def canonical_key(key: str) -> str:
+    """The key's name in :data:`KEYS` (``broker.id`` -> ``node.id``), else ``key``."""
+    key = key.strip()
+    return _ALIASES.get(key, key)
 
 
 @dataclass(frozen=True)
@@ -166,6 +273,9 @@ class ServerConfig:
     listeners: tuple[EndPoint, ...] = field(
         default_factory=lambda: parse_listeners("PLAINTEXT://127.0.0.1:9092"))
     advertised_listeners: tuple[EndPoint, ...] = ()
+    listener_security_protocol_map: tuple[tuple[str, str], ...] = tuple(
+        parse_protocol_map(DEFAULT_PROTOCOL_MAP).items())
+    controller_listener_names: tuple[str, ...] = ()
     num_network_threads: int = 3
     num_io_threads: int = 8
     queued_max_requests: int = 500
@@ -179,27 +289,59 @@ class ServerConfig:
     default_replication_factor: int = 1
     cluster_id: str = "kafka-net-cluster"
     shutdown_timeout_ms: int = 30000
+    message_max_bytes: int = 1048588
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_max_size: int = 2**31 - 1
+    offset_metadata_max_bytes: int = 4096
     ignored: tuple[str, ...] = ()
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> "ServerConfig":
-        """Build from string key/values, as read from a file or ``--override``."""
-        values: dict[str, Any] = {}
+        """Build from string key/values, as read from a file or ``--override``.
+
+        Error messages name the key as written (``broker.id``, not ``node.id``).
+        """
+        given: dict[str, tuple[str, str]] = {}   # canonical key -> (as written, value)
         ignored = []
         for raw_key, raw_value in props.items():
-            key = _ALIASES.get(raw_key.strip(), raw_key.strip())
-            spec = _BY_NAME.get(key)
-            if spec is None:
+            written = raw_key.strip()
+            key = canonical_key(written)
+            if key not in _BY_NAME:
                 if key in IGNORED_KAFKA_KEYS or key.startswith("listener.name."):
                     ignored.append(key)
                     continue
                 raise ConfigError(_unknown_key_message(key))
-            values[spec.attr] = spec.convert(key, raw_value)
+            if key in given and given[key][1].strip() != raw_value.strip():
+                raise ConfigError(f"{given[key][0]} and {written} name the same setting "
+                                  f"but disagree ('{given[key][1]}' vs '{raw_value}')")
+            given[key] = (written, raw_value)
+
+        values: dict[str, Any] = {}
+        for key, (written, raw_value) in given.items():
+            if key not in _LISTENER_KEYS:
+                values[_BY_NAME[key].attr] = _BY_NAME[key].convert(written, raw_value)
+        # Listeners last: they depend on the protocol map and the controller names.
+        protocols = dict(values.get("listener_security_protocol_map",
+                                    cls.listener_security_protocol_map))
+        controller = values.get("controller_listener_names", ())
+        for key in _LISTENER_KEYS:
+            written, raw_value = given.get(key, (key, _BY_NAME[key].default))
+            endpoints = parse_listeners(raw_value, written, protocols, skip=controller)
+            if key == "listeners" and not endpoints:
+                raise ConfigError(
+                    "listeners: at least one listener is required" + (
+                        f" besides the controller listeners ({', '.join(controller)})"
+                        if controller else ""))
+            values[_BY_NAME[key].attr] = endpoints
         cfg = cls(**values, ignored=tuple(sorted(ignored)))
         cfg.validate()
         return cfg
 
     def validate(self) -> None:
+        if not self.listeners:
+            raise ConfigError("listeners: at least one listener is required")
         if self.advertised_listeners:
             names = {e.listener_name for e in self.listeners}
             for e in self.advertised_listeners:
@@ -226,34 +368,51 @@ def _unknown_key_message(key: str) -> str:
 
 
 # --- the .properties format -----------------------------------------------------------
+#
+# java.util.Properties.load, in brief:
+# * lines end at \n, \r or \r\n (and nowhere else: \f is whitespace, \x85 is text);
+# * leading whitespace (space, \t, \f) is skipped; a line whose first character
+#   is then # or ! is a comment; a blank line is nothing;
+# * a line ending in an odd number of backslashes continues on the next line,
+#   whose leading whitespace is skipped;
+# * the key ends at the first unescaped '=', ':' or whitespace; whitespace, then
+#   one '=' or ':', then whitespace, separate it from the value;
+# * escapes: \t \n \r \f, \uXXXX, and a backslash before any other character
+#   stands for that character (so "\=" and "\ " put '=' and ' ' in a key).
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WHITESPACE = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 
 
 def parse_properties(text: str) -> dict[str, str]:
     """Parse Java ``.properties`` text: ``#``/``!`` comments, ``=``/``:``/space
-    separators, backslash line continuation and escapes (``\\uXXXX`` included)."""
+    separators, backslash line continuation and escapes (``\\uXXXX`` included).
+
+    Never raises: malformed escapes are read leniently.  A later key wins.
+    """
     props: dict[str, str] = {}
-    for line in _logical_lines(text.splitlines()):
+    for line in _logical_lines(_LINE_BREAK.split(text)):
         key, value = _split_key_value(line)
         props[_unescape(key)] = _unescape(value)
     return props
 
 
 def _logical_lines(lines: Iterable[str]) -> Iterable[str]:
-    pending = ""
+    pending: str | None = None     # a line continued with a backslash
     for raw in lines:
-        line = raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
+        line = raw.lstrip(_WHITESPACE)
+        if pending is None and (not line or line[0] in "#!"):
             continue
         # An odd number of trailing backslashes continues the line.
         trailing = len(line) - len(line.rstrip("\\"))
         if trailing % 2 == 1:
-            pending += line[:-1]
+            pending = (pending or "") + line[:-1]
             continue
-        yield pending + line
-        pending = ""
-    if pending:
+        yield (pending or "") + line
+        pending = None
+    if pending is not None:
         yield pending
 
 
@@ -264,12 +423,12 @@ def _split_key_value(line: str) -> tuple[str, str]:
         if c == "\\":
             i += 2
             continue
-        if c in "=: \t\f":
+        if c in "=:" or c in _WHITESPACE:
             break
         i += 1
-    key, rest = line[:i], line[i:].lstrip(" \t\f")
+    key, rest = line[:i], line[i:].lstrip(_WHITESPACE)
     if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
+        rest = rest[1:].lstrip(_WHITESPACE)
     return key, rest
 
 
@@ -281,7 +440,7 @@ def _unescape(s: str) -> str:
         c = s[i]
         if c == "\\" and i + 1 < len(s):
             nxt = s[i + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[i + 2:i + 6] or ""):
+            if nxt == "u" and _HEX4.fullmatch(s[i + 2:i + 6]):
                 out.append(chr(int(s[i + 2:i + 6], 16)))
                 i += 6
                 continue
@@ -290,21 +449,40 @@ def _unescape(s: str) -> str:
             continue
         out.append(c)
         i += 1
-    return "".join(out)
+    return _join_surrogates("".join(out))
+
+
+def _join_surrogates(s: str) -> str:
+    # Java strings are UTF-16, so a character outside the BMP is written as two
+    # escapes (\uD83D\uDE00); join such pairs into one character.
+    if not any("\ud800" <= c <= "\udfff" for c in s):
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def load_config(path: str | None, overrides: Iterable[str] = ()) -> ServerConfig:
-    """Read ``path`` (optional) and apply ``key=value`` overrides, in order."""
+    """Read ``path`` (optional) and apply ``key=value`` overrides, in order.
+
+    An override replaces the file's value even when the two spell the key
+    differently (``broker.id`` / ``node.id``).
+    """
     props: dict[str, str] = {}
     if path is not None:
         try:
             with open(path, encoding="utf-8") as fh:
                 props.update(parse_properties(fh.read()))
         except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+            raise ConfigError(
+                f"cannot read config file {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"cannot read config file {path}: not UTF-8 ({exc.reason} "
+                              f"at byte {exc.start})") from None
     for item in overrides:
-        if "=" not in item:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(f"--override '{item}' is not of the form key=value")
-        key, value = item.split("=", 1)
-        props[key.strip()] = value
+        for existing in [k for k in props if canonical_key(k) == canonical_key(key)]:
+            del props[existing]
+        props[key] = value
     return ServerConfig.from_properties(props)

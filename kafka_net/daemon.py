@@ -6,13 +6,20 @@ Signals (see docs/signals.md):
 SIGTERM    graceful stop: close the ports, answer requests already received
            (up to ``shutdown.timeout.ms``), then stop every thread
 SIGINT     the same (Ctrl-C); a second SIGINT or SIGTERM stops at once
-SIGUSR1    log every metric (Kafka's MBean names) at INFO; keeps running
+SIGUSR1    log every metric (Kafka's MBean names) at INFO; keeps running,
+           and also works during a graceful stop
 =========  =================================================================
 
 Signal handlers run between bytecodes of the main thread and may interrupt
 anything, including logging or a lock holder.  So a handler here only puts
 the signal number on a ``queue.SimpleQueue`` (reentrant-safe, unlike
 ``queue.Queue``); the main thread takes it off and does the work.
+
+The handlers are installed before the broker starts, so a signal that
+arrives during startup is acted on once startup is done, instead of killing
+the process halfway (or, for SIGINT, raising KeyboardInterrupt with the
+non-daemon network threads already running, which would keep the process
+alive).
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ log = logging.getLogger("kafka_net.daemon")
 EXIT_OK = 0               # stopped by a signal, every received request answered
 EXIT_CONFIG_ERROR = 2     # bad command line or configuration; nothing started
 EXIT_STARTUP_FAILED = 3   # e.g. a listener port could not be bound
-EXIT_UNCLEAN_STOP = 4     # a graceful stop timed out with requests unanswered
+EXIT_UNCLEAN_STOP = 4     # a graceful stop timed out (or was cut short) with requests unanswered
+
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)
 
 
 class Daemon:
@@ -40,19 +49,26 @@ class Daemon:
         self.config = config
         self.server = KafkaServer(config)
         self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._stop_now = False
 
     def _on_signal(self, signum, frame) -> None:
         self._signals.put(signum)  # nothing else: see the module docstring
 
     def run(self) -> int:
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED_SIGNALS}
+        try:
+            return self._run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _run(self) -> int:
         started = time.monotonic()
         try:
             self.server.startup()
         except OSError as exc:
             log.error("Startup failed: %s", exc)
             return EXIT_STARTUP_FAILED
-        previous = {sig: signal.signal(sig, self._on_signal)
-                    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)}
         try:
             self._log_ready(time.monotonic() - started)
             while (signum := self._signals.get()) == signal.SIGUSR1:
@@ -60,18 +76,31 @@ class Daemon:
             log.info("Received %s: stopping gracefully (a second signal stops at once)",
                      signal.Signals(signum).name)
             return self._stop()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        except BaseException:
+            # Never leave the non-daemon network threads running behind an error.
+            self.server.shutdown(graceful=False)
+            raise
 
     def _stop(self) -> int:
-        # A second signal during the graceful wait makes it stop at once.
-        drained = self.server.shutdown(graceful=True,
-                                       cancelled=lambda: not self._signals.empty())
-        if not self._signals.empty():
+        drained = self.server.shutdown(graceful=True, cancelled=self._stop_requested)
+        if not drained and self._stop_now:
             log.warning("Received a second signal: stopped without waiting")
         log.info("kafka-net stopped%s", "" if drained else " (some requests unanswered)")
         return EXIT_OK if drained else EXIT_UNCLEAN_STOP
+
+    def _stop_requested(self) -> bool:
+        """Polled on the main thread during the graceful wait: a second SIGTERM or
+        SIGINT ends the wait; SIGUSR1 still dumps the metrics."""
+        while not self._stop_now:
+            try:
+                signum = self._signals.get_nowait()
+            except queue.Empty:
+                break
+            if signum == signal.SIGUSR1:
+                self._log_metrics()
+            else:
+                self._stop_now = True
+        return self._stop_now
 
     def _log_metrics(self) -> None:
         for name, value in server_snapshot(self.server).items():
@@ -80,6 +109,9 @@ class Daemon:
     def _log_ready(self, elapsed_s: float) -> None:
         for key in self.config.ignored:
             log.warning("Ignoring Kafka setting %s: it has no meaning in kafka-net", key)
+        if self.config.controller_listener_names:
+            log.info("Not opening controller listener(s) %s: kafka-net has no controller",
+                     ", ".join(self.config.controller_listener_names))
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
         log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
                  "(num.network.threads=%d, num.io.threads=%d)",

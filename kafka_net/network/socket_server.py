@@ -81,11 +81,13 @@ class SocketServer:
 
     # -- stopping ----------------------------------------------------------------------
 
-    def drain(self, timeout_s: float, cancelled=lambda: False) -> bool:
+    def drain(self, timeout_s: float, cancelled=lambda: False,
+              after_stop_reading=lambda: None) -> bool:
         """Graceful stop, phase 1.  True if every received request was answered.
 
         ``cancelled()`` is checked while waiting; the daemon uses it to cut the
-        wait short on a second signal.
+        wait short on a second signal.  ``after_stop_reading()`` runs once no new
+        request can arrive.
         """
         for acceptor in self.acceptors:
             acceptor.begin_shutdown()
@@ -93,6 +95,9 @@ class SocketServer:
             acceptor.join()
         for processor in self.processors:
             processor.stop_reading()
+        # Requests parked in a purgatory (long polls, joins) are answered now
+        # rather than at their own deadline, which may be minutes away.
+        after_stop_reading()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not cancelled():
             pending = sum(p.outstanding() for p in self.processors)

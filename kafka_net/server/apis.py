@@ -17,6 +17,7 @@ UNKNOWN_SERVER_ERROR, or the connection is closed where Kafka would close it
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from dataclasses import dataclass
@@ -29,16 +30,37 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE, api_versions, metadata
+from kafka_net.server.handlers import (
+    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, api_versions, create_partitions, create_topics,
+    delete_topics, describe_groups, fetch, find_coordinator, heartbeat, init_producer_id,
+    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit,
+    offset_fetch, produce, sync_group)
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
 # In API-key order.  Adding an API = writing its module and listing it here.
-HANDLERS: dict[int, ModuleType] = {
-    metadata.API_KEY: metadata,
-    api_versions.API_KEY: api_versions,
-}
+HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
+    produce,            # 0
+    fetch,              # 1
+    list_offsets,       # 2
+    metadata,           # 3
+    offset_commit,      # 8
+    offset_fetch,       # 9
+    find_coordinator,   # 10
+    join_group,         # 11
+    heartbeat,          # 12
+    leave_group,        # 13
+    sync_group,         # 14
+    describe_groups,    # 15
+    list_groups,        # 16
+    api_versions,       # 18
+    create_topics,      # 19
+    delete_topics,      # 20
+    init_producer_id,   # 22
+    create_partitions,  # 37
+)}
 
 
 @dataclass
@@ -72,8 +94,12 @@ class RequestContext:
     def supported_versions(self) -> dict[int, Versions]:
         return self.apis.supported_versions()
 
+    def complete(self, body) -> None:
+        """Answer a request whose handler returned ``DEFERRED`` (from any thread)."""
+        self.apis.complete_deferred(self.request, body)
+
     def create_topic(self, name: str, num_partitions: int):
-        topic, created = self.metadata_cache.create_topic(name, num_partitions)
+        topic, created = self.apis.create_topic(name, num_partitions)
         if created:
             log.info("Created topic %s with %d partition(s) (auto-create, from %s)",
                      name, num_partitions, self.request.header.client_id or "-")
@@ -83,14 +109,37 @@ class RequestContext:
 class KafkaApis:
     def __init__(self, config: ServerConfig, metadata_cache: MetadataCache,
                  request_channel: RequestChannel | None = None,
-                 handlers: dict[int, ModuleType] | None = None) -> None:
+                 handlers: dict[int, ModuleType] | None = None,
+                 replica_manager: ReplicaManager | None = None,
+                 group_coordinator=None) -> None:
         self.config = config
         self.metadata_cache = metadata_cache
         self.request_channel = request_channel
+        self.replica_manager = replica_manager or ReplicaManager()
+        self.group_coordinator = group_coordinator
+        self._next_producer_id = itertools.count(1000)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         self.set_handlers(HANDLERS if handlers is None else handlers)
         self.metrics = RequestMetrics()
+
+    def create_topic(self, name: str, num_partitions: int):
+        """Create a topic and its partitions unless it exists: (TopicMetadata, created)."""
+        topic, created = self.metadata_cache.create_topic(name, num_partitions)
+        if created:
+            self.replica_manager.ensure_partitions(name, topic.topic_id, num_partitions)
+        return topic, created
+
+    def delete_topic(self, name: str) -> bool:
+        if not self.metadata_cache.delete_topic(name):
+            return False
+        self.replica_manager.delete_topic(name)
+        if self.group_coordinator is not None:
+            self.group_coordinator.delete_topic_offsets(name)
+        return True
+
+    def allocate_producer_id(self) -> int:
+        return next(self._next_producer_id)
 
     def set_handlers(self, handlers: dict[int, ModuleType]) -> None:
         """Replace the dispatch table (tests swap in slow or limited handlers).
@@ -112,10 +161,15 @@ class KafkaApis:
         """Runs on a handler thread."""
         response = self.build_response(request)
         request.api_local_complete_time_ns = time.monotonic_ns()
-        self.request_channel.send_response(response)
+        if response is not None:
+            self.request_channel.send_response(response)
 
-    def build_response(self, request: Request) -> Response:
-        """Pure: request in, Response out (the benchmark's reference server calls this)."""
+    def build_response(self, request: Request) -> Response | None:
+        """Request in, Response out (the benchmark's reference server calls this).
+
+        None means the handler parked the request (``DEFERRED``): it will be
+        answered later through :meth:`complete_deferred`.
+        """
         module = self.handlers[request.header.api_key]
         ctx = RequestContext(request, self)
         try:
@@ -123,6 +177,16 @@ class KafkaApis:
         except Exception:
             log.exception("Error handling request %s", request.describe())
             body = self._error_body(module, request)
+        if body is DEFERRED:
+            return None
+        return self.response_for(request, body)
+
+    def complete_deferred(self, request: Request, body) -> None:
+        """Answer a parked request; any thread may call this, exactly once per request."""
+        self.request_channel.send_response(self.response_for(request, body))
+
+    def response_for(self, request: Request, body) -> Response:
+        """Turn a handler's answer (a body or a marker) into one of the Response kinds."""
         self.metrics.record(request.header.api_key, request.header.api_version,
                             _top_error(body))
         if body is NO_RESPONSE:

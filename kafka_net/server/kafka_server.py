@@ -37,8 +37,10 @@ from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.request_channel import RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
+from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +50,34 @@ class KafkaServer:
         self.config = config
         self.request_channel = RequestChannel(config.queued_max_requests)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
-        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel)
+        self.replica_manager = ReplicaManager(config.message_max_bytes)
+        self.group_coordinator = GroupCoordinator(
+            GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
+                        config.group_initial_rebalance_delay_ms,
+                        config.offset_metadata_max_bytes, config.group_max_size),
+            self._partition_count)
+        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
+                              replica_manager=self.replica_manager,
+                              group_coordinator=self.group_coordinator)
         self.socket_server = SocketServer(config, self.request_channel, self.apis.parse_request)
         self.handler_pool = KafkaRequestHandlerPool(
             self.request_channel, self.apis, config.num_io_threads)
         self._started = False
         self._stopped = False
 
+    def _partition_count(self, topic: str) -> int | None:
+        metadata = self.metadata_cache.topic(topic)
+        return None if metadata is None else metadata.num_partitions
+
     def startup(self) -> None:
+        self.replica_manager.fetch_purgatory.start()
+        self.group_coordinator.start()
         self.handler_pool.start()
         try:
             self.socket_server.startup()
         except Exception:
             self.handler_pool.shutdown()
+            self._stop_purgatories()
             raise
         self.metadata_cache.set_advertised_endpoints(self.advertised_endpoints())
         self._started = True
@@ -92,10 +109,19 @@ class KafkaServer:
         drained = True
         if graceful and self._started:
             drained = self.socket_server.drain(self.config.shutdown_timeout_ms / 1000,
-                                               cancelled)
+                                               cancelled, self._complete_parked)
         self.socket_server.stop_processing_requests()
         self.handler_pool.shutdown()
+        self._stop_purgatories()
         return drained
+
+    def _complete_parked(self) -> None:
+        self.replica_manager.fetch_purgatory.complete_all()
+        self.group_coordinator.complete_parked()
+
+    def _stop_purgatories(self) -> None:
+        self.replica_manager.fetch_purgatory.shutdown()
+        self.group_coordinator.shutdown()
 
     def __enter__(self) -> "KafkaServer":
         self.startup()

@@ -76,3 +76,16 @@ class MetadataCache:
             topic = TopicMetadata(name, uuid.uuid4(), num_partitions)
             self._topics[name] = topic
             return topic, True
+
+    def delete_topic(self, name: str) -> bool:
+        with self._lock:
+            return self._topics.pop(name, None) is not None
+
+    def set_partition_count(self, name: str, count: int) -> TopicMetadata | None:
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                return None
+            updated = TopicMetadata(topic.name, topic.topic_id, count, topic.is_internal)
+            self._topics[name] = updated
+            return updated

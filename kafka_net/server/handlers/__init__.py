@@ -12,7 +12,10 @@ served and the behaviour), so a reader can open any of them cold:
   ``CLOSE_CONNECTION`` closes the connection instead.
 
 ``handle`` may also return ``NO_RESPONSE`` (answer nothing but unmute, e.g.
-produce acks=0) or ``CLOSE_CONNECTION``.
+produce acks=0), ``CLOSE_CONNECTION``, or ``DEFERRED``: the request is parked
+(a long-poll Fetch, a JoinGroup waiting for members) and will be answered
+later by ``ctx.complete(body)`` from whichever thread completes it.  The
+connection stays muted meanwhile, so ordering still holds.
 """
 
 
@@ -26,3 +29,4 @@ class _Marker:
 
 NO_RESPONSE = _Marker("NO_RESPONSE")
 CLOSE_CONNECTION = _Marker("CLOSE_CONNECTION")
+DEFERRED = _Marker("DEFERRED")

@@ -1,0 +1,90 @@
+"""CreateTopics (API key 19): serves v0-v7.
+
+Behaviour (per topic, never a closed connection):
+
+* An illegal name: INVALID_TOPIC_EXCEPTION; an existing topic:
+  TOPIC_ALREADY_EXISTS; the same name twice in one request: INVALID_REQUEST.
+* num_partitions / replication_factor of -1 (v4+) take ``num.partitions`` /
+  ``default.replication.factor``.  A replication factor above 1 gets
+  INVALID_REPLICATION_FACTOR: this cluster has one broker.  Zero or negative
+  partitions: INVALID_PARTITIONS.
+* Manual assignments must place every replica on this broker
+  (INVALID_REPLICA_ASSIGNMENT otherwise); their count is the partition count.
+* ``validate_only`` checks everything and creates nothing.
+* Topic configs are accepted and echoed (v5+) but change nothing yet.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.metadata_cache import topic_name_error
+
+API_KEY = ApiKey.CREATE_TOPICS
+VERSIONS = Versions(0, 7)
+
+
+def handle(ctx, request: dict) -> dict:
+    names = [t["name"] for t in request["topics"]]
+    results = []
+    for topic in request["topics"]:
+        if names.count(topic["name"]) > 1:
+            results.append(_result(topic["name"], ErrorCode.INVALID_REQUEST,
+                                   "Create topics request from client contains a "
+                                   "duplicate topic"))
+            continue
+        results.append(_create(ctx, topic, request["validate_only"]))
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+def _create(ctx, topic: dict, validate_only: bool) -> dict:
+    name = topic["name"]
+    error = topic_name_error(name)
+    if error:
+        return _result(name, ErrorCode.INVALID_TOPIC_EXCEPTION, error)
+    if ctx.metadata_cache.topic(name) is not None:
+        return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+    partitions, rf, problem = _layout(ctx, topic)
+    if problem:
+        return _result(name, *problem)
+    topic_id = ZERO_UUID
+    if not validate_only:
+        created, fresh = ctx.apis.create_topic(name, partitions)
+        if not fresh:  # lost a race with another creator
+            return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        topic_id = created.topic_id
+    return {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
+            "error_message": None, "num_partitions": partitions, "replication_factor": rf,
+            "configs": [{"name": c["name"], "value": c["value"], "read_only": False,
+                         "config_source": 1, "is_sensitive": False}
+                        for c in topic["configs"]]}
+
+
+def _layout(ctx, topic: dict):
+    """(partitions, replication factor, None) or (0, 0, (error_code, message))."""
+    node = ctx.metadata_cache.node_id
+    if topic["assignments"]:
+        if any(b != node for a in topic["assignments"] for b in a["broker_ids"]):
+            return 0, 0, (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                          f"Replica assignments may only name broker {node}")
+        return len(topic["assignments"]), 1, None
+    partitions = topic["num_partitions"]
+    rf = topic["replication_factor"]
+    partitions = ctx.config.num_partitions if partitions == -1 else partitions
+    rf = ctx.config.default_replication_factor if rf == -1 else rf
+    if partitions <= 0:
+        return 0, 0, (ErrorCode.INVALID_PARTITIONS,
+                      f"Number of partitions must be larger than 0, not {partitions}.")
+    if rf <= 0 or rf > 1:
+        return 0, 0, (ErrorCode.INVALID_REPLICATION_FACTOR,
+                      f"Replication factor: {rf} larger than available brokers: 1."
+                      if rf > 1 else "Replication factor must be larger than 0.")
+    return partitions, rf, None
+
+
+def _result(name: str, error_code: int, message: str) -> dict:
+    return {"name": name, "error_code": error_code, "error_message": message,
+            "num_partitions": -1, "replication_factor": -1, "configs": None}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"topics": [_result(t["name"], error_code, None) for t in request.get("topics", [])]}

@@ -1,0 +1,38 @@
+"""DeleteTopics (API key 20): serves v0-v6 (by name; by name or id from v6).
+
+Behaviour: the topic, its partitions, their data and the consumer groups'
+committed offsets for it are removed; fetches waiting on it complete with
+an error.  An unknown name gets UNKNOWN_TOPIC_OR_PARTITION, an unknown id
+UNKNOWN_TOPIC_ID.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import ZERO_UUID, Versions
+
+API_KEY = ApiKey.DELETE_TOPICS
+VERSIONS = Versions(0, 6)
+
+
+def handle(ctx, request: dict) -> dict:
+    if ctx.api_version >= 6:
+        wanted = [(t["name"], t["topic_id"]) for t in request["topics"]]
+    else:
+        wanted = [(name, ZERO_UUID) for name in request["topic_names"]]
+    return {"throttle_time_ms": 0, "responses": [_delete(ctx, n, i) for n, i in wanted]}
+
+
+def _delete(ctx, name, topic_id) -> dict:
+    cache = ctx.metadata_cache
+    topic = cache.topic(name) if name is not None else cache.topic_by_id(topic_id)
+    if topic is None:
+        code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": None}
+    ctx.apis.delete_topic(topic.name)
+    return {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
+            "error_message": None}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    names = request.get("topic_names") or [t.get("name") for t in request.get("topics", [])]
+    return {"responses": [{"name": n, "error_code": error_code} for n in names]}

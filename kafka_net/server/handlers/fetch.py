@@ -1,0 +1,144 @@
+"""Fetch (API key 1): serves v4-v17 (record batches; topic ids from v13).
+
+Behaviour:
+
+* Long polling: if fewer than ``min_bytes`` are available and ``max_wait_ms``
+  is positive, the request is parked in the fetch purgatory as a
+  :class:`DelayedFetch` and the handler thread is freed at once.  An append
+  to a watched partition completes it early; otherwise the purgatory's timer
+  does at ``max_wait_ms``.  Either way the answer is read from the log as it
+  is at that moment (Kafka's DelayedFetch).
+* Sizes: partitions are filled in request order up to ``max_bytes`` (v3+)
+  and each up to ``partition_max_bytes``, in whole batches.  The first batch
+  of the first partition with data is returned even if it alone exceeds the
+  limits, so a consumer always makes progress (KIP-74).
+* Each partition answers high_watermark, last_stable_offset (equal, no
+  transactions) and log_start_offset; an offset outside [log start, log end]
+  gets OFFSET_OUT_OF_RANGE; an unknown partition UNKNOWN_TOPIC_OR_PARTITION
+  (UNKNOWN_TOPIC_ID by id in v13+).
+* Fetch sessions (KIP-227) are declined: every response carries session id
+  0, which tells the client to send full requests; each one is served in
+  full.  A request naming a session id we never gave gets
+  FETCH_SESSION_ID_NOT_FOUND.
+* v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.handlers import DEFERRED
+from kafka_net.server.purgatory import DelayedOperation
+
+API_KEY = ApiKey.FETCH
+VERSIONS = Versions(4, 17)
+
+_INITIAL_EPOCH, _FINAL_EPOCH = 0, -1
+
+
+def handle(ctx, request: dict):
+    error = _session_error(ctx.api_version, request)
+    if error is not None:
+        return {"error_code": error, "session_id": 0, "responses": []}
+    wanted = _resolve_topics(ctx, request)
+    body, available = _read_all(ctx, request, wanted)
+    if request["max_wait_ms"] <= 0 or available >= max(request["min_bytes"], 1) \
+            or _has_errors(body):
+        return body
+    op = DelayedFetch(ctx, request, wanted)
+    keys = [(name, p["partition"]) for name, _, parts in wanted if name for p in parts]
+    ctx.apis.replica_manager.fetch_purgatory.try_complete_else_watch(op, keys)
+    return DEFERRED
+
+
+class DelayedFetch(DelayedOperation):
+    def __init__(self, ctx, request: dict, wanted: list) -> None:
+        super().__init__(request["max_wait_ms"])
+        self.ctx, self.request, self.wanted = ctx, request, wanted
+
+    def try_complete(self) -> bool:
+        rm = self.ctx.apis.replica_manager
+        available = 0
+        for name, _, partitions in self.wanted:
+            for p in partitions:
+                if name is None or rm.partition(name, p["partition"]) is None:
+                    return self.force_complete()   # an error is an answer
+                available += rm.bytes_available(name, p["partition"], p["fetch_offset"])
+        if available >= max(self.request["min_bytes"], 1):
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        body, _ = _read_all(self.ctx, self.request, self.wanted)
+        self.ctx.complete(body)
+
+
+def _session_error(version: int, request: dict) -> int | None:
+    if version < 7:
+        return None
+    if request["session_id"] != 0:
+        return ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    if request["session_epoch"] not in (_INITIAL_EPOCH, _FINAL_EPOCH):
+        return ErrorCode.INVALID_FETCH_SESSION_EPOCH
+    return None
+
+
+def _resolve_topics(ctx, request: dict) -> list[tuple[str | None, object, list]]:
+    """(topic name or None if the id is unknown, topic id, partitions) per topic."""
+    cache = ctx.metadata_cache
+    out = []
+    for t in request["topics"]:
+        if ctx.api_version >= 13:
+            topic = cache.topic_by_id(t["topic_id"])
+            out.append((topic.name if topic else None, t["topic_id"], t["partitions"]))
+        else:
+            topic = cache.topic(t["topic"])
+            out.append((t["topic"], topic.topic_id if topic else ZERO_UUID, t["partitions"]))
+    return out
+
+
+def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
+    rm = ctx.apis.replica_manager
+    budget = request["max_bytes"]
+    total = 0
+    responses = []
+    for name, topic_id, partitions in wanted:
+        answers = []
+        for p in partitions:
+            answer, size = _read_partition(rm, name, p, min(budget - total, p["partition_max_bytes"]),
+                                           min_one=(total == 0))
+            total += size
+            answers.append(answer)
+        responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0,
+            "responses": responses}, total
+
+
+def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool) -> tuple[dict, int]:
+    answer = {"partition_index": p["partition"], "high_watermark": -1,
+              "last_stable_offset": -1, "log_start_offset": -1,
+              "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+    if name is None:
+        return {**answer, "error_code": ErrorCode.UNKNOWN_TOPIC_ID}, 0
+    error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one)
+    if result is None:
+        partition = rm.partition(name, p["partition"])
+        if partition is not None:   # OFFSET_OUT_OF_RANGE still reports the log's bounds
+            answer.update(high_watermark=partition.log.log_end_offset,
+                          last_stable_offset=partition.log.log_end_offset,
+                          log_start_offset=partition.log.log_start_offset)
+        return {**answer, "error_code": error}, 0
+    return {**answer, "error_code": ErrorCode.NONE, "high_watermark": result.high_watermark,
+            "last_stable_offset": result.last_stable_offset,
+            "log_start_offset": result.log_start_offset, "aborted_transactions": [],
+            "records": result.records}, len(result.records)
+
+
+def _has_errors(body: dict) -> bool:
+    return any(p["error_code"] != ErrorCode.NONE
+               for t in body["responses"] for p in t["partitions"])
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "session_id": 0, "responses": []}

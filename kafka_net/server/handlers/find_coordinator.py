@@ -1,0 +1,50 @@
+"""FindCoordinator (API key 10): serves v0-v6; batched keys from v4.
+
+Behaviour: for a group key (key_type 0) this broker is the coordinator.
+Transaction coordinators (key_type 1) are not implemented:
+COORDINATOR_NOT_AVAILABLE with a message saying so.  An empty group id gets
+INVALID_REQUEST; an unknown key type INVALID_REQUEST.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.FIND_COORDINATOR
+VERSIONS = Versions(0, 6)
+
+GROUP, TRANSACTION = 0, 1
+
+
+def handle(ctx, request: dict) -> dict:
+    if ctx.api_version >= 4:
+        return {"throttle_time_ms": 0, "coordinators": [
+            {"key": key, **_find(ctx, key, request["key_type"])}
+            for key in request["coordinator_keys"]]}
+    return {"throttle_time_ms": 0, **_find(ctx, request["key"], request["key_type"])}
+
+
+def _find(ctx, key: str, key_type: int) -> dict:
+    if key_type == TRANSACTION:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                      "kafka-net does not implement transactions")
+    if key_type != GROUP or not key:
+        return _error(ErrorCode.INVALID_REQUEST, f"invalid coordinator key type {key_type}"
+                      if key_type != GROUP else "group id is empty")
+    cache = ctx.metadata_cache
+    endpoint = cache.endpoint_for(ctx.listener_name)
+    if endpoint is None:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "no advertised listener")
+    return {"error_code": ErrorCode.NONE, "error_message": None, "node_id": cache.node_id,
+            "host": endpoint.host, "port": endpoint.port}
+
+
+def _error(code: int, message: str) -> dict:
+    return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    if version >= 4:
+        return {"coordinators": [{"key": k, **_error(error_code, None)}
+                                 for k in request.get("coordinator_keys", [])]}
+    return _error(error_code, None)

@@ -1,0 +1,22 @@
+"""Heartbeat (API key 12): serves v0-v4.
+
+Behaviour: keeps the member alive for its session timeout.  NONE when
+Stable or CompletingRebalance, REBALANCE_IN_PROGRESS while the group
+prepares a rebalance (the member must rejoin), ILLEGAL_GENERATION for an old
+generation, UNKNOWN_MEMBER_ID for a member the group does not know.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.HEARTBEAT
+VERSIONS = Versions(0, 4)
+
+
+def handle(ctx, request: dict) -> dict:
+    return {"throttle_time_ms": 0,
+            "error_code": ctx.apis.group_coordinator.heartbeat(request)}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code}

@@ -1,0 +1,30 @@
+"""ListGroups (API key 16): serves v0-v5.
+
+Behaviour: every group with its protocol type; v4 adds the state and a state
+filter (case-insensitive), v5 the group type ("classic") and a type filter.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.LIST_GROUPS
+VERSIONS = Versions(0, 5)
+
+
+def handle(ctx, request: dict) -> dict:
+    states = {s.lower() for s in request.get("states_filter") or []}
+    types = {t.lower() for t in request.get("types_filter") or []}
+    groups = []
+    for group in ctx.apis.group_coordinator.groups():
+        if states and group.state.lower() not in states:
+            continue
+        if types and "classic" not in types:
+            continue
+        groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                       "group_state": group.state, "group_type": "classic"})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": groups}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "groups": []}

@@ -1,0 +1,61 @@
+"""ListOffsets (API key 2): serves v1-v10.
+
+Behaviour:
+
+* timestamp -1 (latest) -> the log end offset; -2 (earliest) and -4
+  (earliest local, v8+) -> the log start offset; -3 (max timestamp, v7+) ->
+  the batch holding the largest timestamp; -5 (latest tiered, v9+) -> -1, as
+  there is no tiered storage; any other value -> the first batch whose
+  timestamp is >= it, or offset -1 if none is.
+* read_committed (isolation_level 1) reads up to the last stable offset,
+  which equals the high watermark here (no transactions).
+* Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.
+* v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.LIST_OFFSETS
+VERSIONS = Versions(1, 10)
+
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+
+
+def handle(ctx, request: dict) -> dict:
+    rm = ctx.apis.replica_manager
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "partitions": [
+            _lookup(rm.partition(t["name"], p["partition_index"]), p)
+            for p in t["partitions"]]}
+        for t in request["topics"]]}
+
+
+def _lookup(partition, wanted: dict) -> dict:
+    out = {"partition_index": wanted["partition_index"], "leader_epoch": -1}
+    if partition is None:
+        return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    log = partition.log
+    ts = wanted["timestamp"]
+    if ts == LATEST:
+        found = (log.log_end_offset, -1)
+    elif ts in (EARLIEST, EARLIEST_LOCAL):
+        found = (log.log_start_offset, -1)
+    elif ts == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset() or (-1, -1)
+    elif ts == LATEST_TIERED:
+        found = (-1, -1)
+    else:
+        hit = log.offset_for_timestamp(ts)
+        found = (hit[0], hit[1]) if hit else (-1, -1)
+    offset, timestamp = found
+    return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"topics": [
+        {"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": error_code}
+            for p in t["partitions"]]}
+        for t in request.get("topics", [])]}

@@ -1,0 +1,31 @@
+"""OffsetFetch (API key 9): serves v1-v9; several groups per request from v8.
+
+Behaviour: committed offsets, or -1 for a partition (or group) with none.
+A null topic list (v2+) means every partition the group committed.
+v0 (offsets in ZooKeeper) was removed in Kafka 4.0.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.OFFSET_FETCH
+VERSIONS = Versions(1, 9)
+
+
+def handle(ctx, request: dict) -> dict:
+    coordinator = ctx.apis.group_coordinator
+    if ctx.api_version >= 8:
+        return {"throttle_time_ms": 0, "groups": [
+            {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
+             "topics": coordinator.fetch_offsets(g["group_id"], g["topics"])}
+            for g in request["groups"]]}
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+            "topics": coordinator.fetch_offsets(request["group_id"], request["topics"])}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    if version >= 8:
+        return {"groups": [{"group_id": g["group_id"], "error_code": error_code, "topics": []}
+                           for g in request.get("groups", [])]}
+    return {"error_code": error_code, "topics": []}

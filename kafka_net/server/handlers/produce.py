@@ -1,0 +1,66 @@
+"""Produce (API key 0): serves v0-v11; record batches (magic 2) from v3.
+
+Behaviour:
+
+* Each partition's ``records`` must be exactly one magic-2 batch, validated
+  as Kafka does (size, magic, CRC32C, count, offsets); a bad batch gets
+  CORRUPT_MESSAGE or INVALID_RECORD for that partition only.  The batch is
+  stored as it came, compression included; only its base offset is rewritten.
+* v0-v2 are advertised but refused with INVALID_RECORD, as Kafka 4.0 does:
+  librdkafka before 2.11.1 only enables record batches when the advertised
+  Produce range includes v3 *and* starts low enough (KAFKA-18659).
+* acks: 1 and -1 are answered after the local append (a single node is its
+  whole ISR); 0 gets no response at all (a NoOp that only unmutes the
+  connection), unless a partition failed, in which case the connection is
+  closed so the producer notices (Kafka's CloseConnectionResponse).  Any other
+  value gets INVALID_REQUIRED_ACKS.
+* Idempotent producers (producer id set): duplicates of the last five batches
+  are acknowledged with their original offsets; gaps get
+  OUT_OF_ORDER_SEQUENCE_NUMBER; see :mod:`kafka_net.server.producer_state`.
+* A topic is never created by Produce (clients create it through Metadata).
+* Transactions are not supported: transactional batches are stored as plain
+  ones, and no transactional producer can get this far (see init_producer_id).
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
+
+API_KEY = ApiKey.PRODUCE
+VERSIONS = Versions(0, 11)
+
+
+def handle(ctx, request: dict):
+    acks = request["acks"]
+    if acks not in (0, 1, -1):
+        return error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
+    replica_manager = ctx.apis.replica_manager
+    failed = False
+    responses = []
+    for topic in request["topic_data"]:
+        partitions = []
+        for data in topic["partition_data"]:
+            result = replica_manager.append_records(
+                topic["name"], data["index"], data["records"], ctx.api_version)
+            failed = failed or result.error_code != ErrorCode.NONE
+            partitions.append({
+                "index": data["index"], "error_code": result.error_code,
+                "base_offset": result.base_offset, "log_append_time_ms": -1,
+                "log_start_offset": result.log_start_offset,
+                "error_message": result.error_message,
+            })
+        responses.append({"name": topic["name"], "partition_responses": partitions})
+    if acks == 0:
+        return CLOSE_CONNECTION if failed else NO_RESPONSE
+    return {"responses": responses, "throttle_time_ms": 0}
+
+
+def error_response(request: dict, version: int, error_code: int):
+    if request.get("acks") == 0:
+        return CLOSE_CONNECTION  # Kafka: no error response exists for acks=0
+    return {"responses": [
+        {"name": t["name"], "partition_responses": [
+            {"index": p["index"], "error_code": error_code, "base_offset": -1}
+            for p in t["partition_data"]]}
+        for t in request.get("topic_data", [])]}

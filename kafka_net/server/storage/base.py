@@ -1,0 +1,61 @@
+"""The storage interface the broker needs from one partition's log.
+
+Offsets are dense: the first append gets offset 0, each record takes the next
+one, and no offset is ever handed out twice, however many handler threads
+append at once.  Batches are stored as the producer sent them (compression
+untouched); only ``base_offset`` (and ``partition_leader_epoch``, which sit
+outside the CRC) are rewritten on append.
+
+On a single node the high watermark is the log end offset: an append is
+"replicated to the whole ISR" the moment it is written, so acks=-1 behaves
+as acks=1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    base_offset: int          # offset of the first record appended
+    last_offset: int          # offset of the last record appended
+    log_append_time_ms: int   # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    records: bytes            # whole batches, the first one holding fetch_offset
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+
+
+class OffsetOutOfRange(Exception):
+    """Fetch offset below the log start or above the log end."""
+
+
+class PartitionLog(Protocol):
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    def append(self, batch: bytearray, record_count: int, max_timestamp: int) -> AppendResult:
+        """Assign offsets to one validated batch (rewriting its base offset) and store it."""
+
+    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
+        """Batches from the one holding ``fetch_offset``, up to ``max_bytes``; with
+        ``min_one_batch`` the first batch is returned even if it alone is larger."""
+
+    def bytes_from(self, fetch_offset: int) -> int:
+        """Bytes a fetch from ``fetch_offset`` would find (0 at the log end)."""
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first batch with a timestamp >= ``timestamp``."""
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the batch with the largest timestamp."""
