@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: run test install java-check bench clean help
+.PHONY: run test install java-check kcat bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -24,7 +24,7 @@ $(BIN)/python:
 # Reinstalls when setup.cfg or pyproject.toml change (the stamp name is their checksum).
 $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	rm -f $(VENV)/.installed-*
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	touch $@
 
 install: $(STAMP)
@@ -41,7 +41,16 @@ java-check:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless; \
 	fi
 
-test: install java-check
+# The Debian kcat client (librdkafka's command-line tool) is driven by an interop test.
+kcat:
+	@if command -v kcat >/dev/null 2>&1; then \
+		echo "kcat: $$(command -v kcat)"; \
+	else \
+		echo "kcat: not found, installing it"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; \
+	fi
+
+test: install java-check kcat
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install

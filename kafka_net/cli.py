@@ -1,4 +1,8 @@
-"""Command line: ``kafka-net serve [--config FILE] [--override key=value ...]``.
+"""Command line.
+
+* ``kafka-net serve [--config FILE] [--override key=value ...] [--capture-dir DIR]``
+* ``kafka-net conformance CAPTURES... --out DIR`` (the Spark job, local mode;
+  see ``spark_jobs/conformance.py``)
 
 Exit codes are defined in :mod:`kafka_net.daemon` and listed by ``kafka-net
 --help`` and ``kafka-net serve --help``.
@@ -51,12 +55,20 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", metavar="FILE", help="a server.properties file")
     serve.add_argument("--override", metavar="KEY=VALUE", action="append", default=[],
                        help="set one key; may be repeated; wins over --config")
+    serve.add_argument("--capture-dir", metavar="DIR",
+                       help="record wire captures here (same as capture.dir=DIR)")
     serve.add_argument("--log-level", default="INFO",
                        choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    sub.add_parser(
+        "conformance", add_help=False,
+        help="validate correlation ids in captures with PySpark (run with --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["conformance"]:
+        return _conformance(argv[1:])
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -65,12 +77,29 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr,
         format="[%(asctime)s] %(levelname)s %(message)s (%(threadName)s)")
+    overrides = list(args.override)
+    if args.capture_dir:
+        overrides.append(f"capture.dir={args.capture_dir}")
     try:
-        config = load_config(args.config, args.override)
+        config = load_config(args.config, overrides)
     except ConfigError as exc:
         print(f"kafka-net: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     return Daemon(config).run()
+
+
+def _conformance(argv: list[str]) -> int:
+    """Run the Spark job in this process; it owns its arguments and exit codes."""
+    try:
+        from spark_jobs import conformance
+    except ImportError as exc:
+        print(f"kafka-net conformance needs PySpark and the spark_jobs package: {exc}\n"
+              "install them with: pip install -e '.[spark]'", file=sys.stderr)
+        return 2
+    try:
+        return conformance.main(argv)
+    except SystemExit as exc:  # argparse: --help or a usage error
+        return int(exc.code or 0)
 
 
 if __name__ == "__main__":

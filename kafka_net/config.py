@@ -240,6 +240,13 @@ KEYS: tuple[_Key, ...] = (
          "Most members a consumer group may have."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", _int(0), "4096",
          "Largest metadata string an offset commit may carry."),
+    _Key("capture.dir", "capture_dir", _str, "",
+         "kafka-net: write wire captures here (one file series per Processor); "
+         "empty = off."),
+    _Key("capture.segment.bytes", "capture_segment_bytes", _int(1024), "67108864",
+         "kafka-net: start a new capture file once one reaches this size."),
+    _Key("capture.max.frame.bytes", "capture_max_frame_bytes", _int(0), "1048576",
+         "kafka-net: frames are cut to this many bytes in captures (the cut is recorded)."),
 )
 
 _BY_NAME = {k.name: k for k in KEYS}
@@ -250,7 +257,9 @@ _LISTENER_KEYS = ("listeners", "advertised.listeners")
 IGNORED_KAFKA_KEYS = frozenset("""
     log.dirs log.dir log.retention.hours log.retention.minutes log.retention.ms
     log.retention.bytes log.segment.bytes log.retention.check.interval.ms log.cleaner.enable
-    log.flush.interval.messages log.flush.interval.ms
+    log.flush.interval.messages log.flush.interval.ms log.cleanup.policy log.roll.hours
+    log.roll.ms metadata.log.dir compression.type auto.leader.rebalance.enable
+    num.replica.fetchers replica.lag.time.max.ms
     zookeeper.connect zookeeper.connection.timeout.ms process.roles controller.quorum.voters
     controller.quorum.bootstrap.servers inter.broker.listener.name
     offsets.topic.replication.factor transaction.state.log.replication.factor
@@ -295,6 +304,9 @@ class ServerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_max_size: int = 2**31 - 1
     offset_metadata_max_bytes: int = 4096
+    capture_dir: str = ""
+    capture_segment_bytes: int = 67108864
+    capture_max_frame_bytes: int = 1048576
     ignored: tuple[str, ...] = ()
 
     @classmethod

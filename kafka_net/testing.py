@@ -15,8 +15,12 @@ to produce on the developer's machine::
             frames.extend(dec.frames())
         assert frames == expected, name
 
-This module is public (the network tests and the benchmark use it too) and
-pure: no sockets, no threads, no clock, only a seeded :class:`random.Random`.
+:func:`message_values` is the other helper: a Hypothesis strategy for message
+bodies, derived from a schema so that it obeys the schema's version rules.
+
+This module is public (the network tests and the benchmark may use it too) and
+pure: no sockets, no threads, no clock, only a seeded :class:`random.Random`;
+Hypothesis is imported only when :func:`message_values` is called.
 """
 
 from __future__ import annotations
@@ -131,8 +135,10 @@ def message_values(schema, version: int, max_items: int = 3):
             inner = of_struct(t, flexible)
         elif isinstance(t, s.Array):
             inner = st.lists(of_type(t.item, flexible, False), max_size=max_items)
-        else:
+        elif t in fixed:
             inner = fixed[t]
+        else:
+            raise TypeError(f"message_values: no strategy for wire type {t!r}")
         return st.none() | inner if nullable else inner
 
     def of_struct(struct, flexible: bool):

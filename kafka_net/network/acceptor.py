@@ -136,11 +136,15 @@ class Acceptor(threading.Thread):
             processor = self.processors[self._current % len(self.processors)]
             self._current = (self._current + 1) % len(self.processors)
             retries_left -= 1
+            # Non-blocking offers first; from the last try on, blocking ones.  A
+            # blocking offer gives up after a short slice (Processor.accept), so we
+            # go round again, and notice a shutdown instead of waiting forever.
             may_block = retries_left <= 0
             start = time.monotonic_ns() if may_block else 0
-            if processor.accept(sock, may_block=may_block):
-                if may_block:
-                    self.blocked_ns += time.monotonic_ns() - start
+            accepted = processor.accept(sock, may_block=may_block)
+            if may_block:
+                self.blocked_ns += time.monotonic_ns() - start
+            if accepted:
                 return
         sock.close()  # shutting down
 

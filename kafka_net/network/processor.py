@@ -31,6 +31,7 @@ import collections
 import logging
 import queue
 import socket
+import struct
 import threading
 import time
 
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 
 CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
 POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
+ACCEPT_BLOCK_SLICE_S = 0.1   # longest single blocking offer from the Acceptor
 _INT_MAX = 2**31 - 1
 
 
@@ -70,6 +72,7 @@ class Processor(threading.Thread):
                                  config.connections_max_idle_ms, self.wakeup,
                                  name=f"processor-{processor_id}")
         self.inflight_responses: dict[str, Response] = {}
+        self.capture = None           # a CaptureWriter when capture.dir is set
         self._next_connection_index = 0
         self._running = True
         self._reading = True          # False once a graceful stop began
@@ -80,10 +83,17 @@ class Processor(threading.Thread):
     # -- called from other threads ------------------------------------------------------
 
     def accept(self, sock: socket.socket, may_block: bool) -> bool:
-        """Queue a new socket; block only if ``may_block`` (the Acceptor's last try)."""
+        """Queue a new socket; block only if ``may_block`` (the Acceptor's last try).
+
+        A blocking offer waits at most ACCEPT_BLOCK_SLICE_S and then returns False;
+        the Acceptor offers again while it runs.  An unbounded put (Kafka's) hung
+        the Acceptor, and so the shutdown joining it, when every queue was full
+        and no Processor would ever drain again (testStagedListenerShutdown-
+        WhenConnectionQueueIsFull).
+        """
         try:
             if may_block:
-                self.new_connections.put(sock)
+                self.new_connections.put(sock, timeout=ACCEPT_BLOCK_SLICE_S)
             else:
                 self.new_connections.put_nowait(sock)
         except queue.Full:
@@ -154,7 +164,7 @@ class Processor(threading.Thread):
     def _connection_id(self, sock: socket.socket) -> str:
         # localHost:localPort-remoteHost:remotePort-processorId-index.  The index wraps
         # at Int.MaxValue, so an id is not reused while an old request may be in flight.
-        local, remote = sock.getsockname(), sock.getpeername()
+        local, remote = _host_port(sock.getsockname()), _host_port(sock.getpeername())
         index = self._next_connection_index
         self._next_connection_index = 0 if index == _INT_MAX else index + 1
         return f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{index}"
@@ -195,7 +205,12 @@ class Processor(threading.Thread):
             raise TypeError(f"unknown response type {type(response).__name__}")
 
     def _poll(self) -> None:
-        timeout = 0 if not self.new_connections.empty() else POLL_TIMEOUT_S
+        # Do not sleep if work is already waiting: new sockets, or sends that
+        # completed (or failed) inside Selector.send, which writes eagerly; their
+        # connections must be unmuted now, not after a 300 ms select.
+        busy = (not self.new_connections.empty() or self.selector.completed_sends
+                or self.selector.disconnected)
+        timeout = 0 if busy else POLL_TIMEOUT_S
         try:
             self.selector.poll(timeout)
         except OSError as exc:
@@ -214,11 +229,23 @@ class Processor(threading.Thread):
                 # Graceful stop: the request stays unread; the client will retry
                 # on another broker (or after restart), as with any disconnect.
                 continue
+            self._capture_request(channel, frame)
             try:
                 parsed = self._parse_request(frame)
             except InvalidRequestError as exc:
                 log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
                             _fmt(channel.peer), exc)
+                self._close(channel.id)
+                continue
+            except Exception:
+                # A parser bug, not bad input: still only this connection pays (Kafka's
+                # processChannelException).  Letting it escape to run() used to drop
+                # the rest of this batch of receives (other connections' requests,
+                # already taken from their buffers) and leave this connection open,
+                # unmuted and unanswered.
+                log.exception("%s: closing connection %s from %s: unexpected error "
+                              "parsing its request", self.name, channel.id,
+                              _fmt(channel.peer))
                 self._close(channel.id)
                 continue
             request = Request(self.id, channel.id, self.listener_name, channel.peer,
@@ -260,10 +287,29 @@ class Processor(threading.Thread):
             if response is None or channel is None:
                 continue
             self.responses_sent += 1
+            if self.capture is not None and isinstance(response, SendResponse):
+                self._capture_response(channel, response)
             if isinstance(response, SendResponse) and response.on_complete is not None:
                 _run_callback(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
+
+    # -- wire capture (capture.dir) -------------------------------------------------------
+
+    def _capture_request(self, channel, frame: bytes) -> None:
+        # Captured before parsing, so that frames the broker refuses are on record too.
+        if self.capture is None:
+            return
+        key = version = correlation_id = -1
+        if len(frame) >= 8:
+            key, version, correlation_id = _PEEK.unpack_from(frame, 0)
+        self.capture.request(channel.id, _fmt(channel.peer), frame, key, version,
+                             correlation_id, _peek_client_id(frame))
+
+    def _capture_response(self, channel, response: SendResponse) -> None:
+        header = response.request.header
+        self.capture.response(channel.id, _fmt(channel.peer), memoryview(response.data)[4:],
+                              header.api_key, header.api_version, header.correlation_id)
 
     def _try_unmute(self, connection_id: str) -> None:
         if self.selector.unmute(connection_id):
@@ -289,6 +335,8 @@ class Processor(threading.Thread):
                 break
         self.selector.close_all()
         self.wakeup.close()
+        if self.capture is not None:
+            self.capture.close()
 
 
 def _run_callback(response: SendResponse) -> None:
@@ -303,6 +351,30 @@ def _close_quietly(sock: socket.socket) -> None:
         sock.close()
     except OSError:
         pass
+
+
+_PEEK = struct.Struct(">hhi")
+
+
+def _peek_client_id(frame: bytes) -> str | None:
+    """The client id of a v1+ request header, if it is there and readable."""
+    if len(frame) < 10:
+        return None
+    (n,) = struct.unpack_from(">h", frame, 8)
+    if n < 0 or len(frame) < 10 + n:
+        return None
+    return frame[10:10 + n].decode("utf-8", "replace")
+
+
+def _host_port(address) -> tuple:
+    """(host, port) of a socket address.  TCP gives a tuple; a socketpair (AF_UNIX,
+    used by tests driving a Processor directly) gives a str or bytes path, often
+    empty, which used to fail with IndexError and refuse the connection."""
+    if isinstance(address, tuple) and len(address) >= 2:
+        return address[0], address[1]
+    if isinstance(address, bytes):
+        address = address.decode("utf-8", "replace")
+    return (address or "local"), 0
 
 
 def _fmt(peer: tuple) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import time
 
+from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
 from kafka_net.network.processor import Processor
@@ -40,6 +41,7 @@ class SocketServer:
         self.acceptors: list[Acceptor] = []
         self.processors: list[Processor] = []
         self._next_processor_id = 0   # global across listeners, as in Kafka
+        self._run_id = time.time_ns()  # names this run's capture files
         self._started = False
         self._stopped = False
 
@@ -63,6 +65,10 @@ class SocketServer:
                                   self.request_channel, self._parse_request, self.config,
                                   node_id=self.config.node_id)
             self._next_processor_id += 1
+            if self.config.capture_dir:
+                processor.capture = CaptureWriter(
+                    self.config.capture_dir, processor.id, self.config.capture_segment_bytes,
+                    self.config.capture_max_frame_bytes, run_id=self._run_id)
             self.request_channel.add_processor(processor)
             processors.append(processor)
         self.processors.extend(processors)
@@ -114,11 +120,13 @@ class SocketServer:
         self._stopped = True
         for acceptor in self.acceptors:
             acceptor.begin_shutdown()
-        for processor in self.processors:
-            processor.begin_shutdown()
+        # Acceptors are joined before any Processor stops: a socket an Acceptor
+        # hands over after its Processor's final cleanup would never be closed.
         for acceptor in self.acceptors:
             if acceptor.is_alive():
                 acceptor.join()
+        for processor in self.processors:
+            processor.begin_shutdown()
         for processor in self.processors:
             if processor.is_alive():
                 processor.join()

@@ -13,7 +13,8 @@ import logging
 import threading
 import time
 
-from kafka_net.network.request_channel import SHUTDOWN, RequestChannel
+from kafka_net.network.request_channel import (
+    SHUTDOWN, CloseConnectionResponse, RequestChannel)
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,15 @@ class KafkaRequestHandler(threading.Thread):
             except Exception:
                 # KafkaApis already answers its own failures; this is the backstop
                 # that keeps the thread alive if even that went wrong.
-                log.exception("%s: unexpected error handling %s", self.name,
-                              request.describe())
+                log.exception("%s: unexpected error handling %s; closing its connection",
+                              self.name, request.describe())
+                # No response went out, and the connection stays muted until one does:
+                # without this it would hang, unanswered, until idle expiry.
+                try:
+                    self.request_channel.send_response(CloseConnectionResponse(request))
+                except Exception:
+                    log.exception("%s: could not close %s", self.name,
+                                  request.connection_id)
             self.handled += 1
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import struct
+import uuid
 import warnings
 
 import pytest
@@ -24,7 +25,7 @@ from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.testing import message_values
 
-FAST = settings(max_examples=250, deadline=None)
+FAST = settings(max_examples=200, deadline=None)
 SUPPORTED = {ApiKey.API_VERSIONS: Versions(0, 4), ApiKey.METADATA: Versions(0, 12)}
 UNSUPPORTED_VERSION = 35
 
@@ -208,7 +209,7 @@ def test_api_versions_served_range_is_respected():
 
 @pytest.mark.parametrize("api_key, version, body", [
     (ApiKey.API_VERSIONS, 3, {"client_software_name": "kafka-net", "client_software_version": "1"}),
-    (ApiKey.METADATA, 12, {"topics": [{"name": "t", "topic_id": __import__("uuid").UUID(int=9)}]}),
+    (ApiKey.METADATA, 12, {"topics": [{"name": "t", "topic_id": uuid.UUID(int=9)}]}),
     (ApiKey.METADATA, 0, {"topics": [{"name": "orders"}]}),
 ])
 def test_truncated_body(api_key, version, body):
@@ -261,7 +262,7 @@ CASES = [(k, v) for k in (ApiKey.API_VERSIONS, ApiKey.METADATA)
 def test_request_and_response_round_trip(api_key, version):
     msg = MESSAGES[api_key]
 
-    @settings(max_examples=15, deadline=None)
+    @settings(max_examples=10, deadline=None)
     @given(req=message_values(msg.request, version), resp=message_values(msg.response, version),
            correlation_id=st.integers(-(2**31), 2**31 - 1),
            client_id=st.none() | st.text(max_size=10))
@@ -424,7 +425,7 @@ def test_kafka_python_requests_parse_here(api_key, version):
     json_fields = load_json(req_cls.name)["fields"]
     flexible = MESSAGES[api_key].request.is_flexible(version)
 
-    @settings(max_examples=20, deadline=None)
+    @settings(max_examples=15, deadline=None)
     @given(body=_kp_values(api_key, version, "request"),
            correlation_id=st.integers(0, 2**31 - 1), client_id=st.text(max_size=10))
     def check(body, correlation_id, client_id):
@@ -459,7 +460,7 @@ def test_our_responses_decode_in_kafka_python(api_key, version):
     json_fields = load_json(resp_cls.name)["fields"]
     flexible = MESSAGES[api_key].response.is_flexible(version)
 
-    @settings(max_examples=20, deadline=None)
+    @settings(max_examples=15, deadline=None)
     @given(body=_kp_values(api_key, version, "response"),
            correlation_id=st.integers(0, 2**31 - 1))
     def check(body, correlation_id):

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer, encode_uvarint
 
-FAST = settings(max_examples=300, deadline=None)
+FAST = settings(max_examples=200, deadline=None)
 
 INT8 = (-(2**7), 2**7 - 1)
 INT16 = (-(2**15), 2**15 - 1)

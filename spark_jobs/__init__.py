@@ -1,0 +1,1 @@
+"""PySpark jobs that validate Kafka wire captures (see conformance.py)."""

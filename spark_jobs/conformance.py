@@ -1,0 +1,185 @@
+"""The conformance job: captures in, a correlation-id report out.
+
+Run it either way; the code is the same:
+
+    kafka-net conformance CAPTURES... --out DIR            # Spark local mode
+    spark-submit --master spark://host:7077 spark_jobs/conformance.py CAPTURES... --out DIR
+
+CAPTURES are files or directories of kafka-net captures (``*.kncap``) and
+pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
+
+* ``frames.parquet``      one row per Kafka frame (both sources), with its bytes
+* ``pairs.parquet``       one row per request/response pair, with latency
+* ``violations.parquet``  one row per violation, at its connection and position
+* ``report.json``         schema-versioned summary (see spark_jobs/report.py)
+* ``report.html``         the same for people, with plots; opens offline
+* ``junit.xml``           one test case per check, for CI systems
+
+Stages: read files (``binaryFiles``) -> units (kafka-net frames, or TCP
+packets) -> packets grouped by flow across files and reassembled -> frames
+grouped by connection -> the pairing state machine -> aggregates.  All the
+per-row logic lives in :mod:`spark_jobs.transforms`.
+
+Exit status: 0 no violations, 1 violations found, 2 bad usage or nothing
+readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+if __package__ in (None, ""):
+    # Run as a script by spark-submit: make the repository importable.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from spark_jobs import report as report_mod  # noqa: E402
+from spark_jobs import transforms  # noqa: E402
+from spark_jobs.session import get_spark, ship_code  # noqa: E402
+
+EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    inputs = _expand(args.captures)
+    if not inputs:
+        print("conformance: no capture files found in " + ", ".join(args.captures),
+              file=sys.stderr)
+        summary = report_mod.empty_summary(args.captures, "no capture files found")
+        report_mod.write_all(summary, args.out)
+        return EXIT_USAGE
+    started = time.monotonic()
+    spark = get_spark(args.master, quiet=not args.verbose)
+    ship_code(spark)
+    _stage("reading", len(inputs), "file(s)")
+    summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
+    summary["job"]["seconds"] = round(time.monotonic() - started, 3)
+    report_mod.write_all(summary, args.out)
+    _stage("report written to", args.out, f"({summary['totals']['violations']} violations)")
+    if summary["totals"]["frames"] == 0:
+        return EXIT_USAGE
+    return EXIT_VIOLATIONS if summary["totals"]["violations"] else EXIT_CLEAN
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-net conformance",
+                                description="Validate correlation ids in Kafka captures.")
+    p.add_argument("captures", nargs="+", help="capture files or directories")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--master", default=None,
+                   help="Spark master (default: spark-submit's, else local[2])")
+    p.add_argument("--broker-port", type=int, action="append",
+                   help="broker port(s) in pcaps when no SYN shows the direction")
+    p.add_argument("--verbose", action="store_true", help="keep Spark's INFO logging")
+    return p
+
+
+def _expand(paths: list[str]) -> list[str]:
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, _, names in os.walk(path):
+                files.extend(os.path.join(root, n) for n in sorted(names))
+        elif os.path.exists(path) or "://" in path:
+            files.append(path)
+    return sorted(set(files))
+
+
+def _stage(*words) -> None:
+    print("conformance:", *words, file=sys.stderr, flush=True)
+
+
+def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None) -> dict:
+    """The whole job; returns the summary dict that report.py renders."""
+    sc = spark.sparkContext
+    readable, problems = _readable(inputs)
+    # Executors read the files themselves (binaryFiles), so the same code works
+    # on a cluster with paths every node can reach (HDFS, S3, a shared mount).
+    files = sc.binaryFiles(",".join(readable)) if readable else sc.emptyRDD()
+    units = files.flatMap(lambda pd: transforms.file_units(*pd)).cache()
+    problems += units.filter(lambda u: u[0] == "problem").map(lambda u: u[1]).collect()
+    own_frames = units.filter(lambda u: u[0] == "frame").map(lambda u: u[1])
+    pcap_frames = (units.filter(lambda u: u[0] == "packet")
+                   .map(lambda u: (u[1], u[2])).groupByKey()
+                   .flatMap(lambda kv: transforms.frames_of_flow(list(kv[1]), broker_ports)))
+    frames = own_frames.union(pcap_frames).cache()
+    _stage("checking connections")
+    checked = (frames.map(lambda r: (r["connection"], r)).groupByKey()
+               .map(lambda kv: transforms.check_connection(kv[0], list(kv[1]))).cache())
+    tables = _write_tables(spark, frames, checked, out)
+    summary = _summarise(spark, tables, checked)
+    summary["inputs"] = inputs
+    summary["unreadable"] = problems
+    units.unpersist()
+    return summary
+
+
+def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
+    """Local files we cannot open are reported here rather than failing the job;
+    other URIs (hdfs://, s3a://) are left for Spark to open."""
+    readable, problems = [], []
+    for path in inputs:
+        if "://" in path or os.access(path, os.R_OK):
+            readable.append(path)
+        else:
+            problems.append({"file": path, "problem": "cannot be read (permission denied)"})
+    return readable, problems
+
+
+def _write_tables(spark, frames, checked, out: str) -> dict:
+    from spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, VIOLATION_SCHEMA
+    os.makedirs(out, exist_ok=True)
+    frame_rows = frames.map(lambda r: {**r, "order_key": list(r["order_key"])})
+    tables = {
+        "frames": spark.createDataFrame(frame_rows, FRAME_SCHEMA),
+        "pairs": spark.createDataFrame(checked.flatMap(lambda c: c["pairs"]), PAIR_SCHEMA),
+        "violations": spark.createDataFrame(
+            checked.flatMap(lambda c: c["violations"]), VIOLATION_SCHEMA),
+        "requests": spark.createDataFrame(
+            checked.flatMap(lambda c: c["requests"]), REQUEST_SCHEMA),
+    }
+    for name in ("frames", "pairs", "violations"):
+        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
+    return tables
+
+
+def _summarise(spark, tables: dict, checked) -> dict:
+    from pyspark.sql import functions as F
+    pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
+    per_api = (requests.groupBy("api_key", "api_name", "api_version", "client_id")
+               .agg(F.count("*").alias("requests"))
+               .join(pairs.withColumn("is_error", F.size("error_codes") > 0)
+                     .groupBy("api_key", "api_version", "client_id")
+                     .agg(F.sum(F.col("is_error").cast("long")).alias("errors"),
+                          F.count("*").alias("responses")),
+                     ["api_key", "api_version", "client_id"], "left")
+               .fillna(0, ["errors", "responses"])
+               .orderBy("api_key", "api_version", "client_id"))
+    latency = (pairs.groupBy("api_key", "api_name")
+               .agg(F.count("*").alias("count"),
+                    F.percentile("latency_ns", F.array(F.lit(0.5), F.lit(0.99), F.lit(0.999)))
+                    .alias("pct"), F.max("latency_ns").alias("max_ns"))
+               .orderBy("api_key"))
+    histogram = (pairs.withColumn("bucket", F.floor(F.log10(F.greatest(F.col("latency_ns"),
+                                                                      F.lit(1)))))
+                 .groupBy("api_name", "bucket").count())
+    timeline = (requests.withColumn("second", F.floor(F.col("timestamp_ns") / 1e9))
+                .groupBy("second").count().orderBy("second"))
+    connections = checked.map(lambda c: c["connection"]).collect()
+    return report_mod.build_summary(
+        per_api=[r.asDict() for r in per_api.collect()],
+        latency=[r.asDict() for r in latency.collect()],
+        histogram=[r.asDict() for r in histogram.collect()],
+        timeline=[r.asDict() for r in timeline.collect()],
+        violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
+        connections=connections,
+        frames=tables["frames"].count(),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Render the conformance summary: report.json, report.html, junit.xml.
+
+Pure Python (no Spark), so it is tested directly and the HTML needs nothing
+online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
+
+``report.json`` layout, ``schema_version`` 1::
+
+    {schema_version, generated_at, job: {seconds},
+     inputs: [path], unreadable: [{file, problem}],
+     totals: {frames, connections, requests, pairs, violations, in_flight_at_end,
+              unverifiable_connections, acks0_requests},
+     checks: {<check>: {violations: n, examples: [{connection, position,
+              correlation_id, detail}]}},          # every check, 0 included
+     per_api: [{api_key, api_name, api_version, client_id, requests, responses, errors}],
+     latency: [{api_key, api_name, count, p50_ms, p99_ms, p999_ms, max_ms}],
+     latency_histogram: [{api_name, bucket (log10 ns), count}],
+     timeline: [{second, count}],
+     connections: [{connection, source, frames, requests, responses, pairs,
+                    violations, in_flight_at_end, acks0_requests, unverifiable_from}]}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+from xml.etree import ElementTree as ET
+
+from kafka_net.capture.pairing import CHECKS
+
+SCHEMA_VERSION = 1
+EXAMPLES_PER_CHECK = 20
+
+CHECK_TITLES = {
+    "correlation_mismatch": "Each response answers the oldest outstanding request",
+    "unanswered_request": "No request is skipped while later ones are answered",
+    "response_without_request": "No response without a request",
+    "duplicate_response": "No request is answered twice",
+    "acks0_answered": "Produce with acks=0 gets no response",
+    "duplicate_correlation_id_in_flight": "No correlation id is reused while in flight",
+    "response_before_request": "No response precedes its request",
+    "undecodable_request": "Every request decodes for its API and version",
+    "undecodable_response": "Every response decodes for its request's API and version",
+}
+
+
+def build_summary(per_api, latency, histogram, timeline, violations, connections,
+                  frames) -> dict:
+    checks = {c: {"violations": 0, "examples": []} for c in CHECKS}
+    for v in violations:
+        entry = checks.setdefault(v["check"], {"violations": 0, "examples": []})
+        entry["violations"] += 1
+        if len(entry["examples"]) < EXAMPLES_PER_CHECK:
+            entry["examples"].append({k: v[k] for k in
+                                      ("connection", "position", "correlation_id", "detail")})
+    latency_rows = [{
+        "api_key": r["api_key"], "api_name": r["api_name"], "count": r["count"],
+        "p50_ms": _ms(r["pct"][0]), "p99_ms": _ms(r["pct"][1]), "p999_ms": _ms(r["pct"][2]),
+        "max_ms": _ms(r["max_ns"]),
+    } for r in latency]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "job": {},
+        "inputs": [], "unreadable": [],
+        "totals": {
+            "frames": frames, "connections": len(connections),
+            "requests": sum(c["requests"] for c in connections),
+            "pairs": sum(c["pairs"] for c in connections),
+            "violations": len(violations),
+            "in_flight_at_end": sum(c["in_flight_at_end"] for c in connections),
+            "unverifiable_connections": sum(
+                1 for c in connections if c["unverifiable_from"] is not None),
+            "acks0_requests": sum(c["acks0_requests"] for c in connections),
+        },
+        "checks": checks,
+        "per_api": [{**r, "requests": int(r["requests"]), "errors": int(r["errors"]),
+                     "responses": int(r["responses"])} for r in per_api],
+        "latency": latency_rows,
+        "latency_histogram": [{"api_name": r["api_name"], "bucket": int(r["bucket"]),
+                               "count": r["count"]} for r in histogram],
+        "timeline": [{"second": int(r["second"]), "count": r["count"]} for r in timeline],
+        "connections": sorted(connections, key=lambda c: c["connection"]),
+    }
+
+
+def empty_summary(inputs, problem: str) -> dict:
+    summary = build_summary([], [], [], [], [], [], 0)
+    summary["inputs"] = list(inputs)
+    summary["unreadable"] = [{"file": p, "problem": problem} for p in inputs]
+    return summary
+
+
+def _ms(ns) -> float | None:
+    return None if ns is None else round(float(ns) / 1e6, 3)
+
+
+def write_all(summary: dict, out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2, sort_keys=False)
+    with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as fh:
+        fh.write(render_html(summary))
+    ET.ElementTree(render_junit(summary)).write(
+        os.path.join(out, "junit.xml"), encoding="utf-8", xml_declaration=True)
+
+
+# --- JUnit ------------------------------------------------------------------------------
+
+
+def render_junit(summary: dict) -> ET.Element:
+    """One test case per check, plus one saying whether every input was readable."""
+    checks = summary["checks"]
+    failures = sum(1 for c in checks.values() if c["violations"]) + bool(summary["unreadable"])
+    suite = ET.Element("testsuite", name="kafka-net conformance",
+                       tests=str(len(checks) + 1), failures=str(failures), errors="0",
+                       time=str(summary.get("job", {}).get("seconds", 0)))
+    case = ET.SubElement(suite, "testcase", classname="conformance.inputs",
+                         name="all captures readable")
+    if summary["unreadable"]:
+        failure = ET.SubElement(case, "failure", message=(
+            f"{len(summary['unreadable'])} problem(s) reading captures"))
+        failure.text = "\n".join(f"{u['file']}: {u['problem']}" for u in summary["unreadable"])
+    for name, result in checks.items():
+        case = ET.SubElement(suite, "testcase", classname="conformance.checks", name=name)
+        if result["violations"]:
+            failure = ET.SubElement(case, "failure", message=(
+                f"{result['violations']} violation(s): {CHECK_TITLES.get(name, name)}"))
+            failure.text = "\n".join(
+                f"{e['connection']} frame {e['position']} correlation id "
+                f"{e['correlation_id']}: {e['detail']}" for e in result["examples"])
+    return suite
+
+
+# --- HTML -------------------------------------------------------------------------------
+
+
+def render_html(summary: dict) -> str:
+    t = summary["totals"]
+    verdict = ("PASS: no violations" if t["violations"] == 0 and t["frames"]
+               else "NO DATA" if not t["frames"] else f"FAIL: {t['violations']} violation(s)")
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        "<title>kafka-net conformance report</title><style>", _CSS, "</style></head><body>",
+        f"<h1>Kafka conformance report</h1><p class='verdict {_cls(t)}'>{_e(verdict)}</p>",
+        f"<p>Generated {_e(summary['generated_at'])} from {len(summary['inputs'])} "
+        f"input file(s); schema version {summary['schema_version']}.</p>",
+        _totals_table(t), _checks_table(summary["checks"]), _unreadable(summary["unreadable"]),
+        "<h2>Latency per API</h2>", _latency_table(summary["latency"]),
+        _histogram_svg(summary["latency_histogram"]),
+        "<h2>Requests over time</h2>", _timeline_svg(summary["timeline"]),
+        "<h2>Violations per connection</h2>", _violations_svg(summary["connections"]),
+        "<h2>Requests and errors per API, version and client</h2>",
+        _per_api_table(summary["per_api"]), "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+_CSS = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;
+text-align:left}th{background:#f2f2f2}.verdict{font-size:1.4em;font-weight:bold}
+.pass{color:#17692b}.fail{color:#a31515}.nodata{color:#8a6d00}svg{margin:.5em 0}
+td.num{text-align:right}.bad{background:#fde8e8}"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _cls(t: dict) -> str:
+    return "nodata" if not t["frames"] else "fail" if t["violations"] else "pass"
+
+
+def _table(headers, rows, num_from: int = 1) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(
+        f"<td class='num'>{_e(c)}</td>" if i >= num_from else f"<td>{_e(c)}</td>"
+        for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _totals_table(t: dict) -> str:
+    return _table(["measure", "value"], [(k.replace("_", " "), v) for k, v in t.items()])
+
+
+def _checks_table(checks: dict) -> str:
+    rows = []
+    for name, result in checks.items():
+        status = "ok" if not result["violations"] else f"{result['violations']} violation(s)"
+        first = result["examples"][0] if result["examples"] else None
+        where = (f"{first['connection']} frame {first['position']}: {first['detail']}"
+                 if first else "")
+        rows.append(f"<tr class='{'bad' if result['violations'] else ''}'><td>{_e(name)}</td>"
+                    f"<td>{_e(CHECK_TITLES.get(name, ''))}</td><td>{_e(status)}</td>"
+                    f"<td>{_e(where)}</td></tr>")
+    return ("<h2>Checks</h2><table><tr><th>check</th><th>rule</th><th>result</th>"
+            "<th>first violation</th></tr>" + "".join(rows) + "</table>")
+
+
+def _unreadable(items: list) -> str:
+    if not items:
+        return "<p>Every input was read completely.</p>"
+    return "<h2>What could not be read</h2>" + _table(
+        ["file", "problem"], [(u["file"], u["problem"]) for u in items], num_from=9)
+
+
+def _latency_table(rows: list) -> str:
+    return _table(["API", "count", "p50 ms", "p99 ms", "p99.9 ms", "max ms"],
+                  [(r["api_name"], r["count"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
+                    r["max_ms"]) for r in rows])
+
+
+def _per_api_table(rows: list) -> str:
+    return _table(["API", "key", "version", "client id", "requests", "responses", "errors"],
+                  [(r["api_name"], r["api_key"], r["api_version"], r["client_id"],
+                    r["requests"], r["responses"], r["errors"]) for r in rows], num_from=1)
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+            f"role='img' aria-label='{_e(title)}'><title>{_e(title)}</title>"
+            + "".join(body) + "</svg>")
+
+
+def _bars(items: list[tuple[str, float]], title: str, unit: str) -> str:
+    """Horizontal bars: one labelled row per item."""
+    if not items:
+        return "<p>(nothing to plot)</p>"
+    peak = max(v for _, v in items) or 1
+    row, width, label_w = 18, 720, 260
+    body = []
+    for i, (label, value) in enumerate(items):
+        y = i * row + 4
+        w = max(1, int((width - label_w - 90) * value / peak))
+        body.append(f"<text x='0' y='{y + 12}' font-size='12'>{_e(label[:40])}</text>"
+                    f"<rect x='{label_w}' y='{y}' width='{w}' height='{row - 5}' fill='#4a78b5'/>"
+                    f"<text x='{label_w + w + 4}' y='{y + 12}' font-size='11'>"
+                    f"{_e(value)} {unit}</text>")
+    return _svg(width, len(items) * row + 8, body, title)
+
+
+_DECADES = {3: "1 µs", 4: "10 µs", 5: "100 µs", 6: "1 ms", 7: "10 ms", 8: "100 ms",
+            9: "1 s", 10: "10 s"}
+
+
+def _decade(bucket: int) -> str:
+    """Label of a log10(ns) bucket: latencies from this value to 10x it."""
+    return _DECADES.get(bucket, f"1e{bucket} ns")
+
+
+def _histogram_svg(histogram: list) -> str:
+    """Latency distribution per API: requests per decade of latency."""
+    items = sorted(histogram, key=lambda r: (r["api_name"], r["bucket"]))
+    return _bars([(f"{r['api_name']} {_decade(r['bucket'])}+", r["count"]) for r in items],
+                 "latency distribution per API", "requests")
+
+
+def _timeline_svg(timeline: list) -> str:
+    if not timeline:
+        return "<p>(nothing to plot)</p>"
+    width, height, pad = 720, 200, 30
+    start, end = timeline[0]["second"], timeline[-1]["second"]
+    span = max(1, end - start)
+    peak = max(r["count"] for r in timeline) or 1
+    points = " ".join(
+        f"{pad + (r['second'] - start) * (width - 2 * pad) / span:.1f},"
+        f"{height - pad - r['count'] * (height - 2 * pad) / peak:.1f}" for r in timeline)
+    body = [f"<polyline fill='none' stroke='#4a78b5' stroke-width='2' points='{points}'/>",
+            f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' "
+            "stroke='#999'/>",
+            f"<text x='{pad}' y='{height - 8}' font-size='11'>0 s</text>",
+            f"<text x='{width - pad - 40}' y='{height - 8}' font-size='11'>{span} s</text>",
+            f"<text x='2' y='{pad - 8}' font-size='11'>{peak} requests/s</text>"]
+    return _svg(width, height, body, "requests per second")
+
+
+def _violations_svg(connections: list) -> str:
+    bad = sorted((c for c in connections if c["violations"]), key=lambda c: -c["violations"])
+    if not bad:
+        return "<p>No connection has a violation.</p>"
+    return _bars([(c["connection"], c["violations"]) for c in bad[:30]],
+                 "violations per connection", "")

@@ -1,0 +1,51 @@
+"""The SparkSession the jobs use, and shipping our code to executors.
+
+Local mode is the default: ``local[2]`` unless a master is given or the job
+runs under ``spark-submit``, whose ``--master`` then wins.  Spark's INFO
+logging and console progress bars are turned down so that the job's own
+stage lines stay readable; ``--verbose`` brings them back.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zipfile
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def get_spark(master: str | None = None, quiet: bool = True):
+    # Executors must run the same Python as the driver (the project's venv).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.appName("kafka-net-conformance")
+    under_submit = "spark.master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or \
+        os.environ.get("SPARK_ENV_LOADED")
+    if master or not under_submit:
+        builder = builder.master(master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]"))
+    builder = (builder.config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false" if quiet else "true")
+               .config("spark.sql.shuffle.partitions", "8")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
+    return spark
+
+
+def ship_code(spark) -> str:
+    """Zip kafka_net and spark_jobs and add them to every executor's path, so
+    that a cluster needs nothing installed but Python and PySpark."""
+    path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for package in ("kafka_net", "spark_jobs"):
+            for root, _, names in os.walk(os.path.join(_REPO, package)):
+                for name in names:
+                    if name.endswith(".py"):
+                        full = os.path.join(root, name)
+                        zf.write(full, os.path.relpath(full, _REPO))
+    spark.sparkContext.addPyFile(path)
+    return path
