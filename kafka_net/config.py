@@ -228,6 +228,8 @@ KEYS: tuple[_Key, ...] = (
          "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
     _Key("shutdown.timeout.ms", "shutdown_timeout_ms", _int(0), "30000",
          "kafka-net: how long a graceful stop waits for requests already received."),
+    _Key("delete.topic.enable", "delete_topic_enable", _bool, "true",
+         "Whether DeleteTopics may delete topics."),
     _Key("message.max.bytes", "message_max_bytes", _int(0), "1048588",
          "Largest record batch a producer may send (per partition)."),
     _Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", _int(), "6000",
@@ -265,7 +267,7 @@ IGNORED_KAFKA_KEYS = frozenset("""
     offsets.topic.replication.factor transaction.state.log.replication.factor
     transaction.state.log.min.isr share.coordinator.state.topic.replication.factor
     share.coordinator.state.topic.min.isr
-    num.recovery.threads.per.data.dir delete.topic.enable min.insync.replicas
+    num.recovery.threads.per.data.dir min.insync.replicas
     unclean.leader.election.enable
 """.split())
 
@@ -298,6 +300,7 @@ class ServerConfig:
     default_replication_factor: int = 1
     cluster_id: str = "kafka-net-cluster"
     shutdown_timeout_ms: int = 30000
+    delete_topic_enable: bool = True
     message_max_bytes: int = 1048588
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000

@@ -92,6 +92,7 @@ __all__ = ["Connection", "FlowStats", "MAX_FRAME_SIZE", "SYNC_TRIES", "reassembl
 
 MAX_FRAME_SIZE = 100 * 1024 * 1024      # socket.request.max.bytes' default
 SYNC_TRIES = 4096                       # segment starts tried to find a frame boundary
+_EARLY_WINDOW = 1 << 20                 # no SYN: how far before the first segment to start
 MAX_API_KEY, MAX_API_VERSION = 100, 20
 
 _SEQ_MOD, _SEQ_HALF = 1 << 32, 1 << 31
@@ -237,7 +238,10 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     req, resp = _Flow(), _Flow()
     fin = rst = False
     for p in packets:
-        (req if (p.src_ip, p.src_port) == client else resp).add(p)
+        from_client = (p.src_ip, p.src_port) == client
+        (req if from_client else resp).add(p)
+        if p.flags & ACK:
+            (resp if from_client else req).peer_acks.append((p.timestamp_ns, p.ack))
         fin = fin or bool(p.flags & FIN)
         rst = rst or bool(p.flags & RST)
     syn = req.isn is not None
@@ -347,6 +351,7 @@ class _Flow:
         self.syn_ts: int | None = None
         self.fin_seq: int | None = None
         self.acked_isn: int | None = None     # the peer's ISN, from our SYN+ACK
+        self.peer_acks: list[tuple[int, int]] = []   # (ts, ack) the peer sent us
         # the stream, filled by assemble()
         self.run_starts: list[int] = []
         self.run_data: list[bytes] = []
@@ -389,7 +394,11 @@ class _Flow:
         if self.isn is not None:
             base = (self.isn + 1) % _SEQ_MOD
         elif segs:
-            base = segs[0][0]
+            # No SYN: start at the lowest sequence number among the first segments
+            # (the very first captured one may have overtaken its predecessors).
+            first = segs[0][0]
+            back = [(seq - first + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF for seq, *_ in segs[:256]]
+            base = (first + min(0, min(d for d in back if d >= -_EARLY_WINDOW))) % _SEQ_MOD
         else:
             return
         if segs:
@@ -398,7 +407,12 @@ class _Flow:
         self._rcv = 0
         self._run_start, self._run_end, self._parts = 0, -1, []
         waiting: list = []
+        acks, next_ack, acked = self.peer_acks, 0, 0
         for rank, (seq, ts, payload, length) in enumerate(segs):
+            while next_ack < len(acks) and acks[next_ack][0] <= ts:
+                ack = acks[next_ack][1]
+                acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
+                next_ack += 1
             off = ref_off + (seq - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
             if off > ref_off:
                 ref_seq, ref_off = seq, off
@@ -423,11 +437,18 @@ class _Flow:
             self.run_starts.append(self._run_start)
             self.run_data.append(b"".join(self._parts))
         end = self._rcv
+        for _ts, ack in acks[next_ack:]:
+            acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
         if self.fin_seq is not None:
             fin_off = ref_off + (self.fin_seq - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
             if fin_off > end:
                 self._hole(end, fin_off, True)
                 end = fin_off
+        elif acked > end + 1:
+            # The peer acknowledged bytes the capture does not have (one byte more may
+            # just be a FIN that was not captured).
+            self._hole(end, acked, True)
+            end = acked
         self.end = end
         for start, stop, lost in self.holes:
             if lost:

@@ -226,8 +226,10 @@ class Processor(threading.Thread):
     def _handle_receives(self, receives) -> None:
         for channel, frame in receives:
             if not self._reading:
-                # Graceful stop: the request stays unread; the client will retry
-                # on another broker (or after restart), as with any disconnect.
+                # Graceful stop: a request read after the stop began is dropped
+                # unanswered; its connection is closed with the others, and the
+                # client retries elsewhere (or after a restart), as after any
+                # disconnect.
                 continue
             self._capture_request(channel, frame)
             try:

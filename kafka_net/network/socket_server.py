@@ -104,15 +104,19 @@ class SocketServer:
         # Requests parked in a purgatory (long polls, joins) are answered now
         # rather than at their own deadline, which may be minutes away.
         after_stop_reading()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and not cancelled():
+        start = time.monotonic()
+        while True:
+            # Pending first: a second signal after everything was answered is
+            # still a clean stop.
             pending = sum(p.outstanding() for p in self.processors)
             if pending == 0:
                 return True
+            waited = time.monotonic() - start
+            if cancelled() or waited >= timeout_s:
+                log.warning("graceful stop: %d request(s) still unanswered after %.1f s%s",
+                            pending, waited, " (cut short)" if cancelled() else "")
+                return False
             time.sleep(0.01)
-        log.warning("graceful stop: %d request(s) still unanswered after %.1f s",
-                    sum(p.outstanding() for p in self.processors), timeout_s)
-        return False
 
     def stop_processing_requests(self) -> None:
         if self._stopped:

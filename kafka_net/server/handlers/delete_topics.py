@@ -1,9 +1,10 @@
 """DeleteTopics (API key 20): serves v0-v6 (by name; by name or id from v6).
 
-Behaviour: the topic, its partitions, their data and the consumer groups'
-committed offsets for it are removed; fetches waiting on it complete with
-an error.  An unknown name gets UNKNOWN_TOPIC_OR_PARTITION, an unknown id
-UNKNOWN_TOPIC_ID.
+Behaviour: with ``delete.topic.enable=false`` every topic gets
+TOPIC_DELETION_DISABLED.  Otherwise the topic, its partitions, their data
+and the consumer groups' committed offsets for it are removed; fetches
+waiting on it complete with an error.  An unknown name gets
+UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -15,6 +16,8 @@ VERSIONS = Versions(0, 6)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.config.delete_topic_enable:
+        return error_response(request, ctx.api_version, ErrorCode.TOPIC_DELETION_DISABLED)
     if ctx.api_version >= 6:
         wanted = [(t["name"], t["topic_id"]) for t in request["topics"]]
     else:
@@ -34,5 +37,8 @@ def _delete(ctx, name, topic_id) -> dict:
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    names = request.get("topic_names") or [t.get("name") for t in request.get("topics", [])]
-    return {"responses": [{"name": n, "error_code": error_code} for n in names]}
+    if version >= 6:
+        return {"responses": [{"name": t.get("name"), "topic_id": t.get("topic_id", ZERO_UUID),
+                               "error_code": error_code} for t in request.get("topics", [])]}
+    return {"responses": [{"name": n, "error_code": error_code}
+                          for n in request.get("topic_names", [])]}

@@ -18,8 +18,8 @@ Behaviour:
   (UNKNOWN_TOPIC_ID by id in v13+).
 * Fetch sessions (KIP-227) are declined: every response carries session id
   0, which tells the client to send full requests; each one is served in
-  full.  A request naming a session id we never gave gets
-  FETCH_SESSION_ID_NOT_FOUND.
+  full.  An incremental request (epoch > 0) names a session we never gave
+  and gets FETCH_SESSION_ID_NOT_FOUND.
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 """
 
@@ -75,13 +75,12 @@ class DelayedFetch(DelayedOperation):
 
 
 def _session_error(version: int, request: dict) -> int | None:
-    if version < 7:
+    """A full fetch (epoch 0 or -1) is always served, without a session; an
+    incremental one names a session, and we never created any (Kafka's
+    FetchManager.newContext answers it FETCH_SESSION_ID_NOT_FOUND)."""
+    if version < 7 or request["session_epoch"] in (_INITIAL_EPOCH, _FINAL_EPOCH):
         return None
-    if request["session_id"] != 0:
-        return ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-    if request["session_epoch"] not in (_INITIAL_EPOCH, _FINAL_EPOCH):
-        return ErrorCode.INVALID_FETCH_SESSION_EPOCH
-    return None
+    return ErrorCode.FETCH_SESSION_ID_NOT_FOUND
 
 
 def _resolve_topics(ctx, request: dict) -> list[tuple[str | None, object, list]]:
@@ -141,4 +140,11 @@ def _has_errors(body: dict) -> bool:
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return {"error_code": error_code, "session_id": 0, "responses": []}
+    # The top-level error_code exists from v7 only; Kafka also puts the error in
+    # every requested partition (below v13, where topics are named).
+    responses = [] if version >= 13 else [
+        {"topic": t.get("topic", ""), "topic_id": t.get("topic_id", ZERO_UUID),
+         "partitions": [{"partition_index": p["partition"], "error_code": error_code,
+                         "high_watermark": -1, "records": None} for p in t["partitions"]]}
+        for t in request.get("topics", [])]
+    return {"error_code": error_code, "session_id": 0, "responses": responses}

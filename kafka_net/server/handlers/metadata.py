@@ -56,7 +56,8 @@ def handle(ctx, request: dict) -> dict:
 def error_response(request: dict, version: int, error_code: int) -> dict:
     topics = request.get("topics") or []
     return {"brokers": [], "topics": [
-        {"error_code": error_code, "name": t.get("name"), "partitions": []} for t in topics]}
+        {"error_code": error_code, "partitions": [],
+         "name": t.get("name") if version >= 12 else (t.get("name") or "")} for t in topics]}
 
 
 def _requested_topics(ctx, request: dict) -> list:
@@ -71,6 +72,10 @@ def _lookup(ctx, request: dict, wanted: dict):
     cache = ctx.metadata_cache
     name, topic_id = wanted.get("name"), wanted.get("topic_id", ZERO_UUID)
     if name is None:
+        if ctx.api_version < 12:
+            # Names may be null in requests from v10 but in responses only from
+            # v12; Kafka refuses lookups by id before v12.
+            return ("", topic_id, ErrorCode.INVALID_REQUEST)
         topic = cache.topic_by_id(topic_id) if topic_id != ZERO_UUID else None
         return topic or (None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
     if topic_name_error(name):

@@ -25,6 +25,11 @@ def handle(ctx, request: dict) -> dict:
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
+    if version < 2:  # no top-level error_code yet: Kafka puts it in every partition
+        return {"topics": [{"name": t["name"], "partitions": [
+            {"partition_index": i, "committed_offset": -1, "metadata": "",
+             "error_code": error_code} for i in t["partition_indexes"]]}
+            for t in request.get("topics") or []]}
     if version >= 8:
         return {"groups": [{"group_id": g["group_id"], "error_code": error_code, "topics": []}
                            for g in request.get("groups", [])]}

@@ -35,6 +35,9 @@ def handle(ctx, request: dict):
     acks = request["acks"]
     if acks not in (0, 1, -1):
         return error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
+    if ctx.api_version < 3:
+        # Advertised only for librdkafka's feature detection (KAFKA-18659).
+        return error_response(request, ctx.api_version, ErrorCode.INVALID_RECORD)
     replica_manager = ctx.apis.replica_manager
     failed = False
     responses = []

@@ -1,0 +1,94 @@
+"""Print the Markdown tables the docs paste in, generated from the code.
+
+    python docs/make_tables.py            # every table
+    python docs/make_tables.py mute       # docs/design.md, "The mute state machine"
+    python docs/make_tables.py keys       # README.md, "Configuration"
+    python docs/make_tables.py apis       # README.md, "What it serves"
+    python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
+
+Each table is data in the code (``TRANSITIONS``, ``KEYS``, ``HANDLERS``), so the
+docs are pasted from here instead of typed by hand.  After changing one of
+those, run the script and paste its output over the old table; ``--check``
+says whether that is needed.  (The idea is h11's make-state-diagrams.py.)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kafka_net.config import KEYS  # noqa: E402
+from kafka_net.network.mute_state import (  # noqa: E402
+    TRANSITIONS, ChannelMuteEvent, ChannelMuteState)
+from kafka_net.protocol.api_keys import api_name  # noqa: E402
+from kafka_net.protocol.messages import MESSAGES  # noqa: E402
+from kafka_net.server.apis import HANDLERS  # noqa: E402
+
+
+def mute_table() -> str:
+    """States down, events across; a cell is the next state, or "raises"."""
+    events = list(ChannelMuteEvent)
+    lines = ["| state \\ event | " + " | ".join(f"`{e.name}`" for e in events) + " |",
+             "|---|" + "---|" * len(events)]
+    for state in ChannelMuteState:
+        cells = []
+        for event in events:
+            new = TRANSITIONS.get((state, event))
+            cells.append(f"`{new.name}`" if new else "raises")
+        lines.append(f"| `{state.name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def keys_table() -> str:
+    lines = ["| Key | Default | Meaning |", "|---|---|---|"]
+    for key in KEYS:
+        default = f"`{key.default}`" if key.default else "(empty)"
+        lines.append(f"| `{key.name}` | {default} | {key.doc} |")
+    return "\n".join(lines)
+
+
+def apis_table() -> str:
+    lines = ["| Key | API | Versions served | Flexible from |", "|---:|---|---|---|"]
+    for key, module in sorted(HANDLERS.items()):
+        versions = module.VERSIONS
+        flexible = MESSAGES[key].request.flexible
+        first_flexible = (max(flexible.low, versions.low)
+                          if flexible.high is None or flexible.high >= flexible.low else None)
+        if first_flexible is not None and first_flexible > versions.high:
+            first_flexible = None
+        lines.append(f"| {key} | {api_name(key)} | {versions.low}-{versions.high} | "
+                     f"{'v' + str(first_flexible) if first_flexible is not None else '-'} |")
+    return "\n".join(lines)
+
+
+TABLES = {"mute": mute_table, "keys": keys_table, "apis": apis_table}
+WHERE = {"mute": "docs/design.md", "keys": "README.md", "apis": "README.md"}
+
+
+def check() -> int:
+    stale = [name for name, make in TABLES.items()
+             if make() not in (REPO / WHERE[name]).read_text(encoding="utf-8")]
+    for name in stale:
+        print(f"{WHERE[name]}: the '{name}' table is stale; "
+              f"paste the output of: python docs/make_tables.py {name}")
+    return 1 if stale else 0
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--check"]:
+        return check()
+    names = argv or list(TABLES)
+    unknown = [n for n in names if n not in TABLES]
+    if unknown:
+        print(f"unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)}",
+              file=sys.stderr)
+        return 2
+    print("\n\n".join(TABLES[n]() for n in names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

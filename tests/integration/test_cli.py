@@ -1,0 +1,532 @@
+"""``kafka-net serve`` as a real subprocess: readiness, signals, exit codes, --help.
+
+Every broker here listens on 127.0.0.1 port 0 and reports the port it bound in
+its "kafka-net started" log line, which the tests parse.  Each subprocess is
+killed in a ``finally`` (``serve`` and ``run_cli`` below), and every wait has a
+timeout; no test asserts on elapsed time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import kafka_net
+from kafka_net.daemon import (
+    EXIT_CONFIG_ERROR, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP)
+from kafka_net.protocol import FrameDecoder, decode_response
+from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 30.0
+API_VERSIONS, METADATA = 18, 3
+EPHEMERAL = f"listeners=PLAINTEXT://{LOOPBACK}:0"
+# Log lines end with the thread name: "... kafka-net stopped (MainThread)".
+CLEAN_STOP = r"INFO kafka-net stopped \(MainThread\)$"
+UNCLEAN_STOP = r"INFO kafka-net stopped \(some requests unanswered\) \(MainThread\)$"
+STARTED = re.compile(r"kafka-net started in \d+ ms: .*listening on (?P<listeners>.+?) \(num")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kafka_net", *args]
+
+
+class Broker:
+    """One ``kafka-net serve`` subprocess; a thread collects its stderr lines."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            _command("serve", *args), cwd=REPO, env=_env(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            encoding="utf-8", errors="replace")
+        self._lines: list[str] = []
+        self._eof = False
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name="stderr-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            with self._cond:
+                self._lines.append(line)
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    @property
+    def stderr(self) -> str:
+        with self._cond:
+            return "".join(self._lines)
+
+    def line_count(self) -> int:
+        with self._cond:
+            return len(self._lines)
+
+    def wait_for(self, pattern: str | re.Pattern, start: int = 0,
+                 timeout: float = TIMEOUT) -> re.Match:
+        """The first stderr line from index ``start`` on that matches ``pattern``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for line in self._lines[start:]:
+                    if m := re.search(pattern, line):
+                        return m
+                if self._eof:
+                    raise AssertionError(f"kafka-net exited before logging {pattern!r}:\n"
+                                         + "".join(self._lines))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"no {pattern!r} on stderr within {timeout} s:\n"
+                                         + "".join(self._lines))
+                self._cond.wait(remaining)
+
+    def wait_started(self) -> dict[str, int]:
+        """Wait for the ready line; return {listener name: bound port}."""
+        listeners = self.wait_for(STARTED)["listeners"]
+        ports = {}
+        for item in listeners.split(", "):
+            m = re.fullmatch(r"(?P<name>\w+)://(?P<host>.*):(?P<port>\d+)", item)
+            assert m, f"cannot parse listener {item!r} in the started line"
+            ports[m["name"]] = int(m["port"])
+        return ports
+
+    def send_signal(self, sig: int) -> None:
+        assert self.proc.poll() is None, f"kafka-net already exited:\n{self.stderr}"
+        self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        rc = self.proc.wait(timeout)
+        self._reader.join(timeout)
+        return rc
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(TIMEOUT)
+        self._reader.join(TIMEOUT)
+        self.proc.stderr.close()
+
+
+@contextlib.contextmanager
+def serve(*overrides: str, args: tuple[str, ...] = ()):
+    """Start ``kafka-net serve`` with ``--override`` for each item; always killed."""
+    cmd = [*args]
+    for item in overrides:
+        cmd += ["--override", item]
+    broker = Broker(*cmd)
+    try:
+        yield broker
+    finally:
+        broker.kill()
+
+
+def run_cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """Run ``python -m kafka_net ARGS`` to completion (for commands that exit)."""
+    proc = subprocess.Popen(_command(*args), cwd=REPO, env=_env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(TIMEOUT)
+
+
+def assert_no_traceback(text: str) -> None:
+    assert "Traceback" not in text, text
+
+
+def read_until_eof(sock: socket.socket, timeout: float = TIMEOUT) -> bytes:
+    """Everything the server sends until it closes the connection (EOF or reset)."""
+    sock.settimeout(timeout)
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break   # closed with our unread requests in its buffer: Linux sends a RST
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def split_frames(data: bytes) -> list[bytes]:
+    """Frames in ``data``; asserts nothing is left over (no truncated response)."""
+    decoder = FrameDecoder()
+    frames = list(decoder.frames(data))
+    assert decoder.buffered() == 0, f"{decoder.buffered()} bytes of a truncated frame"
+    return frames
+
+
+# --- starting, answering, stopping -------------------------------------------------------
+
+
+def test_serve_answers_api_versions_and_stops_on_sigterm():
+    with serve(EPHEMERAL, "num.network.threads=2", "num.io.threads=2") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            v3 = client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
+            v0 = client.call(API_VERSIONS, 0, {})
+        for body in (v3, v0):
+            assert body["error_code"] == 0
+            ranges = {e["api_key"]: (e["min_version"], e["max_version"])
+                      for e in body["api_keys"]}
+            assert ranges[API_VERSIONS] == (0, 4)
+            assert ranges[METADATA] == (0, 12)
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        broker.wait_for(r"Received SIGTERM: stopping gracefully")
+        broker.wait_for(CLEAN_STOP)
+        assert_no_traceback(broker.stderr)
+
+
+def test_sigint_stops_gracefully_too():
+    with serve(EPHEMERAL, "num.network.threads=1", "num.io.threads=1") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            assert client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+        broker.send_signal(signal.SIGINT)
+        assert broker.wait_exit() == EXIT_OK
+        broker.wait_for(r"Received SIGINT: stopping gracefully")
+        broker.wait_for(CLEAN_STOP)
+        assert_no_traceback(broker.stderr)   # no KeyboardInterrupt
+
+
+def test_sigusr1_logs_the_metrics_and_keeps_running():
+    with serve(EPHEMERAL, "num.network.threads=2", "num.io.threads=2") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
+            start = broker.line_count()
+            broker.send_signal(signal.SIGUSR1)
+            broker.wait_for(r"metric kafka\.network:type=RequestMetrics,name=RequestsPerSec,"
+                            r"request=ApiVersions,version=3 = 1 \(MainThread\)$", start)
+            # The last line of a dump: the last processor's (id 1) counters.
+            broker.wait_for(r"networkProcessor=1,name=request-total = \d+ ", start)
+            dump = broker.stderr.splitlines()[start:]
+            for name in [
+                "kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=ApiVersions,"
+                "error=NONE",
+                "kafka.network:type=RequestChannel,name=RequestQueueSize",
+                "kafka.network:type=RequestChannel,name=ResponseQueueSize",
+                "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
+                "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
+                "kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=PLAINTEXT",
+                "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0,"
+                "name=connection-count",
+            ]:
+                assert any(f"metric {name} = " in line for line in dump), name
+
+            # Still serving, on the same connection and on a new one.
+            assert client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+        with RawClient(port) as client:
+            assert client.call(API_VERSIONS, 0, {})["error_code"] == 0
+        assert broker.proc.poll() is None
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+
+
+def test_pipelined_requests_then_sigterm_get_whole_ordered_responses():
+    """Sixteen ApiVersions requests in one write, then SIGTERM at once.
+
+    What this proves, and what it does not: the real handlers are fast, so the
+    test cannot choose how many of the sixteen the broker has read when the
+    signal lands (anything from none to all).  It proves that whatever comes
+    back is a prefix of the answers, in request order, each response whole and
+    well-formed, that the connection then closes, and that the process exits 0.
+    A response provably in flight at the signal is the next test.
+    """
+    count = 16
+    with serve(EPHEMERAL, "num.network.threads=1", "num.io.threads=4") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            frames = [client.request_frame(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
+                      for _ in range(count)]
+            client.send_raw(b"".join(frame for _, frame in frames))
+            broker.send_signal(signal.SIGTERM)
+            data = read_until_eof(client.sock)
+        assert broker.wait_exit() == EXIT_OK
+        responses = [decode_response(API_VERSIONS, 3, f) for f in split_frames(data)]
+        assert [cid for cid, _ in responses] == [cid for cid, _ in frames][:len(responses)]
+        assert all(body["error_code"] == 0 for _, body in responses)
+        broker.wait_for(CLEAN_STOP)
+        assert_no_traceback(broker.stderr)
+
+
+# --- a response provably in flight -------------------------------------------------------
+#
+# A Metadata response for 5 topics x 1000 partitions is about 130 KB.  The broker's
+# send buffer is set to 4 KiB (socket.send.buffer.bytes) and the client's receive
+# buffer to 4 KiB before it connects, so while the client does not read, the
+# broker cannot finish writing the response: the request stays in flight for as
+# long as the test likes.  The SIGUSR1 metric dump confirms it (requests read vs
+# responses completed) before the test sends the stop signal.
+
+TOPICS = [f"topic-{i}" for i in range(5)]
+STUCK_OVERRIDES = (EPHEMERAL, "num.network.threads=1", "num.io.threads=2",
+                   "num.partitions=1000", "socket.send.buffer.bytes=4096")
+
+
+class SlowReader(RawClient):
+    """A RawClient whose socket has a small receive buffer, set before connecting."""
+
+    def __init__(self, port: int, rcvbuf: int = 4096) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.settimeout(TIMEOUT)
+        sock.connect((LOOPBACK, port))
+        self.sock = sock
+        self._next_correlation_id = 0
+
+
+def leave_a_response_in_flight(broker: Broker, port: int) -> tuple[SlowReader, int]:
+    """Create the topics, then ask for all of them without reading the answer."""
+    client = SlowReader(port)
+    created = client.call(METADATA, 1, {"topics": [{"name": t} for t in TOPICS]})
+    assert sorted(t["name"] for t in created["topics"]) == TOPICS
+    correlation_id = client.send(METADATA, 1, {"topics": None})
+    # Wait (bounded) until the broker has read both requests and completed only
+    # the first response: the second one is stuck behind our full buffers.
+    for _ in range(100):
+        start = broker.line_count()
+        broker.send_signal(signal.SIGUSR1)
+        read = int(broker.wait_for(r"networkProcessor=0,name=response-total = (\d+) ",
+                                   start)[1])
+        done = int(broker.wait_for(r"networkProcessor=0,name=request-total = (\d+) ",
+                                   start)[1])
+        if (read, done) == (2, 1):
+            return client, correlation_id
+        time.sleep(0.05)
+    raise AssertionError(f"never saw 2 requests read and 1 answered:\n{broker.stderr}")
+
+
+def test_a_response_in_flight_at_sigterm_is_finished_before_exit():
+    with serve(*STUCK_OVERRIDES, "shutdown.timeout.ms=60000") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        client, correlation_id = leave_a_response_in_flight(broker, port)
+        with client:
+            broker.send_signal(signal.SIGTERM)
+            broker.wait_for(r"Received SIGTERM: stopping gracefully")
+            assert broker.proc.poll() is None   # waiting for our response
+            data = read_until_eof(client.sock)
+        assert broker.wait_exit() == EXIT_OK
+        (frame,) = split_frames(data)
+        got, body = decode_response(METADATA, 1, frame)
+        assert got == correlation_id
+        assert sorted(t["name"] for t in body["topics"]) == TOPICS
+        assert all(len(t["partitions"]) == 1000 for t in body["topics"])
+        broker.wait_for(CLEAN_STOP)
+        assert "unanswered" not in broker.stderr
+        assert_no_traceback(broker.stderr)
+
+
+def test_shutdown_timeout_with_a_response_in_flight_exits_4():
+    with serve(*STUCK_OVERRIDES, "shutdown.timeout.ms=200") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        client, _ = leave_a_response_in_flight(broker, port)
+        with client:
+            broker.send_signal(signal.SIGTERM)
+            assert broker.wait_exit() == EXIT_UNCLEAN_STOP
+        broker.wait_for(r"1 request\(s\) still unanswered")
+        broker.wait_for(UNCLEAN_STOP)
+        assert_no_traceback(broker.stderr)
+
+
+def test_a_second_signal_stops_at_once():
+    with serve(*STUCK_OVERRIDES, "shutdown.timeout.ms=600000") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        client, _ = leave_a_response_in_flight(broker, port)
+        with client:
+            broker.send_signal(signal.SIGTERM)
+            broker.wait_for(r"Received SIGTERM: stopping gracefully")
+            # SIGUSR1 during the graceful wait still dumps metrics and is not a
+            # "second signal".
+            start = broker.line_count()
+            broker.send_signal(signal.SIGUSR1)
+            broker.wait_for(r"networkProcessor=0,name=request-total", start)
+            assert broker.proc.poll() is None
+            broker.send_signal(signal.SIGINT)
+            assert broker.wait_exit() == EXIT_UNCLEAN_STOP   # well before 600 s
+        broker.wait_for(r"Received a second signal: stopped without waiting")
+        broker.wait_for(UNCLEAN_STOP)
+        assert_no_traceback(broker.stderr)
+
+
+# --- configuration ------------------------------------------------------------------
+
+
+def test_config_file_then_overrides(tmp_path):
+    properties = tmp_path / "server.properties"
+    properties.write_text(
+        "# kafka-net test\n"
+        f"listeners=PLAINTEXT://{LOOPBACK}:0\n"
+        "num.network.threads=2\n"
+        "num.io.threads=2\n"
+        "log.dirs=/tmp/kafka-logs\n", encoding="utf-8")
+    with serve("num.io.threads=3", args=("--config", str(properties))) as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        broker.wait_for(r"\(num\.network\.threads=2, num\.io\.threads=3\)")
+        broker.wait_for(r"WARNING Ignoring Kafka setting log\.dirs")
+        with RawClient(port) as client:
+            assert client.call(API_VERSIONS, 0, {})["error_code"] == 0
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+
+
+def test_two_listeners_each_advertise_their_own_address():
+    with serve(f"listeners=INTERNAL://{LOOPBACK}:0,EXTERNAL://{LOOPBACK}:0",
+               "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+               "num.network.threads=1", "num.io.threads=2") as broker:
+        ports = broker.wait_started()
+        assert set(ports) == {"INTERNAL", "EXTERNAL"}
+        assert ports["INTERNAL"] != ports["EXTERNAL"]
+        for name, port in ports.items():
+            with RawClient(port) as client:
+                body = client.call(METADATA, 1, {"topics": None})
+            assert [(b["host"], b["port"]) for b in body["brokers"]] == [(LOOPBACK, port)], name
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+
+
+@pytest.mark.parametrize("override, message", [
+    ("num.network.thread=3", "unknown configuration key 'num.network.thread'; "
+                             "did you mean 'num.network.threads'?"),
+    ("num.io.threads=0", "num.io.threads: 0 is below the minimum 1"),
+    ("num.io.threads=eight", "num.io.threads: 'eight' is not an integer"),
+    ("auto.create.topics.enable=maybe", "auto.create.topics.enable: 'maybe' is not true "
+                                        "or false"),
+    ("listeners=SSL://127.0.0.1:9093", "listeners: listener 'SSL' uses security protocol SSL"),
+    ("num.io.threads", "--override 'num.io.threads' is not of the form key=value"),
+])
+def test_bad_configuration_exits_2_with_the_message_and_no_traceback(override, message):
+    result = run_cli("serve", "--override", override)
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert f"kafka-net: configuration error: {message}" in result.stderr
+    assert_no_traceback(result.stderr)
+    assert "kafka-net started" not in result.stderr
+
+
+def test_missing_config_file_exits_2(tmp_path):
+    missing = tmp_path / "missing.properties"
+    result = run_cli("serve", "--config", str(missing))
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert f"cannot read config file {missing}: No such file or directory" in result.stderr
+    assert_no_traceback(result.stderr)
+
+
+@pytest.mark.parametrize("args", [(), ("serve", "--bogus"), ("serve", "--log-level", "LOUD")])
+def test_bad_command_line_exits_2(args):
+    result = run_cli(*args)
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert "usage: kafka-net" in result.stderr
+    assert_no_traceback(result.stderr)
+
+
+def test_port_in_use_exits_3_with_a_clear_message():
+    with socket.create_server((LOOPBACK, 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}")
+    assert result.returncode == EXIT_STARTUP_FAILED
+    assert (f"Startup failed: [Errno 98] Socket server failed to bind to {LOOPBACK}:{port}: "
+            "Address already in use") in result.stderr
+    assert "kafka-net started" not in result.stderr
+    assert_no_traceback(result.stderr)
+
+
+# --- --help and --version -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [("--help",), ("serve", "--help")])
+def test_help_lists_the_exit_codes(args):
+    result = run_cli(*args)
+    assert result.returncode == 0
+    text = result.stdout
+    assert "exit codes:" in text
+    for code, words in [(EXIT_OK, "stopped by SIGTERM/SIGINT"),
+                        (EXIT_CONFIG_ERROR, "bad arguments or configuration"),
+                        (EXIT_STARTUP_FAILED, "startup failed"),
+                        (EXIT_UNCLEAN_STOP, "stopped, but requests were left unanswered")]:
+        assert re.search(rf"^  {code}  {words}", text, flags=re.MULTILINE), (code, text)
+    assert "SIGUSR1" in text
+
+
+def test_serve_help_lists_every_key_with_its_default():
+    text = run_cli("serve", "--help").stdout
+    from kafka_net.config import KEYS
+    for key in KEYS:
+        assert f"  {key.name} = {key.default or '(empty)'}" in text, key.name
+
+
+def test_version():
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"kafka-net {kafka_net.__version__}"
+
+
+# --- docs/tutorial.md runs as written ---------------------------------------------------
+
+
+def _fenced_blocks(markdown: str) -> list[tuple[str, str]]:
+    return re.findall(r"^```(\w*)\n(.*?)^```", markdown, flags=re.MULTILINE | re.DOTALL)
+
+
+def _matches(expected: str, actual: str) -> bool:
+    """Line by line; a line "..." in ``expected`` stands for any number of lines."""
+    pattern = "".join(r"(?:.*\n)*?" if line == "..." else re.escape(line) + r"\n"
+                      for line in expected.splitlines())
+    return re.fullmatch(pattern, actual) is not None
+
+
+def test_tutorial_snippets_run_against_kafka_net_serve():
+    """Every ```python block of docs/tutorial.md, in order, in one namespace, against
+    ``python -m kafka_net serve`` on port 0; a ```text block right after a python
+    block is that block's expected output."""
+    blocks = _fenced_blocks((REPO / "docs" / "tutorial.md").read_text(encoding="utf-8"))
+    assert sum(lang == "python" for lang, _ in blocks) >= 8
+    namespace: dict = {"__name__": "tutorial"}
+    with serve(EPHEMERAL) as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        try:
+            for i, (lang, code) in enumerate(blocks):
+                if lang != "python":
+                    continue
+                code = re.sub(r"^PORT = \d+", f"PORT = {port}", code, flags=re.MULTILINE)
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    exec(compile(code, f"docs/tutorial.md block {i}", "exec"), namespace)
+                following = blocks[i + 1] if i + 1 < len(blocks) else ("", "")
+                if following[0] == "text":
+                    assert _matches(following[1], out.getvalue()), (
+                        f"block {i} printed:\n{out.getvalue()}\nthe tutorial says:\n"
+                        f"{following[1]}")
+        finally:
+            for value in namespace.values():
+                if isinstance(value, socket.socket):
+                    value.close()
+        # The tutorial's bad frame was logged with its reason, and nothing else broke.
+        broker.wait_for(r"WARNING .*closing connection .*: Invalid receive \(size = -1\)")
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        assert_no_traceback(broker.stderr)

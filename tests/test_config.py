@@ -1,0 +1,587 @@
+"""kafka_net.config: the .properties reader, Kafka's keys and defaults, listeners.
+
+The rule under test everywhere: a bad configuration is a :class:`ConfigError`
+whose message names the key, never a silent default and never another
+exception.  (What the command line does with that error is in
+tests/integration/test_cli.py.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from kafka_net.config import (
+    DEFAULT_PROTOCOL_MAP, IGNORED_KAFKA_KEYS, KEYS, ConfigError, EndPoint, ServerConfig,
+    load_config, parse_listeners, parse_properties)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def config(**props: str) -> ServerConfig:
+    """ServerConfig from keyword props; ``num_io_threads=`` means ``num.io.threads``."""
+    return ServerConfig.from_properties({k.replace("_", "."): v for k, v in props.items()})
+
+
+def config_error(props: dict[str, str]) -> str:
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties(props)
+    return str(info.value)
+
+
+# --- the .properties format -------------------------------------------------------------
+
+
+def test_comments_and_blank_lines_are_skipped():
+    text = "# a comment\n! another\n   # indented comment\n\n   \n\t\nkey=value\n"
+    assert parse_properties(text) == {"key": "value"}
+
+
+@pytest.mark.parametrize("line", [
+    "key=value", "key = value", "key:value", "key : value", "key value", "key\tvalue",
+    "key\fvalue", "   key=value", "key   value", "key \t= \tvalue",
+])
+def test_separators(line):
+    assert parse_properties(line) == {"key": "value"}
+
+
+def test_only_the_first_separator_counts():
+    assert parse_properties("listeners=PLAINTEXT://host:9092") == {
+        "listeners": "PLAINTEXT://host:9092"}
+    assert parse_properties("a==b") == {"a": "=b"}
+    assert parse_properties("a=:b") == {"a": ":b"}
+    assert parse_properties("a b c") == {"a": "b c"}
+
+
+def test_key_without_value():
+    assert parse_properties("alone\nempty=\ncolon:") == {"alone": "", "empty": "", "colon": ""}
+
+
+def test_trailing_whitespace_of_a_value_is_kept_and_leading_is_not():
+    assert parse_properties("k =   v  ") == {"k": "v  "}
+
+
+def test_backslash_continues_a_line_and_the_next_line_loses_its_indent():
+    text = "listeners=PLAINTEXT://127.0.0.1:9092,\\\n          OTHER://127.0.0.1:9093\nnext=1"
+    assert parse_properties(text) == {
+        "listeners": "PLAINTEXT://127.0.0.1:9092,OTHER://127.0.0.1:9093", "next": "1"}
+
+
+def test_continuation_over_several_lines():
+    assert parse_properties("k=a\\\n b\\\n  c") == {"k": "abc"}
+
+
+def test_even_number_of_trailing_backslashes_is_an_escaped_backslash():
+    assert parse_properties("k=a\\\\\nnext=1") == {"k": "a\\", "next": "1"}
+    assert parse_properties("k=a\\\\\\\nb") == {"k": "a\\b"}
+
+
+def test_a_comment_marker_inside_a_continuation_is_text():
+    assert parse_properties("k=a\\\n# not a comment") == {"k": "a# not a comment"}
+
+
+def test_a_blank_line_ends_a_continuation():
+    assert parse_properties("k=a\\\n\nb=c") == {"k": "a", "b": "c"}
+
+
+def test_continuation_at_end_of_file():
+    assert parse_properties("k=a\\") == {"k": "a"}
+
+
+@pytest.mark.parametrize("text", ["a=1\r\nb=2", "a=1\rb=2", "a=1\nb=2\n"])
+def test_line_endings(text):
+    assert parse_properties(text) == {"a": "1", "b": "2"}
+
+
+@pytest.mark.parametrize("char", ["\f", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_only_cr_and_lf_end_a_line(char):
+    # str.splitlines() would split at each of these; java.util.Properties does not.
+    assert parse_properties(f"k=a{char}b") == {"k": f"a{char}b"}
+
+
+@pytest.mark.parametrize("escaped, expected", [
+    (r"\t", "\t"), (r"\n", "\n"), (r"\r", "\r"), (r"\f", "\f"), (r"\\", "\\"),
+    (r"\u0041", "A"), (r"\u00e9", "é"), (r"\u4e2d\u6587", "中文"),
+    (r"\uD83D\uDE00", "\U0001F600"),          # a UTF-16 surrogate pair is one character
+    (r"\q", "q"), (r"\=", "="), (r"\:", ":"), (r"\#", "#"), (r"\ ", " "),
+    (r"\u12", "u12"), (r"\uZZZZ", "uZZZZ"),   # malformed \u: read leniently, no error
+])
+def test_escapes_in_values(escaped, expected):
+    assert parse_properties("k=" + escaped) == {"k": expected}
+
+
+@pytest.mark.parametrize("line, key, value", [
+    (r"my\ key=v", "my key", "v"),
+    (r"a\=b=c", "a=b", "c"),
+    (r"a\:b:c", "a:b", "c"),
+    (r"\#not.a.comment=1", "#not.a.comment", "1"),
+    (r"\!bang=1", "!bang", "1"),
+    (r"tab\tkey v", "tab\tkey", "v"),
+    (r"\u006eode.id=3", "node.id", "3"),
+])
+def test_keys_with_escaped_separators(line, key, value):
+    assert parse_properties(line) == {key: value}
+
+
+def test_a_later_key_wins():
+    assert parse_properties("k=1\nk=2") == {"k": "2"}
+
+
+def test_leading_space_of_a_value_can_be_escaped():
+    assert parse_properties(r"k=\ v") == {"k": " v"}
+
+
+# --- Hypothesis ----------------------------------------------------------------------
+
+# Characters the format treats specially, mixed in so that the interesting
+# cases (escapes, separators, continuations) come up often.
+_SPECIAL = st.sampled_from(list("\\=: \t\f\r\n#!u0aF") + ["\r\n", "\\u", "\\\n"])
+_ANY_TEXT = st.lists(st.one_of(_SPECIAL, st.characters(blacklist_categories=())),
+                     max_size=60).map("".join)
+
+
+@given(_ANY_TEXT)
+@example("\\")
+@example("\\u")
+@example("=\\\n")
+@example("\ud83d")            # a lone surrogate
+@example("k=\\uD83D")
+def test_parse_properties_never_raises(text):
+    props = parse_properties(text)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in props.items())
+
+
+_SIMPLE_KEY = st.from_regex(r"[a-z][a-z0-9._-]{0,30}", fullmatch=True)
+_SIMPLE_VALUE = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters="\\"),
+    max_size=40).filter(lambda v: v == v.lstrip())
+
+
+@given(st.dictionaries(_SIMPLE_KEY, _SIMPLE_VALUE, max_size=10))
+def test_simple_key_value_maps_round_trip(props):
+    text = "\n".join(f"{k}={v}" for k, v in props.items())
+    assert parse_properties(text) == props
+
+
+def _escape(s: str, is_key: bool) -> str:
+    """Write ``s`` so that java.util.Properties reads it back unchanged."""
+    out = []
+    for i, c in enumerate(s):
+        if c == "\\":
+            out.append("\\\\")
+        elif c in "\t\n\r\f":
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[c])
+        elif c == " " and (is_key or i == 0):
+            out.append("\\ ")
+        elif is_key and (c in "=:" or (i == 0 and c in "#!")):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=20), st.text(max_size=40), max_size=8))
+def test_any_map_round_trips_when_escaped(props):
+    text = "\r\n".join(f"{_escape(k, True)}={_escape(v, False)}" for k, v in props.items())
+    assert parse_properties(text) == props
+
+
+_KEY_NAMES = st.sampled_from(
+    [k.name for k in KEYS] + ["broker.id", "log.dirs", "listener.name.x.y", "bogus.key"])
+
+
+@given(st.dictionaries(_KEY_NAMES, st.one_of(_ANY_TEXT, st.from_regex(r"-?[0-9]{1,12}")),
+                       max_size=6))
+def test_from_properties_raises_only_config_error(props):
+    try:
+        ServerConfig.from_properties(props)
+    except ConfigError:
+        pass
+
+
+# --- defaults ------------------------------------------------------------------------
+
+
+KAFKA_DEFAULTS = {
+    "num_network_threads": 3,
+    "num_io_threads": 8,
+    "queued_max_requests": 500,
+    "socket_request_max_bytes": 104857600,
+    "socket_send_buffer_bytes": 102400,
+    "socket_receive_buffer_bytes": 102400,
+    "socket_listen_backlog_size": 50,
+    "connections_max_idle_ms": 600000,
+    "auto_create_topics_enable": True,
+    "num_partitions": 1,
+    "default_replication_factor": 1,
+}
+
+
+@pytest.mark.parametrize("cfg", [ServerConfig(), ServerConfig.from_properties({})],
+                         ids=["dataclass", "from_properties"])
+def test_defaults_are_kafkas(cfg):
+    for attr, value in KAFKA_DEFAULTS.items():
+        assert getattr(cfg, attr) == value, attr
+    # Kafka's default is PLAINTEXT://:9092 (every interface); kafka-net binds only
+    # loopback unless told otherwise.
+    assert cfg.listeners == (EndPoint("PLAINTEXT", "127.0.0.1", 9092),)
+    assert str(cfg.listeners[0]) == "PLAINTEXT://127.0.0.1:9092"
+    assert cfg.advertised_listeners == ()
+    assert cfg.node_id == 1
+    assert cfg.shutdown_timeout_ms == 30000
+    assert cfg.ignored == ()
+
+
+@pytest.mark.parametrize("key", KEYS, ids=lambda k: k.name)
+def test_each_documented_default_is_the_dataclass_default(key):
+    # KEYS feeds --help and the README table; ServerConfig's field defaults are
+    # what a test or library user gets.  They must say the same thing.
+    assert config(**{key.name.replace(".", "_"): key.default}) == ServerConfig()
+
+
+# --- unknown keys, bad values, ignored keys -----------------------------------------
+
+
+@pytest.mark.parametrize("typo, suggestion", [
+    ("num.network.thread", "num.network.threads"),
+    ("num.io.thread", "num.io.threads"),
+    ("socket.request.max.byte", "socket.request.max.bytes"),
+    ("listener", "listeners"),
+    ("broker.idd", "broker.id"),
+])
+def test_unknown_key_names_the_key_and_suggests(typo, suggestion):
+    message = config_error({typo: "1"})
+    assert f"'{typo}'" in message
+    assert f"did you mean '{suggestion}'?" in message
+
+
+def test_unknown_key_far_from_any_known_key_has_no_suggestion():
+    message = config_error({"completely.different": "1"})
+    assert "'completely.different'" in message
+    assert "did you mean" not in message
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("num.io.threads", "0", "below the minimum 1"),
+    ("num.network.threads", "0", "below the minimum 1"),
+    ("num.network.threads", "-3", "below the minimum 1"),
+    ("queued.max.requests", "0", "below the minimum 1"),
+    ("socket.request.max.bytes", "0", "below the minimum 1"),
+    ("socket.send.buffer.bytes", "-2", "below the minimum -1"),
+    ("socket.listen.backlog.size", "0", "below the minimum 1"),
+    ("node.id", "-1", "below the minimum 0"),
+    ("shutdown.timeout.ms", "-1", "below the minimum 0"),
+    ("default.replication.factor", "3", "above the maximum 1"),
+    ("socket.request.max.bytes", "2147483648", "above the maximum 2147483647"),
+    ("num.io.threads", "eight", "is not an integer"),
+    ("num.io.threads", "", "is not an integer"),
+    ("num.io.threads", "8.0", "is not an integer"),
+    ("num.io.threads", "1_000", "is not an integer"),
+    ("num.io.threads", "٣", "is not an integer"),       # Arabic-Indic three
+    ("auto.create.topics.enable", "yes", "is not true or false"),
+    ("auto.create.topics.enable", "1", "is not true or false"),
+])
+def test_bad_values_name_the_key(key, value, fragment):
+    message = config_error({key: value})
+    assert message.startswith(f"{key}: ")
+    assert fragment in message
+
+
+def test_values_are_trimmed_and_bools_are_case_insensitive():
+    cfg = config(num_io_threads=" 4 ", auto_create_topics_enable="FALSE")
+    assert cfg.num_io_threads == 4
+    assert cfg.auto_create_topics_enable is False
+    assert config(num_io_threads="+4").num_io_threads == 4
+
+
+def test_minus_one_keeps_the_os_socket_buffer_default():
+    cfg = config(socket_send_buffer_bytes="-1", socket_receive_buffer_bytes="-1")
+    assert (cfg.socket_send_buffer_bytes, cfg.socket_receive_buffer_bytes) == (-1, -1)
+
+
+def test_negative_idle_timeout_disables_expiry_and_may_exceed_an_int():
+    assert config(connections_max_idle_ms="-1").connections_max_idle_ms == -1
+    assert config(connections_max_idle_ms="9999999999").connections_max_idle_ms == 9999999999
+
+
+def test_real_kafka_keys_are_accepted_and_listed_as_ignored():
+    cfg = ServerConfig.from_properties({
+        "log.dirs": "/tmp/kafka-logs", "zookeeper.connect": "localhost:2181",
+        "listener.name.plaintext.some.setting": "x", "num.io.threads": "2"})
+    assert cfg.ignored == ("listener.name.plaintext.some.setting", "log.dirs",
+                           "zookeeper.connect")
+    assert cfg.num_io_threads == 2
+
+
+def test_ignored_keys_are_not_also_served_keys():
+    assert not IGNORED_KAFKA_KEYS & {k.name for k in KEYS}
+
+
+# --- listeners -----------------------------------------------------------------------
+
+
+def test_several_listeners_with_a_protocol_map():
+    cfg = config(listeners="INTERNAL://127.0.0.1:9092, EXTERNAL://127.0.0.1:9093",
+                 listener_security_protocol_map="INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT")
+    assert cfg.listeners == (EndPoint("INTERNAL", "127.0.0.1", 9092),
+                             EndPoint("EXTERNAL", "127.0.0.1", 9093))
+
+
+def test_listener_names_are_case_insensitive():
+    assert config(listeners="plaintext://127.0.0.1:1").listeners[0].listener_name == "PLAINTEXT"
+
+
+@pytest.mark.parametrize("value, host, port, text", [
+    ("PLAINTEXT://[::1]:9092", "::1", 9092, "PLAINTEXT://[::1]:9092"),
+    ("PLAINTEXT://[::]:0", "::", 0, "PLAINTEXT://[::]:0"),
+    ("PLAINTEXT://127.0.0.1:0", "127.0.0.1", 0, "PLAINTEXT://127.0.0.1:0"),
+    ("PLAINTEXT://:9092", "", 9092, "PLAINTEXT://:9092"),
+    ("PLAINTEXT://broker-1.example.com:65535", "broker-1.example.com", 65535,
+     "PLAINTEXT://broker-1.example.com:65535"),
+])
+def test_listener_forms(value, host, port, text):
+    (endpoint,) = parse_listeners(value)
+    assert (endpoint.host, endpoint.port, str(endpoint)) == (host, port, text)
+    assert endpoint.security_protocol == "PLAINTEXT"
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2", "'PLAINTEXT' appears twice"),
+    ("PLAINTEXT://127.0.0.1", "is not of the form NAME://host:port"),
+    ("127.0.0.1:9092", "is not of the form NAME://host:port"),
+    ("PLAINTEXT://::1:9092", "is not of the form NAME://host:port"),
+    ("PLAINTEXT://host:port", "is not of the form NAME://host:port"),
+    ("PLAINTEXT://127.0.0.1:65536", "out of range"),
+    ("PLAINTEXT://127.0.0.1:-1", "out of range"),
+    ("", "at least one listener is required"),
+    (" , ", "at least one listener is required"),
+])
+def test_bad_listeners(value, fragment):
+    message = config_error({"listeners": value})
+    assert message.startswith("listeners: ")
+    assert fragment in message
+
+
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+def test_secure_listeners_are_refused_with_a_clear_message(protocol):
+    message = config_error({"listeners": f"{protocol}://127.0.0.1:9093"})
+    assert message == (f"listeners: listener '{protocol}' uses security protocol {protocol}, "
+                       "which kafka-net does not implement yet; only PLAINTEXT listeners "
+                       "are supported")
+
+
+def test_a_listener_mapped_to_ssl_is_refused_too():
+    message = config_error({"listeners": "EXTERNAL://:9093",
+                            "listener.security.protocol.map": "EXTERNAL:SSL"})
+    assert "'EXTERNAL' uses security protocol SSL" in message
+
+
+def test_a_listener_name_needs_a_protocol():
+    message = config_error({"listeners": "INTERNAL://127.0.0.1:9092"})
+    assert "listener 'INTERNAL' has no security protocol" in message
+    assert "INTERNAL:PLAINTEXT" in message
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("INTERNAL", "is not of the form NAME:PROTOCOL"),
+    ("INTERNAL:TLS", "'TLS' in 'INTERNAL:TLS' is not a security protocol"),
+    ("A:PLAINTEXT,a:SSL", "'A' appears twice"),
+])
+def test_bad_protocol_maps(value, fragment):
+    message = config_error({"listener.security.protocol.map": value})
+    assert message.startswith("listener.security.protocol.map: ")
+    assert fragment in message
+
+
+def test_two_listeners_on_one_port_are_refused_unless_ipv4_and_ipv6():
+    proto = "A:PLAINTEXT,B:PLAINTEXT"
+    message = config_error({"listeners": "A://127.0.0.1:9092,B://0.0.0.0:9092",
+                            "listener.security.protocol.map": proto})
+    assert "use the same port" in message
+    cfg = config(listeners="A://127.0.0.1:9092,B://[::1]:9092",
+                 listener_security_protocol_map=proto)
+    assert [e.port for e in cfg.listeners] == [9092, 9092]
+    cfg = config(listeners="A://127.0.0.1:0,B://127.0.0.1:0",
+                 listener_security_protocol_map=proto)
+    assert [e.port for e in cfg.listeners] == [0, 0]
+
+
+def test_controller_listeners_are_accepted_and_not_opened():
+    cfg = config(listeners="PLAINTEXT://:9092,CONTROLLER://:9093",
+                 advertised_listeners="PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093",
+                 controller_listener_names="CONTROLLER",
+                 listener_security_protocol_map="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
+    assert cfg.listeners == (EndPoint("PLAINTEXT", "", 9092),)
+    assert cfg.advertised_listeners == (EndPoint("PLAINTEXT", "localhost", 9092),)
+    assert cfg.controller_listener_names == ("CONTROLLER",)
+
+
+def test_controller_listeners_alone_are_not_enough():
+    message = config_error({"listeners": "CONTROLLER://:9093",
+                            "controller.listener.names": "CONTROLLER",
+                            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT"})
+    assert "at least one listener is required besides the controller listeners" in message
+
+
+def test_advertised_listeners_default_to_none_and_the_server_uses_listeners():
+    assert config(listeners="PLAINTEXT://127.0.0.1:0").advertised_listeners == ()
+
+
+def test_advertised_listeners_may_name_another_host():
+    cfg = config(listeners="PLAINTEXT://0.0.0.0:9092",
+                 advertised_listeners="PLAINTEXT://broker.example.com:19092")
+    assert cfg.advertised_listeners == (EndPoint("PLAINTEXT", "broker.example.com", 19092),)
+
+
+def test_advertised_listeners_must_name_a_known_listener():
+    message = config_error({
+        "listeners": "PLAINTEXT://127.0.0.1:9092",
+        "advertised.listeners": "OTHER://broker:9092",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"})
+    assert message == ("advertised.listeners: 'OTHER://broker:9092' names a listener "
+                       "not in listeners")
+
+
+def test_advertised_listeners_cannot_advertise_port_zero():
+    message = config_error({"listeners": "PLAINTEXT://127.0.0.1:0",
+                            "advertised.listeners": "PLAINTEXT://localhost:0"})
+    assert "cannot advertise port 0" in message
+
+
+def test_with_overrides_validates():
+    cfg = ServerConfig().with_overrides(num_io_threads=2)
+    assert cfg.num_io_threads == 2
+    with pytest.raises(ConfigError, match="names a listener not in listeners"):
+        ServerConfig().with_overrides(
+            advertised_listeners=(EndPoint("OTHER", "h", 1),))
+
+
+# --- broker.id, files and overrides ----------------------------------------------------
+
+
+def test_broker_id_is_an_alias_of_node_id():
+    assert config(broker_id="7").node_id == 7
+    assert ServerConfig.from_properties({"broker.id": "7", "node.id": "7"}).node_id == 7
+
+
+def test_broker_id_and_node_id_must_agree():
+    message = config_error({"broker.id": "1", "node.id": "2"})
+    assert "broker.id and node.id name the same setting but disagree" in message
+
+
+def test_a_bad_broker_id_is_reported_under_that_name():
+    assert config_error({"broker.id": "x"}) == "broker.id: 'x' is not an integer"
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "server.properties"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_load_config_reads_a_file(tmp_path):
+    path = write(tmp_path, "# test\nnum.io.threads = 2\nlisteners: PLAINTEXT://127.0.0.1:0\n")
+    cfg = load_config(path)
+    assert cfg.num_io_threads == 2
+    assert cfg.listeners == (EndPoint("PLAINTEXT", "127.0.0.1", 0),)
+
+
+def test_overrides_win_over_the_file_and_apply_in_order(tmp_path):
+    path = write(tmp_path, "num.io.threads=2\nnum.network.threads=2\n")
+    cfg = load_config(path, ["num.io.threads=5", "num.io.threads=6"])
+    assert (cfg.num_io_threads, cfg.num_network_threads) == (6, 2)
+
+
+def test_an_override_wins_whichever_spelling_of_node_id_each_side_uses(tmp_path):
+    path = write(tmp_path, "node.id=1\nbroker.id=1\n")
+    assert load_config(path, ["broker.id=5"]).node_id == 5
+    assert load_config(path, ["node.id=6"]).node_id == 6
+
+
+def test_an_override_value_may_contain_equals_signs():
+    cfg = load_config(None, ["cluster.id=a=b"])
+    assert cfg.cluster_id == "a=b"
+
+
+@pytest.mark.parametrize("item", ["num.io.threads", "=5", " =5"])
+def test_an_override_needs_key_equals_value(item):
+    with pytest.raises(ConfigError, match="is not of the form key=value"):
+        load_config(None, [item])
+
+
+def test_an_override_is_checked_like_the_file():
+    with pytest.raises(ConfigError, match="unknown configuration key 'num.io.thread'"):
+        load_config(None, ["num.io.thread=5"])
+
+
+def test_a_missing_file_is_a_config_error_naming_it(tmp_path):
+    missing = tmp_path / "nope.properties"
+    with pytest.raises(ConfigError) as info:
+        load_config(str(missing))
+    assert str(missing) in str(info.value)
+    assert "No such file or directory" in str(info.value)
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path):
+    path = tmp_path / "latin1.properties"
+    path.write_bytes(b"cluster.id=caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(str(path))
+
+
+# Kafka's own KRaft single-node server.properties, trimmed of comments: it must
+# work unchanged (the controller listener is not opened, log settings ignored).
+STOCK_KRAFT_PROPERTIES = """\
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,\\
+    SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+"""
+
+
+def test_kafkas_stock_kraft_server_properties_works_as_is(tmp_path):
+    cfg = load_config(write(tmp_path, STOCK_KRAFT_PROPERTIES))
+    assert cfg.listeners == (EndPoint("PLAINTEXT", "", 9092),)
+    assert cfg.advertised_listeners == (EndPoint("PLAINTEXT", "localhost", 9092),)
+    assert cfg.controller_listener_names == ("CONTROLLER",)
+    assert "log.dirs" in cfg.ignored and "process.roles" in cfg.ignored
+    assert cfg == ServerConfig.from_properties(parse_properties(STOCK_KRAFT_PROPERTIES))
+
+
+# --- the README documents the same keys ----------------------------------------------
+
+
+def test_readme_key_table_matches_the_code():
+    """README.md's configuration table is written by hand from KEYS; keep it honest."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z.]+)` \| ([^|]*) \|", readme, flags=re.MULTILINE)
+    documented = {key: default.strip().strip("`") for key, default in rows}
+    expected = {k.name: (k.default or "(empty)") for k in KEYS}
+    assert documented == expected
+    assert DEFAULT_PROTOCOL_MAP in readme
