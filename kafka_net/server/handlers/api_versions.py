@@ -29,8 +29,11 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 def handle(ctx, request: dict | None) -> dict:
     if ctx.unsupported_version:
+        # The range actually served (the dispatch table), which may differ from
+        # this module's VERSIONS if the table was narrowed.
+        served = ctx.supported_versions.get(API_KEY, VERSIONS)
         return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
-                "api_keys": [_entry(API_KEY, VERSIONS)]}
+                "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
     return {
