@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: run test install java-check kcat bench clean help
+.PHONY: run test install java-check kcat tcpdump bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -50,7 +50,16 @@ kcat:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; \
 	fi
 
-test: install java-check kcat
+# tcpdump records loopback pcaps that the conformance job must read like its own captures.
+tcpdump:
+	@if command -v tcpdump >/dev/null 2>&1; then \
+		echo "tcpdump: $$(command -v tcpdump)"; \
+	else \
+		echo "tcpdump: not found, installing it"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump; \
+	fi
+
+test: install java-check kcat tcpdump
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install

@@ -85,7 +85,6 @@ _IPPROTO_TCP = 6
 _IPV6_GENERIC_EXT = frozenset({0, 43, 60, 135, 139, 140, 253, 254})
 
 _U16 = struct.Struct(">H")
-_U32 = struct.Struct(">I")
 _TCP = struct.Struct(">HHIIBB")   # ports, seq, ack, data offset, flags
 _IPV4_FIXED = struct.Struct(">BBHHHBB")  # vhl, tos, total len, id, frag, ttl, proto
 

@@ -19,24 +19,34 @@ Which side is the broker (the first rule that decides; :attr:`Connection.broker_
 1. ``"syn"``: the destination of a SYN without ACK (the side that was
    connected to); ``"syn-ack"``: the source of a SYN+ACK.
 2. ``"broker_ports"``: the one side whose port is in ``broker_ports``.
-3. ``"request_header"``: the side that receives bytes that parse as a Kafka
-   request (int32 size, api_key 0..100, api_version 0..20, a sane client id
-   length) when the other side's first frame echoes that request's
-   correlation id, or when only one side's first bytes parse as a request.
+3. ``"request_header"``: the side whose packets start with *plausible Kafka
+   requests* (int32 size 8..100 MiB, api_key 0..100, api_version 0..20, a
+   client id length that fits) whose correlation ids come back at the start
+   of the other side's packets; the side with more such answers is the
+   client.  If that does not decide, the side whose first packet is a
+   plausible request is the client.
 4. ``"port_order"``: the lower port (brokers listen on fixed ports, clients
    use ephemeral ones); on a tie, the destination of the first packet.
+
+Pass ``broker_ports`` for captures without handshakes: rule 3 is a heuristic.
 
 Byte streams
 ------------
 Per direction, data segments are placed by sequence number relative to the
-stream start (the SYN's sequence + 1, or, with no SYN captured, the first
-captured data byte) and unwrapped across the 2**32 wraparound.  In sequence
-order, bytes already seen are dropped (retransmissions, overlaps, keepalive
-probes; the first copy wins).  What is missing leaves a *hole*:
+stream start and unwrapped across the 2**32 wraparound.  The stream start is
+the SYN's sequence number + 1 (the client's can also be read from the
+broker's SYN+ACK); with neither captured, the lowest sequence number among
+the first 256 data segments.  Bytes are delivered as a TCP receiver would,
+in capture order: a segment that arrives early waits until the bytes before
+it are in, bytes already delivered are dropped (retransmissions, overlaps,
+keepalive probes: the first captured copy wins).  What is missing leaves a
+*hole*:
 
 * a **lost** hole: bytes that never appear in the capture (dropped by the
-  capture, or a rotated file that was not given).  Also detected at the end,
-  from the FIN's sequence number.
+  capture, or a rotated file that was not given).  At the end of a stream
+  they are found from the FIN's sequence number, or from the peer's ACKs
+  (bytes acknowledged but never captured; one byte is not counted, it may be
+  a FIN that was not captured).
 * a **cut** hole: bytes the snap length cut off (the IP header says they
   were sent).  Frame boundaries stay known; the frame is marked truncated.
 
@@ -48,29 +58,34 @@ the data ends is kept (truncated) if its header is complete, else dropped.
 
 A direction becomes **unverifiable** from a point on when a lost hole is
 met, when a size prefix falls into a hole (framing is lost; frames are looked
-for again at later segment starts), when a size prefix is negative or over
-100 MiB (not Kafka, or not at a frame boundary: that direction stops), or
-when a truncated request's header is incomplete.  Lost bytes may have held
-requests or responses, so the connection's :attr:`~Connection.unverifiable_from_ns`
-is just after the last packet known to precede the trouble, and *every*
-frame of either direction completed at or after it gets ``after_gap=True``:
-:func:`pair_connection` then reports the connection unverifiable from the
-first such frame instead of reporting mismatches.
+for again at later segment starts, the frames found get ``after_gap``), when
+a size prefix is negative or over 100 MiB (not Kafka, or not at a frame
+boundary: that direction stops), or when a truncated frame's header is
+incomplete.  Lost bytes may have held requests or responses, so the
+connection's :attr:`~Connection.unverifiable_from_ns` is the earliest time
+the trouble can have started (lost bytes: just after the capture time of the
+packet holding the byte before them; bytes that are there but unusable: the
+capture time of their packet), and *every* frame of either direction
+completed at or after it gets ``after_gap=True``: :func:`pair_connection`
+then reports the connection unverifiable from the first such frame instead
+of reporting mismatches.  This is conservative: a response to a request sent
+before the loss may be left unchecked too.
 
 Capture started mid-stream (no SYN for a direction): the first bytes may be
 in the middle of a frame.  Frames are looked for at segment starts (the first
 :data:`SYNC_TRIES` ones): a request boundary must parse as a plausible request
-header, a response boundary must carry the correlation id of a captured
-request (a response to a request sent before the capture started cannot be
-checked), and the next size prefix must be plausible too.  Requests captured
-before the request answered by the first framed response are dropped (their
-responses, if any, were not captured whole).  A direction where no boundary
-is found is unverifiable from its first byte.
+header whose correlation id starts one of the broker's packets, a response
+boundary must carry the correlation id of a captured request (a response to
+a request sent before the capture started cannot be checked), and the next
+size prefix must be plausible too.  Requests captured before the request
+answered by the first framed response are dropped (their responses, if any,
+were not captured whole).  A direction where no boundary is found is
+unverifiable from its first byte.
 
-Each frame's timestamp is that of the packet that completed it (the latest
-packet holding any of its bytes; never earlier than the frame before it in
-the same direction, as TCP delivers in order).  Frames of both directions are
-merged by timestamp, requests first on ties.
+Each frame's timestamp is that of the packet that completed it (the one
+that made all its bytes deliverable; never earlier than the frame before it
+in the same direction).  Frames of both directions are merged by timestamp,
+requests first on ties.
 """
 
 from __future__ import annotations
@@ -109,7 +124,7 @@ class FlowStats:
     bytes: int = 0                   # distinct payload bytes captured
     retransmitted_segments: int = 0  # data segments that brought nothing new
     retransmitted_bytes: int = 0     # duplicate bytes dropped (incl. partial overlaps)
-    out_of_order_segments: int = 0   # captured after a segment that follows them
+    out_of_order_segments: int = 0   # captured before bytes that precede them
     gaps: int = 0                    # holes of bytes missing from the capture
     gap_bytes: int = 0
     cut_bytes: int = 0               # bytes the snap length cut off
@@ -242,6 +257,8 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
         (req if from_client else resp).add(p)
         if p.flags & ACK:
             (resp if from_client else req).peer_acks.append((p.timestamp_ns, p.ack))
+        elif not p.flags & (SYN | RST):
+            (resp if from_client else req).peer_acks_reliable = False
         fin = fin or bool(p.flags & FIN)
         rst = rst or bool(p.flags & RST)
     syn = req.isn is not None
@@ -268,7 +285,10 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
 
     limits = [x for x in (req.unverifiable_ns, resp.unverifiable_ns) if x is not None]
     limit = min(limits) if limits else None
-    conn.unverifiable_from_ns = limit
+    # Frames after lost bytes of their own direction are after_gap whatever the time.
+    firsts = [next((f[0] for f in flow.frames if f[4]), None) for flow in (req, resp)]
+    starts = limits + [t for t in firsts if t is not None]
+    conn.unverifiable_from_ns = min(starts) if starts else None
     for flow, name in ((req, "requests"), (resp, "responses")):
         if flow.stats.unverifiable:
             conn.notes.append(f"{name}: {flow.stats.unverifiable}")
@@ -352,6 +372,9 @@ class _Flow:
         self.fin_seq: int | None = None
         self.acked_isn: int | None = None     # the peer's ISN, from our SYN+ACK
         self.peer_acks: list[tuple[int, int]] = []   # (ts, ack) the peer sent us
+        self.peer_acks_reliable = True        # every peer segment carried an ACK
+        self.acked_ts: list[int] = []         # the same, unwrapped: by then the peer had
+        self.acked_off: list[int] = []        # all bytes before acked_off (running max)
         # the stream, filled by assemble()
         self.run_starts: list[int] = []
         self.run_data: list[bytes] = []
@@ -410,8 +433,10 @@ class _Flow:
         acks, next_ack, acked = self.peer_acks, 0, 0
         for rank, (seq, ts, payload, length) in enumerate(segs):
             while next_ack < len(acks) and acks[next_ack][0] <= ts:
-                ack = acks[next_ack][1]
+                ack_ts, ack = acks[next_ack]
                 acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
+                self.acked_ts.append(ack_ts)
+                self.acked_off.append(acked)
                 next_ack += 1
             off = ref_off + (seq - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
             if off > ref_off:
@@ -423,9 +448,9 @@ class _Flow:
                 self._deliver(off, ts, ts, payload, length)
                 while waiting and waiting[0][0] <= self._rcv:
                     w_off, _rank, w_ts, w_payload, w_length = heappop(waiting)
+                    st.out_of_order_segments += 1
                     self._deliver(w_off, ts, w_ts, w_payload, w_length)
             else:
-                st.out_of_order_segments += 1
                 heappush(waiting, (off, rank, ts, payload, length))
         while waiting:     # beyond lost bytes
             w_off, _rank, w_ts, w_payload, w_length = heappop(waiting)
@@ -437,8 +462,10 @@ class _Flow:
             self.run_starts.append(self._run_start)
             self.run_data.append(b"".join(self._parts))
         end = self._rcv
-        for _ts, ack in acks[next_ack:]:
+        for ack_ts, ack in acks[next_ack:]:
             acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
+            self.acked_ts.append(ack_ts)
+            self.acked_off.append(acked)
         if self.fin_seq is not None:
             fin_off = ref_off + (self.fin_seq - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
             if fin_off > end:
@@ -522,18 +549,33 @@ class _Flow:
         j = max(bisect_left(self.piece_starts, end) - 1, i)
         return max(self.piece_ts[i:j + 1])
 
-    def _loss_ts(self, pos: int) -> int:
-        """The earliest time bytes from ``pos`` on can have been sent: the capture time
-        of the packet holding ``pos`` if one does (the bytes are there, but unusable),
-        else just after the packet holding the byte before (bytes were lost)."""
+    def _loss_ts(self, pos: int) -> int | None:
+        """The earliest capture time of a frame (either direction) that can depend on
+        the bytes at ``pos``; None if no captured frame can.
+
+        Bytes that are there but unusable (not Kafka, a header cut by the snap
+        length): the capture time of their packet.  Lost bytes: they were sent after
+        the byte before them, and the peer can answer them only once it has them, so
+        only in packets acknowledging them (TCP puts the current cumulative ACK in
+        every segment): the later of the two.  A peer that never acknowledged them
+        never answered them.  (If some peer segment carried no ACK, only the first
+        bound is used.)
+        """
         i = bisect_right(self.piece_starts, pos) - 1
+        if i >= 0 and pos < self.piece_ends[i]:
+            return self.piece_own_ts[i]
         if i >= 0:
-            if pos < self.piece_ends[i]:
-                return self.piece_own_ts[i]
-            return self.piece_own_ts[i] + 1
-        if self.syn_ts is not None:
-            return self.syn_ts + 1
-        return self.first_data_ts
+            sent_after = self.piece_own_ts[i] + 1
+        elif self.syn_ts is not None:
+            sent_after = self.syn_ts + 1
+        else:
+            sent_after = self.first_data_ts
+        if not self.peer_acks_reliable:
+            return sent_after        # segments without ACKs: nothing better to go by
+        j = bisect_right(self.acked_off, pos)
+        if j == len(self.acked_off):
+            return None
+        return max(sent_after, self.acked_ts[j])
 
     def _known_bytes(self, start: int, end: int) -> int:
         """How many bytes of [start, end) were captured."""
@@ -559,7 +601,7 @@ class _Flow:
 
     def _unverifiable(self, pos: int, reason: str | None) -> None:
         at = self._loss_ts(pos)
-        if self.unverifiable_ns is None or at < self.unverifiable_ns:
+        if at is not None and (self.unverifiable_ns is None or at < self.unverifiable_ns):
             self.unverifiable_ns = at
         if self.stats.unverifiable is None and reason:
             self.stats.unverifiable = reason

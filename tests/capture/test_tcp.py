@@ -1,0 +1,614 @@
+"""TCP reassembly into Kafka frames, on synthetic packets (and synthetic pcap files)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafka_net.capture.pairing import REQUEST, RESPONSE, pair_connection
+from kafka_net.capture.pcap import ACK, FIN, PSH, RST, SYN, Packet, read_packets
+from kafka_net.capture.tcp import Connection, plausible_request, reassemble
+from kafka_net.protocol import ApiKey, encode_request, encode_response
+from kafka_net.protocol.messages import MESSAGES
+from tests.capture.test_pcap import ethernet, ip_packet, pcap_file, pcapng_file
+
+CLIENT = ("10.0.0.1", 50123)
+BROKER = ("10.0.0.2", 9092)
+C, B = 0, 1
+
+
+class Wire:
+    """The packets of one TCP connection in send order, ``step`` ns apart."""
+
+    def __init__(self, client=CLIENT, broker=BROKER, isn_c=1_000, isn_b=700_000,
+                 t0=1_000_000_000, step=1_000):
+        self.ends = {C: client, B: broker}
+        self.seq = {C: isn_c % 2**32, B: isn_b % 2**32}
+        self.t = t0
+        self.step = step
+        self.packets: list[Packet] = []
+
+    def packet(self, side, seq, flags, payload=b"", payload_len=None) -> Packet:
+        src, dst = self.ends[side], self.ends[1 - side]
+        self.t += self.step
+        p = Packet(self.t, src[0], src[1], dst[0], dst[1], seq % 2**32, self.seq[1 - side],
+                   flags, payload, len(payload) if payload_len is None else payload_len)
+        self.packets.append(p)
+        return p
+
+    def handshake(self) -> "Wire":
+        self.packet(C, self.seq[C], SYN)
+        self.seq[C] += 1
+        self.packet(B, self.seq[B], SYN | ACK)
+        self.seq[B] += 1
+        self.packet(C, self.seq[C], ACK)
+        return self
+
+    def send(self, side, data: bytes, mss: int = 1000) -> list[Packet]:
+        out = []
+        for i in range(0, len(data), mss):
+            chunk = data[i:i + mss]
+            out.append(self.packet(side, self.seq[side], PSH | ACK, chunk))
+            self.seq[side] += len(chunk)
+        return out
+
+    def close(self) -> "Wire":
+        for side in (C, B):
+            self.packet(side, self.seq[side], FIN | ACK)
+            self.seq[side] += 1
+        return self
+
+
+def metadata_request(corr: int, topics: int = 2) -> bytes:
+    body = {"topics": [{"topic_id": None, "name": f"topic-{corr}-" + "t" * 60}] * topics,
+            "allow_auto_topic_creation": True, "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False}
+    return encode_request(ApiKey.METADATA, 9, corr, body, client_id="tester")
+
+
+def metadata_response(corr: int) -> bytes:
+    body = MESSAGES[ApiKey.METADATA].response.defaults()
+    body["cluster_id"] = "cluster-" + "c" * 40
+    return encode_response(ApiKey.METADATA, 9, corr, body)
+
+
+def api_versions_request(corr: int) -> bytes:
+    return encode_request(ApiKey.API_VERSIONS, 3, corr, {
+        "client_software_name": "kafka-net", "client_software_version": "0.1.0"})
+
+
+def api_versions_response(corr: int) -> bytes:
+    return encode_response(ApiKey.API_VERSIONS, 3, corr,
+                           MESSAGES[ApiKey.API_VERSIONS].response.defaults())
+
+
+def conversation(n: int = 6, mss: int = 40, pipeline: int = 1, wire: Wire | None = None,
+                 handshake: bool = True, close: bool = True):
+    """(wire, requests, responses): ``n`` exchanges, ``pipeline`` requests in flight."""
+    wire = wire or Wire()
+    if handshake:
+        wire.handshake()
+    requests, responses = [], []
+    corr = 1
+    while corr <= n:
+        batch = list(range(corr, min(n, corr + pipeline - 1) + 1))
+        for c in batch:
+            req = api_versions_request(c) if c == 1 else metadata_request(c)
+            requests.append(req)
+            wire.send(C, req, mss)
+        for c in batch:
+            resp = api_versions_response(c) if c == 1 else metadata_response(c)
+            responses.append(resp)
+            wire.send(B, resp, mss)
+        corr += len(batch)
+    if close:
+        wire.close()
+    return wire, requests, responses
+
+
+def payloads(conn: Connection, direction: int, after_gap: bool | None = False) -> list[bytes]:
+    return [f.frame for f in conn.frames if f.direction == direction
+            and (after_gap is None or f.after_gap == after_gap)]
+
+
+def only(conns: list[Connection]) -> Connection:
+    assert len(conns) == 1, conns
+    return conns[0]
+
+
+def assert_clean(conn: Connection, requests, responses):
+    assert payloads(conn, REQUEST) == [r[4:] for r in requests]
+    assert payloads(conn, RESPONSE) == [r[4:] for r in responses]
+    assert [f.position for f in conn.frames] == list(range(len(conn.frames)))
+    assert not any(f.truncated or f.after_gap for f in conn.frames)
+    assert conn.unverifiable_from_ns is None and conn.gaps == 0
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and report.unverifiable_from is None
+    assert len(report.pairs) == len(requests) and report.in_flight_at_end == 0
+    return report
+
+
+def shuffle_within_bursts(packets: list[Packet], rng: random.Random, dups: int = 0):
+    """Capture order differs from send order inside each one-direction burst, and
+    ``dups`` data packets are captured twice (retransmissions): frames must not change."""
+    out, burst = [], []
+
+    def flush():
+        times = [p.timestamp_ns for p in burst]
+        rng.shuffle(times)
+        out.extend(_with_ts(p, t) for p, t in zip(burst, times))
+        burst.clear()
+
+    for p in packets:
+        if burst and (p.src_port != burst[-1].src_port or not p.payload):
+            flush()
+        burst.append(p)
+    flush()
+    data = [p for p in out if p.payload]
+    for _ in range(dups if data else 0):
+        p = rng.choice(data)
+        out.append(_with_ts(p, p.timestamp_ns + 1))
+    rng.shuffle(out)      # reassemble sorts by timestamp itself
+    return out
+
+
+def _with_ts(p: Packet, ts: int) -> Packet:
+    return Packet(ts, p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq, p.ack, p.flags,
+                  p.payload, p.payload_len, p.record)
+
+
+# --- tests -------------------------------------------------------------------------------
+
+
+def test_many_small_segments():
+    wire, requests, responses = conversation(n=6, mss=7, pipeline=2)
+    conn = only(reassemble(wire.packets))
+    assert conn.id == "10.0.0.1:50123-10.0.0.2:9092"
+    assert (conn.client, conn.broker, conn.broker_rule) == (
+        "10.0.0.1:50123", "10.0.0.2:9092", "syn")
+    assert conn.syn and conn.fin and not conn.rst
+    assert_clean(conn, requests, responses)
+    assert conn.bytes == sum(map(len, requests + responses))
+    assert conn.requests.frames == 6 and conn.requests.segments > 100
+    # Each frame's timestamp is the packet that completed it: the last chunk of it.
+    last_chunk_ts = {}
+    for p in wire.packets:
+        if p.payload:
+            last_chunk_ts[(p.src_port, p.seq + p.payload_len)] = p.timestamp_ns
+    ends = {C: 1_001, B: 700_001}
+    for f in conn.frames:
+        side = C if f.direction == REQUEST else B
+        ends[side] += 4 + f.frame_size
+        port = CLIENT[1] if side == C else BROKER[1]
+        assert f.timestamp_ns == last_chunk_ts[(port, ends[side])]
+
+
+def test_out_of_order_and_retransmitted_segments():
+    wire, requests, responses = conversation(n=5, mss=9, pipeline=3)
+    packets = shuffle_within_bursts(wire.packets, random.Random(7), dups=15)
+    conn = only(reassemble(packets))
+    assert_clean(conn, requests, responses)
+    assert conn.retransmissions == 15
+    assert conn.requests.out_of_order_segments + conn.responses.out_of_order_segments > 0
+
+
+def test_overlapping_retransmission_is_trimmed():
+    wire = Wire().handshake()
+    req = metadata_request(1)
+    sent = wire.send(C, req, 50)
+    # A repacketised retransmission covering the end of one segment and part of the next.
+    wire.packet(C, sent[1].seq + 20, PSH | ACK, req[70:130])
+    resp = metadata_response(1)
+    wire.send(B, resp, 50)
+    conn = only(reassemble(wire.packets))
+    assert_clean(conn, [req], [resp])
+    assert conn.requests.retransmitted_bytes == 60 and conn.retransmissions == 1
+
+
+@pytest.mark.parametrize("isn_c,isn_b", [(2**32 - 50, 2**32 - 3), (2**32 - 1, 0)])
+def test_sequence_numbers_wrap_around(isn_c, isn_b):
+    wire, requests, responses = conversation(n=4, mss=30, wire=Wire(isn_c=isn_c, isn_b=isn_b))
+    assert_clean(only(reassemble(wire.packets)), requests, responses)
+
+
+def _drop(packets, victim):
+    return [p for p in packets if p is not victim]
+
+
+def _assert_unverifiable_not_mismatched(conn: Connection):
+    report = pair_connection(conn.frames)
+    assert report.violations == []
+    first_gap = next(f.position for f in conn.frames if f.after_gap)
+    assert report.unverifiable_from == first_gap
+    assert all(f.after_gap for f in conn.frames[first_gap:])
+    assert conn.unverifiable_from_ns is not None
+    return report
+
+
+def test_dropped_segment_inside_a_request():
+    wire = Wire().handshake()
+    requests = [metadata_request(c) for c in range(1, 7)]
+    responses = [metadata_response(c) for c in range(1, 7)]
+    victim = None
+    for i, (req, resp) in enumerate(zip(requests, responses)):
+        sent = wire.send(C, req, 40)
+        if i == 3:
+            victim = sent[2]          # in the middle of request 4's body
+        wire.send(B, resp, 40)
+    wire.close()
+    conn = only(reassemble(_drop(wire.packets, victim)))
+    assert conn.requests.gaps == 1 and conn.requests.gap_bytes == 40
+    assert "missing from the capture" in conn.requests.unverifiable
+    # Frames before the gap are exact; request 4 is cut where the bytes are missing,
+    # and framing goes on (the size prefix says where request 5 starts).
+    assert payloads(conn, REQUEST) == [r[4:] for r in requests[:3]]
+    assert payloads(conn, RESPONSE) == [r[4:] for r in responses[:3]]
+    cut = [f for f in conn.frames if f.direction == REQUEST and f.after_gap]
+    assert cut[0].truncated and cut[0].frame == requests[3][4:2 * 40]
+    assert [f.frame for f in cut[1:]] == [r[4:] for r in requests[4:]]
+    report = _assert_unverifiable_not_mismatched(conn)
+    assert len(report.pairs) == 3
+
+
+def test_dropped_segment_holding_a_size_prefix_resyncs_later():
+    wire = Wire().handshake()
+    requests = [metadata_request(c) for c in range(1, 7)]
+    responses = [metadata_response(c) for c in range(1, 7)]
+    victim = None
+    for i, (req, resp) in enumerate(zip(requests, responses)):
+        sent = wire.send(C, req, 40)
+        if i == 3:
+            victim = sent[0]          # the start of request 4, size prefix included
+        wire.send(B, resp, 40)
+    conn = only(reassemble(_drop(wire.packets, victim)))
+    assert "frame boundary lost" in conn.requests.unverifiable
+    assert payloads(conn, REQUEST, after_gap=True) == [r[4:] for r in requests[4:]]
+    assert conn.requests.skipped_bytes == len(requests[3]) - 40
+    report = _assert_unverifiable_not_mismatched(conn)
+    # Response 3 was sent before the broker acknowledged the lost bytes, so it cannot
+    # answer anything in them: it is still checked.  Nothing after that is.
+    assert len(report.pairs) == 3
+
+
+def test_without_acks_a_loss_taints_everything_after_the_byte_before_it():
+    wire = Wire().handshake()
+    requests = [metadata_request(c) for c in range(1, 5)]
+    victim = None
+    for i, req in enumerate(requests):
+        sent = wire.send(C, req, 40)
+        victim = sent[0] if i == 2 else victim
+        wire.send(B, metadata_response(i + 1), 40)
+    no_acks = [p if p.flags & SYN else Packet(
+        p.timestamp_ns, p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq, 0, p.flags & ~ACK,
+        p.payload, p.payload_len) for p in wire.packets if p is not victim]
+    report = _assert_unverifiable_not_mismatched(only(reassemble(no_acks)))
+    assert len(report.pairs) == 1     # response 2 came after request 2's last byte
+
+
+def test_dropped_response_segment():
+    wire = Wire().handshake()
+    requests, responses, victim = [], [], None
+    for c in range(1, 6):
+        requests.append(metadata_request(c))
+        wire.send(C, requests[-1], 100)
+        responses.append(metadata_response(c))
+        sent = wire.send(B, responses[-1], 30)
+        if c == 2:
+            victim = sent[1]
+    conn = only(reassemble(_drop(wire.packets, victim)))
+    assert conn.responses.gaps == 1 and conn.requests.gaps == 0
+    report = _assert_unverifiable_not_mismatched(conn)
+    assert len(report.pairs) == 1
+
+
+def test_lost_tail_before_fin_is_a_gap_and_capture_end_is_not():
+    wire = Wire().handshake()
+    req, resp = metadata_request(1), metadata_response(1)
+    wire.send(C, req)
+    sent = wire.send(B, resp, 20)
+    wire.close()
+    with_fin = _drop(wire.packets, sent[-1])
+    conn = only(reassemble(with_fin))
+    assert conn.responses.gaps == 1
+    _assert_unverifiable_not_mismatched(conn)
+    # Without the FIN the capture just stopped: the response is kept, truncated.
+    stopped = [p for p in with_fin if not p.flags & FIN]
+    conn = only(reassemble(stopped))
+    assert conn.gaps == 0 and conn.unverifiable_from_ns is None
+    (f,) = payloads(conn, RESPONSE)
+    assert resp[4:].startswith(f) and len(f) < len(resp) - 4
+    assert conn.responses.incomplete_tail_bytes == len(resp) - len(sent[-1].payload)
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and len(report.pairs) == 1
+
+
+def test_acks_reveal_bytes_lost_at_the_end():
+    wire = Wire().handshake()
+    req1, req2 = metadata_request(1), metadata_request(2)
+    wire.send(C, req1)
+    wire.send(B, metadata_response(1))
+    lost = wire.send(C, req2)             # never captured, but the broker acks it ...
+    wire.send(B, metadata_response(2))    # ... and answers it
+    conn = only(reassemble(_drop(wire.packets, lost[0])))
+    assert conn.requests.gaps == 1 and conn.requests.gap_bytes == len(req2)
+    report = _assert_unverifiable_not_mismatched(conn)
+    assert len(report.pairs) == 1
+
+
+def test_syn_ack_says_where_the_client_stream_starts():
+    wire = Wire().handshake()
+    requests = [metadata_request(c) for c in (1, 2, 3)]
+    responses = [metadata_response(c) for c in (1, 2, 3)]
+    first = None
+    for req, resp in zip(requests, responses):
+        sent = wire.send(C, req, 60)
+        first = first or sent[0]
+        wire.send(B, resp)
+    # The client's SYN and its first segment were not captured: without the SYN+ACK
+    # this would look like a capture started mid-stream; with it, it is a gap.
+    packets = [p for p in wire.packets[1:] if p is not first]
+    conn = only(reassemble(packets))
+    assert not conn.syn and conn.broker_rule == "syn-ack"
+    assert conn.requests.gaps == 1 and conn.requests.gap_bytes == 60
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and report.unverifiable_from == 0
+
+
+def test_capture_stopped_inside_a_size_prefix():
+    wire = Wire().handshake()
+    req = metadata_request(1)
+    wire.send(C, req)
+    wire.packet(C, wire.seq[C], PSH | ACK, b"\x00\x00")
+    conn = only(reassemble(wire.packets))
+    assert payloads(conn, REQUEST) == [req[4:]] and conn.requests.incomplete_tail_bytes == 2
+
+
+@pytest.mark.parametrize("with_ports", [True, False])
+def test_capture_started_mid_stream(with_ports):
+    wire, requests, responses = conversation(n=9, mss=50, pipeline=3)
+    # Start capturing in the middle of request 2 (long after the handshake).
+    start = next(i for i, p in enumerate(wire.packets)
+                 if p.payload and p.payload in requests[1][50:] and p.payload[:4] !=
+                 requests[1][:4])
+    conn = only(reassemble(wire.packets[start:], {9092} if with_ports else None))
+    assert not conn.syn
+    assert conn.broker == "10.0.0.2:9092"
+    assert conn.broker_rule == ("broker_ports" if with_ports else "request_header")
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and report.unverifiable_from is None
+    # Requests 1-2 started before the capture; responses 1-2 answer them: left out.
+    assert [p.correlation_id for p in report.pairs] == list(range(3, 10))
+    assert payloads(conn, REQUEST) == [r[4:] for r in requests[2:]]
+    assert payloads(conn, RESPONSE) == [r[4:] for r in responses[2:]]
+    assert conn.requests.skipped_bytes > 0 and conn.responses.skipped_bytes > 0
+
+
+def test_mid_stream_without_any_request_is_unverifiable():
+    wire, _requests, responses = conversation(n=3, mss=50)
+    only_responses = [p for p in wire.packets if p.src_port == 9092 and p.payload]
+    conn = only(reassemble(only_responses, {9092}))
+    assert conn.frames == [] and conn.unverifiable_from_ns is not None
+    assert "no Kafka frame boundary" in conn.responses.unverifiable
+
+
+def test_two_interleaved_connections():
+    w1, req1, resp1 = conversation(n=4, mss=25, wire=Wire(t0=1_000_000, step=1000))
+    w2, req2, resp2 = conversation(n=3, mss=33, wire=Wire(
+        client=("10.0.0.3", 41000), isn_c=5, isn_b=9, t0=1_000_500, step=1000))
+    conns = reassemble(w2.packets + w1.packets)
+    assert [c.id for c in conns] == ["10.0.0.1:50123-10.0.0.2:9092",
+                                     "10.0.0.3:41000-10.0.0.2:9092"]
+    assert_clean(conns[0], req1, resp1)
+    assert_clean(conns[1], req2, resp2)
+
+
+def test_port_reused_for_a_new_connection():
+    w = Wire(isn_c=100, isn_b=200)
+    _, req1, resp1 = conversation(n=2, wire=w)
+    w.seq = {C: 900_000, B: 5_000_000}
+    _, req2, resp2 = conversation(n=3, wire=w)
+    conns = reassemble(w.packets)
+    assert [c.id for c in conns] == ["10.0.0.1:50123-10.0.0.2:9092",
+                                     "10.0.0.1:50123-10.0.0.2:9092#2"]
+    assert_clean(conns[0], req1, resp1)
+    assert_clean(conns[1], req2, resp2)
+
+
+def test_retransmitted_syn_is_the_same_connection():
+    w = Wire()
+    w.packet(C, w.seq[C], SYN)
+    _, requests, responses = conversation(n=2, wire=w)
+    assert_clean(only(reassemble(w.packets)), requests, responses)
+
+
+def _to_records(packets):
+    return [(p.timestamp_ns, ethernet(ip_packet(p.src_ip, p.src_port, p.dst_ip, p.dst_port,
+                                                 p.seq, p.ack, p.flags, p.payload)))
+            for p in packets]
+
+
+def test_flow_split_across_rotated_files_is_joined():
+    wire, requests, responses = conversation(n=6, mss=30, pipeline=2)
+    records = _to_records(wire.packets)
+    half = len(records) // 2 + 1
+    first = pcap_file(records[:half], nano=True)
+    second = pcapng_file(records[half:], endian=">")      # formats may differ too
+    for files in ((first, second), (second, first)):
+        packets = []
+        for data in files:
+            got, problems = read_packets(data)
+            assert problems == []
+            packets += got
+        assert_clean(only(reassemble(packets)), requests, responses)
+    # A missing middle file is a gap: unverifiable, not mismatched.
+    third = len(records) // 3
+    packets = (read_packets(pcap_file(records[:third], nano=True))[0]
+               + read_packets(pcap_file(records[2 * third:], nano=True))[0])
+    _assert_unverifiable_not_mismatched(only(reassemble(packets)))
+
+
+def test_http_is_unverifiable_not_a_crash():
+    wire = Wire(broker=("10.0.0.2", 80)).handshake()
+    wire.send(C, b"GET / HTTP/1.1\r\nHost: example\r\n\r\n", 10)
+    wire.send(B, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", 10)
+    wire.close()
+    for packets in (wire.packets, wire.packets[3:]):        # with and without handshake
+        conn = only(reassemble(packets))
+        assert conn.frames == [] and not conn.verifiable
+        assert conn.requests.unverifiable and conn.responses.unverifiable
+        assert conn.broker == "10.0.0.2:80"
+        assert pair_connection(conn.frames).violations == []
+
+
+def test_tls_and_garbage_after_good_frames():
+    wire = Wire().handshake()
+    wire.send(C, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40)
+    conn = only(reassemble(wire.packets))
+    assert conn.frames == [] and "not Kafka" in conn.requests.unverifiable
+    wire = Wire().handshake()
+    req, resp = metadata_request(1), metadata_response(1)
+    wire.send(C, req)
+    wire.send(B, resp)
+    wire.send(C, b"\xff\xff\xff\xf0" + b"junk" * 10)
+    wire.send(B, resp)
+    conn = only(reassemble(wire.packets))
+    assert "frame size -16" in conn.requests.unverifiable
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and len(report.pairs) == 1
+    assert report.unverifiable_from == 2
+
+
+def test_broker_side_rules():
+    wire, requests, responses = conversation(n=3, mss=40, handshake=False,
+                                             wire=Wire(client=("10.0.0.1", 1234),
+                                                       broker=("10.0.0.2", 60000)))
+    conn = only(reassemble(wire.packets))
+    assert (conn.broker, conn.broker_rule) == ("10.0.0.2:60000", "request_header")
+    conn = only(reassemble(wire.packets, {1234}))
+    assert (conn.broker, conn.broker_rule) == ("10.0.0.1:1234", "broker_ports")
+    # A SYN outranks broker_ports.
+    w = Wire(client=("10.0.0.1", 1234), broker=("10.0.0.2", 60000))
+    _, requests, responses = conversation(n=2, wire=w)
+    conn = only(reassemble(w.packets, {1234}))
+    assert (conn.broker, conn.broker_rule) == ("10.0.0.2:60000", "syn")
+    assert_clean(conn, requests, responses)
+    # The SYN+ACK alone says it too.
+    conn = only(reassemble(w.packets[1:]))
+    assert (conn.broker, conn.broker_rule) == ("10.0.0.2:60000", "syn-ack")
+    # Nothing to go by: the lower port.
+    w = Wire(client=("10.0.0.1", 40000), broker=("10.0.0.2", 80))
+    w.send(C, b"hello there", 5)
+    w.send(B, b"general kenobi", 5)
+    conn = only(reassemble(w.packets))
+    assert (conn.broker, conn.broker_rule) == ("10.0.0.2:80", "port_order")
+
+
+def test_ipv6_connection_id():
+    wire, requests, responses = conversation(n=2, wire=Wire(
+        client=("2001:db8::1", 40000), broker=("2001:db8::2", 9092)))
+    conn = only(reassemble(wire.packets))
+    assert conn.id == "[2001:db8::1]:40000-[2001:db8::2]:9092"
+    assert_clean(conn, requests, responses)
+
+
+def _cut(packets, keep: int):
+    return [Packet(p.timestamp_ns, p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq, p.ack,
+                   p.flags, p.payload[:keep], p.payload_len) for p in packets]
+
+
+def test_snaplen_cut_frames_stay_verifiable_while_headers_fit():
+    wire, requests, responses = conversation(n=5, mss=200)
+    conn = only(reassemble(_cut(wire.packets, 30)))
+    assert conn.gaps == 0 and conn.unverifiable_from_ns is None
+    assert conn.requests.cut_bytes > 0
+    assert all(f.truncated for f in conn.frames if f.frame_size > 30)
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and len(report.pairs) == 5
+    # Cut to 10 bytes, the request headers are incomplete: unverifiable.
+    conn = only(reassemble(_cut(wire.packets, 10)))
+    assert "snap length cut the header" in conn.requests.unverifiable
+    report = pair_connection(conn.frames)
+    assert report.violations == [] and report.unverifiable_from == 0
+
+
+def test_ties_put_requests_first_and_rst_is_noted():
+    wire = Wire(step=0)
+    wire.handshake()
+    req, resp = metadata_request(1), metadata_response(1)
+    wire.send(B, resp)          # same timestamp as the request: still ordered after it
+    wire.send(C, req)
+    wire.packet(C, wire.seq[C], RST)
+    conn = only(reassemble(wire.packets))
+    assert [f.direction for f in conn.frames] == [REQUEST, RESPONSE] and conn.rst
+    assert pair_connection(conn.frames).violations == []
+
+
+def test_plausible_request():
+    assert plausible_request(metadata_request(7)[:16])
+    assert plausible_request(api_versions_request(1)[:8])
+    assert not plausible_request(b"GET / HTTP/1.1\r\n")
+    assert not plausible_request(metadata_response(7)[:3])
+    assert not plausible_request(b"\x00\x00\x00\x20\x00\x03\x00\x09\x00\x00\x00\x01\x7f\xff")
+
+
+def test_stray_packets_without_data_make_no_connection():
+    w = Wire()
+    w.packet(C, 5, ACK)
+    w.packet(B, 9, RST)
+    assert reassemble(w.packets) == []
+    assert reassemble([]) == []
+
+
+# --- properties --------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 6), mss=st.integers(1, 300),
+       pipeline=st.integers(1, 4), dups=st.integers(0, 10))
+def test_reordering_and_duplicates_never_change_the_frames(seed, n, mss, pipeline, dups):
+    wire, requests, responses = conversation(n=n, mss=mss, pipeline=pipeline)
+    packets = shuffle_within_bursts(wire.packets, random.Random(seed), dups)
+    assert_clean(only(reassemble(packets)), requests, responses)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 6), mss=st.integers(3, 200),
+       pipeline=st.integers(1, 3), drops=st.integers(1, 4), skip=st.integers(0, 30),
+       handshake=st.booleans())
+def test_dropped_packets_never_give_violations(seed, n, mss, pipeline, drops, skip,
+                                               handshake):
+    """Lost packets (anywhere, also at the start) make frames unverifiable, never wrong."""
+    wire, _, _ = conversation(n=n, mss=mss, pipeline=pipeline, handshake=handshake)
+    rng = random.Random(seed)
+    packets = wire.packets[skip:]
+    data = [p for p in packets if p.payload]
+    for victim in rng.sample(data, min(drops, len(data))):
+        packets = _drop(packets, victim)
+    for conn in reassemble(packets, rng.choice([None, {9092}])):
+        report = pair_connection(conn.frames)
+        assert report.violations == [], (report.violations, conn)
+
+
+_ENDS = [("10.0.0.1", 50000), ("10.0.0.2", 9092), ("10.0.0.3", 9092)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(
+    st.integers(0, 50), st.sampled_from([(0, 1), (1, 0), (2, 1), (0, 2)]),
+    st.sampled_from([0, 1, 2**31, 2**32 - 5, 1000]), st.integers(0, 3000),
+    st.sampled_from([ACK, PSH | ACK, SYN, SYN | ACK, FIN | ACK, RST]),
+    st.one_of(st.binary(max_size=40), st.sampled_from(
+        [metadata_request(3)[:30], metadata_response(3), b"\x00\x00\x00\x04", b""])),
+    st.integers(0, 50)), max_size=40), st.sampled_from([None, {9092}, {50000}]))
+def test_arbitrary_packets_never_raise(items, ports):
+    packets = []
+    for ts, (s, d), base, delta, flags, payload, extra in items:
+        src, dst = _ENDS[s], _ENDS[d]
+        packets.append(Packet(ts, src[0], src[1], dst[0], dst[1], (base + delta) % 2**32,
+                              base, flags, payload, len(payload) + extra % 3))
+    for conn in reassemble(packets, ports):
+        assert [f.position for f in conn.frames] == list(range(len(conn.frames)))
+        pair_connection(conn.frames)
