@@ -36,9 +36,18 @@ def get_spark(master: str | None = None, quiet: bool = True):
     return spark
 
 
+_shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it
+
+
 def ship_code(spark) -> str:
     """Zip kafka_net and spark_jobs and add them to every executor's path, so
-    that a cluster needs nothing installed but Python and PySpark."""
+    that a cluster needs nothing installed but Python and PySpark.
+
+    Once per SparkContext: Spark refuses a second file of the same name with
+    other contents, and executors already have the code."""
+    sc = spark.sparkContext
+    if id(sc) in _shipped:
+        return _shipped[id(sc)]
     path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in ("kafka_net", "spark_jobs"):
@@ -47,5 +56,6 @@ def ship_code(spark) -> str:
                     if name.endswith(".py"):
                         full = os.path.join(root, name)
                         zf.write(full, os.path.relpath(full, _REPO))
-    spark.sparkContext.addPyFile(path)
+    sc.addPyFile(path)
+    _shipped[id(sc)] = path
     return path

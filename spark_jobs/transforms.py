@@ -43,7 +43,10 @@ def sniff(data: bytes) -> str | None:
 
 
 def file_units(path: str, data: bytes) -> list[tuple]:
-    """("frame", row) / ("packet", flow_key, packet) / ("problem", row) tuples."""
+    """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples."""
+    if path.startswith("file:"):
+        # binaryFiles names local files as URIs; report them as the user gave them.
+        path = path[len("file:"):]
     kind = sniff(data)
     if kind == "kncap":
         return _kncap_units(path, data)
@@ -85,18 +88,25 @@ def _pcap_units(path: str, data: bytes) -> list[tuple]:
     for packet in packets:
         a = (str(packet.src_ip), packet.src_port)
         b = (str(packet.dst_ip), packet.dst_port)
-        units.append(("packet", (min(a, b), max(a, b)), packet))
+        units.append(("packet", (min(a, b), max(a, b)), (path, packet)))
     return units
 
 
-def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[dict]:
-    """Reassemble one flow's packets (from any number of files) into frame rows."""
+def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[tuple]:
+    """Reassemble one flow's (path, packet) pairs, from any number of files, into
+    ("frame", row) units, or a ("problem", row) for a connection that yields no
+    Kafka frame (not Kafka, or nothing captured), so it is not silently lost."""
     from kafka_net.capture.tcp import reassemble
-    rows = []
-    for conn in reassemble(sorted(packets, key=lambda p: p.timestamp_ns), broker_ports):
+    files = ", ".join(sorted({path for path, _ in packets}))
+    ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
+    units: list[tuple] = []
+    for conn in reassemble(ordered, broker_ports):
+        if not conn.frames:
+            why = "; ".join(conn.notes) or "no Kafka frames"
+            units.append(("problem", {"file": files, "problem": f"connection {conn.id}: {why}"}))
         for frame in conn.frames:
-            rows.append(_pcap_frame_row(conn.id, frame))
-    return rows
+            units.append(("frame", _pcap_frame_row(conn.id, frame)))
+    return units
 
 
 def _pcap_frame_row(connection: str, frame: Frame) -> dict:

@@ -165,15 +165,24 @@ def _decode_body(body: bytes) -> CaptureRecord:
                          frame, bool(flags & FLAG_TRUNCATED))
 
 
+def _cut(s: str, limit: int) -> bytes:
+    """UTF-8 of ``s`` in at most ``limit`` bytes, never cut inside a character
+    (a record whose string would not decode would hide the rest of its file)."""
+    data = s.encode("utf-8")
+    if len(data) <= limit:
+        return data
+    return data[:limit].decode("utf-8", "ignore").encode("utf-8")
+
+
 def _short_str(s: str) -> bytes:
-    data = s.encode("utf-8")[:0xFFFF]
+    data = _cut(s, 0xFFFF)
     return struct.pack(">H", len(data)) + data
 
 
 def _nullable_str(s: str | None) -> bytes:
     if s is None:
         return struct.pack(">h", -1)
-    data = s.encode("utf-8")[:0x7FFF]
+    data = _cut(s, 0x7FFF)
     return struct.pack(">h", len(data)) + data
 
 

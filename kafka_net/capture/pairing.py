@@ -146,7 +146,7 @@ class _Walk:
         self.waiting: list[_Req] = []            # oldest first
         self.answered: dict[int, Pair] = {}
         self.acks0: dict[int, _Req] = {}
-        self.answered_early: set[int] = set()    # ids whose response came first
+        self.answered_early: dict[int, Frame] = {}  # id -> its response, which came first
         self.mismatch_reported: set[int] = set() # positions of overtaking responses
         # correlation id -> positions of requests carrying it (for lookahead)
         self.request_positions: dict[int, list[int]] = {}
@@ -166,8 +166,13 @@ class _Walk:
         self.report.requests.append(req)
         corr = req.correlation_id
         if corr in self.answered_early:
-            self.answered_early.discard(corr)
-            req.answered = True  # its response came first, already reported
+            # Its response came first (already reported); it counts as answered,
+            # so a later copy of that response is a duplicate.
+            response = self.answered_early.pop(corr)
+            req.answered = True
+            self.answered[corr] = Pair(corr, req.api_key, req.api_version, req.client_id,
+                                       req.position, response.position, req.timestamp_ns,
+                                       response.timestamp_ns)
         elif req.acks0:
             self.report.acks0_requests += 1
             self.acks0[corr] = req
@@ -208,7 +213,7 @@ class _Walk:
             self.violation("acks0_answered", frame, corr,
                            "a Produce with acks=0 must get no response")
         elif self._later_request(corr, frame.position) is not None:
-            self.answered_early.add(corr)
+            self.answered_early[corr] = frame
             self.violation("response_before_request", frame, corr,
                            f"the request with correlation id {corr} comes later, at frame "
                            f"{self._later_request(corr, frame.position)}")
@@ -272,7 +277,12 @@ def _decode_request(frame: Frame) -> _Req:
             raise InvalidRequestError(f"unknown api key {api_key}")
         # A real API we have no schema for: the fixed eight bytes are all we check.
         return _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
-    header, offset = decode_request_header(frame.frame, message.request.flexible)
+    try:
+        header, offset = decode_request_header(frame.frame, message.request.flexible)
+    except InvalidRequestError:
+        if frame.truncated:  # the capture cut it inside the header, not the client
+            return _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
+        raise
     req = _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version,
                header.client_id)
     if frame.truncated:
@@ -317,9 +327,23 @@ def _check_response(payload: bytes, req: _Req) -> tuple[str | None, tuple[int, .
         _, offset = decode_response_header(payload, header_version)
         body = message.response.decode(memoryview(payload)[offset:], version)
     except InvalidRequestError as exc:
-        return (f"{ApiKey(req.api_key).title} v{version} response (header v{header_version}) "
-                f"does not decode: {exc}"), ()
+        body = _api_versions_v0_fallback(payload, req, version)
+        if body is None:
+            return (f"{ApiKey(req.api_key).title} v{version} response (header "
+                    f"v{header_version}) does not decode: {exc}"), ()
     return None, tuple(sorted(set(_error_codes(body))))
+
+
+def _api_versions_v0_fallback(payload: bytes, req: _Req, version: int) -> dict | None:
+    """A broker that does not know the requested ApiVersions version answers with
+    a v0 body (KIP-511); clients re-read it at v0, as Kafka's
+    ApiVersionsResponse.parse does, so it is conformant."""
+    if req.api_key != ApiKey.API_VERSIONS or version == 0:
+        return None
+    try:
+        return MESSAGES[ApiKey.API_VERSIONS].response.decode(memoryview(payload)[4:], 0)
+    except InvalidRequestError:
+        return None
 
 
 def _error_codes(value) -> list[int]:

@@ -1,0 +1,240 @@
+"""The capture file format (kafka_net.capture.format): records to bytes and back.
+
+What the issue asks of it: every field of a record survives the round trip
+(truncation flag included); a crash loses at most the record being written,
+and the reader reports that *torn tail* instead of failing; anything that is
+not a capture (garbage, an empty file, a wrong magic or version) is a
+reported problem, never an exception.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from hypothesis import given, settings, strategies as st
+
+from kafka_net.capture.format import (
+    FILE_HEADER, FORMAT_VERSION, MAGIC, REQUEST, RESPONSE, CaptureRecord, ReadResult,
+    decode_segment, encode_file_header, encode_record)
+
+FAST = settings(max_examples=200, deadline=None)
+
+INT16 = st.integers(-2**15, 2**15 - 1)
+INT32 = st.integers(-2**31, 2**31 - 1)
+INT64 = st.integers(-2**63, 2**63 - 1)
+
+records = st.builds(
+    CaptureRecord,
+    timestamp_ns=INT64,
+    direction=st.sampled_from([REQUEST, RESPONSE]),
+    api_key=INT16,
+    api_version=INT16,
+    correlation_id=INT32,
+    frame_size=INT32,
+    connection_id=st.text(max_size=60),
+    peer=st.text(max_size=60),
+    client_id=st.none() | st.text(max_size=60),
+    frame=st.binary(max_size=300),
+    truncated=st.booleans(),
+)
+
+
+def record(i: int, **kw) -> CaptureRecord:
+    """A plausible record; ``i`` makes each one different."""
+    base = dict(timestamp_ns=1_700_000_000_000_000_000 + i, direction=i % 2,
+                api_key=3, api_version=12, correlation_id=i, frame_size=20 + i,
+                connection_id="127.0.0.1:9092-127.0.0.1:50000-0-0", peer="127.0.0.1:50000",
+                client_id="client" if i % 2 == 0 else None, frame=bytes([i % 256]) * (20 + i))
+    base.update(kw)
+    return CaptureRecord(**base)
+
+
+def segment(recs, processor_id: int = 0, seq: int = 0) -> bytes:
+    return encode_file_header(processor_id, seq, 123) + b"".join(map(encode_record, recs))
+
+
+def assert_read_is_clean(result: ReadResult, expected) -> None:
+    assert result.problems == []
+    assert result.torn_tail_bytes == 0
+    assert result.records == list(expected)
+
+
+# -- round trip -------------------------------------------------------------------------
+
+@FAST
+@given(st.lists(records, max_size=8), st.integers(-2**31, 2**31 - 1),
+       st.integers(0, 2**63 - 1), st.integers(-2**63, 2**63 - 1))
+def test_round_trip_of_every_field(recs, processor_id, seq, created):
+    data = encode_file_header(processor_id, seq, created) + b"".join(map(encode_record, recs))
+    result = decode_segment(data)
+    assert_read_is_clean(result, recs)
+    assert (result.segment.processor_id, result.segment.segment_seq,
+            result.segment.created_ns) == (processor_id, seq, created)
+
+
+def test_truncated_flag_survives():
+    recs = [record(1, truncated=True), record(2, truncated=False)]
+    got = decode_segment(segment(recs)).records
+    assert [r.truncated for r in got] == [True, False]
+    assert got == recs
+
+
+def test_client_id_none_and_empty_are_different():
+    recs = [record(0, client_id=None), record(2, client_id="")]
+    assert [r.client_id for r in decode_segment(segment(recs)).records] == [None, ""]
+
+
+def test_file_header_layout():
+    header = encode_file_header(7, 42, 99)
+    assert len(header) == FILE_HEADER.size == 26
+    assert header[:5] == MAGIC and header[5] == FORMAT_VERSION
+
+
+def test_header_only_file_is_a_clean_empty_segment():
+    result = decode_segment(encode_file_header(1, 0, 5))
+    assert_read_is_clean(result, [])
+    assert result.segment.processor_id == 1
+
+
+def test_over_long_strings_still_decode():
+    """Strings are cut to their length field's limit; the cut must leave a record
+    the reader can read (a UTF-8 sequence cut in two would make it undecodable)."""
+    rec = record(0, client_id="é" * 20_000, connection_id="ü" * 40_000)
+    result = decode_segment(segment([rec, record(1)]))
+    assert result.problems == []
+    assert len(result.records) == 2
+    got = result.records[0]
+    assert got.client_id and set(got.client_id) == {"é"}
+    assert got.connection_id and set(got.connection_id) == {"ü"}
+    assert result.records[1] == record(1)
+
+
+# -- torn tails: a crash in the middle of a write -----------------------------------------
+
+def test_torn_tail_at_every_cut_point_of_the_last_record():
+    recs = [record(i) for i in range(4)]
+    whole = segment(recs)
+    last = len(encode_record(recs[-1]))
+    start = len(whole) - last
+    for kept in range(1, last):
+        result = decode_segment(whole[:start + kept])
+        assert result.records == recs[:-1], kept
+        assert result.torn_tail_bytes == kept, kept
+        assert len(result.problems) == 1 and "torn tail" in result.problems[0], kept
+    # Cut exactly at the record boundary: nothing is torn.
+    assert_read_is_clean(decode_segment(whole[:start]), recs[:-1])
+
+
+def test_last_record_with_bad_crc_is_a_torn_tail():
+    recs = [record(i) for i in range(3)]
+    data = bytearray(segment(recs))
+    data[-1] ^= 0xFF  # the last byte of the last record's frame
+    result = decode_segment(bytes(data))
+    assert result.records == recs[:-1]
+    assert result.torn_tail_bytes == len(encode_record(recs[-1]))
+    assert "torn tail" in result.problems[0]
+
+
+def test_corrupt_record_in_the_middle_stops_reading_with_a_problem():
+    recs = [record(i) for i in range(3)]
+    data = bytearray(segment(recs))
+    second = FILE_HEADER.size + len(encode_record(recs[0]))
+    data[second + 12] ^= 0x55  # inside the second record's body
+    result = decode_segment(bytes(data))
+    assert result.records == recs[:1]
+    assert result.torn_tail_bytes == 0
+    assert len(result.problems) == 1 and "CRC" in result.problems[0]
+
+
+def test_absurd_record_length_is_garbage_not_a_torn_tail():
+    data = segment([record(0)]) + struct.pack(">II", 0xFFFFFFF0, 0) + b"x" * 10
+    result = decode_segment(data)
+    assert result.records == [record(0)]
+    assert "garbage" in result.problems[0]
+
+
+def test_record_whose_inner_lengths_lie_is_reported():
+    """A body with a good CRC whose frame length does not match the record."""
+    body = bytearray(encode_record(record(0))[8:])
+    body[-len(record(0).frame) - 4:-len(record(0).frame)] = struct.pack(">I", 5)
+    forged = struct.pack(">II", len(body) + 4, zlib.crc32(bytes(body))) + bytes(body)
+    result = decode_segment(encode_file_header(0, 0, 0) + forged)
+    assert result.records == []
+    assert "does not decode" in result.problems[0]
+
+
+# -- not a capture at all ----------------------------------------------------------------
+
+def test_empty_data():
+    result = decode_segment(b"")
+    assert result.segment is None and result.records == [] and result.problems
+
+
+def test_wrong_magic():
+    data = b"KNCAQ" + segment([record(0)])[5:]
+    result = decode_segment(data)
+    assert result.segment is None and result.records == []
+    assert "KNCAP" in result.problems[0]
+
+
+def test_short_header():
+    result = decode_segment(MAGIC + b"\x01\x00")
+    assert result.segment is None and result.problems
+
+
+def test_unsupported_format_version():
+    data = bytearray(segment([record(0)]))
+    data[5] = FORMAT_VERSION + 1
+    result = decode_segment(bytes(data))
+    assert result.records == []
+    assert "version" in result.problems[0]
+
+
+@FAST
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_never_raise(data):
+    result = decode_segment(data)
+    if not data.startswith(MAGIC):
+        assert result.segment is None and result.records == [] and result.problems
+
+
+@FAST
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_after_a_valid_header_never_raise(tail):
+    result = decode_segment(encode_file_header(0, 0, 0) + tail)
+    assert result.segment is not None
+    if tail:
+        assert result.records or result.problems
+
+
+@FAST
+@given(st.lists(records, min_size=1, max_size=5), st.data())
+def test_any_single_byte_flip_gives_a_prefix_of_the_records(recs, data):
+    """Whatever byte is damaged, what the reader returns is a prefix of what was
+    written (the CRC catches the damage), and it never raises."""
+    raw = bytearray(segment(recs))
+    i = data.draw(st.integers(FILE_HEADER.size, len(raw) - 1))
+    raw[i] ^= data.draw(st.integers(1, 255))
+    result = decode_segment(bytes(raw))
+    assert result.records == recs[:len(result.records)]
+    assert len(result.records) < len(recs)
+    assert result.problems
+
+
+@FAST
+@given(st.lists(records, min_size=1, max_size=5), st.data())
+def test_any_cut_gives_a_prefix_and_reports_a_torn_tail(recs, data):
+    raw = segment(recs)
+    cut = data.draw(st.integers(FILE_HEADER.size, len(raw)))
+    result = decode_segment(raw[:cut])
+    assert result.records == recs[:len(result.records)]
+    boundaries, pos = set(), FILE_HEADER.size
+    for r in recs:
+        boundaries.add(pos)
+        pos += len(encode_record(r))
+    boundaries.add(pos)
+    if cut in boundaries:
+        assert result.problems == [] and result.torn_tail_bytes == 0
+    else:
+        assert result.torn_tail_bytes > 0 and "torn tail" in result.problems[0]

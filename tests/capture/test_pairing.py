@@ -1,0 +1,503 @@
+"""Pairing requests with responses on one connection (kafka_net.capture.pairing).
+
+A longer synthetic conversation, pipelined and over several APIs (with a
+Produce acks=0 that is correctly never answered), is clean; then each kind
+of violation is injected at a known place and must be reported exactly once,
+with the right check, position and correlation id, and nothing else
+reported.  A Hypothesis test checks that any interleaving a correct broker
+could produce (per-direction order kept, every response after its request)
+is clean.
+"""
+
+from __future__ import annotations
+
+import struct
+import types
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kafka_net.capture.format import decode_segment
+from kafka_net.capture.pairing import (
+    CHECKS, REQUEST, RESPONSE, Frame, pair_connection)
+from kafka_net.protocol import ApiKey, encode_request, encode_response
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.handlers import api_versions
+from tests.support import RawClient, make_config, running_server
+
+PRODUCE_DATA = [{"name": "orders", "partition_data": [{"index": 0, "records": None}]}]
+METADATA_RESPONSE = {
+    "brokers": [{"node_id": 1, "host": "127.0.0.1", "port": 9092, "rack": None}],
+    "cluster_id": "kafka-net-cluster", "controller_id": 1,
+    "topics": [{"error_code": 0, "name": "orders", "partitions": [
+        {"error_code": 0, "partition_index": 0, "leader_id": 1, "replica_nodes": [1],
+         "isr_nodes": [1]}]}],
+}
+API_VERSIONS_RESPONSE = {"api_keys": [
+    {"api_key": k, "min_version": 0, "max_version": v}
+    for k, v in [(0, 11), (1, 17), (2, 10), (3, 12), (10, 6), (12, 4), (18, 4)]]}
+
+
+def req(api_key: int, version: int, corr: int, body: dict | None = None,
+        client_id: str | None = "tester") -> bytes:
+    return encode_request(api_key, version, corr, body or {}, client_id=client_id)[4:]
+
+
+def resp(api_key: int, version: int, corr: int, body: dict | None = None) -> bytes:
+    return encode_response(api_key, version, corr, body or {})[4:]
+
+
+# The clean conversation: (name, direction, payload).  Requests are "q<corr>",
+# responses "r<corr>".  Pipelining: 2 and 3 are both in flight, then 4..7;
+# 4 is a Produce with acks=0, which the broker must not answer.
+CALLS = {  # corr -> (api key, version, request body, response body)
+    1: (ApiKey.API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"},
+        API_VERSIONS_RESPONSE),
+    2: (ApiKey.METADATA, 12, {"topics": None}, METADATA_RESPONSE),
+    3: (ApiKey.METADATA, 1, {"topics": []}, METADATA_RESPONSE),
+    4: (ApiKey.PRODUCE, 9, {"acks": 0, "timeout_ms": 1000, "topic_data": PRODUCE_DATA},
+        {"responses": []}),
+    5: (ApiKey.PRODUCE, 9, {"acks": 1, "timeout_ms": 1000, "topic_data": PRODUCE_DATA},
+        {"responses": [{"name": "orders", "partition_responses": [
+            {"index": 0, "error_code": 0, "base_offset": 0}]}]}),
+    6: (ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g"]},
+        {"coordinators": [{"key": "g", "node_id": 1, "host": "127.0.0.1", "port": 9092,
+                           "error_code": 0, "error_message": None}]}),
+    7: (ApiKey.LIST_OFFSETS, 7, {"replica_id": -1, "topics": []}, {"topics": []}),
+    8: (ApiKey.FETCH, 12, {"max_wait_ms": 500, "topics": []}, {"responses": []}),
+    9: (ApiKey.HEARTBEAT, 4, {"group_id": "g", "generation_id": 1, "member_id": "m"},
+        {"error_code": 0}),
+    10: (ApiKey.METADATA, 12, {"topics": None}, METADATA_RESPONSE),
+}
+ORDER = ["q1", "r1", "q2", "q3", "r2", "r3", "q4", "q5", "q6", "q7", "r5", "r6", "r7",
+         "q8", "r8", "q9", "r9", "q10", "r10"]
+
+
+def payload(name: str, corr: int | None = None) -> bytes:
+    """The bytes of request/response ``name``; ``corr`` overrides its id."""
+    c = int(name[1:])
+    api_key, version, rq, rs = CALLS[c]
+    corr = c if corr is None else corr
+    return req(api_key, version, corr, rq) if name[0] == "q" else resp(api_key, version, corr, rs)
+
+
+def conversation(order=ORDER) -> list[tuple[str, int, bytes]]:
+    return [(n, REQUEST if n[0] == "q" else RESPONSE, payload(n)) for n in order]
+
+
+def frames_of(convo, truncated=(), gap_at: int | None = None) -> list[Frame]:
+    return [Frame(i, d, 1_000_000 * (i + 1), p, len(p), truncated=i in truncated,
+                  after_gap=gap_at == i) for i, (_, d, p) in enumerate(convo)]
+
+
+def found(report) -> list[tuple[str, int, int]]:
+    return [(v.check, v.position, v.correlation_id) for v in report.violations]
+
+
+def index(convo, name: str) -> int:
+    return [n for n, _, _ in convo].index(name)
+
+
+def check(convo, **kw):
+    return pair_connection(frames_of(convo, **kw))
+
+
+# -- the clean conversation ----------------------------------------------------------------
+
+def test_clean_conversation_has_no_violations():
+    convo = conversation()
+    report = check(convo)
+    assert report.violations == []
+    answered = [c for c in CALLS if c != 4]
+    assert [p.correlation_id for p in report.pairs] == answered
+    assert report.acks0_requests == 1
+    assert report.in_flight_at_end == 0
+    assert report.unverifiable_from is None
+    assert len(report.requests) == len(CALLS)
+    for p in report.pairs:
+        assert p.request_position == index(convo, f"q{p.correlation_id}")
+        assert p.response_position == index(convo, f"r{p.correlation_id}")
+        assert p.latency_ns == 1_000_000 * (p.response_position - p.request_position)
+        api_key, version, _, _ = CALLS[p.correlation_id]
+        assert (p.api_key, p.api_version, p.client_id) == (api_key, version, "tester")
+
+
+def test_every_check_named_in_checks_is_one_this_suite_injects():
+    assert set(CHECKS) == set(INJECTIONS)
+
+
+# -- each violation, injected once ---------------------------------------------------------
+
+def swapped():
+    """r6 overtakes r5: the broker answered out of order."""
+    convo = conversation()
+    i, j = index(convo, "r5"), index(convo, "r6")
+    convo[i], convo[j] = convo[j], convo[i]
+    return convo, [("correlation_mismatch", i, 6)]
+
+
+def dropped():
+    """r5 never comes, while r6 and r7 do: q5 was skipped."""
+    convo = conversation()
+    del convo[index(convo, "r5")]
+    return convo, [("unanswered_request", index(convo, "q5"), 5)]
+
+
+def unknown_response():
+    convo = conversation()
+    at = index(convo, "r6") + 1
+    convo.insert(at, ("r?", RESPONSE, resp(ApiKey.METADATA, 12, 999, METADATA_RESPONSE)))
+    return convo, [("response_without_request", at, 999)]
+
+
+def repeated_response():
+    convo = conversation()
+    at = index(convo, "r6") + 1
+    convo.insert(at, ("r5 again", RESPONSE, payload("r5")))
+    return convo, [("duplicate_response", at, 5)]
+
+
+def acks0_answered():
+    convo = conversation()
+    at = index(convo, "r5")
+    convo.insert(at, ("r4", RESPONSE, payload("r4")))
+    return convo, [("acks0_answered", at, 4)]
+
+
+def duplicate_in_flight():
+    """q6 reuses id 5 while q5 still waits; the broker answers both, in order."""
+    convo = conversation()
+    q6, r6 = index(convo, "q6"), index(convo, "r6")
+    convo[q6] = ("q6 as 5", REQUEST, payload("q6", corr=5))
+    convo[r6] = ("r6 as 5", RESPONSE, payload("r6", corr=5))
+    return convo, [("duplicate_correlation_id_in_flight", q6, 5)]
+
+
+def response_first():
+    """r9 is on record before q9 (e.g. clocks or capture order went wrong)."""
+    convo = conversation()
+    q9, r9 = index(convo, "q9"), index(convo, "r9")
+    convo[q9], convo[r9] = convo[r9], convo[q9]
+    return convo, [("response_before_request", q9, 9)]
+
+
+def corrupt_request_header():
+    """q7's client_id length points far past the frame (a header v2 request)."""
+    convo = conversation()
+    at = index(convo, "q7")
+    data = bytearray(convo[at][2])
+    data[8:10] = struct.pack(">h", 0x7FFF)
+    convo[at] = ("q7 corrupt", REQUEST, bytes(data))
+    return convo, [("undecodable_request", at, 7)]
+
+
+def corrupt_response_body():
+    """r2 cut in half, but not marked as truncated by the capture."""
+    convo = conversation()
+    at = index(convo, "r2")
+    data = convo[at][2]
+    convo[at] = ("r2 cut", RESPONSE, data[:len(data) // 2])
+    return convo, [("undecodable_response", at, 2)]
+
+
+INJECTIONS = {
+    "correlation_mismatch": swapped,
+    "unanswered_request": dropped,
+    "response_without_request": unknown_response,
+    "duplicate_response": repeated_response,
+    "acks0_answered": acks0_answered,
+    "duplicate_correlation_id_in_flight": duplicate_in_flight,
+    "response_before_request": response_first,
+    "undecodable_request": corrupt_request_header,
+    "undecodable_response": corrupt_response_body,
+}
+
+
+@pytest.mark.parametrize("check_name", sorted(INJECTIONS))
+def test_each_violation_is_reported_exactly_once(check_name):
+    convo, expected = INJECTIONS[check_name]()
+    assert expected[0][0] == check_name
+    report = check(convo)
+    assert found(report) == expected
+    v = report.violations[0]
+    assert v.timestamp_ns == 1_000_000 * (v.position + 1)
+    assert v.detail
+
+
+def test_the_response_overtaking_two_requests_is_blamed_once():
+    """r7 overtakes both q5 and q6, which are answered later."""
+    convo = conversation()
+    r7 = index(convo, "r7")
+    moved = convo.pop(r7)
+    at = index(convo, "r5")
+    convo.insert(at, moved)
+    report = check(convo)
+    assert found(report) == [("correlation_mismatch", at, 7)]
+    assert len(report.pairs) == len(CALLS) - 1
+
+
+def test_two_dropped_responses_are_two_unanswered_requests():
+    convo = conversation()
+    del convo[index(convo, "r5")]
+    del convo[index(convo, "r6")]
+    report = check(convo)
+    assert found(report) == [("unanswered_request", index(convo, "q5"), 5),
+                             ("unanswered_request", index(convo, "q6"), 6)]
+
+
+def test_requests_waiting_at_the_end_are_in_flight_not_violations():
+    """The capture stopped (or the client left) before the last answers."""
+    convo = conversation()[:index(conversation(), "r10")]
+    report = check(convo)
+    assert report.violations == [] and report.in_flight_at_end == 1
+
+
+def test_api_versions_response_with_a_v1_header_is_undecodable():
+    """KIP-511: ApiVersions responses always use header v0, even for the flexible
+    v3; a tagged-field byte after the correlation id breaks the body."""
+    convo = conversation()
+    at = index(convo, "r1")
+    data = convo[at][2]
+    convo[at] = ("r1 header v1", RESPONSE, data[:4] + b"\x00" + data[4:])
+    assert found(check(convo)) == [("undecodable_response", at, 1)]
+
+
+def test_flexible_response_without_its_tagged_fields_is_undecodable():
+    """The converse rule: Metadata v12 needs header v1; a v0 header is a violation."""
+    convo = conversation()
+    at = index(convo, "r10")
+    data = convo[at][2]
+    assert data[4] == 0   # the empty tagged-field section of header v1
+    convo[at] = ("r10 header v0", RESPONSE, data[:4] + data[5:])
+    assert found(check(convo)) == [("undecodable_response", at, 10)]
+
+
+def test_response_cut_by_the_capture_is_not_a_violation():
+    convo, _ = corrupt_response_body()
+    at = index(convo, "r2 cut")
+    report = check(convo, truncated={at})
+    assert report.violations == []
+    assert any(p.correlation_id == 2 for p in report.pairs)
+
+
+def test_request_cut_by_the_capture_is_not_a_violation():
+    convo = conversation()
+    at = index(convo, "q5")
+    data = convo[at][2]
+    convo[at] = ("q5 cut", REQUEST, data[:30])
+    assert check(convo, truncated={at}).violations == []
+
+
+def test_request_cut_inside_its_header_by_the_capture_is_not_a_violation():
+    """capture.max.frame.bytes may be tiny (its minimum is 0): a request whose
+    header was cut by the capture is not the client's fault.  The first eight
+    bytes still give its id, so its response still pairs."""
+    convo = conversation()
+    at = index(convo, "q5")
+    convo[at] = ("q5 cut in header", REQUEST, convo[at][2][:12])
+    report = check(convo, truncated={at})
+    assert report.violations == []
+    assert any(p.correlation_id == 5 for p in report.pairs)
+
+
+def test_stray_early_copy_of_a_later_response():
+    """A copy of r10 shows up before q10; the real r10 then follows q10.  The
+    early copy is the defect (response_before_request); the real r10 answers a
+    request that was already answered by the copy, so it is a duplicate_response,
+    not a response without a request."""
+    convo = conversation()
+    at = index(convo, "r6") + 1
+    convo.insert(at, ("stray r10", RESPONSE, payload("r10")))
+    report = check(convo)
+    assert found(report) == [("response_before_request", at, 10),
+                             ("duplicate_response", index(convo, "r10"), 10)]
+
+
+def test_request_too_short_for_a_header():
+    convo = conversation()
+    convo.append(("stub", REQUEST, b"\x00\x03\x00"))
+    report = check(convo)
+    assert found(report) == [("undecodable_request", len(convo) - 1, -1)]
+
+
+def test_request_with_an_unknown_api_key():
+    convo = conversation()
+    at = index(convo, "q10")
+    data = bytearray(convo[at][2])
+    data[0:2] = struct.pack(">h", 4242)
+    convo[at] = ("q10 unknown api", REQUEST, bytes(data))
+    report = check(convo)
+    # Its id is known, so its response still pairs: one violation, at the request.
+    assert found(report) == [("undecodable_request", at, 10)]
+
+
+def test_request_body_that_does_not_decode():
+    convo = conversation()
+    at = index(convo, "q8")
+    data = convo[at][2]
+    convo[at] = ("q8 cut", REQUEST, data[:len(data) - 6])
+    assert found(check(convo)) == [("undecodable_request", at, 8)]
+
+
+def test_response_too_short_for_a_correlation_id():
+    convo = conversation()
+    at = index(convo, "r10")
+    convo.insert(at, ("stub", RESPONSE, b"\x00\x00"))
+    assert found(check(convo)) == [("undecodable_response", at, -1)]
+
+
+def test_several_injections_in_one_conversation_are_each_reported_once():
+    """Disjoint defects far apart do not hide or double each other."""
+    convo = conversation()
+    i, j = index(convo, "r2"), index(convo, "r3")
+    convo[i], convo[j] = convo[j], convo[i]                   # mismatch at i (r3 first)
+    del convo[index(convo, "r7")]                             # q7 skipped (r8 answered)
+    at_dup = index(convo, "r9") + 1
+    convo.insert(at_dup, ("r9 again", RESPONSE, payload("r9")))
+    report = check(convo)
+    assert found(report) == [("correlation_mismatch", i, 3),
+                             ("unanswered_request", index(convo, "q7"), 7),
+                             ("duplicate_response", at_dup, 9)]
+
+
+# -- gaps ------------------------------------------------------------------------------------
+
+def test_frames_after_a_gap_are_unverifiable_and_never_violations():
+    convo = conversation()
+    gap = index(convo, "q8")
+    # Everything after the gap is nonsense: swapped, duplicated, dropped, garbage.
+    convo.insert(gap + 1, ("junk", RESPONSE, b"\x01"))
+    convo.insert(gap + 2, ("r5 again", RESPONSE, payload("r5")))
+    del convo[index(convo, "r9")]
+    report = check(convo, gap_at=gap)
+    assert report.unverifiable_from == gap
+    assert report.violations == []
+    assert all(p.response_position < gap for p in report.pairs)
+    assert len(report.pairs) == 6    # 1, 2, 3, 5, 6, 7
+
+
+def test_violations_before_a_gap_are_still_reported():
+    convo, expected = swapped()
+    gap = index(convo, "q8")
+    report = check(convo, gap_at=gap)
+    assert found(report) == expected and report.unverifiable_from == gap
+
+
+# -- versions beyond the schema ------------------------------------------------------------
+
+def test_too_new_api_versions_request_answered_at_v0_is_clean():
+    """KIP-511: a broker answers an ApiVersions version it does not know with a v0
+    UNSUPPORTED_VERSION body; that is correct, and the error code is recorded."""
+    header = struct.pack(">hhi", ApiKey.API_VERSIONS, 9, 1) + struct.pack(">h", 1) + b"c" + b"\x00"
+    body = b"\x02x\x021\x00"  # compact strings, empty tagged fields
+    response = resp(ApiKey.API_VERSIONS, 0, 1, {
+        "error_code": ErrorCode.UNSUPPORTED_VERSION,
+        "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]})
+    report = pair_connection([Frame(0, REQUEST, 1, header + body, 0),
+                              Frame(1, RESPONSE, 2, response, 0)])
+    assert report.violations == []
+    assert report.pairs[0].error_codes == (ErrorCode.UNSUPPORTED_VERSION,)
+
+
+def test_api_versions_fallback_to_a_v0_body_is_clean():
+    """KIP-511 from the other side: a broker that serves ApiVersions only up to
+    v2 (Kafka 2.x serves 0-3) answers a v4 request with a v0 body holding
+    UNSUPPORTED_VERSION; clients parse it as v0.  That is correct behaviour,
+    even though v4 is a version our schema knows."""
+    q = req(ApiKey.API_VERSIONS, 4, 1, {"client_software_name": "kafka-python",
+                                        "client_software_version": "3.0.12"})
+    r = resp(ApiKey.API_VERSIONS, 0, 1, {
+        "error_code": ErrorCode.UNSUPPORTED_VERSION,
+        "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}]})
+    report = pair_connection([Frame(0, REQUEST, 1, q, len(q)), Frame(1, RESPONSE, 2, r, len(r))])
+    assert report.violations == []
+    assert report.pairs[0].error_codes == (ErrorCode.UNSUPPORTED_VERSION,)
+
+
+def test_live_api_versions_fallback_is_clean(tmp_path):
+    """The same, captured from a kafka-net broker whose ApiVersions stops at v2."""
+    capped = types.SimpleNamespace(API_KEY=api_versions.API_KEY, VERSIONS=Versions(0, 2),
+                                   handle=api_versions.handle,
+                                   error_response=api_versions.error_response)
+    cap = tmp_path / "cap"
+    config = make_config(capture_dir=str(cap), num_network_threads=1)
+    with running_server(config, apis_handlers={ApiKey.API_VERSIONS: capped}) as server:
+        with RawClient(server.bound_port()) as client:
+            client.send(ApiKey.API_VERSIONS, 4, {"client_software_name": "x",
+                                                 "client_software_version": "1"})
+            client.recv_frame()
+            client.call(ApiKey.API_VERSIONS, 2, {})
+    records = []
+    for path in sorted(cap.iterdir()):
+        records += decode_segment(path.read_bytes()).records
+    assert len(records) == 4
+    report = pair_connection([Frame(i, r.direction, r.timestamp_ns, r.frame, r.frame_size)
+                              for i, r in enumerate(records)])
+    assert report.violations == []
+    assert len(report.pairs) == 2
+    assert report.pairs[0].error_codes == (ErrorCode.UNSUPPORTED_VERSION,)
+
+
+def test_acks0_produce_newer_than_the_schema_is_recognised():
+    """Produce v12 (beyond our schema) with acks=0: unanswered, and not a violation."""
+    data = bytearray(req(ApiKey.PRODUCE, 11, 1, {"acks": 0, "topic_data": PRODUCE_DATA}))
+    data[2:4] = struct.pack(">h", 12)
+    meta = req(ApiKey.METADATA, 12, 2)
+    report = pair_connection([Frame(0, REQUEST, 1, bytes(data), 0),
+                              Frame(1, REQUEST, 2, meta, 0),
+                              Frame(2, RESPONSE, 3, resp(ApiKey.METADATA, 12, 2), 0)])
+    assert report.violations == [] and report.acks0_requests == 1
+    assert report.in_flight_at_end == 0
+
+
+def test_error_codes_of_a_response_are_collected():
+    body = {"responses": [{"name": "orders", "partition_responses": [
+        {"index": 0, "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER},
+        {"index": 1, "error_code": 0}]}]}
+    report = pair_connection([
+        Frame(0, REQUEST, 1, req(ApiKey.PRODUCE, 9, 3, {"acks": -1}), 0),
+        Frame(1, RESPONSE, 2, resp(ApiKey.PRODUCE, 9, 3, body), 0)])
+    assert report.violations == []
+    assert report.pairs[0].error_codes == (ErrorCode.NOT_LEADER_OR_FOLLOWER,)
+
+
+# -- any correct interleaving is clean ---------------------------------------------------------
+
+POOL = [c for c in CALLS]   # the calls above, reused with fresh correlation ids
+
+
+@st.composite
+def correct_conversations(draw):
+    kinds = draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=25))
+    ids = draw(st.lists(st.integers(-2**31, 2**31 - 1), min_size=len(kinds),
+                        max_size=len(kinds), unique=True))
+    requests, responses = [], []
+    for kind, corr in zip(kinds, ids):
+        api_key, version, rq, rs = CALLS[kind]
+        requests.append((corr, req(api_key, version, corr, rq)))
+        if kind != 4:   # the acks=0 Produce
+            responses.append((corr, resp(api_key, version, corr, rs)))
+    # Interleave: requests in order, responses in order, each after its request.
+    out, sent, answered = [], 0, 0
+    request_index = {corr: i for i, (corr, _) in enumerate(requests)}
+    while sent < len(requests) or answered < len(responses):
+        can_answer = (answered < len(responses)
+                      and request_index[responses[answered][0]] < sent)
+        if sent < len(requests) and (not can_answer or draw(st.booleans())):
+            out.append((REQUEST, requests[sent][1]))
+            sent += 1
+        else:
+            out.append((RESPONSE, responses[answered][1]))
+            answered += 1
+    return out, [c for c, _ in responses]
+
+
+@settings(max_examples=150, deadline=None)
+@given(correct_conversations())
+def test_any_correct_interleaving_has_no_violations(case):
+    frames, answered_ids = case
+    report = pair_connection([Frame(i, d, i, p, len(p)) for i, (d, p) in enumerate(frames)])
+    assert report.violations == []
+    assert [p.correlation_id for p in report.pairs] == answered_ids
+    assert report.in_flight_at_end == 0

@@ -1,0 +1,1 @@
+"""Tests of the PySpark conformance job (spark_jobs/)."""

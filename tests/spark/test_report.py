@@ -1,0 +1,247 @@
+"""The conformance report (spark_jobs.report): report.json, report.html, junit.xml.
+
+Pure Python, no Spark: a summary is built from hand-made aggregate rows.
+report.json is schema-versioned and lists every check (zeros included); the
+HTML opens offline (nothing fetched from the network, no scripts) and holds
+three plots; the JUnit XML has one test case per check plus one for the
+inputs, failing exactly where there are violations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from kafka_net.capture.pairing import CHECKS
+from spark_jobs import report
+
+SVG_NS = "http://www.w3.org/2000/svg"
+
+
+def connection(name, violations=0, **kw):
+    base = {"connection": name, "source": "kafka-net", "frames": 10, "requests": 5,
+            "responses": 5, "pairs": 5, "violations": violations, "in_flight_at_end": 0,
+            "acks0_requests": 0, "unverifiable_from": None}
+    base.update(kw)
+    return base
+
+
+def violation(conn, check, position, corr):
+    return {"connection": conn, "check": check, "position": position, "timestamp_ns": 1,
+            "correlation_id": corr, "detail": f"{check} at {position}"}
+
+
+def sample_summary(violations=None, unreadable=None) -> dict:
+    violations = [violation("run/c1", "correlation_mismatch", 4, 7),
+                  violation("run/c1", "duplicate_response", 9, 8),
+                  violation("run/<c2>", "duplicate_response", 3, 2)] \
+        if violations is None else violations
+    per_conn = {}
+    for v in violations:
+        per_conn[v["connection"]] = per_conn.get(v["connection"], 0) + 1
+    conns = [connection(c, n) for c, n in per_conn.items()] + [
+        connection("run/clean"), connection("pcap-conn", source="pcap", unverifiable_from=6)]
+    summary = report.build_summary(
+        per_api=[{"api_key": 3, "api_name": "Metadata", "api_version": 12, "client_id": "a",
+                  "requests": 7, "responses": 7, "errors": 1},
+                 {"api_key": 18, "api_name": "ApiVersions", "api_version": 3,
+                  "client_id": "a", "requests": 2, "responses": 2, "errors": 0}],
+        latency=[{"api_key": 3, "api_name": "Metadata", "count": 7,
+                  "pct": [1_500_000.0, 9_000_000.0, 9_900_000.0], "max_ns": 10_000_000},
+                 {"api_key": 18, "api_name": "ApiVersions", "count": 2,
+                  "pct": [200_000.0, 300_000.0, 300_000.0], "max_ns": 300_000}],
+        histogram=[{"api_name": "Metadata", "bucket": 6, "count": 5},
+                   {"api_name": "Metadata", "bucket": 7, "count": 2},
+                   {"api_name": "ApiVersions", "bucket": 5, "count": 2}],
+        timeline=[{"second": 1000, "count": 4}, {"second": 1001, "count": 3},
+                  {"second": 1003, "count": 2}],
+        violations=violations, connections=conns, frames=40)
+    summary["inputs"] = ["/caps/a.kncap", "/caps/b.pcap"]
+    summary["unreadable"] = unreadable or []
+    return summary
+
+
+@pytest.fixture
+def written(tmp_path):
+    summary = sample_summary(unreadable=[{"file": "/caps/junk", "problem": "garbage <here>"}])
+    report.write_all(summary, str(tmp_path))
+    return tmp_path, summary
+
+
+# -- report.json ---------------------------------------------------------------------------
+
+def test_json_has_schema_version_and_every_check(written):
+    out, _ = written
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert data["schema_version"] == 1 == report.SCHEMA_VERSION
+    assert list(data["checks"]) == list(CHECKS)
+    counts = {c: data["checks"][c]["violations"] for c in CHECKS}
+    assert counts == {**{c: 0 for c in CHECKS}, "correlation_mismatch": 1,
+                      "duplicate_response": 2}
+    assert data["checks"]["duplicate_response"]["examples"] == [
+        {"connection": "run/c1", "position": 9, "correlation_id": 8,
+         "detail": "duplicate_response at 9"},
+        {"connection": "run/<c2>", "position": 3, "correlation_id": 2,
+         "detail": "duplicate_response at 3"}]
+    assert data["unreadable"] == [{"file": "/caps/junk", "problem": "garbage <here>"}]
+    for key in ("generated_at", "job", "inputs", "totals", "per_api", "latency",
+                "latency_histogram", "timeline", "connections"):
+        assert key in data, key
+
+
+def test_json_totals(written):
+    _, summary = written
+    assert summary["totals"] == {
+        "frames": 40, "connections": 4, "requests": 20, "pairs": 20, "violations": 3,
+        "in_flight_at_end": 0, "unverifiable_connections": 1, "acks0_requests": 0}
+
+
+def test_json_latency_is_in_milliseconds(written):
+    _, summary = written
+    metadata = summary["latency"][0]
+    assert metadata == {"api_key": 3, "api_name": "Metadata", "count": 7, "p50_ms": 1.5,
+                        "p99_ms": 9.0, "p999_ms": 9.9, "max_ms": 10.0}
+
+
+def test_examples_are_capped_but_the_count_is_not():
+    many = [violation("c", "unanswered_request", i, i) for i in range(50)]
+    summary = sample_summary(violations=many)
+    entry = summary["checks"]["unanswered_request"]
+    assert entry["violations"] == 50
+    assert len(entry["examples"]) == report.EXAMPLES_PER_CHECK
+
+
+def test_empty_summary_says_what_could_not_be_read(tmp_path):
+    summary = report.empty_summary([str(tmp_path / "empty")], "no capture files found")
+    report.write_all(summary, str(tmp_path / "out"))
+    data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert data["unreadable"] == [{"file": str(tmp_path / "empty"),
+                                   "problem": "no capture files found"}]
+    assert data["totals"]["frames"] == 0
+    assert all(data["checks"][c]["violations"] == 0 for c in CHECKS)
+    assert "NO DATA" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+# -- report.html ----------------------------------------------------------------------------
+
+class _Scan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.svg_titles: list[str] = []
+        self._in_svg = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "svg":
+            self._in_svg += 1
+        elif tag == "title" and self._in_svg:
+            self._in_title = True
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self._in_svg -= 1
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.svg_titles.append(data)
+
+
+def scan(html: str) -> _Scan:
+    s = _Scan()
+    s.feed(html)
+    return s
+
+
+def test_html_is_self_contained(written):
+    out, _ = written
+    html = (out / "report.html").read_text(encoding="utf-8")
+    # The SVG namespace is a name, never fetched; nothing else may point online.
+    assert "http://" not in html.replace(SVG_NS, "")
+    assert "https://" not in html
+    s = scan(html)
+    tags = {t for t, _ in s.tags}
+    assert "script" not in tags and "link" not in tags and "iframe" not in tags
+    for tag, attrs in s.tags:
+        for name in ("src", "href", "xlink:href"):
+            assert name not in attrs, (tag, attrs)
+    assert "@import" not in html and "url(" not in html
+
+
+def test_html_has_the_three_plots(written):
+    out, _ = written
+    s = scan((out / "report.html").read_text(encoding="utf-8"))
+    assert s.svg_titles == ["latency distribution per API", "requests per second",
+                            "violations per connection"]
+    assert sum(1 for t, _ in s.tags if t == "svg") == 3
+    # Bars: one per histogram bucket, one per connection with violations.
+    assert sum(1 for t, _ in s.tags if t == "rect") == 3 + 2
+    assert sum(1 for t, _ in s.tags if t == "polyline") == 1
+
+
+def test_html_escapes_what_came_from_captures(written):
+    out, _ = written
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<c2>" not in html and "&lt;c2&gt;" in html
+    assert "garbage <here>" not in html and "garbage &lt;here&gt;" in html
+
+
+def test_html_verdicts(tmp_path):
+    fail = report.render_html(sample_summary())
+    clean = report.render_html(sample_summary(violations=[]))
+    assert "FAIL: 3 violation(s)" in fail
+    assert "PASS: no violations" in clean
+    # A clean run still has its latency and timeline plots; no violations plot.
+    titles = scan(clean).svg_titles
+    assert titles == ["latency distribution per API", "requests per second"]
+    assert "No connection has a violation" in clean
+
+
+def test_html_lists_unreadable_inputs(written):
+    out, _ = written
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "What could not be read" in html and "/caps/junk" in html
+
+
+# -- junit.xml ------------------------------------------------------------------------------
+
+def junit_cases(path):
+    suite = ET.parse(path).getroot()
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    return suite, cases
+
+
+def test_junit_has_one_case_per_check_and_fails_exactly_the_violated(written):
+    out, summary = written
+    suite, cases = junit_cases(out / "junit.xml")
+    assert suite.tag == "testsuite"
+    assert set(cases) == set(CHECKS) | {"all captures readable"}
+    assert int(suite.get("tests")) == len(CHECKS) + 1 == len(list(suite.iter("testcase")))
+    failed = {name for name, c in cases.items() if c.find("failure") is not None}
+    assert failed == {"correlation_mismatch", "duplicate_response", "all captures readable"}
+    assert int(suite.get("failures")) == 3
+    text = cases["duplicate_response"].find("failure").text
+    assert "run/c1 frame 9 correlation id 8" in text
+    assert "/caps/junk: garbage <here>" in cases["all captures readable"].find("failure").text
+
+
+def test_junit_all_pass_when_clean(tmp_path):
+    report.write_all(sample_summary(violations=[]), str(tmp_path))
+    suite, cases = junit_cases(tmp_path / "junit.xml")
+    assert all(c.find("failure") is None for c in cases.values())
+    assert suite.get("failures") == "0"
+
+
+def test_json_is_plain_json(written):
+    """No NaN/Infinity or other non-standard tokens sneak in."""
+    out, _ = written
+    text = (out / "report.json").read_text(encoding="utf-8")
+    assert not re.search(r"\b(NaN|Infinity)\b", text)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard {c}"))
