@@ -30,7 +30,12 @@ TCPDUMP = shutil.which("tcpdump")
 LOOPBACK = "127.0.0.1"
 TIMEOUT = 10.0
 
-pytestmark = pytest.mark.skipif(TCPDUMP is None, reason="tcpdump is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _tcpdump_installed():
+    # Not a skip: a missing tool must fail loudly (make test installs it).
+    assert TCPDUMP is not None, "tcpdump is not installed: run `make tcpdump`"
 
 
 def _requests() -> list[bytes]:
@@ -111,7 +116,7 @@ def _start_tcpdump(args: list[str], path: Path) -> tuple[subprocess.Popen, list[
     ready.wait(TIMEOUT)
     if proc.poll() is not None or not any("listening on" in line for line in lines):
         _stop(proc)
-        pytest.skip(f"tcpdump cannot capture here: {' / '.join(lines) or 'no output'}")
+        pytest.fail(f"tcpdump cannot capture here: {' / '.join(lines) or 'no output'}")
     return proc, lines
 
 

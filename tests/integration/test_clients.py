@@ -20,6 +20,8 @@ assertion on elapsed time.
 
 from __future__ import annotations
 
+import importlib
+
 import asyncio
 import gc
 import types
@@ -100,7 +102,7 @@ def metadata_v8_server():
 
 @pytest.fixture
 def kafka_python():
-    kafka = pytest.importorskip("kafka")
+    kafka = importlib.import_module("kafka")
     made = []
 
     def make(kind: str, server, **config):
@@ -124,8 +126,8 @@ def kafka_python():
 @pytest.fixture
 def confluent():
     """confluent-kafka handles; destroyed (rd_kafka_destroy) at teardown."""
-    ck = pytest.importorskip("confluent_kafka")
-    admin_mod = pytest.importorskip("confluent_kafka.admin")
+    ck = importlib.import_module("confluent_kafka")
+    admin_mod = importlib.import_module("confluent_kafka.admin")
     made = []
 
     def make(kind: str, server, **config):
@@ -220,7 +222,7 @@ def test_confluent_admin_list_topics(server, confluent):
 # -- aiokafka 0.14: ApiVersions v0 only ------------------------------------------------
 
 def test_aiokafka_bootstrap_and_metadata(server):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = importlib.import_module("aiokafka")
     from aiokafka.client import AIOKafkaClient
     port, node = server.bound_port(), server.config.node_id
 
@@ -266,7 +268,7 @@ def test_aiokafka_bootstrap_and_metadata(server):
 # -- KIP-511: a broker that serves ApiVersions v0-v2 only -------------------------------
 
 def test_kafka_python_falls_back_to_api_versions_v2(api_versions_v2_server, kafka_python):
-    kafka = pytest.importorskip("kafka")
+    kafka = importlib.import_module("kafka")
     server = api_versions_v2_server
     try:
         consumer = kafka_python("consumer", server, bootstrap_timeout_ms=3000)
@@ -298,7 +300,7 @@ def test_confluent_falls_back_to_api_versions_v0(api_versions_v2_server, conflue
 
 
 def test_aiokafka_unaffected_by_api_versions_v2(api_versions_v2_server):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = importlib.import_module("aiokafka")
     server = api_versions_v2_server
 
     async def scenario():
@@ -333,7 +335,7 @@ def test_confluent_picks_metadata_v8_when_capped(metadata_v8_server, confluent):
 
 
 def test_aiokafka_keeps_metadata_v5_when_capped(metadata_v8_server):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = importlib.import_module("aiokafka")
     server = metadata_v8_server
 
     async def scenario():

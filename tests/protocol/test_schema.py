@@ -8,6 +8,8 @@ Kafka JSON files that kafka-python bundles.
 
 from __future__ import annotations
 
+import importlib
+
 import re
 import struct
 import uuid
@@ -429,7 +431,7 @@ def _describe_ours(struct: Struct, version: int, flexible: bool) -> list:
 
 
 def _upstream(name: str) -> dict:
-    pytest.importorskip("kafka")
+    importlib.import_module("kafka")
     from kafka.protocol.schemas.load_json import load_json
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # its importlib.resources use

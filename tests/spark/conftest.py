@@ -8,6 +8,8 @@ exactly which frame is where.
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import os
 import shutil
@@ -25,9 +27,9 @@ REQUEST, RESPONSE = 0, 1
 
 @pytest.fixture(scope="session")
 def spark():
-    pytest.importorskip("pyspark")
+    importlib.import_module("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("PySpark needs a Java runtime (make test installs one)")
+        pytest.fail("PySpark needs a Java runtime: run `make java-check`")
     from spark_jobs.session import get_spark, ship_code
     session = get_spark("local[2]")
     ship_code(session)

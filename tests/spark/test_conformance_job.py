@@ -26,6 +26,8 @@ assertion on elapsed time.
 
 from __future__ import annotations
 
+import importlib
+
 import asyncio
 import gc
 import itertools
@@ -493,10 +495,10 @@ class Tcpdump:
 def real_clients(port: int, topic: str) -> dict:
     """Produce with three producers, consume with two consumer groups; every
     client closed before returning.  Returns what was read, per consumer."""
-    kafka = pytest.importorskip("kafka")
+    kafka = importlib.import_module("kafka")
     from kafka.admin import NewTopic
-    ck = pytest.importorskip("confluent_kafka")
-    aiokafka = pytest.importorskip("aiokafka")
+    ck = importlib.import_module("confluent_kafka")
+    aiokafka = importlib.import_module("aiokafka")
     bootstrap = f"{LOOPBACK}:{port}"
     timeouts = dict(request_timeout_ms=10_000)
 
@@ -661,7 +663,7 @@ def client_port(connection: str) -> int:
 
 def pcap_required(live):
     if "pcap" not in live:
-        pytest.skip("tcpdump is not installed (make test installs it)")
+        pytest.fail("tcpdump is not installed: run `make tcpdump`")
 
 
 def dropped_by_kernel(tcpdump_stderr: str) -> int:
