@@ -172,9 +172,14 @@ class Selector:
             # The peer is gone: Kafka reports this as a FAILED_SEND disconnect.
             self._disconnect(channel, f"failed send: {exc}")
             return
-        self.bytes_out += channel._send_offset - before
-        if done:
+        written = channel._send_offset - before
+        self.bytes_out += written
+        if written or done:
+            # Any progress counts as activity (Kafka refreshes the idle time whenever
+            # the key is selected).  Refreshing only on completion expired a slow
+            # reader of a large response mid-response.
             channel.last_active_ns = time.monotonic_ns()
+        if done:
             self.completed_sends.append(channel.id)
 
     def _collect_receives(self) -> None:

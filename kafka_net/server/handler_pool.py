@@ -79,8 +79,11 @@ class KafkaRequestHandlerPool:
         return min(1.0, sum(h.idle_ns for h in self.handlers) / len(self.handlers) / elapsed)
 
     def shutdown(self) -> None:
-        """One sentinel per handler (a blocking put), then wait for each to finish."""
-        for _ in self.handlers:
+        """One sentinel per running handler (a blocking put), then wait for each."""
+        # Only for live threads: after a failed startup this is called a second time,
+        # and sentinels nobody takes would block on a queue of queued.max.requests
+        # smaller than the pool (queued.max.requests=1, num.io.threads=3 hung).
+        for _ in [h for h in self.handlers if h.is_alive()]:
             self.request_channel.send_shutdown_request()
         for handler in self.handlers:
             if handler.is_alive():
