@@ -41,22 +41,14 @@ java-check:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless; \
 	fi
 
-# The Debian kcat client (librdkafka's command-line tool) is driven by an interop test.
-kcat:
-	@if command -v kcat >/dev/null 2>&1; then \
-		echo "kcat: $$(command -v kcat)"; \
+# Debian tools the tests drive for real: kcat (librdkafka's command-line client)
+# and tcpdump (loopback pcaps that the conformance job must read like its own captures).
+kcat tcpdump:
+	@if command -v $@ >/dev/null 2>&1; then \
+		echo "$@: $$(command -v $@)"; \
 	else \
-		echo "kcat: not found, installing it"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; \
-	fi
-
-# tcpdump records loopback pcaps that the conformance job must read like its own captures.
-tcpdump:
-	@if command -v tcpdump >/dev/null 2>&1; then \
-		echo "tcpdump: $$(command -v tcpdump)"; \
-	else \
-		echo "tcpdump: not found, installing it"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump; \
+		echo "$@: not found, installing it"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $@; \
 	fi
 
 test: install java-check kcat tcpdump

@@ -27,7 +27,6 @@ readable.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time

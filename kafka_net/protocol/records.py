@@ -635,28 +635,27 @@ def _as_record(item: RecordLike) -> Record:
     return Record(*item)
 
 
+def _write_varint_bytes(w: Writer, data: bytes | None) -> None:
+    """Record-level bytes: a signed varint length (-1 = null), then the bytes."""
+    if data is None:
+        w.varint(-1)
+        return
+    w.varint(len(data))
+    w.raw(data)
+
+
 def encode_record(w: Writer, record: Record, offset_delta: int, timestamp_delta: int) -> None:
     """Append one record (length-prefixed) to ``w``."""
     body = Writer()
     body.int8(0)
     body.varlong(timestamp_delta)
     body.varint(offset_delta)
-    for data in (record.key, record.value):
-        if data is None:
-            body.varint(-1)
-        else:
-            body.varint(len(data))
-            body.raw(data)
+    _write_varint_bytes(body, record.key)
+    _write_varint_bytes(body, record.value)
     body.varint(len(record.headers))
     for header_key, header_value in record.headers:
-        encoded = header_key.encode("utf-8")
-        body.varint(len(encoded))
-        body.raw(encoded)
-        if header_value is None:
-            body.varint(-1)
-        else:
-            body.varint(len(header_value))
-            body.raw(header_value)
+        _write_varint_bytes(body, header_key.encode("utf-8"))
+        _write_varint_bytes(body, header_value)
     w.varint(len(body.buf))
     w.raw(body.buf)
 

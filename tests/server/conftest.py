@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 
 import pytest
 
@@ -28,18 +27,14 @@ from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.replica_manager import ReplicaManager
+from tests import support
 
 ADVERTISED = EndPoint("PLAINTEXT", "broker.test", 19092)
 
 
 def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005) -> bool:
     """Poll ``predicate`` until true or ``timeout`` (a bound, never asserted on)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return bool(predicate())
+    return support.wait_until(predicate, timeout, interval)
 
 
 def request_body(api_key: int, version: int, **fields) -> dict:
