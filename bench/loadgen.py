@@ -23,10 +23,19 @@ Bounds (the loop always stops by itself):
 Throughput counts responses received inside the measured window divided by
 its length; latency percentiles are over the same responses.
 
+Produce (``--api produce``): Produce v9, acks=1, each request one batch of
+one 100-byte record (no key), built once with ``build_batch`` and sent again
+and again (no producer id, so the broker stores every copy).  Connection
+``i`` (counted over all workers) writes partition ``i % partitions`` of
+``--topic``, which must exist (``run_all`` creates it); a sampled answer is
+checked for an error code at every level (the partition's included).
+
 CLI::
 
     python -m bench.loadgen --port 9092 -c 16 -d 1 --duration 5
     python -m bench.loadgen --port 9092 -c 64 -d 4 --requests 2000 --api metadata
+    python -m bench.loadgen --port 9092 -c 16 -d 1 --duration 5 --api produce \
+        --topic bench-produce --partitions 4
 """
 
 from __future__ import annotations
@@ -44,8 +53,10 @@ import time
 from array import array
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from kafka_net.protocol.codec import decode_response, encode_request
+from kafka_net.protocol.records import build_batch
 
 SAMPLE_EVERY = 1000      # decode every Nth response in full (plus each connection's first)
 DRAIN_S = 5.0            # after the measured window, wait this long for in-flight answers
@@ -54,13 +65,49 @@ _INT32 = struct.Struct(">i")
 _CID_OFFSET = 8          # size(4) + api_key(2) + api_version(2): the correlation id
 _CID_MAX = 2**31 - 1
 
-# name -> (api_key, api_version, request body)
+PRODUCE_RECORD_BYTES = 100
+PRODUCE_ACKS = 1
+DEFAULT_TOPIC = "bench-produce"
+
+
+@lru_cache(maxsize=1)
+def produce_batch() -> bytes:
+    """One magic-2 batch of one 100-byte record, built once per process."""
+    return build_batch([(None, b"k" * PRODUCE_RECORD_BYTES, [], int(time.time() * 1000))])
+
+
+def produce_body(spec: "LoadSpec", connection_index: int) -> dict:
+    return {"transactional_id": None, "acks": PRODUCE_ACKS, "timeout_ms": 30000,
+            "topic_data": [{"name": spec.topic, "partition_data": [
+                {"index": connection_index % spec.partitions, "records": produce_batch()}]}]}
+
+
+# name -> (api_key, api_version, request body, or a function (spec, connection index) -> body)
 APIS = {
     "apiversions": (18, 3, {"client_software_name": "kafka-net-bench",
                             "client_software_version": "1.0"}),
     "metadata": (3, 12, {"topics": None, "allow_auto_topic_creation": False,
                          "include_topic_authorized_operations": False}),
+    "produce": (0, 9, produce_body),
 }
+
+
+def request_template(spec: "LoadSpec", connection_index: int) -> bytes:
+    """The request frame a connection sends (correlation id 0, patched per request)."""
+    api_key, api_version, body = APIS[spec.api]
+    if callable(body):
+        body = body(spec, connection_index)
+    return encode_request(api_key, api_version, 0, body, client_id="kafka-net-bench")
+
+
+def has_error(value) -> bool:
+    """Is there a non-zero error_code anywhere in a decoded body?"""
+    if isinstance(value, dict):
+        return any((k == "error_code" and v) or
+                   (isinstance(v, (dict, list)) and has_error(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_error(item) for item in value)
+    return False
 
 
 @dataclass
@@ -75,6 +122,8 @@ class LoadSpec:
     api: str = "apiversions"
     workers: int = 2                  # processes; 0 = run in this process
     timeout: float = 120.0            # hard cap, seconds
+    topic: str = DEFAULT_TOPIC        # produce only
+    partitions: int = 1               # produce only: connection i writes partition i % this
 
     def validate(self) -> None:
         if (self.requests is None) == (self.duration is None):
@@ -89,6 +138,8 @@ class LoadSpec:
             raise ValueError(f"api must be one of {sorted(APIS)}")
         if self.workers < 0:
             raise ValueError("workers must be >= 0")
+        if self.partitions < 1:
+            raise ValueError("partitions must be >= 1")
 
 
 @dataclass
@@ -124,10 +175,13 @@ class LoadResult:
 
 
 class _Conn:
-    __slots__ = ("sock", "buf", "inflight", "next_cid", "sent", "received", "out", "open")
+    __slots__ = ("sock", "index", "buf", "inflight", "next_cid", "sent", "received", "out",
+                 "open", "head", "tail")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, index: int) -> None:
         self.sock = sock
+        self.index = index                # over all workers' connections
+        self.head = self.tail = b""       # the request template around the correlation id
         self.buf = bytearray()
         self.inflight: deque = deque()    # (correlation_id, send time ns), oldest first
         self.next_cid = 0
@@ -137,13 +191,13 @@ class _Conn:
         self.open = True
 
 
-def _connect(spec: LoadSpec, count: int) -> list[_Conn]:
+def _connect(spec: LoadSpec, count: int, first_index: int = 0) -> list[_Conn]:
     conns = []
-    for _ in range(count):
+    for i in range(count):
         sock = socket.create_connection((spec.host, spec.port), timeout=10)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
-        conns.append(_Conn(sock))
+        conns.append(_Conn(sock, first_index + i))
     return conns
 
 
@@ -152,8 +206,10 @@ def _worker_run(spec: LoadSpec, conns: list[_Conn], start_ns: int) -> dict:
     for every process on the machine), when every worker begins sending."""
     cpu_start = _cpu_seconds()
     api_key, api_version, body = APIS[spec.api]
-    template = encode_request(api_key, api_version, 0, body, client_id="kafka-net-bench")
-    head, tail = template[:_CID_OFFSET], template[_CID_OFFSET + 4:]
+    shared = None if callable(body) else request_template(spec, 0)
+    for c in conns:
+        template = shared or request_template(spec, c.index)
+        c.head, c.tail = template[:_CID_OFFSET], template[_CID_OFFSET + 4:]
     pack_cid = _INT32.pack
     unpack_from = _INT32.unpack_from
     now_ns = time.monotonic_ns
@@ -187,6 +243,7 @@ def _worker_run(spec: LoadSpec, conns: list[_Conn], start_ns: int) -> dict:
         if n <= 0:
             return
         cid = c.next_cid
+        head, tail = c.head, c.tail
         parts = []
         for _ in range(n):
             parts.append(head + pack_cid(cid) + tail)
@@ -269,7 +326,7 @@ def _worker_run(spec: LoadSpec, conns: list[_Conn], start_ns: int) -> dict:
                     sampled += 1
                     _, decoded = decode_response(api_key, api_version,
                                                  bytes(buf[pos + 4:pos + 4 + size]))
-                    if decoded.get("error_code", 0) != 0:
+                    if has_error(decoded):
                         errors += 1
                 c.received += 1
                 got += 1
@@ -309,10 +366,11 @@ def _cpu_seconds() -> float:
     return time.thread_time()
 
 
-def _worker_main(spec: LoadSpec, count: int, ready, go, start_at, results) -> None:
+def _worker_main(spec: LoadSpec, count: int, first_index: int, ready, go, start_at,
+                 results) -> None:
     """Entry point of a worker process."""
     try:
-        conns = _connect(spec, count)
+        conns = _connect(spec, count, first_index)
     except OSError as exc:
         ready.put(f"connect failed: {exc}")
         return
@@ -345,9 +403,11 @@ def run_load(spec: LoadSpec) -> LoadResult:
     go = ctx.Event()
     start_at = ctx.Value("q", 0)
     shares = _shares(spec.connections, spec.workers)
-    procs = [ctx.Process(target=_worker_main, args=(spec, n, ready, go, start_at, results),
+    firsts = [sum(shares[:i]) for i in range(len(shares))]
+    procs = [ctx.Process(target=_worker_main,
+                         args=(spec, n, first, ready, go, start_at, results),
                          name=f"loadgen-{i}", daemon=True)
-             for i, n in enumerate(shares)]
+             for i, (n, first) in enumerate(zip(shares, firsts))]
     notes: list[str] = []
     raw: list[dict] = []
     deadline = time.monotonic() + spec.timeout
@@ -452,12 +512,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2,
                         help="worker processes (0 = run in this process)")
     parser.add_argument("--timeout", type=float, default=120.0, help="hard cap, seconds")
+    parser.add_argument("--topic", default=DEFAULT_TOPIC,
+                        help="produce: the topic (must exist)")
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="produce: connection i writes partition i %% PARTITIONS")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     spec = LoadSpec(port=args.port, host=args.host, connections=args.connections,
                     depth=args.depth, requests=args.requests, duration=args.duration,
                     warmup=args.warmup, api=args.api, workers=args.workers,
-                    timeout=args.timeout)
+                    timeout=args.timeout, topic=args.topic, partitions=args.partitions)
     try:
         result = run_load(spec)
     except (ValueError, OSError, RuntimeError) as exc:

@@ -36,6 +36,19 @@ FD_EXHAUSTED_PAUSE_S = 0.1
 _FD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
+def configure_accepted_socket(sock: socket.socket, config) -> None:
+    """The options every accepted socket gets: non-blocking, TCP_NODELAY, SO_KEEPALIVE,
+    and SO_SNDBUF/SO_RCVBUF from ``socket.send.buffer.bytes`` /
+    ``socket.receive.buffer.bytes`` (-1 keeps the OS default).  Raises OSError."""
+    sock.setblocking(False)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    if config.socket_send_buffer_bytes != -1:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer_bytes)
+    if config.socket_receive_buffer_bytes != -1:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.socket_receive_buffer_bytes)
+
+
 class Acceptor(threading.Thread):
     def __init__(self, endpoint: EndPoint, config, processors: list) -> None:
         super().__init__(daemon=False)
@@ -120,15 +133,7 @@ class Acceptor(threading.Thread):
         return sock
 
     def _configure_accepted_socket(self, sock: socket.socket) -> None:
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        if self.config.socket_send_buffer_bytes != -1:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
-                            self.config.socket_send_buffer_bytes)
-        if self.config.socket_receive_buffer_bytes != -1:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
-                            self.config.socket_receive_buffer_bytes)
+        configure_accepted_socket(sock, self.config)
 
     def _assign_new_connection(self, sock: socket.socket) -> None:
         retries_left = len(self.processors)

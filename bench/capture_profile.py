@@ -1,0 +1,272 @@
+"""Where capture's cost goes: kafka-net's Processors with capture switched piece by piece.
+
+``python -m bench.capture_profile --api produce`` runs one kafka-net broker in
+this process (its defaults: 3 network, 8 handler threads; ``capture.dir`` in a
+temporary directory) and measures, interleaved over ``--rounds``, the same
+load (``bench/loadgen.py``, 16 connections x 1, worker processes) with each
+Processor's ``capture`` attribute (the object a Processor hands every request
+and response frame to: ``request(...)``, ``response(...)``, ``close()``) set
+to, in turn:
+
+* ``off``: None, as without ``capture.dir``;
+* ``call``: an object whose methods do nothing: what the Processor itself
+  does for capture (peek the header fields and client id, format the peer);
+* ``encode``: builds the ``CaptureRecord`` and ``encode_record``'s bytes, and
+  drops them: the encoding, no system call;
+* ``write``: one ``os.write`` per record of the size the real record would
+  have (zero bytes from a preallocated buffer), no encoding: the system
+  calls alone (each releases and retakes the GIL);
+* ``full``: the real :class:`CaptureWriter` (encode + one ``os.write`` each);
+* ``mmap``: a sketch of a proposed change, not kafka-net's code: encode as
+  ``full`` does, then copy the record into a shared memory mapping of a
+  preallocated file (``mmap``) instead of calling ``write``: no system call,
+  so the GIL is not released per record, and a process crash still loses at
+  most the record being copied (the page cache holds what was copied).  The
+  sketch wraps around at the end of its file instead of rolling segments.
+
+For each: req/s; server CPU per request split by thread kind (network =
+Processor threads, handler = request handler threads), from the threads' CPU
+times (psutil) before and after the run; and, measured around every call the
+Processor makes into its capture object, the CPU time of that thread inside
+the call (``time.thread_time_ns``) and the wall time inside it
+(``perf_counter_ns``).  Wall minus CPU inside a call is mostly the wait to
+take the GIL back after ``os.write`` released it, during which that Processor
+serves none of its connections.  The per-call figures are steady on a busy
+machine; the per-thread CPU totals and req/s move with the machine's load.
+Prints a table (``--json`` for JSON).  A diagnostic: it reaches into
+``SocketServer.processors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mmap
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+import psutil
+
+from bench.loadgen import DEFAULT_TOPIC, LoadSpec, run_load
+from kafka_net.capture.format import CaptureRecord, encode_record
+from kafka_net.config import ServerConfig, parse_listeners
+
+VARIANTS = ("off", "call", "encode", "write", "full", "mmap")
+_RECORD_OVERHEAD = 80          # bytes a record adds to its frame (header fields, ids)
+
+
+class _Call:
+    def request(self, *args) -> None:
+        pass
+
+    def response(self, *args) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Encode(_Call):
+    def __init__(self, max_frame_bytes: int) -> None:
+        self.max_frame_bytes = max_frame_bytes
+
+    def request(self, connection_id, peer, frame, api_key, api_version, correlation_id,
+                client_id) -> None:
+        self._encode(0, connection_id, peer, frame, api_key, api_version, correlation_id,
+                     client_id)
+
+    def response(self, connection_id, peer, frame, api_key, api_version,
+                 correlation_id) -> None:
+        self._encode(1, connection_id, peer, frame, api_key, api_version, correlation_id, None)
+
+    def _encode(self, direction, connection_id, peer, frame, api_key, api_version,
+                correlation_id, client_id) -> bytes:
+        kept = frame[:self.max_frame_bytes]
+        return encode_record(CaptureRecord(
+            time.time_ns(), direction, api_key, api_version, correlation_id, len(frame),
+            connection_id, peer, client_id, bytes(kept), len(kept) < len(frame)))
+
+
+class _Write(_Call):
+    def __init__(self, path: str) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._zeros = memoryview(bytes(1 << 20))
+
+    def request(self, connection_id, peer, frame, *args) -> None:
+        os.write(self._fd, self._zeros[:len(frame) + _RECORD_OVERHEAD])
+
+    def response(self, connection_id, peer, frame, *args) -> None:
+        os.write(self._fd, self._zeros[:len(frame) + _RECORD_OVERHEAD])
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class _Timed:
+    """Wraps a capture object; adds up CPU and wall time spent inside its calls (one
+    Processor thread calls it, so no lock)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.cpu_ns = self.wall_ns = self.calls = 0
+
+    def request(self, *args) -> None:
+        c, w = time.thread_time_ns(), time.perf_counter_ns()
+        self.inner.request(*args)
+        self.cpu_ns += time.thread_time_ns() - c
+        self.wall_ns += time.perf_counter_ns() - w
+        self.calls += 1
+
+    def response(self, *args) -> None:
+        c, w = time.thread_time_ns(), time.perf_counter_ns()
+        self.inner.response(*args)
+        self.cpu_ns += time.thread_time_ns() - c
+        self.wall_ns += time.perf_counter_ns() - w
+        self.calls += 1
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _Mmap(_Encode):
+    def __init__(self, path: str, size: int, max_frame_bytes: int) -> None:
+        super().__init__(max_frame_bytes)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.ftruncate(self._fd, size)
+        self._map = mmap.mmap(self._fd, size)
+        self._pos = 0
+
+    def request(self, connection_id, peer, frame, api_key, api_version, correlation_id,
+                client_id) -> None:
+        self._copy(self._encode(0, connection_id, peer, frame, api_key, api_version,
+                                correlation_id, client_id))
+
+    def response(self, connection_id, peer, frame, api_key, api_version,
+                 correlation_id) -> None:
+        self._copy(self._encode(1, connection_id, peer, frame, api_key, api_version,
+                                correlation_id, None))
+
+    def _copy(self, data: bytes) -> None:
+        if self._pos + len(data) > len(self._map):
+            self._pos = 0          # the sketch wraps; a real writer rolls to a new segment
+        self._map[self._pos:self._pos + len(data)] = data
+        self._pos += len(data)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self._map.close()
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _thread_cpu() -> dict[str, float]:
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out = {"network": 0.0, "handler": 0.0, "other": 0.0}
+    for t in psutil.Process().threads():
+        name = names.get(t.id, "")
+        kind = ("network" if "network-thread" in name else
+                "handler" if "request-handler" in name else "other")
+        out[kind] += t.user_time + t.system_time
+    return out
+
+
+def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> dict:
+    from kafka_net.server.kafka_server import KafkaServer
+    from bench.run_all import create_topic
+    work = tempfile.mkdtemp(prefix="kafka-net-capture-profile-")
+    config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
+                          capture_dir=os.path.join(work, "captures"))
+    server = KafkaServer(config)
+    server.startup()
+    runs: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+    try:
+        port = server.bound_port()
+        create_topic(port, DEFAULT_TOPIC, 4)
+        processors = server.socket_server.processors
+        real = {p.id: p.capture for p in processors}
+        stubs = {
+            "off": lambda p: None,
+            "call": lambda p: _Timed(_Call()),
+            "encode": lambda p: _Timed(_Encode(config.capture_max_frame_bytes)),
+            "write": lambda p: _Timed(_Write(os.path.join(work, f"write-{p.id}.bin"))),
+            "full": lambda p: _Timed(real[p.id]),
+            "mmap": lambda p: _Timed(_Mmap(os.path.join(work, f"mmap-{p.id}.bin"),
+                                           config.capture_segment_bytes,
+                                           config.capture_max_frame_bytes)),
+        }
+        for rnd in range(rounds):
+            order = VARIANTS[rnd % len(VARIANTS):] + VARIANTS[:rnd % len(VARIANTS)]
+            for variant in order:
+                for p in processors:    # between runs: the Processors are idle
+                    p.capture = stubs[variant](p)
+                before = _thread_cpu()
+                result = run_load(LoadSpec(
+                    port=port, connections=16, depth=1, duration=duration, warmup=warmup,
+                    api=api, workers=workers, partitions=4, timeout=warmup + duration + 60))
+                after = _thread_cpu()
+                n = max(result.received, 1)
+                timed = [p.capture for p in processors if p.capture is not None]
+                runs[variant].append({
+                    "req_s": result.throughput, "ok": result.ok,
+                    "inside_cpu_us": sum(t.cpu_ns for t in timed) / n / 1e3,
+                    "inside_wall_us": sum(t.wall_ns for t in timed) / n / 1e3,
+                    **{f"{k}_us": (after[k] - before[k]) / n * 1e6 for k in after}})
+                for p in processors:
+                    if variant in ("write", "mmap"):
+                        p.capture.close()
+                    p.capture = real[p.id]
+    finally:
+        server.shutdown()
+    summary = {}
+    for variant, rs in runs.items():
+        summary[variant] = {k: statistics.median(r[k] for r in rs)
+                            for k in ("req_s", "network_us", "handler_us", "other_us",
+                                      "inside_cpu_us", "inside_wall_us")}
+        summary[variant]["ok"] = all(r["ok"] for r in rs)
+        summary[variant]["req_s_runs"] = [r["req_s"] for r in rs]
+    return {"api": api, "rounds": rounds, "duration": duration, "variants": summary}
+
+
+def table(result: dict) -> list[str]:
+    v = result["variants"]
+    off = v["off"]
+    lines = ["| capture | inside capture calls: CPU µs/req | wall µs/req | req/s | vs off | "
+             "network threads CPU µs/req | handler threads CPU µs/req |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name in VARIANTS:
+        r = v[name]
+        inside = ("| - | - " if name == "off" else
+                  f"| {r['inside_cpu_us']:.1f} | {r['inside_wall_us']:.1f} ")
+        lines.append(
+            f"| `{name}` {inside}| {r['req_s']:,.0f} | "
+            f"{round(r['req_s'] / off['req_s'] - 1, 2) + 0.0:+.0%} | "
+            f"{r['network_us']:.0f} | {r['handler_us']:.0f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.capture_profile",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--api", choices=["apiversions", "produce"], default="produce")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = run(args.api, args.rounds, args.duration, args.warmup, args.workers)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print("\n".join(table(result)))
+    return 0 if all(r["ok"] for r in result["variants"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

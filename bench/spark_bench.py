@@ -1,0 +1,392 @@
+"""The conformance job's throughput on a synthetic 1,000,000-frame capture, Spark local[2].
+
+``python -m bench.spark_bench`` (``run_all --group spark`` runs it as a
+subprocess, under a timeout):
+
+1. **Generate** a kafka-net capture: ``--frames`` records (half requests,
+   half responses) over ``--connections`` connections, dealt out to
+   ``--processors`` Processors as kafka-net does (each Processor writes its
+   own segment series), rotated at ``--segment-bytes``.  The frames are real:
+   one request per API (ApiVersions v3, Metadata v12, Produce v9 acks=1 with
+   one 100-byte record, Fetch v12, ListOffsets v7) is encoded once with
+   kafka-net's codec and answered once by a ``KafkaApis`` in this process (no
+   sockets); every pair then reuses those bytes with its correlation id
+   patched in, and the records are written with
+   :func:`kafka_net.capture.format.encode_record`, many to one ``write``.
+   Each connection has one request in flight at a time; the connections of
+   a Processor take turns, so a segment interleaves hundreds of connections,
+   as a busy broker's does.  The mix per ten pairs: 4 Produce, 3 Fetch,
+   1 Metadata, 1 ApiVersions, 1 ListOffsets.
+2. **Start Spark**: :func:`spark_jobs.session.get_spark` with ``local[2]``
+   plus :func:`ship_code`, timed on its own (a JVM start).
+3. **Run the job** end to end as the CLI does after its session exists:
+   :func:`spark_jobs.conformance.run` (read, pair, Parquet tables, aggregates)
+   then :func:`spark_jobs.report.write_all` (report.json, report.html,
+   junit.xml).  Timed; frames/s = frames / that time.
+4. **Check** report.json: the frame, request and pair counts the generator
+   wrote, and 0 violations.  Anything else is an error, not a number.
+5. **Per-frame Python cost outside Spark** (``--profile-frames``, default
+   20,000; 0 skips it): the job's row functions
+   (:func:`spark_jobs.transforms.file_units` on one segment's bytes, then
+   :func:`spark_jobs.transforms.check_connection` per connection) on a
+   slice, timed and under cProfile, to show where the executors' Python
+   time goes.
+
+6. With ``--python-profile DIR``: Spark's own Python worker profiler
+   (``spark.python.profile``) is on for the job, its per-RDD cProfile
+   stats are dumped to DIR, and a summary (seconds per RDD, top functions)
+   goes to stderr and into the JSON: where the executors' Python time goes,
+   per stage.  The profiler slows the job down about 2-3x, so the job time
+   of such a run is not a figure.
+
+Prints progress on stderr and, with ``--json-out PATH``, writes the figures
+there.  Exit code 0 when the report checked out, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+
+from kafka_net.capture.format import (
+    REQUEST, RESPONSE, CaptureRecord, encode_file_header, encode_record)
+from kafka_net.capture.writer import SUFFIX
+from kafka_net.config import ServerConfig, parse_listeners
+from kafka_net.network.request_channel import Request, SendResponse
+from kafka_net.protocol.codec import encode_request
+from kafka_net.protocol.records import build_batch
+from kafka_net.protocol.schema import ZERO_UUID
+from kafka_net.server.apis import KafkaApis
+from kafka_net.server.metadata_cache import MetadataCache
+
+TOPIC = "bench-spark"
+CLIENT_ID = "kafka-net-bench"
+RUN_ID = 1_700_000_000_000_000_000
+BASE_NS = 1_700_000_000_000_000_000
+STEP_NS = 100_000            # between two records of one Processor
+CHUNK_RECORDS = 4096         # records per os.write
+
+# Per ten pairs, which request (index into the list request_templates() returns).
+MIX = (0, 1, 0, 2, 0, 1, 3, 0, 1, 4)
+
+
+def _requests() -> list[tuple[str, int, int, dict]]:
+    batch = build_batch([(None, b"v" * 100, [], BASE_NS // 1_000_000)])
+    return [
+        ("Produce", 0, 9, {
+            "transactional_id": None, "acks": 1, "timeout_ms": 30000,
+            "topic_data": [{"name": TOPIC, "partition_data": [{"index": 0, "records": batch}]}]}),
+        ("Fetch", 1, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": TOPIC, "partitions": [{
+                "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                "last_fetched_epoch": -1, "log_start_offset": -1,
+                "partition_max_bytes": 1048576}]}],
+            "forgotten_topics_data": [], "rack_id": ""}),
+        ("Metadata", 3, 12, {
+            "topics": [{"topic_id": ZERO_UUID, "name": TOPIC}], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}),
+        ("ApiVersions", 18, 3, {
+            "client_software_name": "kafka-net-bench", "client_software_version": "1.0"}),
+        ("ListOffsets", 2, 7, {
+            "replica_id": -1, "isolation_level": 0,
+            "topics": [{"name": TOPIC, "partitions": [{
+                "partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}),
+    ]
+
+
+def request_templates() -> list[tuple[str, bytes, bytes]]:
+    """(name, request payload, response payload) per API, without size prefixes,
+    correlation id 0: requests encoded by kafka-net's codec, answered by its KafkaApis."""
+    config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"))
+    cache = MetadataCache(config.node_id, config.cluster_id)
+    apis = KafkaApis(config, cache)
+    apis.create_topic(TOPIC, 1)
+    out = []
+    for name, key, version, body in _requests():
+        frame = encode_request(key, version, 0, body, client_id=CLIENT_ID)
+        parsed = apis.parse_request(frame[4:])
+        request = Request(0, "template", "PLAINTEXT", ("127.0.0.1", 50000), parsed.header,
+                          parsed.body, parsed.body_size, parsed.unsupported_version)
+        response = apis.build_response(request)
+        if not isinstance(response, SendResponse):
+            raise RuntimeError(f"{name}: no response to the template request ({response!r})")
+        out.append((name, frame[4:], bytes(response.data[4:])))
+    return out
+
+
+def _with_cid(payload: bytes, offset: int, cid: int) -> bytes:
+    return payload[:offset] + cid.to_bytes(4, "big", signed=True) + payload[offset + 4:]
+
+
+class _Segments:
+    """One Processor's rotated segment files, written in chunks."""
+
+    def __init__(self, directory: str, processor_id: int, segment_bytes: int) -> None:
+        self.directory, self.processor_id, self.segment_bytes = directory, processor_id, \
+            segment_bytes
+        self.seq = -1
+        self.fd = -1
+        self.written = 0
+        self.pending: list[bytes] = []
+        self.paths: list[str] = []
+        self._roll()
+
+    def _roll(self) -> None:
+        self.flush()
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.seq += 1
+        path = os.path.join(self.directory, f"kafka-net-{RUN_ID}-p{self.processor_id}-"
+                                            f"{self.seq:06d}{SUFFIX}")
+        self.paths.append(path)
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        header = encode_file_header(self.processor_id, self.seq, BASE_NS)
+        os.write(self.fd, header)
+        self.written = len(header)
+
+    def add(self, data: bytes) -> None:
+        if self.written + len(data) > self.segment_bytes:
+            self._roll()
+        self.pending.append(data)
+        self.written += len(data)
+        if len(self.pending) >= CHUNK_RECORDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            os.write(self.fd, b"".join(self.pending))
+            self.pending.clear()
+
+    def close(self) -> None:
+        self.flush()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def generate(directory: str, frames: int, connections: int, processors: int = 2,
+             segment_bytes: int = 32 * 1024 * 1024) -> dict:
+    """Write the capture; returns what was written (files, bytes, per-API pairs)."""
+    if frames < 2 or frames % 2:
+        raise ValueError("frames must be an even number >= 2")
+    pairs = frames // 2
+    connections = max(1, min(connections, pairs))
+    os.makedirs(directory, exist_ok=True)
+    templates = request_templates()
+    per_api: Counter = Counter()
+    writers = [_Segments(directory, p, segment_bytes) for p in range(processors)]
+    # connection c belongs to processor c % processors, as the Acceptor deals them out
+    conns = [[c for c in range(connections) if c % processors == p] for p in range(processors)]
+    ids = {c: (f"127.0.0.1:9092-127.0.0.1:{20000 + c}-{c % processors}-{c}",
+               f"127.0.0.1:{20000 + c}") for c in range(connections)}
+    base, extra = divmod(pairs, connections)   # the first `extra` connections get one more
+    done = Counter()
+    clock = [BASE_NS] * processors
+    tick = 0
+    written_pairs = 0
+    while written_pairs < pairs:
+        for p, writer in enumerate(writers):
+            active = [c for c in conns[p] if done[c] < base + (1 if c < extra else 0)]
+            if not active:
+                continue
+            sent = []
+            for c in active:     # every connection of this Processor sends a request ...
+                cid = done[c]
+                name, req, resp = templates[MIX[(c + cid) % len(MIX)]]
+                clock[p] += STEP_NS
+                conn_id, peer = ids[c]
+                writer.add(encode_record(CaptureRecord(
+                    clock[p], REQUEST, int.from_bytes(req[0:2], "big"),
+                    int.from_bytes(req[2:4], "big"), cid, len(req), conn_id, peer, CLIENT_ID,
+                    _with_cid(req, 4, cid))))
+                sent.append((c, cid, name, resp))
+            for c, cid, name, resp in sent:    # ... and then each gets its answer
+                clock[p] += STEP_NS
+                conn_id, peer = ids[c]
+                writer.add(encode_record(CaptureRecord(
+                    clock[p], RESPONSE, -1, -1, cid, len(resp), conn_id, peer, None,
+                    _with_cid(resp, 0, cid))))
+                done[c] += 1
+                per_api[name] += 1
+                written_pairs += 1
+        tick += 1
+    for w in writers:
+        w.close()
+    files = [path for w in writers for path in w.paths]
+    return {"files": len(files), "bytes": sum(os.path.getsize(f) for f in files),
+            "frames": 2 * written_pairs, "pairs": written_pairs, "connections": connections,
+            "processors": processors, "segment_bytes": segment_bytes,
+            "per_api": dict(per_api), "paths": files}
+
+
+def profile_rows(paths: list[str], frames: int) -> dict:
+    """The job's per-row Python on about ``frames`` frames of the first segment(s),
+    without Spark: file_units, then check_connection per connection."""
+    from spark_jobs import transforms
+    units = []
+    t0 = time.perf_counter()
+    for path in paths:
+        with open(path, "rb") as fh:
+            units.extend(transforms.file_units(path, fh.read()))
+        if len(units) >= frames:
+            break
+    t_units = time.perf_counter() - t0
+    rows = [u[1] for u in units if u[0] == "frame"]
+    by_conn: dict[str, list] = {}
+    for r in rows[:frames]:
+        by_conn.setdefault(r["connection"], []).append(r)
+    t0 = time.perf_counter()
+    for conn, conn_rows in by_conn.items():
+        transforms.check_connection(conn, conn_rows)
+    t_check = time.perf_counter() - t0
+    profiler = cProfile.Profile()       # again, under the profiler, for where it goes
+    profiler.enable()
+    for conn, conn_rows in by_conn.items():
+        transforms.check_connection(conn, conn_rows)
+    profiler.disable()
+    checked = sum(len(v) for v in by_conn.values())
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    top = []
+    for (filename, line, func), (cc, nc, tt, ct, _) in sorted(
+            stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]:
+        rel = filename.split("/work/main/")[-1] if "/work/main/" in filename else \
+            os.path.basename(filename)
+        top.append({"function": f"{rel}:{line}({func})", "calls": nc,
+                    "tottime_us_per_frame": tt / checked * 1e6,
+                    "cumtime_us_per_frame": ct / checked * 1e6})
+    return {"frames_read": len(rows), "file_units_us_per_frame": t_units / len(rows) * 1e6,
+            "frames_checked": checked, "connections_checked": len(by_conn),
+            "check_connection_us_per_frame": t_check / checked * 1e6,
+            "top_tottime": top}
+
+
+def summarise_python_profiles(directory: str, top: int = 3) -> list[dict]:
+    """Per RDD dumped by ``SparkContext.dump_profiles``: its Python seconds (own time
+    of every function) and the functions with most own time."""
+    rows = []
+    for name in os.listdir(directory):
+        if not name.endswith(".pstats"):
+            continue
+        stats = pstats.Stats(os.path.join(directory, name), stream=io.StringIO())
+        funcs = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+        rows.append({"rdd": name[:-len(".pstats")], "seconds": stats.total_tt, "top": [
+            {"function": f"{os.path.basename(fn)}:{line}({func})", "calls": nc,
+             "own_s": tt, "cum_s": ct}
+            for (fn, line, func), (_, nc, tt, ct, _) in funcs]})
+    return sorted(rows, key=lambda r: r["seconds"], reverse=True)
+
+
+def _say(*words) -> None:
+    print("spark_bench:", *words, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.spark_bench",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=1_000_000)
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--processors", type=int, default=2)
+    parser.add_argument("--segment-bytes", type=int, default=32 * 1024 * 1024)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
+    parser.add_argument("--profile-frames", type=int, default=20_000,
+                        help="frames for the per-row Python profile outside Spark (0: skip)")
+    parser.add_argument("--json-out", help="write the figures here as JSON")
+    parser.add_argument("--python-profile", metavar="DIR",
+                        help="profile the executors' Python per RDD (spark.python.profile) "
+                             "and dump the stats here; slows the job down")
+    args = parser.parse_args(argv)
+
+    work = args.dir or tempfile.mkdtemp(prefix="kafka-net-spark-bench-")
+    captures, out = os.path.join(work, "captures"), os.path.join(work, "out")
+    result: dict = {"master": args.master, "ok": False, "problems": []}
+    try:
+        _say(f"writing {args.frames:,} frames to {captures}")
+        t0 = time.perf_counter()
+        written = generate(captures, args.frames, args.connections, args.processors,
+                           args.segment_bytes)
+        result["generate_s"] = time.perf_counter() - t0
+        paths = written.pop("paths")
+        result["capture"] = written
+        _say(f"wrote {written['frames']:,} frames, {written['files']} files, "
+             f"{written['bytes'] / 1e6:.0f} MB in {result['generate_s']:.1f} s")
+
+        if args.profile_frames:
+            result["profile"] = profile_rows(paths, args.profile_frames)
+            _say("per-row Python outside Spark: "
+                 f"file_units {result['profile']['file_units_us_per_frame']:.1f} us/frame, "
+                 f"check_connection {result['profile']['check_connection_us_per_frame']:.1f} us/frame")
+
+        from spark_jobs import conformance
+        from spark_jobs import report as report_mod
+        from spark_jobs.session import get_spark, ship_code
+        if args.python_profile:
+            # get_spark() builds the session; Spark reads extra settings from here.
+            os.environ["PYSPARK_SUBMIT_ARGS"] = ("--conf spark.python.profile=true "
+                                                 "pyspark-shell")
+        t0 = time.perf_counter()
+        spark = get_spark(args.master)
+        ship_code(spark)
+        result["session_s"] = time.perf_counter() - t0
+        result["spark_version"] = spark.version
+        _say(f"Spark {spark.version} {args.master} started in {result['session_s']:.1f} s")
+        try:
+            t0 = time.perf_counter()
+            summary = conformance.run(spark, sorted(paths), out)
+            summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
+            report_mod.write_all(summary, out)
+            result["job_s"] = time.perf_counter() - t0
+            if args.python_profile:
+                spark.sparkContext.dump_profiles(args.python_profile)
+                result["python_profile"] = summarise_python_profiles(args.python_profile)
+                for row in result["python_profile"]:
+                    _say(f"rdd {row['rdd']}: {row['seconds']:.1f} s of Python; top: "
+                         + ", ".join(f"{t['function']} {t['own_s']:.1f} s"
+                                     for t in row["top"]))
+        finally:
+            spark.stop()
+        with open(os.path.join(out, "report.json"), encoding="utf-8") as fh:
+            report = json.load(fh)
+        totals = report["totals"]
+        result["report_totals"] = totals
+        result["report_files"] = sorted(os.listdir(out))
+        result["frames_per_s"] = totals["frames"] / result["job_s"]
+        _say(f"job: {totals['frames']:,} frames in {result['job_s']:.1f} s = "
+             f"{result['frames_per_s']:,.0f} frames/s; {totals['violations']} violations")
+        expected = {"frames": written["frames"], "requests": written["pairs"],
+                    "pairs": written["pairs"], "connections": written["connections"],
+                    "violations": 0, "in_flight_at_end": 0}
+        for key, want in expected.items():
+            if totals.get(key) != want:
+                result["problems"].append(f"report.json totals.{key} = {totals.get(key)}, "
+                                          f"expected {want}")
+        if report.get("unreadable"):
+            result["problems"].append(f"unreadable: {report['unreadable'][:3]}")
+        result["ok"] = not result["problems"]
+    except Exception as exc:  # reported, not a traceback in RESULTS.md
+        result["problems"].append(f"{type(exc).__name__}: {exc}")
+        _say(f"failed: {type(exc).__name__}: {exc}")
+    finally:
+        if not args.dir:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=2)
+    for p in result["problems"]:
+        _say("problem:", p)
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
