@@ -212,11 +212,11 @@ class _Walk:
             self.acks0.pop(corr)
             self.violation("acks0_answered", frame, corr,
                            "a Produce with acks=0 must get no response")
-        elif self._later_request(corr, frame.position) is not None:
+        elif (later := self._later_request(corr, frame.position)) is not None:
             self.answered_early[corr] = frame
             self.violation("response_before_request", frame, corr,
                            f"the request with correlation id {corr} comes later, at frame "
-                           f"{self._later_request(corr, frame.position)}")
+                           f"{later}")
         else:
             self.violation("response_without_request", frame, corr,
                            f"no request with correlation id {corr} is waiting")

@@ -42,6 +42,7 @@ from kafka_net.network.request_channel import (
 from kafka_net.network.selector import Selector
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.headers import peek_request_header
 
 log = logging.getLogger(__name__)
 
@@ -304,7 +305,7 @@ class Processor(threading.Thread):
             return
         key = version = correlation_id = -1
         if len(frame) >= 8:
-            key, version, correlation_id = _PEEK.unpack_from(frame, 0)
+            key, version, correlation_id = peek_request_header(frame)
         self.capture.request(channel.id, _fmt(channel.peer), frame, key, version,
                              correlation_id, _peek_client_id(frame))
 
@@ -353,9 +354,6 @@ def _close_quietly(sock: socket.socket) -> None:
         sock.close()
     except OSError:
         pass
-
-
-_PEEK = struct.Struct(">hhi")
 
 
 def _peek_client_id(frame: bytes) -> str | None:
