@@ -33,6 +33,9 @@ class KafkaChannel:
         self.decoder = FrameDecoder(max_frame_size)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
+        # "host:port", formatted once: log lines and every captured frame use it.
+        self.peer_text = (f"{self.peer[0]}:{self.peer[1]}" if len(self.peer) >= 2
+                          else str(self.peer))
         self.client_software = ("unknown", "unknown")
         self._send: memoryview | None = None
         self._send_offset = 0

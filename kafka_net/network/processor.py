@@ -237,7 +237,7 @@ class Processor(threading.Thread):
                 parsed = self._parse_request(frame)
             except InvalidRequestError as exc:
                 log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
-                            _fmt(channel.peer), exc)
+                            channel.peer_text, exc)
                 self._close(channel.id)
                 continue
             except Exception:
@@ -248,7 +248,7 @@ class Processor(threading.Thread):
                 # unmuted and unanswered.
                 log.exception("%s: closing connection %s from %s: unexpected error "
                               "parsing its request", self.name, channel.id,
-                              _fmt(channel.peer))
+                              channel.peer_text)
                 self._close(channel.id)
                 continue
             request = Request(self.id, channel.id, self.listener_name, channel.peer,
@@ -306,12 +306,13 @@ class Processor(threading.Thread):
         key = version = correlation_id = -1
         if len(frame) >= 8:
             key, version, correlation_id = peek_request_header(frame)
-        self.capture.request(channel.id, _fmt(channel.peer), frame, key, version,
+        self.capture.request(channel.id, channel.peer_text, frame, key, version,
                              correlation_id, _peek_client_id(frame))
 
     def _capture_response(self, channel, response: SendResponse) -> None:
         header = response.request.header
-        self.capture.response(channel.id, _fmt(channel.peer), memoryview(response.data)[4:],
+        self.capture.response(channel.id, channel.peer_text,
+                              memoryview(response.data)[4:],
                               header.api_key, header.api_version, header.correlation_id)
 
     def _try_unmute(self, connection_id: str) -> None:
@@ -375,7 +376,3 @@ def _host_port(address) -> tuple:
     if isinstance(address, bytes):
         address = address.decode("utf-8", "replace")
     return (address or "local"), 0
-
-
-def _fmt(peer: tuple) -> str:
-    return f"{peer[0]}:{peer[1]}" if len(peer) >= 2 else str(peer)

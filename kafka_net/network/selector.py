@@ -13,8 +13,20 @@ lists the Processor then works through:
 The caller empties each list once it has handled it (``send`` can add to
 ``completed_sends`` between polls, because it tries the write at once).
 
-Interest sets: a channel is registered for READ while unmuted (muting *is*
-removing read interest, as in Kafka) and for WRITE while a send is pending.
+Interest sets.  A muted channel is never read from: that is what muting
+means, in Kafka and here.  Kafka also removes OP_READ from the channel's
+selection key at once.  Here READ interest is dropped *lazily*: ``mute`` only
+changes the mute state, and the READ interest goes the first time the socket
+turns readable while the channel is muted (a pipelining client; ``unmute``
+restores it).  A client that waits for its answer before sending again, the
+common case, then costs no epoll change per request at all, where dropping
+and restoring READ eagerly cost two system calls per request (and each system
+call lets another thread take the GIL).  WRITE interest is held only while a
+response could not be written in one go.
+
+Idle expiry (``connections.max.idle.ms``) keeps the channels in least
+recently active order, like Kafka's ``IdleExpiryManager``, so each poll looks
+at the oldest one only.
 
 Graceful remote close (Kafka's ``closingChannels``): when the peer closes its
 side, complete requests already buffered are still delivered one by one and
@@ -24,6 +36,7 @@ fails.  A partial trailing request is dropped.
 
 from __future__ import annotations
 
+import collections
 import logging
 import selectors
 import socket
@@ -48,9 +61,14 @@ class Selector:
         self._wakeup = wakeup
         self._sel.register(wakeup.fileno(), _READ, None)
         self.channels: dict[str, KafkaChannel] = {}
-        # Ids of channels that want no events (muted, nothing to send): the
-        # selectors module cannot hold a registration with an empty event mask.
-        self._sel_parked: set[str] = set()
+        # The events each channel's socket is registered for, 0 = not registered
+        # (the selectors module cannot hold a registration with an empty mask).
+        self._interest: dict[str, int] = {}
+        # Channels that may hold a complete request: read from, or unmuted, since
+        # the last poll.  Only these are searched for requests, not every channel.
+        self._maybe_ready: dict[str, KafkaChannel] = {}
+        # Least recently active first, for idle expiry.
+        self._lru: collections.OrderedDict[str, KafkaChannel] = collections.OrderedDict()
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
@@ -66,29 +84,32 @@ class Selector:
             raise ValueError(f"There is already a connection for id {connection_id}")
         channel = KafkaChannel(connection_id, sock, self.max_frame_size)
         self._sel.register(sock, _READ, channel)
+        self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
+        self._lru[connection_id] = channel
         return channel
 
-    def _update_interest(self, channel: KafkaChannel) -> None:
-        events = 0
-        if not channel.mute_state.muted and not channel.remote_closed:
-            events |= _READ
-        if channel.has_send():
-            events |= _WRITE
-        key = self._sel.get_map().get(channel.socket)
-        if key is None:
+    def _set_interest(self, channel: KafkaChannel, events: int) -> None:
+        current = self._interest[channel.id]
+        if events == current:
             return
-        if events == 0:
+        if current == 0:
+            self._sel.register(channel.socket, events, channel)
+        elif events == 0:
             self._sel.unregister(channel.socket)
-            self._sel_parked.add(channel.id)
-        elif key.events != events:
+        else:
             self._sel.modify(channel.socket, events, channel)
+        self._interest[channel.id] = events
 
-    def _ensure_registered(self, channel: KafkaChannel) -> None:
-        if channel.id in self._sel_parked:
-            self._sel_parked.discard(channel.id)
-            self._sel.register(channel.socket, _READ, channel)
-        self._update_interest(channel)
+    def _add_interest(self, channel: KafkaChannel, event: int) -> None:
+        self._set_interest(channel, self._interest[channel.id] | event)
+
+    def _remove_interest(self, channel: KafkaChannel, event: int) -> None:
+        self._set_interest(channel, self._interest[channel.id] & ~event)
+
+    def _touch(self, channel: KafkaChannel) -> None:
+        channel.last_active_ns = time.monotonic_ns()
+        self._lru.move_to_end(channel.id)
 
     # -- operations the Processor calls ------------------------------------------------
 
@@ -96,20 +117,22 @@ class Selector:
         channel = self.channels[connection_id]
         channel.set_send(data)
         # Try the write at once: most responses fit the socket buffer, which saves
-        # a select() round trip per response.
+        # a select() round trip and two epoll changes per response.
         self._write(channel)
-        if channel.id in self.channels:
-            self._ensure_registered(channel)
+        if channel.has_send() and channel.id in self.channels:
+            self._add_interest(channel, _WRITE)
 
     def mute(self, connection_id: str) -> None:
-        channel = self.channels[connection_id]
-        channel.mute_state.mute()
-        self._ensure_registered(channel)
+        # READ interest stays until the socket turns readable (see the module doc).
+        self.channels[connection_id].mute_state.mute()
 
     def unmute(self, connection_id: str) -> bool:
         channel = self.channels[connection_id]
         unmuted = channel.mute_state.maybe_unmute()
-        self._ensure_registered(channel)
+        if unmuted:
+            if not channel.remote_closed:
+                self._add_interest(channel, _READ)
+            self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
         return unmuted
 
     def close(self, connection_id: str) -> None:
@@ -145,12 +168,20 @@ class Selector:
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
         try:
-            if mask & _READ and not channel.mute_state.muted:
-                self._read(channel)
+            if mask & _READ:
+                if channel.mute_state.muted:
+                    # Data (or EOF) waits behind a request still in the server:
+                    # leave it in the socket and stop polling for it until unmute,
+                    # unless the response is already out (the client was quick to
+                    # send its next request): the unmute comes right after this poll.
+                    if channel.id not in self.completed_sends:
+                        self._remove_interest(channel, _READ)
+                else:
+                    self._read(channel)
             if mask & _WRITE and channel.id in self.channels:
                 self._write(channel)
-                if channel.id in self.channels:
-                    self._update_interest(channel)
+                if channel.id in self.channels and not channel.has_send():
+                    self._remove_interest(channel, _WRITE)
         except OSError as exc:
             self._disconnect(channel, f"I/O error: {exc}")
 
@@ -158,11 +189,12 @@ class Selector:
         n = channel.read()
         if n > 0:
             self.bytes_in += n
-            channel.last_active_ns = time.monotonic_ns()
+            self._touch(channel)
+            self._maybe_ready[channel.id] = channel
         elif n == 0:
             channel.remote_closed = True
-            self._update_interest(channel)
-            self._maybe_finish_closing(channel)
+            self._remove_interest(channel, _READ)
+            self._maybe_ready[channel.id] = channel  # finish what is buffered, then close
 
     def _write(self, channel: KafkaChannel) -> None:
         before = channel._send_offset
@@ -178,29 +210,33 @@ class Selector:
             # Any progress counts as activity (Kafka refreshes the idle time whenever
             # the key is selected).  Refreshing only on completion expired a slow
             # reader of a large response mid-response.
-            channel.last_active_ns = time.monotonic_ns()
+            self._touch(channel)
         if done:
             self.completed_sends.append(channel.id)
 
     def _collect_receives(self) -> None:
-        for channel in list(self.channels.values()):
-            if channel.mute_state.muted:
-                continue
+        ready, self._maybe_ready = self._maybe_ready, {}
+        for channel in ready.values():
+            if channel.id not in self.channels or channel.mute_state.muted:
+                continue  # closed, or unmute puts it back
             try:
                 frame = channel.decoder.next_frame()
             except InvalidReceiveError as exc:
                 log.warning("%s: closing connection %s from %s: %s",
-                            self.name, channel.id, _fmt_peer(channel.peer), exc)
+                            self.name, channel.id, channel.peer_text, exc)
                 self._disconnect(channel, str(exc))
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
+                # Looked at again next poll: normally the Processor has muted it by
+                # then; if not (a graceful stop drops requests), its next one is due.
+                self._maybe_ready[channel.id] = channel
             elif channel.remote_closed:
                 self._maybe_finish_closing(channel)
 
     def _has_buffered_receive(self) -> bool:
         return any(not c.mute_state.muted and c.decoder.has_frame()
-                   for c in self.channels.values())
+                   for c in self._maybe_ready.values())
 
     def _maybe_finish_closing(self, channel: KafkaChannel) -> None:
         """A remotely closed channel goes once nothing of it is left to serve."""
@@ -219,10 +255,11 @@ class Selector:
             self._maybe_finish_closing(channel)
 
     def _maybe_close_oldest_idle(self) -> None:
-        # Kafka closes at most one expired connection per poll.
-        if self._idle_ns < 0 or not self.channels:
+        # Kafka closes at most one expired connection per poll: the least recently
+        # active one, the first in the LRU order.
+        if self._idle_ns < 0 or not self._lru:
             return
-        oldest = min(self.channels.values(), key=lambda c: c.last_active_ns)
+        oldest = next(iter(self._lru.values()))
         if time.monotonic_ns() - oldest.last_active_ns > self._idle_ns:
             log.debug("%s: closing idle connection %s", self.name, oldest.id)
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
@@ -234,15 +271,11 @@ class Selector:
         self.disconnected.append((channel.id, reason))
 
     def _forget(self, channel: KafkaChannel) -> None:
-        if channel.id in self._sel_parked:
-            self._sel_parked.discard(channel.id)
-        else:
+        if self._interest.pop(channel.id, 0):
             try:
                 self._sel.unregister(channel.socket)
             except (KeyError, ValueError):
                 pass
+        self._lru.pop(channel.id, None)
+        self._maybe_ready.pop(channel.id, None)
         channel.close()
-
-
-def _fmt_peer(peer: tuple) -> str:
-    return f"{peer[0]}:{peer[1]}" if len(peer) >= 2 else str(peer)

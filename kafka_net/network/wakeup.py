@@ -14,6 +14,18 @@ later.  If the byte arrives before the drain, the response was enqueued
 before it, so the queue read that follows the drain sees it.  Either way no
 response waits for the next timeout.
 
+Coalescing: a wakeup that finds one already pending (``pending`` set and not
+yet cleared by ``drain``) writes nothing, so a burst of responses costs one
+byte and one system call, not one each (every system call also lets another
+thread take the GIL).  ``drain`` clears ``pending`` *after* it has read the
+bytes.  A wakeup that skipped saw ``pending`` set, so a byte was written (or is
+about to be) that has not been followed by a clear yet: that clear, and the
+queue read after it, come later than the skip, and the skipped response (queued
+before the skip) is seen.  Clearing *before* the read would be wrong: a handler
+could set ``pending`` and write its byte in between, the read would take that
+byte, and ``pending`` would stay set with the pipe empty: every later wakeup
+skipped and responses waiting for the 300 ms poll timeout.
+
 Both ends are non-blocking; a full pipe (``BlockingIOError``) on write means a
 wakeup is already pending, which is all we need.
 """
@@ -28,11 +40,17 @@ class WakeupSocketpair:
         self.read_sock, self.write_sock = socket.socketpair()
         self.read_sock.setblocking(False)
         self.write_sock.setblocking(False)
+        # Set by wakeup(), cleared by drain().  Plain attribute reads and writes
+        # are atomic under the GIL; a stale read only costs an extra byte.
+        self.pending = False
 
     def fileno(self) -> int:
         return self.read_sock.fileno()
 
     def wakeup(self) -> None:
+        if self.pending:
+            return  # the reader has not drained the last byte yet: it will wake
+        self.pending = True
         try:
             self.write_sock.send(b"\x00")
         except (BlockingIOError, InterruptedError):
@@ -42,10 +60,13 @@ class WakeupSocketpair:
 
     def drain(self) -> None:
         try:
-            while self.read_sock.recv(4096):
+            # Coalescing keeps the bytes few; a short read means the pipe is empty,
+            # which spares the recv() that would only fail with EAGAIN.
+            while len(self.read_sock.recv(4096)) == 4096:
                 pass
         except (BlockingIOError, InterruptedError):
             pass
+        self.pending = False          # after the read: see the module doc
 
     def close(self) -> None:
         self.read_sock.close()
