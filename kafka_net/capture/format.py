@@ -27,10 +27,34 @@ A capture file (a *segment*) is a file header followed by records::
 For responses the API key and version are those of the request answered
 (the broker knows them; a response frame alone does not say).
 
-Crash safety: a record is handed to the OS in one ``write`` call, so a crash
-loses at most the record being written.  The reader then finds a *torn tail*
-(a length pointing past the end of the file, or a bad CRC on the last
-record) and reports it instead of failing.
+Crash safety.  The writer (:mod:`.writer`) sizes each new segment up front
+and maps it into memory (a shared ``mmap``); a record goes in with one memory
+copy at the write position, no system call.  A copied record is in the
+kernel's page cache at once, and the kernel writes it back to the file
+whether or not the process is still alive, so a *process* crash (an
+exception, ``kill -9``, a segfault) loses at most the record being copied.
+
+A segment whose writer is still running, or died, therefore ends in a *zero
+tail*: the part never written, at least ``ZERO_TAIL_MIN`` (8) zero bytes,
+since the writer maps that much more than it fills.  The reader takes a
+record length of 0 at a record boundary, followed by nothing but zeros, as
+the clean end of what was written.  A closed segment is cut to the bytes
+written and has no zero tail.  A record cut short is a *torn tail*, reported
+instead of failing: a length pointing past the end of the file; a bad CRC on
+the last record, or on a record followed only by a zero tail (the copy got
+as far as the length, not the whole body); or nonzero bytes after a zero
+length (a copy may store its first bytes last).  The reader cannot tell a
+record whose copy stored nothing but zeros from no record at all: that
+record is lost without a report.  Files from before the mmap writer (one
+``write`` per record, no zero tail) read exactly as they always did.
+
+A *machine* crash or power loss is another matter: dirty pages the kernel
+had not yet written back are lost, as they were with one ``write`` per
+record and no ``fsync`` (nothing here calls ``fsync`` or ``msync``).  The
+file may then hold zeros, or be shorter, where such pages were, and not
+only at its end: the reader reports what it can (a torn tail, or a CRC
+mismatch where the rest is skipped), and a lost range that starts at a
+record boundary and runs to the end reads as a clean end.
 """
 
 from __future__ import annotations
@@ -44,6 +68,7 @@ FORMAT_VERSION = 1
 FILE_HEADER = struct.Struct(">5sBiqq")
 _RECORD_PREFIX = struct.Struct(">II")
 _FIXED = struct.Struct(">qbhhiBi")
+_U32 = struct.Struct(">I")
 
 REQUEST, RESPONSE = 0, 1
 FLAG_TRUNCATED = 0x01
@@ -52,6 +77,12 @@ FLAG_TRUNCATED = 0x01
 # capture.max.frame.bytes, far below it): the reader stops rather than
 # trusting the length.
 MAX_RECORD_BYTES = 256 * 1024 * 1024
+
+# An unclosed segment ends in at least this many zero bytes (one record
+# prefix, so its first record length reads as 0): the writer maps that much
+# more than it fills.  See "Crash safety" above.
+ZERO_TAIL_MIN = _RECORD_PREFIX.size
+_ZEROS = bytes(64 * 1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,19 +122,38 @@ def encode_file_header(processor_id: int, segment_seq: int, created_ns: int) -> 
 
 
 def encode_record(rec: CaptureRecord) -> bytes:
-    flags = FLAG_TRUNCATED if rec.truncated else 0
-    parts = [
-        _FIXED.pack(rec.timestamp_ns, rec.direction, rec.api_key, rec.api_version,
-                    rec.correlation_id, flags, rec.frame_size),
-        _short_str(rec.connection_id), _short_str(rec.peer), _nullable_str(rec.client_id),
-        struct.pack(">I", len(rec.frame)), rec.frame,
-    ]
-    body = b"".join(parts)
+    return encode_record_fields(
+        rec.timestamp_ns, rec.direction, rec.api_key, rec.api_version, rec.correlation_id,
+        rec.frame_size, rec.truncated,
+        encode_strings(rec.connection_id, rec.peer, rec.client_id), rec.frame)
+
+
+def encode_strings(connection_id: str, peer: str, client_id: str | None) -> bytes:
+    """The record's three string fields, encoded.  The writer keeps these per
+    connection: they rarely change, and encoding them is a good part of a record's cost."""
+    return _short_str(connection_id) + _short_str(peer) + _nullable_str(client_id)
+
+
+def encode_record_fields(timestamp_ns: int, direction: int, api_key: int, api_version: int,
+                         correlation_id: int, frame_size: int, truncated: bool,
+                         strings: bytes, frame) -> bytes:
+    """One record, from its fields; ``strings`` from :func:`encode_strings`, ``frame``
+    any bytes-like object (the Processor passes views of its response buffers).
+
+    The writer's fast path: no :class:`CaptureRecord` is built (a frozen
+    dataclass costs as much to create as the rest of the encoding)."""
+    body = b"".join((
+        _FIXED.pack(timestamp_ns, direction, api_key, api_version, correlation_id,
+                    FLAG_TRUNCATED if truncated else 0, frame_size),
+        strings, _U32.pack(len(frame)), frame))
     return _RECORD_PREFIX.pack(len(body) + 4, zlib.crc32(body)) + body
 
 
 def decode_segment(data: bytes) -> ReadResult:
-    """Parse a whole segment; never raises for bad input, it reports problems."""
+    """Parse a whole segment; never raises for bad input, it reports problems.
+
+    A zero tail (a segment still being written, or whose writer died) is the
+    clean end of the records, not a problem."""
     view = memoryview(data)
     if len(view) < FILE_HEADER.size or bytes(view[:5]) != MAGIC:
         return ReadResult(None, problems=["not a kafka-net capture file (no KNCAP header)"])
@@ -123,31 +173,76 @@ def decode_segment(data: bytes) -> ReadResult:
 def _decode_one(view: memoryview, pos: int, result: ReadResult) -> tuple[str, int]:
     left = len(view) - pos
     if left < _RECORD_PREFIX.size:
-        return _torn(result, left, pos, "a record length cut short")
+        return _torn(result, pos, left, "a record length cut short")
     length, crc = _RECORD_PREFIX.unpack_from(view, pos)
+    if length == 0:
+        # No record is empty (the CRC alone is 4 bytes): this is where the
+        # writer stopped, in a segment it has not closed.
+        return _zero_length(view, pos, result)
     if length < 4 or length > MAX_RECORD_BYTES:
         result.problems.append(f"garbage at byte {pos}: record length {length}; rest skipped")
         return "stop", len(view)
     if left < 4 + length:
-        return _torn(result, left, pos, f"a {length}-byte record cut at {left - 4} bytes")
-    body = view[pos + 8:pos + 4 + length]
+        return _torn(result, pos, left, f"a {length}-byte record cut at {left - 4} bytes")
+    end = pos + 4 + length
+    body = view[pos + 8:end]
     if zlib.crc32(body) != crc:
-        if pos + 4 + length == len(view):
-            return _torn(result, left, pos, "a last record with a bad CRC")
-        result.problems.append(f"corrupt record at byte {pos} (CRC mismatch); rest skipped")
-        return "stop", len(view)
+        return _bad_crc(view, pos, end, result)
     try:
         result.records.append(_decode_body(bytes(body)))
     except (struct.error, UnicodeDecodeError, ValueError) as exc:
         result.problems.append(f"record at byte {pos} does not decode: {exc}; rest skipped")
         return "stop", len(view)
-    return "ok", pos + 4 + length
+    return "ok", end
 
 
-def _torn(result: ReadResult, left: int, pos: int, what: str) -> tuple[str, int]:
-    result.torn_tail_bytes = left
-    result.problems.append(f"torn tail at byte {pos}: {what} ({left} bytes ignored)")
-    return "stop", pos + left
+def _zero_length(view: memoryview, pos: int, result: ReadResult) -> tuple[str, int]:
+    """A zero length at ``pos``: the clean end of an unclosed segment, or a torn
+    record whose copy had not yet stored its length when the writer died."""
+    written = _written_end(view, pos)
+    if written == pos:
+        return "end", len(view)
+    return _torn(result, pos, written - pos,
+                 f"a zero record length, then nonzero bytes up to byte {written}")
+
+
+def _bad_crc(view: memoryview, pos: int, end: int, result: ReadResult) -> tuple[str, int]:
+    # The record the writer was copying when it stopped is the last one in the
+    # file, or the last one before the zero tail; any other is damage.
+    if end == len(view):
+        return _torn(result, pos, end - pos, "a last record with a bad CRC")
+    if _is_zero_tail(view, end):
+        return _torn(result, pos, end - pos, "a record with a bad CRC before the zero tail")
+    result.problems.append(f"corrupt record at byte {pos} (CRC mismatch); rest skipped")
+    return "stop", len(view)
+
+
+def _torn(result: ReadResult, pos: int, count: int, what: str) -> tuple[str, int]:
+    result.torn_tail_bytes = count
+    result.problems.append(f"torn tail at byte {pos}: {what} ({count} bytes ignored)")
+    return "stop", pos + count
+
+
+def _is_zero_tail(view: memoryview, pos: int) -> bool:
+    """True if ``view[pos:]`` is an unwritten tail: at least a record prefix of
+    zeros and nothing else.  A file written with one ``write`` per record never
+    has one: its lengths are never zero, and a tail cut short is under 8 bytes."""
+    return len(view) - pos >= ZERO_TAIL_MIN and _written_end(view, pos) == pos
+
+
+def _written_end(view: memoryview, pos: int) -> int:
+    """Just past the last nonzero byte of ``view[pos:]``; ``pos`` if all are zero.
+
+    Scans from the end, a chunk at a time: comparing whole chunks with zeros
+    runs at memcmp speed (a 64 MiB zero tail in milliseconds)."""
+    end = len(view)
+    while end > pos:
+        start = max(pos, end - len(_ZEROS))
+        chunk = view[start:end].tobytes()
+        if chunk != (_ZEROS if len(chunk) == len(_ZEROS) else bytes(len(chunk))):
+            return start + len(chunk.rstrip(b"\0"))
+        end = start
+    return pos
 
 
 def _decode_body(body: bytes) -> CaptureRecord:

@@ -4,7 +4,10 @@ What the issue asks of it: every field of a record survives the round trip
 (truncation flag included); a crash loses at most the record being written,
 and the reader reports that *torn tail* instead of failing; anything that is
 not a capture (garbage, an empty file, a wrong magic or version) is a
-reported problem, never an exception.
+reported problem, never an exception.  A segment whose writer has not closed
+it (still running, or crashed) ends in a *zero tail*, the mapped part never
+written: the reader takes it as the clean end, and a record half-copied into
+it as a torn tail.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 import struct
 import zlib
 
+import pytest
+
 from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.format import (
-    FILE_HEADER, FORMAT_VERSION, MAGIC, REQUEST, RESPONSE, CaptureRecord, ReadResult,
-    decode_segment, encode_file_header, encode_record)
+    FILE_HEADER, FORMAT_VERSION, MAGIC, REQUEST, RESPONSE, ZERO_TAIL_MIN, CaptureRecord,
+    ReadResult, decode_segment, encode_file_header, encode_record, encode_record_fields,
+    encode_strings)
 
 FAST = settings(max_examples=200, deadline=None)
 
@@ -71,6 +77,18 @@ def test_round_trip_of_every_field(recs, processor_id, seq, created):
     assert_read_is_clean(result, recs)
     assert (result.segment.processor_id, result.segment.segment_seq,
             result.segment.created_ns) == (processor_id, seq, created)
+
+
+def test_encode_record_fields_is_encode_record_without_the_record_object():
+    """The writer's fast path (strings encoded once per connection, frames as views)
+    produces exactly the bytes of encode_record."""
+    for rec in [record(i, truncated=i % 3 == 0) for i in range(6)]:
+        strings = encode_strings(rec.connection_id, rec.peer, rec.client_id)
+        fast = encode_record_fields(
+            rec.timestamp_ns, rec.direction, rec.api_key, rec.api_version,
+            rec.correlation_id, rec.frame_size, rec.truncated, strings,
+            memoryview(b"xx" + rec.frame)[2:])
+        assert fast == encode_record(rec)
 
 
 def test_truncated_flag_survives():
@@ -200,11 +218,12 @@ def test_arbitrary_bytes_never_raise(data):
 
 
 @FAST
-@given(st.binary(max_size=400))
+@given(st.binary(max_size=400) | st.binary(max_size=40).map(lambda b: b + bytes(20)))
 def test_arbitrary_bytes_after_a_valid_header_never_raise(tail):
     result = decode_segment(encode_file_header(0, 0, 0) + tail)
     assert result.segment is not None
-    if tail:
+    if tail and not (len(tail) >= ZERO_TAIL_MIN and not any(tail)):
+        # Only a zero tail (an unclosed segment with nothing in it) is clean and empty.
         assert result.records or result.problems
 
 
@@ -238,3 +257,125 @@ def test_any_cut_gives_a_prefix_and_reports_a_torn_tail(recs, data):
         assert result.problems == [] and result.torn_tail_bytes == 0
     else:
         assert result.torn_tail_bytes > 0 and "torn tail" in result.problems[0]
+
+
+# -- zero tails: a segment whose writer has not closed it ----------------------------------
+
+def record_starts(recs) -> list[int]:
+    """Byte offset of each record in ``segment(recs)``, and of the end."""
+    out = [FILE_HEADER.size]
+    for r in recs:
+        out.append(out[-1] + len(encode_record(r)))
+    return out
+
+
+@pytest.mark.parametrize("tail", [ZERO_TAIL_MIN, ZERO_TAIL_MIN + 1, 4096, 1 << 20])
+def test_zero_tail_is_a_clean_end(tail):
+    recs = [record(i) for i in range(5)]
+    assert_read_is_clean(decode_segment(segment(recs) + bytes(tail)), recs)
+
+
+def test_header_then_zero_tail_is_a_clean_empty_segment():
+    assert_read_is_clean(decode_segment(encode_file_header(0, 0, 0) + bytes(100)), [])
+
+
+@pytest.mark.parametrize("tail", range(1, ZERO_TAIL_MIN))
+def test_zeros_shorter_than_a_record_prefix_are_still_a_torn_tail(tail):
+    """The writer always leaves at least a whole prefix of zeros; fewer are what
+    a ``write``-per-record file cut in a length's high (zero) bytes looks like."""
+    recs = [record(i) for i in range(2)]
+    result = decode_segment(segment(recs) + bytes(tail))
+    assert result.records == recs
+    assert result.torn_tail_bytes == tail and "torn tail" in result.problems[0]
+
+
+def test_record_half_copied_into_the_zero_tail_is_a_torn_tail_at_every_cut():
+    """A crash while a record is being copied into the mapping: the record's
+    first ``kept`` bytes are there, then the zero tail."""
+    recs = [record(i) for i in range(3)]
+    torn = encode_record(record(3))
+    for kept in range(1, len(torn)):
+        data = segment(recs) + torn[:kept] + bytes(len(torn) - kept + 64)
+        result = decode_segment(data)
+        assert result.records == recs, kept
+        if not any(torn[:kept]):
+            # Only high zero bytes of the length arrived: nothing to tell it from
+            # no record at all.  The record is lost, as a crash may lose it.
+            assert result.problems == [], kept
+        else:
+            assert result.torn_tail_bytes > 0, kept
+            assert len(result.problems) == 1 and "torn tail" in result.problems[0], kept
+
+
+def test_record_copied_back_to_front_is_a_torn_tail():
+    """A copy may store the record's first bytes (its length) last: a zero length
+    followed by written bytes is a torn tail, not the clean end."""
+    recs = [record(i) for i in range(3)]
+    torn = encode_record(record(3))
+    for missing in (4, 8, len(torn) // 2, len(torn) - 1):
+        data = segment(recs) + bytes(missing) + torn[missing:] + bytes(64)
+        result = decode_segment(data)
+        assert result.records == recs, missing
+        assert result.torn_tail_bytes == len(torn), missing
+        assert "torn tail" in result.problems[0] and "zero record length" in result.problems[0]
+
+
+def test_bad_crc_on_the_record_before_the_zero_tail_is_a_torn_tail():
+    recs = [record(i) for i in range(3)]
+    data = bytearray(segment(recs))
+    data[-1] ^= 0xFF
+    result = decode_segment(bytes(data) + bytes(1000))
+    assert result.records == recs[:-1]
+    assert result.torn_tail_bytes == len(encode_record(recs[-1]))
+    assert "torn tail" in result.problems[0] and "CRC" in result.problems[0]
+
+
+def test_bad_crc_in_the_middle_of_a_zero_tailed_segment_is_still_corruption():
+    recs = [record(i) for i in range(3)]
+    data = bytearray(segment(recs) + bytes(100))
+    data[record_starts(recs)[1] + 12] ^= 0x55
+    result = decode_segment(bytes(data))
+    assert result.records == recs[:1]
+    assert result.torn_tail_bytes == 0
+    assert len(result.problems) == 1 and "corrupt record" in result.problems[0]
+
+
+@pytest.mark.parametrize("length", [1, 3, 0xFFFFFFF0])
+def test_nonzero_garbage_length_before_a_zero_tail_is_still_garbage(length):
+    data = segment([record(0)]) + struct.pack(">II", length, 0) + bytes(100)
+    result = decode_segment(data)
+    assert result.records == [record(0)]
+    assert "garbage" in result.problems[0]
+
+
+def test_zero_tail_with_a_stray_byte_far_behind_is_a_torn_tail():
+    """Pages lost in a power cut need not be the last ones: a zero length with
+    written bytes anywhere after it is reported, not taken as the end."""
+    recs = [record(i) for i in range(2)]
+    end = record_starts(recs)[-1]
+    data = bytearray(segment(recs) + bytes(200_000))
+    data[150_000] = 1
+    result = decode_segment(bytes(data))
+    assert result.records == recs
+    assert result.torn_tail_bytes == 150_001 - end
+    assert "up to byte 150001" in result.problems[0]
+
+
+@FAST
+@given(st.lists(records, max_size=5), st.integers(ZERO_TAIL_MIN, 5000))
+def test_any_segment_with_a_zero_tail_reads_clean(recs, tail):
+    assert_read_is_clean(decode_segment(segment(recs) + bytes(tail)), recs)
+
+
+@FAST
+@given(st.lists(records, min_size=1, max_size=5), st.data())
+def test_any_cut_in_a_zero_tailed_segment_gives_a_prefix(recs, data):
+    """What a crash leaves: the records up to some byte, then the zero tail."""
+    raw = segment(recs)
+    cut = data.draw(st.integers(FILE_HEADER.size, len(raw)))
+    result = decode_segment(raw[:cut] + bytes(len(raw) - cut + ZERO_TAIL_MIN))
+    assert result.records == recs[:len(result.records)]
+    if cut in record_starts(recs):
+        assert result.problems == [] and len(result.records) == record_starts(recs).index(cut)
+    else:
+        assert result.problems == [] or "torn tail" in result.problems[0]

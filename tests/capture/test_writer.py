@@ -3,7 +3,9 @@
 A writer appends one Processor's records to segment files named so that they
 sort in write order, starts a new segment at ``capture.segment.bytes``, cuts
 frames to ``capture.max.frame.bytes`` (recording the cut), and turns itself
-off on a write error instead of raising into the network thread.  A live
+off on a write error instead of raising into the network thread.  Segments
+are memory mapped at their full size while open (a zero tail the reader
+takes as the end) and cut to the bytes written when closed.  A live
 server with ``capture_dir`` set records every request and response of a
 conversation with the right header fields, one file series per Processor.
 """
@@ -15,11 +17,18 @@ import logging
 import os
 import re
 import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 
 from kafka_net.capture import writer as writer_mod
-from kafka_net.capture.format import REQUEST, RESPONSE, decode_segment
+from kafka_net.capture.format import (
+    FILE_HEADER, REQUEST, RESPONSE, ZERO_TAIL_MIN, decode_segment, encode_record)
 from kafka_net.capture.writer import SUFFIX, CaptureWriter
+from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.protocol import ApiKey
 from tests.support import API_VERSIONS_V3_BODY, RawClient, make_config, running_server
 
@@ -178,24 +187,73 @@ def test_hostile_client_id_does_not_blind_the_segment(tmp_path):
 
 # -- write errors never raise ---------------------------------------------------------------
 
-def test_write_error_turns_capture_off_without_raising(tmp_path, monkeypatch, caplog):
-    w = CaptureWriter(str(tmp_path), 4, 1 << 20, 1 << 20)
+def error_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == writer_mod.__name__ and r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("failing", ["mmap", "posix_fallocate"])
+def test_error_starting_a_segment_turns_capture_off_once(tmp_path, monkeypatch, caplog,
+                                                         failing):
+    """No mapping (ENOMEM) or no disk space (ENOSPC from the reservation) for the
+    next segment: one log line, capture off, the records before it intact."""
+    w = CaptureWriter(str(tmp_path), 4, segment_bytes=400, max_frame_bytes=1 << 20)
     w.request(CONN, PEER, b"before", 3, 12, 1, "c")
+    err = errno.ENOMEM if failing == "mmap" else errno.ENOSPC
 
-    def full_disk(fd, data):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def refuse(*args, **kwargs):
+        raise OSError(err, os.strerror(err))
 
-    monkeypatch.setattr(writer_mod.os, "write", full_disk)
+    target = writer_mod.mmap if failing == "mmap" else writer_mod.os
+    monkeypatch.setattr(target, failing, refuse)
     with caplog.at_level(logging.ERROR, logger=writer_mod.__name__):
-        w.request(CONN, PEER, b"lost", 3, 12, 2, "c")      # must not raise
-        w.response(CONN, PEER, b"lost too", 3, 12, 1)
+        for i in range(5):   # the first needs a new segment; none may raise
+            w.request(CONN, PEER, b"lost" * 100, 3, 12, 2 + i, "c")
+            w.response(CONN, PEER, b"lost too", 3, 12, 2 + i)
     assert not w.enabled
     assert w.records_written == 1
-    assert any("capture is off" in r.getMessage() for r in caplog.records)
+    (line,) = error_lines(caplog)       # one line, not one per refused record
+    assert "capture is off for processor 4" in line and os.strerror(err) in line
     monkeypatch.undo()
-    w.request(CONN, PEER, b"after", 3, 12, 3, "c")         # stays off
+    w.request(CONN, PEER, b"after", 3, 12, 9, "c")      # stays off
     w.close()
+    # The failed segment's file is gone; the first was closed and cut.
+    assert os.listdir(tmp_path) == [os.path.basename(w.segment_path(0))]
     assert [r.frame for r in read_dir(str(tmp_path))] == [b"before"]
+    assert len(error_lines(caplog)) == 1
+
+
+def test_error_on_the_first_segment_leaves_a_writer_that_is_off(tmp_path, monkeypatch,
+                                                                caplog):
+    def full_disk(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_mod.os, "posix_fallocate", full_disk, raising=False)
+    with caplog.at_level(logging.ERROR, logger=writer_mod.__name__):
+        w = CaptureWriter(str(tmp_path), 0, 1 << 20, 1 << 20)   # must not raise
+        w.request(CONN, PEER, b"x", 3, 12, 1, "c")
+    assert not w.enabled and w.records_written == 0
+    assert len(error_lines(caplog)) == 1
+    assert os.listdir(tmp_path) == []
+    w.close()
+
+
+@pytest.mark.parametrize("how", [errno.EOPNOTSUPP, errno.EINVAL, "missing"])
+def test_without_posix_fallocate_the_file_is_extended_sparse(tmp_path, monkeypatch, how):
+    """File systems that cannot reserve space (and macOS, which has no
+    posix_fallocate): the segment is sized with ftruncate instead."""
+    if how == "missing":
+        monkeypatch.delattr(writer_mod.os, "posix_fallocate", raising=False)
+    else:
+        def unsupported(fd, offset, length):
+            raise OSError(how, os.strerror(how))
+        monkeypatch.setattr(writer_mod.os, "posix_fallocate", unsupported, raising=False)
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=1000, max_frame_bytes=1 << 20)
+    assert os.path.getsize(w.segment_path(0)) == 1000 + ZERO_TAIL_MIN
+    frames = write_requests(w, 20)
+    w.close()
+    assert w.enabled is False and w.records_written == 20
+    assert [r.frame for r in read_dir(str(tmp_path))] == frames
 
 
 def test_directory_removed_before_rotation_turns_capture_off(tmp_path):
@@ -209,12 +267,180 @@ def test_directory_removed_before_rotation_turns_capture_off(tmp_path):
     w.close()  # closing twice is harmless
 
 
-def test_close_is_idempotent_and_writes_after_close_do_not_raise(tmp_path):
+def test_close_is_idempotent_and_writes_after_close_do_not_raise(tmp_path, caplog):
     w = CaptureWriter(str(tmp_path), 0, 1 << 20, 1 << 20)
     w.close()
     w.close()
-    w.request(CONN, PEER, b"late", 3, 12, 1, "c")  # EBADF is an OSError: capture goes off
+    with caplog.at_level(logging.ERROR, logger=writer_mod.__name__):
+        w.request(CONN, PEER, b"late", 3, 12, 1, "c")   # a closed writer is off, quietly
+    assert not w.enabled and w.records_written == 0
+    assert error_lines(caplog) == []
+    assert read_dir(str(tmp_path)) == []
+
+
+def test_close_after_a_write_error_cuts_the_segment_and_is_harmless(tmp_path, monkeypatch):
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=300, max_frame_bytes=1 << 20)
+    w.request(CONN, PEER, b"a" * 100, 3, 12, 1, "c")
+    def no_memory(*args, **kwargs):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(writer_mod.mmap, "mmap", no_memory)
+    w.request(CONN, PEER, b"b" * 200, 3, 12, 2, "c")    # needs a new segment: fails
     assert not w.enabled
+    w.close()
+    w.close()
+    (name,) = os.listdir(tmp_path)
+    with open(tmp_path / name, "rb") as fh:
+        data = fh.read()
+    result = decode_segment(data)
+    assert [r.correlation_id for r in result.records] == [1] and result.problems == []
+    assert len(data) == closed_size(result)      # cut when the roll closed it
+
+
+# -- the mapping: zero tail while open, none once closed, crashes -----------------------------
+
+def closed_size(result) -> int:
+    """What a closed segment holding exactly these records measures."""
+    return FILE_HEADER.size + sum(len(encode_record(r)) for r in result.records)
+
+
+def test_closed_segments_are_exactly_the_bytes_written(tmp_path):
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=2000, max_frame_bytes=1 << 20)
+    write_requests(w, 40, size=150)
+    w.close()
+    names = sorted(os.listdir(tmp_path))
+    assert len(names) >= 3
+    for name in names:
+        with open(tmp_path / name, "rb") as fh:
+            data = fh.read()
+        result = decode_segment(data)
+        assert result.problems == []
+        assert len(data) == closed_size(result) <= 2000, name    # no zero tail
+
+
+def test_open_segment_has_a_zero_tail_the_reader_takes_as_the_end(tmp_path):
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=1 << 16, max_frame_bytes=1 << 20)
+    try:
+        frames = write_requests(w, 30)
+        w.response(CONN, PEER, memoryview(b"resp" * 10), 3, 12, 99)
+        with open(w.segment_path(0), "rb") as fh:     # the writer is still open
+            data = fh.read()
+        assert len(data) == (1 << 16) + ZERO_TAIL_MIN
+        result = decode_segment(data)
+        assert result.problems == [] and result.torn_tail_bytes == 0
+        assert [r.frame for r in result.records] == frames + [b"resp" * 10]
+        assert not any(data[closed_size(result):])
+    finally:
+        w.close()
+    assert os.path.getsize(w.segment_path(0)) == closed_size(result)
+
+
+def test_crash_while_a_record_is_being_copied_is_a_torn_tail(tmp_path):
+    """What a copy of the file taken mid-copy (or after a crash mid-copy) holds:
+    the written records, part of the next one, the zero tail."""
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=1 << 16, max_frame_bytes=1 << 20)
+    write_requests(w, 5)
+    with open(w.segment_path(0), "rb") as fh:
+        live = fh.read()
+    end = closed_size(decode_segment(live))
+    w.request(CONN, PEER, b"\xee" * 100, 3, 12, 5, "c")
+    with open(w.segment_path(0), "rb") as fh:
+        after = fh.read()
+    w.close()
+    whole = after[end:closed_size(decode_segment(after))]
+    for kept in (5, 8, 9, len(whole) // 2, len(whole) - 1):
+        half = live[:end] + whole[:kept] + live[end + kept:]
+        result = decode_segment(half)
+        assert [r.correlation_id for r in result.records] == [0, 1, 2, 3, 4], kept
+        assert result.torn_tail_bytes == len(whole), kept
+        assert "torn tail" in result.problems[0], kept
+
+
+_CRASHING_WRITER = """
+import os, sys
+from kafka_net.capture.writer import CaptureWriter
+w = CaptureWriter(sys.argv[1], 7, segment_bytes=4096, max_frame_bytes=1 << 20, run_id=1)
+for i in range(50):
+    w.request("conn", "peer", bytes([i]) * 200, 3, 12, i, "c")
+os._exit(3)     # no close, no unmap, no flush: the process just dies
+"""
+
+
+def test_records_copied_before_a_process_crash_survive_it(tmp_path):
+    root = str(Path(writer_mod.__file__).resolve().parents[2])     # imports this checkout
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, "-c", _CRASHING_WRITER, str(tmp_path)],
+                          env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    names = sorted(os.listdir(tmp_path))
+    results = [decode_segment((tmp_path / n).read_bytes()) for n in names]
+    assert all(r.problems == [] for r in results)
+    assert [r.correlation_id for res in results for r in res.records] == list(range(50))
+    # Closed segments were cut; the one open at the crash kept its zero tail.
+    assert [os.path.getsize(tmp_path / n) for n in names[:-1]] == \
+        [closed_size(r) for r in results[:-1]]
+    assert os.path.getsize(tmp_path / names[-1]) == 4096 + ZERO_TAIL_MIN
+
+
+def test_record_bigger_than_a_segment_as_the_very_first_record(tmp_path):
+    """The first segment is empty and too small: it grows instead of being left
+    behind with nothing in it."""
+    w = CaptureWriter(str(tmp_path), 0, segment_bytes=1024, max_frame_bytes=1 << 20)
+    w.request(CONN, PEER, b"B" * 5000, 3, 12, 1, "c")
+    w.request(CONN, PEER, b"s" * 10, 3, 12, 2, "c")
+    w.request(CONN, PEER, b"B" * 3000, 3, 12, 3, "c")
+    w.close()
+    names = sorted(os.listdir(tmp_path))
+    sizes = [os.path.getsize(tmp_path / n) for n in names]
+    assert len(names) == 3 and sizes[1] <= 1024 and min(sizes[0], sizes[2]) > 3000
+    assert [r.correlation_id for r in read_dir(str(tmp_path))] == [1, 2, 3]
+    assert w.records_written == 3
+
+
+def test_record_exactly_filling_a_segment_stays_in_it(tmp_path):
+    probe = CaptureWriter(str(tmp_path / "probe"), 0, 1 << 20, 1 << 20)
+    probe.request(CONN, PEER, b"q" * 100, 3, 12, 1, "c")
+    probe.close()
+    full = os.path.getsize(probe.segment_path(0))
+    w = CaptureWriter(str(tmp_path / "w"), 0, segment_bytes=full, max_frame_bytes=1 << 20)
+    w.request(CONN, PEER, b"q" * 100, 3, 12, 1, "c")
+    w.request(CONN, PEER, b"q" * 100, 3, 12, 2, "c")
+    w.close()
+    assert [os.path.getsize(w.segment_path(i)) for i in (0, 1)] == [full, full]
+
+
+# -- encoding shortcuts ------------------------------------------------------------------
+
+def test_strings_cache_is_bounded_and_keyed_by_every_string(tmp_path):
+    w = CaptureWriter(str(tmp_path), 0, 1 << 20, 1 << 20)
+    n = writer_mod._STRINGS_CACHE_MAX + 50
+    for i in range(n):
+        w.request(f"conn-{i}", f"peer-{i}", b"f", 3, 12, i, "c")
+        assert len(w._strings) <= writer_mod._STRINGS_CACHE_MAX
+    w.request("conn-0", "peer-0", b"f", 3, 12, n, "other-client")
+    w.request("conn-0", "another-peer", b"f", 3, 12, n + 1, "c")
+    w.close()
+    records = read_dir(str(tmp_path))
+    assert [(r.connection_id, r.peer, r.client_id) for r in records[:n]] == [
+        (f"conn-{i}", f"peer-{i}", "c") for i in range(n)]
+    assert [(r.peer, r.client_id) for r in records[n:]] == [
+        ("peer-0", "other-client"), ("another-peer", "c")]
+
+
+def test_channel_formats_its_peer_once_for_logs_and_captures():
+    tcp_server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(tcp_server.getsockname())
+    accepted, _ = tcp_server.accept()
+    a, b = socket.socketpair()
+    try:
+        channel = KafkaChannel("c", accepted, 1024)
+        host, port = client.getsockname()
+        assert channel.peer_text == f"{host}:{port}"
+        assert KafkaChannel("u", a, 1024).peer_text == ""   # AF_UNIX: as before
+    finally:
+        for s in (tcp_server, client, accepted, a, b):
+            s.close()
 
 
 # -- a live server ---------------------------------------------------------------------------
