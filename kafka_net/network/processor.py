@@ -150,6 +150,8 @@ class Processor(threading.Thread):
     def _configure_new_connections(self) -> None:
         # At most CONNECTION_QUEUE_SIZE per turn, so a burst of connects does not
         # starve the connections already being served.
+        if self.new_connections.empty():
+            return  # the usual case: spares raising queue.Empty every turn
         for _ in range(CONNECTION_QUEUE_SIZE):
             try:
                 sock = self.new_connections.get_nowait()
