@@ -11,18 +11,15 @@ to, in turn:
 * ``off``: None, as without ``capture.dir``;
 * ``call``: an object whose methods do nothing: what the Processor itself
   does for capture (peek the header fields and client id, format the peer);
-* ``encode``: builds the ``CaptureRecord`` and ``encode_record``'s bytes, and
-  drops them: the encoding, no system call;
+* ``encode``: builds the record bytes as the writer does (``encode_record``
+  of a ``CaptureRecord``, i.e. without the writer's per-connection cache),
+  and drops them: the encoding, no system call;
 * ``write``: one ``os.write`` per record of the size the real record would
-  have (zero bytes from a preallocated buffer), no encoding: the system
-  calls alone (each releases and retakes the GIL);
-* ``full``: the real :class:`CaptureWriter` (encode + one ``os.write`` each);
-* ``mmap``: a sketch of a proposed change, not kafka-net's code: encode as
-  ``full`` does, then copy the record into a shared memory mapping of a
-  preallocated file (``mmap``) instead of calling ``write``: no system call,
-  so the GIL is not released per record, and a process crash still loses at
-  most the record being copied (the page cache holds what was copied).  The
-  sketch wraps around at the end of its file instead of rolling segments.
+  have (zero bytes from a preallocated buffer), no encoding: the system calls
+  alone, as the writer made them before it used a memory mapping (each
+  releases and retakes the GIL);
+* ``full``: the real :class:`CaptureWriter`: encode, then copy the record into
+  the shared memory mapping of the current segment (no system call per record).
 
 For each: req/s; server CPU per request split by thread kind (network =
 Processor threads, handler = request handler threads), from the threads' CPU
@@ -30,8 +27,8 @@ times (psutil) before and after the run; and, measured around every call the
 Processor makes into its capture object, the CPU time of that thread inside
 the call (``time.thread_time_ns``) and the wall time inside it
 (``perf_counter_ns``).  Wall minus CPU inside a call is mostly the wait to
-take the GIL back after ``os.write`` released it, during which that Processor
-serves none of its connections.  The per-call figures are steady on a busy
+take the GIL back after a system call released it (``write``), during which
+that Processor serves none of its connections.  The per-call figures are steady on a busy
 machine; the per-thread CPU totals and req/s move with the machine's load.
 Prints a table (``--json`` for JSON).  A diagnostic: it reaches into
 ``SocketServer.processors``.
@@ -41,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import mmap
 import os
 import statistics
 import sys
@@ -55,7 +51,7 @@ from bench.loadgen import DEFAULT_TOPIC, LoadSpec, run_load
 from kafka_net.capture.format import CaptureRecord, encode_record
 from kafka_net.config import ServerConfig, parse_listeners
 
-VARIANTS = ("off", "call", "encode", "write", "full", "mmap")
+VARIANTS = ("off", "call", "encode", "write", "full")
 _RECORD_OVERHEAD = 80          # bytes a record adds to its frame (header fields, ids)
 
 
@@ -134,37 +130,6 @@ class _Timed:
         self.inner.close()
 
 
-class _Mmap(_Encode):
-    def __init__(self, path: str, size: int, max_frame_bytes: int) -> None:
-        super().__init__(max_frame_bytes)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.ftruncate(self._fd, size)
-        self._map = mmap.mmap(self._fd, size)
-        self._pos = 0
-
-    def request(self, connection_id, peer, frame, api_key, api_version, correlation_id,
-                client_id) -> None:
-        self._copy(self._encode(0, connection_id, peer, frame, api_key, api_version,
-                                correlation_id, client_id))
-
-    def response(self, connection_id, peer, frame, api_key, api_version,
-                 correlation_id) -> None:
-        self._copy(self._encode(1, connection_id, peer, frame, api_key, api_version,
-                                correlation_id, None))
-
-    def _copy(self, data: bytes) -> None:
-        if self._pos + len(data) > len(self._map):
-            self._pos = 0          # the sketch wraps; a real writer rolls to a new segment
-        self._map[self._pos:self._pos + len(data)] = data
-        self._pos += len(data)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            self._map.close()
-            os.close(self._fd)
-            self._fd = -1
-
-
 def _thread_cpu() -> dict[str, float]:
     names = {t.native_id: t.name for t in threading.enumerate()}
     out = {"network": 0.0, "handler": 0.0, "other": 0.0}
@@ -196,9 +161,6 @@ def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> 
             "encode": lambda p: _Timed(_Encode(config.capture_max_frame_bytes)),
             "write": lambda p: _Timed(_Write(os.path.join(work, f"write-{p.id}.bin"))),
             "full": lambda p: _Timed(real[p.id]),
-            "mmap": lambda p: _Timed(_Mmap(os.path.join(work, f"mmap-{p.id}.bin"),
-                                           config.capture_segment_bytes,
-                                           config.capture_max_frame_bytes)),
         }
         for rnd in range(rounds):
             order = VARIANTS[rnd % len(VARIANTS):] + VARIANTS[:rnd % len(VARIANTS)]
@@ -218,7 +180,7 @@ def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> 
                     "inside_wall_us": sum(t.wall_ns for t in timed) / n / 1e3,
                     **{f"{k}_us": (after[k] - before[k]) / n * 1e6 for k in after}})
                 for p in processors:
-                    if variant in ("write", "mmap"):
+                    if variant == "write":
                         p.capture.close()
                     p.capture = real[p.id]
     finally:

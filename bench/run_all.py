@@ -624,9 +624,11 @@ def interpretation(results: list[ScenarioResult], context: dict) -> list[str]:
         "thread of kafka-net runs Python at a time (the GIL), so its 3 network and 8 "
         "handler threads share about one core; what the design adds per request is a "
         "hand-off Processor -> request queue -> handler -> response queue -> wake-up of "
-        "the Processor's selector, a mute and an unmute of the connection (epoll "
-        "changes), and a GIL hand-over at each of these steps. The reference does the "
-        "same work on one thread with none of that.",
+        "the Processor's selector (coalesced: one byte for a burst of responses), a mute "
+        "and an unmute of the connection (state changes; epoll is touched only when a "
+        "muted client pipelines), and a GIL hand-over at each hand-off: most of the "
+        "context switches per request in the table. The reference does the same work "
+        "on one thread with none of that.",
     ]
     costs = _cpu_costs(results)
     if costs:
@@ -930,12 +932,13 @@ def render_capture(group: str, results: list[ScenarioResult], captured: dict, an
             f"without ({(c_cpu / n_cpu - 1) if n_cpu else float('nan'):+.0%}).")
     lines += [
         "- What capture adds per request, on the Processor thread: two records (request "
-        "and response) each built as a `CaptureRecord`, encoded (`encode_record`: struct "
-        "packing, UTF-8 of the connection id and peer, a zlib CRC-32 of the body), and "
-        "handed to the OS with one `os.write` each (no buffering, so that a crash loses at "
-        "most one record). Each `write` releases the GIL; with 10 other threads in the "
-        "process, one of them takes it, and the Processor waits to get it back before it "
-        "serves any of its connections again.",
+        "and response), each encoded (struct packing, the connection's ids cached once "
+        "encoded, a zlib CRC-32 of the body) and copied into a shared memory mapping of "
+        "the Processor's current segment file: no system call per record, so the "
+        "Processor keeps the GIL (an `os.write` per record, the earlier design, let one "
+        "of the 10 other threads take it each time and cost about 250-430 µs of wall "
+        "time per request; `bench/README.md`, Findings). A crash still loses at most "
+        "the record being copied.",
         "- A negative overhead means the run with capture was faster: the difference is "
         "inside this machine's noise; the CPU column is the steadier measure.",
     ]
@@ -954,16 +957,12 @@ def render_capture(group: str, results: list[ScenarioResult], captured: dict, an
         lines += [
             "",
             f"- Inside the real writer (`full`) the Processor spends "
-            f"{full['inside_cpu_us']:.0f} µs of CPU per request but "
-            f"{full['inside_wall_us']:.0f} µs of wall time: `encode` alone costs "
-            f"{enc['inside_cpu_us']:.0f} µs (two records), the two `os.write` calls alone "
-            f"{write['inside_cpu_us']:.0f} µs of CPU but {write['inside_wall_us']:.0f} µs of "
-            "wall time, the wait for the GIL after each write released it. That wait, not "
-            "the CPU, is what holds the Processor's connections up.",
-            f"- `mmap` (a sketch of the proposed change): {v['mmap']['inside_cpu_us']:.0f} µs "
-            f"of CPU and {v['mmap']['inside_wall_us']:.0f} µs of wall time per request: no "
-            "system call per record, so no GIL hand-over; what is left is the encoding. "
-            "Proposals in `bench/README.md` (Findings).",
+            f"{full['inside_cpu_us']:.0f} µs of CPU and {full['inside_wall_us']:.0f} µs "
+            f"of wall time per request; `encode` alone costs {enc['inside_cpu_us']:.0f} µs "
+            f"(two records). For comparison, the two `os.write` calls of the earlier "
+            f"design alone: {write['inside_cpu_us']:.0f} µs of CPU but "
+            f"{write['inside_wall_us']:.0f} µs of wall time, the wait for the GIL after "
+            "each write released it.",
         ]
     return "\n".join(lines) + "\n"
 
