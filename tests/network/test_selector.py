@@ -69,6 +69,14 @@ def poll_until(selector, predicate, timeout: float = 5.0):
         selector.poll(0.05)
 
 
+def take_and_mute(selector, client: socket.socket, payload: bytes, connection_id="c1"):
+    """The client sends one request; it is taken and its connection muted."""
+    client.sendall(frame(payload))
+    poll_until(selector, lambda: selector.completed_receives)
+    selector.completed_receives.clear()
+    selector.mute(connection_id)
+
+
 def serve_one(selector, connection_id: str) -> bytes:
     """What the Processor does for one request: take it, mute, answer, unmute."""
     poll_until(selector, lambda: selector.completed_receives)
@@ -96,10 +104,7 @@ def test_request_response_client_costs_no_epoll_change(sel):
 
 def test_muted_channel_is_not_read_and_read_interest_comes_back_on_unmute(sel):
     client = sel.connect("c1")
-    client.sendall(frame(b"first"))
-    poll_until(sel, lambda: sel.completed_receives)
-    sel.completed_receives.clear()
-    sel.mute("c1")
+    take_and_mute(sel, client, b"first")
     client.sendall(frame(b"second"))            # pipelined behind the first
     sel.poll(0.2)
     assert sel.completed_receives == []
@@ -169,10 +174,7 @@ def test_idle_expiry_closes_the_least_recently_active_first(sel):
 
 def test_peer_close_while_muted_is_seen_after_unmute(sel):
     client = sel.connect("c1")
-    client.sendall(frame(b"last"))
-    poll_until(sel, lambda: sel.completed_receives)
-    sel.completed_receives.clear()
-    sel.mute("c1")
+    take_and_mute(sel, client, b"last")
     client.close()
     sel.poll(0.1)
     assert "c1" in sel.channels and sel.disconnected == []
