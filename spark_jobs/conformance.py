@@ -116,6 +116,8 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     summary = _summarise(spark, tables, checked)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
+    for name in ("pairs", "violations", "requests"):
+        tables[name].unpersist()
     units.unpersist()
     return summary
 
@@ -136,13 +138,20 @@ def _write_tables(spark, frames, checked, out: str) -> dict:
     from spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, VIOLATION_SCHEMA
     os.makedirs(out, exist_ok=True)
     frame_rows = frames.map(lambda r: {**r, "order_key": list(r["order_key"])})
+
+    def table(rows, schema):
+        # The rows come from transforms.py, built for these schemas (tests/spark
+        # checks them), so Spark's per-row type check is skipped: it cost about a
+        # sixth of the job.  Cached, because each table feeds several actions
+        # (a Parquet write and the aggregations), which would otherwise convert
+        # every Python row again.
+        return spark.createDataFrame(rows, schema, verifySchema=False).cache()
+
     tables = {
-        "frames": spark.createDataFrame(frame_rows, FRAME_SCHEMA),
-        "pairs": spark.createDataFrame(checked.flatMap(lambda c: c["pairs"]), PAIR_SCHEMA),
-        "violations": spark.createDataFrame(
-            checked.flatMap(lambda c: c["violations"]), VIOLATION_SCHEMA),
-        "requests": spark.createDataFrame(
-            checked.flatMap(lambda c: c["requests"]), REQUEST_SCHEMA),
+        "frames": spark.createDataFrame(frame_rows, FRAME_SCHEMA, verifySchema=False),
+        "pairs": table(checked.flatMap(lambda c: c["pairs"]), PAIR_SCHEMA),
+        "violations": table(checked.flatMap(lambda c: c["violations"]), VIOLATION_SCHEMA),
+        "requests": table(checked.flatMap(lambda c: c["requests"]), REQUEST_SCHEMA),
     }
     for name in ("frames", "pairs", "violations"):
         tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
