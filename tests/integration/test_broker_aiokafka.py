@@ -24,42 +24,28 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from kafka_net.protocol.records import Compression, iter_batches, read_header
-from tests.support import LOOPBACK, make_config, running_server
+from kafka_net.protocol.records import Compression
+from tests.integration.client_support import (
+    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
+from tests.support import running_server
 
 pytestmark = pytest.mark.interop
 
 SCENARIO_TIMEOUT_S = 30
 N = 30
+CLIENT = b"aiokafka"  # the "client" header of every message
 CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
           "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 
 @pytest.fixture(scope="module")
 def server():
-    with running_server(make_config(group_initial_rebalance_delay_ms=0)) as s:
+    with running_server(fast_group_config()) as s:
         yield s
-
-
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{server.bound_port()}"
 
 
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, SCENARIO_TIMEOUT_S))
-
-
-def messages(tag: str, n: int = N) -> list[tuple[bytes, bytes, list]]:
-    return [(f"{tag}-key-{i}".encode(),
-             (f"{tag} value {i} " * 8).encode(),
-             [("seq", str(i).encode()), ("client", b"aiokafka")])
-            for i in range(n)]
-
-
-def stored_batches(server, topic: str, partition: int = 0) -> list:
-    error, result = server.replica_manager.read(topic, partition, 0, 2**31 - 1, True)
-    assert error == 0, error
-    return [read_header(batch) for batch in iter_batches(result.records)]
 
 
 async def produce(server, topic: str, items, **config) -> list:
@@ -113,7 +99,7 @@ def check_read_back(records, expected) -> None:
 @pytest.mark.parametrize("codec", list(CODECS))
 def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
     topic = f"aio-{codec}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     async def scenario():
         acks = await produce(server, topic, expected, compression_type=codec)
@@ -128,7 +114,7 @@ def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
 @pytest.mark.parametrize("acks", [0, 1, "all"])
 def test_each_acks_setting_lands(server, acks):
     topic = f"aio-acks-{acks}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     async def scenario():
         metadata = await produce(server, topic, expected, acks=acks)
@@ -178,16 +164,6 @@ async def receive(consumers, count: int) -> dict:
             for records in (await c.getmany(timeout_ms=100)).values():
                 received[c].extend(records)
     return received
-
-
-def partitions_of(consumer) -> set[int]:
-    return {tp.partition for tp in consumer.assignment()}
-
-
-def is_split(first, second) -> bool:
-    """Each member owns some of the four partitions, and no partition twice."""
-    a, b = partitions_of(first), partitions_of(second)
-    return bool(a and b and not (a & b) and a | b == {0, 1, 2, 3})
 
 
 def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):

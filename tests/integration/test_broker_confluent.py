@@ -27,13 +27,16 @@ from confluent_kafka import (
     OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition)
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_net.protocol.records import Compression, iter_batches, read_header
-from tests.support import LOOPBACK, make_config, running_server
+from kafka_net.protocol.records import Compression
+from tests.integration.client_support import (
+    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
+from tests.support import running_server
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 N = 30
+CLIENT = b"librdkafka"  # the "client" header of every message
 CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
           "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
@@ -44,31 +47,10 @@ FLEXIBLE_FROM = {18: 3, 3: 9, 0: 9, 1: 12, 2: 6, 8: 8, 9: 6}
 
 # -- fixtures and helpers -------------------------------------------------------------
 
-def fast_group_config(**overrides):
-    return make_config(group_initial_rebalance_delay_ms=0, **overrides)
-
-
 @pytest.fixture(scope="module")
 def server():
     with running_server(fast_group_config()) as s:
         yield s
-
-
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{server.bound_port()}"
-
-
-def messages(tag: str, n: int = N) -> list[tuple[bytes, bytes, list]]:
-    return [(f"{tag}-key-{i}".encode(),
-             (f"{tag} value {i} " * 8).encode(),
-             [("seq", str(i).encode()), ("client", b"librdkafka")])
-            for i in range(n)]
-
-
-def stored_batches(server, topic: str, partition: int = 0) -> list:
-    error, result = server.replica_manager.read(topic, partition, 0, 2**31 - 1, True)
-    assert error == 0, error
-    return [read_header(batch) for batch in iter_batches(result.records)]
 
 
 def produce(server, topic: str, items, **config) -> list[tuple]:
@@ -143,7 +125,7 @@ def read_as_group(server, topic: str, group: str, n: int) -> list:
 @pytest.mark.parametrize("codec", list(CODECS))
 def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
     topic = f"ck-{codec}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     reports = produce(server, topic, expected, **{"compression.type": codec})
 
@@ -157,7 +139,7 @@ def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
 @pytest.mark.parametrize("acks", ["0", "1", "all"])
 def test_each_acks_setting_lands(server, acks):
     topic = f"ck-acks-{acks}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     reports = produce(server, topic, expected, acks=acks)
 
@@ -182,16 +164,6 @@ def produce_to_partitions(server, topic: str, tag: str, per_partition: int,
             sent.add((p, value))
     assert producer.flush(TIMEOUT_S) == 0 and not errors, errors
     return sent
-
-
-def partitions_of(consumer) -> set[int]:
-    return {tp.partition for tp in consumer.assignment()}
-
-
-def is_split(first, second) -> bool:
-    """Each member owns some of the four partitions, and no partition twice."""
-    a, b = partitions_of(first), partitions_of(second)
-    return bool(a and b and not (a & b) and a | b == {0, 1, 2, 3})
 
 
 def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
@@ -255,7 +227,7 @@ def test_negotiated_versions_are_flexible():
     request of the APIs librdkafka can send flexibly used a flexible version."""
     with running_server(fast_group_config()) as s:
         topic = "ck-flexible"
-        expected = messages(topic, 5)
+        expected = messages(topic, CLIENT, 5)
         assert [e for e, _, _ in produce(s, topic, expected)] == [None] * 5
         consumer = group_consumer(s, "ck-flexible-group")
         try:

@@ -28,13 +28,16 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from kafka_net.protocol.records import Compression, iter_batches, read_header
-from tests.support import LOOPBACK, make_config, running_server
+from kafka_net.protocol.records import Compression
+from tests.integration.client_support import (
+    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
+from tests.support import running_server
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20          # bound on any single wait for the client
 N = 30                  # messages per produce test
+CLIENT = b"kafka-python"  # the "client" header of every message
 CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
           "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
@@ -58,12 +61,6 @@ FLEXIBLE_FROM = {
 
 # -- fixtures and helpers -------------------------------------------------------------
 
-def fast_group_config(**overrides):
-    # group.initial.rebalance.delay.ms is 3000 by default, as in Kafka; 0 keeps
-    # the first join of each group immediate.
-    return make_config(group_initial_rebalance_delay_ms=0, **overrides)
-
-
 @pytest.fixture(scope="module")
 def server():
     """One broker for the module; each test uses its own topics and groups."""
@@ -71,27 +68,8 @@ def server():
         yield s
 
 
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{server.bound_port()}"
-
-
-def messages(tag: str, n: int = N) -> list[tuple[bytes, bytes, list]]:
-    """(key, value, headers) triples; values repeat text so that compression bites."""
-    return [(f"{tag}-key-{i}".encode(),
-             (f"{tag} value {i} " * 8).encode(),
-             [("seq", str(i).encode()), ("client", b"kafka-python")])
-            for i in range(n)]
-
-
 def as_triples(records) -> list[tuple[bytes, bytes, list]]:
     return [(r.key, r.value, [tuple(h) for h in r.headers]) for r in records]
-
-
-def stored_batches(server, topic: str, partition: int = 0) -> list:
-    """Headers of the batches the broker holds for one partition."""
-    error, result = server.replica_manager.read(topic, partition, 0, 2**31 - 1, True)
-    assert error == 0, error
-    return [read_header(batch) for batch in iter_batches(result.records)]
 
 
 def request_count(server, api_name: str) -> int:
@@ -184,7 +162,7 @@ def read_as_group(server, topic: str, group: str, n: int) -> list:
 @pytest.mark.parametrize("codec", list(CODECS))
 def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
     topic = f"kp-{codec}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     offsets = produce(server, topic, expected, compression_type=codec)
 
@@ -199,7 +177,7 @@ def test_compressed_messages_with_keys_and_headers_read_back(server, codec):
 @pytest.mark.parametrize("acks", [0, 1, "all"])
 def test_each_acks_setting_lands(server, acks):
     topic = f"kp-acks-{acks}"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
 
     offsets = produce(server, topic, expected, acks=acks)
 
@@ -212,7 +190,7 @@ def test_each_acks_setting_lands(server, acks):
 
 def test_default_producer_is_idempotent_and_works_unchanged(server):
     topic = "kp-idempotent"
-    expected = messages(topic)
+    expected = messages(topic, CLIENT, N)
     init_producer_ids_before = request_count(server, "InitProducerId")
 
     producer = KafkaProducer(bootstrap_servers=bootstrap(server))
@@ -257,16 +235,6 @@ def produce_to_partitions(server, topic: str, tag: str, per_partition: int,
         producer.close(timeout=5)
     return {(p, f"{tag}-{p}-{i}".encode())
             for p in range(partitions) for i in range(per_partition)}
-
-
-def partitions_of(consumer) -> set[int]:
-    return {tp.partition for tp in consumer.assignment()}
-
-
-def is_split(first, second) -> bool:
-    """Each member owns some of the four partitions, and no partition twice."""
-    a, b = partitions_of(first), partitions_of(second)
-    return bool(a and b and not (a & b) and a | b == {0, 1, 2, 3})
 
 
 def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
@@ -328,7 +296,7 @@ def test_negotiated_versions_are_flexible():
     every request of these APIs used a flexible version."""
     with running_server(fast_group_config()) as s:
         topic = "kp-flexible"
-        expected = messages(topic, 5)
+        expected = messages(topic, CLIENT, 5)
         assert produce(s, topic, expected) == list(range(5))
         check_read_back(read_as_group(s, topic, "kp-flexible-group", 5), expected)
 

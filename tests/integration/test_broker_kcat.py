@@ -17,8 +17,9 @@ import subprocess
 
 import pytest
 
-from kafka_net.protocol.records import Compression, iter_batches, read_header
-from tests.support import LOOPBACK, make_config, running_server
+from kafka_net.protocol.records import Compression
+from tests.integration.client_support import bootstrap, fast_group_config, stored_batches
+from tests.support import LOOPBACK, running_server
 
 pytestmark = pytest.mark.interop
 
@@ -31,12 +32,8 @@ CODECS = {"none": Compression.NONE, "gzip": Compression.GZIP, "snappy": Compress
 @pytest.fixture(scope="module")
 def server():
     assert shutil.which("kcat"), "kcat is not installed: run `make kcat` (apt-get install kcat)"
-    with running_server(make_config(group_initial_rebalance_delay_ms=0)) as s:
+    with running_server(fast_group_config()) as s:
         yield s
-
-
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{server.bound_port()}"
 
 
 def kcat(server, *args: str, input: str | None = None) -> str:
@@ -54,12 +51,6 @@ def kcat_produce(server, topic: str, lines: list[tuple[str, str]], *extra: str) 
 
 def json_lines(output: str) -> list[dict]:
     return [json.loads(line) for line in output.splitlines() if line.strip()]
-
-
-def stored_batches(server, topic: str, partition: int = 0) -> list:
-    error, result = server.replica_manager.read(topic, partition, 0, 2**31 - 1, True)
-    assert error == 0, error
-    return [read_header(batch) for batch in iter_batches(result.records)]
 
 
 def check_consumed(records: list[dict], topic: str, lines) -> None:

@@ -30,6 +30,7 @@ import pytest
 
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import api_versions, metadata
+from tests.integration.client_support import bootstrap
 from tests.support import LOOPBACK, make_config, running_server
 
 pytestmark = pytest.mark.interop
@@ -45,10 +46,6 @@ ASYNC_TIMEOUT_S = 20    # whole aiokafka scenario
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{server.bound_port()}"
-
 
 def seen(server, api_key: int) -> list[int]:
     return server.apis.metrics.requests_seen(api_key)
@@ -148,6 +145,22 @@ def confluent():
 
 def run_async(coro):
     return asyncio.run(asyncio.wait_for(coro, ASYNC_TIMEOUT_S))
+
+
+def aiokafka_topics(server) -> set:
+    """The topics an aiokafka consumer sees: bootstrap, ApiVersions, Metadata."""
+    aiokafka = importlib.import_module("aiokafka")
+
+    async def scenario():
+        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bootstrap(server),
+                                             request_timeout_ms=TIMEOUT_MS)
+        await consumer.start()
+        try:
+            return await consumer.topics()
+        finally:
+            await consumer.stop()
+
+    return run_async(scenario())
 
 
 # -- kafka-python 3.0.12: ApiVersions v4 first ----------------------------------------
@@ -300,19 +313,8 @@ def test_confluent_falls_back_to_api_versions_v0(api_versions_v2_server, conflue
 
 
 def test_aiokafka_unaffected_by_api_versions_v2(api_versions_v2_server):
-    aiokafka = importlib.import_module("aiokafka")
     server = api_versions_v2_server
-
-    async def scenario():
-        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bootstrap(server),
-                                             request_timeout_ms=TIMEOUT_MS)
-        await consumer.start()
-        try:
-            return await consumer.topics()
-        finally:
-            await consumer.stop()
-
-    assert run_async(scenario()) == set()
+    assert aiokafka_topics(server) == set()
     assert seen(server, API_VERSIONS) == [0]
 
 
@@ -335,17 +337,6 @@ def test_confluent_picks_metadata_v8_when_capped(metadata_v8_server, confluent):
 
 
 def test_aiokafka_keeps_metadata_v5_when_capped(metadata_v8_server):
-    aiokafka = importlib.import_module("aiokafka")
     server = metadata_v8_server
-
-    async def scenario():
-        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bootstrap(server),
-                                             request_timeout_ms=TIMEOUT_MS)
-        await consumer.start()
-        try:
-            return await consumer.topics()
-        finally:
-            await consumer.stop()
-
-    assert run_async(scenario()) == set()
+    assert aiokafka_topics(server) == set()
     assert seen(server, METADATA) == [5]   # its own maximum, below our cap

@@ -1,0 +1,47 @@
+"""Helpers the real-client broker tests share (not a test module).
+
+Each client's test module (kafka-python, confluent-kafka, aiokafka, kcat)
+drives its own client; what it checks on the broker side, and the messages
+it sends, are the same everywhere and live here.
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.records import iter_batches, read_header
+from tests.support import LOOPBACK, make_config
+
+
+def fast_group_config(**overrides):
+    # group.initial.rebalance.delay.ms is 3000 by default, as in Kafka; 0 keeps
+    # the first join of each group immediate.
+    return make_config(group_initial_rebalance_delay_ms=0, **overrides)
+
+
+def bootstrap(server) -> str:
+    return f"{LOOPBACK}:{server.bound_port()}"
+
+
+def messages(tag: str, client: bytes, n: int) -> list[tuple[bytes, bytes, list]]:
+    """(key, value, headers) triples; values repeat text so that compression bites."""
+    return [(f"{tag}-key-{i}".encode(),
+             (f"{tag} value {i} " * 8).encode(),
+             [("seq", str(i).encode()), ("client", client)])
+            for i in range(n)]
+
+
+def stored_batches(server, topic: str, partition: int = 0) -> list:
+    """The headers of the record batches the broker stored, read from its log."""
+    error, result = server.replica_manager.read(topic, partition, 0, 2**31 - 1, True)
+    assert error == 0, error
+    return [read_header(batch) for batch in iter_batches(result.records)]
+
+
+def partitions_of(consumer) -> set[int]:
+    """Partitions assigned to a consumer; every client's TopicPartition has ``partition``."""
+    return {tp.partition for tp in consumer.assignment()}
+
+
+def is_split(first, second) -> bool:
+    """Each member owns some of the four partitions, and no partition twice."""
+    a, b = partitions_of(first), partitions_of(second)
+    return bool(a and b and not (a & b) and a | b == {0, 1, 2, 3})
