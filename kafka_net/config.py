@@ -181,6 +181,21 @@ def _listeners(key: str, raw: str) -> tuple[EndPoint, ...]:
     return parse_listeners(raw, key)
 
 
+def _ip_overrides(key: str, raw: str) -> tuple[tuple[str, int], ...]:
+    """``host:count,...`` (Kafka's max.connections.per.ip.overrides)."""
+    pairs = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not _INTEGER_RE.fullmatch(count.strip()):
+            raise ConfigError(f"{key}: '{item}' is not of the form host:count")
+        if int(count) < 0:
+            raise ConfigError(f"{key}: the count in '{item}' is negative")
+        pairs.append((host.strip().strip("[]"), int(count)))
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class _Key:
     name: str
@@ -242,6 +257,33 @@ KEYS: tuple[_Key, ...] = (
          "Most members a consumer group may have."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", _int(0), "4096",
          "Largest metadata string an offset commit may carry."),
+    # -- connection quotas (Kafka's ConnectionQuotas; listener.name.<l>. forms too) --
+    _Key("max.connections", "max_connections", _int(0), str(INT_MAX),
+         "Most connections the broker holds; at the limit the Acceptor waits for a slot."),
+    _Key("max.connections.per.ip", "max_connections_per_ip", _int(0), str(INT_MAX),
+         "Most connections from one IP address; more are closed at once."),
+    _Key("max.connections.per.ip.overrides", "max_connections_per_ip_overrides",
+         _ip_overrides, "",
+         "Per-host or per-IP exceptions to max.connections.per.ip, as host:count,..."),
+    _Key("max.connection.creation.rate", "max_connection_creation_rate", _int(0),
+         str(INT_MAX),
+         "Most new connections per second; faster accepts are delayed."),
+    # -- memory pool and quotas --------------------------------------------------------
+    _Key("queued.max.request.bytes", "queued_max_request_bytes", _int(-(2**63), LONG_MAX),
+         "-1",
+         "Bytes of requests read and not yet handled before reading pauses; -1 = no bound."),
+    _Key("quota.window.num", "quota_window_num", _int(1), "11",
+         "Samples kept in memory for client and connection-rate quotas."),
+    _Key("quota.window.size.seconds", "quota_window_size_seconds", _int(1), "1",
+         "Time span of one quota sample; also the longest connection-rate delay."),
+    # -- request limits a Python broker needs (kafka-net) ------------------------------
+    _Key("max.partitions.per.request", "max_partitions_per_request", _int(1), "10000",
+         "kafka-net: most partitions one CreateTopics or CreatePartitions may create."),
+    _Key("max.broker.partitions", "max_broker_partitions", _int(1), "100000",
+         "kafka-net: most partitions the broker holds in all (KIP-578's name)."),
+    _Key("message.max.uncompressed.bytes", "message_max_uncompressed_bytes", _int(1),
+         "16777216",
+         "kafka-net: largest size a compressed record batch may decompress to."),
     _Key("capture.dir", "capture_dir", _str, "",
          "kafka-net: write wire captures here (one file series per Processor); "
          "empty = off."),
@@ -307,6 +349,16 @@ class ServerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_max_size: int = 2**31 - 1
     offset_metadata_max_bytes: int = 4096
+    max_connections: int = INT_MAX
+    max_connections_per_ip: int = INT_MAX
+    max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = ()
+    max_connection_creation_rate: int = INT_MAX
+    queued_max_request_bytes: int = -1
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
+    max_partitions_per_request: int = 10000
+    max_broker_partitions: int = 100000
+    message_max_uncompressed_bytes: int = 16777216
     capture_dir: str = ""
     capture_segment_bytes: int = 67108864
     capture_max_frame_bytes: int = 1048576
@@ -357,6 +409,15 @@ class ServerConfig:
     def validate(self) -> None:
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is required")
+        if 0 < self.queued_max_request_bytes < self.socket_request_max_bytes:
+            # Kafka's rule: the pool must hold at least one largest request.
+            raise ConfigError(
+                "queued.max.request.bytes: must be at least socket.request.max.bytes "
+                f"({self.socket_request_max_bytes}), or -1 for no bound")
+        if self.max_connections_per_ip == 0 and not self.max_connections_per_ip_overrides:
+            raise ConfigError(
+                "max.connections.per.ip: 0 is only allowed with "
+                "max.connections.per.ip.overrides")
         if self.advertised_listeners:
             names = {e.listener_name for e in self.listeners}
             for e in self.advertised_listeners:
