@@ -1,0 +1,1 @@
+"""The network layer: Acceptor, Processors, Selector, RequestChannel (Kafka's SocketServer)."""
