@@ -7,7 +7,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
+SUM    := $(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
+# One stamp per install kind: the broker alone (make run) or with the test and
+# Spark extras (make test); each reinstalls when setup.cfg or pyproject.toml change.
+RUN_STAMP  := $(VENV)/.installed-run-$(SUM)
+TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
 
 .PHONY: run test install java-check kcat tcpdump bench clean help
@@ -21,15 +25,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstalls when setup.cfg or pyproject.toml change (the stamp name is their checksum).
-$(STAMP): $(BIN)/python setup.cfg pyproject.toml
-	rm -f $(VENV)/.installed-*
+# The broker alone: no PySpark, no client libraries.
+$(RUN_STAMP): $(BIN)/python setup.cfg pyproject.toml
+	rm -f $(VENV)/.installed-run-*
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(BIN)/python setup.cfg pyproject.toml
+	rm -f $(VENV)/.installed-test-*
 	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	touch $@
 
-install: $(STAMP)
+install: $(TEST_STAMP)
 
-run: install
+run: $(RUN_STAMP)
 	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),)
 
 # The Spark conformance jobs need a Java runtime (PySpark starts a JVM).
