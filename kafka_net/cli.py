@@ -15,7 +15,7 @@ import logging
 import sys
 
 from kafka_net import __version__
-from kafka_net.config import KEYS, ConfigError, load_config
+from kafka_net.config import DEV_PROFILE, KEYS, ConfigError, load_config
 from kafka_net.daemon import (
     EXIT_CONFIG_ERROR, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP, Daemon)
 
@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", metavar="FILE", help="a server.properties file")
     serve.add_argument("--override", metavar="KEY=VALUE", action="append", default=[],
                        help="set one key; may be repeated; wins over --config")
+    serve.add_argument("--dev", action="store_true",
+                       help="development profile: " + ", ".join(
+                           f"{k}={v}" for k, v in DEV_PROFILE.items())
+                       + " (under --config and --override)")
     serve.add_argument("--capture-dir", metavar="DIR",
                        help="record wire captures here (same as capture.dir=DIR)")
     serve.add_argument("--log-level", default="INFO",
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.capture_dir:
         overrides.append(f"capture.dir={args.capture_dir}")
     try:
-        config = load_config(args.config, overrides)
+        config = load_config(args.config, overrides, base=DEV_PROFILE if args.dev else None)
     except ConfigError as exc:
         print(f"kafka-net: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR

@@ -1,0 +1,116 @@
+"""A broker inside your own process, for tests: ``with kafka_net.Broker() as b:``.
+
+::
+
+    import kafka_net
+
+    with kafka_net.Broker() as broker:              # 127.0.0.1, a free port
+        broker.create_topic("orders", partitions=3)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+        ...
+
+It is the same :class:`~kafka_net.server.kafka_server.KafkaServer` that
+``kafka-net serve`` runs, started on its own threads in this process, with
+the development profile (:data:`kafka_net.config.DEV_PROFILE`) under any
+settings you pass.  The profile changes timing, never semantics: a first
+consumer-group join is not held back three seconds waiting for more members,
+and fewer threads answer small requests faster on CPython.
+
+``captures=True`` records every request and response into a temporary
+folder (``broker.capture_dir``), which the conformance job and
+``kafka_net.capture`` read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from typing import Mapping
+
+from kafka_net.config import DEV_PROFILE, ServerConfig
+
+__all__ = ["Broker"]
+
+
+class Broker:
+    """An in-process kafka-net broker; a context manager (or :meth:`start` / :meth:`stop`)."""
+
+    def __init__(self, config: Mapping[str, object] | None = None, *,
+                 host: str = "127.0.0.1", port: int = 0, captures: bool = False,
+                 dev: bool = True) -> None:
+        props = dict(DEV_PROFILE) if dev else {}
+        props["listeners"] = f"PLAINTEXT://{host}:{port}"
+        props.update({k: str(v).lower() if isinstance(v, bool) else str(v)
+                      for k, v in (config or {}).items()})
+        self._own_capture_dir = None
+        if captures and not props.get("capture.dir"):
+            self._own_capture_dir = tempfile.mkdtemp(prefix="kafka-net-captures-")
+            props["capture.dir"] = self._own_capture_dir
+        # Parsed here, so a bad key or value fails at construction, not at start.
+        self.config = ServerConfig.from_properties(props)
+        self.server = None
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> "Broker":
+        from kafka_net.server.kafka_server import KafkaServer
+
+        if self.server is not None:
+            raise RuntimeError("this Broker is already started")
+        self.server = KafkaServer(self.config)
+        self.server.startup()
+        return self
+
+    def stop(self) -> None:
+        """Stop gracefully (answering requests already read); idempotent."""
+        if self.server is not None:
+            self.server.shutdown(graceful=True)
+        if self._own_capture_dir is not None:
+            shutil.rmtree(self._own_capture_dir, ignore_errors=True)
+            self._own_capture_dir = None
+
+    def __enter__(self) -> "Broker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- what a test needs ---------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` of the first listener, for any client's bootstrap setting."""
+        endpoint = self._started().advertised_endpoints()[0]
+        host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+        return f"{host}:{endpoint.port}"
+
+    @property
+    def port(self) -> int:
+        return self._started().socket_server.bound_endpoints()[0].port
+
+    @property
+    def capture_dir(self) -> str | None:
+        return self.config.capture_dir or None
+
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        """Create a topic (no-op if it exists with any partition count).
+
+        Raises ValueError for a name Kafka would refuse, or a count below 1.
+        """
+        from kafka_net.server.metadata_cache import topic_name_error
+
+        error = topic_name_error(name)
+        if error or partitions < 1:
+            raise ValueError(error or f"partitions must be at least 1, not {partitions}")
+        self._started().apis.create_topic(name, partitions)
+
+    def delete_topic(self, name: str) -> bool:
+        return self._started().apis.delete_topic(name)
+
+    def topics(self) -> list[str]:
+        return sorted(t.name for t in self._started().metadata_cache.topics())
+
+    def _started(self):
+        if self.server is None:
+            raise RuntimeError("the Broker is not started (use it as a context manager)")
+        return self.server

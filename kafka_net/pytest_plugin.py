@@ -1,0 +1,48 @@
+"""kafka-net as the Kafka of a test suite: the ``kafka_broker`` pytest fixture.
+
+Installed with kafka-net (entry point ``pytest11``), so a test suite only
+asks for it::
+
+    def test_orders_are_consumed(kafka_broker):
+        kafka_broker.create_topic("orders", partitions=3)
+        producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+        ...
+
+``kafka_broker`` is one in-process :class:`kafka_net.Broker` for the whole
+session (a broker starts in milliseconds, but its topics and groups are
+shared: use a unique topic name per test).  ``kafka_broker_function`` is a
+fresh broker for each test that wants nothing left over from another.  Both
+run the development profile on 127.0.0.1 and a free port, and record wire
+captures into a temporary folder (``kafka_broker.capture_dir``).
+
+The ``kafka_broker_config`` fixture, overridden in a conftest.py, adds
+broker settings (Kafka's keys) to both.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_config() -> dict:
+    """Extra broker settings; override this fixture to change them."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(kafka_broker_config):
+    """One kafka-net broker for the test session."""
+    from kafka_net.embedded import Broker
+
+    with Broker(kafka_broker_config, captures=True) as broker:
+        yield broker
+
+
+@pytest.fixture
+def kafka_broker_function(kafka_broker_config):
+    """A kafka-net broker of this test's own."""
+    from kafka_net.embedded import Broker
+
+    with Broker(kafka_broker_config, captures=True) as broker:
+        yield broker
