@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+
 
 class ConfigError(ValueError):
     """A bad configuration key or value; the message names the key."""
@@ -297,21 +299,9 @@ _BY_NAME = {k.name: k for k in KEYS}
 _ALIASES = {"broker.id": "node.id"}
 _LISTENER_KEYS = ("listeners", "advertised.listeners")
 
-# Real Kafka broker keys that have no meaning in kafka-net; accepted and reported.
-IGNORED_KAFKA_KEYS = frozenset("""
-    log.dirs log.dir log.retention.hours log.retention.minutes log.retention.ms
-    log.retention.bytes log.segment.bytes log.retention.check.interval.ms log.cleaner.enable
-    log.flush.interval.messages log.flush.interval.ms log.cleanup.policy log.roll.hours
-    log.roll.ms metadata.log.dir compression.type auto.leader.rebalance.enable
-    num.replica.fetchers replica.lag.time.max.ms
-    zookeeper.connect zookeeper.connection.timeout.ms process.roles controller.quorum.voters
-    controller.quorum.bootstrap.servers inter.broker.listener.name
-    offsets.topic.replication.factor transaction.state.log.replication.factor
-    transaction.state.log.min.isr share.coordinator.state.topic.replication.factor
-    share.coordinator.state.topic.min.isr
-    num.recovery.threads.per.data.dir min.insync.replicas
-    unclean.leader.election.enable
-""".split())
+# Real Kafka broker keys that kafka-net does not use: accepted with a warning, as
+# Kafka itself warns about keys it does not know (the list: kafka_keys.py).
+IGNORED_KAFKA_KEYS = KAFKA_BROKER_KEYS - _BY_NAME.keys()
 
 
 # The development profile (``kafka-net serve --dev``, ``kafka_net.Broker``, the
@@ -459,7 +449,7 @@ class ServerConfig:
 
 
 def _unknown_key_message(key: str) -> str:
-    known = [k.name for k in KEYS] + list(_ALIASES)
+    known = [k.name for k in KEYS] + list(_ALIASES) + sorted(IGNORED_KAFKA_KEYS)
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"unknown configuration key '{key}'{hint}"

@@ -585,3 +585,56 @@ def test_readme_key_table_matches_the_code():
     expected = {k.name: (k.default or "(empty)") for k in KEYS}
     assert documented == expected
     assert DEFAULT_PROTOCOL_MAP in readme
+
+
+# --- Kafka's own keys are tolerated, as Kafka tolerates keys it does not know ---------
+
+TESTCONTAINERS_SETTINGS = {
+    # What Testcontainers' KafkaContainer sets (KRaft mode), as properties.
+    "listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "controller.listener.names": "CONTROLLER",
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.quorum.voters": "1@localhost:9094",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.replication.factor": "1",
+    "log.flush.interval.messages": str(2**63 - 1),
+    "group.initial.rebalance.delay.ms": "0",
+}
+
+
+def test_testcontainers_settings_start_a_broker():
+    cfg = ServerConfig.from_properties(TESTCONTAINERS_SETTINGS)
+    assert cfg.group_initial_rebalance_delay_ms == 0
+    assert "offsets.topic.num.partitions" in cfg.ignored
+    assert "log.flush.interval.messages" in cfg.ignored
+
+
+@pytest.mark.parametrize("key", [
+    "connections.max.reauth.ms", "transaction.state.log.num.partitions",
+    "group.coordinator.rebalance.protocols", "ssl.keystore.location",
+    "sasl.enabled.mechanisms", "metric.reporters", "num.replica.fetchers",
+    "auto.leader.rebalance.enable", "authorizer.class.name", "log.cleaner.threads",
+    "transactional.id.expiration.ms", "replica.fetch.max.bytes"])
+def test_keys_kafka_knows_are_accepted_and_reported(key):
+    cfg = config(**{key: "x"})
+    assert key in cfg.ignored
+
+
+def test_a_typo_of_a_kafka_key_is_still_an_error_with_a_hint():
+    message = config_error({"offsets.topic.num.partition": "1"})
+    assert "did you mean 'offsets.topic.num.partitions'" in message
+
+
+def test_the_kafka_key_list_is_plausible():
+    from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+
+    assert len(KAFKA_BROKER_KEYS) > 300
+    assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
+        "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
+        "max.broker.partitions", "max.partitions.per.request",
+        "message.max.uncompressed.bytes", "shutdown.timeout.ms"}
