@@ -34,6 +34,12 @@ from kafka_net.metrics import server_snapshot
 from kafka_net.server.kafka_server import KafkaServer
 
 log = logging.getLogger("kafka_net.daemon")
+# What an operator must see whatever --log-level says: the started line (with
+# the ports, which a user of port 0 has no other way to learn), the SIGUSR1
+# metric dump and the stopped line.  A logger's own level decides whether it
+# emits; the root handlers then print it even when the root level is higher.
+status_log = logging.getLogger("kafka_net.status")
+status_log.setLevel(logging.INFO)
 
 # Exit codes of `kafka-net serve`.
 EXIT_OK = 0               # stopped by a signal, every received request answered
@@ -85,7 +91,7 @@ class Daemon:
         drained = self.server.shutdown(graceful=True, cancelled=self._stop_requested)
         if not drained and self._stop_now:
             log.warning("Received a second signal: stopped without waiting")
-        log.info("kafka-net stopped%s", "" if drained else " (some requests unanswered)")
+        status_log.info("kafka-net stopped%s", "" if drained else " (some requests unanswered)")
         return EXIT_OK if drained else EXIT_UNCLEAN_STOP
 
     def _stop_requested(self) -> bool:
@@ -104,7 +110,7 @@ class Daemon:
 
     def _log_metrics(self) -> None:
         for name, value in server_snapshot(self.server).items():
-            log.info("metric %s = %s", name, value)
+            status_log.info("metric %s = %s", name, value)
 
     def _log_ready(self, elapsed_s: float) -> None:
         for key in self.config.ignored:
@@ -113,7 +119,7 @@ class Daemon:
             log.info("Not opening controller listener(s) %s: kafka-net has no controller",
                      ", ".join(self.config.controller_listener_names))
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
-        log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
+        status_log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
                  "(num.network.threads=%d, num.io.threads=%d)",
                  elapsed_s * 1000, self.config.node_id, listeners,
                  self.config.num_network_threads, self.config.num_io_threads)

@@ -530,3 +530,19 @@ def test_tutorial_snippets_run_against_kafka_net_serve():
         broker.send_signal(signal.SIGTERM)
         assert broker.wait_exit() == EXIT_OK
         assert_no_traceback(broker.stderr)
+
+
+def test_at_log_level_warning_the_started_line_metrics_and_stop_still_show():
+    with serve(EPHEMERAL, args=("--log-level", "WARNING")) as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
+        start = broker.line_count()
+        broker.send_signal(signal.SIGUSR1)
+        broker.wait_for(r"metric kafka\.network:type=RequestMetrics,name=RequestsPerSec,"
+                        r"request=ApiVersions,version=3 = 1 ", start)
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        broker.wait_for(CLEAN_STOP)
+        # INFO lines other than the status ones stay hidden.
+        assert "Received SIGTERM" not in broker.stderr
