@@ -17,14 +17,20 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import RecordError, validate_produce_records
+from kafka_net.protocol.records import (
+    DEFAULT_MAX_UNCOMPRESSED_BYTES, DecompressionLimitError, RecordError,
+    validate_produce_records)
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 
 log = logging.getLogger(__name__)
+# A client can send bad batches as fast as it likes: one line per kind of
+# rejection per interval, with the count of the lines held back.
+_rejections = RateLimitedLog(log)
 
 TopicPartition = tuple[str, int]
 
@@ -48,10 +54,12 @@ class ProduceResult:
 
 
 class ReplicaManager:
-    def __init__(self, max_message_bytes: int = 1048588) -> None:
+    def __init__(self, max_message_bytes: int = 1048588,
+                 max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> None:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._lock = threading.Lock()
         self.max_message_bytes = max_message_bytes
+        self.max_uncompressed_bytes = max_uncompressed_bytes  # message.max.uncompressed.bytes
         self.fetch_purgatory = Purgatory("Fetch")
 
     # -- partitions ---------------------------------------------------------------------
@@ -82,9 +90,14 @@ class ReplicaManager:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         try:
             header, batch = validate_produce_records(
-                records, api_version, max_batch_size=self.max_message_bytes)
+                records, api_version, max_batch_size=self.max_message_bytes,
+                max_uncompressed_bytes=self.max_uncompressed_bytes)
         except RecordError as exc:
-            log.info("Rejected a batch for %s-%d: %s", topic, index, exc)
+            # A batch inflating past the bound is most likely an attack: a warning.
+            level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
+            _rejections.log(level, type(exc).__name__,
+                            "Rejected a record batch for %s-%d with error code %d: %s",
+                            escape(topic), index, exc.error_code, exc)
             return ProduceResult(exc.error_code, error_message=str(exc))
         with partition.lock:
             try:

@@ -1,0 +1,274 @@
+"""The broker's checks on a produced batch (Kafka's ``LogValidator`` path), sans-IO.
+
+Errors: everything wrong with a batch raises a :class:`RecordError` whose
+``error_code`` is what Kafka puts in that partition's Produce response
+(CORRUPT_MESSAGE for framing, CRC and decompression-bound failures,
+INVALID_RECORD for a batch that frames but breaks the rules, MESSAGE_TOO_LARGE,
+UNSUPPORTED_COMPRESSION_TYPE).  They are per-partition answers: a bad batch
+never closes the connection.  The checks and their order follow Kafka's
+``ProduceRequest.validateRecords``, ``UnifiedLog.analyzeAndValidateRecords``,
+``LogValidator.validateBatch`` and ``DefaultRecord.readPartiallyFrom``.
+
+Cost: the header is one ``struct`` unpack and the CRC one C call; what is
+left in Python is the record walk, the only per-record work, and it builds
+no object per record.  It decodes the record length, skips the attributes
+and timestamp delta, decodes the offset delta (compared only on request),
+and skips key, value and each header by its length, checking every length
+against the record's end, as Kafka's skip-key-value iterator does.  Varints
+of one byte (every length under 64) are decoded inline; longer ones call
+:func:`_varint`.  The worst case a client can build is therefore many tiny
+records or headers; ``bench/records_worst_case.py`` measures it, and
+message.max.uncompressed.bytes bounds it for compressed batches.
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.records.compression import decompress
+from kafka_net.protocol.records.framing import (
+    COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
+    RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, InvalidRecordError,
+    RecordTooLargeError, UnsupportedCompressionTypeError, as_byte_view, check_compression_id,
+    check_crc, check_magic, frame_batch, iter_batches, read_attributes)
+
+
+def validate_batch(batch: Buffer, *, from_client: bool = True,
+                   max_batch_size: int | None = None,
+                   check_record_offsets: bool = False,
+                   max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> BatchHeader:
+    """Check one batch as Kafka's broker does before appending it; return its header.
+
+    ``from_client`` applies the rules Kafka keeps for producer appends
+    (``AppendOrigin.CLIENT``): base offset 0, a positive record count equal to
+    ``last_offset_delta + 1``, no control batches, a sequence number when there
+    is a producer id.  ``max_batch_size`` is the topic's max.message.bytes.
+
+    The records of every batch are walked (structure, count, nothing left
+    over); compressed ones after decompressing at most
+    ``max_uncompressed_bytes``.  Kafka does not check each record's offset
+    delta (only the count against ``last_offset_delta``);
+    ``check_record_offsets`` additionally requires them to be 0, 1, 2, ...
+    as every producer writes them.
+    """
+    view = as_byte_view(batch)
+    header = frame_batch(view)
+    if from_client and header.base_offset != 0:
+        raise InvalidRecordError(
+            f"the base offset of a produced record batch must be 0, but it is "
+            f"{header.base_offset}")
+    if max_batch_size is not None and len(view) > max_batch_size:
+        raise RecordTooLargeError(
+            f"the record batch is {len(view)} bytes, more than the maximum {max_batch_size}")
+    check_crc(view, header)
+    check_compression_id(header)
+    _check_count(header, from_client)
+    payload = view[RECORD_BATCH_OVERHEAD:]
+    if header.compression == Compression.NONE:
+        records = bytes(payload)  # indexing bytes is the fastest walk; <= 1 MB copied
+    else:
+        records = decompress(header.compression, payload, max_uncompressed_bytes)
+    walk_records(records, header.records_count, check_record_offsets)
+    return header
+
+
+def _check_count(header: BatchHeader, from_client: bool) -> None:
+    count = header.records_count
+    if not from_client:
+        if count < 0:
+            raise InvalidRecordError(f"found invalid record count {count} in magic v2 batch")
+        return
+    count_from_offsets = header.last_offset_delta + 1
+    if count_from_offsets <= 0:
+        raise InvalidRecordError(
+            f"batch has an invalid offset range: [{header.base_offset}, {header.last_offset}]")
+    if count <= 0:
+        raise InvalidRecordError(f"invalid reported count for record batch: {count}")
+    if count_from_offsets != count:
+        raise InvalidRecordError(
+            f"inconsistent batch offset range [{header.base_offset}, {header.last_offset}] "
+            f"and count of records {count}")
+    if header.is_control:
+        raise InvalidRecordError("clients are not allowed to write control records")
+    if header.has_producer_id and header.base_sequence < 0:
+        raise InvalidRecordError(
+            f"invalid sequence number {header.base_sequence} in record batch with "
+            f"producer id {header.producer_id}")
+
+
+def validate_produce_records(records: Buffer | None, api_version: int, *,
+                             max_batch_size: int | None = None,
+                             check_record_offsets: bool = False,
+                             max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                             ) -> tuple[BatchHeader, memoryview]:
+    """Check one partition's ``records`` from a Produce request; return the batch.
+
+    Kafka's rules for Produce v3+ (``ProduceRequest.validateRecords``): exactly
+    one complete batch, magic 2, no zstd before v7; then :func:`validate_batch`
+    with the client rules.  Bytes after the batch that do not form a second
+    complete batch are ignored, as Kafka trims them; the returned slice is the
+    batch alone.  Versions 0-2 carry legacy message sets in Kafka 3.9 and are
+    refused outright by Kafka 4.0; this broker only stores magic 2, so they get
+    the same INVALID_RECORD as a legacy message set in v3+.
+    """
+    batches = iter_batches(records, allow_partial_tail=True)
+    first = next(batches, None)
+    if first is None:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} must have at least one record "
+            "batch per partition")
+    if check_magic(first[MAGIC_OFFSET]) != MAGIC_V2:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} are only allowed to contain "
+            "record batches with magic version 2")
+    attributes = read_attributes(first)
+    if api_version < 7 and attributes is not None \
+            and attributes & COMPRESSION_MASK == Compression.ZSTD:
+        raise UnsupportedCompressionTypeError(
+            f"produce requests with version {api_version} are not allowed to use "
+            "ZStandard compression")
+    if next(batches, None) is not None:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} are only allowed to contain "
+            "exactly one record batch per partition")
+    header = validate_batch(first, from_client=True, max_batch_size=max_batch_size,
+                            check_record_offsets=check_record_offsets,
+                            max_uncompressed_bytes=max_uncompressed_bytes)
+    return header, first
+
+
+# --- the record walk ------------------------------------------------------------------
+
+
+def walk_records(buf: bytes, count: int, check_record_offsets: bool = False) -> None:
+    """Check that ``count`` well-formed records fill ``buf`` exactly; build nothing.
+
+    Each record: length varint, attributes int8, timestamp delta varlong,
+    offset delta varint, key and value (varint length, negative = null),
+    header count varint, headers (key length >= 0, value length).  Reading
+    past a record's end is Kafka's BufferUnderflowException, reported as
+    "found invalid record structure".
+    """
+    end = len(buf)
+    pos = 0
+    try:
+        for index in range(count):
+            if pos >= end:
+                raise InvalidRecordError(
+                    f"incorrect declared batch size, premature EOF reached after {index} of "
+                    f"{count} records")
+            b = buf[pos]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                size, pos = _varint(buf, pos, 5)
+            if size < 0 or size > end - pos:
+                raise InvalidRecordError(
+                    f"invalid record size: expected {size} bytes in record payload, "
+                    f"{end - pos} remaining")
+            rec_end = pos + size
+            p = pos + 1  # attributes: unused in v2
+            # timestamp delta: only its extent matters
+            if p >= rec_end:
+                raise _underflow()
+            if buf[p] < 0x80:
+                p += 1
+            else:
+                p = _varint(buf, p, 10)[1]
+            # offset delta
+            if p >= rec_end:
+                raise _underflow()
+            b = buf[p]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                offset_delta, p = _varint(buf, p, 5)
+            if check_record_offsets and offset_delta != index:
+                raise InvalidRecordError(
+                    f"record {index} has offset delta {offset_delta}, expected {index}")
+            # key, then value: skipped by length (any negative length is null)
+            for _ in (0, 1):
+                if p >= rec_end:
+                    raise _underflow()
+                b = buf[p]
+                if b < 0x80:
+                    p += 1 + (b >> 1 if not b & 1 else 0)
+                else:
+                    n, p = _varint(buf, p, 5)
+                    if n > 0:
+                        p += n
+            if p >= rec_end:
+                raise _underflow()
+            b = buf[p]
+            if b < 0x80:
+                header_count = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                header_count, p = _varint(buf, p, 5)
+            if header_count:
+                p = _skip_headers(buf, p, rec_end, header_count)
+            if p != rec_end:
+                if p > rec_end:
+                    raise _underflow()
+                raise InvalidRecordError(
+                    f"invalid record size: expected to read {size} bytes in record payload, "
+                    f"but instead read {size - (rec_end - p)}")
+            pos = rec_end
+    except IndexError:  # a varint ran off the end of the records
+        raise _underflow() from None
+    if pos != end:
+        raise InvalidRecordError(
+            f"incorrect declared batch size, {end - pos} bytes of records still remaining")
+
+
+def _skip_headers(buf: bytes, p: int, rec_end: int, header_count: int) -> int:
+    if header_count < 0:
+        raise InvalidRecordError(f"found invalid number of record headers {header_count}")
+    if header_count > rec_end - p:
+        raise InvalidRecordError(
+            f"found invalid number of record headers: {header_count} is larger than "
+            "the remaining size of the record")
+    for _ in range(header_count):
+        if p >= rec_end:
+            raise _underflow()
+        b = buf[p]
+        if b < 0x80:
+            n = (b >> 1) ^ -(b & 1)
+            p += 1
+        else:
+            n, p = _varint(buf, p, 5)
+        if n < 0:
+            raise InvalidRecordError(f"invalid negative header key size {n}")
+        p += n
+        if p >= rec_end:
+            raise _underflow()
+        b = buf[p]
+        if b < 0x80:
+            p += 1 + (b >> 1 if not b & 1 else 0)
+        else:
+            n, p = _varint(buf, p, 5)
+            if n > 0:
+                p += n
+    return p
+
+
+def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    """A ZigZag varint (5 bytes, 32 bits) or varlong (10 bytes, 64 bits) at ``pos``."""
+    bits = 32 if max_bytes == 5 else 64
+    value = shift = 0
+    for i in range(pos, pos + max_bytes):
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            if value >> bits:
+                raise InvalidRecordError(
+                    f"found invalid record structure: varint {value} does not fit {bits} bits")
+            return (value >> 1) ^ -(value & 1), i + 1
+        shift += 7
+    raise InvalidRecordError(
+        f"found invalid record structure: varint longer than {max_bytes} bytes")
+
+
+def _underflow() -> InvalidRecordError:
+    return InvalidRecordError("found invalid record structure: a record ends before its fields")
+
