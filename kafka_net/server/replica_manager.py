@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    DEFAULT_MAX_UNCOMPRESSED_BYTES, DecompressionLimitError, RecordError,
+    DEFAULT_MAX_UNCOMPRESSED_BYTES, DecompressionBudget, DecompressionLimitError, RecordError,
     validate_produce_records)
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
@@ -83,15 +83,20 @@ class ReplicaManager:
 
     # -- produce ------------------------------------------------------------------------
 
+    def decompression_budget(self) -> DecompressionBudget:
+        """A fresh budget for the compressed batches of one Produce request."""
+        return DecompressionBudget(self.max_uncompressed_bytes)
+
     def append_records(self, topic: str, index: int, records: bytes | None,
-                       api_version: int) -> ProduceResult:
+                       api_version: int, budget: DecompressionBudget | None = None,
+                       ) -> ProduceResult:
         partition = self.partition(topic, index)
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         try:
             header, batch = validate_produce_records(
                 records, api_version, max_batch_size=self.max_message_bytes,
-                max_uncompressed_bytes=self.max_uncompressed_bytes)
+                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget)
         except RecordError as exc:
             # A batch inflating past the bound is most likely an attack: a warning.
             level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO

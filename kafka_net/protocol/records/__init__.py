@@ -32,7 +32,7 @@ from kafka_net.protocol.records.framing import (
     RecordTooLargeError, TimestampType, UnsupportedCompressionTypeError, compute_crc,
     iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches)
 from kafka_net.protocol.records.validation import (
-    validate_batch, validate_produce_records, walk_records)
+    DecompressionBudget, validate_batch, validate_produce_records, walk_records)
 
 __all__ = [
     "ATTRIBUTES_OFFSET", "BASE_OFFSET_OFFSET", "COMPRESSION_MASK", "CONTROL_MASK", "CRC_OFFSET",
@@ -42,7 +42,7 @@ __all__ = [
     "NO_PRODUCER_ID", "NO_SEQUENCE", "NO_TIMESTAMP", "PARTITION_LEADER_EPOCH_OFFSET",
     "RECORD_BATCH_OVERHEAD", "RECORDS_COUNT_OFFSET", "TIMESTAMP_TYPE_MASK", "TRANSACTIONAL_MASK",
     "UNSUPPORTED_COMPRESSION_TYPE", "BatchHeader", "Buffer", "Compression", "CorruptRecordError",
-    "DecompressionLimitError", "Header", "InvalidRecordError", "Record", "RecordError",
+    "DecompressionBudget", "DecompressionLimitError", "Header", "InvalidRecordError", "Record", "RecordError",
     "RecordLike", "RecordTooLargeError", "TimestampType", "UnsupportedCompressionTypeError",
     "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
     "decompress", "encode_record", "iter_batches", "read_header", "set_base_offset",

@@ -86,7 +86,7 @@ UINT32 = struct.Struct(">I")
 # Decompressed records of one batch may not exceed this unless the caller says
 # otherwise (the broker passes message.max.uncompressed.bytes): a few KB of
 # gzip can otherwise inflate to gigabytes.
-DEFAULT_MAX_UNCOMPRESSED_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_UNCOMPRESSED_BYTES = 4 * 1024 * 1024
 
 UNSUPPORTED_COMPRESSION_TYPE = 76  # Errors.UNSUPPORTED_COMPRESSION_TYPE
 

@@ -18,7 +18,10 @@ against the record's end, as Kafka's skip-key-value iterator does.  Varints
 of one byte (every length under 64) are decoded inline; longer ones call
 :func:`_varint`.  The worst case a client can build is therefore many tiny
 records or headers; ``bench/records_worst_case.py`` measures it, and
-message.max.uncompressed.bytes bounds it for compressed batches.
+message.max.uncompressed.bytes bounds it for compressed batches: each
+batch, and (through :class:`DecompressionBudget`) all compressed batches of
+one Produce request together, since one 1 MB request can carry hundreds of
+small partitions that each inflate to the bound.
 """
 
 from __future__ import annotations
@@ -26,15 +29,33 @@ from __future__ import annotations
 from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
-    RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, InvalidRecordError,
+    RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
+    InvalidRecordError, RecordError,
     RecordTooLargeError, UnsupportedCompressionTypeError, as_byte_view, check_compression_id,
     check_crc, check_magic, frame_batch, iter_batches, read_attributes)
+
+
+class DecompressionBudget:
+    """Bytes the compressed batches of one Produce request may still decompress to.
+
+    The produce handler makes one per request, starting at
+    message.max.uncompressed.bytes.  Each compressed batch may decompress to
+    at most what is left; what it decompressed (or, when it failed, what it
+    could have) is taken off, so the request's decompression and record walk
+    together stay within one batch's worth of work.
+    """
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, total: int) -> None:
+        self.remaining = total
 
 
 def validate_batch(batch: Buffer, *, from_client: bool = True,
                    max_batch_size: int | None = None,
                    check_record_offsets: bool = False,
-                   max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> BatchHeader:
+                   max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                   budget: DecompressionBudget | None = None) -> BatchHeader:
     """Check one batch as Kafka's broker does before appending it; return its header.
 
     ``from_client`` applies the rules Kafka keeps for producer appends
@@ -47,7 +68,8 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     ``max_uncompressed_bytes``.  Kafka does not check each record's offset
     delta (only the count against ``last_offset_delta``);
     ``check_record_offsets`` additionally requires them to be 0, 1, 2, ...
-    as every producer writes them.
+    as every producer writes them.  ``budget``: the request's
+    :class:`DecompressionBudget`, if any.
     """
     view = as_byte_view(batch)
     header = frame_batch(view)
@@ -65,9 +87,28 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     if header.compression == Compression.NONE:
         records = bytes(payload)  # indexing bytes is the fastest walk; <= 1 MB copied
     else:
-        records = decompress(header.compression, payload, max_uncompressed_bytes)
+        records = _decompress_within(header.compression, payload, max_uncompressed_bytes,
+                                     budget)
     walk_records(records, header.records_count, check_record_offsets)
     return header
+
+
+def _decompress_within(codec: int, payload: memoryview, limit: int,
+                       budget: DecompressionBudget | None) -> bytes:
+    room = limit if budget is None else max(0, min(limit, budget.remaining))
+    try:
+        records = decompress(codec, payload, room)
+    except RecordError as exc:
+        if budget is not None:
+            budget.remaining -= room
+        if room < limit and isinstance(exc, DecompressionLimitError):
+            raise DecompressionLimitError(
+                "the compressed batches of this produce request decompress to more than "
+                f"message.max.uncompressed.bytes ({limit} bytes) together") from None
+        raise
+    if budget is not None:
+        budget.remaining -= len(records)
+    return records
 
 
 def _check_count(header: BatchHeader, from_client: bool) -> None:
@@ -98,6 +139,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
                              max_batch_size: int | None = None,
                              check_record_offsets: bool = False,
                              max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                             budget: DecompressionBudget | None = None,
                              ) -> tuple[BatchHeader, memoryview]:
     """Check one partition's ``records`` from a Produce request; return the batch.
 
@@ -131,7 +173,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
             "exactly one record batch per partition")
     header = validate_batch(first, from_client=True, max_batch_size=max_batch_size,
                             check_record_offsets=check_record_offsets,
-                            max_uncompressed_bytes=max_uncompressed_bytes)
+                            max_uncompressed_bytes=max_uncompressed_bytes, budget=budget)
     return header, first
 
 
