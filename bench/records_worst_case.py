@@ -17,8 +17,10 @@ The shapes:
   non-canonical 2-byte varints (legal; Java reads them): the most Python work
   per byte in the record walk;
 * ``zeros``: a compressed stream of zeros far past the bound (a zip bomb);
-* ``many partitions``: one request of as many small compressed ``tiny``
-  batches, each just under the bound, as fit in message.max.bytes.
+* ``... x N partitions``: one request of as many copies of the compressed
+  ``tiny`` or ``headers`` batch as fit in message.max.bytes, one per
+  partition (what the per-request budget of
+  ``kafka_net.protocol.records.validation.DecompressionBudget`` is for).
 
 Compressed shapes decompress to just under message.max.uncompressed.bytes
 (``--bound``, default: the broker's default) and are accepted; ``zeros`` is
@@ -102,8 +104,7 @@ def run_request(partitions: list[bytes], bound: int, repeats: int) -> tuple[floa
     return statistics.median(times), codes
 
 
-def many_partitions(codec: int, bound: int) -> list[bytes]:
-    one = batch(codec, *tiny_records(bound))
+def many_partitions(one: bytes) -> list[bytes]:
     return [one] * max(1, MESSAGE_MAX_BYTES // (len(one) + 16))  # + partition overhead
 
 
@@ -114,10 +115,13 @@ def cases(bound: int) -> list[tuple[str, str, list[bytes], int]]:
            ("headers", "none", [batch(Compression.NONE, *header_record(room))], room)]
     for codec in CODECS:
         name = codec.name.lower()
-        out.append(("tiny", name, [batch(codec, *tiny_records(bound))], bound))
-        out.append(("headers", name, [batch(codec, *header_record(bound))], bound))
+        tiny = batch(codec, *tiny_records(bound))
+        headers = batch(codec, *header_record(bound))
+        out.append(("tiny", name, [tiny], bound))
+        out.append(("headers", name, [headers], bound))
         out.append(("zeros", name, [batch(codec, bytes(4 * bound), 1)], 4 * bound))
-        out.append(("many partitions", name, many_partitions(codec, bound), bound))
+        out.append(("tiny x N partitions", name, many_partitions(tiny), bound))
+        out.append(("headers x N partitions", name, many_partitions(headers), bound))
     return out
 
 
@@ -129,7 +133,7 @@ def describe_codes(codes: list[int]) -> str:
 
 
 def main_table(bound: int, repeats: int) -> list[str]:
-    rows = ["| shape | codec | partitions | request bytes | decompressed bytes (each) "
+    rows = ["| shape | codec | partitions | request bytes | inflates to (each batch) "
             "| error codes | handler CPU s |",
             "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     for shape, codec, partitions, inflated in cases(bound):

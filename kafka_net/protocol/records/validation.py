@@ -30,25 +30,39 @@ from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
     RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
-    InvalidRecordError, RecordError,
-    RecordTooLargeError, UnsupportedCompressionTypeError, as_byte_view, check_compression_id,
+    InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError, as_byte_view, check_compression_id,
     check_crc, check_magic, frame_batch, iter_batches, read_attributes)
 
 
 class DecompressionBudget:
-    """Bytes the compressed batches of one Produce request may still decompress to.
+    """What the compressed batches of one Produce request may still cost, in all.
 
-    The produce handler makes one per request, starting at
-    message.max.uncompressed.bytes.  Each compressed batch may decompress to
-    at most what is left; what it decompressed (or, when it failed, what it
-    could have) is taken off, so the request's decompression and record walk
-    together stay within one batch's worth of work.
+    message.max.uncompressed.bytes bounds each batch; without a bound per
+    request, one 1 MB request of a thousand tiny zstd batches, each inflating
+    to that bound, would cost a thousand times the work.  The two costs that
+    grow with what a batch inflates to are bounded separately, both derived
+    from message.max.uncompressed.bytes (``bound``):
+
+    * ``bytes_left``: decompressed bytes, ``BYTES_FACTOR * bound``.  Every
+      batch takes off what it decompressed (on a failure: what it could have);
+      decompressing runs in C at hundreds of MB/s, so this allows a lot.
+    * ``items_left``: records and headers the record walk may step over,
+      ``bound // ITEM_BYTES``, the walk's cost in Python.  A batch of N
+      records is refused before it is decompressed if fewer are left.
+
+    Honest traffic does not come near either: a full 1 MB request that
+    compresses 10:1 is 10 MB and, with 100-byte records, 100,000 records.
+    A refused batch gets CORRUPT_MESSAGE for its partition only.
     """
 
-    __slots__ = ("remaining",)
+    BYTES_FACTOR = 16
+    ITEM_BYTES = 4
 
-    def __init__(self, total: int) -> None:
-        self.remaining = total
+    __slots__ = ("bytes_left", "items_left")
+
+    def __init__(self, bound: int) -> None:
+        self.bytes_left = self.BYTES_FACTOR * bound
+        self.items_left = bound // self.ITEM_BYTES
 
 
 def validate_batch(batch: Buffer, *, from_client: bool = True,
@@ -85,30 +99,41 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     _check_count(header, from_client)
     payload = view[RECORD_BATCH_OVERHEAD:]
     if header.compression == Compression.NONE:
-        records = bytes(payload)  # indexing bytes is the fastest walk; <= 1 MB copied
+        # indexing bytes is the fastest walk; the copy is at most message.max.bytes
+        walk_records(bytes(payload), header.records_count, check_record_offsets)
     else:
-        records = _decompress_within(header.compression, payload, max_uncompressed_bytes,
-                                     budget)
-    walk_records(records, header.records_count, check_record_offsets)
+        _check_compressed(header, payload, max_uncompressed_bytes, budget, check_record_offsets)
     return header
 
 
-def _decompress_within(codec: int, payload: memoryview, limit: int,
-                       budget: DecompressionBudget | None) -> bytes:
-    room = limit if budget is None else max(0, min(limit, budget.remaining))
+def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
+                      budget: DecompressionBudget | None, check_record_offsets: bool) -> None:
+    if budget is None:
+        walk_records(decompress(header.compression, payload, limit), header.records_count,
+                     check_record_offsets)
+        return
+    if header.records_count > budget.items_left:
+        raise _over_budget(f"more than {budget.items_left} more records")
+    room = max(0, min(limit, budget.bytes_left))
     try:
-        records = decompress(codec, payload, room)
-    except RecordError as exc:
-        if budget is not None:
-            budget.remaining -= room
-        if room < limit and isinstance(exc, DecompressionLimitError):
-            raise DecompressionLimitError(
-                "the compressed batches of this produce request decompress to more than "
-                f"message.max.uncompressed.bytes ({limit} bytes) together") from None
+        records = decompress(header.compression, payload, room)
+    except DecompressionLimitError:
+        budget.bytes_left -= room
+        if room < limit:
+            raise _over_budget(f"more than {room} more bytes") from None
         raise
-    if budget is not None:
-        budget.remaining -= len(records)
-    return records
+    except RecordError:
+        budget.bytes_left -= room
+        raise
+    budget.bytes_left -= len(records)
+    budget.items_left -= header.records_count
+    walk_records(records, header.records_count, check_record_offsets, budget)
+
+
+def _over_budget(what: str) -> DecompressionLimitError:
+    return DecompressionLimitError(
+        f"the compressed batches of this produce request hold too much together: this one "
+        f"has {what} (message.max.uncompressed.bytes bounds a request's decompression work)")
 
 
 def _check_count(header: BatchHeader, from_client: bool) -> None:
@@ -180,8 +205,12 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
 # --- the record walk ------------------------------------------------------------------
 
 
-def walk_records(buf: bytes, count: int, check_record_offsets: bool = False) -> None:
+def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
+                 budget: DecompressionBudget | None = None) -> None:
     """Check that ``count`` well-formed records fill ``buf`` exactly; build nothing.
+
+    With a ``budget``, each record's headers are taken off its ``items_left``
+    before they are walked (the records were, by the caller).
 
     Each record: length varint, attributes int8, timestamp delta varlong,
     offset delta varint, key and value (varint length, negative = null),
@@ -248,6 +277,10 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False) -> 
             else:
                 header_count, p = _varint(buf, p, 5)
             if header_count:
+                if budget is not None and 0 < header_count <= rec_end - p:
+                    budget.items_left -= header_count  # (else _skip_headers refuses it)
+                    if budget.items_left < 0:
+                        raise _over_budget(f"{header_count} headers in a record, more than are left")
                 p = _skip_headers(buf, p, rec_end, header_count)
             if p != rec_end:
                 if p > rec_end:
