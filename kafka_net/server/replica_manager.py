@@ -28,9 +28,6 @@ from kafka_net.server.storage import FetchResult, InMemoryLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 
 log = logging.getLogger(__name__)
-# A client can send bad batches as fast as it likes: one line per kind of
-# rejection per interval, with the count of the lines held back.
-_rejections = RateLimitedLog(log)
 
 TopicPartition = tuple[str, int]
 
@@ -60,6 +57,9 @@ class ReplicaManager:
         self._lock = threading.Lock()
         self.max_message_bytes = max_message_bytes
         self.max_uncompressed_bytes = max_uncompressed_bytes  # message.max.uncompressed.bytes
+        # A client can send bad batches as fast as it likes: one line per kind of
+        # rejection per interval, with the count of the lines held back.
+        self._rejections = RateLimitedLog(log)
         self.fetch_purgatory = Purgatory("Fetch")
 
     # -- partitions ---------------------------------------------------------------------
@@ -100,9 +100,9 @@ class ReplicaManager:
         except RecordError as exc:
             # A batch inflating past the bound is most likely an attack: a warning.
             level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
-            _rejections.log(level, type(exc).__name__,
-                            "Rejected a record batch for %s-%d with error code %d: %s",
-                            escape(topic), index, exc.error_code, exc)
+            self._rejections.log(level, type(exc).__name__,
+                                 "Rejected a record batch for %s-%d with error code %d: %s",
+                                 escape(topic), index, exc.error_code, exc)
             return ProduceResult(exc.error_code, error_message=str(exc))
         with partition.lock:
             try:

@@ -450,12 +450,11 @@ _HEADER_PREFIX = R.build_batch([(b"k", b"v")])[:R.RECORD_BATCH_OVERHEAD]
 
 @FAST
 @given(payload=st.binary(max_size=200), count=st.integers(-3, 6),
-       compression=st.sampled_from([0, 1]))
-def test_garbage_records_behind_a_valid_header(payload, count, compression):
-    """A correct header and CRC in front of garbage: the record parser must cope."""
-    if compression:
-        c = zlib.compressobj(6, zlib.DEFLATED, 31)
-        payload = c.compress(payload) + c.flush()
+       compression=st.sampled_from(list(Compression)), raw=st.booleans())
+def test_garbage_records_behind_a_valid_header(payload, count, compression, raw):
+    """A correct header and CRC in front of garbage (compressed or not): the parser must cope."""
+    if not raw:
+        payload = R.compress(compression, payload)
     batch = _with_payload(_HEADER_PREFIX, payload, records_count=count,
                           last_offset_delta=count - 1, attributes=compression)
     _only_record_errors(R.validate_batch, batch)
@@ -466,7 +465,8 @@ def test_garbage_records_behind_a_valid_header(payload, count, compression):
 @FAST
 @given(st.data())
 def test_mutated_batches_raise_only_record_errors(data):
-    batch = bytearray(R.build_batch(RECORDS, compression=data.draw(st.sampled_from([0, 1]))))
+    batch = bytearray(R.build_batch(RECORDS,
+                                    compression=data.draw(st.sampled_from(list(Compression)))))
     for _ in range(data.draw(st.integers(1, 4))):
         pos = data.draw(st.integers(0, len(batch) - 1))
         batch[pos] = data.draw(st.integers(0, 255))
@@ -487,7 +487,7 @@ _records = st.lists(st.builds(
 
 
 @settings(FAST, max_examples=100)
-@given(_records, st.sampled_from([0, 1]))
+@given(_records, st.sampled_from(list(Compression)))
 def test_any_records_round_trip(records, compression):
     batch = R.build_batch(records, compression=compression)
     R.validate_batch(batch, check_record_offsets=True)

@@ -21,9 +21,9 @@ most ``limit`` bytes, using the codec's own way to stop early:
 
 Past ``limit``: :class:`DecompressionLimitError` (CORRUPT_MESSAGE).  Data the
 codec cannot read: :class:`CorruptRecordError` (Kafka: "Failed to decompress
-record stream").  A stream that stops early is left to the record walk,
-which reports the missing records as INVALID_RECORD, except gzip, which
-knows (Kafka hits EOF while reading records).
+record stream").  A gzip or lz4 stream that stops early is INVALID_RECORD
+(Kafka hits EOF while reading records); zstd's reader returns what it has,
+and the record walk reports the missing records as INVALID_RECORD too.
 
 The codec libraries are imported on first use, so importing this package
 costs nothing for a reader of uncompressed batches.
@@ -141,6 +141,8 @@ def _unlz4(data: memoryview, limit: int) -> bytes:
         raise CorruptRecordError(f"failed to decompress lz4 records: {exc}") from None
     if len(out) > limit:
         raise _too_big("lz4", limit)
+    if not decompressor.eof:
+        raise InvalidRecordError("lz4 record stream ends early (premature EOF)")
     return out
 
 
