@@ -20,7 +20,8 @@ from kafka_net.protocol import records as R
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     Compression, CorruptRecordError, DecompressionBudget, DecompressionLimitError,
-    InvalidRecordError, Record, RecordError)
+    InvalidRecordError, Record)
+from tests.protocol.test_records import _records  # any records, with keys, values, headers
 
 CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]
 TINY = bytes([12, 0, 0, 0, 1, 1, 0])  # a 7-byte record: null key and value, no headers
@@ -144,15 +145,6 @@ def test_headers_count_against_the_item_budget():
 
 
 # --- Hypothesis: builder output passes, mutations are refused with the right error ----
-
-_records = st.lists(st.builds(
-    Record,
-    key=st.none() | st.binary(max_size=20),
-    value=st.none() | st.binary(max_size=80),
-    headers=st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=8)),
-                     max_size=3).map(tuple),
-    timestamp=st.integers(0, 2**41)), min_size=1, max_size=8)
-
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records=_records, codec=st.sampled_from(list(Compression)), data=st.data())

@@ -78,24 +78,15 @@ def compress(codec: int, data: bytes, gzip_level: int = 6) -> bytes:
     raise ValueError(f"unknown compression {codec!r}")
 
 
-def build_batch(records: Iterable[RecordLike], *,
-                base_offset: int = 0,
-                compression: int = Compression.NONE,
-                timestamp_type: int = TimestampType.CREATE_TIME,
-                partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-                producer_id: int = NO_PRODUCER_ID,
-                producer_epoch: int = NO_PRODUCER_EPOCH,
-                base_sequence: int = NO_SEQUENCE,
-                transactional: bool = False,
-                control: bool = False,
-                max_timestamp: int | None = None,
-                gzip_level: int = 6) -> bytes:
+def build_batch(records: Iterable[RecordLike], *, compression: int = Compression.NONE,
+                max_timestamp: int | None = None, gzip_level: int = 6, **fields) -> bytes:
     """Build a valid magic-2 batch from records, compressed with any codec.
 
     ``records`` holds :class:`Record` objects or ``(key, value[, headers[,
     timestamp]])`` tuples; offset deltas are 0, 1, 2, ...  The base timestamp
     is the first record's, ``max_timestamp`` defaults to the largest (pass the
-    append time for LogAppendTime batches).
+    append time for LogAppendTime batches).  Other keywords are header fields
+    of :func:`batch_from_payload` (``base_offset``, ``producer_id``, ...).
     """
     items = [_as_record(item) for item in records]
     timestamps = [NO_TIMESTAMP if rec.timestamp is None else rec.timestamp for rec in items]
@@ -105,13 +96,9 @@ def build_batch(records: Iterable[RecordLike], *,
     body = Writer()
     for index, (rec, ts) in enumerate(zip(items, timestamps)):
         encode_record(body, rec, index, ts - base_timestamp)
-    return batch_from_payload(
-        compress(compression, body.getvalue(), gzip_level), len(items),
-        base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
-        partition_leader_epoch=partition_leader_epoch, producer_id=producer_id,
-        producer_epoch=producer_epoch, base_sequence=base_sequence,
-        transactional=transactional, control=control,
-        base_timestamp=base_timestamp, max_timestamp=max_timestamp)
+    return batch_from_payload(compress(compression, body.getvalue(), gzip_level), len(items),
+                              compression=compression, base_timestamp=base_timestamp,
+                              max_timestamp=max_timestamp, **fields)
 
 
 def batch_from_payload(payload: bytes, count: int, *,

@@ -30,8 +30,9 @@ from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
     RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
-    InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError, as_byte_view, check_compression_id,
-    check_crc, check_magic, frame_batch, iter_batches, read_attributes)
+    InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError,
+    as_byte_view, check_compression_id, check_crc, check_magic, frame_batch, iter_batches,
+    read_attributes)
 
 
 class DecompressionBudget:
@@ -205,18 +206,21 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
 # --- the record walk ------------------------------------------------------------------
 
 
+# One-byte ZigZag varints (every value in -64..63), decoded by lookup in the hot loop.
+_ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(0x80))
+
+
 def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
                  budget: DecompressionBudget | None = None) -> None:
     """Check that ``count`` well-formed records fill ``buf`` exactly; build nothing.
-
-    With a ``budget``, each record's headers are taken off its ``items_left``
-    before they are walked (the records were, by the caller).
 
     Each record: length varint, attributes int8, timestamp delta varlong,
     offset delta varint, key and value (varint length, negative = null),
     header count varint, headers (key length >= 0, value length).  Reading
     past a record's end is Kafka's BufferUnderflowException, reported as
-    "found invalid record structure".
+    "found invalid record structure".  With a ``budget``, each record's
+    headers are taken off its ``items_left`` before they are walked (the
+    records were, by the caller).
     """
     end = len(buf)
     pos = 0
@@ -227,61 +231,31 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
                     f"incorrect declared batch size, premature EOF reached after {index} of "
                     f"{count} records")
             b = buf[pos]
-            if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                size, pos = _varint(buf, pos, 5)
+            size, pos = (_ZIGZAG[b], pos + 1) if b < 0x80 else _varint(buf, pos, 5)
             if size < 0 or size > end - pos:
                 raise InvalidRecordError(
                     f"invalid record size: expected {size} bytes in record payload, "
                     f"{end - pos} remaining")
             rec_end = pos + size
             p = pos + 1  # attributes: unused in v2
-            # timestamp delta: only its extent matters
             if p >= rec_end:
                 raise _underflow()
-            if buf[p] < 0x80:
-                p += 1
-            else:
-                p = _varint(buf, p, 10)[1]
-            # offset delta
+            p = p + 1 if buf[p] < 0x80 else _varint(buf, p, 10)[1]  # timestamp delta
             if p >= rec_end:
                 raise _underflow()
             b = buf[p]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                offset_delta, p = _varint(buf, p, 5)
+            offset_delta, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
             if check_record_offsets and offset_delta != index:
                 raise InvalidRecordError(
                     f"record {index} has offset delta {offset_delta}, expected {index}")
-            # key, then value: skipped by length (any negative length is null)
-            for _ in (0, 1):
-                if p >= rec_end:
-                    raise _underflow()
-                b = buf[p]
-                if b < 0x80:
-                    p += 1 + (b >> 1 if not b & 1 else 0)
-                else:
-                    n, p = _varint(buf, p, 5)
-                    if n > 0:
-                        p += n
+            p = _skip_fields(buf, p, rec_end, 2, False)  # key, value
             if p >= rec_end:
                 raise _underflow()
             b = buf[p]
-            if b < 0x80:
-                header_count = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                header_count, p = _varint(buf, p, 5)
+            header_count, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
             if header_count:
-                if budget is not None and 0 < header_count <= rec_end - p:
-                    budget.items_left -= header_count  # (else _skip_headers refuses it)
-                    if budget.items_left < 0:
-                        raise _over_budget(f"{header_count} headers in a record, more than are left")
-                p = _skip_headers(buf, p, rec_end, header_count)
+                _check_header_count(header_count, rec_end - p, budget)
+                p = _skip_fields(buf, p, rec_end, 2 * header_count, True)
             if p != rec_end:
                 if p > rec_end:
                     raise _underflow()
@@ -296,35 +270,35 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
             f"incorrect declared batch size, {end - pos} bytes of records still remaining")
 
 
-def _skip_headers(buf: bytes, p: int, rec_end: int, header_count: int) -> int:
+def _skip_fields(buf: bytes, p: int, rec_end: int, fields: int, headers: bool) -> int:
+    """Skip ``fields`` length-prefixed byte fields (a negative length is null).
+
+    With ``headers`` they are header key, value, key, value, ...; a key may not be null.
+    """
+    for i in range(fields):
+        if p >= rec_end:
+            raise _underflow()
+        b = buf[p]
+        n, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+        if n > 0:
+            p += n
+        elif n < 0 and headers and not i & 1:
+            raise InvalidRecordError(f"invalid negative header key size {n}")
+    return p
+
+
+def _check_header_count(header_count: int, room: int,
+                        budget: DecompressionBudget | None) -> None:
     if header_count < 0:
         raise InvalidRecordError(f"found invalid number of record headers {header_count}")
-    if header_count > rec_end - p:
+    if header_count > room:
         raise InvalidRecordError(
             f"found invalid number of record headers: {header_count} is larger than "
             "the remaining size of the record")
-    for _ in range(header_count):
-        if p >= rec_end:
-            raise _underflow()
-        b = buf[p]
-        if b < 0x80:
-            n = (b >> 1) ^ -(b & 1)
-            p += 1
-        else:
-            n, p = _varint(buf, p, 5)
-        if n < 0:
-            raise InvalidRecordError(f"invalid negative header key size {n}")
-        p += n
-        if p >= rec_end:
-            raise _underflow()
-        b = buf[p]
-        if b < 0x80:
-            p += 1 + (b >> 1 if not b & 1 else 0)
-        else:
-            n, p = _varint(buf, p, 5)
-            if n > 0:
-                p += n
-    return p
+    if budget is not None:
+        budget.items_left -= header_count
+        if budget.items_left < 0:
+            raise _over_budget(f"a record of {header_count} headers, more than are left")
 
 
 def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
