@@ -196,6 +196,15 @@ def report(command: str, bound: int, repeats: int, rows: list[str], bound_rows: 
         "The worst shape (zstd, which packs the most into a batch) for other bounds:",
         "",
         *bound_rows,
+        "",
+        "Reading: the record walk is the cost that is left (it runs in Python; "
+        "decompression and the CRC run in C, see the `zeros` rows), so CPU grows "
+        "linearly with what a batch may inflate to, and the worst shape is the one "
+        "with the most Python steps per byte (`headers`).  message.max.uncompressed.bytes "
+        "is chosen from the second table: the largest bound whose worst case stays "
+        "near 1 s.  In the `x N partitions` rows the request's `DecompressionBudget` "
+        "accepts the first batch and refuses the others with CORRUPT_MESSAGE, so the "
+        "request costs about what one batch does.",
     ])
 
 
