@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bounds", type=int, nargs="*",
                         default=[1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB])
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     command = "python -m bench.records_worst_case " + " ".join(
         sys.argv[1:] if argv is None else argv)
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     bound_rows = bound_table(args.bounds, args.repeats)
     text = report(command.strip(), args.bound, args.repeats, rows, bound_rows)
     if not args.no_write:
-        write_section(text)
+        write_section(text, args.output)
     print(text)
     return 0
 
