@@ -124,8 +124,10 @@ class CorruptRecordError(RecordError):
 class DecompressionLimitError(CorruptRecordError):
     """A compressed batch inflates past message.max.uncompressed.bytes (a "zip bomb").
 
-    Kafka has no such limit; CORRUPT_MESSAGE is the answer a producer already
-    understands as "this batch will never be accepted" (it is not retriable).
+    Kafka has no such limit.  CORRUPT_MESSAGE is what a bad batch already
+    gets; Java producers treat it as retriable (``CorruptRecordException`` is
+    a ``RetriableException``), so a producer resends such a batch until its
+    delivery.timeout.ms and then fails it, as for a batch with a bad CRC.
     """
 
 
