@@ -425,6 +425,29 @@ def test_produce_decompression_bombs_fail_only_their_own_partitions():
         broker.stop()
 
 
+def test_produce_compressed_batches_of_one_request_share_a_budget():
+    bound = 128 * 1024  # per request: bound // 4 = 32,768 records and headers
+    broker = make_broker(message_max_uncompressed_bytes=bound).start()
+    try:
+        broker.create_topic("t", 4)
+        many = batch([b""] * 12_000, compression=Compression.ZSTD)  # ~100 KB inflated
+        plain = batch([b""] * 12_000)
+        body = broker.call(ApiKey.PRODUCE, 9, acks=1, timeout_ms=1000, topic_data=[
+            {"name": "t", "partition_data": [{"index": 0, "records": many},
+                                             {"index": 1, "records": many},
+                                             {"index": 2, "records": many},
+                                             {"index": 3, "records": plain}]}])
+        parts = body["responses"][0]["partition_responses"]
+        assert [p["error_code"] for p in parts] == [ErrorCode.NONE, ErrorCode.NONE,
+                                                    ErrorCode.CORRUPT_MESSAGE, ErrorCode.NONE]
+        assert "decompression budget" in parts[2]["error_message"]
+        # The budget is per request: the next one starts afresh.
+        again = produce(broker, partition=2, records=many)
+        assert again["responses"][0]["partition_responses"][0]["error_code"] == ErrorCode.NONE
+    finally:
+        broker.stop()
+
+
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_produce_v0_to_v2_are_refused_with_invalid_record(broker, version):
     """The module docstring: v0-v2 are advertised but refused with INVALID_RECORD."""

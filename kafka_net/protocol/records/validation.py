@@ -15,8 +15,8 @@ no object per record.  It decodes the record length, skips the attributes
 and timestamp delta, decodes the offset delta (compared only on request),
 and skips key, value and each header by its length, checking every length
 against the record's end, as Kafka's skip-key-value iterator does.  Varints
-of one byte (every length under 64) are decoded inline; longer ones call
-:func:`_varint`.  The worst case a client can build is therefore many tiny
+of one byte (every length under 64) are decoded by a table lookup in the
+loop; longer ones call :func:`_varint`.  The worst case a client can build is therefore many tiny
 records or headers; ``bench/records_worst_case.py`` measures it, and
 message.max.uncompressed.bytes bounds it for compressed batches: each
 batch, and (through :class:`DecompressionBudget`) all compressed batches of
@@ -114,14 +114,14 @@ def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
                      check_record_offsets)
         return
     if header.records_count > budget.items_left:
-        raise _over_budget(f"more than {budget.items_left} more records")
+        raise _over_budget(f"{header.records_count} records, {budget.items_left} left")
     room = max(0, min(limit, budget.bytes_left))
     try:
         records = decompress(header.compression, payload, room)
     except DecompressionLimitError:
         budget.bytes_left -= room
         if room < limit:
-            raise _over_budget(f"more than {room} more bytes") from None
+            raise _over_budget(f"more than the {room} bytes left") from None
         raise
     except RecordError:
         budget.bytes_left -= room
@@ -133,8 +133,8 @@ def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
 
 def _over_budget(what: str) -> DecompressionLimitError:
     return DecompressionLimitError(
-        f"the compressed batches of this produce request hold too much together: this one "
-        f"has {what} (message.max.uncompressed.bytes bounds a request's decompression work)")
+        "the compressed batches of this produce request exceed its decompression budget "
+        f"(from message.max.uncompressed.bytes): this one has {what}")
 
 
 def _check_count(header: BatchHeader, from_client: bool) -> None:
@@ -296,9 +296,9 @@ def _check_header_count(header_count: int, room: int,
             f"found invalid number of record headers: {header_count} is larger than "
             "the remaining size of the record")
     if budget is not None:
+        if header_count > budget.items_left:
+            raise _over_budget(f"a record of {header_count} headers, {budget.items_left} left")
         budget.items_left -= header_count
-        if budget.items_left < 0:
-            raise _over_budget(f"a record of {header_count} headers, more than are left")
 
 
 def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
