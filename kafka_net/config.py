@@ -283,9 +283,10 @@ KEYS: tuple[_Key, ...] = (
          "kafka-net: most partitions the broker holds in all (KIP-578's name)."),
     _Key("message.max.uncompressed.bytes", "message_max_uncompressed_bytes", _int(1),
          "4194304",
-         "kafka-net: most bytes the compressed record batches of one Produce request may "
-         "decompress to (each batch, and all together); 4 MiB keeps the worst request "
-         "near 1 s of handler CPU (bench/records_worst_case.py)."),
+         "kafka-net: most bytes a compressed record batch may decompress to (a Produce "
+         "request's batches together: 16x that, and a quarter of it in records and "
+         "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
+         "(bench/records_worst_case.py)."),
     _Key("capture.dir", "capture_dir", _str, "",
          "kafka-net: write wire captures here (one file series per Processor); "
          "empty = off."),
