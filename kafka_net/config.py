@@ -284,8 +284,11 @@ KEYS: tuple[_Key, ...] = (
     _Key("max.broker.partitions", "max_broker_partitions", _int(1), "100000",
          "kafka-net: most partitions the broker holds in all (KIP-578's name)."),
     _Key("message.max.uncompressed.bytes", "message_max_uncompressed_bytes", _int(1),
-         "16777216",
-         "kafka-net: largest size a compressed record batch may decompress to."),
+         "4194304",
+         "kafka-net: most bytes a compressed record batch may decompress to (a Produce "
+         "request's batches together: 16x that, and a quarter of it in records and "
+         "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
+         "(bench/records_worst_case.py)."),
     _Key("capture.dir", "capture_dir", _str, "",
          "kafka-net: write wire captures here (one file series per Processor); "
          "empty = off."),
@@ -362,7 +365,7 @@ class ServerConfig:
     quota_window_size_seconds: int = 1
     max_partitions_per_request: int = 10000
     max_broker_partitions: int = 100000
-    message_max_uncompressed_bytes: int = 16777216
+    message_max_uncompressed_bytes: int = 4194304
     capture_dir: str = ""
     capture_segment_bytes: int = 67108864
     capture_max_frame_bytes: int = 1048576

@@ -50,7 +50,8 @@ class KafkaServer:
         self.config = config
         self.request_channel = RequestChannel(config.queued_max_requests)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
-        self.replica_manager = ReplicaManager(config.message_max_bytes)
+        self.replica_manager = ReplicaManager(config.message_max_bytes,
+                                              config.message_max_uncompressed_bytes)
         self.group_coordinator = GroupCoordinator(
             GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
                         config.group_initial_rebalance_delay_ms,

@@ -17,8 +17,11 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import RecordError, validate_produce_records
+from kafka_net.protocol.records import (
+    DEFAULT_MAX_UNCOMPRESSED_BYTES, DecompressionBudget, DecompressionLimitError, RecordError,
+    validate_produce_records)
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog
@@ -48,10 +51,15 @@ class ProduceResult:
 
 
 class ReplicaManager:
-    def __init__(self, max_message_bytes: int = 1048588) -> None:
+    def __init__(self, max_message_bytes: int = 1048588,
+                 max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> None:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._lock = threading.Lock()
         self.max_message_bytes = max_message_bytes
+        self.max_uncompressed_bytes = max_uncompressed_bytes  # message.max.uncompressed.bytes
+        # A client can send bad batches as fast as it likes: one line per kind of
+        # rejection per interval, with the count of the lines held back.
+        self._rejections = RateLimitedLog(log)
         self.fetch_purgatory = Purgatory("Fetch")
 
     # -- partitions ---------------------------------------------------------------------
@@ -75,16 +83,26 @@ class ReplicaManager:
 
     # -- produce ------------------------------------------------------------------------
 
+    def decompression_budget(self) -> DecompressionBudget:
+        """A fresh budget for the compressed batches of one Produce request."""
+        return DecompressionBudget(self.max_uncompressed_bytes)
+
     def append_records(self, topic: str, index: int, records: bytes | None,
-                       api_version: int) -> ProduceResult:
+                       api_version: int, budget: DecompressionBudget | None = None,
+                       ) -> ProduceResult:
         partition = self.partition(topic, index)
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         try:
             header, batch = validate_produce_records(
-                records, api_version, max_batch_size=self.max_message_bytes)
+                records, api_version, max_batch_size=self.max_message_bytes,
+                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget)
         except RecordError as exc:
-            log.info("Rejected a batch for %s-%d: %s", topic, index, exc)
+            # A batch inflating past the bound is most likely an attack: a warning.
+            level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
+            self._rejections.log(level, type(exc).__name__,
+                                 "Rejected a record batch for %s-%d with error code %d: %s",
+                                 escape(topic), index, exc.error_code, exc)
             return ProduceResult(exc.error_code, error_message=str(exc))
         with partition.lock:
             try:

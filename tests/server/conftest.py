@@ -93,7 +93,8 @@ class Broker:
         self.config = config or ServerConfig()
         self.metadata_cache = MetadataCache(self.config.node_id, self.config.cluster_id)
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
-        self.replica_manager = ReplicaManager(self.config.message_max_bytes)
+        self.replica_manager = ReplicaManager(self.config.message_max_bytes,
+                                              self.config.message_max_uncompressed_bytes)
         self.group_coordinator = GroupCoordinator(
             group_config or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
             self._partition_count)

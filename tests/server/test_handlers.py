@@ -17,7 +17,8 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol import encode_response
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import decode_records, split_batches
+from kafka_net.protocol.records import (
+    Compression, batch_from_payload, compress, decode_records, split_batches)
 from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
@@ -394,6 +395,57 @@ def test_produce_errors_are_per_partition(broker):
     assert codes == [(0, ErrorCode.CORRUPT_MESSAGE), (1, ErrorCode.NONE),
                      (2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     assert body["responses"][0]["partition_responses"][0]["error_message"]
+
+
+def test_produce_decompression_bombs_fail_only_their_own_partitions():
+    bound = 64 * 1024
+    broker = make_broker(message_max_uncompressed_bytes=bound).start()
+    try:
+        broker.create_topic("t", 4)
+        good = batch([b"x" * 100] * 50, compression=Compression.GZIP)
+        bombs = {codec: batch_from_payload(compress(codec, bytes(4 * bound)), 1,
+                                           compression=codec)
+                 for codec in (Compression.GZIP, Compression.ZSTD, Compression.SNAPPY)}
+        body = broker.call(ApiKey.PRODUCE, 9, acks=1, timeout_ms=1000, topic_data=[
+            {"name": "t", "partition_data": [
+                {"index": 0, "records": bombs[Compression.GZIP]},
+                {"index": 1, "records": good},
+                {"index": 2, "records": bombs[Compression.ZSTD]},
+                {"index": 3, "records": bombs[Compression.SNAPPY]}]}])
+        parts = body["responses"][0]["partition_responses"]
+        assert [p["error_code"] for p in parts] == [ErrorCode.CORRUPT_MESSAGE, ErrorCode.NONE,
+                                                    ErrorCode.CORRUPT_MESSAGE,
+                                                    ErrorCode.CORRUPT_MESSAGE]
+        assert "message.max.uncompressed.bytes" in parts[0]["error_message"]
+        stored = broker.replica_manager.read("t", 1, 0, 1 << 20, True)[1].records
+        assert [r.value for b in split_batches(stored) for r in decode_records(b)] == \
+            [b"x" * 100] * 50
+        assert broker.replica_manager.partition("t", 0).log.log_end_offset == 0
+    finally:
+        broker.stop()
+
+
+def test_produce_compressed_batches_of_one_request_share_a_budget():
+    bound = 128 * 1024  # per request: bound // 4 = 32,768 records and headers
+    broker = make_broker(message_max_uncompressed_bytes=bound).start()
+    try:
+        broker.create_topic("t", 4)
+        many = batch([b""] * 12_000, compression=Compression.ZSTD)  # ~100 KB inflated
+        plain = batch([b""] * 12_000)
+        body = broker.call(ApiKey.PRODUCE, 9, acks=1, timeout_ms=1000, topic_data=[
+            {"name": "t", "partition_data": [{"index": 0, "records": many},
+                                             {"index": 1, "records": many},
+                                             {"index": 2, "records": many},
+                                             {"index": 3, "records": plain}]}])
+        parts = body["responses"][0]["partition_responses"]
+        assert [p["error_code"] for p in parts] == [ErrorCode.NONE, ErrorCode.NONE,
+                                                    ErrorCode.CORRUPT_MESSAGE, ErrorCode.NONE]
+        assert "decompression budget" in parts[2]["error_message"]
+        # The budget is per request: the next one starts afresh.
+        again = produce(broker, partition=2, records=many)
+        assert again["responses"][0]["partition_responses"][0]["error_code"] == ErrorCode.NONE
+    finally:
+        broker.stop()
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])

@@ -6,6 +6,9 @@ Behaviour:
   as Kafka does (size, magic, CRC32C, count, offsets); a bad batch gets
   CORRUPT_MESSAGE or INVALID_RECORD for that partition only.  The batch is
   stored as it came, compression included; only its base offset is rewritten.
+* Compressed batches are decompressed to be checked, at most
+  message.max.uncompressed.bytes each and for the whole request together
+  (kafka-net's bound; Kafka has none); past it, CORRUPT_MESSAGE.
 * v0-v2 are advertised but refused with INVALID_RECORD, as Kafka 4.0 does:
   librdkafka before 2.11.1 only enables record batches when the advertised
   Produce range includes v3 *and* starts low enough (KAFKA-18659).
@@ -39,13 +42,15 @@ def handle(ctx, request: dict):
         # Advertised only for librdkafka's feature detection (KAFKA-18659).
         return error_response(request, ctx.api_version, ErrorCode.INVALID_RECORD)
     replica_manager = ctx.apis.replica_manager
+    # message.max.uncompressed.bytes bounds the request's compressed batches together too.
+    budget = replica_manager.decompression_budget()
     failed = False
     responses = []
     for topic in request["topic_data"]:
         partitions = []
         for data in topic["partition_data"]:
             result = replica_manager.append_records(
-                topic["name"], data["index"], data["records"], ctx.api_version)
+                topic["name"], data["index"], data["records"], ctx.api_version, budget)
             failed = failed or result.error_code != ErrorCode.NONE
             partitions.append({
                 "index": data["index"], "error_code": result.error_code,

@@ -1,0 +1,52 @@
+"""Record batches (message format v2, "magic 2"), sans-IO, split by audience.
+
+Produce requests carry, per partition, a ``records`` blob; Fetch responses
+return the same bytes.  Since Kafka 0.11 that blob holds record batches
+(``DefaultRecordBatch.java``).  The modules:
+
+* :mod:`.framing`: layout, errors, the 61-byte header, and the checks on a
+  batch's frame (size field, magic, CRC32C), each written once; splitting a
+  blob into batches; rewriting base offset and leader epoch in place.
+* :mod:`.compression`: decompression bounded by message.max.uncompressed.bytes
+  (gzip, snappy, lz4, zstd).
+* :mod:`.validation`: the broker's path (Kafka's ``LogValidator``): every
+  check on a produced batch, records walked without building objects.
+* :mod:`.decoding`: :class:`Record` objects for consumers (tests, capture, tools).
+* :mod:`.building`: batches for tests and benchmarks.
+
+Every name below stays importable as ``from kafka_net.protocol.records import X``.
+"""
+
+from kafka_net.protocol.records.building import (
+    RecordLike, batch_from_payload, build_batch, compress, encode_record)
+from kafka_net.protocol.records.compression import decompress
+from kafka_net.protocol.records.decoding import Header, Record, decode_records
+from kafka_net.protocol.records.framing import (
+    ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, COMPRESSION_MASK, CONTROL_MASK, CRC_OFFSET,
+    CURRENT_MAGIC, DEFAULT_MAX_UNCOMPRESSED_BYTES, DELETE_HORIZON_MASK, HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_RECORD_OVERHEAD_V0, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2,
+    NO_OFFSET, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
+    NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET, RECORD_BATCH_OVERHEAD, RECORDS_COUNT_OFFSET,
+    TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK, UNSUPPORTED_COMPRESSION_TYPE, BatchHeader, Buffer,
+    Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError, RecordError,
+    RecordTooLargeError, TimestampType, UnsupportedCompressionTypeError, compute_crc,
+    iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches)
+from kafka_net.protocol.records.validation import (
+    DecompressionBudget, validate_batch, validate_produce_records, walk_records)
+
+__all__ = [
+    "ATTRIBUTES_OFFSET", "BASE_OFFSET_OFFSET", "COMPRESSION_MASK", "CONTROL_MASK", "CRC_OFFSET",
+    "CURRENT_MAGIC", "DEFAULT_MAX_UNCOMPRESSED_BYTES", "DELETE_HORIZON_MASK",
+    "HEADER_SIZE_UP_TO_MAGIC", "LEGACY_RECORD_OVERHEAD_V0", "LENGTH_OFFSET", "LOG_OVERHEAD",
+    "MAGIC_OFFSET", "MAGIC_V2", "NO_OFFSET", "NO_PARTITION_LEADER_EPOCH", "NO_PRODUCER_EPOCH",
+    "NO_PRODUCER_ID", "NO_SEQUENCE", "NO_TIMESTAMP", "PARTITION_LEADER_EPOCH_OFFSET",
+    "RECORD_BATCH_OVERHEAD", "RECORDS_COUNT_OFFSET", "TIMESTAMP_TYPE_MASK", "TRANSACTIONAL_MASK",
+    "UNSUPPORTED_COMPRESSION_TYPE", "BatchHeader", "Buffer", "Compression", "CorruptRecordError",
+    "DecompressionBudget", "DecompressionLimitError", "Header", "InvalidRecordError", "Record",
+    "RecordError", "RecordLike", "RecordTooLargeError", "TimestampType",
+    "UnsupportedCompressionTypeError",
+    "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
+    "decompress", "encode_record", "iter_batches", "read_header", "set_base_offset",
+    "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
+    "walk_records",
+]

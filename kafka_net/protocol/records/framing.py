@@ -1,0 +1,364 @@
+"""Framing of magic-2 record batches: layout, errors, header, size/magic/CRC checks.
+
+Every check on a batch's frame is written once here and used by the broker's
+validation (:mod:`.validation`), the consumer-side decoder (:mod:`.decoding`)
+and the blob splitter (:func:`iter_batches`).  Layout (big-endian;
+Kafka's ``DefaultRecordBatch.java``)::
+
+    offset  size  field
+         0     8  base_offset             int64  assigned by the broker (0 from producers)
+         8     4  batch_length            int32  bytes after this field (whole batch = 12 + it)
+        12     4  partition_leader_epoch  int32  set by the broker (producers send -1 or 0)
+        16     1  magic                   int8   2 (0 and 1 are the legacy formats)
+        17     4  crc                     uint32 CRC32C of bytes 21 .. end
+        21     2  attributes              int16  see below
+        23     4  last_offset_delta       int32  offset of the last record - base_offset
+        27     8  base_timestamp          int64  timestamp of the first record
+        35     8  max_timestamp           int64  largest record timestamp (or log append time)
+        43     8  producer_id             int64  -1 unless idempotent / transactional
+        51     2  producer_epoch          int16  -1 likewise
+        53     4  base_sequence           int32  -1 likewise
+        57     4  records_count           int32
+        61     .  records                        compressed as a whole if attributes say so
+
+Attributes: bits 0-2 compression (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
+bit 3 timestamp type (0 CreateTime, 1 LogAppendTime), bit 4 transactional,
+bit 5 control batch, bit 6 "has delete horizon" (set by log compaction).
+
+The CRC covers everything from ``attributes`` on, so the two fields the broker
+rewrites when it appends a batch, ``base_offset`` and ``partition_leader_epoch``,
+can be changed in place without recomputing it (:func:`set_base_offset`,
+:func:`set_partition_leader_epoch`).  The magic byte sits at offset 16 in the
+legacy formats too, which is how a reader tells the formats apart.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Iterator, Union
+
+from kafka_net.protocol.error_codes import ErrorCode
+
+# --- layout ---------------------------------------------------------------------------
+
+BASE_OFFSET_OFFSET = 0
+LENGTH_OFFSET = 8
+LOG_OVERHEAD = 12  # base_offset + batch_length: the part batch_length does not count
+PARTITION_LEADER_EPOCH_OFFSET = 12
+MAGIC_OFFSET = 16
+HEADER_SIZE_UP_TO_MAGIC = 17
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+RECORDS_COUNT_OFFSET = 57
+RECORD_BATCH_OVERHEAD = 61  # the whole v2 header; also the smallest valid batch
+# The smallest legacy (magic 0) message: Kafka refuses any size field below it
+# before it even looks at the magic byte.
+LEGACY_RECORD_OVERHEAD_V0 = 14
+
+MAGIC_V2 = 2
+CURRENT_MAGIC = MAGIC_V2
+
+NO_OFFSET = -1
+NO_TIMESTAMP = -1
+NO_PARTITION_LEADER_EPOCH = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+DELETE_HORIZON_MASK = 0x40
+
+# base_offset, batch_length, partition_leader_epoch, magic, crc, attributes,
+# last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
+# base_sequence, records_count: one unpack for the whole header.
+HEADER_STRUCT = struct.Struct(">qiibIhiqqqhii")
+assert HEADER_STRUCT.size == RECORD_BATCH_OVERHEAD
+_INT64 = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+UINT32 = struct.Struct(">I")
+
+# Decompressed records of one batch may not exceed this unless the caller says
+# otherwise (the broker passes message.max.uncompressed.bytes): a few KB of
+# gzip can otherwise inflate to gigabytes.
+DEFAULT_MAX_UNCOMPRESSED_BYTES = 4 * 1024 * 1024
+
+UNSUPPORTED_COMPRESSION_TYPE = 76  # Errors.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class Compression(IntEnum):
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+
+class TimestampType(IntEnum):
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+
+Buffer = Union[bytes, bytearray, memoryview]
+
+# --- errors ---------------------------------------------------------------------------
+
+
+class RecordError(Exception):
+    """A record batch the broker refuses; ``error_code`` goes in the partition response."""
+
+    error_code: int = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+class CorruptRecordError(RecordError):
+    """Kafka's ``CorruptRecordException``: bad framing, short batch or CRC mismatch."""
+
+    error_code = ErrorCode.CORRUPT_MESSAGE
+
+
+class DecompressionLimitError(CorruptRecordError):
+    """A compressed batch inflates past message.max.uncompressed.bytes (a "zip bomb").
+
+    Kafka has no such limit.  CORRUPT_MESSAGE is what a bad batch already
+    gets; Java producers treat it as retriable (``CorruptRecordException`` is
+    a ``RetriableException``), so a producer resends such a batch until its
+    delivery.timeout.ms and then fails it, as for a batch with a bad CRC.
+    """
+
+
+class InvalidRecordError(RecordError):
+    """Kafka's ``InvalidRecordException``: the batch is intact but breaks the rules."""
+
+    error_code = ErrorCode.INVALID_RECORD
+
+
+class RecordTooLargeError(RecordError):
+    """Kafka's ``RecordTooLargeException``: the batch exceeds max.message.bytes."""
+
+    error_code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class UnsupportedCompressionTypeError(RecordError):
+    """Kafka's ``UnsupportedCompressionTypeException`` (e.g. zstd before Produce v7)."""
+
+    error_code = UNSUPPORTED_COMPRESSION_TYPE
+
+
+# --- the batch header -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchHeader:
+    """The 61-byte header of a magic-2 batch, as read by :func:`read_header`."""
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        """Bytes of the whole batch, base_offset and batch_length included."""
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def compression(self) -> int:
+        """Compression id (bits 0-2); not necessarily a :class:`Compression` member."""
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return TimestampType(1 if self.attributes & TIMESTAMP_TYPE_MASK else 0)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_MASK)
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id > NO_PRODUCER_ID
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+
+def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
+    """Read the v2 header at ``pos``; fewer than 61 bytes there is a CorruptRecordError."""
+    if len(batch) - pos < RECORD_BATCH_OVERHEAD:
+        raise CorruptRecordError(
+            f"record batch is corrupt: {len(batch) - pos} bytes is less than the "
+            f"{RECORD_BATCH_OVERHEAD}-byte batch header")
+    return BatchHeader(*HEADER_STRUCT.unpack_from(batch, pos))
+
+
+def read_attributes(batch: Buffer) -> int | None:
+    """The attributes field, or None when the batch is too short to hold it."""
+    if len(batch) < ATTRIBUTES_OFFSET + 2:
+        return None
+    return _INT16.unpack_from(batch, ATTRIBUTES_OFFSET)[0]
+
+
+def read_base_offset(batch: Buffer) -> int:
+    return _INT64.unpack_from(batch, BASE_OFFSET_OFFSET)[0]
+
+
+# --- the checks (each written once) ---------------------------------------------------
+
+
+def check_size_field(batch_length: int) -> None:
+    """Kafka's ``ByteBufferLogInputStream.nextBatchSize``: no record is under 14 bytes."""
+    if batch_length < LEGACY_RECORD_OVERHEAD_V0:
+        raise CorruptRecordError(
+            f"record size {batch_length} is less than the minimum record overhead "
+            f"({LEGACY_RECORD_OVERHEAD_V0})")
+
+
+def check_magic(magic_byte: int) -> int:
+    """The magic byte as a signed int8; outside 0..2 is a CorruptRecordError."""
+    magic = magic_byte - 256 if magic_byte > 127 else magic_byte
+    if magic < 0 or magic > CURRENT_MAGIC:
+        raise CorruptRecordError(f"invalid magic found in record: {magic}")
+    return magic
+
+
+def frame_batch(view: memoryview) -> BatchHeader:
+    """Check that ``view`` is exactly one complete magic-2 batch; return its header.
+
+    Size field, size against the bytes there, magic (unknown: corrupt; legacy:
+    invalid, as this broker stores magic 2 only) and the 61-byte header, in
+    Kafka's order.  Not the CRC: :func:`check_crc` (the broker checks the base
+    offset and max.message.bytes first, as ``UnifiedLog.analyzeAndValidateRecords``).
+    """
+    size = len(view)
+    if size < LOG_OVERHEAD:
+        raise CorruptRecordError(f"record batch of {size} bytes has no size field")
+    batch_length = _INT32.unpack_from(view, LENGTH_OFFSET)[0]
+    check_size_field(batch_length)
+    if size != LOG_OVERHEAD + batch_length:
+        raise CorruptRecordError(
+            f"batch_length {batch_length} says the batch is {LOG_OVERHEAD + batch_length} "
+            f"bytes, but it is {size}")
+    magic = check_magic(view[MAGIC_OFFSET])
+    if magic != MAGIC_V2:
+        raise InvalidRecordError(
+            f"record batches must use magic 2, found a magic {magic} message set")
+    return read_header(view)
+
+
+_crc32c_function = None
+
+
+def _crc32c(data: memoryview) -> int:
+    # Imported on first use: the crc32c package's __init__ pulls in
+    # importlib.metadata, which imports socket, threading and selectors, and
+    # importing kafka_net.protocol must not (tests/test_layering.py).
+    global _crc32c_function
+    if _crc32c_function is None:
+        from crc32c import crc32c as _crc32c_function
+    return _crc32c_function(data)
+
+
+def compute_crc(batch: Buffer, pos: int = 0, size: int | None = None) -> int:
+    """CRC32C of the batch from its attributes to its end (what the crc field holds)."""
+    view = memoryview(batch)
+    end = len(view) if size is None else pos + size
+    return _crc32c(view[pos + ATTRIBUTES_OFFSET:end])
+
+
+def check_crc(view: memoryview, header: BatchHeader) -> None:
+    """Kafka's ``DefaultRecordBatch.ensureValid``."""
+    computed = compute_crc(view)
+    if computed != header.crc:
+        raise CorruptRecordError(
+            f"record is corrupt (stored crc = {header.crc}, computed crc = {computed})")
+
+
+def check_compression_id(header: BatchHeader) -> None:
+    if header.compression > Compression.ZSTD:
+        # Kafka fails here with an IllegalArgumentException from CompressionType.forId.
+        raise UnsupportedCompressionTypeError(f"unknown compression type id {header.compression}")
+
+
+# --- splitting a records blob ---------------------------------------------------------
+
+
+def as_byte_view(data: Buffer) -> memoryview:
+    view = memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
+
+
+def iter_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> Iterator[memoryview]:
+    """Yield each batch of a records blob as a zero-copy ``memoryview`` slice.
+
+    Framing only, as Kafka's ``ByteBufferLogInputStream`` does it: a size field
+    below 14 or a magic byte outside 0..2 is a :class:`CorruptRecordError`
+    (checked as soon as those bytes are present, even in an incomplete batch).
+    Bytes left over that do not make a complete batch end the iteration when
+    ``allow_partial_tail`` (Kafka's behaviour: a produce request's trailing
+    partial batch is dropped), and are a :class:`CorruptRecordError` otherwise.
+    Slices of a ``bytearray`` are writable, so :func:`set_base_offset` works on them.
+    """
+    if data is None:
+        return
+    view = as_byte_view(data)
+    pos, end = 0, len(view)
+    while pos < end:
+        remaining = end - pos
+        if remaining < LOG_OVERHEAD:
+            break
+        batch_length = _INT32.unpack_from(view, pos + LENGTH_OFFSET)[0]
+        check_size_field(batch_length)
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            break
+        check_magic(view[pos + MAGIC_OFFSET])
+        size = LOG_OVERHEAD + batch_length
+        if remaining < size:
+            break
+        yield view[pos:pos + size]
+        pos += size
+    if pos < end and not allow_partial_tail:
+        raise CorruptRecordError(
+            f"{end - pos} trailing bytes at offset {pos} do not make a complete record batch")
+
+
+def split_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> list[memoryview]:
+    """All batches of a records blob (see :func:`iter_batches`)."""
+    return list(iter_batches(data, allow_partial_tail=allow_partial_tail))
+
+
+# --- in-place rewrites ----------------------------------------------------------------
+
+
+def set_base_offset(buf: bytearray | memoryview, base_offset: int, pos: int = 0) -> None:
+    """Write the batch's base offset in place; the CRC does not cover it."""
+    _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
+
+
+def set_partition_leader_epoch(buf: bytearray | memoryview, epoch: int, pos: int = 0) -> None:
+    """Write the batch's partition leader epoch in place; the CRC does not cover it."""
+    _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)

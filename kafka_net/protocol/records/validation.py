@@ -1,0 +1,323 @@
+"""The broker's checks on a produced batch (Kafka's ``LogValidator`` path), sans-IO.
+
+Errors: everything wrong with a batch raises a :class:`RecordError` whose
+``error_code`` is what Kafka puts in that partition's Produce response
+(CORRUPT_MESSAGE for framing, CRC and decompression-bound failures,
+INVALID_RECORD for a batch that frames but breaks the rules, MESSAGE_TOO_LARGE,
+UNSUPPORTED_COMPRESSION_TYPE).  They are per-partition answers: a bad batch
+never closes the connection.  The checks and their order follow Kafka's
+``ProduceRequest.validateRecords``, ``UnifiedLog.analyzeAndValidateRecords``,
+``LogValidator.validateBatch`` and ``DefaultRecord.readPartiallyFrom``.
+
+Cost: the header is one ``struct`` unpack and the CRC one C call; what is
+left in Python is the record walk, the only per-record work, and it builds
+no object per record.  It decodes the record length, skips the attributes
+and timestamp delta, decodes the offset delta (compared only on request),
+and skips key, value and each header by its length, checking every length
+against the record's end, as Kafka's skip-key-value iterator does.  Varints
+of one byte (every length under 64) are decoded by a table lookup in the
+loop; longer ones call :func:`_varint`.  The worst case a client can build is therefore many tiny
+records or headers; ``bench/records_worst_case.py`` measures it, and
+message.max.uncompressed.bytes bounds it for compressed batches: each
+batch, and (through :class:`DecompressionBudget`) all compressed batches of
+one Produce request together, since one 1 MB request can carry hundreds of
+small partitions that each inflate to the bound.
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.records.compression import decompress
+from kafka_net.protocol.records.framing import (
+    COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
+    RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
+    InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError,
+    as_byte_view, check_compression_id, check_crc, check_magic, frame_batch, iter_batches,
+    read_attributes)
+
+
+class DecompressionBudget:
+    """What the compressed batches of one Produce request may still cost, in all.
+
+    message.max.uncompressed.bytes bounds each batch; without a bound per
+    request, one 1 MB request of a thousand tiny zstd batches, each inflating
+    to that bound, would cost a thousand times the work.  The two costs that
+    grow with what a batch inflates to are bounded separately, both derived
+    from message.max.uncompressed.bytes (``bound``):
+
+    * ``bytes_left``: decompressed bytes, ``BYTES_FACTOR * bound``.  Every
+      batch takes off what it decompressed (on a failure: what it could have);
+      decompressing runs in C at hundreds of MB/s, so this allows a lot.
+    * ``items_left``: records and headers the record walk may step over,
+      ``bound // ITEM_BYTES``, the walk's cost in Python.  A batch of N
+      records is refused before it is decompressed if fewer are left.
+
+    Honest traffic does not come near either: a full 1 MB request that
+    compresses 10:1 is 10 MB and, with 100-byte records, 100,000 records.
+    A refused batch gets CORRUPT_MESSAGE for its partition only.
+    """
+
+    BYTES_FACTOR = 16
+    ITEM_BYTES = 4
+
+    __slots__ = ("bytes_left", "items_left")
+
+    def __init__(self, bound: int) -> None:
+        self.bytes_left = self.BYTES_FACTOR * bound
+        self.items_left = bound // self.ITEM_BYTES
+
+
+def validate_batch(batch: Buffer, *, from_client: bool = True,
+                   max_batch_size: int | None = None,
+                   check_record_offsets: bool = False,
+                   max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                   budget: DecompressionBudget | None = None) -> BatchHeader:
+    """Check one batch as Kafka's broker does before appending it; return its header.
+
+    ``from_client`` applies the rules Kafka keeps for producer appends
+    (``AppendOrigin.CLIENT``): base offset 0, a positive record count equal to
+    ``last_offset_delta + 1``, no control batches, a sequence number when there
+    is a producer id.  ``max_batch_size`` is the topic's max.message.bytes.
+
+    The records of every batch are walked (structure, count, nothing left
+    over); compressed ones after decompressing at most
+    ``max_uncompressed_bytes``.  Kafka does not check each record's offset
+    delta (only the count against ``last_offset_delta``);
+    ``check_record_offsets`` additionally requires them to be 0, 1, 2, ...
+    as every producer writes them.  ``budget``: the request's
+    :class:`DecompressionBudget`, if any.
+    """
+    view = as_byte_view(batch)
+    header = frame_batch(view)
+    if from_client and header.base_offset != 0:
+        raise InvalidRecordError(
+            f"the base offset of a produced record batch must be 0, but it is "
+            f"{header.base_offset}")
+    if max_batch_size is not None and len(view) > max_batch_size:
+        raise RecordTooLargeError(
+            f"the record batch is {len(view)} bytes, more than the maximum {max_batch_size}")
+    check_crc(view, header)
+    check_compression_id(header)
+    _check_count(header, from_client)
+    payload = view[RECORD_BATCH_OVERHEAD:]
+    if header.compression == Compression.NONE:
+        # indexing bytes is the fastest walk; the copy is at most message.max.bytes
+        walk_records(bytes(payload), header.records_count, check_record_offsets)
+    else:
+        _check_compressed(header, payload, max_uncompressed_bytes, budget, check_record_offsets)
+    return header
+
+
+def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
+                      budget: DecompressionBudget | None, check_record_offsets: bool) -> None:
+    if budget is None:
+        walk_records(decompress(header.compression, payload, limit), header.records_count,
+                     check_record_offsets)
+        return
+    if header.records_count > budget.items_left:
+        raise _over_budget(f"{header.records_count} records, {budget.items_left} left")
+    room = max(0, min(limit, budget.bytes_left))
+    try:
+        records = decompress(header.compression, payload, room)
+    except DecompressionLimitError:
+        budget.bytes_left -= room
+        if room < limit:
+            raise _over_budget(f"more than the {room} bytes left") from None
+        raise
+    except RecordError:
+        budget.bytes_left -= room
+        raise
+    budget.bytes_left -= len(records)
+    budget.items_left -= header.records_count
+    walk_records(records, header.records_count, check_record_offsets, budget)
+
+
+def _over_budget(what: str) -> DecompressionLimitError:
+    return DecompressionLimitError(
+        "the compressed batches of this produce request exceed its decompression budget "
+        f"(from message.max.uncompressed.bytes): this one has {what}")
+
+
+def _check_count(header: BatchHeader, from_client: bool) -> None:
+    count = header.records_count
+    if not from_client:
+        if count < 0:
+            raise InvalidRecordError(f"found invalid record count {count} in magic v2 batch")
+        return
+    count_from_offsets = header.last_offset_delta + 1
+    if count_from_offsets <= 0:
+        raise InvalidRecordError(
+            f"batch has an invalid offset range: [{header.base_offset}, {header.last_offset}]")
+    if count <= 0:
+        raise InvalidRecordError(f"invalid reported count for record batch: {count}")
+    if count_from_offsets != count:
+        raise InvalidRecordError(
+            f"inconsistent batch offset range [{header.base_offset}, {header.last_offset}] "
+            f"and count of records {count}")
+    if header.is_control:
+        raise InvalidRecordError("clients are not allowed to write control records")
+    if header.has_producer_id and header.base_sequence < 0:
+        raise InvalidRecordError(
+            f"invalid sequence number {header.base_sequence} in record batch with "
+            f"producer id {header.producer_id}")
+
+
+def validate_produce_records(records: Buffer | None, api_version: int, *,
+                             max_batch_size: int | None = None,
+                             check_record_offsets: bool = False,
+                             max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                             budget: DecompressionBudget | None = None,
+                             ) -> tuple[BatchHeader, memoryview]:
+    """Check one partition's ``records`` from a Produce request; return the batch.
+
+    Kafka's rules for Produce v3+ (``ProduceRequest.validateRecords``): exactly
+    one complete batch, magic 2, no zstd before v7; then :func:`validate_batch`
+    with the client rules.  Bytes after the batch that do not form a second
+    complete batch are ignored, as Kafka trims them; the returned slice is the
+    batch alone.  Versions 0-2 carry legacy message sets in Kafka 3.9 and are
+    refused outright by Kafka 4.0; this broker only stores magic 2, so they get
+    the same INVALID_RECORD as a legacy message set in v3+.
+    """
+    batches = iter_batches(records, allow_partial_tail=True)
+    first = next(batches, None)
+    if first is None:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} must have at least one record "
+            "batch per partition")
+    if check_magic(first[MAGIC_OFFSET]) != MAGIC_V2:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} are only allowed to contain "
+            "record batches with magic version 2")
+    attributes = read_attributes(first)
+    if api_version < 7 and attributes is not None \
+            and attributes & COMPRESSION_MASK == Compression.ZSTD:
+        raise UnsupportedCompressionTypeError(
+            f"produce requests with version {api_version} are not allowed to use "
+            "ZStandard compression")
+    if next(batches, None) is not None:
+        raise InvalidRecordError(
+            f"produce requests with version {api_version} are only allowed to contain "
+            "exactly one record batch per partition")
+    header = validate_batch(first, from_client=True, max_batch_size=max_batch_size,
+                            check_record_offsets=check_record_offsets,
+                            max_uncompressed_bytes=max_uncompressed_bytes, budget=budget)
+    return header, first
+
+
+# --- the record walk ------------------------------------------------------------------
+
+
+# One-byte ZigZag varints (every value in -64..63), decoded by lookup in the hot loop.
+_ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(0x80))
+
+
+def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
+                 budget: DecompressionBudget | None = None) -> None:
+    """Check that ``count`` well-formed records fill ``buf`` exactly; build nothing.
+
+    Each record: length varint, attributes int8, timestamp delta varlong,
+    offset delta varint, key and value (varint length, negative = null),
+    header count varint, headers (key length >= 0, value length).  Reading
+    past a record's end is Kafka's BufferUnderflowException, reported as
+    "found invalid record structure".  With a ``budget``, each record's
+    headers are taken off its ``items_left`` before they are walked (the
+    records were, by the caller).
+    """
+    end = len(buf)
+    pos = 0
+    try:
+        for index in range(count):
+            if pos >= end:
+                raise InvalidRecordError(
+                    f"incorrect declared batch size, premature EOF reached after {index} of "
+                    f"{count} records")
+            b = buf[pos]
+            size, pos = (_ZIGZAG[b], pos + 1) if b < 0x80 else _varint(buf, pos, 5)
+            if size < 0 or size > end - pos:
+                raise InvalidRecordError(
+                    f"invalid record size: expected {size} bytes in record payload, "
+                    f"{end - pos} remaining")
+            rec_end = pos + size
+            p = pos + 1  # attributes: unused in v2
+            if p >= rec_end:
+                raise _underflow()
+            p = p + 1 if buf[p] < 0x80 else _varint(buf, p, 10)[1]  # timestamp delta
+            if p >= rec_end:
+                raise _underflow()
+            b = buf[p]
+            offset_delta, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+            if check_record_offsets and offset_delta != index:
+                raise InvalidRecordError(
+                    f"record {index} has offset delta {offset_delta}, expected {index}")
+            p = _skip_fields(buf, p, rec_end, 2, False)  # key, value
+            if p >= rec_end:
+                raise _underflow()
+            b = buf[p]
+            header_count, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+            if header_count:
+                _check_header_count(header_count, rec_end - p, budget)
+                p = _skip_fields(buf, p, rec_end, 2 * header_count, True)
+            if p != rec_end:
+                if p > rec_end:
+                    raise _underflow()
+                raise InvalidRecordError(
+                    f"invalid record size: expected to read {size} bytes in record payload, "
+                    f"but instead read {size - (rec_end - p)}")
+            pos = rec_end
+    except IndexError:  # a varint ran off the end of the records
+        raise _underflow() from None
+    if pos != end:
+        raise InvalidRecordError(
+            f"incorrect declared batch size, {end - pos} bytes of records still remaining")
+
+
+def _skip_fields(buf: bytes, p: int, rec_end: int, fields: int, headers: bool) -> int:
+    """Skip ``fields`` length-prefixed byte fields (a negative length is null).
+
+    With ``headers`` they are header key, value, key, value, ...; a key may not be null.
+    """
+    for i in range(fields):
+        if p >= rec_end:
+            raise _underflow()
+        b = buf[p]
+        n, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+        if n > 0:
+            p += n
+        elif n < 0 and headers and not i & 1:
+            raise InvalidRecordError(f"invalid negative header key size {n}")
+    return p
+
+
+def _check_header_count(header_count: int, room: int,
+                        budget: DecompressionBudget | None) -> None:
+    if header_count < 0:
+        raise InvalidRecordError(f"found invalid number of record headers {header_count}")
+    if header_count > room:
+        raise InvalidRecordError(
+            f"found invalid number of record headers: {header_count} is larger than "
+            "the remaining size of the record")
+    if budget is not None:
+        if header_count > budget.items_left:
+            raise _over_budget(f"a record of {header_count} headers, {budget.items_left} left")
+        budget.items_left -= header_count
+
+
+def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    """A ZigZag varint (5 bytes, 32 bits) or varlong (10 bytes, 64 bits) at ``pos``."""
+    bits = 32 if max_bytes == 5 else 64
+    value = shift = 0
+    for i in range(pos, pos + max_bytes):
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            if value >> bits:
+                raise InvalidRecordError(
+                    f"found invalid record structure: varint {value} does not fit {bits} bits")
+            return (value >> 1) ^ -(value & 1), i + 1
+        shift += 7
+    raise InvalidRecordError(
+        f"found invalid record structure: varint longer than {max_bytes} bytes")
+
+
+def _underflow() -> InvalidRecordError:
+    return InvalidRecordError("found invalid record structure: a record ends before its fields")
+
