@@ -213,14 +213,15 @@ EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes",
 
 # -- parsing and printing (ConfigDef.parseType / convertToString) --------------------------
 
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")          # Java's parseInt: no "_", ASCII digits
+_DECIMAL = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
 def _parse_int(name: str, raw: str, low: int, high: int, type_name: str) -> int:
-    try:
-        value = int(raw.strip(), 10)
-    except ValueError:
-        raise _invalid(name, raw, f"Not a number of type {type_name}") from None
-    if not low <= value <= high:
+    text = raw.strip()
+    if not _INTEGER.match(text) or not low <= int(text) <= high:
         raise _invalid(name, raw, f"Not a number of type {type_name}")
-    return value
+    return int(text)
 
 
 def parse_value(name: str, raw: str | None) -> Any:
@@ -247,10 +248,9 @@ def _parse(definition: TopicConfigDef, raw: str) -> Any:
     if kind == LONG:
         return _parse_int(name, raw, -2**63, LONG_MAX, "LONG")
     if kind == DOUBLE:
-        try:
-            return float(text)
-        except ValueError:
-            raise _invalid(name, raw, "Not a number of type DOUBLE") from None
+        if not _DECIMAL.match(text):
+            raise _invalid(name, raw, "Not a number of type DOUBLE")
+        return float(text)
     if kind == LIST:
         return [] if not text else [item.strip() for item in text.split(",")]
     return text
