@@ -4,7 +4,6 @@ alter_configs, delete_records and the consumer's offsets_for_times."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -12,14 +11,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from tests.integration.client_support import bootstrap, stored_batches
+from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.support import make_config, running_server
 
 pytestmark = pytest.mark.interop
 
 SCENARIO_TIMEOUT_S = 30
-NOW = int(time.time() * 1000)
-T = [NOW - 60_000 + 10 * i for i in range(10)]
+T = recent_timestamps()
 
 
 @pytest.fixture(scope="module")

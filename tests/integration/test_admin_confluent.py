@@ -7,8 +7,6 @@ Before these APIs existed librdkafka failed before sending
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -16,14 +14,13 @@ from confluent_kafka.admin import (
     AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
     OffsetSpec)
 
-from tests.integration.client_support import bootstrap, stored_batches
+from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.support import make_config, running_server
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
-NOW = int(time.time() * 1000)
-T = [NOW - 60_000 + 10 * i for i in range(10)]   # recent: inside the default retention
+T = recent_timestamps()
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +50,13 @@ def produce_ten_in_one_batch(server, topic):
     assert (batch.base_offset, batch.records_count) == (0, 10)
 
 
+def error_of(future) -> KafkaError:
+    """The KafkaError a failed admin future carries."""
+    with pytest.raises(KafkaException) as info:
+        future.result(TIMEOUT_S)
+    return info.value.args[0]
+
+
 def describe(admin, resource):
     [future] = admin.describe_configs([resource]).values()
     return future.result(TIMEOUT_S)
@@ -78,18 +82,14 @@ def test_create_with_configs_then_describe(admin):
 def test_create_with_a_bad_config_fails(admin):
     [future] = admin.create_topics(
         [NewTopic("cf-bad", 1, 1, config={"cleanup.policy": "nonsense"})]).values()
-    with pytest.raises(KafkaException) as info:
-        future.result(TIMEOUT_S)
-    error = info.value.args[0]
+    error = error_of(future)
     assert error.code() == KafkaError.INVALID_CONFIG
     assert "String must be one of: compact, delete" in error.str()
 
 
 def test_describe_an_unknown_topic_and_the_broker(admin):
     [future] = admin.describe_configs([ConfigResource("topic", "cf-missing")]).values()
-    with pytest.raises(KafkaException) as info:
-        future.result(TIMEOUT_S)
-    assert info.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert error_of(future).code() == KafkaError.UNKNOWN_TOPIC_OR_PART
     broker = describe(admin, ConfigResource("broker", "1"))
     assert broker["num.partitions"].value == "1" and broker["num.partitions"].is_read_only
 
@@ -107,9 +107,7 @@ def test_incremental_alter_configs(admin):
     bad = ConfigResource("topic", "cf-incremental", incremental_configs=[
         ConfigEntry("retention.ms", "x", incremental_operation=AlterConfigOpType.SET)])
     [future] = admin.incremental_alter_configs([bad]).values()
-    with pytest.raises(KafkaException) as info:
-        future.result(TIMEOUT_S)
-    assert info.value.args[0].code() == KafkaError.INVALID_CONFIG
+    assert error_of(future).code() == KafkaError.INVALID_CONFIG
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")   # alter_configs is deprecated
@@ -127,9 +125,7 @@ def test_broker_configs_cannot_be_altered(admin):
     resource = ConfigResource("broker", "1", incremental_configs=[
         ConfigEntry("num.io.threads", "4", incremental_operation=AlterConfigOpType.SET)])
     [future] = admin.incremental_alter_configs([resource]).values()
-    with pytest.raises(KafkaException) as info:
-        future.result(TIMEOUT_S)
-    assert info.value.args[0].code() == KafkaError.INVALID_REQUEST
+    assert error_of(future).code() == KafkaError.INVALID_REQUEST
 
 
 def test_list_offsets_for_timestamp_and_max_timestamp(admin, server):

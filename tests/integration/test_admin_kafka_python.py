@@ -4,21 +4,18 @@ timestamp lookups."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import InvalidConfigurationError
 
-from tests.integration.client_support import bootstrap, stored_batches
+from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.support import make_config, running_server
 
 pytestmark = pytest.mark.interop
 
-NOW = int(time.time() * 1000)
-T = [NOW - 60_000 + 10 * i for i in range(10)]
+T = recent_timestamps()
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ import pytest
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import TimestampType, build_batch, read_header
+from tests.integration.client_support import recent_timestamps
 from tests.support import RawClient, make_config, running_server
 
-NOW = int(time.time() * 1000)
-T = [NOW - 10_000 + 10 * i for i in range(10)]
+T = recent_timestamps()
 
 
 @pytest.fixture(scope="module")

@@ -28,14 +28,16 @@ REQUEST = Schema(
         Field("validate_only", BOOL),
     ])
 
-RESPONSE = Schema(
-    "AlterConfigsResponse", valid="0-2", flexible="2+",
-    fields=[
-        Field("throttle_time_ms", INT32),
-        Field("responses", Array(Struct(
-            Field("error_code", INT16),
-            Field("error_message", STRING, nullable="0+"),
-            Field("resource_type", INT8),
-            Field("resource_name", STRING),
-        ))),
-    ])
+# IncrementalAlterConfigsResponse has the same fields (AlterConfigsResourceResponse).
+RESOURCE_RESPONSES = [
+    Field("throttle_time_ms", INT32),
+    Field("responses", Array(Struct(
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable="0+"),
+        Field("resource_type", INT8),
+        Field("resource_name", STRING),
+    ))),
+]
+
+RESPONSE = Schema("AlterConfigsResponse", valid="0-2", flexible="2+",
+                  fields=RESOURCE_RESPONSES)

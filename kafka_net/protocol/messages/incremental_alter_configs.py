@@ -11,8 +11,8 @@ config_operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT (the last two for
 list-typed configs).
 """
 
-from kafka_net.protocol.schema import (
-    BOOL, INT8, INT16, INT32, STRING, Array, Field, Schema, Struct)
+from kafka_net.protocol.messages.alter_configs import RESOURCE_RESPONSES
+from kafka_net.protocol.schema import BOOL, INT8, STRING, Array, Field, Schema, Struct
 
 REQUEST = Schema(
     "IncrementalAlterConfigsRequest", valid="0-1", flexible="1+",
@@ -29,14 +29,5 @@ REQUEST = Schema(
         Field("validate_only", BOOL),
     ])
 
-RESPONSE = Schema(
-    "IncrementalAlterConfigsResponse", valid="0-1", flexible="1+",
-    fields=[
-        Field("throttle_time_ms", INT32),
-        Field("responses", Array(Struct(
-            Field("error_code", INT16),
-            Field("error_message", STRING, nullable="0+"),
-            Field("resource_type", INT8),
-            Field("resource_name", STRING),
-        ))),
-    ])
+RESPONSE = Schema("IncrementalAlterConfigsResponse", valid="0-1", flexible="1+",
+                  fields=RESOURCE_RESPONSES)
