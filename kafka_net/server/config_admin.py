@@ -25,13 +25,16 @@ import logging
 from enum import IntEnum
 from typing import Any
 
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.config_helper import ConfigResourceType, resource_type_name
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
 log = logging.getLogger(__name__)
+# A client retrying a bad request must not flood the log: one line per error
+# code and resource type every 10 s, with a count of the rest.
+_refusals = RateLimitedLog(log)
 
 
 class OpType(IntEnum):
@@ -64,9 +67,10 @@ def alter_resources(ctx, resources: list[dict], validate_only: bool,
                                  "Each resource must appear at most once.")
             _alter(ctx, r, validate_only, incremental)
         except AlterError as exc:
-            log.info("Refused to alter configs of %s %s: %s",
-                     resource_type_name(r["resource_type"]), escape(r["resource_name"]),
-                     escape(str(exc.message)))
+            _refusals.log(logging.INFO, (exc.error_code, r["resource_type"]),
+                          "Refused to alter configs of %s %s: %s",
+                          resource_type_name(r["resource_type"]), escape(r["resource_name"]),
+                          escape(str(exc.message)))
             results.append({**out, "error_code": exc.error_code, "error_message": exc.message})
             continue
         results.append({**out, "error_code": ErrorCode.NONE, "error_message": None})
@@ -117,7 +121,7 @@ def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
         return
     repository.set_topic_config(topic, parsed)
     log.info("Topic %s configs are now %s", topic,
-             {k: _text(k, v) for k, v in sorted(parsed.items())})
+             escape(str({k: _text(k, v) for k, v in sorted(parsed.items())})))
     ctx.apis.replica_manager.apply_retention(topic)
 
 

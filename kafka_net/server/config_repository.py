@@ -27,6 +27,7 @@ class LogConfig:
     retention_ms: int
     retention_bytes: int
     max_message_bytes: int
+    segment_bytes: int
     log_append_time: bool      # message.timestamp.type=LogAppendTime
     delete: bool               # cleanup.policy contains delete
     compact: bool              # cleanup.policy contains compact (not acted on)
@@ -62,7 +63,7 @@ class ConfigRepository:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
-                         v["message.timestamp.type"] == "LogAppendTime",
+                         v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy,
                          "retention.ms" in overrides or "retention.bytes" in overrides)
 

@@ -10,7 +10,8 @@ and store the batch, all under the partition's lock; then they wake any
 delayed Fetch watching the partition (``fetch_purgatory``).
 
 Topic configs (:class:`~kafka_net.server.config_repository.ConfigRepository`)
-act here: ``max.message.bytes`` bounds a batch, ``message.timestamp.type=
+act here: ``max.message.bytes`` bounds a batch (MESSAGE_TOO_LARGE) and so does
+``segment.bytes`` (RECORD_LIST_TOO_LARGE), ``message.timestamp.type=
 LogAppendTime`` stamps it, and a topic that sets ``retention.ms`` or
 ``retention.bytes`` has whole old batches deleted after each append and
 whenever its configs change.  Kafka checks every
@@ -121,6 +122,13 @@ class ReplicaManager:
         except RecordError as exc:
             log.info("Rejected a batch for %s-%d: %s", topic, index, exc)
             return ProduceResult(exc.error_code, error_message=str(exc))
+        if len(batch) > config.segment_bytes:
+            # UnifiedLog.append: a batch must fit in one segment.
+            return ProduceResult(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                error_message=f"Message batch size is {len(batch)} bytes in append to partition "
+                              f"{topic}-{index} which exceeds the maximum configured segment "
+                              f"size of {config.segment_bytes}.")
         with partition.lock:
             try:
                 result = self._append_locked(

@@ -207,7 +207,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
 )}
 
 # The configs that change this broker's behaviour (see ReplicaManager).
-EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes",
+EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.bytes",
              "message.timestamp.type", "cleanup.policy")
 
 

@@ -18,7 +18,7 @@ Behaviour:
   are acknowledged with their original offsets; gaps get
   OUT_OF_ORDER_SEQUENCE_NUMBER; see :mod:`kafka_net.server.producer_state`.
 * Topic configs: a batch larger than the topic's ``max.message.bytes`` gets
-  MESSAGE_TOO_LARGE; on a ``message.timestamp.type=LogAppendTime`` topic the
+  MESSAGE_TOO_LARGE, one larger than its ``segment.bytes`` RECORD_LIST_TOO_LARGE; on a ``message.timestamp.type=LogAppendTime`` topic the
   broker stamps the batch and answers its time in ``log_append_time_ms``
   (-1 otherwise).
 * A topic is never created by Produce (clients create it through Metadata).

@@ -6,8 +6,10 @@ import time
 
 import pytest
 
+from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server import config_admin
 from tests.server.handlers.conftest import (
     BROKER, alter, create_topic, overrides, produce, records, versions)
 
@@ -97,3 +99,14 @@ def test_retention_bytes_takes_effect_at_once(broker):
     one_batch = log.retained_bytes // 3
     assert alter(broker, configs={"retention.bytes": str(one_batch)})["error_code"] == 0
     assert (log.log_start_offset, log.log_end_offset) == (2, 3)
+
+
+def test_refusals_are_logged_escaped_and_rate_limited(broker, caplog, monkeypatch):
+    # A fresh limiter: other tests' refusals must not suppress this one's line.
+    monkeypatch.setattr(config_admin, "_refusals", RateLimitedLog(config_admin.log))
+    caplog.set_level("INFO", logger="kafka_net.server.config_admin")
+    for _ in range(3):
+        assert alter(broker, name="bad\nname", configs={})["error_code"] == \
+            ErrorCode.INVALID_TOPIC_EXCEPTION
+    lines = [r.getMessage() for r in caplog.records if "Refused" in r.getMessage()]
+    assert len(lines) == 1 and "bad\\nname" in lines[0] and "\n" not in lines[0]

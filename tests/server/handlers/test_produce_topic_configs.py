@@ -67,3 +67,14 @@ def test_compact_only_topics_are_not_trimmed_by_retention(broker):
     produce(broker, data=records(1000))
     produce(broker, data=records(2000))
     assert list_offset(broker, -2) == (0, 0, -1)
+
+
+def test_a_batch_larger_than_a_segment_is_record_list_too_large(broker):
+    create_topic(broker, configs={"segment.bytes": "100"})
+    big = records(*range(20))
+    refused = produce(broker, data=big)
+    assert refused["error_code"] == ErrorCode.RECORD_LIST_TOO_LARGE
+    assert refused["error_message"] == (
+        f"Message batch size is {len(big)} bytes in append to partition t-0 which exceeds "
+        "the maximum configured segment size of 100.")
+    assert produce(broker, data=records(1))["error_code"] == ErrorCode.NONE
