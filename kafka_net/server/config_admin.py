@@ -22,6 +22,7 @@ then storing it).  Per resource, in Kafka's order:
 from __future__ import annotations
 
 import logging
+import threading
 from enum import IntEnum
 from typing import Any
 
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 # A client retrying a bad request must not flood the log: one line per error
 # code and resource type every 10 s, with a count of the rest.
 _refusals = RateLimitedLog(log)
+# Kafka's controller applies config changes one at a time; so does this lock,
+# so two IncrementalAlterConfigs on one topic never lose each other's keys.
+_alter_lock = threading.Lock()
 
 
 class OpType(IntEnum):
@@ -100,6 +104,12 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
                  incremental: bool) -> None:
+    with _alter_lock:
+        _alter_topic_locked(ctx, topic, configs, validate_only, incremental)
+
+
+def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: bool,
+                        incremental: bool) -> None:
     repository = ctx.apis.config_repository
     if incremental:
         raw = _current_raw(repository.topic_overrides(topic))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -67,3 +69,21 @@ def test_unknown_topic_and_broker(broker):
     assert refused["error_code"] == ErrorCode.INVALID_REQUEST
     assert "Cannot update these configs dynamically: log.retention.ms" in \
         refused["error_message"]
+
+
+def test_concurrent_changes_to_different_keys_all_land(broker):
+    create_topic(broker)
+    keys = [("retention.ms", "1000"), ("segment.bytes", "2000"), ("flush.ms", "3000"),
+            ("retention.bytes", "4000"), ("segment.ms", "5000"), ("flush.messages", "6000")]
+    barrier = threading.Barrier(len(keys))
+
+    def change(name, value):
+        barrier.wait()
+        assert incremental(broker, (name, SET, value))["error_code"] == 0
+
+    threads = [threading.Thread(target=change, args=kv) for kv in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert overrides(broker) == dict(keys)
