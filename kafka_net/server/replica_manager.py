@@ -84,7 +84,7 @@ class ReplicaManager:
                  config_repository: ConfigRepository | None = None) -> None:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._lock = threading.Lock()
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = max_message_bytes   # the broker default; topics may override
         self.config_repository = config_repository or ConfigRepository(max_message_bytes)
         self.fetch_purgatory = Purgatory("Fetch")
         self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
