@@ -145,7 +145,6 @@ def _synonym(name: str, value: str, source: int) -> dict:
 def _entry(name: str, value: str, source: int, *, read_only: bool, synonyms: list,
            config_type: int, doc: str | None) -> dict:
     return {"name": name, "value": value, "read_only": read_only,
-            "is_default": source == ConfigSource.DEFAULT_CONFIG,
             "config_source": int(source), "is_sensitive": False, "synonyms": synonyms,
             "config_type": config_type, "documentation": doc}
 

@@ -3,8 +3,10 @@
 Source: apache/kafka at commit 1eb7644349cb07139d6a3c1ad1986979647cac99
 (``LogConfig.java``'s ``CONFIG`` definitions, ``TopicConfig.java``'s names,
 ``ServerLogConfigs.java``'s defaults and ``ServerTopicConfigSynonyms.java``'s
-broker synonyms).  This is a declarative table, so it is longer than most
-modules.
+broker synonyms).  That commit (October 2024) predates Kafka 4.0, which
+dropped ``message.format.version`` and ``message.timestamp.difference.max.ms``
+(KIP-724, KIP-937); they are kept here as the source has them.  This is a
+declarative table, so it is longer than most modules.
 
 Values are parsed as Kafka's ``ConfigDef.parseType`` does (trimmed; a list
 is split on commas) and reported as ``ConfigDef.convertToString`` writes

@@ -60,7 +60,7 @@ def test_api_versions_advertises_the_admin_apis(client):
                                                 "client_software_version": "1"})
     ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
     assert ranges[ApiKey.DELETE_RECORDS] == (0, 2)
-    assert ranges[ApiKey.DESCRIBE_CONFIGS] == (0, 4)
+    assert ranges[ApiKey.DESCRIBE_CONFIGS] == (1, 4)   # v0 removed in Kafka 4.0
     assert ranges[ApiKey.ALTER_CONFIGS] == (0, 2)
     assert ranges[ApiKey.INCREMENTAL_ALTER_CONFIGS] == (0, 1)
 
@@ -73,7 +73,7 @@ def test_create_with_a_bad_config_is_invalid_config(client):
         "compact, delete")
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_describe_configs_at_every_version(client, version):
     create(client, f"raw-describe-{version}", {"retention.ms": "12345"})
     body = client.call(ApiKey.DESCRIBE_CONFIGS, version, {

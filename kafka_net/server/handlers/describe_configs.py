@@ -1,4 +1,4 @@
-"""DescribeConfigs (API key 32): serves v0-v4.
+"""DescribeConfigs (API key 32): serves v1-v4.
 
 Behaviour (an error is per resource, never a closed connection):
 
@@ -14,7 +14,9 @@ Behaviour (an error is per resource, never a closed connection):
 * BROKER_LOGGER, CLIENT_METRICS, GROUP and unknown types: INVALID_REQUEST
   (kafka-net keeps no such configs).
 * configuration_keys selects entries (null or empty: all); include_synonyms
-  (v1+) and include_documentation (v3+) add those fields; v0 gets is_default.
+  and include_documentation (v3+) add those fields.
+* v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
+  DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -25,7 +27,7 @@ from kafka_net.server.config_helper import (
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
-VERSIONS = Versions(0, 4)
+VERSIONS = Versions(1, 4)
 
 
 class ResourceError(Exception):

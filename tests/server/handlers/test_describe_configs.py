@@ -27,10 +27,7 @@ def test_a_new_topic_reports_every_config_at_its_default(broker, version):
     assert values["unclean.leader.election.enable"] == "false"
     for c in result["configs"]:
         assert not c["read_only"] and not c["is_sensitive"]
-        if version == 0:
-            assert c["is_default"]
-        else:
-            assert c["config_source"] == DEFAULT_CONFIG
+        assert c["config_source"] == DEFAULT_CONFIG
 
 
 @pytest.mark.parametrize("version", versions(ApiKey.DESCRIBE_CONFIGS))
@@ -38,16 +35,10 @@ def test_an_override_is_a_dynamic_topic_config(broker, version):
     create_topic(broker, configs={"retention.ms": " 5000 ", "cleanup.policy": "compact,delete"})
     result = describe(broker, keys=["retention.ms", "cleanup.policy", "segment.bytes"],
                       version=version)
-    got = {c["name"]: (c["value"], c.get("config_source"), c.get("is_default"))
-           for c in result["configs"]}
-    assert {k: v[0] for k, v in got.items()} == {
-        "retention.ms": "5000", "cleanup.policy": "compact,delete",
-        "segment.bytes": "1073741824"}
-    if version == 0:
-        assert got["retention.ms"][2] is False and got["segment.bytes"][2] is True
-    else:
-        assert got["retention.ms"][1] == DYNAMIC_TOPIC_CONFIG
-        assert got["segment.bytes"][1] == DEFAULT_CONFIG
+    got = {c["name"]: (c["value"], c["config_source"]) for c in result["configs"]}
+    assert got == {"retention.ms": ("5000", DYNAMIC_TOPIC_CONFIG),
+                   "cleanup.policy": ("compact,delete", DYNAMIC_TOPIC_CONFIG),
+                   "segment.bytes": ("1073741824", DEFAULT_CONFIG)}
 
 
 def test_synonyms_name_the_override_then_the_broker_setting(broker):
@@ -118,3 +109,7 @@ def test_other_resource_types_are_invalid_requests(broker):
         result = describe(broker, name="x", resource_type=resource_type)
         assert result["error_code"] == ErrorCode.INVALID_REQUEST
         assert "Unsupported resource type" in result["error_message"]
+
+
+def test_v0_is_not_served_as_in_kafka_4(broker):
+    assert versions(ApiKey.DESCRIBE_CONFIGS) == [1, 2, 3, 4]
