@@ -31,10 +31,11 @@ from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_reque
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
-    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, api_versions, create_partitions, create_topics,
-    delete_topics, describe_groups, fetch, find_coordinator, heartbeat, init_producer_id,
-    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit,
-    offset_fetch, produce, sync_group)
+    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_configs, api_versions, create_partitions,
+    create_topics, delete_records, delete_topics, describe_configs, describe_groups, fetch,
+    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
+    leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch, produce,
+    sync_group)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.replica_manager import ReplicaManager
 
@@ -58,8 +59,12 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     api_versions,       # 18
     create_topics,      # 19
     delete_topics,      # 20
+    delete_records,     # 21
     init_producer_id,   # 22
+    describe_configs,   # 32
+    alter_configs,      # 33
     create_partitions,  # 37
+    incremental_alter_configs,  # 44
 )}
 
 
@@ -134,9 +139,15 @@ class KafkaApis:
         if not self.metadata_cache.delete_topic(name):
             return False
         self.replica_manager.delete_topic(name)
+        self.config_repository.delete_topic(name)
         if self.group_coordinator is not None:
             self.group_coordinator.delete_topic_offsets(name)
         return True
+
+    @property
+    def config_repository(self):
+        """Topic config overrides; the ReplicaManager acts on them, so it holds them."""
+        return self.replica_manager.config_repository
 
     def allocate_producer_id(self) -> int:
         return next(self._next_producer_id)

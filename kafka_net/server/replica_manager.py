@@ -8,20 +8,36 @@ Appends (``append_records``) validate the batch (:mod:`kafka_net.protocol.record
 check idempotent-producer sequences (:mod:`.producer_state`), assign offsets
 and store the batch, all under the partition's lock; then they wake any
 delayed Fetch watching the partition (``fetch_purgatory``).
+
+Topic configs (:class:`~kafka_net.server.config_repository.ConfigRepository`)
+act here: ``max.message.bytes`` bounds a batch (MESSAGE_TOO_LARGE) and so does
+``segment.bytes`` (RECORD_LIST_TOO_LARGE), ``message.timestamp.type=
+LogAppendTime`` stamps it, and a topic that sets ``retention.ms`` or
+``retention.bytes`` has whole old batches deleted after each append and
+whenever its configs change.  Kafka checks every
+``log.retention.check.interval.ms`` (5 minutes, first after 30 s); checking
+at once makes a test's retention visible without waiting, and leaving topics
+on the defaults (7 days, no size limit) untouched keeps a test's records with
+old timestamps readable, as they stay on Kafka for minutes.
+``delete_records`` is DeleteRecords.
 """
 
 from __future__ import annotations
 
 import logging
+import struct
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    DEFAULT_MAX_UNCOMPRESSED_BYTES, DecompressionBudget, DecompressionLimitError, RecordError,
+    ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, TIMESTAMP_TYPE_MASK,
+    DecompressionBudget, DecompressionLimitError, RecordError, compute_crc,
     validate_produce_records)
+from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog
@@ -48,19 +64,37 @@ class ProduceResult:
     base_offset: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+    log_append_time_ms: int = -1
+
+
+# The v2 batch header's max_timestamp field (after base_timestamp).
+MAX_TIMESTAMP_OFFSET = 35
+HIGH_WATERMARK = -1   # DeleteRecordsRequest.HIGH_WATERMARK
+
+
+def set_log_append_time(batch: bytearray, now_ms: int) -> None:
+    """Kafka's ``DefaultRecordBatch.setMaxTimestamp(LOG_APPEND_TIME, now)``: the
+    timestamp type bit and the max timestamp change, so the CRC is recomputed."""
+    attributes = struct.unpack_from(">h", batch, ATTRIBUTES_OFFSET)[0]
+    struct.pack_into(">h", batch, ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_MASK)
+    struct.pack_into(">q", batch, MAX_TIMESTAMP_OFFSET, now_ms)
+    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch))
 
 
 class ReplicaManager:
     def __init__(self, max_message_bytes: int = 1048588,
-                 max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> None:
+                 max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+                 config_repository: ConfigRepository | None = None) -> None:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._lock = threading.Lock()
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = max_message_bytes   # the broker default; topics may override
         self.max_uncompressed_bytes = max_uncompressed_bytes  # message.max.uncompressed.bytes
+        self.config_repository = config_repository or ConfigRepository(max_message_bytes)
         # A client can send bad batches as fast as it likes: one line per kind of
         # rejection per interval, with the count of the lines held back.
         self._rejections = RateLimitedLog(log)
         self.fetch_purgatory = Purgatory("Fetch")
+        self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
 
     # -- partitions ---------------------------------------------------------------------
 
@@ -93,9 +127,10 @@ class ReplicaManager:
         partition = self.partition(topic, index)
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        config = self.config_repository.log_config(topic)
         try:
             header, batch = validate_produce_records(
-                records, api_version, max_batch_size=self.max_message_bytes,
+                records, api_version, max_batch_size=config.max_message_bytes,
                 max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget)
         except RecordError as exc:
             # A batch inflating past the bound is most likely an attack: a warning.
@@ -104,16 +139,27 @@ class ReplicaManager:
                                  "Rejected a record batch for %s-%d with error code %d: %s",
                                  escape(topic), index, exc.error_code, exc)
             return ProduceResult(exc.error_code, error_message=str(exc))
+        if len(batch) > config.segment_bytes:
+            # UnifiedLog.append: a batch must fit in one segment.
+            return ProduceResult(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                error_message=f"Message batch size is {len(batch)} bytes in append to partition "
+                              f"{topic}-{index} which exceeds the maximum configured segment "
+                              f"size of {config.segment_bytes}.")
         with partition.lock:
             try:
-                result = self._append_locked(partition, header, batch)
+                result = self._append_locked(
+                    partition, header, batch,
+                    self.clock_ms() if config.log_append_time else -1)
             except SequenceError as exc:
                 return ProduceResult(exc.error_code, error_message=str(exc))
+        self._apply_retention(partition, config)
         self.fetch_purgatory.check_and_complete((topic, index))
         return result
 
     @staticmethod
-    def _append_locked(partition: Partition, header, batch) -> ProduceResult:
+    def _append_locked(partition: Partition, header, batch,
+                       log_append_time_ms: int) -> ProduceResult:
         count = header.records_count
         if header.has_producer_id:
             duplicate = partition.producers.check(
@@ -122,12 +168,51 @@ class ReplicaManager:
                 # A retry of a batch we already have: acknowledge the original offsets.
                 return ProduceResult(ErrorCode.NONE, duplicate.first_offset,
                                      partition.log.log_start_offset)
-        appended = partition.log.append(bytearray(batch), count, header.max_timestamp)
+        data, max_timestamp = bytearray(batch), header.max_timestamp
+        if log_append_time_ms >= 0:
+            set_log_append_time(data, log_append_time_ms)
+            max_timestamp = log_append_time_ms
+        appended = partition.log.append(data, count, max_timestamp, log_append_time_ms)
         if header.has_producer_id:
             partition.producers.record(header.producer_id, header.producer_epoch,
                                        header.base_sequence, count,
                                        appended.base_offset, appended.last_offset)
-        return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset)
+        return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset,
+                             log_append_time_ms=appended.log_append_time_ms)
+
+    # -- the log start offset: retention and DeleteRecords --------------------------------
+
+    def _apply_retention(self, partition: Partition, config) -> None:
+        if not (config.delete and config.retention_overridden):
+            return   # cleanup.policy=compact alone: Kafka never deletes by retention
+        deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
+                                                config.retention_bytes)
+        if deleted:
+            log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
+                     deleted, partition.topic, partition.index, partition.log.log_start_offset)
+
+    def apply_retention(self, topic: str) -> None:
+        """Enforce ``topic``'s retention now (after its configs changed)."""
+        config = self.config_repository.log_config(topic)
+        with self._lock:
+            partitions = [p for (t, _), p in self._partitions.items() if t == topic]
+        for partition in partitions:
+            self._apply_retention(partition, config)
+
+    def delete_records(self, topic: str, index: int, offset: int) -> tuple[int, int]:
+        """(error_code, low_watermark) for one partition of DeleteRecords
+        (Kafka's ``Partition.deleteRecordsOnLeader``)."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+        if not self.config_repository.log_config(topic).delete:
+            return ErrorCode.POLICY_VIOLATION, -1
+        with partition.lock:
+            high_watermark = partition.log.log_end_offset
+            wanted = high_watermark if offset == HIGH_WATERMARK else offset
+            if wanted < 0 or wanted > high_watermark:
+                return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+            return ErrorCode.NONE, partition.log.delete_records_before(wanted)
 
     # -- fetch --------------------------------------------------------------------------
 

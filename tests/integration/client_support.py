@@ -7,6 +7,8 @@ it sends, are the same everywhere and live here.
 
 from __future__ import annotations
 
+import time
+
 from kafka_net.protocol.records import iter_batches, read_header
 from tests.support import LOOPBACK, make_config
 
@@ -27,6 +29,13 @@ def messages(tag: str, client: bytes, n: int) -> list[tuple[bytes, bytes, list]]
              (f"{tag} value {i} " * 8).encode(),
              [("seq", str(i).encode()), ("client", client)])
             for i in range(n)]
+
+
+def recent_timestamps(n: int = 10) -> list[int]:
+    """Record timestamps 10 ms apart ending a minute ago: inside any retention a
+    test sets in hours or more, and distinct enough to look one record up."""
+    start = int(time.time() * 1000) - 60_000
+    return [start + 10 * i for i in range(n)]
 
 
 def stored_batches(server, topic: str, partition: int = 0) -> list:

@@ -52,7 +52,8 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
         ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS,
         ApiKey.LIST_GROUPS, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
-        ApiKey.INIT_PRODUCER_ID, ApiKey.CREATE_PARTITIONS}
+        ApiKey.INIT_PRODUCER_ID, ApiKey.CREATE_PARTITIONS, ApiKey.DELETE_RECORDS,
+        ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS}
 
 
 def test_supported_versions_come_from_the_table():

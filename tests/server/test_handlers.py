@@ -18,11 +18,13 @@ from kafka_net.protocol import encode_response
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    Compression, batch_from_payload, compress, decode_records, split_batches)
+    Compression, batch_from_payload, build_batch, compress, decode_records, split_batches)
 from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
 from tests.server.conftest import Broker, Deferred, batch, make_broker, request_body, wait_until
+from tests.server.handlers.samples import (
+    ADMIN_APIS, failing_admin_request, typical_admin_request)
 
 LONG = 60_000
 
@@ -161,6 +163,8 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.CREATE_PARTITIONS:
         current = b.metadata_cache.topic("t").num_partitions
         return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
+    if api_key in ADMIN_APIS:  # tests/server/handlers/ has their own tests
+        return typical_admin_request(api_key)
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -239,6 +243,8 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.CREATE_PARTITIONS:
         return dict(topics=[{"name": "missing", "count": 3, "assignments": None},
                             {"name": "t", "count": 1, "assignments": None}])
+    if api_key in ADMIN_APIS:
+        return failing_admin_request(api_key)
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
 
 
@@ -642,9 +648,9 @@ def list_offsets(broker, version, *specs):
 @pytest.mark.parametrize("version", versions(ApiKey.LIST_OFFSETS))
 def test_list_offsets_earliest_latest_and_by_timestamp(broker, version):
     broker.create_topic("t")
-    produce(broker, records=batch([b"a", b"b"], max_timestamp=1000))   # 0-1
-    produce(broker, records=batch([b"c"], max_timestamp=3000))         # 2
-    produce(broker, records=batch([b"d"], max_timestamp=2000))         # 3
+    produce(broker, records=build_batch([(None, b"a", (), 1000), (None, b"b", (), 1000)]))
+    produce(broker, records=build_batch([(None, b"c", (), 3000)]))         # 2
+    produce(broker, records=build_batch([(None, b"d", (), 2000)]))         # 3
     got = list_offsets(broker, version, (0, -1), (0, -2), (0, 1500), (0, 1000), (0, 9999),
                        (5, -1))
     assert got == [(0, 4, -1), (0, 0, -1), (0, 2, 3000), (0, 0, 1000), (0, -1, -1),
@@ -860,8 +866,9 @@ def test_create_topics_echoes_configs_v5(broker):
     body = broker.call(ApiKey.CREATE_TOPICS, 5, topics=[
         {"name": "c", "num_partitions": 1, "replication_factor": 1, "assignments": [],
          "configs": [{"name": "cleanup.policy", "value": "compact"}]}])
-    [t] = body["topics"]
-    assert [(c["name"], c["value"]) for c in t["configs"]] == [("cleanup.policy", "compact")]
+    [t] = body["topics"]  # every config; the one given is a DYNAMIC_TOPIC_CONFIG (1)
+    assert [(c["name"], c["value"], c["config_source"]) for c in t["configs"]
+            if c["config_source"] != 5] == [("cleanup.policy", "compact", 1)]
 
 
 # -- DeleteTopics -------------------------------------------------------------------------

@@ -7,15 +7,15 @@ import threading
 
 import pytest
 
-from kafka_net.protocol.records import decode_records, read_header, split_batches
+from kafka_net.protocol.records import build_batch, decode_records, read_header, split_batches
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 from tests.server.conftest import batch
 
 
 def append(log: InMemoryLog, count: int = 1, timestamp: int = 1000, size_hint: int = 1):
-    values = [b"x" * size_hint] * count
-    data = bytearray(batch(values, max_timestamp=timestamp))
+    """One batch of ``count`` records, every record stamped ``timestamp``."""
+    data = bytearray(build_batch([(None, b"x" * size_hint, (), timestamp)] * count))
     return log.append(data, count, timestamp)
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    api_versions, create_partitions, create_topics, delete_topics, describe_groups, fetch,
-    find_coordinator, heartbeat, init_producer_id, join_group, leave_group, list_groups,
+    alter_configs, api_versions, create_partitions, create_topics, delete_records,
+    delete_topics, describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
+    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
     list_offsets, metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
     sync_group)
 from kafka_net.protocol.schema import Schema
@@ -56,11 +57,20 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.CREATE_TOPICS, create_topics.REQUEST, create_topics.RESPONSE),
     ApiKey.DELETE_TOPICS: ApiMessage(
         ApiKey.DELETE_TOPICS, delete_topics.REQUEST, delete_topics.RESPONSE),
+    ApiKey.DELETE_RECORDS: ApiMessage(
+        ApiKey.DELETE_RECORDS, delete_records.REQUEST, delete_records.RESPONSE),
     ApiKey.INIT_PRODUCER_ID: ApiMessage(
         ApiKey.INIT_PRODUCER_ID, init_producer_id.REQUEST, init_producer_id.RESPONSE),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiMessage(
         ApiKey.OFFSET_FOR_LEADER_EPOCH,
         offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
+    ApiKey.DESCRIBE_CONFIGS: ApiMessage(
+        ApiKey.DESCRIBE_CONFIGS, describe_configs.REQUEST, describe_configs.RESPONSE),
+    ApiKey.ALTER_CONFIGS: ApiMessage(
+        ApiKey.ALTER_CONFIGS, alter_configs.REQUEST, alter_configs.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiMessage(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        incremental_alter_configs.REQUEST, incremental_alter_configs.RESPONSE),
 }

@@ -11,13 +11,17 @@ Behaviour (per topic, never a closed connection):
 * Manual assignments must place every replica on this broker
   (INVALID_REPLICA_ASSIGNMENT otherwise); their count is the partition count.
 * ``validate_only`` checks everything and creates nothing.
-* Topic configs are accepted and echoed (v5+) but change nothing yet.
+* Topic configs are validated (INVALID_CONFIG with Kafka's message, e.g.
+  ``Unknown topic config name: x``) and stored; the v5+ response lists every
+  config of the topic with its source (:mod:`kafka_net.server.config_helper`).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.config_helper import created_topic_configs
 from kafka_net.server.metadata_cache import topic_name_error
+from kafka_net.server.topic_config import InvalidConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = Versions(0, 7)
@@ -46,17 +50,21 @@ def _create(ctx, topic: dict, validate_only: bool) -> dict:
     partitions, rf, problem = _layout(ctx, topic)
     if problem:
         return _result(name, *problem)
+    repository = ctx.apis.config_repository
+    try:
+        overrides = repository.validate(name, {c["name"]: c["value"] for c in topic["configs"]})
+    except InvalidConfig as exc:
+        return _result(name, ErrorCode.INVALID_CONFIG, str(exc))
     topic_id = ZERO_UUID
     if not validate_only:
         created, fresh = ctx.apis.create_topic(name, partitions)
         if not fresh:  # lost a race with another creator
             return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        repository.set_topic_config(name, overrides)
         topic_id = created.topic_id
     return {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
             "error_message": None, "num_partitions": partitions, "replication_factor": rf,
-            "configs": [{"name": c["name"], "value": c["value"], "read_only": False,
-                         "config_source": 1, "is_sensitive": False}
-                        for c in topic["configs"]]}
+            "configs": created_topic_configs(repository, name, overrides)}
 
 
 def _layout(ctx, topic: dict):

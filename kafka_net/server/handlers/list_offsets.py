@@ -3,10 +3,17 @@
 Behaviour:
 
 * timestamp -1 (latest) -> the log end offset; -2 (earliest) and -4
-  (earliest local, v8+) -> the log start offset; -3 (max timestamp, v7+) ->
-  the batch holding the largest timestamp; -5 (latest tiered, v9+) -> -1, as
-  there is no tiered storage; any other value -> the first batch whose
-  timestamp is >= it, or offset -1 if none is.
+  (earliest local, v8+; no tiered storage, so the same) -> the log start
+  offset, which DeleteRecords and retention move; all three with timestamp
+  -1, as Kafka answers them.
+* -3 (max timestamp, v7+, KIP-734) -> the offset and timestamp of the first
+  record holding the largest timestamp (offset -1 on an empty log).
+* -5 (latest tiered, v9+) -> -1, as there is no tiered storage.
+* any other value -> the earliest record at or after the log start whose
+  own timestamp (base timestamp + delta; a LogAppendTime batch's max
+  timestamp) is >= it, looked up inside batches; offset -1 if none is.
+  Batches compressed with snappy/lz4/zstd cannot be decoded here and are
+  answered per batch (:mod:`kafka_net.server.storage.timestamps`).
 * read_committed (isolation_level 1) reads up to the last stable offset,
   which equals the high watermark here (no transactions).
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.

@@ -20,6 +20,10 @@ Behaviour:
 * Idempotent producers (producer id set): duplicates of the last five batches
   are acknowledged with their original offsets; gaps get
   OUT_OF_ORDER_SEQUENCE_NUMBER; see :mod:`kafka_net.server.producer_state`.
+* Topic configs: a batch larger than the topic's ``max.message.bytes`` gets
+  MESSAGE_TOO_LARGE, one larger than its ``segment.bytes`` RECORD_LIST_TOO_LARGE; on a ``message.timestamp.type=LogAppendTime`` topic the
+  broker stamps the batch and answers its time in ``log_append_time_ms``
+  (-1 otherwise).
 * A topic is never created by Produce (clients create it through Metadata).
 * Transactions are not supported: transactional batches are stored as plain
   ones, and no transactional producer can get this far (see init_producer_id).
@@ -54,7 +58,8 @@ def handle(ctx, request: dict):
             failed = failed or result.error_code != ErrorCode.NONE
             partitions.append({
                 "index": data["index"], "error_code": result.error_code,
-                "base_offset": result.base_offset, "log_append_time_ms": -1,
+                "base_offset": result.base_offset,
+                "log_append_time_ms": result.log_append_time_ms,
                 "log_start_offset": result.log_start_offset,
                 "error_message": result.error_message,
             })

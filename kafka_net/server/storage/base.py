@@ -44,7 +44,8 @@ class PartitionLog(Protocol):
     @property
     def log_end_offset(self) -> int: ...
 
-    def append(self, batch: bytearray, record_count: int, max_timestamp: int) -> AppendResult:
+    def append(self, batch: bytearray, record_count: int, max_timestamp: int,
+               log_append_time_ms: int = -1) -> AppendResult:
         """Assign offsets to one validated batch (rewriting its base offset) and store it."""
 
     def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
@@ -55,7 +56,14 @@ class PartitionLog(Protocol):
         """Bytes a fetch from ``fetch_offset`` would find (0 at the log end)."""
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first batch with a timestamp >= ``timestamp``."""
+        """(offset, timestamp) of the first record at or after the log start whose
+        timestamp is >= ``timestamp``."""
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the batch with the largest timestamp."""
+        """(offset, timestamp) of the first record with the largest timestamp."""
+
+    def delete_records_before(self, offset: int) -> int:
+        """Raise the log start offset to ``offset``; return the new log start."""
+
+    def delete_retained(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """Drop whole old batches past retention; return how many were dropped."""

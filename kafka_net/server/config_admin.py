@@ -1,0 +1,181 @@
+"""Changing configs, for AlterConfigs and IncrementalAlterConfigs.
+
+Follows Kafka's ``ConfigAdminManager.preprocess`` (request-level checks) and
+``ConfigurationControlManager`` (building the new config set, validating it,
+then storing it).  Per resource, in Kafka's order:
+
+1. the same resource twice in a request: INVALID_REQUEST ``Each resource must
+   appear at most once.``; the same key twice: ``Error due to duplicate config
+   keys``; a null value (except DELETE): ``Null value not supported for : k``;
+2. TOPIC: the new override set is built (AlterConfigs replaces the whole set;
+   IncrementalAlterConfigs applies SET/DELETE/APPEND/SUBTRACT, the last two on
+   list configs only), then validated: INVALID_CONFIG with Kafka's message for
+   an unknown name or a bad value; then the topic must exist
+   (UNKNOWN_TOPIC_OR_PARTITION ``The topic 'x' does not exist.``); unless
+   ``validate_only``, it is stored and retention is applied at once;
+3. BROKER: kafka-net has no dynamic broker configs, so any change is
+   INVALID_REQUEST ``Cannot update these configs dynamically: ...``, which is
+   what Kafka answers for a broker config that is not dynamic.  Other
+   resource types are INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from enum import IntEnum
+from typing import Any
+
+from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.config_helper import ConfigResourceType, resource_type_name
+from kafka_net.server.metadata_cache import topic_name_error
+from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
+
+log = logging.getLogger(__name__)
+# A client retrying a bad request must not flood the log: one line per error
+# code and resource type every 10 s, with a count of the rest.
+_refusals = RateLimitedLog(log)
+# Kafka's controller applies config changes one at a time; so does this lock,
+# so two IncrementalAlterConfigs on one topic never lose each other's keys.
+_alter_lock = threading.Lock()
+
+
+class OpType(IntEnum):
+    """Kafka's ``AlterConfigOp.OpType``."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+class AlterError(Exception):
+    def __init__(self, error_code: int, message: str | None) -> None:
+        super().__init__(message)
+        self.error_code, self.message = error_code, message
+
+
+def alter_resources(ctx, resources: list[dict], validate_only: bool,
+                    incremental: bool) -> list[dict]:
+    seen: dict[tuple[int, str], int] = {}
+    for r in resources:
+        key = (r["resource_type"], r["resource_name"])
+        seen[key] = seen.get(key, 0) + 1
+    results = []
+    for r in resources:
+        out = {"resource_type": r["resource_type"], "resource_name": r["resource_name"]}
+        try:
+            if seen[(r["resource_type"], r["resource_name"])] > 1:
+                raise AlterError(ErrorCode.INVALID_REQUEST,
+                                 "Each resource must appear at most once.")
+            _alter(ctx, r, validate_only, incremental)
+        except AlterError as exc:
+            _refusals.log(logging.INFO, (exc.error_code, r["resource_type"]),
+                          "Refused to alter configs of %s %s: %s",
+                          resource_type_name(r["resource_type"]), escape(r["resource_name"]),
+                          escape(str(exc.message)))
+            results.append({**out, "error_code": exc.error_code, "error_message": exc.message})
+            continue
+        results.append({**out, "error_code": ErrorCode.NONE, "error_message": None})
+    return results
+
+
+def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
+    configs = resource["configs"]
+    names = [c["name"] for c in configs]
+    if len(set(names)) != len(names):
+        raise AlterError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [c["name"] for c in configs
+             if c["value"] is None and c.get("config_operation") != OpType.DELETE]
+    if nulls:
+        raise AlterError(ErrorCode.INVALID_REQUEST,
+                         "Null value not supported for : " + ", ".join(nulls))
+    kind, name = resource["resource_type"], resource["resource_name"]
+    if kind == ConfigResourceType.TOPIC:
+        _alter_topic(ctx, name, configs, validate_only, incremental)
+    elif kind == ConfigResourceType.BROKER:
+        _alter_broker(ctx, name, configs)
+    else:
+        raise AlterError(ErrorCode.INVALID_REQUEST,
+                         f"Unsupported resource type: {resource_type_name(kind)} "
+                         "(kafka-net alters TOPIC configs only)")
+
+
+def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
+                 incremental: bool) -> None:
+    with _alter_lock:
+        _alter_topic_locked(ctx, topic, configs, validate_only, incremental)
+
+
+def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: bool,
+                        incremental: bool) -> None:
+    repository = ctx.apis.config_repository
+    if incremental:
+        raw = _current_raw(repository.topic_overrides(topic))
+        for config in configs:
+            _apply_op(repository, raw, config)
+    else:
+        raw = {c["name"]: c["value"] for c in configs}
+    problem = topic_name_error(topic)
+    if problem:
+        raise AlterError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+    try:
+        parsed = repository.validate(topic, raw)
+    except InvalidConfig as exc:
+        raise AlterError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+    if ctx.metadata_cache.topic(topic) is None:
+        raise AlterError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         f"The topic '{topic}' does not exist.")
+    if validate_only:
+        return
+    repository.set_topic_config(topic, parsed)
+    log.info("Topic %s configs are now %s", topic,
+             escape(str({k: _text(k, v) for k, v in sorted(parsed.items())})))
+    ctx.apis.replica_manager.apply_retention(topic)
+
+
+def _current_raw(overrides: dict[str, Any]) -> dict[str, str]:
+    return {name: _text(name, value) for name, value in overrides.items()}
+
+
+def _text(name: str, value: Any) -> str:
+    return to_string(TOPIC_CONFIGS[name], value)
+
+
+def _apply_op(repository, raw: dict[str, str], config: dict) -> None:
+    """ConfigurationControlManager.incrementalAlterConfigResource, for one key."""
+    name, op, value = config["name"], config["config_operation"], config["value"]
+    if op == OpType.SET:
+        raw[name] = value
+    elif op == OpType.DELETE:
+        raw.pop(name, None)
+    elif op in (OpType.APPEND, OpType.SUBTRACT):
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None or definition.type != LIST:
+            raise AlterError(ErrorCode.INVALID_CONFIG,
+                             f"Can't {OpType(op).name} to key {name} because its type "
+                             "is not LIST.")
+        current = raw.get(name)
+        parts = ([p for p in current.split(",") if p] if current is not None
+                 else list(repository.default_value(name)))
+        for item in value.split(","):
+            if op == OpType.APPEND and item not in parts:
+                parts.append(item)
+            elif op == OpType.SUBTRACT and item in parts:
+                parts.remove(item)
+        raw[name] = ",".join(parts)
+    else:
+        raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def _alter_broker(ctx, name: str, configs: list[dict]) -> None:
+    node = ctx.metadata_cache.node_id
+    if name and name != str(node):
+        raise AlterError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {node}, but received {name}")
+    if configs:
+        raise AlterError(ErrorCode.INVALID_REQUEST,
+                         "Cannot update these configs dynamically: "
+                         + ", ".join(sorted(c["name"] for c in configs))
+                         + " (kafka-net has no dynamic broker configs)")

@@ -1,0 +1,158 @@
+"""Describing configs (Kafka's ``ConfigHelper``), for DescribeConfigs.
+
+A topic's entry names its value, where the value comes from and, when asked,
+the chain of synonyms behind it, as Kafka's ``createTopicConfigEntry``
+reports them:
+
+* a topic override: source DYNAMIC_TOPIC_CONFIG, first synonym the override;
+* then the broker setting it falls back to (``message.max.bytes`` for
+  ``max.message.bytes``), STATIC_BROKER_CONFIG when the broker sets it;
+* then that broker setting's Kafka default, DEFAULT_CONFIG.  A broker
+  setting without a default of its own (``log.retention.ms``) adds nothing.
+
+The broker's own settings (:data:`kafka_net.config.KEYS`) are described as
+STATIC_BROKER_CONFIG when they differ from the default, DEFAULT_CONFIG
+otherwise, and read-only: kafka-net changes none of them at runtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from enum import IntEnum
+from typing import Any
+
+from kafka_net.config import KEYS, ServerConfig
+from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.topic_config import (
+    BOOLEAN, INT, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
+
+
+class ConfigResourceType(IntEnum):
+    """Kafka's ``ConfigResource.Type``."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class ConfigSource(IntEnum):
+    """Kafka's ``DescribeConfigsResponse.ConfigSource``."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+def resource_type_name(value: int) -> str:
+    try:
+        return ConfigResourceType(value).name
+    except ValueError:
+        return "UNKNOWN"
+
+
+# -- topics ------------------------------------------------------------------------------
+
+def topic_entries(repository: ConfigRepository, topic: str,
+                  documentation: bool) -> list[dict]:
+    overrides = repository.topic_overrides(topic)
+    return [_topic_entry(repository, definition, overrides, documentation)
+            for _, definition in sorted(TOPIC_CONFIGS.items())]
+
+
+def _topic_entry(repository: ConfigRepository, definition: TopicConfigDef,
+                 overrides: dict[str, Any], documentation: bool) -> dict:
+    name = definition.name
+    synonyms = []
+    if name in overrides:
+        synonyms.append(_synonym(name, to_string(definition, overrides[name]),
+                                 ConfigSource.DYNAMIC_TOPIC_CONFIG))
+    broker_name = definition.broker_synonym
+    if broker_name is not None:
+        if name in repository.broker_values:
+            synonyms.append(_synonym(broker_name,
+                                     to_string(definition, repository.broker_values[name]),
+                                     ConfigSource.STATIC_BROKER_CONFIG))
+        if definition.broker_default:
+            synonyms.append(_synonym(broker_name, to_string(definition, definition.default),
+                                     ConfigSource.DEFAULT_CONFIG))
+    value = overrides.get(name, repository.default_value(name))
+    source = synonyms[0]["source"] if synonyms else ConfigSource.DEFAULT_CONFIG
+    return _entry(name, to_string(definition, value), source, read_only=False,
+                  synonyms=synonyms, config_type=definition.type,
+                  doc=definition.doc if documentation else None)
+
+
+def created_topic_configs(repository: ConfigRepository, topic: str,
+                          overrides: dict[str, Any]) -> list[dict]:
+    """The configs a CreateTopics v5+ response lists: all of them, as described."""
+    return [{k: e[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
+            for e in (_topic_entry(repository, d, overrides, False)
+                      for _, d in sorted(TOPIC_CONFIGS.items()))]
+
+
+# -- the broker ----------------------------------------------------------------------------
+
+_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes"})
+
+
+def broker_entries(config: ServerConfig) -> list[dict]:
+    defaults = ServerConfig()
+    by_attr = {f.name for f in fields(ServerConfig)}
+    entries = []
+    for key in KEYS:
+        if key.attr not in by_attr:
+            continue
+        value = getattr(config, key.attr)
+        source = (ConfigSource.DEFAULT_CONFIG if value == getattr(defaults, key.attr)
+                  else ConfigSource.STATIC_BROKER_CONFIG)
+        text = _broker_value(value)
+        entries.append(_entry(key.name, text, source, read_only=True,
+                              synonyms=[_synonym(key.name, text, source)],
+                              config_type=_broker_type(key.name, value), doc=key.doc))
+    return entries
+
+
+def _broker_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(":".join(map(str, v)) if isinstance(v, tuple) else str(v)
+                        for v in value)
+    return str(value)
+
+
+def _broker_type(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, int):
+        return LONG if name in _LONG_KEYS else INT
+    return STRING
+
+
+# -- shared -------------------------------------------------------------------------------
+
+def _synonym(name: str, value: str, source: int) -> dict:
+    return {"name": name, "value": value, "source": int(source)}
+
+
+def _entry(name: str, value: str, source: int, *, read_only: bool, synonyms: list,
+           config_type: int, doc: str | None) -> dict:
+    return {"name": name, "value": value, "read_only": read_only,
+            "config_source": int(source), "is_sensitive": False, "synonyms": synonyms,
+            "config_type": config_type, "documentation": doc}
+
+
+def select(entries: list[dict], keys: list[str] | None, synonyms: bool,
+           documentation: bool) -> list[dict]:
+    """Only the asked-for keys (null or empty = all); synonyms and docs only if asked."""
+    chosen = entries if not keys else [e for e in entries if e["name"] in keys]
+    return [{**e, "synonyms": e["synonyms"] if synonyms else [],
+             "documentation": e["documentation"] if documentation else None}
+            for e in chosen]

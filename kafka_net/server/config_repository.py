@@ -1,0 +1,91 @@
+"""ConfigRepository: each topic's config overrides, and the values in effect.
+
+Named after Kafka's ``ConfigRepository`` (where a broker reads a topic's
+dynamic configs).  A topic's overrides come from CreateTopics, AlterConfigs
+and IncrementalAlterConfigs; everything it does not override falls back to
+the broker's synonym (only ``message.max.bytes`` -> ``max.message.bytes`` is
+a kafka-net broker setting) and then to Kafka's default
+(:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
+concurrently, so the table sits behind a lock and values are replaced, never
+mutated in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_net.server.topic_config import (
+    TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """The topic configs the broker acts on (Kafka's ``LogConfig`` fields)."""
+
+    retention_ms: int
+    retention_bytes: int
+    max_message_bytes: int
+    segment_bytes: int
+    log_append_time: bool      # message.timestamp.type=LogAppendTime
+    delete: bool               # cleanup.policy contains delete
+    compact: bool              # cleanup.policy contains compact (not acted on)
+    retention_overridden: bool  # the topic sets retention.ms or retention.bytes
+
+
+class ConfigRepository:
+    def __init__(self, max_message_bytes: int = 1048588) -> None:
+        # Broker settings that are synonyms of topic configs (name -> parsed value).
+        self.broker_values: dict[str, Any] = {}
+        if max_message_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
+            self.broker_values["max.message.bytes"] = max_message_bytes
+        self._overrides: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def topic_overrides(self, topic: str) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._overrides.get(topic, {}))
+
+    def default_value(self, name: str) -> Any:
+        """What a topic gets for ``name`` when it does not override it."""
+        return self.broker_values.get(name, TOPIC_CONFIGS[name].default)
+
+    def effective(self, topic: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        values = {name: self.default_value(name) for name in TOPIC_CONFIGS}
+        values.update(self.topic_overrides(topic) if overrides is None else overrides)
+        return values
+
+    def log_config(self, topic: str) -> LogConfig:
+        overrides = self.topic_overrides(topic)
+        v = self.effective(topic, overrides)
+        policy = [p.lower() for p in v["cleanup.policy"]]
+        return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
+                         v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
+                         "delete" in policy, "compact" in policy,
+                         "retention.ms" in overrides or "retention.bytes" in overrides)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def validate(self, topic: str, raw: dict[str, str | None]) -> dict[str, Any]:
+        """Parse and check a complete set of overrides; raises InvalidConfig."""
+        parsed = {name: parse_value(name, value) for name, value in raw.items()}
+        validate_values(self.effective(topic, parsed))
+        return parsed
+
+    def set_topic_config(self, topic: str, overrides: dict[str, Any]) -> None:
+        """Replace ``topic``'s overrides (already validated)."""
+        with self._lock:
+            if overrides:
+                self._overrides[topic] = dict(overrides)
+            else:
+                self._overrides.pop(topic, None)
+
+    def delete_topic(self, topic: str) -> None:
+        with self._lock:
+            self._overrides.pop(topic, None)
+
+
+__all__ = ["ConfigRepository", "InvalidConfig", "LogConfig"]

@@ -1,0 +1,88 @@
+"""DescribeConfigs (API key 32): serves v1-v4.
+
+Behaviour (an error is per resource, never a closed connection):
+
+* TOPIC: every topic config (:mod:`kafka_net.server.topic_config`) with its
+  value and source (DYNAMIC_TOPIC_CONFIG for an override, else the broker
+  synonym's or the default), as :mod:`kafka_net.server.config_helper`
+  describes them.  An illegal name: INVALID_TOPIC_EXCEPTION; an unknown
+  topic: UNKNOWN_TOPIC_OR_PARTITION (no message, as Kafka).
+* BROKER named after this node's id: kafka-net's own settings, all read-only.
+  The empty name (cluster-wide dynamic defaults) has none.  Another id:
+  INVALID_REQUEST ``Unexpected broker id, expected 1 or empty string, but
+  received 2``.
+* BROKER_LOGGER, CLIENT_METRICS, GROUP and unknown types: INVALID_REQUEST
+  (kafka-net keeps no such configs).
+* configuration_keys selects entries (null or empty: all); include_synonyms
+  and include_documentation (v3+) add those fields.
+* v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
+  DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.config_helper import (
+    ConfigResourceType, broker_entries, resource_type_name, select, topic_entries)
+from kafka_net.server.metadata_cache import topic_name_error
+
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+VERSIONS = Versions(1, 4)
+
+
+class ResourceError(Exception):
+    def __init__(self, error_code: int, message: str | None) -> None:
+        super().__init__(message)
+        self.error_code, self.message = error_code, message
+
+
+def handle(ctx, request: dict) -> dict:
+    synonyms = request.get("include_synonyms", False)
+    documentation = request.get("include_documentation", False)
+    return {"throttle_time_ms": 0, "results": [
+        _describe(ctx, resource, synonyms, documentation)
+        for resource in request["resources"]]}
+
+
+def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:
+    out = {"resource_type": resource["resource_type"],
+           "resource_name": resource["resource_name"]}
+    try:
+        entries = _entries(ctx, resource["resource_type"], resource["resource_name"],
+                           documentation)
+    except ResourceError as exc:
+        return {**out, "error_code": exc.error_code, "error_message": exc.message,
+                "configs": []}
+    return {**out, "error_code": ErrorCode.NONE, "error_message": None,
+            "configs": select(entries, resource["configuration_keys"], synonyms,
+                              documentation)}
+
+
+def _entries(ctx, resource_type: int, name: str, documentation: bool) -> list[dict]:
+    if resource_type == ConfigResourceType.TOPIC:
+        problem = topic_name_error(name)
+        if problem:
+            raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        if ctx.metadata_cache.topic(name) is None:
+            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+        return topic_entries(ctx.apis.config_repository, name, documentation)
+    if resource_type == ConfigResourceType.BROKER:
+        if not name:
+            return []   # no dynamic cluster-wide defaults exist here
+        node = ctx.metadata_cache.node_id
+        if name != str(node):
+            raise ResourceError(ErrorCode.INVALID_REQUEST,
+                                f"Unexpected broker id, expected {node} or empty string, "
+                                f"but received {name}")
+        return broker_entries(ctx.config)
+    raise ResourceError(ErrorCode.INVALID_REQUEST,
+                        f"Unsupported resource type: {resource_type_name(resource_type)} "
+                        "(kafka-net describes TOPIC and BROKER configs)")
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"throttle_time_ms": 0, "results": [
+        {"error_code": error_code, "error_message": None,
+         "resource_type": r["resource_type"], "resource_name": r["resource_name"],
+         "configs": []}
+        for r in request.get("resources", [])]}

@@ -1,0 +1,148 @@
+"""confluent-kafka's AdminClient against a real kafka-net broker: the config,
+DeleteRecords and ListOffsets calls application test suites make.
+
+Before these APIs existed librdkafka failed before sending
+(``_UNSUPPORTED_FEATURE "DescribeConfigs (KIP-133) not supported by broker"``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
+    OffsetSpec)
+
+from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
+from tests.support import make_config, running_server
+
+pytestmark = pytest.mark.interop
+
+TIMEOUT_S = 20
+T = recent_timestamps()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_server(make_config()) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def admin(server):
+    return AdminClient({"bootstrap.servers": bootstrap(server)})
+
+
+def create(admin, name, config=None):
+    [future] = admin.create_topics([NewTopic(name, 1, 1, config=config or {})]).values()
+    future.result(TIMEOUT_S)
+
+
+def produce_ten_in_one_batch(server, topic):
+    # linger.ms holds all ten in one batch: the lookups below must look inside it.
+    producer = Producer({"bootstrap.servers": bootstrap(server), "linger.ms": 500,
+                         "batch.num.messages": 100})
+    for i, ts in enumerate(T):
+        producer.produce(topic, value=b"v%d" % i, timestamp=ts)
+    assert producer.flush(TIMEOUT_S) == 0
+    [batch] = stored_batches(server, topic)
+    assert (batch.base_offset, batch.records_count) == (0, 10)
+
+
+def error_of(future) -> KafkaError:
+    """The KafkaError a failed admin future carries."""
+    with pytest.raises(KafkaException) as info:
+        future.result(TIMEOUT_S)
+    return info.value.args[0]
+
+
+def describe(admin, resource):
+    [future] = admin.describe_configs([resource]).values()
+    return future.result(TIMEOUT_S)
+
+
+def list_offset(admin, topic, spec):
+    tp = TopicPartition(topic, 0)
+    [future] = admin.list_offsets({tp: spec}).values()
+    info = future.result(TIMEOUT_S)
+    return info.offset, info.timestamp
+
+
+def test_create_with_configs_then_describe(admin):
+    create(admin, "cf-describe", {"retention.ms": "86400000", "cleanup.policy": "compact"})
+    configs = describe(admin, ConfigResource("topic", "cf-describe"))
+    assert configs["retention.ms"].value == "86400000"
+    assert configs["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["cleanup.policy"].value == "compact"
+    assert configs["segment.bytes"].value == "1073741824"
+    assert configs["segment.bytes"].source == ConfigSource.DEFAULT_CONFIG.value
+
+
+def test_create_with_a_bad_config_fails(admin):
+    [future] = admin.create_topics(
+        [NewTopic("cf-bad", 1, 1, config={"cleanup.policy": "nonsense"})]).values()
+    error = error_of(future)
+    assert error.code() == KafkaError.INVALID_CONFIG
+    assert "String must be one of: compact, delete" in error.str()
+
+
+def test_describe_an_unknown_topic_and_the_broker(admin):
+    [future] = admin.describe_configs([ConfigResource("topic", "cf-missing")]).values()
+    assert error_of(future).code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    broker = describe(admin, ConfigResource("broker", "1"))
+    assert broker["num.partitions"].value == "1" and broker["num.partitions"].is_read_only
+
+
+def test_incremental_alter_configs(admin):
+    create(admin, "cf-incremental")
+    resource = ConfigResource("topic", "cf-incremental", incremental_configs=[
+        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    future.result(TIMEOUT_S)
+    configs = describe(admin, ConfigResource("topic", "cf-incremental"))
+    assert configs["retention.ms"].value == "3600000"
+    assert configs["cleanup.policy"].value == "delete,compact"
+    bad = ConfigResource("topic", "cf-incremental", incremental_configs=[
+        ConfigEntry("retention.ms", "x", incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([bad]).values()
+    assert error_of(future).code() == KafkaError.INVALID_CONFIG
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")   # alter_configs is deprecated
+def test_alter_configs_replaces_the_set(admin):
+    create(admin, "cf-alter", {"retention.ms": "3600000"})
+    resource = ConfigResource("topic", "cf-alter", set_config={"segment.bytes": "1048576"})
+    [future] = admin.alter_configs([resource]).values()
+    future.result(TIMEOUT_S)
+    configs = describe(admin, ConfigResource("topic", "cf-alter"))
+    assert configs["segment.bytes"].value == "1048576"
+    assert configs["retention.ms"].value == "604800000"   # no longer overridden
+
+
+def test_broker_configs_cannot_be_altered(admin):
+    resource = ConfigResource("broker", "1", incremental_configs=[
+        ConfigEntry("num.io.threads", "4", incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    assert error_of(future).code() == KafkaError.INVALID_REQUEST
+
+
+def test_list_offsets_for_timestamp_and_max_timestamp(admin, server):
+    create(admin, "cf-offsets")
+    produce_ten_in_one_batch(server, "cf-offsets")
+    assert list_offset(admin, "cf-offsets", OffsetSpec.for_timestamp(T[5])) == (5, T[5])
+    assert list_offset(admin, "cf-offsets", OffsetSpec.max_timestamp()) == (9, T[9])
+    assert list_offset(admin, "cf-offsets", OffsetSpec.earliest())[0] == 0
+    assert list_offset(admin, "cf-offsets", OffsetSpec.latest())[0] == 10
+
+
+def test_delete_records_moves_the_earliest_offset(admin, server):
+    create(admin, "cf-delete")
+    produce_ten_in_one_batch(server, "cf-delete")
+    [future] = admin.delete_records([TopicPartition("cf-delete", 0, 3)]).values()
+    assert future.result(TIMEOUT_S).low_watermark == 3
+    assert list_offset(admin, "cf-delete", OffsetSpec.earliest())[0] == 3
+    # OFFSET_END (-1) deletes up to the high watermark.
+    [future] = admin.delete_records([TopicPartition("cf-delete", 0, -1)]).values()
+    assert future.result(TIMEOUT_S).low_watermark == 10

@@ -1,0 +1,98 @@
+"""kafka-python's KafkaAdminClient and KafkaConsumer.offsets_for_times against a
+real kafka-net broker: describe/alter configs, delete_records, per-record
+timestamp lookups."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import InvalidConfigurationError
+
+from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
+from tests.support import make_config, running_server
+
+pytestmark = pytest.mark.interop
+
+T = recent_timestamps()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_server(make_config()) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def admin(server):
+    client = KafkaAdminClient(bootstrap_servers=bootstrap(server), request_timeout_ms=20000)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def consumer(server):
+    c = KafkaConsumer(bootstrap_servers=bootstrap(server), request_timeout_ms=20000)
+    yield c
+    c.close()
+
+
+def produce_ten_in_one_batch(server, topic):
+    producer = KafkaProducer(bootstrap_servers=bootstrap(server), linger_ms=500)
+    for i, ts in enumerate(T):
+        producer.send(topic, value=b"v%d" % i, timestamp_ms=ts)
+    producer.flush(20)
+    producer.close()
+    [batch] = stored_batches(server, topic)
+    assert (batch.base_offset, batch.records_count) == (0, 10)
+
+
+def topic_configs(admin, topic):
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                    config_filter="all")
+    return result["topic"][topic]
+
+
+def test_create_with_configs_then_describe_and_alter(admin):
+    admin.create_topics([NewTopic("kp-configs", 1, 1,
+                                  topic_configs={"retention.ms": "86400000"})])
+    configs = topic_configs(admin, "kp-configs")
+    assert configs["retention.ms"]["value"] == "86400000"
+    assert configs["retention.ms"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+    assert configs["cleanup.policy"]["config_source"] == "DEFAULT_CONFIG"
+    # kafka-python's default filter ("modified") keeps what is not DEFAULT_CONFIG.
+    modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "kp-configs")])
+    assert list(modified["topic"]["kp-configs"]) == ["retention.ms"]
+    result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "kp-configs",
+                                                 configs={"cleanup.policy": "compact"})])
+    assert result == {"topic": {"kp-configs": "OK"}}
+    configs = topic_configs(admin, "kp-configs")
+    assert configs["cleanup.policy"]["value"] == "compact"
+    # kafka-python 3 re-sends the overrides the request leaves out (found by a
+    # DescribeConfigs reading config_source), so AlterConfigs' replace keeps them.
+    assert configs["retention.ms"]["value"] == "86400000"
+
+
+def test_create_with_a_bad_config_is_refused(admin):
+    with pytest.raises(InvalidConfigurationError, match="String must be one of"):
+        admin.create_topics([NewTopic("kp-bad", 1, 1,
+                                      topic_configs={"cleanup.policy": "nonsense"})])
+
+
+def test_offsets_for_times_looks_inside_the_batch(admin, server, consumer):
+    admin.create_topics([NewTopic("kp-times", 1, 1)])
+    produce_ten_in_one_batch(server, "kp-times")
+    tp = TopicPartition("kp-times", 0)
+    found = consumer.offsets_for_times({tp: T[5]})[tp]
+    assert (found.offset, found.timestamp) == (5, T[5])
+    assert consumer.offsets_for_times({tp: T[9] + 1})[tp] is None
+
+
+def test_delete_records(admin, server, consumer):
+    admin.create_topics([NewTopic("kp-delete", 1, 1)])
+    produce_ten_in_one_batch(server, "kp-delete")
+    tp = TopicPartition("kp-delete", 0)
+    result = admin.delete_records({tp: 4})
+    assert result[tp]["low_watermark"] == 4 and result[tp]["error_code"] == 0
+    assert consumer.beginning_offsets([tp]) == {tp: 4}

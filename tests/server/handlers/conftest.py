@@ -1,0 +1,87 @@
+"""Helpers for the per-API handler tests (the ``broker`` fixture comes from
+tests/server/conftest.py: a KafkaApis without sockets, real encoding)."""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.records import build_batch
+from kafka_net.server.apis import HANDLERS
+
+TOPIC, BROKER = 2, 4          # ConfigResource.Type
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+
+
+def versions(api_key: int) -> list[int]:
+    v = HANDLERS[api_key].VERSIONS
+    return list(range(v.low, v.high + 1))
+
+
+def records(*timestamps: int, compression: int = 0) -> bytes:
+    """One batch, one record per timestamp (offset deltas 0, 1, ...)."""
+    return build_batch([(None, b"v%d" % i, (), ts) for i, ts in enumerate(timestamps)],
+                       compression=compression)
+
+
+def produce(broker, topic: str = "t", partition: int = 0, data: bytes | None = None,
+            version: int = 9) -> dict:
+    body = broker.call(ApiKey.PRODUCE, version, acks=1, timeout_ms=1000, topic_data=[
+        {"name": topic, "partition_data": [
+            {"index": partition, "records": records(1000) if data is None else data}]}])
+    return body["responses"][0]["partition_responses"][0]
+
+
+def list_offset(broker, timestamp: int, version: int = 9, topic: str = "t",
+                partition: int = 0) -> tuple[int, int, int]:
+    body = broker.call(ApiKey.LIST_OFFSETS, version, topics=[{"name": topic, "partitions": [
+        {"partition_index": partition, "timestamp": timestamp}]}])
+    p = body["topics"][0]["partitions"][0]
+    return p["error_code"], p["offset"], p["timestamp"]
+
+
+def create_topic(broker, name: str = "t", configs: dict | None = None, partitions: int = 1,
+                 version: int = 7, validate_only: bool = False) -> dict:
+    body = broker.call(ApiKey.CREATE_TOPICS, version, validate_only=validate_only, topics=[
+        {"name": name, "num_partitions": partitions, "replication_factor": 1,
+         "assignments": [],
+         "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}])
+    return body["topics"][0]
+
+
+def describe(broker, name: str = "t", keys=None, resource_type: int = TOPIC,
+             version: int = 4, synonyms: bool = False, documentation: bool = False) -> dict:
+    body = broker.call(ApiKey.DESCRIBE_CONFIGS, version, resources=[
+        {"resource_type": resource_type, "resource_name": name, "configuration_keys": keys}],
+        include_synonyms=synonyms, include_documentation=documentation)
+    [result] = body["results"]
+    return result
+
+
+def config_values(result: dict) -> dict[str, str]:
+    return {c["name"]: c["value"] for c in result["configs"]}
+
+
+def alter(broker, name: str = "t", configs: dict | None = None, resource_type: int = TOPIC,
+          validate_only: bool = False, version: int = 2) -> dict:
+    body = broker.call(ApiKey.ALTER_CONFIGS, version, validate_only=validate_only, resources=[
+        {"resource_type": resource_type, "resource_name": name,
+         "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}])
+    [result] = body["responses"]
+    return result
+
+
+def incremental(broker, *ops, name: str = "t", resource_type: int = TOPIC,
+                validate_only: bool = False, version: int = 1) -> dict:
+    """ops: (name, operation, value) triples."""
+    body = broker.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, version, validate_only=validate_only,
+                       resources=[{"resource_type": resource_type, "resource_name": name,
+                                   "configs": [{"name": n, "config_operation": op, "value": v}
+                                               for n, op, v in ops]}])
+    [result] = body["responses"]
+    return result
+
+
+def overrides(broker, topic: str = "t") -> dict[str, str]:
+    """A topic's overrides as DescribeConfigs reports them (source DYNAMIC_TOPIC_CONFIG)."""
+    return {c["name"]: c["value"] for c in describe(broker, topic)["configs"]
+            if c["config_source"] == DYNAMIC_TOPIC_CONFIG}

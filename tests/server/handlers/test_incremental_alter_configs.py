@@ -1,0 +1,89 @@
+"""IncrementalAlterConfigs (44): SET, DELETE, APPEND, SUBTRACT; errors; validate_only."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from tests.server.handlers.conftest import (
+    APPEND, BROKER, DELETE, SET, SUBTRACT, create_topic, incremental, overrides, versions)
+
+
+@pytest.mark.parametrize("version", versions(ApiKey.INCREMENTAL_ALTER_CONFIGS))
+def test_set_and_delete_change_single_keys(broker, version):
+    create_topic(broker, configs={"retention.ms": "5000", "segment.bytes": "2000"})
+    result = incremental(broker, ("retention.ms", SET, "6000"), ("segment.bytes", DELETE, None),
+                         ("flush.ms", DELETE, None), version=version)
+    assert (result["error_code"], result["error_message"]) == (ErrorCode.NONE, None)
+    assert overrides(broker) == {"retention.ms": "6000"}
+
+
+def test_append_and_subtract_on_a_list(broker):
+    create_topic(broker)
+    assert incremental(broker, ("cleanup.policy", APPEND, "compact"))["error_code"] == 0
+    assert overrides(broker) == {"cleanup.policy": "delete,compact"}  # from the default
+    assert incremental(broker, ("cleanup.policy", APPEND, "compact"))["error_code"] == 0
+    assert overrides(broker) == {"cleanup.policy": "delete,compact"}  # no duplicate
+    assert incremental(broker, ("cleanup.policy", SUBTRACT, "delete"))["error_code"] == 0
+    assert overrides(broker) == {"cleanup.policy": "compact"}
+
+
+def test_append_to_a_non_list_is_invalid_config(broker):
+    create_topic(broker)
+    result = incremental(broker, ("retention.ms", APPEND, "1"))
+    assert (result["error_code"], result["error_message"]) == (
+        ErrorCode.INVALID_CONFIG,
+        "Can't APPEND to key retention.ms because its type is not LIST.")
+
+
+def test_bad_values_and_unknown_names(broker):
+    create_topic(broker)
+    bad = incremental(broker, ("cleanup.policy", SET, "nonsense"))
+    assert (bad["error_code"], bad["error_message"]) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value nonsense for configuration cleanup.policy: String must be one of: "
+        "compact, delete")
+    unknown = incremental(broker, ("bogus", SET, "1"))
+    assert unknown["error_message"] == "Unknown topic config name: bogus"
+    assert incremental(broker, ("retention.ms", 7, "1"))["error_code"] == \
+        ErrorCode.INVALID_REQUEST
+    null = incremental(broker, ("retention.ms", SET, None))
+    assert null["error_message"] == "Null value not supported for : retention.ms"
+    assert overrides(broker) == {}
+
+
+def test_validate_only_changes_nothing(broker):
+    create_topic(broker)
+    assert incremental(broker, ("retention.ms", SET, "1"), validate_only=True)["error_code"] == 0
+    assert overrides(broker) == {}
+
+
+def test_unknown_topic_and_broker(broker):
+    missing = incremental(broker, ("retention.ms", SET, "1"), name="missing")
+    assert missing["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    refused = incremental(broker, ("log.retention.ms", SET, "1"), name="",
+                          resource_type=BROKER)
+    assert refused["error_code"] == ErrorCode.INVALID_REQUEST
+    assert "Cannot update these configs dynamically: log.retention.ms" in \
+        refused["error_message"]
+
+
+def test_concurrent_changes_to_different_keys_all_land(broker):
+    create_topic(broker)
+    keys = [("retention.ms", "1000"), ("segment.bytes", "2000"), ("flush.ms", "3000"),
+            ("retention.bytes", "4000"), ("segment.ms", "5000"), ("flush.messages", "6000")]
+    barrier = threading.Barrier(len(keys))
+
+    def change(name, value):
+        barrier.wait()
+        assert incremental(broker, (name, SET, value))["error_code"] == 0
+
+    threads = [threading.Thread(target=change, args=kv) for kv in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert overrides(broker) == dict(keys)
