@@ -220,3 +220,14 @@ def test_reads_concurrent_with_appends_see_only_complete_batches():
             r.join(10)
     assert problems == []
     assert log.log_end_offset == 600
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
+def test_timestamp_lookups_look_inside_compressed_batches_of_every_codec(codec):
+    log = InMemoryLog()
+    data = bytearray(build_batch([(None, b"v", (), 1000 + 10 * i) for i in range(10)],
+                                 compression=codec))
+    log.append(data, 10, 1090)
+    assert log.offset_for_timestamp(1050) == (5, 1050)
+    assert log.offset_for_timestamp(1041) == (5, 1050)
+    assert log.max_timestamp_offset() == (9, 1090)

@@ -6,10 +6,10 @@ batch, the batch's max timestamp for every record).  Kafka answers
 ListOffsets by timestamp per record (``LogSegment.findOffsetByTimestamp``),
 so the batch is decoded with :func:`kafka_net.protocol.records.decode_records`.
 
-Batches compressed with a codec that module cannot decode (snappy, lz4,
-zstd) are answered per batch: the batch's first offset and max timestamp.
-That is exact for LogAppendTime batches and for one-record batches, and
-the best available answer for the others.
+Every codec Kafka uses (gzip, snappy, lz4, zstd) is decoded.  A stored
+batch that still cannot be decoded (it was validated on the way in, so only
+a bug could cause it) is answered per batch: its first offset and max
+timestamp, exact for LogAppendTime batches and one-record batches.
 """
 
 from __future__ import annotations
