@@ -52,7 +52,8 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
         ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS,
         ApiKey.LIST_GROUPS, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
-        ApiKey.INIT_PRODUCER_ID, ApiKey.CREATE_PARTITIONS}
+        ApiKey.INIT_PRODUCER_ID, ApiKey.CREATE_PARTITIONS,
+        ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS}
 
 
 def test_supported_versions_come_from_the_table():

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    api_versions, create_partitions, create_topics, delete_topics, describe_groups, fetch,
-    find_coordinator, heartbeat, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
-    sync_group)
+    alter_client_quotas, api_versions, create_partitions, create_topics, delete_topics,
+    describe_client_quotas, describe_groups, fetch, find_coordinator, heartbeat,
+    init_producer_id, join_group, leave_group, list_groups, list_offsets, metadata,
+    offset_commit, offset_fetch, offset_for_leader_epoch, produce, sync_group)
 from kafka_net.protocol.schema import Schema
 
 
@@ -63,4 +63,9 @@ MESSAGES: dict[int, ApiMessage] = {
         offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiMessage(
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
+    ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
+        ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
 }
