@@ -153,7 +153,8 @@ class ClientQuotaManager:
         with self._lock:
             self._sensors_for(user, client_id, now_ms).throttle_time.record(
                 throttle_time_ms, now_ms)
-        channel = ThrottledChannel(throttle_time_ms, callback, time.monotonic_ns())
+        now_ns = self.reaper.clock_ns() if self.reaper is not None else time.monotonic_ns()
+        channel = ThrottledChannel(throttle_time_ms, callback, now_ns)
         if self.reaper is not None:
             self.reaper.add(channel)
 

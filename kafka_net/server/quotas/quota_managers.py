@@ -25,7 +25,9 @@ class QuotaManagers:
         samples, window_s = config.quota_window_num, config.quota_window_size_seconds
         self.request_channel = request_channel
         self.clock_ms = clock_ms or (lambda: time.monotonic_ns() // 1_000_000)
-        self.reaper = ThrottledChannelReaper(name=f"ThrottledChannelReaper-{config.node_id}")
+        clock_ns = time.monotonic_ns if clock_ms is None else lambda: clock_ms() * 1_000_000
+        self.reaper = ThrottledChannelReaper(clock_ns,
+                                             name=f"ThrottledChannelReaper-{config.node_id}")
         self.produce = ClientQuotaManager("Produce", samples, window_s, self.reaper,
                                           self.clock_ms)
         self.fetch = ClientQuotaManager("Fetch", samples, window_s, self.reaper, self.clock_ms)
