@@ -12,23 +12,12 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from kafka_net.network.mute_state import ChannelMuteState as S
 from kafka_net.network.request_channel import NoOpResponse, SendResponse
 from kafka_net.protocol import encode_request
 from kafka_net.server.quotas.throttled_channel import ChannelThrottleCallback, ThrottledChannel
-from tests.network.test_processor import Env, recv_frame
-from tests.support import make_config, wait_until
-
-
-@pytest.fixture
-def env():
-    e = Env(make_config())
-    try:
-        yield e
-    finally:
-        e.close()
+from tests.network.test_processor import env, recv_frame  # noqa: F401 (env: a fixture)
+from tests.support import wait_until
 
 
 def producer_request_bytes(correlation_id: int = 1) -> bytes:
@@ -65,6 +54,8 @@ def test_send_action_response_with_throttled_channel_where_throttling_in_progres
     assert recv_frame(sock) == frame[4:]   # the response is sent at once
     assert wait_until(lambda: state_of(env, request) is S.MUTED_AND_THROTTLED, 5)
     assert env.channel_of(request).mute_state.muted
+    # Answered, only throttled: a graceful stop does not wait for it.
+    assert env.processor.outstanding() == 0
 
 
 def test_send_action_response_with_throttled_channel_where_throttling_already_done(env):
@@ -107,14 +98,3 @@ def test_throttled_channel_reads_the_next_request_only_after_the_throttle(env):
     assert env.no_request(0.3)
     ChannelThrottleCallback(env.channel, request).end_throttling()
     assert env.next_request().header.correlation_id == 2
-
-
-def test_graceful_drain_does_not_wait_for_a_throttle(env):
-    # A connection that is only throttled has had its answer.
-    sock = env.tcp_pair()
-    frame = producer_request_bytes()
-    request = throttled_channel_test_set_up(env, sock, frame, noop_response=False,
-                                            throttling_in_progress=True)
-    assert recv_frame(sock) == frame[4:]
-    assert wait_until(lambda: state_of(env, request) is S.MUTED_AND_THROTTLED, 5)
-    assert env.processor.outstanding() == 0
