@@ -240,7 +240,7 @@ def _resolve(host: str) -> str | None:
         pass
     try:
         return socket.getaddrinfo(host, None)[0][4][0]
-    except (OSError, UnicodeError, IndexError):
+    except (OSError, UnicodeError, ValueError, IndexError):
         return None
 
 
