@@ -160,6 +160,11 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.CREATE_PARTITIONS:
         current = b.metadata_cache.topic("t").num_partitions
         return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "client-id", "match_type": 2, "match": None}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "client-id", "entity_name": None}],
+                              "ops": [{"key": "request_percentage", "value": 50.0}]}])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -238,6 +243,11 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.CREATE_PARTITIONS:
         return dict(topics=[{"name": "missing", "count": 3, "assignments": None},
                             {"name": "t", "count": 1, "assignments": None}])
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "topic", "match_type": 0, "match": "t"}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "user", "entity_name": ""}],
+                              "ops": [{"key": "producer_byte_rate", "value": 1.0}]}])
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
 
 

@@ -43,6 +43,12 @@ class QuotaManagers:
         self.enabled = (self.produce.quotas_enabled or self.fetch.quotas_enabled
                         or self.request.quotas_enabled)
 
+    @property
+    def can_mute(self) -> bool:
+        """Throttled channels can be muted: there are Processors to tell, and a
+        reaper running to unmute them."""
+        return self._started and self.request_channel is not None
+
     def startup(self) -> None:
         self.reaper.start()
         self._started = True
