@@ -258,7 +258,9 @@ class ClientQuotaManager:
         out = {}
         with self._lock:
             for (user, client_id), s in self._sensors.items():
-                prefix = f"kafka.server:type={self.quota_type},user={user},client-id={client_id}"
+                # Client strings: the daemon logs these names (SIGUSR1).
+                prefix = (f"kafka.server:type={self.quota_type},user={escape(user)},"
+                          f"client-id={escape(client_id)}")
                 out[f"{prefix},name={self.metric_name}"] = s.rate.measure(now_ms)
                 out[f"{prefix},name=throttle-time"] = s.throttle_time.average(now_ms)
         return out

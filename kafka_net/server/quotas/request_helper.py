@@ -64,11 +64,11 @@ def throttle_response(quotas, request, body, encode):
             _throttle(quotas, quotas.produce, request, bandwidth_ms)
         return body, None
     request_ms = quotas.request.maybe_record_thread_time(user, client_id, thread_ns, now_ms)
-    bandwidth_ms, data = 0, None
+    bandwidth, bandwidth_ms, data = quotas.request, 0, None
     if api_key == ApiKey.PRODUCE:
-        bandwidth_ms = quotas.produce.maybe_record_and_get_throttle_time_ms(
-            user, client_id, _request_size(request), now_ms)
         bandwidth = quotas.produce
+        bandwidth_ms = bandwidth.maybe_record_and_get_throttle_time_ms(
+            user, client_id, _request_size(request), now_ms)
     elif api_key == ApiKey.FETCH:
         bandwidth = quotas.fetch
         if bandwidth.quotas_enabled:
