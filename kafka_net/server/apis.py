@@ -179,9 +179,9 @@ class KafkaApis:
         """
         module = self.handlers[request.header.api_key]
         ctx = RequestContext(request, self)
-        if self.quotas.enabled:
-            quota_helper.before_handle(self.quotas, request)
         try:
+            if self.quotas.enabled:
+                quota_helper.before_handle(self.quotas, request)
             body = module.handle(ctx, request.body)
         except Exception:
             log.exception("Error handling request %s", request.describe())
@@ -199,9 +199,8 @@ class KafkaApis:
         self.metrics.record(request.header.api_key, request.header.api_version,
                             _top_error(body))
         data = None
-        if self.quotas.enabled:   # the one check quotas cost while none is set
-            body, data = quota_helper.throttle_response(
-                self.quotas, request, body, lambda b: self._encode(request, b))
+        if self.quotas.enabled:   # all that quotas cost here while none is set
+            body, data = self._throttle_response(request, body)
         if body is NO_RESPONSE:
             return NoOpResponse(request)
         if body is CLOSE_CONNECTION:
@@ -213,6 +212,15 @@ class KafkaApis:
             log.exception("Error encoding the response to %s", request.describe())
             return CloseConnectionResponse(request)
         return SendResponse(request, data)
+
+    def _throttle_response(self, request: Request, body):
+        try:
+            return quota_helper.throttle_response(
+                self.quotas, request, body, lambda b: self._encode(request, b))
+        except Exception:
+            # A quota bug must not cost the client its answer.
+            log.exception("Error applying client quotas to %s", request.describe())
+            return body, None
 
     @staticmethod
     def _encode(request: Request, body) -> bytes:
