@@ -61,6 +61,22 @@ def test_produce_over_quota_is_answered_at_once_and_then_muted(server, client):
     assert metrics[f"{prefix},name=byte-rate"] > 10_000
 
 
+def test_acks_0_produce_over_quota_mutes_without_an_answer(server, client):
+    # acks=0 is exempt from the request quota, not from the byte rate: no
+    # response (a NoOp), but the channel is throttled all the same.
+    create_topic(server, "throttled-acks0")
+    set_client_quota(client, "p-acks0", "producer_byte_rate", 10_000)
+    body = {**produce_body("throttled-acks0", 40_000), "acks": 0}
+    with RawClient(server.bound_port()) as producer:
+        producer.send_raw(frame(0, 9, 1, body, "p-acks0"))
+        assert wait_until(lambda: S.MUTED_AND_THROTTLED in channel_states(server), 5)
+        producer.send_raw(frame(18, 3, 2, {"client_software_name": "t",
+                                            "client_software_version": "1"}, "p-acks0"))
+        assert producer.receive(18, 3)[0] == 2   # read once the throttle ended
+    prefix = "kafka.server:type=Produce,user=,client-id=p-acks0"
+    assert server.quotas.metrics()[f"{prefix},name=throttle-time"] > 1000
+
+
 def test_fetch_over_quota_gets_no_data_and_a_throttle(server, client):
     create_topic(server, "throttled-fetch")
     with RawClient(server.bound_port()) as producer:
