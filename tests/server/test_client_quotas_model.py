@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import alter_client_quotas, describe_client_quotas
-from kafka_net.server.kafka_server import StandInIpConnectionRateQuotas
 from kafka_net.server.quotas.client_quotas import (
     IP_KEYS, USER_AND_CLIENT_KEYS, QuotaRequestError)
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -38,9 +37,25 @@ COMPONENTS = st.lists(st.fixed_dictionaries({
     max_size=3)
 
 
+class IpRates:
+    """A fake at the seam: ConnectionQuotas' ip-rate interface (branch `quotas`)."""
+
+    def __init__(self) -> None:
+        self.rates: dict = {}
+
+    def update_ip_connection_rate_quota(self, ip, rate) -> None:
+        if rate is None:
+            self.rates.pop(ip, None)
+        else:
+            self.rates[ip] = rate
+
+    def ip_connection_rate_quotas(self) -> dict:
+        return dict(self.rates)
+
+
 def fresh() -> QuotaManagers:
     quotas = QuotaManagers(ServerConfig())
-    quotas.client_quotas.ip_quotas = StandInIpConnectionRateQuotas()
+    quotas.client_quotas.ip_quotas = IpRates()
     return quotas
 
 
