@@ -69,6 +69,7 @@ def _error_name(code: int) -> str:
 def server_snapshot(server) -> dict[str, float]:
     """Every metric of a running :class:`~kafka_net.server.kafka_server.KafkaServer`."""
     out = dict(server.apis.metrics.snapshot())
+    out.update(server.apis.quotas.metrics())   # client quota sensors, once a quota is set
     channel = server.request_channel
     out["kafka.network:type=RequestChannel,name=RequestQueueSize"] = channel.request_queue_size()
     sizes = channel.response_queue_sizes()

@@ -36,6 +36,7 @@ import threading
 import time
 
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
+from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
     Response, SendResponse, StartThrottlingResponse)
@@ -50,6 +51,7 @@ CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
 POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
 ACCEPT_BLOCK_SLICE_S = 0.1   # longest single blocking offer from the Acceptor
 _INT_MAX = 2**31 - 1
+_THROTTLED_ONLY = ChannelMuteState.MUTED_AND_THROTTLED
 
 
 class Processor(threading.Thread):
@@ -115,9 +117,11 @@ class Processor(threading.Thread):
         self.wakeup.wakeup()
 
     def outstanding(self) -> int:
-        """Requests read from a connection and not yet answered (or dropped)."""
+        """Requests read from a connection and not yet answered (or dropped).  A
+        channel that is only throttled (MUTED_AND_THROTTLED) has had its answer."""
         return sum(1 for c in list(self.selector.channels.values())
-                   if c.mute_state.muted or c.has_send())
+                   if (c.mute_state.muted and c.mute_state.state is not _THROTTLED_ONLY)
+                   or c.has_send())
 
     def idle_fraction(self) -> float:
         """Kafka's IdlePercent: share of time spent waiting in select (0..1)."""
@@ -187,8 +191,11 @@ class Processor(threading.Thread):
     def _process_response(self, response: Response, connection_id: str) -> None:
         channel = self.selector.channels.get(connection_id)
         if channel is None:
-            log.warning("%s: dropping response for connection %s, which is closed "
-                        "(%s)", self.name, connection_id, response.request.describe())
+            # A throttle outliving its connection is normal (the client went away).
+            level = logging.DEBUG if isinstance(
+                response, (StartThrottlingResponse, EndThrottlingResponse)) else logging.WARNING
+            log.log(level, "%s: dropping response for connection %s, which is closed "
+                    "(%s)", self.name, connection_id, response.request.describe())
             return
         if isinstance(response, SendResponse):
             self.inflight_responses[connection_id] = response

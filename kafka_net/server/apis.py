@@ -31,12 +31,14 @@ from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_reque
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
-    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_configs, api_versions, create_partitions,
-    create_topics, delete_records, delete_topics, describe_configs, describe_groups, fetch,
-    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
-    leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch, produce,
-    sync_group)
+    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs, api_versions,
+    create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
+    describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
+    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
+    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group)
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.quotas import request_helper as quota_helper
+from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,8 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     alter_configs,      # 33
     create_partitions,  # 37
     incremental_alter_configs,  # 44
+    describe_client_quotas,  # 48
+    alter_client_quotas,     # 49
 )}
 
 
@@ -116,8 +120,10 @@ class KafkaApis:
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
                  replica_manager: ReplicaManager | None = None,
-                 group_coordinator=None) -> None:
+                 group_coordinator=None, quotas: QuotaManagers | None = None) -> None:
         self.config = config
+        # Client quotas; KafkaServer passes its own (it runs the reaper thread).
+        self.quotas = quotas or QuotaManagers(config, request_channel)
         self.metadata_cache = metadata_cache
         self.request_channel = request_channel
         self.replica_manager = replica_manager or ReplicaManager()
@@ -184,6 +190,8 @@ class KafkaApis:
         module = self.handlers[request.header.api_key]
         ctx = RequestContext(request, self)
         try:
+            if self.quotas.enabled:
+                quota_helper.before_handle(self.quotas, request)
             body = module.handle(ctx, request.body)
         except Exception:
             log.exception("Error handling request %s", request.describe())
@@ -200,19 +208,36 @@ class KafkaApis:
         """Turn a handler's answer (a body or a marker) into one of the Response kinds."""
         self.metrics.record(request.header.api_key, request.header.api_version,
                             _top_error(body))
+        data = None
+        if self.quotas.enabled:   # all that quotas cost here while none is set
+            body, data = self._throttle_response(request, body)
         if body is NO_RESPONSE:
             return NoOpResponse(request)
         if body is CLOSE_CONNECTION:
             return CloseConnectionResponse(request)
-        # An unsupported ApiVersions request is answered at v0 (KIP-511).
-        version = 0 if request.unsupported_version else request.header.api_version
         try:
-            data = encode_response(request.header.api_key, version,
-                                   request.header.correlation_id, body)
+            if data is None:
+                data = self._encode(request, body)
         except Exception:
             log.exception("Error encoding the response to %s", request.describe())
             return CloseConnectionResponse(request)
         return SendResponse(request, data)
+
+    def _throttle_response(self, request: Request, body):
+        try:
+            return quota_helper.throttle_response(
+                self.quotas, request, body, lambda b: self._encode(request, b))
+        except Exception:
+            # A quota bug must not cost the client its answer.
+            log.exception("Error applying client quotas to %s", request.describe())
+            return body, None
+
+    @staticmethod
+    def _encode(request: Request, body) -> bytes:
+        # An unsupported ApiVersions request is answered at v0 (KIP-511).
+        version = 0 if request.unsupported_version else request.header.api_version
+        return encode_response(request.header.api_key, version,
+                               request.header.correlation_id, body)
 
     @staticmethod
     def _error_body(module: ModuleType, request: Request):

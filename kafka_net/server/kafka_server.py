@@ -40,6 +40,7 @@ from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
@@ -57,10 +58,15 @@ class KafkaServer:
                         config.group_initial_rebalance_delay_ms,
                         config.offset_metadata_max_bytes, config.group_max_size),
             self._partition_count)
+        self.quotas = QuotaManagers(config, self.request_channel)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
-                              group_coordinator=self.group_coordinator)
+                              group_coordinator=self.group_coordinator, quotas=self.quotas)
         self.socket_server = SocketServer(config, self.request_channel, self.apis.parse_request)
+        # SEAM (branch throttle): `ip` entity quotas (connection_creation_rate) go to
+        # SocketServer.connection_quotas, built on branch `quotas`.  At merge, replace
+        # the stand-in with: self.socket_server.connection_quotas
+        self.quotas.client_quotas.ip_quotas = StandInIpConnectionRateQuotas()
         self.handler_pool = KafkaRequestHandlerPool(
             self.request_channel, self.apis, config.num_io_threads)
         self._started = False
@@ -71,6 +77,7 @@ class KafkaServer:
         return None if metadata is None else metadata.num_partitions
 
     def startup(self) -> None:
+        self.quotas.startup()
         self.replica_manager.fetch_purgatory.start()
         self.group_coordinator.start()
         self.handler_pool.start()
@@ -79,6 +86,7 @@ class KafkaServer:
         except Exception:
             self.handler_pool.shutdown()
             self._stop_purgatories()
+            self.quotas.shutdown()
             raise
         self.metadata_cache.set_advertised_endpoints(self.advertised_endpoints())
         self._started = True
@@ -114,6 +122,7 @@ class KafkaServer:
         self.socket_server.stop_processing_requests()
         self.handler_pool.shutdown()
         self._stop_purgatories()
+        self.quotas.shutdown()   # after the handlers: no new throttle can start
         return drained
 
     def _complete_parked(self) -> None:
@@ -130,3 +139,21 @@ class KafkaServer:
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
+
+
+class StandInIpConnectionRateQuotas:
+    """STAND-IN, branch throttle only: the interface of ConnectionQuotas (branch
+    `quotas`) that AlterClientQuotas uses for `ip` entities.  It only remembers
+    the values; nothing is enforced.  Delete at merge (see the SEAM above)."""
+
+    def __init__(self) -> None:
+        self._rates: dict[str | None, float] = {}
+
+    def update_ip_connection_rate_quota(self, ip: str | None, rate: float | None) -> None:
+        if rate is None:
+            self._rates.pop(ip, None)
+        else:
+            self._rates[ip] = rate
+
+    def ip_connection_rate_quotas(self) -> dict[str | None, float]:
+        return dict(self._rates)

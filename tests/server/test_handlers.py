@@ -165,6 +165,11 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
     if api_key in ADMIN_APIS:  # tests/server/handlers/ has their own tests
         return typical_admin_request(api_key)
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "client-id", "match_type": 2, "match": None}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "client-id", "entity_name": None}],
+                              "ops": [{"key": "request_percentage", "value": 50.0}]}])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -245,6 +250,11 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
                             {"name": "t", "count": 1, "assignments": None}])
     if api_key in ADMIN_APIS:
         return failing_admin_request(api_key)
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "topic", "match_type": 0, "match": "t"}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "user", "entity_name": ""}],
+                              "ops": [{"key": "producer_byte_rate", "value": 1.0}]}])
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
 
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    alter_configs, api_versions, create_partitions, create_topics, delete_records,
-    delete_topics, describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
-    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
-    sync_group)
+    alter_client_quotas, alter_configs, api_versions, create_partitions, create_topics,
+    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
+    fetch, find_coordinator, heartbeat, incremental_alter_configs, init_producer_id,
+    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
+    offset_for_leader_epoch, produce, sync_group)
 from kafka_net.protocol.schema import Schema
 
 
@@ -73,4 +73,9 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiMessage(
         ApiKey.INCREMENTAL_ALTER_CONFIGS,
         incremental_alter_configs.REQUEST, incremental_alter_configs.RESPONSE),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiMessage(
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
+    ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
+        ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
 }
