@@ -17,6 +17,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import RecordError, validate_produce_records
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
@@ -25,6 +26,8 @@ from kafka_net.server.storage import FetchResult, InMemoryLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 
 log = logging.getLogger(__name__)
+# One client can send bad batches as fast as it likes: one line per partition per 10 s.
+_rejected_log = RateLimitedLog(log)
 
 TopicPartition = tuple[str, int]
 
@@ -84,7 +87,8 @@ class ReplicaManager:
             header, batch = validate_produce_records(
                 records, api_version, max_batch_size=self.max_message_bytes)
         except RecordError as exc:
-            log.info("Rejected a batch for %s-%d: %s", topic, index, exc)
+            _rejected_log.log(logging.INFO, (topic, index),
+                              "Rejected a batch for %s-%d: %s", topic, index, escape(exc))
             return ProduceResult(exc.error_code, error_message=str(exc))
         with partition.lock:
             try:
