@@ -32,6 +32,7 @@ import socket
 import struct
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import psutil
@@ -349,19 +350,9 @@ def test_concurrent_gzip_bombs_get_corrupt_message():
         with RawClient(target.port, timeout=HANG_GUARD) as client:
             create_topic(client, "bombs")
         mark = bystander.answered
-        codes: list[int] = []
-        lock = threading.Lock()
-
-        def bomber() -> None:
-            code = produce_bomb(target.port, bomb)
-            with lock:
-                codes.append(code)
-
-        bombers = [threading.Thread(target=bomber) for _ in range(8)]
-        for t in bombers:
-            t.start()
-        for t in bombers:
-            t.join(HANG_GUARD)
+        with ThreadPoolExecutor(8) as bombers:
+            codes = list(bombers.map(lambda _: produce_bomb(target.port, bomb), range(8),
+                                     timeout=HANG_GUARD))
         assert codes == [ErrorCode.CORRUPT_MESSAGE] * 8
         bystander.assert_served_after(mark)
 
@@ -383,11 +374,8 @@ def flood_large_frames(target: Target) -> tuple[list[socket.socket], int]:
         with contextlib.suppress(OSError):
             sock.sendall(payload)
 
-    senders = [threading.Thread(target=send, args=(s,)) for s in socks]
-    for t in senders:
-        t.start()
-    for t in senders:
-        t.join(HANG_GUARD)
+    with ThreadPoolExecutor(len(socks)) as senders:
+        list(senders.map(send, socks, timeout=HANG_GUARD))
     return socks, target.proc.memory_info().rss
 
 
