@@ -127,7 +127,8 @@ class MetadataCache:
             topic = self._topics.pop(name, None)
             if topic is None:
                 return False
-            del self._unified[unify_collision_chars(name)]
+            if self._unified.get(unify_collision_chars(name)) == name:
+                del self._unified[unify_collision_chars(name)]
             self._total_partitions -= topic.num_partitions
             return True
 

@@ -182,11 +182,11 @@ def join_body() -> dict:
 
 
 def fetch_body(partitions: list[tuple[str, int]], max_wait_ms: int) -> dict:
+    topics = [{"topic": t, "partitions": [
+        {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+        for t, p in partitions]
     return request_body(ApiKey.FETCH, 12, max_wait_ms=max_wait_ms, min_bytes=1,
-                        max_bytes=1 << 20, topics=[
-                            {"topic": t, "partitions": [
-                                {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
-                            for t, p in partitions])
+                        max_bytes=1 << 20, topics=topics)
 
 
 # -- attacks defended on this branch ------------------------------------------------------
@@ -266,7 +266,8 @@ def test_newline_topic_names_and_dot_underscore_collisions_are_refused():
                     allow_auto_topic_creation=True))["topics"]
                 assert m["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION, m
             create_topic(client, "dot.name")
-            [t] = client.call(ApiKey.CREATE_TOPICS, 5, create_topics_body(("dot_name", 1)))["topics"]
+            [t] = client.call(ApiKey.CREATE_TOPICS, 5,
+                              create_topics_body(("dot_name", 1)))["topics"]
             assert (t["error_code"], t["error_message"]) == (
                 ErrorCode.INVALID_TOPIC_EXCEPTION,
                 "Topic 'dot_name' collides with existing topic: dot.name")

@@ -3,11 +3,12 @@
 Behaviour:
 
 * Long polling: if fewer than ``min_bytes`` are available, ``max_wait_ms``
-  is positive and the request names at least one partition, the request is parked in the fetch purgatory as a
-  :class:`DelayedFetch` and the handler thread is freed at once.  An append
-  to a watched partition completes it early; otherwise the purgatory's timer
-  does at ``max_wait_ms``.  Either way the answer is read from the log as it
-  is at that moment (Kafka's DelayedFetch).
+  is positive and the request names at least one partition, the request is
+  parked in the fetch purgatory as a :class:`DelayedFetch` and the handler
+  thread is freed at once.  An append to a watched partition completes it
+  early; otherwise the purgatory's timer does at ``max_wait_ms``.  Either way
+  the answer is read from the log as it is at that moment (Kafka's
+  DelayedFetch).
 * Sizes: partitions are filled in request order up to ``max_bytes`` (v3+)
   and each up to ``partition_max_bytes``, in whole batches.  The first batch
   of the first partition with data is returned even if it alone exceeds the
