@@ -280,9 +280,12 @@ KEYS: tuple[_Key, ...] = (
          "Time span of one quota sample; also the longest connection-rate delay."),
     # -- request limits a Python broker needs (kafka-net) ------------------------------
     _Key("max.partitions.per.request", "max_partitions_per_request", _int(1), "10000",
-         "kafka-net: most partitions one CreateTopics or CreatePartitions may create."),
+         "kafka-net: most partitions one CreateTopics or CreatePartitions may create "
+         "(10000 empty ones take about 10 MiB)."),
     _Key("max.broker.partitions", "max_broker_partitions", _int(1), "100000",
-         "kafka-net: most partitions the broker holds in all (KIP-578's name)."),
+         "kafka-net: most partitions the broker holds in all (KIP-578's name); 100000 take "
+         "about 110 MiB, under 1 GiB even while 8 Metadata-for-all answers are built "
+         "(bench/RESULTS.md)."),
     _Key("message.max.uncompressed.bytes", "message_max_uncompressed_bytes", _int(1),
          "4194304",
          "kafka-net: most bytes a compressed record batch may decompress to (a Produce "

@@ -27,9 +27,11 @@ import threading
 import time
 
 from kafka_net.config import EndPoint
+from kafka_net.log_safety import RateLimitedLog
 from kafka_net.network.wakeup import WakeupSocketpair
 
 log = logging.getLogger(__name__)
+_accept_error_log = RateLimitedLog(log)   # a failing accept repeats per connect: no flood
 
 SELECT_TIMEOUT_S = 0.5          # Kafka's acceptor select(500)
 FD_EXHAUSTED_PAUSE_S = 0.1
@@ -116,17 +118,20 @@ class Acceptor(threading.Thread):
             return None  # another wakeup raced us, or the peer gave up already
         except OSError as exc:
             if exc.errno in _FD_ERRNOS:
-                log.error("%s: out of file descriptors accepting a connection (%s); "
-                          "pausing accepts for %.0f ms", self.name, exc,
-                          FD_EXHAUSTED_PAUSE_S * 1000)
+                _accept_error_log.log(
+                    logging.ERROR, "no fds",
+                    "%s: out of file descriptors accepting a connection (%s); "
+                    "pausing accepts for %.0f ms", self.name, exc, FD_EXHAUSTED_PAUSE_S * 1000)
                 time.sleep(FD_EXHAUSTED_PAUSE_S)
             else:
-                log.error("%s: error accepting a connection: %s", self.name, exc)
+                _accept_error_log.log(logging.ERROR, "accept",
+                                      "%s: error accepting a connection: %s", self.name, exc)
             return None
         try:
             self._configure_accepted_socket(sock)
         except OSError as exc:
-            log.error("%s: error configuring an accepted socket: %s", self.name, exc)
+            # Typically the peer already reset it: its own doing, so DEBUG only.
+            log.debug("%s: error configuring an accepted socket: %s", self.name, exc)
             sock.close()
             return None
         self.accepted += 1

@@ -35,6 +35,7 @@ import struct
 import threading
 import time
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.request_channel import (
@@ -46,6 +47,9 @@ from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import peek_request_header
 
 log = logging.getLogger(__name__)
+# Lines a client can cause once per connection or per request: at most one per
+# kind and peer address every 10 s, so connecting in a loop cannot flood the log.
+_per_connection_log = RateLimitedLog(log)
 
 CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
 POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
@@ -164,8 +168,16 @@ class Processor(threading.Thread):
             try:
                 connection_id = self._connection_id(sock)
                 self.selector.register(connection_id, sock)
+            except OSError as exc:
+                # The peer reset the connection before we got to it (getpeername
+                # fails): its own doing, and one line per connect would let a
+                # client write the log, so only at DEBUG.
+                log.debug("%s: connection closed before it was registered: %s", self.name, exc)
+                _close_quietly(sock)
             except Exception as exc:
-                log.error("%s: could not register a new connection: %s", self.name, exc)
+                _per_connection_log.log(logging.ERROR, "register",
+                                        "%s: could not register a new connection: %s",
+                                        self.name, exc)
                 _close_quietly(sock)
 
     def _connection_id(self, sock: socket.socket) -> str:
@@ -194,8 +206,10 @@ class Processor(threading.Thread):
             # A throttle outliving its connection is normal (the client went away).
             level = logging.DEBUG if isinstance(
                 response, (StartThrottlingResponse, EndThrottlingResponse)) else logging.WARNING
-            log.log(level, "%s: dropping response for connection %s, which is closed "
-                    "(%s)", self.name, connection_id, response.request.describe())
+            _per_connection_log.log(
+                level, ("dropped response", response.request.client_address[:1]),
+                "%s: dropping response for connection %s, which is closed (%s)",
+                self.name, connection_id, response.request.describe())
             return
         if isinstance(response, SendResponse):
             self.inflight_responses[connection_id] = response
@@ -245,8 +259,9 @@ class Processor(threading.Thread):
             try:
                 parsed = self._parse_request(frame)
             except InvalidRequestError as exc:
-                log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
-                            channel.peer_text, exc)
+                _per_connection_log.log(logging.WARNING, ("invalid request", channel.peer[:1]),
+                                        "%s: closing connection %s from %s: %s", self.name,
+                                        channel.id, channel.peer_text, escape(exc))
                 self._close(channel.id)
                 continue
             except Exception:

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kafka_net.log_safety import escape
 from kafka_net.protocol.headers import RequestHeader
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class Request:
     def describe(self) -> str:
         h = self.header
         return (f"api_key={h.api_key} api_version={h.api_version} "
-                f"correlation_id={h.correlation_id} client_id={h.client_id!r} "
+                f"correlation_id={h.correlation_id} client_id='{escape(h.client_id)}' "
                 f"connection={self.connection_id}")
 
 

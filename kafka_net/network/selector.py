@@ -42,11 +42,13 @@ import selectors
 import socket
 import time
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
+_bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
@@ -222,8 +224,9 @@ class Selector:
             try:
                 frame = channel.decoder.next_frame()
             except InvalidReceiveError as exc:
-                log.warning("%s: closing connection %s from %s: %s",
-                            self.name, channel.id, channel.peer_text, exc)
+                _bad_frame_log.log(logging.WARNING, channel.peer[:1],
+                                   "%s: closing connection %s from %s: %s",
+                                   self.name, channel.id, channel.peer_text, escape(exc))
                 self._disconnect(channel, str(exc))
                 continue
             if frame is not None:

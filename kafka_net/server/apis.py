@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from kafka_net.config import ServerConfig
+from kafka_net.log_safety import escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
@@ -111,7 +112,7 @@ class RequestContext:
         topic, created = self.apis.create_topic(name, num_partitions)
         if created:
             log.info("Created topic %s with %d partition(s) (auto-create, from %s)",
-                     name, num_partitions, self.request.header.client_id or "-")
+                     name, num_partitions, escape(self.request.header.client_id or "-"))
         return topic
 
 
@@ -135,8 +136,13 @@ class KafkaApis:
         self.metrics = RequestMetrics()
 
     def create_topic(self, name: str, num_partitions: int):
-        """Create a topic and its partitions unless it exists: (TopicMetadata, created)."""
-        topic, created = self.metadata_cache.create_topic(name, num_partitions)
+        """Create a topic and its partitions unless it exists: (TopicMetadata, created).
+
+        Raises TopicCreationError (a name collision, max.broker.partitions)
+        before allocating anything.
+        """
+        topic, created = self.metadata_cache.create_topic(
+            name, num_partitions, self.config.max_broker_partitions)
         if created:
             self.replica_manager.ensure_partitions(name, topic.topic_id, num_partitions)
         return topic, created

@@ -50,6 +50,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.handlers import DEFERRED
 from kafka_net.server.purgatory import DelayedOperation, Purgatory
@@ -117,6 +118,7 @@ class GroupCoordinator:
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
         self.purgatory = Purgatory("Rebalance")
+        self._stopping = False   # set by complete_parked: nothing parks any more
 
     def start(self) -> None:
         self.purgatory.start()
@@ -126,7 +128,13 @@ class GroupCoordinator:
 
     def complete_parked(self) -> None:
         """Graceful stop: answer every parked JoinGroup/SyncGroup with NOT_COORDINATOR,
-        which sends clients to look for the coordinator again (after a restart)."""
+        which sends clients to look for the coordinator again (after a restart).
+
+        A join or sync handled after this (it was already queued) is answered the
+        same way at once: ``_stopping`` is read under the group's lock, and set
+        before the groups are listed, so none can park unseen.
+        """
+        self._stopping = True
         for group in self.groups():
             with group.lock:
                 for member in group.members.values():
@@ -157,6 +165,8 @@ class GroupCoordinator:
             return _join_error(error, req["member_id"], ctx.api_version)
         group = self._group(req["group_id"], create=True)
         with group.lock:
+            if self._stopping:
+                return _join_error(ErrorCode.NOT_COORDINATOR, req["member_id"], ctx.api_version)
             if group.state == DEAD:
                 return _join_error(ErrorCode.COORDINATOR_NOT_AVAILABLE, req["member_id"],
                                    ctx.api_version)
@@ -256,7 +266,7 @@ class GroupCoordinator:
         old_state = group.state
         group.state = PREPARING
         log.info("Preparing to rebalance group %s in state %s with old generation %d (%s)",
-                 group.group_id, old_state, group.generation_id, reason)
+                 escape(group.group_id), old_state, group.generation_id, escape(reason))
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if old_state == EMPTY and self.config.initial_rebalance_delay_ms > 0:
             op = _InitialDelayedJoin(self, group, min(
@@ -276,7 +286,7 @@ class GroupCoordinator:
                 return
             for member in [m for m in group.members.values() if m.join_ctx is None]:
                 log.info("Member %s of group %s did not rejoin in time; removing it",
-                         member.member_id, group.group_id)
+                         escape(member.member_id), escape(group.group_id))
                 self._remove_member(group, member)
             # Pending members (given an id, not yet rejoined) stay pending: if they
             # rejoin later, that starts the next rebalance.
@@ -284,14 +294,14 @@ class GroupCoordinator:
             if not group.members:
                 group.state, group.protocol_name, group.leader_id = EMPTY, None, None
                 log.info("Group %s with generation %d is now empty",
-                         group.group_id, group.generation_id)
+                         escape(group.group_id), group.generation_id)
                 return
             group.protocol_name = _select_protocol(group)
             if group.leader_id not in group.members:
                 group.leader_id = next(iter(group.members))
             group.state = COMPLETING
             log.info("Stabilized group %s generation %d (protocol %s, %d members)",
-                     group.group_id, group.generation_id, group.protocol_name,
+                     escape(group.group_id), group.generation_id, escape(group.protocol_name),
                      len(group.members))
             for member in group.members.values():
                 ctx, member.join_ctx = member.join_ctx, None
@@ -332,6 +342,8 @@ class GroupCoordinator:
             self._heartbeat(group, member)
             if group.state == STABLE:
                 return self._sync_answer(group, member)
+            if self._stopping:
+                return _sync_error(ErrorCode.NOT_COORDINATOR)
             member.sync_ctx = ctx
             if member.member_id == group.leader_id:
                 self._apply_assignment(group, req["assignments"])
@@ -343,7 +355,7 @@ class GroupCoordinator:
             member.assignment = given.get(member.member_id, b"")
         group.state = STABLE
         log.info("Assignment received from leader %s for group %s generation %d",
-                 group.leader_id, group.group_id, group.generation_id)
+                 escape(group.leader_id), escape(group.group_id), group.generation_id)
         for member in group.members.values():
             if member.sync_ctx is not None:
                 ctx, member.sync_ctx = member.sync_ctx, None
@@ -394,7 +406,8 @@ class GroupCoordinator:
             if member_id in group.pending_members:
                 if time.monotonic() >= group.pending_members[member_id]:
                     del group.pending_members[member_id]
-                    log.info("Pending member %s of group %s expired", member_id, group.group_id)
+                    log.info("Pending member %s of group %s expired",
+                             escape(member_id), escape(group.group_id))
                     self._try_complete_join(group)
                 return
             member = group.members.get(member_id)
@@ -406,7 +419,7 @@ class GroupCoordinator:
                 self._schedule_expiry(group, member_id, member.session_timeout_ms)
                 return
             log.info("Member %s in group %s has failed (no heartbeat for %d ms); removing it",
-                     member_id, group.group_id, member.session_timeout_ms)
+                     escape(member_id), escape(group.group_id), member.session_timeout_ms)
             self._remove_member_and_rebalance(group, member, "session timeout")
 
     def leave_group(self, req: dict, version: int) -> dict:

@@ -13,20 +13,35 @@ import uuid
 from dataclasses import dataclass
 
 from kafka_net.config import EndPoint
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.partition_limits import (
+    TopicCreationError, broker_limit_error, not_growing_error)
 
-# Kafka's Topic.validate: legal characters, at most 249 of them, not "." or "..".
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+# Kafka's org.apache.kafka.common.internals.Topic.  fullmatch, never "$": "$"
+# also matches before a trailing newline, so "t\n" would pass.
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+MAX_NAME_LENGTH = 249
 
 
 def topic_name_error(name: str | None) -> str | None:
-    """Why ``name`` is not a legal topic name, or None if it is."""
+    """Why ``name`` is not a legal topic name (Kafka's Topic.validate message), or None."""
     if not name:
-        return "topic name is empty"
+        return "Topic name is illegal, it can't be empty"
     if name in (".", ".."):
-        return f"topic name cannot be '{name}'"
-    if not _LEGAL_TOPIC.match(name):
-        return f"topic name '{name[:300]}' is illegal: at most 249 of [a-zA-Z0-9._-]"
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_NAME_LENGTH:
+        return ("Topic name is illegal, it can't be longer than "
+                f"{MAX_NAME_LENGTH} characters, topic name: {name}")
+    if not _LEGAL_TOPIC.fullmatch(name):
+        return (f'Topic name "{name}" is illegal, it contains a character other than '
+                "ASCII alphanumerics, '.', '_' and '-'")
     return None
+
+
+def unify_collision_chars(name: str) -> str:
+    """Kafka's Topic.unifyCollisionChars: '.' and '_' become one character in
+    metric names, so two topics differing only there would share metrics."""
+    return name.replace(".", "_")
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,8 @@ class MetadataCache:
         self.cluster_id = cluster_id
         self._advertised: dict[str, EndPoint] = {}
         self._topics: dict[str, TopicMetadata] = {}
+        self._unified: dict[str, str] = {}     # unify_collision_chars(name) -> name
+        self._total_partitions = 0
         self._lock = threading.Lock()
 
     def set_advertised_endpoints(self, endpoints: list[EndPoint]) -> None:
@@ -67,25 +84,71 @@ class MetadataCache:
                     return t
         return None
 
-    def create_topic(self, name: str, num_partitions: int) -> tuple[TopicMetadata, bool]:
-        """Create ``name`` unless it exists; return (topic, created)."""
+    def total_partitions(self) -> int:
+        with self._lock:
+            return self._total_partitions
+
+    def creation_error(self, name: str, num_partitions: int,
+                       max_total: int | None = None) -> TopicCreationError | None:
+        """Why a new topic ``name`` may not be created now (collision or partition
+        limit), or None.  ``create_topic`` checks the same under its lock."""
+        with self._lock:
+            return self._creation_error_locked(name, num_partitions, max_total)
+
+    def _creation_error_locked(self, name, num_partitions, max_total):
+        colliding = self._unified.get(unify_collision_chars(name))
+        if colliding is not None and colliding != name:
+            return TopicCreationError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                      f"Topic '{name}' collides with existing topic: {colliding}")
+        return broker_limit_error(self._total_partitions, num_partitions, max_total)
+
+    def create_topic(self, name: str, num_partitions: int,
+                     max_total: int | None = None) -> tuple[TopicMetadata, bool]:
+        """Create ``name`` unless it exists; return (topic, created).
+
+        Raises TopicCreationError if it collides with a topic or would take the
+        broker past ``max_total`` partitions; nothing is created then.
+        """
         with self._lock:
             existing = self._topics.get(name)
             if existing is not None:
                 return existing, False
+            error = self._creation_error_locked(name, num_partitions, max_total)
+            if error is not None:
+                raise error
             topic = TopicMetadata(name, uuid.uuid4(), num_partitions)
             self._topics[name] = topic
+            self._unified[unify_collision_chars(name)] = name
+            self._total_partitions += num_partitions
             return topic, True
 
     def delete_topic(self, name: str) -> bool:
         with self._lock:
-            return self._topics.pop(name, None) is not None
+            topic = self._topics.pop(name, None)
+            if topic is None:
+                return False
+            if self._unified.get(unify_collision_chars(name)) == name:
+                del self._unified[unify_collision_chars(name)]
+            self._total_partitions -= topic.num_partitions
+            return True
 
-    def set_partition_count(self, name: str, count: int) -> TopicMetadata | None:
+    def set_partition_count(self, name: str, count: int,
+                            max_total: int | None = None) -> TopicMetadata | None:
+        """Grow ``name`` to ``count`` partitions (None if unknown).
+
+        Raises TopicCreationError if ``count`` is not larger than the current
+        count or would take the broker past ``max_total``.
+        """
         with self._lock:
             topic = self._topics.get(name)
             if topic is None:
                 return None
+            adding = count - topic.num_partitions
+            error = (not_growing_error(topic.num_partitions, count)   # a concurrent grower won
+                     or broker_limit_error(self._total_partitions, adding, max_total))
+            if error is not None:
+                raise error
             updated = TopicMetadata(topic.name, topic.topic_id, count, topic.is_internal)
             self._topics[name] = updated
+            self._total_partitions += adding
             return updated

@@ -80,6 +80,7 @@ class Purgatory:
         self._lock = threading.Lock()
         self._timer = _Timer(f"ExpirationReaper-{name}")
         self._added = 0
+        self._closing = False   # set by complete_all: later operations complete at once
 
     def start(self) -> None:
         self._timer.start()
@@ -96,8 +97,13 @@ class Purgatory:
             return True
         keys = list(keys)
         with self._lock:
-            for key in keys:
-                self._watchers[key].append(op)
+            closing = self._closing
+            if not closing:
+                for key in keys:
+                    self._watchers[key].append(op)
+        if closing:   # after complete_all nothing waits: answer now
+            op.force_complete()
+            return True
         # Re-check after watching: an event between the first check and the watch
         # would otherwise be missed (Kafka does the same second tryComplete).
         if op.try_complete():
@@ -131,10 +137,17 @@ class Purgatory:
         return sum(1 for op in ops if op.try_complete())
 
     def complete_all(self) -> int:
-        """Force-complete every watched operation (a graceful stop); count them."""
+        """Force-complete every pending operation, watched or only timed (a
+        graceful stop, so no request waits for its deadline); count them.
+
+        Operations added afterwards (a request that was already queued for a
+        handler) complete at once instead of waiting.
+        """
         with self._lock:
+            self._closing = True
             ops = {id(op): op for ops in self._watchers.values() for op in ops}
             self._watchers.clear()
+        ops.update((id(op), op) for op in self._timer.pending())
         return sum(1 for op in ops.values() if op.force_complete())
 
     def watched(self) -> int:
@@ -168,6 +181,10 @@ class _Timer(threading.Thread):
         with self._cond:
             heapq.heappush(self._heap, (op.deadline, next(self._seq), op))
             self._cond.notify()
+
+    def pending(self) -> list[DelayedOperation]:
+        with self._cond:
+            return [op for _, _, op in self._heap if not op.is_completed]
 
     def run(self) -> None:
         while (op := self._next_due()) is not None:

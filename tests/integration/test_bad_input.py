@@ -12,6 +12,9 @@ import struct
 
 import pytest
 
+from kafka_net.log_safety import RateLimitedLog
+from kafka_net.network import processor as processor_module
+from kafka_net.network import selector as selector_module
 from kafka_net.protocol import decode_response, encode_request
 from tests.network.helpers import (
     closed_by_server, healthy, metadata_body, server_threads_alive, still_open)
@@ -26,6 +29,17 @@ def live():
                          num_io_threads=2)
     with running_server(config) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def first_of_its_kind(monkeypatch):
+    """Fresh per-address log rate limits for every case: each bad input here is the
+    first from 127.0.0.1 and gets its line (a repeat within 10 s would be held back,
+    see test_repeated_bad_frames_from_one_address_log_once)."""
+    monkeypatch.setattr(selector_module, "_bad_frame_log",
+                        RateLimitedLog(selector_module.log))
+    monkeypatch.setattr(processor_module, "_per_connection_log",
+                        RateLimitedLog(processor_module.log))
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +188,16 @@ def test_every_bad_input_at_once_while_traffic_flows(live, bystander):
     assert server_threads_alive(live)
     processors = live.socket_server.processors
     assert sum(len(p.selector.channels) for p in processors) >= 1  # the bystander
+
+
+def test_repeated_bad_frames_from_one_address_log_once(live, bystander, caplog):
+    """A client that connects and sends garbage in a loop cannot write the log."""
+    port = live.bound_port()
+    with caplog.at_level(logging.WARNING, logger="kafka_net"):
+        for _ in range(50):
+            with RawClient(port) as bad:
+                bad.send_raw(struct.pack(">i", -1))
+                assert closed_by_server(bad.sock)
+        healthy(port, bystander)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]

@@ -2,15 +2,21 @@
 
 Behaviour (per topic, never a closed connection):
 
-* An illegal name: INVALID_TOPIC_EXCEPTION; an existing topic:
-  TOPIC_ALREADY_EXISTS; the same name twice in one request: INVALID_REQUEST.
+* An illegal name (Kafka's Topic.validate) or one that differs from an
+  existing topic only in '.' against '_' (their metric names would clash):
+  INVALID_TOPIC_EXCEPTION; an existing topic: TOPIC_ALREADY_EXISTS; the same
+  name twice in one request: INVALID_REQUEST.
 * num_partitions / replication_factor of -1 (v4+) take ``num.partitions`` /
   ``default.replication.factor``.  A replication factor above 1 gets
   INVALID_REPLICATION_FACTOR: this cluster has one broker.  Zero or negative
   partitions: INVALID_PARTITIONS.
 * Manual assignments must place every replica on this broker
   (INVALID_REPLICA_ASSIGNMENT otherwise); their count is the partition count.
-* ``validate_only`` checks everything and creates nothing.
+* More partitions than ``max.partitions.per.request`` (summed over the
+  request's topics in order) or than ``max.broker.partitions`` leave room
+  for: POLICY_VIOLATION, checked before anything is allocated
+  (:mod:`kafka_net.server.partition_limits`).
+* ``validate_only`` checks everything (the limits too) and creates nothing.
 * Topic configs are validated (INVALID_CONFIG with Kafka's message, e.g.
   ``Unknown topic config name: x``) and stored; the v5+ response lists every
   config of the topic with its source (:mod:`kafka_net.server.config_helper`).
@@ -21,6 +27,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.config_helper import created_topic_configs
 from kafka_net.server.metadata_cache import topic_name_error
+from kafka_net.server.partition_limits import RequestBudget, TopicCreationError
 from kafka_net.server.topic_config import InvalidConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
@@ -29,6 +36,7 @@ VERSIONS = Versions(0, 7)
 
 def handle(ctx, request: dict) -> dict:
     names = [t["name"] for t in request["topics"]]
+    budget = RequestBudget(ctx.config.max_partitions_per_request)
     results = []
     for topic in request["topics"]:
         if names.count(topic["name"]) > 1:
@@ -36,11 +44,11 @@ def handle(ctx, request: dict) -> dict:
                                    "Create topics request from client contains a "
                                    "duplicate topic"))
             continue
-        results.append(_create(ctx, topic, request["validate_only"]))
+        results.append(_create(ctx, topic, request["validate_only"], budget))
     return {"throttle_time_ms": 0, "topics": results}
 
 
-def _create(ctx, topic: dict, validate_only: bool) -> dict:
+def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dict:
     name = topic["name"]
     error = topic_name_error(name)
     if error:
@@ -55,9 +63,17 @@ def _create(ctx, topic: dict, validate_only: bool) -> dict:
         overrides = repository.validate(name, {c["name"]: c["value"] for c in topic["configs"]})
     except InvalidConfig as exc:
         return _result(name, ErrorCode.INVALID_CONFIG, str(exc))
+    refused = budget.error(partitions) or ctx.metadata_cache.creation_error(
+        name, partitions, ctx.config.max_broker_partitions)
+    if refused:
+        return _result(name, refused.error_code, refused.message)
+    budget.spend(partitions)
     topic_id = ZERO_UUID
     if not validate_only:
-        created, fresh = ctx.apis.create_topic(name, partitions)
+        try:
+            created, fresh = ctx.apis.create_topic(name, partitions)
+        except TopicCreationError as exc:   # a concurrent creator took the room or the name
+            return _result(name, exc.error_code, exc.message)
         if not fresh:  # lost a race with another creator
             return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         repository.set_topic_config(name, overrides)

@@ -2,12 +2,13 @@
 
 Behaviour:
 
-* Long polling: if fewer than ``min_bytes`` are available and ``max_wait_ms``
-  is positive, the request is parked in the fetch purgatory as a
-  :class:`DelayedFetch` and the handler thread is freed at once.  An append
-  to a watched partition completes it early; otherwise the purgatory's timer
-  does at ``max_wait_ms``.  Either way the answer is read from the log as it
-  is at that moment (Kafka's DelayedFetch).
+* Long polling: if fewer than ``min_bytes`` are available, ``max_wait_ms``
+  is positive and the request names at least one partition, the request is
+  parked in the fetch purgatory as a :class:`DelayedFetch` and the handler
+  thread is freed at once.  An append to a watched partition completes it
+  early; otherwise the purgatory's timer does at ``max_wait_ms``.  Either way
+  the answer is read from the log as it is at that moment (Kafka's
+  DelayedFetch).
 * Sizes: partitions are filled in request order up to ``max_bytes`` (v3+)
   and each up to ``partition_max_bytes``, in whole batches.  The first batch
   of the first partition with data is returned even if it alone exceeds the
@@ -43,11 +44,14 @@ def handle(ctx, request: dict):
         return {"error_code": error, "session_id": 0, "responses": []}
     wanted = _resolve_topics(ctx, request)
     body, available = _read_all(ctx, request, wanted)
-    if request["max_wait_ms"] <= 0 or available >= max(request["min_bytes"], 1) \
+    keys = [(name, p["partition"]) for name, _, parts in wanted if name for p in parts]
+    # Kafka's ReplicaManager.fetchMessages answers at once when there is nothing
+    # to wait for: no wait, no partition (no event could ever complete it), enough
+    # bytes, or an error.
+    if request["max_wait_ms"] <= 0 or not keys or available >= max(request["min_bytes"], 1) \
             or _has_errors(body):
         return body
     op = DelayedFetch(ctx, request, wanted)
-    keys = [(name, p["partition"]) for name, _, parts in wanted if name for p in parts]
     ctx.apis.replica_manager.fetch_purgatory.try_complete_else_watch(op, keys)
     return DEFERRED
 

@@ -14,7 +14,9 @@ Behaviour:
   UNKNOWN_TOPIC_OR_PARTITION.  Creation is synchronous here, so the answer
   already holds the new partitions (Kafka answers LEADER_NOT_AVAILABLE once
   while a new topic's leader is elected; clients retry either way).
-* An illegal name gets INVALID_TOPIC_EXCEPTION and is never created.
+* An illegal name gets INVALID_TOPIC_EXCEPTION and is never created; so does
+  a name that collides with an existing topic ('.' against '_').  An
+  auto-create past ``max.broker.partitions`` gets POLICY_VIOLATION.
 * leader_epoch is -1: the log keeps no leader epochs, and -1 tells clients
   not to validate positions with OffsetForLeaderEpoch.
 * authorized-operations fields: with no authorizer every operation is
@@ -26,6 +28,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.metadata_cache import topic_name_error
+from kafka_net.server.partition_limits import TopicCreationError
 
 API_KEY = ApiKey.METADATA
 VERSIONS = Versions(0, 12)
@@ -87,7 +90,10 @@ def _lookup(ctx, request: dict, wanted: dict):
         ctx.api_version < 4 or request["allow_auto_topic_creation"])
     if not allowed:
         return (name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    return ctx.create_topic(name, ctx.config.num_partitions)
+    try:
+        return ctx.create_topic(name, ctx.config.num_partitions)
+    except TopicCreationError as exc:
+        return (name, ZERO_UUID, exc.error_code)
 
 
 def _describe(ctx, request: dict, topic) -> dict:
