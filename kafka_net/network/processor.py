@@ -35,6 +35,7 @@ import struct
 import threading
 import time
 
+from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
@@ -57,7 +58,8 @@ class Processor(threading.Thread):
     RequestChannel): :meth:`enqueue_response`.  Everything else runs on this thread."""
 
     def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
-                 parse_request, config, node_id: int = 1) -> None:
+                 parse_request, config, node_id: int = 1,
+                 memory_pool: MemoryPool = MemoryPool.NONE) -> None:
         super().__init__(
             name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
                  f"PLAINTEXT-{processor_id}",
@@ -71,7 +73,10 @@ class Processor(threading.Thread):
         self.wakeup = WakeupSocketpair()
         self.selector = Selector(config.socket_request_max_bytes,
                                  config.connections_max_idle_ms, self.wakeup,
-                                 name=f"processor-{processor_id}")
+                                 name=f"processor-{processor_id}", memory_pool=memory_pool)
+        # Set only if bounded: requests then carry their frame's pool bytes.
+        self._memory_pool = memory_pool if memory_pool.bounded else None
+        memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
         self.capture = None           # a CaptureWriter when capture.dir is set
         self._next_connection_index = 0
@@ -227,42 +232,68 @@ class Processor(threading.Thread):
             receives.clear()
 
     def _handle_receives(self, receives) -> None:
-        for channel, frame in receives:
-            if not self._reading:
-                # Graceful stop: a request read after the stop began is dropped
-                # unanswered; its connection is closed with the others, and the
-                # client retries elsewhere (or after a restart), as after any
-                # disconnect.
-                continue
-            self._capture_request(channel, frame)
-            try:
-                parsed = self._parse_request(frame)
-            except InvalidRequestError as exc:
-                log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
-                            channel.peer_text, exc)
-                self._close(channel.id)
-                continue
-            except Exception:
-                # A parser bug, not bad input: still only this connection pays (Kafka's
-                # processChannelException).  Letting it escape to run() used to drop
-                # the rest of this batch of receives (other connections' requests,
-                # already taken from their buffers) and leave this connection open,
-                # unmuted and unanswered.
-                log.exception("%s: closing connection %s from %s: unexpected error "
-                              "parsing its request", self.name, channel.id,
-                              channel.peer_text)
-                self._close(channel.id)
-                continue
-            request = Request(self.id, channel.id, self.listener_name, channel.peer,
-                              parsed.header, parsed.body, parsed.body_size,
-                              parsed.unsupported_version, channel.client_software)
-            self._remember_client_software(channel, request)
-            if not self._send_request(request):
-                return
-            self.requests_received += 1
-            # Mute before anything can answer: responses are processed on this thread.
-            self.selector.mute(channel.id)
-            channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+        # Each frame holds its size in memory-pool bytes (queued.max.request.bytes)
+        # until a request passed to the handlers owns them; every other frame's
+        # go back here, also those an exception left unprocessed.
+        taken = 0
+        try:
+            for channel, frame in receives:
+                taken += 1
+                sent = False
+                try:
+                    request = self._request_from(channel, frame)
+                    sent = request is not None and self._send_request(request)
+                finally:
+                    if not sent:
+                        self.selector.release_frame(frame)
+                if sent:
+                    self.requests_received += 1
+                    # Mute before anything can answer: responses are processed on
+                    # this thread.
+                    self.selector.mute(channel.id)
+                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+        finally:
+            for _, frame in receives[taken:]:
+                self.selector.release_frame(frame)
+
+    def _request_from(self, channel, frame: bytes) -> Request | None:
+        """Parse ``frame`` into a Request; None if it is dropped or its connection closed."""
+        if not self._reading:
+            # Graceful stop: a request read after the stop began is dropped
+            # unanswered; its connection is closed with the others, and the
+            # client retries elsewhere (or after a restart), as after any
+            # disconnect.
+            return None
+        self._capture_request(channel, frame)
+        try:
+            parsed = self._parse_request(frame)
+        except InvalidRequestError as exc:
+            log.warning("%s: closing connection %s from %s: %s", self.name, channel.id,
+                        channel.peer_text, exc)
+            self._close(channel.id)
+            return None
+        except MemoryError:
+            self.selector.log_memory_error(channel, "parsing")
+            self._close(channel.id)
+            return None
+        except Exception:
+            # A parser bug, not bad input: still only this connection pays (Kafka's
+            # processChannelException).  Letting it escape to run() used to drop
+            # the rest of this batch of receives (other connections' requests,
+            # already taken from their buffers) and leave this connection open,
+            # unmuted and unanswered.
+            log.exception("%s: closing connection %s from %s: unexpected error "
+                          "parsing its request", self.name, channel.id,
+                          channel.peer_text)
+            self._close(channel.id)
+            return None
+        request = Request(self.id, channel.id, self.listener_name, channel.peer,
+                          parsed.header, parsed.body, parsed.body_size,
+                          parsed.unsupported_version, channel.client_software)
+        if self._memory_pool is not None:
+            request.buffer_size, request.memory_pool = len(frame), self._memory_pool
+        self._remember_client_software(channel, request)
+        return request
 
     def _send_request(self, request: Request) -> bool:
         # A blocking put (back-pressure), in slices so that a shutdown is noticed.
