@@ -63,7 +63,7 @@ class KafkaChannel:
         memory for the frame under way.
         """
         decoder = self.decoder
-        if decoder.buffered() and (decoder.has_frame() or not decoder.reserve()):
+        if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
             return -1
         try:
             data = self.socket.recv(READ_CHUNK)

@@ -297,7 +297,7 @@ class Selector:
             return  # a request of it is still inside the server
         if channel.decoder.has_frame():
             # Complete requests still to deliver (once there is memory for them).
-            if self._decoder_pool is not None and channel.decoder.waiting_for_memory():
+            if not channel.decoder.reserve():
                 self._mute_for_memory(channel)
             return
         reason = "peer closed the connection"

@@ -68,7 +68,8 @@ class KafkaRequestHandler(threading.Thread):
                     log.exception("%s: could not close %s", self.name,
                                   request.connection_id)
             finally:
-                request.release_buffer()
+                if request.buffer_size:
+                    request.release_buffer()
             self.handled += 1
 
 
