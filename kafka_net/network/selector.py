@@ -158,7 +158,7 @@ class Selector:
         channel = self.channels[connection_id]
         unmuted = channel.mute_state.maybe_unmute()
         if unmuted:
-            if not channel.remote_closed and channel.id not in self._memory_muted:
+            if not channel.remote_closed:
                 self._add_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
         return unmuted
@@ -323,6 +323,10 @@ class Selector:
     # -- memory pressure ------------------------------------------------------------------
 
     def _mute_for_memory(self, channel: KafkaChannel) -> None:
+        # Only a channel not muted for a request is read or handed frames, so only
+        # such a channel gets here, and no unmute (which follows a response) reaches
+        # it while it waits.  Were one to, the channel would be read, refused again
+        # and muted again: no harm.
         self._remove_interest(channel, _READ)
         self._memory_muted[channel.id] = channel
         self._maybe_ready.pop(channel.id, None)

@@ -115,7 +115,7 @@ class FrameDecoder:
         if size > self.max_frame_size:
             raise InvalidReceiveError(
                 f"Invalid receive (size = {size} larger than {self.max_frame_size})")
-        if size and not self._reserved and self.memory_pool is not None:
+        if self.memory_pool is not None and size and not self._reserved:
             if not self.memory_pool.try_allocate(size):
                 return None
             self._reserved = size
