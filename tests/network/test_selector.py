@@ -9,6 +9,7 @@ wake-ups that still never lose one.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -43,10 +44,10 @@ class CountingSelector(Selector):
         self._set_interest = counting
 
 
-@pytest.fixture
-def sel():
-    wakeup = WakeupSocketpair()
-    selector = CountingSelector(1 << 20, -1, wakeup, name="test")
+@contextlib.contextmanager
+def connectable(selector):
+    """``selector`` with a ``connect(name)`` that registers the server end of a new
+    socketpair under ``name`` and returns the client end; all closed afterwards."""
     clients = []
 
     def connect(name: str) -> socket.socket:
@@ -57,11 +58,19 @@ def sel():
         return client
 
     selector.connect = connect
-    yield selector
-    selector.close_all()
-    wakeup.close()
-    for c in clients:
-        c.close()
+    try:
+        yield selector
+    finally:
+        selector.close_all()
+        selector._wakeup.close()
+        for c in clients:
+            c.close()
+
+
+@pytest.fixture
+def sel():
+    with connectable(CountingSelector(1 << 20, -1, WakeupSocketpair(), name="test")) as s:
+        yield s
 
 
 def poll_until(selector, predicate, timeout: float = 5.0):
@@ -282,24 +291,10 @@ def test_wakeup_during_a_drain_leaves_the_next_wakeup_working():
 @pytest.fixture
 def pooled():
     """A Selector with a 1000-byte pool (max single allocation 1000)."""
-    wakeup = WakeupSocketpair()
     pool = SimpleMemoryPool(1000, 1000)
-    selector = Selector(1000, -1, wakeup, name="test", memory_pool=pool)
-    clients = []
-
-    def connect(name: str) -> socket.socket:
-        server_side, client = socket.socketpair()
-        server_side.setblocking(False)
-        clients.append(client)
-        selector.register(name, server_side)
-        return client
-
-    selector.connect = connect
-    yield selector, pool
-    selector.close_all()
-    wakeup.close()
-    for c in clients:
-        c.close()
+    with connectable(Selector(1000, -1, WakeupSocketpair(), name="test",
+                              memory_pool=pool)) as s:
+        yield s, pool
 
 
 def test_a_refused_channel_is_muted_for_memory_and_unmuted_when_memory_returns(pooled):
