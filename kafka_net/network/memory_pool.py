@@ -31,6 +31,11 @@ one lock makes both whole.  After a refusal, the next release calls the
 waiting for memory does not wait for the 300 ms poll timeout; without a
 refusal a release costs no wake-up.
 
+The Selector resumes waiting connections once ``is_out_of_memory`` is False
+(available > 0), as Kafka's does: right for the non-strict pool the broker
+uses.  With a strict pool a connection waiting for more than is available
+would be retried (and refused) at every poll.
+
 :data:`MemoryPool.NONE` is the unbounded pool (``queued.max.request.bytes``
 <= 0, the default): ``bounded`` is False and the read path skips it
 entirely, so the default costs nothing per request.

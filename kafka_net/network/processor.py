@@ -20,6 +20,13 @@ at any time, so responses leave in request order whatever the handler threads
 do.  Responses come back on ``response_queue`` from handler threads, which
 then wake the selector through a socketpair (see :mod:`.wakeup`).
 
+Memory (``queued.max.request.bytes``): each frame the selector hands out
+holds its size in bytes of the broker's memory pool.  A request passed to
+the handlers takes them along (its handler releases them); a frame that is
+not (graceful stop, parse failure, shutdown) gives them back here.  A
+release after a refused allocation wakes this thread, whose selector then
+unmutes the connections that waited for memory.
+
 Errors: a problem with one connection closes that connection with a log line;
 an unexpected exception in a step is logged and the loop goes on.  The thread
 only ends through :meth:`begin_shutdown`.
