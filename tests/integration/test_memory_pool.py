@@ -303,8 +303,15 @@ def test_requests_still_queued_at_shutdown_give_their_memory_back():
             b.send(3, 12, metadata_body(12, topics=[{"name": "b"}]))
             assert wait_until(lambda: server.request_channel.request_queue_size() == 1)
             assert pool.used > 0
-            # Hard stop: the queued request is dropped, the one in the handler finishes.
-            threading.Timer(0.5, gate.set).start()
+            # Hard stop: the queued request is dropped (RequestChannel.clear), the one
+            # in the handler finishes once the queue is cleared.
+            real_clear = server.request_channel.clear
+
+            def clear_then_open_the_gate():
+                real_clear()
+                gate.set()
+
+            server.request_channel.clear = clear_then_open_the_gate
             server.shutdown(graceful=False)
     finally:
         gate.set()
