@@ -5,7 +5,8 @@ A frame's bytes come from the pool once its size is known; a connection the
 pool refuses is muted for memory (not read) until memory is released, then
 served.  Every grant comes back however the request or connection ends.
 A MemoryError on the read path closes only that connection, with one log
-line, and the Processor goes on.
+line, and the Processor goes on.  Real producers (kafka-python) under a bound
+smaller than two of their requests wait and lose nothing.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import socket
 import struct
 import threading
 
+import pytest
+
 from kafka_net.metrics import server_snapshot
 from kafka_net.network.kafka_channel import READ_CHUNK
 from kafka_net.network.memory_pool import SimpleMemoryPool
 from kafka_net.protocol import encode_request
 from kafka_net.protocol.framing import FrameDecoder
-from kafka_net.server.handlers import CLOSE_CONNECTION, metadata
+from kafka_net.server.handlers import CLOSE_CONNECTION, metadata, produce
 from kafka_net.server.kafka_server import KafkaServer
+from tests.integration.client_support import bootstrap, fast_group_config
 from tests.network.helpers import (
     SlowHandler, closed_by_server, healthy, metadata_body, rst_close, server_threads_alive)
 from tests.support import API_VERSIONS_V3_BODY, RawClient, make_config, running_server, wait_until
@@ -421,3 +425,56 @@ def test_without_a_bound_the_metrics_are_kafkas_memory_pool_none():
         assert metrics[USED] == 0 and metrics[AVAILABLE] == 2**63 - 1
         assert metrics[DEPLETED] == 0 and metrics[DEPLETED_PCT] == 0
         assert not server.socket_server.memory_pool.bounded
+
+
+# --- a real client under a small bound ---------------------------------------------------------
+
+@pytest.mark.interop
+def test_kafka_python_producers_wait_for_memory_and_every_message_lands():
+    from kafka import KafkaConsumer, KafkaProducer
+
+    gate = threading.Event()
+    slow_produce = SlowHandler(produce, gate=gate)
+    bound = 40 * 1024
+    pool = PeakPool(bound, bound)
+    config = fast_group_config(socket_request_max_bytes=bound, queued_max_request_bytes=bound)
+    values = [bytes([65 + i]) * (30 * 1024) for i in range(3)]   # one ~30 KB Produce each
+    with server_with_pool(config, pool, {0: slow_produce}) as server:
+        results, errors = [], []
+
+        def produce_one(value: bytes) -> None:
+            producer = KafkaProducer(bootstrap_servers=bootstrap(server), acks="all",
+                                     linger_ms=0, max_request_size=bound)
+            try:
+                results.append(producer.send("pooled", value).get(timeout=30))
+            except Exception as exc:   # reported below, in the test thread
+                errors.append(exc)
+            finally:
+                producer.close(timeout=10)
+
+        threads = [threading.Thread(target=produce_one, args=(v,), daemon=True)
+                   for v in values]
+        for t in threads:
+            t.start()
+        # Two 30 KB requests fill the 40 KB pool (the second one overshoots it, as
+        # Kafka's non-strict pool may); the third producer is refused and waits.
+        assert wait_until(lambda: pool.refusals > 0 and slow_produce.started == 2,
+                          timeout=20)
+        assert slow_produce.started == 2 and pool.is_out_of_memory
+        gate.set()
+        for t in threads:
+            t.join(40)
+        assert errors == [] and len(results) == 3
+        consumer = KafkaConsumer("pooled", bootstrap_servers=bootstrap(server),
+                                 auto_offset_reset="earliest", consumer_timeout_ms=10_000)
+        try:
+            got = []
+            for record in consumer:
+                got.append(record.value)
+                if len(got) == 3:
+                    break
+        finally:
+            consumer.close()
+        assert sorted(got) == sorted(values) and slow_produce.calls == 3
+        assert pool.peak <= bound + bound - 1
+        assert wait_until(lambda: pool.used == 0)
