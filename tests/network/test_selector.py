@@ -381,3 +381,25 @@ def test_a_closed_peers_complete_request_waits_for_memory_then_is_delivered(pool
     pool.release(1000)
     poll_until(sel, lambda: sel.completed_receives)
     assert sel.completed_receives[0][1] == b"last words"
+
+
+def test_mute_on_oom():
+    """Kafka's SelectorTest.testMuteOnOOM: a 900-byte pool, two 900-byte requests."""
+    pool = SimpleMemoryPool(900, 900)
+    with connectable(Selector(1000, -1, WakeupSocketpair(), name="test",
+                              memory_pool=pool)) as sel:
+        for name in ("x", "y"):
+            sel.connect(name).sendall(frame(bytes(range(100)) * 9))
+        poll_until(sel, lambda: sel.completed_receives)
+        (first, request), = sel.completed_receives
+        sel.completed_receives.clear()
+        assert pool.available == 0 and sel._out_of_memory
+        sel.poll(0.01)
+        assert sel.completed_receives == []
+        assert pool.available == 0 and sel._out_of_memory
+        sel.release_frame(request)
+        assert pool.available == 900              # released back to the pool
+        poll_until(sel, lambda: sel.completed_receives)
+        (second, _), = sel.completed_receives
+        assert second.id != first.id
+        assert pool.available == 0 and not sel._out_of_memory
