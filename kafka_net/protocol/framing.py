@@ -62,9 +62,9 @@ class FrameDecoder:
         """
         if self.memory_pool is None or self._reserved:
             return True
-        size = self._head_size()
-        if size is None or not 0 < size <= self.max_frame_size:
-            return True   # unknown yet, empty, or invalid (next_frame raises)
+        size = self._grantable_size()
+        if size is None:
+            return True
         if not self.memory_pool.try_allocate(size):
             return False
         self._reserved = size
@@ -74,8 +74,7 @@ class FrameDecoder:
         """True if the head frame's size is known and the pool has not granted it."""
         if self.memory_pool is None or self._reserved:
             return False
-        size = self._head_size()
-        return size is not None and 0 < size <= self.max_frame_size
+        return self._grantable_size() is not None
 
     def close(self) -> None:
         """Give back the grant of a frame not handed out (the connection is closing)."""
@@ -83,10 +82,13 @@ class FrameDecoder:
         if reserved:
             self.memory_pool.release(reserved)
 
-    def _head_size(self) -> int | None:
+    def _grantable_size(self) -> int | None:
+        """The head frame's size if it is known and needs a grant: not unknown yet,
+        not empty (Kafka's EMPTY_BUFFER), not invalid (next_frame raises)."""
         if len(self._buf) - self._pos < 4:
             return None
-        return _SIZE.unpack_from(self._buf, self._pos)[0]
+        size = _SIZE.unpack_from(self._buf, self._pos)[0]
+        return size if 0 < size <= self.max_frame_size else None
 
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
