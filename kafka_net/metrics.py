@@ -11,6 +11,12 @@ an operator's dashboards and vocabulary carry over:
 * ``kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent``,
 * ``kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent``,
 * ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=<l>``,
+* ``kafka.network:type=SocketServer,name=MemoryPoolAvailable`` and
+  ``MemoryPoolUsed`` (bytes of ``queued.max.request.bytes``; without a bound
+  Kafka's MemoryPool.NONE figures: Long.MAX_VALUE available, 0 used),
+* ``kafka.server:type=socket-server-metrics,name=MemoryPoolAvgDepletedPercent``
+  (share of time, 0..1, since startup, the pool refused memory) and
+  ``MemoryPoolDepletedTimeTotal`` (ms),
 * ``kafka.server:type=socket-server-metrics,listener=<l>,networkProcessor=<id>``
   with ``connection-count``, ``incoming-byte-total``, ``outgoing-byte-total``,
   ``request-total`` (responses sent) and ``response-total`` (requests read):
@@ -80,6 +86,13 @@ def server_snapshot(server) -> dict[str, float]:
         sum(idle) / len(idle) if idle else 1.0)
     out["kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent"] = (
         server.handler_pool.avg_idle_fraction())
+    pool = server.socket_server.memory_pool
+    out["kafka.network:type=SocketServer,name=MemoryPoolAvailable"] = pool.available
+    out["kafka.network:type=SocketServer,name=MemoryPoolUsed"] = pool.used
+    out["kafka.server:type=socket-server-metrics,name=MemoryPoolAvgDepletedPercent"] = (
+        pool.avg_depleted_fraction())
+    out["kafka.server:type=socket-server-metrics,name=MemoryPoolDepletedTimeTotal"] = (
+        pool.depleted_time_ns() / 1e6)
     for acceptor in server.socket_server.acceptors:
         out[f"kafka.network:type=Acceptor,name=AcceptorBlockedPercent,"
             f"listener={acceptor.endpoint.listener_name}"] = acceptor.blocked_fraction()

@@ -9,6 +9,13 @@ Mirrors ``org.apache.kafka.common.network.KafkaChannel`` for PLAINTEXT:
 * the mute state machine;
 * bookkeeping for idle expiry and graceful remote close.
 
+With a memory pool (``queued.max.request.bytes``) the decoder takes each
+frame's bytes from the pool as soon as the frame's size is known; ``read``
+then reads nothing while the pool refuses (the Selector mutes the channel
+for memory pressure), and nothing while a complete request waits to be
+taken (Kafka reads no further while a completed receive is pending), so the
+bytes held beyond granted frames stay below one READ_CHUNK per connection.
+
 Only the owning Processor thread touches a channel.
 """
 
@@ -27,10 +34,11 @@ READ_CHUNK = 64 * 1024
 
 
 class KafkaChannel:
-    def __init__(self, connection_id: str, sock: socket.socket, max_frame_size: int) -> None:
+    def __init__(self, connection_id: str, sock: socket.socket, max_frame_size: int,
+                 memory_pool=None) -> None:
         self.id = connection_id
         self.socket = sock
-        self.decoder = FrameDecoder(max_frame_size)
+        self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
         # "host:port", formatted once: log lines and every captured frame use it.
@@ -50,14 +58,19 @@ class KafkaChannel:
         """Read what the socket has; return bytes read, 0 on EOF.
 
         Raises OSError (e.g. ConnectionResetError) for a broken connection;
-        BlockingIOError is swallowed and reported as -1 (nothing to read now).
+        BlockingIOError is swallowed and reported as -1 (nothing to read now), as is
+        a read skipped because a complete request is buffered or the pool refused
+        memory for the frame under way.
         """
+        decoder = self.decoder
+        if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
+            return -1
         try:
             data = self.socket.recv(READ_CHUNK)
         except (BlockingIOError, InterruptedError):
             return -1
         if data:
-            self.decoder.receive_data(data)
+            decoder.receive_data(data)
         return len(data)
 
     def has_complete_receive(self) -> bool:
@@ -95,6 +108,7 @@ class KafkaChannel:
             self.socket.close()
         except OSError:
             pass
+        self.decoder.close()   # a partial frame's pool grant goes back
 
     def __repr__(self) -> str:
         return f"KafkaChannel({self.id}, {self.mute_state.state.name})"

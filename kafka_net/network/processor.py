@@ -20,6 +20,13 @@ at any time, so responses leave in request order whatever the handler threads
 do.  Responses come back on ``response_queue`` from handler threads, which
 then wake the selector through a socketpair (see :mod:`.wakeup`).
 
+Memory (``queued.max.request.bytes``): each frame the selector hands out
+holds its size in bytes of the broker's memory pool.  A request passed to
+the handlers takes them along (its handler releases them); a frame that is
+not (graceful stop, parse failure, shutdown) gives them back here.  A
+release after a refused allocation wakes this thread, whose selector then
+unmutes the connections that waited for memory.
+
 Errors: a problem with one connection closes that connection with a log line;
 an unexpected exception in a step is logged and the loop goes on.  The thread
 only ends through :meth:`begin_shutdown`.
@@ -36,6 +43,7 @@ import threading
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.request_channel import (
@@ -63,7 +71,8 @@ class Processor(threading.Thread):
     RequestChannel): :meth:`enqueue_response`.  Everything else runs on this thread."""
 
     def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
-                 parse_request, config, node_id: int = 1) -> None:
+                 parse_request, config, node_id: int = 1,
+                 memory_pool: MemoryPool = MemoryPool.NONE) -> None:
         super().__init__(
             name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
                  f"PLAINTEXT-{processor_id}",
@@ -77,7 +86,10 @@ class Processor(threading.Thread):
         self.wakeup = WakeupSocketpair()
         self.selector = Selector(config.socket_request_max_bytes,
                                  config.connections_max_idle_ms, self.wakeup,
-                                 name=f"processor-{processor_id}")
+                                 name=f"processor-{processor_id}", memory_pool=memory_pool)
+        # Set only if bounded: requests then carry their frame's pool bytes.
+        self._memory_pool = memory_pool if memory_pool.bounded else None
+        memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
         self.capture = None           # a CaptureWriter when capture.dir is set
         self._next_connection_index = 0
@@ -248,43 +260,69 @@ class Processor(threading.Thread):
             receives.clear()
 
     def _handle_receives(self, receives) -> None:
-        for channel, frame in receives:
-            if not self._reading:
-                # Graceful stop: a request read after the stop began is dropped
-                # unanswered; its connection is closed with the others, and the
-                # client retries elsewhere (or after a restart), as after any
-                # disconnect.
-                continue
-            self._capture_request(channel, frame)
-            try:
-                parsed = self._parse_request(frame)
-            except InvalidRequestError as exc:
-                _per_connection_log.log(logging.WARNING, ("invalid request", channel.peer[:1]),
-                                        "%s: closing connection %s from %s: %s", self.name,
-                                        channel.id, channel.peer_text, escape(exc))
-                self._close(channel.id)
-                continue
-            except Exception:
-                # A parser bug, not bad input: still only this connection pays (Kafka's
-                # processChannelException).  Letting it escape to run() used to drop
-                # the rest of this batch of receives (other connections' requests,
-                # already taken from their buffers) and leave this connection open,
-                # unmuted and unanswered.
-                log.exception("%s: closing connection %s from %s: unexpected error "
-                              "parsing its request", self.name, channel.id,
-                              channel.peer_text)
-                self._close(channel.id)
-                continue
-            request = Request(self.id, channel.id, self.listener_name, channel.peer,
-                              parsed.header, parsed.body, parsed.body_size,
-                              parsed.unsupported_version, channel.client_software)
-            self._remember_client_software(channel, request)
-            if not self._send_request(request):
-                return
-            self.requests_received += 1
-            # Mute before anything can answer: responses are processed on this thread.
-            self.selector.mute(channel.id)
-            channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+        # Each frame holds its size in memory-pool bytes (queued.max.request.bytes)
+        # until a request passed to the handlers owns them; every other frame's
+        # go back here, also those an exception left unprocessed.
+        taken = 0
+        try:
+            for channel, frame in receives:
+                taken += 1
+                sent = False
+                try:
+                    request = self._request_from(channel, frame)
+                    sent = request is not None and self._send_request(request)
+                finally:
+                    if not sent:
+                        self.selector.release_frame(frame)
+                if sent:
+                    self.requests_received += 1
+                    # Mute before anything can answer: responses are processed on
+                    # this thread.
+                    self.selector.mute(channel.id)
+                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+        finally:
+            for _, frame in receives[taken:]:
+                self.selector.release_frame(frame)
+
+    def _request_from(self, channel, frame: bytes) -> Request | None:
+        """Parse ``frame`` into a Request; None if it is dropped or its connection closed."""
+        if not self._reading:
+            # Graceful stop: a request read after the stop began is dropped
+            # unanswered; its connection is closed with the others, and the
+            # client retries elsewhere (or after a restart), as after any
+            # disconnect.
+            return None
+        self._capture_request(channel, frame)
+        try:
+            parsed = self._parse_request(frame)
+        except InvalidRequestError as exc:
+            _per_connection_log.log(logging.WARNING, ("invalid request", channel.peer[:1]),
+                                    "%s: closing connection %s from %s: %s", self.name,
+                                    channel.id, channel.peer_text, escape(exc))
+            self._close(channel.id)
+            return None
+        except MemoryError:
+            self.selector.log_memory_error(channel, "parsing")
+            self._close(channel.id)
+            return None
+        except Exception:
+            # A parser bug, not bad input: still only this connection pays (Kafka's
+            # processChannelException).  Letting it escape to run() used to drop
+            # the rest of this batch of receives (other connections' requests,
+            # already taken from their buffers) and leave this connection open,
+            # unmuted and unanswered.
+            log.exception("%s: closing connection %s from %s: unexpected error "
+                          "parsing its request", self.name, channel.id,
+                          channel.peer_text)
+            self._close(channel.id)
+            return None
+        request = Request(self.id, channel.id, self.listener_name, channel.peer,
+                          parsed.header, parsed.body, parsed.body_size,
+                          parsed.unsupported_version, channel.client_software)
+        if self._memory_pool is not None:
+            request.buffer_size, request.memory_pool = len(frame), self._memory_pool
+        self._remember_client_software(channel, request)
+        return request
 
     def _send_request(self, request: Request) -> bool:
         # A blocking put (back-pressure), in slices so that a shutdown is noticed.

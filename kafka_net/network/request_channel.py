@@ -18,6 +18,10 @@
   answering, e.g. acks=0 produce that failed), StartThrottling and
   EndThrottling (quota throttling, KIP-219).
 * Shutdown: one ``SHUTDOWN`` sentinel per handler thread.
+* Memory: a request holds its frame's bytes of the memory pool
+  (``queued.max.request.bytes``) until :meth:`Request.release_buffer`: the
+  handler thread calls it once ``handle`` returned (Kafka's
+  ``KafkaRequestHandler`` ``finally``), ``clear`` for requests never handled.
 """
 
 from __future__ import annotations
@@ -51,6 +55,16 @@ class Request:
     start_time_ns: int = field(default_factory=time.monotonic_ns)
     request_dequeue_time_ns: int = 0
     api_local_complete_time_ns: int = 0
+    # Bytes of ``memory_pool`` this request holds (its frame's size; 0 without a
+    # bounded pool) until release_buffer(): Kafka's Request.buffer and memoryPool.
+    buffer_size: int = 0
+    memory_pool: Any = None
+
+    def release_buffer(self) -> None:
+        """Give the frame's bytes back to the pool; later calls do nothing."""
+        size, self.buffer_size = self.buffer_size, 0
+        if size:
+            self.memory_pool.release(size)
 
     def describe(self) -> str:
         h = self.header
@@ -158,6 +172,8 @@ class RequestChannel:
     def clear(self) -> None:
         while True:
             try:
-                self._requests.get_nowait()
+                request = self._requests.get_nowait()
             except queue.Empty:
                 return
+            if isinstance(request, Request):
+                request.release_buffer()   # never handled: its memory goes back here

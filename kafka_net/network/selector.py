@@ -32,18 +32,36 @@ Graceful remote close (Kafka's ``closingChannels``): when the peer closes its
 side, complete requests already buffered are still delivered one by one and
 answered; the channel is closed once nothing is left, or when a write to it
 fails.  A partial trailing request is dropped.
+
+Memory pressure (``queued.max.request.bytes``, Kafka's ``outOfMemory``): a
+channel whose next frame the memory pool refuses is *muted for memory*: its
+READ interest goes and it waits in ``_memory_muted``.  This is not the
+request mute of the mute state machine; the two never overlap (only a
+channel not muted for a request is read).  At the start of each poll, if
+the pool has memory again, every channel muted for memory is unmuted and
+looked at once more (it may be refused again).  The pool wakes the
+Processors at the first release after a refusal, so the wait is not the
+poll timeout.  While the pool is below 10% of its size, the ready channels
+are read in a random order each poll, so the same ones are not always first
+to the memory left (Kafka's ``determineHandlingOrder``).
+
+A MemoryError on the read path (reading, buffering or splitting a frame)
+closes that connection only, with one rate-limited log line: the bytes read
+are lost, and a connection left open would hang its client.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import random
 import selectors
 import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.kafka_channel import KafkaChannel
+from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
@@ -55,7 +73,8 @@ _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
-                 wakeup: WakeupSocketpair, name: str = "selector") -> None:
+                 wakeup: WakeupSocketpair, name: str = "selector",
+                 memory_pool: MemoryPool = MemoryPool.NONE) -> None:
         self.name = name
         self.max_frame_size = max_frame_size
         self._idle_ns = connections_max_idle_ms * 1_000_000 if connections_max_idle_ms >= 0 else -1
@@ -74,6 +93,14 @@ class Selector:
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
+        # Memory pressure (see the module doc).  The decoders get the pool only
+        # if it is bounded: MemoryPool.NONE then costs nothing per request.
+        self.memory_pool = memory_pool
+        self._decoder_pool = memory_pool if memory_pool.bounded else None
+        self._low_memory = memory_pool.size // 10   # Kafka's lowMemThreshold
+        self._memory_muted: dict[str, KafkaChannel] = {}
+        self._out_of_memory = False
+        self._memory_error_log = RateLimitedLog(log)
         # Observability (Kafka's selector metrics, reduced to counters).
         self.io_wait_ns = 0
         self.bytes_in = 0
@@ -84,7 +111,7 @@ class Selector:
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
             raise ValueError(f"There is already a connection for id {connection_id}")
-        channel = KafkaChannel(connection_id, sock, self.max_frame_size)
+        channel = KafkaChannel(connection_id, sock, self.max_frame_size, self._decoder_pool)
         self._sel.register(sock, _READ, channel)
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
@@ -146,7 +173,17 @@ class Selector:
     def close_all(self) -> None:
         for connection_id in list(self.channels):
             self.close(connection_id)
+        for _, frame in self.completed_receives:   # never taken by the Processor
+            self.release_frame(frame)
+        self.completed_receives.clear()
         self._sel.close()
+
+    def release_frame(self, frame: bytes) -> None:
+        """Give a frame's bytes back to the memory pool (see framing: the grant goes
+        with the frame); the Processor calls this for every frame it does not pass
+        on as a request."""
+        if frame and self._decoder_pool is not None:
+            self._decoder_pool.release(len(frame))
 
     # -- poll --------------------------------------------------------------------------
 
@@ -154,11 +191,16 @@ class Selector:
         # The three result lists are not cleared here: send() may complete a write
         # (or fail one) between polls.  The Processor empties each list as it
         # consumes it.
+        if self._out_of_memory:
+            self._maybe_unmute_after_memory_pressure()
         if self._has_buffered_receive():
             timeout = 0  # a request is already here: do not sleep on the socket
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
         self.io_wait_ns += time.monotonic_ns() - start
+        if (self._decoder_pool is not None and not self._out_of_memory
+                and self.memory_pool.available < self._low_memory):
+            random.shuffle(events)   # low-memory fairness (module doc)
         for key, mask in events:
             channel = key.data
             if channel is None:
@@ -186,6 +228,8 @@ class Selector:
                     self._remove_interest(channel, _WRITE)
         except OSError as exc:
             self._disconnect(channel, f"I/O error: {exc}")
+        except MemoryError:
+            self._close_for_memory_error(channel, "reading")
 
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()
@@ -197,6 +241,9 @@ class Selector:
             channel.remote_closed = True
             self._remove_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel  # finish what is buffered, then close
+            return
+        if self._decoder_pool is not None and channel.decoder.waiting_for_memory():
+            self._mute_for_memory(channel)
 
     def _write(self, channel: KafkaChannel) -> None:
         before = channel._send_offset
@@ -229,6 +276,9 @@ class Selector:
                                    self.name, channel.id, channel.peer_text, escape(exc))
                 self._disconnect(channel, str(exc))
                 continue
+            except MemoryError:
+                self._close_for_memory_error(channel, "splitting")
+                continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
                 # Looked at again next poll: normally the Processor has muted it by
@@ -236,6 +286,8 @@ class Selector:
                 self._maybe_ready[channel.id] = channel
             elif channel.remote_closed:
                 self._maybe_finish_closing(channel)
+            elif self._decoder_pool is not None and channel.decoder.waiting_for_memory():
+                self._mute_for_memory(channel)
 
     def _has_buffered_receive(self) -> bool:
         return any(not c.mute_state.muted and c.decoder.has_frame()
@@ -246,7 +298,10 @@ class Selector:
         if channel.mute_state.muted or channel.has_send():
             return  # a request of it is still inside the server
         if channel.decoder.has_frame():
-            return  # complete requests still to deliver
+            # Complete requests still to deliver (once there is memory for them).
+            if not channel.decoder.reserve():
+                self._mute_for_memory(channel)
+            return
         reason = "peer closed the connection"
         if channel.decoder.buffered():
             reason += f" mid-request ({channel.decoder.buffered()} bytes dropped)"
@@ -267,6 +322,42 @@ class Selector:
             log.debug("%s: closing idle connection %s", self.name, oldest.id)
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
 
+    # -- memory pressure ------------------------------------------------------------------
+
+    def _mute_for_memory(self, channel: KafkaChannel) -> None:
+        # Only a channel not muted for a request is read or handed frames, so only
+        # such a channel gets here, and no unmute (which follows a response) reaches
+        # it while it waits.  Were one to, the channel would be read, refused again
+        # and muted again: no harm.
+        self._remove_interest(channel, _READ)
+        self._memory_muted[channel.id] = channel
+        self._maybe_ready.pop(channel.id, None)
+        self._out_of_memory = True
+
+    def _maybe_unmute_after_memory_pressure(self) -> None:
+        # Still out: the pool wakes us at its next release (the check arms that).
+        if self.memory_pool.poll_out_of_memory():
+            return
+        for channel in self._memory_muted.values():
+            if not channel.remote_closed:
+                self._add_interest(channel, _READ)
+            self._maybe_ready[channel.id] = channel
+        self._memory_muted.clear()
+        self._out_of_memory = False
+
+    def _close_for_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        self.log_memory_error(channel, stage)
+        self._disconnect(channel, f"out of memory {stage} a request")
+
+    def log_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        """One line per connection closed for a MemoryError, rate-limited: a client
+        that makes allocations fail must not also flood the log."""
+        self._memory_error_log.log(
+            logging.WARNING, "MemoryError",
+            "%s: closing connection %s from %s: out of memory %s its request "
+            "(%d bytes buffered)", self.name, channel.id, channel.peer_text, stage,
+            channel.decoder.buffered())
+
     def _disconnect(self, channel: KafkaChannel, reason: str) -> None:
         if self.channels.pop(channel.id, None) is None:
             return
@@ -281,4 +372,5 @@ class Selector:
                 pass
         self._lru.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
+        self._memory_muted.pop(channel.id, None)
         channel.close()

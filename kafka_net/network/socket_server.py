@@ -26,6 +26,7 @@ import time
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
+from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
 from kafka_net.network.request_channel import RequestChannel
 
@@ -38,6 +39,9 @@ class SocketServer:
         self.config = config
         self.request_channel = request_channel
         self._parse_request = parse_request
+        # One pool for every listener and Processor (queued.max.request.bytes).
+        self.memory_pool = memory_pool_for(config.queued_max_request_bytes,
+                                           config.socket_request_max_bytes)
         self.acceptors: list[Acceptor] = []
         self.processors: list[Processor] = []
         self._next_processor_id = 0   # global across listeners, as in Kafka
@@ -63,7 +67,7 @@ class SocketServer:
         for _ in range(self.config.num_network_threads):
             processor = Processor(self._next_processor_id, endpoint.listener_name,
                                   self.request_channel, self._parse_request, self.config,
-                                  node_id=self.config.node_id)
+                                  node_id=self.config.node_id, memory_pool=self.memory_pool)
             self._next_processor_id += 1
             if self.config.capture_dir:
                 processor.capture = CaptureWriter(

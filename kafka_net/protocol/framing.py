@@ -14,6 +14,17 @@ One frame at a time: the Processor mutes a connection after each request, so
 it asks for the next frame only after the previous response was written.
 Bytes of pipelined requests that arrived in the same read stay buffered here
 (the size of one socket read at most, because a muted connection is not read).
+
+Memory (Kafka's ``NetworkReceive`` with a ``MemoryPool``): given a pool
+(anything with ``try_allocate(n) -> bool`` and ``release(n)``; the broker's
+is :class:`kafka_net.network.memory_pool.SimpleMemoryPool`), the decoder asks
+it for a frame's bytes as soon as the frame's size is known, and hands a
+frame out only once the pool granted them.  A frame handed out carries its
+grant: the caller releases ``len(frame)`` bytes when done with it.  A grant
+for a frame not handed out yet is released by :meth:`FrameDecoder.close`.
+While the pool refuses, :meth:`waiting_for_memory` is True and the owner
+should stop reading (reading more would buffer bytes nobody has room for).
+Without a pool (``None``, the default) none of this costs anything.
 """
 
 from __future__ import annotations
@@ -30,13 +41,54 @@ _COMPACT_AT = 64 * 1024
 class FrameDecoder:
     """Incremental frame splitter.  ``receive_data`` then ``next_frame`` until None."""
 
-    def __init__(self, max_frame_size: int = 104857600) -> None:
+    def __init__(self, max_frame_size: int = 104857600, memory_pool=None) -> None:
         self.max_frame_size = max_frame_size
+        self.memory_pool = memory_pool
         self._buf = bytearray()
         self._pos = 0
+        # Bytes the pool granted for the frame at the head of the buffer (0: none yet).
+        self._reserved = 0
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         self._buf += data
+        if self.memory_pool is not None and not self._reserved:
+            self.reserve()
+
+    def reserve(self) -> bool:
+        """Ask the pool for the head frame's bytes, if its size is known and it has none.
+
+        False if the pool refused (try again after memory was released); True
+        otherwise, including when there is nothing to ask for yet.
+        """
+        if self.memory_pool is None or self._reserved:
+            return True
+        size = self._grantable_size()
+        if size is None:
+            return True
+        if not self.memory_pool.try_allocate(size):
+            return False
+        self._reserved = size
+        return True
+
+    def waiting_for_memory(self) -> bool:
+        """True if the head frame's size is known and the pool has not granted it."""
+        if self.memory_pool is None or self._reserved:
+            return False
+        return self._grantable_size() is not None
+
+    def close(self) -> None:
+        """Give back the grant of a frame not handed out (the connection is closing)."""
+        reserved, self._reserved = self._reserved, 0
+        if reserved:
+            self.memory_pool.release(reserved)
+
+    def _grantable_size(self) -> int | None:
+        """The head frame's size if it is known and needs a grant: not unknown yet,
+        not empty (Kafka's EMPTY_BUFFER), not invalid (next_frame raises)."""
+        if len(self._buf) - self._pos < 4:
+            return None
+        size = _SIZE.unpack_from(self._buf, self._pos)[0]
+        return size if 0 < size <= self.max_frame_size else None
 
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
@@ -51,7 +103,8 @@ class FrameDecoder:
         return size < 0 or size > self.max_frame_size or avail >= 4 + size
 
     def next_frame(self) -> bytes | None:
-        """Return the next complete frame's payload, or None if it is not all here.
+        """Return the next complete frame's payload, or None if it is not all here
+        (or, with a pool, the pool refused its memory: see :meth:`waiting_for_memory`).
 
         Raises :class:`InvalidReceiveError` for a size < 0 or > ``max_frame_size``.
         """
@@ -64,11 +117,16 @@ class FrameDecoder:
         if size > self.max_frame_size:
             raise InvalidReceiveError(
                 f"Invalid receive (size = {size} larger than {self.max_frame_size})")
+        if self.memory_pool is not None and size and not self._reserved:
+            if not self.memory_pool.try_allocate(size):
+                return None
+            self._reserved = size
         if avail < 4 + size:
             return None
         start = self._pos + 4
         frame = bytes(self._buf[start:start + size])
         self._pos = start + size
+        self._reserved = 0    # the grant goes with the frame to the caller
         self._compact()
         return frame
 

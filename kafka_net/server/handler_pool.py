@@ -5,6 +5,17 @@ shutdown sentinel ends the thread; anything else goes to ``apis.handle``.
 A handler thread never dies on a bad request: ``KafkaApis.handle`` turns an
 exception into an error response (or a closed connection), and this loop
 catches whatever might still escape.
+
+The request's memory-pool bytes (``queued.max.request.bytes``) go back once
+``handle`` returned, whatever happened (Kafka's ``finally
+request.releaseBuffer()``).  Kafka releases most requests right after
+parsing, on the network thread, and only those whose parsed form keeps
+references into the buffer (Produce records) here.  Here the frame itself is
+dropped after parsing, but the parsed body holds about as many bytes (records
+and bytes fields are copied out of it) until the handler is done, for any
+API; so every request is released here, the one point correct for all.  A
+parked request (``DEFERRED``) is released too, as in Kafka: what a purgatory
+keeps of it is small.
 """
 
 from __future__ import annotations
@@ -56,6 +67,9 @@ class KafkaRequestHandler(threading.Thread):
                 except Exception:
                     log.exception("%s: could not close %s", self.name,
                                   request.connection_id)
+            finally:
+                if request.buffer_size:
+                    request.release_buffer()
             self.handled += 1
 
 

@@ -391,7 +391,6 @@ def test_flood_of_large_frames_with_the_default_unbounded_pool():
 
 
 # needs branch `mempool`: queued.max.request.bytes bounds what the Processors buffer.
-@needs_branch("mempool")
 def test_flood_of_large_frames_with_queued_max_request_bytes_keeps_rss_bounded():
     # Kafka wants queued.max.request.bytes >= socket.request.max.bytes; both are
     # lowered so that the 6 MiB frames fit and 16 of them overrun the pool.

@@ -234,6 +234,9 @@ def test_sigusr1_logs_the_metrics_and_keeps_running():
                 "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
                 "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
                 "kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=PLAINTEXT",
+                "kafka.network:type=SocketServer,name=MemoryPoolAvailable",
+                "kafka.network:type=SocketServer,name=MemoryPoolUsed",
+                "kafka.server:type=socket-server-metrics,name=MemoryPoolAvgDepletedPercent",
                 "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0,"
                 "name=connection-count",
             ]:

@@ -9,6 +9,7 @@ wake-ups that still never lose one.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -16,6 +17,8 @@ import time
 
 import pytest
 
+from kafka_net.network import selector as selector_module
+from kafka_net.network.memory_pool import SimpleMemoryPool
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.selector import _READ, _WRITE, Selector
 from kafka_net.network.wakeup import WakeupSocketpair
@@ -41,10 +44,10 @@ class CountingSelector(Selector):
         self._set_interest = counting
 
 
-@pytest.fixture
-def sel():
-    wakeup = WakeupSocketpair()
-    selector = CountingSelector(1 << 20, -1, wakeup, name="test")
+@contextlib.contextmanager
+def connectable(selector):
+    """``selector`` with a ``connect(name)`` that registers the server end of a new
+    socketpair under ``name`` and returns the client end; all closed afterwards."""
     clients = []
 
     def connect(name: str) -> socket.socket:
@@ -55,11 +58,19 @@ def sel():
         return client
 
     selector.connect = connect
-    yield selector
-    selector.close_all()
-    wakeup.close()
-    for c in clients:
-        c.close()
+    try:
+        yield selector
+    finally:
+        selector.close_all()
+        selector._wakeup.close()
+        for c in clients:
+            c.close()
+
+
+@pytest.fixture
+def sel():
+    with connectable(CountingSelector(1 << 20, -1, WakeupSocketpair(), name="test")) as s:
+        yield s
 
 
 def poll_until(selector, predicate, timeout: float = 5.0):
@@ -273,3 +284,122 @@ def test_wakeup_during_a_drain_leaves_the_next_wakeup_working():
     finally:
         w.read_sock = real_sock
         w.close()
+
+
+# --- memory pressure (queued.max.request.bytes; reference D2, D11, I3) ------------------
+
+@pytest.fixture
+def pooled():
+    """A Selector with a 1000-byte pool (max single allocation 1000)."""
+    pool = SimpleMemoryPool(1000, 1000)
+    with connectable(Selector(1000, -1, WakeupSocketpair(), name="test",
+                              memory_pool=pool)) as s:
+        yield s, pool
+
+
+def test_a_refused_channel_is_muted_for_memory_and_unmuted_when_memory_returns(pooled):
+    sel, pool = pooled
+    assert pool.try_allocate(1000)               # someone else holds it all
+    client = sel.connect("c1")
+    client.sendall(frame(b"x" * 10))
+    poll_until(sel, lambda: "c1" in sel._memory_muted)
+    assert sel.completed_receives == []
+    assert sel._interest["c1"] & _READ == 0      # not read while waiting
+    assert not sel.channels["c1"].mute_state.muted   # not the request mute
+    sel.poll(0)
+    assert "c1" in sel._memory_muted              # still out of memory
+    pool.release(1000)
+    poll_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives[0][1] == b"x" * 10
+    assert pool.used == 10                       # the grant went with the frame
+    assert not sel._memory_muted and sel._interest["c1"] & _READ
+    sel.release_frame(sel.completed_receives.pop()[1])
+    assert pool.used == 0
+
+
+def test_closing_a_channel_gives_back_its_partial_frames_grant(pooled):
+    sel, pool = pooled
+    client = sel.connect("c1")
+    client.sendall(struct.pack(">i", 500) + b"y" * 100)
+    poll_until(sel, lambda: pool.used == 500)
+    sel.close("c1")
+    assert pool.used == 0
+
+
+def test_frames_left_untaken_at_close_all_are_given_back(pooled):
+    sel, pool = pooled
+    client = sel.connect("c1")
+    client.sendall(frame(b"z" * 300))
+    poll_until(sel, lambda: sel.completed_receives)
+    assert pool.used == 300
+    sel.close_all()
+    assert pool.used == 0
+
+
+def test_no_more_is_read_while_a_complete_frame_waits(pooled):
+    # Kafka reads no further while a completed receive is pending, so what a
+    # pipelining client sent stays in the socket, not in the broker's memory.
+    sel, _ = pooled
+    client = sel.connect("c1")
+    first, second = frame(b"a" * 10), frame(b"b" * 10)
+    client.sendall(first + second)
+    poll_until(sel, lambda: sel.completed_receives)
+    sel.completed_receives.clear()               # taken, and (graceful stop) not muted
+    client.sendall(b"c" * 300)
+    poll_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives[0][1] == b"b" * 10
+    assert sel.bytes_in == len(first + second)   # the 300 bytes were not read
+
+
+def test_ready_channels_are_shuffled_only_when_memory_is_low(pooled, monkeypatch):
+    sel, pool = pooled
+    shuffled = []
+    monkeypatch.setattr(selector_module.random, "shuffle", lambda seq: shuffled.append(len(seq)))
+    clients = [sel.connect(f"c{i}") for i in range(3)]
+    for client in clients:
+        client.sendall(frame(b"q"))
+    poll_until(sel, lambda: len(sel.completed_receives) == 3)
+    assert shuffled == []                        # 997 of 1000 bytes free
+    for channel, request in sel.completed_receives:
+        sel.release_frame(request)
+    sel.completed_receives.clear()
+    assert pool.try_allocate(950)                # 50 left: below 10%
+    clients[0].sendall(frame(b"r"))
+    poll_until(sel, lambda: sel.completed_receives)
+    assert shuffled and all(n >= 1 for n in shuffled)
+
+
+def test_a_closed_peers_complete_request_waits_for_memory_then_is_delivered(pooled):
+    sel, pool = pooled
+    assert pool.try_allocate(1000)
+    client = sel.connect("c1")
+    client.sendall(frame(b"last words"))
+    client.close()                                # graceful close: still to be answered
+    poll_until(sel, lambda: "c1" in sel._memory_muted)
+    sel.poll(0.05)
+    assert "c1" in sel.channels and sel.completed_receives == []
+    pool.release(1000)
+    poll_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives[0][1] == b"last words"
+
+
+def test_mute_on_oom():
+    """Kafka's SelectorTest.testMuteOnOOM: a 900-byte pool, two 900-byte requests."""
+    pool = SimpleMemoryPool(900, 900)
+    with connectable(Selector(1000, -1, WakeupSocketpair(), name="test",
+                              memory_pool=pool)) as sel:
+        for name in ("x", "y"):
+            sel.connect(name).sendall(frame(bytes(range(100)) * 9))
+        poll_until(sel, lambda: sel.completed_receives)
+        (first, request), = sel.completed_receives
+        sel.completed_receives.clear()
+        assert pool.available == 0 and sel._out_of_memory
+        sel.poll(0.01)
+        assert sel.completed_receives == []
+        assert pool.available == 0 and sel._out_of_memory
+        sel.release_frame(request)
+        assert pool.available == 900              # released back to the pool
+        poll_until(sel, lambda: sel.completed_receives)
+        (second, _), = sel.completed_receives
+        assert second.id != first.id
+        assert pool.available == 0 and not sel._out_of_memory

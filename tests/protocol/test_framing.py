@@ -264,3 +264,132 @@ def test_valid_streams_decode_exactly_under_any_chunking(payloads, cuts):
     dec = FrameDecoder(max_frame_size=40)
     assert feed(dec, split_at(wire, cuts)) == payloads
     assert dec.buffered() == 0
+
+
+# --- with a memory pool (queued.max.request.bytes; Kafka's NetworkReceive + MemoryPool) --
+
+class ScriptedPool:
+    """A pool-like object: grants while ``room`` allows (non-strict: any room at all),
+    records every call; ``refuse`` forces refusals."""
+
+    def __init__(self, room: int = 10**9) -> None:
+        self.room = room
+        self.used = 0
+        self.asked: list[int] = []
+        self.refuse = False
+
+    def try_allocate(self, size: int) -> bool:
+        assert size >= 1
+        self.asked.append(size)
+        if self.refuse or self.room - self.used < 1:
+            return False
+        self.used += size
+        return True
+
+    def release(self, size: int) -> None:
+        assert 1 <= size <= self.used
+        self.used -= size
+
+
+def test_a_frame_is_granted_as_soon_as_its_size_is_known_before_the_body():
+    pool = ScriptedPool()
+    dec = FrameDecoder(1024, pool)
+    wire = encode_frame(b"x" * 100)
+    dec.receive_data(wire[:3])
+    assert pool.asked == []
+    dec.receive_data(wire[3:5])            # size complete, one body byte
+    assert pool.asked == [100] and pool.used == 100
+    assert dec.next_frame() is None
+    dec.receive_data(wire[5:])
+    assert dec.next_frame() == b"x" * 100
+    assert pool.used == 100                # the grant went with the frame to the caller
+    assert pool.asked == [100]             # asked once
+
+
+def test_a_refused_frame_waits_for_memory_and_is_not_handed_out():
+    pool = ScriptedPool()
+    pool.refuse = True
+    dec = FrameDecoder(1024, pool)
+    dec.receive_data(encode_frame(b"abc"))   # all of it is here, but no grant
+    assert dec.waiting_for_memory()
+    assert dec.next_frame() is None
+    assert not dec.reserve()
+    pool.refuse = False
+    assert dec.reserve() and not dec.waiting_for_memory()
+    assert dec.next_frame() == b"abc" and pool.used == 3
+
+
+def test_close_gives_back_the_grant_of_a_partial_frame():
+    pool = ScriptedPool()
+    dec = FrameDecoder(1024, pool)
+    dec.receive_data(encode_frame(b"y" * 50)[:20])
+    assert pool.used == 50
+    dec.close()
+    assert pool.used == 0
+    dec.close()                            # twice is harmless
+    assert pool.used == 0
+
+
+def test_empty_and_invalid_frames_ask_for_nothing():
+    pool = ScriptedPool()
+    dec = FrameDecoder(10, pool)
+    dec.receive_data(encode_frame(b""))
+    assert dec.next_frame() == b"" and pool.asked == []
+    dec.receive_data(struct.pack(">i", 11))
+    assert not dec.waiting_for_memory() and pool.asked == []
+    with pytest.raises(InvalidReceiveError):
+        dec.next_frame()
+    assert pool.asked == []
+
+
+def test_the_next_frame_is_asked_for_only_when_it_is_next():
+    # Pipelined frames in one read: the second one's memory is not taken while
+    # the first is in the server (Kafka does not read it at all until then).
+    pool = ScriptedPool()
+    dec = FrameDecoder(1024, pool)
+    dec.receive_data(encode_frame(b"a" * 10) + encode_frame(b"b" * 20))
+    assert pool.asked == [10]
+    assert dec.next_frame() == b"a" * 10
+    assert pool.asked == [10]
+    assert dec.next_frame() == b"b" * 20
+    assert pool.asked == [10, 20] and pool.used == 30
+
+
+@FAST
+@given(payloads=st.lists(st.binary(max_size=40), max_size=6),
+       cuts=st.lists(st.integers(0, 300)),
+       refusals=st.lists(st.booleans(), max_size=40),
+       close_at=st.integers(0, 300))
+def test_with_a_refusing_pool_frames_are_exact_and_every_grant_comes_back(
+        payloads, cuts, refusals, close_at):
+    wire = b"".join(encode_frame(p) for p in payloads)[:close_at]
+    pool = ScriptedPool()
+    script = iter(refusals)
+    dec = FrameDecoder(40, pool)
+    frames: list[bytes] = []
+
+    def take_all():
+        while True:
+            pool.refuse = next(script, False)
+            frame = dec.next_frame()
+            if frame is None:
+                assert dec.waiting_for_memory() or not dec.has_frame()
+                if not dec.waiting_for_memory():
+                    return
+                continue   # refused: the owner waits for memory, then tries again
+            frames.append(frame)
+            assert pool.used == len(frame)   # one grant held, the one handed out
+            if frame:
+                pool.release(len(frame))
+
+    for chunk in split_at(wire, cuts):
+        pool.refuse = next(script, False)
+        dec.receive_data(chunk)
+        take_all()
+    complete, end = 0, 0
+    for p in payloads:
+        end += 4 + len(p)
+        complete += end <= len(wire)
+    assert frames == payloads[:complete]      # every complete frame, exact, in order
+    dec.close()                               # the connection goes: nothing leaks
+    assert pool.used == 0
