@@ -12,12 +12,9 @@ as Python data::
             Field("throttle_time_ms", INT32, versions="1+"),
         ])
 
-and interpret it: the small interpreter below is the readable reference.  The
-hot path, ``Schema.encode`` / ``decode``, runs the same rules compiled once
-per version into straight-line Python (:mod:`kafka_net.protocol.codegen`;
-``python -m kafka_net.protocol.codegen ApiVersions 3 --response --encode``
-prints one); ``encode_interpreted`` / ``decode_interpreted`` run the
-interpreter, and tests check that the two agree.
+and interpret it (``encode_interpreted`` / ``decode_interpreted``, the readable
+reference).  ``encode`` / ``decode`` run the same rules compiled once per
+version into straight-line Python: see :mod:`kafka_net.protocol.codegen`.
 
 A decoded message is a plain ``dict``; every field of the schema is present,
 those absent at the decoded version holding their default, so handlers read
@@ -426,8 +423,6 @@ class Schema:
     def defaults(self) -> dict:
         return self.struct.defaults()
 
-    # --- compiled (the hot path) -------------------------------------------------
-
     def decode(self, data: bytes | memoryview | Reader, version: int, offset: int = 0) -> dict:
         """The body at ``offset`` of ``data`` (or at a Reader's position, advancing it)."""
         decoder = self._decoders.get(version) or self._compile(self._decoders, version)
@@ -454,11 +449,11 @@ class Schema:
         if version not in self.valid:
             return None
         from kafka_net.protocol.codegen import compile_codec  # it imports this module
-        direction = "encode" if cache is self._encoders else "decode"
-        codec = cache[version] = compile_codec(self, version, direction)
-        return codec
+        cache[version] = compile_codec(
+            self, version, "encode" if cache is self._encoders else "decode")
+        return cache[version]
 
-    # --- interpreted (the reference the compiled codecs are tested against) ------
+    # The interpreter: the reference the compiled codecs are tested against.
 
     def decode_interpreted(self, data: bytes | memoryview | Reader, version: int,
                            offset: int = 0) -> dict:
