@@ -1,53 +1,66 @@
-"""Compiled codecs: one schema at one version, turned into straight-line Python once.
+"""Compiled codecs: each schema, at each version, turned into straight-line Python once.
 
-:mod:`kafka_net.protocol.schema` says what a message looks like; interpreting
-that field by field for every message costs a type dispatch per field.  This
-module instead writes, for each (schema, version, encode or decode), the
-Python a person would write by hand for exactly that layout, compiles it at
-first use, and keeps it.  Print one to see what a schema means on the wire::
+:mod:`kafka_net.protocol.schema` declares what a message looks like.  Walking
+that declaration for every message costs a type dispatch per field, so this
+module writes, for each (schema, version, encode or decode), the Python one
+would write by hand for exactly that layout, compiles it at first use and
+keeps it (``Schema.encode`` / ``decode``).  Print one to see what a schema
+means on the wire::
 
     python -m kafka_net.protocol.codegen ApiVersions 3 --response --encode
 
-gives (abridged)::
+(API by name or key; ``--request`` / ``--response``, ``--decode`` /
+``--encode``; default request decode) prints, abridged::
 
     def encode_ApiVersionsResponse_v3(value, buf):
-        # error_code: int16
+        # error_code int16
         buf += S_h.pack(value.get('error_code', 0))
-        # api_keys: [struct], compact array
-        v1 = value.get('api_keys', _c1)
+        # api_keys: [struct], compact
+        v1 = value.get('api_keys', _c2)
         ...
-        n2 = len(v1)
-        if n2 < 127: buf.append(n2 + 1)            # compact length: N+1 as uvarint
-        else: buf += _uvarint(n2 + 1)
-        for e3 in v1:
-            # api_key, min_version, max_version (int16 x3), then tagged fields: none
-            buf += S_hhhx.pack(e3.get('api_key', 0), ...)
+        n3 = len(v1)
+        if n3 < 127:  # compact length N+1 fits one uvarint byte
+            buf.append(n3 + 1)
+        else:
+            buf += _uvarint(n3 + 1)
+        for e4 in v1:
+            # api_key int16, min_version int16, max_version int16, then no tagged fields
+            buf += S_hhhx.pack(e4.get('api_key', 0), e4.get('min_version', 0), ...)
+        # throttle_time_ms int32
+        buf += S_i.pack(value.get('throttle_time_ms', 0))
+        # tagged fields, in tag order, each only when not at its default
+        tags5 = []
+        v6 = value.get('supported_features', _MISSING)  # tag 0
         ...
 
-Reading such a function answers the usual wire questions directly:
+How to read it:
 
-* Adjacent fixed-width fields become one ``struct.Struct`` (``>hhh``: three
-  big-endian int16s); an ``x`` at its end is the empty tagged-field section
-  (one 0 byte) of a flexible struct that has no tagged fields.
-* Classic versions prefix strings with an int16 length and bytes and arrays
-  with an int32 one (-1 = null); flexible versions (KIP-482) use an unsigned
-  varint of N+1 (0 = null), written with a one-byte fast path.
-* A field absent at the version is not there at all: the encoder never looks
-  at it, the decoder fills in its default.  A tagged field is written only
-  when it differs from its default, into the section that ends each flexible
-  struct; the decoder skips tags it does not know.
+* ``S_hhhx`` is ``struct.Struct(">hhhx")``: adjacent fixed-width fields are
+  packed in one call, big-endian (``b`` int8, ``h`` int16, ``i`` int32,
+  ``q`` int64, ``?`` bool, ``16s`` uuid).  A trailing ``x`` is a zero byte:
+  the empty tagged-field section that ends every struct of a flexible
+  version (KIP-482) when the struct has no tagged fields at that version.
+* Lengths: classic versions write int16 (strings) or int32 (bytes, arrays)
+  N, -1 for null; flexible versions write an unsigned varint N+1, 0 for null.
+* A field that does not exist at the version is simply not there; a field
+  missing from ``value`` is written as its default (``_c2`` is the ``[]``
+  default of api_keys; constants live beside the code).
+* A tagged field goes into the section only when it differs from its
+  default.  Decoders read tags in order, skip unknown ones, and read each
+  known one from its own slice.
 
-The interpreter stays as the reference (``Schema.encode_interpreted`` /
-``decode_interpreted``); ``tests/protocol/test_codegen.py`` checks that both
-agree, byte for byte and error class for error class, on every message.
-Bounds: a decoder checks lengths itself, and a fixed-width read or a varint
-that runs past the end (``struct.error`` / ``IndexError``) is turned into
-:class:`InvalidRequestError` at the top of the generated function.
+The decoders check every length against the bytes left; a fixed-width read
+or a varint that runs off the end (``struct.error``, ``IndexError``) becomes
+:class:`InvalidRequestError` at the top of the generated function, so peer
+bytes still only ever raise that.  The interpreter stays as the reference
+(``Schema.encode_interpreted`` / ``decode_interpreted``), and
+``tests/protocol/test_codegen.py`` checks that both give the same bytes, the
+same dicts and the same refusals for every message at every version.
 """
-
 from __future__ import annotations
 
 import copy
+import linecache
 import struct
 import sys
 import uuid as _uuid
@@ -131,8 +144,10 @@ def source(schema: s.Schema, version: int, direction: str) -> tuple[str, dict, s
 
 def compile_codec(schema: s.Schema, version: int, direction: str) -> Callable:
     text, namespace, name = source(schema, version, direction)
-    code = compile(text, f"<{direction} {schema.name} v{version}>", "exec")
-    exec(code, namespace)  # our own generated text, from our own schema data
+    filename = f"<{direction} {schema.name} v{version}>"
+    # Registered so that tracebacks and debuggers show the generated lines.
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # our text, from our schema data
     return namespace[name]
 
 

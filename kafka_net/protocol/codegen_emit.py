@@ -318,7 +318,7 @@ class Encoder(_Emitter):
         if not tagged:
             self.emit(ind, f"{b}.append(0)  # no tagged fields at this version")
             return
-        # Written in tag order, each only when it differs from its default.
+        self.emit(ind, "# tagged fields, in tag order, each only when not at its default")
         out = self.src.var("tags")
         self.emit(ind, f"{out} = []")
         for tag in sorted(tagged):
