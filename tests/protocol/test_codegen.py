@@ -39,7 +39,7 @@ SYNTHETIC = Schema("Synthetic", valid="0-3", flexible="2+", fields=[
     Field("maybe", Struct(Field("a", INT32), Field("b", STRING, nullable="0+")),
           nullable="1+"),
     Field("inline", Struct(Field("c", INT64, default=-1), Field("d", BYTES))),
-    Field("names", Array(STRING)), Field("blobs", Array(BYTES, ), nullable="0+"),
+    Field("names", Array(STRING)), Field("blobs", Array(BYTES), nullable="0+"),
     Field("grid", Array(Array(INT16))), Field("records", RECORDS, nullable="0+"),
     Field("counts", Array(INT64), versions="0-2", default=lambda: [7]),
     Field("note", STRING, versions="2+", nullable="2+", tag=0, default=None),
