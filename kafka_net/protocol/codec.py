@@ -24,13 +24,16 @@ from typing import Mapping
 
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
-from kafka_net.protocol.framing import encode_frame
+from kafka_net.protocol.framing import encode_frame, finish_frame
 from kafka_net.protocol.headers import (
-    RequestHeader, decode_request_header, decode_response_header, encode_request_header,
-    encode_response_header, peek_request_header, request_header_version,
+    RequestHeader, decode_response_header, encode_request_header, encode_response_header,
+    peek_request_header, read_request_header, request_header_version,
     response_header_version)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.schema import Versions
+
+_API_VERSIONS = int(ApiKey.API_VERSIONS)
+_SIZE_PLACEHOLDER = bytes(4)  # the frame's int32 size, filled in once the body is written
 
 
 @dataclass(slots=True)
@@ -43,43 +46,47 @@ class ParsedRequest:
 
 def parse_request(frame: bytes, supported: Mapping[int, Versions]) -> ParsedRequest:
     """Decode one frame payload, refusing anything the broker would close on."""
-    api_key, api_version, _ = peek_request_header(frame)
-    if api_key not in ApiKey._value2member_map_:
-        raise InvalidRequestError(
-            f"Error parsing request header. Unexpected api key: {api_key}")
+    api_key, api_version, correlation_id = peek_request_header(frame)
     message = MESSAGES.get(api_key)
-    if message is None or api_key not in supported:
+    served = supported.get(api_key)
+    if message is None or served is None:
+        if api_key not in ApiKey._value2member_map_:
+            raise InvalidRequestError(
+                f"Error parsing request header. Unexpected api key: {api_key}")
         raise InvalidRequestError(
             f"Received request api key {api_name(api_key)} with version {api_version} "
             "which is not enabled")
+    schema = message.request
     try:
-        header, offset = decode_request_header(frame, message.request.flexible)
+        header, offset = read_request_header(
+            frame, api_key, api_version, correlation_id, schema.flexible)
     except InvalidRequestError as exc:
         raise InvalidRequestError(
             f"Error parsing request header. Our best guess of the apiKey is: {api_key} "
             f"({exc})") from None
-    body_size = len(frame) - offset
-    if api_version not in supported[api_key]:
-        if api_key == ApiKey.API_VERSIONS:
-            return ParsedRequest(header, None, body_size, unsupported_version=True)
+    if api_version not in served:
+        if api_key == _API_VERSIONS:
+            return ParsedRequest(header, None, len(frame) - offset, unsupported_version=True)
         raise UnsupportedVersionError(
             f"Received request api key {api_name(api_key)} with version {api_version} "
-            f"which is not enabled (supported {supported[api_key]})")
+            f"which is not enabled (supported {served})")
     try:
-        body = message.request.decode(memoryview(frame)[offset:], api_version)
+        body = schema.decode(frame, api_version, offset)  # no copy of the frame's tail
     except InvalidRequestError as exc:
         raise InvalidRequestError(
             f"Error getting request for apiKey: {api_name(api_key)}, "
             f"apiVersion: {api_version}: {exc}") from None
-    return ParsedRequest(header, body, body_size)
+    return ParsedRequest(header, body, len(frame) - offset)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
-    """A complete response frame (size prefix, header, body)."""
+    """A complete response frame (size prefix, header, body), built in one buffer."""
     schema = MESSAGES[api_key].response
-    head = encode_response_header(
+    buf = bytearray(_SIZE_PLACEHOLDER)
+    buf += encode_response_header(
         correlation_id, response_header_version(api_key, api_version, schema.flexible))
-    return encode_frame(head + schema.encode(body, api_version))
+    schema.encode_into(buf, body, api_version)
+    return finish_frame(buf)
 
 
 # --- the client side, for tests, the load generator and capture tools -------------
@@ -99,4 +106,4 @@ def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int
     schema = MESSAGES[api_key].response
     correlation_id, offset = decode_response_header(
         payload, response_header_version(api_key, api_version, schema.flexible))
-    return correlation_id, schema.decode(memoryview(payload)[offset:], api_version)
+    return correlation_id, schema.decode(payload, api_version, offset)

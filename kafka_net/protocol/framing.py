@@ -149,3 +149,9 @@ class FrameDecoder:
 def encode_frame(payload: bytes | bytearray) -> bytes:
     """Prefix ``payload`` with its int32 size."""
     return _SIZE.pack(len(payload)) + payload
+
+
+def finish_frame(buf: bytearray) -> bytes:
+    """A frame built in place: ``buf`` starts with 4 placeholder bytes for its size."""
+    _SIZE.pack_into(buf, 0, len(buf) - 4)
+    return bytes(buf)

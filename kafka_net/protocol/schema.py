@@ -12,9 +12,13 @@ as Python data::
             Field("throttle_time_ms", INT32, versions="1+"),
         ])
 
-and interpret it at run time.  A decoded message is a plain ``dict``; every
-field of the schema is present, those absent at the decoded version holding
-their default, so handlers read fields without checking versions.
+and interpret it (``encode_interpreted`` / ``decode_interpreted``, the readable
+reference).  ``encode`` / ``decode`` run the same rules compiled once per
+version into straight-line Python: see :mod:`kafka_net.protocol.codegen`.
+
+A decoded message is a plain ``dict``; every field of the schema is present,
+those absent at the decoded version holding their default, so handlers read
+fields without checking versions.
 
 Version rules (from Kafka's message generator):
 
@@ -409,6 +413,9 @@ class Schema:
         self.valid = Versions.parse(self.valid)
         self.flexible = Versions.parse(self.flexible)
         self.struct = Struct(*self.fields)
+        # Compiled codecs by version, made at first use (kafka_net.protocol.codegen).
+        self._encoders: dict[int, Callable] = {}
+        self._decoders: dict[int, Callable] = {}
 
     def is_flexible(self, version: int) -> bool:
         return version in self.flexible
@@ -416,19 +423,49 @@ class Schema:
     def defaults(self) -> dict:
         return self.struct.defaults()
 
-    def decode(self, data: bytes | memoryview | Reader, version: int) -> dict:
-        r = data if isinstance(data, Reader) else Reader(data)
-        return self.struct.read_struct(r, version, self.is_flexible(version))
+    def decode(self, data: bytes | memoryview | Reader, version: int, offset: int = 0) -> dict:
+        """The body at ``offset`` of ``data`` (or at a Reader's position, advancing it)."""
+        decoder = self._decoders.get(version) or self._compile(self._decoders, version)
+        if decoder is None:  # not a version of this message: nothing worth compiling
+            return self.decode_interpreted(data, version, offset)
+        if isinstance(data, Reader):
+            body, data.pos = decoder(data.buf, data.pos)
+            return body
+        return decoder(data, offset)[0]
 
     def encode(self, value: dict, version: int) -> bytes:
-        w = Writer()
-        self.encode_into(w, value, version)
-        return w.getvalue()
+        buf = bytearray()
+        self.encode_into(buf, value, version)
+        return bytes(buf)
 
-    def encode_into(self, w: Writer, value: dict, version: int) -> None:
+    def encode_into(self, out: Writer | bytearray, value: dict, version: int) -> None:
+        """Append the encoding of ``value`` to a Writer or a bytearray."""
+        encoder = self._encoders.get(version) or self._compile(self._encoders, version)
+        if encoder is None:
+            raise ValueError(f"{self.name} has no version {version} (valid {self.valid})")
+        encoder(value, out.buf if isinstance(out, Writer) else out)
+
+    def _compile(self, cache: dict, version: int) -> Callable | None:
+        if version not in self.valid:
+            return None
+        from kafka_net.protocol.codegen import compile_codec  # it imports this module
+        cache[version] = compile_codec(
+            self, version, "encode" if cache is self._encoders else "decode")
+        return cache[version]
+
+    # The interpreter: the reference the compiled codecs are tested against.
+
+    def decode_interpreted(self, data: bytes | memoryview | Reader, version: int,
+                           offset: int = 0) -> dict:
+        r = data if isinstance(data, Reader) else Reader(data, offset)
+        return self.struct.read_struct(r, version, self.is_flexible(version))
+
+    def encode_interpreted(self, value: dict, version: int) -> bytes:
         if version not in self.valid:
             raise ValueError(f"{self.name} has no version {version} (valid {self.valid})")
+        w = Writer()
         self.struct.write_struct(w, value, version, self.is_flexible(version))
+        return w.getvalue()
 
 
 def walk_fields(struct: Struct, visit: Callable[[Field, int], None], depth: int = 0) -> None:

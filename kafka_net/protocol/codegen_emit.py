@@ -1,0 +1,393 @@
+"""How each schema element becomes lines of Python: the writers behind :mod:`.codegen`.
+
+:class:`Decoder` and :class:`Encoder` walk one schema at one version (using
+the same per-version field plan as the interpreter, ``Struct._plan``) and
+append source lines to a :class:`Source`; nothing here runs per message.
+The names the generated code calls (``_read_uvarint``, ``_skip_tags``, ...)
+are defined in :mod:`kafka_net.protocol.codegen`, which compiles the text.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid as _uuid
+
+from kafka_net.protocol import schema as s
+from kafka_net.protocol.primitives import encode_uvarint
+
+_FIXED = {s.INT8: "b", s.INT16: "h", s.UINT16: "H", s.INT32: "i", s.UINT32: "I",
+          s.INT64: "q", s.FLOAT64: "d", s.BOOL: "?", s.UUID: "16s"}
+# Classic (non-flexible) length prefixes: int16 for strings, int32 for the rest.
+_CLASSIC_LENGTH = {"string": "h", "bytes": "i", "records": "i", "array": "i"}
+_IMMUTABLE = (int, float, str, bytes, bool, type(None), _uuid.UUID)
+
+
+class Source:
+    """Lines of generated code, and the constants they refer to by name."""
+
+    def __init__(self, runtime: dict) -> None:
+        self.names: dict = dict(runtime)
+        self.functions: list[list[str]] = []
+        self._count = 0
+
+    def var(self, prefix: str) -> str:
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def packer(self, fmt: str) -> str:
+        name = "S_" + fmt.replace("?", "Z")  # "?" (bool) cannot be in a name; Z is no code
+        self.names.setdefault(name, struct.Struct(">" + fmt))
+        return name
+
+    def const(self, value) -> str:
+        if isinstance(value, (int, str, bytes, type(None))) or (
+                isinstance(value, float) and value == value and abs(value) != float("inf")):
+            return repr(value)
+        name = self.var("_c")
+        self.names[name] = value
+        return name
+
+    def fresh(self, f: s.Field) -> str:
+        """An expression giving a new copy of ``f``'s default (decoded dicts are the caller's)."""
+        value = f.default_value()
+        if callable(f.default):
+            return f"{self.const(f.default)}()"
+        if isinstance(value, _IMMUTABLE):
+            return self.const(value)
+        if isinstance(f.type, s.Struct) and value == f.type.defaults():
+            return "{" + ", ".join(f"{g.name!r}: {self.fresh(g)}" for g in f.type.fields) + "}"
+        if value == [] and type(value) is list:
+            return "[]"
+        return f"_deepcopy({self.const(value)})"
+
+    def text(self) -> str:
+        return "\n\n\n".join("\n".join(lines) for lines in self.functions) + "\n"
+
+
+def _kind(t) -> str:
+    if isinstance(t, s.Struct):
+        return "struct"
+    if isinstance(t, s.Array):
+        return "array"
+    return "fixed" if t in _FIXED else t.name  # string, bytes, records
+
+
+def _describe(f: s.Field, flexible: bool, nullable: bool) -> str:
+    words = [getattr(f.type, "name", "struct")]
+    if _kind(f.type) != "fixed" and _kind(f.type) != "struct":
+        words.append("compact" if flexible else "classic")
+    if nullable:
+        words.append("nullable")
+    return f"# {f.name}: {', '.join(words)}"
+
+
+def _groups(regular: list) -> list[list]:
+    """A struct's fields in wire order, adjacent fixed-width ones grouped into one run."""
+    groups: list[list] = []
+    for entry in regular:
+        if entry[0].type in _FIXED and groups and groups[-1][0][0].type in _FIXED:
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    return groups
+
+
+def _ends_in_run(groups: list, flexible: bool, tagged: dict) -> bool:
+    """True when an empty tagged section can ride along with the last run (as a byte)."""
+    return flexible and not tagged and bool(groups) and groups[-1][0][0].type in _FIXED
+
+
+class _Emitter:
+    """Shared by Encoder and Decoder: where lines go, and the schema being compiled."""
+
+    def __init__(self, src: Source, schema: s.Schema, version: int) -> None:
+        self.src, self.schema, self.version = src, schema, version
+        self.lines: list[str] = []
+
+    def emit(self, ind: int, text: str) -> None:
+        self.lines.append("    " * ind + text)
+
+    def start_function(self, signature: str, doc: str) -> list[str]:
+        outer, self.lines = self.lines, [f"def {signature}:", f'    """{doc}"""']
+        self.src.functions.append(self.lines)
+        return outer
+
+
+class Decoder(_Emitter):
+    """Writes ``decode_<Schema>_v<N>(buf, p) -> (dict, offset after the message)``."""
+
+    def build(self) -> str:
+        schema, version = self.schema, self.version
+        name = f"decode_{schema.name}_v{version}"
+        self.start_function(f"{name}(buf, p)", f"{schema.name} v{version}: (body, next offset).")
+        self.emit(1, "end = len(buf)")
+        self.emit(1, "try:")
+        body = self.struct(schema.struct, schema.is_flexible(version), 2)
+        self.emit(2, f"return {body}, p")
+        self.emit(1, "except (struct.error, IndexError) as exc:  # read past the end")
+        self.emit(2, "raise _truncated(exc) from None")
+        self.emit(1, "except UnicodeDecodeError as exc:")
+        self.emit(2, 'raise InvalidRequestError(f"string is not UTF-8: {exc}") from None')
+        self.src.functions.append(self.src.functions.pop(0))  # helpers first, then this
+        return name
+
+    def struct(self, st: s.Struct, flexible: bool, ind: int) -> str:
+        """Read ``st``'s fields into locals; return the dict expression holding them."""
+        regular, tagged = st._plan(self.version, flexible)
+        values: dict[str, str] = {}
+        groups = _groups(regular)
+        tag_byte = _ends_in_run(groups, flexible, tagged)
+        for i, group in enumerate(groups):
+            f, nullable, fflex = group[0]
+            if f.type in _FIXED:
+                self.run(group, values, ind, tag_byte and i == len(groups) - 1)
+            else:
+                self.emit(ind, _describe(f, fflex, nullable))
+                values[f.name] = self.value(f.type, fflex, nullable, ind)
+        if flexible and not tag_byte:
+            self.tags(tagged, values, ind)
+        return "{" + ", ".join(f"{f.name!r}: {values.get(f.name) or self.src.fresh(f)}"
+                               for f in st.fields) + "}"
+
+    def run(self, group: list, values: dict, ind: int, tag_byte: bool) -> None:
+        fmt = "".join(_FIXED[f.type] for f, _, _ in group) + ("B" if tag_byte else "")
+        names = [self.src.var("v") for _ in group] + ([self.src.var("t")] if tag_byte else [])
+        self.emit(ind, "# " + ", ".join(f"{f.name} {f.type.name}" for f, _, _ in group)
+                  + (", then the tagged-field count" if tag_byte else ""))
+        unpack = f"{self.src.packer(fmt)}.unpack_from(buf, p)"
+        self.emit(ind, f"{', '.join(names)} = {unpack}" if len(names) > 1
+                  else f"{names[0]} = {unpack}[0]")
+        self.emit(ind, f"p += {struct.calcsize('>' + fmt)}")
+        for (f, _, _), name in zip(group, names):
+            if f.type is s.UUID:
+                self.emit(ind, f"{name} = _UUID(bytes={name})")
+            values[f.name] = name
+        if tag_byte:
+            self.emit(ind, f"if {names[-1]}:  # tags we do not know at this version: skip")
+            self.emit(ind + 1, "p = _skip_tags(buf, p - 1)")
+
+    def tags(self, tagged: dict, values: dict, ind: int) -> None:
+        self.emit(ind, "# tagged fields" + (": none known at this version" if not tagged else ""))
+        for tag in sorted(tagged):
+            f = tagged[tag][0]
+            values[f.name] = self.src.var("v")
+            self.emit(ind, f"{values[f.name]} = {self.src.fresh(f)}  # unless tag {tag} comes")
+        self.emit(ind, "if buf[p] == 0:")
+        self.emit(ind + 1, "p += 1")
+        if not tagged:
+            self.emit(ind, "else:")
+            self.emit(ind + 1, "p = _skip_tags(buf, p)")
+            return
+        count, last, size = self.src.var("n"), self.src.var("tag"), self.src.var("size")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, f"{count}, p = _read_uvarint(buf, p)")
+        self.emit(ind + 1, f"{last} = -1")
+        self.emit(ind + 1, f"for _ in range({count}):")
+        self.emit(ind + 2, f"{last}, {size}, p = _tag_header(buf, p, {last})")
+        for i, tag in enumerate(sorted(tagged)):
+            f, nullable, _ = tagged[tag]
+            helper = self.tag_helper(f, nullable)
+            self.emit(ind + 2, f"{'el' if i else ''}if {last} == {tag}:  # {f.name}")
+            self.emit(ind + 3, f"{values[f.name]} = {helper}(buf[p:p + {size}])")
+        self.emit(ind + 2, f"p += {size}")
+
+    def tag_helper(self, f: s.Field, nullable: bool) -> str:
+        """A function reading one tagged value from its own slice (flexible encoding)."""
+        name = self.src.var(f"_tag_{f.name}_")
+        outer = self.start_function(f"{name}(buf)", f"Tagged field {f.name}, from its slice.")
+        self.emit(1, "p, end = 0, len(buf)")
+        self.emit(1, f"return {self.value(f.type, True, nullable, 1)}")
+        self.lines = outer
+        return name
+
+    def value(self, t, flexible: bool, nullable: bool, ind: int) -> str:
+        """Emit code reading one value at ``p``; return the local holding it."""
+        kind, v = _kind(t), self.src.var("v")
+        if kind == "fixed":
+            self.emit(ind, f"{v} = {self.src.packer(_FIXED[t])}.unpack_from(buf, p)[0]")
+            self.emit(ind, f"p += {struct.calcsize('>' + _FIXED[t])}")
+            if t is s.UUID:
+                self.emit(ind, f"{v} = _UUID(bytes={v})")
+            return v
+        if kind == "struct":
+            if not nullable:
+                self.emit(ind, f"{v} = {self.struct(t, flexible, ind)}")
+                return v
+            self.emit(ind, f"if buf[p] > 127:  # int8 presence marker: -1 is null")
+            self.emit(ind + 1, f"p += 1")
+            self.emit(ind + 1, f"{v} = None")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, "p += 1")
+            self.emit(ind + 1, f"{v} = {self.struct(t, flexible, ind + 1)}")
+            return v
+        n = self.src.var("n")
+        ind = self.length(n, kind, flexible, nullable, v, ind)
+        if kind == "array":
+            self.array(t.item, n, v, flexible, ind)
+            return v
+        self.emit(ind, f"if p + {n} > end:")
+        self.emit(ind + 1, f"raise _short({n}, p, end)")
+        if kind == "string":
+            self.emit(ind, f"{v} = str(buf[p:p + {n}], 'utf-8')")
+        else:
+            self.emit(ind, f"{v} = bytes(buf[p:p + {n}])")
+        self.emit(ind, f"p += {n}")
+        return v
+
+    def length(self, n: str, kind: str, flexible: bool, nullable: bool, v: str,
+               ind: int) -> int:
+        """Read a length prefix into ``n`` and handle null; return the indent for the rest."""
+        if flexible:
+            self.emit(ind, f"{n} = buf[p]  # compact length: uvarint N+1, 0 = null")
+            self.emit(ind, "p += 1")
+            self.emit(ind, f"if {n} > 127:")
+            self.emit(ind + 1, f"{n}, p = _read_uvarint(buf, p - 1)")
+            self.emit(ind, f"{n} -= 1")
+        else:
+            fmt = _CLASSIC_LENGTH[kind]
+            self.emit(ind, f"{n} = {self.src.packer(fmt)}.unpack_from(buf, p)[0]  # -1 = null")
+            self.emit(ind, f"p += {struct.calcsize('>' + fmt)}")
+        what = "non-nullable" if not nullable else "nullable"
+        self.emit(ind, f"if {n} < 0:  # {what}")
+        if not nullable:
+            self.emit(ind + 1, f"raise _bad_length({n}, {kind if kind != 'records' else 'bytes'!r})")
+            return ind
+        self.emit(ind + 1, f"if {n} != -1:")
+        self.emit(ind + 2, f"raise _bad_length({n}, {kind if kind != 'records' else 'bytes'!r})")
+        self.emit(ind + 1, f"{v} = None")
+        self.emit(ind, "else:")
+        return ind + 1
+
+    def array(self, item, n: str, v: str, flexible: bool, ind: int) -> None:
+        # Each element takes at least one byte: a count above the bytes left is refused
+        # before anything is allocated for it.
+        self.emit(ind, f"if {n} > end - p:")
+        self.emit(ind + 1, f'raise InvalidRequestError(f"array of {{{n}}} elements '
+                           f'in {{end - p}} bytes")')
+        if item in _FIXED and item is not s.UUID:
+            code = _FIXED[item]
+            self.emit(ind, f"{v} = list(_unpack_from('>%d{code}' % {n}, buf, p))")
+            self.emit(ind, f"p += {n} * {struct.calcsize('>' + code)}")
+            return
+        self.emit(ind, f"{v} = []")
+        self.emit(ind, f"for _ in range({n}):")
+        if isinstance(item, s.Struct):
+            self.emit(ind + 1, f"{v}.append({self.struct(item, flexible, ind + 1)})")
+        else:
+            self.emit(ind + 1, f"{v}.append({self.value(item, flexible, False, ind + 1)})")
+
+
+class Encoder(_Emitter):
+    """Writes ``encode_<Schema>_v<N>(value, buf)``, appending the message to ``buf``."""
+
+    def build(self) -> str:
+        schema, version = self.schema, self.version
+        name = f"encode_{schema.name}_v{version}"
+        self.start_function(f"{name}(value, buf)", f"{schema.name} v{version}, onto buf.")
+        self.struct(schema.struct, "value", schema.is_flexible(version), 1, "buf")
+        if len(self.lines) == 2:
+            self.emit(1, "pass  # nothing on the wire at this version")
+        return name
+
+    def get(self, src: str, f: s.Field) -> str:
+        return f"{src}.get({f.name!r}, {self.src.const(f.default_value())})"
+
+    def struct(self, st: s.Struct, src: str, flexible: bool, ind: int, b: str) -> None:
+        regular, tagged = st._plan(self.version, flexible)
+        groups = _groups(regular)
+        pad = _ends_in_run(groups, flexible, tagged)
+        for i, group in enumerate(groups):
+            f, nullable, fflex = group[0]
+            if f.type in _FIXED:
+                last = pad and i == len(groups) - 1
+                fmt = "".join(_FIXED[g.type] for g, _, _ in group) + ("x" if last else "")
+                args = ", ".join(self.get(src, g) + (".bytes" if g.type is s.UUID else "")
+                                 for g, _, _ in group)
+                self.emit(ind, "# " + ", ".join(f"{g.name} {g.type.name}" for g, _, _ in group)
+                          + (", then no tagged fields" if last else ""))
+                self.emit(ind, f"{b} += {self.src.packer(fmt)}.pack({args})")
+            else:
+                self.emit(ind, _describe(f, fflex, nullable))
+                v = self.src.var("v")
+                self.emit(ind, f"{v} = {self.get(src, f)}")
+                self.value(f.type, v, fflex, nullable, ind, b)
+        if flexible and not pad:
+            self.tags(tagged, src, ind, b)
+
+    def tags(self, tagged: dict, src: str, ind: int, b: str) -> None:
+        if not tagged:
+            self.emit(ind, f"{b}.append(0)  # no tagged fields at this version")
+            return
+        self.emit(ind, "# tagged fields, in tag order, each only when not at its default")
+        out = self.src.var("tags")
+        self.emit(ind, f"{out} = []")
+        for tag in sorted(tagged):
+            f, nullable, _ = tagged[tag]
+            v, sub = self.src.var("v"), self.src.var("sub")
+            self.emit(ind, f"{v} = {src}.get({f.name!r}, _MISSING)  # tag {tag}")
+            self.emit(ind, f"if {v} is not _MISSING and not {v} == "
+                           f"{self.src.const(f.default_value())}:")
+            self.emit(ind + 1, f"{sub} = bytearray()")
+            self.value(f.type, v, True, nullable, ind + 1, sub)
+            self.emit(ind + 1, f"{out}.append({encode_uvarint(tag)!r} + _uvarint(len({sub})) "
+                               f"+ {sub})")
+        self.emit(ind, f"if {out}:")
+        self.emit(ind + 1, f"{b} += _uvarint(len({out})) + b''.join({out})")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, f"{b}.append(0)")
+
+    def value(self, t, v: str, flexible: bool, nullable: bool, ind: int, b: str) -> None:
+        kind = _kind(t)
+        if kind == "fixed":
+            self.emit(ind, f"{b} += {self.src.packer(_FIXED[t])}.pack("
+                           f"{v}{'.bytes' if t is s.UUID else ''})")
+            return
+        if kind == "struct":
+            if nullable:
+                self.emit(ind, f"if {v} is None:")
+                self.emit(ind + 1, f"{b}.append(255)  # int8 -1: null")
+                self.emit(ind, "else:")
+                ind += 1
+                self.emit(ind, f"{b}.append(1)")
+            self.struct(t, v, flexible, ind, b)
+            return
+        what = {"string": "a non-nullable string", "array": "a non-nullable array"}.get(
+            kind, "non-nullable bytes")
+        self.emit(ind, f"if {v} is None:")
+        if nullable:
+            null = b"\x00" if flexible else (b"\xff\xff" if kind == "string" else b"\xff" * 4)
+            self.emit(ind + 1, f"{b} += {null!r}")
+            self.emit(ind, "else:")
+            ind += 1
+        else:
+            self.emit(ind + 1, f'raise ValueError("null written to {what}")')
+        data = v
+        if kind == "string":
+            data = self.src.var("d")
+            self.emit(ind, f"{data} = {v}.encode('utf-8')")
+            if not flexible:
+                self.emit(ind, f"if len({data}) > 0x7FFF:")
+                self.emit(ind + 1, 'raise ValueError("string longer than 32767 bytes")')
+        self.length(f"len({data})", kind, flexible, ind, b)
+        if kind != "array":
+            self.emit(ind, f"{b} += {data}")
+        elif t.item in _FIXED and t.item is not s.UUID:
+            self.emit(ind, f"{b} += _pack('>%d{_FIXED[t.item]}' % len({v}), *{v})")
+        else:
+            e = self.src.var("e")
+            self.emit(ind, f"for {e} in {v}:")
+            if isinstance(t.item, s.Struct):
+                self.struct(t.item, e, flexible, ind + 1, b)
+            else:
+                self.value(t.item, e, flexible, False, ind + 1, b)
+
+    def length(self, n_expr: str, kind: str, flexible: bool, ind: int, b: str) -> None:
+        if not flexible:
+            self.emit(ind, f"{b} += {self.src.packer(_CLASSIC_LENGTH[kind])}.pack({n_expr})")
+            return
+        n = self.src.var("n")
+        self.emit(ind, f"{n} = {n_expr}")
+        self.emit(ind, f"if {n} < 127:  # compact length N+1 fits one uvarint byte")
+        self.emit(ind + 1, f"{b}.append({n} + 1)")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, f"{b} += _uvarint({n} + 1)")
