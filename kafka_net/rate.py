@@ -62,6 +62,8 @@ class Rate:
         value = self.measure(now_ms)
         if value <= self.bound:
             return 0
+        if self.bound <= 0:
+            return max_throttle_ms   # Java divides by zero into Infinity, then caps it
         throttle = (value - self.bound) / self.bound * self.window_size(now_ms)
         return min(math.floor(throttle + 0.5), max_throttle_ms)   # Java's Math.round
 

@@ -116,6 +116,7 @@ class ConnectionQuotas:
         self._listener_counts: dict[str, int] = {}
         self._listeners: dict[str, _ListenerQuota] = {}
         self.total_count = 0
+        self.waiting = 0   # Acceptors waiting in inc (tests synchronise on it)
         self._broker_rate = self._new_rate(config.max_connection_creation_rate)
         self._default_ip_rate = IP_CONNECTION_RATE_DEFAULT
         self._ip_rate_overrides: dict[str, float] = {}
@@ -264,6 +265,7 @@ class ConnectionQuotas:
         start_ns = time.monotonic_ns()
         end_ms = start_ms + throttle_ms
         remaining_ms = throttle_ms
+        self.waiting += 1
         try:
             while True:
                 if not running():
@@ -275,6 +277,7 @@ class ConnectionQuotas:
                 if remaining_ms <= 0 and self._connection_slot_available(listener):
                     return
         finally:
+            self.waiting -= 1
             if on_blocked_ns is not None:
                 on_blocked_ns(time.monotonic_ns() - start_ns)
 
