@@ -44,7 +44,6 @@ from kafka_net.network.connection_quotas import (
 from kafka_net.network.wakeup import WakeupSocketpair
 
 log = logging.getLogger(__name__)
-_rejected_log = RateLimitedLog(log)   # a client connecting in a loop gets one line per 10 s
 
 SELECT_TIMEOUT_S = 0.5          # Kafka's acceptor select(500)
 FD_EXHAUSTED_PAUSE_S = 0.1
@@ -84,6 +83,7 @@ class Acceptor(threading.Thread):
         self.connection_quotas = connection_quotas   # None: no quotas (tests of the loop alone)
         self.throttled_sockets: list[DelayedCloseSocket] = []   # a heap
         self._throttled_seq = itertools.count()
+        self._rejected_log = RateLimitedLog(log)   # a connect loop: one line per IP per 10 s
         self.server_socket = self._open_server_socket()
         self.port = self.server_socket.getsockname()[1]
         self.name = (f"data-plane-kafka-socket-acceptor-{endpoint.listener_name}-"
@@ -181,7 +181,7 @@ class Acceptor(threading.Thread):
         try:
             quotas.inc(listener, ip, self._add_blocked_ns, lambda: self._running)
         except TooManyConnectionsError as e:
-            _rejected_log.log(logging.INFO, ("rejected", e.ip),
+            self._rejected_log.log(logging.INFO, ("rejected", e.ip),
                               "Rejected connection from %s, address already has the "
                               "configured maximum of %d connections.", e.ip, e.count)
             self._close_counted(sock, ip)

@@ -7,6 +7,7 @@ elapsed time; the rate cases drive the clock by hand.
 
 from __future__ import annotations
 
+import socket
 import threading
 
 import pytest
@@ -390,3 +391,69 @@ def test_changing_a_quota_updates_a_live_ip_rate():
     quotas.update_ip_connection_rate_quota(None, None)  # no quota: no throttling at all
     for _ in range(10):
         quotas.inc(EXTERNAL, IP)
+
+
+# --- the Processor's close paths that never reach the Selector ----------------------------
+
+
+def processor_with_quotas():
+    from kafka_net.network.processor import Processor
+    from kafka_net.network.request_channel import RequestChannel
+
+    config = make_config()
+    quotas = ConnectionQuotas(config, Clock())
+    quotas.add_listener("PLAINTEXT")
+    processor = Processor(0, "PLAINTEXT", RequestChannel(10), lambda frame: None, config,
+                          connection_quotas=quotas)
+    return processor, quotas
+
+
+def test_sockets_still_queued_at_shutdown_are_uncounted():
+    processor, quotas = processor_with_quotas()   # never started: nothing drains the queue
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        for _, server_end in pairs:
+            quotas.inc("PLAINTEXT", IP)
+            assert processor.accept(server_end, may_block=False, ip=IP)
+        assert quotas.get(IP) == 3
+        processor._close_all()
+        assert quotas.get(IP) == 0 and quotas.total_count == 0
+        assert all(server_end.fileno() == -1 for _, server_end in pairs)
+    finally:
+        for client, server_end in pairs:
+            client.close()
+            server_end.close()
+
+
+def test_a_socket_that_fails_to_register_is_uncounted():
+    processor, quotas = processor_with_quotas()
+    client, server_end = socket.socketpair()
+    quotas.inc("PLAINTEXT", IP)
+    assert processor.accept(server_end, may_block=False, ip=IP)
+    server_end.close()            # registering a closed socket fails
+    processor.start()
+    try:
+        assert wait_until(lambda: quotas.get(IP) == 0, TIMEOUT)
+    finally:
+        processor.begin_shutdown()
+        processor.join(TIMEOUT)
+        client.close()
+    assert quotas.total_count == 0
+
+
+def test_a_refused_offer_leaves_the_socket_to_the_acceptor():
+    processor, quotas = processor_with_quotas()
+    pairs = [socket.socketpair() for _ in range(21)]
+    try:
+        for i, (_, server_end) in enumerate(pairs):
+            quotas.inc("PLAINTEXT", IP)
+            accepted = processor.accept(server_end, may_block=False, ip=IP)
+            assert accepted == (i < 20)   # the queue holds 20
+        processor._close_all()
+        # The 21st is still the Acceptor's to close and uncount.
+        assert quotas.get(IP) == 1
+        quotas.dec("PLAINTEXT", IP)
+    finally:
+        for client, server_end in pairs:
+            client.close()
+            server_end.close()
