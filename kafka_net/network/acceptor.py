@@ -194,6 +194,9 @@ class Acceptor(threading.Thread):
         except WaitInterrupted:
             sock.close()   # shutting down while waiting for a slot; never counted
             return False
+        except Exception:
+            sock.close()   # a bug, not the client's doing; the loop logs it
+            raise
         return True
 
     def _add_blocked_ns(self, ns: int) -> None:

@@ -141,67 +141,73 @@ class Clock:
         return self.ms
 
 
-def socket_server_with_clock(clock: Clock, **config):
-    """Kafka's test builds a SocketServer with MockTime; so do we."""
-    cfg = make_config(quota_window_num=2, num_network_threads=1, **config)
-    channel = RequestChannel(50)
-    apis = KafkaApis(cfg, MetadataCache(1, "c"), channel)
-    server = SocketServer(cfg, channel, apis.parse_request, clock_ms=clock)
-    server.connection_quotas.update_ip_connection_rate_quota(None, 5)
-    return server, channel
+class ThrottlingServer:
+    """Kafka's test builds a SocketServer with MockTime and an IP rate quota of 5/s
+    (2 samples of 1 s); so do we.  ``start`` connects 6 times: 5 are accepted and
+    the 6th is held for a delayed close."""
 
+    def __init__(self) -> None:
+        self.clock = Clock()
+        cfg = make_config(quota_window_num=2, num_network_threads=1)
+        self.channel = RequestChannel(50)
+        apis = KafkaApis(cfg, MetadataCache(1, "c"), self.channel)
+        self.server = SocketServer(cfg, self.channel, apis.parse_request,
+                                   clock_ms=self.clock)
+        self.server.connection_quotas.update_ip_connection_rate_quota(None, 5)
+        self.conns: list[socket.socket] = []
 
-def throttled(server) -> int:
-    return sum(len(a.throttled_sockets) for a in server.acceptors)
+    def start(self) -> "ThrottlingServer":
+        self.server.startup()
+        self.port = self.server.bound_port()
+        self.conns = [connect(self.port) for _ in range(6)]
+        assert wait_until(lambda: self.throttled() == 1, TIMEOUT)
+        return self
+
+    def throttled(self) -> int:
+        return sum(len(a.throttled_sockets) for a in self.server.acceptors)
+
+    def stop(self) -> None:
+        self.server.stop_processing_requests()
 
 
 def test_connection_rate_per_ip():
-    clock = Clock()
-    server, channel = socket_server_with_clock(clock)
-    server.startup()
-    conns = []
+    env = ThrottlingServer()
     try:
-        port = server.bound_port()
-        conns = [connect(port) for _ in range(6)]   # 5 allowed, the 6th throttled
-        assert wait_until(lambda: throttled(server) == 1, TIMEOUT)
-        conns.append(connect(port))
-        assert wait_until(lambda: throttled(server) == 2, TIMEOUT)
-        assert server.connection_quotas.get(LOOPBACK) == 5   # throttled ones not counted
-        assert still_open(conns[-1])                # held open, not refused
-        clock.ms += 2000                            # past the throttle time
-        for acceptor in server.acceptors:
+        env.start()
+        env.conns.append(connect(env.port))
+        assert wait_until(lambda: env.throttled() == 2, TIMEOUT)
+        quotas = env.server.connection_quotas
+        assert quotas.get(LOOPBACK) == 5         # throttled ones are not counted
+        assert still_open(env.conns[-1])          # held open, not refused
+        env.clock.ms += 2000                      # past the throttle time
+        for acceptor in env.server.acceptors:
             acceptor.wakeup()
-        assert wait_until(lambda: throttled(server) == 0, TIMEOUT)
-        assert closed_by_server(conns[-1])
+        assert wait_until(lambda: env.throttled() == 0, TIMEOUT)
+        assert closed_by_server(env.conns[-1])
         # The old samples expired: a new connection is served.
-        fresh = connect(port)
-        conns.append(fresh)
+        fresh = connect(env.port)
+        env.conns.append(fresh)
         fresh.sendall(encode_request(API_VERSIONS, 0, 1, {}))
-        request = channel.receive_request(TIMEOUT)
+        request = env.channel.receive_request(TIMEOUT)
         assert request is not None and request.header.api_key == API_VERSIONS
     finally:
-        server.stop_processing_requests()
-        close_all(conns)
-    assert server.connection_quotas.total_count == 0
+        env.stop()
+        close_all(env.conns)
+    assert quotas.total_count == 0
 
 
 def test_throttled_sockets_closed_on_shutdown():
-    clock = Clock()
-    server, _ = socket_server_with_clock(clock)
-    server.startup()
-    conns = []
+    env = ThrottlingServer()
     try:
-        port = server.bound_port()
-        conns = [connect(port) for _ in range(6)]
-        assert wait_until(lambda: throttled(server) == 1, TIMEOUT)
+        env.start()
     finally:
-        server.stop_processing_requests()   # the clock never moves: only shutdown closes it
+        env.stop()   # the clock never moves: only the shutdown closes the 6th
     try:
-        assert closed_by_server(conns[-1])
-        assert throttled(server) == 0
-        assert server.connection_quotas.total_count == 0
+        assert closed_by_server(env.conns[-1])
+        assert env.throttled() == 0
+        assert env.server.connection_quotas.total_count == 0
     finally:
-        close_all(conns)
+        close_all(env.conns)
 
 
 # --- broker-wide and listener limits: the Acceptor waits -----------------------------------
