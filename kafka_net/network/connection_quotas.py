@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import socket
 import threading
 import time
@@ -253,7 +254,9 @@ class ConnectionQuotas:
             return quotas
 
     def connection_rate_for_ip(self, ip: str) -> float:
-        return self._ip_rate_overrides.get(ip, self._default_ip_rate)
+        """The rate enforced for ``ip``: Kafka applies the quota's value as an Int
+        (``toInt``), so 2.5 connections/s is enforced as 2 and reported as 2.5."""
+        return float(_java_to_int(self._ip_rate_overrides.get(ip, self._default_ip_rate)))
 
     # -- inside inc, under the lock -------------------------------------------------------
 
@@ -329,6 +332,15 @@ class ConnectionQuotas:
         for ip in [ip for ip, rate in self._ip_rates.items()
                    if now_ms - (rate.last_record_ms() or now_ms) > IP_SENSOR_EXPIRY_MS]:
             del self._ip_rates[ip]
+
+
+def _java_to_int(value: float) -> int:
+    """Java's Double.toInt: truncate, saturate at the Int range, NaN -> 0."""
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return INT_MAX if value > 0 else -INT_MAX - 1
+    return max(-INT_MAX - 1, min(INT_MAX, math.trunc(value)))
 
 
 def _resolve_overrides(overrides) -> dict[str, int]:

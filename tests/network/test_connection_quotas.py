@@ -369,6 +369,7 @@ def test_ip_rate_quota_interface_for_client_quotas():
     quotas.update_ip_connection_rate_quota("::ffff:10.0.0.1", 7)
     assert quotas.ip_connection_rate_quotas() == {None: 10.0, IP: 2.5, "10.0.0.1": 7.0}
     assert quotas.connection_rate_for_ip(OTHER_IP) == 10.0
+    assert quotas.connection_rate_for_ip(IP) == 2.0   # enforced as Kafka's toInt
     quotas.update_ip_connection_rate_quota(IP, None)
     quotas.update_ip_connection_rate_quota(None, None)
     assert quotas.ip_connection_rate_quotas() == {"10.0.0.1": 7.0}
@@ -457,3 +458,27 @@ def test_a_refused_offer_leaves_the_socket_to_the_acceptor():
         for client, server_end in pairs:
             client.close()
             server_end.close()
+
+
+def test_lowest_priority_channel_is_a_closing_one_else_the_least_recently_active():
+    from kafka_net.network.selector import Selector
+    from kafka_net.network.wakeup import WakeupSocketpair
+
+    wakeup = WakeupSocketpair()
+    selector = Selector(1024, -1, wakeup)
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        assert selector.lowest_priority_channel() is None
+        for i, (_, server_end) in enumerate(pairs):
+            selector.register(f"c{i}", server_end)
+        assert selector.lowest_priority_channel().id == "c0"   # registered first
+        pairs[0][0].sendall(b"\0")
+        selector.poll(TIMEOUT)                                  # c0 becomes the most recent
+        assert selector.lowest_priority_channel().id == "c1"
+        selector.channels["c2"].remote_closed = True
+        assert selector.lowest_priority_channel().id == "c2"
+    finally:
+        selector.close_all()
+        wakeup.close()
+        for client, _ in pairs:
+            client.close()
