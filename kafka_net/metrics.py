@@ -17,7 +17,9 @@ an operator's dashboards and vocabulary carry over:
   Kafka's Selector metrics, named from the client's side,
 * ``kafka.server:type=socket-server-metrics,name=broker-connection-accept-rate``
   and ``...,listener=<l>,name=connection-accept-rate`` (ConnectionQuotas'
-  rates, connections per second over the quota window), and the
+  rates, connections per second over the quota window),
+  ``...,listener=<l>,name=connection-accept-throttle-time`` and
+  ``ip-connection-accept-throttle-time`` (mean non-zero delays, ms), and the
   connections ConnectionQuotas counts per listener
   (``...,listener=<l>,name=connection-count``, kafka-net: the sum over the
   listener's Processors plus sockets not yet registered with one).
@@ -110,3 +112,6 @@ def _connection_quota_metrics(socket_server, out: dict) -> None:
             quotas.listener_accept_rate(listener))
         out[f"{group},listener={listener},name=connection-count"] = (
             quotas.listener_count(listener))
+        throttle, ip_throttle = quotas.listener_throttle_times(listener)
+        out[f"{group},listener={listener},name=connection-accept-throttle-time"] = throttle
+        out[f"{group},listener={listener},name=ip-connection-accept-throttle-time"] = ip_throttle

@@ -43,7 +43,7 @@ import time
 from typing import Callable
 
 from kafka_net.config import INT_MAX, ConfigError
-from kafka_net.rate import Rate
+from kafka_net.rate import Avg, Rate
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +96,15 @@ def _system_clock_ms() -> int:
 
 
 class _ListenerQuota:
-    """Kafka's ListenerConnectionQuota: one listener's count limit and rate."""
+    """Kafka's ListenerConnectionQuota: one listener's count limit and rate, and
+    the averages of the non-zero throttle times its connections got (Kafka's
+    default metric config: 2 samples of 30 s)."""
 
     def __init__(self, max_connections: int, rate: Rate) -> None:
         self.max_connections = max_connections
         self.rate = rate
+        self.throttle_time = Avg(2, 30_000)      # connection-accept-throttle-time
+        self.ip_throttle_time = Avg(2, 30_000)   # ip-connection-accept-throttle-time
 
 
 class ConnectionQuotas:
@@ -211,6 +215,13 @@ class ConnectionQuotas:
         with self._cond:
             return self._listeners[listener].rate.measure(self.clock_ms())
 
+    def listener_throttle_times(self, listener: str) -> tuple[float, float]:
+        """(``connection-accept-throttle-time``, ``ip-connection-accept-throttle-time``)
+        of ``listener``: mean non-zero throttle ms, NaN when there was none."""
+        with self._cond:
+            quota, now_ms = self._listeners[listener], self.clock_ms()
+            return quota.throttle_time.measure(now_ms), quota.ip_throttle_time.measure(now_ms)
+
     def ip_accept_rate(self, ip: str) -> float | None:
         """``connection-accept-rate`` of ``ip``; None without an IP rate quota."""
         with self._cond:
@@ -301,9 +312,12 @@ class ConnectionQuotas:
         if not self._protected_listener(listener):
             broker_ms = self._broker_rate.record_and_get_throttle_time_ms(
                 now_ms, self._max_throttle_ms)
-        listener_ms = self._listeners[listener].rate.record_and_get_throttle_time_ms(
-            now_ms, self._max_throttle_ms)
-        return max(broker_ms, listener_ms)
+        quota = self._listeners[listener]
+        throttle_ms = max(broker_ms, quota.rate.record_and_get_throttle_time_ms(
+            now_ms, self._max_throttle_ms))
+        if throttle_ms > 0:
+            quota.throttle_time.record(throttle_ms, now_ms)
+        return throttle_ms
 
     def _record_ip_connection_maybe_throttle(self, listener: str, ip: str) -> None:
         quota = self.connection_rate_for_ip(ip)
@@ -320,7 +334,9 @@ class ConnectionQuotas:
             sensor.unrecord(now_ms)
             if not self._protected_listener(listener):
                 self._broker_rate.unrecord(now_ms)
-            self._listeners[listener].rate.unrecord(now_ms)
+            quota = self._listeners[listener]
+            quota.ip_throttle_time.record(throttle_ms, now_ms)
+            quota.rate.unrecord(now_ms)
             raise ConnectionThrottledError(ip, now_ms, throttle_ms)
 
     def _expire_idle_ip_rates(self, now_ms: int) -> None:

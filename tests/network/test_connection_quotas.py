@@ -7,6 +7,7 @@ elapsed time; the rate cases drive the clock by hand.
 
 from __future__ import annotations
 
+import math
 import socket
 import threading
 
@@ -16,7 +17,7 @@ from kafka_net.config import INT_MAX, ConfigError, parse_listeners
 from kafka_net.network.connection_quotas import (
     ConnectionQuotas, ConnectionThrottledError, TooManyConnectionsError, WaitInterrupted,
     normalize_ip)
-from kafka_net.rate import Rate
+from kafka_net.rate import Avg, Rate
 from tests.support import make_config, wait_until
 
 EXTERNAL, REPLICATION, ADMIN = "EXTERNAL", "REPLICATION", "ADMIN"
@@ -101,6 +102,15 @@ def test_rate_throttle_time_is_capped_and_a_zero_bound_throttles_fully():
     assert rate.record_and_get_throttle_time_ms(0, 1000) == 1000   # 1000 ms exactly
     assert rate.record_and_get_throttle_time_ms(0, 500) == 500     # capped
     assert Rate(2, 1000, 0).record_and_get_throttle_time_ms(0, 1000) == 1000
+
+
+def test_avg_is_nan_until_recorded_and_forgets_old_samples():
+    avg = Avg(2, 30_000)
+    assert math.isnan(avg.measure(0))
+    avg.record(100, 0)
+    avg.record(300, 10)
+    assert avg.measure(10) == 200.0
+    assert math.isnan(avg.measure(60_010))
 
 
 def test_rate_forgets_samples_older_than_the_window():
@@ -299,6 +309,8 @@ def test_broker_rate_above_the_limit_waits_for_the_throttle_time():
     quotas.wake_waiters()
     waiter.finish()
     assert waiter.error is None and waiter.blocked_ns and quotas.get(IP) == 6
+    throttle, ip_throttle = quotas.listener_throttle_times(EXTERNAL)
+    assert throttle == 200.0 and math.isnan(ip_throttle)
 
 
 def test_the_inter_broker_listener_ignores_the_broker_rate():
@@ -339,6 +351,7 @@ def test_ip_rate_below_and_above_the_limit():
     assert (info.value.ip, info.value.start_throttle_time_ms,
             info.value.throttle_time_ms) == (IP, clock.ms, 200)
     assert quotas.get(IP) == 5                  # a throttled connection is not counted
+    assert quotas.listener_throttle_times(EXTERNAL)[1] == 200.0
     assert quotas.ip_accept_rate(IP) == pytest.approx(5.0)   # and taken back out
     quotas.inc(EXTERNAL, OTHER_IP)              # each IP has its own rate
     clock.ms += 2000
