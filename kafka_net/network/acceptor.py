@@ -160,7 +160,8 @@ class Acceptor(threading.Thread):
             else:
                 log.error("%s: error accepting a connection: %s", self.name, exc)
             return None
-        ip = _ip_of(address)
+        # The address ConnectionQuotas counts the socket under; None: not counted.
+        ip = _ip_of(address) if self.connection_quotas is not None else None
         if not self._count_connection(sock, ip):
             return None
         try:
@@ -174,16 +175,15 @@ class Acceptor(threading.Thread):
 
     def _count_connection(self, sock: socket.socket, ip: str | None) -> bool:
         """ConnectionQuotas.inc; False if the socket was closed or held instead."""
-        quotas = self.connection_quotas
-        if quotas is None or ip is None:
+        if ip is None:
             return True
-        listener = self.endpoint.listener_name
         try:
-            quotas.inc(listener, ip, self._add_blocked_ns, lambda: self._running)
+            self.connection_quotas.inc(self.endpoint.listener_name, ip, self._add_blocked_ns,
+                                       lambda: self._running)
         except TooManyConnectionsError as e:
-            self._rejected_log.log(logging.INFO, ("rejected", e.ip),
-                              "Rejected connection from %s, address already has the "
-                              "configured maximum of %d connections.", e.ip, e.count)
+            self._rejected_log.log(
+                logging.INFO, ("rejected", e.ip), "Rejected connection from %s, address "
+                "already has the configured maximum of %d connections.", e.ip, e.count)
             self._close_counted(sock, ip)
             return False
         except ConnectionThrottledError as e:
@@ -205,7 +205,7 @@ class Acceptor(threading.Thread):
     def _close_counted(self, sock: socket.socket, ip: str | None) -> None:
         """Close a socket ConnectionQuotas counted (Kafka's closeChannel)."""
         sock.close()
-        if self.connection_quotas is not None and ip is not None:
+        if ip is not None:
             self.connection_quotas.dec(self.endpoint.listener_name, ip)
 
     def _close_throttled_connections(self) -> None:

@@ -16,6 +16,7 @@ import struct
 
 from kafka_net.config import parse_listeners
 from kafka_net.metrics import server_snapshot
+from kafka_net.network.acceptor import Acceptor
 from kafka_net.network.request_channel import RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.protocol import encode_request
@@ -111,6 +112,26 @@ def test_max_connections_per_ip_overrides_by_host_name():
             extra.close()
         finally:
             close_all(conns)
+
+
+def test_exception_in_acceptor_closes_and_uncounts(monkeypatch):
+    # Kafka's testExceptionInAcceptor: counted first, then configuring fails.
+    seen = []
+
+    def failing_configure(acceptor, sock):
+        seen.append(acceptor.connection_quotas.get(LOOPBACK))
+        raise OSError("test injected OSError")
+
+    monkeypatch.setattr(Acceptor, "_configure_accepted_socket", failing_configure)
+    with running_server(make_config()) as server:
+        sock = connect(server.bound_port())
+        try:
+            assert closed_by_server(sock)
+        finally:
+            sock.close()
+        assert seen == [1]
+        assert wait_until(lambda: server.socket_server.connection_quotas.get(LOOPBACK) == 0,
+                          TIMEOUT)
 
 
 def test_a_rejection_loop_logs_one_line_per_interval(caplog):
