@@ -307,8 +307,8 @@ _BY_NAME = {k.name: k for k in KEYS}
 # The per-listener forms Kafka's ConnectionQuotas reads (valuesWithPrefixOverride
 # with the prefix listener.name.<listener name in lower case>.); every other
 # listener.name.* key is accepted and ignored.
-_LISTENER_QUOTA_RE = re.compile(
-    r"listener\.name\.(?P<listener>[^.]+)\.(?P<key>max\.connections|max\.connection\.creation\.rate)")
+_LISTENER_QUOTA_RE = re.compile(r"listener\.name\.(?P<listener>[^.]+)\."
+                                r"(?P<key>max\.connections|max\.connection\.creation\.rate)")
 _LISTENER_QUOTA_ATTRS = {"max.connections": "listener_max_connections",
                          "max.connection.creation.rate": "listener_max_connection_creation_rate"}
 _ALIASES = {"broker.id": "node.id"}

@@ -188,8 +188,9 @@ class Acceptor(threading.Thread):
             return False
         except ConnectionThrottledError as e:
             log.debug("Delaying closing of connection from %s for %d ms", ip, e.throttle_time_ms)
-            heapq.heappush(self.throttled_sockets, DelayedCloseSocket(
-                e.start_throttle_time_ms + e.throttle_time_ms, next(self._throttled_seq), sock, ip))
+            end_ms = e.start_throttle_time_ms + e.throttle_time_ms
+            heapq.heappush(self.throttled_sockets,
+                           DelayedCloseSocket(end_ms, next(self._throttled_seq), sock, ip))
             return False
         except WaitInterrupted:
             sock.close()   # shutting down while waiting for a slot; never counted
