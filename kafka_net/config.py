@@ -173,6 +173,13 @@ def _names(key: str, raw: str) -> tuple[str, ...]:
     return names
 
 
+def _listener_name(key: str, raw: str) -> str:
+    name = raw.strip().upper()   # Kafka's ListenerName.normalised
+    if name and not _NAME_RE.fullmatch(name):
+        raise ConfigError(f"{key}: '{raw.strip()}' is not a listener name")
+    return name
+
+
 def _protocol_map(key: str, raw: str) -> tuple[tuple[str, str], ...]:
     return tuple(parse_protocol_map(raw, key).items())
 
@@ -270,6 +277,9 @@ KEYS: tuple[_Key, ...] = (
     _Key("max.connection.creation.rate", "max_connection_creation_rate", _int(0),
          str(INT_MAX),
          "Most new connections per second; faster accepts are delayed."),
+    _Key("inter.broker.listener.name", "inter_broker_listener_name", _listener_name, "",
+         "The inter-broker listener; with several listeners it is exempt from "
+         "max.connections. Empty = PLAINTEXT (Kafka's default)."),
     # -- memory pool and quotas --------------------------------------------------------
     _Key("queued.max.request.bytes", "queued_max_request_bytes", _int(-(2**63), LONG_MAX),
          "-1",
@@ -302,6 +312,13 @@ KEYS: tuple[_Key, ...] = (
 )
 
 _BY_NAME = {k.name: k for k in KEYS}
+# The per-listener forms Kafka's ConnectionQuotas reads (valuesWithPrefixOverride
+# with the prefix listener.name.<listener name in lower case>.); every other
+# listener.name.* key is accepted and ignored.
+_LISTENER_QUOTA_RE = re.compile(r"listener\.name\.(?P<listener>[^.]+)\."
+                                r"(?P<key>max\.connections|max\.connection\.creation\.rate)")
+_LISTENER_QUOTA_ATTRS = {"max.connections": "listener_max_connections",
+                         "max.connection.creation.rate": "listener_max_connection_creation_rate"}
 _ALIASES = {"broker.id": "node.id"}
 _LISTENER_KEYS = ("listeners", "advertised.listeners")
 
@@ -363,6 +380,11 @@ class ServerConfig:
     max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = ()
     max_connection_creation_rate: int = INT_MAX
+    inter_broker_listener_name: str = ""
+    # listener.name.<l>.max.connections / .max.connection.creation.rate, as
+    # (LISTENER, value) pairs; a listener without one falls back to the broker key.
+    listener_max_connections: tuple[tuple[str, int], ...] = ()
+    listener_max_connection_creation_rate: tuple[tuple[str, int], ...] = ()
     queued_max_request_bytes: int = -1
     quota_window_num: int = 11
     quota_window_size_seconds: int = 1
@@ -390,10 +412,14 @@ class ServerConfig:
         """
         given: dict[str, tuple[str, str]] = {}   # canonical key -> (as written, value)
         ignored = []
+        per_listener: list[tuple[re.Match, str]] = []
         for raw_key, raw_value in props.items():
             written = raw_key.strip()
             key = canonical_key(written)
             if key not in _BY_NAME:
+                if (m := _LISTENER_QUOTA_RE.fullmatch(key)) is not None:
+                    per_listener.append((m, raw_value))
+                    continue
                 if key in IGNORED_KAFKA_KEYS or key.startswith("listener.name."):
                     ignored.append(key)
                     continue
@@ -420,6 +446,7 @@ class ServerConfig:
                         f" besides the controller listeners ({', '.join(controller)})"
                         if controller else ""))
             values[_BY_NAME[key].attr] = endpoints
+        _parse_listener_quotas(per_listener, values, controller, ignored)
         cfg = cls(**values, ignored=tuple(sorted(ignored)))
         cfg.validate()
         return cfg
@@ -436,14 +463,36 @@ class ServerConfig:
             raise ConfigError(
                 "max.connections.per.ip: 0 is only allowed with "
                 "max.connections.per.ip.overrides")
+        names = {e.listener_name for e in self.listeners}
+        if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
+            raise ConfigError(
+                "inter.broker.listener.name: must be a listener name defined in "
+                "advertised.listeners. The valid options based on currently configured "
+                f"listeners are {','.join(sorted(names))}")
+        for attr in _LISTENER_QUOTA_ATTRS.values():
+            for name, _ in getattr(self, attr):
+                if name not in names:
+                    raise ConfigError(f"listener.name.{name.lower()}: names a listener "
+                                      "not in listeners")
         if self.advertised_listeners:
-            names = {e.listener_name for e in self.listeners}
             for e in self.advertised_listeners:
                 if e.listener_name not in names:
                     raise ConfigError(
                         f"advertised.listeners: '{e}' names a listener not in listeners")
                 if e.port == 0:
                     raise ConfigError(f"advertised.listeners: '{e}' cannot advertise port 0")
+
+    def inter_broker_listener(self) -> str:
+        """Kafka's interBrokerListenerName: inter.broker.listener.name, else the
+        listener named after security.inter.broker.protocol (PLAINTEXT)."""
+        return self.inter_broker_listener_name or "PLAINTEXT"
+
+    def listener_connection_limits(self, listener: str) -> tuple[int, int]:
+        """(max.connections, max.connection.creation.rate) of ``listener``: its
+        listener.name.<l>. values, else the broker's (valuesWithPrefixOverride)."""
+        return (dict(self.listener_max_connections).get(listener, self.max_connections),
+                dict(self.listener_max_connection_creation_rate).get(
+                    listener, self.max_connection_creation_rate))
 
     def with_overrides(self, **changes: Any) -> "ServerConfig":
         """A copy with attributes replaced (tests use this)."""
@@ -452,6 +501,23 @@ class ServerConfig:
         cfg = ServerConfig(**data)
         cfg.validate()
         return cfg
+
+
+def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list) -> None:
+    """listener.name.<l>.max.connections and .max.connection.creation.rate into
+    ``values``; a controller listener's are ignored (kafka-net opens none)."""
+    found: dict[str, dict[str, int]] = {attr: {} for attr in _LISTENER_QUOTA_ATTRS.values()}
+    for m, raw_value in per_listener:
+        written, listener = m.group(0), m["listener"]
+        if listener != listener.lower():
+            raise ConfigError(f"{written}: Kafka reads listener settings under the listener "
+                              f"name in lower case: listener.name.{listener.lower()}.{m['key']}")
+        if listener.upper() in controller:
+            ignored.append(written)
+            continue
+        found[_LISTENER_QUOTA_ATTRS[m["key"]]][listener.upper()] = _int(0)(written, raw_value)
+    for attr, by_listener in found.items():
+        values[attr] = tuple(sorted(by_listener.items()))
 
 
 def _unknown_key_message(key: str) -> str:

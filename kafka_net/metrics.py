@@ -20,7 +20,15 @@ an operator's dashboards and vocabulary carry over:
 * ``kafka.server:type=socket-server-metrics,listener=<l>,networkProcessor=<id>``
   with ``connection-count``, ``incoming-byte-total``, ``outgoing-byte-total``,
   ``request-total`` (responses sent) and ``response-total`` (requests read):
-  Kafka's Selector metrics, named from the client's side.
+  Kafka's Selector metrics, named from the client's side,
+* ``kafka.server:type=socket-server-metrics,name=broker-connection-accept-rate``
+  and ``...,listener=<l>,name=connection-accept-rate`` (ConnectionQuotas'
+  rates, connections per second over the quota window),
+  ``...,listener=<l>,name=connection-accept-throttle-time`` and
+  ``ip-connection-accept-throttle-time`` (mean non-zero delays, ms), and the
+  connections ConnectionQuotas counts per listener
+  (``...,listener=<l>,name=connection-count``, kafka-net: the sum over the
+  listener's Processors plus sockets not yet registered with one).
 
 ``snapshot()`` returns them all as a flat dict of MBean-style name -> value.
 """
@@ -96,6 +104,7 @@ def server_snapshot(server) -> dict[str, float]:
     for acceptor in server.socket_server.acceptors:
         out[f"kafka.network:type=Acceptor,name=AcceptorBlockedPercent,"
             f"listener={acceptor.endpoint.listener_name}"] = acceptor.blocked_fraction()
+    _connection_quota_metrics(server.socket_server, out)
     for p in processors:
         prefix = (f"kafka.server:type=socket-server-metrics,listener={p.listener_name},"
                   f"networkProcessor={p.id}")
@@ -105,3 +114,18 @@ def server_snapshot(server) -> dict[str, float]:
         out[f"{prefix},name=response-total"] = p.requests_received
         out[f"{prefix},name=request-total"] = p.responses_sent
     return out
+
+
+def _connection_quota_metrics(socket_server, out: dict) -> None:
+    quotas = socket_server.connection_quotas
+    group = "kafka.server:type=socket-server-metrics"
+    out[f"{group},name=broker-connection-accept-rate"] = quotas.broker_accept_rate()
+    for acceptor in socket_server.acceptors:
+        listener = acceptor.endpoint.listener_name
+        out[f"{group},listener={listener},name=connection-accept-rate"] = (
+            quotas.listener_accept_rate(listener))
+        out[f"{group},listener={listener},name=connection-count"] = (
+            quotas.listener_count(listener))
+        throttle, ip_throttle = quotas.listener_throttle_times(listener)
+        out[f"{group},listener={listener},name=connection-accept-throttle-time"] = throttle
+        out[f"{group},listener={listener},name=ip-connection-accept-throttle-time"] = ip_throttle

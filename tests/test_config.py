@@ -638,3 +638,58 @@ def test_the_kafka_key_list_is_plausible():
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
         "max.broker.partitions", "max.partitions.per.request",
         "message.max.uncompressed.bytes", "shutdown.timeout.ms"}
+
+
+# --- connection quotas: the inter-broker listener and the per-listener forms ----------
+
+
+TWO_LISTENERS = {"listeners": "INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+                 "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT"}
+
+
+def test_inter_broker_listener_defaults_to_plaintext_and_is_normalised():
+    assert ServerConfig().inter_broker_listener() == "PLAINTEXT"
+    cfg = ServerConfig.from_properties({**TWO_LISTENERS, "inter.broker.listener.name": "internal"})
+    assert cfg.inter_broker_listener() == "INTERNAL"
+    assert "inter.broker.listener.name" not in cfg.ignored
+
+
+def test_inter_broker_listener_must_be_a_listener():
+    message = config_error({**TWO_LISTENERS, "inter.broker.listener.name": "REPLICATION"})
+    assert message.startswith("inter.broker.listener.name: must be a listener name defined "
+                              "in advertised.listeners")
+    assert "EXTERNAL,INTERNAL" in message
+
+
+def test_listener_connection_limits_fall_back_to_the_broker_keys():
+    cfg = ServerConfig.from_properties({
+        **TWO_LISTENERS, "max.connections": "100", "max.connection.creation.rate": "30",
+        "listener.name.internal.max.connections": "7",
+        "listener.name.external.max.connection.creation.rate": "5",
+        "listener.name.internal.ssl.keystore.location": "/x"})
+    assert cfg.listener_connection_limits("INTERNAL") == (7, 30)
+    assert cfg.listener_connection_limits("EXTERNAL") == (100, 5)
+    assert cfg.ignored == ("listener.name.internal.ssl.keystore.location",)
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("listener.name.internal.max.connections", "-1", "below the minimum 0"),
+    ("listener.name.internal.max.connection.creation.rate", "x", "is not an integer"),
+    ("listener.name.INTERNAL.max.connections", "5",
+     "listener name in lower case: listener.name.internal.max.connections"),
+    ("listener.name.other.max.connections", "5", "names a listener not in listeners"),
+])
+def test_bad_listener_connection_limits(key, value, fragment):
+    message = config_error({**TWO_LISTENERS, key: value})
+    assert message.split(":")[0] in (key, "listener.name.other")
+    assert fragment in message
+
+
+def test_a_controller_listeners_connection_limit_is_ignored():
+    cfg = ServerConfig.from_properties({
+        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.name.controller.max.connections": "5"})
+    assert cfg.listener_max_connections == ()
+    assert cfg.ignored == ("listener.name.controller.max.connections",)

@@ -13,7 +13,7 @@ connection.  Each turn of :meth:`run` is the same seven steps::
     process_completed_receives  parse each new request, queue it, MUTE its connection
     process_completed_sends     a response is fully written: UNMUTE its connection
     process_disconnected        forget connections the selector closed
-    close_excess_connections    (connection quotas: not implemented, see below)
+    close_excess_connections    over max.connections: close the lowest-priority one
 
 Muting after every request means one request per connection inside the server
 at any time, so responses leave in request order whatever the handler threads
@@ -26,6 +26,13 @@ the handlers takes them along (its handler releases them); a frame that is
 not (graceful stop, parse failure, shutdown) gives them back here.  A
 release after a refused allocation wakes this thread, whose selector then
 unmutes the connections that waited for memory.
+
+Connection quotas: every socket the Acceptor counted in ConnectionQuotas is
+uncounted exactly once when it goes, whichever way: the Selector calls
+:meth:`_on_channel_closed` for every channel it lets go (peer close, bad
+frame, idle expiry, local close, shutdown), and sockets that never became a
+channel (failed registration, still queued at shutdown) are uncounted where
+they are closed.  The Acceptor passes each socket's counted IP with it.
 
 Errors: a problem with one connection closes that connection with a log line;
 an unexpected exception in a step is logged and the loop goes on.  The thread
@@ -72,7 +79,7 @@ class Processor(threading.Thread):
 
     def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
                  parse_request, config, node_id: int = 1,
-                 memory_pool: MemoryPool = MemoryPool.NONE) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None) -> None:
         super().__init__(
             name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
                  f"PLAINTEXT-{processor_id}",
@@ -82,11 +89,16 @@ class Processor(threading.Thread):
         self.request_channel = request_channel
         self._parse_request = parse_request
         self.new_connections: queue.Queue = queue.Queue(CONNECTION_QUEUE_SIZE)
+        self.connection_quotas = connection_quotas
+        # socket -> the IP ConnectionQuotas counted it under, from accept() until
+        # the socket is closed; popping it is what makes the decrement happen once.
+        self._quota_ips: dict[socket.socket, str] = {}
         self.response_queue: collections.deque[Response] = collections.deque()
         self.wakeup = WakeupSocketpair()
         self.selector = Selector(config.socket_request_max_bytes,
                                  config.connections_max_idle_ms, self.wakeup,
-                                 name=f"processor-{processor_id}", memory_pool=memory_pool)
+                                 name=f"processor-{processor_id}", memory_pool=memory_pool,
+                                 on_close=self._on_channel_closed)
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
@@ -101,21 +113,25 @@ class Processor(threading.Thread):
 
     # -- called from other threads ------------------------------------------------------
 
-    def accept(self, sock: socket.socket, may_block: bool) -> bool:
+    def accept(self, sock: socket.socket, may_block: bool, ip: str | None = None) -> bool:
         """Queue a new socket; block only if ``may_block`` (the Acceptor's last try).
 
         A blocking offer waits at most ACCEPT_BLOCK_SLICE_S and then returns False;
         the Acceptor offers again while it runs.  An unbounded put (Kafka's) hung
         the Acceptor, and so the shutdown joining it, when every queue was full
         and no Processor would ever drain again (testStagedListenerShutdown-
-        WhenConnectionQueueIsFull).
+        WhenConnectionQueueIsFull).  ``ip``: what ConnectionQuotas counted the
+        socket under (None: not counted).
         """
+        if ip is not None:
+            self._quota_ips[sock] = ip   # before the put: the socket may be taken at once
         try:
             if may_block:
                 self.new_connections.put(sock, timeout=ACCEPT_BLOCK_SLICE_S)
             else:
                 self.new_connections.put_nowait(sock)
         except queue.Full:
+            self._quota_ips.pop(sock, None)   # still the Acceptor's
             return False
         self.wakeup.wakeup()
         return True
@@ -160,6 +176,7 @@ class Processor(threading.Thread):
                     self._process_completed_receives()
                     self._process_completed_sends()
                     self._process_disconnected()
+                    self._close_excess_connections()
                 except Exception:
                     # Per-connection failures are handled where they happen; this
                     # is the last line that keeps the network thread alive.
@@ -180,17 +197,19 @@ class Processor(threading.Thread):
             try:
                 connection_id = self._connection_id(sock)
                 self.selector.register(connection_id, sock)
-            except OSError as exc:
-                # The peer reset the connection before we got to it (getpeername
-                # fails): its own doing, and one line per connect would let a
-                # client write the log, so only at DEBUG.
-                log.debug("%s: connection closed before it was registered: %s", self.name, exc)
-                _close_quietly(sock)
             except Exception as exc:
-                _per_connection_log.log(logging.ERROR, "register",
-                                        "%s: could not register a new connection: %s",
-                                        self.name, exc)
+                if isinstance(exc, OSError):
+                    # The peer reset the connection before we got to it (getpeername
+                    # fails): its own doing, and one line per connect would let a
+                    # client write the log, so only at DEBUG.
+                    log.debug("%s: connection closed before it was registered: %s",
+                              self.name, exc)
+                else:
+                    _per_connection_log.log(logging.ERROR, "register",
+                                            "%s: could not register a new connection: %s",
+                                            self.name, exc)
                 _close_quietly(sock)
+                self._quota_dec(sock)   # it was counted when accepted, whatever happened
 
     def _connection_id(self, sock: socket.socket) -> str:
         # localHost:localPort-remoteHost:remotePort-processorId-index.  The index wraps
@@ -389,6 +408,30 @@ class Processor(threading.Thread):
             log.debug("%s: connection %s disconnected: %s%s", self.name, connection_id,
                       reason, " (response dropped)" if dropped else "")
 
+    # -- connection quotas ------------------------------------------------------------------
+
+    def _close_excess_connections(self) -> None:
+        """Kafka's closeExcessConnections: above max.connections (after the protected
+        inter-broker listener went over it), close one lowest-priority connection."""
+        quotas = self.connection_quotas
+        if quotas is not None and quotas.max_connections_exceeded(self.listener_name):
+            channel = self.selector.lowest_priority_channel()
+            if channel is not None:
+                log.debug("%s: closing %s: more than max.connections", self.name, channel.id)
+                self._close(channel.id)
+
+    def _on_channel_closed(self, channel) -> None:
+        self._quota_dec(channel.socket)
+
+    def _quota_dec(self, sock: socket.socket) -> None:
+        ip = self._quota_ips.pop(sock, None)
+        if ip is None or self.connection_quotas is None:
+            return
+        try:
+            self.connection_quotas.dec(self.listener_name, ip)
+        except Exception:
+            log.exception("%s: could not uncount a connection from %s", self.name, ip)
+
     def _close(self, connection_id: str) -> None:
         self.inflight_responses.pop(connection_id, None)
         self.selector.close(connection_id)
@@ -396,9 +439,11 @@ class Processor(threading.Thread):
     def _close_all(self) -> None:
         while True:
             try:
-                _close_quietly(self.new_connections.get_nowait())
+                sock = self.new_connections.get_nowait()
             except queue.Empty:
                 break
+            _close_quietly(sock)
+            self._quota_dec(sock)
         self.selector.close_all()
         self.wakeup.close()
         if self.capture is not None:

@@ -74,8 +74,11 @@ _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
-                 memory_pool: MemoryPool = MemoryPool.NONE) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None) -> None:
         self.name = name
+        # Called with every channel this selector lets go, however it goes (the
+        # Processor uncounts it from ConnectionQuotas there).
+        self._on_close = on_close
         self.max_frame_size = max_frame_size
         self._idle_ns = connections_max_idle_ms * 1_000_000 if connections_max_idle_ms >= 0 else -1
         self._sel = selectors.DefaultSelector()
@@ -169,6 +172,15 @@ class Selector:
         channel = self.channels.pop(connection_id, None)
         if channel is not None:
             self._forget(channel)
+
+    def lowest_priority_channel(self) -> KafkaChannel | None:
+        """The channel to close first when over max.connections (Kafka's
+        lowestPriorityChannel): one the peer already closed, else the least
+        recently active one."""
+        for channel in self.channels.values():
+            if channel.remote_closed:
+                return channel
+        return next(iter(self._lru.values()), None)
 
     def close_all(self) -> None:
         for connection_id in list(self.channels):
@@ -374,3 +386,5 @@ class Selector:
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         channel.close()
+        if self._on_close is not None:
+            self._on_close(channel)

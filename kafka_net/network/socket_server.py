@@ -26,6 +26,7 @@ import time
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
+from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
 from kafka_net.network.request_channel import RequestChannel
@@ -35,8 +36,12 @@ log = logging.getLogger(__name__)
 
 class SocketServer:
     def __init__(self, config: ServerConfig, request_channel: RequestChannel,
-                 parse_request) -> None:
+                 parse_request, clock_ms=None) -> None:
         self.config = config
+        # One for the whole broker, shared by every listener's Acceptor and
+        # Processors.  ``clock_ms`` (integer ms) lets tests drive its rates.
+        self.connection_quotas = (ConnectionQuotas(config) if clock_ms is None
+                                  else ConnectionQuotas(config, clock_ms))
         self.request_channel = request_channel
         self._parse_request = parse_request
         # One pool for every listener and Processor (queued.max.request.bytes).
@@ -63,11 +68,13 @@ class SocketServer:
         self._started = True
 
     def _create_acceptor_and_processors(self, endpoint: EndPoint) -> None:
+        self.connection_quotas.add_listener(endpoint.listener_name)
         processors = []
         for _ in range(self.config.num_network_threads):
             processor = Processor(self._next_processor_id, endpoint.listener_name,
                                   self.request_channel, self._parse_request, self.config,
-                                  node_id=self.config.node_id, memory_pool=self.memory_pool)
+                                  node_id=self.config.node_id, memory_pool=self.memory_pool,
+                                  connection_quotas=self.connection_quotas)
             self._next_processor_id += 1
             if self.config.capture_dir:
                 processor.capture = CaptureWriter(
@@ -76,7 +83,8 @@ class SocketServer:
             self.request_channel.add_processor(processor)
             processors.append(processor)
         self.processors.extend(processors)
-        self.acceptors.append(Acceptor(endpoint, self.config, processors))
+        self.acceptors.append(Acceptor(endpoint, self.config, processors,
+                                       self.connection_quotas))
 
     def bound_endpoints(self) -> list[EndPoint]:
         """The listeners with port 0 replaced by the port actually bound."""

@@ -63,10 +63,9 @@ class KafkaServer:
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas)
         self.socket_server = SocketServer(config, self.request_channel, self.apis.parse_request)
-        # SEAM (branch throttle): `ip` entity quotas (connection_creation_rate) go to
-        # SocketServer.connection_quotas, built on branch `quotas`.  At merge, replace
-        # the stand-in with: self.socket_server.connection_quotas
-        self.quotas.client_quotas.ip_quotas = StandInIpConnectionRateQuotas()
+        # `ip` entity quotas (connection_creation_rate, set through AlterClientQuotas)
+        # are enforced by the Acceptors' ConnectionQuotas.
+        self.quotas.client_quotas.ip_quotas = self.socket_server.connection_quotas
         self.handler_pool = KafkaRequestHandlerPool(
             self.request_channel, self.apis, config.num_io_threads)
         self._started = False
@@ -140,20 +139,3 @@ class KafkaServer:
     def __exit__(self, *exc) -> None:
         self.shutdown()
 
-
-class StandInIpConnectionRateQuotas:
-    """STAND-IN, branch throttle only: the interface of ConnectionQuotas (branch
-    `quotas`) that AlterClientQuotas uses for `ip` entities.  It only remembers
-    the values; nothing is enforced.  Delete at merge (see the SEAM above)."""
-
-    def __init__(self) -> None:
-        self._rates: dict[str | None, float] = {}
-
-    def update_ip_connection_rate_quota(self, ip: str | None, rate: float | None) -> None:
-        if rate is None:
-            self._rates.pop(ip, None)
-        else:
-            self._rates[ip] = rate
-
-    def ip_connection_rate_quotas(self) -> dict[str | None, float]:
-        return dict(self._rates)

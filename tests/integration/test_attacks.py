@@ -409,7 +409,6 @@ def test_flood_of_large_frames_with_queued_max_request_bytes_keeps_rss_bounded()
 
 
 # needs branch `quotas`: max.connections.per.ip closes connections past the limit.
-@needs_branch("quotas")
 def test_many_connections_from_one_ip_are_capped():
     with attacked("max.connections.per.ip=50") as target, Bystander(target.port) as bystander:
         mark = bystander.answered

@@ -32,7 +32,7 @@ class FakeProcessor:
         self.release = threading.Event()
         self.sockets: list[socket.socket] = []
 
-    def accept(self, sock, may_block: bool) -> bool:
+    def accept(self, sock, may_block: bool, ip=None) -> bool:
         self.log.append((self.id, may_block))
         if self.full:
             if not may_block:
