@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
 from pathlib import Path
@@ -75,3 +76,12 @@ def test_only_transition_to_assigns_a_groups_state():
                    for line in path.read_text().splitlines()
                    if re.search(r"\.state\s*=[^=]", line)]
     assert assignments == ["group.py: self.state = target"]
+
+
+def test_docs_design_holds_the_current_table():
+    """docs/design.md pastes ``python docs/make_tables.py groups``; keep it current."""
+    repo = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("make_tables", repo / "docs" / "make_tables.py")
+    make_tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_tables)
+    assert make_tables.groups_table() in (repo / "docs" / "design.md").read_text(encoding="utf-8")
