@@ -28,9 +28,15 @@ class JoinRequest:
 
 
 @dataclass(frozen=True)
-class JoinedMember:
+class MemberIdentity:
+    """Who a member is: its id, and its static id (KIP-345) if it gave one."""
+
     member_id: str
     group_instance_id: str | None
+
+
+@dataclass(frozen=True)
+class JoinedMember(MemberIdentity):
     metadata: bytes
 
 
@@ -72,16 +78,12 @@ class SyncResult:
 
 
 @dataclass(frozen=True)
-class LeaveResult:
-    member_id: str
-    group_instance_id: str | None
+class LeaveResult(MemberIdentity):
     error: int
 
 
 @dataclass(frozen=True)
-class MemberDescription:
-    member_id: str
-    group_instance_id: str | None
+class MemberDescription(MemberIdentity):
     client_id: str
     client_host: str
     metadata: bytes
