@@ -51,7 +51,7 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group, GroupConfig, Member
-from kafka_net.server.group.offsets import OffsetManager
+from kafka_net.server.group.offsets import OffsetAndMetadata, OffsetManager, PartitionCommit
 from kafka_net.server.group.rebalance import (
     DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
 from kafka_net.server.group.results import (
@@ -77,10 +77,6 @@ class GroupCoordinator:
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
                                      config.offset_metadata_max_bytes)
-        # The offset APIs, as the coordinator's own (one door for handlers).
-        self.commit_offsets = self.offsets.commit
-        self.fetch_offsets = self.offsets.fetch
-        self.delete_topic_offsets = self.offsets.delete_topic
 
     def start(self) -> None:
         self.purgatory.start()
@@ -402,6 +398,21 @@ class GroupCoordinator:
         # Answer whatever of it is parked, so those connections are unmuted.
         member.answer_join(JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
         member.answer_sync(SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID))
+
+    # -- offsets (kept in offsets.py; the coordinator is the handlers' one door) -----------
+
+    def commit_offsets(self, group_id: str, member_id: str, generation: int,
+                       commits: list[PartitionCommit]) -> list[int]:
+        """One error code per commit, in order (generation -1: a "simple" consumer)."""
+        return self.offsets.commit(group_id, member_id, generation, commits)
+
+    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
+                      ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
+        """(topic, [(partition, committed)]); ``topics`` None means all committed."""
+        return self.offsets.fetch(group_id, topics)
+
+    def delete_topic_offsets(self, topic: str) -> None:
+        self.offsets.delete_topic(topic)
 
     # -- describe / list ------------------------------------------------------------------
 

@@ -85,9 +85,6 @@ class Group:
         self.state = target
         return old
 
-    def is_in(self, *states: GroupState) -> bool:
-        return self.state in states
-
     def all_joined(self) -> bool:
         return not self.pending_members and all(
             m.on_join is not None for m in self.members.values())
