@@ -54,7 +54,7 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
 from kafka_net.protocol.framing import FrameDecoder
 from kafka_net.server.apis import KafkaApis
-from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
+from kafka_net.server.group import GroupConfig, GroupCoordinator
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.replica_manager import ReplicaManager
 

@@ -2,11 +2,13 @@
 
     python docs/make_tables.py            # every table
     python docs/make_tables.py mute       # docs/design.md, "The mute state machine"
+    python docs/make_tables.py groups     # docs/design.md, "Consumer groups"
     python docs/make_tables.py keys       # README.md, "Configuration"
     python docs/make_tables.py apis       # README.md, "What it serves"
     python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
 
-Each table is data in the code (``TRANSITIONS``, ``KEYS``, ``HANDLERS``), so the
+Each table is data in the code (``TRANSITIONS``, ``VALID_PREVIOUS_STATES``,
+``KEYS``, ``HANDLERS``), so the
 docs are pasted from here instead of typed by hand.  After changing one of
 those, run the script and paste its output over the old table; ``--check``
 says whether that is needed.  (The idea is h11's make-state-diagrams.py.)
@@ -26,6 +28,7 @@ from kafka_net.network.mute_state import (  # noqa: E402
 from kafka_net.protocol.api_keys import api_name  # noqa: E402
 from kafka_net.protocol.messages import MESSAGES  # noqa: E402
 from kafka_net.server.apis import HANDLERS  # noqa: E402
+from kafka_net.server.group.state import VALID_PREVIOUS_STATES, GroupState  # noqa: E402
 
 
 def mute_table() -> str:
@@ -39,6 +42,18 @@ def mute_table() -> str:
             new = TRANSITIONS.get((state, event))
             cells.append(f"`{new.name}`" if new else "raises")
         lines.append(f"| `{state.name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def groups_table() -> str:
+    """Current state down, ``transition_to`` target across; a cell says whether
+    the move is legal (Kafka's valid previous states) or raises."""
+    lines = ["| state \\ to | " + " | ".join(f"`{s.value}`" for s in GroupState) + " |",
+             "|---|" + "---|" * len(GroupState)]
+    for state in GroupState:
+        cells = ["ok" if state in VALID_PREVIOUS_STATES[target] else "raises"
+                 for target in GroupState]
+        lines.append(f"| `{state.value}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -64,8 +79,9 @@ def apis_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = {"mute": mute_table, "keys": keys_table, "apis": apis_table}
-WHERE = {"mute": "docs/design.md", "keys": "README.md", "apis": "README.md"}
+TABLES = {"mute": mute_table, "groups": groups_table, "keys": keys_table, "apis": apis_table}
+WHERE = {"mute": "docs/design.md", "groups": "docs/design.md", "keys": "README.md",
+         "apis": "README.md"}
 
 
 def check() -> int:

@@ -104,6 +104,34 @@ class RequestContext:
     def supported_versions(self) -> dict[int, Versions]:
         return self.apis.supported_versions()
 
+    # The broker's parts a handler may use: its doors, so none reaches into ``apis``.
+
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        return self.apis.replica_manager
+
+    @property
+    def config_repository(self):
+        return self.apis.config_repository
+
+    @property
+    def group_coordinator(self):
+        return self.apis.group_coordinator
+
+    @property
+    def quotas(self) -> QuotaManagers:
+        return self.apis.quotas
+
+    def allocate_producer_id(self) -> int:
+        return self.apis.allocate_producer_id()
+
+    def try_create_topic(self, name: str, num_partitions: int):
+        """(TopicMetadata, created): see :meth:`KafkaApis.create_topic`."""
+        return self.apis.create_topic(name, num_partitions)
+
+    def delete_topic(self, name: str) -> bool:
+        return self.apis.delete_topic(name)
+
     def complete(self, body) -> None:
         """Answer a request whose handler returned ``DEFERRED`` (from any thread)."""
         self.apis.complete_deferred(self.request, body)

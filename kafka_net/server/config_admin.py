@@ -110,7 +110,7 @@ def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
 
 def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: bool,
                         incremental: bool) -> None:
-    repository = ctx.apis.config_repository
+    repository = ctx.config_repository
     if incremental:
         raw = _current_raw(repository.topic_overrides(topic))
         for config in configs:
@@ -132,7 +132,7 @@ def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: boo
     repository.set_topic_config(topic, parsed)
     log.info("Topic %s configs are now %s", topic,
              escape(str({k: _text(k, v) for k, v in sorted(parsed.items())})))
-    ctx.apis.replica_manager.apply_retention(topic)
+    ctx.replica_manager.apply_retention(topic)
 
 
 def _current_raw(overrides: dict[str, Any]) -> dict[str, str]:

@@ -37,7 +37,7 @@ from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.request_channel import RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
-from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
+from kafka_net.server.group import GroupConfig, GroupCoordinator
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers

@@ -24,7 +24,7 @@ from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import build_batch
 from kafka_net.server.apis import KafkaApis
-from kafka_net.server.group_coordinator import GroupConfig, GroupCoordinator
+from kafka_net.server.group import GroupConfig, GroupCoordinator
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.replica_manager import ReplicaManager
 from tests import support

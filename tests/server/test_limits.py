@@ -22,7 +22,7 @@ from kafka_net.server.metadata_cache import MetadataCache, topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.purgatory import Purgatory
 from tests.server.conftest import FakeCtx, make_broker
-from tests.server.test_group_coordinator import (
+from tests.server.group.support import (
     join, make_coordinator, new_member_id, sync_req)
 from tests.server.test_handlers import create_topics, fetch
 from tests.server.test_purgatory import Op
@@ -311,7 +311,7 @@ def test_group_log_lines_escape_group_and_member_ids(caplog):
     coord = make_coordinator()
     coord.start()
     try:
-        with caplog.at_level(logging.INFO, logger="kafka_net.server.group_coordinator"):
+        with caplog.at_level(logging.INFO, logger="kafka_net.server.group"):
             member = new_member_id(coord, group="g\nFAKE", client_id="c\rX")
             join(coord, 5, group="g\nFAKE", member_id=member)
         lines = [r.getMessage() for r in caplog.records]

@@ -16,6 +16,13 @@ produce acks=0), ``CLOSE_CONNECTION``, or ``DEFERRED``: the request is parked
 (a long-poll Fetch, a JoinGroup waiting for members) and will be answered
 later by ``ctx.complete(body)`` from whichever thread completes it.  The
 connection stays muted meanwhile, so ordering still holds.
+
+Handlers reach the broker only through ``ctx`` (``ctx.replica_manager``,
+``ctx.group_coordinator``, ``ctx.quotas``...), never ``ctx.apis``.  The group
+APIs share one contract with :mod:`kafka_net.server.group`: decode the
+request into domain values, call the coordinator, turn its result into the
+body at this version (a parked JoinGroup/SyncGroup is answered by the
+callback the handler gave it, through ``ctx.complete``).
 """
 
 

@@ -28,7 +28,7 @@ VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
-    return {"throttle_time_ms": 0, "entries": ctx.apis.quotas.client_quotas.alter(
+    return {"throttle_time_ms": 0, "entries": ctx.quotas.client_quotas.alter(
         request["entries"], request["validate_only"])}
 
 

@@ -52,7 +52,7 @@ def _grow(ctx, wanted: dict, validate_only: bool, budget: RequestBudget) -> dict
             ctx.metadata_cache.set_partition_count(name, count, limit)
         except TopicCreationError as exc:
             return _result(name, exc.error_code, exc.message)
-        ctx.apis.replica_manager.ensure_partitions(name, topic.topic_id, count)
+        ctx.replica_manager.ensure_partitions(name, topic.topic_id, count)
     return _result(name, ErrorCode.NONE, None)
 
 

@@ -58,7 +58,7 @@ def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dic
     partitions, rf, problem = _layout(ctx, topic)
     if problem:
         return _result(name, *problem)
-    repository = ctx.apis.config_repository
+    repository = ctx.config_repository
     try:
         overrides = repository.validate(name, {c["name"]: c["value"] for c in topic["configs"]})
     except InvalidConfig as exc:
@@ -71,7 +71,7 @@ def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dic
     topic_id = ZERO_UUID
     if not validate_only:
         try:
-            created, fresh = ctx.apis.create_topic(name, partitions)
+            created, fresh = ctx.try_create_topic(name, partitions)
         except TopicCreationError as exc:   # a concurrent creator took the room or the name
             return _result(name, exc.error_code, exc.message)
         if not fresh:  # lost a race with another creator

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx, request: dict) -> dict:
-    rm = ctx.apis.replica_manager
+    rm = ctx.replica_manager
     topics = []
     for t in request["topics"]:
         partitions = []

@@ -31,7 +31,7 @@ def _delete(ctx, name, topic_id) -> dict:
     if topic is None:
         code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": None}
-    ctx.apis.delete_topic(topic.name)
+    ctx.delete_topic(topic.name)
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
             "error_message": None}
 

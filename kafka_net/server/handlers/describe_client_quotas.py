@@ -24,7 +24,7 @@ VERSIONS = Versions(0, 1)
 
 def handle(ctx, request: dict) -> dict:
     try:
-        entries = ctx.apis.quotas.client_quotas.describe(request["components"],
+        entries = ctx.quotas.client_quotas.describe(request["components"],
                                                          request["strict"])
     except QuotaRequestError as exc:
         return _error(exc.error_code, exc.message)

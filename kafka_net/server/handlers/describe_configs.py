@@ -65,7 +65,7 @@ def _entries(ctx, resource_type: int, name: str, documentation: bool) -> list[di
             raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
         if ctx.metadata_cache.topic(name) is None:
             raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
-        return topic_entries(ctx.apis.config_repository, name, documentation)
+        return topic_entries(ctx.config_repository, name, documentation)
     if resource_type == ConfigResourceType.BROKER:
         if not name:
             return []   # no dynamic cluster-wide defaults exist here

@@ -52,7 +52,7 @@ def handle(ctx, request: dict):
             or _has_errors(body):
         return body
     op = DelayedFetch(ctx, request, wanted)
-    ctx.apis.replica_manager.fetch_purgatory.try_complete_else_watch(op, keys)
+    ctx.replica_manager.fetch_purgatory.try_complete_else_watch(op, keys)
     return DEFERRED
 
 
@@ -62,7 +62,7 @@ class DelayedFetch(DelayedOperation):
         self.ctx, self.request, self.wanted = ctx, request, wanted
 
     def try_complete(self) -> bool:
-        rm = self.ctx.apis.replica_manager
+        rm = self.ctx.replica_manager
         available = 0
         for name, _, partitions in self.wanted:
             for p in partitions:
@@ -102,7 +102,7 @@ def _resolve_topics(ctx, request: dict) -> list[tuple[str | None, object, list]]
 
 
 def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
-    rm = ctx.apis.replica_manager
+    rm = ctx.replica_manager
     budget = request["max_bytes"]
     total = 0
     responses = []

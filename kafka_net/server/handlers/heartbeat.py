@@ -14,8 +14,9 @@ VERSIONS = Versions(0, 4)
 
 
 def handle(ctx, request: dict) -> dict:
-    return {"throttle_time_ms": 0,
-            "error_code": ctx.apis.group_coordinator.heartbeat(request)}
+    error = ctx.group_coordinator.heartbeat(
+        request["group_id"], request["member_id"], request["generation_id"])
+    return {"throttle_time_ms": 0, "error_code": error}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -22,7 +22,7 @@ def handle(ctx, request: dict) -> dict:
     if request["transactional_id"] is not None:
         return error_response(request, ctx.api_version, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "producer_id": ctx.apis.allocate_producer_id(), "producer_epoch": 0}
+            "producer_id": ctx.allocate_producer_id(), "producer_epoch": 0}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

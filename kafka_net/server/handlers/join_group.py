@@ -1,6 +1,6 @@
 """JoinGroup (API key 11): serves v0-v9.
 
-Behaviour (details in :mod:`kafka_net.server.group_coordinator`):
+Behaviour (details in :mod:`kafka_net.server.group.coordinator`):
 
 * v4+: a first join without a member id is answered MEMBER_ID_REQUIRED with
   the id to use (KIP-394); older versions get an id and join at once.
@@ -15,17 +15,59 @@ Behaviour (details in :mod:`kafka_net.server.group_coordinator`):
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.group.results import JoinRequest, JoinResult
+from kafka_net.server.handlers import DEFERRED
 
 API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = Versions(0, 9)
 
 
 def handle(ctx, request: dict):
-    return ctx.apis.group_coordinator.join_group(ctx, request)
+    version = ctx.api_version
+    result = ctx.group_coordinator.join_group(
+        join_request(ctx, request),
+        respond=lambda answer: ctx.complete(response_body(answer, version)))
+    return DEFERRED if result is None else response_body(result, version)
+
+
+def join_request(ctx, request: dict) -> JoinRequest:
+    return JoinRequest(
+        group_id=request["group_id"], member_id=request["member_id"],
+        group_instance_id=request["group_instance_id"],
+        session_timeout_ms=request["session_timeout_ms"],
+        rebalance_timeout_ms=request["rebalance_timeout_ms"],
+        protocol_type=request["protocol_type"],
+        protocols=[(p["name"], p["metadata"]) for p in request["protocols"]],
+        client_id=ctx.request.header.client_id,
+        client_host=f"/{ctx.request.client_address[0]}",
+        require_known_member_id=version_requires_member_id(ctx.api_version))
+
+
+def version_requires_member_id(version: int) -> bool:
+    return version >= 4   # KIP-394
+
+
+def response_body(result: JoinResult, version: int) -> dict:
+    if result.error != ErrorCode.NONE:
+        return _error_body(result.error, result.member_id, version)
+    return {
+        "error_code": ErrorCode.NONE, "generation_id": result.generation_id,
+        "protocol_type": result.protocol_type, "protocol_name": result.protocol_name,
+        "leader": result.leader_id, "skip_assignment": False, "member_id": result.member_id,
+        "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                     "metadata": m.metadata} for m in result.members],
+    }
+
+
+def _error_body(error_code: int, member_id: str, version: int) -> dict:
+    # protocol_name became nullable in v7; before that Kafka sends "" (its
+    # UNKNOWN_PROTOCOL_NAME) where there is no protocol.
+    return {"error_code": error_code, "generation_id": -1, "protocol_type": None,
+            "protocol_name": None if version >= 7 else "", "leader": "",
+            "member_id": member_id, "members": []}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return {"error_code": error_code, "generation_id": -1, "leader": "",
-            "protocol_name": None if version >= 7 else "",
-            "member_id": request.get("member_id", ""), "members": []}
+    return _error_body(error_code, request.get("member_id", ""), version)

@@ -6,14 +6,24 @@ v3, per member from v3.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 
 API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = Versions(0, 5)
 
+BATCHED = 3   # the first version with a members array
+
 
 def handle(ctx, request: dict) -> dict:
-    return ctx.apis.group_coordinator.leave_group(request, ctx.api_version)
+    version = ctx.api_version
+    leaving = ([(request["member_id"], None)] if version < BATCHED else
+               [(m["member_id"], m["group_instance_id"]) for m in request["members"]])
+    results = ctx.group_coordinator.leave_group(request["group_id"], leaving)
+    members = [{"member_id": r.member_id, "group_instance_id": r.group_instance_id,
+                "error_code": r.error} for r in results]
+    top = results[0].error if version < BATCHED else ErrorCode.NONE
+    return {"throttle_time_ms": 0, "error_code": top, "members": members}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

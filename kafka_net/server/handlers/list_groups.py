@@ -16,12 +16,12 @@ def handle(ctx, request: dict) -> dict:
     states = {s.lower() for s in request.get("states_filter") or []}
     types = {t.lower() for t in request.get("types_filter") or []}
     groups = []
-    for group in ctx.apis.group_coordinator.groups():
+    for group in ctx.group_coordinator.list_groups():
         if states and group.state.lower() not in states:
             continue
         if types and "classic" not in types:
             continue
-        groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+        groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type,
                        "group_state": group.state, "group_type": "classic"})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": groups}
 

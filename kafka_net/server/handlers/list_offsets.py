@@ -31,7 +31,7 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4,
 
 
 def handle(ctx, request: dict) -> dict:
-    rm = ctx.apis.replica_manager
+    rm = ctx.replica_manager
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
             _lookup(rm.partition(t["name"], p["partition_index"]), p)

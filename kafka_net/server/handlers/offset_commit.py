@@ -10,13 +10,24 @@ partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = Versions(2, 9)
 
 
 def handle(ctx, request: dict) -> dict:
-    return ctx.apis.group_coordinator.commit_offsets(request, ctx.api_version)
+    # v0 had no generation; kept as a rule here although v0-v1 are not served.
+    generation = request["generation_id_or_member_epoch"] if ctx.api_version >= 1 else -1
+    commits = [PartitionCommit(t["name"], p["partition_index"], p["committed_offset"],
+                               p.get("committed_leader_epoch", -1), p["committed_metadata"])
+               for t in request["topics"] for p in t["partitions"]]
+    errors = iter(ctx.group_coordinator.commit_offsets(
+        request["group_id"], request["member_id"], generation, commits))
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": next(errors)}
+            for p in t["partitions"]]} for t in request["topics"]]}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -14,14 +14,23 @@ VERSIONS = Versions(1, 9)
 
 
 def handle(ctx, request: dict) -> dict:
-    coordinator = ctx.apis.group_coordinator
     if ctx.api_version >= 8:
         return {"throttle_time_ms": 0, "groups": [
             {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
-             "topics": coordinator.fetch_offsets(g["group_id"], g["topics"])}
+             "topics": _topics(ctx, g["group_id"], g["topics"])}
             for g in request["groups"]]}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "topics": coordinator.fetch_offsets(request["group_id"], request["topics"])}
+            "topics": _topics(ctx, request["group_id"], request["topics"])}
+
+
+def _topics(ctx, group_id: str, topics: list[dict] | None) -> list[dict]:
+    """A null topic list (v2+) asks for every committed partition."""
+    wanted = None if topics is None else [(t["name"], t["partition_indexes"]) for t in topics]
+    return [{"name": name, "partitions": [
+        {"partition_index": index, "committed_offset": o.offset,
+         "committed_leader_epoch": o.leader_epoch, "metadata": o.metadata,
+         "error_code": ErrorCode.NONE} for index, o in partitions]}
+        for name, partitions in ctx.group_coordinator.fetch_offsets(group_id, wanted)]
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

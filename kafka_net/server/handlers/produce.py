@@ -45,7 +45,7 @@ def handle(ctx, request: dict):
     if ctx.api_version < 3:
         # Advertised only for librdkafka's feature detection (KAFKA-18659).
         return error_response(request, ctx.api_version, ErrorCode.INVALID_RECORD)
-    replica_manager = ctx.apis.replica_manager
+    replica_manager = ctx.replica_manager
     # message.max.uncompressed.bytes bounds the request's compressed batches together too.
     budget = replica_manager.decompression_budget()
     failed = False

@@ -8,15 +8,41 @@ INCONSISTENT_GROUP_PROTOCOL when v5's protocol type/name do not match.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.group.results import SyncRequest, SyncResult
+from kafka_net.server.handlers import DEFERRED
 
 API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict):
-    return ctx.apis.group_coordinator.sync_group(ctx, request)
+    result = ctx.group_coordinator.sync_group(
+        sync_request(request), respond=lambda answer: ctx.complete(response_body(answer)))
+    return DEFERRED if result is None else response_body(result)
+
+
+def sync_request(request: dict) -> SyncRequest:
+    # protocol_type/protocol_name arrive in v5 (null: not checked).
+    return SyncRequest(
+        group_id=request["group_id"], generation_id=request["generation_id"],
+        member_id=request["member_id"], protocol_type=request.get("protocol_type"),
+        protocol_name=request.get("protocol_name"),
+        assignments={a["member_id"]: a["assignment"] for a in request["assignments"]})
+
+
+def response_body(result: SyncResult) -> dict:
+    if result.error != ErrorCode.NONE:
+        return _error_body(result.error)
+    return {"error_code": ErrorCode.NONE, "protocol_type": result.protocol_type,
+            "protocol_name": result.protocol_name, "assignment": result.assignment}
+
+
+def _error_body(error_code: int) -> dict:
+    return {"error_code": error_code, "protocol_type": None, "protocol_name": None,
+            "assignment": b""}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return {"error_code": error_code, "assignment": b""}
+    return _error_body(error_code)

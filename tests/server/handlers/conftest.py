@@ -3,9 +3,12 @@ tests/server/conftest.py: a KafkaApis without sockets, real encoding)."""
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.records import build_batch
 from kafka_net.server.apis import HANDLERS
+from tests.server.conftest import Broker
 
 TOPIC, BROKER = 2, 4          # ConfigResource.Type
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -85,3 +88,32 @@ def overrides(broker, topic: str = "t") -> dict[str, str]:
     """A topic's overrides as DescribeConfigs reports them (source DYNAMIC_TOPIC_CONFIG)."""
     return {c["name"]: c["value"] for c in describe(broker, topic)["configs"]
             if c["config_source"] == DYNAMIC_TOPIC_CONFIG}
+
+
+# -- group APIs (tests/server/handlers/test_<group api>.py) ------------------------------
+
+GROUP_SESSION_MS = 60_000
+
+
+@pytest.fixture
+def group_broker():
+    """Topic t (2 partitions) and a Stable group g of one member (``group_member``,
+    generation ``generation``, assignment b"x") that committed offset 2 ("m") for t-0."""
+    b = Broker().start()
+    try:
+        b.create_topic("t", 2)
+        join = dict(group_id="g", session_timeout_ms=GROUP_SESSION_MS,
+                    rebalance_timeout_ms=GROUP_SESSION_MS, protocol_type="consumer",
+                    protocols=[{"name": "range", "metadata": b"m"}])
+        member = b.call(ApiKey.JOIN_GROUP, 5, **join)["member_id"]
+        joined = b.call(ApiKey.JOIN_GROUP, 5, member_id=member, **join).body()
+        b.group_member, b.generation = member, joined["generation_id"]
+        synced = b.call(ApiKey.SYNC_GROUP, 3, group_id="g", generation_id=b.generation,
+                        member_id=member, assignments=[{"member_id": member, "assignment": b"x"}])
+        assert synced.body()["error_code"] == 0
+        b.call(ApiKey.OFFSET_COMMIT, 8, group_id="g", generation_id_or_member_epoch=b.generation,
+               member_id=member, topics=[{"name": "t", "partitions": [
+                   {"partition_index": 0, "committed_offset": 2, "committed_metadata": "m"}]}])
+        yield b
+    finally:
+        b.stop()

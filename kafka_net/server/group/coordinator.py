@@ -1,0 +1,436 @@
+"""GroupCoordinator: consumer groups with the classic rebalance protocol.
+
+Kafka's ``GroupCoordinator`` for one broker.  It speaks in domain values
+(:mod:`kafka_net.server.group.results`): a handler decodes its request into a
+call here and turns the result into its response body.  The one contract,
+for every group API:
+
+* a method returns its result (a ``JoinResult``, an error code, ...);
+* JoinGroup and SyncGroup may instead *park*: they return None and answer
+  later by calling the ``respond`` callback the handler gave them (which
+  completes the request with ``ctx.complete``).  The handler thread is free
+  meanwhile and the connection stays muted.
+
+The states and their legal moves are the table in
+:mod:`kafka_net.server.group.state`.  A rebalance, step by step:
+
+1. **JoinGroup.**  A new member (v4+) first gets MEMBER_ID_REQUIRED with an
+   id to use (KIP-394); joining with it moves the group to
+   PreparingRebalance, and the JoinGroup is parked.
+2. The rebalance completes when every known member has rejoined, or when the
+   longest ``rebalance_timeout_ms`` runs out (members that did not rejoin are
+   removed).  A first rebalance of an empty group waits
+   ``group.initial.rebalance.delay.ms`` so that consumers starting together
+   land in one generation.  Then: generation + 1, a protocol every member
+   supports is chosen, a leader is kept or picked, the state becomes
+   CompletingRebalance and every parked JoinGroup is answered; the leader's
+   answer lists all members with their metadata.
+3. **SyncGroup.**  Followers' SyncGroups are parked until the leader's
+   SyncGroup brings the assignments; then all are answered and the group is
+   Stable.
+4. **Heartbeat** keeps a member alive for ``session_timeout_ms`` and tells it
+   REBALANCE_IN_PROGRESS when it must rejoin.  A member that stops
+   heartbeating is removed and the group rebalances.  **LeaveGroup** removes
+   members at once.
+
+Offsets are in :mod:`kafka_net.server.group.offsets`.
+
+Threads: every method runs on a handler thread or the purgatory timer; each
+group has its own re-entrant lock (a completion can run inside a check that
+already holds it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Callable
+
+from kafka_net.log_safety import escape
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.group import Group, GroupConfig, Member
+from kafka_net.server.group.offsets import OffsetAndMetadata, OffsetManager, PartitionCommit
+from kafka_net.server.group.rebalance import (
+    DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
+from kafka_net.server.group.results import (
+    GroupDescription, GroupOverview, JoinedMember, JoinRequest, JoinResult, LeaveResult,
+    MemberDescription, SyncRequest, SyncResult)
+from kafka_net.server.group.state import GroupState
+from kafka_net.server.purgatory import Purgatory
+
+log = logging.getLogger(__name__)
+
+S = GroupState
+JoinCallback = Callable[[JoinResult], None]
+SyncCallback = Callable[[SyncResult], None]
+
+
+class GroupCoordinator:
+    def __init__(self, config: GroupConfig, topic_partitions) -> None:
+        """``topic_partitions(topic)`` returns a partition count, or None if unknown."""
+        self.config = config
+        self._groups: dict[str, Group] = {}
+        self._lock = threading.Lock()
+        self.purgatory = Purgatory("Rebalance")
+        self._stopping = False   # set by complete_parked: nothing parks any more
+        self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
+                                     config.offset_metadata_max_bytes)
+
+    def start(self) -> None:
+        self.purgatory.start()
+
+    def shutdown(self) -> None:
+        self.purgatory.shutdown()
+
+    def complete_parked(self) -> None:
+        """Graceful stop: answer every parked JoinGroup/SyncGroup with NOT_COORDINATOR,
+        which sends clients to look for the coordinator again (after a restart).
+
+        A join or sync handled after this (it was already queued) is answered the
+        same way at once: ``_stopping`` is read under the group's lock, and set
+        before the groups are listed, so none can park unseen.
+        """
+        self._stopping = True
+        for group in self.groups():
+            with group.lock:
+                for member in group.members.values():
+                    member.answer_join(JoinResult.failed(ErrorCode.NOT_COORDINATOR,
+                                                         member.member_id))
+                    member.answer_sync(SyncResult.failed(ErrorCode.NOT_COORDINATOR))
+
+    def _group(self, group_id: str, create: bool = False) -> Group | None:
+        with self._lock:
+            group = self._groups.get(group_id)
+            if group is None and create:
+                group = self._groups[group_id] = Group(group_id)
+            return group
+
+    def groups(self) -> list[Group]:
+        with self._lock:
+            return list(self._groups.values())
+
+    # -- JoinGroup ----------------------------------------------------------------------
+
+    def join_group(self, req: JoinRequest, respond: JoinCallback) -> JoinResult | None:
+        """The answer, or None: parked, ``respond`` will be called with it."""
+        error = self._join_precheck(req)
+        if error is not None:
+            return JoinResult.failed(error, req.member_id)
+        group = self._group(req.group_id, create=True)
+        with group.lock:
+            if self._stopping:
+                return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)
+            if group.state == S.DEAD:
+                return JoinResult.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
+            if not self._protocols_compatible(group, req):
+                return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
+            if not req.member_id:
+                return self._join_new_member(group, req, respond)
+            return self._join_known_member(group, req, respond)
+
+    def _join_precheck(self, req: JoinRequest) -> int | None:
+        if not req.group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        if not (self.config.min_session_timeout_ms <= req.session_timeout_ms
+                <= self.config.max_session_timeout_ms):
+            return ErrorCode.INVALID_SESSION_TIMEOUT
+        return None
+
+    @staticmethod
+    def _protocols_compatible(group: Group, req: JoinRequest) -> bool:
+        if not req.protocol_type or not req.protocols:
+            return False
+        if group.state == S.EMPTY or not group.members:
+            return True
+        if req.protocol_type != group.protocol_type:
+            return False
+        wanted = {name for name, _ in req.protocols}
+        return any(wanted & {n for n, _ in m.protocols} for m in group.members.values())
+
+    def _join_new_member(self, group: Group, req: JoinRequest, respond: JoinCallback):
+        if len(group.members) + len(group.pending_members) >= self.config.max_size:
+            return JoinResult.failed(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
+        member_id = f"{req.client_id or 'member'}-{uuid.uuid4()}"
+        if req.require_known_member_id:
+            # KIP-394: hand out the id first; the member must rejoin with it.
+            deadline = time.monotonic() + req.session_timeout_ms / 1000
+            group.pending_members[member_id] = deadline
+            self._schedule_expiry(group, member_id, req.session_timeout_ms)
+            return JoinResult.failed(ErrorCode.MEMBER_ID_REQUIRED, member_id)
+        return self._add_member_and_rebalance(group, req, member_id, respond)
+
+    def _join_known_member(self, group: Group, req: JoinRequest, respond: JoinCallback):
+        member_id = req.member_id
+        if member_id in group.pending_members:
+            del group.pending_members[member_id]
+            return self._add_member_and_rebalance(group, req, member_id, respond)
+        member = group.members.get(member_id)
+        if member is None:
+            return JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+        same = req.protocols == member.protocols
+        if group.state == S.COMPLETING_REBALANCE and same:
+            # It lost our JoinGroup answer: give it again, no new rebalance.
+            return self._join_answer(group, member)
+        if group.state == S.STABLE and same and member_id != group.leader_id:
+            return self._join_answer(group, member)
+        self._update_member(member, req, respond)
+        if group.state != S.PREPARING_REBALANCE:
+            self._prepare_rebalance(group, f"member {member_id} rejoined")
+        self._try_complete_join(group)
+        return None
+
+    def _add_member_and_rebalance(self, group: Group, req: JoinRequest, member_id: str,
+                                  respond: JoinCallback) -> None:
+        member = Member(
+            member_id, req.group_instance_id, req.client_id, req.client_host,
+            req.session_timeout_ms,
+            req.rebalance_timeout_ms if req.rebalance_timeout_ms > 0
+            else req.session_timeout_ms, req.protocol_type, req.protocols)
+        if not group.members:
+            group.protocol_type = req.protocol_type
+        group.members[member_id] = member
+        self._update_member(member, req, respond)
+        if group.state != S.PREPARING_REBALANCE:
+            self._prepare_rebalance(group, f"member {member_id} joined")
+        self._try_complete_join(group)
+        return None
+
+    @staticmethod
+    def _update_member(member: Member, req: JoinRequest, respond: JoinCallback) -> None:
+        member.protocols = req.protocols
+        member.session_timeout_ms = req.session_timeout_ms
+        if req.rebalance_timeout_ms > 0:
+            member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        # A JoinGroup already parked for this member came, necessarily, from another
+        # connection (the first one is muted while its JoinGroup is parked): the
+        # client gave up on it.  Answer it anyway so that its connection is
+        # unmuted; the new request is the one that counts.
+        member.answer_join(JoinResult.failed(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
+        member.on_join = respond
+
+    def _prepare_rebalance(self, group: Group, reason: str) -> None:
+        if group.state == S.COMPLETING_REBALANCE:
+            self._fail_pending_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
+        old_state = group.transition_to(S.PREPARING_REBALANCE)
+        log.info("Preparing to rebalance group %s in state %s with old generation %d (%s)",
+                 escape(group.group_id), old_state, group.generation_id, escape(reason))
+        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
+        if old_state == S.EMPTY and self.config.initial_rebalance_delay_ms > 0:
+            op = InitialDelayedJoin(self, group, min(
+                self.config.initial_rebalance_delay_ms, timeout))
+        else:
+            op = DelayedJoin(self, group, timeout)
+        group.join_op = op
+        self.purgatory.try_complete_else_watch(op, [("join", group.group_id)])
+
+    def _try_complete_join(self, group: Group) -> None:
+        self.purgatory.check_and_complete(("join", group.group_id))
+
+    def complete_join(self, group: Group) -> None:
+        """The rebalance's join phase is over: start the next generation."""
+        with group.lock:
+            if group.state != S.PREPARING_REBALANCE:
+                return
+            for member in [m for m in group.members.values() if m.on_join is None]:
+                log.info("Member %s of group %s did not rejoin in time; removing it",
+                         escape(member.member_id), escape(group.group_id))
+                self._remove_member(group, member)
+            # Pending members (given an id, not yet rejoined) stay pending: if they
+            # rejoin later, that starts the next rebalance.
+            group.generation_id += 1
+            if not group.members:
+                group.transition_to(S.EMPTY)
+                group.protocol_name = group.leader_id = None
+                log.info("Group %s with generation %d is now empty",
+                         escape(group.group_id), group.generation_id)
+                return
+            group.protocol_name = select_protocol(group)
+            if group.leader_id not in group.members:
+                group.leader_id = next(iter(group.members))
+            group.transition_to(S.COMPLETING_REBALANCE)
+            log.info("Stabilized group %s generation %d (protocol %s, %d members)",
+                     escape(group.group_id), group.generation_id, escape(group.protocol_name),
+                     len(group.members))
+            for member in group.members.values():
+                member.is_new = False
+                member.answer_join(self._join_answer(group, member))
+                self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+
+    @staticmethod
+    def _join_answer(group: Group, member: Member) -> JoinResult:
+        is_leader = member.member_id == group.leader_id
+        return JoinResult(
+            ErrorCode.NONE, member.member_id, group.generation_id, group.protocol_type,
+            group.protocol_name, group.leader_id or "",
+            [JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+             for m in group.members.values()] if is_leader else [])
+
+    # -- SyncGroup ----------------------------------------------------------------------
+
+    def sync_group(self, req: SyncRequest, respond: SyncCallback) -> SyncResult | None:
+        """The answer, or None: parked until the leader's assignment, then ``respond``."""
+        group = self._group(req.group_id)
+        if group is None:
+            return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
+        with group.lock:
+            member = group.members.get(req.member_id)
+            if member is None:
+                return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
+            if req.generation_id != group.generation_id:
+                return SyncResult.failed(ErrorCode.ILLEGAL_GENERATION)
+            if (req.protocol_type not in (None, group.protocol_type)
+                    or req.protocol_name not in (None, group.protocol_name)):
+                return SyncResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+            if group.state == S.PREPARING_REBALANCE:
+                return SyncResult.failed(ErrorCode.REBALANCE_IN_PROGRESS)
+            self._heartbeat(group, member)
+            if group.state == S.STABLE:
+                return self._sync_answer(group, member)
+            if self._stopping:
+                return SyncResult.failed(ErrorCode.NOT_COORDINATOR)
+            member.on_sync = respond
+            if member.member_id == group.leader_id:
+                self._apply_assignment(group, req.assignments)
+            return None
+
+    def _apply_assignment(self, group: Group, assignments: dict[str, bytes]) -> None:
+        for member in group.members.values():
+            member.assignment = assignments.get(member.member_id, b"")
+        group.transition_to(S.STABLE)
+        log.info("Assignment received from leader %s for group %s generation %d",
+                 escape(group.leader_id), escape(group.group_id), group.generation_id)
+        for member in group.members.values():
+            member.answer_sync(self._sync_answer(group, member))
+
+    @staticmethod
+    def _sync_answer(group: Group, member: Member) -> SyncResult:
+        return SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name,
+                          member.assignment)
+
+    @staticmethod
+    def _fail_pending_syncs(group: Group, error: int) -> None:
+        for member in group.members.values():
+            member.answer_sync(SyncResult.failed(error))
+
+    # -- Heartbeat, LeaveGroup, expiry --------------------------------------------------
+
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int) -> int:
+        group = self._group(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        with group.lock:
+            if group.state == S.DEAD:
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            member = group.members.get(member_id)
+            if group.state == S.EMPTY or member is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if generation_id != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+            self._heartbeat(group, member)
+            if group.state == S.PREPARING_REBALANCE:
+                return ErrorCode.REBALANCE_IN_PROGRESS
+            return ErrorCode.NONE
+
+    def _heartbeat(self, group: Group, member: Member) -> None:
+        self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+
+    def _schedule_expiry(self, group: Group, member_id: str, timeout_ms: int) -> None:
+        deadline = time.monotonic() + timeout_ms / 1000
+        member = group.members.get(member_id)
+        if member is not None:
+            member.heartbeat_deadline = deadline
+        # Timer only: each heartbeat arms a new one, and an expiry re-checks the
+        # member's current deadline, so stale timers are harmless.
+        self.purgatory.schedule(DelayedHeartbeat(self, group, member_id, timeout_ms))
+
+    def expire(self, group: Group, member_id: str) -> None:
+        with group.lock:
+            if member_id in group.pending_members:
+                if time.monotonic() >= group.pending_members[member_id]:
+                    del group.pending_members[member_id]
+                    log.info("Pending member %s of group %s expired",
+                             escape(member_id), escape(group.group_id))
+                    self._try_complete_join(group)
+                return
+            member = group.members.get(member_id)
+            if member is None or time.monotonic() < member.heartbeat_deadline:
+                return  # a later heartbeat moved the deadline
+            if member.on_join is not None or member.on_sync is not None:
+                # Parked in a rebalance: kept alive (the rebalance timeout, or the
+                # leader's expiry, governs it); look again one session later.
+                self._schedule_expiry(group, member_id, member.session_timeout_ms)
+                return
+            log.info("Member %s in group %s has failed (no heartbeat for %d ms); removing it",
+                     escape(member_id), escape(group.group_id), member.session_timeout_ms)
+            self._remove_member_and_rebalance(group, member, "session timeout")
+
+    def leave_group(self, group_id: str,
+                    leaving: list[tuple[str, str | None]]) -> list[LeaveResult]:
+        """``leaving``: (member id, group instance id) pairs; one result each, in order."""
+        group = self._group(group_id)
+        return [LeaveResult(member_id, instance_id, self._leave(group, member_id))
+                for member_id, instance_id in leaving]
+
+    def _leave(self, group: Group | None, member_id: str) -> int:
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        with group.lock:
+            member = group.members.get(member_id)
+            if member is not None:
+                self._remove_member_and_rebalance(group, member, "left the group")
+                return ErrorCode.NONE
+            if group.pending_members.pop(member_id, None) is not None:
+                self._try_complete_join(group)
+                return ErrorCode.NONE
+            return ErrorCode.UNKNOWN_MEMBER_ID
+
+    def _remove_member_and_rebalance(self, group: Group, member: Member, reason: str) -> None:
+        self._remove_member(group, member)
+        if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, f"member {member.member_id}: {reason}")
+        self._try_complete_join(group)
+
+    @staticmethod
+    def _remove_member(group: Group, member: Member) -> None:
+        group.members.pop(member.member_id, None)
+        # Answer whatever of it is parked, so those connections are unmuted.
+        member.answer_join(JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
+        member.answer_sync(SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID))
+
+    # -- offsets (kept in offsets.py; the coordinator is the handlers' one door) -----------
+
+    def commit_offsets(self, group_id: str, member_id: str, generation: int,
+                       commits: list[PartitionCommit]) -> list[int]:
+        """One error code per commit, in order (generation -1: a "simple" consumer)."""
+        return self.offsets.commit(group_id, member_id, generation, commits)
+
+    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
+                      ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
+        """(topic, [(partition, committed)]); ``topics`` None means all committed."""
+        return self.offsets.fetch(group_id, topics)
+
+    def delete_topic_offsets(self, topic: str) -> None:
+        self.offsets.delete_topic(topic)
+
+    # -- describe / list ------------------------------------------------------------------
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        """An unknown group is described as Dead, without an error (as Kafka does)."""
+        group = self._group(group_id)
+        if group is None:
+            return GroupDescription(group_id, S.DEAD.value, "", "")
+        with group.lock:
+            stable = group.state == S.STABLE
+            return GroupDescription(
+                group_id, group.state.value, group.protocol_type or "",
+                (group.protocol_name or "") if stable else "",
+                [MemberDescription(
+                    m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                    m.metadata_for(group.protocol_name) if stable else b"",
+                    m.assignment if stable else b"") for m in group.members.values()])
+
+    def list_groups(self) -> list[GroupOverview]:
+        return [GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
+                for g in self.groups()]

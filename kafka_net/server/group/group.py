@@ -1,0 +1,90 @@
+"""The data of a consumer group: its members and its state (Kafka's ``GroupMetadata``
+and ``MemberMetadata``).
+
+Plain data plus the one guarded door to the state, :meth:`Group.transition_to`.
+A member holds no request: a parked JoinGroup or SyncGroup is a *callback*
+that answers it (``on_join`` / ``on_sync``), given by the handler, so the
+coordinator never sees a connection, a request context or an API version.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from kafka_net.server.group.state import GroupState, check_transition
+
+if TYPE_CHECKING:
+    from kafka_net.server.group.offsets import OffsetAndMetadata
+    from kafka_net.server.group.results import JoinResult, SyncResult
+    from kafka_net.server.purgatory import DelayedOperation
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    initial_rebalance_delay_ms: int = 3000
+    offset_metadata_max_bytes: int = 4096
+    max_size: int = 2**31 - 1
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    # A parked JoinGroup / SyncGroup: called once with the answer, then cleared.
+    on_join: Callable[["JoinResult"], None] | None = None
+    on_sync: Callable[["SyncResult"], None] | None = None
+    heartbeat_deadline: float = 0.0
+    is_new: bool = True
+
+    def metadata_for(self, protocol: str | None) -> bytes:
+        return next((m for name, m in self.protocols if name == protocol), b"")
+
+    def answer_join(self, result: "JoinResult") -> None:
+        """Answer the parked JoinGroup, if any (exactly once)."""
+        callback, self.on_join = self.on_join, None
+        if callback is not None:
+            callback(result)
+
+    def answer_sync(self, result: "SyncResult") -> None:
+        """Answer the parked SyncGroup, if any (exactly once)."""
+        callback, self.on_sync = self.on_sync, None
+        if callback is not None:
+            callback(result)
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: GroupState = GroupState.EMPTY
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending_members: dict[str, float] = field(default_factory=dict)  # id -> deadline
+    offsets: dict[tuple[str, int], "OffsetAndMetadata"] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    join_op: "DelayedOperation | None" = None
+
+    def transition_to(self, target: GroupState) -> GroupState:
+        """Move to ``target`` if the table allows it; returns the old state.
+        Raises IllegalGroupTransition (state unchanged) otherwise."""
+        old = self.state
+        check_transition(self.group_id, old, target)
+        self.state = target
+        return old
+
+    def all_joined(self) -> bool:
+        return not self.pending_members and all(
+            m.on_join is not None for m in self.members.values())

@@ -1,0 +1,105 @@
+"""Committed offsets (Kafka's offset half of ``GroupMetadataManager``).
+
+OffsetCommit from the current generation (or, for a group with no members,
+from "simple" consumers with generation -1) is stored per partition;
+OffsetFetch reads it back.  Offsets live in memory, like the logs, inside the
+group they belong to (``Group.offsets``), under the group's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.group import Group
+from kafka_net.server.group.state import GroupState
+
+
+@dataclass(frozen=True)
+class OffsetAndMetadata:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+NO_OFFSET = OffsetAndMetadata(-1, -1, "")   # what OffsetFetch says for "none committed"
+
+
+@dataclass(frozen=True)
+class PartitionCommit:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+class OffsetManager:
+    def __init__(self, group_of: Callable[..., Group | None],
+                 topic_partitions: Callable[[str], int | None],
+                 groups: Callable[[], list[Group]], metadata_max_bytes: int) -> None:
+        """``group_of(group_id, create=False)`` is the coordinator's group registry."""
+        self._group_of = group_of
+        self._topic_partitions = topic_partitions
+        self._groups = groups
+        self._metadata_max_bytes = metadata_max_bytes
+
+    def commit(self, group_id: str, member_id: str, generation: int,
+               commits: list[PartitionCommit]) -> list[int]:
+        """One error code per commit, in order."""
+        error = self._commit_check(group_id, member_id, generation)
+        if error is not None:
+            return [error] * len(commits)
+        group = self._group_of(group_id, create=True)
+        return [self._commit_one(group, c) for c in commits]
+
+    def _commit_check(self, group_id: str, member_id: str, generation: int) -> int | None:
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        group = self._group_of(group_id)
+        if group is None:
+            return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
+        with group.lock:
+            if generation < 0 and group.state == GroupState.EMPTY:
+                return None  # a "simple" consumer using assign(), not subscribe()
+            if group.state == GroupState.COMPLETING_REBALANCE:
+                return ErrorCode.REBALANCE_IN_PROGRESS
+            if member_id not in group.members:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if generation != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+            return None
+
+    def _commit_one(self, group: Group, c: PartitionCommit) -> int:
+        count = self._topic_partitions(c.topic)
+        if count is None or not 0 <= c.partition < count:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if c.metadata is not None and len(c.metadata.encode()) > self._metadata_max_bytes:
+            return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        with group.lock:
+            group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
+                c.offset, c.leader_epoch, c.metadata)
+        return ErrorCode.NONE
+
+    def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None
+              ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
+        """Committed offsets per (topic, partitions); None means every committed
+        partition, topics and partitions sorted.  Uncommitted ones get NO_OFFSET."""
+        group = self._group_of(group_id)
+        if group is None:
+            offsets = {}
+        else:
+            with group.lock:
+                offsets = dict(group.offsets)
+        if topics is None:
+            names = sorted({t for t, _ in offsets})
+            topics = [(n, sorted(p for t, p in offsets if t == n)) for n in names]
+        return [(name, [(index, offsets.get((name, index), NO_OFFSET)) for index in indexes])
+                for name, indexes in topics]
+
+    def delete_topic(self, topic: str) -> None:
+        for group in self._groups():
+            with group.lock:
+                for key in [k for k in group.offsets if k[0] == topic]:
+                    del group.offsets[key]

@@ -1,0 +1,68 @@
+"""The timers of a rebalance (Kafka's ``DelayedJoin``, ``InitialDelayedJoin``,
+``DelayedHeartbeat``) and the protocol vote.
+
+They live in the coordinator's "Rebalance" purgatory and call back into the
+:class:`~kafka_net.server.group.coordinator.GroupCoordinator`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafka_net.server.group.group import Group
+from kafka_net.server.purgatory import DelayedOperation
+
+if TYPE_CHECKING:
+    from kafka_net.server.group.coordinator import GroupCoordinator
+
+
+class DelayedJoin(DelayedOperation):
+    """Completes the join phase when every member has rejoined, or at the
+    rebalance timeout."""
+
+    def __init__(self, coordinator: "GroupCoordinator", group: Group, timeout_ms: int) -> None:
+        super().__init__(timeout_ms)
+        self.coordinator, self.group = coordinator, group
+
+    def try_complete(self) -> bool:
+        with self.group.lock:
+            superseded = self.group.join_op is not self
+            if superseded or self.group.all_joined():
+                return self.force_complete()
+            return False
+
+    def on_complete(self) -> None:
+        if self.group.join_op is self:
+            self.coordinator.complete_join(self.group)
+
+
+class InitialDelayedJoin(DelayedJoin):
+    """The first rebalance of an empty group waits its full delay, so that
+    consumers starting together join one generation."""
+
+    def try_complete(self) -> bool:
+        return False
+
+
+class DelayedHeartbeat(DelayedOperation):
+    def __init__(self, coordinator: "GroupCoordinator", group: Group, member_id: str,
+                 timeout_ms: int) -> None:
+        super().__init__(timeout_ms)
+        self.coordinator, self.group, self.member_id = coordinator, group, member_id
+
+    def try_complete(self) -> bool:
+        return False  # only its deadline matters; expire() re-checks the member
+
+    def on_complete(self) -> None:
+        self.coordinator.expire(self.group, self.member_id)
+
+
+def select_protocol(group: Group) -> str:
+    """A protocol every member supports, by members' votes for their first choice."""
+    members = list(group.members.values())
+    common = set.intersection(*({n for n, _ in m.protocols} for m in members))
+    votes: dict[str, int] = {}
+    for m in members:
+        choice = next(n for n, _ in m.protocols if n in common)
+        votes[choice] = votes.get(choice, 0) + 1
+    return max(sorted(votes), key=votes.__getitem__)

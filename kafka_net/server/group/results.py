@@ -1,0 +1,107 @@
+"""What the GroupCoordinator takes and gives: domain values, no wire shapes.
+
+Handlers (kafka_net/server/handlers/) decode a request into these, call the
+coordinator, and turn its results into the response body at their version.
+An error is an :class:`~kafka_net.protocol.error_codes.ErrorCode` in the
+result; what an error looks like on the wire is the handler's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafka_net.protocol.error_codes import ErrorCode
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    group_id: str
+    member_id: str
+    group_instance_id: str | None
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]     # (name, metadata), in preference order
+    client_id: str
+    client_host: str
+    require_known_member_id: bool          # JoinGroup v4+ (KIP-394)
+
+
+@dataclass(frozen=True)
+class MemberIdentity:
+    """Who a member is: its id, and its static id (KIP-345) if it gave one."""
+
+    member_id: str
+    group_instance_id: str | None
+
+
+@dataclass(frozen=True)
+class JoinedMember(MemberIdentity):
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    error: int
+    member_id: str
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str = ""
+    members: list[JoinedMember] = field(default_factory=list)   # the leader's answer only
+
+    @staticmethod
+    def failed(error: int, member_id: str) -> "JoinResult":
+        return JoinResult(error, member_id)
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    protocol_type: str | None
+    protocol_name: str | None
+    assignments: dict[str, bytes]          # member id -> assignment (the leader's)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    error: int
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+    @staticmethod
+    def failed(error: int) -> "SyncResult":
+        return SyncResult(error)
+
+
+@dataclass(frozen=True)
+class LeaveResult(MemberIdentity):
+    error: int
+
+
+@dataclass(frozen=True)
+class MemberDescription(MemberIdentity):
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol_data: str
+    members: list[MemberDescription] = field(default_factory=list)
+    error: int = ErrorCode.NONE
+
+
+@dataclass(frozen=True)
+class GroupOverview:
+    group_id: str
+    protocol_type: str
+    state: str
