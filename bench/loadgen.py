@@ -82,6 +82,18 @@ def produce_body(spec: "LoadSpec", connection_index: int) -> dict:
                 {"index": connection_index % spec.partitions, "records": produce_batch()}]}]}
 
 
+def fetch_body(spec: "LoadSpec", connection_index: int) -> dict:
+    """Fetch from offset 0 of partition i % partitions: the topic is filled before the
+    run, so every request is answered at once with the same records."""
+    return {"replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": spec.topic, "partitions": [{
+                "partition": connection_index % spec.partitions, "current_leader_epoch": -1,
+                "fetch_offset": 0, "last_fetched_epoch": -1, "log_start_offset": -1,
+                "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
 # name -> (api_key, api_version, request body, or a function (spec, connection index) -> body)
 APIS = {
     "apiversions": (18, 3, {"client_software_name": "kafka-net-bench",
@@ -89,6 +101,7 @@ APIS = {
     "metadata": (3, 12, {"topics": None, "allow_auto_topic_creation": False,
                          "include_topic_authorized_operations": False}),
     "produce": (0, 9, produce_body),
+    "fetch": (1, 12, fetch_body),
 }
 
 
@@ -122,8 +135,8 @@ class LoadSpec:
     api: str = "apiversions"
     workers: int = 2                  # processes; 0 = run in this process
     timeout: float = 120.0            # hard cap, seconds
-    topic: str = DEFAULT_TOPIC        # produce only
-    partitions: int = 1               # produce only: connection i writes partition i % this
+    topic: str = DEFAULT_TOPIC        # produce and fetch
+    partitions: int = 1               # produce and fetch: connection i uses partition i % this
 
     def validate(self) -> None:
         if (self.requests is None) == (self.duration is None):
@@ -513,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="worker processes (0 = run in this process)")
     parser.add_argument("--timeout", type=float, default=120.0, help="hard cap, seconds")
     parser.add_argument("--topic", default=DEFAULT_TOPIC,
-                        help="produce: the topic (must exist)")
+                        help="produce, fetch: the topic (must exist)")
     parser.add_argument("--partitions", type=int, default=1,
                         help="produce: connection i writes partition i %% PARTITIONS")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
