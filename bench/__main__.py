@@ -8,6 +8,7 @@ import argparse
 import datetime as _dt
 import importlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -19,6 +20,9 @@ from bench.results import RESULTS, update_results
 # group name -> module with run(args, context, tmp, problems) -> the section's Markdown
 GROUPS = {
     "kload": "bench.kload_group",
+    "clients": "bench.clients_group",
+    "capture": "bench.capture_group",
+    "spark": "bench.spark_group",
 }
 DEFAULT_GROUPS = ("kload",)
 
@@ -32,6 +36,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=3.0,
                         help="seconds measured per load run (after --warmup)")
     parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--spark-frames", type=int, default=1_000_000,
+                        help="spark group: frames in the generated capture")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration <= 0 or args.warmup < 0:
@@ -41,6 +47,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so the servers started so far are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     shown = argv if argv is not None else sys.argv[1:]
     base = {"command": " ".join(["python -m bench", *shown]), "machine": machine_info(),
             "rounds": args.rounds, "duration": args.duration, "warmup": args.warmup}

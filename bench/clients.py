@@ -1,8 +1,8 @@
 """confluent-kafka (librdkafka) producer and consumer throughput, one client process.
 
-``run_all`` starts this module as a subprocess for each measurement, so the
-client has a process (and its librdkafka threads) of its own and its Python
-loop does not share a GIL with the benchmark driver::
+``python -m bench --group clients`` starts this module as a subprocess for each
+measurement, so the client has a process (and its librdkafka threads) of its own
+and its Python loop does not share a GIL with the benchmark driver::
 
     python -m bench.clients produce --bootstrap 127.0.0.1:9092 --topic T \\
         --messages 200000 --size 100
