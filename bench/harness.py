@@ -152,10 +152,11 @@ def ceiling() -> ServerProcess:
 def handoff_floor(n: int, m: int) -> ServerProcess:
     port = free_port()
     path = shared_dir() / "handoff_floor.py"
-    # SIGINT: its main thread catches KeyboardInterrupt and exits 0 (daemon threads).
+    # SIGTERM's default action: it has no handler, and SIGINT (KeyboardInterrupt in its
+    # main thread) left it running after a loaded run until it was killed.
     return ServerProcess(f"floor {n}+{m}", [sys.executable, str(path), str(port), str(n),
                                             str(m)],
-                         port=port, stop_signal=signal.SIGINT,
+                         port=port, clean_exits=(0, -signal.SIGTERM),
                          describe=f"`python handoff_floor.py PORT {n} {m}`")
 
 

@@ -219,12 +219,16 @@ def fetch_lines(res: Results) -> list[str]:
 
 
 def problem_lines(res: Results) -> list[str]:
-    out = []
+    out, notes = [], []
     for key, runs in res.runs.items():
         for r in runs:
             if r.problems:
                 why = KNOWN_LIMITS.get((r.server, key))
                 out.append(f"- {r.server}, {key}, round {r.round}: {', '.join(r.problems)}"
-                           + (f" ({KNOWN_LIMIT_NOTE[why]})" if why else ""))
-    return ["### Runs with problems", "", *out, ""] if out else [
-        "Every run: every correlation id matched, no error code, nothing unanswered.", ""]
+                           + (f" (known limit of `{why}`, below)" if why else ""))
+                if why and KNOWN_LIMIT_NOTE[why] not in notes:
+                    notes.append(KNOWN_LIMIT_NOTE[why])
+    if not out:
+        return ["Every run: every correlation id matched, no error code, nothing "
+                "unanswered.", ""]
+    return ["### Runs with problems", "", *out, "", *(f"Known limit: {n}." for n in notes), ""]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -91,7 +90,6 @@ def test_every_kind_of_server_starts_answers_kload_and_stops_cleanly():
     assert [r.answered for r in runs] == [10] * len(servers)
     assert problems == []
     assert all(s.exit_code in s.clean_exits for s in servers)
-    assert servers[1].stop_signal == signal.SIGINT
 
 
 def test_round_order_puts_each_server_first_once():
