@@ -66,6 +66,9 @@ def client_run(server: ServerProcess, mode: str, topic: str, rnd: int,
     print(f"round {rnd} {mode:8} {server.name:14}: {run.messages_per_s:9,.0f} msg/s  "
           f"server CPU {run.cpu_us_per_message:5.1f} us/msg  "
           f"{'ok' if run.ok else result.get('first_error')}", flush=True)
+    high = result.get("high_watermarks")
+    if mode == "consume" and server.name == SUBJECT and run.ok and high != MESSAGES:
+        problems.append(f"{SUBJECT}'s high watermarks add up to {high}, not {MESSAGES}")
     if not run.ok:
         problems.append(f"confluent-kafka {mode} against {server.name} round {rnd}: "
                         f"{result.get('first_error')}")
@@ -111,6 +114,10 @@ def render(runs: list[ClientRun], context: dict, servers: dict[str, str]) -> str
                          f"**{num(median(ratios), 2)}**" if name == SUBJECT else ""])
     lines += table(["client", "server", "messages/s", "server CPU µs/message",
                     "messages/s per round", f"{SUBJECT} / {BASELINE}"], rows, right={2, 3, 5})
+    highs = {r.server: r.result.get("high_watermarks") for r in runs if r.mode == "consume"}
+    lines.append("High watermarks after consuming (ListOffsets latest, summed over the "
+                 "partitions): " + ", ".join(f"{k}: {v:,}" for k, v in highs.items()
+                                             if v is not None) + ".")
     bad = [r for r in runs if not r.ok]
     lines.append("Every run: every delivery report said delivered; every message read back "
                  "once, offsets dense per partition." if not bad else "**Problems**: " +
