@@ -98,7 +98,8 @@ def run_kload(kload: Path, server: ServerProcess, rnd: int, args: list[str],
         result = json.loads(lines[-1]) if lines else {}
         problems = [f"{k} {result[k]}" for k in KLOAD_PROBLEMS if result.get(k)]
         if proc.returncode != 0 or not lines:
-            problems.append(f"kload exit code {proc.returncode} {proc.stderr.strip()[-200:]}")
+            problems.append(f"kload exit code {proc.returncode} {proc.stderr.strip()[-200:]}"
+                            .rstrip())
     except subprocess.TimeoutExpired:
         result, problems = {}, ["kload timed out"]
     cpu1, cs1, t1 = cpu_seconds(server), context_switches(server), time.monotonic()

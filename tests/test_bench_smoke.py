@@ -135,6 +135,15 @@ def test_kload_targets_are_medians_of_per_round_ratios():
     assert "CPU µs per request" in text and "100 / 2.0" in text
 
 
+@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
+def test_request_costs_times_every_step(api):
+    from bench.request_costs import costs
+    result = costs(api, calls=20)
+    assert list(result) == ["parse_request", "Request()", "handler", "encode_response",
+                            "metrics.record", "KafkaApis.handle"]
+    assert all(us > 0 for us in result.values())
+
+
 def test_confluent_kafka_produces_to_and_consumes_from_kafka_net():
     pytest.importorskip("confluent_kafka")
     from bench.clients import consume, produce
