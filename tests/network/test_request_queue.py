@@ -27,16 +27,25 @@ class Handler(threading.Thread):
                 return
 
 
-def sleeping(q: RequestQueue, n: int) -> bool:
-    return wait_until(lambda: len(q._sleepers) == n, 5)
+def asleep(q: RequestQueue) -> Handler:
+    """A started handler thread, waiting in get() (the only sleeper)."""
+    h = Handler(q)
+    h.start()
+    h.go.release()
+    assert wait_until(lambda: len(q._sleepers) == 1, 5)
+    return h
+
+
+def busy_here_and_one_asleep(q: RequestQueue) -> Handler:
+    """This thread holds a request (a busy handler); another handler sleeps."""
+    q.put("mine")
+    assert q.get(1) == "mine"
+    return asleep(q)
 
 
 def test_a_put_wakes_a_sleeper_when_no_handler_is_awake():
     q = RequestQueue(10, stall_ns=NEVER)
-    h = Handler(q)
-    h.start()
-    h.go.release()
-    assert sleeping(q, 1)
+    h = asleep(q)
     q.put("a")
     assert wait_until(lambda: h.taken == ["a"], 5)
     h.go.release()
@@ -46,12 +55,7 @@ def test_a_put_wakes_a_sleeper_when_no_handler_is_awake():
 
 def test_a_busy_handler_keeps_the_next_request_and_the_sleeper_sleeps_on():
     q = RequestQueue(10, stall_ns=NEVER)
-    q.put("first")
-    assert q.get(1) == "first"            # this thread is now a busy handler
-    other = Handler(q)
-    other.start()
-    other.go.release()
-    assert sleeping(q, 1)
+    other = busy_here_and_one_asleep(q)
     q.put("second")
     assert len(q._sleepers) == 1          # not woken: the busy handler comes back for it
     assert q.get(1) == "second"           # ... and does
@@ -62,12 +66,7 @@ def test_a_busy_handler_keeps_the_next_request_and_the_sleeper_sleeps_on():
 
 def test_a_backlog_wakes_a_sleeper():
     q = RequestQueue(20, stall_ns=NEVER)
-    q.put("mine")
-    assert q.get(1) == "mine"             # one busy handler: this thread
-    other = Handler(q)
-    other.start()
-    other.go.release()
-    assert sleeping(q, 1)
+    other = busy_here_and_one_asleep(q)
     for i in range(BACKLOG_PER_AWAKE):
         q.put(i)
     assert len(q._sleepers) == 1          # as many as the busy handler is left
@@ -79,12 +78,7 @@ def test_a_backlog_wakes_a_sleeper():
 
 def test_a_stalled_handler_lets_a_sleeper_help():
     q = RequestQueue(10, stall_ns=0)      # every take is already "too long ago"
-    q.put("mine")
-    assert q.get(1) == "mine"             # busy, and (stall_ns=0) taken as stalled
-    other = Handler(q)
-    other.start()
-    other.go.release()
-    assert sleeping(q, 1)
+    other = busy_here_and_one_asleep(q)
     q.put("help")
     assert wait_until(lambda: other.taken == ["help"], 5)
 
