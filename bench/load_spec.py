@@ -67,8 +67,8 @@ class LoadSpec:
     api: str = "fetch"
     workers: int = 2                  # processes; 0 = run in this process
     timeout: float = 120.0            # hard cap, seconds
-    topic: str = DEFAULT_TOPIC        # produce and fetch
-    partitions: int = 1               # produce and fetch: connection i uses partition i % this
+    topic: str = DEFAULT_TOPIC        # must exist and hold records
+    partitions: int = 1               # connection i fetches partition i % this
 
     def validate(self) -> None:
         if (self.requests is None) == (self.duration is None):
