@@ -227,7 +227,6 @@ class Processor(threading.Thread):
             receives.clear()
 
     def _handle_receives(self, receives) -> None:
-        batch: list[Request] = []
         for channel, frame in receives:
             if not self._reading:
                 # Graceful stop: a request read after the stop began is dropped
@@ -258,20 +257,22 @@ class Processor(threading.Thread):
                               parsed.header, parsed.body, parsed.body_size,
                               parsed.unsupported_version, channel.client_software)
             self._remember_client_software(channel, request)
+            if not self._send_request(request):
+                return
+            self.requests_received += 1
             # Mute before anything can answer: responses are processed on this thread.
             self.selector.mute(channel.id)
             channel.mute_state.handle(Ev.REQUEST_RECEIVED)
-            batch.append(request)
-        if batch:
-            self._send_requests(batch)
 
-    def _send_requests(self, batch: list[Request]) -> None:
-        # The requests of one poll handed over together (one lock, at most one handler
-        # woken); a blocking put (back-pressure), in slices so that a shutdown is noticed.
-        sent = 0
-        while sent < len(batch) and self._running:
-            sent += self.request_channel.send_requests(batch[sent:], timeout=0.1)
-        self.requests_received += sent
+    def _send_request(self, request: Request) -> bool:
+        # A blocking put (back-pressure), in slices so that a shutdown is noticed.
+        while self._running:
+            try:
+                self.request_channel.send_request(request, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     @staticmethod
     def _remember_client_software(channel, request: Request) -> None:

@@ -128,10 +128,6 @@ class RequestChannel:
         """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out."""
         self._requests.put(request, timeout=timeout)
 
-    def send_requests(self, requests: list[Request], timeout: float) -> int:
-        """Put as many as fit within ``timeout`` (blocking while full), in order; how many."""
-        return self._requests.put_all(requests, timeout)
-
     # -- handlers ----------------------------------------------------------------
 
     def receive_request(self, timeout: float) -> Request | _Shutdown | None:

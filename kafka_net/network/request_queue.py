@@ -73,22 +73,6 @@ class RequestQueue:
             self._items.append(item)
             self._wake_if_needed()
 
-    def put_all(self, items: list, timeout: float) -> int:
-        """Put ``items`` in order under one lock, blocking while full; stop when
-        ``timeout`` runs out with no room.  Returns how many were put."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            for done, item in enumerate(items):
-                if len(self._items) >= self.maxsize:
-                    self._wake_if_needed()          # someone must drain before we wait
-                    try:
-                        self._wait_for_room(deadline - time.monotonic())
-                    except queue.Full:
-                        return done
-                self._items.append(item)
-            self._wake_if_needed()
-            return len(items)
-
     def _wake_if_needed(self) -> None:
         # Called with the lock held: wake one sleeper if the queue holds more requests
         # than the handlers awake (busy, or woken and on their way) will come back for.
