@@ -5,9 +5,7 @@
     Processor 0..N-1 --send_request()--> [ bounded request queue ] --receive_request()--> handler 0..M-1
     Processor k <--------------------- response queue of k <--send_response()---------- handler
 
-* The request queue is one bounded FIFO of ``queued.max.requests``
-  (:class:`~kafka_net.network.request_queue.RequestQueue`: it wakes a sleeping
-  handler only when the awake ones cannot take the request).  A
+* The request queue is one ``queue.Queue(maxsize=queued.max.requests)``.  A
   Processor that finds it full **blocks** in ``put``, and so stops all I/O of
   its connections: that is Kafka's back-pressure (reference F1/C8), and what
   keeps a flood of requests from growing memory without bound.
@@ -25,12 +23,12 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kafka_net.network.request_queue import RequestQueue
 from kafka_net.protocol.headers import RequestHeader
 
 log = logging.getLogger(__name__)
@@ -108,7 +106,7 @@ class RequestChannel:
     """One bounded request queue; routes responses to the owning Processor."""
 
     def __init__(self, queue_size: int) -> None:
-        self._requests = RequestQueue(queue_size, is_final=lambda item: item is SHUTDOWN)
+        self._requests: queue.Queue = queue.Queue(maxsize=queue_size)
         self._processors: dict[int, Any] = {}
         self._lock = threading.Lock()
 
@@ -131,7 +129,10 @@ class RequestChannel:
     # -- handlers ----------------------------------------------------------------
 
     def receive_request(self, timeout: float) -> Request | _Shutdown | None:
-        return self._requests.get(timeout)
+        try:
+            return self._requests.get(timeout=timeout)
+        except queue.Empty:
+            return None
 
     def send_response(self, response: Response) -> None:
         processor = self._processors.get(response.request.processor_id)
@@ -154,4 +155,8 @@ class RequestChannel:
         return {pid: p.response_queue_size() for pid, p in list(self._processors.items())}
 
     def clear(self) -> None:
-        self._requests.clear()
+        while True:
+            try:
+                self._requests.get_nowait()
+            except queue.Empty:
+                return
