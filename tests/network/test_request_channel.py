@@ -126,30 +126,3 @@ def test_duplicate_processor_id_is_refused():
     with pytest.raises(ValueError):
         ch.add_processor(FakeProcessor(0))
 
-
-def test_send_requests_puts_a_batch_in_order_and_stops_when_full():
-    ch = RequestChannel(3)
-    reqs = [make_request(correlation_id=i) for i in range(5)]
-    assert ch.send_requests(reqs, timeout=0.05) == 3     # room for three, then times out
-    assert ch.send_requests(reqs[3:], timeout=0.05) == 0
-    assert [ch.receive_request(1) for _ in range(3)] == reqs[:3]
-    assert ch.send_requests(reqs[3:], timeout=1) == 2
-    assert [ch.receive_request(1) for _ in range(2)] == reqs[3:]
-
-
-def test_send_requests_waits_for_room_and_a_sleeping_handler_makes_it():
-    ch = RequestChannel(2)
-    reqs = [make_request(correlation_id=i) for i in range(6)]
-    taken = []
-
-    def handler():
-        while len(taken) < 6:
-            r = ch.receive_request(5)
-            if r is not None:
-                taken.append(r)
-
-    t = threading.Thread(target=handler, daemon=True)
-    t.start()
-    assert ch.send_requests(reqs, timeout=10) == 6       # blocks while full; a handler drains
-    t.join(10)
-    assert taken == reqs
