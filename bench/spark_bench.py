@@ -1,6 +1,6 @@
 """The conformance job's throughput on a synthetic 1,000,000-frame capture, Spark local[2].
 
-``python -m bench.spark_bench`` (``run_all --group spark`` runs it as a
+``python -m bench.spark_bench`` (``python -m bench --group spark`` runs it as a
 subprocess, under a timeout):
 
 1. **Generate** a kafka-net capture: ``--frames`` records (half requests,

@@ -3,186 +3,157 @@
 from __future__ import annotations
 
 import os
-import socket
-import struct
-import threading
+import tempfile
 from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
 
+import psutil
 import pytest
 
-from bench.loadgen import LoadSpec, produce_batch, run_load
-from bench.reference_server import ReferenceServer
-from bench.run_all import (
-    api_versions_answer, begin_marker, create_topic, end_marker, read_capture, update_results)
+from bench import harness, kload_group
+from bench.capture_group import read_capture
+from bench.harness import ServerProcess
+from bench.loadgen import LoadSpec, run_load
+from bench.measure import Run, run_kload
+from bench.results import begin_marker, end_marker, update_results
 from bench.spark_bench import generate
 from kafka_net.capture.format import REQUEST, decode_segment
 from kafka_net.capture.pairing import Frame, pair_connection
-from kafka_net.protocol.records import build_batch, decode_records
+from kafka_net.protocol.records import build_batch
 from tests.support import RawClient, running_server
 
-PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
+PRODUCE = 0
 TOPIC = "smoke"
 
 
-def produce_body(value: bytes, partition: int = 0) -> dict:
-    return {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
-            "topic_data": [{"name": TOPIC, "partition_data": [
-                {"index": partition, "records": build_batch([(None, value)])}]}]}
+def fill(port: int, topic: str, partitions: int) -> None:
+    """CreateTopics, then one batch of two records into each partition."""
+    harness.create_topic(port, topic, partitions)
+    with RawClient(port) as client:
+        for p in range(partitions):
+            answer = client.call(PRODUCE, 9, {
+                "transactional_id": None, "acks": 1, "timeout_ms": 10000,
+                "topic_data": [{"name": topic, "partition_data": [
+                    {"index": p, "records": build_batch([(None, b"a"), (None, b"b")])}]}]})
+            assert answer["responses"][0]["partition_responses"][0]["error_code"] == 0
 
 
-def fetch_body(offset: int, max_wait_ms: int, min_bytes: int = 1) -> dict:
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
-            "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": TOPIC, "partitions": [{
-                "partition": 0, "current_leader_epoch": -1, "fetch_offset": offset,
-                "last_fetched_epoch": -1, "log_start_offset": -1,
-                "partition_max_bytes": 1 << 20}]}],
-            "forgotten_topics_data": [], "rack_id": ""}
-
-
-def fetched_values(answer: dict) -> list[bytes]:
-    partition = answer["responses"][0]["partitions"][0]
-    assert partition["error_code"] == 0
-    data = memoryview(partition["records"] or b"")
-    values, pos = [], 0
-    while pos + 12 <= len(data):
-        size = 12 + struct.unpack_from(">i", data, pos + 8)[0]
-        values += [r.value for r in decode_records(data[pos:pos + size])]
-        pos += size
-    return values
-
-
-@pytest.fixture
-def reference():
-    server = ReferenceServer()
-    thread = threading.Thread(target=server.serve, name="reference-server", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        thread.join(10)
-        assert not thread.is_alive()
+def in_process(port: int) -> ServerProcess:
+    """A ServerProcess for a server running in this process (CPU taken from it)."""
+    return ServerProcess("in-process", [], port=port, ps=psutil.Process(os.getpid()),
+                         proc=SimpleNamespace(pid=os.getpid()))
 
 
 @pytest.mark.parametrize("workers", [0, 1])
-@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
-def test_loadgen_against_reference_gets_every_answer(reference, workers, api):
-    create_topic(reference.port, "bench-produce", 2)
-    result = run_load(LoadSpec(port=reference.port, connections=2, depth=3, requests=20,
-                               api=api, workers=workers, timeout=60, partitions=2))
-    assert result.mismatches == 0
-    assert result.errors == 0
+def test_loadgen_fetch_against_kafka_net_gets_every_answer(workers):
+    with running_server() as server:
+        fill(server.bound_port(), TOPIC, 2)
+        result = run_load(LoadSpec(port=server.bound_port(), connections=2, depth=3,
+                                   requests=20, workers=workers, timeout=60, topic=TOPIC,
+                                   partitions=2))
+    assert result.mismatches == 0 and result.errors == 0
     assert result.unanswered == 0 and result.disconnects == 0
     assert result.sent == result.received == result.requests == 40
     assert result.sampled >= 2          # each connection's first answer decoded in full
     assert result.ok
 
 
-def test_loadgen_against_kafka_net_gets_every_answer():
+@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
+def test_kload_against_kafka_net_gets_every_answer(api):
+    kload = harness.build_kload()
     with running_server() as server:
-        result = run_load(LoadSpec(port=server.bound_port(), connections=2, depth=2,
-                                   requests=20, workers=0, timeout=60))
-    assert result.ok and result.received == 40 and result.mismatches == 0
+        harness.create_topic(server.bound_port(), "bench", 1)
+        run = run_kload(kload, in_process(server.bound_port()), 1,
+                        ["--api", api, "--topic", "bench", "--conns", "3", "--pipeline", "2",
+                         "--requests", "30"], timeout=60)
+        if api == "produce":
+            log = server.replica_manager.partition("bench", 0).log
+            assert log.log_end_offset == 30 * 10          # kload's batches: 10 records
+    assert run.ok, run.problems
+    assert run.result["responses"] == run.answered == 30
+    assert run.result["mismatches"] == run.result["unanswered"] == 0
 
 
-def test_reference_answers_like_kafka_net(reference):
-    with running_server() as server:
-        assert api_versions_answer(reference.port) == api_versions_answer(server.bound_port())
+def test_every_kind_of_server_starts_answers_kload_and_stops_cleanly():
+    kload = harness.build_kload()
+    servers = [harness.ceiling(), harness.handoff_floor(1, 1), harness.tansu(),
+               harness.kafka_net("kafka-net 1+1", ("num.network.threads=1",
+                                                   "num.io.threads=1"))]
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with harness.serving(servers, Path(tmp), problems):
+            runs = [run_kload(kload, s, 1, ["--api", "apiversions", "--conns", "2",
+                                            "--requests", "10"], timeout=60)
+                    for s in servers]
+    assert [r.problems for r in runs] == [[]] * len(servers)
+    assert [r.answered for r in runs] == [10] * len(servers)
+    assert problems == []
+    assert all(s.exit_code in s.clean_exits for s in servers)
 
 
-def test_reference_answers_pipelined_requests_in_order(reference):
-    with RawClient(reference.port) as client:
-        frames = b"".join(client.request_frame(18, 0, {}, correlation_id=cid)[1]
-                          for cid in range(50, 60))
-        client.send_raw(frames)
-        assert [client.receive(18, 0)[0] for _ in range(10)] == list(range(50, 60))
-
-
-def test_reference_closes_on_bad_frame_and_keeps_serving_others(reference):
-    with RawClient(reference.port) as good:
-        with socket.create_connection(("127.0.0.1", reference.port), timeout=10) as bad:
-            bad.sendall(struct.pack(">i", -1))
-            assert bad.recv(16) == b""          # closed by the server
-        answer = good.call(18, 3, {"client_software_name": "t", "client_software_version": "1"})
-        assert answer["error_code"] == 0
+def test_round_order_puts_each_server_first_once():
+    servers = ["a", "b", "c"]
+    orders = [harness.round_order(servers, r) for r in (1, 2, 3)]
+    assert [o[0] for o in orders] == ["a", "b", "c"]
+    assert all(sorted(o) == servers for o in orders)
 
 
 def test_update_results_replaces_only_its_own_section(tmp_path):
     path = tmp_path / "RESULTS.md"
     update_results(path, "a", "## A\nfirst\n")
     update_results(path, "b", "## B\nkept\n")
+    path.write_text(path.read_text() + "\nwritten by hand\n")
     update_results(path, "a", "## A\nsecond\n")
     text = path.read_text()
     assert "second" in text and "first" not in text and "kept" in text
+    assert "written by hand" in text
     assert text.count(begin_marker("a")) == 1 and text.count(end_marker("a")) == 1
     assert text.index(begin_marker("a")) < text.index(begin_marker("b"))
 
 
-def test_loadgen_produce_lands_on_the_partitions_of_its_connections(reference):
-    create_topic(reference.port, "bench-produce", 2)
-    result = run_load(LoadSpec(port=reference.port, connections=3, depth=2, requests=5,
-                               api="produce", workers=0, timeout=60, partitions=2))
-    assert result.ok and result.received == 15
-    logs = [reference.replica_manager.partition("bench-produce", i).log for i in (0, 1)]
-    # connections 0 and 2 write partition 0, connection 1 partition 1; one record each
-    assert [log.log_end_offset for log in logs] == [10, 5]
-    assert len(produce_batch()) > 100
+def _run(server: str, rnd: int, req_per_s: float) -> Run:
+    return Run(server, rnd, {"measured": 100, "responses": 100, "req_per_s": req_per_s,
+                             "p50_us": 1000.0, "p99_us": 2000.0}, 0.01, 50, 1.0)
 
 
-def test_reference_serves_produce_then_fetch(reference):
-    create_topic(reference.port, TOPIC, 1)
-    with RawClient(reference.port) as client:
-        answer = client.call(PRODUCE, 9, produce_body(b"first"))
-        partition = answer["responses"][0]["partition_responses"][0]
-        assert partition["error_code"] == 0 and partition["base_offset"] == 0
-        client.call(PRODUCE, 9, produce_body(b"second"))
-        assert fetched_values(client.call(FETCH, 12, fetch_body(0, 0))) == [b"first", b"second"]
+def test_kload_targets_are_medians_of_per_round_ratios():
+    res = kload_group.Results({"av16x1": [
+        _run(kload_group.KN_11, 1, 80), _run(kload_group.FLOOR_11, 1, 100),
+        _run(kload_group.KN_11, 2, 90), _run(kload_group.FLOOR_11, 2, 100),
+        _run(kload_group.KN_11, 3, 50), _run(kload_group.FLOOR_11, 3, 25)]})
+    ratios = res.round_ratios("av16x1", kload_group.KN_11, kload_group.FLOOR_11)
+    assert ratios == [0.8, 0.9, 2.0]
+    context = {"date": "d", "command": "c", "load_start": 0.0, "load_end": 0.0,
+               "rounds": 3, "duration": 3, "warmup": 1, "servers": {},
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    text = kload_group.render(res, context)
+    row = next(line for line in text.splitlines()
+               if line.startswith(f"| {kload_group.KN_11} / {kload_group.FLOOR_11} | "
+                                  "ApiVersions v0, 16"))
+    assert "**0.90**" in row and "0.80, 0.90, 2.00" in row and "not met" not in row
+    assert "CPU µs per request" in text and "100 / 2.0" in text
 
 
-def test_reference_long_poll_fetch_is_answered_by_a_produce_meanwhile(reference):
-    create_topic(reference.port, TOPIC, 1)
-    with RawClient(reference.port, timeout=30) as waiter, RawClient(reference.port) as other:
-        # Parked: nothing at offset 0 yet, and it may wait far longer than this test.
-        fetch_cid = waiter.send(FETCH, 12, fetch_body(0, max_wait_ms=60000))
-        # Pipelined behind the parked Fetch on the same connection: answered after it.
-        api_cid = waiter.send(API_VERSIONS, 3, {"client_software_name": "t",
-                                                "client_software_version": "1"})
-        # The single thread is not held by the parked request: another client is served.
-        assert other.call(API_VERSIONS, 3, {"client_software_name": "t",
-                                            "client_software_version": "1"})["error_code"] == 0
-        assert other.call(PRODUCE, 9, produce_body(b"wake up"))["responses"][0][
-            "partition_responses"][0]["error_code"] == 0
-        cid, answer = waiter.receive(FETCH, 12)
-        assert cid == fetch_cid and fetched_values(answer) == [b"wake up"]
-        assert waiter.receive(API_VERSIONS, 3)[0] == api_cid
+@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
+def test_request_costs_times_every_step(api):
+    from bench.request_costs import costs
+    result = costs(api, calls=20)
+    assert list(result) == ["parse_request", "Request()", "handler", "encode_response",
+                            "metrics.record", "KafkaApis.handle"]
+    assert all(us > 0 for us in result.values())
 
 
-def test_reference_long_poll_fetch_expires_by_the_purgatory_timer(reference):
-    create_topic(reference.port, TOPIC, 1)
-    with RawClient(reference.port, timeout=30) as client:
-        answer = client.call(FETCH, 12, fetch_body(0, max_wait_ms=50))
-        assert fetched_values(answer) == []
-
-
-def test_reference_drops_a_parked_fetch_of_a_client_that_left(reference):
-    create_topic(reference.port, TOPIC, 1)
-    with RawClient(reference.port) as leaving:
-        leaving.send(FETCH, 12, fetch_body(0, max_wait_ms=100))
-    with RawClient(reference.port) as client:   # the server goes on serving
-        client.call(PRODUCE, 9, produce_body(b"x"))
-        assert fetched_values(client.call(FETCH, 12, fetch_body(0, 0))) == [b"x"]
-
-
-def test_confluent_kafka_produces_to_and_consumes_from_the_reference(reference):
+def test_confluent_kafka_produces_to_and_consumes_from_kafka_net():
     pytest.importorskip("confluent_kafka")
     from bench.clients import consume, produce
-    create_topic(reference.port, TOPIC, 2)
-    bootstrap = f"127.0.0.1:{reference.port}"
-    produced = produce(bootstrap, TOPIC, 500, 100, timeout=60)
-    assert produced["ok"] and produced["delivered"] == 500, produced
-    consumed = consume(bootstrap, TOPIC, 500, 100, timeout=60)
-    assert consumed["ok"] and consumed["received"] == 500, consumed
+    with running_server() as server:
+        harness.create_topic(server.bound_port(), TOPIC, 2)
+        bootstrap = f"127.0.0.1:{server.bound_port()}"
+        produced = produce(bootstrap, TOPIC, 500, 100, timeout=60)
+        assert produced["ok"] and produced["delivered"] == 500, produced
+        consumed = consume(bootstrap, TOPIC, 500, 100, timeout=60)
+        assert consumed["ok"] and consumed["received"] == 500, consumed
 
 
 def test_capture_generator_writes_readable_pairs(tmp_path):

@@ -216,7 +216,7 @@ class KafkaApis:
             self.request_channel.send_response(response)
 
     def build_response(self, request: Request) -> Response | None:
-        """Request in, Response out (the benchmark's reference server calls this).
+        """Request in, Response out (``handle`` hands the Response on).
 
         None means the handler parked the request (``DEFERRED``): it will be
         answered later through :meth:`complete_deferred`.

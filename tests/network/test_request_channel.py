@@ -125,3 +125,4 @@ def test_duplicate_processor_id_is_refused():
     ch.add_processor(FakeProcessor(0))
     with pytest.raises(ValueError):
         ch.add_processor(FakeProcessor(0))
+
