@@ -7,6 +7,8 @@ import socket
 import struct
 import time
 
+import pytest
+
 from kafka_net.config import ServerConfig, parse_listeners
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.messages import MESSAGES
@@ -36,6 +38,19 @@ def running_server(config: ServerConfig | None = None, apis_handlers=None):
         yield server
     finally:
         server.shutdown()
+
+
+def server_fixture(config=make_config, scope: str = "function"):
+    """A ``server`` fixture: a running broker on an ephemeral loopback port, made
+    with ``config()``; a module that wants other settings or one broker for all
+    its tests writes ``server = server_fixture(..., scope="module")``."""
+
+    @pytest.fixture(scope=scope)
+    def server():
+        with running_server(config()) as running:
+            yield running
+
+    return server
 
 
 class RawClient:

@@ -19,6 +19,31 @@ def fast_group_config(**overrides):
     return make_config(group_initial_rebalance_delay_ms=0, **overrides)
 
 
+def poll_until(poll_once, consumers, done, timeout: float = 20.0) -> dict:
+    """Poll each consumer in turn until ``done(received)``, or ``timeout`` (a bound
+    on a hung client, never asserted on); ``received`` maps each consumer to the
+    messages it returned, in order.  ``poll_once(consumer)`` is one short poll
+    of that client, its new messages as a list.
+
+    Alternating short polls lets several members of one group rebalance from
+    a single thread: a member's JoinGroup stays parked on the broker while
+    the other member polls and rejoins.
+    """
+    received = {c: [] for c in consumers}
+    deadline = time.monotonic() + timeout
+    while not done(received) and time.monotonic() < deadline:
+        for c in consumers:
+            received[c].extend(poll_once(c))
+    return received
+
+
+def read_all(poll_once, consumer, n: int) -> list:
+    """``n`` messages from one consumer (asserted: exactly ``n`` within the bound)."""
+    got = poll_until(poll_once, [consumer], lambda r: len(r[consumer]) >= n)[consumer]
+    assert len(got) == n, f"read {len(got)} of {n} records"
+    return got
+
+
 def bootstrap(server) -> str:
     return f"{LOOPBACK}:{server.bound_port()}"
 

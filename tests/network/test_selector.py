@@ -3,8 +3,8 @@
 These pin down the bookkeeping that replaced per-poll scans and eager epoll
 changes: READ interest dropped lazily (only when a muted socket turns
 readable), requests looked for only on channels read or unmuted since the
-last poll, idle expiry in least-recently-active order, and coalesced
-wake-ups that still never lose one.
+last poll, and idle expiry in least-recently-active order.  The wake-up
+socketpair has its own tests: test_wakeup.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-import threading
 import time
 
 import pytest
@@ -192,98 +191,6 @@ def test_peer_close_while_muted_is_seen_after_unmute(sel):
     sel.unmute("c1")
     poll_until(sel, lambda: sel.disconnected)
     assert sel.disconnected == [("c1", "peer closed the connection")]
-
-
-# -- WakeupSocketpair ----------------------------------------------------------------------
-
-
-def pending_bytes(w: WakeupSocketpair) -> int:
-    try:
-        return len(w.read_sock.recv(4096, socket.MSG_PEEK))
-    except BlockingIOError:
-        return 0
-
-
-def test_wakeups_coalesce_until_drained():
-    w = WakeupSocketpair()
-    try:
-        for _ in range(10):
-            w.wakeup()
-        assert pending_bytes(w) == 1
-        w.drain()
-        assert pending_bytes(w) == 0 and not w.pending
-        w.wakeup()                                  # after a drain it writes again
-        assert pending_bytes(w) == 1
-    finally:
-        w.close()
-
-
-def test_no_wakeup_is_lost_under_concurrent_wakers():
-    """Many threads each append then wake; one reader drains then reads the list, as
-    the Processor does.  Every item must be seen without waiting for a poll timeout:
-    the reader's select has a 5 s timeout and the test fails if one ever runs out."""
-    import selectors
-    w = WakeupSocketpair()
-    sel = selectors.DefaultSelector()
-    sel.register(w.fileno(), selectors.EVENT_READ)
-    items: list[int] = []
-    seen = 0
-    total = 8 * 2000
-
-    def waker(base: int) -> None:
-        for i in range(2000):
-            items.append(base + i)
-            w.wakeup()
-
-    threads = [threading.Thread(target=waker, args=(k * 2000,)) for k in range(8)]
-    try:
-        for t in threads:
-            t.start()
-        while seen < total:
-            if seen == len(items):
-                assert sel.select(5.0), f"lost wake-up: {seen} of {total} seen"
-                w.drain()
-            seen = len(items)
-    finally:
-        for t in threads:
-            t.join()
-        sel.close()
-        w.close()
-
-
-def test_wakeup_during_a_drain_leaves_the_next_wakeup_working():
-    """Deterministic form of the race the ordering in drain() is there for: a handler
-    wakes the Processor while the Processor is inside drain().  Whatever drain()
-    reads then, a later wakeup must still make the read end readable."""
-    w = WakeupSocketpair()
-    real_sock = w.read_sock
-
-    class RacingSocket:
-        raced = False
-
-        def fileno(self):
-            return real_sock.fileno()
-
-        def recv(self, n, *flags):
-            if not RacingSocket.raced:      # a handler runs while drain() reads
-                RacingSocket.raced = True
-                w.wakeup()
-            return real_sock.recv(n, *flags)
-
-        def close(self):
-            real_sock.close()
-
-    try:
-        w.wakeup()
-        w.read_sock = RacingSocket()
-        w.drain()
-        w.read_sock = real_sock
-        if pending_bytes(w) == 0:           # drain() took every byte...
-            w.wakeup()                      # ...so the next wakeup must write one
-        assert pending_bytes(w) == 1
-    finally:
-        w.read_sock = real_sock
-        w.close()
 
 
 # --- memory pressure (queued.max.request.bytes; reference D2, D11, I3) ------------------
