@@ -13,7 +13,7 @@ from kafka_net.capture.pcap import ACK, FIN, PSH, RST, SYN, Packet, read_packets
 from kafka_net.capture.tcp import Connection, plausible_request, reassemble
 from kafka_net.protocol import ApiKey, encode_request, encode_response
 from kafka_net.protocol.messages import MESSAGES
-from tests.capture.test_pcap import ethernet, ip_packet, pcap_file, pcapng_file
+from tests.capture.packets import ethernet, ip_packet, pcap_file, pcapng_file
 
 CLIENT = ("10.0.0.1", 50123)
 BROKER = ("10.0.0.2", 9092)

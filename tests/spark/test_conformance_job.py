@@ -53,7 +53,7 @@ from spark_jobs import conformance
 from tests.capture.test_pairing import INJECTIONS, conversation
 from tests.spark.conftest import (
     REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, load_report, parquet_rows,
-    pcap_file, request_payload, response_payload, run_job)
+    request_payload, response_payload, run_job, write_pcap)
 from tests.support import LOOPBACK, make_config, running_server
 
 pytestmark = pytest.mark.spark
@@ -161,11 +161,11 @@ def synthetic(tmp_path_factory, spark):
     expected += [(pcap_conn(42000), c, pos, corr) for c, pos, corr in found]
     lossy = pcap_of(conversation(), 42001, 2 * 10**18, segment=40)
     del lossy[len(lossy) // 2]
-    pcap_file(caps / "violation.pcap", pcap_of(convo, 42000, 10**18))
-    pcap_file(caps / "lossy.pcap", lossy)
+    write_pcap(caps / "violation.pcap", pcap_of(convo, 42000, 10**18))
+    write_pcap(caps / "lossy.pcap", lossy)
     split = pcap_of(conversation(), 42002, 3 * 10**18, segment=25)
-    pcap_file(caps / "split-1.pcap", split[:len(split) // 2])
-    pcap_file(caps / "split-2.pcap", split[len(split) // 2:])
+    write_pcap(caps / "split-1.pcap", split[:len(split) // 2])
+    write_pcap(caps / "split-2.pcap", split[len(split) // 2:])
 
     out = base / "out"
     code = main_in_process([caps, "--out", out])
@@ -267,7 +267,7 @@ def http_pcap(path, client_port: int = 43000):
     conv.send(REQUEST, b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n")
     conv.send(RESPONSE, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
     conv.close()
-    return pcap_file(path, conv.packets)
+    return write_pcap(path, conv.packets)
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +291,7 @@ def bad(tmp_path_factory, spark):
     empty.write_bytes(b"")
     http = http_pcap(caps / "http.pcap")
     # A Kafka pcap cut in the middle of a packet record.
-    cut = pcap_file(caps / "cut.pcap", pcap_of(conversation(), 43001, 10**18))
+    cut = write_pcap(caps / "cut.pcap", pcap_of(conversation(), 43001, 10**18))
     with open(cut, "r+b") as fh:
         fh.truncate(os.path.getsize(cut) - 30)
     out = base / "out"
@@ -402,7 +402,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     write_interleaved(writers[1], {kncap_conn(44002, 1, 2): conversation()})
     for w in writers:
         w.close()
-    pcap_file(caps / "clean.pcap", pcap_of(conversation(), 44003, 10**18, segment=30))
+    write_pcap(caps / "clean.pcap", pcap_of(conversation(), 44003, 10**18, segment=30))
     out = tmp_path / "out"
     done = cli(caps, "--out", out)
     assert done.returncode == 0, done.stderr[-3000:]
