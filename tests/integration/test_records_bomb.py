@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import Compression, batch_from_payload, build_batch, compress
