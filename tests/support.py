@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from kafka_net.config import ServerConfig, parse_listeners
+from kafka_net.config import ConfigError, ServerConfig, parse_listeners
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.schema import ZERO_UUID
@@ -38,6 +38,18 @@ def running_server(config: ServerConfig | None = None, apis_handlers=None):
         yield server
     finally:
         server.shutdown()
+
+
+def config(**props: str) -> ServerConfig:
+    """ServerConfig from keyword props; ``num_io_threads=`` means ``num.io.threads``."""
+    return ServerConfig.from_properties({k.replace("_", "."): v for k, v in props.items()})
+
+
+def config_error(props: dict[str, str]) -> str:
+    """The message of the ConfigError ``props`` must raise."""
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties(props)
+    return str(info.value)
 
 
 def server_fixture(config=make_config, scope: str = "function"):
