@@ -43,6 +43,16 @@ def _sans_io_files() -> list[Path]:
     return files
 
 
+def _dynamic_import(call: ast.Call) -> list[str]:
+    """``[name]`` for ``__import__("name")`` or ``importlib.import_module("name")``."""
+    func = call.func
+    fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if (fname in ("__import__", "import_module") and call.args
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        return [call.args[0].value]
+    return []
+
+
 def forbidden_imports(source: str, filename: str = "<string>") -> list[str]:
     """Return ``"line N: module"`` for every forbidden import in ``source``."""
     found = []
@@ -53,12 +63,7 @@ def forbidden_imports(source: str, filename: str = "<string>") -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
         elif isinstance(node, ast.Call):
-            func = node.func
-            fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            if (fname in ("__import__", "import_module") and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                names = [node.args[0].value]
+            names = _dynamic_import(node)
         for name in names:
             if name.split(".")[0] in FORBIDDEN:
                 found.append(f"line {node.lineno}: {name}")
@@ -198,12 +203,7 @@ def own_imports(source: str, module: str, is_package: bool = False) -> list[tupl
                 base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
             names = [_from_import(base, alias.name) for alias in node.names]
         elif isinstance(node, ast.Call):
-            func = node.func
-            fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            if (fname in ("__import__", "import_module") and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                names = [node.args[0].value]
+            names = _dynamic_import(node)
         found += [(node.lineno, name) for name in names if unit_of(name) is not None]
     return found
 

@@ -55,7 +55,6 @@ def failing_admin_request(api_key: int) -> dict:
 
 def typical_request(b: Broker, api_key: int, version: int) -> dict:
     """A request each handler answers with data (not an error) where it can."""
-    t_id = b.metadata_cache.topic("t").topic_id
     if api_key == ApiKey.PRODUCE:
         return produce_body("t", 0, batch(), timeout_ms=1000)
     if api_key == ApiKey.FETCH:
