@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import time
 
-from kafka_net.protocol.records import iter_batches, read_header
+from kafka_net.protocol.records import Compression, iter_batches, read_header
 from tests.support import LOOPBACK, make_config
+
+# The compression.type names every client spells the same, and what the broker stores.
+CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
+          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 
 def fast_group_config(**overrides):

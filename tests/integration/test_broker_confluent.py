@@ -26,9 +26,8 @@ from confluent_kafka import (
     OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition)
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_net.protocol.records import Compression
 from tests.integration.client_support import (
-    bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
+    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
     stored_batches)
 from tests.support import running_server, server_fixture
 
@@ -37,8 +36,6 @@ pytestmark = pytest.mark.interop
 TIMEOUT_S = 20
 N = 30
 CLIENT = b"librdkafka"  # the "client" header of every message
-CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
-          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 # First flexible version (flexibleVersions in Kafka's <Api>Request.json) of
 # the APIs for which librdkafka's own range reaches it (reference 5.4).

@@ -27,9 +27,8 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from kafka_net.protocol.records import Compression
 from tests.integration.client_support import (
-    bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
+    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
     stored_batches)
 from tests.support import running_server, server_fixture
 
@@ -38,8 +37,6 @@ pytestmark = pytest.mark.interop
 TIMEOUT_S = 20          # bound on any single wait for the client
 N = 30                  # messages per produce test
 CLIENT = b"kafka-python"  # the "client" header of every message
-CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
-          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 # First flexible version of each API (``flexibleVersions`` in Kafka's
 # clients/src/main/resources/common/message/<Api>Request.json).

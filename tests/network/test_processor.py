@@ -21,6 +21,7 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.metadata_cache import MetadataCache
+from tests.network.helpers import still_open
 from tests.support import (
     LOOPBACK, closed_by_peer, make_config, recv_exactly, recv_frame, wait_until)
 
@@ -109,17 +110,6 @@ def recv_api_versions(sock: socket.socket, version: int = 0) -> tuple[int, dict]
     return decode_response(18, version, recv_frame(sock))
 
 
-def nothing_to_read(sock: socket.socket, timeout: float = 0.2) -> bool:
-    sock.settimeout(timeout)
-    try:
-        sock.recv(1, socket.MSG_PEEK)
-    except socket.timeout:
-        return True
-    finally:
-        sock.settimeout(TIMEOUT)
-    return False
-
-
 # --- request in, response out ----------------------------------------------------------------
 
 def test_request_lands_on_the_request_channel(env):
@@ -167,7 +157,7 @@ def test_noop_response_unmutes_without_writing(env):
         assert request.header.correlation_id == i
         assert env.no_request(0.1)  # the next one waits for the NoOp
         env.channel.send_response(NoOpResponse(request))
-    assert nothing_to_read(client)
+    assert still_open(client, 0.2)  # nothing written: no data, no EOF
     assert wait_until(lambda: all(c.mute_state.state is S.NOT_MUTED
                                   for c in env.processor.selector.channels.values()), 5)
     # Still usable afterwards.
