@@ -27,8 +27,12 @@ def make_config(**overrides) -> ServerConfig:
 
 
 @contextlib.contextmanager
-def running_server(config: ServerConfig | None = None, apis_handlers=None):
+def running_server(config: ServerConfig | None = None, apis_handlers=None, memory_pool=None):
+    """A started KafkaServer, shut down on exit; ``memory_pool`` replaces the
+    server's (a seam: tests count or fail allocations)."""
     server = KafkaServer(config or make_config())
+    if memory_pool is not None:
+        server.socket_server.memory_pool = memory_pool   # before startup builds the Processors
     if apis_handlers is not None:
         # Replaces or adds handler modules: any object with API_KEY, VERSIONS,
         # handle(ctx, body) and error_response(body, version, code) will do.
