@@ -78,7 +78,9 @@ def _assert_unverifiable_not_mismatched(conn: Connection):
     return report
 
 
-def test_dropped_segment_inside_a_request():
+def metadata_exchanges_losing(segment: int, close: bool):
+    """Six Metadata exchanges in 40-byte segments: (wire, requests, responses, the
+    packet to lose: segment ``segment`` of request 4)."""
     wire = Wire().handshake()
     requests = [metadata_request(c) for c in range(1, 7)]
     responses = [metadata_response(c) for c in range(1, 7)]
@@ -86,9 +88,16 @@ def test_dropped_segment_inside_a_request():
     for i, (req, resp) in enumerate(zip(requests, responses)):
         sent = wire.send(C, req, 40)
         if i == 3:
-            victim = sent[2]          # in the middle of request 4's body
+            victim = sent[segment]
         wire.send(B, resp, 40)
-    wire.close()
+    if close:
+        wire.close()
+    return wire, requests, responses, victim
+
+
+def test_dropped_segment_inside_a_request():
+    # Segment 2: in the middle of request 4's body.
+    wire, requests, responses, victim = metadata_exchanges_losing(2, close=True)
     conn = only(reassemble(drop(wire.packets, victim)))
     assert conn.requests.gaps == 1 and conn.requests.gap_bytes == 40
     assert "missing from the capture" in conn.requests.unverifiable
@@ -104,15 +113,8 @@ def test_dropped_segment_inside_a_request():
 
 
 def test_dropped_segment_holding_a_size_prefix_resyncs_later():
-    wire = Wire().handshake()
-    requests = [metadata_request(c) for c in range(1, 7)]
-    responses = [metadata_response(c) for c in range(1, 7)]
-    victim = None
-    for i, (req, resp) in enumerate(zip(requests, responses)):
-        sent = wire.send(C, req, 40)
-        if i == 3:
-            victim = sent[0]          # the start of request 4, size prefix included
-        wire.send(B, resp, 40)
+    # Segment 0: the start of request 4, size prefix included.
+    wire, requests, _, victim = metadata_exchanges_losing(0, close=False)
     conn = only(reassemble(drop(wire.packets, victim)))
     assert "frame boundary lost" in conn.requests.unverifiable
     assert payloads(conn, REQUEST, after_gap=True) == [r[4:] for r in requests[4:]]
