@@ -1,10 +1,3 @@
-import pytest
+from tests.support import server_fixture
 
-from tests.support import running_server, make_config
-
-
-@pytest.fixture
-def server():
-    """A running kafka-net broker on an ephemeral loopback port."""
-    with running_server(make_config()) as s:
-        yield s
+server = server_fixture()  # a running broker, one per test; modules may define their own

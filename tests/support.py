@@ -7,8 +7,12 @@ import socket
 import struct
 import time
 
-from kafka_net.config import ServerConfig, parse_listeners
+import pytest
+
+from kafka_net.config import ConfigError, ServerConfig, parse_listeners
 from kafka_net.protocol import decode_response, encode_request
+from kafka_net.protocol.messages import MESSAGES
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.kafka_server import KafkaServer
 
 LOOPBACK = "127.0.0.1"
@@ -23,8 +27,12 @@ def make_config(**overrides) -> ServerConfig:
 
 
 @contextlib.contextmanager
-def running_server(config: ServerConfig | None = None, apis_handlers=None):
+def running_server(config: ServerConfig | None = None, apis_handlers=None, memory_pool=None):
+    """A started KafkaServer, shut down on exit; ``memory_pool`` replaces the
+    server's (a seam: tests count or fail allocations)."""
     server = KafkaServer(config or make_config())
+    if memory_pool is not None:
+        server.socket_server.memory_pool = memory_pool   # before startup builds the Processors
     if apis_handlers is not None:
         # Replaces or adds handler modules: any object with API_KEY, VERSIONS,
         # handle(ctx, body) and error_response(body, version, code) will do.
@@ -34,6 +42,31 @@ def running_server(config: ServerConfig | None = None, apis_handlers=None):
         yield server
     finally:
         server.shutdown()
+
+
+def config(**props: str) -> ServerConfig:
+    """ServerConfig from keyword props; ``num_io_threads=`` means ``num.io.threads``."""
+    return ServerConfig.from_properties({k.replace("_", "."): v for k, v in props.items()})
+
+
+def config_error(props: dict[str, str]) -> str:
+    """The message of the ConfigError ``props`` must raise."""
+    with pytest.raises(ConfigError) as info:
+        ServerConfig.from_properties(props)
+    return str(info.value)
+
+
+def server_fixture(config=make_config, scope: str = "function"):
+    """A ``server`` fixture: a running broker on an ephemeral loopback port, made
+    with ``config()``; a module that wants other settings or one broker for all
+    its tests writes ``server = server_fixture(..., scope="module")``."""
+
+    @pytest.fixture(scope=scope)
+    def server():
+        with running_server(config()) as running:
+            yield running
+
+    return server
 
 
 class RawClient:
@@ -62,8 +95,7 @@ class RawClient:
 
     def recv_frame(self) -> bytes:
         """One response payload; raises ConnectionError on EOF."""
-        (size,) = struct.unpack(">i", self._recv_exactly(4))
-        return self._recv_exactly(size)
+        return recv_frame(self.sock)
 
     def receive(self, api_key: int, api_version: int) -> tuple[int, dict]:
         return decode_response(api_key, api_version, self.recv_frame())
@@ -76,23 +108,7 @@ class RawClient:
 
     def is_closed_by_server(self, timeout: float = 5.0) -> bool:
         """True if the server closes the connection (EOF or reset) within ``timeout``."""
-        self.sock.settimeout(timeout)
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
-        except socket.timeout:
-            return False
-
-    def _recv_exactly(self, n: int) -> bytes:
-        chunks, got = [], 0
-        while got < n:
-            chunk = self.sock.recv(n - got)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
+        return closed_by_peer(self.sock, timeout)
 
     def close(self) -> None:
         self.sock.close()
@@ -112,6 +128,69 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.01) -> bool
             return True
         time.sleep(interval)
     return bool(predicate())
+
+
+def recv_exactly(sock: socket.socket, n: int) -> bytes:
+    """``n`` bytes from a blocking socket; raises ConnectionError on EOF."""
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(n - got)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
+    """True if the peer closes the connection (EOF or reset) within ``timeout``."""
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    """One size-prefixed frame's payload from a blocking socket."""
+    (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+    return recv_exactly(sock, size)
+
+
+# -- request bodies -------------------------------------------------------------------
+
+
+def request_body(api_key: int, version: int | None = None, /, **fields) -> dict:
+    """Every field of the request at its default, then ``fields`` on top (the
+    defaults are the same at every version, so ``version`` is for the reader)."""
+    body = MESSAGES[api_key].request.defaults()
+    body.update(fields)
+    return body
+
+
+def produce_body(topic: str, partition: int, records: bytes | None, acks: int = 1,
+                 timeout_ms: int = 10_000) -> dict:
+    """A Produce request: ``records`` (one or more batches) for one partition."""
+    return dict(transactional_id=None, acks=acks, timeout_ms=timeout_ms, topic_data=[
+        {"name": topic, "partition_data": [{"index": partition, "records": records}]}])
+
+
+def fetch_body(partitions, max_wait_ms: int = 0, min_bytes: int = 1,
+               max_bytes: int = 1 << 20, partition_max_bytes: int = 1 << 20,
+               topic_ids: dict | None = None, **fields) -> dict:
+    """A Fetch request for ``partitions``, (topic, partition, fetch_offset) triples,
+    grouped by topic in the order given; ``topic_ids`` names each topic's id (v13+)."""
+    topics: dict[str, list] = {}
+    for topic, partition, offset in partitions:
+        topics.setdefault(topic, []).append(
+            {"partition": partition, "fetch_offset": offset,
+             "partition_max_bytes": partition_max_bytes})
+    ids = topic_ids or {}
+    return dict(max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
+                topics=[{"topic": name, "topic_id": ids.get(name, ZERO_UUID), "partitions": parts}
+                        for name, parts in topics.items()], **fields)
 
 
 API_VERSIONS_V3_BODY = {"client_software_name": "kafka-net-tests",

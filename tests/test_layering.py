@@ -1,4 +1,6 @@
-"""The sans-IO layers must not reach for sockets, selectors, threads or queues.
+"""The sans-IO layers must not reach for sockets, selectors, threads or queues, and
+no import runs up a layer (protocol <- capture <- network <- server <- daemon/cli;
+spark_jobs imports only protocol and capture: see LAYERS below for every module).
 
 ``kafka_net.protocol`` (and ``kafka_net.capture`` when it exists) is shared by
 the Processor threads, the tests and the Spark jobs; it only works everywhere
@@ -11,6 +13,10 @@ because it does no I/O.  Two checks:
   any forbidden module shows up among the modules that import pulled in.
   Some interpreters import ``threading`` at startup already, which is why
   the AST check is the one that cannot be fooled.
+
+The direction check reads every module of kafka_net and spark_jobs with
+:mod:`ast` as well (relative and lazy imports included) and fails on an import
+of a higher layer, or of a module no layer was decided for.
 """
 
 from __future__ import annotations
@@ -37,6 +43,16 @@ def _sans_io_files() -> list[Path]:
     return files
 
 
+def _dynamic_import(call: ast.Call) -> list[str]:
+    """``[name]`` for ``__import__("name")`` or ``importlib.import_module("name")``."""
+    func = call.func
+    fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if (fname in ("__import__", "import_module") and call.args
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        return [call.args[0].value]
+    return []
+
+
 def forbidden_imports(source: str, filename: str = "<string>") -> list[str]:
     """Return ``"line N: module"`` for every forbidden import in ``source``."""
     found = []
@@ -47,12 +63,7 @@ def forbidden_imports(source: str, filename: str = "<string>") -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
         elif isinstance(node, ast.Call):
-            func = node.func
-            fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            if (fname in ("__import__", "import_module") and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                names = [node.args[0].value]
+            names = _dynamic_import(node)
         for name in names:
             if name.split(".")[0] in FORBIDDEN:
                 found.append(f"line {node.lineno}: {name}")
@@ -112,3 +123,167 @@ def test_importing_protocol_pulls_in_no_io_modules():
     assert "kafka_net.protocol.codec" in new_modules  # the import really happened
     roots = {name.split(".")[0] for name in new_modules}
     assert roots & FORBIDDEN == set(), sorted(roots & FORBIDDEN)
+
+
+# -- import direction between kafka_net's own packages ----------------------------------
+#
+# A module may import modules of its own layer or of a lower one, never of a
+# higher one.  Lazy imports inside functions count too.  The layers, lowest first:
+#
+# protocol      the sans-IO codec; imports nothing of kafka_net above it.
+# capture       sans-IO capture files and pairing; imports protocol.
+# helpers       modules over protocol that no lower layer needs:
+#               config (+ kafka_keys, its table of Kafka's key names) and
+#               log_safety import nothing of kafka_net but each other, and are
+#               imported from network up (log_safety imports threading, so it
+#               must stay above the sans-IO layers); metrics imports protocol and
+#               is imported by server and daemon; rate (Kafka's sampled Rate,
+#               for connection and client quotas) imports nothing of kafka_net;
+#               testing (Hypothesis strategies for users' tests) imports protocol only.
+# network       SocketServer, Acceptor, Processor, Selector, RequestChannel.
+# server        KafkaApis, the handlers, the managers, KafkaServer.
+# assembly      embedded (the in-process Broker) and daemon (the process): they
+#               build and run a KafkaServer.
+# spark jobs    spark_jobs, a program of its own: it imports only protocol and
+#               capture (checked on its own below), and only an entry point
+#               (cli) may start it.
+# entry points  the kafka_net package itself (a lazy facade over server,
+#               embedded and config), cli, __main__ and pytest_plugin.
+
+LAYERS: list[tuple[str, set[str]]] = [
+    ("protocol", {"protocol"}),
+    ("capture", {"capture"}),
+    ("helpers", {"config", "kafka_keys", "log_safety", "metrics", "rate", "testing"}),
+    ("network", {"network"}),
+    ("server", {"server"}),
+    ("assembly", {"embedded", "daemon"}),
+    ("spark jobs", {"spark_jobs"}),
+    ("entry points", {"kafka_net", "cli", "__main__", "pytest_plugin"}),
+]
+RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
+SPARK_JOBS_MAY_IMPORT = {"protocol", "capture"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def unit_of(module: str) -> str | None:
+    """The layering unit of a module of ours (kafka_net's subpackage or top-level
+    module, or spark_jobs); None for anything else."""
+    parts = module.split(".")
+    if parts[0] == "spark_jobs":
+        return "spark_jobs"
+    if parts[0] != "kafka_net":
+        return None
+    return parts[1] if len(parts) > 1 else "kafka_net"
+
+
+def _from_import(base: str, name: str) -> str:
+    """``from base import name``: the module ``base.name`` if there is one, else ``base``."""
+    path = ROOT.joinpath(*base.split("."), name)
+    return f"{base}.{name}" if path.is_dir() or path.with_suffix(".py").is_file() else base
+
+
+def own_imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, module) for every import of one of our modules in ``source``, the
+    source of ``module``; relative imports resolved, ``from a import b`` read as
+    ``a.b`` where b is a module."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            names = [_from_import(base, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Call):
+            names = _dynamic_import(node)
+        found += [(node.lineno, name) for name in names if unit_of(name) is not None]
+    return found
+
+
+def layering_violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    here = unit_of(module)
+    if here not in RANK:
+        return [f"{module}: no layer for '{here}': add it to LAYERS"]
+    bad = []
+    for line, name in own_imports(source, module, is_package):
+        there = unit_of(name)
+        if there == here:
+            continue
+        if there not in RANK:
+            bad.append(f"line {line}: {name}: no layer for '{there}': add it to LAYERS")
+        elif here == "spark_jobs" and there not in SPARK_JOBS_MAY_IMPORT:
+            bad.append(f"line {line}: spark_jobs imports {name}: only "
+                       f"{sorted(SPARK_JOBS_MAY_IMPORT)} are allowed")
+        elif RANK[there] > RANK[here]:
+            bad.append(f"line {line}: {name} ({LAYERS[RANK[there]][0]}) is above "
+                       f"{module} ({LAYERS[RANK[here]][0]})")
+    return bad
+
+
+def _our_files() -> list[Path]:
+    return sorted([*(ROOT / "kafka_net").rglob("*.py"), *(ROOT / "spark_jobs").rglob("*.py")])
+
+
+@pytest.mark.parametrize("path", _our_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_runs_up_a_layer(path: Path):
+    assert layering_violations(path.read_text(encoding="utf-8"), module_name(path),
+                               path.name == "__init__.py") == []
+
+
+def test_every_unit_has_a_layer():
+    units = {unit_of(module_name(p)) for p in _our_files()}
+    assert {"protocol", "capture", "network", "server", "spark_jobs"} <= units
+    assert units - set(RANK) == set()
+
+
+@pytest.mark.parametrize("module,source", [
+    ("kafka_net.protocol.codec", "from kafka_net.capture import format"),
+    ("kafka_net.protocol.codec", "import kafka_net.network.selector"),
+    ("kafka_net.capture.pcap", "from kafka_net.network import processor"),
+    ("kafka_net.capture.pcap", "from kafka_net import config"),   # a module, via from
+    ("kafka_net.network.processor", "from ..server import apis"),  # relative
+    ("kafka_net.network.processor", "def f():\n    from kafka_net.server.apis import X"),
+    ("kafka_net.server.apis", "from kafka_net.daemon import run"),
+    ("kafka_net.server.apis", "importlib.import_module('kafka_net.cli')"),
+    ("kafka_net.config", "from kafka_net.network.acceptor import Acceptor"),
+    ("kafka_net.daemon", "from kafka_net import cli"),
+    ("kafka_net.network.processor", "import spark_jobs.conformance"),
+    ("spark_jobs.report", "from kafka_net.config import ServerConfig"),
+    ("spark_jobs.report", "from kafka_net.server import apis"),
+    ("kafka_net.server.apis", "from kafka_net.newthing import x"),  # no layer yet
+])
+def test_layering_checker_catches_an_upward_import(module, source):
+    assert layering_violations(source, module) != []
+
+
+@pytest.mark.parametrize("module,source", [
+    ("kafka_net.capture.pcap", "from kafka_net.protocol import framing"),
+    ("kafka_net.network.processor", "from kafka_net.protocol.framing import FrameDecoder"),
+    ("kafka_net.network.processor", "from .selector import Selector"),   # same unit
+    ("kafka_net.server.apis", "from ..network.request_channel import Request"),
+    ("kafka_net.server.apis", "from kafka_net.config import ServerConfig"),
+    ("kafka_net.cli", "from kafka_net import __version__"),
+    ("kafka_net.cli", "from spark_jobs import conformance"),
+    ("spark_jobs.report", "from kafka_net.capture.pairing import pair"),
+    ("kafka_net.server.apis", "import socket"),                 # not ours: sans-IO's job
+])
+def test_layering_checker_allows_a_downward_import(module, source):
+    assert layering_violations(source, module) == []
+
+
+def test_relative_imports_in_a_package_init_resolve_from_the_package():
+    assert own_imports("from . import codec", "kafka_net.protocol", is_package=True) == [
+        (1, "kafka_net.protocol.codec")]
+    assert own_imports("from .codec import x", "kafka_net.protocol.framing") == [
+        (1, "kafka_net.protocol.codec")]
+    assert own_imports("from .. import config", "kafka_net.network.processor") == [
+        (1, "kafka_net.config")]

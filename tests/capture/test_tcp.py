@@ -1,166 +1,20 @@
-"""TCP reassembly into Kafka frames, on synthetic packets (and synthetic pcap files)."""
+"""TCP reassembly into Kafka frames, on synthetic packets (and synthetic pcap files);
+the connections are built with tests/capture/tcp_wire.py, and the Hypothesis
+properties are in test_tcp_properties.py."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from kafka_net.capture.pairing import REQUEST, RESPONSE, pair_connection
 from kafka_net.capture.pcap import ACK, FIN, PSH, RST, SYN, Packet, read_packets
 from kafka_net.capture.tcp import Connection, plausible_request, reassemble
-from kafka_net.protocol import ApiKey, encode_request, encode_response
-from kafka_net.protocol.messages import MESSAGES
-from tests.capture.test_pcap import ethernet, ip_packet, pcap_file, pcapng_file
-
-CLIENT = ("10.0.0.1", 50123)
-BROKER = ("10.0.0.2", 9092)
-C, B = 0, 1
-
-
-class Wire:
-    """The packets of one TCP connection in send order, ``step`` ns apart."""
-
-    def __init__(self, client=CLIENT, broker=BROKER, isn_c=1_000, isn_b=700_000,
-                 t0=1_000_000_000, step=1_000):
-        self.ends = {C: client, B: broker}
-        self.seq = {C: isn_c % 2**32, B: isn_b % 2**32}
-        self.t = t0
-        self.step = step
-        self.packets: list[Packet] = []
-
-    def packet(self, side, seq, flags, payload=b"", payload_len=None) -> Packet:
-        src, dst = self.ends[side], self.ends[1 - side]
-        self.t += self.step
-        p = Packet(self.t, src[0], src[1], dst[0], dst[1], seq % 2**32, self.seq[1 - side],
-                   flags, payload, len(payload) if payload_len is None else payload_len)
-        self.packets.append(p)
-        return p
-
-    def handshake(self) -> "Wire":
-        self.packet(C, self.seq[C], SYN)
-        self.seq[C] += 1
-        self.packet(B, self.seq[B], SYN | ACK)
-        self.seq[B] += 1
-        self.packet(C, self.seq[C], ACK)
-        return self
-
-    def send(self, side, data: bytes, mss: int = 1000) -> list[Packet]:
-        out = []
-        for i in range(0, len(data), mss):
-            chunk = data[i:i + mss]
-            out.append(self.packet(side, self.seq[side], PSH | ACK, chunk))
-            self.seq[side] += len(chunk)
-        return out
-
-    def close(self) -> "Wire":
-        for side in (C, B):
-            self.packet(side, self.seq[side], FIN | ACK)
-            self.seq[side] += 1
-        return self
-
-
-def metadata_request(corr: int, topics: int = 2) -> bytes:
-    body = {"topics": [{"topic_id": None, "name": f"topic-{corr}-" + "t" * 60}] * topics,
-            "allow_auto_topic_creation": True, "include_cluster_authorized_operations": False,
-            "include_topic_authorized_operations": False}
-    return encode_request(ApiKey.METADATA, 9, corr, body, client_id="tester")
-
-
-def metadata_response(corr: int) -> bytes:
-    body = MESSAGES[ApiKey.METADATA].response.defaults()
-    body["cluster_id"] = "cluster-" + "c" * 40
-    return encode_response(ApiKey.METADATA, 9, corr, body)
-
-
-def api_versions_request(corr: int) -> bytes:
-    return encode_request(ApiKey.API_VERSIONS, 3, corr, {
-        "client_software_name": "kafka-net", "client_software_version": "0.1.0"})
-
-
-def api_versions_response(corr: int) -> bytes:
-    return encode_response(ApiKey.API_VERSIONS, 3, corr,
-                           MESSAGES[ApiKey.API_VERSIONS].response.defaults())
-
-
-def conversation(n: int = 6, mss: int = 40, pipeline: int = 1, wire: Wire | None = None,
-                 handshake: bool = True, close: bool = True):
-    """(wire, requests, responses): ``n`` exchanges, ``pipeline`` requests in flight."""
-    wire = wire or Wire()
-    if handshake:
-        wire.handshake()
-    requests, responses = [], []
-    corr = 1
-    while corr <= n:
-        batch = list(range(corr, min(n, corr + pipeline - 1) + 1))
-        for c in batch:
-            req = api_versions_request(c) if c == 1 else metadata_request(c)
-            requests.append(req)
-            wire.send(C, req, mss)
-        for c in batch:
-            resp = api_versions_response(c) if c == 1 else metadata_response(c)
-            responses.append(resp)
-            wire.send(B, resp, mss)
-        corr += len(batch)
-    if close:
-        wire.close()
-    return wire, requests, responses
-
-
-def payloads(conn: Connection, direction: int, after_gap: bool | None = False) -> list[bytes]:
-    return [f.frame for f in conn.frames if f.direction == direction
-            and (after_gap is None or f.after_gap == after_gap)]
-
-
-def only(conns: list[Connection]) -> Connection:
-    assert len(conns) == 1, conns
-    return conns[0]
-
-
-def assert_clean(conn: Connection, requests, responses):
-    assert payloads(conn, REQUEST) == [r[4:] for r in requests]
-    assert payloads(conn, RESPONSE) == [r[4:] for r in responses]
-    assert [f.position for f in conn.frames] == list(range(len(conn.frames)))
-    assert not any(f.truncated or f.after_gap for f in conn.frames)
-    assert conn.unverifiable_from_ns is None and conn.gaps == 0
-    report = pair_connection(conn.frames)
-    assert report.violations == [] and report.unverifiable_from is None
-    assert len(report.pairs) == len(requests) and report.in_flight_at_end == 0
-    return report
-
-
-def shuffle_within_bursts(packets: list[Packet], rng: random.Random, dups: int = 0):
-    """Capture order differs from send order inside each one-direction burst, and
-    ``dups`` data packets are captured twice (retransmissions): frames must not change."""
-    out, burst = [], []
-
-    def flush():
-        times = [p.timestamp_ns for p in burst]
-        rng.shuffle(times)
-        out.extend(_with_ts(p, t) for p, t in zip(burst, times))
-        burst.clear()
-
-    for p in packets:
-        if burst and (p.src_port != burst[-1].src_port or not p.payload):
-            flush()
-        burst.append(p)
-    flush()
-    data = [p for p in out if p.payload]
-    for _ in range(dups if data else 0):
-        p = rng.choice(data)
-        out.append(_with_ts(p, p.timestamp_ns + 1))
-    rng.shuffle(out)      # reassemble sorts by timestamp itself
-    return out
-
-
-def _with_ts(p: Packet, ts: int) -> Packet:
-    return Packet(ts, p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq, p.ack, p.flags,
-                  p.payload, p.payload_len, p.record)
-
-
-# --- tests -------------------------------------------------------------------------------
+from tests.capture.packets import ethernet, ip_packet, pcap_file, pcapng_file
+from tests.capture.tcp_wire import (
+    B, BROKER, CLIENT, C, Wire, api_versions_request, assert_clean, conversation, drop,
+    metadata_request, metadata_response, only, payloads, shuffle_within_bursts)
 
 
 def test_many_small_segments():
@@ -214,10 +68,6 @@ def test_sequence_numbers_wrap_around(isn_c, isn_b):
     assert_clean(only(reassemble(wire.packets)), requests, responses)
 
 
-def _drop(packets, victim):
-    return [p for p in packets if p is not victim]
-
-
 def _assert_unverifiable_not_mismatched(conn: Connection):
     report = pair_connection(conn.frames)
     assert report.violations == []
@@ -228,7 +78,9 @@ def _assert_unverifiable_not_mismatched(conn: Connection):
     return report
 
 
-def test_dropped_segment_inside_a_request():
+def metadata_exchanges_losing(segment: int, close: bool):
+    """Six Metadata exchanges in 40-byte segments: (wire, requests, responses, the
+    packet to lose: segment ``segment`` of request 4)."""
     wire = Wire().handshake()
     requests = [metadata_request(c) for c in range(1, 7)]
     responses = [metadata_response(c) for c in range(1, 7)]
@@ -236,10 +88,17 @@ def test_dropped_segment_inside_a_request():
     for i, (req, resp) in enumerate(zip(requests, responses)):
         sent = wire.send(C, req, 40)
         if i == 3:
-            victim = sent[2]          # in the middle of request 4's body
+            victim = sent[segment]
         wire.send(B, resp, 40)
-    wire.close()
-    conn = only(reassemble(_drop(wire.packets, victim)))
+    if close:
+        wire.close()
+    return wire, requests, responses, victim
+
+
+def test_dropped_segment_inside_a_request():
+    # Segment 2: in the middle of request 4's body.
+    wire, requests, responses, victim = metadata_exchanges_losing(2, close=True)
+    conn = only(reassemble(drop(wire.packets, victim)))
     assert conn.requests.gaps == 1 and conn.requests.gap_bytes == 40
     assert "missing from the capture" in conn.requests.unverifiable
     # Frames before the gap are exact; request 4 is cut where the bytes are missing,
@@ -254,16 +113,9 @@ def test_dropped_segment_inside_a_request():
 
 
 def test_dropped_segment_holding_a_size_prefix_resyncs_later():
-    wire = Wire().handshake()
-    requests = [metadata_request(c) for c in range(1, 7)]
-    responses = [metadata_response(c) for c in range(1, 7)]
-    victim = None
-    for i, (req, resp) in enumerate(zip(requests, responses)):
-        sent = wire.send(C, req, 40)
-        if i == 3:
-            victim = sent[0]          # the start of request 4, size prefix included
-        wire.send(B, resp, 40)
-    conn = only(reassemble(_drop(wire.packets, victim)))
+    # Segment 0: the start of request 4, size prefix included.
+    wire, requests, _, victim = metadata_exchanges_losing(0, close=False)
+    conn = only(reassemble(drop(wire.packets, victim)))
     assert "frame boundary lost" in conn.requests.unverifiable
     assert payloads(conn, REQUEST, after_gap=True) == [r[4:] for r in requests[4:]]
     assert conn.requests.skipped_bytes == len(requests[3]) - 40
@@ -298,7 +150,7 @@ def test_dropped_response_segment():
         sent = wire.send(B, responses[-1], 30)
         if c == 2:
             victim = sent[1]
-    conn = only(reassemble(_drop(wire.packets, victim)))
+    conn = only(reassemble(drop(wire.packets, victim)))
     assert conn.responses.gaps == 1 and conn.requests.gaps == 0
     report = _assert_unverifiable_not_mismatched(conn)
     assert len(report.pairs) == 1
@@ -310,7 +162,7 @@ def test_lost_tail_before_fin_is_a_gap_and_capture_end_is_not():
     wire.send(C, req)
     sent = wire.send(B, resp, 20)
     wire.close()
-    with_fin = _drop(wire.packets, sent[-1])
+    with_fin = drop(wire.packets, sent[-1])
     conn = only(reassemble(with_fin))
     assert conn.responses.gaps == 1
     _assert_unverifiable_not_mismatched(conn)
@@ -332,7 +184,7 @@ def test_acks_reveal_bytes_lost_at_the_end():
     wire.send(B, metadata_response(1))
     lost = wire.send(C, req2)             # never captured, but the broker acks it ...
     wire.send(B, metadata_response(2))    # ... and answers it
-    conn = only(reassemble(_drop(wire.packets, lost[0])))
+    conn = only(reassemble(drop(wire.packets, lost[0])))
     assert conn.requests.gaps == 1 and conn.requests.gap_bytes == len(req2)
     report = _assert_unverifiable_not_mismatched(conn)
     assert len(report.pairs) == 1
@@ -560,55 +412,3 @@ def test_stray_packets_without_data_make_no_connection():
     w.packet(B, 9, RST)
     assert reassemble(w.packets) == []
     assert reassemble([]) == []
-
-
-# --- properties --------------------------------------------------------------------------
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32), n=st.integers(1, 6), mss=st.integers(1, 300),
-       pipeline=st.integers(1, 4), dups=st.integers(0, 10))
-def test_reordering_and_duplicates_never_change_the_frames(seed, n, mss, pipeline, dups):
-    wire, requests, responses = conversation(n=n, mss=mss, pipeline=pipeline)
-    packets = shuffle_within_bursts(wire.packets, random.Random(seed), dups)
-    assert_clean(only(reassemble(packets)), requests, responses)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32), n=st.integers(1, 6), mss=st.integers(3, 200),
-       pipeline=st.integers(1, 3), drops=st.integers(1, 4), skip=st.integers(0, 30),
-       handshake=st.booleans())
-def test_dropped_packets_never_give_violations(seed, n, mss, pipeline, drops, skip,
-                                               handshake):
-    """Lost packets (anywhere, also at the start) make frames unverifiable, never wrong."""
-    wire, _, _ = conversation(n=n, mss=mss, pipeline=pipeline, handshake=handshake)
-    rng = random.Random(seed)
-    packets = wire.packets[skip:]
-    data = [p for p in packets if p.payload]
-    for victim in rng.sample(data, min(drops, len(data))):
-        packets = _drop(packets, victim)
-    for conn in reassemble(packets, rng.choice([None, {9092}])):
-        report = pair_connection(conn.frames)
-        assert report.violations == [], (report.violations, conn)
-
-
-_ENDS = [("10.0.0.1", 50000), ("10.0.0.2", 9092), ("10.0.0.3", 9092)]
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(
-    st.integers(0, 50), st.sampled_from([(0, 1), (1, 0), (2, 1), (0, 2)]),
-    st.sampled_from([0, 1, 2**31, 2**32 - 5, 1000]), st.integers(0, 3000),
-    st.sampled_from([ACK, PSH | ACK, SYN, SYN | ACK, FIN | ACK, RST]),
-    st.one_of(st.binary(max_size=40), st.sampled_from(
-        [metadata_request(3)[:30], metadata_response(3), b"\x00\x00\x00\x04", b""])),
-    st.integers(0, 50)), max_size=40), st.sampled_from([None, {9092}, {50000}]))
-def test_arbitrary_packets_never_raise(items, ports):
-    packets = []
-    for ts, (s, d), base, delta, flags, payload, extra in items:
-        src, dst = _ENDS[s], _ENDS[d]
-        packets.append(Packet(ts, src[0], src[1], dst[0], dst[1], (base + delta) % 2**32,
-                              base, flags, payload, len(payload) + extra % 3))
-    for conn in reassemble(packets, ports):
-        assert [f.position for f in conn.frames] == list(range(len(conn.frames)))
-        pair_connection(conn.frames)

@@ -9,14 +9,43 @@ from __future__ import annotations
 
 import time
 
-from kafka_net.protocol.records import iter_batches, read_header
+from kafka_net.protocol.records import Compression, iter_batches, read_header
 from tests.support import LOOPBACK, make_config
+
+# The compression.type names every client spells the same, and what the broker stores.
+CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
+          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 
 def fast_group_config(**overrides):
     # group.initial.rebalance.delay.ms is 3000 by default, as in Kafka; 0 keeps
     # the first join of each group immediate.
     return make_config(group_initial_rebalance_delay_ms=0, **overrides)
+
+
+def poll_until(poll_once, consumers, done, timeout: float = 20.0) -> dict:
+    """Poll each consumer in turn until ``done(received)``, or ``timeout`` (a bound
+    on a hung client, never asserted on); ``received`` maps each consumer to the
+    messages it returned, in order.  ``poll_once(consumer)`` is one short poll
+    of that client, its new messages as a list.
+
+    Alternating short polls lets several members of one group rebalance from
+    a single thread: a member's JoinGroup stays parked on the broker while
+    the other member polls and rejoins.
+    """
+    received = {c: [] for c in consumers}
+    deadline = time.monotonic() + timeout
+    while not done(received) and time.monotonic() < deadline:
+        for c in consumers:
+            received[c].extend(poll_once(c))
+    return received
+
+
+def read_all(poll_once, consumer, n: int) -> list:
+    """``n`` messages from one consumer (asserted: exactly ``n`` within the bound)."""
+    got = poll_until(poll_once, [consumer], lambda r: len(r[consumer]) >= n)[consumer]
+    assert len(got) == n, f"read {len(got)} of {n} records"
+    return got
 
 
 def bootstrap(server) -> str:

@@ -12,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import make_config, running_server
+from tests.support import server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -20,10 +20,7 @@ SCENARIO_TIMEOUT_S = 30
 T = recent_timestamps()
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(make_config()) as s:
-        yield s
+server = server_fixture(scope="module")
 
 
 def run(coro):

@@ -15,7 +15,7 @@ from confluent_kafka.admin import (
     OffsetSpec)
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import make_config, running_server
+from tests.support import server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -23,10 +23,7 @@ TIMEOUT_S = 20
 T = recent_timestamps()
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(make_config()) as s:
-        yield s
+server = server_fixture(scope="module")
 
 
 @pytest.fixture(scope="module")

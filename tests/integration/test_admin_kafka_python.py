@@ -11,17 +11,14 @@ from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import InvalidConfigurationError
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import make_config, running_server
+from tests.support import server_fixture
 
 pytestmark = pytest.mark.interop
 
 T = recent_timestamps()
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(make_config()) as s:
-        yield s
+server = server_fixture(scope="module")
 
 
 @pytest.fixture(scope="module")

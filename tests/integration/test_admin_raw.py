@@ -13,15 +13,12 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import TimestampType, build_batch, read_header
 from tests.integration.client_support import recent_timestamps
-from tests.support import RawClient, make_config, running_server
+from tests.support import RawClient, server_fixture
 
 T = recent_timestamps()
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(make_config()) as s:
-        yield s
+server = server_fixture(scope="module")
 
 
 @pytest.fixture

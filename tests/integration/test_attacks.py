@@ -44,8 +44,8 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import Compression, build_batch
 from tests.integration.test_cli import CLEAN_STOP, EPHEMERAL, Broker, serve
-from tests.server.conftest import request_body
-from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, wait_until
+from tests.support import (
+    API_VERSIONS_V3_BODY, LOOPBACK, RawClient, fetch_body, request_body, wait_until)
 
 HANG_GUARD = 30.0          # seconds; only so that a hung broker fails the test
 ATTACK_LOG_LINES = 30      # the most log lines one whole attack may add
@@ -181,14 +181,6 @@ def join_body() -> dict:
                         protocols=[{"name": "range", "metadata": b""}])
 
 
-def fetch_body(partitions: list[tuple[str, int]], max_wait_ms: int) -> dict:
-    topics = [{"topic": t, "partitions": [
-        {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
-        for t, p in partitions]
-    return request_body(ApiKey.FETCH, 12, max_wait_ms=max_wait_ms, min_bytes=1,
-                        max_bytes=1 << 20, topics=topics)
-
-
 # -- attacks defended on this branch ------------------------------------------------------
 
 
@@ -226,7 +218,7 @@ def test_empty_fetch_is_answered_and_parked_long_polls_end_a_prompt_clean_stop()
             assert empty["error_code"] == ErrorCode.NONE and empty["responses"] == []
         long_polls = [RawClient(port, timeout=HANG_GUARD) for _ in range(3)]
         for client in long_polls:   # parked for 120 s in the fetch purgatory
-            client.send(ApiKey.FETCH, 12, fetch_body([("t", 0)], max_wait_ms=120_000))
+            client.send(ApiKey.FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=120_000))
         # A JoinGroup parked in a rebalance: "b" waits (up to its 30 s rebalance
         # timeout) for "a" to rejoin, which "a" never does.
         a = RawClient(port, timeout=HANG_GUARD)

@@ -24,24 +24,18 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from kafka_net.protocol.records import Compression
 from tests.integration.client_support import (
-    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
-from tests.support import running_server
+    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
+from tests.support import server_fixture
 
 pytestmark = pytest.mark.interop
 
 SCENARIO_TIMEOUT_S = 30
 N = 30
 CLIENT = b"aiokafka"  # the "client" header of every message
-CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
-          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(fast_group_config()) as s:
-        yield s
+server = server_fixture(fast_group_config, scope="module")
 
 
 def run(coro):

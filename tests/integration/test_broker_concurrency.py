@@ -32,10 +32,10 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_net.metrics import server_snapshot
-from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import build_batch, decode_records, iter_batches
 from tests.support import (
-    API_VERSIONS_V3_BODY, LOOPBACK, RawClient, make_config, running_server, wait_until)
+    API_VERSIONS_V3_BODY, LOOPBACK, RawClient, fetch_body, make_config, produce_body,
+    request_body, running_server, wait_until)
 
 pytestmark = pytest.mark.interop
 
@@ -44,15 +44,10 @@ PRODUCE_V, FETCH_V, METADATA_V, CREATE_TOPICS_V = 9, 12, 12, 7   # flexible vers
 LONG_POLL_MAX_WAIT_MS = 60_000   # what the waiting Fetch asks for
 LONG_POLL_AWAIT_S = 30           # how long the test waits for its answer (< max wait)
 TIMEOUT_S = 20
+ANY_SIZE = 2**31 - 1             # a Fetch's max_bytes: no limit
 
 
 # -- raw requests ---------------------------------------------------------------------
-
-def request_body(api_key: int, **fields) -> dict:
-    body = MESSAGES[api_key].request.defaults()
-    body.update(fields)
-    return body
-
 
 def create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
     response = client.call(CREATE_TOPICS, CREATE_TOPICS_V, request_body(
@@ -62,24 +57,11 @@ def create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
     assert [(t["name"], t["error_code"]) for t in response["topics"]] == [(name, 0)], response
 
 
-def produce_body(topic: str, partition: int, batch: bytes, acks: int = 1) -> dict:
-    return request_body(PRODUCE, acks=acks, timeout_ms=10_000, topic_data=[
-        {"name": topic, "partition_data": [{"index": partition, "records": batch}]}])
-
-
 def produced(response: dict) -> dict:
     """The single partition answer of a one-partition Produce response."""
     [topic] = response["responses"]
     [partition] = topic["partition_responses"]
     return partition
-
-
-def fetch_body(topic: str, partition: int, offset: int, max_wait_ms: int,
-               min_bytes: int = 1) -> dict:
-    return request_body(FETCH, max_wait_ms=max_wait_ms, min_bytes=min_bytes, topics=[{
-        "topic": topic, "partitions": [{
-            "partition": partition, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
-            "current_leader_epoch": -1, "last_fetched_epoch": -1, "log_start_offset": -1}]}])
 
 
 def fetched(response: dict) -> dict:
@@ -101,7 +83,8 @@ def fetch_everything(port: int, topic: str, partition: int, end: int) -> dict[in
         for _ in range(end + 1):   # each round makes progress: bounded
             if offset >= end:
                 break
-            answer = fetched(client.call(FETCH, FETCH_V, fetch_body(topic, partition, offset, 0)))
+            answer = fetched(client.call(FETCH, FETCH_V, fetch_body(
+                [(topic, partition, offset)], 0, max_bytes=ANY_SIZE)))
             assert answer["error_code"] == 0, answer
             for record in records_of(answer):
                 if record.offset >= offset:
@@ -155,7 +138,8 @@ def test_acks_0_produce_is_not_answered_but_lands():
             versions_id = client.send(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
             got_id, _ = client.receive(API_VERSIONS, 3)
             assert got_id == versions_id != produce_id
-            answer = fetched(client.call(FETCH, FETCH_V, fetch_body("acks-0", 0, 0, 0)))
+            answer = fetched(client.call(FETCH, FETCH_V, fetch_body(
+                [("acks-0", 0, 0)], 0, max_bytes=ANY_SIZE)))
         assert [(r.offset, r.value) for r in records_of(answer)] == [(0, b"fire and forget")]
 
 
@@ -170,7 +154,8 @@ def test_long_poll_fetch_is_completed_by_a_later_produce_and_frees_the_handler_t
 
             read_before = requests_read(server)
             correlation_id = waiter.send(FETCH, FETCH_V, fetch_body(
-                "long-poll", 0, 0, max_wait_ms=LONG_POLL_MAX_WAIT_MS, min_bytes=1))
+                [("long-poll", 0, 0)], max_wait_ms=LONG_POLL_MAX_WAIT_MS, min_bytes=1,
+                max_bytes=ANY_SIZE))
             # Wait until the Fetch has been read and taken off the request
             # queue: it is with the one handler thread, or parked.
             assert wait_until(lambda: requests_read(server) == read_before + 1

@@ -19,7 +19,6 @@ every client closed before its server stops.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -27,18 +26,16 @@ from confluent_kafka import (
     OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition)
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_net.protocol.records import Compression
 from tests.integration.client_support import (
-    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
-from tests.support import running_server
+    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
+    stored_batches)
+from tests.support import running_server, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 N = 30
 CLIENT = b"librdkafka"  # the "client" header of every message
-CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
-          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 # First flexible version (flexibleVersions in Kafka's <Api>Request.json) of
 # the APIs for which librdkafka's own range reaches it (reference 5.4).
@@ -47,10 +44,7 @@ FLEXIBLE_FROM = {18: 3, 3: 9, 0: 9, 1: 12, 2: 6, 8: 8, 9: 6}
 
 # -- fixtures and helpers -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(fast_group_config()) as s:
-        yield s
+server = server_fixture(fast_group_config, scope="module")
 
 
 def produce(server, topic: str, items, **config) -> list[tuple]:
@@ -67,27 +61,16 @@ def produce(server, topic: str, items, **config) -> list[tuple]:
     return reports
 
 
-def poll_until(consumers, done, timeout: float = TIMEOUT_S) -> dict:
-    """Poll each consumer in turn until ``done(received)``; every message error fails."""
-    received = {c: [] for c in consumers}
-    deadline = time.monotonic() + timeout
-    while not done(received) and time.monotonic() < deadline:
-        for c in consumers:
-            msg = c.poll(0.1)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    continue
-                raise AssertionError(f"consumer error: {msg.error()}")
-            received[c].append(msg)
-    return received
-
-
-def read_all(consumer, n: int) -> list:
-    got = poll_until([consumer], lambda r: len(r[consumer]) >= n)[consumer]
-    assert len(got) == n, f"read {len(got)} of {n} records"
-    return got
+def poll_once(consumer) -> list:
+    """One short poll: the message, if any; every message error but EOF fails."""
+    msg = consumer.poll(0.1)
+    if msg is None:
+        return []
+    if msg.error():
+        if msg.error().code() == KafkaError._PARTITION_EOF:
+            return []
+        raise AssertionError(f"consumer error: {msg.error()}")
+    return [msg]
 
 
 def check_read_back(msgs, expected) -> None:
@@ -101,7 +84,7 @@ def read_assigned(server, topic: str, n: int) -> list:
                          "enable.auto.commit": False})
     try:
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        return read_all(consumer, n)
+        return read_all(poll_once, consumer, n)
     finally:
         consumer.close()
 
@@ -115,7 +98,7 @@ def read_as_group(server, topic: str, group: str, n: int) -> list:
     consumer = group_consumer(server, group)
     try:
         consumer.subscribe([topic])
-        return read_all(consumer, n)
+        return read_all(poll_once, consumer, n)
     finally:
         consumer.close()
 
@@ -181,12 +164,12 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
     try:
         first.subscribe([topic])
         second.subscribe([topic])
-        poll_until([first, second], lambda _: is_split(first, second))
+        poll_until(poll_once, [first, second], lambda _: is_split(first, second))
         a, b = partitions_of(first), partitions_of(second)
         assert is_split(first, second), (a, b)
 
         sent = produce_to_partitions(server, topic, "split", per_partition=5)
-        got = poll_until([first, second],
+        got = poll_until(poll_once, [first, second],
                          lambda r: len(r[first]) + len(r[second]) >= len(sent))
         assert {(m.partition(), m.value()) for m in got[first]} == {m for m in sent if m[0] in a}
         assert {(m.partition(), m.value()) for m in got[second]} == {m for m in sent if m[0] in b}
@@ -194,10 +177,10 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
         # close() commits the consumed offsets and leaves the group.
         second.close()
         closed.add(second)
-        poll_until([first], lambda _: partitions_of(first) == {0, 1, 2, 3})
+        poll_until(poll_once, [first], lambda _: partitions_of(first) == {0, 1, 2, 3})
         assert partitions_of(first) == {0, 1, 2, 3}
         sent = produce_to_partitions(server, topic, "takeover", per_partition=3)
-        got = poll_until([first], lambda r: len(r[first]) >= len(sent))
+        got = poll_until(poll_once, [first], lambda r: len(r[first]) >= len(sent))
         assert sorted((m.partition(), m.value()) for m in got[first]) == sorted(sent)
 
         first.commit(asynchronous=False)
@@ -213,7 +196,8 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
     restarted = group_consumer(server, group)
     try:
         restarted.subscribe([topic])
-        got = poll_until([restarted], lambda r: len(r[restarted]) >= len(sent))[restarted]
+        got = poll_until(poll_once, [restarted],
+                         lambda r: len(r[restarted]) >= len(sent))[restarted]
     finally:
         restarted.close()
     assert sorted((m.partition(), m.value()) for m in got) == sorted(sent)
@@ -232,7 +216,7 @@ def test_negotiated_versions_are_flexible():
         consumer = group_consumer(s, "ck-flexible-group")
         try:
             consumer.subscribe([topic])
-            check_read_back(read_all(consumer, 5), expected)
+            check_read_back(read_all(poll_once, consumer, 5), expected)
             consumer.commit(asynchronous=False)
         finally:
             consumer.close()

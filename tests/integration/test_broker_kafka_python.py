@@ -21,25 +21,22 @@ every client closed before its server stops (fixtures: server first).
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from kafka_net.protocol.records import Compression
 from tests.integration.client_support import (
-    bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
-from tests.support import running_server
+    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
+    stored_batches)
+from tests.support import running_server, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20          # bound on any single wait for the client
 N = 30                  # messages per produce test
 CLIENT = b"kafka-python"  # the "client" header of every message
-CODECS = {"gzip": Compression.GZIP, "lz4": Compression.LZ4,
-          "zstd": Compression.ZSTD, "snappy": Compression.SNAPPY}
 
 # First flexible version of each API (``flexibleVersions`` in Kafka's
 # clients/src/main/resources/common/message/<Api>Request.json).
@@ -61,11 +58,8 @@ FLEXIBLE_FROM = {
 
 # -- fixtures and helpers -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server():
-    """One broker for the module; each test uses its own topics and groups."""
-    with running_server(fast_group_config()) as s:
-        yield s
+# One broker for the module; each test uses its own topics and groups.
+server = server_fixture(fast_group_config, scope="module")
 
 
 def as_triples(records) -> list[tuple[bytes, bytes, list]]:
@@ -90,27 +84,9 @@ def produce(server, topic: str, items, **producer_config) -> list[int]:
         producer.close(timeout=5)
 
 
-def poll_until(consumers, done, timeout: float = TIMEOUT_S) -> dict:
-    """Poll each consumer in turn (short polls) until ``done(received)``.
-
-    ``received`` maps each consumer to the records it returned, in order.
-    Alternating short polls lets several members of one group rebalance from
-    a single thread: a member's JoinGroup stays parked on the broker while
-    the other member polls and rejoins.
-    """
-    received = {c: [] for c in consumers}
-    deadline = time.monotonic() + timeout
-    while not done(received) and time.monotonic() < deadline:
-        for c in consumers:
-            for records in c.poll(timeout_ms=100).values():
-                received[c].extend(records)
-    return received
-
-
-def read_all(consumer, n: int) -> list:
-    got = poll_until([consumer], lambda r: len(r[consumer]) >= n)[consumer]
-    assert len(got) == n, f"read {len(got)} of {n} records"
-    return got
+def poll_once(consumer) -> list:
+    """One short poll: the records it returned, every partition's in order."""
+    return [r for records in consumer.poll(timeout_ms=100).values() for r in records]
 
 
 def check_read_back(records, expected) -> None:
@@ -124,7 +100,7 @@ def read_assigned(server, topic: str, n: int) -> list:
         tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)
-        return read_all(consumer, n)
+        return read_all(poll_once, consumer, n)
     finally:
         consumer.close()
 
@@ -152,7 +128,7 @@ def subscribed(server, topic: str, group: str, **config) -> KafkaConsumer:
 def read_as_group(server, topic: str, group: str, n: int) -> list:
     consumer = subscribed(server, topic, group)
     try:
-        return read_all(consumer, n)
+        return read_all(poll_once, consumer, n)
     finally:
         consumer.close()
 
@@ -250,13 +226,13 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
     second = group_consumer(server, topic, group)
     try:
         # Both members join: the four partitions are split between them.
-        poll_until([first, second], lambda _: is_split(first, second))
+        poll_until(poll_once, [first, second], lambda _: is_split(first, second))
         a, b = partitions_of(first), partitions_of(second)
         assert is_split(first, second), (a, b)
 
         # Each member reads exactly its own partitions.
         sent = produce_to_partitions(server, topic, "split", per_partition=5)
-        got = poll_until([first, second],
+        got = poll_until(poll_once, [first, second],
                          lambda r: len(r[first]) + len(r[second]) >= len(sent))
         assert {(r.partition, r.value) for r in got[first]} == {m for m in sent if m[0] in a}
         assert {(r.partition, r.value) for r in got[second]} == {m for m in sent if m[0] in b}
@@ -265,10 +241,10 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
         # the survivor takes over all four partitions and continues from the
         # offsets the leaver committed, so it sees only the new messages.
         second.close()
-        poll_until([first], lambda _: partitions_of(first) == {0, 1, 2, 3})
+        poll_until(poll_once, [first], lambda _: partitions_of(first) == {0, 1, 2, 3})
         assert partitions_of(first) == {0, 1, 2, 3}
         sent = produce_to_partitions(server, topic, "takeover", per_partition=3)
-        got = poll_until([first], lambda r: len(r[first]) >= len(sent))
+        got = poll_until(poll_once, [first], lambda r: len(r[first]) >= len(sent))
         assert sorted((r.partition, r.value) for r in got[first]) == sorted(sent)
 
         first.commit()
@@ -282,7 +258,8 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
     sent = produce_to_partitions(server, topic, "restart", per_partition=2)
     restarted = group_consumer(server, topic, group)
     try:
-        got = poll_until([restarted], lambda r: len(r[restarted]) >= len(sent))[restarted]
+        got = poll_until(poll_once, [restarted],
+                         lambda r: len(r[restarted]) >= len(sent))[restarted]
     finally:
         restarted.close()
     assert sorted((r.partition, r.value) for r in got) == sorted(sent)

@@ -19,7 +19,7 @@ import pytest
 
 from kafka_net.protocol.records import Compression
 from tests.integration.client_support import bootstrap, fast_group_config, stored_batches
-from tests.support import LOOPBACK, running_server
+from tests.support import LOOPBACK, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -29,11 +29,12 @@ CODECS = {"none": Compression.NONE, "gzip": Compression.GZIP, "snappy": Compress
           "lz4": Compression.LZ4, "zstd": Compression.ZSTD}
 
 
-@pytest.fixture(scope="module")
-def server():
+@pytest.fixture(scope="module", autouse=True)
+def kcat_installed():
     assert shutil.which("kcat"), "kcat is not installed: run `make kcat` (apt-get install kcat)"
-    with running_server(fast_group_config()) as s:
-        yield s
+
+
+server = server_fixture(fast_group_config, scope="module")
 
 
 def kcat(server, *args: str, input: str | None = None) -> str:

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from kafka_net.protocol.error_codes import ErrorCode
-from tests.support import RawClient, make_config, running_server
+from tests.support import RawClient, make_config, server_fixture
 
 DESCRIBE, ALTER = 48, 49
 INVALID_REQUEST = ErrorCode.INVALID_REQUEST
@@ -44,10 +44,7 @@ def as_table(entries) -> dict:
             {v["key"]: v["value"] for v in entry["values"]} for entry in entries}
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(make_config(quota_window_num=3)) as s:
-        yield s
+server = server_fixture(lambda: make_config(quota_window_num=3), scope="module")
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from kafka.protocol.admin.client_quotas import (
     AlterClientQuotasRequest, DescribeClientQuotasRequest)
 
 from tests.integration.client_support import bootstrap
-from tests.support import RawClient, make_config, running_server
+from tests.support import RawClient, make_config, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -33,12 +33,9 @@ QUOTA = 102400
 FLUSH_TIMEOUT_S = 60
 
 
-@pytest.fixture(scope="module")
-def server():
-    # Three 1 s samples: a first burst is spread over 2 s (not 10), so the test
-    # needs less data to go over the quota.
-    with running_server(make_config(quota_window_num=3)) as s:
-        yield s
+# Three 1 s samples: a first burst is spread over 2 s (not 10), so the test
+# needs less data to go over the quota.
+server = server_fixture(lambda: make_config(quota_window_num=3), scope="module")
 
 
 def kafka_python_call(admin, request):

@@ -73,22 +73,6 @@ def send_in_background(client: RawClient, data: bytes) -> threading.Thread:
     return thread
 
 
-@contextlib.contextmanager
-def server_with_pool(config, pool=None, handlers=None):
-    """A started server whose memory pool is ``pool`` (a seam: tests count or fail
-    allocations), with ``handlers`` swapped in."""
-    server = KafkaServer(config)
-    if pool is not None:
-        server.socket_server.memory_pool = pool   # before startup builds the Processors
-    if handlers:
-        server.apis.set_handlers({**server.apis.handlers, **handlers})
-    server.startup()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-
-
 class PeakPool(SimpleMemoryPool):
     """Records the highest usage after any grant, and the refusals."""
 
@@ -159,7 +143,7 @@ def test_pool_usage_and_buffered_bytes_stay_bounded_with_many_large_senders():
     pool = PeakPool(3 * size, size)
     config = make_config(socket_request_max_bytes=size, queued_max_request_bytes=3 * size,
                          num_io_threads=4)
-    with server_with_pool(config, pool, {3: slow}) as server:
+    with running_server(config, {3: slow}, pool) as server:
         port = server.bound_port()
         with contextlib.ExitStack() as stack:
             conns = [stack.enter_context(RawClient(port)) for _ in range(clients)]
@@ -347,8 +331,8 @@ def test_a_memory_error_allocating_closes_only_that_connection(caplog):
     size = 1024 * 1024
     pool = FailingPool(size, size)
     with caplog.at_level(logging.DEBUG, logger="kafka_net"), \
-            server_with_pool(make_config(queued_max_request_bytes=size,
-                                         socket_request_max_bytes=size), pool) as server:
+            running_server(make_config(queued_max_request_bytes=size,
+                                       socket_request_max_bytes=size), memory_pool=pool) as server:
         port = server.bound_port()
         with RawClient(port) as bystander, RawClient(port) as victim:
             assert bystander.call(18, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
@@ -439,7 +423,7 @@ def test_kafka_python_producers_wait_for_memory_and_every_message_lands():
     pool = PeakPool(bound, bound)
     config = fast_group_config(socket_request_max_bytes=bound, queued_max_request_bytes=bound)
     values = [bytes([65 + i]) * (30 * 1024) for i in range(3)]   # one ~30 KB Produce each
-    with server_with_pool(config, pool, {0: slow_produce}) as server:
+    with running_server(config, {0: slow_produce}, pool) as server:
         results, errors = [], []
 
         def produce_one(value: bytes) -> None:

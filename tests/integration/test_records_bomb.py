@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import Compression, batch_from_payload, build_batch, compress
-from tests.support import API_VERSIONS_V3_BODY, RawClient, make_config, running_server
+from tests.support import API_VERSIONS_V3_BODY, RawClient, make_config, server_fixture
 
 PRODUCE, API_VERSIONS, CREATE_TOPICS = 0, 18, 19
 BOUND = 256 * 1024
@@ -33,10 +31,7 @@ def produce(topic: str, partitions: list[bytes]) -> dict:
         {"index": i, "records": records} for i, records in enumerate(partitions)]}])
 
 
-@pytest.fixture
-def server():
-    with running_server(make_config(message_max_uncompressed_bytes=BOUND)) as live:
-        yield live
+server = server_fixture(lambda: make_config(message_max_uncompressed_bytes=BOUND))
 
 
 def test_gzip_bomb_gets_corrupt_message_while_another_connection_is_served(server, caplog):

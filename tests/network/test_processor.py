@@ -21,7 +21,9 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.metadata_cache import MetadataCache
-from tests.support import LOOPBACK, make_config, wait_until
+from tests.network.helpers import still_open
+from tests.support import (
+    LOOPBACK, closed_by_peer, make_config, recv_exactly, recv_frame, wait_until)
 
 TIMEOUT = 10.0
 
@@ -104,44 +106,8 @@ def api_versions_frame(correlation_id: int, version: int = 0) -> bytes:
     return encode_request(18, version, correlation_id, body)
 
 
-def recv_exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(65536, n - len(buf)))
-        if not chunk:
-            raise ConnectionError(f"EOF after {len(buf)} of {n} bytes")
-        buf += chunk
-    return bytes(buf)
-
-
-def recv_frame(sock: socket.socket) -> bytes:
-    (size,) = struct.unpack(">i", recv_exactly(sock, 4))
-    return recv_exactly(sock, size)
-
-
 def recv_api_versions(sock: socket.socket, version: int = 0) -> tuple[int, dict]:
     return decode_response(18, version, recv_frame(sock))
-
-
-def closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-    except socket.timeout:
-        return False
-
-
-def nothing_to_read(sock: socket.socket, timeout: float = 0.2) -> bool:
-    sock.settimeout(timeout)
-    try:
-        sock.recv(1, socket.MSG_PEEK)
-    except socket.timeout:
-        return True
-    finally:
-        sock.settimeout(TIMEOUT)
-    return False
 
 
 # --- request in, response out ----------------------------------------------------------------
@@ -191,7 +157,7 @@ def test_noop_response_unmutes_without_writing(env):
         assert request.header.correlation_id == i
         assert env.no_request(0.1)  # the next one waits for the NoOp
         env.channel.send_response(NoOpResponse(request))
-    assert nothing_to_read(client)
+    assert still_open(client, 0.2)  # nothing written: no data, no EOF
     assert wait_until(lambda: all(c.mute_state.state is S.NOT_MUTED
                                   for c in env.processor.selector.channels.values()), 5)
     # Still usable afterwards.

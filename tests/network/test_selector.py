@@ -3,8 +3,8 @@
 These pin down the bookkeeping that replaced per-poll scans and eager epoll
 changes: READ interest dropped lazily (only when a muted socket turns
 readable), requests looked for only on channels read or unmuted since the
-last poll, idle expiry in least-recently-active order, and coalesced
-wake-ups that still never lose one.
+last poll, and idle expiry in least-recently-active order.  The wake-up
+socketpair has its own tests: test_wakeup.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-import threading
 import time
 
 import pytest
@@ -73,7 +72,8 @@ def sel():
         yield s
 
 
-def poll_until(selector, predicate, timeout: float = 5.0):
+def run_selector_until(selector, predicate, timeout: float = 5.0):
+    """Run the Selector's poll loop (as its Processor would) until ``predicate()``."""
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached"
@@ -83,20 +83,20 @@ def poll_until(selector, predicate, timeout: float = 5.0):
 def take_and_mute(selector, client: socket.socket, payload: bytes, connection_id="c1"):
     """The client sends one request; it is taken and its connection muted."""
     client.sendall(frame(payload))
-    poll_until(selector, lambda: selector.completed_receives)
+    run_selector_until(selector, lambda: selector.completed_receives)
     selector.completed_receives.clear()
     selector.mute(connection_id)
 
 
 def serve_one(selector, connection_id: str) -> bytes:
     """What the Processor does for one request: take it, mute, answer, unmute."""
-    poll_until(selector, lambda: selector.completed_receives)
+    run_selector_until(selector, lambda: selector.completed_receives)
     channel, request = selector.completed_receives.pop(0)
     assert channel.id == connection_id
     selector.mute(connection_id)
     channel.mute_state.handle(Ev.REQUEST_RECEIVED)
     selector.send(connection_id, frame(b"re:" + request))
-    poll_until(selector, lambda: connection_id in selector.completed_sends)
+    run_selector_until(selector, lambda: connection_id in selector.completed_sends)
     selector.completed_sends.remove(connection_id)
     channel.mute_state.handle(Ev.RESPONSE_SENT)
     assert selector.unmute(connection_id)
@@ -124,12 +124,12 @@ def test_muted_channel_is_not_read_and_read_interest_comes_back_on_unmute(sel):
     assert sel.channels["c1"].decoder.buffered() == 0   # left in the socket
     sel.channels["c1"].mute_state.handle(Ev.REQUEST_RECEIVED)
     sel.send("c1", frame(b"ok"))
-    poll_until(sel, lambda: sel.completed_sends)
+    run_selector_until(sel, lambda: sel.completed_sends)
     sel.completed_sends.clear()
     sel.channels["c1"].mute_state.handle(Ev.RESPONSE_SENT)
     assert sel.unmute("c1")
     assert sel._interest["c1"] == _READ
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert sel.completed_receives[0][1] == b"second"
 
 
@@ -138,7 +138,7 @@ def test_pipelined_requests_buffered_in_one_read_come_out_one_per_unmute(sel):
     client.sendall(b"".join(frame(b"r%d" % i) for i in range(5)))
     got = []
     for _ in range(5):
-        poll_until(sel, lambda: sel.completed_receives)
+        run_selector_until(sel, lambda: sel.completed_receives)
         (channel, request), = sel.completed_receives
         sel.completed_receives.clear()
         got.append(request)
@@ -165,7 +165,7 @@ def test_write_interest_only_while_a_send_is_unfinished(sel):
             received += client.recv(65536, socket.MSG_DONTWAIT)
         except BlockingIOError:
             pass
-    poll_until(sel, lambda: sel.completed_sends)
+    run_selector_until(sel, lambda: sel.completed_sends)
     assert bytes(received) == big
     assert not sel._interest["c1"] & _WRITE
 
@@ -176,9 +176,9 @@ def test_idle_expiry_closes_the_least_recently_active_first(sel):
     sel.connect("new")
     time.sleep(0.15)
     old.sendall(frame(b"keep me"))                 # "old" becomes the most recent
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     sel.completed_receives.clear()
-    poll_until(sel, lambda: sel.disconnected)
+    run_selector_until(sel, lambda: sel.disconnected)
     assert sel.disconnected[0] == ("new", "idle for longer than connections.max.idle.ms")
     assert "old" in sel.channels
 
@@ -190,100 +190,8 @@ def test_peer_close_while_muted_is_seen_after_unmute(sel):
     sel.poll(0.1)
     assert "c1" in sel.channels and sel.disconnected == []
     sel.unmute("c1")
-    poll_until(sel, lambda: sel.disconnected)
+    run_selector_until(sel, lambda: sel.disconnected)
     assert sel.disconnected == [("c1", "peer closed the connection")]
-
-
-# -- WakeupSocketpair ----------------------------------------------------------------------
-
-
-def pending_bytes(w: WakeupSocketpair) -> int:
-    try:
-        return len(w.read_sock.recv(4096, socket.MSG_PEEK))
-    except BlockingIOError:
-        return 0
-
-
-def test_wakeups_coalesce_until_drained():
-    w = WakeupSocketpair()
-    try:
-        for _ in range(10):
-            w.wakeup()
-        assert pending_bytes(w) == 1
-        w.drain()
-        assert pending_bytes(w) == 0 and not w.pending
-        w.wakeup()                                  # after a drain it writes again
-        assert pending_bytes(w) == 1
-    finally:
-        w.close()
-
-
-def test_no_wakeup_is_lost_under_concurrent_wakers():
-    """Many threads each append then wake; one reader drains then reads the list, as
-    the Processor does.  Every item must be seen without waiting for a poll timeout:
-    the reader's select has a 5 s timeout and the test fails if one ever runs out."""
-    import selectors
-    w = WakeupSocketpair()
-    sel = selectors.DefaultSelector()
-    sel.register(w.fileno(), selectors.EVENT_READ)
-    items: list[int] = []
-    seen = 0
-    total = 8 * 2000
-
-    def waker(base: int) -> None:
-        for i in range(2000):
-            items.append(base + i)
-            w.wakeup()
-
-    threads = [threading.Thread(target=waker, args=(k * 2000,)) for k in range(8)]
-    try:
-        for t in threads:
-            t.start()
-        while seen < total:
-            if seen == len(items):
-                assert sel.select(5.0), f"lost wake-up: {seen} of {total} seen"
-                w.drain()
-            seen = len(items)
-    finally:
-        for t in threads:
-            t.join()
-        sel.close()
-        w.close()
-
-
-def test_wakeup_during_a_drain_leaves_the_next_wakeup_working():
-    """Deterministic form of the race the ordering in drain() is there for: a handler
-    wakes the Processor while the Processor is inside drain().  Whatever drain()
-    reads then, a later wakeup must still make the read end readable."""
-    w = WakeupSocketpair()
-    real_sock = w.read_sock
-
-    class RacingSocket:
-        raced = False
-
-        def fileno(self):
-            return real_sock.fileno()
-
-        def recv(self, n, *flags):
-            if not RacingSocket.raced:      # a handler runs while drain() reads
-                RacingSocket.raced = True
-                w.wakeup()
-            return real_sock.recv(n, *flags)
-
-        def close(self):
-            real_sock.close()
-
-    try:
-        w.wakeup()
-        w.read_sock = RacingSocket()
-        w.drain()
-        w.read_sock = real_sock
-        if pending_bytes(w) == 0:           # drain() took every byte...
-            w.wakeup()                      # ...so the next wakeup must write one
-        assert pending_bytes(w) == 1
-    finally:
-        w.read_sock = real_sock
-        w.close()
 
 
 # --- memory pressure (queued.max.request.bytes; reference D2, D11, I3) ------------------
@@ -302,14 +210,14 @@ def test_a_refused_channel_is_muted_for_memory_and_unmuted_when_memory_returns(p
     assert pool.try_allocate(1000)               # someone else holds it all
     client = sel.connect("c1")
     client.sendall(frame(b"x" * 10))
-    poll_until(sel, lambda: "c1" in sel._memory_muted)
+    run_selector_until(sel, lambda: "c1" in sel._memory_muted)
     assert sel.completed_receives == []
     assert sel._interest["c1"] & _READ == 0      # not read while waiting
     assert not sel.channels["c1"].mute_state.muted   # not the request mute
     sel.poll(0)
     assert "c1" in sel._memory_muted              # still out of memory
     pool.release(1000)
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert sel.completed_receives[0][1] == b"x" * 10
     assert pool.used == 10                       # the grant went with the frame
     assert not sel._memory_muted and sel._interest["c1"] & _READ
@@ -321,7 +229,7 @@ def test_closing_a_channel_gives_back_its_partial_frames_grant(pooled):
     sel, pool = pooled
     client = sel.connect("c1")
     client.sendall(struct.pack(">i", 500) + b"y" * 100)
-    poll_until(sel, lambda: pool.used == 500)
+    run_selector_until(sel, lambda: pool.used == 500)
     sel.close("c1")
     assert pool.used == 0
 
@@ -330,7 +238,7 @@ def test_frames_left_untaken_at_close_all_are_given_back(pooled):
     sel, pool = pooled
     client = sel.connect("c1")
     client.sendall(frame(b"z" * 300))
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert pool.used == 300
     sel.close_all()
     assert pool.used == 0
@@ -343,10 +251,10 @@ def test_no_more_is_read_while_a_complete_frame_waits(pooled):
     client = sel.connect("c1")
     first, second = frame(b"a" * 10), frame(b"b" * 10)
     client.sendall(first + second)
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     sel.completed_receives.clear()               # taken, and (graceful stop) not muted
     client.sendall(b"c" * 300)
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert sel.completed_receives[0][1] == b"b" * 10
     assert sel.bytes_in == len(first + second)   # the 300 bytes were not read
 
@@ -358,14 +266,14 @@ def test_ready_channels_are_shuffled_only_when_memory_is_low(pooled, monkeypatch
     clients = [sel.connect(f"c{i}") for i in range(3)]
     for client in clients:
         client.sendall(frame(b"q"))
-    poll_until(sel, lambda: len(sel.completed_receives) == 3)
+    run_selector_until(sel, lambda: len(sel.completed_receives) == 3)
     assert shuffled == []                        # 997 of 1000 bytes free
     for channel, request in sel.completed_receives:
         sel.release_frame(request)
     sel.completed_receives.clear()
     assert pool.try_allocate(950)                # 50 left: below 10%
     clients[0].sendall(frame(b"r"))
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert shuffled and all(n >= 1 for n in shuffled)
 
 
@@ -375,11 +283,11 @@ def test_a_closed_peers_complete_request_waits_for_memory_then_is_delivered(pool
     client = sel.connect("c1")
     client.sendall(frame(b"last words"))
     client.close()                                # graceful close: still to be answered
-    poll_until(sel, lambda: "c1" in sel._memory_muted)
+    run_selector_until(sel, lambda: "c1" in sel._memory_muted)
     sel.poll(0.05)
     assert "c1" in sel.channels and sel.completed_receives == []
     pool.release(1000)
-    poll_until(sel, lambda: sel.completed_receives)
+    run_selector_until(sel, lambda: sel.completed_receives)
     assert sel.completed_receives[0][1] == b"last words"
 
 
@@ -390,7 +298,7 @@ def test_mute_on_oom():
                               memory_pool=pool)) as sel:
         for name in ("x", "y"):
             sel.connect(name).sendall(frame(bytes(range(100)) * 9))
-        poll_until(sel, lambda: sel.completed_receives)
+        run_selector_until(sel, lambda: sel.completed_receives)
         (first, request), = sel.completed_receives
         sel.completed_receives.clear()
         assert pool.available == 0 and sel._out_of_memory
@@ -399,7 +307,7 @@ def test_mute_on_oom():
         assert pool.available == 0 and sel._out_of_memory
         sel.release_frame(request)
         assert pool.available == 900              # released back to the pool
-        poll_until(sel, lambda: sel.completed_receives)
+        run_selector_until(sel, lambda: sel.completed_receives)
         (second, _), = sel.completed_receives
         assert second.id != first.id
         assert pool.available == 0 and not sel._out_of_memory

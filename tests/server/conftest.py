@@ -9,39 +9,34 @@
   does (``KafkaApis.parse_request``), handled by ``build_response`` and the
   response bytes are decoded again.
 * :class:`FakeCtx` is the smallest context the GroupCoordinator needs.
+* The ``rich`` fixture is a broker with state (topics, data, a Stable group with
+  offsets), and ``produce``/``fetch`` are one-call helpers, for the per-API
+  tests in tests/server/handlers/ and the group API tests.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+import uuid
 
 import pytest
 
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.request_channel import Request, SendResponse
 from kafka_net.protocol import decode_response, encode_request
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import MESSAGES
-from kafka_net.protocol.records import build_batch
-from kafka_net.server.apis import KafkaApis
+from kafka_net.protocol.records import build_batch, decode_records, split_batches
+from kafka_net.server.apis import HANDLERS, KafkaApis
 from kafka_net.server.group import GroupConfig, GroupCoordinator
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.replica_manager import ReplicaManager
-from tests import support
+from tests.support import fetch_body, produce_body, request_body, wait_until
 
 ADVERTISED = EndPoint("PLAINTEXT", "broker.test", 19092)
-
-
-def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005) -> bool:
-    """Poll ``predicate`` until true or ``timeout`` (a bound, never asserted on)."""
-    return support.wait_until(predicate, timeout, interval)
-
-
-def request_body(api_key: int, version: int, **fields) -> dict:
-    """Every field of the request at its default, then ``fields`` on top."""
-    body = MESSAGES[api_key].request.defaults()
-    body.update(fields)
-    return body
+LONG = 60_000  # ms: a session or poll timeout no test waits out
 
 
 def batch(values=(b"v",), **kw) -> bytes:
@@ -175,6 +170,79 @@ def make_broker(**config_overrides) -> Broker:
     return Broker(dataclasses.replace(ServerConfig(), **config_overrides))
 
 
+# -- one-call helpers for the per-API tests ----------------------------------------------
+
+
+def versions(api_key: int) -> list[int]:
+    """Every version the handler of ``api_key`` serves."""
+    v = HANDLERS[api_key].VERSIONS
+    return list(range(v.low, v.high + 1))
+
+
+def all_served() -> list[tuple[int, int]]:
+    return [(key, version) for key in HANDLERS for version in versions(key)]
+
+
+def produce(broker: Broker, version: int = 9, topic: str = "t", partition: int = 0,
+            records: bytes | None = None, acks: int = 1):
+    """A Produce of ``records`` (one record by default): the decoded body, or the
+    NoOpResponse/CloseConnectionResponse of acks=0."""
+    return broker.call(ApiKey.PRODUCE, version, **produce_body(
+        topic, partition, batch() if records is None else records, acks, timeout_ms=1000))
+
+
+def fetch_fields(broker: Broker, partitions=(("t", 0, 0),), **kw) -> dict:
+    """A Fetch request's fields, each topic's id looked up (a random one for a
+    topic the broker does not know; ``id_of_<topic>=`` overrides it)."""
+    ids = {}
+    for name, _, _ in partitions:
+        meta = broker.metadata_cache.topic(name)
+        ids[name] = kw.pop(f"id_of_{name}", meta.topic_id if meta else uuid.uuid4())
+    return fetch_body(partitions, topic_ids=ids, session_id=kw.pop("session_id", 0),
+                      session_epoch=kw.pop("session_epoch", -1), **kw)
+
+
+def fetch(broker: Broker, version: int = 12, **kw):
+    """A Fetch: the decoded body, or a Deferred for a parked long poll."""
+    return broker.call(ApiKey.FETCH, version, **fetch_fields(broker, **kw))
+
+
+def partition_of(body: dict, index: int = 0, topic_index: int = 0, key: str = "partitions"):
+    return body["responses"][topic_index][key][index]
+
+
+def stored_offsets(records) -> list[int]:
+    return [r.offset for b in split_batches(records) for r in decode_records(b)]
+
+
+@pytest.fixture
+def rich():
+    """Topic t (2 partitions, data), topic u, a Stable group g with offsets."""
+    b = Broker().start()
+    b.create_topic("t", 2)
+    b.create_topic("u", 1)
+    produce(b, records=batch([b"a", b"b"], max_timestamp=1000))
+    produce(b, records=batch([b"c"], max_timestamp=2000))
+    member = b.call(ApiKey.JOIN_GROUP, 5, group_id="g", session_timeout_ms=LONG,
+                    rebalance_timeout_ms=LONG, protocol_type="consumer",
+                    protocols=[{"name": "range", "metadata": b"m"}])["member_id"]
+    joined = b.call(ApiKey.JOIN_GROUP, 5, group_id="g", member_id=member,
+                    session_timeout_ms=LONG, rebalance_timeout_ms=LONG,
+                    protocol_type="consumer",
+                    protocols=[{"name": "range", "metadata": b"m"}]).body()
+    b.group_member, b.generation = member, joined["generation_id"]
+    synced = b.call(ApiKey.SYNC_GROUP, 3, group_id="g", generation_id=b.generation,
+                    member_id=member, assignments=[{"member_id": member, "assignment": b"x"}])
+    assert synced.body()["error_code"] == ErrorCode.NONE
+    b.call(ApiKey.OFFSET_COMMIT, 8, group_id="g", generation_id_or_member_epoch=b.generation,
+           member_id=member, topics=[{"name": "t", "partitions": [
+               {"partition_index": 0, "committed_offset": 2, "committed_metadata": "m"}]}])
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
 class FakeCtx:
     """What the GroupCoordinator reads from a RequestContext, plus recorded answers."""
 
@@ -207,5 +275,6 @@ class FakeCtx:
         return self.answer
 
 
-__all__ = ["ADVERTISED", "Broker", "Deferred", "FakeChannel", "FakeCtx", "batch",
-           "make_broker", "request_body", "wait_until"]
+__all__ = ["ADVERTISED", "LONG", "Broker", "Deferred", "FakeChannel", "FakeCtx", "all_served",
+           "batch", "fetch", "fetch_fields", "make_broker", "partition_of", "produce",
+           "request_body", "stored_offsets", "versions", "wait_until"]

@@ -21,10 +21,10 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.metadata_cache import MetadataCache, topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.purgatory import Purgatory
-from tests.server.conftest import FakeCtx, make_broker
+from tests.server.conftest import FakeCtx, fetch, make_broker
 from tests.server.group.support import (
     join, make_coordinator, new_member_id, sync_req)
-from tests.server.test_handlers import create_topics, fetch
+from tests.server.handlers.conftest import create_topics
 from tests.server.test_purgatory import Op
 
 HUGE = 2**31 - 1

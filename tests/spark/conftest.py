@@ -19,6 +19,7 @@ import pytest
 
 from kafka_net.capture.format import CaptureRecord, encode_file_header, encode_record
 from kafka_net.protocol import encode_request, encode_response
+from tests.capture.packets import pcap_file
 
 REQUEST, RESPONSE = 0, 1
 
@@ -113,15 +114,10 @@ def tcp_packet(src: tuple[str, int], dst: tuple[str, int], seq: int, ack: int, f
     return eth + ip + tcp
 
 
-def pcap_file(path, packets: list[tuple[int, bytes]], snaplen: int = 262144) -> str:
-    """A classic microsecond pcap (Ethernet) of (timestamp_ns, packet bytes)."""
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)]
-    for ts, pkt in packets:
-        kept = pkt[:snaplen]
-        out.append(struct.pack("<IIII", ts // 10**9, (ts % 10**9) // 1000, len(kept), len(pkt)))
-        out.append(kept)
+def write_pcap(path, packets: list[tuple[int, bytes]], snaplen: int = 262144) -> str:
+    """A classic microsecond pcap (Ethernet) of (timestamp_ns, packet bytes) at ``path``."""
     with open(path, "wb") as fh:
-        fh.write(b"".join(out))
+        fh.write(pcap_file(packets, snaplen=snaplen))
     return str(path)
 
 

@@ -1,6 +1,7 @@
 """The PySpark conformance job end to end (spark_jobs/conformance.py).
 
-Issue 4's "Done when", one section each:
+Issue 4's "Done when", one section each ((a) and (d), the live run with real
+clients and tcpdump, are in test_conformance_live.py):
 
 (a) a live kafka-net run with real clients (kafka-python producer, admin and
     consumer group, a kafka-python acks=0 producer, a confluent-kafka producer,
@@ -26,19 +27,11 @@ assertion on elapsed time.
 
 from __future__ import annotations
 
-import importlib
-
-import asyncio
-import gc
 import itertools
 import os
-import re
-import shutil
-import signal
 import struct
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from unittest import mock
 from xml.etree import ElementTree as ET
@@ -53,15 +46,13 @@ from spark_jobs import conformance
 from tests.capture.test_pairing import INJECTIONS, conversation
 from tests.spark.conftest import (
     REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, load_report, parquet_rows,
-    pcap_file, request_payload, response_payload, run_job)
-from tests.support import LOOPBACK, make_config, running_server
+    request_payload, response_payload, write_pcap)
 
 pytestmark = pytest.mark.spark
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN = 4242
 BROKER = ("127.0.0.1", 9092)
-TIMEOUT_S = 30
 
 
 def kncap_conn(client_port: int, processor: int, index: int) -> str:
@@ -161,11 +152,11 @@ def synthetic(tmp_path_factory, spark):
     expected += [(pcap_conn(42000), c, pos, corr) for c, pos, corr in found]
     lossy = pcap_of(conversation(), 42001, 2 * 10**18, segment=40)
     del lossy[len(lossy) // 2]
-    pcap_file(caps / "violation.pcap", pcap_of(convo, 42000, 10**18))
-    pcap_file(caps / "lossy.pcap", lossy)
+    write_pcap(caps / "violation.pcap", pcap_of(convo, 42000, 10**18))
+    write_pcap(caps / "lossy.pcap", lossy)
     split = pcap_of(conversation(), 42002, 3 * 10**18, segment=25)
-    pcap_file(caps / "split-1.pcap", split[:len(split) // 2])
-    pcap_file(caps / "split-2.pcap", split[len(split) // 2:])
+    write_pcap(caps / "split-1.pcap", split[:len(split) // 2])
+    write_pcap(caps / "split-2.pcap", split[len(split) // 2:])
 
     out = base / "out"
     code = main_in_process([caps, "--out", out])
@@ -267,7 +258,7 @@ def http_pcap(path, client_port: int = 43000):
     conv.send(REQUEST, b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n")
     conv.send(RESPONSE, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
     conv.close()
-    return pcap_file(path, conv.packets)
+    return write_pcap(path, conv.packets)
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +282,7 @@ def bad(tmp_path_factory, spark):
     empty.write_bytes(b"")
     http = http_pcap(caps / "http.pcap")
     # A Kafka pcap cut in the middle of a packet record.
-    cut = pcap_file(caps / "cut.pcap", pcap_of(conversation(), 43001, 10**18))
+    cut = write_pcap(caps / "cut.pcap", pcap_of(conversation(), 43001, 10**18))
     with open(cut, "r+b") as fh:
         fh.truncate(os.path.getsize(cut) - 30)
     out = base / "out"
@@ -402,7 +393,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     write_interleaved(writers[1], {kncap_conn(44002, 1, 2): conversation()})
     for w in writers:
         w.close()
-    pcap_file(caps / "clean.pcap", pcap_of(conversation(), 44003, 10**18, segment=30))
+    write_pcap(caps / "clean.pcap", pcap_of(conversation(), 44003, 10**18, segment=30))
     out = tmp_path / "out"
     done = cli(caps, "--out", out)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -432,283 +423,3 @@ def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):
     no_traceback(done.stderr)
     assert "no capture files found" in done.stderr
     assert os.path.exists(tmp_path / "out" / "report.json")
-
-
-# =============================================================================================
-# (a) a live run with real clients, and (d) tcpdump of the same conversation
-# =============================================================================================
-
-N_KP, N_ACKS0, N_CK = 20, 5, 20
-N_ALL = N_KP + N_ACKS0 + N_CK
-
-
-class Tcpdump:
-    """tcpdump -i lo for one port, started and stopped with bounded waits."""
-
-    def __init__(self, path, port: int) -> None:
-        self.path, self.port = str(path), port
-        self.log = str(path) + ".stderr"
-        self.proc = None
-
-    def start(self) -> None:
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                # --immediate-mode: packets reach the file at once (else a SIGINT
-                # can lose what still sits in the kernel's ring); -B 64 MiB: no drops.
-                ["tcpdump", "-i", "lo", "-w", self.path, "-U", "-n", "--immediate-mode",
-                 "-B", "65536", "-s", "0", f"tcp port {self.port}"],
-                stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"tcpdump exited: {self.stderr()}")
-            if "listening on" in self.stderr():
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"tcpdump did not start: {self.stderr()}")
-
-    def stderr(self) -> str:
-        try:
-            with open(self.log, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
-        except FileNotFoundError:
-            return ""
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        # Let the last packets reach the file: wait (bounded) until it stops growing.
-        size, stable_since, deadline = -1, time.monotonic(), time.monotonic() + 5
-        while time.monotonic() < deadline and time.monotonic() - stable_since < 0.5:
-            now = os.path.getsize(self.path) if os.path.exists(self.path) else 0
-            if now != size:
-                size, stable_since = now, time.monotonic()
-            time.sleep(0.05)
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-
-
-def real_clients(port: int, topic: str) -> dict:
-    """Produce with three producers, consume with two consumer groups; every
-    client closed before returning.  Returns what was read, per consumer."""
-    kafka = importlib.import_module("kafka")
-    from kafka.admin import NewTopic
-    ck = importlib.import_module("confluent_kafka")
-    aiokafka = importlib.import_module("aiokafka")
-    bootstrap = f"{LOOPBACK}:{port}"
-    timeouts = dict(request_timeout_ms=10_000)
-
-    admin = kafka.KafkaAdminClient(bootstrap_servers=bootstrap, **timeouts)
-    try:
-        admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)],
-                            timeout_ms=10_000)
-    finally:
-        admin.close()
-
-    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, **timeouts)  # idempotent
-    try:
-        futures = [producer.send(topic, key=b"kp-%d" % i, value=b"kafka-python %d" % i)
-                   for i in range(N_KP)]
-        producer.flush(timeout=TIMEOUT_S)
-        assert all(f.get(timeout=TIMEOUT_S) for f in futures)
-    finally:
-        producer.close(timeout=5)
-
-    acks0 = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks=0,
-                                enable_idempotence=False, **timeouts)
-    try:
-        for i in range(N_ACKS0):
-            acks0.send(topic, key=b"a0-%d" % i, value=b"acks=0 %d" % i)
-        acks0.flush(timeout=TIMEOUT_S)
-    finally:
-        acks0.close(timeout=5)
-
-    rd = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 3,
-                      "message.timeout.ms": 20_000})
-    delivered = []
-    for i in range(N_CK):
-        rd.produce(topic, key=b"ck-%d" % i, value=b"confluent %d" % i,
-                   on_delivery=lambda err, msg: delivered.append(err))
-    assert rd.flush(TIMEOUT_S) == 0
-    assert delivered == [None] * N_CK
-    del rd
-    gc.collect()   # rd_kafka_destroy: its connections close now
-
-    consumer = kafka.KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id="live-kp",
-                                   auto_offset_reset="earliest", **timeouts)
-    got_kp = []
-    try:
-        assert consumer.partitions_for_topic(topic)   # see test_broker_kafka_python.subscribed
-        deadline = time.monotonic() + TIMEOUT_S
-        while len(got_kp) < N_ALL and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=200).values():
-                got_kp += records
-    finally:
-        consumer.close()
-
-    async def aio_consume():
-        c = aiokafka.AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id="live-aio",
-                                      auto_offset_reset="earliest",
-                                      request_timeout_ms=10_000)
-        await c.start()
-        got = []
-        try:
-            while len(got) < N_ALL:
-                for records in (await c.getmany(timeout_ms=200)).values():
-                    got += records
-        finally:
-            await c.stop()
-        return got
-
-    got_aio = asyncio.run(asyncio.wait_for(aio_consume(), TIMEOUT_S))
-    return {"kafka-python": len(got_kp), "aiokafka": len(got_aio)}
-
-
-def metric_counts(snapshot: dict) -> Counter:
-    """RequestsPerSec counts by (request name, version)."""
-    out = Counter()
-    pattern = re.compile(r"name=RequestsPerSec,request=([^,]+),version=(\d+)$")
-    for name, value in snapshot.items():
-        m = pattern.search(name)
-        if m:
-            out[(m.group(1), int(m.group(2)))] += int(value)
-    return out
-
-
-def report_counts(report: dict) -> Counter:
-    out = Counter()
-    for row in report["per_api"]:
-        out[(row["api_name"], row["api_version"])] += row["requests"]
-    return out
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, spark):
-    """One live conversation, captured by kafka-net and (if tcpdump is there) by
-    tcpdump on the loopback; the job then runs on each capture separately."""
-    base = tmp_path_factory.mktemp("live")
-    cap_dir = base / "kncap"
-    pcap_dir = base / "pcap"
-    pcap_dir.mkdir()
-    config = make_config(capture_dir=str(cap_dir), group_initial_rebalance_delay_ms=0,
-                         num_network_threads=2, capture_segment_bytes=256 * 1024)
-    tcpdump = None
-    read = {}
-    with running_server(config) as server:
-        port = server.bound_port()
-        try:
-            if shutil.which("tcpdump"):
-                tcpdump = Tcpdump(pcap_dir / "lo.pcap", port)
-                tcpdump.start()
-            read = real_clients(port, "live")
-        finally:
-            server.shutdown()   # graceful: every request received is answered first
-            if tcpdump is not None:
-                tcpdump.stop()
-        metrics = metric_counts(server.apis.metrics.snapshot())
-    result = {"read": read, "metrics": metrics, "port": port,
-              "kncap_out": base / "kncap-report", "pcap_out": base / "pcap-report"}
-    result["kncap"] = run_job(spark, sorted(cap_dir.iterdir()), result["kncap_out"])
-    if tcpdump is not None:
-        result["tcpdump_stderr"] = tcpdump.stderr()
-        result["pcap"] = run_job(spark, [pcap_dir / "lo.pcap"], result["pcap_out"])
-    return result
-
-
-def test_live_clients_read_everything(live):
-    assert live["read"] == {"kafka-python": N_ALL, "aiokafka": N_ALL}
-
-
-def test_live_capture_has_zero_violations(live):
-    report = live["kncap"]
-    assert report["unreadable"] == []
-    assert report["totals"]["violations"] == 0, report["checks"]
-    assert all(report["checks"][c]["violations"] == 0 for c in CHECKS)
-    assert report["totals"]["acks0_requests"] >= 1   # the acks=0 producer's, unanswered
-    assert report["totals"]["unverifiable_connections"] == 0
-
-
-def test_live_capture_counts_match_the_broker_metrics(live):
-    got = report_counts(live["kncap"])
-    assert got == live["metrics"]
-    names = {name for name, _ in got}
-    for api in ("ApiVersions", "Metadata", "Produce", "Fetch", "CreateTopics",
-                "FindCoordinator", "JoinGroup", "SyncGroup", "OffsetCommit", "OffsetFetch"):
-        assert api in names, (api, sorted(names))
-
-
-def test_live_capture_pairs_every_answered_request(live, spark):
-    report = live["kncap"]
-    totals = report["totals"]
-    assert totals["pairs"] + totals["acks0_requests"] + totals["in_flight_at_end"] \
-        == totals["requests"]
-    pairs = parquet_rows(spark, live["kncap_out"], "pairs")
-    assert len(pairs) == totals["pairs"]
-    assert all(p["latency_ns"] >= 0 for p in pairs)
-    # Latency percentiles per API key are there and ordered.
-    for row in report["latency"]:
-        assert row["p50_ms"] <= row["p99_ms"] <= row["p999_ms"] <= row["max_ms"], row
-
-
-def client_port(connection: str) -> int:
-    m = re.search(r"-127\.0\.0\.1:(\d+)-\d+-\d+$", connection)      # kafka-net's id
-    if m:
-        return int(m.group(1))
-    return int(re.match(r"127\.0\.0\.1:(\d+)-", connection).group(1))   # pcap flow id
-
-
-def pcap_required(live):
-    if "pcap" not in live:
-        pytest.fail("tcpdump is not installed: run `make tcpdump`")
-
-
-def dropped_by_kernel(tcpdump_stderr: str) -> int:
-    m = re.search(r"(\d+) packets? dropped by kernel", tcpdump_stderr)
-    return int(m.group(1)) if m else 0
-
-
-def test_tcpdump_capture_validates(live):
-    pcap_required(live)
-    assert dropped_by_kernel(live["tcpdump_stderr"]) == 0, (
-        "tcpdump lost packets (the machine was too busy); the pcap has gaps: "
-        + live["tcpdump_stderr"])
-    report = live["pcap"]
-    assert report["totals"]["violations"] == 0, report["checks"]
-    assert report["totals"]["unverifiable_connections"] == 0, (
-        report["connections"], live["tcpdump_stderr"])
-    assert report["totals"]["frames"] > 0
-    assert {c["source"] for c in report["connections"]} == {"pcap"}
-
-
-def test_tcpdump_capture_agrees_with_kafka_nets_own(live, spark):
-    pcap_required(live)
-    own, wire = live["kncap"], live["pcap"]
-    assert wire["totals"]["connections"] == own["totals"]["connections"]
-    assert report_counts(wire) == report_counts(own)
-    assert sorted((r["api_key"], r["api_version"], r["client_id"], r["requests"])
-                  for r in wire["per_api"]) == sorted(
-        (r["api_key"], r["api_version"], r["client_id"], r["requests"])
-        for r in own["per_api"])
-    # Connection by connection (matched by the client's port): the same requests,
-    # answered in the same order with the same correlation ids.
-    own_conns = {client_port(c["connection"]): c for c in own["connections"]}
-    wire_conns = {client_port(c["connection"]): c for c in wire["connections"]}
-    assert set(own_conns) == set(wire_conns)
-    for port, c in own_conns.items():
-        w = wire_conns[port]
-        assert (w["requests"], w["pairs"], w["acks0_requests"]) == (
-            c["requests"], c["pairs"], c["acks0_requests"]), (c, w)
-
-    def pair_lists(out):
-        by_port = defaultdict(list)
-        for p in parquet_rows(spark, out, "pairs"):
-            by_port[client_port(p["connection"])].append(
-                (p["request_position"], p["correlation_id"], p["api_key"], p["api_version"],
-                 p["client_id"]))
-        return {port: [x[1:] for x in sorted(v)] for port, v in by_port.items()}
-
-    assert pair_lists(live["pcap_out"]) == pair_lists(live["kncap_out"])

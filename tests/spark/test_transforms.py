@@ -16,8 +16,8 @@ from kafka_net.capture.writer import CaptureWriter
 from kafka_net.protocol import ApiKey
 from spark_jobs import transforms
 from tests.spark.conftest import (
-    REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, pcap_file,
-    request_payload, response_payload)
+    REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, request_payload,
+    response_payload, write_pcap)
 
 CONN = "127.0.0.1:9092-127.0.0.1:40000-0-0"
 
@@ -47,7 +47,7 @@ def kafka_pcap_conversation(client_port: int, calls: int = 3, start_ns: int = 10
 
 def test_sniff(tmp_path):
     conv = kafka_pcap_conversation(40001)
-    pcap = read(pcap_file(tmp_path / "a.pcap", conv.packets))
+    pcap = read(write_pcap(tmp_path / "a.pcap", conv.packets))
     kncap = read(kncap_file(tmp_path / "a.kncap", []))
     assert transforms.sniff(kncap) == "kncap"
     assert transforms.sniff(pcap) == "pcap"
@@ -172,7 +172,7 @@ def pcap_frames(paths) -> list[dict]:
 
 def test_pcap_flow_becomes_frame_rows(tmp_path):
     conv = kafka_pcap_conversation(40002, calls=3, segment=7)   # frames split over packets
-    rows = pcap_frames([pcap_file(tmp_path / "a.pcap", conv.packets)])
+    rows = pcap_frames([write_pcap(tmp_path / "a.pcap", conv.packets)])
     assert [(r["direction"], r["correlation_id"]) for r in rows] == [
         (d, c) for c in range(3) for d in (REQUEST, RESPONSE)]
     assert {r["connection"] for r in rows} == {"127.0.0.1:40002-127.0.0.1:9092"}
@@ -187,9 +187,9 @@ def test_pcap_flow_becomes_frame_rows(tmp_path):
 def test_pcap_flow_cut_across_two_files_is_joined(tmp_path):
     conv = kafka_pcap_conversation(40003, calls=4, segment=10)
     half = len(conv.packets) // 2
-    whole = pcap_frames([pcap_file(tmp_path / "all.pcap", conv.packets)])
-    split = pcap_frames([pcap_file(tmp_path / "part1.pcap", conv.packets[:half]),
-                         pcap_file(tmp_path / "part2.pcap", conv.packets[half:])])
+    whole = pcap_frames([write_pcap(tmp_path / "all.pcap", conv.packets)])
+    split = pcap_frames([write_pcap(tmp_path / "part1.pcap", conv.packets[:half]),
+                         write_pcap(tmp_path / "part2.pcap", conv.packets[half:])])
     assert [(r["direction"], r["frame"]) for r in split] == [
         (r["direction"], r["frame"]) for r in whole]
     assert len(split) == 8
@@ -198,7 +198,7 @@ def test_pcap_flow_cut_across_two_files_is_joined(tmp_path):
 def test_pcap_flow_with_a_lost_packet_is_unverifiable_after_it(tmp_path):
     conv = kafka_pcap_conversation(40004, calls=4, segment=10)
     lost = len(conv.packets) // 2
-    rows = pcap_frames([pcap_file(tmp_path / "lossy.pcap",
+    rows = pcap_frames([write_pcap(tmp_path / "lossy.pcap",
                                   conv.packets[:lost] + conv.packets[lost + 1:])])
     assert any(r["after_gap"] for r in rows)
     result = transforms.check_connection(rows[0]["connection"], rows)
@@ -211,7 +211,7 @@ def test_non_kafka_pcap_gives_no_frames(tmp_path):
     conv.send(REQUEST, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     conv.send(RESPONSE, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
     conv.close()
-    units = pcap_units([pcap_file(tmp_path / "http.pcap", conv.packets)])
+    units = pcap_units([write_pcap(tmp_path / "http.pcap", conv.packets)])
     assert [kind for kind, _ in units] == ["problem"]    # no frame rows, one reason
     assert "not Kafka" in units[0][1]["problem"]
     assert units[0][1]["file"].endswith("http.pcap")

@@ -1,5 +1,7 @@
-"""Helpers for the per-API handler tests (the ``broker`` fixture comes from
-tests/server/conftest.py: a KafkaApis without sockets, real encoding)."""
+"""Helpers for the per-API handler tests (the ``broker`` and ``rich`` fixtures,
+``produce``, ``fetch`` and ``versions`` come from tests/server/conftest.py: a
+KafkaApis without sockets, real encoding); the typical and failing request of
+every API, for tests/server/handlers/test_every_api.py, are in samples.py."""
 
 from __future__ import annotations
 
@@ -9,15 +11,12 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.records import build_batch
 from kafka_net.server.apis import HANDLERS
 from tests.server.conftest import Broker
+from tests.server import conftest as server
+from tests.server.conftest import versions  # noqa: F401 (re-exported for the API tests)
 
 TOPIC, BROKER = 2, 4          # ConfigResource.Type
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
-
-
-def versions(api_key: int) -> list[int]:
-    v = HANDLERS[api_key].VERSIONS
-    return list(range(v.low, v.high + 1))
 
 
 def records(*timestamps: int, compression: int = 0) -> bytes:
@@ -28,9 +27,9 @@ def records(*timestamps: int, compression: int = 0) -> bytes:
 
 def produce(broker, topic: str = "t", partition: int = 0, data: bytes | None = None,
             version: int = 9) -> dict:
-    body = broker.call(ApiKey.PRODUCE, version, acks=1, timeout_ms=1000, topic_data=[
-        {"name": topic, "partition_data": [
-            {"index": partition, "records": records(1000) if data is None else data}]}])
+    """The partition answer of a Produce of ``data`` (one record at timestamp 1000)."""
+    body = server.produce(broker, version, topic, partition,
+                          records(1000) if data is None else data)
     return body["responses"][0]["partition_responses"][0]
 
 
@@ -49,6 +48,14 @@ def create_topic(broker, name: str = "t", configs: dict | None = None, partition
          "assignments": [],
          "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}])
     return body["topics"][0]
+
+
+def create_topics(broker, version: int, *topics, validate_only: bool = False) -> list[dict]:
+    """topics: (name, num_partitions, replication_factor) triples; the topic answers."""
+    body = broker.call(ApiKey.CREATE_TOPICS, version, validate_only=validate_only, topics=[
+        {"name": name, "num_partitions": parts, "replication_factor": rf,
+         "assignments": [], "configs": []} for name, parts, rf in topics])
+    return body["topics"]
 
 
 def describe(broker, name: str = "t", keys=None, resource_type: int = TOPIC,

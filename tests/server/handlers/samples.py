@@ -1,7 +1,16 @@
-"""Typical requests for the admin APIs, for the every-API-at-every-version tests
-in tests/server/test_handlers.py (which knows topic "t" with two partitions)."""
+"""A typical and a failing request for every API, for the every-API-at-every-version
+tests in tests/server/handlers/test_every_api.py; they run against the ``rich``
+broker of tests/server/conftest.py (topic "t" with two partitions and data,
+topic "u", a Stable group "g" with a committed offset)."""
+
+from __future__ import annotations
+
+import uuid
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.schema import ZERO_UUID
+from tests.server.conftest import LONG, Broker, batch, fetch_fields
+from tests.support import produce_body
 
 ADMIN_APIS = (ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS,
               ApiKey.INCREMENTAL_ALTER_CONFIGS)
@@ -42,3 +51,139 @@ def failing_admin_request(api_key: int) -> dict:
         {"resource_type": 2, "resource_name": "t", "configs": configs},
         {"resource_type": 4, "resource_name": "1", "configs": configs},
         {"resource_type": 2, "resource_name": "missing", "configs": []}])
+
+
+def typical_request(b: Broker, api_key: int, version: int) -> dict:
+    """A request each handler answers with data (not an error) where it can."""
+    if api_key == ApiKey.PRODUCE:
+        return produce_body("t", 0, batch(), timeout_ms=1000)
+    if api_key == ApiKey.FETCH:
+        return fetch_fields(b, partitions=[("t", 0, 0), ("t", 1, 0)])
+    if api_key == ApiKey.LIST_OFFSETS:
+        return dict(topics=[{"name": "t", "partitions": [
+            {"partition_index": 0, "timestamp": -1}, {"partition_index": 1, "timestamp": -2},
+            {"partition_index": 7, "timestamp": -1}]}])
+    if api_key == ApiKey.METADATA:
+        return dict(topics=[{"name": "t", "topic_id": ZERO_UUID}, {"name": "auto", "topic_id":
+                                                                    ZERO_UUID}])
+    if api_key == ApiKey.OFFSET_COMMIT:
+        return dict(group_id="simple", generation_id_or_member_epoch=-1, topics=[
+            {"name": "t", "partitions": [{"partition_index": 1, "committed_offset": 1,
+                                          "committed_metadata": None}]}])
+    if api_key == ApiKey.OFFSET_FETCH:
+        topics = [{"name": "t", "partition_indexes": [0, 1]}]
+        if version >= 8:
+            return dict(groups=[{"group_id": "g", "topics": topics},
+                                {"group_id": "none", "topics": None}])
+        return dict(group_id="g", topics=topics)
+    if api_key == ApiKey.FIND_COORDINATOR:
+        return dict(key="g", coordinator_keys=["g", "h"])
+    if api_key == ApiKey.JOIN_GROUP:
+        return dict(group_id=f"join-{version}", session_timeout_ms=LONG,
+                    rebalance_timeout_ms=LONG, protocol_type="consumer",
+                    protocols=[{"name": "range", "metadata": b"m"}])
+    if api_key == ApiKey.HEARTBEAT:
+        return dict(group_id="g", generation_id=b.generation, member_id=b.group_member)
+    if api_key == ApiKey.LEAVE_GROUP:
+        return dict(group_id="g", member_id="stranger",
+                    members=[{"member_id": "stranger", "group_instance_id": None}])
+    if api_key == ApiKey.SYNC_GROUP:
+        return dict(group_id="g", generation_id=b.generation, member_id=b.group_member)
+    if api_key == ApiKey.DESCRIBE_GROUPS:
+        return dict(groups=["g", "simple-unknown"], include_authorized_operations=True)
+    if api_key == ApiKey.LIST_GROUPS:
+        return dict()
+    if api_key == ApiKey.API_VERSIONS:
+        return dict(client_software_name="tests", client_software_version="1.0")
+    if api_key == ApiKey.CREATE_TOPICS:
+        return dict(topics=[{"name": f"created-{version}", "num_partitions": 2,
+                             "replication_factor": 1, "assignments": [],
+                             "configs": [{"name": "retention.ms", "value": "1000"}]}])
+    if api_key == ApiKey.DELETE_TOPICS:
+        return dict(topic_names=["u", "gone"],
+                    topics=[{"name": "u", "topic_id": ZERO_UUID},
+                            {"name": None, "topic_id": uuid.uuid4()}])
+    if api_key == ApiKey.INIT_PRODUCER_ID:
+        return dict(transactional_id=None, transaction_timeout_ms=1000)
+    if api_key == ApiKey.CREATE_PARTITIONS:
+        current = b.metadata_cache.topic("t").num_partitions
+        return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
+    if api_key in ADMIN_APIS:  # their own tests: test_<api>.py in this folder
+        return typical_admin_request(api_key)
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "client-id", "match_type": 2, "match": None}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "client-id", "entity_name": None}],
+                              "ops": [{"key": "request_percentage", "value": 50.0}]}])
+    raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
+
+
+def failing_request(b: Broker, api_key: int, version: int) -> dict:
+    """A request each handler answers with errors in the body (unknown topics,
+    groups and members, bad names): the paths where nulls and defaults lurk."""
+    bad = bytearray(batch())
+    bad[-1] ^= 0xFF
+    if api_key == ApiKey.PRODUCE:
+        return dict(acks=1, timeout_ms=10, topic_data=[
+            {"name": "missing", "partition_data": [{"index": 0, "records": batch()}]},
+            {"name": "t", "partition_data": [{"index": 0, "records": bytes(bad)},
+                                             {"index": 1, "records": None}]}])
+    if api_key == ApiKey.FETCH:
+        return fetch_fields(b, partitions=[("missing", 0, 0), ("t", 0, 99)])
+    if api_key == ApiKey.LIST_OFFSETS:
+        return dict(topics=[{"name": "missing", "partitions": [
+            {"partition_index": 0, "timestamp": -1}]}])
+    if api_key == ApiKey.METADATA:
+        return dict(allow_auto_topic_creation=False, topics=[
+            {"name": "missing", "topic_id": ZERO_UUID}, {"name": "bad name", "topic_id":
+                                                         ZERO_UUID}])
+    if api_key == ApiKey.OFFSET_COMMIT:
+        return dict(group_id="ghost", generation_id_or_member_epoch=5, member_id="m", topics=[
+            {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                          "committed_metadata": "x" * 5000}]}])
+    if api_key == ApiKey.OFFSET_FETCH:
+        topics = [{"name": "missing", "partition_indexes": [3]}]
+        if version >= 8:
+            return dict(groups=[{"group_id": "ghost", "topics": topics}])
+        return dict(group_id="ghost", topics=topics)
+    if api_key == ApiKey.FIND_COORDINATOR:
+        return dict(key="", key_type=1 if version >= 1 else 0, coordinator_keys=["", "x"])
+    if api_key == ApiKey.JOIN_GROUP:
+        return dict(group_id="g", session_timeout_ms=0, member_id="someone",
+                    protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}])
+    if api_key == ApiKey.HEARTBEAT:
+        return dict(group_id="ghost", generation_id=1, member_id="m")
+    if api_key == ApiKey.LEAVE_GROUP:
+        return dict(group_id="ghost", member_id="m",
+                    members=[{"member_id": "m", "group_instance_id": "i"}])
+    if api_key == ApiKey.SYNC_GROUP:
+        return dict(group_id="ghost", generation_id=1, member_id="m")
+    if api_key == ApiKey.DESCRIBE_GROUPS:
+        return dict(groups=["ghost", ""])
+    if api_key == ApiKey.LIST_GROUPS:
+        return dict(states_filter=["Dead"], types_filter=["consumer"])
+    if api_key == ApiKey.API_VERSIONS:
+        return dict(client_software_name="bad name", client_software_version="")
+    if api_key == ApiKey.CREATE_TOPICS:
+        return dict(topics=[
+            {"name": "bad name", "num_partitions": 1, "replication_factor": 1,
+             "assignments": [], "configs": []},
+            {"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+             "configs": []},
+            {"name": "rf", "num_partitions": 1, "replication_factor": 3, "assignments": [],
+             "configs": []}])
+    if api_key == ApiKey.DELETE_TOPICS:
+        return dict(topic_names=["missing"], topics=[{"name": "missing", "topic_id": ZERO_UUID}])
+    if api_key == ApiKey.INIT_PRODUCER_ID:
+        return dict(transactional_id="tx")
+    if api_key == ApiKey.CREATE_PARTITIONS:
+        return dict(topics=[{"name": "missing", "count": 3, "assignments": None},
+                            {"name": "t", "count": 1, "assignments": None}])
+    if api_key in ADMIN_APIS:
+        return failing_admin_request(api_key)
+    if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
+        return dict(components=[{"entity_type": "topic", "match_type": 0, "match": "t"}])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return dict(entries=[{"entity": [{"entity_type": "user", "entity_name": ""}],
+                              "ops": [{"key": "producer_byte_rate", "value": 1.0}]}])
+    raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
