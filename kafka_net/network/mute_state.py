@@ -21,6 +21,11 @@ from enum import Enum
 
 
 class ChannelMuteState(Enum):
+    # Members are singletons compared by identity, so identity hashing is exact,
+    # and it is done in C: Enum's own __hash__ is Python code, and the transition
+    # table is looked up twice per request on the Processor thread.
+    __hash__ = object.__hash__
+
     NOT_MUTED = "NOT_MUTED"
     MUTED = "MUTED"
     MUTED_AND_RESPONSE_PENDING = "MUTED_AND_RESPONSE_PENDING"
@@ -29,6 +34,8 @@ class ChannelMuteState(Enum):
 
 
 class ChannelMuteEvent(Enum):
+    __hash__ = object.__hash__   # as ChannelMuteState's
+
     REQUEST_RECEIVED = "REQUEST_RECEIVED"
     RESPONSE_SENT = "RESPONSE_SENT"
     THROTTLE_STARTED = "THROTTLE_STARTED"

@@ -36,11 +36,24 @@ def handle(ctx, request: dict | None) -> dict:
                 "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
-    return {
-        "error_code": ErrorCode.NONE,
-        "api_keys": [_entry(key, versions) for key, versions in ctx.supported_versions.items()],
-        "throttle_time_ms": 0,
-    }
+    return {"error_code": ErrorCode.NONE, "api_keys": _api_keys(ctx.supported_versions),
+            "throttle_time_ms": 0}
+
+
+# Every client asks for ApiVersions on every connection, and the answer only
+# changes when the dispatch table does (KafkaApis.set_handlers swaps in a new
+# dict).  Building its 24 entries took as long as the rest of the request, so
+# the list is built once per table; the encoder only reads it.
+_cached: tuple[object, list[dict]] = (None, [])
+
+
+def _api_keys(supported: dict[int, Versions]) -> list[dict]:
+    global _cached
+    table, entries = _cached
+    if table is not supported:
+        entries = [_entry(key, versions) for key, versions in supported.items()]
+        _cached = (supported, entries)
+    return entries
 
 
 def error_response(request: dict | None, version: int, error_code: int) -> dict:
