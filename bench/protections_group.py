@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from bench import harness
-from bench.measure import Run, median, run_kload
+from bench.measure import Run, interleaved_kload, median
 from bench.results import context_lines, num, rate, table
 
 GROUP = "protections"
@@ -68,22 +68,11 @@ def servers() -> list[harness.ServerProcess]:
 def run(args, context: dict, tmp: Path, problems: list[str]) -> str:
     kload = harness.build_kload()
     compared = servers()
-    runs: dict[str, list[Run]] = {k: [] for k in SCENARIOS}
     with harness.serving(compared, tmp / GROUP, problems):
         for server in compared:
             harness.create_topic(server.port, TOPIC, 1)
         set_default_quotas(compared[0].port)
-        for rnd in range(1, args.rounds + 1):
-            for key, (_, kargs) in SCENARIOS.items():
-                for server in harness.round_order(compared, rnd):
-                    r = run_kload(kload, server, rnd, [*kargs, "--duration", str(args.duration),
-                                                       "--warmup", str(args.warmup)],
-                                  timeout=args.duration + args.warmup + 60)
-                    runs[key].append(r)
-                    print(f"round {rnd} {key:10} {server.name:25} {r.req_per_s:9,.0f} req/s  "
-                          f"CPU {r.cpu_us_per_request:5.0f} us/req  "
-                          f"{'ok' if r.ok else r.problems}", flush=True)
-                    problems += [f"{server.name} {key} round {rnd}: {p}" for p in r.problems]
+        runs = interleaved_kload(kload, compared, SCENARIOS, args, problems)
     context["load_end"] = os.getloadavg()[0]
     return render(runs, context)
 
