@@ -23,6 +23,7 @@ GROUPS = {
     "clients": "bench.clients_group",
     "capture": "bench.capture_group",
     "spark": "bench.spark_group",
+    "protections": "bench.protections_group",
 }
 DEFAULT_GROUPS = ("kload",)
 

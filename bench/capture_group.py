@@ -15,7 +15,7 @@ from pathlib import Path
 from bench import harness
 from bench.capture_profile import table as profile_table
 from bench.harness import ROOT
-from bench.measure import Run, median, run_kload
+from bench.measure import Run, interleaved_kload, median
 from bench.results import context_lines, num, rate, table
 from kafka_net.capture.format import REQUEST, decode_segment
 
@@ -53,21 +53,10 @@ def run(args, context: dict, tmp: Path, problems: list[str]) -> str:
     capture_dir = tmp / "captures"
     servers = [harness.kafka_net(CAPTURING, extra=("--capture-dir", str(capture_dir))),
                harness.kafka_net(PLAIN)]
-    runs: dict[str, list[Run]] = {k: [] for k in SCENARIOS}
     with harness.serving(servers, tmp / GROUP, problems):
         for server in servers:
             harness.create_topic(server.port, "bench", 1)
-        for rnd in range(1, args.rounds + 1):
-            for key, (_, kargs) in SCENARIOS.items():
-                for server in harness.round_order(servers, rnd):
-                    r = run_kload(kload, server, rnd, [*kargs, "--duration", str(args.duration),
-                                                       "--warmup", str(args.warmup)],
-                                  timeout=args.duration + args.warmup + 60)
-                    runs[key].append(r)
-                    print(f"round {rnd} {key:12} {server.name:18} {r.req_per_s:9,.0f} req/s  "
-                          f"CPU {r.cpu_us_per_request:5.0f} us/req  "
-                          f"{'ok' if r.ok else r.problems}", flush=True)
-                    problems += [f"{server.name} {key} round {rnd}: {p}" for p in r.problems]
+        runs = interleaved_kload(kload, servers, SCENARIOS, args, problems)
     context["load_end"] = os.getloadavg()[0]
     captured = read_capture(capture_dir)
     answered = sum(r.all_responses for rs in runs.values() for r in rs if r.server == CAPTURING)

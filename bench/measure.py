@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import ServerProcess
+from bench.harness import ServerProcess, round_order
 
 
 def cpu_seconds(server: ServerProcess) -> float:
@@ -104,6 +104,27 @@ def run_kload(kload: Path, server: ServerProcess, rnd: int, args: list[str],
         result, problems = {}, ["kload timed out"]
     cpu1, cs1, t1 = cpu_seconds(server), context_switches(server), time.monotonic()
     return Run(server.name, rnd, result, cpu1 - cpu0, cs1 - cs0, t1 - t0, problems)
+
+
+def interleaved_kload(kload: Path, servers: list[ServerProcess], scenarios: dict, args,
+                      problems: list[str]) -> dict[str, list[Run]]:
+    """``args.rounds`` rounds; in each, every scenario (key -> (title, kload options))
+    against every server, in the round's rotated order.  Each run printed as it ends,
+    its problems added to ``problems``; the runs by scenario key."""
+    runs: dict[str, list[Run]] = {k: [] for k in scenarios}
+    width = max(len(s.name) for s in servers)
+    for rnd in range(1, args.rounds + 1):
+        for key, (_, kargs) in scenarios.items():
+            for server in round_order(servers, rnd):
+                r = run_kload(kload, server, rnd, [*kargs, "--duration", str(args.duration),
+                                                   "--warmup", str(args.warmup)],
+                              timeout=args.duration + args.warmup + 60)
+                runs[key].append(r)
+                print(f"round {rnd} {key:12} {server.name:{width}} {r.req_per_s:9,.0f} req/s  "
+                      f"CPU {r.cpu_us_per_request:5.0f} us/req  "
+                      f"{'ok' if r.ok else r.problems}", flush=True)
+                problems += [f"{server.name} {key} round {rnd}: {p}" for p in r.problems]
+    return runs
 
 
 def median(values) -> float:

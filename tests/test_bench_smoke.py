@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from bench import harness, kload_group
+from bench import harness, kload_group, protections_group
 from bench.capture_group import read_capture
 from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
@@ -133,6 +133,34 @@ def test_kload_targets_are_medians_of_per_round_ratios():
                                   "ApiVersions v0, 16"))
     assert "**0.90**" in row and "0.80, 0.90, 2.00" in row and "not met" not in row
     assert "CPU µs per request" in text and "100 / 2.0" in text
+
+
+def test_protections_quotas_are_set_on_every_entity_and_recorded():
+    with running_server() as server:
+        assert not server.quotas.enabled
+        protections_group.set_default_quotas(server.bound_port())
+        assert server.quotas.enabled
+        described = harness.kafka_call(server.bound_port(), 48, 1, {
+            "components": [], "strict": False})
+        assert described["error_code"] == 0
+        got = {e["entity"][0]["entity_type"]: {v["key"]: v["value"] for v in e["values"]}
+               for e in described["entries"]}
+        assert got == {kind: ops for kind, ops in protections_group.QUOTAS}
+
+
+def test_protections_group_runs_both_servers_and_renders_ratios(tmp_path):
+    args = SimpleNamespace(rounds=1, duration=0.3, warmup=0.0)
+    context = {"date": "d", "command": "c", "load_start": 0.0, "rounds": 1,
+               "duration": 0.3, "warmup": 0.0,
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    problems: list[str] = []
+    section = protections_group.run(args, context, tmp_path, problems)
+    assert problems == []
+    rows = [line for line in section.splitlines()
+            if line.startswith("| ") and protections_group.ON in line]
+    assert len(rows) == len(protections_group.SCENARIOS)
+    assert all("**" in row for row in rows)          # both ratios present in every row
+    assert "max.connections=10000" in section and "request_percentage=100000" in section
 
 
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
