@@ -11,7 +11,7 @@ import pytest
 
 from kafka_net.server.quotas.client_quota_manager import (
     DEFAULT, LONG_MAX, ClientQuotaManager, ClientRequestQuotaManager)
-from kafka_net.server.quotas.rate import Rate, bounded_throttle_time_ms, throttle_time_ms
+from kafka_net.rate import Rate, bounded_throttle_time_ms, throttle_time_ms
 from kafka_net.server.quotas.throttled_channel import ThrottledChannelReaper
 
 START_MS = 1_700_000_000_000   # Kafka's MockTime starts at the wall clock
