@@ -1,7 +1,7 @@
 """What a partition costs in memory: the measurement behind the partition limits.
 
 ``python -m bench.partition_memory 10000 100000`` creates one topic of N
-partitions through :class:`KafkaApis` (as CreateTopics does; a fresh process
+partitions through the :class:`KafkaApis` of a ``BrokerCore`` (as CreateTopics does; a fresh process
 per N) and prints the RSS growth per partition, then answers one Metadata
 request for every topic (v12, encoded as it goes on the wire) and prints the
 response size and the RSS it took to build.  ``max.partitions.per.request``
@@ -20,16 +20,15 @@ import psutil
 
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.codec import encode_response
-from kafka_net.server.apis import KafkaApis, RequestContext
+from kafka_net.server.apis import RequestContext
+from kafka_net.server.broker import BrokerCore
 from kafka_net.server.handlers import metadata
-from kafka_net.server.metadata_cache import MetadataCache
-from kafka_net.server.replica_manager import ReplicaManager
 
 MiB = 1 << 20
 
 
 def measure(n: int) -> None:
-    apis = KafkaApis(ServerConfig(), MetadataCache(0, "c"), replica_manager=ReplicaManager())
+    apis = BrokerCore(ServerConfig()).apis
     proc = psutil.Process()
     gc.collect()
     before = proc.memory_info().rss

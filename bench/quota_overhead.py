@@ -41,6 +41,8 @@ def produce_case(topic: str):
 
 
 def make_request(apis: KafkaApis, case) -> Request:
+    # Built by hand, not with BrokerCore.request_from_frame or Request.from_parsed:
+    # this script also runs against checkouts older than both (see the docstring).
     key, version, body = case
     parsed = apis.parse_request(encode_request(key, version, 1, body, client_id="bench")[4:])
     return Request(0, "conn", "PLAINTEXT", ("127.0.0.1", 1), parsed.header, parsed.body,

@@ -19,8 +19,8 @@ from kafka_net.config import ServerConfig
 from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.protocol.codec import encode_request, encode_response
 from kafka_net.protocol.records import build_batch
-from kafka_net.server.apis import KafkaApis, RequestContext
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.apis import RequestContext
+from kafka_net.server.broker import BrokerCore
 
 CALLS = 20_000
 REQUESTS = {   # api -> (key, version, body): what kload sends
@@ -44,15 +44,14 @@ def costs(api: str, calls: int = CALLS) -> dict[str, float]:
     config = ServerConfig()
     channel = RequestChannel(500)
     channel.add_processor(_KeepingProcessor())
-    apis = KafkaApis(config, MetadataCache(config.node_id, config.cluster_id), channel)
+    apis = BrokerCore(config, channel).apis
     apis.create_topic("bench", 1)
     key, version, body = REQUESTS[api]
     frame = encode_request(key, version, 5, body, client_id="kload")[4:]
     parsed = apis.parse_request(frame)
 
     def request() -> Request:
-        return Request(0, "c", "PLAINTEXT", ("127.0.0.1", 1), parsed.header, parsed.body,
-                       parsed.body_size, parsed.unsupported_version)
+        return Request.from_parsed(0, "c", "PLAINTEXT", ("127.0.0.1", 1), parsed)
 
     req = request()
     module = apis.handlers[key]

@@ -61,12 +61,11 @@ from kafka_net.capture.format import (
     REQUEST, RESPONSE, CaptureRecord, encode_file_header, encode_record)
 from kafka_net.capture.writer import SUFFIX
 from kafka_net.config import ServerConfig, parse_listeners
-from kafka_net.network.request_channel import Request, SendResponse
+from kafka_net.network.request_channel import SendResponse
 from kafka_net.protocol.codec import encode_request
 from kafka_net.protocol.records import build_batch
 from kafka_net.protocol.schema import ZERO_UUID
-from kafka_net.server.apis import KafkaApis
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.broker import BrokerCore
 
 TOPIC = "bench-spark"
 CLIENT_ID = "kafka-net-bench"
@@ -109,15 +108,13 @@ def request_templates() -> list[tuple[str, bytes, bytes]]:
     """(name, request payload, response payload) per API, without size prefixes,
     correlation id 0: requests encoded by kafka-net's codec, answered by its KafkaApis."""
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"))
-    cache = MetadataCache(config.node_id, config.cluster_id)
-    apis = KafkaApis(config, cache)
+    core = BrokerCore(config)
+    apis = core.apis
     apis.create_topic(TOPIC, 1)
     out = []
     for name, key, version, body in _requests():
         frame = encode_request(key, version, 0, body, client_id=CLIENT_ID)
-        parsed = apis.parse_request(frame[4:])
-        request = Request(0, "template", "PLAINTEXT", ("127.0.0.1", 50000), parsed.header,
-                          parsed.body, parsed.body_size, parsed.unsupported_version)
+        request = core.request_from_frame(frame[4:], "template", ("127.0.0.1", 50000))
         response = apis.build_response(request)
         if not isinstance(response, SendResponse):
             raise RuntimeError(f"{name}: no response to the template request ({response!r})")

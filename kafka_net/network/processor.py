@@ -335,9 +335,8 @@ class Processor(threading.Thread):
                           channel.peer_text)
             self._close(channel.id)
             return None
-        request = Request(self.id, channel.id, self.listener_name, channel.peer,
-                          parsed.header, parsed.body, parsed.body_size,
-                          parsed.unsupported_version, channel.client_software)
+        request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
+                                      parsed, channel.client_software)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
         self._remember_client_software(channel, request)

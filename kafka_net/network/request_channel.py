@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kafka_net.log_safety import escape
+from kafka_net.protocol.codec import ParsedRequest
 from kafka_net.protocol.headers import RequestHeader
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,17 @@ class Request:
     # bounded pool) until release_buffer(): Kafka's Request.buffer and memoryPool.
     buffer_size: int = 0
     memory_pool: Any = None
+
+    @classmethod
+    def from_parsed(cls, processor_id: int, connection_id: str, listener_name: str,
+                    client_address: tuple, parsed: ParsedRequest,
+                    client_software: tuple[str, str] = ("unknown", "unknown")) -> "Request":
+        """The Request for a ``ParsedRequest``: the one place one is built from a
+        parsed frame (the Processor's hot path, and the tests' and benchmarks'
+        requests through ``BrokerCore.request_from_frame``)."""
+        return cls(processor_id, connection_id, listener_name, client_address,
+                   parsed.header, parsed.body, parsed.body_size,
+                   parsed.unsupported_version, client_software)
 
     def release_buffer(self) -> None:
         """Give the frame's bytes back to the pool; later calls do nothing."""

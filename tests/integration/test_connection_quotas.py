@@ -18,10 +18,8 @@ from kafka_net.config import parse_listeners
 from kafka_net.metrics import server_snapshot
 from kafka_net.network.acceptor import Acceptor
 from kafka_net.network.request_channel import RequestChannel
-from kafka_net.network.socket_server import SocketServer
 from kafka_net.protocol import encode_request
-from kafka_net.server.apis import KafkaApis
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.broker import BrokerCore
 from tests.network.helpers import closed_by_server, rst_close, still_open
 from tests.support import (
     API_VERSIONS_V3_BODY, LOOPBACK, RawClient, make_config, running_server, wait_until)
@@ -170,10 +168,9 @@ class ThrottlingServer:
     def __init__(self) -> None:
         self.clock = Clock()
         cfg = make_config(quota_window_num=2, num_network_threads=1)
-        self.channel = RequestChannel(50)
-        apis = KafkaApis(cfg, MetadataCache(1, "c"), self.channel)
-        self.server = SocketServer(cfg, self.channel, apis.parse_request,
-                                   clock_ms=self.clock)
+        core = BrokerCore(cfg, RequestChannel(50))
+        self.channel = core.request_channel
+        self.server = core.new_socket_server(clock_ms=self.clock)
         self.server.connection_quotas.update_ip_connection_rate_quota(None, 5)
         self.conns: list[socket.socket] = []
 

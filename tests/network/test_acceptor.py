@@ -14,8 +14,7 @@ from kafka_net.network import acceptor as acceptor_module
 from kafka_net.network.acceptor import Acceptor
 from kafka_net.network.processor import CONNECTION_QUEUE_SIZE, Processor
 from kafka_net.network.request_channel import RequestChannel
-from kafka_net.server.apis import KafkaApis
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.broker import BrokerCore
 from tests.support import LOOPBACK, make_config, wait_until
 
 TIMEOUT = 10.0
@@ -230,9 +229,8 @@ def test_shutdown_while_every_processor_queue_is_full():
     whose new-connection queues fill up; the Acceptor blocks on the last try, and a
     shutdown must still end it and close the socket it was holding."""
     cfg = make_config(num_network_threads=1)
-    channel = RequestChannel(10)
-    apis = KafkaApis(cfg, MetadataCache(1, "c"), channel)
-    processor = Processor(0, "PLAINTEXT", channel, apis.parse_request, cfg)
+    core = BrokerCore(cfg, RequestChannel(10))
+    processor = Processor(0, "PLAINTEXT", core.request_channel, core.apis.parse_request, cfg)
     acceptor = Acceptor(cfg.listeners[0], cfg, [processor])
     acceptor.start()
     clients = []

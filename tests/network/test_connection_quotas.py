@@ -85,7 +85,7 @@ def test_rate_counts_at_least_samples_minus_one_whole_windows():
     rate = Rate(samples=11, window_ms=1000, bound=INT_MAX)
     for _ in range(50):
         rate.record(1, 0)
-    assert rate.window_size(0) == 10_000
+    assert rate.window_size_ms(0) == 10_000
     assert rate.measure(0) == pytest.approx(5.0)
 
 

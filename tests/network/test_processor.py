@@ -19,8 +19,7 @@ from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, RequestChannel, SendResponse,
     StartThrottlingResponse)
 from kafka_net.protocol import decode_response, encode_request
-from kafka_net.server.apis import KafkaApis
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.broker import BrokerCore
 from tests.network.helpers import still_open
 from tests.support import (
     LOOPBACK, closed_by_peer, make_config, recv_exactly, recv_frame, wait_until)
@@ -33,8 +32,8 @@ class Env:
 
     def __init__(self, config, parse_request=None, queue_size: int = 50) -> None:
         self.config = config
-        self.channel = RequestChannel(queue_size)
-        self.apis = KafkaApis(config, MetadataCache(1, "test-cluster"), self.channel)
+        core = BrokerCore(config, RequestChannel(queue_size))
+        self.channel, self.apis = core.request_channel, core.apis
         self.processor = Processor(0, "PLAINTEXT", self.channel,
                                    parse_request or self.apis.parse_request, config)
         self.channel.add_processor(self.processor)

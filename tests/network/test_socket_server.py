@@ -17,9 +17,7 @@ import pytest
 
 from kafka_net.config import parse_listeners
 from kafka_net.network.request_channel import RequestChannel
-from kafka_net.network.socket_server import SocketServer
-from kafka_net.server.apis import KafkaApis
-from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.broker import BrokerCore
 from tests.support import LOOPBACK, RawClient, make_config, wait_until
 
 TIMEOUT = 10.0
@@ -30,9 +28,9 @@ class Env:
     """A SocketServer, its RequestChannel and a KafkaApis to answer with."""
 
     def __init__(self, config) -> None:
-        self.channel = RequestChannel(50)
-        self.apis = KafkaApis(config, MetadataCache(1, "test-cluster"), self.channel)
-        self.server = SocketServer(config, self.channel, self.apis.parse_request)
+        core = BrokerCore(config, RequestChannel(50))
+        self.channel, self.apis = core.request_channel, core.apis
+        self.server = core.new_socket_server()
 
     def threads(self) -> list:
         return [*self.server.acceptors, *self.server.processors]

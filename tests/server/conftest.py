@@ -1,9 +1,9 @@
 """Shared fixtures for the API-layer tests: no sockets, real encoding.
 
-* :class:`Broker` wires a :class:`KafkaApis` to a metadata cache, a replica
-  manager and a group coordinator, with a :class:`FakeChannel` in place of
-  the RequestChannel, so responses to parked requests (``DEFERRED``) are
-  recorded instead of sent.
+* :class:`Broker` is the broker's API layer (``BrokerCore``: KafkaApis, a
+  metadata cache, a replica manager, a group coordinator, client quotas),
+  with a :class:`FakeChannel` in place of the RequestChannel, so responses to
+  parked requests (``DEFERRED``) are recorded instead of sent.
 * :meth:`Broker.call` runs one request through the real wire path: the body
   is encoded as a client would (``encode_request``), parsed as the Processor
   does (``KafkaApis.parse_request``), handled by ``build_response`` and the
@@ -29,10 +29,9 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
-from kafka_net.server.apis import HANDLERS, KafkaApis
-from kafka_net.server.group import GroupConfig, GroupCoordinator
-from kafka_net.server.metadata_cache import MetadataCache
-from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.apis import HANDLERS
+from kafka_net.server.broker import BrokerCore
+from kafka_net.server.group import GroupConfig
 from tests.support import fetch_body, produce_body, request_body, wait_until
 
 ADVERTISED = EndPoint("PLAINTEXT", "broker.test", 19092)
@@ -82,35 +81,25 @@ class Deferred:
         return self.broker.decode(self.request, self.response())
 
 
-class Broker:
+class Broker(BrokerCore):
+    """The API layer of kafka_net/server/broker.py, with a FakeChannel, an
+    advertised listener, and short group timeouts."""
+
     def __init__(self, config: ServerConfig | None = None,
                  group_config: GroupConfig | None = None) -> None:
-        self.config = config or ServerConfig()
-        self.metadata_cache = MetadataCache(self.config.node_id, self.config.cluster_id)
+        super().__init__(config or ServerConfig(), FakeChannel(), group_config
+                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0))
+        self.channel = self.request_channel
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
-        self.replica_manager = ReplicaManager(self.config.message_max_bytes,
-                                              self.config.message_max_uncompressed_bytes)
-        self.group_coordinator = GroupCoordinator(
-            group_config or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
-            self._partition_count)
-        self.channel = FakeChannel()
-        self.apis = KafkaApis(self.config, self.metadata_cache, self.channel,
-                              replica_manager=self.replica_manager,
-                              group_coordinator=self.group_coordinator)
         self._correlation = 0
 
-    def _partition_count(self, topic: str):
-        t = self.metadata_cache.topic(topic)
-        return None if t is None else t.num_partitions
-
     def start(self) -> "Broker":
-        self.replica_manager.fetch_purgatory.start()
-        self.group_coordinator.start()
+        # Purgatories only: no throttle reaper, so throttled channels are not muted.
+        self.start_purgatories()
         return self
 
     def stop(self) -> None:
-        self.replica_manager.fetch_purgatory.shutdown()
-        self.group_coordinator.shutdown()
+        self.stop_purgatories()
 
     # -- requests -------------------------------------------------------------------
 
@@ -119,10 +108,8 @@ class Broker:
         """Encode ``body`` as a client would and parse it as the Processor does."""
         self._correlation += 1
         frame = encode_request(api_key, version, self._correlation, body, client_id=client_id)
-        parsed = self.apis.parse_request(frame[4:])
-        return Request(0, f"conn-{self._correlation}", "PLAINTEXT", ("10.1.2.3", 40000),
-                       parsed.header, parsed.body, parsed.body_size,
-                       unsupported_version=parsed.unsupported_version)
+        return self.request_from_frame(frame[4:], f"conn-{self._correlation}",
+                                       ("10.1.2.3", 40000))
 
     def respond(self, api_key: int, version: int, body: dict, client_id: str = "test-client"):
         """(request, Response or Deferred)."""

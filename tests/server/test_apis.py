@@ -113,8 +113,7 @@ def test_too_new_api_versions_is_answered_at_v0_with_unsupported_version(version
     b = Broker()
     parsed = b.apis.parse_request(_too_new_api_versions_frame(version, 77)[4:])
     assert parsed.unsupported_version and parsed.body is None
-    request = Request(0, "c", "PLAINTEXT", ("1.2.3.4", 5), parsed.header, None,
-                      parsed.body_size, unsupported_version=True)
+    request = Request.from_parsed(0, "c", "PLAINTEXT", ("1.2.3.4", 5), parsed)
     response = b.apis.build_response(request)
     assert isinstance(response, SendResponse)
     correlation, body = decode_response(ApiKey.API_VERSIONS, 0, response.data[4:])

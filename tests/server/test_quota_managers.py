@@ -11,7 +11,7 @@ import pytest
 
 from kafka_net.server.quotas.client_quota_manager import (
     DEFAULT, LONG_MAX, ClientQuotaManager, ClientRequestQuotaManager)
-from kafka_net.server.quotas.rate import Rate, bounded_throttle_time_ms, throttle_time_ms
+from kafka_net.rate import Rate, bounded_throttle_time_ms, throttle_time_ms
 from kafka_net.server.quotas.throttled_channel import ThrottledChannelReaper
 
 START_MS = 1_700_000_000_000   # Kafka's MockTime starts at the wall clock
@@ -283,22 +283,20 @@ def test_reaper_shutdown_ends_pending_throttles():
 
 def test_a_failing_quota_hook_still_answers(monkeypatch, caplog):
     from kafka_net.config import ServerConfig
-    from kafka_net.network.request_channel import Request, RequestChannel, SendResponse
+    from kafka_net.network.request_channel import RequestChannel, SendResponse
     from kafka_net.protocol import decode_response, encode_request
-    from kafka_net.server.apis import KafkaApis
-    from kafka_net.server.metadata_cache import MetadataCache
+    from kafka_net.server.broker import BrokerCore
     from kafka_net.server.quotas import request_helper
 
     def broken(*args):
         raise RuntimeError("quota bug")
 
-    apis = KafkaApis(ServerConfig(), MetadataCache(1, "c"), RequestChannel(10))
+    core = BrokerCore(ServerConfig(), RequestChannel(10))
+    apis = core.apis
     apis.quotas.enabled = True
     monkeypatch.setattr(request_helper, "throttle_response", broken)
-    parsed = apis.parse_request(encode_request(18, 3, 5, {
+    request = core.request_from_frame(encode_request(18, 3, 5, {
         "client_software_name": "t", "client_software_version": "1"})[4:])
-    request = Request(0, "c", "PLAINTEXT", ("127.0.0.1", 1), parsed.header, parsed.body,
-                      parsed.body_size)
     response = apis.build_response(request)
     assert isinstance(response, SendResponse)
     correlation_id, body = decode_response(18, 3, response.data[4:])

@@ -31,7 +31,7 @@ import time
 from typing import Callable
 
 from kafka_net.log_safety import escape
-from kafka_net.server.quotas.rate import Rate, SampledStat, throttle_time_ms
+from kafka_net.rate import Avg, Rate, throttle_time_ms
 from kafka_net.server.quotas.throttled_channel import (
     ThrottleCallback, ThrottledChannel, ThrottledChannelReaper)
 
@@ -66,7 +66,7 @@ class ClientSensors:
 
     def __init__(self, tags: tuple[str, str], rate: Rate, bound: float, now_ms: int) -> None:
         self.tags, self.rate, self.bound = tags, rate, bound
-        self.throttle_time = SampledStat(_METRICS_NUM_SAMPLES, _METRICS_SAMPLE_WINDOW_MS)
+        self.throttle_time = Avg(_METRICS_NUM_SAMPLES, _METRICS_SAMPLE_WINDOW_MS)
         self.last_record_ms = now_ms
 
 
@@ -262,7 +262,7 @@ class ClientQuotaManager:
                 prefix = (f"kafka.server:type={self.quota_type},user={escape(user)},"
                           f"client-id={escape(client_id)}")
                 out[f"{prefix},name={self.metric_name}"] = s.rate.measure(now_ms)
-                out[f"{prefix},name=throttle-time"] = s.throttle_time.average(now_ms)
+                out[f"{prefix},name=throttle-time"] = s.throttle_time.measure(now_ms)
         return out
 
 

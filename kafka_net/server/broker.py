@@ -1,0 +1,109 @@
+"""BrokerCore: the one place a broker's API layer is assembled.
+
+Everything a request meets after the RequestChannel, built from one
+:class:`ServerConfig`::
+
+    RequestChannel --> KafkaApis --> handlers
+                          |-- MetadataCache       (topics, advertised listeners)
+                          |-- ReplicaManager      (logs, the fetch purgatory)
+                          |-- GroupCoordinator    (groups, its purgatories)
+                          '-- QuotaManagers       (client quotas, the throttle reaper)
+
+:class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
+:class:`SocketServer`, from :meth:`BrokerCore.new_socket_server`) and the
+handler threads on top; the API-layer tests (tests/server/conftest.py) and the
+benchmarks use a BrokerCore alone, with no socket and no thread, and build
+their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
+would.
+
+Start and stop order: :meth:`startup` starts the throttle reaper, then the
+purgatories; :meth:`shutdown` stops them in the reverse order (the reaper last:
+a handler still running may start a throttle).  Without ``startup`` nothing
+runs in the background: parked requests wait forever and throttled channels
+are never muted (``QuotaManagers.can_mute``).
+"""
+
+from __future__ import annotations
+
+from kafka_net.config import ServerConfig
+from kafka_net.network.request_channel import Request, RequestChannel
+from kafka_net.network.socket_server import SocketServer
+from kafka_net.server.apis import KafkaApis
+from kafka_net.server.group import GroupConfig, GroupCoordinator
+from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.quotas.quota_managers import QuotaManagers
+from kafka_net.server.replica_manager import ReplicaManager
+
+
+def group_config(config: ServerConfig) -> GroupConfig:
+    """The group.* keys of ``config``, as the GroupCoordinator takes them."""
+    return GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
+                       config.group_initial_rebalance_delay_ms,
+                       config.offset_metadata_max_bytes, config.group_max_size)
+
+
+class BrokerCore:
+    """A broker's API layer (Kafka's ``BrokerServer`` minus the sockets and threads).
+
+    ``request_channel`` is where deferred and throttled responses go: a
+    RequestChannel of ``queued.max.requests`` unless given (tests pass a fake
+    that records them).  ``groups`` overrides the group.* keys.
+    """
+
+    def __init__(self, config: ServerConfig, request_channel=None,
+                 groups: GroupConfig | None = None) -> None:
+        self.config = config
+        self.request_channel = (RequestChannel(config.queued_max_requests)
+                                if request_channel is None else request_channel)
+        self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
+        self.replica_manager = ReplicaManager(config.message_max_bytes,
+                                              config.message_max_uncompressed_bytes)
+        self.group_coordinator = GroupCoordinator(groups or group_config(config),
+                                                  self._partition_count)
+        self.quotas = QuotaManagers(config, self.request_channel)
+        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
+                              replica_manager=self.replica_manager,
+                              group_coordinator=self.group_coordinator, quotas=self.quotas)
+
+    def _partition_count(self, topic: str) -> int | None:
+        metadata = self.metadata_cache.topic(topic)
+        return None if metadata is None else metadata.num_partitions
+
+    def new_socket_server(self, clock_ms=None) -> SocketServer:
+        """The SocketServer feeding this core's RequestChannel.  ``ip`` entity
+        quotas (connection_creation_rate, set through AlterClientQuotas) are
+        enforced by its Acceptors' ConnectionQuotas, so they are wired here."""
+        socket_server = SocketServer(self.config, self.request_channel,
+                                     self.apis.parse_request, clock_ms=clock_ms)
+        self.quotas.client_quotas.ip_quotas = socket_server.connection_quotas
+        return socket_server
+
+    def request_from_frame(self, frame: bytes, connection_id: str = "c",
+                           client_address: tuple = ("127.0.0.1", 1)) -> Request:
+        """Parse a frame payload (no size prefix) as a Processor does, into the
+        Request it would hand over (processor 0, listener PLAINTEXT)."""
+        return Request.from_parsed(0, connection_id, "PLAINTEXT", client_address,
+                                   self.apis.parse_request(frame))
+
+    # -- start and stop ------------------------------------------------------------------
+
+    def startup(self) -> None:
+        self.quotas.startup()
+        self.start_purgatories()
+
+    def shutdown(self) -> None:
+        self.stop_purgatories()
+        self.quotas.shutdown()   # after the handlers: no new throttle can start
+
+    def start_purgatories(self) -> None:
+        self.replica_manager.fetch_purgatory.start()
+        self.group_coordinator.start()
+
+    def stop_purgatories(self) -> None:
+        self.replica_manager.fetch_purgatory.shutdown()
+        self.group_coordinator.shutdown()
+
+    def complete_parked(self) -> None:
+        """Answer every parked request now (a graceful stop's drain)."""
+        self.replica_manager.fetch_purgatory.complete_all()
+        self.group_coordinator.complete_parked()
