@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from kafka_net.capture.pairing import REQUEST, RESPONSE, Frame
-from kafka_net.capture.pcap import ACK, FIN, RST, SYN, Packet
+from kafka_net.capture.packet import ACK, FIN, RST, SYN, Packet
 from kafka_net.capture.tcp_frames import (
     I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, plausible_request)
 from kafka_net.capture.tcp_stream import FlowStats

@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from heapq import heappop, heappush
 
-from kafka_net.capture.pcap import ACK, FIN, SYN, Packet
+from kafka_net.capture.packet import ACK, FIN, SYN, Packet
 
 _EARLY_WINDOW = 1 << 20                 # no SYN: how far before the first segment to start
 _SEQ_MOD, _SEQ_HALF = 1 << 32, 1 << 31
