@@ -14,7 +14,7 @@ Transaction*, QuorumConfig, MetricConfigs, QuotaConfig, BrokerSecurityConfigs,
 ZkConfigs, ...) in apache/kafka at commit
 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, between 3.9 and 4.0),
 341 keys.  Per-listener forms (``listener.name.<name>.<key>``) are
-recognised by prefix in :mod:`kafka_net.config`.
+recognised by prefix in :mod:`kafka_net.config.server_config`.
 """
 
 KAFKA_BROKER_KEYS: frozenset[str] = frozenset((

@@ -63,6 +63,16 @@ def test_each_documented_default_is_the_dataclass_default(key):
     assert config(**{key.name.replace(".", "_"): key.default}) == ServerConfig()
 
 
+def test_every_key_is_a_field_and_every_other_field_is_derived():
+    # ServerConfig's defaults come from KEYS by attribute name (default_of), so a
+    # key without a field, or a field nobody can set from a file, is a mistake.
+    fields = set(ServerConfig.__dataclass_fields__)
+    keyed = {k.attr for k in KEYS}
+    assert keyed <= fields
+    assert fields - keyed == {"listener_max_connections",
+                              "listener_max_connection_creation_rate", "ignored"}
+
+
 # --- unknown keys, bad values, ignored keys -----------------------------------------
 
 

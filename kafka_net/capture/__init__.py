@@ -3,5 +3,8 @@
 :mod:`.format` (sans-IO) defines the file layout and reads it back;
 :mod:`.writer` appends records to per-processor segment files;
 :mod:`.pairing` (sans-IO) pairs requests with responses per connection and
-finds protocol violations.  The Spark jobs in ``spark_jobs/`` import these.
+finds protocol violations.  Captures of any broker: :mod:`.pcap` reads pcap
+and pcapng files (:mod:`.packet` decodes each record's headers), :mod:`.tcp`
+reassembles connections (:mod:`.tcp_stream` the byte streams,
+:mod:`.tcp_frames` the Kafka frames).  The Spark jobs in ``spark_jobs/`` import these.
 """

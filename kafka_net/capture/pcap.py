@@ -2,8 +2,8 @@
 
 The conformance jobs read captures of *any* Kafka broker's traffic, taken
 with tcpdump, tshark, dumpcap and friends.  This module turns one such file
-(given as bytes) into the TCP segments it holds; :mod:`.tcp` reassembles them
-into Kafka frames.
+(given as bytes) into the TCP segments it holds (:mod:`.packet` decodes each
+record); :mod:`.tcp` reassembles them into Kafka frames.
 
 What is understood
 ------------------
@@ -16,19 +16,8 @@ What is understood
   Blocks.  Other blocks (name resolution, statistics, secrets, custom) are
   skipped.  A Simple Packet Block has no timestamp: it gets the timestamp of
   the packet before it.
-* **Link layers**: Ethernet (1, with any number of 802.1Q / 802.1ad VLAN
-  tags), Linux cooked capture SLL (113) and SLL2 (276), BSD loopback NULL (0)
-  and OpenBSD LOOP (108), raw IP (101, and 228 / 229 for IPv4 / IPv6 only).
-* **Network**: IPv4 (with options) and IPv6 (extension headers skipped).
-  Fragments are not reassembled: a first fragment is kept (its TCP stream
-  then shows a gap where the other fragments' bytes were), later fragments
-  are skipped, and both are reported as problems.  Only TCP is kept;
-  UDP, ICMP, ARP and the rest are counted and ignored.
-
-Lengths: the IP header says how long the TCP payload really was
-(:attr:`Packet.payload_len`); a capture's snap length may have kept fewer
-bytes (``len(payload)``); :attr:`Packet.truncated` says so.  Ethernet
-padding and trailing FCS bytes are cut off by the same IP length.
+* **Link layers, IP and TCP**: see :mod:`.packet` (Ethernet with VLAN tags,
+  Linux SLL/SLL2, loopback, raw IP; IPv4 and IPv6; TCP only).
 
 Bad input never raises: :func:`read_capture` (and :func:`read_packets`)
 return what could be read plus a list of problems in plain words (``"not a
@@ -39,17 +28,16 @@ reported once per kind, so a huge file cannot produce a huge problem list.
 
 from __future__ import annotations
 
-import ipaddress
 import struct
 from dataclasses import dataclass, field
 
-__all__ = [
-    "ACK", "FIN", "PSH", "RST", "SYN", "CaptureRead", "Packet", "read_capture",
-    "read_packets", "sniff_format",
-]
+from kafka_net.capture.packet import (
+    ACK, FIN, PSH, RST, SUPPORTED_LINK_TYPES, SYN, Packet, PacketDecoder)
 
-# TCP flags (the low byte of the flags field).
-FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+__all__ = [
+    "ACK", "FIN", "PSH", "RST", "SYN", "CaptureRead", "Packet", "SUPPORTED_LINK_TYPES",
+    "read_capture", "read_packets", "sniff_format",
+]
 
 KNCAP_MAGIC = b"KNCAP"
 
@@ -69,62 +57,6 @@ _PCAPNG_BOM = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 # A record or block bigger than this is certainly garbage (real snap lengths
 # are at most 256 KiB; jumbo TSO captures stay far below this).
 _MAX_RECORD = 64 * 1024 * 1024
-
-# Link-layer header types (https://www.tcpdump.org/linktypes.html).
-LINKTYPE_NULL, LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_LOOP = 0, 1, 101, 108
-LINKTYPE_LINUX_SLL, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2 = 113, 228, 229, 276
-SUPPORTED_LINK_TYPES = frozenset({
-    LINKTYPE_NULL, LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_LOOP, LINKTYPE_LINUX_SLL,
-    LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2})
-
-_ETH_IPV4, _ETH_IPV6 = 0x0800, 0x86DD
-_ETH_VLAN = frozenset({0x8100, 0x88A8, 0x9100})
-_IPPROTO_TCP = 6
-# IPv6 extension headers with the generic (next header, length in 8-octet
-# units beyond the first 8) layout; 44 (fragment) and 51 (AH) are special.
-_IPV6_GENERIC_EXT = frozenset({0, 43, 60, 135, 139, 140, 253, 254})
-
-_U16 = struct.Struct(">H")
-_TCP = struct.Struct(">HHIIBB")   # ports, seq, ack, data offset, flags
-_IPV4_FIXED = struct.Struct(">BBHHHBB")  # vhl, tos, total len, id, frag, ttl, proto
-
-
-@dataclass(frozen=True, slots=True)
-class Packet:
-    """One TCP segment found in a capture."""
-
-    timestamp_ns: int
-    src_ip: str
-    src_port: int
-    dst_ip: str
-    dst_port: int
-    seq: int
-    ack: int
-    flags: int           # TCP flags byte: FIN SYN RST PSH ACK ...
-    payload: bytes       # the TCP payload bytes the capture kept
-    payload_len: int     # the TCP payload's length on the wire (>= len(payload))
-    record: int = -1     # index of the packet record in its file (for messages)
-
-    @property
-    def truncated(self) -> bool:
-        """The capture's snap length cut part of the payload off."""
-        return self.payload_len > len(self.payload)
-
-    @property
-    def syn(self) -> bool:
-        return bool(self.flags & SYN)
-
-    @property
-    def fin(self) -> bool:
-        return bool(self.flags & FIN)
-
-    @property
-    def rst(self) -> bool:
-        return bool(self.flags & RST)
-
-    @property
-    def has_ack(self) -> bool:
-        return bool(self.flags & ACK)
 
 
 @dataclass
@@ -166,7 +98,7 @@ def read_capture(data: bytes) -> CaptureRead:
             "a kafka-net capture" if kind == "kncap" else "unknown magic " + data[:4].hex())
         return CaptureRead(None, problems=[f"not a pcap or pcapng file ({what})"])
     result = CaptureRead(kind)
-    decoder = _PacketDecoder(data, result)
+    decoder = PacketDecoder(data, result)
     try:
         if kind == "pcap":
             _read_pcap(data, decoder, result)
@@ -181,7 +113,7 @@ def read_capture(data: bytes) -> CaptureRead:
 # --- classic pcap ------------------------------------------------------------------------
 
 
-def _read_pcap(data: bytes, decoder: "_PacketDecoder", result: CaptureRead) -> None:
+def _read_pcap(data: bytes, decoder: PacketDecoder, result: CaptureRead) -> None:
     endian, frac_ns, rec_size = _PCAP_MAGICS[data[:4]]
     if len(data) < 24:
         result.problems.append(f"truncated pcap file header ({len(data)} of 24 bytes)")
@@ -229,7 +161,7 @@ class _Interface:
     offset_ns: int = 0
 
 
-def _read_pcapng(data: bytes, decoder: "_PacketDecoder", result: CaptureRead) -> None:
+def _read_pcapng(data: bytes, decoder: PacketDecoder, result: CaptureRead) -> None:
     pos, n = 0, len(data)
     endian = ""
     u32 = u16 = None
@@ -358,191 +290,3 @@ def _idb_options(data: bytes, pos: int, end: int, endian: str, iface: _Interface
         elif code == 14 and length >= 8:
             iface.offset_ns = struct.unpack_from(endian + "q", data, value)[0] * 1_000_000_000
         pos = value + ((length + 3) & ~3)
-
-
-# --- link, network and transport layers --------------------------------------------------
-
-
-class _PacketDecoder:
-    """Decodes one record's bytes (link layer down to TCP) into a :class:`Packet`."""
-
-    def __init__(self, data: bytes, result: CaptureRead) -> None:
-        self.data = data
-        self.result = result
-        self.out = result.packets
-        self.addr_cache: dict[bytes, str] = {}
-        self.unsupported: dict[int, int] = {}
-        self.counts: dict[str, int] = {}
-
-    def _count(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-
-    def summarise(self) -> None:
-        problems = self.result.problems
-        for linktype, n in sorted(self.unsupported.items()):
-            problems.append(f"unsupported link type {linktype} ({n} packets skipped)")
-        messages = {
-            "first_fragment": "fragmented IPv4/IPv6 packets (first fragments kept, "
-                              "fragments are not reassembled)",
-            "later_fragment": "non-first IP fragments skipped (fragments are not reassembled)",
-            "malformed": "malformed IP/TCP headers skipped",
-            "cut_header": "packets cut by the snap length before the end of their TCP "
-                          "header skipped",
-        }
-        for key, text in messages.items():
-            if self.counts.get(key):
-                problems.append(f"{self.counts[key]} {text}")
-
-    def _addr(self, raw: bytes) -> str:
-        text = self.addr_cache.get(raw)
-        if text is None:
-            if len(raw) == 4:
-                text = f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}"
-            else:
-                text = ipaddress.IPv6Address(raw).compressed
-            self.addr_cache[raw] = text
-        return text
-
-    def decode(self, linktype: int, start: int, end: int, wire_len: int, ts: int,
-               index: int) -> None:
-        """Decode record bytes ``data[start:end]`` (``wire_len`` bytes on the wire)."""
-        data = self.data
-        self.result.link_types.add(linktype)
-        version = 0          # 4, 6, or 0 = look at the IP version nibble
-        if linktype == LINKTYPE_ETHERNET:
-            p = start + 12
-            if p + 2 > end:
-                self.result.non_tcp += 1
-                return
-            etype = _U16.unpack_from(data, p)[0]
-            p += 2
-            while etype in _ETH_VLAN:
-                if p + 4 > end:
-                    self.result.non_tcp += 1
-                    return
-                etype = _U16.unpack_from(data, p + 2)[0]
-                p += 4
-            if etype == _ETH_IPV4:
-                version = 4
-            elif etype == _ETH_IPV6:
-                version = 6
-            else:
-                self.result.non_tcp += 1
-                return
-        elif linktype == LINKTYPE_LINUX_SLL or linktype == LINKTYPE_LINUX_SLL2:
-            hdr = 16 if linktype == LINKTYPE_LINUX_SLL else 20
-            if start + hdr > end:
-                self.result.non_tcp += 1
-                return
-            proto_at = start + 14 if linktype == LINKTYPE_LINUX_SLL else start
-            etype = _U16.unpack_from(data, proto_at)[0]
-            if etype == _ETH_IPV4:
-                version = 4
-            elif etype == _ETH_IPV6:
-                version = 6
-            else:
-                self.result.non_tcp += 1
-                return
-            p = start + hdr
-        elif linktype == LINKTYPE_NULL or linktype == LINKTYPE_LOOP:
-            # A 4-byte address family (host byte order for NULL, network order for
-            # LOOP; the values differ between systems): the IP version nibble decides.
-            p = start + 4
-        elif linktype == LINKTYPE_RAW:
-            p = start
-        elif linktype == LINKTYPE_IPV4:
-            p, version = start, 4
-        elif linktype == LINKTYPE_IPV6:
-            p, version = start, 6
-        else:
-            self.unsupported[linktype] = self.unsupported.get(linktype, 0) + 1
-            return
-        if p >= end:
-            self.result.non_tcp += 1
-            return
-        nibble = data[p] >> 4
-        if version == 0:
-            version = nibble
-        if version != nibble or version not in (4, 6):
-            self.result.non_tcp += 1
-            return
-        wire_ip_len = wire_len - (p - start)
-        if version == 4:
-            self._ipv4(p, end, wire_ip_len, ts, index)
-        else:
-            self._ipv6(p, end, wire_ip_len, ts, index)
-
-    def _ipv4(self, p: int, end: int, wire_ip_len: int, ts: int, index: int) -> None:
-        data = self.data
-        if p + 20 > end:
-            self._count("cut_header")
-            return
-        vhl, _tos, total, _ident, frag, _ttl, proto = _IPV4_FIXED.unpack_from(data, p)
-        ihl = (vhl & 0x0F) * 4
-        if ihl < 20:
-            self._count("malformed")
-            return
-        if proto != _IPPROTO_TCP:
-            self.result.non_tcp += 1
-            return
-        if frag & 0x1FFF:
-            self._count("later_fragment")
-            return
-        if frag & 0x2000:
-            self._count("first_fragment")
-        ip_len = total if total >= ihl else wire_ip_len   # 0: TSO, length unknown
-        self._tcp(p + ihl, p + ip_len, end, data[p + 12:p + 16], data[p + 16:p + 20], ts,
-                  index)
-
-    def _ipv6(self, p: int, end: int, wire_ip_len: int, ts: int, index: int) -> None:
-        data = self.data
-        if p + 40 > end:
-            self._count("cut_header")
-            return
-        plen = _U16.unpack_from(data, p + 4)[0]
-        nh = data[p + 6]
-        ip_end = p + 40 + plen if plen else p + wire_ip_len   # 0: jumbogram
-        q = p + 40
-        while True:
-            if nh == _IPPROTO_TCP:
-                break
-            if nh in _IPV6_GENERIC_EXT or nh == 51 or nh == 44:
-                if q + 8 > end:
-                    self._count("cut_header")
-                    return
-                if nh == 44:
-                    off_m = _U16.unpack_from(data, q + 2)[0]
-                    if off_m & 0xFFF8:
-                        self._count("later_fragment")
-                        return
-                    if off_m & 1:
-                        self._count("first_fragment")
-                    hlen = 8
-                elif nh == 51:
-                    hlen = (data[q + 1] + 2) * 4
-                else:
-                    hlen = (data[q + 1] + 1) * 8
-                nh = data[q]
-                q += hlen
-                continue
-            self.result.non_tcp += 1   # UDP, ICMPv6, ESP, no next header ...
-            return
-        self._tcp(q, ip_end, end, data[p + 8:p + 24], data[p + 24:p + 40], ts, index)
-
-    def _tcp(self, t: int, ip_end: int, cap_end: int, src: bytes, dst: bytes, ts: int,
-             index: int) -> None:
-        data = self.data
-        if t + 14 > cap_end:
-            self._count("cut_header")
-            return
-        sport, dport, seq, ack, doff, flags = _TCP.unpack_from(data, t)
-        thl = (doff >> 4) * 4
-        payload_len = ip_end - t - thl
-        if thl < 20 or payload_len < 0:
-            self._count("malformed")
-            return
-        pstart = t + thl
-        pend = min(ip_end, cap_end)
-        payload = data[pstart:pend] if pend > pstart else b""
-        self.out.append(Packet(ts, self._addr(src), sport, self._addr(dst), dport, seq, ack,
-                               flags, payload, payload_len, index))

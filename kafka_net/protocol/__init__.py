@@ -5,7 +5,7 @@ Nothing in this package imports ``socket``, ``selectors``, ``threading`` or
 the benchmark's reference server, the tests and the Spark jobs all share it.
 
 Reading order for newcomers: :mod:`.primitives` (integers, varints),
-:mod:`.schema` (messages as data), :mod:`.codegen` (schemas compiled into
+:mod:`.wire_types` (field types), :mod:`.schema` (messages as data), :mod:`.codegen` (schemas compiled into
 the functions that run per message), :mod:`.framing` (size prefix),
 :mod:`.headers` (header versions), :mod:`.codec` (the accept/refuse choke
 point), then one API in :mod:`.messages`.

@@ -1,0 +1,232 @@
+"""One direction's byte stream split into Kafka frames, sans-IO (the framing
+half of :mod:`kafka_net.capture.tcp`, over :mod:`.tcp_stream`).
+
+Frames and verifiability
+------------------------
+The stream is split by size prefixes.  A frame whose bytes span a hole keeps
+its known prefix and ``truncated=True``; a frame that is still incomplete when
+the data ends is kept (truncated) if its header is complete, else dropped.
+
+A direction becomes **unverifiable** from a point on when a lost hole is
+met, when a size prefix falls into a hole (framing is lost; frames are looked
+for again at later segment starts, the frames found get ``after_gap``), when
+a size prefix is negative or over 100 MiB (not Kafka, or not at a frame
+boundary: that direction stops), or when a truncated frame's header is
+incomplete.  Lost bytes may have held requests or responses, so the
+connection's :attr:`~Connection.unverifiable_from_ns` is the earliest time
+the trouble can have started (lost bytes: just after the capture time of the
+packet holding the byte before them; bytes that are there but unusable: the
+capture time of their packet), and *every* frame of either direction
+completed at or after it gets ``after_gap=True``: :func:`pair_connection`
+then reports the connection unverifiable from the first such frame instead
+of reporting mismatches.  This is conservative: a response to a request sent
+before the loss may be left unchecked too.
+
+Capture started mid-stream (no SYN for a direction): the first bytes may be
+in the middle of a frame.  Frames are looked for at segment starts (the first
+:data:`SYNC_TRIES` ones): a request boundary must parse as a plausible request
+header whose correlation id starts one of the broker's packets, a response
+boundary must carry the correlation id of a captured request (a response to
+a request sent before the capture started cannot be checked), and the next
+size prefix must be plausible too.  Requests captured before the request
+answered by the first framed response are dropped (their responses, if any,
+were not captured whole).  A direction where no boundary is found is
+unverifiable from its first byte.
+
+Each frame's timestamp is that of the packet that completed it (the one
+that made all its bytes deliverable; never earlier than the frame before it
+in the same direction).  Frames of both directions are merged by timestamp,
+requests first on ties.
+"""
+
+from __future__ import annotations
+
+import struct
+from bisect import bisect_left
+
+from kafka_net.capture.pairing import REQUEST, RESPONSE
+from kafka_net.capture.tcp_stream import ByteStream
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.headers import decode_request_header
+from kafka_net.protocol.messages import MESSAGES
+
+MAX_FRAME_SIZE = 100 * 1024 * 1024      # socket.request.max.bytes' default
+SYNC_TRIES = 4096                       # segment starts tried to find a frame boundary
+MAX_API_KEY, MAX_API_VERSION = 100, 20
+
+I32 = struct.Struct(">i")
+_REQ_HEAD = struct.Struct(">ihhi")       # size, api_key, api_version, correlation id
+_I16 = struct.Struct(">h")
+
+
+def plausible_request(head: bytes) -> bool:
+    """Do these bytes (size prefix first, at least 8 of them) start a Kafka request?"""
+    if len(head) < 8:
+        return False
+    size, api_key, api_version = _REQ_HEAD.unpack_from(head + b"\0\0\0\0", 0)[:3]
+    if not (8 <= size <= MAX_FRAME_SIZE and 0 <= api_key <= MAX_API_KEY
+            and 0 <= api_version <= MAX_API_VERSION):
+        return False
+    if size >= 10 and len(head) >= 14:
+        client_id_len = _I16.unpack_from(head, 12)[0]
+        return -1 <= client_id_len <= size - 10
+    return True
+
+
+class Flow(ByteStream):
+    """One direction: its packets, then its byte stream (:class:`ByteStream`), then
+    its frames (:meth:`split`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[tuple[int, bytes, int, bool, bool]] = []
+        self.unverifiable_ns: int | None = None
+        self.synced_mid_stream = False
+
+    def _unverifiable(self, pos: int, reason: str | None) -> None:
+        at = self._loss_ts(pos)
+        if at is not None and (self.unverifiable_ns is None or at < self.unverifiable_ns):
+            self.unverifiable_ns = at
+        if self.stats.unverifiable is None and reason:
+            self.stats.unverifiable = reason
+
+    def _boundary_ok(self, pos: int, direction: int, match: set[int] | None) -> bool:
+        """Could a frame start at ``pos``?  Requests need a plausible header, responses
+        a sane size; with ``match``, the correlation id must be in it (a request's id
+        seen at a response boundary, or a response's id among the requests').  The
+        next size prefix, if captured, must be plausible too."""
+        head = self._known(pos, 16)
+        if len(head) < 8:
+            return False
+        size = I32.unpack_from(head, 0)[0]
+        if direction == REQUEST:
+            if not plausible_request(head) or (
+                    match is not None and (len(head) < 12 or
+                                           I32.unpack_from(head, 8)[0] not in match)):
+                return False
+        elif not 4 <= size <= MAX_FRAME_SIZE or (
+                match is not None and I32.unpack_from(head, 4)[0] not in match):
+            return False
+        nxt = self._known(pos + 4 + size, 16)
+        if direction == REQUEST and len(nxt) >= 8:
+            return plausible_request(nxt)
+        if len(nxt) >= 4:
+            return 0 <= I32.unpack_from(nxt, 0)[0] <= MAX_FRAME_SIZE
+        return True
+
+    def _sync(self, start: int, direction: int, match: set[int] | None) -> int | None:
+        i = bisect_left(self.seg_starts, start)
+        for candidate in self.seg_starts[i:i + SYNC_TRIES]:
+            if self._boundary_ok(candidate, direction, match):
+                return candidate
+        return None
+
+    def response_ids(self) -> set[int]:
+        """Correlation ids at this (response) direction's segment starts: what a
+        request found mid-stream must match to be believed."""
+        ids = set()
+        for start in self.seg_starts[:SYNC_TRIES]:
+            head = self._known(start, 8)
+            if len(head) == 8 and 4 <= I32.unpack_from(head, 0)[0] <= MAX_FRAME_SIZE:
+                ids.add(I32.unpack_from(head, 4)[0])
+        return ids
+
+    def _header_complete(self, payload: bytes, direction: int) -> bool:
+        """Does a truncated frame still hold the header pairing needs?"""
+        if direction == RESPONSE:
+            return len(payload) >= 4
+        if len(payload) < 8:
+            return False
+        message = MESSAGES.get(_I16.unpack_from(payload, 0)[0])
+        if message is None:
+            return True
+        try:
+            decode_request_header(payload, message.request.flexible)
+        except InvalidRequestError:
+            return False
+        return True
+
+    def split(self, direction: int, match: set[int] | None) -> None:
+        """Split the stream into frames: (ts, payload, size, truncated, after_loss).
+
+        ``match``: correlation ids a boundary found by searching (mid-stream start,
+        lost framing) must carry; see :meth:`_boundary_ok`.
+        """
+        st = self.stats
+        if not self.run_data:
+            if self.holes:
+                self._unverifiable(0, "no payload bytes were captured")
+            return
+        pos = 0
+        end_all = self.end
+        if self.isn is None:
+            found = self._sync(0, direction, match)
+            if found is None:
+                st.skipped_bytes += st.bytes
+                self._unverifiable(0, "no Kafka frame boundary found (capture started "
+                                      "mid-stream, or not Kafka)")
+                return
+            self.synced_mid_stream = True
+            st.skipped_bytes += self._known_bytes(0, found)
+            pos = found
+        elif direction == REQUEST:
+            head = self._known(0, 16)
+            if len(head) >= 8 and not plausible_request(head):
+                st.skipped_bytes += st.bytes
+                self._unverifiable(0, f"the first bytes ({head[:8].hex()}) are not a Kafka "
+                                      f"request header: not Kafka")
+                return
+        frames = self.frames
+        last_ts = 0
+        lost = False
+        while pos < end_all:
+            ri = self._run_at(pos)
+            rend = self.run_starts[ri] + len(self.run_data[ri]) if ri is not None else pos
+            if rend - pos < 4:
+                if ri is not None and rend >= end_all:
+                    st.incomplete_tail_bytes += rend - pos
+                    break
+                # The next size prefix was not (wholly) captured: framing is lost.
+                self._unverifiable(pos, f"frame boundary lost at stream byte {pos} "
+                                        f"(the size prefix is missing from the capture)")
+                lost = True
+                found = self._sync(pos + 1, direction, match)
+                st.skipped_bytes += self._known_bytes(
+                    pos, found if found is not None else end_all)
+                if found is None:
+                    break
+                pos = found
+                continue
+            rs, rd = self.run_starts[ri], self.run_data[ri]
+            size = I32.unpack_from(rd, pos - rs)[0]
+            if size < 0 or size > MAX_FRAME_SIZE:
+                self._unverifiable(pos, f"frame size {size} at stream byte {pos} is not "
+                                        f"plausible (not Kafka, or not at a frame boundary)")
+                st.skipped_bytes += self._known_bytes(pos, end_all)
+                break
+            fend = pos + 4 + size
+            payload = rd[pos + 4 - rs:fend - rs]
+            truncated = fend > rend
+            if truncated:
+                hole_at = self._first_lost_hole(rend, min(fend, end_all))
+                if hole_at is not None:
+                    reason = None if st.unverifiable else (
+                        f"{self._gap_bytes(rend, fend)} bytes missing from the capture at "
+                        f"stream byte {hole_at}")
+                    self._unverifiable(hole_at, reason)
+                    lost = True
+                if fend > end_all:
+                    # The data ends inside this frame (capture stopped, connection cut).
+                    st.incomplete_tail_bytes += self._known_bytes(pos, end_all)
+                    if self._header_complete(payload, direction):
+                        ts = max(self._ts(pos, end_all), last_ts)
+                        frames.append((ts, payload, size, True, lost))
+                    break
+                if not lost and not self._header_complete(payload, direction):
+                    self._unverifiable(pos, f"the snap length cut the header of the frame "
+                                            f"at stream byte {pos}")
+                    lost = True
+            ts = max(self._ts(pos, fend), last_ts)
+            last_ts = ts
+            frames.append((ts, payload, size, truncated, lost))
+            pos = fend

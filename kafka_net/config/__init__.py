@@ -1,0 +1,45 @@
+"""Broker configuration with Kafka's key names and defaults.
+
+``kafka-net serve --config server.properties --override key=value`` reads a
+Java ``.properties`` file (the format Kafka's ``server.properties`` uses) and
+applies overrides on top.  Every key is Kafka's, with Kafka's default, except
+the few marked "kafka-net" in the key table.
+
+Unknown keys are refused with a suggestion, so a typo such as
+``num.network.thread`` never silently falls back to a default.  Keys that are
+real Kafka broker settings but mean nothing here (``log.dirs``,
+``zookeeper.connect``, ...) are accepted and reported once as ignored, so an
+existing ``server.properties`` can be used as it is.  For the same reason
+the listeners named in ``controller.listener.names`` (a KRaft controller's
+port) are accepted and not opened: kafka-net has no controller.
+
+The package, by subject:
+
+* :mod:`~kafka_net.config.listeners`: ``NAME://host:port`` entries (:class:`EndPoint`,
+  :func:`parse_listeners`) and ``listener.security.protocol.map``;
+* :mod:`~kafka_net.config.values`: the converters from a key's text to its value;
+* :mod:`~kafka_net.config.keys`: the key table :data:`KEYS` (name, default, doc;
+  each default written only there), aliases, ignored Kafka keys, the dev profile;
+* :mod:`~kafka_net.config.server_config`: :class:`ServerConfig`, built from
+  string key/values and checked as a whole;
+* :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and
+  :func:`load_config`.
+
+Every name is re-exported here: ``from kafka_net.config import X`` is the way in.
+"""
+
+from kafka_net.config.errors import ConfigError
+from kafka_net.config.keys import (
+    DEV_PROFILE, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
+from kafka_net.config.listeners import (
+    DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, parse_listeners, parse_protocol_map)
+from kafka_net.config.properties import load_config, parse_properties
+from kafka_net.config.server_config import ServerConfig
+from kafka_net.config.values import INT_MAX, LONG_MAX
+
+__all__ = [
+    "DEFAULT_PROTOCOL_MAP", "DEV_PROFILE", "IGNORED_KAFKA_KEYS", "INT_MAX", "KEYS",
+    "LONG_MAX", "SECURITY_PROTOCOLS", "ConfigError", "EndPoint", "ServerConfig",
+    "canonical_key", "default_of", "load_config", "parse_listeners",
+    "parse_properties", "parse_protocol_map",
+]

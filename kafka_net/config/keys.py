@@ -1,0 +1,161 @@
+"""The key table: every key kafka-net reads, with Kafka's name, default and a
+one-line doc.  Each default is written here once: ServerConfig's field
+defaults are these strings, converted (server_config.py); ``kafka-net serve
+--help`` and README's key table (``python docs/make_tables.py keys``) print them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
+from kafka_net.config.values import (
+    INT_MAX, LONG_MAX, boolean, integer, ip_overrides, listener_list, listener_name,
+    listener_names, protocol_map, string)
+from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+
+
+@dataclass(frozen=True)
+class _Key:
+    name: str
+    attr: str
+    convert: Callable[[str, str], Any]
+    default: str
+    doc: str
+
+
+KEYS: tuple[_Key, ...] = (
+    _Key("node.id", "node_id", integer(0), "1",
+         "This broker's id, returned in Metadata (broker.id is accepted too)."),
+    _Key("listeners", "listeners", listener_list, "PLAINTEXT://127.0.0.1:9092",
+         "Comma-separated NAME://host:port; port 0 picks an ephemeral port."),
+    _Key("advertised.listeners", "advertised_listeners", listener_list, "",
+         "Addresses given to clients in Metadata; defaults to listeners."),
+    _Key("listener.security.protocol.map", "listener_security_protocol_map",
+         protocol_map, DEFAULT_PROTOCOL_MAP,
+         "Listener name -> security protocol; only PLAINTEXT listeners are served."),
+    _Key("controller.listener.names", "controller_listener_names", listener_names, "",
+         "Listeners of a KRaft controller; kafka-net has none and does not open them."),
+    _Key("num.network.threads", "num_network_threads", integer(1), "3",
+         "Processor threads per listener (N)."),
+    _Key("num.io.threads", "num_io_threads", integer(1), "8",
+         "Request handler threads (M)."),
+    _Key("queued.max.requests", "queued_max_requests", integer(1), "500",
+         "Requests the RequestChannel holds before Processors block."),
+    _Key("socket.request.max.bytes", "socket_request_max_bytes", integer(1), "104857600",
+         "Largest request frame accepted; larger ones close the connection."),
+    _Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", integer(-1), "102400",
+         "SO_SNDBUF of accepted sockets; -1 keeps the OS default."),
+    _Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", integer(-1), "102400",
+         "SO_RCVBUF of the listening and accepted sockets; -1 keeps the OS default."),
+    _Key("socket.listen.backlog.size", "socket_listen_backlog_size", integer(1), "50",
+         "listen() backlog of each listener."),
+    _Key("connections.max.idle.ms", "connections_max_idle_ms", integer(hi=LONG_MAX), "600000",
+         "Idle connections are closed after this long; negative disables."),
+    _Key("auto.create.topics.enable", "auto_create_topics_enable", boolean, "true",
+         "Create unknown topics named in Metadata requests."),
+    _Key("num.partitions", "num_partitions", integer(1), "1",
+         "Partitions of auto-created topics."),
+    _Key("default.replication.factor", "default_replication_factor", integer(1, 1), "1",
+         "Replication factor of auto-created topics (a single node: 1)."),
+    _Key("cluster.id", "cluster_id", string, "kafka-net-cluster",
+         "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
+    _Key("shutdown.timeout.ms", "shutdown_timeout_ms", integer(0), "30000",
+         "kafka-net: how long a graceful stop waits for requests already received."),
+    _Key("delete.topic.enable", "delete_topic_enable", boolean, "true",
+         "Whether DeleteTopics may delete topics."),
+    _Key("message.max.bytes", "message_max_bytes", integer(0), "1048588",
+         "Largest record batch a producer may send (per partition)."),
+    _Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", integer(), "6000",
+         "Smallest session timeout a consumer group member may ask for."),
+    _Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", integer(), "1800000",
+         "Largest session timeout a consumer group member may ask for."),
+    _Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", integer(0),
+         "3000", "How long the first rebalance of an empty group waits for more members."),
+    _Key("group.max.size", "group_max_size", integer(1), str(2**31 - 1),
+         "Most members a consumer group may have."),
+    _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
+         "Largest metadata string an offset commit may carry."),
+    # -- connection quotas (Kafka's ConnectionQuotas; listener.name.<l>. forms too) --
+    _Key("max.connections", "max_connections", integer(0), str(INT_MAX),
+         "Most connections the broker holds; at the limit the Acceptor waits for a slot."),
+    _Key("max.connections.per.ip", "max_connections_per_ip", integer(0), str(INT_MAX),
+         "Most connections from one IP address; more are closed at once."),
+    _Key("max.connections.per.ip.overrides", "max_connections_per_ip_overrides",
+         ip_overrides, "",
+         "Per-host or per-IP exceptions to max.connections.per.ip, as host:count,..."),
+    _Key("max.connection.creation.rate", "max_connection_creation_rate", integer(0),
+         str(INT_MAX),
+         "Most new connections per second; faster accepts are delayed."),
+    _Key("inter.broker.listener.name", "inter_broker_listener_name", listener_name, "",
+         "The inter-broker listener; with several listeners it is exempt from "
+         "max.connections. Empty = PLAINTEXT (Kafka's default)."),
+    # -- memory pool and quotas --------------------------------------------------------
+    _Key("queued.max.request.bytes", "queued_max_request_bytes", integer(-(2**63), LONG_MAX),
+         "-1",
+         "Bytes of requests read and not yet handled before reading pauses; -1 = no bound."),
+    _Key("quota.window.num", "quota_window_num", integer(1), "11",
+         "Samples kept in memory for client and connection-rate quotas."),
+    _Key("quota.window.size.seconds", "quota_window_size_seconds", integer(1), "1",
+         "Time span of one quota sample; also the longest connection-rate delay."),
+    # -- request limits a Python broker needs (kafka-net) ------------------------------
+    _Key("max.partitions.per.request", "max_partitions_per_request", integer(1), "10000",
+         "kafka-net: most partitions one CreateTopics or CreatePartitions may create "
+         "(10000 empty ones take about 10 MiB)."),
+    _Key("max.broker.partitions", "max_broker_partitions", integer(1), "100000",
+         "kafka-net: most partitions the broker holds in all (KIP-578's name); 100000 take "
+         "about 110 MiB, under 1 GiB even while 8 Metadata-for-all answers are built "
+         "(bench/RESULTS.md)."),
+    _Key("message.max.uncompressed.bytes", "message_max_uncompressed_bytes", integer(1),
+         "4194304",
+         "kafka-net: most bytes a compressed record batch may decompress to (a Produce "
+         "request's batches together: 16x that, and a quarter of it in records and "
+         "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
+         "(bench/records_worst_case.py)."),
+    _Key("capture.dir", "capture_dir", string, "",
+         "kafka-net: write wire captures here (one file series per Processor); "
+         "empty = off."),
+    _Key("capture.segment.bytes", "capture_segment_bytes", integer(1024), "67108864",
+         "kafka-net: start a new capture file once one reaches this size."),
+    _Key("capture.max.frame.bytes", "capture_max_frame_bytes", integer(0), "1048576",
+         "kafka-net: frames are cut to this many bytes in captures (the cut is recorded)."),
+)
+
+BY_NAME = {k.name: k for k in KEYS}
+ALIASES = {"broker.id": "node.id"}
+
+
+def default_of(attr: str) -> Any:
+    """The default of ServerConfig's field ``attr``: its key's default text in
+    :data:`KEYS`, converted as a value in a file would be."""
+    key = _BY_ATTR[attr]
+    return key.convert(key.name, key.default)
+
+
+_BY_ATTR = {k.attr: k for k in KEYS}
+
+# Real Kafka broker keys that kafka-net does not use: accepted with a warning, as
+# Kafka itself warns about keys it does not know (the list: kafka_keys.py).
+IGNORED_KAFKA_KEYS = KAFKA_BROKER_KEYS - BY_NAME.keys()
+
+
+# The development profile (``kafka-net serve --dev``, ``kafka_net.Broker``, the
+# pytest fixture): settings that make a broker quick for tests and local work
+# without changing what any request means.  Kafka's quickstart, Testcontainers
+# and Redpanda's dev mode make the same choice for the rebalance delay.
+DEV_PROFILE: dict[str, str] = {
+    # A first group join otherwise waits 3 s for more members to arrive.
+    "group.initial.rebalance.delay.ms": "0",
+    # On CPython threads share one GIL: 1 network and 2 handler threads answer
+    # small requests faster than Kafka's 3 + 8 (README, "Thread counts").
+    "num.network.threads": "1",
+    "num.io.threads": "2",
+}
+
+
+def canonical_key(key: str) -> str:
+    """The key's name in :data:`KEYS` (``broker.id`` -> ``node.id``), else ``key``."""
+    key = key.strip()
+    return ALIASES.get(key, key)
+

@@ -1,0 +1,144 @@
+"""Java's ``.properties`` format (``parse_properties``) and ``load_config``:
+a file, the --dev profile under it and ``--override key=value`` over it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+from kafka_net.config.errors import ConfigError
+from kafka_net.config.keys import canonical_key
+from kafka_net.config.server_config import ServerConfig
+
+# --- the .properties format -----------------------------------------------------------
+#
+# java.util.Properties.load, in brief:
+# * lines end at \n, \r or \r\n (and nowhere else: \f is whitespace, \x85 is text);
+# * leading whitespace (space, \t, \f) is skipped; a line whose first character
+#   is then # or ! is a comment; a blank line is nothing;
+# * a line ending in an odd number of backslashes continues on the next line,
+#   whose leading whitespace is skipped;
+# * the key ends at the first unescaped '=', ':' or whitespace; whitespace, then
+#   one '=' or ':', then whitespace, separate it from the value;
+# * escapes: \t \n \r \f, \uXXXX, and a backslash before any other character
+#   stands for that character (so "\=" and "\ " put '=' and ' ' in a key).
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WHITESPACE = " \t\f"
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java ``.properties`` text: ``#``/``!`` comments, ``=``/``:``/space
+    separators, backslash line continuation and escapes (``\\uXXXX`` included).
+
+    Never raises: malformed escapes are read leniently.  A later key wins.
+    """
+    props: dict[str, str] = {}
+    for line in _logical_lines(_LINE_BREAK.split(text)):
+        key, value = _split_key_value(line)
+        props[_unescape(key)] = _unescape(value)
+    return props
+
+
+def _logical_lines(lines: Iterable[str]) -> Iterable[str]:
+    pending: str | None = None     # a line continued with a backslash
+    for raw in lines:
+        line = raw.lstrip(_WHITESPACE)
+        if pending is None and (not line or line[0] in "#!"):
+            continue
+        # An odd number of trailing backslashes continues the line.
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending = (pending or "") + line[:-1]
+            continue
+        yield (pending or "") + line
+        pending = None
+    if pending is not None:
+        yield pending
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=:" or c in _WHITESPACE:
+            break
+        i += 1
+    key, rest = line[:i], line[i:].lstrip(_WHITESPACE)
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(_WHITESPACE)
+    return key, rest
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out, i = [], 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            nxt = s[i + 1]
+            if nxt == "u" and _HEX4.fullmatch(s[i + 2:i + 6]):
+                out.append(chr(int(s[i + 2:i + 6], 16)))
+                i += 6
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return _join_surrogates("".join(out))
+
+
+def _join_surrogates(s: str) -> str:
+    # Java strings are UTF-16, so a character outside the BMP is written as two
+    # escapes (\uD83D\uDE00); join such pairs into one character.
+    if not any("\ud800" <= c <= "\udfff" for c in s):
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def load_config(path: str | None, overrides: Iterable[str] = (),
+                base: Mapping[str, str] | None = None) -> ServerConfig:
+    """Read ``path`` (optional) and apply ``key=value`` overrides, in order.
+
+    ``base`` (the --dev profile) lies under both: the file and the overrides win.
+
+    An override replaces the file's value even when the two spell the key
+    differently (``broker.id`` / ``node.id``).
+    """
+    props: dict[str, str] = {}
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                props.update(parse_properties(fh.read()))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read config file {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"cannot read config file {path}: not UTF-8 ({exc.reason} "
+                              f"at byte {exc.start})") from None
+    written = {canonical_key(k) for k in props}
+    for key, value in (base or {}).items():
+        if canonical_key(key) not in written:
+            props[key] = value
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--override '{item}' is not of the form key=value")
+        _set(props, key, value)
+    return ServerConfig.from_properties(props)
+
+
+def _set(props: dict[str, str], key: str, value: str) -> None:
+    """Set ``key``, replacing it under any other spelling (broker.id / node.id)."""
+    for existing in [k for k in props if canonical_key(k) == canonical_key(key)]:
+        del props[existing]
+    props[key] = value

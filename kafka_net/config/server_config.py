@@ -1,0 +1,211 @@
+"""ServerConfig: the broker's settings as typed values, built from string
+key/values (a ``.properties`` file and overrides) and checked as a whole.
+
+Every field default is its key's default in :data:`~kafka_net.config.keys.KEYS`,
+converted (:func:`~kafka_net.config.keys.default_of`): the table is the one
+place a default is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from kafka_net.config.errors import ConfigError
+from kafka_net.config.keys import (
+    ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
+from kafka_net.config.listeners import EndPoint, parse_listeners
+from kafka_net.config.values import integer
+
+# The per-listener forms Kafka's ConnectionQuotas reads (valuesWithPrefixOverride
+# with the prefix listener.name.<listener name in lower case>.); every other
+# listener.name.* key is accepted and ignored.
+_LISTENER_QUOTA_RE = re.compile(r"listener\.name\.(?P<listener>[^.]+)\."
+                                r"(?P<key>max\.connections|max\.connection\.creation\.rate)")
+_LISTENER_QUOTA_ATTRS = {"max.connections": "listener_max_connections",
+                         "max.connection.creation.rate": "listener_max_connection_creation_rate"}
+_LISTENER_KEYS = ("listeners", "advertised.listeners")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    # Each key's field; its default comes from KEYS (default_of), where it is documented.
+    node_id: int = default_of("node_id")
+    listeners: tuple[EndPoint, ...] = default_of("listeners")
+    advertised_listeners: tuple[EndPoint, ...] = default_of("advertised_listeners")
+    listener_security_protocol_map: tuple[tuple[str, str], ...] = default_of(
+        "listener_security_protocol_map")
+    controller_listener_names: tuple[str, ...] = default_of("controller_listener_names")
+    num_network_threads: int = default_of("num_network_threads")
+    num_io_threads: int = default_of("num_io_threads")
+    queued_max_requests: int = default_of("queued_max_requests")
+    socket_request_max_bytes: int = default_of("socket_request_max_bytes")
+    socket_send_buffer_bytes: int = default_of("socket_send_buffer_bytes")
+    socket_receive_buffer_bytes: int = default_of("socket_receive_buffer_bytes")
+    socket_listen_backlog_size: int = default_of("socket_listen_backlog_size")
+    connections_max_idle_ms: int = default_of("connections_max_idle_ms")
+    auto_create_topics_enable: bool = default_of("auto_create_topics_enable")
+    num_partitions: int = default_of("num_partitions")
+    default_replication_factor: int = default_of("default_replication_factor")
+    cluster_id: str = default_of("cluster_id")
+    shutdown_timeout_ms: int = default_of("shutdown_timeout_ms")
+    delete_topic_enable: bool = default_of("delete_topic_enable")
+    message_max_bytes: int = default_of("message_max_bytes")
+    group_min_session_timeout_ms: int = default_of("group_min_session_timeout_ms")
+    group_max_session_timeout_ms: int = default_of("group_max_session_timeout_ms")
+    group_initial_rebalance_delay_ms: int = default_of("group_initial_rebalance_delay_ms")
+    group_max_size: int = default_of("group_max_size")
+    offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")
+    max_connections: int = default_of("max_connections")
+    max_connections_per_ip: int = default_of("max_connections_per_ip")
+    max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = default_of(
+        "max_connections_per_ip_overrides")
+    max_connection_creation_rate: int = default_of("max_connection_creation_rate")
+    inter_broker_listener_name: str = default_of("inter_broker_listener_name")
+    # listener.name.<l>.max.connections / .max.connection.creation.rate, as
+    # (LISTENER, value) pairs; a listener without one falls back to the broker key.
+    listener_max_connections: tuple[tuple[str, int], ...] = ()
+    listener_max_connection_creation_rate: tuple[tuple[str, int], ...] = ()
+    queued_max_request_bytes: int = default_of("queued_max_request_bytes")
+    quota_window_num: int = default_of("quota_window_num")
+    quota_window_size_seconds: int = default_of("quota_window_size_seconds")
+    max_partitions_per_request: int = default_of("max_partitions_per_request")
+    max_broker_partitions: int = default_of("max_broker_partitions")
+    message_max_uncompressed_bytes: int = default_of("message_max_uncompressed_bytes")
+    capture_dir: str = default_of("capture_dir")
+    capture_segment_bytes: int = default_of("capture_segment_bytes")
+    capture_max_frame_bytes: int = default_of("capture_max_frame_bytes")
+    ignored: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # ServerConfig(listeners="PLAINTEXT://127.0.0.1:0") is the natural first
+        # guess in Python; it used to fail only at startup with an AttributeError.
+        for attr in ("listeners", "advertised_listeners"):
+            value = getattr(self, attr)
+            if isinstance(value, str):
+                object.__setattr__(self, attr, parse_listeners(value, attr.replace("_", ".")))
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> "ServerConfig":
+        """Build from string key/values, as read from a file or ``--override``.
+
+        Error messages name the key as written (``broker.id``, not ``node.id``).
+        """
+        given: dict[str, tuple[str, str]] = {}   # canonical key -> (as written, value)
+        ignored = []
+        per_listener: list[tuple[re.Match, str]] = []
+        for raw_key, raw_value in props.items():
+            written = raw_key.strip()
+            key = canonical_key(written)
+            if key not in BY_NAME:
+                if (m := _LISTENER_QUOTA_RE.fullmatch(key)) is not None:
+                    per_listener.append((m, raw_value))
+                    continue
+                if key in IGNORED_KAFKA_KEYS or key.startswith("listener.name."):
+                    ignored.append(key)
+                    continue
+                raise ConfigError(_unknown_key_message(key))
+            if key in given and given[key][1].strip() != raw_value.strip():
+                raise ConfigError(f"{given[key][0]} and {written} name the same setting "
+                                  f"but disagree ('{given[key][1]}' vs '{raw_value}')")
+            given[key] = (written, raw_value)
+
+        values: dict[str, Any] = {}
+        for key, (written, raw_value) in given.items():
+            if key not in _LISTENER_KEYS:
+                values[BY_NAME[key].attr] = BY_NAME[key].convert(written, raw_value)
+        # Listeners last: they depend on the protocol map and the controller names.
+        protocols = dict(values.get("listener_security_protocol_map",
+                                    cls.listener_security_protocol_map))
+        controller = values.get("controller_listener_names", ())
+        for key in _LISTENER_KEYS:
+            written, raw_value = given.get(key, (key, BY_NAME[key].default))
+            endpoints = parse_listeners(raw_value, written, protocols, skip=controller)
+            if key == "listeners" and not endpoints:
+                raise ConfigError(
+                    "listeners: at least one listener is required" + (
+                        f" besides the controller listeners ({', '.join(controller)})"
+                        if controller else ""))
+            values[BY_NAME[key].attr] = endpoints
+        _parse_listener_quotas(per_listener, values, controller, ignored)
+        cfg = cls(**values, ignored=tuple(sorted(ignored)))
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        if not self.listeners:
+            raise ConfigError("listeners: at least one listener is required")
+        if 0 < self.queued_max_request_bytes < self.socket_request_max_bytes:
+            # Kafka's rule: the pool must hold at least one largest request.
+            raise ConfigError(
+                "queued.max.request.bytes: must be at least socket.request.max.bytes "
+                f"({self.socket_request_max_bytes}), or -1 for no bound")
+        if self.max_connections_per_ip == 0 and not self.max_connections_per_ip_overrides:
+            raise ConfigError(
+                "max.connections.per.ip: 0 is only allowed with "
+                "max.connections.per.ip.overrides")
+        names = {e.listener_name for e in self.listeners}
+        if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
+            raise ConfigError(
+                "inter.broker.listener.name: must be a listener name defined in "
+                "advertised.listeners. The valid options based on currently configured "
+                f"listeners are {','.join(sorted(names))}")
+        for attr in _LISTENER_QUOTA_ATTRS.values():
+            for name, _ in getattr(self, attr):
+                if name not in names:
+                    raise ConfigError(f"listener.name.{name.lower()}: names a listener "
+                                      "not in listeners")
+        if self.advertised_listeners:
+            for e in self.advertised_listeners:
+                if e.listener_name not in names:
+                    raise ConfigError(
+                        f"advertised.listeners: '{e}' names a listener not in listeners")
+                if e.port == 0:
+                    raise ConfigError(f"advertised.listeners: '{e}' cannot advertise port 0")
+
+    def inter_broker_listener(self) -> str:
+        """Kafka's interBrokerListenerName: inter.broker.listener.name, else the
+        listener named after security.inter.broker.protocol (PLAINTEXT)."""
+        return self.inter_broker_listener_name or "PLAINTEXT"
+
+    def listener_connection_limits(self, listener: str) -> tuple[int, int]:
+        """(max.connections, max.connection.creation.rate) of ``listener``: its
+        listener.name.<l>. values, else the broker's (valuesWithPrefixOverride)."""
+        return (dict(self.listener_max_connections).get(listener, self.max_connections),
+                dict(self.listener_max_connection_creation_rate).get(
+                    listener, self.max_connection_creation_rate))
+
+    def with_overrides(self, **changes: Any) -> "ServerConfig":
+        """A copy with attributes replaced (tests use this)."""
+        data = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        data.update(changes)
+        cfg = ServerConfig(**data)
+        cfg.validate()
+        return cfg
+
+
+def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list) -> None:
+    """listener.name.<l>.max.connections and .max.connection.creation.rate into
+    ``values``; a controller listener's are ignored (kafka-net opens none)."""
+    found: dict[str, dict[str, int]] = {attr: {} for attr in _LISTENER_QUOTA_ATTRS.values()}
+    for m, raw_value in per_listener:
+        written, listener = m.group(0), m["listener"]
+        if listener != listener.lower():
+            raise ConfigError(f"{written}: Kafka reads listener settings under the listener "
+                              f"name in lower case: listener.name.{listener.lower()}.{m['key']}")
+        if listener.upper() in controller:
+            ignored.append(written)
+            continue
+        found[_LISTENER_QUOTA_ATTRS[m["key"]]][listener.upper()] = integer(0)(written, raw_value)
+    for attr, by_listener in found.items():
+        values[attr] = tuple(sorted(by_listener.items()))
+
+
+def _unknown_key_message(key: str) -> str:
+    known = [k.name for k in KEYS] + list(ALIASES) + sorted(IGNORED_KAFKA_KEYS)
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown configuration key '{key}'{hint}"
+

@@ -1,0 +1,85 @@
+"""Converters from a key's text to its value, with Kafka's ranges and messages.
+
+Each takes ``(key as written, raw text)`` so that an error names the key the
+user wrote (``broker.id``, not ``node.id``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from kafka_net.config.errors import ConfigError
+from kafka_net.config.listeners import EndPoint, NAME_RE, parse_listeners, parse_protocol_map
+
+INT_MAX = 2**31 - 1          # Kafka's INT keys
+LONG_MAX = 2**63 - 1         # Kafka's LONG keys
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def integer(lo: int | None = None, hi: int = INT_MAX) -> Callable[[str, str], int]:
+    def convert(key: str, raw: str) -> int:
+        text = raw.strip()
+        # Java's Integer.parseInt: ASCII digits only (Python's int() would also
+        # take "1_000" and non-ASCII digits).
+        if not _INTEGER_RE.fullmatch(text):
+            raise ConfigError(f"{key}: '{raw}' is not an integer")
+        v = int(text)
+        if lo is not None and v < lo:
+            raise ConfigError(f"{key}: {v} is below the minimum {lo}")
+        if v > hi:
+            raise ConfigError(f"{key}: {v} is above the maximum {hi}")
+        return v
+    return convert
+
+
+def boolean(key: str, raw: str) -> bool:
+    v = raw.strip().lower()
+    if v not in ("true", "false"):
+        raise ConfigError(f"{key}: '{raw}' is not true or false")
+    return v == "true"
+
+
+def string(key: str, raw: str) -> str:
+    return raw.strip()
+
+
+def listener_names(key: str, raw: str) -> tuple[str, ...]:
+    names = tuple(n.strip().upper() for n in raw.split(",") if n.strip())
+    for n in names:
+        if not NAME_RE.fullmatch(n):
+            raise ConfigError(f"{key}: '{n}' is not a listener name")
+    return names
+
+
+def listener_name(key: str, raw: str) -> str:
+    name = raw.strip().upper()   # Kafka's ListenerName.normalised
+    if name and not NAME_RE.fullmatch(name):
+        raise ConfigError(f"{key}: '{raw.strip()}' is not a listener name")
+    return name
+
+
+def protocol_map(key: str, raw: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_protocol_map(raw, key).items())
+
+
+def listener_list(key: str, raw: str) -> tuple[EndPoint, ...]:
+    # Used on its own only for help text; from_properties parses listeners
+    # together with the protocol map and the controller listener names.
+    return parse_listeners(raw, key)
+
+
+def ip_overrides(key: str, raw: str) -> tuple[tuple[str, int], ...]:
+    """``host:count,...`` (Kafka's max.connections.per.ip.overrides)."""
+    pairs = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not _INTEGER_RE.fullmatch(count.strip()):
+            raise ConfigError(f"{key}: '{item}' is not of the form host:count")
+        if int(count) < 0:
+            raise ConfigError(f"{key}: the count in '{item}' is negative")
+        pairs.append((host.strip().strip("[]"), int(count)))
+    return tuple(pairs)
+
