@@ -45,7 +45,6 @@ import collections
 import logging
 import queue
 import socket
-import struct
 import threading
 import time
 
@@ -57,9 +56,10 @@ from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
     Response, SendResponse, StartThrottlingResponse)
 from kafka_net.network.selector import Selector
+from kafka_net.network.server_connection_id import ConnectionIdGenerator
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidRequestError
-from kafka_net.protocol.headers import peek_request_header
+from kafka_net.protocol.headers import peek_client_id, peek_request_header
 
 log = logging.getLogger(__name__)
 # Lines a client can cause once per connection or per request: at most one per
@@ -69,7 +69,6 @@ _per_connection_log = RateLimitedLog(log)
 CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
 POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
 ACCEPT_BLOCK_SLICE_S = 0.1   # longest single blocking offer from the Acceptor
-_INT_MAX = 2**31 - 1
 _THROTTLED_ONLY = ChannelMuteState.MUTED_AND_THROTTLED
 
 
@@ -104,7 +103,7 @@ class Processor(threading.Thread):
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
         self.capture = None           # a CaptureWriter when capture.dir is set
-        self._next_connection_index = 0
+        self._connection_ids = ConnectionIdGenerator(processor_id)
         self._running = True
         self._reading = True          # False once a graceful stop began
         self.requests_received = 0
@@ -195,7 +194,7 @@ class Processor(threading.Thread):
             except queue.Empty:
                 return
             try:
-                connection_id = self._connection_id(sock)
+                connection_id = self._connection_ids.next_id(sock)
                 self.selector.register(connection_id, sock)
             except Exception as exc:
                 if isinstance(exc, OSError):
@@ -210,14 +209,6 @@ class Processor(threading.Thread):
                                             self.name, exc)
                 _close_quietly(sock)
                 self._quota_dec(sock)   # it was counted when accepted, whatever happened
-
-    def _connection_id(self, sock: socket.socket) -> str:
-        # localHost:localPort-remoteHost:remotePort-processorId-index.  The index wraps
-        # at Int.MaxValue, so an id is not reused while an old request may be in flight.
-        local, remote = _host_port(sock.getsockname()), _host_port(sock.getpeername())
-        index = self._next_connection_index
-        self._next_connection_index = 0 if index == _INT_MAX else index + 1
-        return f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{index}"
 
     def _process_new_responses(self) -> None:
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
@@ -387,7 +378,7 @@ class Processor(threading.Thread):
         if len(frame) >= 8:
             key, version, correlation_id = peek_request_header(frame)
         self.capture.request(channel.id, channel.peer_text, frame, key, version,
-                             correlation_id, _peek_client_id(frame))
+                             correlation_id, peek_client_id(frame))
 
     def _capture_response(self, channel, response: SendResponse) -> None:
         header = response.request.header
@@ -461,24 +452,3 @@ def _close_quietly(sock: socket.socket) -> None:
         sock.close()
     except OSError:
         pass
-
-
-def _peek_client_id(frame: bytes) -> str | None:
-    """The client id of a v1+ request header, if it is there and readable."""
-    if len(frame) < 10:
-        return None
-    (n,) = struct.unpack_from(">h", frame, 8)
-    if n < 0 or len(frame) < 10 + n:
-        return None
-    return frame[10:10 + n].decode("utf-8", "replace")
-
-
-def _host_port(address) -> tuple:
-    """(host, port) of a socket address.  TCP gives a tuple; a socketpair (AF_UNIX,
-    used by tests driving a Processor directly) gives a str or bytes path, often
-    empty, which used to fail with IndexError and refuse the connection."""
-    if isinstance(address, tuple) and len(address) >= 2:
-        return address[0], address[1]
-    if isinstance(address, bytes):
-        address = address.decode("utf-8", "replace")
-    return (address or "local"), 0

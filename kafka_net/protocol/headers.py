@@ -59,6 +59,20 @@ def peek_request_header(frame: bytes) -> tuple[int, int, int]:
     return _PEEK.unpack_from(frame, 0)
 
 
+def peek_client_id(frame: bytes) -> str | None:
+    """The client id of a v1+ request header, if it is there and readable.
+
+    Lenient, like :func:`peek_request_header`: for frames the broker may yet
+    refuse (wire captures record them before parsing).
+    """
+    if len(frame) < 10:
+        return None
+    (n,) = _INT16.unpack_from(frame, 8)
+    if n < 0 or len(frame) < 10 + n:
+        return None
+    return bytes(frame[10:10 + n]).decode("utf-8", "replace")
+
+
 def request_header_version(api_key: int, api_version: int, flexible: Versions) -> int:
     if api_key == _CONTROLLED_SHUTDOWN and api_version == 0:
         return 0

@@ -8,6 +8,8 @@ otherwise, and always v0 for ApiVersions (KIP-511).
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -175,3 +177,14 @@ def test_arbitrary_header_bytes_parse_or_invalid_request(data):
         return
     assert 8 <= offset <= len(data)
     assert header.header_version in (1, 2)
+
+
+def test_peek_client_id_reads_a_v1_header_and_is_lenient():
+    from kafka_net.protocol.headers import peek_client_id
+
+    header = struct.pack(">hhih", 18, 3, 7, 5) + b"hello"
+    assert peek_client_id(header) == "hello"
+    assert peek_client_id(struct.pack(">hhih", 18, 3, 7, -1)) is None    # null client id
+    assert peek_client_id(header[:12]) is None                            # cut short
+    assert peek_client_id(b"\x00" * 9) is None
+    assert peek_client_id(struct.pack(">hhih", 18, 3, 7, 2) + b"\xff\xfe") == "\ufffd\ufffd"
