@@ -74,6 +74,14 @@ class DelayedCloseSocket:
     ip: str = field(compare=False)
 
 
+
+def close_quietly(sock: socket.socket) -> None:
+    """Close a socket the broker gives up on; an error closing it changes nothing."""
+    try:
+        sock.close()
+    except OSError:
+        pass
+
 class Acceptor(threading.Thread):
     def __init__(self, endpoint: EndPoint, config, processors: list,
                  connection_quotas=None) -> None:
@@ -220,7 +228,7 @@ class Acceptor(threading.Thread):
         while self.throttled_sockets and self.throttled_sockets[0].end_throttle_time_ms < now_ms:
             closing = heapq.heappop(self.throttled_sockets)
             log.debug("%s: closing socket from ip %s", self.name, closing.ip)
-            _close_quietly(closing.socket)
+            close_quietly(closing.socket)
 
     def _configure_accepted_socket(self, sock: socket.socket) -> None:
         configure_accepted_socket(sock, self.config)
@@ -264,7 +272,7 @@ class Acceptor(threading.Thread):
         self.server_socket.close()
         self._wakeup.close()
         while self.throttled_sockets:   # never counted: just closed
-            _close_quietly(heapq.heappop(self.throttled_sockets).socket)
+            close_quietly(heapq.heappop(self.throttled_sockets).socket)
 
     def close_unstarted(self) -> None:
         """Release the sockets of an Acceptor whose thread never ran."""
@@ -277,9 +285,3 @@ def _ip_of(address) -> str | None:
     except (ValueError, TypeError, IndexError):
         return None   # not an IP socket: nothing to count it under
 
-
-def _close_quietly(sock: socket.socket) -> None:
-    try:
-        sock.close()
-    except OSError:
-        pass

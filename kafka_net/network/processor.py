@@ -49,6 +49,7 @@ import threading
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.acceptor import close_quietly
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.mute_state import ChannelMuteState
@@ -207,7 +208,7 @@ class Processor(threading.Thread):
                     _per_connection_log.log(logging.ERROR, "register",
                                             "%s: could not register a new connection: %s",
                                             self.name, exc)
-                _close_quietly(sock)
+                close_quietly(sock)
                 self._quota_dec(sock)   # it was counted when accepted, whatever happened
 
     def _process_new_responses(self) -> None:
@@ -432,7 +433,7 @@ class Processor(threading.Thread):
                 sock = self.new_connections.get_nowait()
             except queue.Empty:
                 break
-            _close_quietly(sock)
+            close_quietly(sock)
             self._quota_dec(sock)
         self.selector.close_all()
         self.wakeup.close()
@@ -446,9 +447,3 @@ def _run_callback(response: SendResponse) -> None:
     except Exception:
         log.exception("on_complete callback failed for %s", response.request.describe())
 
-
-def _close_quietly(sock: socket.socket) -> None:
-    try:
-        sock.close()
-    except OSError:
-        pass

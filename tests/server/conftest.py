@@ -27,7 +27,6 @@ from kafka_net.network.request_channel import Request, SendResponse
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
 from kafka_net.server.apis import HANDLERS
 from kafka_net.server.broker import BrokerCore
