@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, boolean, integer, ip_overrides, listener_list, listener_name,
-    listener_names, protocol_map, string)
+    INT_MAX, LONG_MAX, assignor_list, boolean, integer, ip_overrides, listener_list,
+    listener_name, listener_names, protocol_map, string)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -75,6 +75,17 @@ KEYS: tuple[_Key, ...] = (
          "3000", "How long the first rebalance of an empty group waits for more members."),
     _Key("group.max.size", "group_max_size", integer(1), str(2**31 - 1),
          "Most members a consumer group may have."),
+    _Key("group.consumer.heartbeat.interval.ms", "group_consumer_heartbeat_interval_ms",
+         integer(1), "5000",
+         "Heartbeat interval given to consumer-protocol (KIP-848) group members."),
+    _Key("group.consumer.session.timeout.ms", "group_consumer_session_timeout_ms",
+         integer(1), "45000",
+         "A consumer-protocol member silent this long is fenced from its group."),
+    _Key("group.consumer.assignors", "group_consumer_assignors", assignor_list,
+         "uniform,range",
+         "Server-side assignors of consumer-protocol groups; the first is the default."),
+    _Key("group.consumer.max.size", "group_consumer_max_size", integer(1), str(2**31 - 1),
+         "Most members a consumer-protocol group may have."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- connection quotas (Kafka's ConnectionQuotas; listener.name.<l>. forms too) --

@@ -44,6 +44,23 @@ def string(key: str, raw: str) -> str:
     return raw.strip()
 
 
+# group.consumer.assignors: Kafka's short names, or its class names for the same two.
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def assignor_list(key: str, raw: str) -> tuple[str, ...]:
+    names = tuple(_ASSIGNOR_CLASSES.get(n.strip(), n.strip()) for n in raw.split(",")
+                  if n.strip())
+    unknown = [n for n in names if n not in ("uniform", "range")]
+    if unknown or not names:
+        raise ConfigError(f"{key}: {', '.join(unknown) or 'empty'}: the server-side "
+                          "assignors are uniform and range")
+    return names
+
+
 def listener_names(key: str, raw: str) -> tuple[str, ...]:
     names = tuple(n.strip().upper() for n in raw.split(",") if n.strip())
     for n in names:

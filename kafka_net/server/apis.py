@@ -33,7 +33,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs, api_versions,
-    create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
+    consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
     describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
     incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
     list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group)
@@ -70,6 +70,8 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     incremental_alter_configs,  # 44
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    consumer_group_heartbeat,  # 68
+    consumer_group_describe,   # 69
 )}
 
 

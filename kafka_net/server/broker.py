@@ -29,7 +29,7 @@ from kafka_net.config import ServerConfig
 from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
-from kafka_net.server.group import GroupConfig, GroupCoordinator
+from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -40,6 +40,13 @@ def group_config(config: ServerConfig) -> GroupConfig:
     return GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
                        config.group_initial_rebalance_delay_ms,
                        config.offset_metadata_max_bytes, config.group_max_size)
+
+
+def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
+    """The group.consumer.* keys: consumer-protocol (KIP-848) groups."""
+    return ConsumerGroupConfig(config.group_consumer_heartbeat_interval_ms,
+                               config.group_consumer_session_timeout_ms,
+                               config.group_consumer_assignors, config.group_consumer_max_size)
 
 
 class BrokerCore:
@@ -58,8 +65,9 @@ class BrokerCore:
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
         self.replica_manager = ReplicaManager(config.message_max_bytes,
                                               config.message_max_uncompressed_bytes)
-        self.group_coordinator = GroupCoordinator(groups or group_config(config),
-                                                  self._partition_count)
+        self.group_coordinator = GroupCoordinator(
+            groups or group_config(config), self._partition_count, self.metadata_cache,
+            consumer_group_config(config))
         self.quotas = QuotaManagers(config, self.request_channel)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    alter_client_quotas, alter_configs, api_versions, create_partitions, create_topics,
+    alter_client_quotas, alter_configs, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_partitions, create_topics,
     delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
     fetch, find_coordinator, heartbeat, incremental_alter_configs, init_producer_id,
     join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
@@ -78,4 +79,10 @@ MESSAGES: dict[int, ApiMessage] = {
         describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
         ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: ApiMessage(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        consumer_group_heartbeat.REQUEST, consumer_group_heartbeat.RESPONSE),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: ApiMessage(
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+        consumer_group_describe.REQUEST, consumer_group_describe.RESPONSE),
 }

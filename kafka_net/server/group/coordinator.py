@@ -50,6 +50,8 @@ from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.consumer_coordinator import (
+    ConsumerGroupConfig, ConsumerGroupCoordinator)
 from kafka_net.server.group.group import Group, GroupConfig, Member
 from kafka_net.server.group.offsets import OffsetAndMetadata, OffsetManager, PartitionCommit
 from kafka_net.server.group.rebalance import (
@@ -68,8 +70,10 @@ SyncCallback = Callable[[SyncResult], None]
 
 
 class GroupCoordinator:
-    def __init__(self, config: GroupConfig, topic_partitions) -> None:
-        """``topic_partitions(topic)`` returns a partition count, or None if unknown."""
+    def __init__(self, config: GroupConfig, topic_partitions, topics=None,
+                 consumer_config: ConsumerGroupConfig | None = None) -> None:
+        """``topic_partitions(topic)`` returns a partition count, or None if unknown;
+        ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups."""
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
@@ -77,6 +81,9 @@ class GroupCoordinator:
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
                                      config.offset_metadata_max_bytes)
+        # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
+        self.consumer = ConsumerGroupCoordinator(self, topics,
+                                                 consumer_config or ConsumerGroupConfig())
 
     def start(self) -> None:
         self.purgatory.start()
@@ -107,6 +114,10 @@ class GroupCoordinator:
                 group = self._groups[group_id] = Group(group_id)
             return group
 
+    def group(self, group_id: str, create: bool = False) -> Group | None:
+        """The registry of both group kinds (classic and consumer protocol)."""
+        return self._group(group_id, create)
+
     def groups(self) -> list[Group]:
         with self._lock:
             return list(self._groups.values())
@@ -124,7 +135,9 @@ class GroupCoordinator:
                 return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)
             if group.state == S.DEAD:
                 return JoinResult.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
-            if not self._protocols_compatible(group, req):
+            if group.modern is not None or not self._protocols_compatible(group, req):
+                # A consumer-protocol group takes no classic members here (Kafka's
+                # online migration between the two protocols is not built).
                 return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
             if not req.member_id:
                 return self._join_new_member(group, req, respond)
@@ -419,7 +432,8 @@ class GroupCoordinator:
     def describe_group(self, group_id: str) -> GroupDescription:
         """An unknown group is described as Dead, without an error (as Kafka does)."""
         group = self._group(group_id)
-        if group is None:
+        if group is None or group.modern is not None:
+            # A consumer-protocol group is not a classic one: Dead, as Kafka answers.
             return GroupDescription(group_id, S.DEAD.value, "", "")
         with group.lock:
             stable = group.state == S.STABLE
@@ -432,5 +446,6 @@ class GroupCoordinator:
                     m.assignment if stable else b"") for m in group.members.values()])
 
     def list_groups(self) -> list[GroupOverview]:
-        return [GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
+        return [GroupOverview(g.group_id, "consumer" if g.modern else g.protocol_type or "",
+                              g.state_name(), g.group_type)
                 for g in self.groups()]

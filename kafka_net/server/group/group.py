@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from kafka_net.server.group.state import GroupState, check_transition
 
 if TYPE_CHECKING:
+    from kafka_net.server.group.consumer_group import ConsumerGroup
     from kafka_net.server.group.offsets import OffsetAndMetadata
     from kafka_net.server.group.results import JoinResult, SyncResult
     from kafka_net.server.purgatory import DelayedOperation
@@ -76,6 +77,17 @@ class Group:
     offsets: dict[tuple[str, int], "OffsetAndMetadata"] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
     join_op: "DelayedOperation | None" = None
+    # A consumer-protocol group (KIP-848) keeps its state here; None for a classic
+    # group.  One registry for both kinds, so offsets and admin APIs see either.
+    modern: "ConsumerGroup | None" = None
+
+    @property
+    def group_type(self) -> str:
+        """ListGroups v5's group type: "consumer" (KIP-848) or "classic"."""
+        return "classic" if self.modern is None else "consumer"
+
+    def state_name(self) -> str:
+        return self.state.value if self.modern is None else self.modern.state()
 
     def transition_to(self, target: GroupState) -> GroupState:
         """Move to ``target`` if the table allows it; returns the old state.

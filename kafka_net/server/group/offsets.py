@@ -61,6 +61,8 @@ class OffsetManager:
         if group is None:
             return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
         with group.lock:
+            if group.modern is not None:
+                return group.modern.validate_offset_commit(member_id, generation)
             if generation < 0 and group.state == GroupState.EMPTY:
                 return None  # a "simple" consumer using assign(), not subscribe()
             if group.state == GroupState.COMPLETING_REBALANCE:

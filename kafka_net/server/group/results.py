@@ -105,3 +105,4 @@ class GroupOverview:
     group_id: str
     protocol_type: str
     state: str
+    group_type: str = "classic"

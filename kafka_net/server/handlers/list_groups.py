@@ -1,7 +1,8 @@
 """ListGroups (API key 16): serves v0-v5.
 
 Behaviour: every group with its protocol type; v4 adds the state and a state
-filter (case-insensitive), v5 the group type ("classic") and a type filter.
+filter (case-insensitive), v5 the group type ("classic", or "consumer" for KIP-848 groups) and a type
+filter.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -19,10 +20,10 @@ def handle(ctx, request: dict) -> dict:
     for group in ctx.group_coordinator.list_groups():
         if states and group.state.lower() not in states:
             continue
-        if types and "classic" not in types:
+        if types and group.group_type not in types:
             continue
         groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type,
-                       "group_state": group.state, "group_type": "classic"})
+                       "group_state": group.state, "group_type": group.group_type})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": groups}
 
 

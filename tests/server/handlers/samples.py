@@ -115,6 +115,14 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
         return dict(entries=[{"entity": [{"entity_type": "client-id", "entity_name": None}],
                               "ops": [{"key": "request_percentage", "value": 50.0}]}])
+    if api_key == ApiKey.CONSUMER_GROUP_HEARTBEAT:
+        return dict(group_id=f"cg-{version}", member_id="" if version == 0 else "m-1",
+                    member_epoch=0, rebalance_timeout_ms=LONG, subscribed_topic_names=["t"],
+                    topic_partitions=[])
+    if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
+        b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, **typical_request(
+            b, ApiKey.CONSUMER_GROUP_HEARTBEAT, 0))
+        return dict(group_ids=["cg-0", "g"])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -186,4 +194,8 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
         return dict(entries=[{"entity": [{"entity_type": "user", "entity_name": ""}],
                               "ops": [{"key": "producer_byte_rate", "value": 1.0}]}])
+    if api_key == ApiKey.CONSUMER_GROUP_HEARTBEAT:
+        return dict(group_id="ghost", member_id="m", member_epoch=5, topic_partitions=None)
+    if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
+        return dict(group_ids=["ghost", "g", ""])
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here

@@ -1,0 +1,401 @@
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe: the consumer group protocol
+(KIP-848), as Kafka's GroupMetadataManager runs it for one broker.
+
+One heartbeat does everything, in Kafka's order:
+
+1. validate the request (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR);
+2. find the member: ``member_epoch`` 0 joins (a static member whose instance
+   id left with epoch -2 is *replaced*: the new member id takes over its
+   assignment without a rebalance); otherwise the epoch must be the member's
+   (or its previous one, if the member owns no more than it should, since
+   the answer with the new epoch may have been lost), else FENCED_MEMBER_EPOCH;
+3. record the member's subscription; a change bumps the **group epoch**;
+4. if the group epoch ran ahead of the assignment epoch, the assignor
+   computes a new **target assignment** for every member;
+5. reconcile this member towards its target
+   (:func:`~kafka_net.server.group.current_assignment.reconcile`);
+6. answer with its member id, epoch, heartbeat interval and, when it changed
+   or the request was a full one, its assignment.
+
+A member that stops heartbeating for ``group.consumer.session.timeout.ms``
+is fenced; one that does not give up revoked partitions within its
+rebalance timeout is fenced too.  Fencing removes the member and bumps the
+group epoch, so the others are reassigned its partitions.
+
+The group lives in the coordinator's one group registry (a classic
+:class:`~kafka_net.server.group.group.Group` whose ``modern`` holds this
+protocol's state), so offsets, ListGroups and DeleteGroups see both kinds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, replace
+
+from kafka_net.log_safety import escape
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.assignors import ASSIGNORS, Assignment, MemberSpec
+from kafka_net.server.group.consumer_group import (
+    ConsumerGroup, ConsumerGroupMember, MemberState)
+from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
+from kafka_net.server.group.group import Group
+from kafka_net.server.purgatory import DelayedOperation
+
+log = logging.getLogger(__name__)
+
+JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    heartbeat_interval_ms: int = 5000
+    session_timeout_ms: int = 45000
+    assignors: tuple[str, ...] = ("uniform", "range")
+    max_size: int = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class HeartbeatRequest:
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None
+    rack_id: str | None
+    rebalance_timeout_ms: int
+    subscribed_topic_names: list[str] | None
+    server_assignor: str | None
+    owned: Assignment | None
+    client_id: str = ""
+    client_host: str = ""
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    error_code: int = ErrorCode.NONE
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Assignment | None = None
+
+
+class HeartbeatError(Exception):
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+
+
+class ConsumerGroupCoordinator:
+    def __init__(self, groups, topics, config: ConsumerGroupConfig) -> None:
+        """``groups`` is the GroupCoordinator (its registry and purgatory);
+        ``topics`` the MetadataCache (topic ids and partition counts)."""
+        self._groups = groups
+        self._topics = topics
+        self.config = config
+        self._assignors = {name: ASSIGNORS[name] for name in config.assignors}
+
+    # -- ConsumerGroupHeartbeat --------------------------------------------------------
+
+    def heartbeat(self, req: HeartbeatRequest) -> HeartbeatResult:
+        try:
+            self._validate(req)
+            group = self._modern_group(req.group_id, create=req.member_epoch == JOIN_EPOCH)
+            with group.lock:
+                return self._heartbeat(group, group.modern, req)
+        except HeartbeatError as e:
+            return HeartbeatResult(e.error_code, str(e))
+        except FencedMemberEpoch as e:
+            return HeartbeatResult(ErrorCode.FENCED_MEMBER_EPOCH, str(e))
+
+    def _validate(self, req: HeartbeatRequest) -> None:
+        def invalid(message: str) -> HeartbeatError:
+            return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+        if not req.group_id:
+            raise invalid("GroupId can't be empty.")
+        if req.instance_id == "":
+            raise invalid("InstanceId can't be empty.")
+        if req.rack_id == "":
+            raise invalid("RackId can't be empty.")
+        epoch = req.member_epoch
+        if epoch > 0 or epoch == LEAVE_EPOCH:
+            if not req.member_id:
+                raise invalid("MemberId can't be empty.")
+        elif epoch == JOIN_EPOCH:
+            if req.rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if req.owned is None or req.owned:
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if not req.subscribed_topic_names:
+                raise invalid("SubscribedTopicNames must be set in first request.")
+        elif epoch == STATIC_LEAVE_EPOCH:
+            if not req.member_id:
+                raise invalid("MemberId can't be empty.")
+            if req.instance_id is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid("MemberEpoch is invalid.")
+        if req.server_assignor is not None and req.server_assignor not in self._assignors:
+            raise HeartbeatError(
+                ErrorCode.UNSUPPORTED_ASSIGNOR,
+                f"ServerAssignor {req.server_assignor} is not supported. "
+                f"Supported assignors: {', '.join(self._assignors)}.")
+
+    def _modern_group(self, group_id: str, create: bool) -> Group:
+        group = self._groups.group(group_id, create=create)
+        if group is None:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"Group {group_id} not found.")
+        with group.lock:
+            if group.modern is None:
+                if group.members or not create:
+                    raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                         f"Group {group_id} is not a consumer group.")
+                # An empty classic group (offsets only) becomes a consumer group.
+                group.modern = ConsumerGroup(group_id)
+        return group
+
+    def _heartbeat(self, group: Group, cg: ConsumerGroup, req: HeartbeatRequest
+                   ) -> HeartbeatResult:
+        if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            return self._leave(group, cg, req)
+        member = self._member(cg, req)
+        updated = self._updated(member, req)
+        if updated.subscribed_topic_names != member.subscribed_topic_names \
+                or member.member_id not in cg.members:
+            cg.group_epoch += 1
+            log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id),
+                     cg.group_epoch)
+        cg.members[updated.member_id] = updated
+        if cg.group_epoch > cg.assignment_epoch:
+            self._update_target_assignment(cg)
+        target = cg.target.get(updated.member_id, {})
+        reconciled = reconcile(updated, cg.assignment_epoch, target, req.owned,
+                               lambda t, p: self._partition_epoch(cg, updated.member_id, t, p))
+        reconciled = self._arm_timers(group, reconciled)
+        cg.members[reconciled.member_id] = reconciled
+        full = req.member_epoch == JOIN_EPOCH or (
+            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+            and req.owned is not None)
+        changed = (reconciled.assigned != member.assigned
+                   or reconciled.member_id != member.member_id)
+        return HeartbeatResult(
+            member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
+            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            assignment=reconciled.assigned if full or changed else None)
+
+    def _member(self, cg: ConsumerGroup, req: HeartbeatRequest) -> ConsumerGroupMember:
+        joining = req.member_epoch == JOIN_EPOCH
+        member_id = req.member_id or str(uuid.uuid4())
+        if req.instance_id is not None:
+            return self._static_member(cg, req, member_id, joining)
+        member = cg.members.get(member_id)
+        if member is None:
+            if not joining:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Member {member_id} is not a member of group {cg.group_id}.")
+            self._check_size(cg)
+            log.info("[GroupId %s] Member %s joins the consumer group.",
+                     escape(cg.group_id), escape(member_id))
+            return ConsumerGroupMember(member_id)
+        if not joining:
+            _check_epoch(member, req.member_epoch, req.owned)
+        return member
+
+    def _static_member(self, cg: ConsumerGroup, req: HeartbeatRequest, member_id: str,
+                       joining: bool) -> ConsumerGroupMember:
+        existing = cg.member_by_instance(req.instance_id)
+        if joining:
+            if existing is None:
+                self._check_size(cg)
+                return ConsumerGroupMember(member_id, instance_id=req.instance_id)
+            if existing.member_epoch != STATIC_LEAVE_EPOCH:
+                raise HeartbeatError(
+                    ErrorCode.UNRELEASED_INSTANCE_ID,
+                    f"Static member {existing.member_id} with instance id {req.instance_id} "
+                    "cannot be replaced because it has not left the group.")
+            # The restarted instance takes over the old member's assignment and its
+            # place in the target assignment: no group epoch bump, no rebalance.
+            del cg.members[existing.member_id]
+            if existing.member_id in cg.target:
+                cg.target[member_id] = cg.target.pop(existing.member_id)
+            log.info("[GroupId %s] Static member with instance id %s re-joins the consumer "
+                     "group. Created a new member %s to replace the existing member %s.",
+                     escape(cg.group_id), escape(req.instance_id), escape(member_id),
+                     escape(existing.member_id))
+            replaced = replace(existing, member_id=member_id, member_epoch=0,
+                               previous_member_epoch=0)
+            cg.members[member_id] = replaced
+            return replaced
+        if existing is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Instance id {req.instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise HeartbeatError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {member_id} with instance id {req.instance_id} "
+                f"was fenced by member {existing.member_id}.")
+        _check_epoch(existing, req.member_epoch, req.owned)
+        return existing
+
+    def _check_size(self, cg: ConsumerGroup) -> None:
+        if len(cg.members) >= self.config.max_size:
+            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                 f"The consumer group has reached its maximum capacity of "
+                                 f"{self.config.max_size} members.")
+
+    @staticmethod
+    def _updated(member: ConsumerGroupMember, req: HeartbeatRequest) -> ConsumerGroupMember:
+        changes = {"client_id": req.client_id, "client_host": req.client_host}
+        if req.instance_id is not None:
+            changes["instance_id"] = req.instance_id
+        if req.rack_id is not None:
+            changes["rack_id"] = req.rack_id
+        if req.rebalance_timeout_ms != -1:
+            changes["rebalance_timeout_ms"] = req.rebalance_timeout_ms
+        if req.server_assignor is not None:
+            changes["server_assignor"] = req.server_assignor
+        if req.subscribed_topic_names is not None:
+            changes["subscribed_topic_names"] = tuple(sorted(set(req.subscribed_topic_names)))
+        return replace(member, **changes)
+
+    def _update_target_assignment(self, cg: ConsumerGroup) -> None:
+        topics = {}
+        for name in cg.subscribed_topics():
+            meta = self._topics.topic(name)
+            if meta is not None:
+                topics[name] = (meta.topic_id, meta.num_partitions)
+        specs = {m.member_id: MemberSpec(
+                    frozenset(topics[t][0] for t in m.subscribed_topic_names if t in topics),
+                    cg.target.get(m.member_id, {}))
+                 for m in cg.members.values()}
+        cg.assignor_name = cg.preferred_assignor(self._assignors)
+        cg.target = self._assignors[cg.assignor_name](specs, dict(topics.values()))
+        cg.assignment_epoch = cg.group_epoch
+
+    @staticmethod
+    def _partition_epoch(cg: ConsumerGroup, member_id: str, topic: uuid.UUID,
+                         partition: int) -> int:
+        for other in cg.members.values():
+            if other.member_id != member_id and (
+                    partition in other.assigned.get(topic, ())
+                    or partition in other.pending_revocation.get(topic, ())):
+                return other.member_epoch
+        return -1
+
+    # -- leaving, fencing, timers ---------------------------------------------------------
+
+    def _leave(self, group: Group, cg: ConsumerGroup, req: HeartbeatRequest) -> HeartbeatResult:
+        if req.instance_id is None:
+            member = cg.members.get(req.member_id)
+            if member is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Member {req.member_id} is not a member of the group.")
+        else:
+            member = cg.member_by_instance(req.instance_id)
+            if member is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Instance id {req.instance_id} is unknown.")
+            if member.member_id != req.member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                     f"Static member {req.member_id} was fenced.")
+            if req.member_epoch == STATIC_LEAVE_EPOCH:
+                # Kept with its assignment for one session: its restart takes it back.
+                log.info("[GroupId %s] Static Member %s with instance id %s temporarily "
+                         "left the consumer group.", escape(cg.group_id),
+                         escape(member.member_id), escape(req.instance_id))
+                cg.members[member.member_id] = replace(member, member_epoch=STATIC_LEAVE_EPOCH)
+                return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
+        log.info("[GroupId %s] Member %s left the consumer group.", escape(cg.group_id),
+                 escape(member.member_id))
+        self._fence(cg, member)
+        return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
+
+    def _fence(self, cg: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        cg.members.pop(member.member_id, None)
+        cg.target.pop(member.member_id, None)
+        cg.group_epoch += 1
+        log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id), cg.group_epoch)
+
+    def _arm_timers(self, group: Group, member: ConsumerGroupMember) -> ConsumerGroupMember:
+        now = time.monotonic()
+        session = now + self.config.session_timeout_ms / 1000
+        self._schedule(group, member.member_id, self.config.session_timeout_ms)
+        revocation = member.revocation_deadline
+        if member.state == MemberState.UNREVOKED_PARTITIONS:
+            if revocation is None:
+                revocation = now + member.rebalance_timeout_ms / 1000
+                self._schedule(group, member.member_id, member.rebalance_timeout_ms)
+        else:
+            revocation = None
+        return replace(member, session_deadline=session, revocation_deadline=revocation)
+
+    def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
+        self._groups.purgatory.schedule(_MemberTimer(self, group, member_id, delay_ms))
+
+    def expire(self, group: Group, member_id: str) -> None:
+        """A timer fired: fence the member if its session or its revocation
+        deadline has passed (a later heartbeat moves the first, a completed
+        revocation clears the second)."""
+        with group.lock:
+            cg = group.modern
+            member = None if cg is None else cg.members.get(member_id)
+            if member is None:
+                return
+            now = time.monotonic()
+            if now >= member.session_deadline:
+                reason = "the member session expired"
+            elif member.revocation_deadline is not None and now >= member.revocation_deadline:
+                reason = "the member failed to revoke its partitions within the rebalance timeout"
+            else:
+                return
+            log.info("[GroupId %s] Member %s fenced from the group because %s.",
+                     escape(cg.group_id), escape(member_id), reason)
+            self._fence(cg, member)
+
+    # -- ConsumerGroupDescribe -------------------------------------------------
+
+    def describe(self, group_id: str) -> tuple[int, str | None, ConsumerGroup | None]:
+        """(error, message, a snapshot of the group) for ConsumerGroupDescribe."""
+        group = self._groups.group(group_id)
+        if group is None or group.modern is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", None
+        with group.lock:
+            cg = group.modern
+            return ErrorCode.NONE, None, replace(cg, members=dict(cg.members),
+                                                 target=dict(cg.target))
+
+
+def _check_epoch(member: ConsumerGroupMember, epoch: int, owned: Assignment | None) -> None:
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
+    if epoch > member.member_epoch:
+        raise FencedMemberEpoch(
+            f"The consumer group member has a greater member epoch ({epoch}) than the one "
+            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+            "all its partitions and rejoin.")
+    if epoch < member.member_epoch and (
+            epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
+        raise FencedMemberEpoch(
+            f"The consumer group member has a smaller member epoch ({epoch}) than the one "
+            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+            "all its partitions and rejoin.")
+
+
+def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
+    if owned is None:
+        return True
+    return all(parts <= assigned.get(topic, set()) for topic, parts in owned.items())
+
+
+class _MemberTimer(DelayedOperation):
+    def __init__(self, coordinator: ConsumerGroupCoordinator, group: Group, member_id: str,
+                 delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self.coordinator, self.group, self.member_id = coordinator, group, member_id
+
+    def try_complete(self) -> bool:
+        return False   # only its deadline matters; expire() re-checks the member
+
+    def on_complete(self) -> None:
+        self.coordinator.expire(self.group, self.member_id)

@@ -1,0 +1,121 @@
+"""The data of a consumer-protocol group (KIP-848): Kafka's ``ConsumerGroup`` and
+``ConsumerGroupMember``.
+
+Three epochs drive the protocol:
+
+* the **group epoch** goes up whenever the group's membership or
+  subscriptions change (a member joins, leaves, is fenced, or subscribes to
+  other topics, or a subscribed topic gains partitions);
+* the **assignment epoch** is the group epoch the current *target
+  assignment* was computed for; the coordinator recomputes the target when
+  the group epoch runs ahead of it;
+* each **member epoch** is the assignment epoch the member has reconciled to.
+  A member moves to a new epoch only once it has given up every partition
+  the new target takes away from it, so no partition is ever owned twice.
+
+Plain data; the coordinator (:mod:`kafka_net.server.group.consumer_coordinator`)
+changes it under the owning :class:`~kafka_net.server.group.group.Group`'s lock.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass, field
+
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
+
+
+class MemberState(enum.Enum):
+    """Where a member is on its way to its target assignment (Kafka's MemberState)."""
+
+    STABLE = "stable"                                  # owns exactly its target
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"      # must give some up first
+    UNRELEASED_PARTITIONS = "unreleased_partitions"    # waits for others to give some up
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class ConsumerGroupMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = 300000
+    subscribed_topic_names: tuple[str, ...] = ()
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    assigned: Assignment = field(default_factory=dict)
+    pending_revocation: Assignment = field(default_factory=dict)
+    session_deadline: float = 0.0
+    # Set while the member must revoke partitions: the monotonic deadline after
+    # which it is fenced (its rebalance timeout, Kafka's rebalance timer).
+    revocation_deadline: float | None = None
+
+
+@dataclass
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)
+    assignor_name: str = DEFAULT_ASSIGNOR
+
+    def state(self) -> str:
+        """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""
+        if not self.members:
+            return "Empty"
+        if self.group_epoch != self.assignment_epoch:
+            return "Assigning"
+        if any(m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE
+               for m in self.members.values()):
+            return "Reconciling"
+        return "Stable"
+
+    def member_by_instance(self, instance_id: str) -> ConsumerGroupMember | None:
+        for member in self.members.values():
+            if member.instance_id == instance_id:
+                return member
+        return None
+
+    def partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
+        """The epoch of the member owning a partition (assigned or still to be
+        revoked), -1 if nobody does: Kafka's currentPartitionEpoch."""
+        for member in self.members.values():
+            if (partition in member.assigned.get(topic_id, ())
+                    or partition in member.pending_revocation.get(topic_id, ())):
+                return member.member_epoch
+        return -1
+
+    def subscribed_topics(self) -> set[str]:
+        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+
+    def preferred_assignor(self, supported: dict) -> str:
+        """The assignor most members asked for (ties: the first in the supported
+        order), or the default: Kafka's ConsumerGroup.computePreferredServerAssignor."""
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            if member.server_assignor:
+                votes[member.server_assignor] = votes.get(member.server_assignor, 0) + 1
+        if not votes:
+            return next(iter(supported))
+        order = list(supported)
+        return max(votes, key=lambda name: (votes[name], -order.index(name)))
+
+    def validate_offset_commit(self, member_id: str, epoch: int) -> int | None:
+        """OffsetCommit's check for a consumer group: an admin or simple commit
+        (no member id, epoch < 0) only while the group is empty; a member's
+        commit carries its current epoch (STALE_MEMBER_EPOCH otherwise)."""
+        if not member_id and epoch < 0:
+            return None if not self.members else ErrorCode.UNKNOWN_MEMBER_ID
+        member = self.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return None

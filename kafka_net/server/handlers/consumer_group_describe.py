@@ -1,0 +1,58 @@
+"""ConsumerGroupDescribe (API key 69): serves v0-v0 (KIP-848).
+
+Behaviour: each consumer-protocol group with its state (Empty, Assigning,
+Reconciling, Stable), group and assignment epochs, the assignor in use, and
+every member with its current and target assignment (topic ids and names).
+An unknown group, or a classic one, gets GROUP_ID_NOT_FOUND with Kafka's
+message.  Authorized operations are not computed (no authorizer):
+-2147483648, Kafka's "not requested" value.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
+VERSIONS = Versions(0, 0)
+
+
+def handle(ctx, request: dict) -> dict:
+    return {"throttle_time_ms": 0,
+            "groups": [_describe(ctx, group_id) for group_id in request["group_ids"]]}
+
+
+def _describe(ctx, group_id: str) -> dict:
+    error, message, group = ctx.group_coordinator.consumer.describe(group_id)
+    if group is None:
+        return {"error_code": error, "error_message": message, "group_id": group_id,
+                "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
+                "assignor_name": "", "members": []}
+    return {"error_code": ErrorCode.NONE, "group_id": group_id,
+            "group_state": group.state(), "group_epoch": group.group_epoch,
+            "assignment_epoch": group.assignment_epoch, "assignor_name": group.assignor_name,
+            "members": [_member(ctx, m, group.target.get(m.member_id, {}))
+                        for m in group.members.values()]}
+
+
+def _member(ctx, m, target) -> dict:
+    return {"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+            "member_epoch": m.member_epoch, "client_id": m.client_id,
+            "client_host": m.client_host,
+            "subscribed_topic_names": list(m.subscribed_topic_names),
+            "assignment": _assignment(ctx, m.assigned),
+            "target_assignment": _assignment(ctx, target)}
+
+
+def _assignment(ctx, assignment) -> dict:
+    parts = []
+    for topic_id, partitions in sorted(assignment.items(), key=lambda kv: str(kv[0])):
+        meta = ctx.metadata_cache.topic_by_id(topic_id)
+        parts.append({"topic_id": topic_id, "topic_name": "" if meta is None else meta.name,
+                      "partitions": sorted(partitions)})
+    return {"topic_partitions": parts}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"groups": [{"error_code": error_code, "group_id": g, "group_state": "",
+                        "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
+                        "members": []} for g in request.get("group_ids") or []]}

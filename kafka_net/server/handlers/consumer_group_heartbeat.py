@@ -1,0 +1,45 @@
+"""ConsumerGroupHeartbeat (API key 68): serves v0-v1 (KIP-848).
+
+Behaviour: the consumer group protocol's one request (see
+:mod:`kafka_net.server.group.consumer_coordinator`): join with epoch 0, then
+heartbeat with the member's epoch and the partitions it owns; the answer
+carries the member's epoch, the heartbeat interval
+(``group.consumer.heartbeat.interval.ms``) and its assignment when it
+changed.  Errors carry Kafka's message: INVALID_REQUEST,
+UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
+FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
+group of that id has members), GROUP_MAX_SIZE_REACHED.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.group.consumer_coordinator import HeartbeatRequest
+
+API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
+VERSIONS = Versions(0, 1)
+
+
+def handle(ctx, request: dict) -> dict:
+    owned = request["topic_partitions"]
+    result = ctx.group_coordinator.consumer.heartbeat(HeartbeatRequest(
+        group_id=request["group_id"], member_id=request["member_id"],
+        member_epoch=request["member_epoch"], instance_id=request["instance_id"],
+        rack_id=request["rack_id"], rebalance_timeout_ms=request["rebalance_timeout_ms"],
+        subscribed_topic_names=request["subscribed_topic_names"],
+        server_assignor=request["server_assignor"],
+        owned=None if owned is None else {t["topic_id"]: set(t["partitions"]) for t in owned},
+        client_id=ctx.request.header.client_id or "",
+        client_host=str(ctx.request.client_address[0])))
+    assignment = None
+    if result.assignment is not None:
+        assignment = {"topic_partitions": [
+            {"topic_id": topic, "partitions": sorted(parts)}
+            for topic, parts in sorted(result.assignment.items(), key=lambda kv: str(kv[0]))]}
+    return {"throttle_time_ms": 0, "error_code": result.error_code,
+            "error_message": result.error_message, "member_id": result.member_id,
+            "member_epoch": result.member_epoch,
+            "heartbeat_interval_ms": result.heartbeat_interval_ms, "assignment": assignment}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "member_epoch": 0, "heartbeat_interval_ms": 0}
