@@ -9,11 +9,13 @@ Kafka JSON files that kafka-python bundles.
 from __future__ import annotations
 
 import importlib
+import json
 
 import re
 import struct
 import uuid
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -404,7 +406,11 @@ def _our_type(t) -> str:
     return t.name
 
 
-def _describe_json(fields: list, version: int, flexible: bool) -> list:
+def _describe_json(fields: list, version: int, flexible: bool, common: dict | None = None
+                   ) -> list:
+    """``common``: the message's commonStructs by name (fields typed by a shared
+    struct's name carry no ``fields`` of their own)."""
+    common = common or {}
     out = []
     for f in fields:
         if version not in Versions.parse(f["versions"]):
@@ -412,7 +418,8 @@ def _describe_json(fields: list, version: int, flexible: bool) -> list:
         tagged = "tag" in f and version in Versions.parse(f.get("taggedVersions", "none"))
         if tagged and not flexible:
             continue
-        nested = _describe_json(f.get("fields", []), version, flexible)
+        shared = common.get(f["type"].removeprefix("[]"), [])
+        nested = _describe_json(f.get("fields", shared), version, flexible, common)
         out.append((_snake(f["name"]), _json_type(f["type"]),
                     version in Versions.parse(f.get("nullableVersions", "none")),
                     f["tag"] if tagged else None, nested))
@@ -430,7 +437,17 @@ def _describe_ours(struct: Struct, version: int, flexible: bool) -> list:
     return out
 
 
+KAFKA_JSON = Path(__file__).parent / "kafka_json"
+
+
 def _upstream(name: str) -> dict:
+    """Kafka's JSON for a message: kafka-python's bundled copy, or ours for the
+    messages it does not bundle (tests/protocol/kafka_json/README.md)."""
+    ours = KAFKA_JSON / f"{name}.json"
+    if ours.exists():
+        text = "\n".join(line for line in ours.read_text().splitlines()
+                         if not line.lstrip().startswith("//"))
+        return json.loads(text)
     importlib.import_module("kafka")
     from kafka.protocol.schemas.load_json import load_json
     with warnings.catch_warnings():
@@ -453,8 +470,9 @@ def test_schema_matches_upstream_json(schema):
     assert overlap, f"{schema.name}: no version in common with upstream {up_valid}"
     for version in overlap:
         flexible = schema.is_flexible(version)
+        common = {c["name"]: c["fields"] for c in upstream.get("commonStructs", [])}
         assert (_describe_ours(schema.struct, version, flexible)
-                == _describe_json(upstream["fields"], version, flexible)), f"v{version}"
+                == _describe_json(upstream["fields"], version, flexible, common)), f"v{version}"
 
 
 def _json_default(text):

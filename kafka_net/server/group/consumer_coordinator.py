@@ -41,7 +41,7 @@ from kafka_net.server.group.consumer_group import (
     ConsumerGroup, ConsumerGroupMember, MemberState)
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
-from kafka_net.server.purgatory import DelayedOperation
+from kafka_net.server.group.rebalance import DelayedHeartbeat
 
 log = logging.getLogger(__name__)
 
@@ -332,7 +332,9 @@ class ConsumerGroupCoordinator:
         return replace(member, session_deadline=session, revocation_deadline=revocation)
 
     def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
-        self._groups.purgatory.schedule(_MemberTimer(self, group, member_id, delay_ms))
+        # The classic protocol's timer: it calls back expire(group, member_id), which
+        # re-checks the member's deadlines, so stale timers are harmless.
+        self._groups.purgatory.schedule(DelayedHeartbeat(self, group, member_id, delay_ms))
 
     def expire(self, group: Group, member_id: str) -> None:
         """A timer fired: fence the member if its session or its revocation
@@ -387,15 +389,3 @@ def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
         return True
     return all(parts <= assigned.get(topic, set()) for topic, parts in owned.items())
 
-
-class _MemberTimer(DelayedOperation):
-    def __init__(self, coordinator: ConsumerGroupCoordinator, group: Group, member_id: str,
-                 delay_ms: int) -> None:
-        super().__init__(delay_ms)
-        self.coordinator, self.group, self.member_id = coordinator, group, member_id
-
-    def try_complete(self) -> bool:
-        return False   # only its deadline matters; expire() re-checks the member
-
-    def on_complete(self) -> None:
-        self.coordinator.expire(self.group, self.member_id)
