@@ -57,18 +57,26 @@ def test_bad_listeners(value, fragment):
     assert fragment in message
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
-def test_secure_listeners_are_refused_with_a_clear_message(protocol):
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
+def test_sasl_listeners_are_refused_with_a_clear_message(protocol):
     message = config_error({"listeners": f"{protocol}://127.0.0.1:9093"})
     assert message == (f"listeners: listener '{protocol}' uses security protocol {protocol}, "
-                       "which kafka-net does not implement yet; only PLAINTEXT listeners "
-                       "are supported")
+                       "which kafka-net does not implement yet; only PLAINTEXT and SSL "
+                       "listeners are supported")
 
 
-def test_a_listener_mapped_to_ssl_is_refused_too():
+def test_a_listener_mapped_to_sasl_is_refused_too():
     message = config_error({"listeners": "EXTERNAL://:9093",
-                            "listener.security.protocol.map": "EXTERNAL:SSL"})
-    assert "'EXTERNAL' uses security protocol SSL" in message
+                            "listener.security.protocol.map": "EXTERNAL:SASL_SSL"})
+    assert "'EXTERNAL' uses security protocol SASL_SSL" in message
+
+
+def test_ssl_listeners_are_accepted_with_their_protocol():
+    cfg = ServerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093,EXTERNAL://:9094",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,EXTERNAL:SSL"})
+    assert [(e.listener_name, e.security_protocol) for e in cfg.listeners] == [
+        ("PLAINTEXT", "PLAINTEXT"), ("SSL", "SSL"), ("EXTERNAL", "SSL")]
 
 
 def test_a_listener_name_needs_a_protocol():

@@ -45,6 +45,20 @@ poll timeout.  While the pool is below 10% of its size, the ready channels
 are read in a random order each poll, so the same ones are not always first
 to the memory left (Kafka's ``determineHandlingOrder``).
 
+Handshakes (Kafka's ``pollSelectionKeys``): a channel that is not ready()
+(a TLS handshake under way) gets ``prepare()`` on each readiness event
+instead of a read, WRITE interest while its handshake records wait to be
+sent; one that fails is closed with one rate-limited line naming the peer
+and the reason and counted in ``failed_authentication_total``.  Once ready,
+the same event goes on to read.
+
+Buffered reads (Kafka's ``keysWithBufferedRead``): a TLS transport may hold
+decrypted bytes the socket will never announce again (records that arrived
+with the handshake's last flight, or more than one read took).  Such a
+channel, unless muted, is read in the next poll without waiting for select
+(the timeout is then 0); a muted one waits for its unmute, and gets no idle
+credit meanwhile.
+
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
 are lost, and a connection left open would hang its client.
@@ -60,13 +74,18 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network import channel_builder as channel_builders
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
+from kafka_net.network.transport_layer import SslAuthenticationException
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
+_failed_authentication_log = RateLimitedLog(log)
+# What a failed handshake or authentication raises (Kafka's AuthenticationException).
+AUTHENTICATION_EXCEPTIONS = (SslAuthenticationException,)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
@@ -74,8 +93,11 @@ _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
-                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
+                 channel_builder: channel_builders.ChannelBuilder = channel_builders.PLAINTEXT
+                 ) -> None:
         self.name = name
+        self._channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
         # Processor uncounts it from ConnectionQuotas there).
         self._on_close = on_close
@@ -104,17 +126,22 @@ class Selector:
         self._memory_muted: dict[str, KafkaChannel] = {}
         self._out_of_memory = False
         self._memory_error_log = RateLimitedLog(log)
+        # Channels whose transport holds bytes the socket will not announce.
+        self._buffered_reads: dict[str, KafkaChannel] = {}
         # Observability (Kafka's selector metrics, reduced to counters).
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
+        self.failed_authentication_total = 0
+        self.successful_authentication_total = 0
 
     # -- registration ----------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
             raise ValueError(f"There is already a connection for id {connection_id}")
-        channel = KafkaChannel(connection_id, sock, self.max_frame_size, self._decoder_pool)
+        channel = self._channel_builder.build(connection_id, sock, self.max_frame_size,
+                                              self._decoder_pool)
         self._sel.register(sock, _READ, channel)
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
@@ -165,6 +192,8 @@ class Selector:
             if not channel.remote_closed:
                 self._add_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
         return unmuted
 
     def close(self, connection_id: str) -> None:
@@ -205,7 +234,7 @@ class Selector:
         # consumes it.
         if self._out_of_memory:
             self._maybe_unmute_after_memory_pressure()
-        if self._has_buffered_receive():
+        if self._has_buffered_receive() or self._buffered_reads:
             timeout = 0  # a request is already here: do not sleep on the socket
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
@@ -219,11 +248,17 @@ class Selector:
                 self._wakeup.drain()
             elif channel.id in self.channels:  # not closed earlier in this loop
                 self._handle_events(channel, mask)
+        self._read_buffered(events)
         self._collect_receives()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
         try:
+            if not channel.ready():
+                self._prepare(channel)
+                if not channel.ready() or channel.id not in self.channels:
+                    return
+                mask |= _READ if channel.has_bytes_buffered() else 0
             if mask & _READ:
                 if channel.mute_state.muted:
                     # Data (or EOF) waits behind a request still in the server:
@@ -243,8 +278,45 @@ class Selector:
         except MemoryError:
             self._close_for_memory_error(channel, "reading")
 
+    def _prepare(self, channel: KafkaChannel) -> None:
+        """One handshake step (Kafka: channel.prepare() in pollSelectionKeys)."""
+        try:
+            channel.prepare()
+        except AUTHENTICATION_EXCEPTIONS as exc:
+            self.failed_authentication_total += 1
+            _failed_authentication_log.log(
+                logging.INFO, ("failed authentication", channel.peer[:1]),
+                "%s: Failed authentication with %s (%s)", self.name, channel.peer_text,
+                escape(exc))
+            self._disconnect(channel, f"failed authentication: {exc}")
+            return
+        self._touch(channel)   # progress: only a handshake that stalls expires
+        if channel.ready():
+            self.successful_authentication_total += 1
+        if channel.transport.has_pending_writes():
+            self._add_interest(channel, _WRITE)
+        elif not channel.has_send():
+            self._remove_interest(channel, _WRITE)
+
+    def _read_buffered(self, events) -> None:
+        """Read channels whose transport holds bytes no select will announce."""
+        if not self._buffered_reads:
+            return
+        selected = {key.data.id for key, mask in events if key.data is not None
+                    and mask & _READ}
+        for channel in list(self._buffered_reads.values()):
+            if (channel.mute_state.muted or channel.id not in self.channels
+                    or channel.id in self._memory_muted):
+                del self._buffered_reads[channel.id]   # unmute puts it back
+            elif channel.id not in selected:
+                self._handle_events(channel, _READ)
+
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()
+        if channel.has_bytes_buffered():
+            self._buffered_reads[channel.id] = channel
+        else:
+            self._buffered_reads.pop(channel.id, None)
         if n > 0:
             self.bytes_in += n
             self._touch(channel)
@@ -354,6 +426,8 @@ class Selector:
             if not channel.remote_closed:
                 self._add_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
         self._memory_muted.clear()
         self._out_of_memory = False
 
@@ -385,6 +459,7 @@ class Selector:
         self._lru.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
+        self._buffered_reads.pop(channel.id, None)
         channel.close()
         if self._on_close is not None:
             self._on_close(channel)
