@@ -403,7 +403,13 @@ class Selector:
             return
         oldest = next(iter(self._lru.values()))
         if time.monotonic_ns() - oldest.last_active_ns > self._idle_ns:
-            log.debug("%s: closing idle connection %s", self.name, oldest.id)
+            if oldest.ready():
+                log.debug("%s: closing idle connection %s", self.name, oldest.id)
+            else:   # a handshake that stalled: say so, it may be an attack
+                _failed_authentication_log.log(
+                    logging.INFO, ("handshake expired", oldest.peer[:1]),
+                    "%s: closing connection %s from %s: its handshake did not finish "
+                    "within connections.max.idle.ms", self.name, oldest.id, oldest.peer_text)
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
 
     # -- memory pressure ------------------------------------------------------------------

@@ -1,0 +1,245 @@
+"""SSL listeners on real sockets: one broker with three listeners at once,
+PLAINTEXT, SSL and MTLS (an SSL listener whose ``listener.name.mtls.ssl.client.auth``
+is ``required``), and the ways a TLS client can go wrong.
+
+Each bad client: its connection is closed, one clear log line names the peer
+and the reason, the failed-authentication metric counts it where Kafka does,
+every other connection is served, and no thread dies or is added.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import ssl
+import threading
+
+import pytest
+
+from kafka_net.config import ConfigError, ServerConfig
+from kafka_net.log_safety import RateLimitedLog
+from kafka_net.metrics import server_snapshot
+from kafka_net.network import selector as selector_module
+from kafka_net.server.handlers import api_versions
+from kafka_net.server.kafka_server import KafkaServer
+from tests.network.helpers import healthy, server_threads_alive
+from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, running_server
+from tests.tls_support import (
+    CLIENT_DN, client_hello, pki, rejected, tls_raw_client)  # noqa: F401 (pki: fixture)
+
+IDLE_MS = 1500
+
+
+class RecordingApiVersions:
+    """api_versions, recording each request's principal (RequestContext.principal)."""
+
+    API_KEY, VERSIONS = api_versions.API_KEY, api_versions.VERSIONS
+    error_response = staticmethod(api_versions.error_response)
+    principals: list[tuple[str, str]] = []
+
+    @classmethod
+    def handle(cls, ctx, body):
+        cls.principals.append((ctx.listener_name, ctx.principal))
+        return api_versions.handle(ctx, body)
+
+
+def broker_config(pki, **extra: str) -> ServerConfig:
+    return ServerConfig.from_properties({
+        "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0,MTLS://{LOOPBACK}:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL",
+        **pki.broker_props(),
+        "listener.name.mtls.ssl.client.auth": "required",
+        "num.network.threads": "1", "num.io.threads": "2",
+        "connections.max.idle.ms": str(IDLE_MS), "shutdown.timeout.ms": "5000", **extra})
+
+
+@pytest.fixture(scope="module")
+def server(pki):
+    with running_server(broker_config(pki),
+                        apis_handlers={18: RecordingApiVersions}) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def fresh_log_limits(monkeypatch):
+    # Every bad client here comes from 127.0.0.1: each case gets its own line.
+    monkeypatch.setattr(selector_module, "_failed_authentication_log",
+                        RateLimitedLog(selector_module.log))
+
+
+def api_versions_ok(client: RawClient) -> bool:
+    return client.call(18, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+
+
+def failed_authentications(server, listener: str) -> float:
+    return sum(v for k, v in server_snapshot(server).items()
+               if f"listener={listener}," in k and k.endswith("name=failed-authentication-total"))
+
+
+def all_listeners_serve(server, pki) -> None:
+    healthy(server.bound_port("PLAINTEXT"))
+    with tls_raw_client(server.bound_port("SSL"), pki.client_context()) as c:
+        assert api_versions_ok(c)
+    with tls_raw_client(server.bound_port("MTLS"), pki.client_context("client")) as c:
+        assert api_versions_ok(c)
+
+
+# -- a mixed broker: every listener kind at once ----------------------------------------
+
+
+def test_mixed_broker_serves_plaintext_ssl_and_mutual_tls_with_their_principals(server, pki):
+    RecordingApiVersions.principals.clear()
+    all_listeners_serve(server, pki)
+    seen = set(RecordingApiVersions.principals)
+    assert ("PLAINTEXT", "User:ANONYMOUS") in seen
+    assert ("SSL", "User:ANONYMOUS") in seen
+    assert ("MTLS", f"User:{CLIENT_DN}") in seen
+
+
+def test_metadata_on_each_listener_advertises_that_listener(server, pki):
+    from tests.network.helpers import metadata_body
+    for listener, context in (("SSL", pki.client_context()),
+                              ("MTLS", pki.client_context("client"))):
+        port = server.bound_port(listener)
+        with tls_raw_client(port, context) as c:
+            assert c.call(3, 12, metadata_body(12))["brokers"][0]["port"] == port
+
+
+def test_principal_mapping_rules_map_the_dn(pki):
+    cfg = broker_config(pki, **{
+        "listener.name.mtls.ssl.principal.mapping.rules":
+            "RULE:^CN=([^,]*),OU=tests,.*$/$1@tests/U,DEFAULT"})
+    RecordingApiVersions.principals.clear()
+    with running_server(cfg, apis_handlers={18: RecordingApiVersions}) as running:
+        with tls_raw_client(running.bound_port("MTLS"), pki.client_context("client")) as c:
+            assert api_versions_ok(c)
+    assert RecordingApiVersions.principals == [("MTLS", "User:CLIENT@TESTS")]
+
+
+# -- bad clients ----------------------------------------------------------------------
+
+
+def assert_only_that_connection_paid(server, pki, bystander: RawClient, threads: int) -> None:
+    assert api_versions_ok(bystander)
+    all_listeners_serve(server, pki)
+    assert server_threads_alive(server)
+    assert threading.active_count() == threads
+
+
+@pytest.fixture
+def bystander(server, pki):
+    with tls_raw_client(server.bound_port("SSL"), pki.client_context()) as client:
+        assert api_versions_ok(client)
+        yield client
+
+
+def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
+    threads, before = threading.active_count(), failed_authentications(server, "SSL")
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+        with RawClient(server.bound_port("SSL")) as plain:
+            plain.send(18, 3, API_VERSIONS_V3_BODY)
+            assert rejected(plain.sock)
+            peer = "%s:%d" % plain.sock.getsockname()
+    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    assert "Failed authentication with" in line and "SSL handshake failed" in line
+    assert failed_authentications(server, "SSL") == before + 1
+    assert_only_that_connection_paid(server, pki, bystander, threads)
+
+
+@pytest.mark.parametrize("garbage", [os.urandom(300), b"\x16\x03\x01\x00\x05hello",
+                                     b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"],
+                         ids=["random", "bad_record", "http"])
+def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garbage):
+    threads = threading.active_count()
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+        with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
+            peer = "%s:%d" % s.getsockname()
+            s.sendall(garbage)
+            assert rejected(s)
+    assert any(peer in r.getMessage() and "SSL handshake failed" in r.getMessage()
+               for r in caplog.records)
+    assert_only_that_connection_paid(server, pki, bystander, threads)
+
+
+@pytest.mark.parametrize("certificate", ["rogue-client", None], ids=["untrusted", "none"])
+def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
+        server, pki, bystander, caplog, certificate):
+    threads, before = threading.active_count(), failed_authentications(server, "MTLS")
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+        raw = socket.create_connection((LOOPBACK, server.bound_port("MTLS")), timeout=10)
+        peer = "%s:%d" % raw.getsockname()
+        try:
+            # TLS 1.3: the client's side of the handshake ends before the server
+            # has checked its certificate; the refusal comes as an alert.
+            sock = pki.client_context(certificate).wrap_socket(raw, server_hostname=LOOPBACK)
+            sock.sendall(b"\x00\x00\x00\x00")
+            assert rejected(sock)
+        except ssl.SSLError:
+            pass   # refused inside the handshake (TLS 1.2)
+        finally:
+            raw.close()
+    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    assert "Failed authentication with" in line and "certificate" in line.lower()
+    assert failed_authentications(server, "MTLS") == before + 1
+    assert_only_that_connection_paid(server, pki, bystander, threads)
+
+
+def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
+    threads = threading.active_count()
+    hello = client_hello()
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+        with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
+            peer = "%s:%d" % s.getsockname()
+            s.sendall(hello[:len(hello) // 2])
+            assert rejected(s, timeout=IDLE_MS / 1000 * 5)
+    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    assert "handshake did not finish within connections.max.idle.ms" in line
+    all_listeners_serve(server, pki)
+    assert server_threads_alive(server)
+    assert threading.active_count() == threads
+
+
+# -- bad configuration: a startup error naming the key and the file --------------------
+
+
+@pytest.mark.parametrize("props, fragments", [
+    ({"ssl.keystore.location": "/nonexistent/server.pem"},
+     ["ssl.keystore.location", "/nonexistent/server.pem"]),
+    ({"listener.name.ssl.ssl.truststore.location": "/nonexistent/ca.pem",
+      "ssl.client.auth": "required"},
+     ["listener.name.ssl.ssl.truststore.location", "/nonexistent/ca.pem"]),
+    ({"ssl.keystore.type": "JKS"}, ["ssl.keystore.type", "JKS", "PEM"]),
+    ({"ssl.keystore.type": "PKCS12"}, ["ssl.keystore.type", "PKCS12", "PEM"]),
+    ({"ssl.keystore.location": ""}, ["ssl.keystore.location", "needs a key store"]),
+    ({"ssl.enabled.protocols": "SSLv3"}, ["ssl.enabled.protocols", "SSLv3"]),
+])
+def test_bad_ssl_configuration_stops_the_startup(pki, props, fragments):
+    cfg = ServerConfig.from_properties({
+        "listeners": f"SSL://{LOOPBACK}:0", **pki.broker_props(), **props})
+    server = KafkaServer(cfg)
+    with pytest.raises(ConfigError) as info:
+        server.startup()
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_keystore_that_is_not_pem_names_the_file(pki, tmp_path):
+    bad = tmp_path / "not-a-key.pem"
+    bad.write_text("hello")
+    cfg = ServerConfig.from_properties({
+        "listeners": f"SSL://{LOOPBACK}:0", **pki.broker_props(),
+        "ssl.keystore.location": str(bad)})
+    with pytest.raises(ConfigError, match="ssl.keystore.location: .*not-a-key.pem"):
+        KafkaServer(cfg).startup()
+
+
+def test_keystore_as_pem_text_in_the_config(pki):
+    with open(pki.path("server.crt")) as chain, open(pki.path("server.key")) as key:
+        props = {"ssl.keystore.certificate.chain": chain.read(),
+                 "ssl.keystore.key": key.read()}
+    cfg = ServerConfig.from_properties({
+        "listeners": f"SSL://{LOOPBACK}:0", "ssl.keystore.type": "PEM", **props})
+    with running_server(cfg) as running:
+        with tls_raw_client(running.bound_port("SSL"), pki.client_context()) as c:
+            assert api_versions_ok(c)
