@@ -157,3 +157,38 @@ def test_with_overrides_validates():
     with pytest.raises(ConfigError, match="names a listener not in listeners"):
         ServerConfig().with_overrides(
             advertised_listeners=(EndPoint("OTHER", "h", 1),))
+
+
+def test_listener_ssl_keys_override_the_broker_ones_for_that_listener_only():
+    cfg = ServerConfig.from_properties({
+        "listeners": "SSL://127.0.0.1:9093,MTLS://127.0.0.1:9094",
+        "listener.security.protocol.map": "SSL:SSL,MTLS:SSL",
+        "ssl.client.auth": "requested", "ssl.keystore.location": "/k.pem",
+        "listener.name.mtls.ssl.client.auth": "REQUIRED",
+        "listener.name.mtls.ssl.enabled.protocols": "TLSv1.3"})
+    assert cfg.ssl_config("SSL")["ssl.client.auth"] == ("ssl.client.auth", "requested")
+    assert cfg.ssl_config("MTLS")["ssl.client.auth"] == (
+        "listener.name.mtls.ssl.client.auth", "required")
+    assert cfg.ssl_config("MTLS")["ssl.enabled.protocols"][1] == ("TLSv1.3",)
+    assert cfg.ssl_config("MTLS")["ssl.keystore.location"] == ("ssl.keystore.location",
+                                                               "/k.pem")
+
+
+@pytest.mark.parametrize("props, fragment", [
+    ({"ssl.client.auth": "always"}, "ssl.client.auth: 'always' is not one of"),
+    ({"listener.name.ssl.ssl.keystore.type": "XYZ"},
+     "listener.name.ssl.ssl.keystore.type: 'XYZ' is not one of"),
+    ({"listener.name.other.ssl.client.auth": "none"},
+     "listener.name.other: names a listener not in listeners"),
+    ({"listener.name.SSL.ssl.client.auth": "none"}, "lower case"),
+])
+def test_bad_ssl_keys_are_refused_naming_the_key(props, fragment):
+    assert fragment in config_error({"listeners": "SSL://127.0.0.1:9093", **props})
+
+
+def test_ssl_secrets_stay_out_of_the_config_repr():
+    cfg = ServerConfig.from_properties({
+        "listeners": "SSL://127.0.0.1:9093", "ssl.key.password": "s3cret",
+        "ssl.keystore.key": "-----BEGIN PRIVATE KEY-----xyz",
+        "listener.name.ssl.ssl.key.password": "other-s3cret"})
+    assert "s3cret" not in repr(cfg) and "PRIVATE KEY" not in repr(cfg)

@@ -45,19 +45,10 @@ poll timeout.  While the pool is below 10% of its size, the ready channels
 are read in a random order each poll, so the same ones are not always first
 to the memory left (Kafka's ``determineHandlingOrder``).
 
-Handshakes (Kafka's ``pollSelectionKeys``): a channel that is not ready()
-(a TLS handshake under way) gets ``prepare()`` on each readiness event
-instead of a read, WRITE interest while its handshake records wait to be
-sent; one that fails is closed with one rate-limited line naming the peer
-and the reason and counted in ``failed_authentication_total``.  Once ready,
-the same event goes on to read.
-
-Buffered reads (Kafka's ``keysWithBufferedRead``): a TLS transport may hold
-decrypted bytes the socket will never announce again (records that arrived
-with the handshake's last flight, or more than one read took).  Such a
-channel, unless muted, is read in the next poll without waiting for select
-(the timeout is then 0); a muted one waits for its unmute, and gets no idle
-credit meanwhile.
+TLS (Kafka's ``pollSelectionKeys``, ``keysWithBufferedRead``): a channel not
+ready() gets ``prepare()`` instead of reads; one whose transport holds bytes no
+select will announce is read next poll (timeout 0) unless muted.  See
+docs/design.md, "One TLS handshake through the Processor".
 
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
@@ -248,7 +239,7 @@ class Selector:
                 self._wakeup.drain()
             elif channel.id in self.channels:  # not closed earlier in this loop
                 self._handle_events(channel, mask)
-        self._read_buffered(events)
+        self._read_buffered()
         self._collect_receives()
         self._maybe_close_oldest_idle()
 
@@ -284,10 +275,8 @@ class Selector:
             channel.prepare()
         except AUTHENTICATION_EXCEPTIONS as exc:
             self.failed_authentication_total += 1
-            _failed_authentication_log.log(
-                logging.INFO, ("failed authentication", channel.peer[:1]),
-                "%s: Failed authentication with %s (%s)", self.name, channel.peer_text,
-                escape(exc))
+            self._log_failed_handshake(channel, "Failed authentication with %s (%s)",
+                                       escape(exc))
             self._disconnect(channel, f"failed authentication: {exc}")
             return
         self._touch(channel)   # progress: only a handshake that stalls expires
@@ -298,17 +287,20 @@ class Selector:
         elif not channel.has_send():
             self._remove_interest(channel, _WRITE)
 
-    def _read_buffered(self, events) -> None:
-        """Read channels whose transport holds bytes no select will announce."""
-        if not self._buffered_reads:
-            return
-        selected = {key.data.id for key, mask in events if key.data is not None
-                    and mask & _READ}
+    def _log_failed_handshake(self, channel: KafkaChannel, msg: str, *args) -> None:
+        # Kafka logs "Failed authentication with <peer> (<reason>)" at INFO; one
+        # line per peer address every 10 s here, so a scanner cannot flood the log.
+        _failed_authentication_log.log(logging.INFO, ("handshake", channel.peer[:1]),
+                                       "%s: " + msg, self.name, channel.peer_text, *args)
+
+    def _read_buffered(self) -> None:
+        """Read channels whose transport holds bytes no select will announce (one
+        read in this poll already is harmless: the next takes what is left)."""
         for channel in list(self._buffered_reads.values()):
             if (channel.mute_state.muted or channel.id not in self.channels
                     or channel.id in self._memory_muted):
                 del self._buffered_reads[channel.id]   # unmute puts it back
-            elif channel.id not in selected:
+            else:
                 self._handle_events(channel, _READ)
 
     def _read(self, channel: KafkaChannel) -> None:
@@ -406,10 +398,9 @@ class Selector:
             if oldest.ready():
                 log.debug("%s: closing idle connection %s", self.name, oldest.id)
             else:   # a handshake that stalled: say so, it may be an attack
-                _failed_authentication_log.log(
-                    logging.INFO, ("handshake expired", oldest.peer[:1]),
-                    "%s: closing connection %s from %s: its handshake did not finish "
-                    "within connections.max.idle.ms", self.name, oldest.id, oldest.peer_text)
+                self._log_failed_handshake(oldest, "closing connection from %s: its "
+                                           "handshake did not finish within "
+                                           "connections.max.idle.ms")
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
 
     # -- memory pressure ------------------------------------------------------------------
