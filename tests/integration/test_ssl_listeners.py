@@ -243,3 +243,20 @@ def test_keystore_as_pem_text_in_the_config(pki):
     with running_server(cfg) as running:
         with tls_raw_client(running.bound_port("SSL"), pki.client_context()) as c:
             assert api_versions_ok(c)
+
+
+def test_large_request_and_response_cross_many_tls_records(server, pki):
+    # 900 KB each way: about 55 TLS records, more than one socket buffer, so
+    # partial writes of encrypted bytes (has_pending_writes) are on the path.
+    from kafka_net.protocol.records import build_batch, decode_records, iter_batches
+    from tests.support import fetch_body, produce_body
+    value = os.urandom(900_000)
+    server.apis.create_topic("ssl-large", 1)
+    with tls_raw_client(server.bound_port("SSL"), pki.client_context()) as c:
+        answer = c.call(0, 9, produce_body("ssl-large", 0, build_batch([(None, value)])))
+        assert answer["responses"][0]["partition_responses"][0]["error_code"] == 0
+        fetched = c.call(1, 12, fetch_body([("ssl-large", 0, 0)], max_bytes=2 << 20,
+                                           partition_max_bytes=2 << 20))
+        records = fetched["responses"][0]["partitions"][0]["records"]
+        got = [r.value for b in iter_batches(records) for r in decode_records(b)]
+    assert got == [value]
