@@ -25,13 +25,13 @@ import multiprocessing
 import socket
 import ssl
 import statistics
-import struct
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from bench.harness import CLIENT_ID, create_topic, free_port, kafka_net, round_order, serving
+from bench.harness import (
+    CLIENT_ID, create_topic, free_port, kafka_net, recv_frame, round_order, serving)
 from bench.measure import cpu_seconds
 from kafka_net.protocol import encode_request
 from kafka_net.protocol.records import build_batch
@@ -52,15 +52,6 @@ SCENARIOS = {"ApiVersions v3": lambda: API_VERSIONS,
              "Produce v9 (10 x 100 B records, acks=1)": lambda: produce_frame("bench-ssl")}
 
 
-def _recv_frame(sock) -> None:
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed by the broker")
-        data += chunk
-
-
 def _connection_loop(port, cafile, frame, start, stop, counts, i) -> None:
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -71,7 +62,7 @@ def _connection_loop(port, cafile, frame, start, stop, counts, i) -> None:
         start.wait()
         while not stop.is_set():
             sock.sendall(frame)
-            _recv_frame(sock)
+            recv_frame(sock)
             counts[i] += 1
 
 
