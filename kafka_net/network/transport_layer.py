@@ -112,9 +112,9 @@ class SslTransportLayer:
             self._ssl.do_handshake()
         except ssl.SSLWantReadError:
             if self._eof:
-                self._flush_quietly()
-                raise SslAuthenticationException(
-                    "SSL handshake failed: the peer closed the connection mid-handshake")
+                # Kafka's EOFException: a disconnect, not a failed authentication
+                # (a load balancer's TCP health check connects and closes).
+                raise ConnectionAbortedError("EOF during handshake")
         except ssl.SSLError as exc:
             self._flush_quietly()   # the alert that tells the client why
             raise SslAuthenticationException(f"SSL handshake failed: {_reason(exc)}") from None

@@ -176,3 +176,21 @@ def test_failed_handshake_is_counted_and_closes_only_that_channel(pki):
         run_selector_until(selector, lambda: selector.completed_receives)
         assert selector.completed_receives[0][1] == b"still served"
         bad.close()
+
+
+def test_eof_mid_handshake_is_a_disconnect_not_a_failed_authentication(pki):
+    # Kafka's EOFException "EOF during handshake": a TCP health check connects
+    # and closes; that is no authentication failure.
+    selector = ssl_selector(pki)
+    try:
+        server_side, client = socket.socketpair()
+        server_side.setblocking(False)
+        selector.register("probe", server_side)
+        client.close()
+        run_selector_until(selector, lambda: selector.disconnected)
+        (connection_id, reason), = selector.disconnected
+        assert connection_id == "probe" and "EOF during handshake" in reason
+        assert selector.failed_authentication_total == 0
+    finally:
+        selector.close_all()
+        selector._wakeup.close()
