@@ -11,6 +11,12 @@ connection and one request in flight (closed loop), the TLS handshake done
 before the measured window.  Per run: requests per second and the broker's
 CPU µs per request (user + system of the whole process, psutil).
 
+``--transport-only`` measures the transport layers alone, in this process:
+thread CPU µs of the broker side's ``read`` + ``write`` for one 60-byte
+request and one 450-byte response (an ApiVersions-sized exchange) over a
+socketpair, PlaintextTransportLayer against SslTransportLayer, 20,000
+exchanges per figure, interleaved over rounds.
+
 Runs are interleaved: each round measures every (scenario, listener) pair, the
 order rotated per round; figures are medians over rounds.  The Python load
 generator is slower than kload and shares the 2 cores with the broker, so
@@ -101,16 +107,90 @@ def one_run(server, port: int, cafile: str | None, frame: bytes, args) -> tuple[
     return answered / elapsed, (cpu1 - cpu0) / answered * 1e6
 
 
+def _transport_pair(factory, pki, tls: bool):
+    """(broker-side transport, blocking client socket), handshake done."""
+    from kafka_net.network.transport_layer import PlaintextTransportLayer
+    server_side, client = socket.socketpair()
+    server_side.setblocking(False)
+    if not tls:
+        return PlaintextTransportLayer(server_side), client
+    transport = factory.create_transport(server_side)
+    client = pki.client_context().wrap_socket(client, server_hostname="localhost",
+                                              do_handshake_on_connect=False)
+    client.setblocking(False)
+    for _ in range(1000):   # bounded: a handshake takes a few steps
+        try:
+            client.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            transport.handshake()
+    while not transport.ready():
+        transport.handshake()
+    client.setblocking(True)
+    return transport, client
+
+
+def transport_cost(factory, pki, tls: bool, n: int = 20000) -> float:
+    """Thread CPU µs of the broker side's read + write per exchange."""
+    request, response = memoryview(b"q" * 60), memoryview(b"r" * 450)
+    transport, client = _transport_pair(factory, pki, tls)
+    spent = 0
+    with client:
+        for _ in range(n):
+            client.sendall(request)
+            start = time.thread_time_ns()
+            got = 0
+            while got < len(request):
+                try:
+                    got += len(transport.read(65536))
+                except BlockingIOError:
+                    pass
+            transport.write(response)
+            while transport.has_pending_writes():
+                transport.write(memoryview(b""))
+            spent += time.thread_time_ns() - start
+            recv_frame_bytes(client, len(response))
+    transport.close()
+    return spent / n / 1000
+
+
+def recv_frame_bytes(sock, n: int) -> None:
+    got = 0
+    while got < n:
+        got += len(sock.recv(65536))
+
+
+def transport_only(args, pki) -> None:
+    from kafka_net.config import ServerConfig
+    from kafka_net.network.ssl_factory import SslFactory
+    cfg = ServerConfig.from_properties({"listeners": "SSL://127.0.0.1:0",
+                                        **pki.broker_props()})
+    factory = SslFactory(cfg.ssl_config("SSL"))
+    costs: dict[bool, list[float]] = {False: [], True: []}
+    for rnd in range(args.rounds):
+        for tls in ((False, True) if rnd % 2 == 0 else (True, False)):
+            costs[tls].append(transport_cost(factory, pki, tls))
+    print("| transport | read + write µs per exchange (median) | per round |")
+    print("| --- | ---: | --- |")
+    for tls, name in ((False, "PlaintextTransportLayer"), (True, "SslTransportLayer")):
+        print(f"| {name} | {statistics.median(costs[tls]):.1f} | "
+              f"{', '.join(f'{c:.1f}' for c in costs[tls])} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.ssl_overhead")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--transport-only", action="store_true")
     args = parser.parse_args(argv)
     from tests.tls_support import make_pki   # the test extra's cryptography
     with tempfile.TemporaryDirectory(prefix="kafka-net-ssl-bench-") as tmp:
         pki = make_pki(tmp)
+        if args.transport_only:
+            transport_only(args, pki)
+            return
         plain_port, ssl_port = free_port(), free_port()
         server = kafka_net("kafka-net 1+2", (
             f"listeners=PLAINTEXT://127.0.0.1:{plain_port},SSL://127.0.0.1:{ssl_port}",
