@@ -239,7 +239,8 @@ class Selector:
                 self._wakeup.drain()
             elif channel.id in self.channels:  # not closed earlier in this loop
                 self._handle_events(channel, mask)
-        self._read_buffered()
+        if self._buffered_reads:
+            self._read_buffered()
         self._collect_receives()
         self._maybe_close_oldest_idle()
 

@@ -51,22 +51,20 @@ class SslAuthenticationException(Exception):
 class PlaintextTransportLayer:
     """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
 
-    __slots__ = ("socket",)
+    __slots__ = ("socket", "read", "write")
 
     def __init__(self, sock: socket.socket) -> None:
         self.socket = sock
+        # read(n) and write(view) are the socket's own recv and send: the
+        # PLAINTEXT hot path then pays no Python call for the indirection.
+        self.read = sock.recv
+        self.write = sock.send
 
     def ready(self) -> bool:
         return True
 
     def handshake(self) -> None:
         pass
-
-    def read(self, n: int) -> bytes:
-        return self.socket.recv(n)
-
-    def write(self, view: memoryview) -> int:
-        return self.socket.send(view)
 
     def has_pending_reads(self) -> bool:
         return False
