@@ -147,7 +147,11 @@ def pki(tmp_path_factory) -> Pki:
 def tls_raw_client(port: int, context: ssl.SSLContext) -> RawClient:
     """A RawClient whose socket speaks TLS (handshake done)."""
     client = RawClient(port)
-    client.sock = context.wrap_socket(client.sock, server_hostname=LOOPBACK)
+    try:
+        client.sock = context.wrap_socket(client.sock, server_hostname=LOOPBACK)
+    except BaseException:
+        client.close()
+        raise
     return client
 
 

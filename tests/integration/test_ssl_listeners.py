@@ -260,3 +260,20 @@ def test_large_request_and_response_cross_many_tls_records(server, pki):
         records = fetched["responses"][0]["partitions"][0]["records"]
         got = [r.value for b in iter_batches(records) for r in decode_records(b)]
     assert got == [value]
+
+
+def test_enabled_protocols_bound_the_tls_version(pki):
+    cfg = ServerConfig.from_properties({
+        "listeners": f"OLD://{LOOPBACK}:0,NEW://{LOOPBACK}:0",
+        "listener.security.protocol.map": "OLD:SSL,NEW:SSL", **pki.broker_props(),
+        "listener.name.old.ssl.enabled.protocols": "TLSv1.2",
+        "listener.name.new.ssl.enabled.protocols": "TLSv1.3"})
+    with running_server(cfg) as running:
+        with tls_raw_client(running.bound_port("OLD"), pki.client_context()) as c:
+            assert c.sock.version() == "TLSv1.2" and api_versions_ok(c)
+        with tls_raw_client(running.bound_port("NEW"), pki.client_context()) as c:
+            assert c.sock.version() == "TLSv1.3" and api_versions_ok(c)
+        old_client = pki.client_context()
+        old_client.maximum_version = ssl.TLSVersion.TLSv1_2
+        with pytest.raises(ssl.SSLError):
+            tls_raw_client(running.bound_port("NEW"), old_client).close()
