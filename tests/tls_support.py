@@ -10,7 +10,6 @@ a client certificate of its own (``rogue-client.pem`` / ``rogue-client.key``).
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import ipaddress
 import os
@@ -123,19 +122,6 @@ def make_pki(directory: str) -> Pki:
         with open(os.path.join(directory, name), "wb") as fh:
             fh.write(data)
     return Pki(directory)
-
-
-@contextlib.contextmanager
-def tls_connection(port: int, context: ssl.SSLContext, timeout: float = 10.0):
-    """A blocking TLS socket to 127.0.0.1:port, handshake done."""
-    raw = socket.create_connection((LOOPBACK, port), timeout=timeout)
-    try:
-        sock = context.wrap_socket(raw, server_hostname=LOOPBACK)
-    except BaseException:
-        raw.close()
-        raise
-    with sock:
-        yield sock
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka_net.config import ServerConfig
 from tests.integration.client_support import read_all
 from tests.support import LOOPBACK, running_server
-from tests.tls_support import CLIENT_DN, pki  # noqa: F401 (pki: fixture)
+from tests.tls_support import pki  # noqa: F401 (pki: fixture)
 
 pytestmark = pytest.mark.interop
 

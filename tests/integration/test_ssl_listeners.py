@@ -24,7 +24,8 @@ from kafka_net.network import selector as selector_module
 from kafka_net.server.handlers import api_versions
 from kafka_net.server.kafka_server import KafkaServer
 from tests.network.helpers import healthy, server_threads_alive
-from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, running_server
+from tests.support import (
+    API_VERSIONS_V3_BODY, LOOPBACK, RawClient, running_server, wait_until)
 from tests.tls_support import (
     CLIENT_DN, client_hello, pki, rejected, tls_raw_client)  # noqa: F401 (pki: fixture)
 
@@ -120,6 +121,17 @@ def test_principal_mapping_rules_map_the_dn(pki):
 # -- bad clients ----------------------------------------------------------------------
 
 
+def log_line_about(caplog, peer: str) -> str:
+    """The log line naming ``peer``, waited for: the client may see its refusal
+    (the TLS alert goes out first) before the broker's thread has logged it."""
+    assert wait_until(lambda: any(peer in r.getMessage() for r in caplog.records))
+    return next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+
+
+def assert_failed_authentications(server, listener: str, expected: float) -> None:
+    assert wait_until(lambda: failed_authentications(server, listener) == expected)
+
+
 def assert_only_that_connection_paid(server, pki, bystander: RawClient, threads: int) -> None:
     assert api_versions_ok(bystander)
     all_listeners_serve(server, pki)
@@ -141,9 +153,9 @@ def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
             plain.send(18, 3, API_VERSIONS_V3_BODY)
             assert rejected(plain.sock)
             peer = "%s:%d" % plain.sock.getsockname()
-    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    line = log_line_about(caplog, peer)
     assert "Failed authentication with" in line and "SSL handshake failed" in line
-    assert failed_authentications(server, "SSL") == before + 1
+    assert_failed_authentications(server, "SSL", before + 1)
     assert_only_that_connection_paid(server, pki, bystander, threads)
 
 
@@ -157,8 +169,7 @@ def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garba
             peer = "%s:%d" % s.getsockname()
             s.sendall(garbage)
             assert rejected(s)
-    assert any(peer in r.getMessage() and "SSL handshake failed" in r.getMessage()
-               for r in caplog.records)
+    assert "SSL handshake failed" in log_line_about(caplog, peer)
     assert_only_that_connection_paid(server, pki, bystander, threads)
 
 
@@ -179,9 +190,9 @@ def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
             pass   # refused inside the handshake (TLS 1.2)
         finally:
             raw.close()
-    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    line = log_line_about(caplog, peer)
     assert "Failed authentication with" in line and "certificate" in line.lower()
-    assert failed_authentications(server, "MTLS") == before + 1
+    assert_failed_authentications(server, "MTLS", before + 1)
     assert_only_that_connection_paid(server, pki, bystander, threads)
 
 
@@ -193,7 +204,7 @@ def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
             peer = "%s:%d" % s.getsockname()
             s.sendall(hello[:len(hello) // 2])
             assert rejected(s, timeout=IDLE_MS / 1000 * 5)
-    line = next(r.getMessage() for r in caplog.records if peer in r.getMessage())
+    line = log_line_about(caplog, peer)
     assert "handshake did not finish within connections.max.idle.ms" in line
     all_listeners_serve(server, pki)
     assert server_threads_alive(server)
