@@ -288,3 +288,21 @@ def test_enabled_protocols_bound_the_tls_version(pki):
         old_client.maximum_version = ssl.TLSVersion.TLSv1_2
         with pytest.raises(ssl.SSLError):
             tls_raw_client(running.bound_port("NEW"), old_client).close()
+
+
+def test_requests_left_decrypted_in_the_transport_are_served(server, pki, monkeypatch):
+    # testLatencyWithBufferedDataAndNoSocketData through a running broker: with
+    # 16-byte channel reads, every request lands in the transport in one TLS
+    # record and is read from there in many polls that no select announces.
+    # Pipelined requests too: answered one by one, in order, after each unmute.
+    from kafka_net.network import kafka_channel
+    monkeypatch.setattr(kafka_channel, "READ_CHUNK", 16)
+    with tls_raw_client(server.bound_port("SSL"), pki.client_context()) as c:
+        for _ in range(3):
+            assert api_versions_ok(c)
+        requests = [c.request_frame(18, 3, API_VERSIONS_V3_BODY) for _ in range(4)]
+        c.send_raw(b"".join(frame for _, frame in requests))
+        answers = [c.receive(18, 3) for _ in requests]
+    assert [correlation_id for correlation_id, _ in answers] == [
+        correlation_id for correlation_id, _ in requests]
+    assert [body["error_code"] for _, body in answers] == [0] * 4
