@@ -281,6 +281,9 @@ class Selector:
             self._disconnect(channel, f"failed authentication: {exc}")
             return
         self._touch(channel)   # progress: only a handshake that stalls expires
+        if channel.has_bytes_buffered():
+            # e.g. SASL tokens that came with the TLS Finished: no select says so.
+            self._buffered_reads[channel.id] = channel
         if channel.ready():
             self.successful_authentication_total += 1
         if channel.transport.has_pending_writes():
