@@ -194,3 +194,12 @@ def test_eof_mid_handshake_is_a_disconnect_not_a_failed_authentication(pki):
     finally:
         selector.close_all()
         selector._wakeup.close()
+
+
+@pytest.mark.parametrize("certificate, principal", [
+    (None, "User:ANONYMOUS"), ("client", f"User:{CLIENT_DN}")])
+def test_requested_client_auth_takes_a_certificate_if_one_is_sent(pki, certificate,
+                                                                  principal):
+    selector = ssl_selector(pki, client_auth="requested")
+    with tls_pair(selector, pki.client_context(certificate)):
+        assert selector.channels["c1"].principal() == principal
