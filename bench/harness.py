@@ -209,13 +209,18 @@ def exchange(port: int, frame: bytes, timeout: float = 10.0) -> bytes:
     """Send one request frame, return the raw response frame (size prefix included)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(frame)
-        data = b""
-        while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed before answering")
-            data += chunk
-        return data
+        return recv_frame(sock)
+
+
+def recv_frame(sock) -> bytes:
+    """One response frame (size prefix included) from a blocking socket, TLS or not."""
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed before answering")
+        data += chunk
+    return data
 
 
 def kafka_call(port: int, api_key: int, version: int, body: dict,

@@ -29,7 +29,7 @@ import queue
 import signal
 import time
 
-from kafka_net.config import ServerConfig
+from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.metrics import server_snapshot
 from kafka_net.server.kafka_server import KafkaServer
 
@@ -72,6 +72,10 @@ class Daemon:
         started = time.monotonic()
         try:
             self.server.startup()
+        except ConfigError as exc:
+            # Found only at startup: an SSL listener's key or trust store (SslFactory).
+            log.error("Startup failed: configuration error: %s", exc)
+            return EXIT_CONFIG_ERROR
         except OSError as exc:
             log.error("Startup failed: %s", exc)
             return EXIT_STARTUP_FAILED

@@ -113,6 +113,10 @@ def server_snapshot(server) -> dict[str, float]:
         out[f"{prefix},name=outgoing-byte-total"] = p.selector.bytes_out
         out[f"{prefix},name=response-total"] = p.requests_received
         out[f"{prefix},name=request-total"] = p.responses_sent
+        out[f"{prefix},name=failed-authentication-total"] = (
+            p.selector.failed_authentication_total)
+        out[f"{prefix},name=successful-authentication-total"] = (
+            p.selector.successful_authentication_total)
     return out
 
 

@@ -70,7 +70,8 @@ def test_every_key_is_a_field_and_every_other_field_is_derived():
     keyed = {k.attr for k in KEYS}
     assert keyed <= fields
     assert fields - keyed == {"listener_max_connections",
-                              "listener_max_connection_creation_rate", "ignored"}
+                              "listener_max_connection_creation_rate", "listener_ssl",
+                              "ignored"}
 
 
 # --- unknown keys, bad values, ignored keys -----------------------------------------
@@ -306,7 +307,7 @@ def test_testcontainers_settings_start_a_broker():
 
 @pytest.mark.parametrize("key", [
     "connections.max.reauth.ms", "transaction.state.log.num.partitions",
-    "group.coordinator.rebalance.protocols", "ssl.keystore.location",
+    "group.coordinator.rebalance.protocols", "ssl.engine.factory.class",
     "sasl.enabled.mechanisms", "metric.reporters", "num.replica.fetchers",
     "auto.leader.rebalance.enable", "authorizer.class.name", "log.cleaner.threads",
     "transactional.id.expiration.ms", "replica.fetch.max.bytes"])
@@ -356,10 +357,10 @@ def test_listener_connection_limits_fall_back_to_the_broker_keys():
         **TWO_LISTENERS, "max.connections": "100", "max.connection.creation.rate": "30",
         "listener.name.internal.max.connections": "7",
         "listener.name.external.max.connection.creation.rate": "5",
-        "listener.name.internal.ssl.keystore.location": "/x"})
+        "listener.name.internal.ssl.engine.factory.class": "x"})
     assert cfg.listener_connection_limits("INTERNAL") == (7, 30)
     assert cfg.listener_connection_limits("EXTERNAL") == (100, 5)
-    assert cfg.ignored == ("listener.name.internal.ssl.keystore.location",)
+    assert cfg.ignored == ("listener.name.internal.ssl.engine.factory.class",)
 
 
 @pytest.mark.parametrize("key, value, fragment", [

@@ -57,18 +57,26 @@ def test_bad_listeners(value, fragment):
     assert fragment in message
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
-def test_secure_listeners_are_refused_with_a_clear_message(protocol):
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
+def test_sasl_listeners_are_refused_with_a_clear_message(protocol):
     message = config_error({"listeners": f"{protocol}://127.0.0.1:9093"})
     assert message == (f"listeners: listener '{protocol}' uses security protocol {protocol}, "
-                       "which kafka-net does not implement yet; only PLAINTEXT listeners "
-                       "are supported")
+                       "which kafka-net does not implement yet; only PLAINTEXT and SSL "
+                       "listeners are supported")
 
 
-def test_a_listener_mapped_to_ssl_is_refused_too():
+def test_a_listener_mapped_to_sasl_is_refused_too():
     message = config_error({"listeners": "EXTERNAL://:9093",
-                            "listener.security.protocol.map": "EXTERNAL:SSL"})
-    assert "'EXTERNAL' uses security protocol SSL" in message
+                            "listener.security.protocol.map": "EXTERNAL:SASL_SSL"})
+    assert "'EXTERNAL' uses security protocol SASL_SSL" in message
+
+
+def test_ssl_listeners_are_accepted_with_their_protocol():
+    cfg = ServerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093,EXTERNAL://:9094",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,EXTERNAL:SSL"})
+    assert [(e.listener_name, e.security_protocol) for e in cfg.listeners] == [
+        ("PLAINTEXT", "PLAINTEXT"), ("SSL", "SSL"), ("EXTERNAL", "SSL")]
 
 
 def test_a_listener_name_needs_a_protocol():
@@ -149,3 +157,38 @@ def test_with_overrides_validates():
     with pytest.raises(ConfigError, match="names a listener not in listeners"):
         ServerConfig().with_overrides(
             advertised_listeners=(EndPoint("OTHER", "h", 1),))
+
+
+def test_listener_ssl_keys_override_the_broker_ones_for_that_listener_only():
+    cfg = ServerConfig.from_properties({
+        "listeners": "SSL://127.0.0.1:9093,MTLS://127.0.0.1:9094",
+        "listener.security.protocol.map": "SSL:SSL,MTLS:SSL",
+        "ssl.client.auth": "requested", "ssl.keystore.location": "/k.pem",
+        "listener.name.mtls.ssl.client.auth": "REQUIRED",
+        "listener.name.mtls.ssl.enabled.protocols": "TLSv1.3"})
+    assert cfg.ssl_config("SSL")["ssl.client.auth"] == ("ssl.client.auth", "requested")
+    assert cfg.ssl_config("MTLS")["ssl.client.auth"] == (
+        "listener.name.mtls.ssl.client.auth", "required")
+    assert cfg.ssl_config("MTLS")["ssl.enabled.protocols"][1] == ("TLSv1.3",)
+    assert cfg.ssl_config("MTLS")["ssl.keystore.location"] == ("ssl.keystore.location",
+                                                               "/k.pem")
+
+
+@pytest.mark.parametrize("props, fragment", [
+    ({"ssl.client.auth": "always"}, "ssl.client.auth: 'always' is not one of"),
+    ({"listener.name.ssl.ssl.keystore.type": "XYZ"},
+     "listener.name.ssl.ssl.keystore.type: 'XYZ' is not one of"),
+    ({"listener.name.other.ssl.client.auth": "none"},
+     "listener.name.other: names a listener not in listeners"),
+    ({"listener.name.SSL.ssl.client.auth": "none"}, "lower case"),
+])
+def test_bad_ssl_keys_are_refused_naming_the_key(props, fragment):
+    assert fragment in config_error({"listeners": "SSL://127.0.0.1:9093", **props})
+
+
+def test_ssl_secrets_stay_out_of_the_config_repr():
+    cfg = ServerConfig.from_properties({
+        "listeners": "SSL://127.0.0.1:9093", "ssl.key.password": "s3cret",
+        "ssl.keystore.key": "-----BEGIN PRIVATE KEY-----xyz",
+        "listener.name.ssl.ssl.key.password": "other-s3cret"})
+    assert "s3cret" not in repr(cfg) and "PRIVATE KEY" not in repr(cfg)

@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, assignor_list, boolean, integer, ip_overrides, listener_list,
-    listener_name, listener_names, protocol_map, string)
+    INT_MAX, LONG_MAX, assignor_list, boolean, choice, integer, ip_overrides,
+    listener_list, listener_name, listener_names, protocol_map, string, string_list)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -34,7 +34,7 @@ KEYS: tuple[_Key, ...] = (
          "Addresses given to clients in Metadata; defaults to listeners."),
     _Key("listener.security.protocol.map", "listener_security_protocol_map",
          protocol_map, DEFAULT_PROTOCOL_MAP,
-         "Listener name -> security protocol; only PLAINTEXT listeners are served."),
+         "Listener name -> security protocol; PLAINTEXT and SSL listeners are served."),
     _Key("controller.listener.names", "controller_listener_names", listener_names, "",
          "Listeners of a KRaft controller; kafka-net has none and does not open them."),
     _Key("num.network.threads", "num_network_threads", integer(1), "3",
@@ -124,6 +124,38 @@ KEYS: tuple[_Key, ...] = (
          "request's batches together: 16x that, and a quarter of it in records and "
          "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
          "(bench/records_worst_case.py)."),
+    # -- SSL listeners (Kafka's SslConfigs; listener.name.<l>.ssl.* forms too) ---------
+    _Key("ssl.keystore.type", "ssl_keystore_type", choice("JKS", "PKCS12", "PEM", upper=True),
+         "JKS", "Format of the key store; kafka-net reads PEM only (JKS and PKCS12 are "
+         "refused at startup)."),
+    _Key("ssl.keystore.location", "ssl_keystore_location", string, "",
+         "PEM file holding the private key and the certificate chain."),
+    _Key("ssl.keystore.certificate.chain", "ssl_keystore_certificate_chain", string, "",
+         "The certificate chain itself, in PEM (with ssl.keystore.key, instead of a file)."),
+    _Key("ssl.keystore.key", "ssl_keystore_key", string, "",
+         "The private key itself, in PEM (with ssl.keystore.certificate.chain)."),
+    _Key("ssl.key.password", "ssl_key_password", string, "",
+         "Password of an encrypted private key."),
+    _Key("ssl.truststore.type", "ssl_truststore_type",
+         choice("JKS", "PKCS12", "PEM", upper=True), "JKS",
+         "Format of the trust store; kafka-net reads PEM only."),
+    _Key("ssl.truststore.location", "ssl_truststore_location", string, "",
+         "PEM file of the CA certificates client certificates are checked against."),
+    _Key("ssl.truststore.certificates", "ssl_truststore_certificates", string, "",
+         "The trusted CA certificates themselves, in PEM."),
+    _Key("ssl.client.auth", "ssl_client_auth", choice("required", "requested", "none"),
+         "none", "Client certificates: none, requested (checked if sent) or required."),
+    _Key("ssl.enabled.protocols", "ssl_enabled_protocols", string_list, "TLSv1.2,TLSv1.3",
+         "TLS versions a client may use."),
+    _Key("ssl.protocol", "ssl_protocol", string, "TLSv1.3",
+         "The SSLContext protocol (TLSv1.2, TLSv1.3 or TLS); ssl.enabled.protocols "
+         "bounds the versions."),
+    _Key("ssl.cipher.suites", "ssl_cipher_suites", string_list, "",
+         "TLS 1.2 cipher suites in OpenSSL's names; empty = OpenSSL's defaults (TLS 1.3 "
+         "suites are always OpenSSL's)."),
+    _Key("ssl.principal.mapping.rules", "ssl_principal_mapping_rules", string, "DEFAULT",
+         "Rules mapping a client certificate's DN to a principal name "
+         "(RULE:pattern/replacement/[LU], DEFAULT = the full DN)."),
     _Key("capture.dir", "capture_dir", string, "",
          "kafka-net: write wire captures here (one file series per Processor); "
          "empty = off."),
@@ -134,6 +166,10 @@ KEYS: tuple[_Key, ...] = (
 )
 
 BY_NAME = {k.name: k for k in KEYS}
+# The keys a listener.name.<l>. prefix may override for one SSL listener.
+SSL_KEYS = tuple(k for k in KEYS if k.name.startswith("ssl."))
+# Secrets: kept out of ServerConfig's repr (Kafka prints a Password as [hidden]).
+SECRET_ATTRS = ("ssl_key_password", "ssl_keystore_key")
 ALIASES = {"broker.id": "node.id"}
 
 

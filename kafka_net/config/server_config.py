@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kafka_net.config.errors import ConfigError
 from kafka_net.config.keys import (
-    ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
+    ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, SSL_KEYS, canonical_key, default_of)
 from kafka_net.config.listeners import EndPoint, parse_listeners
 from kafka_net.config.values import integer
 
-# The per-listener forms Kafka's ConnectionQuotas reads (valuesWithPrefixOverride
-# with the prefix listener.name.<listener name in lower case>.); every other
-# listener.name.* key is accepted and ignored.
-_LISTENER_QUOTA_RE = re.compile(r"listener\.name\.(?P<listener>[^.]+)\."
-                                r"(?P<key>max\.connections|max\.connection\.creation\.rate)")
+# The per-listener forms (valuesWithPrefixOverride with the prefix
+# listener.name.<listener name in lower case>.) of ConnectionQuotas' two keys
+# and of the ssl.* keys; every other listener.name.* key is accepted and ignored.
+_LISTENER_PREFIX_RE = re.compile(r"listener\.name\.(?P<listener>[^.]+)\.(?P<key>.+)")
 _LISTENER_QUOTA_ATTRS = {"max.connections": "listener_max_connections",
                          "max.connection.creation.rate": "listener_max_connection_creation_rate"}
 _LISTENER_KEYS = ("listeners", "advertised.listeners")
+_SSL_KEY_NAMES = frozenset(k.name for k in SSL_KEYS)
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,23 @@ class ServerConfig:
     max_partitions_per_request: int = default_of("max_partitions_per_request")
     max_broker_partitions: int = default_of("max_broker_partitions")
     message_max_uncompressed_bytes: int = default_of("message_max_uncompressed_bytes")
+    ssl_keystore_type: str = default_of("ssl_keystore_type")
+    ssl_keystore_location: str = default_of("ssl_keystore_location")
+    ssl_keystore_certificate_chain: str = default_of("ssl_keystore_certificate_chain")
+    ssl_keystore_key: str = field(default=default_of("ssl_keystore_key"), repr=False)
+    ssl_key_password: str = field(default=default_of("ssl_key_password"), repr=False)
+    ssl_truststore_type: str = default_of("ssl_truststore_type")
+    ssl_truststore_location: str = default_of("ssl_truststore_location")
+    ssl_truststore_certificates: str = default_of("ssl_truststore_certificates")
+    ssl_client_auth: str = default_of("ssl_client_auth")
+    ssl_enabled_protocols: tuple[str, ...] = default_of("ssl_enabled_protocols")
+    ssl_protocol: str = default_of("ssl_protocol")
+    ssl_cipher_suites: tuple[str, ...] = default_of("ssl_cipher_suites")
+    ssl_principal_mapping_rules: str = default_of("ssl_principal_mapping_rules")
+    # listener.name.<l>.ssl.* as (LISTENER, ((key, value), ...)) pairs, values
+    # converted; a key a listener does not set falls back to the broker's ssl.* key.
+    listener_ssl: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = field(
+        default=(), repr=False)
     capture_dir: str = default_of("capture_dir")
     capture_segment_bytes: int = default_of("capture_segment_bytes")
     capture_max_frame_bytes: int = default_of("capture_max_frame_bytes")
@@ -104,7 +121,9 @@ class ServerConfig:
             written = raw_key.strip()
             key = canonical_key(written)
             if key not in BY_NAME:
-                if (m := _LISTENER_QUOTA_RE.fullmatch(key)) is not None:
+                m = _LISTENER_PREFIX_RE.fullmatch(key)
+                if m is not None and (m["key"] in _LISTENER_QUOTA_ATTRS
+                                      or m["key"] in _SSL_KEY_NAMES):
                     per_listener.append((m, raw_value))
                     continue
                 if key in IGNORED_KAFKA_KEYS or key.startswith("listener.name."):
@@ -156,7 +175,7 @@ class ServerConfig:
                 "inter.broker.listener.name: must be a listener name defined in "
                 "advertised.listeners. The valid options based on currently configured "
                 f"listeners are {','.join(sorted(names))}")
-        for attr in _LISTENER_QUOTA_ATTRS.values():
+        for attr in (*_LISTENER_QUOTA_ATTRS.values(), "listener_ssl"):
             for name, _ in getattr(self, attr):
                 if name not in names:
                     raise ConfigError(f"listener.name.{name.lower()}: names a listener "
@@ -173,6 +192,15 @@ class ServerConfig:
         """Kafka's interBrokerListenerName: inter.broker.listener.name, else the
         listener named after security.inter.broker.protocol (PLAINTEXT)."""
         return self.inter_broker_listener_name or "PLAINTEXT"
+
+    def ssl_config(self, listener: str) -> dict[str, tuple[str, Any]]:
+        """``listener``'s SSL settings: ``{ssl key: (key as to name it in an error,
+        value)}``, each its listener.name.<l>. value, else the broker's."""
+        own = dict(dict(self.listener_ssl).get(listener, ()))
+        prefix = f"listener.name.{listener.lower()}."
+        return {k.name: ((prefix + k.name, own[k.name]) if k.name in own
+                         else (k.name, getattr(self, k.attr)))
+                for k in SSL_KEYS}
 
     def listener_connection_limits(self, listener: str) -> tuple[int, int]:
         """(max.connections, max.connection.creation.rate) of ``listener``: its
@@ -191,9 +219,10 @@ class ServerConfig:
 
 
 def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list) -> None:
-    """listener.name.<l>.max.connections and .max.connection.creation.rate into
-    ``values``; a controller listener's are ignored (kafka-net opens none)."""
+    """listener.name.<l>.max.connections, .max.connection.creation.rate and .ssl.*
+    into ``values``; a controller listener's are ignored (kafka-net opens none)."""
     found: dict[str, dict[str, int]] = {attr: {} for attr in _LISTENER_QUOTA_ATTRS.values()}
+    ssl: dict[str, dict[str, Any]] = {}
     for m, raw_value in per_listener:
         written, listener = m.group(0), m["listener"]
         if listener != listener.lower():
@@ -201,10 +230,16 @@ def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list
                               f"name in lower case: listener.name.{listener.lower()}.{m['key']}")
         if listener.upper() in controller:
             ignored.append(written)
-            continue
-        found[_LISTENER_QUOTA_ATTRS[m["key"]]][listener.upper()] = integer(0)(written, raw_value)
+        elif m["key"] in _SSL_KEY_NAMES:
+            value = BY_NAME[m["key"]].convert(written, raw_value)
+            ssl.setdefault(listener.upper(), {})[m["key"]] = value
+        else:
+            found[_LISTENER_QUOTA_ATTRS[m["key"]]][listener.upper()] = integer(0)(
+                written, raw_value)
     for attr, by_listener in found.items():
         values[attr] = tuple(sorted(by_listener.items()))
+    values["listener_ssl"] = tuple(sorted((name, tuple(sorted(keys.items())))
+                                          for name, keys in ssl.items()))
 
 
 def _unknown_key_message(key: str) -> str:

@@ -100,3 +100,18 @@ def ip_overrides(key: str, raw: str) -> tuple[tuple[str, int], ...]:
         pairs.append((host.strip().strip("[]"), int(count)))
     return tuple(pairs)
 
+
+
+def choice(*options: str, upper: bool = False) -> Callable[[str, str], str]:
+    """One of ``options`` (Kafka's ValidString), compared case-insensitively."""
+    def convert(key: str, raw: str) -> str:
+        v = raw.strip().upper() if upper else raw.strip().lower()
+        if v not in options:
+            raise ConfigError(f"{key}: '{raw.strip()}' is not one of {', '.join(options)}")
+        return v
+    return convert
+
+
+def string_list(key: str, raw: str) -> tuple[str, ...]:
+    """Kafka's LIST type: comma-separated, blanks dropped."""
+    return tuple(item.strip() for item in raw.split(",") if item.strip())

@@ -1,7 +1,13 @@
 """KafkaChannel: one accepted socket and everything the Processor knows about it.
 
-Mirrors ``org.apache.kafka.common.network.KafkaChannel`` for PLAINTEXT:
+Mirrors ``org.apache.kafka.common.network.KafkaChannel``:
 
+* a transport layer (``self.transport``: plaintext or TLS, see
+  :mod:`.transport_layer`) that every byte goes through, and an authenticator
+  (``self.authenticator``, see :mod:`.authenticator`).  A channel is
+  :meth:`ready` once the transport's handshake is done and the authenticator
+  is complete; until then the Selector calls :meth:`prepare` on each readiness
+  event instead of reading requests (Kafka's ``Selector.pollSelectionKeys``);
 * a :class:`~kafka_net.protocol.framing.FrameDecoder` holding bytes read but
   not yet handed out as a request (the NetworkReceive);
 * at most one send in progress (``setSend`` throws if one is already set), as
@@ -24,7 +30,9 @@ from __future__ import annotations
 import socket
 import time
 
+from kafka_net.network.authenticator import DefaultAuthenticator
 from kafka_net.network.mute_state import MuteStateMachine
+from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.framing import FrameDecoder
 
 # One recv() asks for this much.  Larger reads mean fewer system calls; a muted
@@ -35,9 +43,12 @@ READ_CHUNK = 64 * 1024
 
 class KafkaChannel:
     def __init__(self, connection_id: str, sock: socket.socket, max_frame_size: int,
-                 memory_pool=None) -> None:
+                 memory_pool=None, transport=None, authenticator=None) -> None:
         self.id = connection_id
         self.socket = sock
+        self.transport = transport if transport is not None else PlaintextTransportLayer(sock)
+        self.authenticator = (authenticator if authenticator is not None
+                              else DefaultAuthenticator(self.transport))
         self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
@@ -51,6 +62,32 @@ class KafkaChannel:
         # Set when the peer closed its side: buffered complete requests are still
         # served (Kafka's GRACEFUL close with closingChannels), nothing more is read.
         self.remote_closed = False
+
+    # -- handshake and authentication (Kafka's prepare / ready) ---------------------
+
+    def prepare(self) -> None:
+        """One non-blocking step of the handshake, then of the authentication.
+
+        Raises the transport's or authenticator's exception when either fails
+        (SslAuthenticationException for TLS); the Selector closes the channel.
+        """
+        if not self.transport.ready():
+            self.transport.handshake()
+        if self.transport.ready() and not self.authenticator.complete():
+            self.authenticator.authenticate()
+        if self.ready():
+            self.principal()   # built now: a DN no mapping rule takes fails here
+
+    def ready(self) -> bool:
+        return self.transport.ready() and self.authenticator.complete()
+
+    def principal(self) -> str:
+        """``"User:..."``: who the peer is, for every request's context."""
+        return self.authenticator.principal()
+
+    def has_bytes_buffered(self) -> bool:
+        """Bytes taken off the socket but not yet read (TLS records decrypted early)."""
+        return self.transport.has_pending_reads()
 
     # -- reads ---------------------------------------------------------------------
 
@@ -66,7 +103,7 @@ class KafkaChannel:
         if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
             return -1
         try:
-            data = self.socket.recv(READ_CHUNK)
+            data = self.transport.read(READ_CHUNK)
         except (BlockingIOError, InterruptedError):
             return -1
         if data:
@@ -90,24 +127,27 @@ class KafkaChannel:
         return self._send is not None
 
     def write(self) -> bool:
-        """Write as much of the pending send as the socket takes; True when it is all out."""
+        """Write as much of the pending send as the transport takes; True when it is
+        all out (for TLS: its encrypted records too, Kafka's hasPendingWrites)."""
         send = self._send
         if send is None:
             return False
         try:
-            self._send_offset += self.socket.send(send[self._send_offset:])
+            # An empty view makes a TLS transport flush its encrypted records.
+            self._send_offset += self.transport.write(send[self._send_offset:])
         except (BlockingIOError, InterruptedError):
             return False
-        if self._send_offset < len(send):
+        if self._send_offset < len(send) or self.transport.has_pending_writes():
             return False
         self._send = None
         return True
 
     def close(self) -> None:
         try:
-            self.socket.close()
+            self.transport.close()
         except OSError:
             pass
+        self.authenticator.close()
         self.decoder.close()   # a partial frame's pool grant goes back
 
     def __repr__(self) -> str:

@@ -60,17 +60,21 @@ class Request:
     # bounded pool) until release_buffer(): Kafka's Request.buffer and memoryPool.
     buffer_size: int = 0
     memory_pool: Any = None
+    # Who sent it (Kafka's RequestContext.principal): "User:ANONYMOUS", or the
+    # mapped DN of an SSL client certificate ("User:CN=...").
+    principal: str = "User:ANONYMOUS"
 
     @classmethod
     def from_parsed(cls, processor_id: int, connection_id: str, listener_name: str,
                     client_address: tuple, parsed: ParsedRequest,
-                    client_software: tuple[str, str] = ("unknown", "unknown")) -> "Request":
+                    client_software: tuple[str, str] = ("unknown", "unknown"),
+                    principal: str = "User:ANONYMOUS") -> "Request":
         """The Request for a ``ParsedRequest``: the one place one is built from a
         parsed frame (the Processor's hot path, and the tests' and benchmarks'
         requests through ``BrokerCore.request_from_frame``)."""
         return cls(processor_id, connection_id, listener_name, client_address,
                    parsed.header, parsed.body, parsed.body_size,
-                   parsed.unsupported_version, client_software)
+                   parsed.unsupported_version, client_software, principal=principal)
 
     def release_buffer(self) -> None:
         """Give the frame's bytes back to the pool; later calls do nothing."""

@@ -45,6 +45,11 @@ poll timeout.  While the pool is below 10% of its size, the ready channels
 are read in a random order each poll, so the same ones are not always first
 to the memory left (Kafka's ``determineHandlingOrder``).
 
+TLS (Kafka's ``pollSelectionKeys``, ``keysWithBufferedRead``): a channel not
+ready() gets ``prepare()`` instead of reads; one whose transport holds bytes no
+select will announce is read next poll (timeout 0) unless muted.  See
+docs/design.md, "One TLS handshake through the Processor".
+
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
 are lost, and a connection left open would hang its client.
@@ -60,13 +65,18 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network import channel_builder as channel_builders
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
+from kafka_net.network.transport_layer import SslAuthenticationException
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
+_failed_authentication_log = RateLimitedLog(log)
+# What a failed handshake or authentication raises (Kafka's AuthenticationException).
+AUTHENTICATION_EXCEPTIONS = (SslAuthenticationException,)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
@@ -74,8 +84,11 @@ _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
-                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
+                 channel_builder: channel_builders.ChannelBuilder = channel_builders.PLAINTEXT
+                 ) -> None:
         self.name = name
+        self._channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
         # Processor uncounts it from ConnectionQuotas there).
         self._on_close = on_close
@@ -104,17 +117,22 @@ class Selector:
         self._memory_muted: dict[str, KafkaChannel] = {}
         self._out_of_memory = False
         self._memory_error_log = RateLimitedLog(log)
+        # Channels whose transport holds bytes the socket will not announce.
+        self._buffered_reads: dict[str, KafkaChannel] = {}
         # Observability (Kafka's selector metrics, reduced to counters).
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
+        self.failed_authentication_total = 0
+        self.successful_authentication_total = 0
 
     # -- registration ----------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
             raise ValueError(f"There is already a connection for id {connection_id}")
-        channel = KafkaChannel(connection_id, sock, self.max_frame_size, self._decoder_pool)
+        channel = self._channel_builder.build(connection_id, sock, self.max_frame_size,
+                                              self._decoder_pool)
         self._sel.register(sock, _READ, channel)
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
@@ -165,6 +183,8 @@ class Selector:
             if not channel.remote_closed:
                 self._add_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
         return unmuted
 
     def close(self, connection_id: str) -> None:
@@ -205,7 +225,7 @@ class Selector:
         # consumes it.
         if self._out_of_memory:
             self._maybe_unmute_after_memory_pressure()
-        if self._has_buffered_receive():
+        if self._has_buffered_receive() or self._buffered_reads:
             timeout = 0  # a request is already here: do not sleep on the socket
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
@@ -219,11 +239,18 @@ class Selector:
                 self._wakeup.drain()
             elif channel.id in self.channels:  # not closed earlier in this loop
                 self._handle_events(channel, mask)
+        if self._buffered_reads:
+            self._read_buffered()
         self._collect_receives()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
         try:
+            if not channel.ready():
+                self._prepare(channel)
+                if not channel.ready() or channel.id not in self.channels:
+                    return
+                mask |= _READ if channel.has_bytes_buffered() else 0
             if mask & _READ:
                 if channel.mute_state.muted:
                     # Data (or EOF) waits behind a request still in the server:
@@ -243,8 +270,49 @@ class Selector:
         except MemoryError:
             self._close_for_memory_error(channel, "reading")
 
+    def _prepare(self, channel: KafkaChannel) -> None:
+        """One handshake step (Kafka: channel.prepare() in pollSelectionKeys)."""
+        try:
+            channel.prepare()
+        except AUTHENTICATION_EXCEPTIONS as exc:
+            self.failed_authentication_total += 1
+            self._log_failed_handshake(channel, "Failed authentication with %s (%s)",
+                                       escape(exc))
+            self._disconnect(channel, f"failed authentication: {exc}")
+            return
+        self._touch(channel)   # progress: only a handshake that stalls expires
+        if channel.has_bytes_buffered():
+            # e.g. SASL tokens that came with the TLS Finished: no select says so.
+            self._buffered_reads[channel.id] = channel
+        if channel.ready():
+            self.successful_authentication_total += 1
+        if channel.transport.has_pending_writes():
+            self._add_interest(channel, _WRITE)
+        elif not channel.has_send():
+            self._remove_interest(channel, _WRITE)
+
+    def _log_failed_handshake(self, channel: KafkaChannel, msg: str, *args) -> None:
+        # Kafka logs "Failed authentication with <peer> (<reason>)" at INFO; one
+        # line per peer address every 10 s here, so a scanner cannot flood the log.
+        _failed_authentication_log.log(logging.INFO, ("handshake", channel.peer[:1]),
+                                       "%s: " + msg, self.name, channel.peer_text, *args)
+
+    def _read_buffered(self) -> None:
+        """Read channels whose transport holds bytes no select will announce (one
+        read in this poll already is harmless: the next takes what is left)."""
+        for channel in list(self._buffered_reads.values()):
+            if (channel.mute_state.muted or channel.id not in self.channels
+                    or channel.id in self._memory_muted):
+                del self._buffered_reads[channel.id]   # unmute puts it back
+            else:
+                self._handle_events(channel, _READ)
+
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()
+        if channel.has_bytes_buffered():
+            self._buffered_reads[channel.id] = channel
+        else:
+            self._buffered_reads.pop(channel.id, None)
         if n > 0:
             self.bytes_in += n
             self._touch(channel)
@@ -331,7 +399,12 @@ class Selector:
             return
         oldest = next(iter(self._lru.values()))
         if time.monotonic_ns() - oldest.last_active_ns > self._idle_ns:
-            log.debug("%s: closing idle connection %s", self.name, oldest.id)
+            if oldest.ready():
+                log.debug("%s: closing idle connection %s", self.name, oldest.id)
+            else:   # a handshake that stalled: say so, it may be an attack
+                self._log_failed_handshake(oldest, "closing connection from %s: its "
+                                           "handshake did not finish within "
+                                           "connections.max.idle.ms")
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
 
     # -- memory pressure ------------------------------------------------------------------
@@ -354,6 +427,8 @@ class Selector:
             if not channel.remote_closed:
                 self._add_interest(channel, _READ)
             self._maybe_ready[channel.id] = channel
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
         self._memory_muted.clear()
         self._out_of_memory = False
 
@@ -385,6 +460,7 @@ class Selector:
         self._lru.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
+        self._buffered_reads.pop(channel.id, None)
         channel.close()
         if self._on_close is not None:
             self._on_close(channel)

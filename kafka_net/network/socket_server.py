@@ -26,10 +26,12 @@ import time
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
+from kafka_net.network.channel_builder import ChannelBuilder
 from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
 from kafka_net.network.request_channel import RequestChannel
+from kafka_net.network.ssl_factory import SslFactory
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +70,15 @@ class SocketServer:
         self._started = True
 
     def _create_acceptor_and_processors(self, endpoint: EndPoint) -> None:
+        channel_builder = self._channel_builder(endpoint)
         self.connection_quotas.add_listener(endpoint.listener_name)
         processors = []
         for _ in range(self.config.num_network_threads):
             processor = Processor(self._next_processor_id, endpoint.listener_name,
                                   self.request_channel, self._parse_request, self.config,
                                   node_id=self.config.node_id, memory_pool=self.memory_pool,
-                                  connection_quotas=self.connection_quotas)
+                                  connection_quotas=self.connection_quotas,
+                                  channel_builder=channel_builder)
             self._next_processor_id += 1
             if self.config.capture_dir:
                 processor.capture = CaptureWriter(
@@ -86,9 +90,19 @@ class SocketServer:
         self.acceptors.append(Acceptor(endpoint, self.config, processors,
                                        self.connection_quotas))
 
+    def _channel_builder(self, endpoint: EndPoint) -> ChannelBuilder:
+        """Kafka's ChannelBuilders.serverChannelBuilder: an SSL listener's SslFactory
+        is built here, once, so a bad key or trust store stops the startup."""
+        protocol = endpoint.security_protocol
+        if protocol == "SSL":
+            ssl_factory = SslFactory(self.config.ssl_config(endpoint.listener_name))
+            return ChannelBuilder(protocol, ssl_factory)
+        return ChannelBuilder(protocol)
+
     def bound_endpoints(self) -> list[EndPoint]:
         """The listeners with port 0 replaced by the port actually bound."""
-        return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port)
+        return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port,
+                         a.endpoint.security_protocol)
                 for a in self.acceptors]
 
     def bound_port(self, listener_name: str = "PLAINTEXT") -> int:

@@ -95,6 +95,12 @@ class RequestContext:
         return self.request.listener_name
 
     @property
+    def principal(self) -> str:
+        """Who sent the request, as Kafka's RequestContext.principal: "User:ANONYMOUS"
+        or, on an SSL listener with a client certificate, "User:<mapped DN>"."""
+        return self.request.principal
+
+    @property
     def config(self) -> ServerConfig:
         return self.apis.config
 

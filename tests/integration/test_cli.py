@@ -420,13 +420,26 @@ def test_two_listeners_each_advertise_their_own_address():
     ("num.io.threads=eight", "num.io.threads: 'eight' is not an integer"),
     ("auto.create.topics.enable=maybe", "auto.create.topics.enable: 'maybe' is not true "
                                         "or false"),
-    ("listeners=SSL://127.0.0.1:9093", "listeners: listener 'SSL' uses security protocol SSL"),
+    ("listeners=SASL_SSL://127.0.0.1:9093",
+     "listeners: listener 'SASL_SSL' uses security protocol SASL_SSL"),
     ("num.io.threads", "--override 'num.io.threads' is not of the form key=value"),
 ])
 def test_bad_configuration_exits_2_with_the_message_and_no_traceback(override, message):
     result = run_cli("serve", "--override", override)
     assert result.returncode == EXIT_CONFIG_ERROR
     assert f"kafka-net: configuration error: {message}" in result.stderr
+    assert_no_traceback(result.stderr)
+    assert "kafka-net started" not in result.stderr
+
+
+def test_ssl_listener_with_a_missing_keystore_exits_2_naming_key_and_file(tmp_path):
+    missing = tmp_path / "server.pem"
+    result = run_cli("serve", "--override", "listeners=SSL://127.0.0.1:0",
+                     "--override", "ssl.keystore.type=PEM",
+                     "--override", f"ssl.keystore.location={missing}")
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert (f"configuration error: ssl.keystore.location: cannot read {missing}: "
+            "No such file or directory") in result.stderr
     assert_no_traceback(result.stderr)
     assert "kafka-net started" not in result.stderr
 

@@ -1,0 +1,225 @@
+"""Transport layers: how a KafkaChannel moves bytes (Kafka's ``TransportLayer``).
+
+Two kinds, with one interface the channel and the Selector use:
+
+* :class:`PlaintextTransportLayer`: the socket itself; ``ready()`` at once.
+* :class:`SslTransportLayer`: TLS through an ``ssl.SSLObject`` over two
+  ``ssl.MemoryBIO``s, the form of Kafka's ``SslTransportLayer`` (an
+  ``SSLEngine`` between a netReadBuffer and a netWriteBuffer).  The socket
+  stays non-blocking and only this class touches it; OpenSSL sees bytes
+  only through the BIOs, so it never blocks and never reads the socket
+  itself::
+
+      socket --recv--> _incoming BIO --SSLObject--> _app (decrypted bytes)
+      socket <--send-- _pending_out <--_outgoing BIO <--SSLObject-- write(view)
+
+The interface (the Selector and KafkaChannel call nothing else):
+
+``handshake()``          one non-blocking step of the TLS handshake; raises
+                         :class:`SslAuthenticationException` if it failed
+``ready()``              the handshake is done
+``read(n)``              like ``socket.recv``: up to n bytes, ``b""`` at end of
+                         stream, BlockingIOError when nothing is there
+``write(view)``          like ``socket.send``: bytes of ``view`` taken (an empty
+                         view only flushes); BlockingIOError if none
+``has_pending_reads()``  bytes already taken off the socket wait here: the
+                         Selector must read without waiting for select (the
+                         socket may never turn readable for them)
+``has_pending_writes()`` encrypted bytes not yet on the socket: the send is not
+                         complete until they are
+``close()``
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+# Encrypted bytes taken from the socket per recv (a TLS record is at most 16 KiB
+# plus overhead; more per call means fewer system calls).
+NET_READ_CHUNK = 64 * 1024
+# Plaintext encrypted per write() call: bounds the encrypted bytes held here for
+# a slow reader to one chunk (plus TLS framing).
+APP_WRITE_CHUNK = 64 * 1024
+
+
+class SslAuthenticationException(Exception):
+    """The TLS handshake failed (Kafka's ``SslAuthenticationException``, an
+    ``AuthenticationException``): counted as a failed authentication."""
+
+
+class PlaintextTransportLayer:
+    """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
+
+    __slots__ = ("socket", "read", "write")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.socket = sock
+        # read(n) and write(view) are the socket's own recv and send: the
+        # PLAINTEXT hot path then pays no Python call for the indirection.
+        self.read = sock.recv
+        self.write = sock.send
+
+    def ready(self) -> bool:
+        return True
+
+    def handshake(self) -> None:
+        pass
+
+    def has_pending_reads(self) -> bool:
+        return False
+
+    def has_pending_writes(self) -> bool:
+        return False
+
+    def peer_certificate(self) -> dict | None:
+        return None
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+class SslTransportLayer:
+    """TLS over a non-blocking socket, one step per call, never blocking."""
+
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext) -> None:
+        self.socket = sock
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._handshake_done = False
+        self._app = bytearray()          # decrypted, not yet read (Kafka's appReadBuffer)
+        self._pending_out = bytearray()  # encrypted, not yet sent (netWriteBuffer)
+        # True while _incoming holds only part of a record: more socket bytes are
+        # needed, so it is not "pending" (a poll with timeout 0 would spin).
+        self._incoming_partial = False
+        self._eof = False
+
+    # -- handshake ---------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        return self._handshake_done
+
+    def handshake(self) -> None:
+        """Send what is waiting, take what arrived, and advance the handshake as far
+        as those bytes allow.  Kafka's SslTransportLayer.handshake, with OpenSSL's
+        state machine in place of the SSLEngine's NEED_WRAP/NEED_UNWRAP loop."""
+        self._flush()
+        self._receive()
+        try:
+            self._ssl.do_handshake()
+        except ssl.SSLWantReadError:
+            if self._eof:
+                # Kafka's EOFException: a disconnect, not a failed authentication
+                # (a load balancer's TCP health check connects and closes).
+                raise ConnectionAbortedError("EOF during handshake")
+        except ssl.SSLError as exc:
+            self._flush_quietly()   # the alert that tells the client why
+            raise SslAuthenticationException(f"SSL handshake failed: {_reason(exc)}") from None
+        else:
+            self._handshake_done = True
+            # Application data sent right behind the client's Finished (TLS 1.3
+            # clients do) is in _incoming now: decrypt it, so has_pending_reads
+            # says so and the Selector reads it without waiting for the socket.
+            self._decrypt()
+        self._flush()
+
+    # -- reads -------------------------------------------------------------------------
+
+    def read(self, n: int) -> bytes:
+        if not self._app and not self._eof:
+            self._receive()
+            self._decrypt()
+        if not self._app:
+            if self._eof:
+                return b""
+            raise BlockingIOError("no application data")
+        data = bytes(self._app[:n])
+        del self._app[:n]
+        return data
+
+    def has_pending_reads(self) -> bool:
+        return bool(self._app) or (self._incoming.pending > 0 and not self._incoming_partial)
+
+    def _receive(self) -> None:
+        """Move what the socket holds into _incoming (one recv)."""
+        try:
+            data = self.socket.recv(NET_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            self._eof = True
+            return
+        self._incoming.write(data)
+        self._incoming_partial = False
+
+    def _decrypt(self) -> None:
+        while True:
+            try:
+                chunk = self._ssl.read(NET_READ_CHUNK)
+            except ssl.SSLWantReadError:
+                self._incoming_partial = self._incoming.pending > 0
+                return
+            except ssl.SSLZeroReturnError:   # close_notify: the peer's orderly end
+                self._eof = True
+                return
+            if not chunk:
+                self._eof = True
+                return
+            self._app += chunk
+
+    # -- writes ------------------------------------------------------------------------
+
+    def write(self, view: memoryview) -> int:
+        self._flush()
+        if self._pending_out or not view:
+            if self._pending_out:
+                raise BlockingIOError("previous TLS records not yet sent")
+            return 0
+        taken = self._ssl.write(view[:APP_WRITE_CHUNK])
+        self._flush()
+        return taken
+
+    def has_pending_writes(self) -> bool:
+        return bool(self._pending_out) or self._outgoing.pending > 0
+
+    def _flush(self) -> None:
+        if self._outgoing.pending:
+            self._pending_out += self._outgoing.read()
+        if not self._pending_out:
+            return
+        try:
+            sent = self.socket.send(self._pending_out)
+        except (BlockingIOError, InterruptedError):
+            return
+        del self._pending_out[:sent]
+
+    def _flush_quietly(self) -> None:
+        try:
+            self._flush()
+        except OSError:
+            pass
+
+    # -- the peer ----------------------------------------------------------------------
+
+    def peer_certificate(self) -> dict | None:
+        """The client's verified certificate (``getpeercert()``'s dict), or None:
+        none sent, or ssl.client.auth=none (then none is asked for)."""
+        if not self._handshake_done:
+            return None
+        return self._ssl.getpeercert() or None
+
+    def cipher(self) -> tuple | None:
+        return self._ssl.cipher()
+
+    def close(self) -> None:
+        # No close_notify: Kafka's close() tries one, but a client that is gone
+        # would make us wait for nothing, and clients treat an EOF the same way.
+        self.socket.close()
+
+
+def _reason(exc: ssl.SSLError) -> str:
+    # "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)" -> the part
+    # that means something to an operator.
+    text = exc.strerror or str(exc)
+    return text.split(" (_ssl.c")[0]
