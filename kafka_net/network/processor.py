@@ -56,6 +56,7 @@ from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
     Response, SendResponse, StartThrottlingResponse)
+from kafka_net.network.request_metrics import RequestTimings
 from kafka_net.network.selector import Selector
 from kafka_net.network.server_connection_id import ConnectionIdGenerator
 from kafka_net.network.wakeup import WakeupSocketpair
@@ -103,6 +104,7 @@ class Processor(threading.Thread):
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
+        self.request_timings = RequestTimings()   # written by this thread only
         self.capture = None           # a CaptureWriter when capture.dir is set
         self._connection_ids = ConnectionIdGenerator(processor_id)
         self._running = True
@@ -215,6 +217,7 @@ class Processor(threading.Thread):
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
         for _ in range(len(self.response_queue)):
             response = self.response_queue.popleft()
+            response.request.response_dequeue_time_ns = time.monotonic_ns()
             connection_id = response.request.connection_id
             try:
                 self._process_response(response, connection_id)
@@ -238,10 +241,12 @@ class Processor(threading.Thread):
             self.inflight_responses[connection_id] = response
             self.selector.send(connection_id, response.data)
         elif isinstance(response, NoOpResponse):
+            self.request_timings.update(response, time.monotonic_ns(), self.name)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
         elif isinstance(response, CloseConnectionResponse):
             log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
+            self.request_timings.update(response, time.monotonic_ns(), self.name)
             self._close(connection_id)
         elif isinstance(response, StartThrottlingResponse):
             channel.mute_state.handle(Ev.THROTTLE_STARTED)
@@ -366,6 +371,7 @@ class Processor(threading.Thread):
                 self._capture_response(channel, response)
             if isinstance(response, SendResponse) and response.on_complete is not None:
                 _run_callback(response)
+            self.request_timings.update(response, time.monotonic_ns(), self.name)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
 

@@ -53,6 +53,7 @@ class KafkaRequestHandler(threading.Thread):
                 log.debug("%s: shut down", self.name)
                 return
             request.request_dequeue_time_ns = time.monotonic_ns()
+            request.handler_thread = self.name
             try:
                 self.apis.handle(request)
             except Exception:

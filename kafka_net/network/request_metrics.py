@@ -1,0 +1,193 @@
+"""Kafka's request timings and request logger (``RequestChannel.updateRequestMetrics``).
+
+Every Request carries the monotonic times at which it passed each hand-off::
+
+    start_time_ns                 Processor parsed it (Request built)
+    request_dequeue_time_ns       a handler thread took it off the RequestChannel
+    api_local_complete_time_ns    KafkaApis.handle returned (the handler is done)
+    response_complete_time_ns     the response was put on the Processor's queue
+                                  (RequestChannel.send_response; later than the
+                                  line above when the request waited in a purgatory)
+    response_dequeue_time_ns      the Processor took the response off its queue
+    end_time_ns                   the last byte was written (or, for NoOp and
+                                  CloseConnection responses, the Processor acted)
+
+and the six timings are their differences, computed once per completed
+request on the Processor thread that completes it, as Kafka does:
+
+=====================  =====================================================
+RequestQueueTimeMs     request_dequeue - start
+LocalTimeMs            api_local_complete - request_dequeue
+RemoteTimeMs           response_complete - api_local_complete (purgatory,
+                       e.g. a Fetch waiting for fetch.min.bytes)
+ResponseQueueTimeMs    response_dequeue - response_complete
+ResponseSendTimeMs     end - response_dequeue
+TotalTimeMs            end - start (the sum of the five above)
+=====================  =====================================================
+
+Each difference is cut to microseconds and never negative (Kafka's
+``nanosToMs``); the histograms take it rounded to whole milliseconds
+(Kafka's ``Math.round``), the request log line keeps the microseconds.
+
+Cost: one ``RequestTimings`` per Processor, written only by its own thread,
+so no lock; per request six bucket increments and one small tuple in the
+ring of recent requests (for ``kafka-net top``).  Readers (the metrics
+endpoint) merge the Processors' copies; a read racing a write may see one
+request counted in one histogram and not yet in the next, never a torn value.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+from bisect import bisect_left
+
+from kafka_net.log_safety import TRACE, escape
+from kafka_net.protocol.api_keys import ApiKey
+
+# Kafka's logger name; DEBUG: one line per completed request, TRACE: with bodies.
+request_logger = logging.getLogger("kafka.request.logger")
+
+TIMINGS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs",
+           "ResponseSendTimeMs", "TotalTimeMs")
+# Upper bounds (ms, inclusive) of the histogram buckets; the last bucket is +Inf.
+# Values are whole milliseconds (rounded, as Kafka's histograms take them), so
+# le="0" counts the sub-millisecond requests of a loopback broker.
+BUCKETS_MS = (0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+RECENT_REQUESTS = 16
+ANONYMOUS = "User:ANONYMOUS"   # until SASL/SSL listeners set Request.principal
+
+
+def timings_ms(request) -> tuple[float, ...]:
+    """The six timings of a completed request, in ms with microsecond precision."""
+    start = request.start_time_ns
+    dequeue = request.request_dequeue_time_ns
+    local = request.api_local_complete_time_ns
+    complete = request.response_complete_time_ns
+    response_dequeue = request.response_dequeue_time_ns
+    end = request.end_time_ns
+    return (_ms(dequeue - start), _ms(local - dequeue), _ms(complete - local),
+            _ms(response_dequeue - complete), _ms(end - response_dequeue), _ms(end - start))
+
+
+def _ms(nanos: int) -> float:
+    return max(nanos, 0) // 1000 / 1000
+
+
+class RequestTimings:
+    """One Processor's histograms of the six timings, per API key."""
+
+    def __init__(self) -> None:
+        # api_key -> six lists of len(BUCKETS_MS) + 1 bucket counts (not cumulative)
+        self.counts: dict[int, list[list[int]]] = {}
+        # api_key -> six sums of the rounded ms values
+        self.sums: dict[int, list[int]] = {}
+        # (api_key, api_version, correlation_id, connection_id, timings): the newest last
+        self.recent: collections.deque = collections.deque(maxlen=RECENT_REQUESTS)
+
+    def update(self, response, end_ns: int, network_thread: str) -> None:
+        """Kafka's updateRequestMetrics: the response is done with; record its request."""
+        request = response.request
+        request.end_time_ns = end_ns
+        timings = timings_ms(request)
+        header = request.header
+        key = header.api_key
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = [[0] * (len(BUCKETS_MS) + 1) for _ in TIMINGS]
+            self.sums[key] = [0] * len(TIMINGS)
+        sums = self.sums[key]
+        for i, ms in enumerate(timings):
+            rounded = round(ms)
+            counts[i][bisect_left(BUCKETS_MS, rounded)] += 1
+            sums[i] += rounded
+        self.recent.append((key, header.api_version, header.correlation_id,
+                            request.connection_id, timings))
+        if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
+            log_completed_request(response, timings, network_thread)
+
+
+def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]]]:
+    """The Processors' histograms added up: (counts, sums) as in RequestTimings."""
+    counts: dict[int, list[list[int]]] = {}
+    sums: dict[int, list[int]] = {}
+    for timings in all_timings:
+        for key, per_timing in list(timings.counts.items()):
+            into = counts.setdefault(key, [[0] * (len(BUCKETS_MS) + 1) for _ in TIMINGS])
+            for i, buckets in enumerate(per_timing):
+                into[i] = [a + b for a, b in zip(into[i], buckets)]
+            total = sums.setdefault(key, [0] * len(TIMINGS))
+            for i, value in enumerate(timings.sums[key]):
+                total[i] += value
+    return counts, sums
+
+
+def log_completed_request(response, timings: tuple[float, ...], network_thread: str) -> None:
+    """Kafka's "Completed request:" line (RequestConvertToJson.requestDescMetrics),
+    plus the names of the threads that handled the request (kafka-net's own)."""
+    request = response.request
+    header = request.header
+    trace = request_logger.isEnabledFor(TRACE)
+    queue_ms, local_ms, remote_ms, response_queue_ms, send_ms, total_ms = timings
+    software_name, software_version = request.client_software
+    desc = {
+        "isForwarded": False,
+        "requestHeader": {
+            "requestApiKey": header.api_key, "requestApiVersion": header.api_version,
+            "correlationId": header.correlation_id,
+            # escape(): control characters as \xNN; json.dumps escapes the rest.
+            "clientId": None if header.client_id is None else escape(header.client_id),
+            "requestApiKeyName": _api_key_name(header.api_key)},
+        "request": _loggable(request.body) if trace else "",
+        "response": _response_body(response) if trace else "",
+        "connection": request.connection_id,
+        "totalTimeMs": total_ms, "requestQueueTimeMs": queue_ms, "localTimeMs": local_ms,
+        "remoteTimeMs": remote_ms, "throttleTimeMs": request.api_throttle_time_ms,
+        "responseQueueTimeMs": response_queue_ms, "sendTimeMs": send_ms,
+        "securityProtocol": getattr(request, "security_protocol", "PLAINTEXT"),
+        "principal": str(getattr(request, "principal", None) or ANONYMOUS),
+        "listener": request.listener_name,
+        "clientInformation": {"softwareName": escape(software_name),
+                              "softwareVersion": escape(software_version)},
+        "threads": {"network": network_thread, "handler": request.handler_thread,
+                    "response": request.response_thread},
+    }
+    request_logger.debug("Completed request:%s", json.dumps(desc, separators=(",", ":"),
+                                                            default=_json_default))
+
+
+def _api_key_name(key: int) -> str:
+    try:
+        return ApiKey(key).name
+    except ValueError:
+        return str(key)
+
+
+def _loggable(body):
+    # Kafka's loggableRequest hides config values (passwords may be among them).
+    if isinstance(body, dict) and "resources" in body:
+        body = json.loads(json.dumps(body, default=_json_default))
+        for resource in body.get("resources") or []:
+            for config in resource.get("configs") or []:
+                if isinstance(config, dict) and "value" in config:
+                    config["value"] = "[hidden]"
+    return body
+
+
+def _response_body(response):
+    data = getattr(response, "data", None)
+    if data is None:
+        return ""
+    from kafka_net.protocol.codec import decode_response   # TRACE only
+    header = response.request.header
+    try:
+        return decode_response(header.api_key, header.api_version, memoryview(data)[4:])[1]
+    except Exception as exc:   # a log line must not fail the connection
+        return f"<undecodable: {exc}>"
+
+
+def _json_default(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    return repr(value)
