@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, boolean, integer, ip_overrides, listener_list, listener_name,
-    listener_names, protocol_map, string)
+    INT_MAX, LONG_MAX, boolean, http_address, integer, ip_overrides, listener_list,
+    listener_name, listener_names, protocol_map, string)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -120,6 +120,9 @@ KEYS: tuple[_Key, ...] = (
          "kafka-net: start a new capture file once one reaches this size."),
     _Key("capture.max.frame.bytes", "capture_max_frame_bytes", integer(0), "1048576",
          "kafka-net: frames are cut to this many bytes in captures (the cut is recorded)."),
+    _Key("metrics.listener", "metrics_listener", http_address, "",
+         "kafka-net: serve /metrics (Prometheus), /health and /requests at http://HOST:PORT "
+         "(port 0 picks a free port, shown in the started line); empty = off."),
 )
 
 BY_NAME = {k.name: k for k in KEYS}

@@ -55,6 +55,9 @@ TIMINGS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTi
 # Values are whole milliseconds (rounded, as Kafka's histograms take them), so
 # le="0" counts the sub-millisecond requests of a loopback broker.
 BUCKETS_MS = (0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+N_BUCKETS = len(BUCKETS_MS) + 1
+_SMALL = 11   # bucket index of 0..10 ms by table: most requests on a quiet broker
+_SMALL_BUCKET = tuple(bisect_left(BUCKETS_MS, ms) for ms in range(_SMALL))
 RECENT_REQUESTS = 16
 ANONYMOUS = "User:ANONYMOUS"   # until SASL/SSL listeners set Request.principal
 
@@ -79,48 +82,73 @@ class RequestTimings:
     """One Processor's histograms of the six timings, per API key."""
 
     def __init__(self) -> None:
-        # api_key -> six lists of len(BUCKETS_MS) + 1 bucket counts (not cumulative)
-        self.counts: dict[int, list[list[int]]] = {}
+        # api_key -> bucket counts (not cumulative), timing i's buckets at
+        # [i * N_BUCKETS, (i + 1) * N_BUCKETS): one flat list, cheap to index
+        self.counts: dict[int, list[int]] = {}
         # api_key -> six sums of the rounded ms values
         self.sums: dict[int, list[int]] = {}
-        # (api_key, api_version, correlation_id, connection_id, timings): the newest last
+        # (end_ns, api_key, api_version, correlation_id, connection_id, six ns): newest last
         self.recent: collections.deque = collections.deque(maxlen=RECENT_REQUESTS)
 
     def update(self, response, end_ns: int, network_thread: str) -> None:
-        """Kafka's updateRequestMetrics: the response is done with; record its request."""
+        """Kafka's updateRequestMetrics: the response is done with; record its request.
+
+        On the Processor's hot path, so written for CPython's speed: no
+        per-timing function calls, small values' buckets from a table.
+        """
         request = response.request
         request.end_time_ns = end_ns
-        timings = timings_ms(request)
+        start = request.start_time_ns
+        dequeue = request.request_dequeue_time_ns
+        local = request.api_local_complete_time_ns
+        complete = request.response_complete_time_ns
+        response_dequeue = request.response_dequeue_time_ns
+        ns = (dequeue - start, local - dequeue, complete - local,
+              response_dequeue - complete, end_ns - response_dequeue, end_ns - start)
         header = request.header
         key = header.api_key
         counts = self.counts.get(key)
         if counts is None:
-            counts = self.counts[key] = [[0] * (len(BUCKETS_MS) + 1) for _ in TIMINGS]
+            counts = self.counts[key] = [0] * (N_BUCKETS * len(TIMINGS))
             self.sums[key] = [0] * len(TIMINGS)
         sums = self.sums[key]
-        for i, ms in enumerate(timings):
-            rounded = round(ms)
-            counts[i][bisect_left(BUCKETS_MS, rounded)] += 1
-            sums[i] += rounded
-        self.recent.append((key, header.api_version, header.correlation_id,
-                            request.connection_id, timings))
+        base = 0
+        for i, d in enumerate(ns):
+            # Kafka's Math.round(nanosToMs(d)): whole microseconds, then half up.
+            ms = (d // 1000 + 500) // 1000 if d > 0 else 0
+            bucket = _SMALL_BUCKET[ms] if ms < _SMALL else bisect_left(BUCKETS_MS, ms)
+            counts[base + bucket] += 1
+            sums[i] += ms
+            base += N_BUCKETS
+        self.recent.append((end_ns, key, header.api_version, header.correlation_id,
+                            request.connection_id, ns))
         if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
-            log_completed_request(response, timings, network_thread)
+            log_completed_request(response, tuple(_ms(d) for d in ns), network_thread)
 
 
 def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]]]:
-    """The Processors' histograms added up: (counts, sums) as in RequestTimings."""
+    """The Processors' histograms added up: (api_key -> six lists of bucket
+    counts, api_key -> six sums of whole ms)."""
     counts: dict[int, list[list[int]]] = {}
     sums: dict[int, list[int]] = {}
     for timings in all_timings:
-        for key, per_timing in list(timings.counts.items()):
-            into = counts.setdefault(key, [[0] * (len(BUCKETS_MS) + 1) for _ in TIMINGS])
-            for i, buckets in enumerate(per_timing):
-                into[i] = [a + b for a, b in zip(into[i], buckets)]
+        for key, flat in list(timings.counts.items()):
+            flat = list(flat)   # one copy: the Processor keeps counting
+            into = counts.setdefault(key, [[0] * N_BUCKETS for _ in TIMINGS])
+            for i in range(len(TIMINGS)):
+                part = flat[i * N_BUCKETS:(i + 1) * N_BUCKETS]
+                into[i] = [a + b for a, b in zip(into[i], part)]
             total = sums.setdefault(key, [0] * len(TIMINGS))
             for i, value in enumerate(timings.sums[key]):
                 total[i] += value
     return counts, sums
+
+
+def recent_requests(all_timings, limit: int = RECENT_REQUESTS) -> list[tuple]:
+    """The last ``limit`` completed requests over all Processors, oldest first:
+    (end_ns, api_key, api_version, correlation_id, connection_id, six timings in ms)."""
+    newest = sorted((r for t in all_timings for r in list(t.recent)), key=lambda r: r[0])
+    return [(*r[:5], tuple(_ms(d) for d in r[5])) for r in newest[-limit:]]
 
 
 def log_completed_request(response, timings: tuple[float, ...], network_thread: str) -> None:

@@ -49,7 +49,7 @@ def test_histograms_count_each_request_once_in_every_timing():
     total = counts[3][TIMINGS.index("TotalTimeMs")]
     assert total[BUCKETS_MS.index(1)] == 1 and total[BUCKETS_MS.index(10)] == 1
     assert sums[3][TIMINGS.index("TotalTimeMs")] == 8
-    assert [r[2] for r in timings.recent] == [7, 7]
+    assert [r[3] for r in timings.recent] == [7, 7]
 
 
 def test_one_line_per_request_whose_timings_add_up(server, caplog):
