@@ -41,6 +41,7 @@ class KafkaRequestHandler(threading.Thread):
         self.apis = apis
         self.idle_ns = 0
         self.handled = 0
+        self.current_request = None   # what it works on now (kafka-net top shows it)
 
     def run(self) -> None:
         while True:
@@ -54,6 +55,7 @@ class KafkaRequestHandler(threading.Thread):
                 return
             request.request_dequeue_time_ns = time.monotonic_ns()
             request.handler_thread = self.name
+            self.current_request = request
             try:
                 self.apis.handle(request)
             except Exception:
@@ -69,6 +71,7 @@ class KafkaRequestHandler(threading.Thread):
                     log.exception("%s: could not close %s", self.name,
                                   request.connection_id)
             finally:
+                self.current_request = None
                 if request.buffer_size:
                     request.release_buffer()
             self.handled += 1

@@ -41,6 +41,7 @@ import socket
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.server.broker import BrokerCore
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
+from kafka_net.server.metrics_http import MetricsHttpServer
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +61,34 @@ class KafkaServer:
         self.socket_server = self.core.new_socket_server()
         self.handler_pool = KafkaRequestHandlerPool(
             self.request_channel, self.apis, config.num_io_threads)
+        self.metrics_http: MetricsHttpServer | None = None   # metrics.listener
         self._started = False
         self._stopped = False
 
     def startup(self) -> None:
-        self.core.startup()
-        self.handler_pool.start()
+        if self.config.metrics_listener:
+            # First, so that /health says 503 while the rest starts.
+            self.metrics_http = MetricsHttpServer(self, self.config.metrics_listener)
+            self.metrics_http.start()
         try:
-            self.socket_server.startup()
+            self.core.startup()
+            self.handler_pool.start()
+            try:
+                self.socket_server.startup()
+            except Exception:
+                self.handler_pool.shutdown()
+                self.core.shutdown()
+                raise
         except Exception:
-            self.handler_pool.shutdown()
-            self.core.shutdown()
+            self._stop_metrics_http()
             raise
         self.metadata_cache.set_advertised_endpoints(self.advertised_endpoints())
         self._started = True
+
+    def is_serving(self) -> bool:
+        """Started, not stopping, and every listener's Acceptor running (/health)."""
+        return (self._started and not self._stopped
+                and all(a.is_alive() for a in self.socket_server.acceptors))
 
     def advertised_endpoints(self) -> list[EndPoint]:
         """advertised.listeners, else the bound listeners; "" or a wildcard host
@@ -106,7 +121,12 @@ class KafkaServer:
         self.socket_server.stop_processing_requests()
         self.handler_pool.shutdown()
         self.core.shutdown()   # after the handlers: no new throttle can start
+        self._stop_metrics_http()
         return drained
+
+    def _stop_metrics_http(self) -> None:
+        if self.metrics_http is not None:
+            self.metrics_http.stop()
 
     def __enter__(self) -> "KafkaServer":
         self.startup()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from prometheus_client.core import HistogramMetricFamily, UnknownMetricFamily
+from prometheus_client.core import HistogramMetricFamily, Metric
 
 from kafka_net.metrics import server_snapshot
 from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged
@@ -52,6 +52,13 @@ def prometheus_name(mbean: str) -> tuple[str, dict[str, str]]:
     return name, labels
 
 
+def _help(mbean: str) -> str:
+    """``domain:type=T,name=N``: the MBean family, its tags left out."""
+    domain, _, rest = mbean.partition(":")
+    kept = [p for p in rest.split(",") if p.startswith(("type=", "name="))]
+    return f"Kafka's {domain}:{','.join(kept)}"
+
+
 class BrokerCollector:
     """A prometheus_client collector reading the server at each scrape."""
 
@@ -59,18 +66,17 @@ class BrokerCollector:
         self.server = server
 
     def collect(self):
-        families: dict[str, tuple[UnknownMetricFamily, list[str]]] = {}
+        families: dict[str, Metric] = {}
         for mbean, value in server_snapshot(self.server).items():
             name, labels = prometheus_name(mbean)
             family = families.get(name)
-            if family is None or family[1] != sorted(labels):
-                if family is not None:   # a name with two label sets: keep them apart
-                    name = f"{name}_{'_'.join(sorted(labels))}"
-                family = families.setdefault(name, (UnknownMetricFamily(
-                    name, f"Kafka's {mbean.split(',name=')[0]} (kafka-net)",
-                    labels=sorted(labels)), sorted(labels)))
-            family[0].add_metric([labels[k] for k in family[1]], float(value))
-        yield from (family for family, _ in families.values())
+            if family is None:
+                # One family may hold several label sets (a listener's
+                # connection-count and each of its Processors'), as the
+                # exporter's output does.
+                family = families[name] = Metric(name, _help(mbean), "unknown")
+            family.add_sample(name, labels, float(value))
+        yield from families.values()
         yield from self._timing_histograms()
 
     def _timing_histograms(self):
