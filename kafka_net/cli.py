@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO",
                        choices=["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"])
     sub.add_parser(
+        "top", add_help=False,
+        help="watch a running broker's 1 + N + M threads live (run with --help)")
+    sub.add_parser(
         "conformance", add_help=False,
         help="validate correlation ids in captures with PySpark (run with --help)")
     return parser
@@ -74,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["conformance"]:
         return _conformance(argv[1:])
+    if argv[:1] == ["top"]:
+        from kafka_net import top   # needs rich (the top extra); serve does not
+        try:
+            return top.main(argv[1:])
+        except SystemExit as exc:   # argparse: --help or a usage error
+            return int(exc.code or 0)
     parser = _parser()
     try:
         args = parser.parse_args(argv)

@@ -59,6 +59,7 @@ from kafka_net.network.request_channel import (
 from kafka_net.network.request_metrics import RequestTimings
 from kafka_net.network.selector import Selector
 from kafka_net.network.server_connection_id import ConnectionIdGenerator
+from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import peek_client_id, peek_request_header
@@ -82,7 +83,7 @@ class Processor(threading.Thread):
                  parse_request, config, node_id: int = 1,
                  memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None) -> None:
         super().__init__(
-            name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
+            name=f"data-plane-kafka-network-thread-{node_id}-ListenerName({listener_name})-"
                  f"PLAINTEXT-{processor_id}",
             daemon=False)
         self.id = processor_id
@@ -169,6 +170,7 @@ class Processor(threading.Thread):
     # -- the loop -------------------------------------------------------------------------
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-network-{self.id}")
         try:
             while self._running:
                 try:

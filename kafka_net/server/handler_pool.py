@@ -26,6 +26,7 @@ import time
 
 from kafka_net.network.request_channel import (
     SHUTDOWN, CloseConnectionResponse, RequestChannel)
+from kafka_net.network.thread_name import set_os_thread_name
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class KafkaRequestHandler(threading.Thread):
         self.current_request = None   # what it works on now (kafka-net top shows it)
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-handler-{self.id}")
         while True:
             start = time.monotonic_ns()
             request = self.request_channel.receive_request(RECEIVE_TIMEOUT_S)

@@ -29,6 +29,7 @@ from prometheus_client.registry import CollectorRegistry
 from kafka_net.config.values import split_http_address
 from kafka_net.metrics import server_snapshot
 from kafka_net.network.request_metrics import TIMINGS, recent_requests
+from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.protocol.api_keys import api_name
 from kafka_net.server.prometheus import BrokerCollector
 
@@ -44,8 +45,8 @@ class MetricsHttpServer:
         self.httpd = ThreadingHTTPServer((host, port), _handler_class(self))
         self.httpd.daemon_threads = True
         self.host, self.port = self.httpd.server_address[:2]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.2,),
-                                        name="kafka-net-metrics", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="kafka-net-metrics",
+                                        daemon=True)
 
     @property
     def url(self) -> str:
@@ -54,6 +55,10 @@ class MetricsHttpServer:
 
     def start(self) -> None:
         self._thread.start()
+
+    def _serve(self) -> None:
+        set_os_thread_name("kn-metrics")
+        self.httpd.serve_forever(0.2)
 
     def stop(self) -> None:
         if self._thread.is_alive():

@@ -1,0 +1,72 @@
+"""``kafka-net serve`` seen from outside: OS thread names in ``ps -L``, the metrics
+URL in the started line, and ``kafka-net top --once`` after a real-client workload."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from confluent_kafka import Producer
+
+from kafka_net.network.thread_name import os_thread_name
+from tests.integration.test_cli import EPHEMERAL, REPO, TIMEOUT, _env, serve
+
+pytestmark = pytest.mark.interop
+METRICS_URL = re.compile(r"metrics on (?P<url>http://[^ ]+)/metrics")
+
+
+def test_ps_shows_the_thread_kinds_apart():
+    with serve(EPHEMERAL, "num.network.threads=2", "num.io.threads=3",
+               "metrics.listener=http://127.0.0.1:0") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        ps = subprocess.run(["ps", "-L", "-o", "comm=", "-p", str(broker.proc.pid)],
+                            capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    names = Counter(line.strip() for line in ps.stdout.splitlines())
+    assert names[f"kn-accept-{port}"] == 1
+    assert names["kn-network-0"] == names["kn-network-1"] == 1
+    assert [names[f"kn-handler-{i}"] for i in range(3)] == [1, 1, 1]
+    assert names["kn-metrics"] == names["kn-reaper-Fetch"] == 1
+
+
+def test_long_os_names_keep_their_start_and_their_number():
+    assert os_thread_name("kn-handler-7") == b"kn-handler-7"
+    assert os_thread_name("kn-reaper-Rebalance") == b"kn-rea~ebalance"
+    assert len(os_thread_name("x" * 40 + "-12")) == 15
+
+
+def test_top_once_draws_the_threads_with_numbers_after_a_workload():
+    with serve(EPHEMERAL, "metrics.listener=http://127.0.0.1:0") as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        url = broker.wait_for(METRICS_URL)["url"]
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}"})
+        for i in range(20):
+            producer.produce("topped", value=b"%d" % i)
+        assert producer.flush(TIMEOUT) == 0
+        top = subprocess.run([sys.executable, "-m", "kafka_net", "top", "--metrics", url,
+                              "--once"], cwd=REPO, env={**_env(), "COLUMNS": "120"},
+                             capture_output=True, text=True, timeout=TIMEOUT)
+    assert top.returncode == 0, top.stderr
+    frame = top.stdout
+    assert f"1 Acceptor  PLAINTEXT :{port}" in frame and "N = 3 Processors" in frame
+    assert "request queue 0 / 500 (queued.max.requests)" in frame
+    assert frame.count("data-plane-kafka-request-handler-") == 8
+    # The Processor table: some Processor read requests.
+    rows = re.findall(r"^\W*(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\W*$",
+                      frame, flags=re.MULTILINE)
+    assert len(rows) == 3 and sum(int(r[5]) for r in rows) > 0
+    # The last requests with their six timings: the Produce among them.
+    produce = re.search(r"^Produce v\d+ #\d+ .*?((?:\s+\d+\.\d{3}){6})\s*$", frame,
+                        flags=re.MULTILINE)
+    assert produce, frame
+    *parts, total = (float(x) for x in produce[1].split())
+    assert total > 0 and abs(sum(parts) - total) <= 0.006
+
+
+def test_top_without_a_broker_says_so():
+    top = subprocess.run([sys.executable, "-m", "kafka_net", "top", "--metrics",
+                          "http://127.0.0.1:9", "--once"], cwd=REPO, env=_env(),
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert top.returncode == 1 and "cannot read http://127.0.0.1:9/requests" in top.stderr
