@@ -4,6 +4,7 @@ kafka-net symbol docs/name-map.md names exists."""
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -18,6 +19,20 @@ def test_make_tables_check_finds_no_stale_table():
     result = subprocess.run([sys.executable, str(REPO / "docs" / "make_tables.py"), "--check"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.interop
+def test_the_journey_page_is_what_a_real_run_shows():
+    """docs/journey.md, regenerated from a confluent-kafka Produce, differs from the
+    page only in its numbers; and the page's timings add up."""
+    result = subprocess.run([sys.executable, str(REPO / "docs" / "make_journey.py"),
+                             "--check"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (REPO / "docs" / "journey.md").read_text(encoding="utf-8")
+    line = json.loads(page.split("Completed request:", 1)[1].split("```", 1)[0])
+    parts = sum(line[k] for k in ("requestQueueTimeMs", "localTimeMs", "remoteTimeMs",
+                                  "responseQueueTimeMs", "sendTimeMs"))
+    assert parts == pytest.approx(line["totalTimeMs"], abs=0.005)
 
 
 def _name_map_symbols() -> list[str]:
