@@ -11,6 +11,8 @@ set by the thread itself with ``pthread_setname_np``.  kafka-net's short names:
 ``kn-network-1``    Processor 1 (ids count across listeners)
 ``kn-handler-7``    request handler thread 7
 ``kn-metrics``      the metrics listener (metrics.listener)
+``kn-reaper-Fetch`` a purgatory's expiration reaper (``kn-reaper-Rebal``)
+``kn-throttle``     the client quotas' ThrottledChannelReaper
 ==================  ===========================================
 
 Elsewhere than Linux, or without glibc's function, nothing happens.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import sys
 
 LINUX_MAX_BYTES = 15   # TASK_COMM_LEN 16, with the terminating NUL
@@ -42,12 +45,15 @@ _SETNAME = _pthread_setname()
 
 
 def os_thread_name(name: str) -> bytes:
-    """``name`` in at most 15 bytes, readably: a longer one keeps its start and its
-    end (where the number is), joined by ``~``."""
+    """``name`` in at most 15 bytes, readably: a longer one is cut, but keeps a
+    trailing number (``kn-handler-12``'s 12), after a ``~``."""
     raw = name.encode("ascii", "replace")
     if len(raw) <= LINUX_MAX_BYTES:
         return raw
-    return raw[:6] + b"~" + raw[-(LINUX_MAX_BYTES - 7):]
+    number = re.search(rb"[0-9]+$", raw)
+    if number is None or len(number[0]) > LINUX_MAX_BYTES - 2:
+        return raw[:LINUX_MAX_BYTES]
+    return raw[:LINUX_MAX_BYTES - 1 - len(number[0])] + b"~" + number[0]
 
 
 def set_os_thread_name(name: str) -> None:
