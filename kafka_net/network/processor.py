@@ -105,7 +105,7 @@ class Processor(threading.Thread):
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
-        self.request_timings = RequestTimings()   # written by this thread only
+        self.request_timings = RequestTimings(self.name)   # written by this thread only
         self.capture = None           # a CaptureWriter when capture.dir is set
         self._connection_ids = ConnectionIdGenerator(processor_id)
         self._running = True
@@ -243,12 +243,12 @@ class Processor(threading.Thread):
             self.inflight_responses[connection_id] = response
             self.selector.send(connection_id, response.data)
         elif isinstance(response, NoOpResponse):
-            self.request_timings.update(response, time.monotonic_ns(), self.name)
+            self.request_timings.update(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
         elif isinstance(response, CloseConnectionResponse):
             log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
-            self.request_timings.update(response, time.monotonic_ns(), self.name)
+            self.request_timings.update(response)
             self._close(connection_id)
         elif isinstance(response, StartThrottlingResponse):
             channel.mute_state.handle(Ev.THROTTLE_STARTED)
@@ -373,7 +373,7 @@ class Processor(threading.Thread):
                 self._capture_response(channel, response)
             if isinstance(response, SendResponse) and response.on_complete is not None:
                 _run_callback(response)
-            self.request_timings.update(response, time.monotonic_ns(), self.name)
+            self.request_timings.update(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
 

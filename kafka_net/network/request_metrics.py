@@ -41,6 +41,7 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import time
 from bisect import bisect_left
 
 from kafka_net.log_safety import TRACE, escape
@@ -81,7 +82,8 @@ def _ms(nanos: int) -> float:
 class RequestTimings:
     """One Processor's histograms of the six timings, per API key."""
 
-    def __init__(self) -> None:
+    def __init__(self, network_thread: str = "") -> None:
+        self.network_thread = network_thread   # the Processor's name, for the request log
         # api_key -> bucket counts (not cumulative), timing i's buckets at
         # [i * N_BUCKETS, (i + 1) * N_BUCKETS): one flat list, cheap to index
         self.counts: dict[int, list[int]] = {}
@@ -90,13 +92,16 @@ class RequestTimings:
         # (end_ns, api_key, api_version, correlation_id, connection_id, six ns): newest last
         self.recent: collections.deque = collections.deque(maxlen=RECENT_REQUESTS)
 
-    def update(self, response, end_ns: int, network_thread: str) -> None:
-        """Kafka's updateRequestMetrics: the response is done with; record its request.
+    def update(self, response, end_ns: int | None = None) -> None:
+        """Kafka's updateRequestMetrics: the response is done with (now, or at
+        ``end_ns``); record its request.
 
         On the Processor's hot path, so written for CPython's speed: no
         per-timing function calls, small values' buckets from a table.
         """
         request = response.request
+        if end_ns is None:
+            end_ns = time.monotonic_ns()
         request.end_time_ns = end_ns
         start = request.start_time_ns
         dequeue = request.request_dequeue_time_ns
@@ -123,7 +128,7 @@ class RequestTimings:
         self.recent.append((end_ns, key, header.api_version, header.correlation_id,
                             request.connection_id, ns))
         if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
-            log_completed_request(response, tuple(_ms(d) for d in ns), network_thread)
+            log_completed_request(response, tuple(_ms(d) for d in ns), self.network_thread)
 
 
 def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]]]:

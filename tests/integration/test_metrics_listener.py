@@ -4,6 +4,7 @@ workload, /health through startup and shutdown, /requests for kafka-net top."""
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
 
@@ -62,6 +63,13 @@ def produce_and_consume(server, n: int) -> None:
     assert got == n
 
 
+def _catching(errors: list, fn, *args) -> None:
+    try:
+        fn(*args)
+    except BaseException as exc:   # reported by the test thread
+        errors.append(exc)
+
+
 @pytest.fixture(scope="module")
 def server():
     config = fast_group_config(metrics_listener="http://127.0.0.1:0")
@@ -70,13 +78,28 @@ def server():
         yield running
 
 
+def _total(samples: dict, name: str) -> float:
+    return sum(samples.get(name, {}).values())
+
+
 def test_metrics_during_a_real_client_workload(server):
     produce_and_consume(server, N)
     before = scrape(server)
-    produce_and_consume(server, N)
+    # Scrapes while a producer and a consumer run: each one parses, and the
+    # counts of requests only go up.
+    errors: list[BaseException] = []
+    workload = threading.Thread(target=lambda: _catching(errors, produce_and_consume,
+                                                         server, N))
+    workload.start()
+    seen = [_total(before, "kafka_network_requestmetrics_totaltimems_count")]
+    while workload.is_alive():
+        seen.append(_total(scrape(server), "kafka_network_requestmetrics_totaltimems_count"))
+    workload.join()
+    assert not errors, errors
     after = scrape(server)
+    seen.append(_total(after, "kafka_network_requestmetrics_totaltimems_count"))
+    assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] > seen[0]
 
-    produce_key = frozenset({("request", "Produce"), ("version", "9")})
     rates = after["kafka_network_requestmetrics_requestspersec"]
     versions = {dict(k)["version"] for k in rates if dict(k)["request"] == "Produce"}
     assert versions, rates.keys()

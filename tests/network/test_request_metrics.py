@@ -38,12 +38,12 @@ def test_timings_are_kafkas_differences_cut_to_microseconds_and_never_negative()
 
 
 def test_histograms_count_each_request_once_in_every_timing():
-    timings = RequestTimings()
+    timings = RequestTimings("net-0")
     for end in (1_000_000, 7_000_000):   # 1 ms and 7 ms in all
         request = _request(start_time_ns=0, request_dequeue_time_ns=0,
                            api_local_complete_time_ns=0, response_complete_time_ns=0,
                            response_dequeue_time_ns=0, end_time_ns=0)
-        timings.update(SimpleNamespace(request=request), end, "net-0")
+        timings.update(SimpleNamespace(request=request), end)
     counts, sums = merged([timings, RequestTimings()])
     assert [sum(buckets) for buckets in counts[3]] == [2] * len(TIMINGS)
     total = counts[3][TIMINGS.index("TotalTimeMs")]
