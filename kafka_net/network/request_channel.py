@@ -98,11 +98,11 @@ class Request:
 class Response:
     """Base of the five response kinds; ``request`` says which connection it is for."""
 
-    __slots__ = ("request", "enqueue_time_ns")
+    # Its times are on the request (response_complete_time_ns, ...), as in Kafka.
+    __slots__ = ("request",)
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        self.enqueue_time_ns = 0
 
 
 class SendResponse(Response):

@@ -59,6 +59,8 @@ BUCKETS_MS = (0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30
 N_BUCKETS = len(BUCKETS_MS) + 1
 _SMALL = 11   # bucket index of 0..10 ms by table: most requests on a quiet broker
 _SMALL_BUCKET = tuple(bisect_left(BUCKETS_MS, ms) for ms in range(_SMALL))
+_OFFSETS = tuple(i * N_BUCKETS for i in range(6))   # where each timing's buckets start
+_HALF_MS_NS = 500_000
 RECENT_REQUESTS = 16
 ANONYMOUS = "User:ANONYMOUS"   # until SASL/SSL listeners set Request.principal
 
@@ -97,7 +99,8 @@ class RequestTimings:
         ``end_ns``); record its request.
 
         On the Processor's hot path, so written for CPython's speed: no
-        per-timing function calls, small values' buckets from a table.
+        per-timing function calls, sub-millisecond values (which round to 0)
+        straight into the first bucket, small ones' buckets from a table.
         """
         request = response.request
         if end_ns is None:
@@ -114,17 +117,20 @@ class RequestTimings:
         key = header.api_key
         counts = self.counts.get(key)
         if counts is None:
-            counts = self.counts[key] = [0] * (N_BUCKETS * len(TIMINGS))
+            # sums first: a scrape that finds the counts must find the sums too
             self.sums[key] = [0] * len(TIMINGS)
-        sums = self.sums[key]
-        base = 0
-        for i, d in enumerate(ns):
-            # Kafka's Math.round(nanosToMs(d)): whole microseconds, then half up.
-            ms = (d // 1000 + 500) // 1000 if d > 0 else 0
-            bucket = _SMALL_BUCKET[ms] if ms < _SMALL else bisect_left(BUCKETS_MS, ms)
-            counts[base + bucket] += 1
-            sums[i] += ms
-            base += N_BUCKETS
+            counts = self.counts[key] = [0] * (N_BUCKETS * len(TIMINGS))
+        i = 0
+        for d in ns:
+            if d < _HALF_MS_NS:   # rounds to 0 ms (negative too): the usual case
+                counts[_OFFSETS[i]] += 1
+            else:
+                # Kafka's Math.round(nanosToMs(d)): whole microseconds, then half up.
+                ms = (d // 1000 + 500) // 1000
+                bucket = _SMALL_BUCKET[ms] if ms < _SMALL else bisect_left(BUCKETS_MS, ms)
+                counts[_OFFSETS[i] + bucket] += 1
+                self.sums[key][i] += ms
+            i += 1
         self.recent.append((end_ns, key, header.api_version, header.correlation_id,
                             request.connection_id, ns))
         if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
