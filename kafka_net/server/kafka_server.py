@@ -26,11 +26,13 @@ The API layer (RequestChannel, KafkaApis and the parts behind it) is a
 :class:`~kafka_net.server.broker.BrokerCore`; KafkaServer adds the SocketServer
 and the handler pool.
 
-Startup: the core's reaper and purgatories, then the handlers (so nothing
-queued waits for a thread), then the SocketServer (Processors, then
-Acceptors).  Shutdown, graceful: drain the SocketServer (stop accepting and
-reading, answer what was received), then Kafka's order: stop the SocketServer,
-then the handler pool, then the core.
+Startup: the metrics listener if ``metrics.listener`` is set (its /health
+says 503 until the rest is up), the core's reaper and purgatories, then the
+handlers (so nothing queued waits for a thread), then the SocketServer
+(Processors, then Acceptors).  Shutdown, graceful: drain the SocketServer
+(stop accepting and reading, answer what was received), then Kafka's order:
+stop the SocketServer, then the handler pool, then the core; the metrics
+listener last.
 """
 
 from __future__ import annotations
