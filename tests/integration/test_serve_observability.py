@@ -70,3 +70,34 @@ def test_top_without_a_broker_says_so():
                           "http://127.0.0.1:9", "--once"], cwd=REPO, env=_env(),
                          capture_output=True, text=True, timeout=TIMEOUT)
     assert top.returncode == 1 and "cannot read http://127.0.0.1:9/requests" in top.stderr
+
+
+def test_top_redraws_until_q_is_pressed():
+    import os
+    import pty
+    import select
+    import time
+
+    with serve(EPHEMERAL, "metrics.listener=http://127.0.0.1:0") as broker:
+        broker.wait_started()
+        url = broker.wait_for(METRICS_URL)["url"]
+        master, slave = pty.openpty()
+        top = subprocess.Popen([sys.executable, "-m", "kafka_net", "top", "--metrics", url],
+                               cwd=REPO, env={**_env(), "COLUMNS": "100", "TERM": "xterm"},
+                               stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        output = b""
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            # Two frames drawn (a frame's title appears once per redraw), then q.
+            while output.count(b"RequestChannel") < 2 and time.monotonic() < deadline:
+                if select.select([master], [], [], 0.5)[0]:
+                    output += os.read(master, 65536)
+            os.write(master, b"q")
+            assert top.wait(TIMEOUT) == 0
+        finally:
+            if top.poll() is None:
+                top.kill()
+                top.wait(TIMEOUT)
+            os.close(master)
+    assert output.count(b"RequestChannel") >= 2
