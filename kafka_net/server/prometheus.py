@@ -19,6 +19,8 @@ request=<Api>``, ...) are histograms here, not the exporter's quantile
 summaries: buckets add up across brokers and scrapes, quantiles do not, and
 ``histogram_quantile()`` gives the percentiles back.  The buckets are in ms
 (``request_metrics.BUCKETS_MS``); ``_count`` is every request completed.
+As in Kafka, Fetch requests are in ``request="Fetch"`` and again in
+``request="FetchConsumer"`` (every Fetch here is a consumer's).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kafka_net.metrics import server_snapshot
 from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged
 from kafka_net.protocol.api_keys import api_name
 
+FETCH = 1   # kafka-net has no followers: every Fetch is a consumer's
 _NOT_NAME = re.compile(r"[^a-zA-Z0-9_]")
 
 
@@ -93,4 +96,6 @@ class BrokerCollector:
                     running += n
                     cumulative.append((bound, running))
                 family.add_metric([api_name(key)], cumulative, sum_value=sums[key][i])
+                if key == FETCH:   # Kafka also counts a consumer's Fetch as FetchConsumer
+                    family.add_metric(["FetchConsumer"], cumulative, sum_value=sums[key][i])
             yield family

@@ -146,6 +146,9 @@ def test_timing_histograms_count_every_request(server):
     # Metadata, ApiVersions, ... each has its own histograms.
     apis = {dict(k)["request"] for k in samples["kafka_network_requestmetrics_totaltimems_count"]}
     assert {"Produce", "Fetch", "Metadata", "ApiVersions"} <= apis
+    fetch = samples["kafka_network_requestmetrics_totaltimems_count"]
+    assert fetch[frozenset({("request", "FetchConsumer")})] == (
+        fetch[frozenset({("request", "Fetch")})])
 
 
 def test_requests_json_names_the_threads_and_the_last_requests(server):
