@@ -140,7 +140,10 @@ def _keys():
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kafka-net top", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="kafka-net top",
+        description="Watch a running broker's 1 + N + M threads work, live, from its "
+                    "metrics.listener (q or Ctrl-C quits).")
     parser.add_argument("--metrics", required=True, metavar="URL",
                         help="the broker's metrics.listener, e.g. http://127.0.0.1:9404")
     parser.add_argument("--once", action="store_true", help="print one frame and exit")
