@@ -18,6 +18,7 @@ from kafka_net import __version__
 from kafka_net.config import DEV_PROFILE, KEYS, ConfigError, load_config
 from kafka_net.daemon import (
     EXIT_CONFIG_ERROR, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP, Daemon)
+from kafka_net.log_safety import TRACE  # noqa: F401  (registers the TRACE level name)
 
 _EXIT_CODES = f"""exit codes:
   {EXIT_OK}  stopped by SIGTERM/SIGINT after answering every request received
@@ -62,7 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--capture-dir", metavar="DIR",
                        help="record wire captures here (same as capture.dir=DIR)")
     serve.add_argument("--log-level", default="INFO",
-                       choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+                       choices=["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"])
+    sub.add_parser(
+        "top", add_help=False,
+        help="watch a running broker's 1 + N + M threads live (run with --help)")
     sub.add_parser(
         "conformance", add_help=False,
         help="validate correlation ids in captures with PySpark (run with --help)")
@@ -73,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["conformance"]:
         return _conformance(argv[1:])
+    if argv[:1] == ["top"]:
+        from kafka_net import top   # needs rich (the top extra); serve does not
+        try:
+            return top.main(argv[1:])
+        except SystemExit as exc:   # argparse: --help or a usage error
+            return int(exc.code or 0)
     parser = _parser()
     try:
         args = parser.parse_args(argv)

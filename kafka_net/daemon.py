@@ -123,7 +123,9 @@ class Daemon:
             log.info("Not opening controller listener(s) %s: kafka-net has no controller",
                      ", ".join(self.config.controller_listener_names))
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
+        metrics = self.server.metrics_http
         status_log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
-                 "(num.network.threads=%d, num.io.threads=%d)",
-                 elapsed_s * 1000, self.config.node_id, listeners,
-                 self.config.num_network_threads, self.config.num_io_threads)
+                        "(num.network.threads=%d, num.io.threads=%d)%s",
+                        elapsed_s * 1000, self.config.node_id, listeners,
+                        self.config.num_network_threads, self.config.num_io_threads,
+                        f", metrics on {metrics.url}/metrics" if metrics else "")

@@ -89,6 +89,12 @@ class Broker:
         return self._started().socket_server.bound_endpoints()[0].port
 
     @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port`` of the metrics listener (``metrics.listener``), or None."""
+        metrics = self._started().metrics_http
+        return metrics.url if metrics is not None else None
+
+    @property
     def capture_dir(self) -> str | None:
         return self.config.capture_dir or None
 

@@ -22,6 +22,11 @@ import logging
 import threading
 import time
 
+# Below DEBUG, as log4j's TRACE: kafka.request.logger logs request and response
+# bodies there (`--log-level TRACE`).
+TRACE = 5
+logging.addLevelName(TRACE, "TRACE")
+
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -7,7 +7,9 @@ an operator's dashboards and vocabulary carry over:
   (here: the running count; a rate is the count's derivative),
 * ``kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=<Api>,error=<ERROR>``,
 * ``kafka.network:type=RequestChannel,name=RequestQueueSize``,
-* ``kafka.network:type=RequestChannel,name=ResponseQueueSize``,
+* ``kafka.network:type=RequestChannel,name=ResponseQueueSize`` (and
+  ``...,processor=<id>``, each Processor's),
+* ``kafka.network:type=Processor,name=IdlePercent,listener=<l>,networkProcessor=<id>``,
 * ``kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent``,
 * ``kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent``,
 * ``kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=<l>``,
@@ -117,6 +119,10 @@ def server_snapshot(server) -> dict[str, float]:
             p.selector.failed_authentication_total)
         out[f"{prefix},name=successful-authentication-total"] = (
             p.selector.successful_authentication_total)
+        out[f"kafka.network:type=Processor,name=IdlePercent,listener={p.listener_name},"
+            f"networkProcessor={p.id}"] = p.idle_fraction()
+        out[f"kafka.network:type=RequestChannel,name=ResponseQueueSize,processor={p.id}"] = (
+            p.response_queue_size())
     return out
 
 

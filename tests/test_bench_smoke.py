@@ -172,6 +172,15 @@ def test_request_costs_times_every_step(api):
     assert all(us > 0 for us in result.values())
 
 
+def test_request_timing_cost_times_every_piece(capsys):
+    from bench.request_timing_cost import main
+    assert main(["--requests", "50", "--rounds", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" median")[0].strip() for line in lines] == [
+        "RequestTimings.update, sub-ms request", "RequestTimings.update, 7.5 ms request",
+        "RequestChannel.send_response", "the same without the timing lines"]
+
+
 def test_confluent_kafka_produces_to_and_consumes_from_kafka_net():
     pytest.importorskip("confluent_kafka")
     from bench.clients import consume, produce

@@ -328,7 +328,7 @@ def test_the_kafka_key_list_is_plausible():
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
         "max.broker.partitions", "max.partitions.per.request",
-        "message.max.uncompressed.bytes", "shutdown.timeout.ms"}
+        "message.max.uncompressed.bytes", "metrics.listener", "shutdown.timeout.ms"}
 
 
 # --- connection quotas: the inter-broker listener and the per-listener forms ----------
@@ -384,3 +384,16 @@ def test_a_controller_listeners_connection_limit_is_ignored():
         "listener.name.controller.max.connections": "5"})
     assert cfg.listener_max_connections == ()
     assert cfg.ignored == ("listener.name.controller.max.connections",)
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("", ""), ("http://127.0.0.1:0", "http://127.0.0.1:0"),
+    (" http://[::1]:9404/ ", "http://[::1]:9404/")])
+def test_metrics_listener_is_off_or_an_http_address(value, expected):
+    assert ServerConfig.from_properties({"metrics.listener": value}).metrics_listener == expected
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1:9404", "https://h:1", "http://h", "http://h:70000"])
+def test_metrics_listener_that_is_not_http_host_port_is_an_error(value):
+    assert config_error({"metrics.listener": value}) == (
+        f"metrics.listener: '{value}' is not http://HOST:PORT")

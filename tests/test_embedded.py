@@ -122,3 +122,13 @@ def test_the_pytest_fixture_is_installed_and_serves_a_client(pytester):
     """))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
+
+
+def test_metrics_url_names_the_metrics_listener():
+    import urllib.request
+
+    with kafka_net.Broker({"metrics.listener": "http://127.0.0.1:0"}) as broker:
+        with urllib.request.urlopen(broker.metrics_url + "/health", timeout=10) as answer:
+            assert answer.status == 200
+    with kafka_net.Broker() as broker:
+        assert broker.metrics_url is None

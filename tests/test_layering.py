@@ -158,7 +158,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("server", {"server"}),
     ("assembly", {"embedded", "daemon"}),
     ("spark jobs", {"spark_jobs"}),
-    ("entry points", {"kafka_net", "cli", "__main__", "pytest_plugin"}),
+    ("entry points", {"kafka_net", "cli", "__main__", "pytest_plugin", "top"}),
 ]
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 SPARK_JOBS_MAY_IMPORT = {"protocol", "capture"}

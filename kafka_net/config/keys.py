@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, assignor_list, boolean, choice, integer, ip_overrides,
+    INT_MAX, LONG_MAX, assignor_list, boolean, choice, http_address, integer, ip_overrides,
     listener_list, listener_name, listener_names, protocol_map, string, string_list)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
@@ -163,6 +163,9 @@ KEYS: tuple[_Key, ...] = (
          "kafka-net: start a new capture file once one reaches this size."),
     _Key("capture.max.frame.bytes", "capture_max_frame_bytes", integer(0), "1048576",
          "kafka-net: frames are cut to this many bytes in captures (the cut is recorded)."),
+    _Key("metrics.listener", "metrics_listener", http_address, "",
+         "kafka-net: serve /metrics (Prometheus), /health and /requests at http://HOST:PORT "
+         "(port 0 picks a free port, shown in the started line); empty = off."),
 )
 
 BY_NAME = {k.name: k for k in KEYS}

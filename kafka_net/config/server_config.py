@@ -98,6 +98,7 @@ class ServerConfig:
     capture_dir: str = default_of("capture_dir")
     capture_segment_bytes: int = default_of("capture_segment_bytes")
     capture_max_frame_bytes: int = default_of("capture_max_frame_bytes")
+    metrics_listener: str = default_of("metrics_listener")
     ignored: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

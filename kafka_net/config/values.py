@@ -61,6 +61,25 @@ def assignor_list(key: str, raw: str) -> tuple[str, ...]:
     return names
 
 
+_HTTP_ADDRESS_RE = re.compile(r"http://(\[[^\]]*\]|[^:/\[\]]*):([0-9]{1,5})/?")
+
+
+def http_address(key: str, raw: str) -> str:
+    """``http://HOST:PORT`` or empty (off); port 0 picks a free port."""
+    text = raw.strip()
+    if text and not split_http_address(text):
+        raise ConfigError(f"{key}: '{raw}' is not http://HOST:PORT")
+    return text
+
+
+def split_http_address(text: str) -> tuple[str, int] | None:
+    """(host, port) of ``http://HOST:PORT``; None if it is not one."""
+    m = _HTTP_ADDRESS_RE.fullmatch(text)
+    if m is None or int(m.group(2)) > 65535:
+        return None
+    return m.group(1).strip("[]"), int(m.group(2))
+
+
 def listener_names(key: str, raw: str) -> tuple[str, ...]:
     names = tuple(n.strip().upper() for n in raw.split(",") if n.strip())
     for n in names:

@@ -41,6 +41,7 @@ from kafka_net.config import EndPoint
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.network.connection_quotas import (
     ConnectionThrottledError, TooManyConnectionsError, WaitInterrupted, normalize_ip)
+from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.network.wakeup import WakeupSocketpair
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Acceptor(threading.Thread):
         self._rejected_log = RateLimitedLog(log)   # a connect loop: one line per IP per 10 s
         self.server_socket = self._open_server_socket()
         self.port = self.server_socket.getsockname()[1]
-        self.name = (f"data-plane-kafka-socket-acceptor-{endpoint.listener_name}-"
+        self.name = (f"data-plane-kafka-socket-acceptor-ListenerName({endpoint.listener_name})-"
                      f"PLAINTEXT-{self.port}")
         self._wakeup = WakeupSocketpair()
         self._sel = selectors.DefaultSelector()
@@ -127,6 +128,7 @@ class Acceptor(threading.Thread):
     # -- the loop ---------------------------------------------------------------------
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-accept-{self.port}")
         self._sel.register(self.server_socket, selectors.EVENT_READ, "accept")
         self._sel.register(self._wakeup.fileno(), selectors.EVENT_READ, "wakeup")
         try:

@@ -57,8 +57,10 @@ from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, EndThrottlingResponse, NoOpResponse, Request, RequestChannel,
     Response, SendResponse, StartThrottlingResponse)
+from kafka_net.network.request_metrics import RequestTimings
 from kafka_net.network.selector import Selector
 from kafka_net.network.server_connection_id import ConnectionIdGenerator
+from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import peek_client_id, peek_request_header
@@ -83,7 +85,7 @@ class Processor(threading.Thread):
                  memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None,
                  channel_builder: ChannelBuilder = PLAINTEXT) -> None:
         super().__init__(
-            name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
+            name=f"data-plane-kafka-network-thread-{node_id}-ListenerName({listener_name})-"
                  f"{channel_builder.security_protocol}-{processor_id}",
             daemon=False)
         self.id = processor_id
@@ -106,6 +108,7 @@ class Processor(threading.Thread):
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
         self.inflight_responses: dict[str, Response] = {}
+        self.request_timings = RequestTimings(self.name)   # written by this thread only
         self.capture = None           # a CaptureWriter when capture.dir is set
         self._connection_ids = ConnectionIdGenerator(processor_id)
         self._running = True
@@ -170,6 +173,7 @@ class Processor(threading.Thread):
     # -- the loop -------------------------------------------------------------------------
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-network-{self.id}")
         try:
             while self._running:
                 try:
@@ -218,6 +222,7 @@ class Processor(threading.Thread):
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
         for _ in range(len(self.response_queue)):
             response = self.response_queue.popleft()
+            response.request.response_dequeue_time_ns = time.monotonic_ns()
             connection_id = response.request.connection_id
             try:
                 self._process_response(response, connection_id)
@@ -241,10 +246,12 @@ class Processor(threading.Thread):
             self.inflight_responses[connection_id] = response
             self.selector.send(connection_id, response.data)
         elif isinstance(response, NoOpResponse):
+            self.request_timings.update(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
         elif isinstance(response, CloseConnectionResponse):
             log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
+            self.request_timings.update(response)
             self._close(connection_id)
         elif isinstance(response, StartThrottlingResponse):
             channel.mute_state.handle(Ev.THROTTLE_STARTED)
@@ -369,6 +376,7 @@ class Processor(threading.Thread):
                 self._capture_response(channel, response)
             if isinstance(response, SendResponse) and response.on_complete is not None:
                 _run_callback(response)
+            self.request_timings.update(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
 

@@ -56,6 +56,16 @@ class Request:
     start_time_ns: int = field(default_factory=time.monotonic_ns)
     request_dequeue_time_ns: int = 0
     api_local_complete_time_ns: int = 0
+    # The rest of Kafka's timestamps (see request_metrics.py for the six timings):
+    # the response put on the Processor's queue, taken off it, and done with.
+    response_complete_time_ns: int = 0
+    response_dequeue_time_ns: int = 0
+    end_time_ns: int = 0
+    api_throttle_time_ms: int = 0   # the client quota throttle, when one applied
+    # Who touched it, for the request log: the handler thread that ran KafkaApis
+    # and the thread that queued the response (another one if it was parked).
+    handler_thread: str = ""
+    response_thread: str = ""
     # Bytes of ``memory_pool`` this request holds (its frame's size; 0 without a
     # bounded pool) until release_buffer(): Kafka's Request.buffer and memoryPool.
     buffer_size: int = 0
@@ -92,11 +102,11 @@ class Request:
 class Response:
     """Base of the five response kinds; ``request`` says which connection it is for."""
 
-    __slots__ = ("request", "enqueue_time_ns")
+    # Its times are on the request (response_complete_time_ns, ...), as in Kafka.
+    __slots__ = ("request",)
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        self.enqueue_time_ns = 0
 
 
 class SendResponse(Response):
@@ -123,6 +133,9 @@ class StartThrottlingResponse(Response):
 
 class EndThrottlingResponse(Response):
     __slots__ = ()
+
+
+_THROTTLING = (StartThrottlingResponse, EndThrottlingResponse)
 
 
 class _Shutdown:
@@ -166,6 +179,13 @@ class RequestChannel:
             return None
 
     def send_response(self, response: Response) -> None:
+        if not isinstance(response, _THROTTLING):
+            # Kafka's sendResponse: one of these per request, its response's enqueue time.
+            request = response.request
+            request.response_complete_time_ns = now = time.monotonic_ns()
+            if not request.api_local_complete_time_ns:
+                request.api_local_complete_time_ns = now
+            request.response_thread = threading.current_thread().name
         processor = self._processors.get(response.request.processor_id)
         if processor is None:
             # Kafka drops it silently too: the processor (and its connections) is gone.

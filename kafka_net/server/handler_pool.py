@@ -26,6 +26,7 @@ import time
 
 from kafka_net.network.request_channel import (
     SHUTDOWN, CloseConnectionResponse, RequestChannel)
+from kafka_net.network.thread_name import set_os_thread_name
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,10 @@ class KafkaRequestHandler(threading.Thread):
         self.apis = apis
         self.idle_ns = 0
         self.handled = 0
+        self.current_request = None   # what it works on now (kafka-net top shows it)
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-handler-{self.id}")
         while True:
             start = time.monotonic_ns()
             request = self.request_channel.receive_request(RECEIVE_TIMEOUT_S)
@@ -53,6 +56,8 @@ class KafkaRequestHandler(threading.Thread):
                 log.debug("%s: shut down", self.name)
                 return
             request.request_dequeue_time_ns = time.monotonic_ns()
+            request.handler_thread = self.name
+            self.current_request = request
             try:
                 self.apis.handle(request)
             except Exception:
@@ -68,6 +73,7 @@ class KafkaRequestHandler(threading.Thread):
                     log.exception("%s: could not close %s", self.name,
                                   request.connection_id)
             finally:
+                self.current_request = None
                 if request.buffer_size:
                     request.release_buffer()
             self.handled += 1

@@ -26,11 +26,13 @@ The API layer (RequestChannel, KafkaApis and the parts behind it) is a
 :class:`~kafka_net.server.broker.BrokerCore`; KafkaServer adds the SocketServer
 and the handler pool.
 
-Startup: the core's reaper and purgatories, then the handlers (so nothing
-queued waits for a thread), then the SocketServer (Processors, then
-Acceptors).  Shutdown, graceful: drain the SocketServer (stop accepting and
-reading, answer what was received), then Kafka's order: stop the SocketServer,
-then the handler pool, then the core.
+Startup: the metrics listener if ``metrics.listener`` is set (its /health
+says 503 until the rest is up), the core's reaper and purgatories, then the
+handlers (so nothing queued waits for a thread), then the SocketServer
+(Processors, then Acceptors).  Shutdown, graceful: drain the SocketServer
+(stop accepting and reading, answer what was received), then Kafka's order:
+stop the SocketServer, then the handler pool, then the core; the metrics
+listener last.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import socket
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.server.broker import BrokerCore
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
+from kafka_net.server.metrics_http import MetricsHttpServer
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +63,34 @@ class KafkaServer:
         self.socket_server = self.core.new_socket_server()
         self.handler_pool = KafkaRequestHandlerPool(
             self.request_channel, self.apis, config.num_io_threads)
+        self.metrics_http: MetricsHttpServer | None = None   # metrics.listener
         self._started = False
         self._stopped = False
 
     def startup(self) -> None:
-        self.core.startup()
-        self.handler_pool.start()
+        if self.config.metrics_listener:
+            # First, so that /health says 503 while the rest starts.
+            self.metrics_http = MetricsHttpServer(self, self.config.metrics_listener)
+            self.metrics_http.start()
         try:
-            self.socket_server.startup()
+            self.core.startup()
+            self.handler_pool.start()
+            try:
+                self.socket_server.startup()
+            except Exception:
+                self.handler_pool.shutdown()
+                self.core.shutdown()
+                raise
         except Exception:
-            self.handler_pool.shutdown()
-            self.core.shutdown()
+            self._stop_metrics_http()
             raise
         self.metadata_cache.set_advertised_endpoints(self.advertised_endpoints())
         self._started = True
+
+    def is_serving(self) -> bool:
+        """Started, not stopping, and every listener's Acceptor running (/health)."""
+        return (self._started and not self._stopped
+                and all(a.is_alive() for a in self.socket_server.acceptors))
 
     def advertised_endpoints(self) -> list[EndPoint]:
         """advertised.listeners, else the bound listeners; "" or a wildcard host
@@ -106,7 +123,12 @@ class KafkaServer:
         self.socket_server.stop_processing_requests()
         self.handler_pool.shutdown()
         self.core.shutdown()   # after the handlers: no new throttle can start
+        self._stop_metrics_http()
         return drained
+
+    def _stop_metrics_http(self) -> None:
+        if self.metrics_http is not None:
+            self.metrics_http.stop()
 
     def __enter__(self) -> "KafkaServer":
         self.startup()

@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from typing import Hashable, Iterable
 
+from kafka_net.network.thread_name import set_os_thread_name
+
 log = logging.getLogger(__name__)
 
 PURGE_INTERVAL = 1000  # Kafka's purgatory.purge.interval.requests default
@@ -187,6 +189,7 @@ class _Timer(threading.Thread):
             return [op for _, _, op in self._heap if not op.is_completed]
 
     def run(self) -> None:
+        set_os_thread_name(f"kn-reaper-{self.name.rsplit('-', 1)[-1]}")
         while (op := self._next_due()) is not None:
             if op.force_complete():  # False if an event completed it first
                 try:

@@ -83,6 +83,7 @@ def throttle_response(quotas, request, body, encode):
                 bandwidth.unrecord_quota_sensor(user, client_id, size, now_ms)
                 body = _throttled_fetch_body()
     throttle_ms = max(bandwidth_ms, request_ms)
+    request.api_throttle_time_ms = throttle_ms   # the request log's throttleTimeMs
     if throttle_ms <= 0:
         return body, data
     _throttle(quotas, bandwidth if bandwidth_ms > request_ms else quotas.request,

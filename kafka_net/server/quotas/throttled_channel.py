@@ -31,6 +31,7 @@ import time
 from typing import Callable, Protocol
 
 from kafka_net.network.request_channel import EndThrottlingResponse, StartThrottlingResponse
+from kafka_net.network.thread_name import set_os_thread_name
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class ThrottledChannelReaper(threading.Thread):
         return len(self._heap)
 
     def run(self) -> None:
+        set_os_thread_name("kn-throttle")
         while True:
             with self._cond:
                 due = self._take_due()

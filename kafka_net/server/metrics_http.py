@@ -1,0 +1,139 @@
+"""The metrics listener (``metrics.listener=http://HOST:PORT``; off by default).
+
+=============  ==============================================================
+``/metrics``   every metric in Prometheus' text format (server/prometheus.py)
+``/health``    200 ``ok`` once every listener accepts; 503 while starting or
+               stopping
+``/requests``  JSON for ``kafka-net top``: the 1 + N + M threads with their
+               numbers now, and the last requests with their six timings
+=============  ==============================================================
+
+It is the stdlib's ``ThreadingHTTPServer`` on its own thread
+(``kafka-net-metrics``), started before the broker's listeners so that
+``/health`` answers 503 during startup, stopped after everything else.  A
+scrape reads the broker's counters without taking the Processors' or
+handlers' time: each thread keeps its own numbers and the scrape adds them up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from kafka_net.config.values import split_http_address
+from kafka_net.metrics import server_snapshot
+from kafka_net.network.request_metrics import TIMINGS, recent_requests
+from kafka_net.network.thread_name import set_os_thread_name
+from kafka_net.protocol.api_keys import api_name
+from kafka_net.server.prometheus import BrokerCollector
+
+log = logging.getLogger(__name__)
+
+
+class MetricsHttpServer:
+    def __init__(self, server, address: str) -> None:
+        host, port = split_http_address(address)
+        self.broker = server
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(BrokerCollector(server))
+        self.httpd = ThreadingHTTPServer((host, port), _handler_class(self))
+        self.httpd.daemon_threads = True
+        self.host, self.port = self.httpd.server_address[:2]
+        self._thread = threading.Thread(target=self._serve, name="kafka-net-metrics",
+                                        daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _serve(self) -> None:
+        set_os_thread_name("kn-metrics")
+        self.httpd.serve_forever(0.2)
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def metrics_text(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def _handler_class(metrics: MetricsHttpServer):
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:   # noqa: N802 (http.server's name)
+            path = self.path.split("?", 1)[0]
+            try:
+                if path == "/metrics":
+                    self._answer(200, CONTENT_TYPE_LATEST, metrics.metrics_text())
+                elif path == "/health":
+                    ok = metrics.broker.is_serving()
+                    self._answer(200 if ok else 503, "text/plain",
+                                 b"ok\n" if ok else b"not serving\n")
+                elif path == "/requests":
+                    self._answer(200, "application/json",
+                                 json.dumps(broker_view(metrics.broker)).encode())
+                else:
+                    self._answer(404, "text/plain", b"not found: try /metrics\n")
+            except Exception:
+                log.exception("metrics listener: error answering %s", path)
+                self._answer(500, "text/plain", b"error\n")
+
+        def _answer(self, status: int, content_type: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format, *args) -> None:   # noqa: A002 (stdlib's name)
+            log.debug("metrics listener: " + format, *args)
+
+    return Handler
+
+
+def broker_view(server) -> dict:
+    """The 1 + N + M threads and their numbers now (``/requests``; kafka-net top)."""
+    socket_server = server.socket_server
+    processors = socket_server.processors
+    listeners = []
+    for acceptor in socket_server.acceptors:
+        name = acceptor.endpoint.listener_name
+        listeners.append({
+            "name": name, "port": acceptor.port, "acceptor": acceptor.name,
+            "acceptor_blocked_percent": 100 * acceptor.blocked_fraction(),
+            "processors": [{
+                "id": p.id, "name": p.name, "connections": len(p.selector.channels),
+                "idle_percent": 100 * p.idle_fraction(),
+                "requests_received": p.requests_received,
+                "responses_sent": p.responses_sent,
+                "response_queue_size": p.response_queue_size(),
+            } for p in processors if p.listener_name == name]})
+    handlers = [{"name": h.name, "busy": (r := h.current_request) is not None,
+                 "api": api_name(r.header.api_key) if r is not None else None}
+                for h in server.handler_pool.handlers]
+    now = time.monotonic_ns()
+    recent = [{"api": api_name(key), "version": version, "correlation_id": correlation_id,
+               "connection": connection, "ago_ms": (now - end) / 1e6,
+               **dict(zip(TIMINGS, timings))}
+              for end, key, version, correlation_id, connection, timings
+              in recent_requests(p.request_timings for p in processors)]
+    return {
+        "time_ns": now, "listeners": listeners,
+        "request_channel": {"queue_size": server.request_channel.request_queue_size(),
+                            "queued_max_requests": server.config.queued_max_requests},
+        "handlers": handlers,
+        "handler_avg_idle_percent": 100 * server.handler_pool.avg_idle_fraction(),
+        "recent_requests": recent,
+        "metrics": server_snapshot(server),
+    }

@@ -1,0 +1,167 @@
+"""``kafka-net top --metrics http://HOST:PORT``: watch 1 + N + M work, live.
+
+It reads a running broker's ``/requests`` (metrics.listener) once a second
+and draws README's diagram with the numbers of now: per listener the
+Acceptor and its blocked percent; per Processor its connections, idle
+percent, requests read and responses written per second (the change since
+the last read) and its response queue; the RequestChannel's queue against
+``queued.max.requests``; each handler thread busy (and on which API) or
+idle; the last requests with Kafka's six timings.  ``q`` or Ctrl-C exits;
+``--once`` prints one frame (two reads a second apart, for the rates).
+
+Drawn with ``rich`` (the ``top`` extra): tables and panels that redraw in
+place on any terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import select
+import sys
+import time
+import urllib.request
+
+REFRESH_S = 1.0
+SHOWN_REQUESTS = 8
+TIMINGS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs",
+           "ResponseSendTimeMs", "TotalTimeMs")
+
+
+def read_view(base_url: str, timeout: float = 5.0) -> dict:
+    with urllib.request.urlopen(base_url.rstrip("/") + "/requests", timeout=timeout) as r:
+        return json.load(r)
+
+
+def _rates(view: dict, previous: dict | None) -> dict[int, tuple[float, float]]:
+    """Processor id -> (requests read/s, responses written/s) since ``previous``."""
+    if previous is None:
+        return {}
+    dt = (view["time_ns"] - previous["time_ns"]) / 1e9
+    before = {p["id"]: p for listener in previous["listeners"] for p in listener["processors"]}
+    out = {}
+    for listener in view["listeners"]:
+        for p in listener["processors"]:
+            old = before.get(p["id"])
+            if old is not None and dt > 0:
+                out[p["id"]] = ((p["requests_received"] - old["requests_received"]) / dt,
+                                (p["responses_sent"] - old["responses_sent"]) / dt)
+    return out
+
+
+def render(view: dict, previous: dict | None, url: str):
+    """One frame: a rich renderable."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+
+    rates = _rates(view, previous)
+    parts = [f"[bold]kafka-net[/bold] at {url}   (q or Ctrl-C quits)"]
+    for listener in view["listeners"]:
+        table = Table(title=None, expand=False, box=None, pad_edge=False)
+        for column in ("Processor", "connections", "idle %", "req/s", "resp/s",
+                       "requests", "response queue"):
+            table.add_column(column, justify="right")
+        for p in listener["processors"]:
+            read, written = rates.get(p["id"], (0.0, 0.0))
+            table.add_row(str(p["id"]), str(p["connections"]), f"{p['idle_percent']:.1f}",
+                          f"{read:.0f}", f"{written:.0f}", str(p["requests_received"]),
+                          str(p["response_queue_size"]))
+        parts.append(Panel(table, title=(
+            f"1 Acceptor  {listener['name']} :{listener['port']}   blocked "
+            f"{listener['acceptor_blocked_percent']:.1f}%   ->   "
+            f"N = {len(listener['processors'])} Processors"), title_align="left"))
+    channel = view["request_channel"]
+    parts.append(Panel(
+        f"request queue {channel['queue_size']} / {channel['queued_max_requests']} "
+        "(queued.max.requests)", title="RequestChannel", title_align="left"))
+    handlers = Table(box=None, pad_edge=False, show_header=False)
+    for h in view["handlers"]:
+        handlers.add_row(h["name"], f"busy ({h['api']})" if h["busy"] else "idle")
+    parts.append(Panel(handlers, title=(
+        f"M = {len(view['handlers'])} request handlers   avg idle "
+        f"{view['handler_avg_idle_percent']:.1f}%"), title_align="left"))
+    parts.append(_recent_table(view["recent_requests"][-SHOWN_REQUESTS:]))
+    return Group(*parts)
+
+
+def _recent_table(recent: list[dict]):
+    from rich.table import Table
+    table = Table(title="last requests (ms)", title_justify="left", box=None, pad_edge=False)
+    table.add_column("request")
+    table.add_column("connection")
+    for name in ("queue", "local", "remote", "resp.queue", "send", "total"):
+        table.add_column(name, justify="right")
+    for r in recent:
+        table.add_row(f"{r['api']} v{r['version']} #{r['correlation_id']}", r["connection"],
+                      *(f"{r[t]:.3f}" for t in TIMINGS))
+    return table
+
+
+def once(url: str, console) -> None:
+    previous = read_view(url)
+    time.sleep(REFRESH_S)
+    console.print(render(read_view(url), previous, url))
+
+
+def live(url: str, console) -> None:
+    from rich.live import Live
+    previous = None
+    with _keys() as key_pressed, Live(console=console, auto_refresh=False,
+                                      screen=False) as screen:
+        while True:
+            view = read_view(url)
+            screen.update(render(view, previous, url), refresh=True)
+            previous = view
+            if key_pressed(REFRESH_S) == "q":
+                return
+
+
+@contextlib.contextmanager
+def _keys():
+    """A function waiting up to ``timeout`` s for a key (None if none came);
+    the terminal in cbreak mode meanwhile, so that q needs no Enter."""
+    if not sys.stdin.isatty():
+        yield lambda timeout: time.sleep(timeout)
+        return
+    import termios
+    import tty
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    try:
+        def key_pressed(timeout: float):
+            ready, _, _ = select.select([fd], [], [], timeout)
+            return sys.stdin.read(1) if ready else None
+        yield key_pressed
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="kafka-net top",
+        description="Watch a running broker's 1 + N + M threads work, live, from its "
+                    "metrics.listener (q or Ctrl-C quits).")
+    parser.add_argument("--metrics", required=True, metavar="URL",
+                        help="the broker's metrics.listener, e.g. http://127.0.0.1:9404")
+    parser.add_argument("--once", action="store_true", help="print one frame and exit")
+    args = parser.parse_args(argv)
+    try:
+        from rich.console import Console
+    except ImportError:
+        print("kafka-net top needs rich: pip install 'kafka-net[top]'", file=sys.stderr)
+        return 2
+    console = Console()
+    try:
+        if args.once:
+            once(args.metrics, console)
+        else:
+            live(args.metrics, console)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        print(f"kafka-net top: cannot read {args.metrics}/requests: {exc}", file=sys.stderr)
+        return 1
+    return 0
