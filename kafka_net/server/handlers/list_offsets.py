@@ -14,8 +14,9 @@ Behaviour:
   timestamp) is >= it, looked up inside batches; offset -1 if none is.
   Batches compressed with snappy/lz4/zstd cannot be decoded here and are
   answered per batch (:mod:`kafka_net.server.storage.timestamps`).
-* read_committed (isolation_level 1) reads up to the last stable offset,
-  which equals the high watermark here (no transactions).
+* read_committed (isolation_level 1, v2+): latest (-1) is the last stable
+  offset, the first offset of the oldest open transaction (the high
+  watermark when none is open), as Kafka answers it.
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.
 * v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
 """
@@ -23,6 +24,7 @@ Behaviour:
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = Versions(1, 10)
@@ -34,18 +36,21 @@ def handle(ctx, request: dict) -> dict:
     rm = ctx.replica_manager
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
-            _lookup(rm.partition(t["name"], p["partition_index"]), p)
+            _lookup(rm.partition(t["name"], p["partition_index"]), p,
+                    request.get("isolation_level", 0))
             for p in t["partitions"]]}
         for t in request["topics"]]}
 
 
-def _lookup(partition, wanted: dict) -> dict:
+def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
     out = {"partition_index": wanted["partition_index"], "leader_epoch": -1}
     if partition is None:
         return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     log = partition.log
     ts = wanted["timestamp"]
-    if ts == LATEST:
+    if ts == LATEST and isolation_level == READ_COMMITTED:
+        found = (ReplicaManager.last_stable_offset_of(partition), -1)
+    elif ts == LATEST:
         found = (log.log_end_offset, -1)
     elif ts in (EARLIEST, EARLIEST_LOCAL):
         found = (log.log_start_offset, -1)
