@@ -85,3 +85,27 @@ def test_v3_checks_the_member_against_the_group(rich, version):
                       generation_id=rich.generation) == ErrorCode.NONE
     assert end_txn(rich, "tx", pid, epoch, True) == ErrorCode.NONE
     assert committed(rich, group="g", partition=0) == 1
+
+
+@pytest.mark.parametrize("version", [7, 8, 9])
+def test_offset_fetch_require_stable_sees_pending_offsets_as_unstable(txn, version):
+    """KIP-447: while a transaction holds an offset for a partition, a
+    read_committed consumer's OffsetFetch (require_stable) gets
+    UNSTABLE_OFFSET_COMMIT for it; once the transaction ends, the offset."""
+    broker, pid, epoch = txn
+    assert txn_commit(broker, 3, pid, epoch, 5) == ErrorCode.NONE
+
+    def fetched(require_stable: bool) -> list[tuple[int, int, int]]:
+        topics = [{"name": "t", "partition_indexes": [0, 1]}]
+        fields = (dict(groups=[{"group_id": "cg", "topics": topics}]) if version >= 8
+                  else dict(group_id="cg", topics=topics))
+        body = broker.call(ApiKey.OFFSET_FETCH, version, require_stable=require_stable,
+                           **fields)
+        [topic] = body["groups"][0]["topics"] if version >= 8 else body["topics"]
+        return [(p["partition_index"], p["committed_offset"], p["error_code"])
+                for p in topic["partitions"]]
+
+    assert fetched(True) == [(0, -1, ErrorCode.UNSTABLE_OFFSET_COMMIT), (1, -1, 0)]
+    assert fetched(False) == [(0, -1, 0), (1, -1, 0)]
+    assert end_txn(broker, "tx", pid, epoch, True) == ErrorCode.NONE
+    assert fetched(True) == [(0, 5, 0), (1, -1, 0)]
