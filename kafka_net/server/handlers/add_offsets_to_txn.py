@@ -10,6 +10,7 @@ v2), CONCURRENT_TRANSACTIONS; an empty group id INVALID_GROUP_ID.
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 VERSIONS = Versions(0, 4)
@@ -21,8 +22,7 @@ def handle(ctx, request: dict) -> dict:
     error = ctx.transaction_coordinator.handle_add_offsets_to_transaction(
         request["transactional_id"], request["producer_id"], request["producer_epoch"],
         request["group_id"])
-    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    error = fenced_error_for(error, ctx.api_version, 2)
     return {"throttle_time_ms": 0, "error_code": error}
 
 

@@ -19,6 +19,7 @@ Behaviour (Kafka's ``handleAddPartitionsToTxnRequest``):
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 VERSIONS = Versions(0, 5)
@@ -51,8 +52,7 @@ def _add(ctx, txn_id: str, producer_id: int, epoch: int, topics: list,
     else:
         error = coordinator.handle_add_partitions_to_transaction(
             txn_id, producer_id, epoch, set(wanted))
-        if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
-            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        error = fenced_error_for(error, ctx.api_version, 2)
         errors = dict.fromkeys(wanted, error)
     return _results(topics, lambda name, p: errors[(name, p)])
 

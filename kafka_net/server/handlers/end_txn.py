@@ -16,8 +16,8 @@ Behaviour (Kafka's ``TransactionCoordinator.handleEndTransaction``, one node):
 """
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.END_TXN
 VERSIONS = Versions(0, 4)
@@ -27,8 +27,7 @@ def handle(ctx, request: dict) -> dict:
     error = ctx.transaction_coordinator.handle_end_transaction(
         request["transactional_id"], request["producer_id"], request["producer_epoch"],
         request["committed"])
-    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    error = fenced_error_for(error, ctx.api_version, 2)
     return {"throttle_time_ms": 0, "error_code": error}
 
 

@@ -17,8 +17,8 @@ Behaviour (Kafka's ``TransactionCoordinator.handleInitProducerId``):
 """
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = Versions(0, 5)
@@ -31,8 +31,7 @@ def handle(ctx, request: dict) -> dict:
     result = ctx.transaction_coordinator.handle_init_producer_id(
         request["transactional_id"], request["transaction_timeout_ms"], expected)
     error = result.error_code
-    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH   # older clients know only this one
+    error = fenced_error_for(error, ctx.api_version, 4)
     return {"throttle_time_ms": 0, "error_code": error,
             "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
 

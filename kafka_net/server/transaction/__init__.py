@@ -11,8 +11,8 @@ read_committed fetches) is :mod:`kafka_net.server.storage.txn_index`.
 """
 
 from kafka_net.server.transaction.coordinator import (
-    InitProducerIdResult, TransactionConfig, TransactionCoordinator)
+    InitProducerIdResult, TransactionConfig, TransactionCoordinator, fenced_error_for)
 from kafka_net.server.transaction.metadata import TransactionState
 
-__all__ = ["InitProducerIdResult", "TransactionConfig", "TransactionCoordinator",
+__all__ = ["fenced_error_for", "InitProducerIdResult", "TransactionConfig", "TransactionCoordinator",
            "TransactionState"]

@@ -38,7 +38,7 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.transaction.markers import TransactionMarkerWriter
 from kafka_net.server.transaction.metadata import (
-    COMPLETED, NO_PRODUCER_EPOCH, PREPARING, TransactionMetadata, TransactionState)
+    NO_PRODUCER_EPOCH, PREPARING, TransactionMetadata, TransactionState)
 from kafka_net.server.transaction.state_manager import TransactionStateManager
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
@@ -52,6 +52,14 @@ class TransactionConfig:
     id_expiration_ms: int = 604_800_000
     abort_timed_out_cleanup_interval_ms: int = 10_000
     remove_expired_cleanup_interval_ms: int = 3_600_000
+
+
+def fenced_error_for(error: int, api_version: int, fenced_since: int) -> int:
+    """PRODUCER_FENCED (KIP-588) as a request version knows it: clients before
+    ``fenced_since`` only understand INVALID_PRODUCER_EPOCH (Kafka's KafkaApis)."""
+    if error == ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ coordinator aborts, the removal of transactional ids idle past
 from __future__ import annotations
 
 import threading
-from typing import Callable
-
 from kafka_net.server.transaction.metadata import (
     COMPLETED, TransactionMetadata, TransactionState)
 
@@ -79,5 +77,3 @@ class TransactionStateManager:
                     and not (duration_ms >= 0 and now_ms - m.txn_start_timestamp <= duration_ms))
         return unknown, [m for m in self.all() if include(m)]
 
-
-Clock = Callable[[], int]

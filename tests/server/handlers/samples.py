@@ -20,6 +20,13 @@ TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_
             ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS)
 
 
+def _add_partitions_body(version: int, ids: dict, topics: list) -> dict:
+    """AddPartitionsToTxn in its batched (v4+) or single-transaction form."""
+    if version >= 4:
+        return dict(transactions=[{**ids, "verify_only": False, "topics": topics}])
+    return {**{f"v3_and_below_{k}": v for k, v in ids.items()}, "v3_and_below_topics": topics}
+
+
 def typical_txn_request(b: Broker, api_key: int, version: int) -> dict:
     """A transaction in the state each API needs, begun through the coordinator."""
     coordinator = b.transaction_coordinator
@@ -27,11 +34,7 @@ def typical_txn_request(b: Broker, api_key: int, version: int) -> dict:
     ids = dict(transactional_id="tx-typical", producer_id=init.producer_id,
                producer_epoch=init.producer_epoch)
     if api_key == ApiKey.ADD_PARTITIONS_TO_TXN:
-        topics = [{"name": "t", "partitions": [0, 1]}]
-        if version >= 4:
-            return dict(transactions=[{**ids, "verify_only": False, "topics": topics}])
-        return {**{f"v3_and_below_{k}": v for k, v in ids.items()},
-                "v3_and_below_topics": topics}
+        return _add_partitions_body(version, ids, [{"name": "t", "partitions": [0, 1]}])
     if api_key == ApiKey.ADD_OFFSETS_TO_TXN:
         return dict(ids, group_id="g")
     coordinator.handle_add_partitions_to_transaction(
@@ -52,11 +55,8 @@ def failing_txn_request(api_key: int, version: int) -> dict:
     """Requests naming a transactional id the coordinator never saw."""
     ids = dict(transactional_id="ghost", producer_id=7, producer_epoch=0)
     if api_key == ApiKey.ADD_PARTITIONS_TO_TXN:
-        topics = [{"name": "t", "partitions": [0]}, {"name": "missing", "partitions": [0]}]
-        if version >= 4:
-            return dict(transactions=[{**ids, "verify_only": False, "topics": topics}])
-        return {**{f"v3_and_below_{k}": v for k, v in ids.items()},
-                "v3_and_below_topics": topics}
+        return _add_partitions_body(version, ids, [{"name": "t", "partitions": [0]},
+                                                   {"name": "missing", "partitions": [0]}])
     if api_key == ApiKey.ADD_OFFSETS_TO_TXN:
         return dict(ids, group_id="g")
     if api_key == ApiKey.END_TXN:
