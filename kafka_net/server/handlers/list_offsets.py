@@ -16,7 +16,8 @@ Behaviour:
   answered per batch (:mod:`kafka_net.server.storage.timestamps`).
 * read_committed (isolation_level 1, v2+): latest (-1) is the last stable
   offset, the first offset of the oldest open transaction (the high
-  watermark when none is open), as Kafka answers it.
+  watermark when none is open), as Kafka answers it; a timestamp or
+  max-timestamp lookup that lands at or past it answers offset -1.
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.
 * v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
 """
@@ -48,7 +49,8 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
         return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     log = partition.log
     ts = wanted["timestamp"]
-    if ts == LATEST and isolation_level == READ_COMMITTED:
+    committed = isolation_level == READ_COMMITTED
+    if ts == LATEST and committed:
         found = (ReplicaManager.last_stable_offset_of(partition), -1)
     elif ts == LATEST:
         found = (log.log_end_offset, -1)
@@ -61,6 +63,11 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
     else:
         hit = log.offset_for_timestamp(ts)
         found = (hit[0], hit[1]) if hit else (-1, -1)
+    if committed and (ts == MAX_TIMESTAMP or ts >= 0):
+        # Kafka's ReplicaManager.fetchOffset: a record found at or past the last
+        # fetchable offset (the LSO for read_committed) is answered as none found.
+        if found[0] >= ReplicaManager.last_stable_offset_of(partition):
+            found = (-1, -1)
     offset, timestamp = found
     return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp}
 
