@@ -276,11 +276,13 @@ class ReplicaManager:
                                         max_offset=lso if committed else None)
         except OffsetOutOfRange:
             return ErrorCode.OFFSET_OUT_OF_RANGE, None
-        aborted = None
-        if committed:
-            with partition.lock:
-                aborted = [(t.producer_id, t.first_offset)
-                           for t in partition.txns.aborted_between(fetch_offset, lso)]
+        if not committed:
+            if result.last_stable_offset == lso:   # no open transaction: the common case
+                return ErrorCode.NONE, result
+            return ErrorCode.NONE, replace(result, last_stable_offset=lso)
+        with partition.lock:
+            aborted = [(t.producer_id, t.first_offset)
+                       for t in partition.txns.aborted_between(fetch_offset, lso)]
         return ErrorCode.NONE, replace(result, last_stable_offset=lso,
                                        aborted_transactions=aborted)
 

@@ -6,7 +6,9 @@
 * consume-transform-produce: offsets sent with send_offsets_to_transaction
   are not committed after an abort, and are after a commit;
 * a second producer with the same transactional.id fences the first, whose
-  commit then fails with a fatal fenced error.
+  commit then fails with a fatal fenced error;
+* a transaction open past its transaction.timeout.ms is aborted by the
+  broker's periodic check, and its producer is fenced.
 
 Rules kept: loopback only, every wait bounded, no assertion on elapsed time.
 """
@@ -21,7 +23,7 @@ from confluent_kafka import (
 
 from tests.integration.client_support import (
     bootstrap, fast_group_config, read_all, stored_batches)
-from tests.support import server_fixture
+from tests.support import running_server, server_fixture, wait_until
 
 pytestmark = pytest.mark.interop
 
@@ -138,3 +140,33 @@ def test_a_second_producer_fences_the_first(server):
     error = info.value.args[0]
     assert error.fatal() and error.code() == KafkaError._FENCED, error
     assert read(server, topic, 1) == [(2, b"winner")]
+
+
+def test_a_transaction_past_its_timeout_is_aborted_and_the_producer_fenced():
+    """transaction.timeout.ms=1000 and a 50 ms check: the broker aborts the open
+    transaction by itself; the producer's commit then fails, fenced."""
+    topic = "ck-timeout"
+    config = fast_group_config(transaction_abort_timed_out_transaction_cleanup_interval_ms=50)
+    with running_server(config) as broker:
+        producer = Producer({"bootstrap.servers": bootstrap(broker),
+                             "transactional.id": "ck-timeout-id",
+                             "transaction.timeout.ms": 1000})
+        producer.init_transactions(TIMEOUT_S)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"late")
+        assert producer.flush(TIMEOUT_S) == 0
+        coordinator = broker.core.transaction_coordinator
+        assert wait_until(
+            lambda: coordinator.describe("ck-timeout-id").state.value == "CompleteAbort",
+            TIMEOUT_S)
+        with pytest.raises(KafkaException) as info:
+            producer.commit_transaction(TIMEOUT_S)
+        error = info.value.args[0]
+        assert error.fatal() and error.code() == KafkaError._FENCED, error
+
+        after = transactional(broker, "ck-timeout-id")
+        after.begin_transaction()
+        after.produce(topic, value=b"after")
+        after.commit_transaction(TIMEOUT_S)
+        assert control_offsets(broker, topic) == [1, 3]
+        assert read(broker, topic, 1) == [(2, b"after")]
