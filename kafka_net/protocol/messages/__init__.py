@@ -63,6 +63,9 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.DELETE_RECORDS, delete_records.REQUEST, delete_records.RESPONSE),
     ApiKey.INIT_PRODUCER_ID: ApiMessage(
         ApiKey.INIT_PRODUCER_ID, init_producer_id.REQUEST, init_producer_id.RESPONSE),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiMessage(
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
     ApiKey.ADD_PARTITIONS_TO_TXN: ApiMessage(
         ApiKey.ADD_PARTITIONS_TO_TXN,
         add_partitions_to_txn.REQUEST, add_partitions_to_txn.RESPONSE),
@@ -71,9 +74,6 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.END_TXN: ApiMessage(ApiKey.END_TXN, end_txn.REQUEST, end_txn.RESPONSE),
     ApiKey.TXN_OFFSET_COMMIT: ApiMessage(
         ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.REQUEST, txn_offset_commit.RESPONSE),
-    ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiMessage(
-        ApiKey.OFFSET_FOR_LEADER_EPOCH,
-        offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
     ApiKey.DESCRIBE_CONFIGS: ApiMessage(
         ApiKey.DESCRIBE_CONFIGS, describe_configs.REQUEST, describe_configs.RESPONSE),
     ApiKey.ALTER_CONFIGS: ApiMessage(
