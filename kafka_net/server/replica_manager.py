@@ -234,6 +234,8 @@ class ReplicaManager:
         deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
                                                 config.retention_bytes)
         if deleted:
+            with partition.lock:
+                partition.txns.truncate_before(partition.log.log_start_offset)
             log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
                      deleted, partition.topic, partition.index, partition.log.log_start_offset)
 
@@ -258,7 +260,9 @@ class ReplicaManager:
             wanted = high_watermark if offset == HIGH_WATERMARK else offset
             if wanted < 0 or wanted > high_watermark:
                 return ErrorCode.OFFSET_OUT_OF_RANGE, -1
-            return ErrorCode.NONE, partition.log.delete_records_before(wanted)
+            low_watermark = partition.log.delete_records_before(wanted)
+            partition.txns.truncate_before(low_watermark)   # aborted spans deleted with them
+            return ErrorCode.NONE, low_watermark
 
     # -- fetch --------------------------------------------------------------------------
 

@@ -67,3 +67,12 @@ def test_a_long_poll_waits_for_the_lso_and_the_commit_completes_it(log):
     p = parked.body()["responses"][0]["partitions"][0]
     assert p["last_stable_offset"] == 8
     assert batches(p["records"]) == [(6, False, [b"open"]), (7, True, ["COMMIT"])]
+
+
+def test_delete_records_forgets_aborted_transactions_below_the_log_start(log):
+    body = log.call(ApiKey.DELETE_RECORDS, 2, timeout_ms=1000, topics=[
+        {"name": "t", "partitions": [{"partition_index": 0, "offset": 4}]}])
+    assert body["topics"][0]["partitions"][0]["low_watermark"] == 4
+    p = fetch_partition(log, offset=4, isolation_level=READ_COMMITTED)
+    assert p["aborted_transactions"] == []
+    assert log.replica_manager.partition("t", 0).txns.aborted_between(0, 100) == []
