@@ -155,7 +155,7 @@ def test_a_transaction_past_its_timeout_is_aborted_and_the_producer_fenced():
         producer.begin_transaction()
         producer.produce(topic, value=b"late")
         assert producer.flush(TIMEOUT_S) == 0
-        coordinator = broker.core.transaction_coordinator
+        coordinator = broker.transaction_coordinator
         assert wait_until(
             lambda: coordinator.describe("ck-timeout-id").state.value == "CompleteAbort",
             TIMEOUT_S)

@@ -106,9 +106,9 @@ class TransactionCoordinator:
                                 txn_last_update_timestamp=self.clock_ms()))
         with md.lock:
             error = self._prepare_init_producer_id(md, timeout_ms, expected)
-            if error is not None or md.state != TransactionState.PREPARE_EPOCH_FENCE:
-                if error is not None:
-                    return InitProducerIdResult(error)
+            if error is not None:
+                return InitProducerIdResult(error)
+            if md.state != TransactionState.PREPARE_EPOCH_FENCE:
                 log.info("Initialized transactionalId %s with producerId %d and producer "
                          "epoch %d", escape(transactional_id), md.producer_id,
                          md.producer_epoch)
