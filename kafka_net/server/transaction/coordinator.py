@@ -220,10 +220,10 @@ class TransactionCoordinator:
         finally:
             with md.lock:
                 md.complete(commit, self.clock_ms())
-        log.info("Completed %s of transaction for transactionalId %s with producerId %d "
-                 "and producer epoch %d (%d partition(s), %d group(s))",
-                 "commit" if commit else "rollback", escape(md.transactional_id),
-                 producer_id, epoch, len(partitions), len(groups))
+        log.debug("Completed %s of transaction for transactionalId %s with producerId %d "
+                  "and producer epoch %d (%d partition(s), %d group(s))",
+                  "commit" if commit else "rollback", escape(md.transactional_id),
+                  producer_id, epoch, len(partitions), len(groups))
         return ErrorCode.NONE
 
     @staticmethod

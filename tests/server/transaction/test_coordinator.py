@@ -4,6 +4,7 @@ at the partitions, id expiry, the periodic check's thread."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import uuid
 
 from kafka_net.config import ServerConfig
@@ -87,3 +88,35 @@ def test_the_periodic_check_aborts_without_being_asked():
         assert wait_until(lambda: md.state.value == "CompleteAbort", 10)
     finally:
         broker.stop()
+
+
+def test_no_batch_slips_in_after_the_marker_while_end_txn_races_produce(broker):
+    """A producer thread keeps appending while EndTxn writes its marker: every
+    batch lands before the marker or is refused, so no transaction is left
+    open behind it (the LSO reaches the high watermark)."""
+    broker.create_topic("t")
+    pid, epoch = begin(broker)
+    rm = broker.replica_manager
+    stop = threading.Event()
+    results = []
+
+    def keep_producing():
+        seq = 0
+        while not stop.is_set():
+            error = rm.append_records("t", 0, txn_batch(pid, epoch, seq, b"x"), 9).error_code
+            results.append(error)
+            if error:
+                return
+            seq += 1
+
+    thread = threading.Thread(target=keep_producing)
+    thread.start()
+    assert wait_until(lambda: len(results) >= 20, 10)
+    assert end_txn(broker, "tx", pid, epoch, True) == ErrorCode.NONE
+    thread.join(10)   # it stops at its first refused batch
+    stop.set()
+    thread.join(10)
+    assert results[-1] == ErrorCode.INVALID_TXN_STATE
+    partition = rm.partition("t", 0)
+    assert rm.last_stable_offset("t", 0) == partition.log.log_end_offset
+    assert batches(fetch_partition(broker)["records"])[-1][1:] == (True, ["COMMIT"])
