@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 import uuid
 
 from kafka_net.config import ServerConfig
@@ -108,6 +109,7 @@ def test_no_batch_slips_in_after_the_marker_while_end_txn_races_produce(broker):
             if error:
                 return
             seq += 1
+            time.sleep(0.0001)   # let the EndTxn thread have the GIL too
 
     thread = threading.Thread(target=keep_producing)
     thread.start()
