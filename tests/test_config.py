@@ -310,7 +310,7 @@ def test_testcontainers_settings_start_a_broker():
     "group.coordinator.rebalance.protocols", "ssl.engine.factory.class",
     "sasl.enabled.mechanisms", "metric.reporters", "num.replica.fetchers",
     "auto.leader.rebalance.enable", "authorizer.class.name", "log.cleaner.threads",
-    "transactional.id.expiration.ms", "replica.fetch.max.bytes"])
+    "transaction.state.log.segment.bytes", "replica.fetch.max.bytes"])
 def test_keys_kafka_knows_are_accepted_and_reported(key):
     cfg = config(**{key: "x"})
     assert key in cfg.ignored

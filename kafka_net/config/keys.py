@@ -88,6 +88,19 @@ KEYS: tuple[_Key, ...] = (
          "Most members a consumer-protocol group may have."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
+    # -- transactions (Kafka's TransactionConfig; transaction.state.log.* do not apply) --
+    _Key("transaction.max.timeout.ms", "transaction_max_timeout_ms", integer(1), "900000",
+         "Longest transaction.timeout.ms a producer may ask for (else "
+         "INVALID_TRANSACTION_TIMEOUT)."),
+    _Key("transactional.id.expiration.ms", "transactional_id_expiration_ms", integer(1),
+         "604800000",
+         "A transactional id unused this long (and with no open transaction) is forgotten."),
+    _Key("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+         "transaction_abort_timed_out_transaction_cleanup_interval_ms", integer(1), "10000",
+         "How often open transactions past their timeout are looked for and aborted."),
+    _Key("transaction.remove.expired.transaction.cleanup.interval.ms",
+         "transaction_remove_expired_transaction_cleanup_interval_ms", integer(1), "3600000",
+         "How often expired transactional ids are removed."),
     # -- connection quotas (Kafka's ConnectionQuotas; listener.name.<l>. forms too) --
     _Key("max.connections", "max_connections", integer(0), str(INT_MAX),
          "Most connections the broker holds; at the limit the Acceptor waits for a slot."),

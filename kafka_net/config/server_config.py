@@ -62,6 +62,12 @@ class ServerConfig:
     group_consumer_assignors: tuple = default_of("group_consumer_assignors")
     group_consumer_max_size: int = default_of("group_consumer_max_size")
     offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")
+    transaction_max_timeout_ms: int = default_of("transaction_max_timeout_ms")
+    transactional_id_expiration_ms: int = default_of("transactional_id_expiration_ms")
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = default_of(
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms")
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = default_of(
+        "transaction_remove_expired_transaction_cleanup_interval_ms")
     max_connections: int = default_of("max_connections")
     max_connections_per_ip: int = default_of("max_connections_per_ip")
     max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = default_of(

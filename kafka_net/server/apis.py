@@ -17,7 +17,6 @@ UNKNOWN_SERVER_ERROR, or the connection is closed where Kafka would close it
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from dataclasses import dataclass
@@ -32,15 +31,19 @@ from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_reque
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
-    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs, api_versions,
-    consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
-    describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
+    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
+    alter_client_quotas, alter_configs, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_partitions, create_topics,
+    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
+    describe_transactions, end_txn, fetch, find_coordinator, heartbeat,
     incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group)
+    list_offsets, list_transactions, metadata, offset_commit, offset_fetch, produce,
+    sync_group, txn_offset_commit)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +67,18 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     delete_topics,      # 20
     delete_records,     # 21
     init_producer_id,   # 22
+    add_partitions_to_txn,  # 24
+    add_offsets_to_txn,     # 25
+    end_txn,                # 26
+    txn_offset_commit,      # 28
     describe_configs,   # 32
     alter_configs,      # 33
     create_partitions,  # 37
     incremental_alter_configs,  # 44
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    describe_transactions,   # 65
+    list_transactions,       # 66
     consumer_group_heartbeat,  # 68
     consumer_group_describe,   # 69
 )}
@@ -130,6 +139,10 @@ class RequestContext:
     def quotas(self) -> QuotaManagers:
         return self.apis.quotas
 
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        return self.apis.transaction_coordinator
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -157,7 +170,8 @@ class KafkaApis:
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
                  replica_manager: ReplicaManager | None = None,
-                 group_coordinator=None, quotas: QuotaManagers | None = None) -> None:
+                 group_coordinator=None, quotas: QuotaManagers | None = None,
+                 transaction_coordinator: TransactionCoordinator | None = None) -> None:
         self.config = config
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)
@@ -165,7 +179,10 @@ class KafkaApis:
         self.request_channel = request_channel
         self.replica_manager = replica_manager or ReplicaManager()
         self.group_coordinator = group_coordinator
-        self._next_producer_id = itertools.count(1000)
+        # Producer ids, transactional or not, come from the transaction coordinator.
+        self.transaction_coordinator = transaction_coordinator or TransactionCoordinator(
+            TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
+            group_coordinator.offsets if group_coordinator is not None else None)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         self.set_handlers(HANDLERS if handlers is None else handlers)
@@ -198,7 +215,7 @@ class KafkaApis:
         return self.replica_manager.config_repository
 
     def allocate_producer_id(self) -> int:
-        return next(self._next_producer_id)
+        return self.transaction_coordinator.generate_producer_id()
 
     def set_handlers(self, handlers: dict[int, ModuleType]) -> None:
         """Replace the dispatch table (tests swap in slow or limited handlers).

@@ -7,6 +7,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- MetadataCache       (topics, advertised listeners)
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
+                          |-- TransactionCoordinator (transactions, the timeout check)
                           '-- QuotaManagers       (client quotas, the throttle reaper)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
@@ -33,6 +34,7 @@ from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordi
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 
 def group_config(config: ServerConfig) -> GroupConfig:
@@ -47,6 +49,14 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
     return ConsumerGroupConfig(config.group_consumer_heartbeat_interval_ms,
                                config.group_consumer_session_timeout_ms,
                                config.group_consumer_assignors, config.group_consumer_max_size)
+
+
+def transaction_config(config: ServerConfig) -> TransactionConfig:
+    """The transaction.* keys of ``config``, as the TransactionCoordinator takes them."""
+    return TransactionConfig(
+        config.transaction_max_timeout_ms, config.transactional_id_expiration_ms,
+        config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+        config.transaction_remove_expired_transaction_cleanup_interval_ms)
 
 
 class BrokerCore:
@@ -68,10 +78,13 @@ class BrokerCore:
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
             consumer_group_config(config))
+        self.transaction_coordinator = TransactionCoordinator(
+            transaction_config(config), self.replica_manager, self.group_coordinator.offsets)
         self.quotas = QuotaManagers(config, self.request_channel)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
-                              group_coordinator=self.group_coordinator, quotas=self.quotas)
+                              group_coordinator=self.group_coordinator, quotas=self.quotas,
+                              transaction_coordinator=self.transaction_coordinator)
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -106,8 +119,10 @@ class BrokerCore:
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()
         self.group_coordinator.start()
+        self.transaction_coordinator.startup()
 
     def stop_purgatories(self) -> None:
+        self.transaction_coordinator.shutdown()
         self.replica_manager.fetch_purgatory.shutdown()
         self.group_coordinator.shutdown()
 

@@ -58,6 +58,7 @@ class KafkaServer:
         self.metadata_cache = self.core.metadata_cache
         self.replica_manager = self.core.replica_manager
         self.group_coordinator = self.core.group_coordinator
+        self.transaction_coordinator = self.core.transaction_coordinator
         self.quotas = self.core.quotas
         self.apis = self.core.apis
         self.socket_server = self.core.new_socket_server()

@@ -98,6 +98,14 @@ class ProducerStateManager:
                 f"producer {producer_id} sent sequence {first_seq}, expected {expected}")
         return None
 
+    def record_marker(self, producer_id: int, epoch: int) -> None:
+        """A transaction marker written by the coordinator (Kafka's
+        ``appendEndTxnMarker``): a newer epoch (a fenced producer's transaction
+        aborted) becomes current, so the old epoch's batches are refused from now on."""
+        entry = self._producers.get(producer_id)
+        if entry is None or epoch > entry.epoch:
+            self._producers[producer_id] = ProducerEntry(epoch)
+
     def record(self, producer_id: int, epoch: int, first_seq: int, count: int,
                first_offset: int, last_offset: int) -> None:
         entry = self._producers.get(producer_id)

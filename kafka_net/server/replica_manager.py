@@ -29,7 +29,8 @@ import struct
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -42,6 +43,7 @@ from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog
 from kafka_net.server.storage.base import OffsetOutOfRange
+from kafka_net.server.storage.txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,7 @@ class Partition:
     topic_id: uuid.UUID
     log: InMemoryLog = field(default_factory=InMemoryLog)
     producers: ProducerStateManager = field(default_factory=ProducerStateManager)
+    txns: TransactionIndex = field(default_factory=TransactionIndex)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -70,6 +73,11 @@ class ProduceResult:
 # The v2 batch header's max_timestamp field (after base_timestamp).
 MAX_TIMESTAMP_OFFSET = 35
 HIGH_WATERMARK = -1   # DeleteRecordsRequest.HIGH_WATERMARK
+READ_COMMITTED = 1    # IsolationLevel.READ_COMMITTED
+
+# (topic, partition, producer id, epoch) -> None, or (error code, message) refusing a
+# transactional batch (the transaction coordinator's check, see transaction/coordinator.py).
+TxnVerifier = Callable[[str, int, int, int], "tuple[int, str] | None"]
 
 
 def set_log_append_time(batch: bytearray, now_ms: int) -> None:
@@ -95,6 +103,9 @@ class ReplicaManager:
         self._rejections = RateLimitedLog(log)
         self.fetch_purgatory = Purgatory("Fetch")
         self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
+        # Set by the broker: transactional batches only for partitions of an ongoing
+        # transaction (Kafka's transaction.partition.verification.enable).
+        self.transaction_verifier: TxnVerifier | None = None
 
     # -- partitions ---------------------------------------------------------------------
 
@@ -150,7 +161,8 @@ class ReplicaManager:
             try:
                 result = self._append_locked(
                     partition, header, batch,
-                    self.clock_ms() if config.log_append_time else -1)
+                    self.clock_ms() if config.log_append_time else -1,
+                    self.transaction_verifier)
             except SequenceError as exc:
                 return ProduceResult(exc.error_code, error_message=str(exc))
         self._apply_retention(partition, config)
@@ -158,9 +170,15 @@ class ReplicaManager:
         return result
 
     @staticmethod
-    def _append_locked(partition: Partition, header, batch,
-                       log_append_time_ms: int) -> ProduceResult:
+    def _append_locked(partition: Partition, header, batch, log_append_time_ms: int,
+                       verify: TxnVerifier | None = None) -> ProduceResult:
         count = header.records_count
+        if header.is_transactional and verify is not None:
+            # Under the partition lock, so no marker of the transaction can come between.
+            refused = verify(partition.topic, partition.index, header.producer_id,
+                             header.producer_epoch)
+            if refused is not None:
+                return ProduceResult(refused[0], error_message=refused[1])
         if header.has_producer_id:
             duplicate = partition.producers.check(
                 header.producer_id, header.producer_epoch, header.base_sequence, count)
@@ -177,8 +195,36 @@ class ReplicaManager:
             partition.producers.record(header.producer_id, header.producer_epoch,
                                        header.base_sequence, count,
                                        appended.base_offset, appended.last_offset)
+        if header.is_transactional:
+            partition.txns.on_transactional_append(header.producer_id, appended.base_offset)
         return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset,
                              log_append_time_ms=appended.log_append_time_ms)
+
+    def append_txn_marker(self, topic: str, index: int, batch: bytearray, producer_id: int,
+                          producer_epoch: int, commit: bool) -> int:
+        """Append a COMMIT or ABORT control batch (built by the transaction
+        coordinator's marker writer) ending ``producer_id``'s transaction here."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        with partition.lock:
+            appended = partition.log.append(batch, 1, self.clock_ms())
+            partition.producers.record_marker(producer_id, producer_epoch)
+            partition.txns.on_marker(producer_id, commit, appended.base_offset)
+        self.fetch_purgatory.check_and_complete((topic, index))
+        return ErrorCode.NONE
+
+    @staticmethod
+    def last_stable_offset_of(partition: Partition) -> int:
+        """The first offset of the oldest open transaction, else the high watermark."""
+        if not partition.txns.has_ongoing:   # no transaction: no lock needed
+            return partition.log.log_end_offset
+        with partition.lock:
+            return partition.txns.last_stable_offset(partition.log.log_end_offset)
+
+    def last_stable_offset(self, topic: str, index: int) -> int:
+        partition = self.partition(topic, index)
+        return -1 if partition is None else self.last_stable_offset_of(partition)
 
     # -- the log start offset: retention and DeleteRecords --------------------------------
 
@@ -188,6 +234,8 @@ class ReplicaManager:
         deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
                                                 config.retention_bytes)
         if deleted:
+            with partition.lock:
+                partition.txns.truncate_before(partition.log.log_start_offset)
             log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
                      deleted, partition.topic, partition.index, partition.log.log_start_offset)
 
@@ -212,24 +260,45 @@ class ReplicaManager:
             wanted = high_watermark if offset == HIGH_WATERMARK else offset
             if wanted < 0 or wanted > high_watermark:
                 return ErrorCode.OFFSET_OUT_OF_RANGE, -1
-            return ErrorCode.NONE, partition.log.delete_records_before(wanted)
+            low_watermark = partition.log.delete_records_before(wanted)
+            partition.txns.truncate_before(low_watermark)   # aborted spans deleted with them
+            return ErrorCode.NONE, low_watermark
 
     # -- fetch --------------------------------------------------------------------------
 
     def read(self, topic: str, index: int, fetch_offset: int, max_bytes: int,
-             min_one_batch: bool) -> tuple[int, FetchResult | None]:
-        """(error_code, result) for one partition of a Fetch."""
+             min_one_batch: bool, isolation_level: int = 0) -> tuple[int, FetchResult | None]:
+        """(error_code, result) for one partition of a Fetch; read_committed
+        reads up to the last stable offset and lists the aborted transactions."""
         partition = self.partition(topic, index)
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        lso = self.last_stable_offset_of(partition)
+        committed = isolation_level == READ_COMMITTED
         try:
-            return ErrorCode.NONE, partition.log.read(fetch_offset, max_bytes, min_one_batch)
+            result = partition.log.read(fetch_offset, max_bytes, min_one_batch,
+                                        max_offset=lso if committed else None)
         except OffsetOutOfRange:
             return ErrorCode.OFFSET_OUT_OF_RANGE, None
+        if not committed:
+            if result.last_stable_offset == lso:   # no open transaction: the common case
+                return ErrorCode.NONE, result
+            return ErrorCode.NONE, replace(result, last_stable_offset=lso)
+        with partition.lock:
+            aborted = [(t.producer_id, t.first_offset)
+                       for t in partition.txns.aborted_between(fetch_offset, lso)]
+        return ErrorCode.NONE, replace(result, last_stable_offset=lso,
+                                       aborted_transactions=aborted)
 
-    def bytes_available(self, topic: str, index: int, fetch_offset: int) -> int:
-        """Rough bytes readable from ``fetch_offset`` (for a delayed fetch's min_bytes)."""
+    def bytes_available(self, topic: str, index: int, fetch_offset: int,
+                        isolation_level: int = 0) -> int:
+        """Rough bytes readable from ``fetch_offset`` (for a delayed fetch's min_bytes);
+        read_committed: nothing at or past the last stable offset."""
         partition = self.partition(topic, index)
         if partition is None:
             return 1  # an error is an answer: complete the fetch
+        if isolation_level == READ_COMMITTED \
+                and fetch_offset >= self.last_stable_offset_of(partition) \
+                and fetch_offset <= partition.log.log_end_offset:
+            return 0
         return partition.log.bytes_from(fetch_offset)

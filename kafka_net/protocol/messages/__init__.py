@@ -11,12 +11,14 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    alter_client_quotas, alter_configs, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_partitions, create_topics,
-    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
+    add_offsets_to_txn, add_partitions_to_txn, alter_client_quotas, alter_configs,
+    api_versions, consumer_group_describe, consumer_group_heartbeat, create_partitions,
+    create_topics, delete_records, delete_topics,
+    describe_client_quotas, describe_configs, describe_groups, describe_transactions, end_txn,
     fetch, find_coordinator, heartbeat, incremental_alter_configs, init_producer_id,
-    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
-    offset_for_leader_epoch, produce, sync_group)
+    join_group, leave_group, list_groups, list_offsets, list_transactions, metadata,
+    offset_commit, offset_fetch, offset_for_leader_epoch, produce, sync_group,
+    txn_offset_commit)
 from kafka_net.protocol.schema import Schema
 
 
@@ -65,6 +67,14 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiMessage(
         ApiKey.OFFSET_FOR_LEADER_EPOCH,
         offset_for_leader_epoch.REQUEST, offset_for_leader_epoch.RESPONSE),
+    ApiKey.ADD_PARTITIONS_TO_TXN: ApiMessage(
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        add_partitions_to_txn.REQUEST, add_partitions_to_txn.RESPONSE),
+    ApiKey.ADD_OFFSETS_TO_TXN: ApiMessage(
+        ApiKey.ADD_OFFSETS_TO_TXN, add_offsets_to_txn.REQUEST, add_offsets_to_txn.RESPONSE),
+    ApiKey.END_TXN: ApiMessage(ApiKey.END_TXN, end_txn.REQUEST, end_txn.RESPONSE),
+    ApiKey.TXN_OFFSET_COMMIT: ApiMessage(
+        ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.REQUEST, txn_offset_commit.RESPONSE),
     ApiKey.DESCRIBE_CONFIGS: ApiMessage(
         ApiKey.DESCRIBE_CONFIGS, describe_configs.REQUEST, describe_configs.RESPONSE),
     ApiKey.ALTER_CONFIGS: ApiMessage(
@@ -79,6 +89,11 @@ MESSAGES: dict[int, ApiMessage] = {
         describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
         ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
+    ApiKey.DESCRIBE_TRANSACTIONS: ApiMessage(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        describe_transactions.REQUEST, describe_transactions.RESPONSE),
+    ApiKey.LIST_TRANSACTIONS: ApiMessage(
+        ApiKey.LIST_TRANSACTIONS, list_transactions.REQUEST, list_transactions.RESPONSE),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: ApiMessage(
         ApiKey.CONSUMER_GROUP_HEARTBEAT,
         consumer_group_heartbeat.REQUEST, consumer_group_heartbeat.RESPONSE),

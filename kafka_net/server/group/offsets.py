@@ -74,15 +74,46 @@ class OffsetManager:
             return None
 
     def _commit_one(self, group: Group, c: PartitionCommit) -> int:
+        error = self._partition_error(c)
+        if error is not None:
+            return error
+        with group.lock:
+            group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
+                c.offset, c.leader_epoch, c.metadata)
+        return ErrorCode.NONE
+
+    def _partition_error(self, c: PartitionCommit) -> int | None:
         count = self._topic_partitions(c.topic)
         if count is None or not 0 <= c.partition < count:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if c.metadata is not None and len(c.metadata.encode()) > self._metadata_max_bytes:
             return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        return None
+
+    # -- transactional commits: the hook kafka_net.server.transaction uses --------------
+    # TxnOffsetCommit offsets stay pending (held by the transaction coordinator)
+    # until the transaction's COMMIT marker; only then are they written here.
+
+    def check_txn_commit(self, group_id: str, member_id: str, generation: int,
+                         commits: list[PartitionCommit]) -> list[int]:
+        """One error code per commit, storing nothing.  A request without member
+        and generation (TxnOffsetCommit before v3) is not checked against the
+        group's members, as Kafka does."""
+        if not group_id:
+            return [ErrorCode.INVALID_GROUP_ID] * len(commits)
+        error = None if generation < 0 and not member_id else \
+            self._commit_check(group_id, member_id, generation)
+        if error is not None:
+            return [error] * len(commits)
+        return [self._partition_error(c) or ErrorCode.NONE for c in commits]
+
+    def complete_txn_commit(self, group_id: str, commits: list[PartitionCommit]) -> None:
+        """Write a committed transaction's offsets (its COMMIT marker reached the group)."""
+        group = self._group_of(group_id, create=True)
         with group.lock:
-            group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                c.offset, c.leader_epoch, c.metadata)
-        return ErrorCode.NONE
+            for c in commits:
+                group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
+                    c.offset, c.leader_epoch, c.metadata)
 
     def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None
               ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:

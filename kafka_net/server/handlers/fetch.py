@@ -13,10 +13,17 @@ Behaviour:
   and each up to ``partition_max_bytes``, in whole batches.  The first batch
   of the first partition with data is returned even if it alone exceeds the
   limits, so a consumer always makes progress (KIP-74).
-* Each partition answers high_watermark, last_stable_offset (equal, no
-  transactions) and log_start_offset; an offset outside [log start, log end]
+* Each partition answers high_watermark, last_stable_offset (the first
+  offset of the oldest open transaction, else the high watermark) and
+  log_start_offset; an offset outside [log start, log end]
   gets OFFSET_OUT_OF_RANGE; an unknown partition UNKNOWN_TOPIC_OR_PARTITION
   (UNKNOWN_TOPIC_ID by id in v13+).
+* isolation_level 1 (read_committed): only batches before the last stable
+  offset, and ``aborted_transactions``, (producer id, first offset) of every
+  aborted transaction overlapping the range, so the consumer drops their
+  records; a long poll waits for the LSO to move.  Control batches (COMMIT/
+  ABORT markers) are returned as stored, in both isolation levels; clients
+  skip them.  read_uncommitted gets an empty aborted list.
 * Fetch sessions (KIP-227) are declined: every response carries session id
   0, which tells the client to send full requests; each one is served in
   full.  An incremental request (epoch > 0) names a session we never gave
@@ -68,7 +75,8 @@ class DelayedFetch(DelayedOperation):
             for p in partitions:
                 if name is None or rm.partition(name, p["partition"]) is None:
                     return self.force_complete()   # an error is an answer
-                available += rm.bytes_available(name, p["partition"], p["fetch_offset"])
+                available += rm.bytes_available(name, p["partition"], p["fetch_offset"],
+                                                self.request["isolation_level"])
         if available >= max(self.request["min_bytes"], 1):
             return self.force_complete()
         return False
@@ -110,7 +118,8 @@ def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
         answers = []
         for p in partitions:
             answer, size = _read_partition(rm, name, p, min(budget - total, p["partition_max_bytes"]),
-                                           min_one=(total == 0))
+                                           min_one=(total == 0),
+                                           isolation_level=request["isolation_level"])
             total += size
             answers.append(answer)
         responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
@@ -118,23 +127,27 @@ def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
             "responses": responses}, total
 
 
-def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool) -> tuple[dict, int]:
+def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
+                    isolation_level: int = 0) -> tuple[dict, int]:
     answer = {"partition_index": p["partition"], "high_watermark": -1,
               "last_stable_offset": -1, "log_start_offset": -1,
               "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
     if name is None:
         return {**answer, "error_code": ErrorCode.UNKNOWN_TOPIC_ID}, 0
-    error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one)
+    error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one,
+                            isolation_level)
     if result is None:
         partition = rm.partition(name, p["partition"])
         if partition is not None:   # OFFSET_OUT_OF_RANGE still reports the log's bounds
             answer.update(high_watermark=partition.log.log_end_offset,
-                          last_stable_offset=partition.log.log_end_offset,
+                          last_stable_offset=rm.last_stable_offset(name, p["partition"]),
                           log_start_offset=partition.log.log_start_offset)
         return {**answer, "error_code": error}, 0
     return {**answer, "error_code": ErrorCode.NONE, "high_watermark": result.high_watermark,
             "last_stable_offset": result.last_stable_offset,
-            "log_start_offset": result.log_start_offset, "aborted_transactions": [],
+            "log_start_offset": result.log_start_offset,
+            "aborted_transactions": [{"producer_id": pid, "first_offset": first}
+                                     for pid, first in result.aborted_transactions or ()],
             "records": result.records}, len(result.records)
 
 

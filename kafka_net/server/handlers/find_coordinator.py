@@ -1,9 +1,9 @@
 """FindCoordinator (API key 10): serves v0-v6; batched keys from v4.
 
-Behaviour: for a group key (key_type 0) this broker is the coordinator.
-Transaction coordinators (key_type 1) are not implemented:
-COORDINATOR_NOT_AVAILABLE with a message saying so.  An empty group id gets
-INVALID_REQUEST; an unknown key type INVALID_REQUEST.
+Behaviour: for a group key (key_type 0) and a transactional id (key_type 1)
+this broker is the coordinator, in every version (v4+ answers each key of
+the batch).  An empty key gets INVALID_REQUEST; so does any other key type
+(share groups, key_type 2, are not served).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -25,12 +25,11 @@ def handle(ctx, request: dict) -> dict:
 
 
 def _find(ctx, key: str, key_type: int) -> dict:
-    if key_type == TRANSACTION:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                      "kafka-net does not implement transactions")
-    if key_type != GROUP or not key:
-        return _error(ErrorCode.INVALID_REQUEST, f"invalid coordinator key type {key_type}"
-                      if key_type != GROUP else "group id is empty")
+    if key_type not in (GROUP, TRANSACTION):
+        return _error(ErrorCode.INVALID_REQUEST, f"invalid coordinator key type {key_type}")
+    if not key:
+        return _error(ErrorCode.INVALID_REQUEST, "group id is empty" if key_type == GROUP
+                      else "transactional id is empty")
     cache = ctx.metadata_cache
     endpoint = cache.endpoint_for(ctx.listener_name)
     if endpoint is None:

@@ -1,28 +1,39 @@
 """InitProducerId (API key 22): serves v0-v5.
 
-Behaviour:
+Behaviour (Kafka's ``TransactionCoordinator.handleInitProducerId``):
 
 * Without a transactional id (the idempotent producer, kafka-python's
-  default): a new producer id with epoch 0, every time, as Kafka's
-  transaction coordinator does for a null transactional id; the
-  producer_id/epoch fields of v3+ only matter for transactional ids.
-* With a transactional id: transactions are not implemented, so the answer is
-  COORDINATOR_NOT_AVAILABLE (FindCoordinator gives the same for key type 1).
+  default): a new producer id with epoch 0, every time.
+* With a transactional id: the first call allocates a producer id with epoch
+  0; each later one bumps the epoch, fencing every older producer with that
+  id (their requests get PRODUCER_FENCED, INVALID_PRODUCER_EPOCH below v4).
+  A transaction still open is aborted first and the answer is
+  CONCURRENT_TRANSACTIONS; the client retries and gets the epoch after the
+  fencing one.  CONCURRENT_TRANSACTIONS also while a commit or abort is
+  being completed.  v3+: a client resuming with (producer_id, producer_epoch)
+  that is not the current producer gets PRODUCER_FENCED.
+* An empty transactional id: INVALID_REQUEST.  transaction_timeout_ms not in
+  (0, transaction.max.timeout.ms]: INVALID_TRANSACTION_TIMEOUT.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict) -> dict:
-    if request["transactional_id"] is not None:
-        return error_response(request, ctx.api_version, ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "producer_id": ctx.allocate_producer_id(), "producer_epoch": 0}
+    expected = None
+    if ctx.api_version >= 3 and request["producer_id"] >= 0:
+        expected = (request["producer_id"], request["producer_epoch"])
+    result = ctx.transaction_coordinator.handle_init_producer_id(
+        request["transactional_id"], request["transaction_timeout_ms"], expected)
+    error = result.error_code
+    error = fenced_error_for(error, ctx.api_version, 4)
+    return {"throttle_time_ms": 0, "error_code": error,
+            "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -14,8 +14,10 @@ Behaviour:
   timestamp) is >= it, looked up inside batches; offset -1 if none is.
   Batches compressed with snappy/lz4/zstd cannot be decoded here and are
   answered per batch (:mod:`kafka_net.server.storage.timestamps`).
-* read_committed (isolation_level 1) reads up to the last stable offset,
-  which equals the high watermark here (no transactions).
+* read_committed (isolation_level 1, v2+): latest (-1) is the last stable
+  offset, the first offset of the oldest open transaction (the high
+  watermark when none is open), as Kafka answers it; a timestamp or
+  max-timestamp lookup that lands at or past it answers offset -1.
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.
 * v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
 """
@@ -23,6 +25,7 @@ Behaviour:
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = Versions(1, 10)
@@ -34,18 +37,22 @@ def handle(ctx, request: dict) -> dict:
     rm = ctx.replica_manager
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
-            _lookup(rm.partition(t["name"], p["partition_index"]), p)
+            _lookup(rm.partition(t["name"], p["partition_index"]), p,
+                    request.get("isolation_level", 0))
             for p in t["partitions"]]}
         for t in request["topics"]]}
 
 
-def _lookup(partition, wanted: dict) -> dict:
+def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
     out = {"partition_index": wanted["partition_index"], "leader_epoch": -1}
     if partition is None:
         return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     log = partition.log
     ts = wanted["timestamp"]
-    if ts == LATEST:
+    committed = isolation_level == READ_COMMITTED
+    if ts == LATEST and committed:
+        found = (ReplicaManager.last_stable_offset_of(partition), -1)
+    elif ts == LATEST:
         found = (log.log_end_offset, -1)
     elif ts in (EARLIEST, EARLIEST_LOCAL):
         found = (log.log_start_offset, -1)
@@ -56,6 +63,11 @@ def _lookup(partition, wanted: dict) -> dict:
     else:
         hit = log.offset_for_timestamp(ts)
         found = (hit[0], hit[1]) if hit else (-1, -1)
+    if committed and (ts == MAX_TIMESTAMP or ts >= 0):
+        # Kafka's ReplicaManager.fetchOffset: a record found at or past the last
+        # fetchable offset (the LSO for read_committed) is answered as none found.
+        if found[0] >= ReplicaManager.last_stable_offset_of(partition):
+            found = (-1, -1)
     offset, timestamp = found
     return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp}
 

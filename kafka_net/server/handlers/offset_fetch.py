@@ -2,6 +2,9 @@
 
 Behaviour: committed offsets, or -1 for a partition (or group) with none.
 A null topic list (v2+) means every partition the group committed.
+v7+ ``require_stable`` (KIP-447, sent by read_committed consumers): a
+partition with an offset pending in an open transaction (TxnOffsetCommit)
+answers UNSTABLE_OFFSET_COMMIT and offset -1, and the consumer retries.
 v0 (offsets in ZooKeeper) was removed in Kafka 4.0.
 """
 
@@ -17,20 +20,32 @@ def handle(ctx, request: dict) -> dict:
     if ctx.api_version >= 8:
         return {"throttle_time_ms": 0, "groups": [
             {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
-             "topics": _topics(ctx, g["group_id"], g["topics"])}
+             "topics": _topics(ctx, g["group_id"], g["topics"],
+                              request.get("require_stable", False))}
             for g in request["groups"]]}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "topics": _topics(ctx, request["group_id"], request["topics"])}
+            "topics": _topics(ctx, request["group_id"], request["topics"],
+                              ctx.api_version >= 7 and request.get("require_stable", False))}
 
 
-def _topics(ctx, group_id: str, topics: list[dict] | None) -> list[dict]:
+def _topics(ctx, group_id: str, topics: list[dict] | None, require_stable: bool) -> list[dict]:
     """A null topic list (v2+) asks for every committed partition."""
     wanted = None if topics is None else [(t["name"], t["partition_indexes"]) for t in topics]
+    # Only a read_committed consumer asks (and only then is the coordinator needed).
+    pending = ctx.transaction_coordinator.pending_offsets if require_stable else None
     return [{"name": name, "partitions": [
-        {"partition_index": index, "committed_offset": o.offset,
-         "committed_leader_epoch": o.leader_epoch, "metadata": o.metadata,
-         "error_code": ErrorCode.NONE} for index, o in partitions]}
+        _partition(index, o, pending is not None and pending.has_pending(group_id, name, index))
+        for index, o in partitions]}
         for name, partitions in ctx.group_coordinator.fetch_offsets(group_id, wanted)]
+
+
+def _partition(index: int, o, unstable: bool) -> dict:
+    if unstable:
+        return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                "metadata": "", "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
+    return {"partition_index": index, "committed_offset": o.offset,
+            "committed_leader_epoch": o.leader_epoch, "metadata": o.metadata,
+            "error_code": ErrorCode.NONE}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -25,8 +25,11 @@ Behaviour:
   broker stamps the batch and answers its time in ``log_append_time_ms``
   (-1 otherwise).
 * A topic is never created by Produce (clients create it through Metadata).
-* Transactions are not supported: transactional batches are stored as plain
-  ones, and no transactional producer can get this far (see init_producer_id).
+* Transactional batches are accepted only for a partition added to the
+  producer's ongoing transaction (AddPartitionsToTxn) and from its current
+  epoch: INVALID_TXN_STATE / INVALID_PRODUCER_EPOCH otherwise (Kafka's
+  transaction.partition.verification.enable, on by default); the first one
+  of a transaction holds back the partition's last stable offset.
 """
 
 from kafka_net.protocol.api_keys import ApiKey

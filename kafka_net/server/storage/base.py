@@ -31,6 +31,9 @@ class FetchResult:
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
+    # read_committed only: (producer id, first offset) of the aborted transactions
+    # in the range read (kafka_net.server.storage.txn_index); None otherwise.
+    aborted_transactions: list | None = None
 
 
 class OffsetOutOfRange(Exception):
@@ -48,9 +51,11 @@ class PartitionLog(Protocol):
                log_append_time_ms: int = -1) -> AppendResult:
         """Assign offsets to one validated batch (rewriting its base offset) and store it."""
 
-    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
+    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
+             max_offset: int | None = None) -> FetchResult:
         """Batches from the one holding ``fetch_offset``, up to ``max_bytes``; with
-        ``min_one_batch`` the first batch is returned even if it alone is larger."""
+        ``min_one_batch`` the first batch is returned even if it alone is larger;
+        none starting at or after ``max_offset``."""
 
     def bytes_from(self, fetch_offset: int) -> int:
         """Bytes a fetch from ``fetch_offset`` would find (0 at the log end)."""

@@ -79,7 +79,10 @@ class InMemoryLog:
             index += 1
         return index
 
-    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
+    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
+             max_offset: int | None = None) -> FetchResult:
+        """``max_offset``: no batch starting at or after it (a read_committed
+        fetch stops at the last stable offset)."""
         with self._lock:
             if fetch_offset < self._log_start or fetch_offset > self._log_end:
                 raise OffsetOutOfRange(
@@ -87,6 +90,8 @@ class InMemoryLog:
             index = self._index_of(fetch_offset)
             chunks, size = [], 0
             while index < len(self._batches):
+                if max_offset is not None and self._base_offsets[index] >= max_offset:
+                    break
                 batch = self._batches[index]
                 if size + len(batch) > max_bytes and (chunks or not min_one_batch):
                     break

@@ -16,6 +16,59 @@ ADMIN_APIS = (ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFI
               ApiKey.INCREMENTAL_ALTER_CONFIGS)
 
 
+TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
+            ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS)
+
+
+def _add_partitions_body(version: int, ids: dict, topics: list) -> dict:
+    """AddPartitionsToTxn in its batched (v4+) or single-transaction form."""
+    if version >= 4:
+        return dict(transactions=[{**ids, "verify_only": False, "topics": topics}])
+    return {**{f"v3_and_below_{k}": v for k, v in ids.items()}, "v3_and_below_topics": topics}
+
+
+def typical_txn_request(b: Broker, api_key: int, version: int) -> dict:
+    """A transaction in the state each API needs, begun through the coordinator."""
+    coordinator = b.transaction_coordinator
+    init = coordinator.handle_init_producer_id("tx-typical", 60_000)
+    ids = dict(transactional_id="tx-typical", producer_id=init.producer_id,
+               producer_epoch=init.producer_epoch)
+    if api_key == ApiKey.ADD_PARTITIONS_TO_TXN:
+        return _add_partitions_body(version, ids, [{"name": "t", "partitions": [0, 1]}])
+    if api_key == ApiKey.ADD_OFFSETS_TO_TXN:
+        return dict(ids, group_id="g")
+    coordinator.handle_add_partitions_to_transaction(
+        "tx-typical", init.producer_id, init.producer_epoch, {("t", 0)})
+    if api_key == ApiKey.END_TXN:
+        return dict(ids, committed=True)
+    if api_key == ApiKey.TXN_OFFSET_COMMIT:
+        coordinator.handle_add_offsets_to_transaction(
+            "tx-typical", init.producer_id, init.producer_epoch, "simple")
+        return dict(ids, group_id="simple", topics=[{"name": "t", "partitions": [
+            {"partition_index": 1, "committed_offset": 1, "committed_metadata": None}]}])
+    if api_key == ApiKey.DESCRIBE_TRANSACTIONS:
+        return dict(transactional_ids=["tx-typical"])
+    return dict(state_filters=["Ongoing"], producer_id_filters=[])
+
+
+def failing_txn_request(api_key: int, version: int) -> dict:
+    """Requests naming a transactional id the coordinator never saw."""
+    ids = dict(transactional_id="ghost", producer_id=7, producer_epoch=0)
+    if api_key == ApiKey.ADD_PARTITIONS_TO_TXN:
+        return _add_partitions_body(version, ids, [{"name": "t", "partitions": [0]},
+                                                   {"name": "missing", "partitions": [0]}])
+    if api_key == ApiKey.ADD_OFFSETS_TO_TXN:
+        return dict(ids, group_id="g")
+    if api_key == ApiKey.END_TXN:
+        return dict(ids, committed=False)
+    if api_key == ApiKey.TXN_OFFSET_COMMIT:
+        return dict(ids, group_id="g", topics=[{"name": "t", "partitions": [
+            {"partition_index": 0, "committed_offset": 1, "committed_metadata": None}]}])
+    if api_key == ApiKey.DESCRIBE_TRANSACTIONS:
+        return dict(transactional_ids=["ghost", ""])
+    return dict(state_filters=["Nonsense"], producer_id_filters=[])
+
+
 def typical_admin_request(api_key: int) -> dict:
     if api_key == ApiKey.DELETE_RECORDS:
         return dict(topics=[{"name": "t", "partitions": [
@@ -110,6 +163,8 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
     if api_key in ADMIN_APIS:  # their own tests: test_<api>.py in this folder
         return typical_admin_request(api_key)
+    if api_key in TXN_APIS:  # their own tests: test_<api>.py in this folder
+        return typical_txn_request(b, api_key, version)
     if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
         return dict(components=[{"entity_type": "client-id", "match_type": 2, "match": None}])
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
@@ -189,6 +244,8 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
                             {"name": "t", "count": 1, "assignments": None}])
     if api_key in ADMIN_APIS:
         return failing_admin_request(api_key)
+    if api_key in TXN_APIS:
+        return failing_txn_request(api_key, version)
     if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
         return dict(components=[{"entity_type": "topic", "match_type": 0, "match": "t"}])
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:

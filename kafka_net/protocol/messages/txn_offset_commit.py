@@ -1,0 +1,48 @@
+"""TxnOffsetCommit (API key 28): versions 0-4, flexible from v3.
+
+Wire schema of ``TxnOffsetCommitRequest.json`` / ``TxnOffsetCommitResponse.json``.
+
+Version notes:
+
+* v1: no wire change (responses sent before throttling).
+* v2: partitions gain committed_leader_epoch.
+* v3: flexible versions; the request gains generation_id, member_id and
+  group_instance_id, so the group coordinator can fence zombies (KIP-447).
+* v4: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+"""
+
+from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Schema, Struct
+
+REQUEST = Schema(
+    "TxnOffsetCommitRequest", valid="0-4", flexible="3+",
+    fields=[
+        Field("transactional_id", STRING),
+        Field("group_id", STRING),
+        Field("producer_id", INT64),
+        Field("producer_epoch", INT16),
+        Field("generation_id", INT32, versions="3+", default=-1),
+        Field("member_id", STRING, versions="3+", default=""),
+        Field("group_instance_id", STRING, versions="3+", nullable="3+", default=None),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("committed_offset", INT64),
+                Field("committed_leader_epoch", INT32, versions="2+", default=-1),
+                Field("committed_metadata", STRING, nullable="0+"),
+            ))),
+        ))),
+    ])
+
+RESPONSE = Schema(
+    "TxnOffsetCommitResponse", valid="0-4", flexible="3+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+            ))),
+        ))),
+    ])

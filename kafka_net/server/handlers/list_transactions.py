@@ -1,0 +1,30 @@
+"""ListTransactions (API key 66): serves v0-v1 (KIP-664).
+
+Behaviour: every transactional id this coordinator knows (none in state
+Dead), filtered by state names (any of them; unknown names are echoed in
+``unknown_state_filters``), by producer ids, and (v1) by ``duration_filter``:
+only transactions started more than that many milliseconds ago.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+
+API_KEY = ApiKey.LIST_TRANSACTIONS
+VERSIONS = Versions(0, 1)
+
+
+def handle(ctx, request: dict) -> dict:
+    unknown, found = ctx.transaction_coordinator.handle_list_transactions(
+        set(request["producer_id_filters"]), set(request["state_filters"]),
+        request.get("duration_filter", -1))
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+            "unknown_state_filters": sorted(unknown),
+            "transaction_states": [
+                {"transactional_id": m.transactional_id, "producer_id": m.producer_id,
+                 "transaction_state": m.state.value}
+                for m in sorted(found, key=lambda m: m.transactional_id)]}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "unknown_state_filters": [], "transaction_states": []}

@@ -1,0 +1,45 @@
+"""TxnOffsetCommit (API key 28): serves v0-v4.
+
+Behaviour: offsets a transactional producer commits for a consumer group
+(``sendOffsetsToTransaction``) are held pending and become the group's
+committed offsets only when the transaction commits; an abort drops them
+(:mod:`kafka_net.server.transaction.txn_offsets`).
+
+* The group must have been added with AddOffsetsToTxn to the producer's
+  ongoing transaction, else INVALID_TXN_STATE; an unknown transactional id or
+  another producer id INVALID_PRODUCER_ID_MAPPING; an old epoch
+  INVALID_PRODUCER_EPOCH.
+* v3+ with a member id or generation: checked against the group as
+  OffsetCommit is (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION); without them (v0-v2,
+  or -1 and ""), not.  Per partition UNKNOWN_TOPIC_OR_PARTITION and
+  OFFSET_METADATA_TOO_LARGE as OffsetCommit.
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.group.offsets import PartitionCommit
+
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
+VERSIONS = Versions(0, 4)
+
+
+def handle(ctx, request: dict) -> dict:
+    commits = [PartitionCommit(t["name"], p["partition_index"], p["committed_offset"],
+                               p.get("committed_leader_epoch", -1), p["committed_metadata"])
+               for t in request["topics"] for p in t["partitions"]]
+    errors = iter(ctx.transaction_coordinator.handle_txn_offset_commit(
+        request["transactional_id"], request["group_id"], request["producer_id"],
+        request["producer_epoch"], request.get("member_id", ""),
+        request.get("generation_id", -1), commits))
+    return _response(request, lambda: next(errors))
+
+
+def _response(request: dict, next_error) -> dict:
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": next_error()}
+            for p in t["partitions"]]} for t in request.get("topics", [])]}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return _response(request, lambda: error_code)

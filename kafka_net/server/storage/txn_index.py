@@ -1,0 +1,74 @@
+"""One partition's transactions: the last stable offset and the aborted-transaction index.
+
+Kafka keeps this in two places: ``ProducerStateManager`` tracks the first
+offset of each producer's ongoing transaction (``ongoingTxns``), whose
+smallest is the *first unstable offset*; the ``TransactionIndex`` of each log
+segment lists the aborted transactions, ``(producer id, first offset, last
+offset)``, that a read_committed Fetch returns so the consumer can drop their
+records.
+
+* A transactional batch from a producer with no ongoing transaction here
+  starts one at the batch's base offset.
+* A control batch (COMMIT or ABORT marker) ends it; an ABORT records the
+  transaction's span in the aborted index.
+* The last stable offset (LSO) is the first offset of the oldest ongoing
+  transaction, else the high watermark: a read_committed consumer reads up
+  to it and no further.
+
+The caller holds the partition's lock, as for the log itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int      # the offset of the ABORT marker
+
+
+class TransactionIndex:
+    def __init__(self) -> None:
+        self._ongoing: dict[int, int] = {}        # producer id -> first offset
+        self._aborted: list[AbortedTxn] = []      # in marker (last offset) order
+        self._aborted_last: list[int] = []        # their last offsets, for bisect
+
+    def on_transactional_append(self, producer_id: int, base_offset: int) -> None:
+        self._ongoing.setdefault(producer_id, base_offset)
+
+    def on_marker(self, producer_id: int, commit: bool, marker_offset: int) -> None:
+        first = self._ongoing.pop(producer_id, None)
+        if first is not None and not commit:
+            self._aborted.append(AbortedTxn(producer_id, first, marker_offset))
+            self._aborted_last.append(marker_offset)
+
+    @property
+    def has_ongoing(self) -> bool:
+        return bool(self._ongoing)
+
+    def first_unstable_offset(self) -> int | None:
+        return min(self._ongoing.values()) if self._ongoing else None
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        first = self.first_unstable_offset()
+        return high_watermark if first is None else min(first, high_watermark)
+
+    def ongoing(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction (DescribeProducers' view)."""
+        return dict(self._ongoing)
+
+    def aborted_between(self, start: int, upper: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [start, upper): those ending at or
+        after ``start`` that began before ``upper`` (Kafka's
+        ``collectAbortedTransactions``)."""
+        index = bisect.bisect_left(self._aborted_last, start)
+        return [t for t in self._aborted[index:] if t.first_offset < upper]
+
+    def truncate_before(self, log_start: int) -> None:
+        """Forget aborted transactions wholly below the log start (deleted records)."""
+        index = bisect.bisect_left(self._aborted_last, log_start)
+        del self._aborted[:index], self._aborted_last[:index]

@@ -1,0 +1,345 @@
+"""TransactionCoordinator: exactly-once transactions (KIP-98), Kafka's class of that name.
+
+The handlers of InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+TxnOffsetCommit, ListTransactions and DescribeTransactions call it; the
+ReplicaManager asks it whether a transactional batch may be appended
+(:meth:`verify_transactional_batch`).  This broker is the coordinator of every
+transactional id (FindCoordinator key type 1 names it).
+
+The life of a transaction (transaction version 1, the one every client uses
+unless the broker finalizes ``transaction.version=2``):
+
+1. InitProducerId(transactional id): a producer id and a bumped epoch; older
+   producers with the same id are fenced; an open transaction is aborted first
+   (answered CONCURRENT_TRANSACTIONS, the client retries).
+2. AddPartitionsToTxn / AddOffsetsToTxn: the partitions and groups the
+   transaction writes to; the state becomes Ongoing.
+3. Produce with transactional batches (only to added partitions) and
+   TxnOffsetCommit (offsets held pending).
+4. EndTxn(commit or abort): PrepareCommit/PrepareAbort, a COMMIT or ABORT marker
+   on every partition and the group offsets made visible or dropped
+   (:mod:`.markers`), then CompleteCommit/CompleteAbort.
+
+A transaction open longer than its timeout is aborted by a periodic check
+(every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``), its
+producer fenced by an epoch bump.  Producer ids come from here for
+idempotent producers too (a null transactional id), as in Kafka.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from kafka_net.log_safety import escape
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.transaction.markers import TransactionMarkerWriter
+from kafka_net.server.transaction.metadata import (
+    NO_PRODUCER_EPOCH, PREPARING, TransactionMetadata, TransactionState)
+from kafka_net.server.transaction.state_manager import TransactionStateManager
+from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TransactionConfig:
+    """The transaction.* keys (Kafka's ``TransactionConfig``), defaults as Kafka's."""
+    max_timeout_ms: int = 900_000
+    id_expiration_ms: int = 604_800_000
+    abort_timed_out_cleanup_interval_ms: int = 10_000
+    remove_expired_cleanup_interval_ms: int = 3_600_000
+
+
+def fenced_error_for(error: int, api_version: int, fenced_since: int) -> int:
+    """PRODUCER_FENCED (KIP-588) as a request version knows it: clients before
+    ``fenced_since`` only understand INVALID_PRODUCER_EPOCH (Kafka's KafkaApis)."""
+    if error == ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
+
+
+@dataclass(frozen=True)
+class InitProducerIdResult:
+    error_code: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class TransactionCoordinator:
+    def __init__(self, config: TransactionConfig, replica_manager, group_offsets=None) -> None:
+        """``group_offsets``: the GroupCoordinator's OffsetManager (None: no groups)."""
+        self.config = config
+        self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
+        self.state = TransactionStateManager(config.max_timeout_ms, config.id_expiration_ms)
+        self.pending_offsets = PendingTxnOffsets()
+        self._group_offsets = group_offsets
+        self._markers = TransactionMarkerWriter(replica_manager, group_offsets,
+                                                self.pending_offsets, lambda: self.clock_ms())
+        self._next_producer_id = itertools.count(1000)
+        self._producer_id_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        replica_manager.transaction_verifier = self.verify_transactional_batch
+
+    def generate_producer_id(self) -> int:
+        with self._producer_id_lock:
+            return next(self._next_producer_id)
+
+    # -- InitProducerId ---------------------------------------------------------------
+
+    def handle_init_producer_id(self, transactional_id: str | None, timeout_ms: int,
+                                expected: tuple[int, int] | None = None
+                                ) -> InitProducerIdResult:
+        """``expected``: the (producer id, epoch) a v3+ client resumes with, if any."""
+        if transactional_id is None:
+            return InitProducerIdResult(ErrorCode.NONE, self.generate_producer_id(), 0)
+        if not transactional_id:
+            return InitProducerIdResult(ErrorCode.INVALID_REQUEST)
+        if not self.state.validate_transaction_timeout_ms(timeout_ms):
+            return InitProducerIdResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        md = self.state.get(transactional_id) or self.state.put_if_not_exists(
+            TransactionMetadata(transactional_id, self.generate_producer_id(), timeout_ms,
+                                txn_last_update_timestamp=self.clock_ms()))
+        with md.lock:
+            error = self._prepare_init_producer_id(md, timeout_ms, expected)
+            if error is not None:
+                return InitProducerIdResult(error)
+            if md.state != TransactionState.PREPARE_EPOCH_FENCE:
+                log.info("Initialized transactionalId %s with producerId %d and producer "
+                         "epoch %d", escape(transactional_id), md.producer_id,
+                         md.producer_epoch)
+                return InitProducerIdResult(ErrorCode.NONE, md.producer_id, md.producer_epoch)
+            fenced = (md.producer_id, md.producer_epoch)
+        # An open transaction: abort it with the fenced epoch, then let the client retry.
+        error = self._end_transaction(md, *fenced, commit=False, from_client=False)
+        return InitProducerIdResult(error or ErrorCode.CONCURRENT_TRANSACTIONS)
+
+    def _prepare_init_producer_id(self, md: TransactionMetadata, timeout_ms: int,
+                                  expected: tuple[int, int] | None) -> int | None:
+        if expected is not None and not self._is_valid_producer_id(md, *expected):
+            return ErrorCode.PRODUCER_FENCED
+        if md.state in PREPARING:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        now = self.clock_ms()
+        if md.state == TransactionState.ONGOING:
+            md.prepare_fence_producer_epoch(now)
+            return None
+        if md.is_producer_epoch_exhausted and (expected is None
+                                               or expected[1] == md.producer_epoch):
+            md.prepare_producer_id_rotation(self.generate_producer_id(), timeout_ms, now,
+                                            expected is not None)
+            return None
+        return md.prepare_increment_producer_epoch(
+            timeout_ms, None if expected is None else expected[1], now)
+
+    @staticmethod
+    def _is_valid_producer_id(md: TransactionMetadata, producer_id: int, epoch: int) -> bool:
+        return (md.producer_epoch == NO_PRODUCER_EPOCH or producer_id == md.producer_id
+                or (producer_id == md.previous_producer_id and epoch >= 2**15 - 2))
+
+    # -- AddPartitionsToTxn / AddOffsetsToTxn --------------------------------------------
+
+    def handle_add_partitions_to_transaction(self, transactional_id: str, producer_id: int,
+                                             epoch: int, partitions: set) -> int:
+        return self._add_to_transaction(transactional_id, producer_id, epoch, partitions, None)
+
+    def handle_add_offsets_to_transaction(self, transactional_id: str, producer_id: int,
+                                          epoch: int, group_id: str) -> int:
+        return self._add_to_transaction(transactional_id, producer_id, epoch, set(), group_id)
+
+    def _add_to_transaction(self, transactional_id: str, producer_id: int, epoch: int,
+                            partitions: set, group_id: str | None) -> int:
+        md = self.state.get(transactional_id)
+        if md is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        with md.lock:
+            error = self._check_producer(md, producer_id, epoch)
+            if error is not None:
+                return error
+            if md.state in PREPARING:
+                return ErrorCode.CONCURRENT_TRANSACTIONS
+            if md.state == TransactionState.ONGOING and partitions <= md.topic_partitions \
+                    and (group_id is None or group_id in md.groups):
+                return ErrorCode.NONE   # nothing new: no transition (Kafka's fast path)
+            md.add_partitions(partitions, self.clock_ms())
+            if group_id is not None:
+                md.groups.add(group_id)
+            return ErrorCode.NONE
+
+    def handle_verify_partitions_in_transaction(self, transactional_id: str, producer_id: int,
+                                                epoch: int, partitions: list) -> dict:
+        """AddPartitionsToTxn v4+ verify_only: each partition NONE if it is in the
+        ongoing transaction, INVALID_TXN_STATE if not (changes nothing)."""
+        md = self.state.get(transactional_id)
+        if md is None:
+            return dict.fromkeys(partitions, ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        with md.lock:
+            error = self._check_producer(md, producer_id, epoch)
+            if error is not None:
+                return dict.fromkeys(partitions, error)
+            ongoing = md.state == TransactionState.ONGOING
+            return {tp: ErrorCode.NONE if ongoing and tp in md.topic_partitions
+                    else ErrorCode.INVALID_TXN_STATE for tp in partitions}
+
+    @staticmethod
+    def _check_producer(md: TransactionMetadata, producer_id: int, epoch: int) -> int | None:
+        if md.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if md.producer_epoch != epoch:
+            return ErrorCode.PRODUCER_FENCED
+        return None
+
+    # -- EndTxn ---------------------------------------------------------------------------
+
+    def handle_end_transaction(self, transactional_id: str, producer_id: int, epoch: int,
+                               commit: bool) -> int:
+        md = self.state.get(transactional_id)
+        if md is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        return self._end_transaction(md, producer_id, epoch, commit, from_client=True)
+
+    def _end_transaction(self, md: TransactionMetadata, producer_id: int, epoch: int,
+                         commit: bool, from_client: bool) -> int:
+        with md.lock:
+            error = self._check_producer(md, producer_id, epoch)
+            if error is not None:
+                return error
+            error = self._prepare_end(md, commit, from_client)
+            if error is not None:
+                return error
+            if md.state not in PREPARING:
+                return ErrorCode.NONE   # a retry of an EndTxn that completed
+            partitions, groups = set(md.topic_partitions), set(md.groups)
+        try:
+            self._markers.write(md.transactional_id, producer_id, epoch, commit,
+                                partitions, groups)
+        finally:
+            with md.lock:
+                md.complete(commit, self.clock_ms())
+        log.debug("Completed %s of transaction for transactionalId %s with producerId %d "
+                  "and producer epoch %d (%d partition(s), %d group(s))",
+                  "commit" if commit else "rollback", escape(md.transactional_id),
+                  producer_id, epoch, len(partitions), len(groups))
+        return ErrorCode.NONE
+
+    @staticmethod
+    def _prepare_end(md: TransactionMetadata, commit: bool, from_client: bool) -> int | None:
+        """Move to PrepareCommit/PrepareAbort, or say why not (Kafka's endTransaction)."""
+        state = md.state
+        if state == TransactionState.ONGOING or (
+                state == TransactionState.PREPARE_EPOCH_FENCE and not from_client):
+            md.state = (TransactionState.PREPARE_COMMIT if commit
+                        else TransactionState.PREPARE_ABORT)
+            return None
+        done, preparing = ((TransactionState.COMPLETE_COMMIT, TransactionState.PREPARE_COMMIT)
+                           if commit else
+                           (TransactionState.COMPLETE_ABORT, TransactionState.PREPARE_ABORT))
+        if state == done:
+            return None   # already ended the same way: a retry
+        if state == preparing:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        return ErrorCode.INVALID_TXN_STATE
+
+    # -- TxnOffsetCommit --------------------------------------------------------------------
+
+    def handle_txn_offset_commit(self, transactional_id: str, group_id: str, producer_id: int,
+                                 epoch: int, member_id: str, generation: int,
+                                 commits: list) -> list[int]:
+        """One error code per commit; accepted offsets stay pending until EndTxn."""
+        md = self.state.get(transactional_id)
+        error = None
+        if md is None:
+            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        elif self._group_offsets is None:
+            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if error is not None:
+            return [error] * len(commits)
+        with md.lock:   # EndTxn cannot start between the check and the pending write
+            error = self._check_producer(md, producer_id, epoch)
+            if error == ErrorCode.PRODUCER_FENCED:
+                error = ErrorCode.INVALID_PRODUCER_EPOCH
+            if error is None and (md.state != TransactionState.ONGOING
+                                  or group_id not in md.groups):
+                error = ErrorCode.INVALID_TXN_STATE
+            if error is not None:
+                return [error] * len(commits)
+            errors = self._group_offsets.check_txn_commit(group_id, member_id, generation,
+                                                          commits)
+            self.pending_offsets.add(group_id, producer_id,
+                                     [c for c, e in zip(commits, errors) if e == ErrorCode.NONE])
+            return errors
+
+    # -- Produce: may this transactional batch be appended? --------------------------------
+
+    def verify_transactional_batch(self, topic: str, index: int, producer_id: int,
+                                   epoch: int) -> tuple[int, str] | None:
+        md = self.state.by_producer_id(producer_id)
+        if md is None:
+            return (ErrorCode.INVALID_TXN_STATE,
+                    f"producer id {producer_id} belongs to no transactional id")
+        with md.lock:
+            if epoch != md.producer_epoch:
+                return (ErrorCode.INVALID_PRODUCER_EPOCH,
+                        f"producer epoch {epoch} is not the current {md.producer_epoch}")
+            if md.state != TransactionState.ONGOING or (topic, index) not in md.topic_partitions:
+                return ErrorCode.INVALID_TXN_STATE, "Partition was not added to the transaction"
+        return None
+
+    # -- ListTransactions / DescribeTransactions ------------------------------------------
+
+    def handle_list_transactions(self, producer_ids: set[int], state_names: set[str],
+                                 duration_ms: int = -1):
+        """(unknown state filters, [TransactionMetadata]) for ListTransactions."""
+        return self.state.list_transaction_states(producer_ids, state_names, duration_ms,
+                                                  self.clock_ms())
+
+    def describe(self, transactional_id: str) -> TransactionMetadata | None:
+        md = self.state.get(transactional_id)
+        return None if md is None or md.state == TransactionState.DEAD else md
+
+    # -- timeouts: the periodic check ---------------------------------------------------
+
+    def abort_timed_out_transactions(self) -> int:
+        """Abort every Ongoing transaction past its timeout; returns how many."""
+        count = 0
+        for md in self.state.timed_out_transactions(self.clock_ms()):
+            with md.lock:
+                if md.state != TransactionState.ONGOING:
+                    continue   # it ended meanwhile
+                md.prepare_fence_producer_epoch(self.clock_ms())
+                fenced = (md.producer_id, md.producer_epoch)
+            if self._end_transaction(md, *fenced, commit=False, from_client=False) \
+                    == ErrorCode.NONE:
+                count += 1
+                log.info("Completed rollback of ongoing transaction for transactionalId %s "
+                         "due to timeout", escape(md.transactional_id))
+        return count
+
+    def startup(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="transaction-coordinator",
+                                        daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def _run(self) -> None:
+        interval = self.config.abort_timed_out_cleanup_interval_ms / 1000
+        next_expiry = self.clock_ms() + self.config.remove_expired_cleanup_interval_ms
+        while not self._stop.wait(interval):
+            try:
+                self.abort_timed_out_transactions()
+                if self.clock_ms() >= next_expiry:
+                    next_expiry = self.clock_ms() + self.config.remove_expired_cleanup_interval_ms
+                    for txn_id in self.state.remove_expired_transactional_ids(self.clock_ms()):
+                        log.info("Removed expired transactionalId %s", escape(txn_id))
+            except Exception:   # the check must go on
+                log.exception("Error in the transaction coordinator's periodic check")
