@@ -33,10 +33,11 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs, api_versions,
-    create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
-    describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
+    create_partitions, create_topics, delete_groups, delete_records, delete_topics,
+    describe_client_quotas, describe_cluster, describe_configs, describe_groups,
+    describe_producers, describe_topic_partitions, fetch, find_coordinator, heartbeat,
     incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group)
+    list_offsets, metadata, offset_commit, offset_delete, offset_fetch, produce, sync_group)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -67,9 +68,14 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     describe_configs,   # 32
     alter_configs,      # 33
     create_partitions,  # 37
+    delete_groups,      # 42
     incremental_alter_configs,  # 44
+    offset_delete,      # 47
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    describe_cluster,   # 60
+    describe_producers,  # 61
+    describe_topic_partitions,  # 75
 )}
 
 

@@ -176,7 +176,8 @@ class ReplicaManager:
         if header.has_producer_id:
             partition.producers.record(header.producer_id, header.producer_epoch,
                                        header.base_sequence, count,
-                                       appended.base_offset, appended.last_offset)
+                                       appended.base_offset, appended.last_offset,
+                                       max_timestamp)
         return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset,
                              log_append_time_ms=appended.log_append_time_ms)
 
@@ -213,6 +214,16 @@ class ReplicaManager:
             if wanted < 0 or wanted > high_watermark:
                 return ErrorCode.OFFSET_OUT_OF_RANGE, -1
             return ErrorCode.NONE, partition.log.delete_records_before(wanted)
+
+    def active_producers(self, topic: str, index: int):
+        """(error_code, [(producer id, epoch, last sequence, last timestamp)]) for
+        DescribeProducers (Kafka's ``Partition.activeProducerState``)."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []
+        with partition.lock:
+            return ErrorCode.NONE, [(pid, e.epoch, e.last_seq, e.last_timestamp)
+                                    for pid, e in partition.producers.active_producers()]
 
     # -- fetch --------------------------------------------------------------------------
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
     alter_client_quotas, alter_configs, api_versions, create_partitions, create_topics,
-    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
-    fetch, find_coordinator, heartbeat, incremental_alter_configs, init_producer_id,
-    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
-    offset_for_leader_epoch, produce, sync_group)
+    delete_groups, delete_records, delete_topics, describe_client_quotas, describe_cluster,
+    describe_configs, describe_groups, describe_producers, describe_topic_partitions, fetch,
+    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
+    leave_group, list_groups, list_offsets, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, sync_group)
 from kafka_net.protocol.schema import Schema
 
 
@@ -70,12 +71,23 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.ALTER_CONFIGS, alter_configs.REQUEST, alter_configs.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
+    ApiKey.DELETE_GROUPS: ApiMessage(
+        ApiKey.DELETE_GROUPS, delete_groups.REQUEST, delete_groups.RESPONSE),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiMessage(
         ApiKey.INCREMENTAL_ALTER_CONFIGS,
         incremental_alter_configs.REQUEST, incremental_alter_configs.RESPONSE),
+    ApiKey.OFFSET_DELETE: ApiMessage(
+        ApiKey.OFFSET_DELETE, offset_delete.REQUEST, offset_delete.RESPONSE),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiMessage(
         ApiKey.DESCRIBE_CLIENT_QUOTAS,
         describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
         ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
+    ApiKey.DESCRIBE_CLUSTER: ApiMessage(
+        ApiKey.DESCRIBE_CLUSTER, describe_cluster.REQUEST, describe_cluster.RESPONSE),
+    ApiKey.DESCRIBE_PRODUCERS: ApiMessage(
+        ApiKey.DESCRIBE_PRODUCERS, describe_producers.REQUEST, describe_producers.RESPONSE),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiMessage(
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        describe_topic_partitions.REQUEST, describe_topic_partitions.RESPONSE),
 }

@@ -33,7 +33,8 @@ The states and their legal moves are the table in
    heartbeating is removed and the group rebalances.  **LeaveGroup** removes
    members at once.
 
-Offsets are in :mod:`kafka_net.server.group.offsets`.
+Offsets, describe/list and deletion are in :mod:`kafka_net.server.group.admin`
+(offset storage in :mod:`kafka_net.server.group.offsets`).
 
 Threads: every method runs on a handler thread or the purgatory timer; each
 group has its own re-entrant lock (a completion can run inside a check that
@@ -51,12 +52,12 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group, GroupConfig, Member
-from kafka_net.server.group.offsets import OffsetAndMetadata, OffsetManager, PartitionCommit
+from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
+from kafka_net.server.group.offsets import OffsetManager
 from kafka_net.server.group.rebalance import (
     DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
 from kafka_net.server.group.results import (
-    GroupDescription, GroupOverview, JoinedMember, JoinRequest, JoinResult, LeaveResult,
-    MemberDescription, SyncRequest, SyncResult)
+    JoinedMember, JoinRequest, JoinResult, LeaveResult, SyncRequest, SyncResult)
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.purgatory import Purgatory
 
@@ -67,7 +68,7 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-class GroupCoordinator:
+class GroupCoordinator(GroupAdmin):
     def __init__(self, config: GroupConfig, topic_partitions) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown."""
         self.config = config
@@ -110,6 +111,12 @@ class GroupCoordinator:
     def groups(self) -> list[Group]:
         with self._lock:
             return list(self._groups.values())
+
+    def _forget(self, group: Group) -> None:
+        """Drop a deleted (Dead) group from the registry; its id may be reused."""
+        with self._lock:
+            if self._groups.get(group.group_id) is group:
+                del self._groups[group.group_id]
 
     # -- JoinGroup ----------------------------------------------------------------------
 
@@ -243,10 +250,12 @@ class GroupCoordinator:
             if not group.members:
                 group.transition_to(S.EMPTY)
                 group.protocol_name = group.leader_id = None
+                group.subscribed_topics = compute_subscribed_topics(group)
                 log.info("Group %s with generation %d is now empty",
                          escape(group.group_id), group.generation_id)
                 return
             group.protocol_name = select_protocol(group)
+            group.subscribed_topics = compute_subscribed_topics(group)
             if group.leader_id not in group.members:
                 group.leader_id = next(iter(group.members))
             group.transition_to(S.COMPLETING_REBALANCE)
@@ -398,39 +407,3 @@ class GroupCoordinator:
         # Answer whatever of it is parked, so those connections are unmuted.
         member.answer_join(JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
         member.answer_sync(SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID))
-
-    # -- offsets (kept in offsets.py; the coordinator is the handlers' one door) -----------
-
-    def commit_offsets(self, group_id: str, member_id: str, generation: int,
-                       commits: list[PartitionCommit]) -> list[int]:
-        """One error code per commit, in order (generation -1: a "simple" consumer)."""
-        return self.offsets.commit(group_id, member_id, generation, commits)
-
-    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
-                      ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
-        """(topic, [(partition, committed)]); ``topics`` None means all committed."""
-        return self.offsets.fetch(group_id, topics)
-
-    def delete_topic_offsets(self, topic: str) -> None:
-        self.offsets.delete_topic(topic)
-
-    # -- describe / list ------------------------------------------------------------------
-
-    def describe_group(self, group_id: str) -> GroupDescription:
-        """An unknown group is described as Dead, without an error (as Kafka does)."""
-        group = self._group(group_id)
-        if group is None:
-            return GroupDescription(group_id, S.DEAD.value, "", "")
-        with group.lock:
-            stable = group.state == S.STABLE
-            return GroupDescription(
-                group_id, group.state.value, group.protocol_type or "",
-                (group.protocol_name or "") if stable else "",
-                [MemberDescription(
-                    m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                    m.metadata_for(group.protocol_name) if stable else b"",
-                    m.assignment if stable else b"") for m in group.members.values()])
-
-    def list_groups(self) -> list[GroupOverview]:
-        return [GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
-                for g in self.groups()]

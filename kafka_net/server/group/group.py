@@ -74,6 +74,8 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending_members: dict[str, float] = field(default_factory=dict)  # id -> deadline
     offsets: dict[tuple[str, int], "OffsetAndMetadata"] = field(default_factory=dict)
+    # The topics the members consume, set at each new generation (None: unknown).
+    subscribed_topics: frozenset[str] | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     join_op: "DelayedOperation | None" = None
 
