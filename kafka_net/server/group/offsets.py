@@ -67,8 +67,9 @@ class OffsetManager:
                 return None  # a "simple" consumer using assign(), not subscribe()
             if group.state == GroupState.COMPLETING_REBALANCE:
                 return ErrorCode.REBALANCE_IN_PROGRESS
-            if member_id not in group.members:
-                return ErrorCode.UNKNOWN_MEMBER_ID
+            error = group.validate_member(member_id, group_instance_id)
+            if error is not None:
+                return error
             if generation != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
             return None
