@@ -9,7 +9,7 @@ import pytest
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as Errors
-from kafka.admin import NewTopic
+from kafka.admin import MemberToRemove, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -112,3 +112,26 @@ def test_describe_topic_partitions_pages(admin, server):
     assert [(p["leader_id"], p["replica_nodes"], p["isr_nodes"])
             for p in topic["partitions"]] == [(1, [1], [1])]
     assert server.apis.metrics.requests_seen(ApiKey.DESCRIBE_TOPIC_PARTITIONS) == [0]
+
+
+def test_remove_a_static_member_by_its_instance_id(admin, server):
+    static = consumer(server, "kg-static", group_instance_id="kg-instance",
+                      session_timeout_ms=60000)
+    static.subscribe(["kg-u"])
+    try:
+        for _ in range(100):
+            static.poll(timeout_ms=200)
+            if static.assignment():
+                break
+        group = admin.describe_groups(["kg-static"])["kg-static"]
+        assert [m["group_instance_id"] for m in group["members"]] == ["kg-instance"]
+        removed = admin.remove_group_members("kg-static", [
+            MemberToRemove(group_instance_id="kg-instance"),
+            MemberToRemove(group_instance_id="kg-nobody")])
+        # (kafka-python 3.0.12 keys the answer by instance id, not by MemberToRemove.)
+        assert removed == {"kg-instance": Errors.NoError,
+                           "kg-nobody": Errors.UnknownMemberIdError}
+        group = admin.describe_groups(["kg-static"])["kg-static"]
+        assert (group["group_state"], group["members"]) == ("Empty", [])
+    finally:
+        static.close()
