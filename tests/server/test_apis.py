@@ -54,7 +54,9 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.LIST_GROUPS, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
         ApiKey.INIT_PRODUCER_ID, ApiKey.CREATE_PARTITIONS, ApiKey.DELETE_RECORDS,
         ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS,
-        ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS}
+        ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS,
+        ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE, ApiKey.DESCRIBE_CLUSTER,
+        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TOPIC_PARTITIONS}
 
 
 def test_supported_versions_come_from_the_table():
