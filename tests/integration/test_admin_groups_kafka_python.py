@@ -42,6 +42,14 @@ def commit(server, group: str, offsets: dict) -> None:
     c.close()
 
 
+def wait_for_assignment(c: KafkaConsumer) -> None:
+    """Poll until the group has given ``c`` partitions (bounded: 100 short polls)."""
+    for _ in range(100):
+        c.poll(timeout_ms=200)
+        if c.assignment():
+            return
+
+
 def committed(admin, group: str) -> dict:
     return {tp: om.offset for tp, om in admin.list_group_offsets(group)[group].items()}
 
@@ -62,10 +70,7 @@ def test_delete_group_offsets_keeps_the_topics_a_live_group_consumes(admin, serv
     live = consumer(server, "kg-live")
     live.subscribe(["kg-t"])
     try:
-        for _ in range(100):
-            live.poll(timeout_ms=200)
-            if live.assignment():
-                break
+        wait_for_assignment(live)
         assert live.assignment() == {T0, T1}
         assert admin.delete_groups(["kg-live"]) == {"kg-live": "NonEmptyGroupError"}
         answer = admin.delete_group_offsets("kg-live", [T0, U0])
@@ -119,10 +124,7 @@ def test_remove_a_static_member_by_its_instance_id(admin, server):
                       session_timeout_ms=60000)
     static.subscribe(["kg-u"])
     try:
-        for _ in range(100):
-            static.poll(timeout_ms=200)
-            if static.assignment():
-                break
+        wait_for_assignment(static)
         group = admin.describe_groups(["kg-static"])["kg-static"]
         assert [m["group_instance_id"] for m in group["members"]] == ["kg-instance"]
         removed = admin.remove_group_members("kg-static", [
