@@ -7,6 +7,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- MetadataCache       (topics, advertised listeners)
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
+                          |-- LogManager          (the periodic retention task)
                           '-- QuotaManagers       (client quotas, the throttle reaper)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
@@ -16,9 +17,10 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
-Start and stop order: :meth:`startup` starts the throttle reaper, then the
-purgatories; :meth:`shutdown` stops them in the reverse order (the reaper last:
-a handler still running may start a throttle).  Without ``startup`` nothing
+Start and stop order: :meth:`startup` starts the throttle reaper, the
+purgatories, then the LogManager's retention task; :meth:`shutdown` stops them
+in the reverse order (the reaper last: a handler still running may start a
+throttle).  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
@@ -30,6 +32,7 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group import GroupConfig, GroupCoordinator
+from kafka_net.server.log_manager import LogManager
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -61,6 +64,9 @@ class BrokerCore:
         self.group_coordinator = GroupCoordinator(groups or group_config(config),
                                                   self._partition_count)
         self.quotas = QuotaManagers(config, self.request_channel)
+        self.log_manager = LogManager(self.replica_manager,
+                                      config.log_retention_check_interval_ms,
+                                      config.log_initial_task_delay_ms)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas)
@@ -90,8 +96,10 @@ class BrokerCore:
     def startup(self) -> None:
         self.quotas.startup()
         self.start_purgatories()
+        self.log_manager.startup()
 
     def shutdown(self) -> None:
+        self.log_manager.shutdown()
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
 

@@ -183,22 +183,29 @@ class ReplicaManager:
 
     # -- the log start offset: retention and DeleteRecords --------------------------------
 
-    def _apply_retention(self, partition: Partition, config) -> None:
+    def _apply_retention(self, partition: Partition, config) -> int:
         if not (config.delete and config.retention_overridden):
-            return   # cleanup.policy=compact alone: Kafka never deletes by retention
+            return 0   # cleanup.policy=compact alone: Kafka never deletes by retention
         deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
                                                 config.retention_bytes)
         if deleted:
             log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
                      deleted, partition.topic, partition.index, partition.log.log_start_offset)
+        return deleted
 
-    def apply_retention(self, topic: str) -> None:
-        """Enforce ``topic``'s retention now (after its configs changed)."""
-        config = self.config_repository.log_config(topic)
+    def apply_retention(self, topic: str | None = None) -> int:
+        """Enforce ``topic``'s retention now (after its configs changed), or every
+        topic's (None: the periodic kafka-log-retention task); batches deleted."""
         with self._lock:
-            partitions = [p for (t, _), p in self._partitions.items() if t == topic]
+            partitions = [p for (t, _), p in self._partitions.items()
+                          if topic is None or t == topic]
+        configs: dict = {}
+        deleted = 0
         for partition in partitions:
-            self._apply_retention(partition, config)
+            if partition.topic not in configs:
+                configs[partition.topic] = self.config_repository.log_config(partition.topic)
+            deleted += self._apply_retention(partition, configs[partition.topic])
+        return deleted
 
     def delete_records(self, topic: str, index: int, offset: int) -> tuple[int, int]:
         """(error_code, low_watermark) for one partition of DeleteRecords
