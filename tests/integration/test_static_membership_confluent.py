@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -99,3 +99,41 @@ def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(
     assert group.generation_id > generation
     a.consumer.close()
 
+
+
+def test_a_duplicate_instance_id_fences_the_older_consumer(server):
+    """Two live consumers with one group.instance.id: the newer replaces the older,
+    whose next heartbeat gets FENCED_INSTANCE_ID, which librdkafka makes fatal."""
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    admin.create_topics([NewTopic("static-dup", 2, 1)])["static-dup"].result(TIMEOUT_S)
+    errors = []
+
+    def member() -> Consumer:
+        consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "static-dup",
+                             "group.instance.id": "twin", "session.timeout.ms": SESSION_MS,
+                             "heartbeat.interval.ms": 300})
+        consumer.subscribe(["static-dup"])
+        return consumer
+
+    def poll_once(consumer):
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error():
+            errors.append((consumer, msg.error()))
+        return []
+
+    older = member()
+    newer = None
+    try:
+        poll_until(poll_once, [older], lambda _: bool(older.assignment()), timeout=TIMEOUT_S)
+        newer = member()
+        poll_until(poll_once, [older, newer], lambda _: bool(errors and newer.assignment()),
+                   timeout=TIMEOUT_S)
+        [(fenced, error)] = errors
+        assert fenced is older and error.code() == KafkaError._FATAL
+        assert ("Static consumer fenced by other consumer with same group.instance.id"
+                in error.str())
+        assert {p.partition for p in newer.assignment()} == {0, 1}
+    finally:
+        older.close()
+        if newer is not None:
+            newer.close()
