@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.consumer_protocol import PROTOCOL_TYPE, subscribed_topics
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group
@@ -21,6 +21,9 @@ from kafka_net.server.group.results import GroupDescription, GroupOverview, Memb
 from kafka_net.server.group.state import GroupState
 
 log = logging.getLogger(__name__)
+# A client controls the metadata, and every rebalance reads it again: one line
+# per interval, however often a group rejoins with metadata that does not parse.
+_unparseable = RateLimitedLog(log)
 
 S = GroupState
 
@@ -39,9 +42,11 @@ def compute_subscribed_topics(group: Group) -> frozenset[str] | None:
     for member in group.members.values():
         member_topics = subscribed_topics(member.metadata_for(group.protocol_name))
         if member_topics is None:
-            log.warning("Failed to parse Consumer Protocol %s:%s of group %s. Consumer group "
-                        "coordinator is not aware of the subscribed topics.", PROTOCOL_TYPE,
-                        escape(group.protocol_name), escape(group.group_id))
+            _unparseable.log(
+                logging.WARNING, "consumer-protocol",
+                "Failed to parse Consumer Protocol %s:%s of group %s. Consumer group "
+                "coordinator is not aware of the subscribed topics.", PROTOCOL_TYPE,
+                escape(group.protocol_name), escape(group.group_id))
             return None
         topics.update(member_topics)
     return frozenset(topics)
