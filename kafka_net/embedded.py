@@ -98,17 +98,31 @@ class Broker:
     def capture_dir(self) -> str | None:
         return self.config.capture_dir or None
 
-    def create_topic(self, name: str, partitions: int = 1) -> None:
-        """Create a topic (no-op if it exists with any partition count).
+    def create_topic(self, name: str, partitions: int = 1,
+                     configs: Mapping[str, object] | None = None) -> None:
+        """Create a topic (no-op if it exists with any partition count or configs).
 
-        Raises ValueError for a name Kafka would refuse, or a count below 1.
+        ``configs`` are topic configs as CreateTopics takes them, e.g.
+        ``{"retention.ms": 60000, "cleanup.policy": "compact"}``.  Raises
+        ValueError for a name Kafka would refuse, a count below 1, or a config
+        Kafka would refuse (with Kafka's INVALID_CONFIG message).
         """
         from kafka_net.server.metadata_cache import topic_name_error
+        from kafka_net.server.topic_config import InvalidConfig
 
         error = topic_name_error(name)
         if error or partitions < 1:
             raise ValueError(error or f"partitions must be at least 1, not {partitions}")
-        self._started().apis.create_topic(name, partitions)
+        apis = self._started().apis
+        try:
+            overrides = apis.config_repository.validate(name, {
+                k: str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in (configs or {}).items()})
+        except InvalidConfig as exc:
+            raise ValueError(str(exc)) from None
+        _, created = apis.create_topic(name, partitions)
+        if created and overrides:
+            apis.config_repository.set_topic_config(name, overrides)
 
     def delete_topic(self, name: str) -> bool:
         return self._started().apis.delete_topic(name)

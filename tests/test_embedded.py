@@ -10,6 +10,7 @@ import pytest
 
 import kafka_net
 from kafka_net.config import DEV_PROFILE, ConfigError, EndPoint, ServerConfig, load_config
+from tests.support import wait_until
 
 pytest_plugins = ["pytester"]
 
@@ -132,3 +133,25 @@ def test_metrics_url_names_the_metrics_listener():
             assert answer.status == 200
     with kafka_net.Broker() as broker:
         assert broker.metrics_url is None
+
+
+def test_create_topic_with_configs_and_periodic_retention():
+    from kafka import KafkaProducer
+
+    config = {"log.retention.check.interval.ms": 50, "log.initial.task.delay.ms": 0}
+    with kafka_net.Broker(config) as broker:
+        broker.create_topic("short-lived", configs={"retention.ms": 300,
+                                                    "cleanup.policy": "delete"})
+        repo = broker.server.apis.config_repository
+        assert repo.topic_overrides("short-lived") == {"retention.ms": 300,
+                                                       "cleanup.policy": ["delete"]}
+        with pytest.raises(ValueError, match="Invalid value nonsense for configuration "
+                                             "cleanup.policy"):
+            broker.create_topic("refused", configs={"cleanup.policy": "nonsense"})
+        assert "refused" not in broker.topics()
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+        producer.send("short-lived", b"soon gone").get(timeout=10)
+        producer.close()
+        partition = broker.server.replica_manager.partition("short-lived", 0)
+        # Nobody writes again: only the kafka-log-retention task can delete the record.
+        assert wait_until(lambda: partition.log.log_start_offset == 1, timeout=10)

@@ -67,6 +67,12 @@ KEYS: tuple[_Key, ...] = (
          "Whether DeleteTopics may delete topics."),
     _Key("message.max.bytes", "message_max_bytes", integer(0), "1048588",
          "Largest record batch a producer may send (per partition)."),
+    _Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", integer(1),
+         "300000",
+         "How often the kafka-log-retention task deletes batches past their topic's "
+         "retention.ms / retention.bytes."),
+    _Key("log.initial.task.delay.ms", "log_initial_task_delay_ms", integer(0), "30000",
+         "How long after startup the kafka-log-retention task first runs."),
     _Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", integer(), "6000",
          "Smallest session timeout a consumer group member may ask for."),
     _Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", integer(), "1800000",

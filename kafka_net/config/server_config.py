@@ -53,6 +53,8 @@ class ServerConfig:
     shutdown_timeout_ms: int = default_of("shutdown_timeout_ms")
     delete_topic_enable: bool = default_of("delete_topic_enable")
     message_max_bytes: int = default_of("message_max_bytes")
+    log_retention_check_interval_ms: int = default_of("log_retention_check_interval_ms")
+    log_initial_task_delay_ms: int = default_of("log_initial_task_delay_ms")
     group_min_session_timeout_ms: int = default_of("group_min_session_timeout_ms")
     group_max_session_timeout_ms: int = default_of("group_max_session_timeout_ms")
     group_initial_rebalance_delay_ms: int = default_of("group_initial_rebalance_delay_ms")

@@ -33,12 +33,13 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
     alter_client_quotas, alter_configs, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_partitions, create_topics,
-    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
+    consumer_group_heartbeat, create_partitions, create_topics, delete_groups,
+    delete_records, delete_topics, describe_client_quotas, describe_cluster,
+    describe_configs, describe_groups, describe_producers, describe_topic_partitions,
     describe_transactions, end_txn, fetch, find_coordinator, heartbeat,
     incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, list_transactions, metadata, offset_commit, offset_fetch, produce,
-    sync_group, txn_offset_commit)
+    list_offsets, list_transactions, metadata, offset_commit, offset_delete,
+    offset_fetch, produce, sync_group, txn_offset_commit)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -74,13 +75,18 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     describe_configs,   # 32
     alter_configs,      # 33
     create_partitions,  # 37
+    delete_groups,      # 42
     incremental_alter_configs,  # 44
+    offset_delete,      # 47
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    describe_cluster,   # 60
+    describe_producers,  # 61
     describe_transactions,   # 65
     list_transactions,       # 66
     consumer_group_heartbeat,  # 68
     consumer_group_describe,   # 69
+    describe_topic_partitions,  # 75
 )}
 
 

@@ -8,6 +8,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
+                          |-- LogManager          (the periodic retention task)
                           '-- QuotaManagers       (client quotas, the throttle reaper)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
@@ -17,9 +18,10 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
-Start and stop order: :meth:`startup` starts the throttle reaper, then the
-purgatories; :meth:`shutdown` stops them in the reverse order (the reaper last:
-a handler still running may start a throttle).  Without ``startup`` nothing
+Start and stop order: :meth:`startup` starts the throttle reaper, the
+purgatories, then the LogManager's retention task; :meth:`shutdown` stops them
+in the reverse order (the reaper last: a handler still running may start a
+throttle).  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
@@ -31,6 +33,7 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.log_manager import LogManager
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -81,6 +84,9 @@ class BrokerCore:
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets)
         self.quotas = QuotaManagers(config, self.request_channel)
+        self.log_manager = LogManager(self.replica_manager,
+                                      config.log_retention_check_interval_ms,
+                                      config.log_initial_task_delay_ms)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
@@ -111,8 +117,10 @@ class BrokerCore:
     def startup(self) -> None:
         self.quotas.startup()
         self.start_purgatories()
+        self.log_manager.startup()
 
     def shutdown(self) -> None:
+        self.log_manager.shutdown()
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
 

@@ -41,6 +41,7 @@ class BatchMetadata:
 class ProducerEntry:
     epoch: int
     batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
+    last_timestamp: int = -1   # the max timestamp of its last batch (DescribeProducers)
 
     @property
     def last_seq(self) -> int:
@@ -107,9 +108,14 @@ class ProducerStateManager:
             self._producers[producer_id] = ProducerEntry(epoch)
 
     def record(self, producer_id: int, epoch: int, first_seq: int, count: int,
-               first_offset: int, last_offset: int) -> None:
+               first_offset: int, last_offset: int, max_timestamp: int = -1) -> None:
         entry = self._producers.get(producer_id)
         if entry is None or epoch > entry.epoch:
             entry = self._producers[producer_id] = ProducerEntry(epoch)
         entry.batches.append(BatchMetadata(
             first_seq, next_sequence(first_seq, count - 1), first_offset, last_offset))
+        entry.last_timestamp = max_timestamp
+
+    def active_producers(self) -> list[tuple[int, ProducerEntry]]:
+        """(producer id, entry) of every producer with state here, by id."""
+        return sorted(self._producers.items())

@@ -194,7 +194,8 @@ class ReplicaManager:
         if header.has_producer_id:
             partition.producers.record(header.producer_id, header.producer_epoch,
                                        header.base_sequence, count,
-                                       appended.base_offset, appended.last_offset)
+                                       appended.base_offset, appended.last_offset,
+                                       max_timestamp)
         if header.is_transactional:
             partition.txns.on_transactional_append(header.producer_id, appended.base_offset)
         return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset,
@@ -228,9 +229,9 @@ class ReplicaManager:
 
     # -- the log start offset: retention and DeleteRecords --------------------------------
 
-    def _apply_retention(self, partition: Partition, config) -> None:
+    def _apply_retention(self, partition: Partition, config) -> int:
         if not (config.delete and config.retention_overridden):
-            return   # cleanup.policy=compact alone: Kafka never deletes by retention
+            return 0   # cleanup.policy=compact alone: Kafka never deletes by retention
         deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
                                                 config.retention_bytes)
         if deleted:
@@ -238,14 +239,21 @@ class ReplicaManager:
                 partition.txns.truncate_before(partition.log.log_start_offset)
             log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
                      deleted, partition.topic, partition.index, partition.log.log_start_offset)
+        return deleted
 
-    def apply_retention(self, topic: str) -> None:
-        """Enforce ``topic``'s retention now (after its configs changed)."""
-        config = self.config_repository.log_config(topic)
+    def apply_retention(self, topic: str | None = None) -> int:
+        """Enforce ``topic``'s retention now (after its configs changed), or every
+        topic's (None: the periodic kafka-log-retention task); batches deleted."""
         with self._lock:
-            partitions = [p for (t, _), p in self._partitions.items() if t == topic]
+            partitions = [p for (t, _), p in self._partitions.items()
+                          if topic is None or t == topic]
+        configs: dict = {}
+        deleted = 0
         for partition in partitions:
-            self._apply_retention(partition, config)
+            if partition.topic not in configs:
+                configs[partition.topic] = self.config_repository.log_config(partition.topic)
+            deleted += self._apply_retention(partition, configs[partition.topic])
+        return deleted
 
     def delete_records(self, topic: str, index: int, offset: int) -> tuple[int, int]:
         """(error_code, low_watermark) for one partition of DeleteRecords
@@ -263,6 +271,16 @@ class ReplicaManager:
             low_watermark = partition.log.delete_records_before(wanted)
             partition.txns.truncate_before(low_watermark)   # aborted spans deleted with them
             return ErrorCode.NONE, low_watermark
+
+    def active_producers(self, topic: str, index: int):
+        """(error_code, [(producer id, epoch, last sequence, last timestamp)]) for
+        DescribeProducers (Kafka's ``Partition.activeProducerState``)."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []
+        with partition.lock:
+            return ErrorCode.NONE, [(pid, e.epoch, e.last_seq, e.last_timestamp)
+                                    for pid, e in partition.producers.active_producers()]
 
     # -- fetch --------------------------------------------------------------------------
 

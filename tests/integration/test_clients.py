@@ -178,11 +178,9 @@ def test_kafka_python_consumer_and_admin_read_metadata(server, kafka_python):
     assert "kp-auto" in consumer.topics()
 
     admin = kafka_python("admin", server)
-    # describe_cluster prefers DescribeCluster (key 60); the broker does not
-    # advertise it, so kafka-python falls back to Metadata with no topics
-    # (kafka/admin/_cluster.py, IncompatibleBrokerVersion branch).
-    assert 60 not in server.apis.supported_versions()
+    # describe_cluster prefers DescribeCluster (key 60), which the broker serves.
     cluster = admin.describe_cluster()
+    assert seen(server, 60) == [1]
     assert cluster["cluster_id"] == server.config.cluster_id
     assert cluster["controller_id"] == server.config.node_id
     assert cluster["brokers"] == [{"broker_id": server.config.node_id, "host": LOOPBACK,

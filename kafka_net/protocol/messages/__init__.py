@@ -13,11 +13,12 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
     add_offsets_to_txn, add_partitions_to_txn, alter_client_quotas, alter_configs,
     api_versions, consumer_group_describe, consumer_group_heartbeat, create_partitions,
-    create_topics, delete_records, delete_topics,
-    describe_client_quotas, describe_configs, describe_groups, describe_transactions, end_txn,
-    fetch, find_coordinator, heartbeat, incremental_alter_configs, init_producer_id,
-    join_group, leave_group, list_groups, list_offsets, list_transactions, metadata,
-    offset_commit, offset_fetch, offset_for_leader_epoch, produce, sync_group,
+    create_topics, delete_groups, delete_records, delete_topics, describe_client_quotas,
+    describe_cluster, describe_configs, describe_groups, describe_producers,
+    describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
+    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
+    list_groups, list_offsets, list_transactions, metadata, offset_commit,
+    offset_delete, offset_fetch, offset_for_leader_epoch, produce, sync_group,
     txn_offset_commit)
 from kafka_net.protocol.schema import Schema
 
@@ -81,14 +82,22 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.ALTER_CONFIGS, alter_configs.REQUEST, alter_configs.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
+    ApiKey.DELETE_GROUPS: ApiMessage(
+        ApiKey.DELETE_GROUPS, delete_groups.REQUEST, delete_groups.RESPONSE),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiMessage(
         ApiKey.INCREMENTAL_ALTER_CONFIGS,
         incremental_alter_configs.REQUEST, incremental_alter_configs.RESPONSE),
+    ApiKey.OFFSET_DELETE: ApiMessage(
+        ApiKey.OFFSET_DELETE, offset_delete.REQUEST, offset_delete.RESPONSE),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiMessage(
         ApiKey.DESCRIBE_CLIENT_QUOTAS,
         describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
         ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
+    ApiKey.DESCRIBE_CLUSTER: ApiMessage(
+        ApiKey.DESCRIBE_CLUSTER, describe_cluster.REQUEST, describe_cluster.RESPONSE),
+    ApiKey.DESCRIBE_PRODUCERS: ApiMessage(
+        ApiKey.DESCRIBE_PRODUCERS, describe_producers.REQUEST, describe_producers.RESPONSE),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiMessage(
         ApiKey.DESCRIBE_TRANSACTIONS,
         describe_transactions.REQUEST, describe_transactions.RESPONSE),
@@ -100,4 +109,7 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.CONSUMER_GROUP_DESCRIBE: ApiMessage(
         ApiKey.CONSUMER_GROUP_DESCRIBE,
         consumer_group_describe.REQUEST, consumer_group_describe.RESPONSE),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiMessage(
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        describe_topic_partitions.REQUEST, describe_topic_partitions.RESPONSE),
 }

@@ -33,7 +33,8 @@ The states and their legal moves are the table in
    heartbeating is removed and the group rebalances.  **LeaveGroup** removes
    members at once.
 
-Offsets are in :mod:`kafka_net.server.group.offsets`.
+Offsets, describe/list and deletion are in :mod:`kafka_net.server.group.admin`
+(offset storage in :mod:`kafka_net.server.group.offsets`).
 
 Threads: every method runs on a handler thread or the purgatory timer; each
 group has its own re-entrant lock (a completion can run inside a check that
@@ -53,12 +54,13 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.consumer_coordinator import (
     ConsumerGroupConfig, ConsumerGroupCoordinator)
 from kafka_net.server.group.group import Group, GroupConfig, Member
-from kafka_net.server.group.offsets import OffsetAndMetadata, OffsetManager, PartitionCommit
+from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
+from kafka_net.server.group.static_membership import StaticMembership
+from kafka_net.server.group.offsets import OffsetManager
 from kafka_net.server.group.rebalance import (
     DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
 from kafka_net.server.group.results import (
-    GroupDescription, GroupOverview, JoinedMember, JoinRequest, JoinResult, LeaveResult,
-    MemberDescription, SyncRequest, SyncResult)
+    JoinedMember, JoinRequest, JoinResult, LeaveResult, SyncRequest, SyncResult)
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.purgatory import Purgatory
 
@@ -69,7 +71,7 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-class GroupCoordinator:
+class GroupCoordinator(GroupAdmin, StaticMembership):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
                  consumer_config: ConsumerGroupConfig | None = None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
@@ -122,6 +124,12 @@ class GroupCoordinator:
         with self._lock:
             return list(self._groups.values())
 
+    def _forget(self, group: Group) -> None:
+        """Drop a deleted (Dead) group from the registry; its id may be reused."""
+        with self._lock:
+            if self._groups.get(group.group_id) is group:
+                del self._groups[group.group_id]
+
     # -- JoinGroup ----------------------------------------------------------------------
 
     def join_group(self, req: JoinRequest, respond: JoinCallback) -> JoinResult | None:
@@ -140,6 +148,8 @@ class GroupCoordinator:
                 # online migration between the two protocols is not built).
                 return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
             if not req.member_id:
+                if req.group_instance_id is not None:
+                    return self._join_new_static_member(group, req, respond)
                 return self._join_new_member(group, req, respond)
             return self._join_known_member(group, req, respond)
 
@@ -179,9 +189,10 @@ class GroupCoordinator:
         if member_id in group.pending_members:
             del group.pending_members[member_id]
             return self._add_member_and_rebalance(group, req, member_id, respond)
-        member = group.members.get(member_id)
-        if member is None:
-            return JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+        error = group.validate_member(member_id, req.group_instance_id)
+        if error is not None:
+            return JoinResult.failed(error, member_id)
+        member = group.members[member_id]
         same = req.protocols == member.protocols
         if group.state == S.COMPLETING_REBALANCE and same:
             # It lost our JoinGroup answer: give it again, no new rebalance.
@@ -235,6 +246,9 @@ class GroupCoordinator:
                 self.config.initial_rebalance_delay_ms, timeout))
         else:
             op = DelayedJoin(self, group, timeout)
+        self._schedule_join(group, op)
+
+    def _schedule_join(self, group: Group, op: DelayedJoin) -> None:
         group.join_op = op
         self.purgatory.try_complete_else_watch(op, [("join", group.group_id)])
 
@@ -246,30 +260,42 @@ class GroupCoordinator:
         with group.lock:
             if group.state != S.PREPARING_REBALANCE:
                 return
-            for member in [m for m in group.members.values() if m.on_join is None]:
+            # Static members that did not rejoin stay: their session timeout governs them.
+            for member in [m for m in group.members.values()
+                           if m.on_join is None and m.group_instance_id is None]:
                 log.info("Member %s of group %s did not rejoin in time; removing it",
                          escape(member.member_id), escape(group.group_id))
                 self._remove_member(group, member)
+            if group.members and not any(m.on_join for m in group.members.values()):
+                log.error("Group %s could not complete rebalance because no members "
+                          "rejoined.", escape(group.group_id))
+                self._schedule_join(group, DelayedJoin(self, group, max(
+                    m.rebalance_timeout_ms for m in group.members.values())))
+                return
             # Pending members (given an id, not yet rejoined) stay pending: if they
             # rejoin later, that starts the next rebalance.
             group.generation_id += 1
             if not group.members:
                 group.transition_to(S.EMPTY)
                 group.protocol_name = group.leader_id = None
+                group.subscribed_topics = compute_subscribed_topics(group)
                 log.info("Group %s with generation %d is now empty",
                          escape(group.group_id), group.generation_id)
                 return
             group.protocol_name = select_protocol(group)
-            if group.leader_id not in group.members:
-                group.leader_id = next(iter(group.members))
+            group.subscribed_topics = compute_subscribed_topics(group)
+            leader = group.members.get(group.leader_id)
+            if leader is None or leader.on_join is None:   # a joined member leads
+                group.leader_id = next(m.member_id for m in group.members.values() if m.on_join)
             group.transition_to(S.COMPLETING_REBALANCE)
             log.info("Stabilized group %s generation %d (protocol %s, %d members)",
                      escape(group.group_id), group.generation_id, escape(group.protocol_name),
                      len(group.members))
             for member in group.members.values():
                 member.is_new = False
-                member.answer_join(self._join_answer(group, member))
-                self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+                if member.on_join is not None:
+                    member.answer_join(self._join_answer(group, member))
+                    self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
 
     @staticmethod
     def _join_answer(group: Group, member: Member) -> JoinResult:
@@ -288,9 +314,10 @@ class GroupCoordinator:
         if group is None:
             return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
         with group.lock:
-            member = group.members.get(req.member_id)
-            if member is None:
-                return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
+            error = group.validate_member(req.member_id, req.group_instance_id)
+            if error is not None:
+                return SyncResult.failed(error)
+            member = group.members[req.member_id]
             if req.generation_id != group.generation_id:
                 return SyncResult.failed(ErrorCode.ILLEGAL_GENERATION)
             if (req.protocol_type not in (None, group.protocol_type)
@@ -329,16 +356,18 @@ class GroupCoordinator:
 
     # -- Heartbeat, LeaveGroup, expiry --------------------------------------------------
 
-    def heartbeat(self, group_id: str, member_id: str, generation_id: int) -> int:
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int,
+                  group_instance_id: str | None = None) -> int:
         group = self._group(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
             if group.state == S.DEAD:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
-            member = group.members.get(member_id)
-            if group.state == S.EMPTY or member is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
+            error = group.validate_member(member_id, group_instance_id)
+            if error is not None:
+                return error
+            member = group.members[member_id]
             if generation_id != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
             self._heartbeat(group, member)
@@ -383,21 +412,27 @@ class GroupCoordinator:
                     leaving: list[tuple[str, str | None]]) -> list[LeaveResult]:
         """``leaving``: (member id, group instance id) pairs; one result each, in order."""
         group = self._group(group_id)
-        return [LeaveResult(member_id, instance_id, self._leave(group, member_id))
+        return [LeaveResult(member_id, instance_id, self._leave(group, member_id, instance_id))
                 for member_id, instance_id in leaving]
 
-    def _leave(self, group: Group | None, member_id: str) -> int:
+    def _leave(self, group: Group | None, member_id: str, instance_id: str | None) -> int:
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
-            member = group.members.get(member_id)
-            if member is not None:
-                self._remove_member_and_rebalance(group, member, "left the group")
-                return ErrorCode.NONE
-            if group.pending_members.pop(member_id, None) is not None:
+            if not member_id:
+                # An admin removing a static member by its instance id alone (KIP-345).
+                static_id = None if instance_id is None else group.static_member_id(instance_id)
+                if static_id is None:
+                    return ErrorCode.UNKNOWN_MEMBER_ID
+                member_id = static_id
+            elif group.pending_members.pop(member_id, None) is not None:
                 self._try_complete_join(group)
                 return ErrorCode.NONE
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            error = group.validate_member(member_id, instance_id)
+            if error is not None:
+                return error
+            self._remove_member_and_rebalance(group, group.members[member_id], "left the group")
+            return ErrorCode.NONE
 
     def _remove_member_and_rebalance(self, group: Group, member: Member, reason: str) -> None:
         self._remove_member(group, member)
@@ -411,41 +446,3 @@ class GroupCoordinator:
         # Answer whatever of it is parked, so those connections are unmuted.
         member.answer_join(JoinResult.failed(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
         member.answer_sync(SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID))
-
-    # -- offsets (kept in offsets.py; the coordinator is the handlers' one door) -----------
-
-    def commit_offsets(self, group_id: str, member_id: str, generation: int,
-                       commits: list[PartitionCommit]) -> list[int]:
-        """One error code per commit, in order (generation -1: a "simple" consumer)."""
-        return self.offsets.commit(group_id, member_id, generation, commits)
-
-    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
-                      ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
-        """(topic, [(partition, committed)]); ``topics`` None means all committed."""
-        return self.offsets.fetch(group_id, topics)
-
-    def delete_topic_offsets(self, topic: str) -> None:
-        self.offsets.delete_topic(topic)
-
-    # -- describe / list ------------------------------------------------------------------
-
-    def describe_group(self, group_id: str) -> GroupDescription:
-        """An unknown group is described as Dead, without an error (as Kafka does)."""
-        group = self._group(group_id)
-        if group is None or group.modern is not None:
-            # A consumer-protocol group is not a classic one: Dead, as Kafka answers.
-            return GroupDescription(group_id, S.DEAD.value, "", "")
-        with group.lock:
-            stable = group.state == S.STABLE
-            return GroupDescription(
-                group_id, group.state.value, group.protocol_type or "",
-                (group.protocol_name or "") if stable else "",
-                [MemberDescription(
-                    m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                    m.metadata_for(group.protocol_name) if stable else b"",
-                    m.assignment if stable else b"") for m in group.members.values()])
-
-    def list_groups(self) -> list[GroupOverview]:
-        return [GroupOverview(g.group_id, "consumer" if g.modern else g.protocol_type or "",
-                              g.state_name(), g.group_type)
-                for g in self.groups()]

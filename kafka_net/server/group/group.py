@@ -10,15 +10,16 @@ coordinator never sees a connection, a request context or an API version.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.results import JoinResult, SyncResult
 from kafka_net.server.group.state import GroupState, check_transition
 
 if TYPE_CHECKING:
     from kafka_net.server.group.consumer_group import ConsumerGroup
     from kafka_net.server.group.offsets import OffsetAndMetadata
-    from kafka_net.server.group.results import JoinResult, SyncResult
     from kafka_net.server.purgatory import DelayedOperation
 
 
@@ -75,6 +76,8 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending_members: dict[str, float] = field(default_factory=dict)  # id -> deadline
     offsets: dict[tuple[str, int], "OffsetAndMetadata"] = field(default_factory=dict)
+    # The topics the members consume, set at each new generation (None: unknown).
+    subscribed_topics: frozenset[str] | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     join_op: "DelayedOperation | None" = None
     # A consumer-protocol group (KIP-848) keeps its state here; None for a classic
@@ -100,3 +103,37 @@ class Group:
     def all_joined(self) -> bool:
         return not self.pending_members and all(
             m.on_join is not None for m in self.members.values())
+
+    # -- static members (KIP-345) ---------------------------------------------------------
+
+    def static_member_id(self, group_instance_id: str) -> str | None:
+        """The member id a group instance id currently maps to."""
+        return next((m.member_id for m in self.members.values()
+                     if m.group_instance_id == group_instance_id), None)
+
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> int | None:
+        """Kafka's ``ClassicGroup.validateMember``: a request naming an instance id must
+        come from the member that instance maps to now (else FENCED_INSTANCE_ID: an
+        older incarnation of a restarted static member); and the member must exist."""
+        if group_instance_id is not None:
+            existing = self.static_member_id(group_instance_id)
+            if existing is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def replace_static_member(self, old_member_id: str, new_member_id: str) -> Member:
+        """``ClassicGroup.replaceStaticMember``: the restarted instance takes the old
+        member's place (its assignment, timeouts, leadership) under a new id; whatever
+        the old id has parked is answered FENCED_INSTANCE_ID."""
+        old = self.members.pop(old_member_id)
+        old.answer_join(JoinResult.failed(ErrorCode.FENCED_INSTANCE_ID, old_member_id))
+        old.answer_sync(SyncResult.failed(ErrorCode.FENCED_INSTANCE_ID))
+        new = replace(old, member_id=new_member_id, on_join=None, on_sync=None)
+        self.members[new_member_id] = new
+        if self.leader_id == old_member_id:
+            self.leader_id = new_member_id
+        return new

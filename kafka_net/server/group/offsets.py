@@ -46,15 +46,17 @@ class OffsetManager:
         self._metadata_max_bytes = metadata_max_bytes
 
     def commit(self, group_id: str, member_id: str, generation: int,
-               commits: list[PartitionCommit]) -> list[int]:
+               commits: list[PartitionCommit], group_instance_id: str | None = None
+               ) -> list[int]:
         """One error code per commit, in order."""
-        error = self._commit_check(group_id, member_id, generation)
+        error = self._commit_check(group_id, member_id, generation, group_instance_id)
         if error is not None:
             return [error] * len(commits)
         group = self._group_of(group_id, create=True)
         return [self._commit_one(group, c) for c in commits]
 
-    def _commit_check(self, group_id: str, member_id: str, generation: int) -> int | None:
+    def _commit_check(self, group_id: str, member_id: str, generation: int,
+                      group_instance_id: str | None) -> int | None:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
         group = self._group_of(group_id)
@@ -67,8 +69,9 @@ class OffsetManager:
                 return None  # a "simple" consumer using assign(), not subscribe()
             if group.state == GroupState.COMPLETING_REBALANCE:
                 return ErrorCode.REBALANCE_IN_PROGRESS
-            if member_id not in group.members:
-                return ErrorCode.UNKNOWN_MEMBER_ID
+            error = group.validate_member(member_id, group_instance_id)
+            if error is not None:
+                return error
             if generation != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
             return None

@@ -25,6 +25,7 @@ class JoinRequest:
     client_id: str
     client_host: str
     require_known_member_id: bool          # JoinGroup v4+ (KIP-394)
+    supports_skip_assignment: bool = False  # JoinGroup v9+ (KIP-814)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class JoinResult:
     protocol_name: str | None = None
     leader_id: str = ""
     members: list[JoinedMember] = field(default_factory=list)   # the leader's answer only
+    # A restarted static leader (v9+) learns it leads but must not assign (KIP-814).
+    skip_assignment: bool = False
 
     @staticmethod
     def failed(error: int, member_id: str) -> "JoinResult":
@@ -63,6 +66,7 @@ class SyncRequest:
     protocol_type: str | None
     protocol_name: str | None
     assignments: dict[str, bytes]          # member id -> assignment (the leader's)
+    group_instance_id: str | None = None   # SyncGroup v3+ (KIP-345)
 
 
 @dataclass(frozen=True)

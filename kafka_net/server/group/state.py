@@ -43,8 +43,8 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
     S.STABLE: frozenset({S.COMPLETING_REBALANCE}),
     # The join phase ended with no member left.
     S.EMPTY: frozenset({S.PREPARING_REBALANCE}),
-    # The group was deleted (Kafka allows it from anywhere; kafka-net never
-    # deletes groups, they live until restart).
+    # The group was deleted (Kafka allows it from anywhere; kafka-net's
+    # DeleteGroups deletes only Empty groups, then forgets them).
     S.DEAD: frozenset(GroupState),
 }
 

@@ -4,6 +4,8 @@ Behaviour: keeps the member alive for its session timeout.  NONE when
 Stable or CompletingRebalance, REBALANCE_IN_PROGRESS while the group
 prepares a rebalance (the member must rejoin), ILLEGAL_GENERATION for an old
 generation, UNKNOWN_MEMBER_ID for a member the group does not know.
+v3+ carries group_instance_id (KIP-345): a static member's old member id,
+replaced by its restart, gets FENCED_INSTANCE_ID.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -15,7 +17,8 @@ VERSIONS = Versions(0, 4)
 
 def handle(ctx, request: dict) -> dict:
     error = ctx.group_coordinator.heartbeat(
-        request["group_id"], request["member_id"], request["generation_id"])
+        request["group_id"], request["member_id"], request["generation_id"],
+        request["group_instance_id"])
     return {"throttle_time_ms": 0, "error_code": error}
 
 

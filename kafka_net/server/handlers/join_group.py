@@ -9,9 +9,12 @@ Behaviour (details in :mod:`kafka_net.server.group.coordinator`):
 * Errors in the body: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT (outside
   ``group.min/max.session.timeout.ms``), INCONSISTENT_GROUP_PROTOCOL,
   UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED.
-* v1: rebalance_timeout_ms; v5: group_instance_id (static membership is
-  accepted but treated as dynamic); v7: protocol_type in the response;
-  v8: reason; v9: skip_assignment (always false).
+* v1: rebalance_timeout_ms; v5: group_instance_id (static membership,
+  KIP-345: a static member joins without MEMBER_ID_REQUIRED, and a restarted
+  one takes its old place without a rebalance, see
+  :mod:`kafka_net.server.group.static_membership`; FENCED_INSTANCE_ID for a
+  replaced member id); v7: protocol_type in the response; v8: reason;
+  v9: skip_assignment (true only for a restarted static leader).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -42,7 +45,8 @@ def join_request(ctx, request: dict) -> JoinRequest:
         protocols=[(p["name"], p["metadata"]) for p in request["protocols"]],
         client_id=ctx.request.header.client_id,
         client_host=f"/{ctx.request.client_address[0]}",
-        require_known_member_id=version_requires_member_id(ctx.api_version))
+        require_known_member_id=version_requires_member_id(ctx.api_version),
+        supports_skip_assignment=ctx.api_version >= 9)
 
 
 def version_requires_member_id(version: int) -> bool:
@@ -55,7 +59,8 @@ def response_body(result: JoinResult, version: int) -> dict:
     return {
         "error_code": ErrorCode.NONE, "generation_id": result.generation_id,
         "protocol_type": result.protocol_type, "protocol_name": result.protocol_name,
-        "leader": result.leader_id, "skip_assignment": False, "member_id": result.member_id,
+        "leader": result.leader_id, "skip_assignment": result.skip_assignment,
+        "member_id": result.member_id,
         "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                      "metadata": m.metadata} for m in result.members],
     }

@@ -2,7 +2,10 @@
 
 Behaviour: each member is removed at once and the group rebalances (or
 becomes Empty).  An unknown member gets UNKNOWN_MEMBER_ID: top level before
-v3, per member from v3.
+v3, per member from v3.  From v3 a member may be named by its
+group_instance_id alone (empty member id: an admin removing a static
+member); a member id that its instance id no longer maps to gets
+FENCED_INSTANCE_ID.
 """
 
 from kafka_net.protocol.api_keys import ApiKey

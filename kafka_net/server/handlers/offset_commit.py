@@ -5,7 +5,9 @@ PreparingRebalance); a group with no members accepts commits with generation
 -1 (consumers using assign()).  REBALANCE_IN_PROGRESS while assignments are
 being synced, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID otherwise.  Per
 partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over
-``offset.metadata.max.bytes``).  v0-v1 were removed in Kafka 4.0.
+``offset.metadata.max.bytes``).  v7+ carries group_instance_id: a static
+member's replaced member id gets FENCED_INSTANCE_ID.  v0-v1 were removed in
+Kafka 4.0.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -23,7 +25,8 @@ def handle(ctx, request: dict) -> dict:
                                p.get("committed_leader_epoch", -1), p["committed_metadata"])
                for t in request["topics"] for p in t["partitions"]]
     errors = iter(ctx.group_coordinator.commit_offsets(
-        request["group_id"], request["member_id"], generation, commits))
+        request["group_id"], request["member_id"], generation, commits,
+        request["group_instance_id"]))
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
             {"partition_index": p["partition_index"], "error_code": next(errors)}

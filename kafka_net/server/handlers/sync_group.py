@@ -29,7 +29,8 @@ def sync_request(request: dict) -> SyncRequest:
         group_id=request["group_id"], generation_id=request["generation_id"],
         member_id=request["member_id"], protocol_type=request.get("protocol_type"),
         protocol_name=request.get("protocol_name"),
-        assignments={a["member_id"]: a["assignment"] for a in request["assignments"]})
+        assignments={a["member_id"]: a["assignment"] for a in request["assignments"]},
+        group_instance_id=request["group_instance_id"])
 
 
 def response_body(result: SyncResult) -> dict:

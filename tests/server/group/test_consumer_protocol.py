@@ -231,3 +231,26 @@ def test_a_classic_group_with_members_is_not_a_consumer_group(rich):
     described = describe(rich, "g")
     assert (described["error_code"], described["error_message"]) == \
         (ErrorCode.GROUP_ID_NOT_FOUND, "Group g not found.")
+
+
+def test_delete_groups_and_offset_delete_see_consumer_protocol_members(b):
+    hb(b, "m-a", topics=("t",))
+    b.create_topic("other", 1)
+    commit = b.call(ApiKey.OFFSET_COMMIT, 9, group_id="cg", generation_id_or_member_epoch=1,
+                    member_id="m-a", topics=[
+                        {"name": n, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                    "committed_metadata": None}]}
+                        for n in ("t", "other")])
+    assert [t["partitions"][0]["error_code"] for t in commit["topics"]] == [0, 0]
+    deleted = b.call(ApiKey.DELETE_GROUPS, 2, groups_names=["cg"])["results"][0]
+    assert deleted["error_code"] == ErrorCode.NON_EMPTY_GROUP
+
+    offsets = b.call(ApiKey.OFFSET_DELETE, 0, group_id="cg", topics=[
+        {"name": n, "partitions": [{"partition_index": 0}]} for n in ("t", "other")])
+    assert [(t["name"], t["partitions"][0]["error_code"]) for t in offsets["topics"]] == [
+        ("t", ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC), ("other", ErrorCode.NONE)]
+
+    hb(b, "m-a", -1, None)
+    deleted = b.call(ApiKey.DELETE_GROUPS, 2, groups_names=["cg"])["results"][0]
+    assert deleted["error_code"] == ErrorCode.NONE
+    assert describe(b)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND

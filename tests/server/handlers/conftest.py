@@ -5,6 +5,8 @@ every API, for tests/server/handlers/test_every_api.py, are in samples.py."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -102,6 +104,36 @@ def overrides(broker, topic: str = "t") -> dict[str, str]:
 GROUP_SESSION_MS = 60_000
 
 
+def subscription(*topics: str, version: int = 1) -> bytes:
+    """A ConsumerProtocolSubscription (what consumers put in JoinGroup's metadata);
+    v1+ adds fields after the topics, which the broker does not read."""
+    out = struct.pack(">hi", version, len(topics))
+    for topic in topics:
+        out += struct.pack(">h", len(topic)) + topic.encode()
+    return out + struct.pack(">i", -1) + (struct.pack(">i", 0) if version >= 1 else b"")
+
+
+def join_stable(b, group: str, metadata: bytes, protocol_type: str = "consumer",
+                instance_id: str | None = None) -> tuple[str, int]:
+    """One member joins ``group`` and syncs (assignment b"x"): (member id, generation)."""
+    join = dict(group_id=group, session_timeout_ms=GROUP_SESSION_MS,
+                rebalance_timeout_ms=GROUP_SESSION_MS, protocol_type=protocol_type,
+                group_instance_id=instance_id,
+                protocols=[{"name": "range", "metadata": metadata}])
+    member = b.call(ApiKey.JOIN_GROUP, 5, **join)["member_id"]
+    joined = b.call(ApiKey.JOIN_GROUP, 5, member_id=member, **join).body()
+    synced = b.call(ApiKey.SYNC_GROUP, 3, group_id=group, generation_id=joined["generation_id"],
+                    member_id=member, assignments=[{"member_id": member, "assignment": b"x"}])
+    assert synced.body()["error_code"] == 0
+    return member, joined["generation_id"]
+
+
+def leave(b, group: str, member: str) -> None:
+    body = b.call(ApiKey.LEAVE_GROUP, 4, group_id=group, members=[
+        {"member_id": member, "group_instance_id": None}])
+    assert body["members"][0]["error_code"] == 0
+
+
 @pytest.fixture
 def group_broker():
     """Topic t (2 partitions) and a Stable group g of one member (``group_member``,
@@ -109,15 +141,8 @@ def group_broker():
     b = Broker().start()
     try:
         b.create_topic("t", 2)
-        join = dict(group_id="g", session_timeout_ms=GROUP_SESSION_MS,
-                    rebalance_timeout_ms=GROUP_SESSION_MS, protocol_type="consumer",
-                    protocols=[{"name": "range", "metadata": b"m"}])
-        member = b.call(ApiKey.JOIN_GROUP, 5, **join)["member_id"]
-        joined = b.call(ApiKey.JOIN_GROUP, 5, member_id=member, **join).body()
-        b.group_member, b.generation = member, joined["generation_id"]
-        synced = b.call(ApiKey.SYNC_GROUP, 3, group_id="g", generation_id=b.generation,
-                        member_id=member, assignments=[{"member_id": member, "assignment": b"x"}])
-        assert synced.body()["error_code"] == 0
+        b.group_member, b.generation = join_stable(b, "g", b"m")
+        member = b.group_member
         b.call(ApiKey.OFFSET_COMMIT, 8, group_id="g", generation_id_or_member_epoch=b.generation,
                member_id=member, topics=[{"name": "t", "partitions": [
                    {"partition_index": 0, "committed_offset": 2, "committed_metadata": "m"}]}])

@@ -13,7 +13,9 @@ from tests.server.conftest import LONG, Broker, batch, fetch_fields
 from tests.support import produce_body
 
 ADMIN_APIS = (ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS,
-              ApiKey.INCREMENTAL_ALTER_CONFIGS)
+              ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
+              ApiKey.DESCRIBE_CLUSTER, ApiKey.DESCRIBE_PRODUCERS,
+              ApiKey.DESCRIBE_TOPIC_PARTITIONS)
 
 
 TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
@@ -86,10 +88,33 @@ def typical_admin_request(api_key: int) -> dict:
     if api_key == ApiKey.INCREMENTAL_ALTER_CONFIGS:
         return dict(resources=[{"resource_type": 2, "resource_name": "t", "configs": [
             {"name": "cleanup.policy", "config_operation": 2, "value": "compact"}]}])
+    if api_key == ApiKey.DELETE_GROUPS:
+        return dict(groups_names=["g", "ghost"])   # g has members: NON_EMPTY_GROUP
+    if api_key == ApiKey.OFFSET_DELETE:
+        return dict(group_id="g", topics=[{"name": "t", "partitions": [
+            {"partition_index": 0}, {"partition_index": 9}]}])
+    if api_key == ApiKey.DESCRIBE_CLUSTER:
+        return dict(include_cluster_authorized_operations=True)
+    if api_key == ApiKey.DESCRIBE_PRODUCERS:
+        return dict(topics=[{"name": "t", "partition_indexes": [0, 1]}])
+    if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+        return dict(topics=[{"name": "t"}, {"name": "u"}], response_partition_limit=2)
     raise AssertionError(f"no typical request for {api_key}")
 
 
 def failing_admin_request(api_key: int) -> dict:
+    if api_key == ApiKey.DELETE_GROUPS:
+        return dict(groups_names=["ghost", ""])
+    if api_key == ApiKey.OFFSET_DELETE:
+        return dict(group_id="ghost", topics=[{"name": "t", "partitions": [
+            {"partition_index": 0}]}])
+    if api_key == ApiKey.DESCRIBE_CLUSTER:
+        return dict(endpoint_type=2)   # controllers: v1 only (v0 cannot ask, see the test)
+    if api_key == ApiKey.DESCRIBE_PRODUCERS:
+        return dict(topics=[{"name": "missing", "partition_indexes": [0]},
+                            {"name": "bad name", "partition_indexes": [1]}])
+    if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+        return dict(topics=[{"name": "missing"}, {"name": "bad name"}])
     if api_key == ApiKey.DELETE_RECORDS:
         return dict(topics=[{"name": "t", "partitions": [
             {"partition_index": 0, "offset": 99}, {"partition_index": 1, "offset": -7}]},
