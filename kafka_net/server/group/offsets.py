@@ -56,7 +56,7 @@ class OffsetManager:
         return [self._commit_one(group, c) for c in commits]
 
     def _commit_check(self, group_id: str, member_id: str, generation: int,
-                      group_instance_id: str | None) -> int | None:
+                      group_instance_id: str | None = None) -> int | None:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
         group = self._group_of(group_id)
@@ -98,14 +98,15 @@ class OffsetManager:
     # until the transaction's COMMIT marker; only then are they written here.
 
     def check_txn_commit(self, group_id: str, member_id: str, generation: int,
-                         commits: list[PartitionCommit]) -> list[int]:
+                         commits: list[PartitionCommit],
+                         group_instance_id: str | None = None) -> list[int]:
         """One error code per commit, storing nothing.  A request without member
         and generation (TxnOffsetCommit before v3) is not checked against the
         group's members, as Kafka does."""
         if not group_id:
             return [ErrorCode.INVALID_GROUP_ID] * len(commits)
         error = None if generation < 0 and not member_id else \
-            self._commit_check(group_id, member_id, generation)
+            self._commit_check(group_id, member_id, generation, group_instance_id)
         if error is not None:
             return [error] * len(commits)
         return [self._partition_error(c) or ErrorCode.NONE for c in commits]
