@@ -19,9 +19,10 @@ from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import (
-    CHECKS, REQUEST, RESPONSE, Frame, pair_connection)
+    CHECKS, CLOSE, GAP, REQUEST, RESPONSE, Frame, pair_connection)
 from kafka_net.protocol import ApiKey, encode_request, encode_response
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records.building import build_batch
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import api_versions
 from tests.support import RawClient, make_config, running_server
@@ -88,7 +89,8 @@ def conversation(order=ORDER) -> list[tuple[str, int, bytes]]:
 
 def frames_of(convo, truncated=(), gap_at: int | None = None) -> list[Frame]:
     return [Frame(i, d, 1_000_000 * (i + 1), p, len(p), truncated=i in truncated,
-                  after_gap=gap_at == i) for i, (_, d, p) in enumerate(convo)]
+                  after_gap=gap_at == i, marker=CLOSE if n == "fin" else None)
+            for i, (n, d, p) in enumerate(convo)]
 
 
 def found(report) -> list[tuple[str, int, int]]:
@@ -201,7 +203,39 @@ def corrupt_response_body():
     return convo, [("undecodable_response", at, 2)]
 
 
+def trailing_response_bytes():
+    """Eight bytes after r3's valid body."""
+    convo = conversation()
+    at = index(convo, "r3")
+    convo[at] = ("r3 + 8", RESPONSE, convo[at][2] + b"\0" * 8)
+    return convo, [("trailing_bytes", at, 3)]
+
+
+def flipped_record_byte():
+    """q5 carries a record batch with one byte flipped inside its records: the CRC
+    no longer matches, as LogValidator would find."""
+    convo = conversation()
+    at = index(convo, "q5")
+    batch = bytearray(build_batch([(b"k", b"value-" * 10)]))
+    batch[-5] ^= 0x40
+    data = [{"name": "orders", "partition_data": [{"index": 0, "records": bytes(batch)}]}]
+    body = {"acks": 1, "timeout_ms": 1000, "topic_data": data}
+    convo[at] = ("q5 flipped", REQUEST, req(ApiKey.PRODUCE, 9, 5, body))
+    return convo, [("corrupt_records", at, 5)]
+
+
+def closed_unanswered():
+    """r10 never comes and the client closes the connection (FIN)."""
+    convo = conversation()
+    del convo[index(convo, "r10")]
+    convo.append(("fin", REQUEST, b""))
+    return convo, [("unanswered_before_close", index(convo, "q10"), 10)]
+
+
 INJECTIONS = {
+    "trailing_bytes": trailing_response_bytes,
+    "corrupt_records": flipped_record_byte,
+    "unanswered_before_close": closed_unanswered,
     "correlation_mismatch": swapped,
     "unanswered_request": dropped,
     "response_without_request": unknown_response,
@@ -363,25 +397,61 @@ def test_several_injections_in_one_conversation_are_each_reported_once():
 
 # -- gaps ------------------------------------------------------------------------------------
 
-def test_frames_after_a_gap_are_unverifiable_and_never_violations():
-    convo = conversation()
-    gap = index(convo, "q8")
-    # Everything after the gap is nonsense: swapped, duplicated, dropped, garbage.
-    convo.insert(gap + 1, ("junk", RESPONSE, b"\x01"))
-    convo.insert(gap + 2, ("r5 again", RESPONSE, payload("r5")))
-    del convo[index(convo, "r9")]
-    report = check(convo, gap_at=gap)
-    assert report.unverifiable_from == gap
+def with_gap(convo, direction: int, replaced: list[str]):
+    """``replaced`` frames lost from the capture: one gap marker where they were."""
+    at = index(convo, replaced[0])
+    for name in replaced:
+        del convo[index(convo, name)]
+    convo.insert(at, ("gap", direction, b""))
+    return convo
+
+
+def frames_with_markers(convo) -> list[Frame]:
+    return [Frame(i, d, 1_000_000 * (i + 1), p, len(p),
+                  marker=GAP if n == "gap" else CLOSE if n == "fin" else None,
+                  gap=(100 * i, 100 * i + 50) if n == "gap" else None)
+            for i, (n, d, p) in enumerate(convo)]
+
+
+def test_requests_whose_answers_fell_into_a_gap_are_unverifiable_not_violations():
+    """r5 and r6 were lost (q7 is then answered): q5, q6 unverifiable; the rest
+    paired and checked, nothing in flight."""
+    convo = with_gap(conversation(), RESPONSE, ["r5", "r6"])
+    report = pair_connection(frames_with_markers(convo))
+    assert report.violations == [] and report.in_flight_at_end == 0
+    assert report.unverifiable_requests == 2
+    assert {p.correlation_id for p in report.pairs} == {1, 2, 3, 7, 8, 9, 10}
+    states = report.states
+    assert states[index(convo, "q5")].state == "unverifiable"
+    assert states[index(convo, "q5")].gap == (100 * index(convo, "gap"),
+                                              100 * index(convo, "gap") + 50)
+    assert states[index(convo, "q7")].state == "checked"
+    assert report.unverifiable_from == index(convo, "gap")
+
+
+def test_a_lost_request_makes_its_answer_unverifiable_not_a_violation():
+    convo = with_gap(conversation(), REQUEST, ["q8"])
+    report = pair_connection(frames_with_markers(convo))
     assert report.violations == []
-    assert all(p.response_position < gap for p in report.pairs)
-    assert len(report.pairs) == 6    # 1, 2, 3, 5, 6, 7
+    assert report.states[index(convo, "r8")].state == "unverifiable"
+    assert {p.correlation_id for p in report.pairs} == {1, 2, 3, 5, 6, 7, 9, 10}
 
 
-def test_violations_before_a_gap_are_still_reported():
+def test_a_lost_last_response_is_unverifiable_not_in_flight_nor_unanswered():
+    convo = with_gap(conversation(), RESPONSE, ["r10"])
+    convo.append(("fin", REQUEST, b""))
+    report = pair_connection(frames_with_markers(convo))
+    assert report.violations == [] and report.in_flight_at_end == 0
+    assert report.unverifiable_requests == 1
+
+
+def test_violations_before_and_after_a_gap_are_reported():
     convo, expected = swapped()
-    gap = index(convo, "q8")
-    report = check(convo, gap_at=gap)
-    assert found(report) == expected and report.unverifiable_from == gap
+    convo = with_gap(convo, REQUEST, ["q8", "r8"])
+    at = index(convo, "r9")
+    convo.insert(at + 1, ("r9 again", RESPONSE, payload("r9")))
+    report = pair_connection(frames_with_markers(convo))
+    assert found(report) == expected + [("duplicate_response", at + 1, 9)]
 
 
 # -- versions beyond the schema ------------------------------------------------------------
