@@ -168,12 +168,15 @@ class _Req:
     answered: bool = False
     overtaken_by: "Frame | None" = None   # the response that overtook it
     closed: bool = False                  # the client closed the connection after it
+    responses: int = 0                    # responses carrying its id (acks=0 ones too)
     gap: "Frame | None" = None            # a response gap met while it waited
 
 
 def pair_connection(frames: list[Frame]) -> ConnectionReport:
     """Walk one connection's frames in order; see the module docstring."""
     walk = _Walk(frames)
+    walk.report.unverifiable_from = next(
+        (f.position for f in frames if f.marker == GAP or f.after_gap), None)
     for frame in frames:
         if frame.marker == GAP:
             walk.on_gap(frame)
@@ -194,6 +197,7 @@ class _Walk:
         self.report = ConnectionReport()
         self.waiting: list[_Req] = []            # oldest first
         self.answered: dict[int, Pair] = {}
+        self.answered_req: dict[int, _Req] = {}
         self.acks0: dict[int, _Req] = {}
         self.answered_early: dict[int, Frame] = {}  # id -> its response, which came first
         self.mismatch_reported: set[int] = set() # positions of overtaking responses
@@ -220,8 +224,6 @@ class _Walk:
     def on_gap(self, marker: Frame) -> None:
         report = self.report
         report.gaps.append((marker.direction, *(marker.gap or (0, 0))))
-        if report.unverifiable_from is None:
-            report.unverifiable_from = marker.position
         if marker.direction == REQUEST:
             self.request_gap = marker
         else:
@@ -308,14 +310,22 @@ class _Walk:
         match = next((i for i, w in enumerate(self.waiting) if w.correlation_id == corr), None)
         if match is not None:
             self._answer(frame, match)
+        elif self.request_gap is not None and corr not in self.acks0 \
+                and self._later_request(corr, frame.position) is None:
+            # It may answer a request lost in the gap (ids are not always unique).
+            self.report.states[frame.position] = FrameState(
+                frame.position, UNVERIFIABLE, "its request may have been lost: "
+                + _gap_text(self.request_gap.gap), self.request_gap.gap)
         elif corr in self.answered:
             self.state(frame, CHECKED)
+            if corr in self.answered_req:
+                self.answered_req[corr].responses += 1
             self.violation("duplicate_response", frame, corr,
                            f"correlation id {corr} was answered already at frame "
                            f"{self.answered[corr].response_position}")
         elif corr in self.acks0:
             self.state(frame, CHECKED)
-            self.acks0.pop(corr)
+            self.acks0.pop(corr).responses += 1
             self.violation("acks0_answered", frame, corr,
                            "a Produce with acks=0 must get no response")
         elif (later := self._later_request(corr, frame.position)) is not None:
@@ -324,11 +334,6 @@ class _Walk:
             self.violation("response_before_request", frame, corr,
                            f"the request with correlation id {corr} comes later, at frame "
                            f"{later}")
-        elif self.request_gap is not None:
-            # It may answer a request lost in the gap.
-            self.report.states[frame.position] = FrameState(
-                frame.position, UNVERIFIABLE, "its request may have been lost: "
-                + _gap_text(self.request_gap.gap), self.request_gap.gap)
         else:
             self.state(frame, CHECKED)
             self.violation("response_without_request", frame, corr,
@@ -399,6 +404,8 @@ def _gap_text(gap: tuple[int, int] | None) -> str:
 
 def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
     req.answered = True
+    req.responses += 1
+    walk.answered_req[req.correlation_id] = req
     pair = Pair(req.correlation_id, req.api_key, req.api_version, req.client_id,
                 req.position, frame.position, req.timestamp_ns, frame.timestamp_ns)
     walk.report.pairs.append(pair)

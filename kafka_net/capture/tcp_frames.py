@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_left
+from typing import NamedTuple
 
-from kafka_net.capture.pairing import REQUEST, RESPONSE
+from kafka_net.capture.pairing import GAP, REQUEST, RESPONSE
 from kafka_net.capture.tcp_stream import ByteStream
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import decode_request_header
@@ -73,13 +74,28 @@ def plausible_request(head: bytes) -> bool:
     return True
 
 
+class Framed(NamedTuple):
+    """One frame (or gap marker) of one direction, with its place in the stream."""
+
+    ts: int
+    payload: bytes
+    size: int
+    truncated: bool
+    gap: tuple[int, int] | None   # lost bytes inside the frame; a marker's range
+    start: int                    # stream offsets [start, end), size prefix included
+    end: int
+    ack: int | None               # peer stream bytes acknowledged when it started
+    marker: str | None = None     # GAP: bytes here could not be framed
+
+
 class Flow(ByteStream):
     """One direction: its packets, then its byte stream (:class:`ByteStream`), then
     its frames (:meth:`split`)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.frames: list[tuple[int, bytes, int, bool, bool]] = []
+        self.frames: list[Framed] = []
+        self.not_kafka = False
         self.unverifiable_ns: int | None = None
         self.synced_mid_stream = False
 
@@ -103,6 +119,8 @@ class Flow(ByteStream):
             if not plausible_request(head) or (
                     match is not None and (len(head) < 12 or
                                            I32.unpack_from(head, 8)[0] not in match)):
+                return False
+            if not self._header_complete(self._known(pos + 4, min(size, 4096)), REQUEST):
                 return False
         elif not 4 <= size <= MAX_FRAME_SIZE or (
                 match is not None and I32.unpack_from(head, 4)[0] not in match):
@@ -147,7 +165,7 @@ class Flow(ByteStream):
         return True
 
     def split(self, direction: int, match: set[int] | None) -> None:
-        """Split the stream into frames: (ts, payload, size, truncated, after_loss).
+        """Split the stream into :class:`Framed` frames and gap markers.
 
         ``match``: correlation ids a boundary found by searching (mid-stream start,
         lost framing) must carry; see :meth:`_boundary_ok`.
@@ -156,6 +174,7 @@ class Flow(ByteStream):
         if not self.run_data:
             if self.holes:
                 self._unverifiable(0, "no payload bytes were captured")
+                self._gap(0, self.end, 0)
             return
         pos = 0
         end_all = self.end
@@ -165,6 +184,7 @@ class Flow(ByteStream):
                 st.skipped_bytes += st.bytes
                 self._unverifiable(0, "no Kafka frame boundary found (capture started "
                                       "mid-stream, or not Kafka)")
+                self.not_kafka = True
                 return
             self.synced_mid_stream = True
             st.skipped_bytes += self._known_bytes(0, found)
@@ -175,10 +195,10 @@ class Flow(ByteStream):
                 st.skipped_bytes += st.bytes
                 self._unverifiable(0, f"the first bytes ({head[:8].hex()}) are not a Kafka "
                                       f"request header: not Kafka")
+                self.not_kafka = True
                 return
         frames = self.frames
         last_ts = 0
-        lost = False
         while pos < end_all:
             ri = self._run_at(pos)
             rend = self.run_starts[ri] + len(self.run_data[ri]) if ri is not None else pos
@@ -186,13 +206,14 @@ class Flow(ByteStream):
                 if ri is not None and rend >= end_all:
                     st.incomplete_tail_bytes += rend - pos
                     break
-                # The next size prefix was not (wholly) captured: framing is lost.
+                # The next size prefix was not (wholly) captured: framing is lost until
+                # the next plausible boundary (see _boundary_ok).
                 self._unverifiable(pos, f"frame boundary lost at stream byte {pos} "
                                         f"(the size prefix is missing from the capture)")
-                lost = True
-                found = self._sync(pos + 1, direction, match)
-                st.skipped_bytes += self._known_bytes(
-                    pos, found if found is not None else end_all)
+                found = self._sync(pos + 1, direction, self._resync_ids(direction, match))
+                stop = found if found is not None else end_all
+                st.skipped_bytes += self._known_bytes(pos, stop)
+                self._gap(pos, stop, last_ts)
                 if found is None:
                     break
                 pos = found
@@ -203,30 +224,64 @@ class Flow(ByteStream):
                 self._unverifiable(pos, f"frame size {size} at stream byte {pos} is not "
                                         f"plausible (not Kafka, or not at a frame boundary)")
                 st.skipped_bytes += self._known_bytes(pos, end_all)
+                self._gap(pos, end_all, last_ts)
                 break
             fend = pos + 4 + size
             payload = rd[pos + 4 - rs:fend - rs]
-            truncated = fend > rend
-            if truncated:
+            gap = None
+            if fend > rend:
                 hole_at = self._first_lost_hole(rend, min(fend, end_all))
                 if hole_at is not None:
-                    reason = None if st.unverifiable else (
-                        f"{self._gap_bytes(rend, fend)} bytes missing from the capture at "
-                        f"stream byte {hole_at}")
-                    self._unverifiable(hole_at, reason)
-                    lost = True
-                if fend > end_all:
+                    hole_end = next(h[1] for h in self.holes if h[2] and h[1] > hole_at)
+                    gap = (hole_at, min(hole_end, fend, end_all))
+                    self._unverifiable(hole_at, f"{self._gap_bytes(rend, fend)} bytes "
+                                                f"missing from the capture at stream "
+                                                f"byte {hole_at}")
+                if fend > end_all and gap is None:
                     # The data ends inside this frame (capture stopped, connection cut).
                     st.incomplete_tail_bytes += self._known_bytes(pos, end_all)
                     if self._header_complete(payload, direction):
                         ts = max(self._ts(pos, end_all), last_ts)
-                        frames.append((ts, payload, size, True, lost))
+                        frames.append(Framed(ts, payload, size, True, None, pos, fend,
+                                             self.ack_at(pos)))
                     break
-                if not lost and not self._header_complete(payload, direction):
-                    self._unverifiable(pos, f"the snap length cut the header of the frame "
-                                            f"at stream byte {pos}")
-                    lost = True
-            ts = max(self._ts(pos, fend), last_ts)
+                if not self._header_complete(payload, direction):
+                    # Pairing cannot use it: a gap as far as pairing goes.
+                    if gap is None:
+                        self._unverifiable(pos, f"the snap length cut the header of the "
+                                                f"frame at stream byte {pos}")
+                    self._gap(pos, min(fend, end_all), last_ts)
+                    pos = fend
+                    continue
+            ts = max(self._ts(pos, min(fend, end_all)), last_ts)
             last_ts = ts
-            frames.append((ts, payload, size, truncated, lost))
+            frames.append(Framed(ts, payload, size, fend > rend, gap, pos, fend,
+                                 self.ack_at(pos)))
             pos = fend
+
+    def _gap(self, start: int, end: int, last_ts: int) -> None:
+        """A marker: the bytes [start, end) could not be framed (lost, cut, not Kafka)."""
+        ts = max(self._sent_after(start), last_ts)
+        self.frames.append(Framed(ts, b"", 0, False, (start, end), start, end, None, GAP))
+
+    def _resync_ids(self, direction: int, match: set[int] | None) -> set[int] | None:
+        """Correlation ids a request boundary after lost framing must carry: one
+        answered by the broker (``match``), or one above every id sent before
+        (clients count up)."""
+        if direction != REQUEST:
+            return match
+        last = max((I32.unpack_from(f.payload, 4)[0] for f in self.frames
+                    if f.marker is None and len(f.payload) >= 8), default=None)
+        return match if last is None else _Above(match or set(), last)
+
+
+class _Above:
+    """``corr in`` this: in the set, or above ``last``."""
+
+    __slots__ = ("ids", "last")
+
+    def __init__(self, ids: set[int], last: int) -> None:
+        self.ids, self.last = ids, last
+
+    def __contains__(self, corr: int) -> bool:
+        return corr > self.last or corr in self.ids

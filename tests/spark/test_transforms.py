@@ -128,7 +128,10 @@ def test_check_connection_orders_rows_across_segments(tmp_path):
     summary = result["connection"]
     assert summary == {"connection": f"77/{CONN}", "source": "kafka-net", "frames": 12,
                        "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
-                       "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None}
+                       "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None,
+                       "unverifiable_requests": 0, "frames_checked": 12,
+                       "frames_header_only": 0, "frames_unverifiable": 0,
+                       "frames_not_kafka": 0, "header_only_reasons": {}, "gaps": []}
     assert {(p["api_name"], p["client_id"]) for p in result["pairs"]} == {
         ("Metadata", "tester")}
     assert all(p["latency_ns"] == p["response_ns"] - p["request_ns"] >= 0
@@ -142,6 +145,7 @@ def test_check_connection_reports_a_violation_at_its_position():
     recs = [kncap_record(REQUEST, q1, CONN, 1), kncap_record(REQUEST, q2, CONN, 2),
             kncap_record(RESPONSE, r2, CONN, 3), kncap_record(RESPONSE, r1, CONN, 4)]
     rows = [{"source": "kafka-net", "order_key": (0, 0, i), "direction": r.direction,
+             "marker": None, "gap_start": None,
              "timestamp_ns": r.timestamp_ns, "frame": r.frame, "frame_size": r.frame_size,
              "truncated": r.truncated, "after_gap": False} for i, r in enumerate(recs)]
     result = transforms.check_connection("c", rows)
@@ -164,10 +168,11 @@ def pcap_units(paths) -> list[tuple]:
     return units
 
 
-def pcap_frames(paths) -> list[dict]:
+def pcap_frames(paths, markers: bool = False) -> list[dict]:
+    """Frame rows (and, with ``markers``, the gap and close marker rows)."""
     units = pcap_units(paths)
     assert all(kind == "frame" for kind, _ in units), units
-    return [row for _, row in units]
+    return [row for _, row in units if markers or row["marker"] is None]
 
 
 def test_pcap_flow_becomes_frame_rows(tmp_path):
@@ -199,11 +204,16 @@ def test_pcap_flow_with_a_lost_packet_is_unverifiable_after_it(tmp_path):
     conv = kafka_pcap_conversation(40004, calls=4, segment=10)
     lost = len(conv.packets) // 2
     rows = pcap_frames([write_pcap(tmp_path / "lossy.pcap",
-                                  conv.packets[:lost] + conv.packets[lost + 1:])])
-    assert any(r["after_gap"] for r in rows)
+                                  conv.packets[:lost] + conv.packets[lost + 1:])], markers=True)
+    assert any(r["after_gap"] or r["marker"] == "gap" for r in rows)
+    assert [r["marker"] for r in rows].count("close") == 1
     result = transforms.check_connection(rows[0]["connection"], rows)
     assert result["violations"] == []
-    assert result["connection"]["unverifiable_from"] is not None
+    summary = result["connection"]
+    assert summary["unverifiable_from"] is not None and summary["gaps"]
+    assert summary["frames_unverifiable"] >= 1 and summary["in_flight_at_end"] == 0
+    # Checking went on after the loss.
+    assert len(result["pairs"]) >= 3
 
 
 def test_non_kafka_pcap_gives_no_frames(tmp_path):
