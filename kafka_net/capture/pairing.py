@@ -59,12 +59,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafka_net.capture.pairing_checks import (
-    CHECKED, HEADER_ONLY, NOT_KAFKA, STATES, UNKNOWN_API, UNKNOWN_VERSION, UNVERIFIABLE,
-    BodyProblem, check_request_body, check_response_body, error_codes, read_request)
+    CHECKED, HEADER_ONLY, NOT_KAFKA, STATES, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
+    check_request_body, check_response_body, error_codes, produce_acks, read_request)
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import decode_response_header, peek_request_header
-from kafka_net.protocol.primitives import Reader
 
 REQUEST, RESPONSE = 0, 1
 GAP, CLOSE = "gap", "close"
@@ -278,12 +277,13 @@ class _Walk:
         try:
             req.client_id, offset, why = read_request(
                 frame.frame, api_key, api_version, corr, frame.truncated or frame.after_gap)
-            if offset is not None:
+            if why is None:
                 body, why = check_request_body(frame.frame, offset, api_key, api_version)
                 req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
                     and body.get("acks") == 0
-            if why == UNKNOWN_VERSION and api_key == ApiKey.PRODUCE and api_version > 8:
-                req.acks0 = _newer_produce_acks(frame.frame, offset) == 0
+            if why is not None and api_key == ApiKey.PRODUCE and offset is not None:
+                # Not decoded (cut, or too new): acks is still near the start.
+                req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
         except InvalidRequestError as exc:
             self.state(frame, CHECKED)
             self.violation("undecodable_request", frame, corr, str(exc))
@@ -427,19 +427,6 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
     walk.state(frame, HEADER_ONLY if why else CHECKED, why or "")
     if body is not None:
         pair.error_codes = tuple(sorted(set(error_codes(body))))
-
-
-def _newer_produce_acks(frame: bytes, offset: int) -> int | None:
-    """acks of a Produce newer than our schema: every version since v9 starts
-    with a compact nullable transactional_id, then int16 acks."""
-    r = Reader(frame, offset)
-    try:
-        n = r.uvarint() - 1
-        if n > 0:
-            r.raw(n)
-        return r.int16()
-    except InvalidRequestError:
-        return None
 
 
 __all__ = ["CHECKS", "ConnectionReport", "Frame", "FrameState", "Pair", "Violation",

@@ -47,7 +47,7 @@ class BodyProblem(Exception):
 
 def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
                  truncated: bool) -> tuple[str | None, int | None, str | None]:
-    """(client id, body offset, why the body cannot be checked) of a request whose
+    """(client id, body offset or None, why the body cannot be checked) of a request whose
     first eight bytes were peeked, through the one lenient header reader
     (:func:`~kafka_net.protocol.headers.read_request_header`).  A header that does
     not fit the API's schema raises InvalidRequestError, unless the capture cut it
@@ -62,10 +62,8 @@ def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
             return None, None, TRUNCATED if truncated else UNKNOWN_API
         raise
     if message is None:
-        return header.client_id, None, UNKNOWN_API
-    if truncated:
-        return header.client_id, None, TRUNCATED
-    return header.client_id, offset, None
+        return header.client_id, offset, UNKNOWN_API
+    return header.client_id, offset, TRUNCATED if truncated else None
 
 
 def check_request_body(payload: bytes, offset: int, api_key: int, api_version: int
@@ -107,6 +105,25 @@ def check_response_body(payload: bytes, api_key: int, api_version: int
     if api_key == ApiKey.FETCH:
         _check_records(body, title, _check_fetched_batches)
     return body, None
+
+
+def produce_acks(payload: bytes, offset: int, api_version: int) -> int | None:
+    """acks of a Produce request whose body is not decoded (cut by the snap length,
+    or a version newer than the schema): v0-2 start with it; v3-8 after a nullable
+    transactional_id, v9+ after a compact one.  None if it is not there."""
+    r = Reader(payload, offset)
+    try:
+        if api_version >= 9:
+            n = r.uvarint() - 1
+        elif api_version >= 3:
+            n = r.int16()
+        else:
+            n = 0
+        if n > 0:
+            r.raw(n)
+        return r.int16()
+    except InvalidRequestError:
+        return None
 
 
 def _decode_exact(schema, payload: bytes, offset: int, version: int, title: str,
