@@ -109,7 +109,11 @@ def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
         key = (a, b) if a <= b else (b, a)
         group = current.get(key)
         if p.flags & SYN and not p.flags & ACK:
-            if group is None or group.syn_src != a or group.syn_isn != p.seq:
+            if group is not None and group.syn_src is None and group.synack_ack == (
+                    p.seq + 1) % 2**32:
+                # Its SYN+ACK was stamped earlier (clocks of two interfaces): the same.
+                group.syn_src, group.syn_isn = a, p.seq
+            elif group is None or group.syn_src != a or group.syn_isn != p.seq:
                 group = _Group(a, p.seq)
                 current[key] = group
                 groups.append(group)
@@ -117,6 +121,8 @@ def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
             group = _Group(None, None)
             current[key] = group
             groups.append(group)
+        if p.flags & SYN and p.flags & ACK and group.synack_ack is None:
+            group.synack_ack = p.ack
         group.packets.append(p)
     out: list[Connection] = []
     seen_ids: dict[str, int] = {}
@@ -140,11 +146,12 @@ def _endpoint(ip: str, port: int) -> str:
 
 
 class _Group:
-    __slots__ = ("syn_src", "syn_isn", "packets")
+    __slots__ = ("syn_src", "syn_isn", "synack_ack", "packets")
 
     def __init__(self, syn_src, syn_isn) -> None:
         self.syn_src = syn_src
         self.syn_isn = syn_isn
+        self.synack_ack: int | None = None
         self.packets: list[Packet] = []
 
 
@@ -212,7 +219,13 @@ def _merge(req: Flow, resp: Flow):
     the ACK of the packet that started a frame says (a response that started in
     a packet acknowledging all of a request's bytes comes after it; one that did
     not, before it), timestamps only where ACKs say nothing (requests first on
-    ties).  Yields (direction, Framed)."""
+    ties).  Yields (direction, Framed).
+
+    Gap markers, which may stand for several frames, are placed conservatively:
+    a request gap before the first response sent once the broker had any of its
+    bytes (answers to the lost requests come after it), a response gap after
+    every request sent before the client had all of its bytes (so each request
+    whose answer may be in it is waiting when it is met)."""
     qs, rs = req.frames, resp.frames
     q_acks = [resp.offset_of(f.ack) if f.ack is not None else None for f in qs]
     r_acks = [req.offset_of(f.ack) if f.ack is not None else None for f in rs]
@@ -220,7 +233,7 @@ def _merge(req: Flow, resp: Flow):
     while i < len(qs) and j < len(rs):
         q, r = qs[i], rs[j]
         if r_acks[j] is not None:
-            request_first = r_acks[j] >= q.end
+            request_first = r_acks[j] > q.start if q.marker == GAP else r_acks[j] >= q.end
         elif q_acks[i] is not None:
             request_first = q_acks[i] < r.end
         else:

@@ -264,15 +264,29 @@ class Flow(ByteStream):
         ts = max(self._sent_after(start), last_ts)
         self.frames.append(Framed(ts, b"", 0, False, (start, end), start, end, None, GAP))
 
-    def _resync_ids(self, direction: int, match: set[int] | None) -> set[int] | None:
-        """Correlation ids a request boundary after lost framing must carry: one
+    def _resync_ids(self, direction: int, match: set[int] | None):
+        """Correlation ids a boundary after lost framing must carry.  A request: one
         answered by the broker (``match``), or one above every id sent before
-        (clients count up)."""
+        (clients count up).  A response: a captured request's (``match``), or one
+        between the lowest and highest of those (its request may have been lost
+        too, and clients count up)."""
         if direction != REQUEST:
-            return match
+            return _Between(match) if match else match
         last = max((I32.unpack_from(f.payload, 4)[0] for f in self.frames
                     if f.marker is None and len(f.payload) >= 8), default=None)
         return match if last is None else _Above(match or set(), last)
+
+
+class _Between:
+    """``corr in`` this: in the set, or between its lowest and highest."""
+
+    __slots__ = ("ids", "low", "high")
+
+    def __init__(self, ids: set[int]) -> None:
+        self.ids, self.low, self.high = ids, min(ids), max(ids)
+
+    def __contains__(self, corr: int) -> bool:
+        return self.low < corr < self.high or corr in self.ids
 
 
 class _Above:
