@@ -56,17 +56,16 @@ coverage state (checked, header_only and why, unverifiable, not_kafka) is in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from kafka_net.capture.model import (
+    CLOSE, GAP, REQUEST, RESPONSE, ConnectionReport, Frame, FrameState, Pair, Violation)
 from kafka_net.capture.pairing_checks import (
-    CHECKED, HEADER_ONLY, NOT_KAFKA, STATES, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
+    CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
     check_request_body, check_response_body, error_codes, produce_acks, read_request)
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import decode_response_header, peek_request_header
-
-REQUEST, RESPONSE = 0, 1
-GAP, CLOSE = "gap", "close"
 
 CHECKS = (
     "correlation_mismatch", "unanswered_request", "response_without_request",
@@ -74,85 +73,6 @@ CHECKS = (
     "response_before_request", "undecodable_request", "undecodable_response",
     "trailing_bytes", "corrupt_records", "unanswered_before_close",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One frame of a connection, in order (or a marker: see the module docstring)."""
-
-    position: int            # index within the connection's frames
-    direction: int           # REQUEST or RESPONSE
-    timestamp_ns: int
-    frame: bytes             # payload without the size prefix (maybe cut)
-    frame_size: int
-    truncated: bool = False
-    after_gap: bool = False  # bytes of this frame were lost from the capture
-    gap: tuple[int, int] | None = None   # those bytes' stream range (or a gap marker's)
-    marker: str | None = None            # None (a Kafka frame), GAP or CLOSE
-
-
-@dataclass(slots=True)
-class Pair:
-    correlation_id: int
-    api_key: int
-    api_version: int
-    client_id: str | None
-    request_position: int
-    response_position: int
-    request_ns: int
-    response_ns: int
-    error_codes: tuple[int, ...] = ()
-
-    @property
-    def latency_ns(self) -> int:
-        return self.response_ns - self.request_ns
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    check: str
-    position: int
-    timestamp_ns: int
-    correlation_id: int
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class FrameState:
-    """How far one frame was checked (one of pairing_checks.STATES)."""
-
-    position: int
-    state: str
-    reason: str = ""                      # header_only: why; unverifiable: which gap
-    gap: tuple[int, int] | None = None
-
-
-@dataclass
-class ConnectionReport:
-    pairs: list[Pair] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
-    requests: list = field(default_factory=list)
-    in_flight_at_end: int = 0
-    acks0_requests: int = 0
-    unverifiable_from: int | None = None  # position of the first gap, if any
-    unchecked_frames: int = 0
-    responses: int = 0                    # response frames (an answered acks=0 counts)
-    unverifiable_requests: int = 0        # their answers may have been lost in a gap
-    gaps: list[tuple[int, int, int]] = field(default_factory=list)  # direction, start, end
-    states: dict[int, FrameState] = field(default_factory=dict)      # by position
-
-    def state_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATES, 0)
-        for s in self.states.values():
-            counts[s.state] += 1
-        return counts
-
-    def header_only_reasons(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for s in self.states.values():
-            if s.state == HEADER_ONLY:
-                out[s.reason] = out.get(s.reason, 0) + 1
-        return out
 
 
 @dataclass(slots=True)
@@ -201,6 +121,12 @@ class _Walk:
         self.answered_early: dict[int, Frame] = {}  # id -> its response, which came first
         self.mismatch_reported: set[int] = set() # positions of overtaking responses
         self.request_gap: Frame | None = None    # requests may have been lost here
+        # Per direction, the gap after which framing was resynchronised and is not
+        # confirmed yet by a frame that decodes cleanly (a boundary found by
+        # searching may be a false one): until then a frame's own faults are
+        # "unverifiable", not violations.
+        self.suspect: list[Frame | None] = [None, None]
+        self.cut_tail: Frame | None = None   # the last response, if it is cut short
         # correlation id -> positions of requests carrying it (for lookahead)
         self.request_positions: dict[int, list[int]] = {}
         for f in frames:
@@ -211,6 +137,16 @@ class _Walk:
     def violation(self, check: str, at, corr: int, detail: str) -> None:
         self.report.violations.append(
             Violation(check, at.position, at.timestamp_ns, corr, detail))
+
+    def flag(self, check: str, frame: Frame, corr: int, detail: str) -> None:
+        """A violation at ``frame``, unless its direction's framing is not confirmed."""
+        gap = self.suspect[frame.direction]
+        if gap is None:
+            self.violation(check, frame, corr, detail)
+        else:
+            self.report.states[frame.position] = FrameState(
+                frame.position, UNVERIFIABLE, "framing not yet confirmed after a gap: "
+                + _gap_text(gap.gap), gap.gap)
 
     def state(self, frame: Frame, state: str, reason: str = "") -> None:
         if frame.after_gap and state != NOT_KAFKA:
@@ -223,6 +159,7 @@ class _Walk:
     def on_gap(self, marker: Frame) -> None:
         report = self.report
         report.gaps.append((marker.direction, *(marker.gap or (0, 0))))
+        self.suspect[marker.direction] = marker
         if marker.direction == REQUEST:
             self.request_gap = marker
         else:
@@ -255,7 +192,7 @@ class _Walk:
             self.acks0[corr] = req
         else:
             if any(w.correlation_id == corr for w in self.waiting):
-                self.violation("duplicate_correlation_id_in_flight", frame, corr,
+                self.flag("duplicate_correlation_id_in_flight", frame, corr,
                                f"correlation id {corr} is already waiting for a response")
             self.waiting.append(req)
 
@@ -263,16 +200,15 @@ class _Walk:
         if len(frame.frame) < 8:
             self.state(frame, NOT_KAFKA)
             if not frame.after_gap:
-                self.violation("undecodable_request", frame, -1,
-                               f"{len(frame.frame)} bytes cannot hold a request header")
+                self.flag("undecodable_request", frame, -1,
+                          f"{len(frame.frame)} bytes cannot hold a request header")
             return None
         api_key, api_version, corr = peek_request_header(frame.frame)
         req = _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
         if api_key not in ApiKey._value2member_map_:
             self.state(frame, HEADER_ONLY, UNKNOWN_API)
             if not frame.after_gap:
-                self.violation("undecodable_request", frame, corr,
-                               f"unknown api key {api_key}")
+                self.flag("undecodable_request", frame, corr, f"unknown api key {api_key}")
             return req
         try:
             req.client_id, offset, why = read_request(
@@ -286,29 +222,35 @@ class _Walk:
                 req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
         except InvalidRequestError as exc:
             self.state(frame, CHECKED)
-            self.violation("undecodable_request", frame, corr, str(exc))
+            self.flag("undecodable_request", frame, corr, str(exc))
             return req   # the id is known: a broker may still answer it, so keep pairing
         except BodyProblem as exc:
             self.state(frame, CHECKED)
-            self.violation(exc.check, frame, corr, str(exc))
+            self.flag(exc.check, frame, corr, str(exc))
             return req
         self.state(frame, HEADER_ONLY if why else CHECKED, why or "")
+        if not frame.after_gap:
+            self.suspect[REQUEST] = None    # a request that decodes: framing confirmed
         return req
 
     # -- responses ----------------------------------------------------------------------
 
     def on_response(self, frame: Frame) -> None:
         self.report.responses += 1
+        self.cut_tail = frame if frame.truncated else None
         try:
             corr = decode_response_header(frame.frame, 0)[0]
         except InvalidRequestError as exc:
             self.state(frame, NOT_KAFKA)
             if not frame.after_gap:
-                self.violation("undecodable_response", frame, -1,
-                               f"no correlation id: {exc}")
+                self.flag("undecodable_response", frame, -1, f"no correlation id: {exc}")
             return
         match = next((i for i, w in enumerate(self.waiting) if w.correlation_id == corr), None)
-        if match is not None:
+        if match is not None and self.suspect[RESPONSE] is not None and any(
+                w.gap is None for w in self.waiting[:match]):
+            # Framing not confirmed, and pairing it would accuse the broker: no.
+            self.flag("correlation_mismatch", frame, corr, "")
+        elif match is not None:
             self._answer(frame, match)
         elif self.request_gap is not None and corr not in self.acks0 \
                 and self._later_request(corr, frame.position) is None:
@@ -320,24 +262,24 @@ class _Walk:
             self.state(frame, CHECKED)
             if corr in self.answered_req:
                 self.answered_req[corr].responses += 1
-            self.violation("duplicate_response", frame, corr,
-                           f"correlation id {corr} was answered already at frame "
-                           f"{self.answered[corr].response_position}")
+            self.flag("duplicate_response", frame, corr,
+                      f"correlation id {corr} was answered already at frame "
+                      f"{self.answered[corr].response_position}")
         elif corr in self.acks0:
             self.state(frame, CHECKED)
             self.acks0.pop(corr).responses += 1
-            self.violation("acks0_answered", frame, corr,
-                           "a Produce with acks=0 must get no response")
+            self.flag("acks0_answered", frame, corr,
+                      "a Produce with acks=0 must get no response")
         elif (later := self._later_request(corr, frame.position)) is not None:
             self.state(frame, CHECKED)
             self.answered_early[corr] = frame
-            self.violation("response_before_request", frame, corr,
-                           f"the request with correlation id {corr} comes later, at frame "
-                           f"{later}")
+            self.flag("response_before_request", frame, corr,
+                      f"the request with correlation id {corr} comes later, at frame "
+                      f"{later}")
         else:
             self.state(frame, CHECKED)
-            self.violation("response_without_request", frame, corr,
-                           f"no request with correlation id {corr} is waiting")
+            self.flag("response_without_request", frame, corr,
+                      f"no request with correlation id {corr} is waiting")
 
     def _later_request(self, corr: int, position: int) -> int | None:
         return next((p for p in self.request_positions.get(corr, ()) if p > position), None)
@@ -369,6 +311,7 @@ class _Walk:
                            f"{req.correlation_id}, which came first")
 
     def _unverifiable(self, req: _Req, gap: Frame) -> None:
+        """``gap``: the marker of the lost bytes, or a response cut short."""
         self.report.unverifiable_requests += 1
         self.report.states[req.position] = FrameState(
             req.position, UNVERIFIABLE, "its response may have been lost: " + _gap_text(gap.gap),
@@ -385,6 +328,10 @@ class _Walk:
                                f"{req.overtaken_by.position}) but this one never was")
             elif req.gap is not None:
                 self._unverifiable(req, req.gap)
+            elif req.closed and self.cut_tail is not None:
+                # The responses end inside a frame: the answer may be in bytes the
+                # capture does not have.
+                self._unverifiable(req, self.cut_tail)
             elif req.closed:
                 self.violation("unanswered_before_close", req, req.correlation_id,
                                "the client closed the connection (FIN) without an answer "
@@ -417,14 +364,15 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
         body, why = check_response_body(frame.frame, req.api_key, req.api_version)
     except BodyProblem as exc:
         walk.state(frame, CHECKED)
-        walk.violation(exc.check, frame, req.correlation_id, str(exc))
+        walk.flag(exc.check, frame, req.correlation_id, str(exc))
         return
     except InvalidRequestError as exc:
         walk.state(frame, CHECKED)
-        walk.violation("undecodable_response", frame, req.correlation_id,
-                       f"the response header does not decode: {exc}")
+        walk.flag("undecodable_response", frame, req.correlation_id,
+                  f"the response header does not decode: {exc}")
         return
     walk.state(frame, HEADER_ONLY if why else CHECKED, why or "")
+    walk.suspect[RESPONSE] = None    # it answers a waiting request and decodes
     if body is not None:
         pair.error_codes = tuple(sorted(set(error_codes(body))))
 

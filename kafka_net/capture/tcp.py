@@ -40,10 +40,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from kafka_net.capture.pairing import CLOSE, GAP, REQUEST, RESPONSE, Frame
+from kafka_net.capture.model import CLOSE, GAP, REQUEST, RESPONSE, Frame
 from kafka_net.capture.packet import ACK, FIN, RST, SYN, Packet
 from kafka_net.capture.tcp_frames import (
-    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request)
+    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request, request_correlation_id)
+from kafka_net.protocol.headers import peek_request_header
 from kafka_net.capture.tcp_stream import FlowStats
 
 __all__ = ["Connection", "FlowStats", "MAX_FRAME_SIZE", "SYNC_TRIES", "reassemble",
@@ -186,7 +187,7 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     # A request boundary found by searching must be confirmed by a response carrying
     # its correlation id; a response boundary, by a request carrying its id.
     req.split(REQUEST, resp.response_ids() if req.isn is None else None)
-    req_ids = {I32.unpack_from(f.payload, 4)[0] for f in req.frames
+    req_ids = {peek_request_header(f.payload)[2] for f in req.frames
                if f.marker is None and len(f.payload) >= 8}
     resp.split(RESPONSE, req_ids)
     if resp.synced_mid_stream and resp.frames and req.frames:
@@ -256,7 +257,7 @@ def _drop_requests_before_first_answer(req: "Flow", resp: "Flow", conn: Connecti
         return
     corr = I32.unpack_from(first, 0)[0]
     for i, f in enumerate(req.frames):
-        if len(f.payload) >= 8 and I32.unpack_from(f.payload, 4)[0] == corr:
+        if len(f.payload) >= 8 and peek_request_header(f.payload)[2] == corr:
             if i:
                 req.stats.dropped_frames += i
                 conn.notes.append(
@@ -298,7 +299,7 @@ def _roles(packets: list[Packet], broker_ports: set[int]):
 def _request_score(sent: list[bytes], received: list[bytes]) -> int:
     """How many packets of ``received`` start with a response to a plausible request
     starting a packet of ``sent`` (same correlation id)?"""
-    ids = {I32.unpack_from(h, 8)[0] for h in sent if len(h) >= 12 and plausible_request(h)}
+    ids = {request_correlation_id(h) for h in sent if len(h) >= 12 and plausible_request(h)}
     if not ids:
         return 0
     return sum(1 for h in received

@@ -45,10 +45,11 @@ import struct
 from bisect import bisect_left
 from typing import NamedTuple
 
-from kafka_net.capture.pairing import GAP, REQUEST, RESPONSE
+from kafka_net.capture.model import GAP, REQUEST, RESPONSE
 from kafka_net.capture.tcp_stream import ByteStream
 from kafka_net.protocol.errors import InvalidRequestError
-from kafka_net.protocol.headers import decode_request_header
+from kafka_net.protocol.headers import (
+    client_id_length, decode_request_header, peek_request_header)
 from kafka_net.protocol.messages import MESSAGES
 
 MAX_FRAME_SIZE = 100 * 1024 * 1024      # socket.request.max.bytes' default
@@ -56,22 +57,27 @@ SYNC_TRIES = 4096                       # segment starts tried to find a frame b
 MAX_API_KEY, MAX_API_VERSION = 100, 20
 
 I32 = struct.Struct(">i")
-_REQ_HEAD = struct.Struct(">ihhi")       # size, api_key, api_version, correlation id
 _I16 = struct.Struct(">h")
 
 
 def plausible_request(head: bytes) -> bool:
-    """Do these bytes (size prefix first, at least 8 of them) start a Kafka request?"""
+    """Do these bytes (size prefix first, at least 8 of them) start a Kafka request?
+    The header is read by the lenient reader (:mod:`kafka_net.protocol.headers`)."""
     if len(head) < 8:
         return False
-    size, api_key, api_version = _REQ_HEAD.unpack_from(head + b"\0\0\0\0", 0)[:3]
+    size = I32.unpack_from(head, 0)[0]
+    api_key, api_version, _ = peek_request_header(head[4:] + b"\0\0\0\0")
     if not (8 <= size <= MAX_FRAME_SIZE and 0 <= api_key <= MAX_API_KEY
             and 0 <= api_version <= MAX_API_VERSION):
         return False
     if size >= 10 and len(head) >= 14:
-        client_id_len = _I16.unpack_from(head, 12)[0]
-        return -1 <= client_id_len <= size - 10
+        return -1 <= client_id_length(head[4:]) <= size - 10
     return True
+
+
+def request_correlation_id(head: bytes) -> int:
+    """The correlation id of a request starting with its size prefix."""
+    return peek_request_header(head[4:12])[2]
 
 
 class Framed(NamedTuple):
@@ -118,7 +124,7 @@ class Flow(ByteStream):
         if direction == REQUEST:
             if not plausible_request(head) or (
                     match is not None and (len(head) < 12 or
-                                           I32.unpack_from(head, 8)[0] not in match)):
+                                           request_correlation_id(head) not in match)):
                 return False
             if not self._header_complete(self._known(pos + 4, min(size, 4096)), REQUEST):
                 return False
@@ -272,7 +278,7 @@ class Flow(ByteStream):
         too, and clients count up)."""
         if direction != REQUEST:
             return _Between(match) if match else match
-        last = max((I32.unpack_from(f.payload, 4)[0] for f in self.frames
+        last = max((peek_request_header(f.payload)[2] for f in self.frames
                     if f.marker is None and len(f.payload) >= 8), default=None)
         return match if last is None else _Above(match or set(), last)
 
