@@ -19,7 +19,6 @@ the ground truth follows from which frames' packets they touched.
 
 from __future__ import annotations
 
-import random
 import socket
 import struct
 import threading
@@ -243,26 +242,3 @@ def retimed(p: Packet, ts: int) -> Packet:
 def cut(p: Packet, keep: int) -> Packet:
     return Packet(p.timestamp_ns, p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq, p.ack,
                   p.flags, p.payload[:keep], p.payload_len, p.record)
-
-
-def shuffled_bursts(packets: list[Packet], rng: random.Random) -> list[Packet]:
-    """Capture order differs from send order inside each run of one direction's
-    data packets (timestamps permuted among them)."""
-    out, burst = [], []
-
-    def flush():
-        times = [p.timestamp_ns for p in burst]
-        rng.shuffle(times)
-        out.extend(retimed(p, ts) for p, ts in zip(burst, times))
-        burst.clear()
-
-    for p in packets:
-        if burst and (p.src_port != burst[-1].src_port or not p.payload):
-            flush()
-        if p.payload:
-            burst.append(p)
-        else:
-            flush()
-            out.append(p)
-    flush()
-    return out

@@ -28,8 +28,9 @@ from kafka_net.protocol.messages import MESSAGES
 from spark_jobs import transforms
 from tests.capture.fault_proxy import (
     BROKER_PORT, REQUEST, RESPONSE, Conversation, KFrame, RecordingProxy, cut, frames_of,
-    packetize, records_span, retimed, shuffled_bursts)
+    packetize, records_span, retimed)
 from tests.capture.packets import ethernet, ipv4, pcap_file, tcp_header
+from tests.capture.tcp_wire import shuffle_within_bursts
 from tests.support import make_config, running_server
 
 TOPIC = "faults"
@@ -197,7 +198,7 @@ def test_segment_loss(recorded, seed, rate):
 def test_reordered_segments(recorded):
     rng = random.Random(5)
     captures = [packetize(c, mss=90) for c in recorded]
-    found, states = checked(captures, lambda c: shuffled_bursts(c.packets, rng))
+    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
     assert_matches(found, states, *clean_truth(recorded))
 
 
