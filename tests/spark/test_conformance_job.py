@@ -432,7 +432,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     assert all(report["checks"][c]["violations"] == 0 for c in CHECKS)
     suite = ET.parse(out / "junit.xml").getroot()
     assert suite.get("failures") == "0"
-    assert len(list(suite.iter("testcase"))) == len(CHECKS) + 1
+    assert len(list(suite.iter("testcase"))) == len(CHECKS) + 2   # + inputs, coverage
 
 
 def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):
