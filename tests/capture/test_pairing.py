@@ -571,3 +571,44 @@ def test_any_correct_interleaving_has_no_violations(case):
     assert report.violations == []
     assert [p.correlation_id for p in report.pairs] == answered_ids
     assert report.in_flight_at_end == 0
+
+
+# -- coverage states ---------------------------------------------------------------------------
+
+def test_every_frame_ends_in_one_coverage_state_with_its_reason():
+    """Checked in full; header only for an API without a schema, a version beyond
+    the schema and a frame the capture cut; not Kafka for a frame too short."""
+    no_schema = struct.pack(">hhi", ApiKey.DESCRIBE_ACLS, 3, 20) + b"\x00\x01c\x00" + b"x" * 9
+    too_new = struct.pack(">hhi", ApiKey.METADATA, 99, 21) + b"\x00\x01c\x00" + b"y" * 9
+    cut = payload("q2", corr=22)[:20]
+    frames = [
+        Frame(0, REQUEST, 1, payload("q1"), 0),
+        Frame(1, RESPONSE, 2, payload("r1"), 0),
+        Frame(2, REQUEST, 3, no_schema, 0),
+        Frame(3, RESPONSE, 4, struct.pack(">i", 20) + b"\x00" * 6, 0),
+        Frame(4, REQUEST, 5, too_new, 0),
+        Frame(5, RESPONSE, 6, struct.pack(">i", 21) + b"\x00" * 6, 0),
+        Frame(6, REQUEST, 7, cut, 100, truncated=True),
+        Frame(7, RESPONSE, 8, payload("r2", corr=22)[:10], 100, truncated=True),
+    ]
+    report = pair_connection(frames)
+    assert report.violations == [] and len(report.pairs) == 4
+    got = [(s.state, s.reason) for _, s in sorted(report.states.items())]
+    assert got == [("checked", ""), ("checked", ""),
+                   ("header_only", "unknown API (no schema)"),
+                   ("header_only", "unknown API (no schema)"),
+                   ("header_only", "unknown version"), ("header_only", "unknown version"),
+                   ("header_only", "truncated by capture length"),
+                   ("header_only", "truncated by capture length")]
+    assert report.pairs[1].client_id == "c"      # the lenient reader, for every API
+    assert report.state_counts() == {"checked": 2, "header_only": 6, "unverifiable": 0,
+                                     "not_kafka": 0}
+    assert report.responses == 4
+
+
+def test_responses_count_an_answered_acks0_produce():
+    convo, _ = acks0_answered()
+    report = check(convo)
+    (q4,) = [r for r in report.requests if r.correlation_id == 4]
+    assert q4.acks0 and q4.responses == 1
+    assert report.responses == sum(1 for _, d, _ in convo if d == RESPONSE)

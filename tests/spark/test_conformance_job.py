@@ -421,6 +421,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     assert any("reading" in s for s in stages), done.stderr
     assert any("checking connections" in s for s in stages), done.stderr
     assert any("report written to" in s and "(0 violations)" in s for s in stages)
+    assert any(s.startswith("conformance: PASS: 0 violation(s); of ") for s in stages)
     # Spark's INFO chatter and console progress bars are kept out of the way.
     assert not [line for line in done.stderr.splitlines() if " INFO " in line]
     assert "[Stage" not in done.stderr

@@ -225,3 +225,21 @@ def test_non_kafka_pcap_gives_no_frames(tmp_path):
     assert [kind for kind, _ in units] == ["problem"]    # no frame rows, one reason
     assert "not Kafka" in units[0][1]["problem"]
     assert units[0][1]["file"].endswith("http.pcap")
+
+
+def test_a_handshake_alone_is_no_problem_and_no_frame(tmp_path):
+    """An empty TCP connection (opened and closed, nothing sent) is not an
+    unreadable input: nothing to check, nothing wrong."""
+    conv = TcpConversation(("127.0.0.1", 40006), ("127.0.0.1", 9092), 10**18)
+    conv.close()
+    assert pcap_units([write_pcap(tmp_path / "empty-conn.pcap", conv.packets)]) == []
+
+
+def test_pcap_rows_carry_the_client_id_for_every_api(tmp_path):
+    conv = TcpConversation(("127.0.0.1", 40007), ("127.0.0.1", 9092), 10**18)
+    # DescribeAcls has no schema here: the header is read leniently all the same.
+    q = b"\x00\x1d\x00\x03\x00\x00\x00\x01\x00\x06tester\x00" + b"\x00" * 8
+    conv.send(REQUEST, len(q).to_bytes(4, "big") + q)
+    conv.close()
+    (row,) = pcap_frames([write_pcap(tmp_path / "acls.pcap", conv.packets)])
+    assert (row["api_key"], row["client_id"]) == (ApiKey.DESCRIBE_ACLS, "tester")
