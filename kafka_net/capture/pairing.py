@@ -88,6 +88,7 @@ class _Req:
     overtaken_by: "Frame | None" = None   # the response that overtook it
     closed: bool = False                  # the client closed the connection after it
     responses: int = 0                    # responses carrying its id (acks=0 ones too)
+    wait_ms: int = 0                      # how long the broker may hold it (long polls)
     gap: "Frame | None" = None            # a response gap met while it waited
 
 
@@ -168,8 +169,12 @@ class _Walk:
                     req.gap = marker
 
     def on_close(self, marker: Frame) -> None:
+        """The client's FIN.  A request the broker may still hold (a Fetch within
+        its max_wait_ms, a Produce within its timeout_ms, a JoinGroup within its
+        rebalance timeout) was abandoned by the client, not skipped by the broker."""
         for req in self.waiting:
-            req.closed = True
+            if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
+                req.closed = True
 
     # -- requests -----------------------------------------------------------------------
 
@@ -217,6 +222,7 @@ class _Walk:
                 body, why = check_request_body(frame.frame, offset, api_key, api_version)
                 req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
                     and body.get("acks") == 0
+                req.wait_ms = _wait_ms(api_key, body)
             if why is not None and api_key == ApiKey.PRODUCE and offset is not None:
                 # Not decoded (cut, or too new): acks is still near the start.
                 req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
@@ -341,6 +347,21 @@ class _Walk:
         self.report.unchecked_frames = sum(
             1 for s in self.report.states.values() if s.state != CHECKED)
         self.report.violations.sort(key=lambda v: (v.position, v.check))
+
+
+_WAIT_FIELDS = {ApiKey.FETCH: "max_wait_ms", ApiKey.PRODUCE: "timeout_ms",
+                ApiKey.JOIN_GROUP: "rebalance_timeout_ms"}
+
+
+def _wait_ms(api_key: int, body: dict | None) -> int:
+    """How long the broker may rightly hold this request before answering."""
+    name = _WAIT_FIELDS.get(api_key)
+    if name is None or body is None:
+        return 0
+    wait = body.get(name, 0)
+    if api_key == ApiKey.JOIN_GROUP and wait < 0:
+        wait = body.get("session_timeout_ms", 0)     # v0 has no rebalance timeout
+    return max(wait, 0)
 
 
 def _gap_text(gap: tuple[int, int] | None) -> str:

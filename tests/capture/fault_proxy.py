@@ -192,7 +192,9 @@ CLIENT_IP, BROKER_IP = "10.1.0.1", "10.1.0.2"
 
 
 def packetize(conv: Conversation, mss: int = 700, step_ns: int = 10_000,
-              t0: int = 1_700_000_000_000_000_000) -> Capture:
+              t0: int = 1_700_000_000_000_000_000, close_after_ns: int = 0) -> Capture:
+    """``close_after_ns``: how long the client waits before its FIN (a client that
+    gives up on a request waits its request timeout first)."""
     ends = {REQUEST: (CLIENT_IP, conv.client_port), RESPONSE: (BROKER_IP, BROKER_PORT)}
     isn = {REQUEST: 1_000_000 + conv.client_port, RESPONSE: 3_000_000_000 + conv.client_port}
     sent = {REQUEST: 0, RESPONSE: 0}
@@ -226,6 +228,7 @@ def packetize(conv: Conversation, mss: int = 700, step_ns: int = 10_000,
         cap.carriers[i] = carriers
         if f.direction == REQUEST:
             packet(RESPONSE, ACK)          # the broker's pure ACK
+    t[0] += close_after_ns
     packet(REQUEST, FIN | ACK)
     sent[REQUEST] += 1
     packet(RESPONSE, FIN | ACK)

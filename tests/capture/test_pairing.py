@@ -612,3 +612,15 @@ def test_responses_count_an_answered_acks0_produce():
     (q4,) = [r for r in report.requests if r.correlation_id == 4]
     assert q4.acks0 and q4.responses == 1
     assert report.responses == sum(1 for _, d, _ in convo if d == RESPONSE)
+
+
+@pytest.mark.parametrize("fin_after_ms,expected", [(1, []), (600, ["unanswered_before_close"])])
+def test_a_fetch_abandoned_within_its_max_wait_is_not_unanswered(fin_after_ms, expected):
+    """A consumer closing while its long poll (max_wait_ms 500) is held: the broker
+    still had time, so it is only in flight; past max_wait_ms it is a violation."""
+    fetch = req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500, "topics": []})
+    frames = [Frame(0, REQUEST, 10**9, fetch, 0),
+              Frame(1, REQUEST, 10**9 + fin_after_ms * 10**6, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [v.check for v in report.violations] == expected
+    assert report.in_flight_at_end == (0 if expected else 1)
