@@ -304,7 +304,7 @@ def _checks_table(checks: dict) -> str:
 
 def _unreadable(items: list) -> str:
     if not items:
-        return "<p>Every input was read completely.</p>"
+        return "<p>Every input file was read; what could be checked is under Coverage.</p>"
     return "<h2>What could not be read</h2>" + _table(
         ["file", "problem"], [(u["file"], u["problem"]) for u in items], num_from=9)
 
