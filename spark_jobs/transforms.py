@@ -101,11 +101,12 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
     ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
     units: list[tuple] = []
     for conn in reassemble(ordered, broker_ports):
-        if not conn.frames and conn.bytes == 0 and not conn.gaps:
-            continue   # a handshake (or a close) alone: nothing to check, nothing wrong
-        if not conn.frames:
-            why = "; ".join(conn.notes) or "no Kafka frames"
-            units.append(("problem", {"file": files, "problem": f"connection {conn.id}: {why}"}))
+        if not any(f.marker is None for f in conn.frames):
+            if conn.bytes or conn.gaps:   # a handshake alone: nothing to check, nothing wrong
+                why = "; ".join(conn.notes) or "no Kafka frames"
+                units.append(("problem", {"file": files,
+                                          "problem": f"connection {conn.id}: {why}"}))
+            continue
         for frame in conn.frames:
             units.append(("frame", _pcap_frame_row(conn.id, frame)))
     return units
