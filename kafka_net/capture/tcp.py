@@ -31,8 +31,13 @@ Which side is the broker (the first rule that decides; :attr:`Connection.broker_
 Pass ``broker_ports`` for captures without handshakes: rule 3 is a heuristic.
 
 The byte streams (holes, retransmissions, the stream start) are described in
-:mod:`.tcp_stream`, the framing and when a direction becomes unverifiable in
-:mod:`.tcp_frames`.
+:mod:`.tcp_stream`, the framing, gap markers and resynchronising in
+:mod:`.tcp_frames`.  The two directions' frames are then put in one order by
+TCP's acknowledgement numbers (:func:`_merge`): a response whose first
+packet acknowledges all of a request's bytes comes after it, one that does
+not comes before it; timestamps decide only where no ACK says anything (a
+clock skew between two merged interfaces does not reorder anything).  The
+client's FIN is a ``CLOSE`` marker in that order.
 """
 
 from __future__ import annotations

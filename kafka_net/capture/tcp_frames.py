@@ -1,26 +1,31 @@
 """One direction's byte stream split into Kafka frames, sans-IO (the framing
 half of :mod:`kafka_net.capture.tcp`, over :mod:`.tcp_stream`).
 
-Frames and verifiability
-------------------------
-The stream is split by size prefixes.  A frame whose bytes span a hole keeps
-its known prefix and ``truncated=True``; a frame that is still incomplete when
-the data ends is kept (truncated) if its header is complete, else dropped.
+Frames, gaps and resynchronising
+--------------------------------
+The stream is split by size prefixes into :class:`Framed` frames, each with
+its stream offsets and the ACK its first packet carried (what the sender had
+received from its peer: :mod:`.tcp` orders the two directions by it).
 
-A direction becomes **unverifiable** from a point on when a lost hole is
-met, when a size prefix falls into a hole (framing is lost; frames are looked
-for again at later segment starts, the frames found get ``after_gap``), when
-a size prefix is negative or over 100 MiB (not Kafka, or not at a frame
-boundary: that direction stops), or when a truncated frame's header is
-incomplete.  Lost bytes may have held requests or responses, so the
-connection's :attr:`~Connection.unverifiable_from_ns` is the earliest time
-the trouble can have started (lost bytes: just after the capture time of the
-packet holding the byte before them; bytes that are there but unusable: the
-capture time of their packet), and *every* frame of either direction
-completed at or after it gets ``after_gap=True``: :func:`pair_connection`
-then reports the connection unverifiable from the first such frame instead
-of reporting mismatches.  This is conservative: a response to a request sent
-before the loss may be left unchecked too.
+* A frame with lost bytes inside keeps its known prefix, ``truncated=True``
+  and the lost range in ``gap``; if its header survived it is still paired,
+  and framing goes on at the end its size prefix gives.
+* A frame whose header was lost or cut by the snap length cannot be paired:
+  it becomes a **gap marker** (a :class:`Framed` with ``marker=GAP``).
+* A size prefix in lost bytes loses the framing: a gap marker covers the
+  bytes up to the next plausible boundary, looked for at later segment starts
+  (:meth:`Flow._boundary_ok`: a size prefix, a request header that decodes
+  through the lenient reader, a correlation id consistent with the
+  connection (:meth:`Flow._resync_ids`), and a plausible next size prefix),
+  and framing resumes there.
+* A size prefix that is negative or over 100 MiB (not Kafka, or not at a
+  frame boundary) ends the direction with a gap marker to its end.
+* A frame still incomplete when the data ends is kept (truncated) if its
+  header is complete, else dropped.
+
+:mod:`.pairing` turns markers into "unverifiable" for what may depend on the
+lost bytes, never into violations.  The direction's first reason is kept in
+``stats.unverifiable``.
 
 Capture started mid-stream (no SYN for a direction): the first bytes may be
 in the middle of a frame.  Frames are looked for at segment starts (the first
@@ -35,8 +40,7 @@ unverifiable from its first byte.
 
 Each frame's timestamp is that of the packet that completed it (the one
 that made all its bytes deliverable; never earlier than the frame before it
-in the same direction).  Frames of both directions are merged by timestamp,
-requests first on ties.
+in the same direction); a marker's, just after the packet before its bytes.
 """
 
 from __future__ import annotations
