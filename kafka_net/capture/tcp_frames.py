@@ -94,7 +94,7 @@ class Framed(NamedTuple):
     gap: tuple[int, int] | None   # lost bytes inside the frame; a marker's range
     start: int                    # stream offsets [start, end), size prefix included
     end: int
-    ack: int | None               # peer stream bytes acknowledged when it started
+    ack: int | None               # the raw ACK its first packet carried (None: no ACK)
     marker: str | None = None     # GAP: bytes here could not be framed
 
 
