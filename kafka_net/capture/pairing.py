@@ -42,9 +42,15 @@ on the next plausible frame boundary):
   no response follows) are **unverifiable**, never a violation, never in flight.
 * a request gap: a response that answers no known request may answer a lost
   one: unverifiable, until a response answers a request sent after the gap.
+* either: a boundary found by searching may be a false one, so until a frame
+  of that direction decodes cleanly (a request; a response answering a
+  waiting request) that direction's own faults are unverifiable too.
 
 Requests still waiting when the client closed the connection (its FIN) are
-**unanswered_before_close**; requests still waiting when the frames end
+**unanswered_before_close**, unless the broker could still rightly hold them
+(a Fetch within its max_wait_ms, a Produce within its timeout_ms, a
+JoinGroup within its rebalance timeout: the client abandoned those) or the
+responses end cut short; requests still waiting when the frames end
 otherwise were in flight when the capture ended (reported, not a violation).
 
 A paired response whose body decodes but leaves bytes over is
