@@ -133,8 +133,8 @@ def _pcap_frame_row(connection: str, frame: Frame) -> dict:
 
 def check_connection(connection: str, rows: list[dict]) -> dict:
     """Pair one connection's frames; return {"pairs", "violations", "requests",
-    "connection"}.  Marker rows (gaps, the client's FIN) take part in pairing but
-    are not frames."""
+    "states" (each frame's coverage state, by position), "connection"}.  Marker
+    rows (gaps, the client's FIN) take part in pairing but are not frames."""
     rows = sorted(rows, key=lambda r: tuple(r["order_key"]))
     frames = [_frame(i, r) for i, r in enumerate(rows)]
     report = pair_connection(frames)
@@ -156,6 +156,11 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
         "api_version": r.api_version, "client_id": r.client_id or "",
         "timestamp_ns": r.timestamp_ns, "acks0": r.acks0, "responses": r.responses,
     } for r in report.requests]
+    frame_states = [{
+        "connection": connection, "position": st.position, "state": st.state,
+        "reason": st.reason, "gap_start": st.gap[0] if st.gap else None,
+        "gap_end": st.gap[1] if st.gap else None,
+    } for _, st in sorted(report.states.items())]
     states = report.state_counts()
     summary = {
         "connection": connection, "source": source,
@@ -170,7 +175,7 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
         "gaps": [list(g) for g in report.gaps],
     }
     return {"pairs": pairs, "violations": violations, "requests": requests,
-            "connection": summary}
+            "states": frame_states, "connection": summary}
 
 
 def _frame(position: int, row: dict) -> Frame:

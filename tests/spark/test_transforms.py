@@ -212,6 +212,14 @@ def test_pcap_flow_with_a_lost_packet_is_unverifiable_after_it(tmp_path):
     summary = result["connection"]
     assert summary["unverifiable_from"] is not None and summary["gaps"]
     assert summary["frames_unverifiable"] >= 1 and summary["in_flight_at_end"] == 0
+    # Every frame (not the markers) has one state; the unverifiable ones say which
+    # bytes were lost.
+    frames = [i for i, r in enumerate(sorted(rows, key=lambda r: r["order_key"]))
+              if r["marker"] is None]
+    assert [s["position"] for s in result["states"]] == frames
+    lost = [s for s in result["states"] if s["state"] == "unverifiable"]
+    assert len(lost) == summary["frames_unverifiable"]
+    assert all(s["gap_end"] > s["gap_start"] >= 0 and "lost" in s["reason"] for s in lost)
     # Checking went on after the loss.
     assert len(result["pairs"]) >= 3
 
