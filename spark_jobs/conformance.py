@@ -20,8 +20,10 @@ packets) -> packets grouped by flow across files and reassembled -> frames
 grouped by connection -> the pairing state machine -> aggregates.  All the
 per-row logic lives in :mod:`spark_jobs.transforms`.
 
-Exit status: 0 no violations, 1 violations found, 2 bad usage or nothing
-readable.
+Exit status: 0 PASS (no violations, coverage at least ``--min-coverage``),
+1 violations found, 2 bad usage or nothing readable, 3 INCOMPLETE (no
+violations, but fewer frames checked than ``--min-coverage`` asks: lost
+bytes, header-only frames; see the report's coverage section).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from spark_jobs import report as report_mod  # noqa: E402
 from spark_jobs import transforms  # noqa: E402
 from spark_jobs.session import get_spark, ship_code  # noqa: E402
 
-EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE = 0, 1, 2
+EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,11 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     _stage("reading", len(inputs), "file(s)")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
+    verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
     _stage("report written to", args.out, f"({summary['totals']['violations']} violations)")
-    if summary["totals"]["frames"] == 0:
-        return EXIT_USAGE
-    return EXIT_VIOLATIONS if summary["totals"]["violations"] else EXIT_CLEAN
+    _stage(report_mod.headline(summary))
+    return {"NO DATA": EXIT_USAGE, "FAIL": EXIT_VIOLATIONS,
+            "INCOMPLETE": EXIT_INCOMPLETE}.get(verdict, EXIT_CLEAN)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,8 +76,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="Spark master (default: spark-submit's, else local[2])")
     p.add_argument("--broker-port", type=int, action="append",
                    help="broker port(s) in pcaps when no SYN shows the direction")
+    p.add_argument("--min-coverage", type=_percent, default=100.0, metavar="PERCENT",
+                   help="share of frames that must be checked in full for PASS, else the "
+                        "verdict is INCOMPLETE (exit 3); default 100")
     p.add_argument("--verbose", action="store_true", help="keep Spark's INFO logging")
     return p
+
+
+def _percent(text: str) -> float:
+    value = float(text.rstrip("%"))
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 to 100")
+    return value
 
 
 def _expand(paths: list[str]) -> list[str]:
@@ -161,12 +174,14 @@ def _write_tables(spark, frames, checked, out: str) -> dict:
 def _summarise(spark, tables: dict, checked) -> dict:
     from pyspark.sql import functions as F
     pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
+    # responses: every response carrying a request's id (an answered acks=0
+    # Produce counts too), not the pairs.
     per_api = (requests.groupBy("api_key", "api_name", "api_version", "client_id")
-               .agg(F.count("*").alias("requests"))
+               .agg(F.count("*").alias("requests"),
+                    F.sum(F.col("responses").cast("long")).alias("responses"))
                .join(pairs.withColumn("is_error", F.size("error_codes") > 0)
                      .groupBy("api_key", "api_version", "client_id")
-                     .agg(F.sum(F.col("is_error").cast("long")).alias("errors"),
-                          F.count("*").alias("responses")),
+                     .agg(F.sum(F.col("is_error").cast("long")).alias("errors")),
                      ["api_key", "api_version", "client_id"], "left")
                .fillna(0, ["errors", "responses"])
                .orderBy("api_key", "api_version", "client_id"))
@@ -188,7 +203,7 @@ def _summarise(spark, tables: dict, checked) -> dict:
         timeline=[r.asDict() for r in timeline.collect()],
         violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
         connections=connections,
-        frames=tables["frames"].count(),
+        frames=tables["frames"].filter("marker IS NULL").count(),
     )
 
 

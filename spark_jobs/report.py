@@ -16,7 +16,19 @@ online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
      latency_histogram: [{api_name, bucket (log10 ns), count}],
      timeline: [{second, count}],
      connections: [{connection, source, frames, requests, responses, pairs,
-                    violations, in_flight_at_end, acks0_requests, unverifiable_from}]}
+                    violations, in_flight_at_end, acks0_requests, unverifiable_from,
+                    unverifiable_requests, frames_checked, frames_header_only,
+                    frames_unverifiable, frames_not_kafka, header_only_reasons, gaps}],
+     coverage: {frames, checked, header_only, unverifiable, not_kafka,   # frame counts
+                shares: {checked, header_only, unverifiable, not_kafka},  # of frames
+                coverage (= shares.checked), min_coverage, header_only_reasons: {why: n},
+                unverifiable_requests, gaps},
+     verdict: "PASS" | "FAIL" | "INCOMPLETE" | "NO DATA"}
+
+Every frame is in exactly one coverage state (kafka_net/capture/pairing_checks.py).
+The verdict (:func:`verdict`): NO DATA without frames; FAIL with a violation;
+INCOMPLETE when the checked share is below ``min_coverage`` (the
+``--min-coverage`` option, 100% by default); else PASS.
 """
 
 from __future__ import annotations
@@ -29,8 +41,9 @@ from xml.etree import ElementTree as ET
 
 from kafka_net.capture.pairing import CHECKS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EXAMPLES_PER_CHECK = 20
+STATES = ("checked", "header_only", "unverifiable", "not_kafka")
 
 CHECK_TITLES = {
     "correlation_mismatch": "Each response answers the oldest outstanding request",
@@ -42,6 +55,9 @@ CHECK_TITLES = {
     "response_before_request": "No response precedes its request",
     "undecodable_request": "Every request decodes for its API and version",
     "undecodable_response": "Every response decodes for its request's API and version",
+    "trailing_bytes": "Every body ends where its frame ends",
+    "corrupt_records": "Every record batch passes Kafka's LogValidator checks",
+    "unanswered_before_close": "No request is left unanswered when the client closes",
 }
 
 
@@ -82,7 +98,62 @@ def build_summary(per_api, latency, histogram, timeline, violations, connections
                                "count": r["count"]} for r in histogram],
         "timeline": [{"second": int(r["second"]), "count": r["count"]} for r in timeline],
         "connections": sorted(connections, key=lambda c: c["connection"]),
+        "coverage": coverage(connections),
+        "verdict": None,
     }
+
+
+def coverage(connections: list[dict]) -> dict:
+    """Frame counts per coverage state over all connections, and their shares."""
+    counts = {s: sum(c.get(f"frames_{s}", 0) for c in connections) for s in STATES}
+    frames = sum(counts.values())
+    reasons: dict[str, int] = {}
+    for c in connections:
+        for why, n in (c.get("header_only_reasons") or {}).items():
+            reasons[why] = reasons.get(why, 0) + n
+    shares = {s: round(n / frames, 6) if frames else 0.0 for s, n in counts.items()}
+    return {"frames": frames, **counts, "shares": shares, "coverage": shares["checked"],
+            "min_coverage": 1.0, "header_only_reasons": reasons,
+            "unverifiable_requests": sum(c.get("unverifiable_requests", 0)
+                                         for c in connections),
+            "gaps": sum(len(c.get("gaps") or ()) for c in connections)}
+
+
+def verdict(summary: dict, min_coverage: float | None = None) -> str:
+    """Decide (and store) the verdict; ``min_coverage`` in 0..1, default the stored one."""
+    cov = summary.setdefault("coverage", coverage(summary.get("connections", [])))
+    if min_coverage is not None:
+        cov["min_coverage"] = min_coverage
+    t = summary["totals"]
+    if not t["frames"]:
+        result = "NO DATA"
+    elif t["violations"]:
+        result = "FAIL"
+    elif cov["coverage"] < cov["min_coverage"] - 1e-9:
+        result = "INCOMPLETE"
+    else:
+        result = "PASS"
+    summary["verdict"] = result
+    return result
+
+
+def headline(summary: dict) -> str:
+    """The one line console, HTML and JUnit share."""
+    result = summary.get("verdict") or verdict(summary)
+    cov = summary["coverage"]
+    shares = cov["shares"]
+    text = (f"{result}: {summary['totals']['violations']} violation(s); of "
+            f"{cov['frames']} frames {_pct(shares['checked'])} checked, "
+            f"{_pct(shares['header_only'])} header only, "
+            f"{_pct(shares['unverifiable'])} unverifiable, "
+            f"{_pct(shares['not_kafka'])} not Kafka")
+    if result == "INCOMPLETE":
+        text += f" (below the required {_pct(cov['min_coverage'])})"
+    return text
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.2f}%"
 
 
 def empty_summary(inputs, problem: str) -> dict:
@@ -97,6 +168,8 @@ def _ms(ns) -> float | None:
 
 
 def write_all(summary: dict, out: str) -> None:
+    if not summary.get("verdict"):
+        verdict(summary)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=False)
@@ -112,10 +185,19 @@ def write_all(summary: dict, out: str) -> None:
 def render_junit(summary: dict) -> ET.Element:
     """One test case per check, plus one saying whether every input was readable."""
     checks = summary["checks"]
-    failures = sum(1 for c in checks.values() if c["violations"]) + bool(summary["unreadable"])
+    result = summary.get("verdict") or verdict(summary)
+    cov = summary["coverage"]
+    incomplete = result != "NO DATA" and cov["coverage"] < cov["min_coverage"] - 1e-9
+    failures = (sum(1 for c in checks.values() if c["violations"]) + bool(summary["unreadable"])
+                + incomplete)
     suite = ET.Element("testsuite", name="kafka-net conformance",
-                       tests=str(len(checks) + 1), failures=str(failures), errors="0",
+                       tests=str(len(checks) + 2), failures=str(failures), errors="0",
                        time=str(summary.get("job", {}).get("seconds", 0)))
+    case = ET.SubElement(suite, "testcase", classname="conformance.coverage",
+                         name="coverage at least the minimum")
+    if incomplete:
+        failure = ET.SubElement(case, "failure", message=headline(summary))
+        failure.text = _coverage_text(summary["coverage"])
     case = ET.SubElement(suite, "testcase", classname="conformance.inputs",
                          name="all captures readable")
     if summary["unreadable"]:
@@ -138,15 +220,16 @@ def render_junit(summary: dict) -> ET.Element:
 
 def render_html(summary: dict) -> str:
     t = summary["totals"]
-    verdict = ("PASS: no violations" if t["violations"] == 0 and t["frames"]
-               else "NO DATA" if not t["frames"] else f"FAIL: {t['violations']} violation(s)")
+    verdict_text = headline(summary) if t["frames"] else "NO DATA"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         "<title>kafka-net conformance report</title><style>", _CSS, "</style></head><body>",
-        f"<h1>Kafka conformance report</h1><p class='verdict {_cls(t)}'>{_e(verdict)}</p>",
+        f"<h1>Kafka conformance report</h1><p class='verdict {_cls(summary)}'>"
+        f"{_e(verdict_text)}</p>",
         f"<p>Generated {_e(summary['generated_at'])} from {len(summary['inputs'])} "
         f"input file(s); schema version {summary['schema_version']}.</p>",
-        _totals_table(t), _checks_table(summary["checks"]), _unreadable(summary["unreadable"]),
+        _totals_table(t), _coverage_table(summary["coverage"]),
+        _checks_table(summary["checks"]), _unreadable(summary["unreadable"]),
         "<h2>Latency per API</h2>", _latency_table(summary["latency"]),
         _histogram_svg(summary["latency_histogram"]),
         "<h2>Requests over time</h2>", _timeline_svg(summary["timeline"]),
@@ -160,7 +243,7 @@ def render_html(summary: dict) -> str:
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;
 text-align:left}th{background:#f2f2f2}.verdict{font-size:1.4em;font-weight:bold}
-.pass{color:#17692b}.fail{color:#a31515}.nodata{color:#8a6d00}svg{margin:.5em 0}
+.pass{color:#17692b}.fail{color:#a31515}.nodata,.incomplete{color:#8a6d00}svg{margin:.5em 0}
 td.num{text-align:right}.bad{background:#fde8e8}"""
 
 
@@ -168,8 +251,29 @@ def _e(value) -> str:
     return html.escape(str(value))
 
 
-def _cls(t: dict) -> str:
-    return "nodata" if not t["frames"] else "fail" if t["violations"] else "pass"
+def _cls(summary: dict) -> str:
+    return {"NO DATA": "nodata", "FAIL": "fail", "INCOMPLETE": "incomplete"}.get(
+        summary.get("verdict") or verdict(summary), "pass")
+
+
+def _coverage_text(cov: dict) -> str:
+    lines = [f"{s.replace('_', ' ')}: {cov[s]} frames ({_pct(cov['shares'][s])})"
+             for s in STATES]
+    lines += [f"header only because {why}: {n}"
+              for why, n in sorted(cov["header_only_reasons"].items())]
+    lines.append(f"requests whose answers were lost in a capture gap: "
+                 f"{cov['unverifiable_requests']}; gaps: {cov['gaps']}")
+    return "\n".join(lines)
+
+
+def _coverage_table(cov: dict) -> str:
+    rows = [(s.replace("_", " "), cov[s], _pct(cov["shares"][s])) for s in STATES]
+    rows += [(f"header only: {why}", n, "") for why, n in
+             sorted(cov["header_only_reasons"].items())]
+    rows += [("requests unverifiable (answer lost in a gap)", cov["unverifiable_requests"], ""),
+             ("capture gaps", cov["gaps"], ""),
+             ("required coverage (--min-coverage)", _pct(cov["min_coverage"]), "")]
+    return "<h2>Coverage</h2>" + _table(["frames", "count", "share"], rows)
 
 
 def _table(headers, rows, num_from: int = 1) -> str:
@@ -200,7 +304,7 @@ def _checks_table(checks: dict) -> str:
 
 def _unreadable(items: list) -> str:
     if not items:
-        return "<p>Every input was read completely.</p>"
+        return "<p>Every input file was read; what could be checked is under Coverage.</p>"
     return "<h2>What could not be read</h2>" + _table(
         ["file", "problem"], [(u["file"], u["problem"]) for u in items], num_from=9)
 

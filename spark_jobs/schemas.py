@@ -19,6 +19,9 @@ FRAME_SCHEMA = StructType([
     StructField("correlation_id", IntegerType()),
     StructField("client_id", StringType()),
     StructField("frame", BinaryType()),
+    StructField("marker", StringType()),          # None for frames; "gap", "close"
+    StructField("gap_start", LongType()),         # lost stream bytes (gap markers, and
+    StructField("gap_end", LongType()),           # frames with bytes lost inside)
 ])
 
 PAIR_SCHEMA = StructType([
@@ -52,4 +55,5 @@ REQUEST_SCHEMA = StructType([
     StructField("client_id", StringType()),
     StructField("timestamp_ns", LongType()),
     StructField("acks0", BooleanType()),
+    StructField("responses", IntegerType()),      # responses carrying its id
 ])

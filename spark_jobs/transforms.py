@@ -23,13 +23,13 @@ import re
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name
-from kafka_net.protocol.headers import peek_request_header
+from kafka_net.protocol.headers import peek_client_id, peek_request_header
 
 _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
 
 FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "timestamp_ns",
                 "frame_size", "truncated", "after_gap", "api_key", "api_version",
-                "correlation_id", "client_id", "frame")
+                "correlation_id", "client_id", "frame", "marker", "gap_start", "gap_end")
 
 
 def sniff(data: bytes) -> str | None:
@@ -74,7 +74,7 @@ def _kncap_units(path: str, data: bytes) -> list[tuple]:
             "api_key": rec.api_key if rec.direction == REQUEST else None,
             "api_version": rec.api_version if rec.direction == REQUEST else None,
             "correlation_id": rec.correlation_id, "client_id": rec.client_id,
-            "frame": rec.frame,
+            "frame": rec.frame, "marker": None, "gap_start": None, "gap_end": None,
         }))
     return units
 
@@ -101,33 +101,42 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
     ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
     units: list[tuple] = []
     for conn in reassemble(ordered, broker_ports):
-        if not conn.frames:
-            why = "; ".join(conn.notes) or "no Kafka frames"
-            units.append(("problem", {"file": files, "problem": f"connection {conn.id}: {why}"}))
+        if not any(f.marker is None for f in conn.frames):
+            if conn.bytes or conn.gaps:   # a handshake alone: nothing to check, nothing wrong
+                why = "; ".join(conn.notes) or "no Kafka frames"
+                units.append(("problem", {"file": files,
+                                          "problem": f"connection {conn.id}: {why}"}))
+            continue
         for frame in conn.frames:
             units.append(("frame", _pcap_frame_row(conn.id, frame)))
     return units
 
 
 def _pcap_frame_row(connection: str, frame: Frame) -> dict:
-    api_key = api_version = corr = None
-    if frame.direction == REQUEST and len(frame.frame) >= 8:
+    api_key = api_version = corr = client_id = None
+    if frame.marker is not None:
+        pass
+    elif frame.direction == REQUEST and len(frame.frame) >= 8:
         api_key, api_version, corr = peek_request_header(frame.frame)
+        client_id = peek_client_id(frame.frame)
     elif len(frame.frame) >= 4:
         corr = int.from_bytes(frame.frame[:4], "big", signed=True)
+    gap = frame.gap or (None, None)
     return {"source": "pcap", "file": "", "connection": connection,
             "order_key": (0, 0, frame.position), "direction": frame.direction,
             "timestamp_ns": frame.timestamp_ns, "frame_size": frame.frame_size,
             "truncated": frame.truncated, "after_gap": frame.after_gap,
             "api_key": api_key, "api_version": api_version, "correlation_id": corr,
-            "client_id": None, "frame": frame.frame}
+            "client_id": client_id, "frame": frame.frame, "marker": frame.marker,
+            "gap_start": gap[0], "gap_end": gap[1]}
 
 
 def check_connection(connection: str, rows: list[dict]) -> dict:
-    """Pair one connection's frames; return {"pairs", "violations", "connection"}."""
+    """Pair one connection's frames; return {"pairs", "violations", "requests",
+    "states" (each frame's coverage state, by position), "connection"}.  Marker
+    rows (gaps, the client's FIN) take part in pairing but are not frames."""
     rows = sorted(rows, key=lambda r: tuple(r["order_key"]))
-    frames = [Frame(i, r["direction"], r["timestamp_ns"], bytes(r["frame"]), r["frame_size"],
-                    r["truncated"], r["after_gap"]) for i, r in enumerate(rows)]
+    frames = [_frame(i, r) for i, r in enumerate(rows)]
     report = pair_connection(frames)
     source = rows[0]["source"] if rows else ""
     pairs = [{
@@ -145,14 +154,31 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
     requests = [{
         "connection": connection, "api_key": r.api_key, "api_name": api_name(r.api_key),
         "api_version": r.api_version, "client_id": r.client_id or "",
-        "timestamp_ns": r.timestamp_ns, "acks0": r.acks0,
+        "timestamp_ns": r.timestamp_ns, "acks0": r.acks0, "responses": r.responses,
     } for r in report.requests]
+    frame_states = [{
+        "connection": connection, "position": st.position, "state": st.state,
+        "reason": st.reason, "gap_start": st.gap[0] if st.gap else None,
+        "gap_end": st.gap[1] if st.gap else None,
+    } for _, st in sorted(report.states.items())]
+    states = report.state_counts()
     summary = {
-        "connection": connection, "source": source, "frames": len(frames),
-        "requests": len(report.requests), "responses": sum(1 for f in frames if f.direction),
+        "connection": connection, "source": source,
+        "frames": sum(1 for f in frames if f.marker is None),
+        "requests": len(report.requests), "responses": report.responses,
         "pairs": len(report.pairs), "violations": len(report.violations),
         "in_flight_at_end": report.in_flight_at_end, "acks0_requests": report.acks0_requests,
         "unverifiable_from": report.unverifiable_from,
+        "unverifiable_requests": report.unverifiable_requests,
+        **{f"frames_{state}": n for state, n in states.items()},
+        "header_only_reasons": report.header_only_reasons(),
+        "gaps": [list(g) for g in report.gaps],
     }
     return {"pairs": pairs, "violations": violations, "requests": requests,
-            "connection": summary}
+            "states": frame_states, "connection": summary}
+
+
+def _frame(position: int, row: dict) -> Frame:
+    gap = (row["gap_start"], row["gap_end"]) if row.get("gap_start") is not None else None
+    return Frame(position, row["direction"], row["timestamp_ns"], bytes(row["frame"]),
+                 row["frame_size"], row["truncated"], row["after_gap"], gap, row.get("marker"))

@@ -2,9 +2,11 @@
 
 :mod:`.format` (sans-IO) defines the file layout and reads it back;
 :mod:`.writer` appends records to per-processor segment files;
+:mod:`.model` is the frame model (frames and gap/close markers);
 :mod:`.pairing` (sans-IO) pairs requests with responses per connection and
-finds protocol violations.  Captures of any broker: :mod:`.pcap` reads pcap
-and pcapng files (:mod:`.packet` decodes each record's headers), :mod:`.tcp`
-reassembles connections (:mod:`.tcp_stream` the byte streams,
-:mod:`.tcp_frames` the Kafka frames).  The Spark jobs in ``spark_jobs/`` import these.
+finds protocol violations, :mod:`.pairing_checks` says how far each frame
+was checked.  Captures of any broker: :mod:`.pcap` reads pcap and pcapng
+files (:mod:`.packet` decodes each record's headers, :mod:`.ip_fragments`
+reassembles IP fragments), :mod:`.tcp` reassembles connections
+(:mod:`.tcp_stream` the byte streams, :mod:`.tcp_frames` the Kafka frames).  The Spark jobs in ``spark_jobs/`` import these.
 """

@@ -6,10 +6,11 @@ file formats).
   tags), Linux cooked capture SLL (113) and SLL2 (276), BSD loopback NULL (0)
   and OpenBSD LOOP (108), raw IP (101, and 228 / 229 for IPv4 / IPv6 only).
 * **Network**: IPv4 (with options) and IPv6 (extension headers skipped).
-  Fragments are not reassembled: a first fragment is kept (its TCP stream
-  then shows a gap where the other fragments' bytes were), later fragments
-  are skipped, and both are reported as problems.  Only TCP is kept;
-  UDP, ICMP, ARP and the rest are counted and ignored.
+  Fragments are reassembled (:mod:`.ip_fragments`): the TCP segment is
+  decoded when its datagram's last missing fragment arrives; datagrams never
+  completed are reported as a problem (their bytes are a gap in the TCP
+  stream).  Only TCP is kept; UDP, ICMP, ARP and the rest are counted and
+  ignored.
 
 Lengths: the IP header says how long the TCP payload really was
 (:attr:`Packet.payload_len`); a capture's snap length may have kept fewer
@@ -26,6 +27,8 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from kafka_net.capture.ip_fragments import FragmentReassembler
 
 if TYPE_CHECKING:
     from kafka_net.capture.pcap import CaptureRead
@@ -97,6 +100,7 @@ class PacketDecoder:
         self.data = data
         self.result = result
         self.out = result.packets
+        self.fragments = FragmentReassembler()
         self.addr_cache: dict[bytes, str] = {}
         self.unsupported: dict[int, int] = {}
         self.counts: dict[str, int] = {}
@@ -108,10 +112,10 @@ class PacketDecoder:
         problems = self.result.problems
         for linktype, n in sorted(self.unsupported.items()):
             problems.append(f"unsupported link type {linktype} ({n} packets skipped)")
+        if self.fragments.incomplete:
+            problems.append(f"{self.fragments.incomplete} fragmented IP datagrams never "
+                            f"completed (a fragment is missing from the capture)")
         messages = {
-            "first_fragment": "fragmented IPv4/IPv6 packets (first fragments kept, "
-                              "fragments are not reassembled)",
-            "later_fragment": "non-first IP fragments skipped (fragments are not reassembled)",
             "malformed": "malformed IP/TCP headers skipped",
             "cut_header": "packets cut by the snap length before the end of their TCP "
                           "header skipped",
@@ -204,7 +208,7 @@ class PacketDecoder:
         if p + 20 > end:
             self._count("cut_header")
             return
-        vhl, _tos, total, _ident, frag, _ttl, proto = _IPV4_FIXED.unpack_from(data, p)
+        vhl, _tos, total, ident, frag, _ttl, proto = _IPV4_FIXED.unpack_from(data, p)
         ihl = (vhl & 0x0F) * 4
         if ihl < 20:
             self._count("malformed")
@@ -212,12 +216,13 @@ class PacketDecoder:
         if proto != _IPPROTO_TCP:
             self.result.non_tcp += 1
             return
-        if frag & 0x1FFF:
-            self._count("later_fragment")
-            return
-        if frag & 0x2000:
-            self._count("first_fragment")
         ip_len = total if total >= ihl else wire_ip_len   # 0: TSO, length unknown
+        if frag & 0x3FFF:    # an offset, or more fragments: part of a datagram
+            key = (data[p + 12:p + 20], ident, proto)
+            self._fragment(key, (frag & 0x1FFF) * 8, bool(frag & 0x2000), p + ihl,
+                           p + ip_len, end, data[p + 12:p + 16], data[p + 16:p + 20], ts,
+                           index)
+            return
         self._tcp(p + ihl, p + ip_len, end, data[p + 12:p + 16], data[p + 16:p + 20], ts,
                   index)
 
@@ -239,12 +244,13 @@ class PacketDecoder:
                     return
                 if nh == 44:
                     off_m = _U16.unpack_from(data, q + 2)[0]
-                    if off_m & 0xFFF8:
-                        self._count("later_fragment")
+                    if data[q] != _IPPROTO_TCP:
+                        self.result.non_tcp += 1
                         return
-                    if off_m & 1:
-                        self._count("first_fragment")
-                    hlen = 8
+                    key = (data[p + 8:p + 40], data[q + 4:q + 8])
+                    self._fragment(key, off_m & 0xFFF8, bool(off_m & 1), q + 8, ip_end, end,
+                                   data[p + 8:p + 24], data[p + 24:p + 40], ts, index)
+                    return
                 elif nh == 51:
                     hlen = (data[q + 1] + 2) * 4
                 else:
@@ -256,9 +262,19 @@ class PacketDecoder:
             return
         self._tcp(q, ip_end, end, data[p + 8:p + 24], data[p + 24:p + 40], ts, index)
 
+    def _fragment(self, key: tuple, offset: int, more: bool, start: int, ip_end: int,
+                  cap_end: int, src: bytes, dst: bytes, ts: int, index: int) -> None:
+        """One fragment of a datagram carrying TCP (the bytes [start, ip_end) of
+        the record, captured up to cap_end); decode the segment once complete."""
+        whole = self.fragments.add(key, offset, more, ip_end - start,
+                                   self.data[start:min(ip_end, cap_end)])
+        if whole is not None:
+            self._tcp(0, whole.wire_len, len(whole.payload), src, dst, ts, index,
+                      whole.payload)
+
     def _tcp(self, t: int, ip_end: int, cap_end: int, src: bytes, dst: bytes, ts: int,
-             index: int) -> None:
-        data = self.data
+             index: int, data: bytes | None = None) -> None:
+        data = self.data if data is None else data
         if t + 14 > cap_end:
             self._count("cut_header")
             return

@@ -30,84 +30,55 @@ paired response whose header or body does not decode for its request's API
 and version (the response header rule, ApiVersions' v0 header included) is
 **undecodable_response**.
 
-Not violations, but reported: requests still waiting when the connection's
-frames end (the client left, the broker closed, or the capture stopped), and
-frames after a capture gap (lost packets), which cannot be checked.
+Since a gap, a FIN and the depth of each check matter, the connection's
+frames may include *markers* (:attr:`Frame.marker`), placed in order with the
+frames by :mod:`.tcp`: ``"gap"`` (bytes of that direction were lost from the
+capture; :attr:`Frame.gap` is their stream byte range) and ``"close"`` (the
+client's FIN).  After a gap pairing goes on (:mod:`.tcp_frames` resynchronises
+on the next plausible frame boundary):
+
+* a response gap: the requests waiting at it whose answers may have been in it
+  (those older than the request the next response answers, or all of them if
+  no response follows) are **unverifiable**, never a violation, never in flight.
+* a request gap: a response that answers no known request may answer a lost
+  one: unverifiable, until a response answers a request sent after the gap.
+* either: a boundary found by searching may be a false one, so until a frame
+  of that direction decodes cleanly (a request; a response answering a
+  waiting request) that direction's own faults are unverifiable too.
+
+Requests still waiting when the client closed the connection (its FIN) are
+**unanswered_before_close**, unless the broker could still rightly hold them
+(a Fetch within its max_wait_ms, a Produce within its timeout_ms, a
+JoinGroup within its rebalance timeout: the client abandoned those) or the
+responses end cut short; requests still waiting when the frames end
+otherwise were in flight when the capture ended (reported, not a violation).
+
+A paired response whose body decodes but leaves bytes over is
+**trailing_bytes**; a record batch (Produce request, Fetch response) that
+Kafka's LogValidator would refuse is **corrupt_records**.  Each frame's
+coverage state (checked, header_only and why, unverifiable, not_kafka) is in
+:attr:`ConnectionReport.states`; see :mod:`.pairing_checks`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from kafka_net.capture.model import (
+    CLOSE, GAP, REQUEST, RESPONSE, ConnectionReport, Frame, FrameState, Pair, Violation)
+from kafka_net.capture.pairing_checks import (
+    CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
+    check_request_body, check_response_body, error_codes, produce_acks, read_request)
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
-from kafka_net.protocol.headers import (
-    decode_request_header, decode_response_header, peek_request_header,
-    response_header_version)
-from kafka_net.protocol.messages import MESSAGES
-from kafka_net.protocol.primitives import Reader
-
-REQUEST, RESPONSE = 0, 1
+from kafka_net.protocol.headers import decode_response_header, peek_request_header
 
 CHECKS = (
     "correlation_mismatch", "unanswered_request", "response_without_request",
     "duplicate_response", "acks0_answered", "duplicate_correlation_id_in_flight",
     "response_before_request", "undecodable_request", "undecodable_response",
+    "trailing_bytes", "corrupt_records", "unanswered_before_close",
 )
-
-# Header versions for APIs we have no schema for: every API made flexible since
-# KIP-482 uses header v2 from its first flexible version, which we cannot know;
-# such requests are checked only as far as the fixed first eight bytes go.
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One frame of a connection, in capture order."""
-
-    position: int            # index within the connection's frames
-    direction: int           # REQUEST or RESPONSE
-    timestamp_ns: int
-    frame: bytes             # payload without the size prefix (maybe cut)
-    frame_size: int
-    truncated: bool = False
-    after_gap: bool = False  # bytes before this frame were lost (pcap)
-
-
-@dataclass(slots=True)
-class Pair:
-    correlation_id: int
-    api_key: int
-    api_version: int
-    client_id: str | None
-    request_position: int
-    response_position: int
-    request_ns: int
-    response_ns: int
-    error_codes: tuple[int, ...] = ()
-
-    @property
-    def latency_ns(self) -> int:
-        return self.response_ns - self.request_ns
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    check: str
-    position: int
-    timestamp_ns: int
-    correlation_id: int
-    detail: str
-
-
-@dataclass
-class ConnectionReport:
-    pairs: list[Pair] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
-    requests: list = field(default_factory=list)
-    in_flight_at_end: int = 0
-    acks0_requests: int = 0
-    unverifiable_from: int | None = None
-    unchecked_frames: int = 0
 
 
 @dataclass(slots=True)
@@ -121,16 +92,23 @@ class _Req:
     acks0: bool = False
     answered: bool = False
     overtaken_by: "Frame | None" = None   # the response that overtook it
+    closed: bool = False                  # the client closed the connection after it
+    responses: int = 0                    # responses carrying its id (acks=0 ones too)
+    wait_ms: int = 0                      # how long the broker may hold it (long polls)
+    gap: "Frame | None" = None            # a response gap met while it waited
 
 
 def pair_connection(frames: list[Frame]) -> ConnectionReport:
     """Walk one connection's frames in order; see the module docstring."""
     walk = _Walk(frames)
+    walk.report.unverifiable_from = next(
+        (f.position for f in frames if f.marker == GAP or f.after_gap), None)
     for frame in frames:
-        if frame.after_gap:
-            walk.report.unverifiable_from = frame.position
-            break
-        if frame.direction == REQUEST:
+        if frame.marker == GAP:
+            walk.on_gap(frame)
+        elif frame.marker == CLOSE:
+            walk.on_close(frame)
+        elif frame.direction == REQUEST:
             walk.on_request(frame)
         else:
             walk.on_response(frame)
@@ -145,19 +123,66 @@ class _Walk:
         self.report = ConnectionReport()
         self.waiting: list[_Req] = []            # oldest first
         self.answered: dict[int, Pair] = {}
+        self.answered_req: dict[int, _Req] = {}
         self.acks0: dict[int, _Req] = {}
         self.answered_early: dict[int, Frame] = {}  # id -> its response, which came first
         self.mismatch_reported: set[int] = set() # positions of overtaking responses
+        self.request_gap: Frame | None = None    # requests may have been lost here
+        # Per direction, the gap after which framing was resynchronised and is not
+        # confirmed yet by a frame that decodes cleanly (a boundary found by
+        # searching may be a false one): until then a frame's own faults are
+        # "unverifiable", not violations.
+        self.suspect: list[Frame | None] = [None, None]
+        self.cut_tail: Frame | None = None   # the last response, if it is cut short
         # correlation id -> positions of requests carrying it (for lookahead)
         self.request_positions: dict[int, list[int]] = {}
         for f in frames:
-            if f.direction == REQUEST and len(f.frame) >= 8:
+            if f.marker is None and f.direction == REQUEST and len(f.frame) >= 8:
                 corr = peek_request_header(f.frame)[2]
                 self.request_positions.setdefault(corr, []).append(f.position)
 
     def violation(self, check: str, at, corr: int, detail: str) -> None:
         self.report.violations.append(
             Violation(check, at.position, at.timestamp_ns, corr, detail))
+
+    def flag(self, check: str, frame: Frame, corr: int, detail: str) -> None:
+        """A violation at ``frame``, unless its direction's framing is not confirmed."""
+        gap = self.suspect[frame.direction]
+        if gap is None:
+            self.violation(check, frame, corr, detail)
+        else:
+            self.report.states[frame.position] = FrameState(
+                frame.position, UNVERIFIABLE, "framing not yet confirmed after a gap: "
+                + _gap_text(gap.gap), gap.gap)
+
+    def state(self, frame: Frame, state: str, reason: str = "") -> None:
+        if frame.after_gap and state != NOT_KAFKA:
+            state, reason = UNVERIFIABLE, _gap_text(frame.gap)
+        self.report.states[frame.position] = FrameState(frame.position, state, reason,
+                                                        frame.gap)
+
+    # -- markers ------------------------------------------------------------------------
+
+    def on_gap(self, marker: Frame) -> None:
+        report = self.report
+        report.gaps.append((marker.direction, *(marker.gap or (0, 0))))
+        self.suspect[marker.direction] = marker
+        if marker.direction == REQUEST:
+            self.request_gap = marker
+        else:
+            for req in self.waiting:
+                if req.gap is None:
+                    req.gap = marker
+
+    def on_close(self, marker: Frame) -> None:
+        """The client's FIN.  A request the broker may still hold (a Fetch within
+        its max_wait_ms, a Produce within its timeout_ms, a JoinGroup within its
+        rebalance timeout) was abandoned by the client, not skipped by the broker."""
+        for req in self.waiting:
+            if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
+                req.closed = True
+
+    # -- requests -----------------------------------------------------------------------
 
     def on_request(self, frame: Frame) -> None:
         req = self._decode(frame)
@@ -178,57 +203,114 @@ class _Walk:
             self.acks0[corr] = req
         else:
             if any(w.correlation_id == corr for w in self.waiting):
-                self.violation("duplicate_correlation_id_in_flight", frame, corr,
+                self.flag("duplicate_correlation_id_in_flight", frame, corr,
                                f"correlation id {corr} is already waiting for a response")
             self.waiting.append(req)
 
     def _decode(self, frame: Frame) -> _Req | None:
+        if len(frame.frame) < 8:
+            self.state(frame, NOT_KAFKA)
+            if not frame.after_gap:
+                self.flag("undecodable_request", frame, -1,
+                          f"{len(frame.frame)} bytes cannot hold a request header")
+            return None
+        api_key, api_version, corr = peek_request_header(frame.frame)
+        req = _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
+        if api_key not in ApiKey._value2member_map_:
+            self.state(frame, HEADER_ONLY, UNKNOWN_API)
+            if not frame.after_gap:
+                self.flag("undecodable_request", frame, corr, f"unknown api key {api_key}")
+            return req
         try:
-            return _decode_request(frame)
+            req.client_id, offset, why = read_request(
+                frame.frame, api_key, api_version, corr, frame.truncated or frame.after_gap)
+            if why is None:
+                body, why = check_request_body(frame.frame, offset, api_key, api_version)
+                req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
+                    and body.get("acks") == 0
+                req.wait_ms = _wait_ms(api_key, body)
+            if why is not None and api_key == ApiKey.PRODUCE and offset is not None:
+                # Not decoded (cut, or too new): acks is still near the start.
+                req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
         except InvalidRequestError as exc:
-            corr = -1
-            if len(frame.frame) >= 8:
-                api_key, api_version, corr = peek_request_header(frame.frame)
-            self.violation("undecodable_request", frame, corr, str(exc))
-            if corr == -1:
-                return None
-            # The id is known: a broker may still answer it, so keep pairing.
-            return _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
+            self.state(frame, CHECKED)
+            self.flag("undecodable_request", frame, corr, str(exc))
+            return req   # the id is known: a broker may still answer it, so keep pairing
+        except BodyProblem as exc:
+            self.state(frame, CHECKED)
+            self.flag(exc.check, frame, corr, str(exc))
+            return req
+        self.state(frame, HEADER_ONLY if why else CHECKED, why or "")
+        if not frame.after_gap:
+            self.suspect[REQUEST] = None    # a request that decodes: framing confirmed
+        return req
+
+    # -- responses ----------------------------------------------------------------------
 
     def on_response(self, frame: Frame) -> None:
+        self.report.responses += 1
+        self.cut_tail = frame if frame.truncated else None
         try:
             corr = decode_response_header(frame.frame, 0)[0]
         except InvalidRequestError as exc:
-            self.violation("undecodable_response", frame, -1, f"no correlation id: {exc}")
+            self.state(frame, NOT_KAFKA)
+            if not frame.after_gap:
+                self.flag("undecodable_response", frame, -1, f"no correlation id: {exc}")
             return
         match = next((i for i, w in enumerate(self.waiting) if w.correlation_id == corr), None)
-        if match is not None:
+        if match is not None and self.suspect[RESPONSE] is not None and any(
+                w.gap is None for w in self.waiting[:match]):
+            # Framing not confirmed, and pairing it would accuse the broker: no.
+            self.flag("correlation_mismatch", frame, corr, "")
+        elif match is not None:
             self._answer(frame, match)
+        elif self.request_gap is not None and corr not in self.acks0 \
+                and self._later_request(corr, frame.position) is None:
+            # It may answer a request lost in the gap (ids are not always unique).
+            self.report.states[frame.position] = FrameState(
+                frame.position, UNVERIFIABLE, "its request may have been lost: "
+                + _gap_text(self.request_gap.gap), self.request_gap.gap)
         elif corr in self.answered:
-            self.violation("duplicate_response", frame, corr,
-                           f"correlation id {corr} was answered already at frame "
-                           f"{self.answered[corr].response_position}")
+            self.state(frame, CHECKED)
+            if corr in self.answered_req:
+                self.answered_req[corr].responses += 1
+            self.flag("duplicate_response", frame, corr,
+                      f"correlation id {corr} was answered already at frame "
+                      f"{self.answered[corr].response_position}")
         elif corr in self.acks0:
-            self.acks0.pop(corr)
-            self.violation("acks0_answered", frame, corr,
-                           "a Produce with acks=0 must get no response")
+            self.state(frame, CHECKED)
+            self.acks0.pop(corr).responses += 1
+            self.flag("acks0_answered", frame, corr,
+                      "a Produce with acks=0 must get no response")
         elif (later := self._later_request(corr, frame.position)) is not None:
+            self.state(frame, CHECKED)
             self.answered_early[corr] = frame
-            self.violation("response_before_request", frame, corr,
-                           f"the request with correlation id {corr} comes later, at frame "
-                           f"{later}")
+            self.flag("response_before_request", frame, corr,
+                      f"the request with correlation id {corr} comes later, at frame "
+                      f"{later}")
         else:
-            self.violation("response_without_request", frame, corr,
-                           f"no request with correlation id {corr} is waiting")
+            self.state(frame, CHECKED)
+            self.flag("response_without_request", frame, corr,
+                      f"no request with correlation id {corr} is waiting")
 
     def _later_request(self, corr: int, position: int) -> int | None:
         return next((p for p in self.request_positions.get(corr, ()) if p > position), None)
 
     def _answer(self, frame: Frame, index: int) -> None:
         req = self.waiting.pop(index)
-        for older in self.waiting[:index]:
-            if older.overtaken_by is None:
-                older.overtaken_by = frame
+        if self.request_gap is not None and req.position > self.request_gap.position:
+            self.request_gap = None    # answers to requests lost in it are all past
+        older, self.waiting[:index] = self.waiting[:index], []
+        for skipped in older:
+            if skipped.gap is not None:
+                # Its answer was in the response bytes lost since: cannot tell.
+                self._unverifiable(skipped, skipped.gap)
+            else:
+                skipped.overtaken_by = skipped.overtaken_by or frame
+                self.waiting.append(skipped)
+        self.waiting.sort(key=lambda w: w.position)
+        for younger in self.waiting:
+            younger.gap = None   # answers to requests after the answered one come later
         _pair(frame, req, self)
         overtaker = req.overtaken_by
         if overtaker is not None and overtaker.position not in self.mismatch_reported:
@@ -240,126 +322,87 @@ class _Walk:
                            f"answered before the request with correlation id "
                            f"{req.correlation_id}, which came first")
 
+    def _unverifiable(self, req: _Req, gap: Frame) -> None:
+        """``gap``: the marker of the lost bytes, or a response cut short."""
+        self.report.unverifiable_requests += 1
+        self.report.states[req.position] = FrameState(
+            req.position, UNVERIFIABLE, "its response may have been lost: " + _gap_text(gap.gap),
+            gap.gap)
+
     def finish(self) -> None:
         """Waiting requests overtaken by a later response were skipped: unanswered.
-        The rest were in flight when the connection's frames ended."""
+        Those waiting at a response gap: unverifiable.  Those waiting when the client
+        closed: unanswered before close.  The rest were in flight at the end."""
         for req in self.waiting:
             if req.overtaken_by is not None:
                 self.violation("unanswered_request", req, req.correlation_id,
                                f"later requests were answered (from frame "
                                f"{req.overtaken_by.position}) but this one never was")
+            elif req.gap is not None:
+                self._unverifiable(req, req.gap)
+            elif req.closed and self.cut_tail is not None:
+                # The responses end inside a frame: the answer may be in bytes the
+                # capture does not have.
+                self._unverifiable(req, self.cut_tail)
+            elif req.closed:
+                self.violation("unanswered_before_close", req, req.correlation_id,
+                               "the client closed the connection (FIN) without an answer "
+                               "to this request")
             else:
                 self.report.in_flight_at_end += 1
+        self.report.unchecked_frames = sum(
+            1 for s in self.report.states.values() if s.state != CHECKED)
         self.report.violations.sort(key=lambda v: (v.position, v.check))
+
+
+_WAIT_FIELDS = {ApiKey.FETCH: "max_wait_ms", ApiKey.PRODUCE: "timeout_ms",
+                ApiKey.JOIN_GROUP: "rebalance_timeout_ms"}
+
+
+def _wait_ms(api_key: int, body: dict | None) -> int:
+    """How long the broker may rightly hold this request before answering."""
+    name = _WAIT_FIELDS.get(api_key)
+    if name is None or body is None:
+        return 0
+    wait = body.get(name, 0)
+    if api_key == ApiKey.JOIN_GROUP and wait < 0:
+        wait = body.get("session_timeout_ms", 0)     # v0 has no rebalance timeout
+    return max(wait, 0)
+
+
+def _gap_text(gap: tuple[int, int] | None) -> str:
+    if gap is None:
+        return "bytes lost from the capture"
+    return f"stream bytes {gap[0]}-{gap[1]} lost from the capture"
 
 
 def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
     req.answered = True
+    req.responses += 1
+    walk.answered_req[req.correlation_id] = req
     pair = Pair(req.correlation_id, req.api_key, req.api_version, req.client_id,
                 req.position, frame.position, req.timestamp_ns, frame.timestamp_ns)
-    if not frame.truncated:
-        problem, codes = _check_response(frame.frame, req)
-        pair.error_codes = codes
-        if problem:
-            walk.violation("undecodable_response", frame, req.correlation_id, problem)
     walk.report.pairs.append(pair)
     walk.answered[req.correlation_id] = pair
-
-
-# --- decoding checks ---------------------------------------------------------------------
-
-
-def _decode_request(frame: Frame) -> _Req:
-    api_key, api_version, corr = peek_request_header(frame.frame)
-    message = MESSAGES.get(api_key)
-    if message is None:
-        if api_key not in ApiKey._value2member_map_:
-            raise InvalidRequestError(f"unknown api key {api_key}")
-        # A real API we have no schema for: the fixed eight bytes are all we check.
-        return _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
+    if frame.truncated or frame.after_gap:
+        walk.state(frame, HEADER_ONLY, "truncated by capture length")
+        return
     try:
-        header, offset = decode_request_header(frame.frame, message.request.flexible)
-    except InvalidRequestError:
-        if frame.truncated:  # the capture cut it inside the header, not the client
-            return _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version, None)
-        raise
-    req = _Req(frame.position, frame.timestamp_ns, corr, api_key, api_version,
-               header.client_id)
-    if frame.truncated:
-        return req
-    if api_version in message.request.valid:
-        try:
-            body = message.request.decode(memoryview(frame.frame)[offset:], api_version)
-        except InvalidRequestError as exc:
-            raise InvalidRequestError(
-                f"{ApiKey(api_key).title} v{api_version} request body: {exc}") from None
-        req.acks0 = api_key == ApiKey.PRODUCE and body.get("acks") == 0
-    elif api_key == ApiKey.PRODUCE and api_version > message.request.valid.high:
-        req.acks0 = _newer_produce_acks(frame.frame, offset) == 0
-    return req
-
-
-def _newer_produce_acks(frame: bytes, offset: int) -> int | None:
-    """acks of a Produce newer than our schema: every version since v9 starts
-    with a compact nullable transactional_id, then int16 acks."""
-    r = Reader(frame, offset)
-    try:
-        n = r.uvarint() - 1
-        if n > 0:
-            r.raw(n)
-        return r.int16()
-    except InvalidRequestError:
-        return None
-
-
-def _check_response(payload: bytes, req: _Req) -> tuple[str | None, tuple[int, ...]]:
-    """(problem or None, error codes found) for a paired response."""
-    message = MESSAGES.get(req.api_key)
-    if message is None:
-        return None, ()
-    version = req.api_version
-    if req.api_key == ApiKey.API_VERSIONS and version not in message.response.valid:
-        version = 0  # KIP-511: an unsupported ApiVersions request gets a v0 body
-    if version not in message.response.valid:
-        return None, ()
-    header_version = response_header_version(req.api_key, version, message.response.flexible)
-    try:
-        _, offset = decode_response_header(payload, header_version)
-        body = message.response.decode(memoryview(payload)[offset:], version)
+        body, why = check_response_body(frame.frame, req.api_key, req.api_version)
+    except BodyProblem as exc:
+        walk.state(frame, CHECKED)
+        walk.flag(exc.check, frame, req.correlation_id, str(exc))
+        return
     except InvalidRequestError as exc:
-        body = _api_versions_v0_fallback(payload, req, version)
-        if body is None:
-            return (f"{ApiKey(req.api_key).title} v{version} response (header "
-                    f"v{header_version}) does not decode: {exc}"), ()
-    return None, tuple(sorted(set(_error_codes(body))))
+        walk.state(frame, CHECKED)
+        walk.flag("undecodable_response", frame, req.correlation_id,
+                  f"the response header does not decode: {exc}")
+        return
+    walk.state(frame, HEADER_ONLY if why else CHECKED, why or "")
+    walk.suspect[RESPONSE] = None    # it answers a waiting request and decodes
+    if body is not None:
+        pair.error_codes = tuple(sorted(set(error_codes(body))))
 
 
-def _api_versions_v0_fallback(payload: bytes, req: _Req, version: int) -> dict | None:
-    """A broker that does not know the requested ApiVersions version answers with
-    a v0 body (KIP-511); clients re-read it at v0, as Kafka's
-    ApiVersionsResponse.parse does, so it is conformant."""
-    if req.api_key != ApiKey.API_VERSIONS or version == 0:
-        return None
-    try:
-        return MESSAGES[ApiKey.API_VERSIONS].response.decode(memoryview(payload)[4:], 0)
-    except InvalidRequestError:
-        return None
-
-
-def _error_codes(value) -> list[int]:
-    """Every non-zero error_code anywhere in a decoded body."""
-    out = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "error_code" and isinstance(v, int) and v != 0:
-                out.append(v)
-            elif isinstance(v, (dict, list)):
-                out.extend(_error_codes(v))
-    elif isinstance(value, list):
-        for item in value:
-            out.extend(_error_codes(item))
-    return out
-
-
-__all__ = ["CHECKS", "ConnectionReport", "Frame", "Pair", "Violation", "pair_connection",
-           "REQUEST", "RESPONSE"]
+__all__ = ["CHECKS", "ConnectionReport", "Frame", "FrameState", "Pair", "Violation",
+           "pair_connection", "REQUEST", "RESPONSE", "GAP", "CLOSE"]

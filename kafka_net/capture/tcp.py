@@ -31,8 +31,13 @@ Which side is the broker (the first rule that decides; :attr:`Connection.broker_
 Pass ``broker_ports`` for captures without handshakes: rule 3 is a heuristic.
 
 The byte streams (holes, retransmissions, the stream start) are described in
-:mod:`.tcp_stream`, the framing and when a direction becomes unverifiable in
-:mod:`.tcp_frames`.
+:mod:`.tcp_stream`, the framing, gap markers and resynchronising in
+:mod:`.tcp_frames`.  The two directions' frames are then put in one order by
+TCP's acknowledgement numbers (:func:`_merge`): a response whose first
+packet acknowledges all of a request's bytes comes after it, one that does
+not comes before it; timestamps decide only where no ACK says anything (a
+clock skew between two merged interfaces does not reorder anything).  The
+client's FIN is a ``CLOSE`` marker in that order.
 """
 
 from __future__ import annotations
@@ -40,10 +45,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from kafka_net.capture.pairing import REQUEST, RESPONSE, Frame
+from kafka_net.capture.model import CLOSE, GAP, REQUEST, RESPONSE, Frame
 from kafka_net.capture.packet import ACK, FIN, RST, SYN, Packet
 from kafka_net.capture.tcp_frames import (
-    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, plausible_request)
+    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request, request_correlation_id)
+from kafka_net.protocol.headers import peek_request_header
 from kafka_net.capture.tcp_stream import FlowStats
 
 __all__ = ["Connection", "FlowStats", "MAX_FRAME_SIZE", "SYNC_TRIES", "reassemble",
@@ -68,7 +74,8 @@ class Connection:
     syn: bool = False                # the client's SYN was captured
     fin: bool = False                # a FIN was captured (either side)
     rst: bool = False                # a RST was captured (either side)
-    unverifiable_from_ns: int | None = None   # frames at or after this have after_gap
+    unverifiable_from_ns: int | None = None   # the first gap (lost or unusable bytes)
+    not_kafka: bool = False          # the client's bytes are not Kafka requests
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -108,7 +115,11 @@ def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
         key = (a, b) if a <= b else (b, a)
         group = current.get(key)
         if p.flags & SYN and not p.flags & ACK:
-            if group is None or group.syn_src != a or group.syn_isn != p.seq:
+            if group is not None and group.syn_src is None and group.synack_ack == (
+                    p.seq + 1) % 2**32:
+                # Its SYN+ACK was stamped earlier (clocks of two interfaces): the same.
+                group.syn_src, group.syn_isn = a, p.seq
+            elif group is None or group.syn_src != a or group.syn_isn != p.seq:
                 group = _Group(a, p.seq)
                 current[key] = group
                 groups.append(group)
@@ -116,6 +127,8 @@ def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
             group = _Group(None, None)
             current[key] = group
             groups.append(group)
+        if p.flags & SYN and p.flags & ACK and group.synack_ack is None:
+            group.synack_ack = p.ack
         group.packets.append(p)
     out: list[Connection] = []
     seen_ids: dict[str, int] = {}
@@ -139,11 +152,12 @@ def _endpoint(ip: str, port: int) -> str:
 
 
 class _Group:
-    __slots__ = ("syn_src", "syn_isn", "packets")
+    __slots__ = ("syn_src", "syn_isn", "synack_ack", "packets")
 
     def __init__(self, syn_src, syn_isn) -> None:
         self.syn_src = syn_src
         self.syn_isn = syn_isn
+        self.synack_ack: int | None = None
         self.packets: list[Packet] = []
 
 
@@ -178,40 +192,77 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     # A request boundary found by searching must be confirmed by a response carrying
     # its correlation id; a response boundary, by a request carrying its id.
     req.split(REQUEST, resp.response_ids() if req.isn is None else None)
-    req_ids = {I32.unpack_from(f[1], 4)[0] for f in req.frames if len(f[1]) >= 8}
+    req_ids = {peek_request_header(f.payload)[2] for f in req.frames
+               if f.marker is None and len(f.payload) >= 8}
     resp.split(RESPONSE, req_ids)
     if resp.synced_mid_stream and resp.frames and req.frames:
         _drop_requests_before_first_answer(req, resp, conn)
-
-    limits = [x for x in (req.unverifiable_ns, resp.unverifiable_ns) if x is not None]
-    limit = min(limits) if limits else None
-    # Frames after lost bytes of their own direction are after_gap whatever the time.
-    firsts = [next((f[0] for f in flow.frames if f[4]), None) for flow in (req, resp)]
-    starts = limits + [t for t in firsts if t is not None]
-    conn.unverifiable_from_ns = min(starts) if starts else None
+    conn.not_kafka = req.not_kafka
     for flow, name in ((req, "requests"), (resp, "responses")):
         if flow.stats.unverifiable:
             conn.notes.append(f"{name}: {flow.stats.unverifiable}")
-        flow.stats.frames = len(flow.frames)
-        flow.stats.truncated_frames = sum(1 for f in flow.frames if f[3])
-
-    entries = [(f[0], REQUEST, i, f) for i, f in enumerate(req.frames)]
-    entries += [(f[0], RESPONSE, i, f) for i, f in enumerate(resp.frames)]
-    entries.sort(key=lambda e: (e[0], e[1], e[2]))
+        flow.stats.frames = sum(1 for f in flow.frames if f.marker is None)
+        flow.stats.truncated_frames = sum(1 for f in flow.frames if f.truncated)
+    if req.not_kafka:
+        req.frames, resp.frames = [], []   # the whole connection is something else
+    if req.fin_off is not None and (req.frames or resp.frames):
+        req.frames.append(Framed(req.fin_ts, b"", 0, False, None, req.fin_off,
+                                 req.fin_off + 1, req.fin_ack, CLOSE))
     conn.frames = [
-        Frame(pos, direction, ts, f[1], f[2], f[3],
-              f[4] or (limit is not None and ts >= limit))
-        for pos, (ts, direction, _i, f) in enumerate(entries)]
+        Frame(pos, direction, f.ts, f.payload, f.size, f.truncated,
+              f.gap is not None and f.marker is None, f.gap, f.marker)
+        for pos, (direction, f) in enumerate(_merge(req, resp))]
+    gaps = [f.timestamp_ns for f in conn.frames if f.marker == GAP or f.after_gap]
+    if req.stats.unverifiable or resp.stats.unverifiable:
+        gaps += [t for t in (req.unverifiable_ns, resp.unverifiable_ns) if t is not None] \
+            or [conn.first_ns]
+    conn.unverifiable_from_ns = min(gaps) if gaps else None
     return conn
+
+
+def _merge(req: Flow, resp: Flow):
+    """Both directions' frames in one order: by what each side had received, as
+    the ACK of the packet that started a frame says (a response that started in
+    a packet acknowledging all of a request's bytes comes after it; one that did
+    not, before it), timestamps only where ACKs say nothing (requests first on
+    ties).  Yields (direction, Framed).
+
+    Gap markers, which may stand for several frames, are placed conservatively:
+    a request gap before the first response sent once the broker had any of its
+    bytes (answers to the lost requests come after it), a response gap after
+    every request sent before the client had all of its bytes (so each request
+    whose answer may be in it is waiting when it is met)."""
+    qs, rs = req.frames, resp.frames
+    q_acks = [resp.offset_of(f.ack) if f.ack is not None else None for f in qs]
+    r_acks = [req.offset_of(f.ack) if f.ack is not None else None for f in rs]
+    i = j = 0
+    while i < len(qs) and j < len(rs):
+        q, r = qs[i], rs[j]
+        if r_acks[j] is not None:
+            request_first = r_acks[j] > q.start if q.marker == GAP else r_acks[j] >= q.end
+        elif q_acks[i] is not None:
+            request_first = q_acks[i] < r.end
+        else:
+            request_first = q.ts <= r.ts
+        if request_first:
+            yield REQUEST, q
+            i += 1
+        else:
+            yield RESPONSE, r
+            j += 1
+    yield from ((REQUEST, q) for q in qs[i:])
+    yield from ((RESPONSE, r) for r in rs[j:])
 
 
 def _drop_requests_before_first_answer(req: "Flow", resp: "Flow", conn: Connection) -> None:
     """Mid-stream response sync: requests before the one the first framed response
     answers had their responses in bytes that were skipped."""
-    first = resp.frames[0][1]
+    first = next((f.payload for f in resp.frames if f.marker is None), b"")
+    if len(first) < 4:
+        return
     corr = I32.unpack_from(first, 0)[0]
     for i, f in enumerate(req.frames):
-        if len(f[1]) >= 8 and I32.unpack_from(f[1], 4)[0] == corr:
+        if len(f.payload) >= 8 and peek_request_header(f.payload)[2] == corr:
             if i:
                 req.stats.dropped_frames += i
                 conn.notes.append(
@@ -253,7 +304,7 @@ def _roles(packets: list[Packet], broker_ports: set[int]):
 def _request_score(sent: list[bytes], received: list[bytes]) -> int:
     """How many packets of ``received`` start with a response to a plausible request
     starting a packet of ``sent`` (same correlation id)?"""
-    ids = {I32.unpack_from(h, 8)[0] for h in sent if len(h) >= 12 and plausible_request(h)}
+    ids = {request_correlation_id(h) for h in sent if len(h) >= 12 and plausible_request(h)}
     if not ids:
         return 0
     return sum(1 for h in received

@@ -61,10 +61,14 @@ class ByteStream:
 
     def __init__(self) -> None:
         self.stats = FlowStats()
-        self.segs: list[tuple[int, int, bytes, int]] = []   # seq, ts, payload, length
+        self.segs: list[tuple[int, int, bytes, int, int | None]] = []  # seq, ts, payload,
+        # length, the ACK it carried (None: no ACK flag)
         self.isn: int | None = None
         self.syn_ts: int | None = None
         self.fin_seq: int | None = None
+        self.fin_off: int | None = None       # its stream offset (after assemble)
+        self.fin_ts: int | None = None
+        self.fin_ack: int | None = None
         self.acked_isn: int | None = None     # the peer's ISN, from our SYN+ACK
         self.peer_acks: list[tuple[int, int]] = []   # (ts, ack) the peer sent us
         self.peer_acks_reliable = True        # every peer segment carried an ACK
@@ -78,9 +82,11 @@ class ByteStream:
         self.piece_ends: list[int] = []       # its new bytes, when they became
         self.piece_ts: list[int] = []         # deliverable, and when it was captured
         self.piece_own_ts: list[int] = []
+        self.piece_acks: list[int | None] = []   # the ACK its packet carried (raw)
         self.seg_starts: list[int] = []
         self.end = 0
         self.first_data_ts = 0
+        self.ref_seq, self.ref_off = 0, 0
 
     def add(self, p: Packet) -> None:
         seq = p.seq
@@ -91,9 +97,12 @@ class ByteStream:
                     self.acked_isn = (p.ack - 1) % _SEQ_MOD
             seq = (seq + 1) % _SEQ_MOD      # data on a SYN (TCP Fast Open) follows it
         if p.payload_len:
-            self.segs.append((seq, p.timestamp_ns, p.payload, p.payload_len))
+            self.segs.append((seq, p.timestamp_ns, p.payload, p.payload_len,
+                              p.ack if p.flags & ACK else None))
         if p.flags & FIN and self.fin_seq is None:
             self.fin_seq = (seq + p.payload_len) % _SEQ_MOD
+            self.fin_ts = p.timestamp_ns
+            self.fin_ack = p.ack if p.flags & ACK else None
 
     def assemble(self) -> None:
         """Rebuild the byte stream like a TCP receiver would, in capture order: bytes
@@ -113,6 +122,7 @@ class ByteStream:
             base = (first + min(0, min(d for d in back if d >= -_EARLY_WINDOW))) % _SEQ_MOD
         else:
             return
+        self.ref_seq = base
         if segs:
             self.first_data_ts = segs[0][1]
         ref_seq, ref_off = base, 0
@@ -120,7 +130,7 @@ class ByteStream:
         self._run_start, self._run_end, self._parts = 0, -1, []
         waiting: list = []
         acks, next_ack, acked = self.peer_acks, 0, 0
-        for rank, (seq, ts, payload, length) in enumerate(segs):
+        for rank, (seq, ts, payload, length, seg_ack) in enumerate(segs):
             while next_ack < len(acks) and acks[next_ack][0] <= ts:
                 ack_ts, ack = acks[next_ack]
                 acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
@@ -134,19 +144,19 @@ class ByteStream:
                 st.retransmitted_segments += 1
                 st.retransmitted_bytes += length
             elif off <= self._rcv:
-                self._deliver(off, ts, ts, payload, length)
+                self._deliver(off, ts, ts, payload, length, seg_ack)
                 while waiting and waiting[0][0] <= self._rcv:
-                    w_off, _rank, w_ts, w_payload, w_length = heappop(waiting)
+                    w_off, _rank, w_ts, w_payload, w_length, w_ack = heappop(waiting)
                     st.out_of_order_segments += 1
-                    self._deliver(w_off, ts, w_ts, w_payload, w_length)
+                    self._deliver(w_off, ts, w_ts, w_payload, w_length, w_ack)
             else:
-                heappush(waiting, (off, rank, ts, payload, length))
+                heappush(waiting, (off, rank, ts, payload, length, seg_ack))
         while waiting:     # beyond lost bytes
-            w_off, _rank, w_ts, w_payload, w_length = heappop(waiting)
+            w_off, _rank, w_ts, w_payload, w_length, w_ack = heappop(waiting)
             if w_off > self._rcv:
                 self._hole(self._rcv, w_off, True)
                 self._rcv = w_off
-            self._deliver(w_off, w_ts, w_ts, w_payload, w_length)
+            self._deliver(w_off, w_ts, w_ts, w_payload, w_length, w_ack)
         if self._parts:
             self.run_starts.append(self._run_start)
             self.run_data.append(b"".join(self._parts))
@@ -157,6 +167,7 @@ class ByteStream:
             self.acked_off.append(acked)
         if self.fin_seq is not None:
             fin_off = ref_off + (self.fin_seq - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
+            self.fin_off = fin_off
             if fin_off > end:
                 self._hole(end, fin_off, True)
                 end = fin_off
@@ -166,6 +177,7 @@ class ByteStream:
             self._hole(end, acked, True)
             end = acked
         self.end = end
+        self.ref_seq, self.ref_off = ref_seq, ref_off
         for start, stop, lost in self.holes:
             if lost:
                 st.gaps += 1
@@ -173,7 +185,8 @@ class ByteStream:
         self.segs = []   # no longer needed
         del self._parts
 
-    def _deliver(self, off: int, ts: int, own_ts: int, payload: bytes, length: int) -> None:
+    def _deliver(self, off: int, ts: int, own_ts: int, payload: bytes, length: int,
+                 ack: int | None = None) -> None:
         """Append a segment's new bytes (``off <= self._rcv`` holds) to the stream;
         ``ts`` is when they became deliverable, ``own_ts`` when they were captured."""
         st = self.stats
@@ -209,7 +222,24 @@ class ByteStream:
         self.piece_ends.append(end)
         self.piece_ts.append(ts)
         self.piece_own_ts.append(own_ts)
+        self.piece_acks.append(ack)
         self._rcv = end
+
+    def offset_of(self, seq: int) -> int:
+        """Stream offset of sequence number ``seq`` (an ACK the peer sent us)."""
+        return self.ref_off + (seq - self.ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF
+
+    def ack_at(self, pos: int) -> int | None:
+        """The raw ACK carried by the packet that brought the byte at ``pos``."""
+        i = bisect_right(self.piece_starts, pos) - 1
+        return self.piece_acks[i] if i >= 0 else None
+
+    def _sent_after(self, pos: int) -> int:
+        """A time the bytes at ``pos`` were sent after: when the byte before them was."""
+        i = bisect_right(self.piece_starts, pos) - 1
+        if i >= 0:
+            return self.piece_own_ts[i] + (0 if pos < self.piece_ends[i] else 1)
+        return self.syn_ts + 1 if self.syn_ts is not None else self.first_data_ts
 
     def _hole(self, start: int, end: int, lost: bool) -> None:
         if self.holes and self.holes[-1][1] == start:

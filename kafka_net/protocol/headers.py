@@ -59,6 +59,13 @@ def peek_request_header(frame: bytes) -> tuple[int, int, int]:
     return _PEEK.unpack_from(frame, 0)
 
 
+def client_id_length(frame: bytes) -> int:
+    """The int16 client id length of a v1+ request header (-1: null); the frame
+    must hold its first ten bytes.  Capture tools use it to judge whether bytes
+    can start a request at all."""
+    return _INT16.unpack_from(frame, 8)[0]
+
+
 def peek_client_id(frame: bytes) -> str | None:
     """The client id of a v1+ request header, if it is there and readable.
 
@@ -67,7 +74,7 @@ def peek_client_id(frame: bytes) -> str | None:
     """
     if len(frame) < 10:
         return None
-    (n,) = _INT16.unpack_from(frame, 8)
+    n = client_id_length(frame)
     if n < 0 or len(frame) < 10 + n:
         return None
     return bytes(frame[10:10 + n]).decode("utf-8", "replace")

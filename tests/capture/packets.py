@@ -18,11 +18,11 @@ def tcp_header(sport: int, dport: int, seq: int, ack: int, flags: int,
 
 
 def ipv4(src: str, dst: str, payload: bytes, proto: int = 6, options: bytes = b"",
-         frag: int = 0, total_len: int | None = None) -> bytes:
+         frag: int = 0, total_len: int | None = None, ident: int = 1) -> bytes:
     options += b"\x00" * (-len(options) % 4)
     ihl = 5 + len(options) // 4
     total = 20 + len(options) + len(payload) if total_len is None else total_len
-    return (struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, 0, total, 1, frag, 64, proto, 0,
+    return (struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, 0, total, ident, frag, 64, proto, 0,
                         ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed)
             + options + payload)
 

@@ -108,7 +108,7 @@ def conversation(n: int = 6, mss: int = 40, pipeline: int = 1, wire: Wire | None
 
 
 def payloads(conn: Connection, direction: int, after_gap: bool | None = False) -> list[bytes]:
-    return [f.frame for f in conn.frames if f.direction == direction
+    return [f.frame for f in conn.frames if f.direction == direction and f.marker is None
             and (after_gap is None or f.after_gap == after_gap)]
 
 
@@ -121,7 +121,7 @@ def assert_clean(conn: Connection, requests, responses):
     assert payloads(conn, REQUEST) == [r[4:] for r in requests]
     assert payloads(conn, RESPONSE) == [r[4:] for r in responses]
     assert [f.position for f in conn.frames] == list(range(len(conn.frames)))
-    assert not any(f.truncated or f.after_gap for f in conn.frames)
+    assert not any(f.truncated or f.after_gap or f.marker == "gap" for f in conn.frames)
     assert conn.unverifiable_from_ns is None and conn.gaps == 0
     report = pair_connection(conn.frames)
     assert report.violations == [] and report.unverifiable_from is None

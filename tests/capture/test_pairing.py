@@ -19,9 +19,10 @@ from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import (
-    CHECKS, REQUEST, RESPONSE, Frame, pair_connection)
+    CHECKS, CLOSE, GAP, REQUEST, RESPONSE, Frame, pair_connection)
 from kafka_net.protocol import ApiKey, encode_request, encode_response
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records.building import build_batch
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import api_versions
 from tests.support import RawClient, make_config, running_server
@@ -88,7 +89,8 @@ def conversation(order=ORDER) -> list[tuple[str, int, bytes]]:
 
 def frames_of(convo, truncated=(), gap_at: int | None = None) -> list[Frame]:
     return [Frame(i, d, 1_000_000 * (i + 1), p, len(p), truncated=i in truncated,
-                  after_gap=gap_at == i) for i, (_, d, p) in enumerate(convo)]
+                  after_gap=gap_at == i, marker=CLOSE if n == "fin" else None)
+            for i, (n, d, p) in enumerate(convo)]
 
 
 def found(report) -> list[tuple[str, int, int]]:
@@ -201,7 +203,39 @@ def corrupt_response_body():
     return convo, [("undecodable_response", at, 2)]
 
 
+def trailing_response_bytes():
+    """Eight bytes after r3's valid body."""
+    convo = conversation()
+    at = index(convo, "r3")
+    convo[at] = ("r3 + 8", RESPONSE, convo[at][2] + b"\0" * 8)
+    return convo, [("trailing_bytes", at, 3)]
+
+
+def flipped_record_byte():
+    """q5 carries a record batch with one byte flipped inside its records: the CRC
+    no longer matches, as LogValidator would find."""
+    convo = conversation()
+    at = index(convo, "q5")
+    batch = bytearray(build_batch([(b"k", b"value-" * 10)]))
+    batch[-5] ^= 0x40
+    data = [{"name": "orders", "partition_data": [{"index": 0, "records": bytes(batch)}]}]
+    body = {"acks": 1, "timeout_ms": 1000, "topic_data": data}
+    convo[at] = ("q5 flipped", REQUEST, req(ApiKey.PRODUCE, 9, 5, body))
+    return convo, [("corrupt_records", at, 5)]
+
+
+def closed_unanswered():
+    """r10 never comes and the client closes the connection (FIN)."""
+    convo = conversation()
+    del convo[index(convo, "r10")]
+    convo.append(("fin", REQUEST, b""))
+    return convo, [("unanswered_before_close", index(convo, "q10"), 10)]
+
+
 INJECTIONS = {
+    "trailing_bytes": trailing_response_bytes,
+    "corrupt_records": flipped_record_byte,
+    "unanswered_before_close": closed_unanswered,
     "correlation_mismatch": swapped,
     "unanswered_request": dropped,
     "response_without_request": unknown_response,
@@ -363,25 +397,61 @@ def test_several_injections_in_one_conversation_are_each_reported_once():
 
 # -- gaps ------------------------------------------------------------------------------------
 
-def test_frames_after_a_gap_are_unverifiable_and_never_violations():
-    convo = conversation()
-    gap = index(convo, "q8")
-    # Everything after the gap is nonsense: swapped, duplicated, dropped, garbage.
-    convo.insert(gap + 1, ("junk", RESPONSE, b"\x01"))
-    convo.insert(gap + 2, ("r5 again", RESPONSE, payload("r5")))
-    del convo[index(convo, "r9")]
-    report = check(convo, gap_at=gap)
-    assert report.unverifiable_from == gap
+def with_gap(convo, direction: int, replaced: list[str]):
+    """``replaced`` frames lost from the capture: one gap marker where they were."""
+    at = index(convo, replaced[0])
+    for name in replaced:
+        del convo[index(convo, name)]
+    convo.insert(at, ("gap", direction, b""))
+    return convo
+
+
+def frames_with_markers(convo) -> list[Frame]:
+    return [Frame(i, d, 1_000_000 * (i + 1), p, len(p),
+                  marker=GAP if n == "gap" else CLOSE if n == "fin" else None,
+                  gap=(100 * i, 100 * i + 50) if n == "gap" else None)
+            for i, (n, d, p) in enumerate(convo)]
+
+
+def test_requests_whose_answers_fell_into_a_gap_are_unverifiable_not_violations():
+    """r5 and r6 were lost (q7 is then answered): q5, q6 unverifiable; the rest
+    paired and checked, nothing in flight."""
+    convo = with_gap(conversation(), RESPONSE, ["r5", "r6"])
+    report = pair_connection(frames_with_markers(convo))
+    assert report.violations == [] and report.in_flight_at_end == 0
+    assert report.unverifiable_requests == 2
+    assert {p.correlation_id for p in report.pairs} == {1, 2, 3, 7, 8, 9, 10}
+    states = report.states
+    assert states[index(convo, "q5")].state == "unverifiable"
+    assert states[index(convo, "q5")].gap == (100 * index(convo, "gap"),
+                                              100 * index(convo, "gap") + 50)
+    assert states[index(convo, "q7")].state == "checked"
+    assert report.unverifiable_from == index(convo, "gap")
+
+
+def test_a_lost_request_makes_its_answer_unverifiable_not_a_violation():
+    convo = with_gap(conversation(), REQUEST, ["q8"])
+    report = pair_connection(frames_with_markers(convo))
     assert report.violations == []
-    assert all(p.response_position < gap for p in report.pairs)
-    assert len(report.pairs) == 6    # 1, 2, 3, 5, 6, 7
+    assert report.states[index(convo, "r8")].state == "unverifiable"
+    assert {p.correlation_id for p in report.pairs} == {1, 2, 3, 5, 6, 7, 9, 10}
 
 
-def test_violations_before_a_gap_are_still_reported():
+def test_a_lost_last_response_is_unverifiable_not_in_flight_nor_unanswered():
+    convo = with_gap(conversation(), RESPONSE, ["r10"])
+    convo.append(("fin", REQUEST, b""))
+    report = pair_connection(frames_with_markers(convo))
+    assert report.violations == [] and report.in_flight_at_end == 0
+    assert report.unverifiable_requests == 1
+
+
+def test_violations_before_and_after_a_gap_are_reported():
     convo, expected = swapped()
-    gap = index(convo, "q8")
-    report = check(convo, gap_at=gap)
-    assert found(report) == expected and report.unverifiable_from == gap
+    convo = with_gap(convo, REQUEST, ["q8", "r8"])
+    at = index(convo, "r9")
+    convo.insert(at + 1, ("r9 again", RESPONSE, payload("r9")))
+    report = pair_connection(frames_with_markers(convo))
+    assert found(report) == expected + [("duplicate_response", at + 1, 9)]
 
 
 # -- versions beyond the schema ------------------------------------------------------------
@@ -501,3 +571,56 @@ def test_any_correct_interleaving_has_no_violations(case):
     assert report.violations == []
     assert [p.correlation_id for p in report.pairs] == answered_ids
     assert report.in_flight_at_end == 0
+
+
+# -- coverage states ---------------------------------------------------------------------------
+
+def test_every_frame_ends_in_one_coverage_state_with_its_reason():
+    """Checked in full; header only for an API without a schema, a version beyond
+    the schema and a frame the capture cut; not Kafka for a frame too short."""
+    no_schema = struct.pack(">hhi", ApiKey.DESCRIBE_ACLS, 3, 20) + b"\x00\x01c\x00" + b"x" * 9
+    too_new = struct.pack(">hhi", ApiKey.METADATA, 99, 21) + b"\x00\x01c\x00" + b"y" * 9
+    cut = payload("q2", corr=22)[:20]
+    frames = [
+        Frame(0, REQUEST, 1, payload("q1"), 0),
+        Frame(1, RESPONSE, 2, payload("r1"), 0),
+        Frame(2, REQUEST, 3, no_schema, 0),
+        Frame(3, RESPONSE, 4, struct.pack(">i", 20) + b"\x00" * 6, 0),
+        Frame(4, REQUEST, 5, too_new, 0),
+        Frame(5, RESPONSE, 6, struct.pack(">i", 21) + b"\x00" * 6, 0),
+        Frame(6, REQUEST, 7, cut, 100, truncated=True),
+        Frame(7, RESPONSE, 8, payload("r2", corr=22)[:10], 100, truncated=True),
+    ]
+    report = pair_connection(frames)
+    assert report.violations == [] and len(report.pairs) == 4
+    got = [(s.state, s.reason) for _, s in sorted(report.states.items())]
+    assert got == [("checked", ""), ("checked", ""),
+                   ("header_only", "unknown API (no schema)"),
+                   ("header_only", "unknown API (no schema)"),
+                   ("header_only", "unknown version"), ("header_only", "unknown version"),
+                   ("header_only", "truncated by capture length"),
+                   ("header_only", "truncated by capture length")]
+    assert report.pairs[1].client_id == "c"      # the lenient reader, for every API
+    assert report.state_counts() == {"checked": 2, "header_only": 6, "unverifiable": 0,
+                                     "not_kafka": 0}
+    assert report.responses == 4
+
+
+def test_responses_count_an_answered_acks0_produce():
+    convo, _ = acks0_answered()
+    report = check(convo)
+    (q4,) = [r for r in report.requests if r.correlation_id == 4]
+    assert q4.acks0 and q4.responses == 1
+    assert report.responses == sum(1 for _, d, _ in convo if d == RESPONSE)
+
+
+@pytest.mark.parametrize("fin_after_ms,expected", [(1, []), (600, ["unanswered_before_close"])])
+def test_a_fetch_abandoned_within_its_max_wait_is_not_unanswered(fin_after_ms, expected):
+    """A consumer closing while its long poll (max_wait_ms 500) is held: the broker
+    still had time, so it is only in flight; past max_wait_ms it is a violation."""
+    fetch = req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500, "topics": []})
+    frames = [Frame(0, REQUEST, 10**9, fetch, 0),
+              Frame(1, REQUEST, 10**9 + fin_after_ms * 10**6, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [v.check for v in report.violations] == expected
+    assert report.in_flight_at_end == (0 if expected else 1)

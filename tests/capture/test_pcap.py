@@ -135,16 +135,34 @@ def test_non_tcp_is_skipped_quietly():
     assert result.records == 3 and result.non_tcp == 3
 
 
-def test_fragments_are_reported_first_kept_later_skipped():
-    tcp = tcp_header(1, 2, 3, 4, ACK) + b"first part"
-    first = ipv4(A, B, tcp, frag=0x2000)                   # MF, offset 0
-    later = ipv4(A, B, b"second part", frag=5)             # offset 40
-    frag6 = ipv6(A6, B6, b"rest", ext=[(44, struct.pack(">BHI", 0, 8 << 3, 1))])
-    packets, problems = read_packets(pcap_file(
-        [(0, ethernet(first)), (1, ethernet(later)), (2, ethernet(frag6))]))
-    assert [p.payload for p in packets] == [b"first part"]
-    assert any("1 fragmented" in p for p in problems)
-    assert any("2 non-first IP fragments skipped" in p for p in problems)
+def test_ipv4_fragments_are_reassembled_in_any_order():
+    tcp = tcp_header(1, 2, 3, 4, ACK) + b"first part, then the " + b"second part"
+    head, tail = tcp[:40], tcp[40:]                        # fragments: 8-byte units
+    first = ipv4(A, B, head, frag=0x2000)                  # MF, offset 0
+    later = ipv4(A, B, tail, frag=5)                       # offset 40, last
+    for order in ([first, later], [later, first]):
+        packets, problems = read_packets(pcap_file(
+            [(i * 10**9, ethernet(ip)) for i, ip in enumerate(order)]))
+        assert problems == []
+        (p,) = packets
+        assert p.payload == b"first part, then the second part" and not p.truncated
+        assert p.timestamp_ns == 1_000_000_000   # when the datagram was complete
+
+
+def test_ipv6_fragments_are_reassembled():
+    tcp = tcp_header(1, 2, 3, 4, ACK) + b"sixteen bytes ok" * 2
+    first = ipv6(A6, B6, tcp[:24], ext=[(44, struct.pack(">BHI", 0, (0 << 3) | 1, 7))])
+    last = ipv6(A6, B6, tcp[24:], ext=[(44, struct.pack(">BHI", 0, 3 << 3, 7))])  # 24 bytes
+    packets, problems = read_packets(pcap_file([(0, ethernet(first)), (1, ethernet(last))]))
+    assert problems == [] and [p.payload for p in packets] == [b"sixteen bytes ok" * 2]
+
+
+def test_a_datagram_missing_a_fragment_is_reported_not_guessed():
+    tcp = tcp_header(1, 2, 3, 4, ACK) + b"x" * 60
+    first = ipv4(A, B, tcp[:40], frag=0x2000)
+    packets, problems = read_packets(pcap_file([(0, ethernet(first))]))
+    assert packets == []
+    assert any("1 fragmented IP datagrams never completed" in p for p in problems)
 
 
 def test_snaplen_truncation_is_marked():

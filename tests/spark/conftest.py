@@ -19,6 +19,7 @@ import pytest
 
 from kafka_net.capture.format import CaptureRecord, encode_file_header, encode_record
 from kafka_net.protocol import encode_request, encode_response
+from kafka_net.protocol.headers import peek_client_id, peek_request_header
 from tests.capture.packets import pcap_file
 
 REQUEST, RESPONSE = 0, 1
@@ -74,11 +75,8 @@ def kncap_record(direction: int, payload: bytes, connection: str, ts: int,
     api_key = api_version = corr = -1
     client_id = None
     if direction == REQUEST and len(payload) >= 8:
-        api_key, api_version, corr = struct.unpack_from(">hhi", payload)
-        if len(payload) >= 10:
-            (n,) = struct.unpack_from(">h", payload, 8)
-            if n >= 0 and len(payload) >= 10 + n:
-                client_id = payload[10:10 + n].decode("utf-8", "replace")
+        api_key, api_version, corr = peek_request_header(payload)
+        client_id = peek_client_id(payload)
     elif direction == RESPONSE and len(payload) >= 4:
         (corr,) = struct.unpack_from(">i", payload)
     kept = payload if truncated_to is None else payload[:truncated_to]

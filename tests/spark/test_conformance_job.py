@@ -55,6 +55,16 @@ RUN = 4242
 BROKER = ("127.0.0.1", 9092)
 
 
+PCAP_ONLY = {"unanswered_before_close"}     # needs the client's FIN
+
+
+def closed_unanswered():
+    """The pcap form of the injection: the client closes after request 10, unanswered
+    (TcpConversation.close() sends its FIN)."""
+    convo, found = INJECTIONS["unanswered_before_close"]()
+    return [item for item in convo if item[0] != "fin"], found
+
+
 def kncap_conn(client_port: int, processor: int, index: int) -> str:
     return f"127.0.0.1:9092-127.0.0.1:{client_port}-{processor}-{index}"
 
@@ -133,7 +143,7 @@ def synthetic(tmp_path_factory, spark):
                              run_id=RUN) for pid in (0, 1)]
     convos: list[dict[str, list]] = [{}, {}]
     expected = []
-    for i, check in enumerate(sorted(INJECTIONS)):
+    for i, check in enumerate(sorted(set(INJECTIONS) - PCAP_ONLY)):
         pid = i % 2
         conn = kncap_conn(41000 + i, pid, i)
         convo, found = INJECTIONS[check]()
@@ -157,6 +167,10 @@ def synthetic(tmp_path_factory, spark):
     split = pcap_of(conversation(), 42002, 3 * 10**18, segment=25)
     write_pcap(caps / "split-1.pcap", split[:len(split) // 2])
     write_pcap(caps / "split-2.pcap", split[len(split) // 2:])
+    # A kafka-net capture does not see the client's FIN; a pcap does.
+    convo, found = closed_unanswered()
+    expected += [(pcap_conn(42003), c, pos, corr) for c, pos, corr in found]
+    write_pcap(caps / "closed.pcap", pcap_of(convo, 42003, 4 * 10**18))
 
     out = base / "out"
     code = main_in_process([caps, "--out", out])
@@ -168,7 +182,7 @@ def synthetic(tmp_path_factory, spark):
 def test_synthetic_captures_span_rotated_segments(synthetic):
     """The setup is what it claims: every kncap connection spans several files."""
     per_file = connections_per_file(synthetic["caps"])
-    assert len(per_file) == len(INJECTIONS) + 2
+    assert len(per_file) == len(INJECTIONS) - len(PCAP_ONLY) + 2
     assert all(len(files) >= 2 for files in per_file.values()), per_file
 
 
@@ -219,6 +233,7 @@ def test_synthetic_per_api_counts(synthetic):
             expected += request_counts(convo)
     expected += request_counts(INJECTIONS["correlation_mismatch"]()[0])   # violation.pcap
     expected += request_counts(conversation())                            # split-*.pcap
+    expected += request_counts(closed_unanswered()[0])                    # closed.pcap
     got = Counter()
     for row in synthetic["report"]["per_api"]:
         got[(row["api_key"], row["api_version"])] += row["requests"]
@@ -236,15 +251,19 @@ def test_synthetic_report_files(synthetic, spark):
     for name in ("report.json", "report.html", "junit.xml", "frames.parquet",
                  "pairs.parquet", "violations.parquet"):
         assert os.path.exists(out / name), name
-    frames = parquet_rows(spark, out, "frames")
+    frames = [r for r in parquet_rows(spark, out, "frames") if r["marker"] is None]
     assert len(frames) == synthetic["report"]["totals"]["frames"]
     assert {f["source"] for f in frames} == {"kafka-net", "pcap"}
     pairs = parquet_rows(spark, out, "pairs")
     assert len(pairs) == synthetic["report"]["totals"]["pairs"]
-    # JUnit: one case per check (+ inputs); every check was violated somewhere.
+    # JUnit: one case per check (+ inputs, + coverage); every check was violated
+    # somewhere, and the lossy pcap left frames unverifiable.
     suite = ET.parse(out / "junit.xml").getroot()
     cases = {c.get("name"): c.find("failure") is not None for c in suite.iter("testcase")}
-    assert cases == {**{c: True for c in CHECKS}, "all captures readable": False}
+    assert cases == {**{c: True for c in CHECKS}, "all captures readable": False,
+                     "coverage at least the minimum": True}
+    report = synthetic["report"]
+    assert report["verdict"] == "FAIL" and report["coverage"]["unverifiable"] > 0
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("<svg") == 3 and "violations per connection" in html
 
@@ -402,6 +421,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     assert any("reading" in s for s in stages), done.stderr
     assert any("checking connections" in s for s in stages), done.stderr
     assert any("report written to" in s and "(0 violations)" in s for s in stages)
+    assert any(s.startswith("conformance: PASS: 0 violation(s); of ") for s in stages)
     # Spark's INFO chatter and console progress bars are kept out of the way.
     assert not [line for line in done.stderr.splitlines() if " INFO " in line]
     assert "[Stage" not in done.stderr
@@ -413,7 +433,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     assert all(report["checks"][c]["violations"] == 0 for c in CHECKS)
     suite = ET.parse(out / "junit.xml").getroot()
     assert suite.get("failures") == "0"
-    assert len(list(suite.iter("testcase"))) == len(CHECKS) + 1
+    assert len(list(suite.iter("testcase"))) == len(CHECKS) + 2   # + inputs, coverage
 
 
 def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):

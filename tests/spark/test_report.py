@@ -25,7 +25,9 @@ SVG_NS = "http://www.w3.org/2000/svg"
 def connection(name, violations=0, **kw):
     base = {"connection": name, "source": "kafka-net", "frames": 10, "requests": 5,
             "responses": 5, "pairs": 5, "violations": violations, "in_flight_at_end": 0,
-            "acks0_requests": 0, "unverifiable_from": None}
+            "acks0_requests": 0, "unverifiable_from": None, "unverifiable_requests": 0,
+            "frames_checked": 10, "frames_header_only": 0, "frames_unverifiable": 0,
+            "frames_not_kafka": 0, "header_only_reasons": {}, "gaps": []}
     base.update(kw)
     return base
 
@@ -77,7 +79,7 @@ def written(tmp_path):
 def test_json_has_schema_version_and_every_check(written):
     out, _ = written
     data = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert data["schema_version"] == 1 == report.SCHEMA_VERSION
+    assert data["schema_version"] == 2 == report.SCHEMA_VERSION
     assert list(data["checks"]) == list(CHECKS)
     counts = {c: data["checks"][c]["violations"] for c in CHECKS}
     assert counts == {**{c: 0 for c in CHECKS}, "correlation_mismatch": 1,
@@ -89,7 +91,7 @@ def test_json_has_schema_version_and_every_check(written):
          "detail": "duplicate_response at 3"}]
     assert data["unreadable"] == [{"file": "/caps/junk", "problem": "garbage <here>"}]
     for key in ("generated_at", "job", "inputs", "totals", "per_api", "latency",
-                "latency_histogram", "timeline", "connections"):
+                "latency_histogram", "timeline", "connections", "coverage", "verdict"):
         assert key in data, key
 
 
@@ -197,7 +199,7 @@ def test_html_verdicts(tmp_path):
     fail = report.render_html(sample_summary())
     clean = report.render_html(sample_summary(violations=[]))
     assert "FAIL: 3 violation(s)" in fail
-    assert "PASS: no violations" in clean
+    assert "PASS: 0 violation(s); of 20 frames 100.00% checked" in clean
     # A clean run still has its latency and timeline plots; no violations plot.
     titles = scan(clean).svg_titles
     assert titles == ["latency distribution per API", "requests per second"]
@@ -222,8 +224,9 @@ def test_junit_has_one_case_per_check_and_fails_exactly_the_violated(written):
     out, summary = written
     suite, cases = junit_cases(out / "junit.xml")
     assert suite.tag == "testsuite"
-    assert set(cases) == set(CHECKS) | {"all captures readable"}
-    assert int(suite.get("tests")) == len(CHECKS) + 1 == len(list(suite.iter("testcase")))
+    assert set(cases) == set(CHECKS) | {"all captures readable",
+                                        "coverage at least the minimum"}
+    assert int(suite.get("tests")) == len(CHECKS) + 2 == len(list(suite.iter("testcase")))
     failed = {name for name, c in cases.items() if c.find("failure") is not None}
     assert failed == {"correlation_mismatch", "duplicate_response", "all captures readable"}
     assert int(suite.get("failures")) == 3
@@ -237,6 +240,42 @@ def test_junit_all_pass_when_clean(tmp_path):
     suite, cases = junit_cases(tmp_path / "junit.xml")
     assert all(c.find("failure") is None for c in cases.values())
     assert suite.get("failures") == "0"
+
+
+def incomplete_summary(min_coverage=None) -> dict:
+    """No violation, but 3 of 20 frames unverifiable and 1 header only."""
+    summary = sample_summary(violations=[])
+    lossy = summary["connections"][-1]
+    lossy.update(frames_checked=6, frames_unverifiable=3, frames_header_only=1,
+                 header_only_reasons={"unknown API (no schema)": 1}, unverifiable_requests=2,
+                 gaps=[[1, 100, 200]])
+    summary["coverage"] = report.coverage(summary["connections"])
+    report.verdict(summary, min_coverage)
+    return summary
+
+
+def test_coverage_shares_and_the_incomplete_verdict_agree_everywhere(tmp_path):
+    summary = incomplete_summary()
+    cov = summary["coverage"]
+    assert (cov["frames"], cov["checked"], cov["header_only"], cov["unverifiable"]) == (
+        20, 16, 1, 3)
+    assert cov["shares"]["checked"] == cov["coverage"] == 0.8
+    assert cov["header_only_reasons"] == {"unknown API (no schema)": 1}
+    assert summary["verdict"] == "INCOMPLETE"
+    report.write_all(summary, str(tmp_path))
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "INCOMPLETE" and data["coverage"] == cov
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    line = ("INCOMPLETE: 0 violation(s); of 20 frames 80.00% checked, 5.00% header only, "
+            "15.00% unverifiable, 0.00% not Kafka (below the required 100.00%)")
+    assert line in html and "class='verdict incomplete'" in html
+    assert "header only: unknown API (no schema)" in html
+    suite, cases = junit_cases(tmp_path / "junit.xml")
+    failure = cases["coverage at least the minimum"].find("failure")
+    assert failure.get("message") == line and suite.get("failures") == "1"
+    # A lower bar passes it.
+    assert incomplete_summary(min_coverage=0.8)["verdict"] == "PASS"
+    assert incomplete_summary(min_coverage=0.81)["verdict"] == "INCOMPLETE"
 
 
 def test_json_is_plain_json(written):

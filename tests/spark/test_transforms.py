@@ -128,7 +128,10 @@ def test_check_connection_orders_rows_across_segments(tmp_path):
     summary = result["connection"]
     assert summary == {"connection": f"77/{CONN}", "source": "kafka-net", "frames": 12,
                        "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
-                       "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None}
+                       "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None,
+                       "unverifiable_requests": 0, "frames_checked": 12,
+                       "frames_header_only": 0, "frames_unverifiable": 0,
+                       "frames_not_kafka": 0, "header_only_reasons": {}, "gaps": []}
     assert {(p["api_name"], p["client_id"]) for p in result["pairs"]} == {
         ("Metadata", "tester")}
     assert all(p["latency_ns"] == p["response_ns"] - p["request_ns"] >= 0
@@ -142,6 +145,7 @@ def test_check_connection_reports_a_violation_at_its_position():
     recs = [kncap_record(REQUEST, q1, CONN, 1), kncap_record(REQUEST, q2, CONN, 2),
             kncap_record(RESPONSE, r2, CONN, 3), kncap_record(RESPONSE, r1, CONN, 4)]
     rows = [{"source": "kafka-net", "order_key": (0, 0, i), "direction": r.direction,
+             "marker": None, "gap_start": None,
              "timestamp_ns": r.timestamp_ns, "frame": r.frame, "frame_size": r.frame_size,
              "truncated": r.truncated, "after_gap": False} for i, r in enumerate(recs)]
     result = transforms.check_connection("c", rows)
@@ -164,10 +168,11 @@ def pcap_units(paths) -> list[tuple]:
     return units
 
 
-def pcap_frames(paths) -> list[dict]:
+def pcap_frames(paths, markers: bool = False) -> list[dict]:
+    """Frame rows (and, with ``markers``, the gap and close marker rows)."""
     units = pcap_units(paths)
     assert all(kind == "frame" for kind, _ in units), units
-    return [row for _, row in units]
+    return [row for _, row in units if markers or row["marker"] is None]
 
 
 def test_pcap_flow_becomes_frame_rows(tmp_path):
@@ -199,11 +204,24 @@ def test_pcap_flow_with_a_lost_packet_is_unverifiable_after_it(tmp_path):
     conv = kafka_pcap_conversation(40004, calls=4, segment=10)
     lost = len(conv.packets) // 2
     rows = pcap_frames([write_pcap(tmp_path / "lossy.pcap",
-                                  conv.packets[:lost] + conv.packets[lost + 1:])])
-    assert any(r["after_gap"] for r in rows)
+                                  conv.packets[:lost] + conv.packets[lost + 1:])], markers=True)
+    assert any(r["after_gap"] or r["marker"] == "gap" for r in rows)
+    assert [r["marker"] for r in rows].count("close") == 1
     result = transforms.check_connection(rows[0]["connection"], rows)
     assert result["violations"] == []
-    assert result["connection"]["unverifiable_from"] is not None
+    summary = result["connection"]
+    assert summary["unverifiable_from"] is not None and summary["gaps"]
+    assert summary["frames_unverifiable"] >= 1 and summary["in_flight_at_end"] == 0
+    # Every frame (not the markers) has one state; the unverifiable ones say which
+    # bytes were lost.
+    frames = [i for i, r in enumerate(sorted(rows, key=lambda r: r["order_key"]))
+              if r["marker"] is None]
+    assert [s["position"] for s in result["states"]] == frames
+    lost = [s for s in result["states"] if s["state"] == "unverifiable"]
+    assert len(lost) == summary["frames_unverifiable"]
+    assert all(s["gap_end"] > s["gap_start"] >= 0 and "lost" in s["reason"] for s in lost)
+    # Checking went on after the loss.
+    assert len(result["pairs"]) >= 3
 
 
 def test_non_kafka_pcap_gives_no_frames(tmp_path):
@@ -215,3 +233,21 @@ def test_non_kafka_pcap_gives_no_frames(tmp_path):
     assert [kind for kind, _ in units] == ["problem"]    # no frame rows, one reason
     assert "not Kafka" in units[0][1]["problem"]
     assert units[0][1]["file"].endswith("http.pcap")
+
+
+def test_a_handshake_alone_is_no_problem_and_no_frame(tmp_path):
+    """An empty TCP connection (opened and closed, nothing sent) is not an
+    unreadable input: nothing to check, nothing wrong."""
+    conv = TcpConversation(("127.0.0.1", 40006), ("127.0.0.1", 9092), 10**18)
+    conv.close()
+    assert pcap_units([write_pcap(tmp_path / "empty-conn.pcap", conv.packets)]) == []
+
+
+def test_pcap_rows_carry_the_client_id_for_every_api(tmp_path):
+    conv = TcpConversation(("127.0.0.1", 40007), ("127.0.0.1", 9092), 10**18)
+    # DescribeAcls has no schema here: the header is read leniently all the same.
+    q = b"\x00\x1d\x00\x03\x00\x00\x00\x01\x00\x06tester\x00" + b"\x00" * 8
+    conv.send(REQUEST, len(q).to_bytes(4, "big") + q)
+    conv.close()
+    (row,) = pcap_frames([write_pcap(tmp_path / "acls.pcap", conv.packets)])
+    assert (row["api_key"], row["client_id"]) == (ApiKey.DESCRIBE_ACLS, "tester")

@@ -1,0 +1,200 @@
+"""How deep one captured frame can be checked, and the checks themselves, sans-IO
+(the decoding half of :mod:`.pairing`, which walks a connection).
+
+Every Kafka frame ends in exactly one coverage state (:data:`STATES`):
+
+* ``checked``: header and body decoded to the body's exact end (bytes left
+  over are a ``trailing_bytes`` violation), and the record batches it
+  carries (Produce requests, Fetch responses) verified as Kafka's
+  LogValidator would, through :mod:`kafka_net.protocol.records.validation`:
+  batch length, magic, CRC32C, record count, each record's length and
+  varints, the compression codec decodes.  A frame found faulty is checked
+  too: the check ran and said no.
+* ``header_only``, with why (:data:`UNKNOWN_API`, :data:`UNKNOWN_VERSION`,
+  :data:`TRUNCATED`): correlation id and pairing checked, the body not.
+* ``unverifiable``: bytes of it, or the answer it waited for, were lost
+  from the capture (the gap's stream byte range goes with it).
+* ``not_kafka``: too short to hold a Kafka header.
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.headers import (
+    decode_response_header, read_request_header, response_header_version)
+from kafka_net.protocol.messages import MESSAGES
+from kafka_net.protocol.primitives import Reader
+from kafka_net.protocol.schema import NO_VERSIONS
+from kafka_net.protocol.records.framing import MAGIC_OFFSET, MAGIC_V2, RecordError, iter_batches
+from kafka_net.protocol.records.validation import validate_batch, validate_produce_records
+
+CHECKED, HEADER_ONLY, UNVERIFIABLE, NOT_KAFKA = "checked", "header_only", "unverifiable", \
+    "not_kafka"
+STATES = (CHECKED, HEADER_ONLY, UNVERIFIABLE, NOT_KAFKA)
+UNKNOWN_API = "unknown API (no schema)"
+UNKNOWN_VERSION = "unknown version"
+TRUNCATED = "truncated by capture length"
+
+
+class BodyProblem(Exception):
+    """A body that decodes wrong: ``check`` names the violation."""
+
+    def __init__(self, check: str, detail: str) -> None:
+        super().__init__(detail)
+        self.check = check
+
+
+def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
+                 truncated: bool) -> tuple[str | None, int | None, str | None]:
+    """(client id, body offset or None, why the body cannot be checked) of a request whose
+    first eight bytes were peeked, through the one lenient header reader
+    (:func:`~kafka_net.protocol.headers.read_request_header`).  A header that does
+    not fit the API's schema raises InvalidRequestError, unless the capture cut it
+    or the API is unknown (its header version is unknown too: v1 is tried, whose
+    client id every later header version keeps, KIP-482)."""
+    message = MESSAGES.get(api_key)
+    flexible = message.request.flexible if message is not None else NO_VERSIONS
+    try:
+        header, offset = read_request_header(payload, api_key, api_version, corr, flexible)
+    except InvalidRequestError:
+        if truncated or message is None:
+            return None, None, TRUNCATED if truncated else UNKNOWN_API
+        raise
+    if message is None:
+        return header.client_id, offset, UNKNOWN_API
+    return header.client_id, offset, TRUNCATED if truncated else None
+
+
+def check_request_body(payload: bytes, offset: int, api_key: int, api_version: int
+                       ) -> tuple[dict | None, str | None]:
+    """(body or None, why not checked) of a request; BodyProblem if it is wrong."""
+    message = MESSAGES[api_key]
+    if api_version not in message.request.valid:
+        return None, UNKNOWN_VERSION
+    title = f"{ApiKey(api_key).title} v{api_version} request"
+    body = _decode_exact(message.request, payload, offset, api_version, title,
+                         "undecodable_request")
+    if api_key == ApiKey.PRODUCE and api_version >= 3:
+        _check_records(body, title, lambda recs: validate_produce_records(recs, api_version))
+    return body, None
+
+
+def check_response_body(payload: bytes, api_key: int, api_version: int
+                        ) -> tuple[dict | None, str | None]:
+    """(body or None, why not checked) of a response to a request of this API and
+    version; BodyProblem if it is wrong."""
+    message = MESSAGES.get(api_key)
+    if message is None:
+        return None, UNKNOWN_API
+    version = api_version
+    if api_key == ApiKey.API_VERSIONS and version not in message.response.valid:
+        version = 0  # KIP-511: an unsupported ApiVersions request gets a v0 body
+    if version not in message.response.valid:
+        return None, UNKNOWN_VERSION
+    header_version = response_header_version(api_key, version, message.response.flexible)
+    title = f"{ApiKey(api_key).title} v{version} response"
+    try:
+        _, offset = decode_response_header(payload, header_version)
+        body = _decode_exact(message.response, payload, offset, version,
+                             f"{title} (header v{header_version})", "undecodable_response")
+    except (InvalidRequestError, BodyProblem):
+        body = _api_versions_v0_fallback(payload, api_key, version)
+        if body is None:
+            raise
+    if api_key == ApiKey.FETCH:
+        _check_records(body, title, _check_fetched_batches)
+    return body, None
+
+
+def produce_acks(payload: bytes, offset: int, api_version: int) -> int | None:
+    """acks of a Produce request whose body is not decoded (cut by the snap length,
+    or a version newer than the schema): v0-2 start with it; v3-8 after a nullable
+    transactional_id, v9+ after a compact one.  None if it is not there."""
+    r = Reader(payload, offset)
+    try:
+        if api_version >= 9:
+            n = r.uvarint() - 1
+        elif api_version >= 3:
+            n = r.int16()
+        else:
+            n = 0
+        if n > 0:
+            r.raw(n)
+        return r.int16()
+    except InvalidRequestError:
+        return None
+
+
+def _decode_exact(schema, payload: bytes, offset: int, version: int, title: str,
+                  check: str) -> dict:
+    r = Reader(payload, offset)
+    try:
+        body = schema.decode(r, version)
+    except InvalidRequestError as exc:
+        raise BodyProblem(check, f"{title} does not decode: {exc}") from None
+    if r.pos != len(payload):
+        raise BodyProblem("trailing_bytes", f"{title}: {len(payload) - r.pos} bytes after "
+                                            f"the body's end (offset {r.pos})")
+    return body
+
+
+def _api_versions_v0_fallback(payload: bytes, api_key: int, version: int) -> dict | None:
+    """A broker that does not know the requested ApiVersions version answers with a
+    v0 body (KIP-511); clients re-read it at v0, as Kafka's ApiVersionsResponse.parse
+    does, so it is conformant."""
+    if api_key != ApiKey.API_VERSIONS or version == 0:
+        return None
+    schema = MESSAGES[ApiKey.API_VERSIONS].response
+    r = Reader(payload, 4)
+    try:
+        body = schema.decode(r, 0)
+    except InvalidRequestError:
+        return None
+    return body if r.pos == len(payload) else None
+
+
+def _check_records(body, title: str, verify) -> None:
+    for records in _records_fields(body):
+        try:
+            verify(records)
+        except RecordError as exc:
+            raise BodyProblem("corrupt_records", f"{title}: record batch: {exc}") from None
+
+
+def _check_fetched_batches(records) -> None:
+    """A Fetch response's records: whole batches as stored, then possibly a partial
+    one (the broker cuts at the fetch size).  Batches of older magics are framed
+    only (this broker stores magic 2)."""
+    for batch in iter_batches(records, allow_partial_tail=True):
+        if batch[MAGIC_OFFSET] == MAGIC_V2:
+            validate_batch(batch, from_client=False)
+
+
+def _records_fields(value):
+    """Every non-empty ``records`` field of a decoded body."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "records" and isinstance(v, (bytes, bytearray, memoryview)):
+                if len(v):
+                    yield v
+            elif isinstance(v, (dict, list)):
+                yield from _records_fields(v)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _records_fields(item)
+
+
+def error_codes(value) -> list[int]:
+    """Every non-zero error_code anywhere in a decoded body."""
+    out = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "error_code" and isinstance(v, int) and v != 0:
+                out.append(v)
+            elif isinstance(v, (dict, list)):
+                out.extend(error_codes(v))
+    elif isinstance(value, list):
+        for item in value:
+            out.extend(error_codes(item))
+    return out
