@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -58,8 +59,7 @@ class Partition:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-@dataclass(frozen=True)
-class ProduceResult:
+class ProduceResult(NamedTuple):
     error_code: int
     base_offset: int = -1
     log_start_offset: int = -1
@@ -168,8 +168,9 @@ class ReplicaManager:
                 # A retry of a batch we already have: acknowledge the original offsets.
                 return ProduceResult(ErrorCode.NONE, duplicate.first_offset,
                                      partition.log.log_start_offset)
-        data, max_timestamp = bytearray(batch), header.max_timestamp
+        data, max_timestamp = batch, header.max_timestamp
         if log_append_time_ms >= 0:
+            data = bytearray(batch)
             set_log_append_time(data, log_append_time_ms)
             max_timestamp = log_append_time_ms
         appended = partition.log.append(data, count, max_timestamp, log_append_time_ms)

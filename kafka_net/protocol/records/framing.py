@@ -361,6 +361,11 @@ def set_base_offset(buf: bytearray | memoryview, base_offset: int, pos: int = 0)
     _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
 
 
+def with_base_offset(batch: Buffer, base_offset: int) -> bytes:
+    """A copy of the batch with its base offset set (one copy; the CRC does not cover it)."""
+    return _INT64.pack(base_offset) + memoryview(batch)[LENGTH_OFFSET:]
+
+
 def set_partition_leader_epoch(buf: bytearray | memoryview, epoch: int, pos: int = 0) -> None:
     """Write the batch's partition leader epoch in place; the CRC does not cover it."""
     _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
