@@ -25,15 +25,18 @@ from kafka_net.protocol.records import build_batch
 from kafka_net.server.apis import RequestContext
 from kafka_net.server.broker import BrokerCore
 
+from bench.load_spec import LoadSpec, fetch_body
+
 CALLS = 2_000
 REPEATS = 10
-REQUESTS = {   # api -> (key, version, body): what kload sends
+BATCH = build_batch([(None, b"v" * 100)] * 10)
+REQUESTS = {   # api -> (key, version, body): what kload (Fetch: bench/loadgen.py) sends
     "apiversions": (18, 0, {}),
     "metadata": (3, 1, {"topics": [{"name": "bench"}]}),
     "produce": (0, 3, {"transactional_id": None, "acks": 1, "timeout_ms": 30000,
                        "topic_data": [{"name": "bench", "partition_data": [
-                           {"index": 0, "records": build_batch(
-                               [(None, b"v" * 100)] * 10)}]}]}),
+                           {"index": 0, "records": BATCH}]}]}),
+    "fetch": (1, 12, fetch_body(LoadSpec(port=0, topic="bench"), 0)),
 }
 
 
@@ -50,6 +53,8 @@ def costs(api: str, calls: int = CALLS) -> dict[str, float]:
     channel.add_processor(_KeepingProcessor())
     apis = BrokerCore(config, channel).apis
     apis.create_topic("bench", 1)
+    if api == "fetch":   # the Fetch topic holds one batch, as in the kload group
+        apis.replica_manager.append_records("bench", 0, BATCH, 3)
     key, version, body = REQUESTS[api]
     frame = encode_request(key, version, 5, body, client_id="kload")[4:]
     parsed = apis.parse_request(frame)
