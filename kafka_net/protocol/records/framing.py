@@ -314,6 +314,25 @@ def as_byte_view(data: Buffer) -> memoryview:
     return view
 
 
+def complete_batch_size(view: memoryview, pos: int) -> int:
+    """Bytes of the complete batch at ``pos``, or 0 if the bytes there do not make one.
+
+    Kafka's ``ByteBufferLogInputStream.nextBatchSize``: the size field and the
+    magic byte are checked as soon as they are there (:func:`check_size_field`,
+    :func:`check_magic`), even in an incomplete batch.
+    """
+    remaining = len(view) - pos
+    if remaining < LOG_OVERHEAD:
+        return 0
+    batch_length = _INT32.unpack_from(view, pos + LENGTH_OFFSET)[0]
+    check_size_field(batch_length)
+    if remaining < HEADER_SIZE_UP_TO_MAGIC:
+        return 0
+    check_magic(view[pos + MAGIC_OFFSET])
+    size = LOG_OVERHEAD + batch_length
+    return size if remaining >= size else 0
+
+
 def iter_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> Iterator[memoryview]:
     """Yield each batch of a records blob as a zero-copy ``memoryview`` slice.
 
@@ -330,16 +349,8 @@ def iter_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> It
     view = as_byte_view(data)
     pos, end = 0, len(view)
     while pos < end:
-        remaining = end - pos
-        if remaining < LOG_OVERHEAD:
-            break
-        batch_length = _INT32.unpack_from(view, pos + LENGTH_OFFSET)[0]
-        check_size_field(batch_length)
-        if remaining < HEADER_SIZE_UP_TO_MAGIC:
-            break
-        check_magic(view[pos + MAGIC_OFFSET])
-        size = LOG_OVERHEAD + batch_length
-        if remaining < size:
+        size = complete_batch_size(view, pos)
+        if not size:
             break
         yield view[pos:pos + size]
         pos += size

@@ -32,8 +32,8 @@ from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
     RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
     InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError,
-    as_byte_view, check_compression_id, check_crc, check_magic, frame_batch, iter_batches,
-    read_attributes)
+    as_byte_view, check_compression_id, check_crc, check_magic, complete_batch_size,
+    frame_batch, read_attributes, read_header)
 
 
 class DecompressionBudget:
@@ -88,7 +88,15 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     :class:`DecompressionBudget`, if any.
     """
     view = as_byte_view(batch)
-    header = frame_batch(view)
+    return _validate_framed(view, frame_batch(view), from_client, max_batch_size,
+                            check_record_offsets, max_uncompressed_bytes, budget)
+
+
+def _validate_framed(view: memoryview, header: BatchHeader, from_client: bool,
+                     max_batch_size: int | None, check_record_offsets: bool,
+                     max_uncompressed_bytes: int, budget: DecompressionBudget | None,
+                     ) -> BatchHeader:
+    """:func:`validate_batch` after :func:`frame_batch` (or its equivalent)."""
     if from_client and header.base_offset != 0:
         raise InvalidRecordError(
             f"the base offset of a produced record batch must be 0, but it is "
@@ -178,12 +186,13 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
     refused outright by Kafka 4.0; this broker only stores magic 2, so they get
     the same INVALID_RECORD as a legacy message set in v3+.
     """
-    batches = iter_batches(records, allow_partial_tail=True)
-    first = next(batches, None)
-    if first is None:
+    view = as_byte_view(b"" if records is None else records)
+    size = complete_batch_size(view, 0)
+    if not size:
         raise InvalidRecordError(
             f"produce requests with version {api_version} must have at least one record "
             "batch per partition")
+    first = view[:size]
     if check_magic(first[MAGIC_OFFSET]) != MAGIC_V2:
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
@@ -194,13 +203,13 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
         raise UnsupportedCompressionTypeError(
             f"produce requests with version {api_version} are not allowed to use "
             "ZStandard compression")
-    if next(batches, None) is not None:
+    if complete_batch_size(view, size):
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
             "exactly one record batch per partition")
-    header = validate_batch(first, from_client=True, max_batch_size=max_batch_size,
-                            check_record_offsets=check_record_offsets,
-                            max_uncompressed_bytes=max_uncompressed_bytes, budget=budget)
+    # complete_batch_size checked the frame, and the magic is 2: frame_batch's checks
+    header = _validate_framed(first, read_header(first), True, max_batch_size,
+                              check_record_offsets, max_uncompressed_bytes, budget)
     return header, first
 
 
