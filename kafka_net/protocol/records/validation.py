@@ -270,6 +270,7 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
             else:
                 p = _check_offset_delta(buf, p, index, check_record_offsets)
             for _ in (0, 1):  # key, then value: a length (negative = null) and its bytes
+                # the record length's decode again, inline: a call would cost what it saves
                 b = buf[p]
                 if b < 0x80:
                     n, p = zigzag[b], p + 1
