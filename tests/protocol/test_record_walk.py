@@ -95,7 +95,10 @@ _records = st.lists(st.builds(
     key=st.none() | st.binary(max_size=200),
     # values past 8 KB take a three-byte length, the walk's slow path
     value=st.none() | st.binary(max_size=300) | st.binary(min_size=8190, max_size=8200),
-    headers=st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=8)),
+    # header values of 64 bytes and more take a two-byte length
+    headers=st.lists(st.tuples(st.text(max_size=8),
+                               st.none() | st.binary(max_size=8) | st.binary(min_size=64,
+                                                                             max_size=80)),
                      max_size=3).map(tuple),
     timestamp=st.integers(-2**40, 2**40)), max_size=5)
 
@@ -123,6 +126,7 @@ def test_walk_accepts_what_the_reference_accepts(records, data):
 @pytest.mark.parametrize("records", [
     [Record(None, b"v" * 100)] * 10,                    # kload's batch: two-byte lengths
     [Record(b"k" * 70, None, (("h", b"x"),), 5)] * 3,   # two-byte key length, a header
+    [Record(None, b"v", (("h" * 70, b"x" * 100),))],    # two-byte header lengths
     [Record(b"", b"v" * 9000)],                         # a three-byte value length
 ])
 def test_well_formed_records_are_accepted_by_both(records):

@@ -316,7 +316,12 @@ def _skip_headers(buf: bytes, p: int, rec_end: int,
         if p >= rec_end:
             raise _underflow()
         b = buf[p]
-        n, p = (zigzag[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+        if b < 0x80:
+            n, p = zigzag[b], p + 1
+        elif buf[p + 1] < 0x80:  # also the worst case: empty headers in 2-byte varints
+            n, p = zigzag[b & 0x7F | buf[p + 1] << 7], p + 2
+        else:
+            n, p = _varint(buf, p, 5)
         if n > 0:
             p += n
         elif n < 0 and not i & 1:
