@@ -135,6 +135,21 @@ def test_kload_targets_are_medians_of_per_round_ratios():
     assert "CPU µs per request" in text and "100 / 2.0" in text
 
 
+def test_compare_checkouts_runs_each_checkout_from_its_own_directory_and_sums_up():
+    from bench.compare_checkouts import kafka_net_from, summary
+    server = kafka_net_from("base 1+1", Path("/some/checkout"), ("num.io.threads=1",))
+    assert server.argv[:2] == ["sh", "-c"]
+    assert server.argv[2].startswith("cd /some/checkout && exec ")
+    assert server.argv[2].endswith("-m kafka_net serve --override listeners=PLAINTEXT://"
+                                   "127.0.0.1:0 --override num.io.threads=1")
+    runs = {("produce8x4", "Tansu"): [_run("Tansu", 1, 100), _run("Tansu", 2, 200)],
+            ("produce8x4", "this 1+1"): [_run("this 1+1", 1, 150), _run("this 1+1", 2, 100)]}
+    lines = summary(runs, "produce8x4", ["Tansu", "this 1+1"])
+    assert lines[0] == "== produce8x4"
+    assert "x Tansu 1.00" in lines[1] and "x Tansu 1.00" in lines[2]   # median of 1.5, 0.5
+    assert "req/s       125" in lines[2]
+
+
 def test_protections_quotas_are_set_on_every_entity_and_recorded():
     with running_server() as server:
         assert not server.quotas.enabled
@@ -163,7 +178,7 @@ def test_protections_group_runs_both_servers_and_renders_ratios(tmp_path):
     assert "max.connections=10000" in section and "request_percentage=100000" in section
 
 
-@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce"])
+@pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])
 def test_request_costs_times_every_step(api):
     from bench.request_costs import costs
     result = costs(api, calls=20)

@@ -7,7 +7,10 @@ the broker's synonym (only ``message.max.bytes`` -> ``max.message.bytes`` is
 a kafka-net broker setting) and then to Kafka's default
 (:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
-mutated in place.
+mutated in place.  Each topic's :class:`LogConfig` is built once and kept
+until its overrides change (Kafka's ``UnifiedLog`` holds its ``LogConfig``
+the same way): every Produce asks for it, and building it walks every topic
+config.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class ConfigRepository:
         if max_message_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             self.broker_values["max.message.bytes"] = max_message_bytes
         self._overrides: dict[str, dict[str, Any]] = {}
+        self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
 
     # -- reading --------------------------------------------------------------------------
@@ -59,7 +63,16 @@ class ConfigRepository:
         return values
 
     def log_config(self, topic: str) -> LogConfig:
-        overrides = self.topic_overrides(topic)
+        config = self._log_configs.get(topic)
+        if config is None:
+            with self._lock:   # built and dropped under the lock: never from stale overrides
+                config = self._log_configs.get(topic)
+                if config is None:
+                    config = self._log_configs[topic] = self._build_log_config(
+                        topic, dict(self._overrides.get(topic, {})))
+        return config
+
+    def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
@@ -78,6 +91,7 @@ class ConfigRepository:
     def set_topic_config(self, topic: str, overrides: dict[str, Any]) -> None:
         """Replace ``topic``'s overrides (already validated)."""
         with self._lock:
+            self._log_configs.pop(topic, None)
             if overrides:
                 self._overrides[topic] = dict(overrides)
             else:
@@ -85,6 +99,7 @@ class ConfigRepository:
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:
+            self._log_configs.pop(topic, None)
             self._overrides.pop(topic, None)
 
 

@@ -29,8 +29,8 @@ import struct
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field, replace
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -61,8 +61,7 @@ class Partition:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-@dataclass(frozen=True)
-class ProduceResult:
+class ProduceResult(NamedTuple):
     error_code: int
     base_offset: int = -1
     log_start_offset: int = -1
@@ -186,8 +185,9 @@ class ReplicaManager:
                 # A retry of a batch we already have: acknowledge the original offsets.
                 return ProduceResult(ErrorCode.NONE, duplicate.first_offset,
                                      partition.log.log_start_offset)
-        data, max_timestamp = bytearray(batch), header.max_timestamp
+        data, max_timestamp = batch, header.max_timestamp
         if log_append_time_ms >= 0:
+            data = bytearray(batch)
             set_log_append_time(data, log_append_time_ms)
             max_timestamp = log_append_time_ms
         appended = partition.log.append(data, count, max_timestamp, log_append_time_ms)
@@ -301,12 +301,12 @@ class ReplicaManager:
         if not committed:
             if result.last_stable_offset == lso:   # no open transaction: the common case
                 return ErrorCode.NONE, result
-            return ErrorCode.NONE, replace(result, last_stable_offset=lso)
+            return ErrorCode.NONE, result._replace(last_stable_offset=lso)
         with partition.lock:
             aborted = [(t.producer_id, t.first_offset)
                        for t in partition.txns.aborted_between(fetch_offset, lso)]
-        return ErrorCode.NONE, replace(result, last_stable_offset=lso,
-                                       aborted_transactions=aborted)
+        return ErrorCode.NONE, result._replace(last_stable_offset=lso,
+                                               aborted_transactions=aborted)
 
     def bytes_available(self, topic: str, index: int, fetch_offset: int,
                         isolation_level: int = 0) -> int:

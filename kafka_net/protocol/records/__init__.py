@@ -30,7 +30,8 @@ from kafka_net.protocol.records.framing import (
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK, UNSUPPORTED_COMPRESSION_TYPE, BatchHeader, Buffer,
     Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError, RecordError,
     RecordTooLargeError, TimestampType, UnsupportedCompressionTypeError, compute_crc,
-    iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches)
+    iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches,
+    with_base_offset)
 from kafka_net.protocol.records.validation import (
     DecompressionBudget, validate_batch, validate_produce_records, walk_records)
 
@@ -48,5 +49,5 @@ __all__ = [
     "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
     "decompress", "encode_record", "iter_batches", "read_header", "set_base_offset",
     "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
-    "walk_records",
+    "walk_records", "with_base_offset",
 ]

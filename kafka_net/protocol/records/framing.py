@@ -35,9 +35,8 @@ legacy formats too, which is how a reader tells the formats apart.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Iterator, Union
+from typing import Iterator, NamedTuple, Union
 
 from kafka_net.protocol.error_codes import ErrorCode
 
@@ -152,9 +151,12 @@ class UnsupportedCompressionTypeError(RecordError):
 # --- the batch header -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BatchHeader:
-    """The 61-byte header of a magic-2 batch, as read by :func:`read_header`."""
+class BatchHeader(NamedTuple):
+    """The 61-byte header of a magic-2 batch, as read by :func:`read_header`.
+
+    A named tuple: made straight from the ``struct`` unpack, about 1 µs
+    cheaper per batch than a frozen dataclass (every produced batch makes one).
+    """
 
     base_offset: int
     batch_length: int
@@ -211,7 +213,7 @@ def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
         raise CorruptRecordError(
             f"record batch is corrupt: {len(batch) - pos} bytes is less than the "
             f"{RECORD_BATCH_OVERHEAD}-byte batch header")
-    return BatchHeader(*HEADER_STRUCT.unpack_from(batch, pos))
+    return BatchHeader._make(HEADER_STRUCT.unpack_from(batch, pos))
 
 
 def read_attributes(batch: Buffer) -> int | None:
@@ -312,6 +314,25 @@ def as_byte_view(data: Buffer) -> memoryview:
     return view
 
 
+def complete_batch_size(view: memoryview, pos: int) -> int:
+    """Bytes of the complete batch at ``pos``, or 0 if the bytes there do not make one.
+
+    Kafka's ``ByteBufferLogInputStream.nextBatchSize``: the size field and the
+    magic byte are checked as soon as they are there (:func:`check_size_field`,
+    :func:`check_magic`), even in an incomplete batch.
+    """
+    remaining = len(view) - pos
+    if remaining < LOG_OVERHEAD:
+        return 0
+    batch_length = _INT32.unpack_from(view, pos + LENGTH_OFFSET)[0]
+    check_size_field(batch_length)
+    if remaining < HEADER_SIZE_UP_TO_MAGIC:
+        return 0
+    check_magic(view[pos + MAGIC_OFFSET])
+    size = LOG_OVERHEAD + batch_length
+    return size if remaining >= size else 0
+
+
 def iter_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> Iterator[memoryview]:
     """Yield each batch of a records blob as a zero-copy ``memoryview`` slice.
 
@@ -328,16 +349,8 @@ def iter_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> It
     view = as_byte_view(data)
     pos, end = 0, len(view)
     while pos < end:
-        remaining = end - pos
-        if remaining < LOG_OVERHEAD:
-            break
-        batch_length = _INT32.unpack_from(view, pos + LENGTH_OFFSET)[0]
-        check_size_field(batch_length)
-        if remaining < HEADER_SIZE_UP_TO_MAGIC:
-            break
-        check_magic(view[pos + MAGIC_OFFSET])
-        size = LOG_OVERHEAD + batch_length
-        if remaining < size:
+        size = complete_batch_size(view, pos)
+        if not size:
             break
         yield view[pos:pos + size]
         pos += size
@@ -357,6 +370,11 @@ def split_batches(data: Buffer | None, *, allow_partial_tail: bool = False) -> l
 def set_base_offset(buf: bytearray | memoryview, base_offset: int, pos: int = 0) -> None:
     """Write the batch's base offset in place; the CRC does not cover it."""
     _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
+
+
+def with_base_offset(batch: Buffer, base_offset: int) -> bytes:
+    """A copy of the batch with its base offset set (one copy; the CRC does not cover it)."""
+    return _INT64.pack(base_offset) + memoryview(batch)[LENGTH_OFFSET:]
 
 
 def set_partition_leader_epoch(buf: bytearray | memoryview, epoch: int, pos: int = 0) -> None:

@@ -13,10 +13,11 @@ Cost: the header is one ``struct`` unpack and the CRC one C call; what is
 left in Python is the record walk, the only per-record work, and it builds
 no object per record.  It decodes the record length, skips the attributes
 and timestamp delta, decodes the offset delta (compared only on request),
-and skips key, value and each header by its length, checking every length
-against the record's end, as Kafka's skip-key-value iterator does.  Varints
-of one byte (every length under 64) are decoded by a table lookup in the
-loop; longer ones call :func:`_varint`.  The worst case a client can build is therefore many tiny
+and skips key, value and each header by its length; a record must end
+exactly where its length says (:func:`walk_records`).  Varints of one or two
+bytes (every length under 8 KB) are decoded by a table lookup inline in
+the loop; longer ones call :func:`_varint`: about 0.5 µs per record of 100
+bytes on CPython 3.11.  The worst case a client can build is therefore many tiny
 records or headers; ``bench/records_worst_case.py`` measures it, and
 message.max.uncompressed.bytes bounds it for compressed batches: each
 batch, and (through :class:`DecompressionBudget`) all compressed batches of
@@ -31,8 +32,8 @@ from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
     RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
     InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError,
-    as_byte_view, check_compression_id, check_crc, check_magic, frame_batch, iter_batches,
-    read_attributes)
+    as_byte_view, check_compression_id, check_crc, check_magic, complete_batch_size,
+    frame_batch, read_attributes, read_header)
 
 
 class DecompressionBudget:
@@ -87,7 +88,15 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     :class:`DecompressionBudget`, if any.
     """
     view = as_byte_view(batch)
-    header = frame_batch(view)
+    return _validate_framed(view, frame_batch(view), from_client, max_batch_size,
+                            check_record_offsets, max_uncompressed_bytes, budget)
+
+
+def _validate_framed(view: memoryview, header: BatchHeader, from_client: bool,
+                     max_batch_size: int | None, check_record_offsets: bool,
+                     max_uncompressed_bytes: int, budget: DecompressionBudget | None,
+                     ) -> BatchHeader:
+    """:func:`validate_batch` after :func:`frame_batch` (or its equivalent)."""
     if from_client and header.base_offset != 0:
         raise InvalidRecordError(
             f"the base offset of a produced record batch must be 0, but it is "
@@ -177,12 +186,13 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
     refused outright by Kafka 4.0; this broker only stores magic 2, so they get
     the same INVALID_RECORD as a legacy message set in v3+.
     """
-    batches = iter_batches(records, allow_partial_tail=True)
-    first = next(batches, None)
-    if first is None:
+    view = as_byte_view(b"" if records is None else records)
+    size = complete_batch_size(view, 0)
+    if not size:
         raise InvalidRecordError(
             f"produce requests with version {api_version} must have at least one record "
             "batch per partition")
+    first = view[:size]
     if check_magic(first[MAGIC_OFFSET]) != MAGIC_V2:
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
@@ -193,21 +203,26 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
         raise UnsupportedCompressionTypeError(
             f"produce requests with version {api_version} are not allowed to use "
             "ZStandard compression")
-    if next(batches, None) is not None:
+    if complete_batch_size(view, size):
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
             "exactly one record batch per partition")
-    header = validate_batch(first, from_client=True, max_batch_size=max_batch_size,
-                            check_record_offsets=check_record_offsets,
-                            max_uncompressed_bytes=max_uncompressed_bytes, budget=budget)
+    # complete_batch_size checked the frame, and the magic is 2: frame_batch's checks
+    header = _validate_framed(first, read_header(first), True, max_batch_size,
+                              check_record_offsets, max_uncompressed_bytes, budget)
     return header, first
 
 
 # --- the record walk ------------------------------------------------------------------
 
 
-# One-byte ZigZag varints (every value in -64..63), decoded by lookup in the hot loop.
-_ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(0x80))
+# ZigZag varints of one or two bytes (every value in -8192..8191), decoded by
+# lookup in the hot loop: one byte ``b`` is ``_ZIGZAG[b]``; two bytes ``b, c``
+# (``b`` with its continuation bit set) are ``_ZIGZAG[b & 0x7F | c << 7]``.
+# Lengths of keys and values up to 8 KB take one of these; longer ones call _varint.
+# The table (16,384 ints, about 0.6 MB) saves 0.6 µs per batch of 10 x 100 B records
+# over decoding two bytes inline.
+_ZIGZAG = tuple((v >> 1) ^ -(v & 1) for v in range(1 << 14))
 
 
 def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
@@ -216,46 +231,59 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
 
     Each record: length varint, attributes int8, timestamp delta varlong,
     offset delta varint, key and value (varint length, negative = null),
-    header count varint, headers (key length >= 0, value length).  Reading
-    past a record's end is Kafka's BufferUnderflowException, reported as
-    "found invalid record structure".  With a ``budget``, each record's
-    headers are taken off its ``items_left`` before they are walked (the
-    records were, by the caller).
+    header count varint, headers (key length >= 0, value length).  As Kafka's
+    ``DefaultRecord.readFrom``, the fields are read up to the end of the
+    records and the record must end exactly where its length says: a field
+    that runs past its record's end is Kafka's BufferUnderflowException,
+    reported as "found invalid record structure", one that stops short "expected
+    to read N bytes".  The loop below is the per-record cost of every produced
+    batch, so the common case (varints of one or two bytes, no headers) is
+    written out inline, and anything else goes to a helper.  With a ``budget``,
+    each record's headers are taken off its ``items_left`` before they are
+    walked (the records were, by the caller).
     """
     end = len(buf)
     pos = 0
+    zigzag = _ZIGZAG
     try:
         for index in range(count):
             if pos >= end:
                 raise InvalidRecordError(
                     f"incorrect declared batch size, premature EOF reached after {index} of "
                     f"{count} records")
-            b = buf[pos]
-            size, pos = (_ZIGZAG[b], pos + 1) if b < 0x80 else _varint(buf, pos, 5)
+            b = buf[pos]  # the record's length
+            if b < 0x80:
+                size, pos = zigzag[b], pos + 1
+            elif buf[pos + 1] < 0x80:
+                size, pos = zigzag[b & 0x7F | buf[pos + 1] << 7], pos + 2
+            else:
+                size, pos = _varint(buf, pos, 5)
             if size < 0 or size > end - pos:
                 raise InvalidRecordError(
                     f"invalid record size: expected {size} bytes in record payload, "
                     f"{end - pos} remaining")
             rec_end = pos + size
-            p = pos + 1  # attributes: unused in v2
-            if p >= rec_end:
-                raise _underflow()
-            p = p + 1 if buf[p] < 0x80 else _varint(buf, p, 10)[1]  # timestamp delta
-            if p >= rec_end:
-                raise _underflow()
-            b = buf[p]
-            offset_delta, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
-            if check_record_offsets and offset_delta != index:
-                raise InvalidRecordError(
-                    f"record {index} has offset delta {offset_delta}, expected {index}")
-            p = _skip_fields(buf, p, rec_end, 2, False)  # key, value
-            if p >= rec_end:
-                raise _underflow()
-            b = buf[p]
-            header_count, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
-            if header_count:
-                _check_header_count(header_count, rec_end - p, budget)
-                p = _skip_fields(buf, p, rec_end, 2 * header_count, True)
+            # attributes (unused in v2) at pos, then the timestamp delta, a varlong
+            p = pos + 2 if buf[pos + 1] < 0x80 else _varint(buf, pos + 1, 10)[1]
+            if buf[p] < 0x80 and not check_record_offsets:  # the offset delta
+                p += 1
+            else:
+                p = _check_offset_delta(buf, p, index, check_record_offsets)
+            for _ in (0, 1):  # key, then value: a length (negative = null) and its bytes
+                # the record length's decode again, inline: a call would cost what it saves
+                b = buf[p]
+                if b < 0x80:
+                    n, p = zigzag[b], p + 1
+                elif buf[p + 1] < 0x80:
+                    n, p = zigzag[b & 0x7F | buf[p + 1] << 7], p + 2
+                else:
+                    n, p = _varint(buf, p, 5)
+                if n > 0:
+                    p += n
+            if buf[p]:  # a header count other than 0
+                p = _skip_headers(buf, p, rec_end, budget)
+            else:
+                p += 1
             if p != rec_end:
                 if p > rec_end:
                     raise _underflow()
@@ -263,26 +291,40 @@ def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,
                     f"invalid record size: expected to read {size} bytes in record payload, "
                     f"but instead read {size - (rec_end - p)}")
             pos = rec_end
-    except IndexError:  # a varint ran off the end of the records
+    except IndexError:  # a field ran off the end of the records
         raise _underflow() from None
     if pos != end:
         raise InvalidRecordError(
             f"incorrect declared batch size, {end - pos} bytes of records still remaining")
 
 
-def _skip_fields(buf: bytes, p: int, rec_end: int, fields: int, headers: bool) -> int:
-    """Skip ``fields`` length-prefixed byte fields (a negative length is null).
+def _check_offset_delta(buf: bytes, p: int, index: int, check: bool) -> int:
+    offset_delta, p = _varint(buf, p, 5)
+    if check and offset_delta != index:
+        raise InvalidRecordError(
+            f"record {index} has offset delta {offset_delta}, expected {index}")
+    return p
 
-    With ``headers`` they are header key, value, key, value, ...; a key may not be null.
-    """
-    for i in range(fields):
+
+def _skip_headers(buf: bytes, p: int, rec_end: int,
+                  budget: DecompressionBudget | None) -> int:
+    """Skip a record's header count and headers; a header key may not be null."""
+    header_count, p = _varint(buf, p, 5)
+    _check_header_count(header_count, rec_end - p, budget)
+    zigzag = _ZIGZAG
+    for i in range(2 * header_count):  # key, value, key, value, ...
         if p >= rec_end:
             raise _underflow()
         b = buf[p]
-        n, p = (_ZIGZAG[b], p + 1) if b < 0x80 else _varint(buf, p, 5)
+        if b < 0x80:
+            n, p = zigzag[b], p + 1
+        elif buf[p + 1] < 0x80:  # also the worst case: empty headers in 2-byte varints
+            n, p = zigzag[b & 0x7F | buf[p + 1] << 7], p + 2
+        else:
+            n, p = _varint(buf, p, 5)
         if n > 0:
             p += n
-        elif n < 0 and headers and not i & 1:
+        elif n < 0 and not i & 1:
             raise InvalidRecordError(f"invalid negative header key size {n}")
     return p
 

@@ -13,20 +13,19 @@ as acks=1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
+
+from kafka_net.protocol.records import Buffer
 
 
-@dataclass(frozen=True)
-class AppendResult:
+class AppendResult(NamedTuple):   # named tuples: one of each per request, built cheaply
     base_offset: int          # offset of the first record appended
     last_offset: int          # offset of the last record appended
     log_append_time_ms: int   # -1 unless the topic uses LogAppendTime
     log_start_offset: int
 
 
-@dataclass(frozen=True)
-class FetchResult:
+class FetchResult(NamedTuple):
     records: bytes            # whole batches, the first one holding fetch_offset
     high_watermark: int
     last_stable_offset: int
@@ -47,9 +46,10 @@ class PartitionLog(Protocol):
     @property
     def log_end_offset(self) -> int: ...
 
-    def append(self, batch: bytearray, record_count: int, max_timestamp: int,
+    def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1) -> AppendResult:
-        """Assign offsets to one validated batch (rewriting its base offset) and store it."""
+        """Assign offsets to one validated batch and store a copy of it with its
+        base offset set (the caller's buffer is left as it is)."""
 
     def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
              max_offset: int | None = None) -> FetchResult:

@@ -18,7 +18,7 @@ import bisect
 import threading
 import time
 
-from kafka_net.protocol.records import set_base_offset
+from kafka_net.protocol.records import Buffer, with_base_offset
 from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
 
@@ -52,11 +52,11 @@ class InMemoryLog:
         """Bytes of the batches still held (what retention.bytes limits)."""
         return self.size_bytes - self._deleted_bytes
 
-    def append(self, batch: bytearray, record_count: int, max_timestamp: int,
+    def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1) -> AppendResult:
         with self._lock:
             base = self._log_end
-            set_base_offset(batch, base)
+            stored = with_base_offset(batch, base)   # the one copy the log keeps
             # Offsets follow the batch's own last_offset_delta (validated equal to
             # record_count - 1 for client batches), so offsets stay dense.
             last = base + record_count - 1
@@ -66,9 +66,9 @@ class InMemoryLog:
             self._retention_times.append(
                 max_timestamp if max_timestamp >= 0 else int(time.time() * 1000))
             self._bytes_before.append(self.size_bytes)
-            self._batches.append(bytes(batch))
+            self._batches.append(stored)
             self._log_end = last + 1
-            self.size_bytes += len(batch)
+            self.size_bytes += len(stored)
             return AppendResult(base, last, log_append_time_ms, self._log_start)
 
     def _index_of(self, offset: int) -> int:
