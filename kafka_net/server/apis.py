@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import struct
 import time
 from dataclasses import dataclass
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
 from kafka_net.log_safety import escape
@@ -43,6 +44,7 @@ from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
+_CORRELATION_ID = struct.Struct(">i")   # a response frame's bytes 4..8, any header version
 
 # In API-key order.  Adding an API = writing its module and listing it here.
 HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
@@ -162,6 +164,9 @@ class KafkaApis:
         self._supported: dict[int, Versions] = {}
         self.set_handlers(HANDLERS if handlers is None else handlers)
         self.metrics = RequestMetrics()
+        # (api key, version) -> (read-only body, its frame's bytes before and after
+        # the correlation id): see _encode.
+        self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
 
     def create_topic(self, name: str, num_partitions: int):
         """Create a topic and its partitions unless it exists: (TopicMetadata, created).
@@ -244,6 +249,8 @@ class KafkaApis:
                             _top_error(body))
         data = None
         if self.quotas.enabled:   # all that quotas cost here while none is set
+            if type(body) is MappingProxyType:
+                body = dict(body)   # a throttled answer carries its throttle_time_ms
             body, data = self._throttle_response(request, body)
         if body is NO_RESPONSE:
             return NoOpResponse(request)
@@ -266,12 +273,26 @@ class KafkaApis:
             log.exception("Error applying client quotas to %s", request.describe())
             return body, None
 
-    @staticmethod
-    def _encode(request: Request, body) -> bytes:
+    def _encode(self, request: Request, body) -> bytes:
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
-        version = 0 if request.unsupported_version else request.header.api_version
-        return encode_response(request.header.api_key, version,
-                               request.header.correlation_id, body)
+        header = request.header
+        version = 0 if request.unsupported_version else header.api_version
+        if type(body) is MappingProxyType:
+            return self._encode_constant(header.api_key, version, header.correlation_id, body)
+        return encode_response(header.api_key, version, header.correlation_id, body)
+
+    def _encode_constant(self, api_key: int, version: int, correlation_id: int,
+                         body: MappingProxyType) -> bytes:
+        """A handler returns a read-only body (types.MappingProxyType) for an answer
+        that does not change (ApiVersions): it is encoded once per version, and
+        each response is that frame with its own correlation id."""
+        key = (api_key, version)
+        cached = self._constant_frames.get(key)
+        if cached is None or cached[0] is not body:
+            frame = encode_response(api_key, version, 0, body)
+            # Handler threads may race here: each builds the same bytes.
+            cached = self._constant_frames[key] = (body, frame[:4], frame[8:])
+        return cached[1] + _CORRELATION_ID.pack(correlation_id) + cached[2]
 
     @staticmethod
     def _error_body(module: ModuleType, request: Request):
@@ -286,4 +307,4 @@ class KafkaApis:
 
 def _top_error(body) -> int | None:
     """The response-level error code, if the API has one (for ErrorsPerSec)."""
-    return body.get("error_code") if isinstance(body, dict) else None
+    return body.get("error_code") if isinstance(body, (dict, MappingProxyType)) else None
