@@ -94,8 +94,10 @@ class KafkaChannel:
         send = self._send
         if send is None:
             return False
+        offset = self._send_offset
         try:
-            self._send_offset += self.socket.send(send[self._send_offset:])
+            # Usually the first write takes it all: no slice of the view for that.
+            self._send_offset = offset + self.socket.send(send[offset:] if offset else send)
         except (BlockingIOError, InterruptedError):
             return False
         if self._send_offset < len(send):
