@@ -187,8 +187,11 @@ class Processor(threading.Thread):
     def _configure_new_connections(self) -> None:
         # At most CONNECTION_QUEUE_SIZE per turn, so a burst of connects does not
         # starve the connections already being served.
-        if self.new_connections.empty():
-            return  # the usual case: spares raising queue.Empty every turn
+        if not self.new_connections.queue:
+            # The usual case, read without the queue's lock (Queue.empty() takes it,
+            # twice a turn): a socket put just after this is followed by a wakeup,
+            # so the next turn takes it.
+            return
         for _ in range(CONNECTION_QUEUE_SIZE):
             try:
                 sock = self.new_connections.get_nowait()
@@ -213,11 +216,17 @@ class Processor(threading.Thread):
 
     def _process_new_responses(self) -> None:
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
+        channels = self.selector.channels
         for _ in range(len(self.response_queue)):
             response = self.response_queue.popleft()
             connection_id = response.request.connection_id
             try:
-                self._process_response(response, connection_id)
+                if type(response) is SendResponse and connection_id in channels:
+                    # The usual answer, first: no dispatch on the response kind.
+                    self.inflight_responses[connection_id] = response
+                    self.selector.send(connection_id, response.data)
+                else:
+                    self._process_response(response, connection_id)
             except Exception as exc:
                 log.error("%s: closing %s after an error processing its response: %s",
                           self.name, connection_id, exc)
@@ -255,7 +264,7 @@ class Processor(threading.Thread):
         # Do not sleep if work is already waiting: new sockets, or sends that
         # completed (or failed) inside Selector.send, which writes eagerly; their
         # connections must be unmuted now, not after a 300 ms select.
-        busy = (not self.new_connections.empty() or self.selector.completed_sends
+        busy = (self.new_connections.queue or self.selector.completed_sends
                 or self.selector.disconnected)
         timeout = 0 if busy else POLL_TIMEOUT_S
         try:
@@ -288,9 +297,11 @@ class Processor(threading.Thread):
                 if sent:
                     self.requests_received += 1
                     # Mute before anything can answer: responses are processed on
-                    # this thread.
-                    self.selector.mute(channel.id)
-                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+                    # this thread.  (Selector.mute is only this: READ interest goes
+                    # lazily, see selector.py.)
+                    mute_state = channel.mute_state
+                    mute_state.mute()
+                    mute_state.handle(Ev.REQUEST_RECEIVED)
         finally:
             for _, frame in receives[taken:]:
                 self.selector.release_frame(frame)
@@ -303,7 +314,8 @@ class Processor(threading.Thread):
             # client retries elsewhere (or after a restart), as after any
             # disconnect.
             return None
-        self._capture_request(channel, frame)
+        if self.capture is not None:
+            self._capture_request(channel, frame)
         try:
             parsed = self._parse_request(frame)
         except InvalidRequestError as exc:
@@ -331,7 +343,8 @@ class Processor(threading.Thread):
                                       parsed, channel.client_software)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
-        self._remember_client_software(channel, request)
+        if parsed.header.api_key == 18:
+            self._remember_client_software(channel, request)
         return request
 
     def _send_request(self, request: Request) -> bool:
@@ -355,16 +368,18 @@ class Processor(threading.Thread):
 
     def _process_completed_sends(self) -> None:
         sends = self.selector.completed_sends
+        channels, inflight = self.selector.channels, self.inflight_responses
         while sends:
             connection_id = sends.pop(0)
-            response = self.inflight_responses.pop(connection_id, None)
-            channel = self.selector.channels.get(connection_id)
+            response = inflight.pop(connection_id, None)
+            channel = channels.get(connection_id)
             if response is None or channel is None:
                 continue
             self.responses_sent += 1
-            if self.capture is not None and isinstance(response, SendResponse):
+            # Only a SendResponse is ever in flight (the others write nothing).
+            if self.capture is not None:
                 self._capture_response(channel, response)
-            if isinstance(response, SendResponse) and response.on_complete is not None:
+            if response.on_complete is not None:
                 _run_callback(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
@@ -373,8 +388,6 @@ class Processor(threading.Thread):
 
     def _capture_request(self, channel, frame: bytes) -> None:
         # Captured before parsing, so that frames the broker refuses are on record too.
-        if self.capture is None:
-            return
         key = version = correlation_id = -1
         if len(frame) >= 8:
             key, version, correlation_id = peek_request_header(frame)
