@@ -8,10 +8,11 @@ one thread does every read and write on the socket, so no lock guards a
 connection.  Each turn of :meth:`run` is the same seven steps::
 
     configure_new_connections   register up to 20 queued sockets for reading
-    process_new_responses       take responses the handlers queued for us
+    process_new_responses       take responses the handlers queued for us, write them
     poll                        select(); read, write, split frames
     process_completed_receives  parse each new request, queue it, MUTE its connection
     process_completed_sends     a response is fully written: UNMUTE its connection
+                                (also right after process_new_responses, see there)
     process_disconnected        forget connections the selector closed
     close_excess_connections    over max.connections: close the lowest-priority one
 
@@ -231,6 +232,12 @@ class Processor(threading.Thread):
                 log.error("%s: closing %s after an error processing its response: %s",
                           self.name, connection_id, exc)
                 self._close(connection_id)
+        if self.selector.completed_sends:
+            # Most responses are written whole just above (Selector.send writes at
+            # once).  Completing them in this same pass unmutes their connections
+            # before this turn's poll, which can then read the clients' next
+            # requests, instead of a poll that must not sleep and a further turn.
+            self._process_completed_sends()
 
     def _process_response(self, response: Response, connection_id: str) -> None:
         channel = self.selector.channels.get(connection_id)
