@@ -162,6 +162,9 @@ class KafkaApis:
         self._next_producer_id = itertools.count(1000)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
+        # (served table, its parse routes): one attribute, swapped whole, so a
+        # Processor never pairs a table with another table's routes.
+        self._parse_table: tuple[dict[int, Versions], dict] = ({}, {})
         self.set_handlers(HANDLERS if handlers is None else handlers)
         self.metrics = RequestMetrics()
         # (api key, version) -> (read-only body, its frame's bytes before and after
@@ -205,13 +208,15 @@ class KafkaApis:
         """
         self.handlers = dict(handlers)
         self._supported = {key: mod.VERSIONS for key, mod in sorted(self.handlers.items())}
+        self._parse_table = (self._supported, {})
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
 
     def parse_request(self, frame: bytes) -> ParsedRequest:
         """Runs on the Processor thread, as Kafka parses on the network thread."""
-        return parse_request(frame, self._supported)
+        supported, routes = self._parse_table
+        return parse_request(frame, supported, routes)
 
     def handle(self, request: Request) -> None:
         """Runs on a handler thread."""
