@@ -250,8 +250,8 @@ class KafkaApis:
 
     def response_for(self, request: Request, body) -> Response:
         """Turn a handler's answer (a body or a marker) into one of the Response kinds."""
-        self.metrics.record(request.header.api_key, request.header.api_version,
-                            _top_error(body))
+        header = request.header
+        self.metrics.record(header.api_key, header.api_version, _top_error(body))
         data = None
         if self.quotas.enabled:   # all that quotas cost here while none is set
             if type(body) is MappingProxyType:
