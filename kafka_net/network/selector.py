@@ -169,7 +169,10 @@ class Selector:
             # Usually READ interest never went (see the module doc): nothing to change.
             if not channel.remote_closed and not self._interest[connection_id] & _READ:
                 self._add_interest(channel, _READ)
-            self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
+            if channel.decoder.buffered() or channel.remote_closed:
+                # Pipelined requests may be buffered (or the close is due); with
+                # nothing buffered the next read brings the channel back.
+                self._maybe_ready[connection_id] = channel
         return unmuted
 
     def close(self, connection_id: str) -> None:
