@@ -189,10 +189,7 @@ class Processor(threading.Thread):
         # At most CONNECTION_QUEUE_SIZE per turn, so a burst of connects does not
         # starve the connections already being served.
         if not self.new_connections.queue:
-            # The usual case, read without the queue's lock (Queue.empty() takes it,
-            # twice a turn): a socket put just after this is followed by a wakeup,
-            # so the next turn takes it.
-            return
+            return  # the usual case; no lock (a socket put after this comes with a wakeup)
         for _ in range(CONNECTION_QUEUE_SIZE):
             try:
                 sock = self.new_connections.get_nowait()
@@ -217,26 +214,18 @@ class Processor(threading.Thread):
 
     def _process_new_responses(self) -> None:
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
-        channels = self.selector.channels
         for _ in range(len(self.response_queue)):
             response = self.response_queue.popleft()
             connection_id = response.request.connection_id
             try:
-                if type(response) is SendResponse and connection_id in channels:
-                    # The usual answer, first: no dispatch on the response kind.
-                    self.inflight_responses[connection_id] = response
-                    self.selector.send(connection_id, response.data)
-                else:
-                    self._process_response(response, connection_id)
+                self._process_response(response, connection_id)
             except Exception as exc:
                 log.error("%s: closing %s after an error processing its response: %s",
                           self.name, connection_id, exc)
                 self._close(connection_id)
         if self.selector.completed_sends:
-            # Most responses are written whole just above (Selector.send writes at
-            # once).  Completing them in this same pass unmutes their connections
-            # before this turn's poll, which can then read the clients' next
-            # requests, instead of a poll that must not sleep and a further turn.
+            # Most were written whole just above (Selector.send writes at once):
+            # unmuted now, their clients' next requests are read in this turn's poll.
             self._process_completed_sends()
 
     def _process_response(self, response: Response, connection_id: str) -> None:
@@ -304,11 +293,9 @@ class Processor(threading.Thread):
                 if sent:
                     self.requests_received += 1
                     # Mute before anything can answer: responses are processed on
-                    # this thread.  (Selector.mute is only this: READ interest goes
-                    # lazily, see selector.py.)
-                    mute_state = channel.mute_state
-                    mute_state.mute()
-                    mute_state.handle(Ev.REQUEST_RECEIVED)
+                    # this thread.
+                    self.selector.mute(channel.id)
+                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
         finally:
             for _, frame in receives[taken:]:
                 self.selector.release_frame(frame)
@@ -350,8 +337,7 @@ class Processor(threading.Thread):
                                       parsed, channel.client_software)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
-        if parsed.header.api_key == 18:
-            self._remember_client_software(channel, request)
+        self._remember_client_software(channel, request)
         return request
 
     def _send_request(self, request: Request) -> bool:
@@ -375,11 +361,10 @@ class Processor(threading.Thread):
 
     def _process_completed_sends(self) -> None:
         sends = self.selector.completed_sends
-        channels, inflight = self.selector.channels, self.inflight_responses
         while sends:
             connection_id = sends.pop(0)
-            response = inflight.pop(connection_id, None)
-            channel = channels.get(connection_id)
+            response = self.inflight_responses.pop(connection_id, None)
+            channel = self.selector.channels.get(connection_id)
             if response is None or channel is None:
                 continue
             self.responses_sent += 1
