@@ -172,6 +172,20 @@ def test_request_costs_times_every_step(api):
     assert all(us > 0 for us in result.values())
 
 
+def test_hot_path_serves_every_request_once_per_iteration(capsys):
+    from bench.hot_path import HotPath, calls_per_request, main
+    path = HotPath(3)
+    try:
+        counts = calls_per_request(path, iterations=4)
+    finally:
+        path.close()
+    assert path.response_size > 4                      # each client read a whole answer
+    for step in ("Processor._request_from", "KafkaApis.handle", "Selector.send"):
+        assert counts[step] == 1.0, step               # once per request, no more
+    assert main(["--connections", "2", "--iterations", "1"]) == 0
+    assert "Python and" in capsys.readouterr().out
+
+
 def test_confluent_kafka_produces_to_and_consumes_from_kafka_net():
     pytest.importorskip("confluent_kafka")
     from bench.clients import consume, produce
