@@ -92,6 +92,16 @@ def test_every_kind_of_server_starts_answers_kload_and_stops_cleanly():
     assert all(s.exit_code in s.clean_exits for s in servers)
 
 
+def test_ab_kload_runs_kafka_net_from_the_checkout_it_is_given(capsys):
+    from bench.ab_kload import main
+    root = Path(__file__).resolve().parent.parent
+    assert main(["--checkout", f"here={root}", "--rounds", "1", "--duration", "0.3",
+                 "--warmup", "0.1"]) == 0
+    out = capsys.readouterr().out
+    summary = [line for line in out.splitlines() if line.startswith("here ")]
+    assert len(summary) == 2 and "problems: none" in out    # both scenarios answered
+
+
 def test_round_order_puts_each_server_first_once():
     servers = ["a", "b", "c"]
     orders = [harness.round_order(servers, r) for r in (1, 2, 3)]
