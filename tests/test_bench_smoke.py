@@ -92,6 +92,16 @@ def test_every_kind_of_server_starts_answers_kload_and_stops_cleanly():
     assert all(s.exit_code in s.clean_exits for s in servers)
 
 
+def test_ab_kload_runs_kafka_net_from_the_checkout_it_is_given(capsys):
+    from bench.ab_kload import main
+    root = Path(__file__).resolve().parent.parent
+    assert main(["--checkout", f"here={root}", "--rounds", "1", "--duration", "0.3",
+                 "--warmup", "0.1"]) == 0
+    out = capsys.readouterr().out
+    summary = [line for line in out.splitlines() if line.startswith("here ")]
+    assert len(summary) == 2 and "problems: none" in out    # both scenarios answered
+
+
 def test_round_order_puts_each_server_first_once():
     servers = ["a", "b", "c"]
     orders = [harness.round_order(servers, r) for r in (1, 2, 3)]
@@ -194,6 +204,20 @@ def test_request_timing_cost_times_every_piece(capsys):
     assert [line.split(" median")[0].strip() for line in lines] == [
         "RequestTimings.update, sub-ms request", "RequestTimings.update, 7.5 ms request",
         "RequestChannel.send_response", "the same without the timing lines"]
+
+
+def test_hot_path_serves_every_request_once_per_iteration(capsys):
+    from bench.hot_path import HotPath, calls_per_request, main
+    path = HotPath(3)
+    try:
+        counts = calls_per_request(path, iterations=4)
+    finally:
+        path.close()
+    assert path.response_size > 4                      # each client read a whole answer
+    for step in ("Processor._request_from", "KafkaApis.handle", "Selector.send"):
+        assert counts[step] == 1.0, step               # once per request, no more
+    assert main(["--connections", "2", "--iterations", "1"]) == 0
+    assert "Python and" in capsys.readouterr().out
 
 
 def test_confluent_kafka_produces_to_and_consumes_from_kafka_net():

@@ -132,9 +132,11 @@ class KafkaChannel:
         send = self._send
         if send is None:
             return False
+        offset = self._send_offset
         try:
-            # An empty view makes a TLS transport flush its encrypted records.
-            self._send_offset += self.transport.write(send[self._send_offset:])
+            # Usually the first write takes it all: no slice of the view for that.  Once
+            # every byte is taken, an empty view makes a TLS transport flush its records.
+            self._send_offset = offset + self.transport.write(send[offset:] if offset else send)
         except (BlockingIOError, InterruptedError):
             return False
         if self._send_offset < len(send) or self.transport.has_pending_writes():

@@ -8,10 +8,11 @@ one thread does every read and write on the socket, so no lock guards a
 connection.  Each turn of :meth:`run` is the same seven steps::
 
     configure_new_connections   register up to 20 queued sockets for reading
-    process_new_responses       take responses the handlers queued for us
+    process_new_responses       take responses the handlers queued for us, write them
     poll                        select(); read, write, split frames
     process_completed_receives  parse each new request, queue it, MUTE its connection
     process_completed_sends     a response is fully written: UNMUTE its connection
+                                (also right after process_new_responses, see there)
     process_disconnected        forget connections the selector closed
     close_excess_connections    over max.connections: close the lowest-priority one
 
@@ -194,8 +195,8 @@ class Processor(threading.Thread):
     def _configure_new_connections(self) -> None:
         # At most CONNECTION_QUEUE_SIZE per turn, so a burst of connects does not
         # starve the connections already being served.
-        if self.new_connections.empty():
-            return  # the usual case: spares raising queue.Empty every turn
+        if not self.new_connections.queue:
+            return  # the usual case; no lock (a socket put after this comes with a wakeup)
         for _ in range(CONNECTION_QUEUE_SIZE):
             try:
                 sock = self.new_connections.get_nowait()
@@ -230,6 +231,10 @@ class Processor(threading.Thread):
                 log.error("%s: closing %s after an error processing its response: %s",
                           self.name, connection_id, exc)
                 self._close(connection_id)
+        if self.selector.completed_sends:
+            # Most were written whole just above (Selector.send writes at once):
+            # unmuted now, their clients' next requests are read in this turn's poll.
+            self._process_completed_sends()
 
     def _process_response(self, response: Response, connection_id: str) -> None:
         channel = self.selector.channels.get(connection_id)
@@ -265,7 +270,7 @@ class Processor(threading.Thread):
         # Do not sleep if work is already waiting: new sockets, or sends that
         # completed (or failed) inside Selector.send, which writes eagerly; their
         # connections must be unmuted now, not after a 300 ms select.
-        busy = (not self.new_connections.empty() or self.selector.completed_sends
+        busy = (self.new_connections.queue or self.selector.completed_sends
                 or self.selector.disconnected)
         timeout = 0 if busy else POLL_TIMEOUT_S
         try:
@@ -313,7 +318,8 @@ class Processor(threading.Thread):
             # client retries elsewhere (or after a restart), as after any
             # disconnect.
             return None
-        self._capture_request(channel, frame)
+        if self.capture is not None:
+            self._capture_request(channel, frame)
         try:
             parsed = self._parse_request(frame)
         except InvalidRequestError as exc:
@@ -372,9 +378,10 @@ class Processor(threading.Thread):
             if response is None or channel is None:
                 continue
             self.responses_sent += 1
-            if self.capture is not None and isinstance(response, SendResponse):
+            # Only a SendResponse is ever in flight (the others write nothing).
+            if self.capture is not None:
                 self._capture_response(channel, response)
-            if isinstance(response, SendResponse) and response.on_complete is not None:
+            if response.on_complete is not None:
                 _run_callback(response)
             self.request_timings.update(response)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
@@ -384,8 +391,6 @@ class Processor(threading.Thread):
 
     def _capture_request(self, channel, frame: bytes) -> None:
         # Captured before parsing, so that frames the broker refuses are on record too.
-        if self.capture is None:
-            return
         key = version = correlation_id = -1
         if len(frame) >= 8:
             key, version, correlation_id = peek_request_header(frame)

@@ -114,7 +114,9 @@ class SendResponse(Response):
 
     def __init__(self, request: Request, data: bytes,
                  on_complete: Callable[[], Any] | None = None) -> None:
-        super().__init__(request)
+        # Response.__init__'s fields set here: one per request, no super() call.
+        self.request = request
+        self.enqueue_time_ns = 0
         self.data = data
         self.on_complete = on_complete
 

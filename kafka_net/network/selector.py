@@ -119,6 +119,10 @@ class Selector:
         self._memory_error_log = RateLimitedLog(log)
         # Channels whose transport holds bytes the socket will not announce.
         self._buffered_reads: dict[str, KafkaChannel] = {}
+        # When the last select() returned: the time of every activity until the next
+        # one (Kafka's Selector takes one clock reading per poll too), so a request
+        # costs no clock reads for idle expiry.
+        self._now_ns = time.monotonic_ns()
         # Observability (Kafka's selector metrics, reduced to counters).
         self.io_wait_ns = 0
         self.bytes_in = 0
@@ -158,7 +162,7 @@ class Selector:
         self._set_interest(channel, self._interest[channel.id] & ~event)
 
     def _touch(self, channel: KafkaChannel) -> None:
-        channel.last_active_ns = time.monotonic_ns()
+        channel.last_active_ns = self._now_ns
         self._lru.move_to_end(channel.id)
 
     # -- operations the Processor calls ------------------------------------------------
@@ -180,11 +184,16 @@ class Selector:
         channel = self.channels[connection_id]
         unmuted = channel.mute_state.maybe_unmute()
         if unmuted:
-            if not channel.remote_closed:
+            # Usually READ interest never went (see the module doc): nothing to change.
+            if not channel.remote_closed and not self._interest[connection_id] & _READ:
                 self._add_interest(channel, _READ)
-            self._maybe_ready[channel.id] = channel  # pipelined requests may be buffered
+            if channel.decoder.buffered() or channel.remote_closed:
+                # Pipelined requests may be buffered (or the close is due); with
+                # nothing buffered the next read brings the channel back.
+                self._maybe_ready[connection_id] = channel
             if channel.has_bytes_buffered():
-                self._buffered_reads[channel.id] = channel
+                # TLS: decrypted bytes no select will announce.
+                self._buffered_reads[connection_id] = channel
         return unmuted
 
     def close(self, connection_id: str) -> None:
@@ -229,7 +238,8 @@ class Selector:
             timeout = 0  # a request is already here: do not sleep on the socket
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
-        self.io_wait_ns += time.monotonic_ns() - start
+        self._now_ns = now = time.monotonic_ns()
+        self.io_wait_ns += now - start
         if (self._decoder_pool is not None and not self._out_of_memory
                 and self.memory_pool.available < self._low_memory):
             random.shuffle(events)   # low-memory fairness (module doc)
@@ -361,9 +371,13 @@ class Selector:
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
-                # Looked at again next poll: normally the Processor has muted it by
-                # then; if not (a graceful stop drops requests), its next one is due.
-                self._maybe_ready[channel.id] = channel
+                if channel.decoder.buffered() or channel.remote_closed:
+                    # Looked at again next poll: normally the Processor has muted it
+                    # by then; if not (a graceful stop drops requests), its next
+                    # pipelined request is due, or its close.  Otherwise the next
+                    # read brings it back, so a client that waits for its answer
+                    # costs no second look.
+                    self._maybe_ready[channel.id] = channel
             elif channel.remote_closed:
                 self._maybe_finish_closing(channel)
             elif self._decoder_pool is not None and channel.decoder.waiting_for_memory():
@@ -398,7 +412,7 @@ class Selector:
         if self._idle_ns < 0 or not self._lru:
             return
         oldest = next(iter(self._lru.values()))
-        if time.monotonic_ns() - oldest.last_active_ns > self._idle_ns:
+        if self._now_ns - oldest.last_active_ns > self._idle_ns:
             if oldest.ready():
                 log.debug("%s: closing idle connection %s", self.name, oldest.id)
             else:   # a handshake that stalled: say so, it may be an attack

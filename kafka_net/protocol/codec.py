@@ -44,9 +44,25 @@ class ParsedRequest:
     unsupported_version: bool = False
 
 
-def parse_request(frame: bytes, supported: Mapping[int, Versions]) -> ParsedRequest:
-    """Decode one frame payload, refusing anything the broker would close on."""
+def parse_request(frame: bytes, supported: Mapping[int, Versions],
+                  routes: dict | None = None) -> ParsedRequest:
+    """Decode one frame payload, refusing anything the broker would close on.
+
+    ``routes``, if given, is a cache owned by the caller and valid for this one
+    ``supported`` table: (api_key, api_version) of a request that passed every
+    check -> (its header version, its body decoder).  The next request of that
+    key and version then skips the lookups and range checks it already passed
+    (a request's every other check, its header and body, is still made).
+    """
     api_key, api_version, correlation_id = peek_request_header(frame)
+    if routes is not None:
+        route = routes.get((api_key, api_version))
+        if route is not None:
+            header_version, decoder = route
+            header, offset = _read_header(frame, api_key, api_version, correlation_id,
+                                          None, header_version)
+            return ParsedRequest(header, _decode_body(decoder, frame, offset, api_key,
+                                                      api_version), len(frame) - offset)
     message = MESSAGES.get(api_key)
     served = supported.get(api_key)
     if message is None or served is None:
@@ -57,26 +73,39 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions]) -> ParsedRequ
             f"Received request api key {api_name(api_key)} with version {api_version} "
             "which is not enabled")
     schema = message.request
-    try:
-        header, offset = read_request_header(
-            frame, api_key, api_version, correlation_id, schema.flexible)
-    except InvalidRequestError as exc:
-        raise InvalidRequestError(
-            f"Error parsing request header. Our best guess of the apiKey is: {api_key} "
-            f"({exc})") from None
+    header, offset = _read_header(frame, api_key, api_version, correlation_id,
+                                  schema.flexible)
     if api_version not in served:
         if api_key == _API_VERSIONS:
             return ParsedRequest(header, None, len(frame) - offset, unsupported_version=True)
         raise UnsupportedVersionError(
             f"Received request api key {api_name(api_key)} with version {api_version} "
             f"which is not enabled (supported {served})")
+    decoder = schema.decoder(api_version)   # served versions are valid ones (tested)
+    body = _decode_body(decoder, frame, offset, api_key, api_version)
+    if routes is not None:
+        routes[(api_key, api_version)] = (header.header_version, decoder)
+    return ParsedRequest(header, body, len(frame) - offset)
+
+
+def _read_header(frame: bytes, api_key: int, api_version: int, correlation_id: int,
+                 flexible: Versions | None, version: int | None = None):
     try:
-        body = schema.decode(frame, api_version, offset)  # no copy of the frame's tail
+        return read_request_header(frame, api_key, api_version, correlation_id, flexible,
+                                   version)
+    except InvalidRequestError as exc:
+        raise InvalidRequestError(
+            f"Error parsing request header. Our best guess of the apiKey is: {api_key} "
+            f"({exc})") from None
+
+
+def _decode_body(decoder, frame: bytes, offset: int, api_key: int, api_version: int) -> dict:
+    try:
+        return decoder(frame, offset)[0]  # no copy of the frame's tail
     except InvalidRequestError as exc:
         raise InvalidRequestError(
             f"Error getting request for apiKey: {api_name(api_key)}, "
             f"apiVersion: {api_version}: {exc}") from None
-    return ParsedRequest(header, body, len(frame) - offset)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:

@@ -98,10 +98,13 @@ def decode_request_header(frame: bytes, flexible: Versions) -> tuple[RequestHead
 
 
 def read_request_header(frame: bytes, api_key: int, api_version: int, correlation_id: int,
-                        flexible: Versions) -> tuple[RequestHeader, int]:
+                        flexible: Versions, version: int | None = None
+                        ) -> tuple[RequestHeader, int]:
     """:func:`decode_request_header` for a caller that has already peeked the first
-    eight bytes (the codec's hot path: no second unpack, no Reader)."""
-    version = request_header_version(api_key, api_version, flexible)
+    eight bytes (the codec's hot path: no second unpack, no Reader), and may know
+    the header ``version`` already."""
+    if version is None:
+        version = request_header_version(api_key, api_version, flexible)
     if version == 0:
         return RequestHeader(api_key, api_version, correlation_id, "", 0), 8
     size = len(frame)

@@ -300,13 +300,18 @@ class Schema:
 
     def decode(self, data: bytes | memoryview | Reader, version: int, offset: int = 0) -> dict:
         """The body at ``offset`` of ``data`` (or at a Reader's position, advancing it)."""
-        decoder = self._decoders.get(version) or self._compile(self._decoders, version)
+        decoder = self.decoder(version)
         if decoder is None:  # not a version of this message: nothing worth compiling
             return self.decode_interpreted(data, version, offset)
         if isinstance(data, Reader):
             body, data.pos = decoder(data.buf, data.pos)
             return body
         return decoder(data, offset)[0]
+
+    def decoder(self, version: int) -> Callable | None:
+        """The compiled decoder of ``version``, ``(buf, offset) -> (body, next
+        offset)``; None if ``version`` is not one of this message's."""
+        return self._decoders.get(version) or self._compile(self._decoders, version)
 
     def encode(self, value: dict, version: int) -> bytes:
         buf = bytearray()

@@ -18,9 +18,10 @@ UNKNOWN_SERVER_ERROR, or the connection is closed where Kafka would close it
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from dataclasses import dataclass
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
 from kafka_net.log_safety import escape
@@ -47,6 +48,7 @@ from kafka_net.server.replica_manager import ReplicaManager
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 log = logging.getLogger(__name__)
+_CORRELATION_ID = struct.Struct(">i")   # a response frame's bytes 4..8, any header version
 
 # In API-key order.  Adding an API = writing its module and listing it here.
 HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
@@ -191,8 +193,14 @@ class KafkaApis:
             group_coordinator.offsets if group_coordinator is not None else None)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
+        # (served table, its parse routes): one attribute, swapped whole, so a
+        # Processor never pairs a table with another table's routes.
+        self._parse_table: tuple[dict[int, Versions], dict] = ({}, {})
         self.set_handlers(HANDLERS if handlers is None else handlers)
         self.metrics = RequestMetrics()
+        # (api key, version) -> (read-only body, its frame's bytes before and after
+        # the correlation id): see _encode.
+        self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
 
     def create_topic(self, name: str, num_partitions: int):
         """Create a topic and its partitions unless it exists: (TopicMetadata, created).
@@ -231,13 +239,15 @@ class KafkaApis:
         """
         self.handlers = dict(handlers)
         self._supported = {key: mod.VERSIONS for key, mod in sorted(self.handlers.items())}
+        self._parse_table = (self._supported, {})
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
 
     def parse_request(self, frame: bytes) -> ParsedRequest:
         """Runs on the Processor thread, as Kafka parses on the network thread."""
-        return parse_request(frame, self._supported)
+        supported, routes = self._parse_table
+        return parse_request(frame, supported, routes)
 
     def handle(self, request: Request) -> None:
         """Runs on a handler thread."""
@@ -271,10 +281,12 @@ class KafkaApis:
 
     def response_for(self, request: Request, body) -> Response:
         """Turn a handler's answer (a body or a marker) into one of the Response kinds."""
-        self.metrics.record(request.header.api_key, request.header.api_version,
-                            _top_error(body))
+        header = request.header
+        self.metrics.record(header.api_key, header.api_version, _top_error(body))
         data = None
         if self.quotas.enabled:   # all that quotas cost here while none is set
+            if type(body) is MappingProxyType:
+                body = dict(body)   # a throttled answer carries its throttle_time_ms
             body, data = self._throttle_response(request, body)
         if body is NO_RESPONSE:
             return NoOpResponse(request)
@@ -297,12 +309,26 @@ class KafkaApis:
             log.exception("Error applying client quotas to %s", request.describe())
             return body, None
 
-    @staticmethod
-    def _encode(request: Request, body) -> bytes:
+    def _encode(self, request: Request, body) -> bytes:
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
-        version = 0 if request.unsupported_version else request.header.api_version
-        return encode_response(request.header.api_key, version,
-                               request.header.correlation_id, body)
+        header = request.header
+        version = 0 if request.unsupported_version else header.api_version
+        if type(body) is MappingProxyType:
+            return self._encode_constant(header.api_key, version, header.correlation_id, body)
+        return encode_response(header.api_key, version, header.correlation_id, body)
+
+    def _encode_constant(self, api_key: int, version: int, correlation_id: int,
+                         body: MappingProxyType) -> bytes:
+        """A handler returns a read-only body (types.MappingProxyType) for an answer
+        that does not change (ApiVersions): it is encoded once per version, and
+        each response is that frame with its own correlation id."""
+        key = (api_key, version)
+        cached = self._constant_frames.get(key)
+        if cached is None or cached[0] is not body:
+            frame = encode_response(api_key, version, 0, body)
+            # Handler threads may race here: each builds the same bytes.
+            cached = self._constant_frames[key] = (body, frame[:4], frame[8:])
+        return cached[1] + _CORRELATION_ID.pack(correlation_id) + cached[2]
 
     @staticmethod
     def _error_body(module: ModuleType, request: Request):
@@ -317,4 +343,4 @@ class KafkaApis:
 
 def _top_error(body) -> int | None:
     """The response-level error code, if the API has one (for ErrorsPerSec)."""
-    return body.get("error_code") if isinstance(body, dict) else None
+    return body.get("error_code") if isinstance(body, (dict, MappingProxyType)) else None

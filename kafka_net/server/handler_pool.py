@@ -49,13 +49,14 @@ class KafkaRequestHandler(threading.Thread):
         while True:
             start = time.monotonic_ns()
             request = self.request_channel.receive_request(RECEIVE_TIMEOUT_S)
-            self.idle_ns += time.monotonic_ns() - start
+            now = time.monotonic_ns()   # the end of the idle wait is the dequeue time
+            self.idle_ns += now - start
             if request is None:
                 continue
             if request is SHUTDOWN:
                 log.debug("%s: shut down", self.name)
                 return
-            request.request_dequeue_time_ns = time.monotonic_ns()
+            request.request_dequeue_time_ns = now
             request.handler_thread = self.name
             self.current_request = request
             try:

@@ -154,6 +154,26 @@ def test_truncated_client_id(api_key, version):
         parse_request(frame, SUPPORTED)
 
 
+def test_routes_cache_only_what_passed_and_still_check_each_request():
+    """With a routes cache the second request of a key and version skips the lookups,
+    but its header and body are still read and refused like the first one's."""
+    routes: dict = {}
+    good = payload(encode_request(ApiKey.METADATA, 1, 7, {"topics": None}, client_id="c"))
+    assert parse_request(good, SUPPORTED, routes) == parse_request(good, SUPPORTED)
+    assert set(routes) == {(ApiKey.METADATA, 1)}
+    assert parse_request(good, SUPPORTED, routes).header == RequestHeader(3, 1, 7, "c", 1)
+    with pytest.raises(InvalidRequestError, match="Our best guess of the apiKey is: 3"):
+        parse_request(head(ApiKey.METADATA, 1) + b"\x00\x09abc", SUPPORTED, routes)
+    with pytest.raises(InvalidRequestError, match="Error getting request for apiKey: Metadata"):
+        parse_request(good[:-2], SUPPORTED, routes)    # the topics array cut short
+    # Refused or unsupported requests leave no route behind.
+    too_new = head(ApiKey.API_VERSIONS, UNSUPPORTED_VERSION) + b"\x00\x00\x00"
+    assert parse_request(too_new, SUPPORTED, routes).unsupported_version
+    with pytest.raises(UnsupportedVersionError):
+        parse_request(head(ApiKey.METADATA, 13) + b"\x00\x00\x00\x01\x00", SUPPORTED, routes)
+    assert set(routes) == {(ApiKey.METADATA, 1)}
+
+
 def test_unsupported_metadata_version():
     # Metadata v13 (Kafka 4.0; kafka-python's newest): a v2 header that parses, a version
     # we do not serve: close, no error response.

@@ -11,6 +11,7 @@ from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, SendResponse)
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.codec import encode_response
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.framing import encode_frame
@@ -252,6 +253,24 @@ def test_every_response_echoes_the_correlation_id():
         assert b.decode(request, response) is not None  # decode checks the correlation id
 
 
+def test_a_read_only_answer_is_encoded_once_and_carries_each_correlation_id():
+    """ApiVersions returns a read-only body; its cached frame must still be exactly
+    what encoding it afresh gives, with each request's own correlation id, and must
+    follow a new dispatch table."""
+    b = Broker()
+    for table in (HANDLERS, {ApiKey.API_VERSIONS: api_versions, ApiKey.HEARTBEAT: heartbeat}):
+        b.apis.set_handlers(table)
+        for version in range(0, 5):
+            for _ in range(2):
+                request, response = b.respond(ApiKey.API_VERSIONS, version, request_body(
+                    ApiKey.API_VERSIONS, version, client_software_name="n",
+                    client_software_version="1"))
+                body = dict(api_versions.handle(RequestContext(request, b.apis), request.body))
+                assert bytes(response.data) == encode_response(
+                    ApiKey.API_VERSIONS, version, request.header.correlation_id, body)
+        assert len(b.decode(request, response)["api_keys"]) == len(table)
+
+
 def test_metrics_count_requests_and_top_level_errors():
     b = Broker()
     b.call(ApiKey.API_VERSIONS, 0)
@@ -329,3 +348,4 @@ def test_top_error_helper():
     assert apis_module._top_error({"error_code": 5}) == 5
     assert apis_module._top_error({"topics": []}) is None
     assert apis_module._top_error(NO_RESPONSE) is None
+    assert apis_module._top_error(types.MappingProxyType({"error_code": 7})) == 7

@@ -16,6 +16,7 @@ Behaviour:
 """
 
 import re
+from types import MappingProxyType
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
@@ -36,24 +37,28 @@ def handle(ctx, request: dict | None) -> dict:
                 "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
-    return {"error_code": ErrorCode.NONE, "api_keys": _api_keys(ctx.supported_versions),
-            "throttle_time_ms": 0}
+    return _answer(ctx.supported_versions)
 
 
 # Every client asks for ApiVersions on every connection, and the answer only
 # changes when the dispatch table does (KafkaApis.set_handlers swaps in a new
 # dict).  Building its 24 entries took as long as the rest of the request, so
-# the list is built once per table; the encoder only reads it.
-_cached: tuple[object, list[dict]] = (None, [])
+# the answer is built once per table, and handed out read-only: KafkaApis then
+# encodes it once per version and writes only the correlation id per request
+# (encoding the 24 entries was 4.6 µs of a request's ~40 on the network path).
+_cached: tuple[object, MappingProxyType] = (None, MappingProxyType({}))
 
 
-def _api_keys(supported: dict[int, Versions]) -> list[dict]:
+def _answer(supported: dict[int, Versions]) -> MappingProxyType:
     global _cached
-    table, entries = _cached
+    table, answer = _cached
     if table is not supported:
-        entries = [_entry(key, versions) for key, versions in supported.items()]
-        _cached = (supported, entries)
-    return entries
+        answer = MappingProxyType({
+            "error_code": ErrorCode.NONE,
+            "api_keys": [_entry(key, versions) for key, versions in supported.items()],
+            "throttle_time_ms": 0})
+        _cached = (supported, answer)
+    return answer
 
 
 def error_response(request: dict | None, version: int, error_code: int) -> dict:

@@ -1,0 +1,72 @@
+"""kafka-net 1+1 from several checkouts beside ``handoff_floor.py 1 1``, under kload.
+
+``python -m bench.ab_kload --checkout base=/tmp/base --checkout new=.`` starts the
+floor and one kafka-net (``num.network.threads=1 num.io.threads=1``) per checkout
+(each run from its own directory, so its own code), then runs kload's two
+ApiVersions scenarios against each, interleaved, in rotated order
+(``bench.measure.interleaved_kload``).  It prints, per scenario and server, the
+median req/s, server CPU µs per request and the per-round ratio to the floor.
+
+Made for hot-path changes: a checkout of the base commit is one
+``git archive BASE | tar -x -C DIR`` away.  On a shared machine only figures from
+one such run compare, and CPU µs per request is the steadier one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import tempfile
+from pathlib import Path
+
+from bench import harness
+from bench.measure import interleaved_kload, median
+
+FLOOR = "floor 1+1"
+SCENARIOS = {
+    "av16x1": ("ApiVersions 16x1", ["--api", "apiversions", "--conns", "16", "--pipeline", "1"]),
+    # The floor stalls at the end of a pipelined run (see kload_group.KNOWN_LIMITS).
+    "av64x4": ("ApiVersions 64x4", ["--api", "apiversions", "--conns", "64", "--pipeline", "4",
+                                    "--stall-timeout", "2"]),
+}
+
+
+def kafka_net_from(name: str, checkout: Path) -> harness.ServerProcess:
+    server = harness.kafka_net(name, ("num.network.threads=1", "num.io.threads=1"))
+    # python -m puts the working directory first on sys.path: run from the checkout.
+    command = " ".join(shlex.quote(arg) for arg in server.argv)
+    root = shlex.quote(str(checkout))
+    server.argv = ["sh", "-c", f"cd {root} && PYTHONPATH={root} exec {command}"]
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkout", action="append", required=True, metavar="NAME=DIR")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    servers = [harness.handoff_floor(1, 1)]
+    for spec in args.checkout:
+        name, _, directory = spec.partition("=")
+        servers.append(kafka_net_from(name, Path(directory).resolve()))
+    kload, problems = harness.build_kload(), []
+    with harness.serving(servers, Path(tempfile.mkdtemp(prefix="ab_kload-")), problems):
+        runs = interleaved_kload(kload, servers, SCENARIOS, args, problems)
+    for key, scenario_runs in runs.items():
+        print(f"== {SCENARIOS[key][0]}")
+        floor = {r.round: r.req_per_s for r in scenario_runs if r.server == FLOOR}
+        for server in servers:
+            mine = [r for r in scenario_runs if r.server == server.name]
+            ratios = [r.req_per_s / floor[r.round] for r in mine if floor.get(r.round)]
+            print(f"{server.name:12} {median(r.req_per_s for r in mine):9,.0f} req/s  "
+                  f"CPU {median(r.cpu_us_per_request for r in mine):5.1f} µs/request  "
+                  f"/ floor {median(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})")
+    others = [p for p in problems if not p.startswith(FLOOR)]
+    print("problems:", others or "none")
+    return 1 if others else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
