@@ -116,7 +116,6 @@ class SendResponse(Response):
                  on_complete: Callable[[], Any] | None = None) -> None:
         # Response.__init__'s fields set here: one per request, no super() call.
         self.request = request
-        self.enqueue_time_ns = 0
         self.data = data
         self.on_complete = on_complete
 
