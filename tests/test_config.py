@@ -70,7 +70,8 @@ def test_every_key_is_a_field_and_every_other_field_is_derived():
     keyed = {k.attr for k in KEYS}
     assert keyed <= fields
     assert fields - keyed == {"listener_max_connections",
-                              "listener_max_connection_creation_rate", "ignored"}
+                              "listener_max_connection_creation_rate",
+                              "listener_sasl_jaas_configs", "ignored"}
 
 
 # --- unknown keys, bad values, ignored keys -----------------------------------------

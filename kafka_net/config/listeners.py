@@ -27,6 +27,7 @@ class EndPoint:
 
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
 # Kafka's default listener.security.protocol.map: each protocol names itself.
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 
@@ -61,7 +62,8 @@ def parse_listeners(value: str, key: str = "listeners",
 
     A listener's security protocol comes from ``protocol_map`` (Kafka's
     ``listener.security.protocol.map``; by default PLAINTEXT, SSL,
-    SASL_PLAINTEXT and SASL_SSL name themselves).  Only PLAINTEXT is served.
+    SASL_PLAINTEXT and SASL_SSL name themselves).  PLAINTEXT and SASL_PLAINTEXT
+    are served.
     Listeners named in ``skip`` (the controller listeners) are checked, then
     left out of the result.
     """
@@ -90,10 +92,11 @@ def parse_listeners(value: str, key: str = "listeners",
                 f"listener.security.protocol.map (for example {name}:PLAINTEXT)")
         if name in skipped:
             continue
-        if protocol != "PLAINTEXT":
+        if protocol not in SERVED_PROTOCOLS:
             raise ConfigError(
                 f"{key}: listener '{name}' uses security protocol {protocol}, which "
-                "kafka-net does not implement yet; only PLAINTEXT listeners are supported")
+                "kafka-net does not implement yet; PLAINTEXT and SASL_PLAINTEXT listeners "
+                "are supported")
         endpoints.append(EndPoint(name, host, port, protocol))
     if key == "listeners":
         _check_distinct_ports(endpoints, key)

@@ -1,7 +1,11 @@
 """KafkaChannel: one accepted socket and everything the Processor knows about it.
 
-Mirrors ``org.apache.kafka.common.network.KafkaChannel`` for PLAINTEXT:
+Mirrors ``org.apache.kafka.common.network.KafkaChannel``:
 
+* a ``transport`` (:mod:`.transport_layer`) through which every byte goes, and
+  an ``authenticator`` (:mod:`.authenticator`); the channel is ``ready()``
+  once both are done, and until then the Selector calls :meth:`prepare`
+  on its read and write events instead of reading requests;
 * a :class:`~kafka_net.protocol.framing.FrameDecoder` holding bytes read but
   not yet handed out as a request (the NetworkReceive);
 * at most one send in progress (``setSend`` throws if one is already set), as
@@ -24,7 +28,9 @@ from __future__ import annotations
 import socket
 import time
 
+from kafka_net.network.authenticator import MIN_REAUTH_INTERVAL_NS, DefaultAuthenticator
 from kafka_net.network.mute_state import MuteStateMachine
+from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.framing import FrameDecoder
 
 # One recv() asks for this much.  Larger reads mean fewer system calls; a muted
@@ -35,9 +41,15 @@ READ_CHUNK = 64 * 1024
 
 class KafkaChannel:
     def __init__(self, connection_id: str, sock: socket.socket, max_frame_size: int,
-                 memory_pool=None) -> None:
+                 memory_pool=None, transport=None, authenticator=None) -> None:
         self.id = connection_id
         self.socket = sock
+        self.transport = transport or PlaintextTransportLayer(sock)
+        # The builder may need the channel to make the authenticator: a callable
+        # taking the channel is accepted too.
+        self.authenticator = (authenticator(self) if callable(authenticator)
+                              else authenticator or DefaultAuthenticator())
+        self.successful_authentications = 0
         self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
@@ -51,6 +63,46 @@ class KafkaChannel:
         # Set when the peer closed its side: buffered complete requests are still
         # served (Kafka's GRACEFUL close with closingChannels), nothing more is read.
         self.remote_closed = False
+
+    # -- transport and authentication (Kafka's prepare / ready) -----------------------
+
+    def prepare(self) -> None:
+        """Move the handshake, then the authentication, on as far as the socket
+        allows now.  Raises AuthenticationError (the channel must close)."""
+        if not self.transport.ready():
+            self.transport.handshake()
+        if self.transport.ready() and not self.authenticator.complete():
+            self.authenticator.authenticate()
+        if self.ready():
+            self.successful_authentications += 1
+
+    def ready(self) -> bool:
+        return self.transport.ready() and self.authenticator.complete()
+
+    @property
+    def principal(self) -> str:
+        """``User:<name>``, Kafka's KafkaPrincipal as text; User:ANONYMOUS before
+        authentication and without SASL."""
+        return self.authenticator.principal()
+
+    def maybe_begin_server_reauthentication(self, frame: bytes) -> bool:
+        """KIP-368: a SaslHandshake on an authenticated channel starts a
+        re-authentication, if sessions expire here and the last one started at
+        least a second ago; else False and the request is served as any other."""
+        authenticator = self.authenticator
+        if authenticator.session_expiration_ns() is None:
+            return False
+        now = time.monotonic_ns()
+        last = authenticator.last_reauth_start_ns
+        if last and now - last < MIN_REAUTH_INTERVAL_NS:
+            return False
+        authenticator.last_reauth_start_ns = now
+        authenticator.reauthenticate(frame)
+        return True
+
+    def server_authentication_session_expired(self, now_ns: int) -> bool:
+        expiration = self.authenticator.session_expiration_ns()
+        return expiration is not None and now_ns - expiration > 0
 
     # -- reads ---------------------------------------------------------------------
 
@@ -66,7 +118,7 @@ class KafkaChannel:
         if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
             return -1
         try:
-            data = self.socket.recv(READ_CHUNK)
+            data = self.transport.read(READ_CHUNK)
         except (BlockingIOError, InterruptedError):
             return -1
         if data:
@@ -95,7 +147,7 @@ class KafkaChannel:
         if send is None:
             return False
         try:
-            self._send_offset += self.socket.send(send[self._send_offset:])
+            self._send_offset += self.transport.write(send[self._send_offset:])
         except (BlockingIOError, InterruptedError):
             return False
         if self._send_offset < len(send):

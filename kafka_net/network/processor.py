@@ -50,6 +50,7 @@ import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.acceptor import close_quietly
+from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteEvent as Ev
 from kafka_net.network.mute_state import ChannelMuteState
@@ -79,10 +80,11 @@ class Processor(threading.Thread):
 
     def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
                  parse_request, config, node_id: int = 1,
-                 memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None,
+                 channel_builder: ChannelBuilder = PLAINTEXT) -> None:
         super().__init__(
             name=f"data-plane-kafka-network-thread-{node_id}-{listener_name}-"
-                 f"PLAINTEXT-{processor_id}",
+                 f"{channel_builder.security_protocol}-{processor_id}",
             daemon=False)
         self.id = processor_id
         self.listener_name = listener_name
@@ -98,7 +100,8 @@ class Processor(threading.Thread):
         self.selector = Selector(config.socket_request_max_bytes,
                                  config.connections_max_idle_ms, self.wakeup,
                                  name=f"processor-{processor_id}", memory_pool=memory_pool,
-                                 on_close=self._on_channel_closed)
+                                 on_close=self._on_channel_closed,
+                                 channel_builder=channel_builder)
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
@@ -303,6 +306,8 @@ class Processor(threading.Thread):
             # client retries elsewhere (or after a restart), as after any
             # disconnect.
             return None
+        if self.selector.check_session(channel, frame):
+            return None   # a re-authentication began, or the session expired (KIP-368)
         self._capture_request(channel, frame)
         try:
             parsed = self._parse_request(frame)
@@ -328,7 +333,7 @@ class Processor(threading.Thread):
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software)
+                                      parsed, channel.client_software, channel.principal)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
         self._remember_client_software(channel, request)

@@ -53,6 +53,9 @@ class Request:
     body_size: int
     unsupported_version: bool = False
     client_software: tuple[str, str] = ("unknown", "unknown")
+    # Who sent it: Kafka's KafkaPrincipal as "User:<name>" (User:ANONYMOUS
+    # without authentication), from the channel's authenticator.
+    principal: str = "User:ANONYMOUS"
     start_time_ns: int = field(default_factory=time.monotonic_ns)
     request_dequeue_time_ns: int = 0
     api_local_complete_time_ns: int = 0
@@ -64,13 +67,14 @@ class Request:
     @classmethod
     def from_parsed(cls, processor_id: int, connection_id: str, listener_name: str,
                     client_address: tuple, parsed: ParsedRequest,
-                    client_software: tuple[str, str] = ("unknown", "unknown")) -> "Request":
+                    client_software: tuple[str, str] = ("unknown", "unknown"),
+                    principal: str = "User:ANONYMOUS") -> "Request":
         """The Request for a ``ParsedRequest``: the one place one is built from a
         parsed frame (the Processor's hot path, and the tests' and benchmarks'
         requests through ``BrokerCore.request_from_frame``)."""
         return cls(processor_id, connection_id, listener_name, client_address,
                    parsed.header, parsed.body, parsed.body_size,
-                   parsed.unsupported_version, client_software)
+                   parsed.unsupported_version, client_software, principal)
 
     def release_buffer(self) -> None:
         """Give the frame's bytes back to the pool; later calls do nothing."""
@@ -82,7 +86,7 @@ class Request:
         h = self.header
         return (f"api_key={h.api_key} api_version={h.api_version} "
                 f"correlation_id={h.correlation_id} client_id='{escape(h.client_id)}' "
-                f"connection={self.connection_id}")
+                f"principal={escape(self.principal)} connection={self.connection_id}")
 
 
 class Response:

@@ -45,6 +45,16 @@ poll timeout.  While the pool is below 10% of its size, the ready channels
 are read in a random order each poll, so the same ones are not always first
 to the memory left (Kafka's ``determineHandlingOrder``).
 
+Authentication (Kafka's pollSelectionKeys): a channel that is not
+``ready()`` (its SASL exchange under way) is not read for requests; each of
+its read and write events calls ``channel.prepare()`` instead, which lets
+its authenticator read and answer one frame.  A failed authentication
+answers (if the failure has an answer), closes the channel, logs one
+rate-limited line naming the peer, and counts failed-authentication-total;
+a success counts successful-authentication-total.  For a channel with a
+SASL session lifetime, :meth:`check_session` starts a re-authentication on a
+SaslHandshake, or closes the channel once its session expired (KIP-368).
+
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
 are lost, and a connection left open would hang its client.
@@ -60,13 +70,18 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.authenticator import AuthenticationError
+from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.wakeup import WakeupSocketpair
-from kafka_net.protocol.errors import InvalidReceiveError
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
+from kafka_net.protocol.headers import peek_request_header
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
+_auth_log = RateLimitedLog(log)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
@@ -74,8 +89,10 @@ _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
-                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None) -> None:
+                 memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
+                 channel_builder: ChannelBuilder = PLAINTEXT) -> None:
         self.name = name
+        self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
         # Processor uncounts it from ConnectionQuotas there).
         self._on_close = on_close
@@ -108,13 +125,19 @@ class Selector:
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
+        # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
+        self.auth_counts = dict.fromkeys(
+            ("successful-authentication-total", "successful-reauthentication-total",
+             "successful-authentication-no-reauth-total", "failed-authentication-total",
+             "failed-reauthentication-total", "expired-connections-killed-count"), 0)
 
     # -- registration ----------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
             raise ValueError(f"There is already a connection for id {connection_id}")
-        channel = KafkaChannel(connection_id, sock, self.max_frame_size, self._decoder_pool)
+        channel = self.channel_builder.build(connection_id, sock, self.max_frame_size,
+                                             self._decoder_pool)
         self._sel.register(sock, _READ, channel)
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
@@ -224,7 +247,9 @@ class Selector:
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
         try:
-            if mask & _READ:
+            if not channel.ready():
+                self._prepare(channel)
+            elif mask & _READ:
                 if channel.mute_state.muted:
                     # Data (or EOF) waits behind a request still in the server:
                     # leave it in the socket and stop polling for it until unmute,
@@ -242,6 +267,77 @@ class Selector:
             self._disconnect(channel, f"I/O error: {exc}")
         except MemoryError:
             self._close_for_memory_error(channel, "reading")
+
+    # -- authentication ---------------------------------------------------------------
+
+    def _prepare(self, channel: KafkaChannel) -> None:
+        """A read or write event of a channel still authenticating."""
+        try:
+            channel.prepare()
+        except AuthenticationError as exc:
+            self._authentication_failed(channel, exc)
+            return
+        except InvalidRequestError as exc:
+            _auth_log.log(logging.WARNING, channel.peer[:1],
+                          "%s: closing connection %s from %s during authentication: %s",
+                          self.name, channel.id, channel.peer_text, escape(exc))
+            self._disconnect(channel, f"invalid request during authentication: {exc}")
+            return
+        self._touch(channel)
+        if channel.ready():
+            self._authenticated(channel)
+        self._set_interest(channel, _READ | (_WRITE if channel.has_send() else 0))
+
+    def _authenticated(self, channel: KafkaChannel) -> None:
+        reauth = channel.successful_authentications > 1
+        counts = self.auth_counts
+        if reauth:
+            counts["successful-reauthentication-total"] += 1
+        else:
+            counts["successful-authentication-total"] += 1
+            if not getattr(channel.authenticator, "client_supports_reauth", True):
+                counts["successful-authentication-no-reauth-total"] += 1
+        log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
+                  "re-" if reauth else "", channel.peer_text, channel.id,
+                  escape(channel.principal))
+        self._maybe_ready[channel.id] = channel   # a request may already be buffered
+
+    def _authentication_failed(self, channel: KafkaChannel, exc: Exception) -> None:
+        reauth = channel.successful_authentications > 0
+        key = "failed-reauthentication-total" if reauth else "failed-authentication-total"
+        self.auth_counts[key] += 1
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: Failed %sauthentication with %s (channelId=%s) (%s)", self.name,
+                      "re-" if reauth else "", channel.peer_text, channel.id, escape(exc))
+        channel.authenticator.send_failure_response()
+        self._disconnect(channel, f"failed {'re-' if reauth else ''}authentication: {exc}")
+
+    def check_session(self, channel: KafkaChannel, frame: bytes) -> bool:
+        """KIP-368, for a request just received on an authenticated channel: True if
+        the frame was taken for a re-authentication (a SaslHandshake) or the channel
+        was closed because its session expired; False: serve the request."""
+        if channel.authenticator.session_expiration_ns() is None:
+            return False
+        if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
+            try:
+                if channel.maybe_begin_server_reauthentication(frame):
+                    self._touch(channel)
+                    self._set_interest(channel,
+                                       _READ | (_WRITE if channel.has_send() else 0))
+                    return True
+            except AuthenticationError as exc:
+                self._authentication_failed(channel, exc)
+                return True
+        if channel.server_authentication_session_expired(time.monotonic_ns()):
+            self.auth_counts["expired-connections-killed-count"] += 1
+            _auth_log.log(logging.INFO, ("expired", channel.peer[:1]),
+                          "%s: Disconnecting expired channel %s from %s (%s): its SASL "
+                          "session ended (connections.max.reauth.ms) without "
+                          "re-authentication", self.name, channel.id, channel.peer_text,
+                          escape(channel.principal))
+            self.close(channel.id)
+            return True
+        return False
 
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()

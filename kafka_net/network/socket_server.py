@@ -26,6 +26,7 @@ import time
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
+from kafka_net.network.channel_builder import AuthenticationHooks, ChannelBuilder
 from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
@@ -36,8 +37,11 @@ log = logging.getLogger(__name__)
 
 class SocketServer:
     def __init__(self, config: ServerConfig, request_channel: RequestChannel,
-                 parse_request, clock_ms=None) -> None:
+                 parse_request, clock_ms=None,
+                 auth_hooks: AuthenticationHooks | None = None) -> None:
         self.config = config
+        # What SASL listeners' authenticators need of the API layer (see channel_builder).
+        self.auth_hooks = auth_hooks
         # One for the whole broker, shared by every listener's Acceptor and
         # Processors.  ``clock_ms`` (integer ms) lets tests drive its rates.
         self.connection_quotas = (ConnectionQuotas(config) if clock_ms is None
@@ -70,11 +74,14 @@ class SocketServer:
     def _create_acceptor_and_processors(self, endpoint: EndPoint) -> None:
         self.connection_quotas.add_listener(endpoint.listener_name)
         processors = []
+        builder = ChannelBuilder(endpoint.listener_name, endpoint.security_protocol,
+                                 self.config, self.auth_hooks)
         for _ in range(self.config.num_network_threads):
             processor = Processor(self._next_processor_id, endpoint.listener_name,
                                   self.request_channel, self._parse_request, self.config,
                                   node_id=self.config.node_id, memory_pool=self.memory_pool,
-                                  connection_quotas=self.connection_quotas)
+                                  connection_quotas=self.connection_quotas,
+                                  channel_builder=builder)
             self._next_processor_id += 1
             if self.config.capture_dir:
                 processor.capture = CaptureWriter(
@@ -88,8 +95,8 @@ class SocketServer:
 
     def bound_endpoints(self) -> list[EndPoint]:
         """The listeners with port 0 replaced by the port actually bound."""
-        return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port)
-                for a in self.acceptors]
+        return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port,
+                         a.endpoint.security_protocol) for a in self.acceptors]
 
     def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
         for acceptor in self.acceptors:

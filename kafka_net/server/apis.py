@@ -31,12 +31,15 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.handlers import (
-    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs, api_versions,
-    create_partitions, create_topics, delete_records, delete_topics, describe_client_quotas,
-    describe_configs, describe_groups, fetch, find_coordinator, heartbeat,
+    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, alter_client_quotas, alter_configs,
+    alter_user_scram_credentials, api_versions, create_partitions, create_topics,
+    delete_records, delete_topics, describe_client_quotas, describe_configs, describe_groups,
+    describe_user_scram_credentials, fetch, find_coordinator, heartbeat,
     incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group)
+    list_offsets, metadata, offset_commit, offset_fetch, produce, sasl_authenticate,
+    sasl_handshake, sync_group)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -59,6 +62,7 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     sync_group,         # 14
     describe_groups,    # 15
     list_groups,        # 16
+    sasl_handshake,     # 17 (after authentication; before it, the authenticator)
     api_versions,       # 18
     create_topics,      # 19
     delete_topics,      # 20
@@ -66,10 +70,13 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     init_producer_id,   # 22
     describe_configs,   # 32
     alter_configs,      # 33
+    sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
     create_partitions,  # 37
     incremental_alter_configs,  # 44
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    describe_user_scram_credentials,  # 50
+    alter_user_scram_credentials,     # 51
 )}
 
 
@@ -91,6 +98,11 @@ class RequestContext:
     @property
     def listener_name(self) -> str:
         return self.request.listener_name
+
+    @property
+    def principal(self) -> str:
+        """``User:<name>`` (Kafka's KafkaPrincipal); User:ANONYMOUS without SASL."""
+        return self.request.principal
 
     @property
     def config(self) -> ServerConfig:
@@ -122,6 +134,10 @@ class RequestContext:
     def quotas(self) -> QuotaManagers:
         return self.apis.quotas
 
+    @property
+    def credential_cache(self) -> CredentialCache:
+        return self.apis.credential_cache
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -149,8 +165,10 @@ class KafkaApis:
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
                  replica_manager: ReplicaManager | None = None,
-                 group_coordinator=None, quotas: QuotaManagers | None = None) -> None:
+                 group_coordinator=None, quotas: QuotaManagers | None = None,
+                 credential_cache: CredentialCache | None = None) -> None:
         self.config = config
+        self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)
         self.metadata_cache = metadata_cache
@@ -203,6 +221,12 @@ class KafkaApis:
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
+
+    def api_versions_body(self, parsed: ParsedRequest) -> dict:
+        """The ApiVersions answer for a SASL authenticator, which serves ApiVersions
+        itself on the network thread before authentication (Kafka's apiVersionSupplier)."""
+        request = Request.from_parsed(-1, "", "", ("", 0), parsed)
+        return api_versions.handle(RequestContext(request, self), parsed.body)
 
     def parse_request(self, frame: bytes) -> ParsedRequest:
         """Runs on the Processor thread, as Kafka parses on the network thread."""

@@ -115,6 +115,16 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
         return dict(entries=[{"entity": [{"entity_type": "client-id", "entity_name": None}],
                               "ops": [{"key": "request_percentage", "value": 50.0}]}])
+    if api_key == ApiKey.SASL_HANDSHAKE:
+        return dict(mechanism="PLAIN")
+    if api_key == ApiKey.SASL_AUTHENTICATE:
+        return dict(auth_bytes=b"\0alice\0secret")
+    if api_key == ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return dict(users=None)
+    if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        return dict(deletions=[], upsertions=[{"name": "alice", "mechanism": 1,
+                                               "iterations": 4096, "salt": b"salt",
+                                               "salted_password": bytes(32)}])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -186,4 +196,10 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
         return dict(entries=[{"entity": [{"entity_type": "user", "entity_name": ""}],
                               "ops": [{"key": "producer_byte_rate", "value": 1.0}]}])
+    if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+        return typical_request(b, api_key, version)   # always ILLEGAL_SASL_STATE here
+    if api_key == ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return dict(users=[{"name": "nobody"}])
+    if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        return dict(deletions=[{"name": "nobody", "mechanism": 1}], upsertions=[])
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
