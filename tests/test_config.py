@@ -306,9 +306,9 @@ def test_testcontainers_settings_start_a_broker():
 
 
 @pytest.mark.parametrize("key", [
-    "connections.max.reauth.ms", "transaction.state.log.num.partitions",
+    "sasl.kerberos.service.name", "transaction.state.log.num.partitions",
     "group.coordinator.rebalance.protocols", "ssl.keystore.location",
-    "sasl.enabled.mechanisms", "metric.reporters", "num.replica.fetchers",
+    "sasl.mechanism.inter.broker.protocol", "metric.reporters", "num.replica.fetchers",
     "auto.leader.rebalance.enable", "authorizer.class.name", "log.cleaner.threads",
     "transactional.id.expiration.ms", "replica.fetch.max.bytes"])
 def test_keys_kafka_knows_are_accepted_and_reported(key):
@@ -328,7 +328,7 @@ def test_the_kafka_key_list_is_plausible():
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
         "max.broker.partitions", "max.partitions.per.request",
-        "message.max.uncompressed.bytes", "shutdown.timeout.ms"}
+        "message.max.uncompressed.bytes", "scram.credentials", "shutdown.timeout.ms"}
 
 
 # --- connection quotas: the inter-broker listener and the per-listener forms ----------
