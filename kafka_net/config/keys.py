@@ -99,6 +99,10 @@ KEYS: tuple[_Key, ...] = (
     _Key("connections.max.reauth.ms", "connections_max_reauth_ms", integer(hi=LONG_MAX), "0",
          "SASL session lifetime (KIP-368): a request after it without re-authentication "
          "closes the connection; 0 = no limit."),
+    _Key("connection.failed.authentication.delay.ms",
+         "connection_failed_authentication_delay_ms", integer(0), "100",
+         "A failed authentication is answered and closed this much later (a brake on "
+         "password guessing); must be below connections.max.idle.ms."),
     _Key("scram.credentials", "scram_credentials", scram_credentials, "",
          "kafka-net: SCRAM users created at startup, as kafka-storage format --add-scram "
          "writes them: SCRAM-SHA-256=[name=alice,password=alice-secret] ..."),

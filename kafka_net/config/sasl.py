@@ -70,6 +70,12 @@ def parse_jaas_key(m: re.Match, raw: str) -> tuple[str, str, str]:
 
 def validate(cfg) -> None:
     """A SASL listener needs mechanisms kafka-net has, and PLAIN needs its users."""
+    delay, idle = cfg.connection_failed_authentication_delay_ms, cfg.connections_max_idle_ms
+    if idle >= 0 and delay >= idle:
+        raise ConfigError(
+            f"connection.failed.authentication.delay.ms={delay} should always be less than "
+            f"connections.max.idle.ms={idle} to prevent failed authentication responses "
+            "from timing out")
     sasl_listeners = [e.listener_name for e in cfg.listeners
                       if e.security_protocol in SASL_PROTOCOLS]
     if not sasl_listeners:

@@ -71,6 +71,8 @@ class ServerConfig:
     listener_max_connection_creation_rate: tuple[tuple[str, int], ...] = ()
     sasl_enabled_mechanisms: tuple[str, ...] = default_of("sasl_enabled_mechanisms")
     connections_max_reauth_ms: int = default_of("connections_max_reauth_ms")
+    connection_failed_authentication_delay_ms: int = default_of(
+        "connection_failed_authentication_delay_ms")
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).
     listener_sasl_jaas_configs: tuple[tuple[str, str, str], ...] = ()

@@ -251,6 +251,8 @@ class SaslServerAuthenticator:
         except SaslAuthenticationError as exc:
             raise AuthenticationError(str(exc)) from exc
         except SaslError as exc:
+            # The detail (unknown user, bad proof) is for the log only, as in Kafka.
+            log.debug("SASL %s failed during %s: %s", self.mechanism, self.text(), exc)
             raise AuthenticationError(
                 f"Authentication failed during {self.text()} due to invalid credentials "
                 f"with SASL mechanism {self.mechanism}") from exc

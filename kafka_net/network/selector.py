@@ -70,27 +70,25 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
-from kafka_net.network.authenticator import AuthenticationError
 from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
+from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.wakeup import WakeupSocketpair
-from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
-from kafka_net.protocol.headers import peek_request_header
+from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
-_auth_log = RateLimitedLog(log)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 
-class Selector:
+class Selector(SelectorAuthentication):
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
-                 channel_builder: ChannelBuilder = PLAINTEXT) -> None:
+                 channel_builder: ChannelBuilder = PLAINTEXT,
+                 failed_authentication_delay_ms: int = 0) -> None:
         self.name = name
         self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
@@ -125,11 +123,7 @@ class Selector:
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
-        self.auth_counts = dict.fromkeys(
-            ("successful-authentication-total", "successful-reauthentication-total",
-             "successful-authentication-no-reauth-total", "failed-authentication-total",
-             "failed-reauthentication-total", "expired-connections-killed-count"), 0)
+        self._init_authentication(failed_authentication_delay_ms)
 
     # -- registration ----------------------------------------------------------------
 
@@ -230,6 +224,7 @@ class Selector:
             self._maybe_unmute_after_memory_pressure()
         if self._has_buffered_receive():
             timeout = 0  # a request is already here: do not sleep on the socket
+        timeout = self._delayed_close_timeout(timeout)
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
         self.io_wait_ns += time.monotonic_ns() - start
@@ -243,6 +238,7 @@ class Selector:
             elif channel.id in self.channels:  # not closed earlier in this loop
                 self._handle_events(channel, mask)
         self._collect_receives()
+        self._complete_delayed_closes()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
@@ -267,77 +263,6 @@ class Selector:
             self._disconnect(channel, f"I/O error: {exc}")
         except MemoryError:
             self._close_for_memory_error(channel, "reading")
-
-    # -- authentication ---------------------------------------------------------------
-
-    def _prepare(self, channel: KafkaChannel) -> None:
-        """A read or write event of a channel still authenticating."""
-        try:
-            channel.prepare()
-        except AuthenticationError as exc:
-            self._authentication_failed(channel, exc)
-            return
-        except InvalidRequestError as exc:
-            _auth_log.log(logging.WARNING, channel.peer[:1],
-                          "%s: closing connection %s from %s during authentication: %s",
-                          self.name, channel.id, channel.peer_text, escape(exc))
-            self._disconnect(channel, f"invalid request during authentication: {exc}")
-            return
-        self._touch(channel)
-        if channel.ready():
-            self._authenticated(channel)
-        self._set_interest(channel, _READ | (_WRITE if channel.has_send() else 0))
-
-    def _authenticated(self, channel: KafkaChannel) -> None:
-        reauth = channel.successful_authentications > 1
-        counts = self.auth_counts
-        if reauth:
-            counts["successful-reauthentication-total"] += 1
-        else:
-            counts["successful-authentication-total"] += 1
-            if not getattr(channel.authenticator, "client_supports_reauth", True):
-                counts["successful-authentication-no-reauth-total"] += 1
-        log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
-                  "re-" if reauth else "", channel.peer_text, channel.id,
-                  escape(channel.principal))
-        self._maybe_ready[channel.id] = channel   # a request may already be buffered
-
-    def _authentication_failed(self, channel: KafkaChannel, exc: Exception) -> None:
-        reauth = channel.successful_authentications > 0
-        key = "failed-reauthentication-total" if reauth else "failed-authentication-total"
-        self.auth_counts[key] += 1
-        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
-                      "%s: Failed %sauthentication with %s (channelId=%s) (%s)", self.name,
-                      "re-" if reauth else "", channel.peer_text, channel.id, escape(exc))
-        channel.authenticator.send_failure_response()
-        self._disconnect(channel, f"failed {'re-' if reauth else ''}authentication: {exc}")
-
-    def check_session(self, channel: KafkaChannel, frame: bytes) -> bool:
-        """KIP-368, for a request just received on an authenticated channel: True if
-        the frame was taken for a re-authentication (a SaslHandshake) or the channel
-        was closed because its session expired; False: serve the request."""
-        if channel.authenticator.session_expiration_ns() is None:
-            return False
-        if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
-            try:
-                if channel.maybe_begin_server_reauthentication(frame):
-                    self._touch(channel)
-                    self._set_interest(channel,
-                                       _READ | (_WRITE if channel.has_send() else 0))
-                    return True
-            except AuthenticationError as exc:
-                self._authentication_failed(channel, exc)
-                return True
-        if channel.server_authentication_session_expired(time.monotonic_ns()):
-            self.auth_counts["expired-connections-killed-count"] += 1
-            _auth_log.log(logging.INFO, ("expired", channel.peer[:1]),
-                          "%s: Disconnecting expired channel %s from %s (%s): its SASL "
-                          "session ended (connections.max.reauth.ms) without "
-                          "re-authentication", self.name, channel.id, channel.peer_text,
-                          escape(channel.principal))
-            self.close(channel.id)
-            return True
-        return False
 
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()
@@ -479,6 +404,7 @@ class Selector:
             except (KeyError, ValueError):
                 pass
         self._lru.pop(channel.id, None)
+        self._delayed_closes.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         channel.close()

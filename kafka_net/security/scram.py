@@ -119,8 +119,15 @@ def secure_random_bytes() -> bytes:
 
 
 def secure_random_string() -> str:
-    """A nonce: printable, no ','.  Kafka uses 130 random bits in base 32."""
-    return secrets.token_urlsafe(24)
+    """A nonce: 130 random bits in base 32, digits and a-v, as Kafka's
+    ``new BigInteger(130, random).toString(32)`` (no '-' or '_': librdkafka 2.0
+    mangles a server nonce holding them)."""
+    value, digits = secrets.randbits(130), "0123456789abcdefghijklmnopqrstuv"
+    text = ""
+    while value:
+        value, d = divmod(value, 32)
+        text = digits[d] + text
+    return text or "0"
 
 
 def sasl_name(username: str) -> str:

@@ -1,0 +1,137 @@
+"""The Selector's authentication half (Kafka's Selector.pollSelectionKeys for a
+channel that is not ready, maybeDelayCloseOnAuthenticationFailure, and the
+Processor's session-expiry check): a mixin, so that selector.py stays about I/O.
+
+* :meth:`_prepare`: a read or write event of a channel still authenticating
+  calls ``channel.prepare()``; success counts successful-authentication-total
+  (or successful-reauthentication-total) and lets the channel's requests in.
+* :meth:`_authentication_failed`: counts failed-authentication-total (or
+  failed-reauthentication-total), logs one rate-limited INFO line naming the
+  peer ("Failed authentication with ..."), stops reading the channel and,
+  after ``connection.failed.authentication.delay.ms`` (Kafka's brake on
+  password guessing), writes the failure answer and closes it.
+* :meth:`check_session`: KIP-368, for a request on an authenticated channel.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import selectors
+import time
+
+from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.authenticator import AuthenticationError
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.headers import peek_request_header
+
+log = logging.getLogger("kafka_net.network.selector")
+_auth_log = RateLimitedLog(log)
+_READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+AUTH_COUNTERS = ("successful-authentication-total", "successful-reauthentication-total",
+                 "successful-authentication-no-reauth-total", "failed-authentication-total",
+                 "failed-reauthentication-total", "expired-connections-killed-count")
+
+
+class SelectorAuthentication:
+    def _init_authentication(self, failed_authentication_delay_ms: int) -> None:
+        # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
+        self.auth_counts = dict.fromkeys(AUTH_COUNTERS, 0)
+        self._failed_auth_delay_ns = max(0, failed_authentication_delay_ms) * 1_000_000
+        # connection id -> (channel, close deadline, reason), deadlines in order.
+        self._delayed_closes: collections.OrderedDict = collections.OrderedDict()
+
+    def _prepare(self, channel) -> None:
+        try:
+            channel.prepare()
+        except AuthenticationError as exc:
+            self._authentication_failed(channel, exc)
+            return
+        except InvalidRequestError as exc:
+            _auth_log.log(logging.WARNING, ("invalid", channel.peer[:1]),
+                          "%s: closing connection %s from %s during authentication: %s",
+                          self.name, channel.id, channel.peer_text, escape(exc))
+            self._disconnect(channel, f"invalid request during authentication: {exc}")
+            return
+        self._touch(channel)
+        if channel.ready():
+            self._authenticated(channel)
+        self._set_interest(channel, _READ | (_WRITE if channel.has_send() else 0))
+
+    def _authenticated(self, channel) -> None:
+        reauth = channel.successful_authentications > 1
+        counts = self.auth_counts
+        if reauth:
+            counts["successful-reauthentication-total"] += 1
+        else:
+            counts["successful-authentication-total"] += 1
+            if not getattr(channel.authenticator, "client_supports_reauth", True):
+                counts["successful-authentication-no-reauth-total"] += 1
+        log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
+                  "re-" if reauth else "", channel.peer_text, channel.id,
+                  escape(channel.principal))
+        self._maybe_ready[channel.id] = channel   # a request may already be buffered
+
+    def _authentication_failed(self, channel, exc: Exception) -> None:
+        reauth = channel.successful_authentications > 0
+        self.auth_counts["failed-reauthentication-total" if reauth
+                         else "failed-authentication-total"] += 1
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: Failed %sauthentication with %s (channelId=%s) (%s)", self.name,
+                      "re-" if reauth else "", channel.peer_text, channel.id, escape(exc))
+        reason = f"failed {'re-' if reauth else ''}authentication: {exc}"
+        if not self._failed_auth_delay_ns:
+            self._close_on_authentication_failure(channel, reason)
+            return
+        self._set_interest(channel, 0)   # nothing more is read or written until the close
+        self._delayed_closes[channel.id] = (
+            channel, time.monotonic_ns() + self._failed_auth_delay_ns, reason)
+
+    def _close_on_authentication_failure(self, channel, reason: str) -> None:
+        channel.authenticator.send_failure_response()
+        self._disconnect(channel, reason)
+
+    def _complete_delayed_closes(self) -> None:
+        now = time.monotonic_ns()
+        while self._delayed_closes:
+            connection_id, (channel, deadline, reason) = next(iter(self._delayed_closes.items()))
+            if deadline > now:
+                return
+            del self._delayed_closes[connection_id]
+            if connection_id in self.channels:
+                self._close_on_authentication_failure(channel, reason)
+
+    def _delayed_close_timeout(self, timeout: float) -> float:
+        """The poll timeout, shortened so the next delayed close is on time."""
+        if not self._delayed_closes:
+            return timeout
+        _, deadline, _ = next(iter(self._delayed_closes.values()))
+        return max(0.0, min(timeout, (deadline - time.monotonic_ns()) / 1e9))
+
+    def check_session(self, channel, frame: bytes) -> bool:
+        """KIP-368, for a request just received on an authenticated channel: True if
+        the frame was taken for a re-authentication (a SaslHandshake) or the channel
+        was closed because its session expired; False: serve the request."""
+        if channel.authenticator.session_expiration_ns() is None:
+            return False
+        if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
+            try:
+                if channel.maybe_begin_server_reauthentication(frame):
+                    self._touch(channel)
+                    self._set_interest(channel,
+                                       _READ | (_WRITE if channel.has_send() else 0))
+                    return True
+            except AuthenticationError as exc:
+                self._authentication_failed(channel, exc)
+                return True
+        if channel.server_authentication_session_expired(time.monotonic_ns()):
+            self.auth_counts["expired-connections-killed-count"] += 1
+            _auth_log.log(logging.INFO, ("expired", channel.peer[:1]),
+                          "%s: Disconnecting expired channel %s from %s (%s): its SASL "
+                          "session ended (connections.max.reauth.ms) without "
+                          "re-authentication", self.name, channel.id, channel.peer_text,
+                          escape(channel.principal))
+            self.close(channel.id)
+            return True
+        return False
