@@ -104,7 +104,7 @@ def read_add_scram(spec: str) -> tuple[str, str, str, int]:
     return mechanism.mechanism_name, fields["name"], fields["password"], iterations
 
 
-_FIELD = re.compile(r'\s*(?P<key>[a-z]+)=(?:"(?P<quoted>[^"]*)"|(?P<plain>[^,"]*))\s*(?:,|$)')
+_FIELD = re.compile(r'\s*(?P<key>[a-z]+)=(?:"(?P<quoted>[^"]*)"|(?P<plain>[^,"]*?))\s*(?:,|$)')
 
 
 def _fields(text: str, spec: str) -> dict[str, str]:
