@@ -113,6 +113,10 @@ def server_snapshot(server) -> dict[str, float]:
         out[f"{prefix},name=outgoing-byte-total"] = p.selector.bytes_out
         out[f"{prefix},name=response-total"] = p.requests_received
         out[f"{prefix},name=request-total"] = p.responses_sent
+        # Kafka's authentication sensors (SASL listeners; 0 elsewhere) and
+        # expired-connections-killed-count (KIP-368 sessions that ended).
+        for name, value in p.selector.auth_counts.items():
+            out[f"{prefix},name={name}"] = value
     return out
 
 

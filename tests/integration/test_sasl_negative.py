@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_net.log_safety import RateLimitedLog
+from kafka_net.metrics import server_snapshot
 from kafka_net.network import selector_authentication
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
@@ -133,6 +134,10 @@ def test_wrong_password(server, alice, caplog):
         assert client.is_closed_by_server()
     assert failure_logged(caplog, "Invalid username or password")
     assert counter(server, "failed-authentication-total") == failed + 1
+    metrics = server_snapshot(server)
+    assert sum(v for k, v in metrics.items()
+               if k.startswith("kafka.server:type=socket-server-metrics,listener=SASL_PLAINTEXT")
+               and k.endswith(",name=failed-authentication-total")) == failed + 1
     still_served(server, alice)
 
 
