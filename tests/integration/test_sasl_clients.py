@@ -112,15 +112,20 @@ def test_scram_credentials_made_at_run_time_log_in(server):
     assert counter(server, "failed-authentication-total") > failed
 
 
+def python_client_settings(server, mechanism: str) -> dict:
+    """kafka-python and aiokafka spell the SASL settings alike."""
+    user, password = USERS[mechanism]
+    return dict(bootstrap_servers=bootstrap(server), security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism=mechanism, sasl_plain_username=user,
+                sasl_plain_password=password)
+
+
 # -- kafka-python -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_kafka_python_produces_and_consumes_through_a_group(server, mechanism):
-    user, password = USERS[mechanism]
-    settings = dict(bootstrap_servers=bootstrap(server), security_protocol="SASL_PLAINTEXT",
-                    sasl_mechanism=mechanism, sasl_plain_username=user,
-                    sasl_plain_password=password)
+    settings = python_client_settings(server, mechanism)
     topic = f"kafka-python-{mechanism.lower()}"
     producer = KafkaProducer(**settings)
     for value in values(topic):
@@ -143,10 +148,7 @@ def test_kafka_python_produces_and_consumes_through_a_group(server, mechanism):
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_aiokafka_produces_and_consumes_through_a_group(server, mechanism):
-    user, password = USERS[mechanism]
-    settings = dict(bootstrap_servers=bootstrap(server), security_protocol="SASL_PLAINTEXT",
-                    sasl_mechanism=mechanism, sasl_plain_username=user,
-                    sasl_plain_password=password)
+    settings = python_client_settings(server, mechanism)
     topic = f"aiokafka-{mechanism.lower()}"
 
     async def scenario() -> list[bytes]:

@@ -1,0 +1,139 @@
+"""The transport/authenticator seam of KafkaChannel and the Selector (Kafka's
+KafkaChannel.prepare/ready and Selector.pollSelectionKeys), with a fake
+authenticator: a channel that is not ready is never read for requests, its
+events drive prepare(); success lets requests in; failure closes only it."""
+
+from __future__ import annotations
+
+import select
+import socket
+import struct
+
+import pytest
+
+from kafka_net.network.authenticator import AuthenticationError, NetworkReceive
+from kafka_net.network.kafka_channel import KafkaChannel
+from kafka_net.network.selector import Selector
+from kafka_net.network.wakeup import WakeupSocketpair
+from tests.network.test_selector import connectable, run_selector_until
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+class FakeAuthenticator:
+    """Completes on a frame b"open", fails on b"bad", answers b"ok" to anything else."""
+
+    def __init__(self, channel) -> None:
+        self.channel = channel
+        self.receive = NetworkReceive(1000)
+        self.done = False
+        self.failure_sent = False
+
+    def authenticate(self) -> None:
+        token = self.receive.read_from(self.channel.transport)
+        if token == b"bad":
+            raise AuthenticationError("bad token")
+        if token == b"open":
+            self.done = True
+        elif token is not None:
+            self.channel.set_send(frame(b"ok"))
+            self.channel.write()
+
+    def complete(self) -> bool:
+        return self.done
+
+    def principal(self) -> str:
+        return "User:fake" if self.done else "User:ANONYMOUS"
+
+    def session_expiration_ns(self):
+        return None
+
+    def send_failure_response(self) -> None:
+        self.failure_sent = True
+
+
+class FakeBuilder:
+    security_protocol = "SASL_PLAINTEXT"
+
+    def build(self, connection_id, sock, max_frame_size, memory_pool=None):
+        return KafkaChannel(connection_id, sock, max_frame_size, memory_pool,
+                            authenticator=FakeAuthenticator)
+
+
+@pytest.fixture(params=[0, 50], ids=["no-delay", "delayed-close"])
+def sel(request):
+    with connectable(Selector(1 << 20, -1, WakeupSocketpair(), name="test",
+                              channel_builder=FakeBuilder(),
+                              failed_authentication_delay_ms=request.param)) as s:
+        yield s
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    sock.settimeout(5)
+    (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
+    return sock.recv(size, socket.MSG_WAITALL)
+
+
+def test_prepare_runs_the_transport_handshake_before_the_authenticator():
+    calls = []
+
+    class Transport:
+        ready_now = False
+
+        def ready(self):
+            return self.ready_now
+
+        def handshake(self):
+            calls.append("handshake")
+            self.ready_now = True
+
+    class Auth(FakeAuthenticator):
+        def authenticate(self):
+            calls.append("authenticate")
+            self.done = True
+
+    a, b = socket.socketpair()
+    channel = KafkaChannel("c", a, 100, transport=Transport(), authenticator=Auth)
+    assert not channel.ready()
+    channel.prepare()
+    assert calls == ["handshake", "authenticate"] and channel.ready()
+    assert channel.successful_authentications == 1 and channel.principal == "User:fake"
+    channel.close()
+    b.close()
+
+
+def test_frames_before_authentication_go_to_the_authenticator_not_the_processor(sel):
+    client = sel.connect("c1")
+    client.sendall(frame(b"hello"))
+    run_selector_until(sel, lambda: select.select([client], [], [], 0)[0])
+    assert recv_frame(client) == b"ok"
+    assert sel.completed_receives == []
+    client.sendall(frame(b"open") + frame(b"request"))
+    run_selector_until(sel, lambda: sel.completed_receives)
+    (channel, request), = sel.completed_receives
+    assert bytes(request) == b"request" and channel.principal == "User:fake"
+    assert sel.auth_counts["successful-authentication-total"] == 1
+
+
+def test_a_failed_authentication_closes_that_channel_only(sel):
+    good, bad = sel.connect("good"), sel.connect("bad")
+    good.sendall(frame(b"open"))
+    run_selector_until(sel, lambda: sel.channels["good"].ready())
+    bad_channel = sel.channels["bad"]
+    bad.sendall(frame(b"bad"))
+    run_selector_until(sel, lambda: "bad" not in sel.channels)
+    assert bad_channel.authenticator.failure_sent
+    assert sel.disconnected == [("bad", "failed authentication: bad token")]
+    assert sel.auth_counts["failed-authentication-total"] == 1
+    good.sendall(frame(b"still here"))
+    run_selector_until(sel, lambda: sel.completed_receives)
+    assert bytes(sel.completed_receives[0][1]) == b"still here"
+
+
+def test_a_frame_larger_than_the_receive_limit_fails_authentication(sel):
+    client = sel.connect("c1")
+    client.sendall(struct.pack(">i", 1001))
+    run_selector_until(sel, lambda: "c1" not in sel.channels)
+    assert "invalid receive size" in sel.disconnected[0][1]
