@@ -102,6 +102,29 @@ def test_scram_exchange_and_principal(server, mechanism):
         assert principals == ["User:bob"]
 
 
+def test_an_api_versions_version_from_the_future_is_answered_in_v0_before_login(server):
+    # KIP-511 holds before authentication too: v0 UNSUPPORTED_VERSION, then retry.
+    with RawClient(sasl_port(server)) as client:
+        # Header v2: null client id, no tagged fields; then a body of unknown layout.
+        client.send_raw(encode_frame(struct.pack(">hhih", ApiKey.API_VERSIONS, 99, 7, -1)
+                                     + b"\x00future body"))
+        correlation_id, body = client.receive(ApiKey.API_VERSIONS, 0)
+        assert correlation_id == 7 and body["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+        assert client.call(ApiKey.API_VERSIONS, 3, request_body(
+            ApiKey.API_VERSIONS, 3, client_software_name="raw",
+            client_software_version="1"))["error_code"] == 0
+        assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
+        still_served(server, client)
+
+
+def test_api_versions_after_the_handshake_closes(server, alice):
+    with RawClient(sasl_port(server)) as client:
+        assert handshake(client, "PLAIN")["error_code"] == 0
+        client.send(ApiKey.API_VERSIONS, 0, {})
+        assert client.is_closed_by_server()
+    still_served(server, alice)
+
+
 def test_handshake_v0_then_raw_tokens(server):
     # SaslHandshake v0: the PLAIN token is a bare frame, the answer an empty frame.
     with RawClient(sasl_port(server)) as client:
