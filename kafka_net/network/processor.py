@@ -100,9 +100,9 @@ class Processor(threading.Thread):
         self.selector = Selector(config.socket_request_max_bytes,
                                  config.connections_max_idle_ms, self.wakeup,
                                  name=f"processor-{processor_id}", memory_pool=memory_pool,
-                                 on_close=self._on_channel_closed,
-                                 channel_builder=channel_builder, failed_authentication_delay_ms=
-                                 config.connection_failed_authentication_delay_ms)
+                                 on_close=self._on_channel_closed, channel_builder=channel_builder,
+                                 failed_authentication_delay_ms=(
+                                     config.connection_failed_authentication_delay_ms))
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
