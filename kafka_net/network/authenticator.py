@@ -16,8 +16,9 @@ SaslServerAuthenticator states (Kafka's SaslState)::
     any state --failure--> FAILED (the failure answer is written, then the channel closes)
     COMPLETE --SaslHandshake (KIP-368)--> REAUTH_PROCESS_HANDSHAKE --> AUTHENTICATE ...
 
-A request of any other kind before COMPLETE raises IllegalSaslStateError:
-no answer, the connection closes.  SaslHandshake v0 means the tokens that
+A request of any other kind before COMPLETE raises IllegalSaslStateError and
+the connection closes: with no answer before the handshake, with that API's
+error response (ILLEGAL_SASL_STATE) after a v1 handshake, as Kafka does.  SaslHandshake v0 means the tokens that
 follow are bare size-prefixed frames; v1 means they come in SaslAuthenticate
 requests (KIP-152), whose v1+ answer carries the session lifetime
 (``connections.max.reauth.ms``, KIP-368).
@@ -85,16 +86,16 @@ class DefaultAuthenticator:
 
 class SaslServerAuthenticator:
     def __init__(self, channel, listener_name: str, mechanisms: tuple[str, ...],
-                 sasl_server_factory: Callable[[str], object],
-                 api_versions_body: Callable[[ParsedRequest], dict],
-                 supported_versions: Callable[[], dict],
+                 sasl_server_factory: Callable[[str], object], hooks,
                  connections_max_reauth_ms: int = 0) -> None:
         self.channel = channel
         self.listener_name = listener_name
         self.enabled_mechanisms = list(mechanisms)
         self._new_sasl_server = sasl_server_factory
-        self._api_versions_body = api_versions_body
-        self._supported_versions = supported_versions
+        # What the API layer lends: api_versions_body, supported_versions, error_body.
+        self._api_versions_body = hooks.api_versions_body
+        self._supported_versions = hooks.supported_versions
+        self._error_body = hooks.error_body
         self._max_reauth_ms = connections_max_reauth_ms
         self._receive = NetworkReceive(SASL_SERVER_MAX_RECEIVE_SIZE)
         self.state = "INITIAL_REQUEST"
@@ -225,11 +226,14 @@ class SaslServerAuthenticator:
                 self._session_lifetime_ms()
             self._send_bytes(encode_frame(token))
             return
-        api_key = _api_key(frame)
+        parsed = parse_request(frame, self._supported_versions())
+        api_key = parsed.header.api_key
         if api_key != ApiKey.SASL_AUTHENTICATE:
+            # Kafka answers with that API's error response, then closes.
+            self._failure_send = _response(
+                parsed, self._error_body(parsed, ErrorCode.ILLEGAL_SASL_STATE))
             raise IllegalSaslStateError(f"Unexpected Kafka request of type {_name(api_key)} "
                                         "during SASL authentication.")
-        parsed = parse_request(frame, self._supported_versions())
         if parsed.header.api_version > 0:
             self.client_supports_reauth = True
         try:

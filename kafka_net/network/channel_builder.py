@@ -10,8 +10,8 @@ ChannelBuilders.serverChannelBuilder: PlaintextChannelBuilder, SaslChannelBuilde
 
 ``hooks`` is what the authenticator needs of the API layer without importing
 it: ``api_versions_body(parsed)`` (the ApiVersions answer, as KafkaApis
-gives it) and ``supported_versions()`` (the table requests are parsed
-against).  SSL transports come from the SSL listener work.
+gives it), ``supported_versions()`` (the table requests are parsed
+against) and ``error_body(parsed, code)`` (any API's error response).  SSL transports come from the SSL listener work.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class AuthenticationHooks:
     credential_cache: CredentialCache
     api_versions_body: Callable
     supported_versions: Callable[[], dict]
+    error_body: Callable          # (parsed request, error code) -> that API's error body
 
 
 class ChannelBuilder:
@@ -56,9 +57,8 @@ class ChannelBuilder:
 
     def _new_authenticator(self, channel: KafkaChannel) -> SaslServerAuthenticator:
         hooks = self._hooks
-        return SaslServerAuthenticator(
-            channel, self.listener_name, self._mechanisms, self._new_sasl_server,
-            hooks.api_versions_body, hooks.supported_versions, self._max_reauth_ms)
+        return SaslServerAuthenticator(channel, self.listener_name, self._mechanisms,
+                                       self._new_sasl_server, hooks, self._max_reauth_ms)
 
     def _new_sasl_server(self, mechanism: str):
         if mechanism == plain.MECHANISM:

@@ -228,6 +228,12 @@ class KafkaApis:
         request = Request.from_parsed(-1, "", "", ("", 0), parsed)
         return api_versions.handle(RequestContext(request, self), parsed.body)
 
+    def error_body(self, parsed: ParsedRequest, error_code: int) -> dict:
+        """``parsed``'s API's error response with ``error_code`` (Kafka's
+        ``getErrorResponse``), for the SASL authenticator's ILLEGAL_SASL_STATE."""
+        module = self.handlers[parsed.header.api_key]
+        return module.error_response(parsed.body, parsed.header.api_version, error_code)
+
     def parse_request(self, frame: bytes) -> ParsedRequest:
         """Runs on the Processor thread, as Kafka parses on the network thread."""
         return parse_request(frame, self._supported)

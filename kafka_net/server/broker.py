@@ -82,7 +82,7 @@ class BrokerCore:
         quotas (connection_creation_rate, set through AlterClientQuotas) are
         enforced by its Acceptors' ConnectionQuotas, so they are wired here."""
         hooks = AuthenticationHooks(self.credential_cache, self.apis.api_versions_body,
-                                    self.apis.supported_versions)
+                                    self.apis.supported_versions, self.apis.error_body)
         socket_server = SocketServer(self.config, self.request_channel,
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks)

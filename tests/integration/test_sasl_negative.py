@@ -121,6 +121,8 @@ def test_api_versions_after_the_handshake_closes(server, alice):
     with RawClient(sasl_port(server)) as client:
         assert handshake(client, "PLAIN")["error_code"] == 0
         client.send(ApiKey.API_VERSIONS, 0, {})
+        _, body = client.receive(ApiKey.API_VERSIONS, 0)
+        assert body["error_code"] == ErrorCode.ILLEGAL_SASL_STATE
         assert client.is_closed_by_server()
     still_served(server, alice)
 
@@ -223,12 +225,20 @@ def test_an_unauthenticated_produce_closes_the_connection(server, alice, caplog)
 
 def test_a_request_between_handshake_and_authenticate_closes(server, alice, caplog):
     caplog.set_level(logging.INFO, logger="kafka_net.network.selector")
+    # Kafka answers with that API's error response (ILLEGAL_SASL_STATE), then closes.
     with RawClient(sasl_port(server)) as client:
         assert handshake(client, "PLAIN")["error_code"] == 0
-        client.send(*METADATA)
+        correlation_id = client.send(ApiKey.CREATE_TOPICS, 7, request_body(
+            ApiKey.CREATE_TOPICS, 7, topics=[{"name": "x", "num_partitions": 1,
+                                              "replication_factor": 1, "assignments": [],
+                                              "configs": []}], timeout_ms=1000))
+        got, body = client.receive(ApiKey.CREATE_TOPICS, 7)
+        assert got == correlation_id
+        assert [t["error_code"] for t in body["topics"]] == [ErrorCode.ILLEGAL_SASL_STATE]
         assert client.is_closed_by_server()
-    assert failure_logged(caplog, "Unexpected Kafka request of type METADATA during SASL "
-                                  "authentication.")
+    assert failure_logged(caplog, "Unexpected Kafka request of type CREATE_TOPICS during "
+                                  "SASL authentication.")
+    assert server.metadata_cache.topic("x") is None
     still_served(server, alice)
 
 
