@@ -15,12 +15,13 @@ def test_a_sasl_plaintext_listener_with_plain_and_scram():
     cfg = ServerConfig.from_properties({
         **SASL, "sasl.enabled.mechanisms": "plain, SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "connections.max.reauth.ms": "60000",
+        "connections.max.reauth.ms": "60000", "sasl.server.max.receive.size": "1000",
         "scram.credentials": "SCRAM-SHA-512=[name=bob,password=b];"})
     assert cfg.listeners[0].security_protocol == "SASL_PLAINTEXT"
     assert cfg.sasl_enabled_mechanisms == ("PLAIN", "SCRAM-SHA-512")
     assert cfg.listener_sasl_jaas_configs == (("SASL_PLAINTEXT", "PLAIN", JAAS),)
     assert cfg.connections_max_reauth_ms == 60000
+    assert cfg.sasl_server_max_receive_size == 1000
     assert cfg.scram_credentials == ("SCRAM-SHA-512=[name=bob,password=b]",)
 
 

@@ -103,6 +103,10 @@ KEYS: tuple[_Key, ...] = (
          "connection_failed_authentication_delay_ms", integer(0), "100",
          "A failed authentication is answered and closed this much later (a brake on "
          "password guessing); must be below connections.max.idle.ms."),
+    _Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", integer(1),
+         "524288",
+         "Largest frame read before SASL authentication completes; a larger one fails "
+         "the authentication."),
     _Key("scram.credentials", "scram_credentials", scram_credentials, "",
          "kafka-net: SCRAM users created at startup, as kafka-storage format --add-scram "
          "writes them: SCRAM-SHA-256=[name=alice,password=alice-secret] ..."),

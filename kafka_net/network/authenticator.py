@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 ANONYMOUS = "User:ANONYMOUS"
 # Kafka's sasl.server.max.receive.size default: the largest frame read before
 # authentication completes.
-SASL_SERVER_MAX_RECEIVE_SIZE = 524288
+DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE = 524288
 MIN_REAUTH_INTERVAL_NS = 1_000_000_000   # Kafka: at most one re-authentication a second
 _SASL_KEYS = (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE)
 
@@ -87,7 +87,8 @@ class DefaultAuthenticator:
 class SaslServerAuthenticator:
     def __init__(self, channel, listener_name: str, mechanisms: tuple[str, ...],
                  sasl_server_factory: Callable[[str], object], hooks,
-                 connections_max_reauth_ms: int = 0) -> None:
+                 connections_max_reauth_ms: int = 0,
+                 max_receive_size: int = DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE) -> None:
         self.channel = channel
         self.listener_name = listener_name
         self.enabled_mechanisms = list(mechanisms)
@@ -97,7 +98,7 @@ class SaslServerAuthenticator:
         self._supported_versions = hooks.supported_versions
         self._error_body = hooks.error_body
         self._max_reauth_ms = connections_max_reauth_ms
-        self._receive = NetworkReceive(SASL_SERVER_MAX_RECEIVE_SIZE)
+        self._receive = NetworkReceive(max_receive_size)
         self.state = "INITIAL_REQUEST"
         self._pending: tuple[str, AuthenticationError | None] | None = None
         self._failure_send: bytes | None = None

@@ -47,6 +47,7 @@ class ChannelBuilder:
             self._hooks = hooks
             self._mechanisms = config.sasl_enabled_mechanisms
             self._max_reauth_ms = config.connections_max_reauth_ms
+            self._max_receive_size = config.sasl_server_max_receive_size
             self._plain_users = sasl_config.plain_users(config, listener_name)
 
     def build(self, connection_id: str, sock, max_frame_size: int,
@@ -58,7 +59,8 @@ class ChannelBuilder:
     def _new_authenticator(self, channel: KafkaChannel) -> SaslServerAuthenticator:
         hooks = self._hooks
         return SaslServerAuthenticator(channel, self.listener_name, self._mechanisms,
-                                       self._new_sasl_server, hooks, self._max_reauth_ms)
+                                       self._new_sasl_server, hooks, self._max_reauth_ms,
+                                       self._max_receive_size)
 
     def _new_sasl_server(self, mechanism: str):
         if mechanism == plain.MECHANISM:

@@ -269,6 +269,15 @@ def test_an_oversized_frame_during_authentication_closes(server, alice):
     still_served(server, alice)
 
 
+def test_sasl_server_max_receive_size_bounds_frames_before_login():
+    with running_server(sasl_config(**{"sasl.server.max.receive.size": "64"})) as small:
+        with RawClient(sasl_port(small)) as client:
+            client.send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "P" * 100})
+            assert client.is_closed_by_server()
+        with RawClient(sasl_port(small)) as client:
+            assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
+
+
 # -- KIP-368: session lifetime and re-authentication ----------------------------------
 
 

@@ -104,7 +104,7 @@ def _throttle(quotas, manager, request, throttle_ms: int) -> None:
     # Muting needs the Processors and the reaper thread (KafkaServer starts it); a
     # bare KafkaApis, as the benchmark's reference server uses, only reports the time.
     if throttle_ms > 0 and quotas.can_mute:
-        manager.throttle(ANONYMOUS, request.header.client_id or "",
+        manager.throttle(quota_user(request), request.header.client_id or "",
                          ChannelThrottleCallback(quotas.request_channel, request), throttle_ms)
 
 
