@@ -133,6 +133,13 @@ class SaslServerAuthenticator:
     # -- the state machine ---------------------------------------------------------------
 
     def authenticate(self) -> None:
+        self._authenticate_once()
+        # Bytes pushed back by a re-authentication get no socket event of their own.
+        while (self._receive.has_pushed() and self.state not in ("COMPLETE", "FAILED")
+               and not self.channel.has_send()):
+            self._authenticate_once()
+
+    def _authenticate_once(self) -> None:
         if self.state == "REAUTH_PROCESS_HANDSHAKE":
             frame, self._reauth_frame = self._reauth_frame, None
         else:
@@ -287,6 +294,10 @@ class SaslServerAuthenticator:
         self._reauth_frame = frame
         self._sasl_server = None
         self.state = "REAUTH_PROCESS_HANDSHAKE"
+        # Bytes the channel already read past the SaslHandshake (a client that
+        # pipelines its SaslAuthenticate) belong to this exchange: Kafka's
+        # NetworkReceive would have left them in the socket for the authenticator.
+        self._receive.push(self.channel.decoder.take_buffered())
         self.authenticate()
 
     # -- writing -------------------------------------------------------------------------
@@ -312,6 +323,10 @@ class SaslServerAuthenticator:
             self._pending = (state, exc)
             return
         self.state = state
+        if state == "COMPLETE":
+            # What followed the exchange (pushed back by a re-authentication) is
+            # the channel's next requests.
+            self.channel.decoder.receive_data(self._receive.take_pushed())
         log.debug("Set SASL server state to %s during %s", state, self.text())
         if exc is not None:
             raise exc
@@ -337,6 +352,7 @@ class NetworkReceive:
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
+        self._pushed = b""     # bytes to read before the transport's
         self._size = bytearray()
         self._payload = bytearray()
         self._want = -1
@@ -348,10 +364,13 @@ class NetworkReceive:
             need = 4 - len(self._size) if self._want < 0 else self._want - len(self._payload)
             if need == 0:
                 break
-            try:
-                data = transport.read(need)
-            except (BlockingIOError, InterruptedError):
-                return None
+            if self._pushed:
+                data, self._pushed = self._pushed[:need], self._pushed[need:]
+            else:
+                try:
+                    data = transport.read(need)
+                except (BlockingIOError, InterruptedError):
+                    return None
             if not data:
                 raise ConnectionError("the peer closed the connection during authentication")
             if self._want < 0:
@@ -367,6 +386,19 @@ class NetworkReceive:
         payload = bytes(self._payload)
         self._size, self._payload, self._want = bytearray(), bytearray(), -1
         return payload
+
+    def has_pushed(self) -> bool:
+        return bool(self._pushed)
+
+    def push(self, data: bytes) -> None:
+        """Bytes already read from the socket, to be read before it."""
+        self._pushed += data
+
+    def take_pushed(self) -> bytes:
+        """Pushed bytes not read (and a partial frame of them): handed back."""
+        data = bytes(self._size) + bytes(self._payload) + self._pushed
+        self._size, self._payload, self._want, self._pushed = bytearray(), bytearray(), -1, b""
+        return data
 
 
 def _api_key(frame: bytes) -> int:

@@ -98,6 +98,8 @@ class KafkaChannel:
             return False
         authenticator.last_reauth_start_ns = now
         authenticator.reauthenticate(frame)
+        if self.ready():   # the whole exchange was already buffered
+            self.successful_authentications += 1
         return True
 
     def server_authentication_session_expired(self, now_ns: int) -> bool:

@@ -301,6 +301,8 @@ class Selector(SelectorAuthentication):
         for channel in ready.values():
             if channel.id not in self.channels or channel.mute_state.muted:
                 continue  # closed, or unmute puts it back
+            if not channel.ready():
+                continue  # authenticating: its authenticator reads, not the Processor
             try:
                 frame = channel.decoder.next_frame()
             except InvalidReceiveError as exc:

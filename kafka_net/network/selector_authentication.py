@@ -54,6 +54,9 @@ class SelectorAuthentication:
                           self.name, channel.id, channel.peer_text, escape(exc))
             self._disconnect(channel, f"invalid request during authentication: {exc}")
             return
+        self._after_prepare(channel)
+
+    def _after_prepare(self, channel) -> None:
         self._touch(channel)
         if channel.ready():
             self._authenticated(channel)
@@ -118,9 +121,7 @@ class SelectorAuthentication:
         if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
             try:
                 if channel.maybe_begin_server_reauthentication(frame):
-                    self._touch(channel)
-                    self._set_interest(channel,
-                                       _READ | (_WRITE if channel.has_send() else 0))
+                    self._after_prepare(channel)
                     return True
             except AuthenticationError as exc:
                 self._authentication_failed(channel, exc)

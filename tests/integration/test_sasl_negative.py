@@ -320,6 +320,24 @@ def test_reauthentication_on_a_live_connection(reauth_server, mechanism):
         assert counter(reauth_server, "successful-reauthentication-total") == 1
 
 
+def test_a_pipelined_reauthentication_and_request_are_served_in_order(reauth_server):
+    # SaslHandshake, SaslAuthenticate and Metadata in one write: the bytes read past
+    # the handshake belong to the authenticator, and what follows the exchange goes
+    # back to the channel as its next request.
+    with RawClient(sasl_port(reauth_server)) as client:
+        assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
+        frames = [client.request_frame(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}),
+                  client.request_frame(ApiKey.SASL_AUTHENTICATE, 2,
+                                       {"auth_bytes": b"\0alice\0alice-secret"}),
+                  client.request_frame(*METADATA)]
+        client.send_raw(b"".join(frame for _, frame in frames))
+        assert client.receive(ApiKey.SASL_HANDSHAKE, 1)[1]["error_code"] == 0
+        assert client.receive(ApiKey.SASL_AUTHENTICATE, 2)[1]["error_code"] == 0
+        correlation_id, body = client.receive(*METADATA[:2])
+        assert correlation_id == frames[2][0] and body["brokers"]
+        assert counter(reauth_server, "successful-reauthentication-total") == 1
+
+
 def test_reauthentication_as_someone_else_fails(reauth_server, caplog):
     caplog.set_level(logging.INFO, logger="kafka_net.network.selector")
     with RawClient(sasl_port(reauth_server)) as client:
