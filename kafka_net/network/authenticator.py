@@ -62,8 +62,14 @@ class UnsupportedSaslMechanismError(AuthenticationError):
 
 
 class DefaultAuthenticator:
-    """PLAINTEXT and SSL: nothing to do, the principal is User:ANONYMOUS (Kafka's
-    DefaultKafkaPrincipalBuilder for PLAINTEXT; the SSL transport may name one)."""
+    """PLAINTEXT and SSL: nothing to exchange, so complete at once; the principal
+    comes from the transport (a mapped client-certificate DN on SSL), else
+    User:ANONYMOUS, as Kafka's DefaultKafkaPrincipalBuilder."""
+
+    def __init__(self, transport=None, principal_mapper=None) -> None:
+        self._transport = transport
+        self._principal_mapper = principal_mapper   # an SslPrincipalMapper, for SSL
+        self._principal: str | None = None
 
     def authenticate(self) -> None:
         pass
@@ -72,15 +78,28 @@ class DefaultAuthenticator:
         return True
 
     def principal(self) -> str:
-        return ANONYMOUS
+        # Built once, after the handshake (the Processor asks only then).
+        if self._principal is None:
+            self._principal = self._build_principal()
+        return self._principal
+
+    def _build_principal(self) -> str:
+        certificate = (self._transport.peer_certificate()
+                       if self._transport is not None else None)
+        if certificate is None or self._principal_mapper is None:
+            return ANONYMOUS
+        return "User:" + self._principal_mapper.get_name(certificate)
 
     def session_expiration_ns(self) -> int | None:
-        return None
+        return None   # no SASL session, nothing expires (KIP-368)
 
     def reauthenticate(self, frame: bytes) -> None:
         raise IllegalSaslStateError("re-authentication on a channel without SASL")
 
     def send_failure_response(self) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 
@@ -126,6 +145,9 @@ class SaslServerAuthenticator:
 
     def reauthenticating(self) -> bool:
         return self._previous is not None
+
+    def close(self) -> None:
+        pass
 
     def text(self) -> str:
         return "re-authentication" if self.reauthenticating() else "authentication"

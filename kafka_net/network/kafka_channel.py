@@ -44,11 +44,10 @@ class KafkaChannel:
                  memory_pool=None, transport=None, authenticator=None) -> None:
         self.id = connection_id
         self.socket = sock
-        self.transport = transport or PlaintextTransportLayer(sock)
-        # The builder may need the channel to make the authenticator: a callable
-        # taking the channel is accepted too.
-        self.authenticator = (authenticator(self) if callable(authenticator)
-                              else authenticator or DefaultAuthenticator())
+        self.transport = transport if transport is not None else PlaintextTransportLayer(sock)
+        # A SASL authenticator needs the channel: its ChannelBuilder sets it after.
+        self.authenticator = (authenticator if authenticator is not None
+                              else DefaultAuthenticator(self.transport))
         self.successful_authentications = 0
         self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
@@ -79,7 +78,6 @@ class KafkaChannel:
     def ready(self) -> bool:
         return self.transport.ready() and self.authenticator.complete()
 
-    @property
     def principal(self) -> str:
         """``User:<name>``, Kafka's KafkaPrincipal as text; User:ANONYMOUS before
         authentication and without SASL."""

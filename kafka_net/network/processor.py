@@ -334,7 +334,7 @@ class Processor(threading.Thread):
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software, channel.principal)
+                                      parsed, channel.client_software, channel.principal())
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
         self._remember_client_software(channel, request)

@@ -73,7 +73,7 @@ class SelectorAuthentication:
                 counts["successful-authentication-no-reauth-total"] += 1
         log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
                   "re-" if reauth else "", channel.peer_text, channel.id,
-                  escape(channel.principal))
+                  escape(channel.principal()))
         self._maybe_ready[channel.id] = channel   # a request may already be buffered
 
     def _authentication_failed(self, channel, exc: Exception) -> None:
@@ -132,7 +132,7 @@ class SelectorAuthentication:
                           "%s: Disconnecting expired channel %s from %s (%s): its SASL "
                           "session ended (connections.max.reauth.ms) without "
                           "re-authentication", self.name, channel.id, channel.peer_text,
-                          escape(channel.principal))
+                          escape(channel.principal()))
             self.close(channel.id)
             return True
         return False

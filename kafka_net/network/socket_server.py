@@ -26,7 +26,7 @@ import time
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.acceptor import Acceptor
-from kafka_net.network.channel_builder import AuthenticationHooks, ChannelBuilder
+from kafka_net.network.channel_builder import AuthenticationHooks, ChannelBuilder, SaslSettings
 from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
@@ -74,8 +74,7 @@ class SocketServer:
     def _create_acceptor_and_processors(self, endpoint: EndPoint) -> None:
         self.connection_quotas.add_listener(endpoint.listener_name)
         processors = []
-        builder = ChannelBuilder(endpoint.listener_name, endpoint.security_protocol,
-                                 self.config, self.auth_hooks)
+        builder = self._channel_builder(endpoint)
         for _ in range(self.config.num_network_threads):
             processor = Processor(self._next_processor_id, endpoint.listener_name,
                                   self.request_channel, self._parse_request, self.config,
@@ -92,6 +91,17 @@ class SocketServer:
         self.processors.extend(processors)
         self.acceptors.append(Acceptor(endpoint, self.config, processors,
                                        self.connection_quotas))
+
+    def _channel_builder(self, endpoint: EndPoint) -> ChannelBuilder:
+        """Kafka's ChannelBuilders.serverChannelBuilder for one listener."""
+        protocol = endpoint.security_protocol
+        if protocol == "SASL_PLAINTEXT":
+            if self.auth_hooks is None:
+                raise ValueError(f"listener {endpoint.listener_name}: SASL needs the API "
+                                 "layer's authentication hooks")
+            return ChannelBuilder(protocol, sasl=SaslSettings.of(
+                self.config, endpoint.listener_name, self.auth_hooks))
+        return ChannelBuilder(protocol)
 
     def bound_endpoints(self) -> list[EndPoint]:
         """The listeners with port 0 replaced by the port actually bound."""

@@ -13,8 +13,16 @@ import socket
 
 
 class PlaintextTransportLayer:
+    """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
+
+    __slots__ = ("socket", "read", "write")
+
     def __init__(self, sock: socket.socket) -> None:
         self.socket = sock
+        # read(n) and write(view) are the socket's own recv and send: the
+        # PLAINTEXT hot path then pays no Python call for the indirection.
+        self.read = sock.recv
+        self.write = sock.send
 
     def ready(self) -> bool:
         return True
@@ -22,12 +30,14 @@ class PlaintextTransportLayer:
     def handshake(self) -> None:
         pass
 
-    def read(self, max_bytes: int) -> bytes:
-        """Up to ``max_bytes``; b"" at EOF; raises BlockingIOError if none are there."""
-        return self.socket.recv(max_bytes)
+    def has_pending_reads(self) -> bool:
+        return False
 
-    def write(self, data) -> int:
-        return self.socket.send(data)
+    def has_pending_writes(self) -> bool:
+        return False
+
+    def peer_certificate(self) -> dict | None:
+        return None
 
     def close(self) -> None:
         self.socket.close()

@@ -58,8 +58,9 @@ class FakeBuilder:
     security_protocol = "SASL_PLAINTEXT"
 
     def build(self, connection_id, sock, max_frame_size, memory_pool=None):
-        return KafkaChannel(connection_id, sock, max_frame_size, memory_pool,
-                            authenticator=FakeAuthenticator)
+        channel = KafkaChannel(connection_id, sock, max_frame_size, memory_pool)
+        channel.authenticator = FakeAuthenticator(channel)
+        return channel
 
 
 @pytest.fixture(params=[0, 50], ids=["no-delay", "delayed-close"])
@@ -95,11 +96,12 @@ def test_prepare_runs_the_transport_handshake_before_the_authenticator():
             self.done = True
 
     a, b = socket.socketpair()
-    channel = KafkaChannel("c", a, 100, transport=Transport(), authenticator=Auth)
+    channel = KafkaChannel("c", a, 100, transport=Transport())
+    channel.authenticator = Auth(channel)
     assert not channel.ready()
     channel.prepare()
     assert calls == ["handshake", "authenticate"] and channel.ready()
-    assert channel.successful_authentications == 1 and channel.principal == "User:fake"
+    assert channel.successful_authentications == 1 and channel.principal() == "User:fake"
     channel.close()
     b.close()
 
@@ -113,7 +115,7 @@ def test_frames_before_authentication_go_to_the_authenticator_not_the_processor(
     client.sendall(frame(b"open") + frame(b"request"))
     run_selector_until(sel, lambda: sel.completed_receives)
     (channel, request), = sel.completed_receives
-    assert bytes(request) == b"request" and channel.principal == "User:fake"
+    assert bytes(request) == b"request" and channel.principal() == "User:fake"
     assert sel.auth_counts["successful-authentication-total"] == 1
 
 
