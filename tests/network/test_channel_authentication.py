@@ -139,3 +139,83 @@ def test_a_frame_larger_than_the_receive_limit_fails_authentication(sel):
     client.sendall(struct.pack(">i", 1001))
     run_selector_until(sel, lambda: "c1" not in sel.channels)
     assert "invalid receive size" in sel.disconnected[0][1]
+
+
+# -- NetworkReceive and the SASL state machine under any input ----------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kafka_net.network.authenticator import SaslServerAuthenticator  # noqa: E402
+from kafka_net.network.channel_builder import AuthenticationHooks  # noqa: E402
+from kafka_net.protocol.errors import InvalidRequestError  # noqa: E402
+from kafka_net.security.credential_cache import CredentialCache  # noqa: E402
+from kafka_net.security.plain import PlainSaslServer  # noqa: E402
+
+
+class ChunkTransport:
+    """Hands out the given chunks one read at a time, then 'nothing now'."""
+
+    def __init__(self, chunks) -> None:
+        self.chunks = list(chunks)
+
+    def read(self, n: int) -> bytes:
+        if not self.chunks:
+            raise BlockingIOError
+        chunk = self.chunks.pop(0)
+        if len(chunk) > n:
+            self.chunks.insert(0, chunk[n:])
+        return chunk[:n]
+
+
+@given(payloads=st.lists(st.binary(max_size=50), min_size=1, max_size=4), data=st.data())
+def test_network_receive_returns_exact_frames_over_any_segmentation(payloads, data):
+    stream = b"".join(frame(p) for p in payloads)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(stream) - 1)), max_size=8)))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)]) if a < b]
+    receive, transport, got = NetworkReceive(1000), ChunkTransport(chunks), []
+    while len(got) < len(payloads):
+        payload = receive.read_from(transport)
+        if payload is not None:
+            got.append(payload)
+    assert got == payloads
+
+
+def _hooks() -> AuthenticationHooks:
+    from kafka_net.server.apis import HANDLERS
+    supported = {key: module.VERSIONS for key, module in HANDLERS.items()}
+    return AuthenticationHooks(
+        CredentialCache(), lambda parsed: {"error_code": 0, "api_keys": []},
+        lambda: supported,
+        lambda parsed, code: HANDLERS[parsed.header.api_key].error_response(
+            parsed.body, parsed.header.api_version, code))
+
+
+# Frames with a plausible request header (any API key and version, null client
+# id) and a random body, as well as plain garbage.
+_headed = st.builds(lambda key, version, body: struct.pack(">hhih", key, version, 1, -1) + body,
+                    st.sampled_from([0, 3, 17, 18, 36, 99]), st.integers(-1, 5),
+                    st.binary(max_size=30))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=40), _headed), min_size=1, max_size=4))
+def test_any_frames_leave_the_sasl_authenticator_in_a_defined_state(frames):
+    # Garbage in: the exchange completes, waits, or fails with an error the Selector
+    # closes on; nothing else escapes the network thread.
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    try:
+        channel = KafkaChannel("c", a, 1 << 20)
+        channel.authenticator = SaslServerAuthenticator(
+            channel, "SASL_PLAINTEXT", ("PLAIN",),
+            lambda mechanism: PlainSaslServer({"alice": "secret"}), _hooks())
+        b.sendall(b"".join(frame(f) for f in frames))
+        for _ in range(len(frames) + 1):
+            try:
+                channel.prepare()
+            except (AuthenticationError, InvalidRequestError, OSError):
+                break
+    finally:
+        a.close()
+        b.close()
