@@ -20,7 +20,7 @@ import pytest
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.metrics import server_snapshot
-from kafka_net.network import selector as selector_module
+from kafka_net.network import selector_authentication
 from kafka_net.server.handlers import api_versions
 from kafka_net.server.kafka_server import KafkaServer
 from tests.network.helpers import healthy, server_threads_alive
@@ -65,8 +65,8 @@ def server(pki):
 @pytest.fixture(autouse=True)
 def fresh_log_limits(monkeypatch):
     # Every bad client here comes from 127.0.0.1: each case gets its own line.
-    monkeypatch.setattr(selector_module, "_failed_authentication_log",
-                        RateLimitedLog(selector_module.log))
+    monkeypatch.setattr(selector_authentication, "_auth_log",
+                        RateLimitedLog(selector_authentication.log))
 
 
 def api_versions_ok(client: RawClient) -> bool:
@@ -148,7 +148,7 @@ def bystander(server, pki):
 
 def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
     threads, before = threading.active_count(), failed_authentications(server, "SSL")
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with RawClient(server.bound_port("SSL")) as plain:
             plain.send(18, 3, API_VERSIONS_V3_BODY)
             assert rejected(plain.sock)
@@ -164,7 +164,7 @@ def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
                          ids=["random", "bad_record", "http"])
 def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garbage):
     threads = threading.active_count()
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(garbage)
@@ -177,7 +177,7 @@ def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garba
 def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
         server, pki, bystander, caplog, certificate):
     threads, before = threading.active_count(), failed_authentications(server, "MTLS")
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         raw = socket.create_connection((LOOPBACK, server.bound_port("MTLS")), timeout=10)
         peer = "%s:%d" % raw.getsockname()
         try:
@@ -199,7 +199,7 @@ def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
 def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
     threads = threading.active_count()
     hello = client_hello()
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(hello[:len(hello) // 2])

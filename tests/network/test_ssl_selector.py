@@ -98,7 +98,7 @@ def test_handshake_then_request_and_response(pki):
         selector.send("c1", frame(b"answer"))
         run_selector_until(selector, lambda: "c1" in selector.completed_sends)
         assert client.recv(100) == frame(b"answer")
-        assert selector.successful_authentication_total == 1
+        assert selector.auth_counts["successful-authentication-total"] == 1
 
 
 def test_client_certificate_gives_the_principal(pki):
@@ -171,7 +171,7 @@ def test_failed_handshake_is_counted_and_closes_only_that_channel(pki):
         run_selector_until(selector, lambda: selector.disconnected)
         (connection_id, reason), = selector.disconnected
         assert connection_id == "bad" and reason.startswith("failed authentication: ")
-        assert selector.failed_authentication_total == 1
+        assert selector.auth_counts["failed-authentication-total"] == 1
         good.sendall(frame(b"still served"))
         run_selector_until(selector, lambda: selector.completed_receives)
         assert selector.completed_receives[0][1] == b"still served"
@@ -190,7 +190,7 @@ def test_eof_mid_handshake_is_a_disconnect_not_a_failed_authentication(pki):
         run_selector_until(selector, lambda: selector.disconnected)
         (connection_id, reason), = selector.disconnected
         assert connection_id == "probe" and "EOF during handshake" in reason
-        assert selector.failed_authentication_total == 0
+        assert selector.auth_counts["failed-authentication-total"] == 0
     finally:
         selector.close_all()
         selector._wakeup.close()
