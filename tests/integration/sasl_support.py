@@ -1,4 +1,4 @@
-"""A SASL_PLAINTEXT broker for the SASL tests (not a test module).
+"""A SASL_PLAINTEXT or SASL_SSL broker for the SASL tests (not a test module).
 
 PLAIN users come from the listener's JAAS config; SCRAM users are seeded at
 startup through ``scram.credentials`` (kafka-storage's --add-scram syntax).
@@ -23,22 +23,32 @@ USERS = {"PLAIN": ("alice", "alice-secret"),
          "SCRAM-SHA-512": ("bob", "bob-secret")}
 
 
-def sasl_config(**overrides: str) -> ServerConfig:
+def sasl_config(protocol: str = "SASL_PLAINTEXT", pki=None, **overrides: str) -> ServerConfig:
+    """One ``protocol`` listener named after it; SASL_SSL takes its ssl.* keys
+    from ``pki`` (tests/tls_support.py)."""
     props = {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "listeners": f"{protocol}://127.0.0.1:0",
         "num.network.threads": "2", "num.io.threads": "4", "shutdown.timeout.ms": "5000",
         "group.initial.rebalance.delay.ms": "0",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-        "scram.credentials": "SCRAM-SHA-256=[name=bob,password=bob-secret] "
-                             "SCRAM-SHA-512=[name=bob,password=bob-secret,iterations=8192]",
+        **sasl_props(protocol),
+        **(pki.broker_props() if pki is not None else {}),
     }
     props.update(overrides)
     return ServerConfig.from_properties(props)
 
 
-def sasl_port(server) -> int:
-    return server.bound_port("SASL_PLAINTEXT")
+def sasl_props(listener: str) -> dict[str, str]:
+    """The SASL keys of a broker whose SASL listener is named ``listener``."""
+    return {
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        f"listener.name.{listener.lower()}.plain.sasl.jaas.config": PLAIN_JAAS,
+        "scram.credentials": "SCRAM-SHA-256=[name=bob,password=bob-secret] "
+                             "SCRAM-SHA-512=[name=bob,password=bob-secret,iterations=8192]",
+    }
+
+
+def sasl_port(server, listener: str = "SASL_PLAINTEXT") -> int:
+    return server.bound_port(listener)
 
 
 def counter(server, name: str) -> int:

@@ -1,14 +1,20 @@
-"""Real clients over SASL_PLAINTEXT: confluent-kafka (PLAIN, SCRAM-SHA-256,
-SCRAM-SHA-512, and SCRAM credentials created at run time through
+"""Real clients over SASL_PLAINTEXT and SASL_SSL: confluent-kafka (PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512, and SCRAM credentials created at run time through
 AlterUserScramCredentials), kafka-python, aiokafka and kcat; each produces and
-consumes through a consumer group."""
+consumes through a consumer group.
+
+Every test runs against both listener kinds (one broker per kind for the
+module).  On SASL_SSL the clients check the broker's certificate against the
+test CA (tests/tls_support.py) and log in inside TLS."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import ssl
 import subprocess
 import time
+from dataclasses import dataclass
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -20,20 +26,29 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from tests.integration.sasl_support import USERS, counter, sasl_config, sasl_port
 from tests.support import LOOPBACK, running_server
+from tests.tls_support import pki  # noqa: F401 (pki: fixture)
 
 pytestmark = pytest.mark.interop
 N = 5
 TIMEOUT_S = 30
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(sasl_config()) as running:
-        yield running
+@dataclass
+class SaslListener:
+    server: object
+    protocol: str            # SASL_PLAINTEXT or SASL_SSL
+    ca: str | None = None    # the CA file the clients trust (SASL_SSL)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{LOOPBACK}:{sasl_port(self.server, self.protocol)}"
 
 
-def bootstrap(server) -> str:
-    return f"{LOOPBACK}:{sasl_port(server)}"
+@pytest.fixture(scope="module", params=["SASL_PLAINTEXT", "SASL_SSL"])
+def listener(request, pki):
+    tls = request.param == "SASL_SSL"
+    with running_server(sasl_config(request.param, pki if tls else None)) as running:
+        yield SaslListener(running, request.param, pki.ca if tls else None)
 
 
 def values(tag: str) -> list[bytes]:
@@ -43,9 +58,14 @@ def values(tag: str) -> list[bytes]:
 # -- confluent-kafka ----------------------------------------------------------------------
 
 
-def confluent_settings(server, mechanism: str, user: str, password: str) -> dict:
-    return {"bootstrap.servers": bootstrap(server), "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+def confluent_settings(listener: SaslListener, mechanism: str, user: str,
+                       password: str) -> dict:
+    settings = {"bootstrap.servers": listener.bootstrap,
+                "security.protocol": listener.protocol, "sasl.mechanism": mechanism,
+                "sasl.username": user, "sasl.password": password}
+    if listener.ca:
+        settings["ssl.ca.location"] = listener.ca
+    return settings
 
 
 def confluent_round_trip(settings: dict, topic: str) -> list[bytes]:
@@ -69,17 +89,19 @@ def confluent_round_trip(settings: dict, topic: str) -> list[bytes]:
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_confluent_produces_and_consumes_through_a_group(server, mechanism):
-    before = counter(server, "successful-authentication-total")
-    topic = f"confluent-{mechanism.lower()}"
-    got = confluent_round_trip(confluent_settings(server, mechanism, *USERS[mechanism]), topic)
+def test_confluent_produces_and_consumes_through_a_group(listener, mechanism):
+    before = counter(listener.server, "successful-authentication-total")
+    topic = f"confluent-{listener.protocol}-{mechanism}".lower()
+    got = confluent_round_trip(confluent_settings(listener, mechanism, *USERS[mechanism]),
+                               topic)
     assert got == values(topic)
     # producer, consumer (bootstrap, coordinator...): every connection authenticated
-    assert counter(server, "successful-authentication-total") >= before + 2
+    assert counter(listener.server, "successful-authentication-total") >= before + 2
 
 
-def test_scram_credentials_made_at_run_time_log_in(server):
-    admin = AdminClient(confluent_settings(server, "PLAIN", "admin", "admin-secret"))
+def test_scram_credentials_made_at_run_time_log_in(listener):
+    server = listener.server
+    admin = AdminClient(confluent_settings(listener, "PLAIN", "admin", "admin-secret"))
     futures = admin.alter_user_scram_credentials([
         UserScramCredentialUpsertion("carol", ScramCredentialInfo(
             ScramMechanism.SCRAM_SHA_256, 8192), b"carol-secret"),
@@ -93,17 +115,17 @@ def test_scram_credentials_made_at_run_time_log_in(server):
     assert [(i.mechanism, i.iterations) for i in carol] == [(ScramMechanism.SCRAM_SHA_256, 8192)]
 
     got = confluent_round_trip(
-        confluent_settings(server, "SCRAM-SHA-256", "carol", "carol-secret"), "carol-topic")
+        confluent_settings(listener, "SCRAM-SHA-256", "carol", "carol-secret"), "carol-topic")
     assert got == values("carol-topic")
     got = confluent_round_trip(
-        confluent_settings(server, "SCRAM-SHA-512", "dave", "dave-secret"), "dave-topic")
+        confluent_settings(listener, "SCRAM-SHA-512", "dave", "dave-secret"), "dave-topic")
     assert got == values("dave-topic")
 
     deleted = admin.alter_user_scram_credentials(
         [UserScramCredentialDeletion("dave", ScramMechanism.SCRAM_SHA_512)])
     assert deleted["dave"].result(TIMEOUT_S) is None
     failed = counter(server, "failed-authentication-total")
-    producer = Producer({**confluent_settings(server, "SCRAM-SHA-512", "dave", "dave-secret"),
+    producer = Producer({**confluent_settings(listener, "SCRAM-SHA-512", "dave", "dave-secret"),
                          "message.timeout.ms": 2000})
     outcome = []
     producer.produce("dave-topic", b"refused", on_delivery=lambda err, msg: outcome.append(err))
@@ -112,10 +134,11 @@ def test_scram_credentials_made_at_run_time_log_in(server):
     assert counter(server, "failed-authentication-total") > failed
 
 
-def python_client_settings(server, mechanism: str) -> dict:
-    """kafka-python and aiokafka spell the SASL settings alike."""
+def python_client_settings(listener: SaslListener, mechanism: str) -> dict:
+    """kafka-python and aiokafka spell the SASL settings alike; for TLS,
+    kafka-python takes a CA file and aiokafka an SSLContext."""
     user, password = USERS[mechanism]
-    return dict(bootstrap_servers=bootstrap(server), security_protocol="SASL_PLAINTEXT",
+    return dict(bootstrap_servers=listener.bootstrap, security_protocol=listener.protocol,
                 sasl_mechanism=mechanism, sasl_plain_username=user,
                 sasl_plain_password=password)
 
@@ -124,9 +147,11 @@ def python_client_settings(server, mechanism: str) -> dict:
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_kafka_python_produces_and_consumes_through_a_group(server, mechanism):
-    settings = python_client_settings(server, mechanism)
-    topic = f"kafka-python-{mechanism.lower()}"
+def test_kafka_python_produces_and_consumes_through_a_group(listener, mechanism):
+    settings = python_client_settings(listener, mechanism)
+    if listener.ca:
+        settings["ssl_cafile"] = listener.ca
+    topic = f"kafka-python-{listener.protocol}-{mechanism}".lower()
     producer = KafkaProducer(**settings)
     for value in values(topic):
         producer.send(topic, value)
@@ -147,9 +172,11 @@ def test_kafka_python_produces_and_consumes_through_a_group(server, mechanism):
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_aiokafka_produces_and_consumes_through_a_group(server, mechanism):
-    settings = python_client_settings(server, mechanism)
-    topic = f"aiokafka-{mechanism.lower()}"
+def test_aiokafka_produces_and_consumes_through_a_group(listener, mechanism):
+    settings = python_client_settings(listener, mechanism)
+    if listener.ca:
+        settings["ssl_context"] = ssl.create_default_context(cafile=listener.ca)
+    topic = f"aiokafka-{listener.protocol}-{mechanism}".lower()
 
     async def scenario() -> list[bytes]:
         producer = AIOKafkaProducer(**settings)
@@ -179,15 +206,18 @@ def test_aiokafka_produces_and_consumes_through_a_group(server, mechanism):
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
-def test_kcat_produces_and_consumes_through_a_group(server, mechanism):
+def test_kcat_produces_and_consumes_through_a_group(listener, mechanism):
     assert shutil.which("kcat"), "kcat is not installed: run `make kcat`"
     user, password = USERS[mechanism]
-    sasl = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", f"sasl.mechanisms={mechanism}",
+    sasl = ["-X", f"security.protocol={listener.protocol}",
+            "-X", f"sasl.mechanisms={mechanism}",
             "-X", f"sasl.username={user}", "-X", f"sasl.password={password}"]
-    topic = f"kcat-{mechanism.lower()}"
+    if listener.ca:
+        sasl += ["-X", f"ssl.ca.location={listener.ca}"]
+    topic = f"kcat-{listener.protocol}-{mechanism}".lower()
 
     def kcat(*args: str, input: str | None = None) -> str:
-        result = subprocess.run(["kcat", "-b", bootstrap(server), *sasl, *args], input=input,
+        result = subprocess.run(["kcat", "-b", listener.bootstrap, *sasl, *args], input=input,
                                 capture_output=True, text=True, timeout=TIMEOUT_S)
         assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
         return result.stdout
