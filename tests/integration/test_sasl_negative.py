@@ -1,5 +1,6 @@
 """SASL_PLAINTEXT on raw sockets: the exchange itself, what Kafka does with bad
-input during it, and KIP-368 re-authentication.
+input during it, and KIP-368 re-authentication (that also over SASL_SSL, where
+the re-authentication's frames come through the TLS transport).
 
 Each bad case: the connection is closed (after the failure answer, where
 Kafka sends one), one clear log line names the peer, a connection that
@@ -25,6 +26,7 @@ from kafka_net.server.handlers import list_groups
 from tests.integration.sasl_support import (
     authenticate, counter, handshake, plain_login, sasl_config, sasl_port, scram_login)
 from tests.support import RawClient, produce_body, request_body, running_server, wait_until
+from tests.tls_support import pki, tls_raw_client  # noqa: F401 (pki: fixture)
 
 METADATA = (ApiKey.METADATA, 9, request_body(ApiKey.METADATA, 9, topics=[]))
 principals: list[str] = []
@@ -281,17 +283,29 @@ def test_sasl_server_max_receive_size_bounds_frames_before_login():
 # -- KIP-368: session lifetime and re-authentication ----------------------------------
 
 
-@pytest.fixture
-def reauth_server():
-    with running_server(sasl_config(**{"connections.max.reauth.ms": "1000"})) as s:
+@pytest.fixture(params=["SASL_PLAINTEXT", "SASL_SSL"])
+def reauth_server(request, pki):
+    tls = request.param == "SASL_SSL"
+    with running_server(sasl_config(request.param, pki if tls else None,
+                                    **{"connections.max.reauth.ms": "1000"})) as s:
         yield s
 
 
-def test_session_lifetime_is_returned_and_an_expired_session_closes(reauth_server, caplog):
+@pytest.fixture
+def connect(reauth_server, pki):
+    """A new raw client of reauth_server's listener (over TLS for SASL_SSL)."""
+    protocol = reauth_server.config.listeners[0].security_protocol
+    port = sasl_port(reauth_server, protocol)
+    if protocol == "SASL_SSL":
+        return lambda: tls_raw_client(port, pki.client_context())
+    return lambda: RawClient(port)
+
+
+def test_session_lifetime_is_returned_and_an_expired_session_closes(reauth_server, connect,
+                                                                   caplog):
     # Kafka's testSaslReauthenticationFailureWithKip152SaslAuthenticate.
     caplog.set_level(logging.INFO, logger="kafka_net.network.selector")
-    port = sasl_port(reauth_server)
-    with RawClient(port) as client, RawClient(port) as other:
+    with connect() as client, connect() as other:
         assert plain_login(client, "alice", "alice-secret")["session_lifetime_ms"] == 1000
         # v0 has no session_lifetime_ms field, but the session still ends.
         assert plain_login(other, "alice", "alice-secret", version=0)["error_code"] == 0
@@ -302,14 +316,14 @@ def test_session_lifetime_is_returned_and_an_expired_session_closes(reauth_serve
         assert wait_until(lambda: any("Disconnecting expired channel" in r.getMessage()
                                       for r in caplog.records), timeout=5)
         assert counter(reauth_server, "expired-connections-killed-count") == 1
-        with RawClient(port) as fresh:
+        with connect() as fresh:
             assert plain_login(fresh, "alice", "alice-secret")["error_code"] == 0
             still_served(reauth_server, fresh)
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
-def test_reauthentication_on_a_live_connection(reauth_server, mechanism):
-    with RawClient(sasl_port(reauth_server)) as client:
+def test_reauthentication_on_a_live_connection(reauth_server, connect, mechanism):
+    with connect() as client:
         login = (lambda: plain_login(client, "alice", "alice-secret")) if mechanism == "PLAIN" \
             else (lambda: scram_login(client, mechanism, "bob", "bob-secret"))
         assert login()["error_code"] == 0
@@ -320,11 +334,11 @@ def test_reauthentication_on_a_live_connection(reauth_server, mechanism):
         assert counter(reauth_server, "successful-reauthentication-total") == 1
 
 
-def test_a_pipelined_reauthentication_and_request_are_served_in_order(reauth_server):
+def test_a_pipelined_reauthentication_and_request_are_served_in_order(reauth_server, connect):
     # SaslHandshake, SaslAuthenticate and Metadata in one write: the bytes read past
     # the handshake belong to the authenticator, and what follows the exchange goes
     # back to the channel as its next request.
-    with RawClient(sasl_port(reauth_server)) as client:
+    with connect() as client:
         assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
         frames = [client.request_frame(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}),
                   client.request_frame(ApiKey.SASL_AUTHENTICATE, 2,
@@ -338,9 +352,9 @@ def test_a_pipelined_reauthentication_and_request_are_served_in_order(reauth_ser
         assert counter(reauth_server, "successful-reauthentication-total") == 1
 
 
-def test_reauthentication_as_someone_else_fails(reauth_server, caplog):
+def test_reauthentication_as_someone_else_fails(reauth_server, connect, caplog):
     caplog.set_level(logging.INFO, logger="kafka_net.network.selector")
-    with RawClient(sasl_port(reauth_server)) as client:
+    with connect() as client:
         assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
         answer = plain_login(client, "admin", "admin-secret")
         assert answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
@@ -352,8 +366,8 @@ def test_reauthentication_as_someone_else_fails(reauth_server, caplog):
     assert counter(reauth_server, "failed-reauthentication-total") == 1
 
 
-def test_reauthentication_with_another_mechanism_fails(reauth_server):
-    with RawClient(sasl_port(reauth_server)) as client:
+def test_reauthentication_with_another_mechanism_fails(reauth_server, connect):
+    with connect() as client:
         assert plain_login(client, "alice", "alice-secret")["error_code"] == 0
         assert handshake(client, "SCRAM-SHA-256")["error_code"] == 0
         client.send(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"n,,n=bob,r=abc"})
