@@ -11,6 +11,7 @@ every other connection is served, and no thread dies or is added.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -103,13 +104,25 @@ def sasl_ssl_login(server, pki, user: str, password: str):
         yield client, plain_login(client, user, password)
 
 
+def logged_identities(caplog) -> set[tuple[str, str, str]]:
+    lines = [json.loads(r.getMessage()[len("Completed request:"):]) for r in caplog.records
+             if r.getMessage().startswith("Completed request:")]
+    return {(d["listener"], d["securityProtocol"], d["principal"]) for d in lines}
+
+
 # -- a mixed broker: every listener kind at once ----------------------------------------
 
 
 def test_mixed_broker_serves_plaintext_ssl_mtls_and_sasl_ssl_with_their_principals(
-        server, pki):
+        server, pki, caplog):
     RecordingApiVersions.principals.clear()
-    all_listeners_serve(server, pki)
+    with caplog.at_level(logging.DEBUG, logger="kafka.request.logger"):
+        all_listeners_serve(server, pki)
+        # The request log line of each: listener, security protocol, principal.
+        expected = {("PLAINTEXT", "PLAINTEXT", "User:ANONYMOUS"),
+                    ("SSL", "SSL", "User:ANONYMOUS"), ("MTLS", "SSL", f"User:{CLIENT_DN}"),
+                    ("SASL_SSL", "SASL_SSL", "User:alice")}
+        assert wait_until(lambda: expected <= logged_identities(caplog))
     seen = set(RecordingApiVersions.principals)
     assert ("PLAINTEXT", "User:ANONYMOUS") in seen
     assert ("SSL", "User:ANONYMOUS") in seen
