@@ -53,7 +53,7 @@ TLS handshake first, then the SASL exchange).  That half lives in
 delayed close after a failed SASL authentication, and re-authentication
 (KIP-368).  A TLS channel whose transport holds bytes no select will announce
 (``keysWithBufferedRead``) is read next poll (timeout 0) unless muted.  See
-docs/design.md, "One TLS handshake through the Processor" and "One SASL
+docs/design.md, "One TLS handshake through the Processor" and "A SASL
 exchange through the Processor".
 
 A MemoryError on the read path (reading, buffering or splitting a frame)
@@ -72,9 +72,9 @@ import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
-from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
+from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
