@@ -62,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
                        + " (under --config and --override)")
     serve.add_argument("--capture-dir", metavar="DIR",
                        help="record wire captures here (same as capture.dir=DIR)")
+    serve.add_argument("--add-scram", metavar="SPEC", action="append", default=[],
+                       help="a SCRAM user to create at startup, as kafka-storage format "
+                            "takes it: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' "
+                            "(repeatable; same as scram.credentials)")
     serve.add_argument("--log-level", default="INFO",
                        choices=["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"])
     sub.add_parser(
@@ -94,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     overrides = list(args.override)
     if args.capture_dir:
         overrides.append(f"capture.dir={args.capture_dir}")
+    if args.add_scram:
+        overrides.append("scram.credentials=" + " ".join(args.add_scram))
     try:
         config = load_config(args.config, overrides, base=DEV_PROFILE if args.dev else None)
     except ConfigError as exc:

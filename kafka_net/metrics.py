@@ -115,10 +115,11 @@ def server_snapshot(server) -> dict[str, float]:
         out[f"{prefix},name=outgoing-byte-total"] = p.selector.bytes_out
         out[f"{prefix},name=response-total"] = p.requests_received
         out[f"{prefix},name=request-total"] = p.responses_sent
-        out[f"{prefix},name=failed-authentication-total"] = (
-            p.selector.failed_authentication_total)
-        out[f"{prefix},name=successful-authentication-total"] = (
-            p.selector.successful_authentication_total)
+        # Kafka's authentication sensors (failed/successful on SSL and SASL
+        # listeners; 0 elsewhere) and expired-connections-killed-count (KIP-368
+        # sessions that ended).
+        for name, value in p.selector.auth_counts.items():
+            out[f"{prefix},name={name}"] = value
         out[f"kafka.network:type=Processor,name=IdlePercent,listener={p.listener_name},"
             f"networkProcessor={p.id}"] = p.idle_fraction()
         out[f"kafka.network:type=RequestChannel,name=ResponseQueueSize,processor={p.id}"] = (

@@ -71,7 +71,7 @@ def test_every_key_is_a_field_and_every_other_field_is_derived():
     assert keyed <= fields
     assert fields - keyed == {"listener_max_connections",
                               "listener_max_connection_creation_rate", "listener_ssl",
-                              "ignored"}
+                              "listener_sasl_jaas_configs", "ignored"}
 
 
 # --- unknown keys, bad values, ignored keys -----------------------------------------
@@ -306,9 +306,9 @@ def test_testcontainers_settings_start_a_broker():
 
 
 @pytest.mark.parametrize("key", [
-    "connections.max.reauth.ms", "transaction.state.log.num.partitions",
+    "sasl.kerberos.service.name", "transaction.state.log.num.partitions",
     "group.coordinator.rebalance.protocols", "ssl.engine.factory.class",
-    "sasl.enabled.mechanisms", "metric.reporters", "num.replica.fetchers",
+    "sasl.mechanism.inter.broker.protocol", "metric.reporters", "num.replica.fetchers",
     "auto.leader.rebalance.enable", "authorizer.class.name", "log.cleaner.threads",
     "transaction.state.log.segment.bytes", "replica.fetch.max.bytes"])
 def test_keys_kafka_knows_are_accepted_and_reported(key):
@@ -328,7 +328,8 @@ def test_the_kafka_key_list_is_plausible():
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
         "max.broker.partitions", "max.partitions.per.request",
-        "message.max.uncompressed.bytes", "metrics.listener", "shutdown.timeout.ms"}
+        "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
+        "shutdown.timeout.ms"}
 
 
 # --- connection quotas: the inter-broker listener and the per-listener forms ----------

@@ -57,18 +57,17 @@ def test_bad_listeners(value, fragment):
     assert fragment in message
 
 
-@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
-def test_sasl_listeners_are_refused_with_a_clear_message(protocol):
-    message = config_error({"listeners": f"{protocol}://127.0.0.1:9093"})
-    assert message == (f"listeners: listener '{protocol}' uses security protocol {protocol}, "
-                       "which kafka-net does not implement yet; only PLAINTEXT and SSL "
-                       "listeners are supported")
-
-
-def test_a_listener_mapped_to_sasl_is_refused_too():
-    message = config_error({"listeners": "EXTERNAL://:9093",
-                            "listener.security.protocol.map": "EXTERNAL:SASL_SSL"})
-    assert "'EXTERNAL' uses security protocol SASL_SSL" in message
+def test_every_security_protocol_is_served():
+    cfg = ServerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093,"
+                     "SASL_PLAINTEXT://127.0.0.1:9094,SASL_SSL://127.0.0.1:9095,"
+                     "EXTERNAL://:9096",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,"
+                                          "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,"
+                                          "EXTERNAL:SASL_SSL",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
+    assert [e.security_protocol for e in cfg.listeners] == [
+        "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", "SASL_SSL"]
 
 
 def test_ssl_listeners_are_accepted_with_their_protocol():

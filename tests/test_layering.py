@@ -153,7 +153,8 @@ def test_importing_protocol_pulls_in_no_io_modules():
 LAYERS: list[tuple[str, set[str]]] = [
     ("protocol", {"protocol"}),
     ("capture", {"capture"}),
-    ("helpers", {"config", "kafka_keys", "log_safety", "metrics", "rate", "testing"}),
+    ("helpers", {"config", "kafka_keys", "log_safety", "metrics", "rate", "security",
+                 "testing"}),
     ("network", {"network"}),
     ("server", {"server"}),
     ("assembly", {"embedded", "daemon"}),

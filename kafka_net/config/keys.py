@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
+from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
     INT_MAX, LONG_MAX, assignor_list, boolean, choice, http_address, integer, ip_overrides,
     listener_list, listener_name, listener_names, protocol_map, string, string_list)
@@ -34,7 +35,8 @@ KEYS: tuple[_Key, ...] = (
          "Addresses given to clients in Metadata; defaults to listeners."),
     _Key("listener.security.protocol.map", "listener_security_protocol_map",
          protocol_map, DEFAULT_PROTOCOL_MAP,
-         "Listener name -> security protocol; PLAINTEXT and SSL listeners are served."),
+         "Listener name -> security protocol; PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL "
+         "listeners are served."),
     _Key("controller.listener.names", "controller_listener_names", listener_names, "",
          "Listeners of a KRaft controller; kafka-net has none and does not open them."),
     _Key("num.network.threads", "num_network_threads", integer(1), "3",
@@ -121,6 +123,24 @@ KEYS: tuple[_Key, ...] = (
     _Key("inter.broker.listener.name", "inter_broker_listener_name", listener_name, "",
          "The inter-broker listener; with several listeners it is exempt from "
          "max.connections. Empty = PLAINTEXT (Kafka's default)."),
+    # -- SASL (listener.name.<l>.<mechanism>.sasl.jaas.config too) ---------------------
+    _Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", mechanism_list, "GSSAPI",
+         "SASL mechanisms of SASL listeners; kafka-net has PLAIN, SCRAM-SHA-256 and "
+         "SCRAM-SHA-512 (Kafka's default GSSAPI is refused at startup)."),
+    _Key("connections.max.reauth.ms", "connections_max_reauth_ms", integer(hi=LONG_MAX), "0",
+         "SASL session lifetime (KIP-368): a request after it without re-authentication "
+         "closes the connection; 0 = no limit."),
+    _Key("connection.failed.authentication.delay.ms",
+         "connection_failed_authentication_delay_ms", integer(0), "100",
+         "A failed authentication is answered and closed this much later (a brake on "
+         "password guessing); must be below connections.max.idle.ms."),
+    _Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", integer(1),
+         "524288",
+         "Largest frame read before SASL authentication completes; a larger one fails "
+         "the authentication."),
+    _Key("scram.credentials", "scram_credentials", scram_credentials, "",
+         "kafka-net: SCRAM users created at startup, as kafka-storage format --add-scram "
+         "writes them: SCRAM-SHA-256=[name=alice,password=alice-secret] ..."),
     # -- memory pool and quotas --------------------------------------------------------
     _Key("queued.max.request.bytes", "queued_max_request_bytes", integer(-(2**63), LONG_MAX),
          "-1",

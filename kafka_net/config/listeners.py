@@ -26,8 +26,7 @@ class EndPoint:
 
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-# The protocols a listener may use today (the SASL ones are refused at startup).
-SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
+
 # Kafka's default listener.security.protocol.map: each protocol names itself.
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 
@@ -62,7 +61,7 @@ def parse_listeners(value: str, key: str = "listeners",
 
     A listener's security protocol comes from ``protocol_map`` (Kafka's
     ``listener.security.protocol.map``; by default PLAINTEXT, SSL,
-    SASL_PLAINTEXT and SASL_SSL name themselves).  PLAINTEXT and SSL are served.
+    SASL_PLAINTEXT and SASL_SSL name themselves); every one of them is served.
     Listeners named in ``skip`` (the controller listeners) are checked, then
     left out of the result.
     """
@@ -91,11 +90,6 @@ def parse_listeners(value: str, key: str = "listeners",
                 f"listener.security.protocol.map (for example {name}:PLAINTEXT)")
         if name in skipped:
             continue
-        if protocol not in SERVED_PROTOCOLS:
-            raise ConfigError(
-                f"{key}: listener '{name}' uses security protocol {protocol}, which "
-                "kafka-net does not implement yet; only PLAINTEXT and SSL listeners "
-                "are supported")
         endpoints.append(EndPoint(name, host, port, protocol))
     if key == "listeners":
         _check_distinct_ports(endpoints, key)

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from kafka_net.config.errors import ConfigError
 from kafka_net.config.keys import (
     ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, SSL_KEYS, canonical_key, default_of)
+from kafka_net.config import sasl
 from kafka_net.config.listeners import EndPoint, parse_listeners
 from kafka_net.config.values import integer
 
@@ -80,6 +81,14 @@ class ServerConfig:
     # (LISTENER, value) pairs; a listener without one falls back to the broker key.
     listener_max_connections: tuple[tuple[str, int], ...] = ()
     listener_max_connection_creation_rate: tuple[tuple[str, int], ...] = ()
+    sasl_enabled_mechanisms: tuple[str, ...] = default_of("sasl_enabled_mechanisms")
+    connections_max_reauth_ms: int = default_of("connections_max_reauth_ms")
+    connection_failed_authentication_delay_ms: int = default_of(
+        "connection_failed_authentication_delay_ms")
+    sasl_server_max_receive_size: int = default_of("sasl_server_max_receive_size")
+    scram_credentials: tuple[str, ...] = default_of("scram_credentials")
+    # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).
+    listener_sasl_jaas_configs: tuple[tuple[str, str, str], ...] = ()
     queued_max_request_bytes: int = default_of("queued_max_request_bytes")
     quota_window_num: int = default_of("quota_window_num")
     quota_window_size_seconds: int = default_of("quota_window_size_seconds")
@@ -126,6 +135,7 @@ class ServerConfig:
         given: dict[str, tuple[str, str]] = {}   # canonical key -> (as written, value)
         ignored = []
         per_listener: list[tuple[re.Match, str]] = []
+        jaas_keys: list[tuple[re.Match, str]] = []
         for raw_key, raw_value in props.items():
             written = raw_key.strip()
             key = canonical_key(written)
@@ -134,6 +144,9 @@ class ServerConfig:
                 if m is not None and (m["key"] in _LISTENER_QUOTA_ATTRS
                                       or m["key"] in _SSL_KEY_NAMES):
                     per_listener.append((m, raw_value))
+                    continue
+                if (m := sasl.JAAS_KEY_RE.fullmatch(key)) is not None:
+                    jaas_keys.append((m, raw_value))
                     continue
                 if key in IGNORED_KAFKA_KEYS or key.startswith("listener.name."):
                     ignored.append(key)
@@ -162,6 +175,8 @@ class ServerConfig:
                         if controller else ""))
             values[BY_NAME[key].attr] = endpoints
         _parse_listener_quotas(per_listener, values, controller, ignored)
+        values["listener_sasl_jaas_configs"] = tuple(sorted(
+            sasl.parse_jaas_key(m, raw_value) for m, raw_value in jaas_keys))
         cfg = cls(**values, ignored=tuple(sorted(ignored)))
         cfg.validate()
         return cfg
@@ -196,6 +211,7 @@ class ServerConfig:
                         f"advertised.listeners: '{e}' names a listener not in listeners")
                 if e.port == 0:
                     raise ConfigError(f"advertised.listeners: '{e}' cannot advertise port 0")
+        sasl.validate(self)
 
     def inter_broker_listener(self) -> str:
         """Kafka's interBrokerListenerName: inter.broker.listener.name, else the

@@ -30,7 +30,7 @@ from __future__ import annotations
 import socket
 import time
 
-from kafka_net.network.authenticator import DefaultAuthenticator
+from kafka_net.network.authenticator import MIN_REAUTH_INTERVAL_NS, DefaultAuthenticator
 from kafka_net.network.mute_state import MuteStateMachine
 from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.framing import FrameDecoder
@@ -47,8 +47,10 @@ class KafkaChannel:
         self.id = connection_id
         self.socket = sock
         self.transport = transport if transport is not None else PlaintextTransportLayer(sock)
+        # A SASL authenticator needs the channel: its ChannelBuilder sets it after.
         self.authenticator = (authenticator if authenticator is not None
                               else DefaultAuthenticator(self.transport))
+        self.successful_authentications = 0
         self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
@@ -66,10 +68,12 @@ class KafkaChannel:
     # -- handshake and authentication (Kafka's prepare / ready) ---------------------
 
     def prepare(self) -> None:
-        """One non-blocking step of the handshake, then of the authentication.
+        """One non-blocking step of the TLS handshake, then of the authentication
+        (SASL_SSL: the SASL exchange starts only once TLS is up).
 
         Raises the transport's or authenticator's exception when either fails
-        (SslAuthenticationException for TLS); the Selector closes the channel.
+        (SslAuthenticationException for TLS, AuthenticationError for SASL); the
+        Selector closes the channel.
         """
         if not self.transport.ready():
             self.transport.handshake()
@@ -77,17 +81,40 @@ class KafkaChannel:
             self.authenticator.authenticate()
         if self.ready():
             self.principal()   # built now: a DN no mapping rule takes fails here
+            self.successful_authentications += 1
 
     def ready(self) -> bool:
         return self.transport.ready() and self.authenticator.complete()
 
     def principal(self) -> str:
-        """``"User:..."``: who the peer is, for every request's context."""
+        """``"User:..."``: who the peer is, for every request's context (the SASL
+        name, a mapped certificate DN, or User:ANONYMOUS)."""
         return self.authenticator.principal()
 
     def has_bytes_buffered(self) -> bool:
         """Bytes taken off the socket but not yet read (TLS records decrypted early)."""
         return self.transport.has_pending_reads()
+
+    def maybe_begin_server_reauthentication(self, frame: bytes) -> bool:
+        """KIP-368: a SaslHandshake on an authenticated channel starts a
+        re-authentication, if sessions expire here and the last one started at
+        least a second ago; else False and the request is served as any other."""
+        authenticator = self.authenticator
+        if authenticator.session_expiration_ns() is None:
+            return False
+        now = time.monotonic_ns()
+        last = authenticator.last_reauth_start_ns
+        if last and now - last < MIN_REAUTH_INTERVAL_NS:
+            return False
+        authenticator.last_reauth_start_ns = now
+        authenticator.reauthenticate(frame)
+        if self.ready():   # the whole exchange was already buffered
+            self.successful_authentications += 1
+        return True
+
+    def server_authentication_session_expired(self, now_ns: int) -> bool:
+        expiration = self.authenticator.session_expiration_ns()
+        return expiration is not None and now_ns - expiration > 0
 
     # -- reads ---------------------------------------------------------------------
 

@@ -91,6 +91,7 @@ class Processor(threading.Thread):
             daemon=False)
         self.id = processor_id
         self.listener_name = listener_name
+        self.security_protocol = channel_builder.security_protocol
         self.request_channel = request_channel
         self._parse_request = parse_request
         self.new_connections: queue.Queue = queue.Queue(CONNECTION_QUEUE_SIZE)
@@ -104,7 +105,9 @@ class Processor(threading.Thread):
                                  config.connections_max_idle_ms, self.wakeup,
                                  name=f"processor-{processor_id}", memory_pool=memory_pool,
                                  on_close=self._on_channel_closed,
-                                 channel_builder=channel_builder)
+                                 channel_builder=channel_builder,
+                                 failed_authentication_delay_ms=(
+                                     config.connection_failed_authentication_delay_ms))
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
@@ -318,6 +321,8 @@ class Processor(threading.Thread):
             # client retries elsewhere (or after a restart), as after any
             # disconnect.
             return None
+        if self.selector.check_session(channel, frame):
+            return None   # a re-authentication began, or the session expired (KIP-368)
         if self.capture is not None:
             self._capture_request(channel, frame)
         try:
@@ -345,6 +350,7 @@ class Processor(threading.Thread):
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
                                       parsed, channel.client_software, channel.principal())
+        request.security_protocol = self.security_protocol
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
         self._remember_client_software(channel, request)

@@ -53,6 +53,13 @@ class Request:
     body_size: int
     unsupported_version: bool = False
     client_software: tuple[str, str] = ("unknown", "unknown")
+    # Who sent it (Kafka's RequestContext.principal), from the channel's
+    # authenticator: "User:<SASL name>", the mapped DN of an SSL client
+    # certificate ("User:CN=..."), or User:ANONYMOUS.
+    principal: str = "User:ANONYMOUS"
+    # The listener's security protocol (RequestContext.securityProtocol): the
+    # request log's securityProtocol field.
+    security_protocol: str = "PLAINTEXT"
     start_time_ns: int = field(default_factory=time.monotonic_ns)
     request_dequeue_time_ns: int = 0
     api_local_complete_time_ns: int = 0
@@ -70,9 +77,6 @@ class Request:
     # bounded pool) until release_buffer(): Kafka's Request.buffer and memoryPool.
     buffer_size: int = 0
     memory_pool: Any = None
-    # Who sent it (Kafka's RequestContext.principal): "User:ANONYMOUS", or the
-    # mapped DN of an SSL client certificate ("User:CN=...").
-    principal: str = "User:ANONYMOUS"
 
     @classmethod
     def from_parsed(cls, processor_id: int, connection_id: str, listener_name: str,
@@ -96,7 +100,7 @@ class Request:
         h = self.header
         return (f"api_key={h.api_key} api_version={h.api_version} "
                 f"correlation_id={h.correlation_id} client_id='{escape(h.client_id)}' "
-                f"connection={self.connection_id}")
+                f"principal={escape(self.principal)} connection={self.connection_id}")
 
 
 class Response:

@@ -184,7 +184,7 @@ def log_completed_request(response, timings: tuple[float, ...], network_thread: 
         "totalTimeMs": total_ms, "requestQueueTimeMs": queue_ms, "localTimeMs": local_ms,
         "remoteTimeMs": remote_ms, "throttleTimeMs": request.api_throttle_time_ms,
         "responseQueueTimeMs": response_queue_ms, "sendTimeMs": send_ms,
-        "securityProtocol": getattr(request, "security_protocol", "PLAINTEXT"),
+        "securityProtocol": request.security_protocol,
         "principal": str(getattr(request, "principal", None) or ANONYMOUS),
         "listener": request.listener_name,
         "clientInformation": {"softwareName": escape(software_name),

@@ -45,10 +45,16 @@ poll timeout.  While the pool is below 10% of its size, the ready channels
 are read in a random order each poll, so the same ones are not always first
 to the memory left (Kafka's ``determineHandlingOrder``).
 
-TLS (Kafka's ``pollSelectionKeys``, ``keysWithBufferedRead``): a channel not
-ready() gets ``prepare()`` instead of reads; one whose transport holds bytes no
-select will announce is read next poll (timeout 0) unless muted.  See
-docs/design.md, "One TLS handshake through the Processor".
+Handshake and authentication (Kafka's ``pollSelectionKeys``): a channel that
+is not ``ready()`` (its TLS handshake or SASL exchange under way) is not read
+for requests; each of its events calls ``channel.prepare()`` instead (the
+TLS handshake first, then the SASL exchange).  That half lives in
+:mod:`.selector_authentication`: the counters, the failure log line, the
+delayed close after a failed SASL authentication, and re-authentication
+(KIP-368).  A TLS channel whose transport holds bytes no select will announce
+(``keysWithBufferedRead``) is read next poll (timeout 0) unless muted.  See
+docs/design.md, "One TLS handshake through the Processor" and "A SASL
+exchange through the Processor".
 
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
@@ -65,30 +71,27 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
-from kafka_net.network import channel_builder as channel_builders
+from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
-from kafka_net.network.transport_layer import SslAuthenticationException
+from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
-_failed_authentication_log = RateLimitedLog(log)
-# What a failed handshake or authentication raises (Kafka's AuthenticationException).
-AUTHENTICATION_EXCEPTIONS = (SslAuthenticationException,)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 
-class Selector:
+class Selector(SelectorAuthentication):
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
-                 channel_builder: channel_builders.ChannelBuilder = channel_builders.PLAINTEXT
-                 ) -> None:
+                 channel_builder: ChannelBuilder = PLAINTEXT,
+                 failed_authentication_delay_ms: int = 0) -> None:
         self.name = name
-        self._channel_builder = channel_builder
+        self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
         # Processor uncounts it from ConnectionQuotas there).
         self._on_close = on_close
@@ -127,16 +130,15 @@ class Selector:
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self.failed_authentication_total = 0
-        self.successful_authentication_total = 0
+        self._init_authentication(failed_authentication_delay_ms)
 
     # -- registration ----------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
             raise ValueError(f"There is already a connection for id {connection_id}")
-        channel = self._channel_builder.build(connection_id, sock, self.max_frame_size,
-                                              self._decoder_pool)
+        channel = self.channel_builder.build(connection_id, sock, self.max_frame_size,
+                                             self._decoder_pool)
         self._sel.register(sock, _READ, channel)
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
@@ -236,6 +238,7 @@ class Selector:
             self._maybe_unmute_after_memory_pressure()
         if self._has_buffered_receive() or self._buffered_reads:
             timeout = 0  # a request is already here: do not sleep on the socket
+        timeout = self._delayed_close_timeout(timeout)
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
         self._now_ns = now = time.monotonic_ns()
@@ -252,6 +255,7 @@ class Selector:
         if self._buffered_reads:
             self._read_buffered()
         self._collect_receives()
+        self._complete_delayed_closes()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
@@ -279,33 +283,6 @@ class Selector:
             self._disconnect(channel, f"I/O error: {exc}")
         except MemoryError:
             self._close_for_memory_error(channel, "reading")
-
-    def _prepare(self, channel: KafkaChannel) -> None:
-        """One handshake step (Kafka: channel.prepare() in pollSelectionKeys)."""
-        try:
-            channel.prepare()
-        except AUTHENTICATION_EXCEPTIONS as exc:
-            self.failed_authentication_total += 1
-            self._log_failed_handshake(channel, "Failed authentication with %s (%s)",
-                                       escape(exc))
-            self._disconnect(channel, f"failed authentication: {exc}")
-            return
-        self._touch(channel)   # progress: only a handshake that stalls expires
-        if channel.has_bytes_buffered():
-            # e.g. SASL tokens that came with the TLS Finished: no select says so.
-            self._buffered_reads[channel.id] = channel
-        if channel.ready():
-            self.successful_authentication_total += 1
-        if channel.transport.has_pending_writes():
-            self._add_interest(channel, _WRITE)
-        elif not channel.has_send():
-            self._remove_interest(channel, _WRITE)
-
-    def _log_failed_handshake(self, channel: KafkaChannel, msg: str, *args) -> None:
-        # Kafka logs "Failed authentication with <peer> (<reason>)" at INFO; one
-        # line per peer address every 10 s here, so a scanner cannot flood the log.
-        _failed_authentication_log.log(logging.INFO, ("handshake", channel.peer[:1]),
-                                       "%s: " + msg, self.name, channel.peer_text, *args)
 
     def _read_buffered(self) -> None:
         """Read channels whose transport holds bytes no select will announce (one
@@ -358,6 +335,8 @@ class Selector:
         for channel in ready.values():
             if channel.id not in self.channels or channel.mute_state.muted:
                 continue  # closed, or unmute puts it back
+            if not channel.ready():
+                continue  # authenticating: its authenticator reads, not the Processor
             try:
                 frame = channel.decoder.next_frame()
             except InvalidReceiveError as exc:
@@ -472,6 +451,7 @@ class Selector:
             except (KeyError, ValueError):
                 pass
         self._lru.pop(channel.id, None)
+        self._delayed_closes.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         self._buffered_reads.pop(channel.id, None)

@@ -25,8 +25,9 @@ import time
 
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
+from kafka_net.config.sasl import SASL_PROTOCOLS
 from kafka_net.network.acceptor import Acceptor
-from kafka_net.network.channel_builder import ChannelBuilder
+from kafka_net.network.channel_builder import AuthenticationHooks, ChannelBuilder, SaslSettings
 from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
@@ -38,8 +39,11 @@ log = logging.getLogger(__name__)
 
 class SocketServer:
     def __init__(self, config: ServerConfig, request_channel: RequestChannel,
-                 parse_request, clock_ms=None) -> None:
+                 parse_request, clock_ms=None,
+                 auth_hooks: AuthenticationHooks | None = None) -> None:
         self.config = config
+        # What SASL listeners' authenticators need of the API layer (see channel_builder).
+        self.auth_hooks = auth_hooks
         # One for the whole broker, shared by every listener's Acceptor and
         # Processors.  ``clock_ms`` (integer ms) lets tests drive its rates.
         self.connection_quotas = (ConnectionQuotas(config) if clock_ms is None
@@ -91,19 +95,24 @@ class SocketServer:
                                        self.connection_quotas))
 
     def _channel_builder(self, endpoint: EndPoint) -> ChannelBuilder:
-        """Kafka's ChannelBuilders.serverChannelBuilder: an SSL listener's SslFactory
-        is built here, once, so a bad key or trust store stops the startup."""
+        """Kafka's ChannelBuilders.serverChannelBuilder for one listener: an SSL or
+        SASL_SSL listener's SslFactory is built here, once, so a bad key or trust
+        store stops the startup; a SASL listener's settings are read once too."""
         protocol = endpoint.security_protocol
-        if protocol == "SSL":
+        ssl_factory = sasl = None
+        if protocol in ("SSL", "SASL_SSL"):
             ssl_factory = SslFactory(self.config.ssl_config(endpoint.listener_name))
-            return ChannelBuilder(protocol, ssl_factory)
-        return ChannelBuilder(protocol)
+        if protocol in SASL_PROTOCOLS:
+            if self.auth_hooks is None:
+                raise ValueError(f"listener {endpoint.listener_name}: SASL needs the API "
+                                 "layer's authentication hooks")
+            sasl = SaslSettings.of(self.config, endpoint.listener_name, self.auth_hooks)
+        return ChannelBuilder(protocol, ssl_factory, sasl=sasl)
 
     def bound_endpoints(self) -> list[EndPoint]:
         """The listeners with port 0 replaced by the port actually bound."""
         return [EndPoint(a.endpoint.listener_name, a.endpoint.host, a.port,
-                         a.endpoint.security_protocol)
-                for a in self.acceptors]
+                         a.endpoint.security_protocol) for a in self.acceptors]
 
     def bound_port(self, listener_name: str = "PLAINTEXT") -> int:
         for acceptor in self.acceptors:

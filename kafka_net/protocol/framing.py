@@ -82,6 +82,15 @@ class FrameDecoder:
         if reserved:
             self.memory_pool.release(reserved)
 
+    def take_buffered(self) -> bytes:
+        """Hand over every byte received and not yet returned as a frame, and give
+        back the head frame's grant: a SASL re-authentication reads them itself."""
+        data = bytes(self._buf[self._pos:])
+        self._buf.clear()
+        self._pos = 0
+        self.close()
+        return data
+
     def _grantable_size(self) -> int | None:
         """The head frame's size if it is known and needs a grant: not unknown yet,
         not empty (Kafka's EMPTY_BUFFER), not invalid (next_frame raises)."""

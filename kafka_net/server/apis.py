@@ -31,16 +31,18 @@ from kafka_net.network.request_channel import (
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
-    alter_client_quotas, alter_configs, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_partitions, create_topics, delete_groups,
-    delete_records, delete_topics, describe_client_quotas, describe_cluster,
+    alter_client_quotas, alter_configs, alter_user_scram_credentials, api_versions,
+    consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics,
+    delete_groups, delete_records, delete_topics, describe_client_quotas, describe_cluster,
     describe_configs, describe_groups, describe_producers, describe_topic_partitions,
-    describe_transactions, end_txn, fetch, find_coordinator, heartbeat,
-    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, list_transactions, metadata, offset_commit, offset_delete,
-    offset_fetch, produce, sync_group, txn_offset_commit)
+    describe_transactions, describe_user_scram_credentials, end_txn, fetch,
+    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
+    leave_group, list_groups, list_offsets, list_transactions, metadata, offset_commit,
+    offset_delete, offset_fetch, produce, sasl_authenticate, sasl_handshake, sync_group,
+    txn_offset_commit)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -65,6 +67,7 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     sync_group,         # 14
     describe_groups,    # 15
     list_groups,        # 16
+    sasl_handshake,     # 17 (after authentication; before it, the authenticator)
     api_versions,       # 18
     create_topics,      # 19
     delete_topics,      # 20
@@ -76,12 +79,15 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     txn_offset_commit,      # 28
     describe_configs,   # 32
     alter_configs,      # 33
+    sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
     create_partitions,  # 37
     delete_groups,      # 42
     incremental_alter_configs,  # 44
     offset_delete,      # 47
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
+    describe_user_scram_credentials,  # 50
+    alter_user_scram_credentials,     # 51
     describe_cluster,   # 60
     describe_producers,  # 61
     describe_transactions,   # 65
@@ -113,8 +119,9 @@ class RequestContext:
 
     @property
     def principal(self) -> str:
-        """Who sent the request, as Kafka's RequestContext.principal: "User:ANONYMOUS"
-        or, on an SSL listener with a client certificate, "User:<mapped DN>"."""
+        """Who sent the request, as Kafka's RequestContext.principal: "User:ANONYMOUS";
+        on an SSL listener with a client certificate, "User:<mapped DN>"; on a SASL
+        listener, "User:<authenticated name>"."""
         return self.request.principal
 
     @property
@@ -151,6 +158,10 @@ class RequestContext:
     def transaction_coordinator(self) -> TransactionCoordinator:
         return self.apis.transaction_coordinator
 
+    @property
+    def credential_cache(self) -> CredentialCache:
+        return self.apis.credential_cache
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -179,8 +190,10 @@ class KafkaApis:
                  handlers: dict[int, ModuleType] | None = None,
                  replica_manager: ReplicaManager | None = None,
                  group_coordinator=None, quotas: QuotaManagers | None = None,
-                 transaction_coordinator: TransactionCoordinator | None = None) -> None:
+                 transaction_coordinator: TransactionCoordinator | None = None,
+                 credential_cache: CredentialCache | None = None) -> None:
         self.config = config
+        self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)
         self.metadata_cache = metadata_cache
@@ -243,6 +256,18 @@ class KafkaApis:
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
+
+    def api_versions_body(self, parsed: ParsedRequest) -> dict:
+        """The ApiVersions answer for a SASL authenticator, which serves ApiVersions
+        itself on the network thread before authentication (Kafka's apiVersionSupplier)."""
+        request = Request.from_parsed(-1, "", "", ("", 0), parsed)
+        return api_versions.handle(RequestContext(request, self), parsed.body)
+
+    def error_body(self, parsed: ParsedRequest, error_code: int) -> dict:
+        """``parsed``'s API's error response with ``error_code`` (Kafka's
+        ``getErrorResponse``), for the SASL authenticator's ILLEGAL_SASL_STATE."""
+        module = self.handlers[parsed.header.api_key]
+        return module.error_response(parsed.body, parsed.header.api_version, error_code)
 
     def parse_request(self, frame: bytes) -> ParsedRequest:
         """Runs on the Processor thread, as Kafka parses on the network thread."""

@@ -29,6 +29,7 @@ are never muted (``QuotaManagers.can_mute``).
 from __future__ import annotations
 
 from kafka_net.config import ServerConfig
+from kafka_net.network.channel_builder import AuthenticationHooks
 from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
@@ -38,6 +39,7 @@ from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
+from kafka_net.security.credential_cache import CredentialCache
 
 
 def group_config(config: ServerConfig) -> GroupConfig:
@@ -87,10 +89,16 @@ class BrokerCore:
         self.log_manager = LogManager(self.replica_manager,
                                       config.log_retention_check_interval_ms,
                                       config.log_initial_task_delay_ms)
+        # SCRAM credentials, shared by the SASL authenticators (network threads)
+        # and Describe/AlterUserScramCredentials (handler threads).
+        self.credential_cache = CredentialCache()
+        for spec in config.scram_credentials:
+            self.credential_cache.add_scram(spec)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
-                              transaction_coordinator=self.transaction_coordinator)
+                              transaction_coordinator=self.transaction_coordinator,
+                              credential_cache=self.credential_cache)
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -100,8 +108,11 @@ class BrokerCore:
         """The SocketServer feeding this core's RequestChannel.  ``ip`` entity
         quotas (connection_creation_rate, set through AlterClientQuotas) are
         enforced by its Acceptors' ConnectionQuotas, so they are wired here."""
+        hooks = AuthenticationHooks(self.credential_cache, self.apis.api_versions_body,
+                                    self.apis.supported_versions, self.apis.error_body)
         socket_server = SocketServer(self.config, self.request_channel,
-                                     self.apis.parse_request, clock_ms=clock_ms)
+                                     self.apis.parse_request, clock_ms=clock_ms,
+                                     auth_hooks=hooks)
         self.quotas.client_quotas.ip_quotas = socket_server.connection_quotas
         return socket_server
 

@@ -421,7 +421,7 @@ def test_two_listeners_each_advertise_their_own_address():
     ("auto.create.topics.enable=maybe", "auto.create.topics.enable: 'maybe' is not true "
                                         "or false"),
     ("listeners=SASL_SSL://127.0.0.1:9093",
-     "listeners: listener 'SASL_SSL' uses security protocol SASL_SSL"),
+     "sasl.enabled.mechanisms: GSSAPI cannot serve listener(s) SASL_SSL"),
     ("num.io.threads", "--override 'num.io.threads' is not of the form key=value"),
 ])
 def test_bad_configuration_exits_2_with_the_message_and_no_traceback(override, message):
@@ -562,3 +562,23 @@ def test_at_log_level_warning_the_started_line_metrics_and_stop_still_show():
         broker.wait_for(CLEAN_STOP)
         # INFO lines other than the status ones stay hidden.
         assert "Received SIGTERM" not in broker.stderr
+
+
+def test_serve_add_scram_seeds_a_sasl_user():
+    from tests.integration.sasl_support import scram_login
+
+    with serve("listeners=SASL_PLAINTEXT://127.0.0.1:0", "num.network.threads=1",
+               "num.io.threads=1", "sasl.enabled.mechanisms=SCRAM-SHA-512",
+               args=("--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]")) \
+            as broker:
+        port = broker.wait_started()["SASL_PLAINTEXT"]
+        with RawClient(port) as client:
+            assert scram_login(client, "SCRAM-SHA-512", "alice", "alice-secret")[
+                "error_code"] == 0
+            assert client.call(METADATA, 9, {"topics": [], "allow_auto_topic_creation": False,
+                                             "include_cluster_authorized_operations": False,
+                                             "include_topic_authorized_operations": False}
+                               )["brokers"]
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        assert_no_traceback(broker.stderr)

@@ -1,6 +1,7 @@
-"""SSL listeners on real sockets: one broker with three listeners at once,
-PLAINTEXT, SSL and MTLS (an SSL listener whose ``listener.name.mtls.ssl.client.auth``
-is ``required``), and the ways a TLS client can go wrong.
+"""SSL listeners on real sockets: one broker with four listeners at once,
+PLAINTEXT, SSL, MTLS (an SSL listener whose ``listener.name.mtls.ssl.client.auth``
+is ``required``) and SASL_SSL (TLS, then a SASL login), and the ways a TLS
+client can go wrong.
 
 Each bad client: its connection is closed, one clear log line names the peer
 and the reason, the failed-authentication metric counts it where Kafka does,
@@ -9,6 +10,8 @@ every other connection is served, and no thread dies or is added.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import socket
@@ -20,10 +23,13 @@ import pytest
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.metrics import server_snapshot
-from kafka_net.network import selector as selector_module
+from kafka_net.network import selector_authentication
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.handlers import api_versions
 from kafka_net.server.kafka_server import KafkaServer
 from tests.network.helpers import healthy, server_threads_alive
+from tests.integration.sasl_support import plain_login, sasl_props
 from tests.support import (
     API_VERSIONS_V3_BODY, LOOPBACK, RawClient, running_server, wait_until)
 from tests.tls_support import (
@@ -47,9 +53,11 @@ class RecordingApiVersions:
 
 def broker_config(pki, **extra: str) -> ServerConfig:
     return ServerConfig.from_properties({
-        "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0,MTLS://{LOOPBACK}:0",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL",
-        **pki.broker_props(),
+        "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0,MTLS://{LOOPBACK}:0,"
+                     f"SASL_SSL://{LOOPBACK}:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,"
+                                          "SASL_SSL:SASL_SSL",
+        **pki.broker_props(), **sasl_props("SASL_SSL"),
         "listener.name.mtls.ssl.client.auth": "required",
         "num.network.threads": "1", "num.io.threads": "2",
         "connections.max.idle.ms": str(IDLE_MS), "shutdown.timeout.ms": "5000", **extra})
@@ -65,8 +73,8 @@ def server(pki):
 @pytest.fixture(autouse=True)
 def fresh_log_limits(monkeypatch):
     # Every bad client here comes from 127.0.0.1: each case gets its own line.
-    monkeypatch.setattr(selector_module, "_failed_authentication_log",
-                        RateLimitedLog(selector_module.log))
+    monkeypatch.setattr(selector_authentication, "_auth_log",
+                        RateLimitedLog(selector_authentication.log))
 
 
 def api_versions_ok(client: RawClient) -> bool:
@@ -84,18 +92,44 @@ def all_listeners_serve(server, pki) -> None:
         assert api_versions_ok(c)
     with tls_raw_client(server.bound_port("MTLS"), pki.client_context("client")) as c:
         assert api_versions_ok(c)
+    with sasl_ssl_login(server, pki, "alice", "alice-secret") as (c, answer):
+        assert answer["error_code"] == 0 and api_versions_ok(c)
+
+
+@contextlib.contextmanager
+def sasl_ssl_login(server, pki, user: str, password: str):
+    """A TLS connection to the SASL_SSL listener that has tried a PLAIN login:
+    (client, SaslAuthenticate answer)."""
+    with tls_raw_client(server.bound_port("SASL_SSL"), pki.client_context()) as client:
+        yield client, plain_login(client, user, password)
+
+
+def logged_identities(caplog) -> set[tuple[str, str, str]]:
+    lines = [json.loads(r.getMessage()[len("Completed request:"):]) for r in caplog.records
+             if r.getMessage().startswith("Completed request:")]
+    return {(d["listener"], d["securityProtocol"], d["principal"]) for d in lines}
 
 
 # -- a mixed broker: every listener kind at once ----------------------------------------
 
 
-def test_mixed_broker_serves_plaintext_ssl_and_mutual_tls_with_their_principals(server, pki):
+def test_mixed_broker_serves_plaintext_ssl_mtls_and_sasl_ssl_with_their_principals(
+        server, pki, caplog):
     RecordingApiVersions.principals.clear()
-    all_listeners_serve(server, pki)
+    with caplog.at_level(logging.DEBUG, logger="kafka.request.logger"):
+        all_listeners_serve(server, pki)
+        # The request log line of each: listener, security protocol, principal.
+        expected = {("PLAINTEXT", "PLAINTEXT", "User:ANONYMOUS"),
+                    ("SSL", "SSL", "User:ANONYMOUS"), ("MTLS", "SSL", f"User:{CLIENT_DN}"),
+                    ("SASL_SSL", "SASL_SSL", "User:alice")}
+        assert wait_until(lambda: expected <= logged_identities(caplog))
     seen = set(RecordingApiVersions.principals)
     assert ("PLAINTEXT", "User:ANONYMOUS") in seen
     assert ("SSL", "User:ANONYMOUS") in seen
     assert ("MTLS", f"User:{CLIENT_DN}") in seen
+    # The SASL name, not the (absent) certificate's: the ApiVersions before the
+    # login was answered by the authenticator, so only the one after it is here.
+    assert ("SASL_SSL", "User:alice") in seen
 
 
 def test_metadata_on_each_listener_advertises_that_listener(server, pki):
@@ -148,7 +182,7 @@ def bystander(server, pki):
 
 def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
     threads, before = threading.active_count(), failed_authentications(server, "SSL")
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with RawClient(server.bound_port("SSL")) as plain:
             plain.send(18, 3, API_VERSIONS_V3_BODY)
             assert rejected(plain.sock)
@@ -164,7 +198,7 @@ def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
                          ids=["random", "bad_record", "http"])
 def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garbage):
     threads = threading.active_count()
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(garbage)
@@ -173,11 +207,38 @@ def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garba
     assert_only_that_connection_paid(server, pki, bystander, threads)
 
 
+def test_wrong_password_over_sasl_ssl(server, pki, bystander, caplog):
+    threads, before = threading.active_count(), failed_authentications(server, "SASL_SSL")
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+        with sasl_ssl_login(server, pki, "alice", "wrong") as (client, answer):
+            peer = "%s:%d" % client.sock.getsockname()
+            assert answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
+            assert answer["error_message"] == (
+                "Authentication failed: Invalid username or password")
+            assert rejected(client.sock)   # closed after the failure answer
+    line = log_line_about(caplog, peer)
+    assert "Failed authentication with" in line and "Invalid username or password" in line
+    assert_failed_authentications(server, "SASL_SSL", before + 1)
+    assert_only_that_connection_paid(server, pki, bystander, threads)
+
+
+def test_a_sasl_plaintext_client_on_the_sasl_ssl_port(server, pki, bystander, caplog):
+    threads, before = threading.active_count(), failed_authentications(server, "SASL_SSL")
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+        with RawClient(server.bound_port("SASL_SSL")) as plain:
+            plain.send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+            assert rejected(plain.sock)
+            peer = "%s:%d" % plain.sock.getsockname()
+    assert "SSL handshake failed" in log_line_about(caplog, peer)
+    assert_failed_authentications(server, "SASL_SSL", before + 1)
+    assert_only_that_connection_paid(server, pki, bystander, threads)
+
+
 @pytest.mark.parametrize("certificate", ["rogue-client", None], ids=["untrusted", "none"])
 def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
         server, pki, bystander, caplog, certificate):
     threads, before = threading.active_count(), failed_authentications(server, "MTLS")
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         raw = socket.create_connection((LOOPBACK, server.bound_port("MTLS")), timeout=10)
         peer = "%s:%d" % raw.getsockname()
         try:
@@ -199,7 +260,7 @@ def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
 def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
     threads = threading.active_count()
     hello = client_hello()
-    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(hello[:len(hello) // 2])

@@ -98,7 +98,7 @@ def test_handshake_then_request_and_response(pki):
         selector.send("c1", frame(b"answer"))
         run_selector_until(selector, lambda: "c1" in selector.completed_sends)
         assert client.recv(100) == frame(b"answer")
-        assert selector.successful_authentication_total == 1
+        assert selector.auth_counts["successful-authentication-total"] == 1
 
 
 def test_client_certificate_gives_the_principal(pki):
@@ -171,7 +171,7 @@ def test_failed_handshake_is_counted_and_closes_only_that_channel(pki):
         run_selector_until(selector, lambda: selector.disconnected)
         (connection_id, reason), = selector.disconnected
         assert connection_id == "bad" and reason.startswith("failed authentication: ")
-        assert selector.failed_authentication_total == 1
+        assert selector.auth_counts["failed-authentication-total"] == 1
         good.sendall(frame(b"still served"))
         run_selector_until(selector, lambda: selector.completed_receives)
         assert selector.completed_receives[0][1] == b"still served"
@@ -190,7 +190,7 @@ def test_eof_mid_handshake_is_a_disconnect_not_a_failed_authentication(pki):
         run_selector_until(selector, lambda: selector.disconnected)
         (connection_id, reason), = selector.disconnected
         assert connection_id == "probe" and "EOF during handshake" in reason
-        assert selector.failed_authentication_total == 0
+        assert selector.auth_counts["failed-authentication-total"] == 0
     finally:
         selector.close_all()
         selector._wakeup.close()
@@ -203,3 +203,56 @@ def test_requested_client_auth_takes_a_certificate_if_one_is_sent(pki, certifica
     selector = ssl_selector(pki, client_auth="requested")
     with tls_pair(selector, pki.client_context(certificate)):
         assert selector.channels["c1"].principal() == principal
+
+
+# -- SASL_SSL: the authenticator's frames come through the TLS transport -------------------
+
+
+def test_sasl_frames_in_one_tls_record_are_read_without_another_select(pki):
+    """SASL_SSL's order (TLS handshake, then the authenticator) and Kafka's
+    keysWithBufferedRead for an authenticating channel: two SASL tokens and a
+    request in one TLS record are decrypted by the first read; the authenticator
+    takes one frame per prepare(), and what is left waits in the transport,
+    where no select sees it.  Polls with timeout 0 must still get through all
+    of it: the exchange completes, then the request reaches the Processor."""
+    from tests.network.test_channel_authentication import FakeAuthenticator
+
+    class SaslSslBuilder(ChannelBuilder):
+        def build(self, *args, **kwargs):
+            channel = super().build(*args, **kwargs)
+            channel.authenticator = FakeAuthenticator(channel)
+            return channel
+
+    cfg = ServerConfig.from_properties({"listeners": "SSL://127.0.0.1:0",
+                                        **pki.broker_props()})
+    selector = Selector(1 << 20, -1, WakeupSocketpair(), name="test",
+                        channel_builder=SaslSslBuilder("SSL", SslFactory(cfg.ssl_config("SSL"))))
+    server_side, client_side = socket.socketpair()
+    server_side.setblocking(False)
+    channel = selector.register("c1", server_side)
+    client = pki.client_context().wrap_socket(client_side, server_hostname="localhost",
+                                              do_handshake_on_connect=False)
+    client.setblocking(False)
+    try:
+        deadline = time.monotonic() + 10
+        while not channel.transport.ready():
+            assert time.monotonic() < deadline, "handshake did not finish"
+            try:
+                client.do_handshake()
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                pass
+            selector.poll(0.01)
+        assert not channel.ready()   # TLS is up; the SASL exchange has not begun
+        client.settimeout(10)
+        client.sendall(frame(b"token") + frame(b"open") + frame(b"request"))
+        run_selector_until(selector, lambda: channel.ready() or "c1" not in selector.channels)
+        assert channel.ready() and channel.principal() == "User:fake"
+        assert not has_socket_bytes(selector, "c1")   # the rest is in the transport only
+        assert poll_at_once(selector, lambda: selector.completed_receives)
+        assert bytes(selector.completed_receives[0][1]) == b"request"
+        assert client.recv(100) == frame(b"ok")   # the answer to b"token", encrypted
+        assert selector.auth_counts["successful-authentication-total"] == 1
+    finally:
+        client.close()
+        selector.close_all()
+        selector._wakeup.close()

@@ -60,7 +60,9 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
         ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS,
         ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE, ApiKey.DESCRIBE_CLUSTER,
-        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TOPIC_PARTITIONS}
+        ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS}
 
 
 def test_supported_versions_come_from_the_table():

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
     add_offsets_to_txn, add_partitions_to_txn, alter_client_quotas, alter_configs,
-    api_versions, consumer_group_describe, consumer_group_heartbeat, create_partitions,
-    create_topics, delete_groups, delete_records, delete_topics, describe_client_quotas,
-    describe_cluster, describe_configs, describe_groups, describe_producers,
-    describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
-    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
-    list_groups, list_offsets, list_transactions, metadata, offset_commit,
-    offset_delete, offset_fetch, offset_for_leader_epoch, produce, sync_group,
+    alter_user_scram_credentials, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_partitions, create_topics, delete_groups, delete_records,
+    delete_topics, describe_client_quotas, describe_cluster, describe_configs,
+    describe_groups, describe_producers, describe_topic_partitions, describe_transactions,
+    describe_user_scram_credentials, end_txn, fetch, find_coordinator, heartbeat,
+    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
+    list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
+    offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake, sync_group,
     txn_offset_commit)
 from kafka_net.protocol.schema import Schema
 
@@ -55,6 +56,8 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.DESCRIBE_GROUPS, describe_groups.REQUEST, describe_groups.RESPONSE),
     ApiKey.LIST_GROUPS: ApiMessage(
         ApiKey.LIST_GROUPS, list_groups.REQUEST, list_groups.RESPONSE),
+    ApiKey.SASL_HANDSHAKE: ApiMessage(
+        ApiKey.SASL_HANDSHAKE, sasl_handshake.REQUEST, sasl_handshake.RESPONSE),
     ApiKey.API_VERSIONS: ApiMessage(
         ApiKey.API_VERSIONS, api_versions.REQUEST, api_versions.RESPONSE),
     ApiKey.CREATE_TOPICS: ApiMessage(
@@ -80,6 +83,8 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.DESCRIBE_CONFIGS, describe_configs.REQUEST, describe_configs.RESPONSE),
     ApiKey.ALTER_CONFIGS: ApiMessage(
         ApiKey.ALTER_CONFIGS, alter_configs.REQUEST, alter_configs.RESPONSE),
+    ApiKey.SASL_AUTHENTICATE: ApiMessage(
+        ApiKey.SASL_AUTHENTICATE, sasl_authenticate.REQUEST, sasl_authenticate.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
     ApiKey.DELETE_GROUPS: ApiMessage(
@@ -94,6 +99,12 @@ MESSAGES: dict[int, ApiMessage] = {
         describe_client_quotas.REQUEST, describe_client_quotas.RESPONSE),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiMessage(
         ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas.REQUEST, alter_client_quotas.RESPONSE),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiMessage(
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, describe_user_scram_credentials.REQUEST,
+        describe_user_scram_credentials.RESPONSE),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiMessage(
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials.REQUEST,
+        alter_user_scram_credentials.RESPONSE),
     ApiKey.DESCRIBE_CLUSTER: ApiMessage(
         ApiKey.DESCRIBE_CLUSTER, describe_cluster.REQUEST, describe_cluster.RESPONSE),
     ApiKey.DESCRIBE_PRODUCERS: ApiMessage(

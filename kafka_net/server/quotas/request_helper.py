@@ -14,7 +14,9 @@ parts of Kafka's ``KafkaApis.handleProduceRequest``/``handleFetchRequest`` and
   StartThrottlingResponse is queued *before* the response, see
   :mod:`.throttled_channel`) and the body's ``throttle_time_ms`` says so.
 
-On PLAINTEXT every client's principal is ``User:ANONYMOUS``.
+The quota user is the name of the request's principal (Kafka's
+``request.session.sanitizedUser``): ``alice`` for a SASL client that logged in
+as alice, ``ANONYMOUS`` on PLAINTEXT.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ ANONYMOUS = "ANONYMOUS"   # KafkaPrincipal.ANONYMOUS's name
 _INT_MAX = 2**31 - 1
 
 
+def quota_user(request) -> str:
+    """The principal's name: "User:alice" -> "alice"."""
+    return request.principal.partition(":")[2] or ANONYMOUS
+
+
 def before_handle(quotas, request) -> None:
     """Cap a consumer's fetch at what one quota window allows (Kafka's
     ``getMaxValueInQuotaWindow``): a larger fetch would always be throttled, and
@@ -39,7 +46,8 @@ def before_handle(quotas, request) -> None:
     body = request.body
     if body is None:
         return
-    cap = quotas.fetch.max_value_in_quota_window(ANONYMOUS, request.header.client_id or "")
+    cap = quotas.fetch.max_value_in_quota_window(quota_user(request),
+                                                 request.header.client_id or "")
     max_bytes = int(min(body["max_bytes"], cap, _INT_MAX))
     body["max_bytes"] = max_bytes
     body["min_bytes"] = min(body["min_bytes"], max_bytes)
@@ -51,7 +59,7 @@ def throttle_response(quotas, request, body, encode):
     ``encode(body)`` makes the response frame; a Fetch is encoded here to
     measure it, and the bytes are handed back for reuse when not throttled.
     """
-    user, client_id = ANONYMOUS, request.header.client_id or ""
+    user, client_id = quota_user(request), request.header.client_id or ""
     api_key = request.header.api_key
     now_ms = quotas.clock_ms()
     thread_ns = _thread_time_ns(request)
@@ -97,7 +105,7 @@ def _throttle(quotas, manager, request, throttle_ms: int) -> None:
     # Muting needs the Processors and the reaper thread (KafkaServer starts it); a
     # bare KafkaApis, as the benchmark's reference server uses, only reports the time.
     if throttle_ms > 0 and quotas.can_mute:
-        manager.throttle(ANONYMOUS, request.header.client_id or "",
+        manager.throttle(quota_user(request), request.header.client_id or "",
                          ChannelThrottleCallback(quotas.request_channel, request), throttle_ms)
 
 

@@ -203,6 +203,16 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, **typical_request(
             b, ApiKey.CONSUMER_GROUP_HEARTBEAT, 0))
         return dict(group_ids=["cg-0", "g"])
+    if api_key == ApiKey.SASL_HANDSHAKE:
+        return dict(mechanism="PLAIN")
+    if api_key == ApiKey.SASL_AUTHENTICATE:
+        return dict(auth_bytes=b"\0alice\0secret")
+    if api_key == ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return dict(users=None)
+    if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        return dict(deletions=[], upsertions=[{"name": "alice", "mechanism": 1,
+                                               "iterations": 4096, "salt": b"salt",
+                                               "salted_password": bytes(32)}])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -280,4 +290,10 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(group_id="ghost", member_id="m", member_epoch=5, topic_partitions=None)
     if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
         return dict(group_ids=["ghost", "g", ""])
+    if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+        return typical_request(b, api_key, version)   # always ILLEGAL_SASL_STATE here
+    if api_key == ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return dict(users=[{"name": "nobody"}])
+    if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        return dict(deletions=[{"name": "nobody", "mechanism": 1}], upsertions=[])
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here
