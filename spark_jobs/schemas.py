@@ -22,6 +22,9 @@ FRAME_SCHEMA = StructType([
     StructField("marker", StringType()),          # None for frames; "gap", "close"
     StructField("gap_start", LongType()),         # lost stream bytes (gap markers, and
     StructField("gap_end", LongType()),           # frames with bytes lost inside)
+    StructField("frame_number", IntegerType()),   # pcap: Wireshark's 1-based number of
+    #                                               the packet completing it; else 0
+    StructField("file_offset", LongType()),       # kncap: the record's byte offset; else -1
 ])
 
 PAIR_SCHEMA = StructType([
@@ -38,13 +41,30 @@ PAIR_SCHEMA = StructType([
     StructField("error_codes", ArrayType(IntegerType())),
 ])
 
+# Where to find each violation (kafka_net/capture/findings.py builds the rows).
 VIOLATION_SCHEMA = StructType([
-    StructField("connection", StringType()),
+    StructField("connection", StringType()),      # client and broker address:port
     StructField("check", StringType()),
-    StructField("position", IntegerType()),
+    StructField("position", IntegerType()),       # frame index within the connection
+    StructField("direction", StringType()),       # "request" or "response"
+    StructField("file", StringType()),
+    StructField("frame_number", IntegerType()),   # pcap: as Wireshark numbers it; else 0
+    StructField("file_offset", LongType()),       # kncap: record offset; else -1
     StructField("timestamp_ns", LongType()),
+    StructField("timestamp", StringType()),       # the same, UTC ISO 8601
+    StructField("api_key", IntegerType()),        # -1: no request to tie it to
+    StructField("api_name", StringType()),
+    StructField("api_version", IntegerType()),
+    StructField("client_id", StringType()),
     StructField("correlation_id", IntegerType()),
+    StructField("correlation_ids", ArrayType(IntegerType())),   # every id involved
+    StructField("request_position", IntegerType()),
+    StructField("request_frame_number", IntegerType()),
     StructField("detail", StringType()),
+    StructField("frame_size", IntegerType()),
+    StructField("hex_head", StringType()),        # the first 64 bytes, size prefix included
+    StructField("fault_offset", IntegerType()),   # in those bytes; -1: not known
+    StructField("hex_fault", StringType()),       # 32 bytes around the fault
 ])
 
 REQUEST_SCHEMA = StructType([

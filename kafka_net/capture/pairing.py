@@ -141,15 +141,16 @@ class _Walk:
                 corr = peek_request_header(f.frame)[2]
                 self.request_positions.setdefault(corr, []).append(f.position)
 
-    def violation(self, check: str, at, corr: int, detail: str) -> None:
+    def violation(self, check: str, at, corr: int, detail: str, offset: int = -1) -> None:
         self.report.violations.append(
-            Violation(check, at.position, at.timestamp_ns, corr, detail))
+            Violation(check, at.position, at.timestamp_ns, corr, detail, offset))
 
-    def flag(self, check: str, frame: Frame, corr: int, detail: str) -> None:
+    def flag(self, check: str, frame: Frame, corr: int, detail: str,
+             offset: int = -1) -> None:
         """A violation at ``frame``, unless its direction's framing is not confirmed."""
         gap = self.suspect[frame.direction]
         if gap is None:
-            self.violation(check, frame, corr, detail)
+            self.violation(check, frame, corr, detail, offset)
         else:
             self.report.states[frame.position] = FrameState(
                 frame.position, UNVERIFIABLE, "framing not yet confirmed after a gap: "
@@ -238,7 +239,7 @@ class _Walk:
             return req   # the id is known: a broker may still answer it, so keep pairing
         except BodyProblem as exc:
             self.state(frame, CHECKED)
-            self.flag(exc.check, frame, corr, str(exc))
+            self.flag(exc.check, frame, corr, str(exc), exc.offset)
             return req
         self.state(frame, HEADER_ONLY if why else CHECKED, why or "")
         if not frame.after_gap:
@@ -391,7 +392,7 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
         body, why = check_response_body(frame.frame, req.api_key, req.api_version)
     except BodyProblem as exc:
         walk.state(frame, CHECKED)
-        walk.flag(exc.check, frame, req.correlation_id, str(exc))
+        walk.flag(exc.check, frame, req.correlation_id, str(exc), exc.offset)
         return
     except InvalidRequestError as exc:
         walk.state(frame, CHECKED)

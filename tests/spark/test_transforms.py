@@ -126,6 +126,12 @@ def test_check_connection_orders_rows_across_segments(tmp_path):
     assert result["violations"] == []
     assert [p["correlation_id"] for p in result["pairs"]] == list(range(6))
     summary = result["connection"]
+    (cell,) = summary.pop("cells")
+    assert summary.pop("versions_served") == {}     # no ApiVersions exchange here
+    assert {k: cell[k] for k in ("api_key", "requests", "responses", "pairs", "violations",
+                                 "checked", "header_only", "unverifiable")} == {
+        "api_key": 3, "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
+        "checked": 12, "header_only": 0, "unverifiable": 0}
     assert summary == {"connection": f"77/{CONN}", "source": "kafka-net", "frames": 12,
                        "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
                        "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None,
