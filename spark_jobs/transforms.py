@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from kafka_net.capture.findings import (
     client_software, locate_violations, matrix_cells, versions_served)
+from kafka_net.capture import reader
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name
@@ -38,13 +39,8 @@ FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "times
 
 
 def sniff(data: bytes) -> str | None:
-    if data[:5] == b"KNCAP":
-        return "kncap"
-    try:
-        from kafka_net.capture.pcap import sniff_format
-    except ImportError:  # pragma: no cover - pcap support ships with the package
-        return None
-    return sniff_format(data)
+    """The one sniffing reader's (kafka_net.capture.reader) verdict on a file."""
+    return reader.sniff(data)
 
 
 def file_units(path: str, data: bytes) -> list[tuple]:
