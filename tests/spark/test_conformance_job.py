@@ -201,6 +201,16 @@ def test_violations_parquet_has_exactly_the_injected_rows(synthetic, spark):
     rows = parquet_rows(spark, synthetic["out"], "violations")
     assert violation_keys(rows) == synthetic["expected"]
     assert all(r["detail"] and r["timestamp_ns"] > 0 for r in rows)
+    # where to find each: pcap frame number or kncap record offset, time, API, bytes
+    for r in rows:
+        if r["file"].endswith(".pcap"):
+            assert r["frame_number"] > 0 and r["file_offset"] == -1, r
+        else:
+            assert r["file"].endswith(".kncap") and r["file_offset"] > 0, r
+            assert r["frame_number"] == 0
+        assert r["timestamp"].endswith("Z") and r["hex_head"].startswith("0000: ")
+        assert r["correlation_id"] in r["correlation_ids"] or r["correlation_id"] < 0
+    assert len(synthetic["report"]["violations"]) == len(rows)
 
 
 def test_synthetic_exit_code_is_1_for_violations(synthetic):
