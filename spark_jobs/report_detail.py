@@ -114,10 +114,10 @@ def _violation_row(n: int, v: dict) -> str:
                  f"<pre>{_e(v['hex_fault'])}</pre>")
     request = ""
     if v.get("direction") == "response" and v.get("request_frame_number"):
-        request = f"<br>request: frame {v['request_frame_number']}"
+        request = f"<br>its request: frame {v['request_frame_number']}"
     return (f"<tr id='v{n}'><td class='num'>{n}</td><td>{_e(v['check'])}</td>"
             f"<td>{_e(where(v))}<br>{_e(v.get('direction', ''))} #{v['position']}"
-            f"{_e(request)}</td>"
+            f"{request}</td>"
             f"<td>{_e(v.get('timestamp', ''))}<br>{v['timestamp_ns']} ns</td>"
             f"<td>{_e(v['connection'])}</td><td>{_e(api_text(v))}</td>"
             f"<td>{_e(v.get('client_id', ''))}</td>"
