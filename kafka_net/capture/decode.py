@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from kafka_net.capture.findings import hex_excerpt, iso_utc, pdu
+from kafka_net.capture.findings import RequestIndex, hex_excerpt, iso_utc, pdu
 from kafka_net.capture.model import CLOSE, GAP, REQUEST, Frame
 from kafka_net.capture.pairing import pair_connection
 from kafka_net.capture.reader import CapturedConnection, read_capture_file
@@ -81,6 +81,14 @@ def _items(conn: CapturedConnection) -> list[_Item]:
                              for r in report.requests}
     for p in report.pairs:
         api[p.response_position] = (p.api_key, p.api_version, p.client_id)
+    requests = RequestIndex(report)
+    for f in conn.frames:   # responses not paired (duplicates, early ones): by their id
+        if f.marker is None and f.direction != REQUEST and f.position not in api \
+                and len(f.frame) >= 4:
+            req = requests.for_response(int.from_bytes(f.frame[:4], "big", signed=True),
+                                        f.position)
+            if req is not None:
+                api[f.position] = (req.api_key, req.api_version, req.client_id)
     violations: dict[int, list] = {}
     for v in report.violations:
         violations.setdefault(v.position, []).append(v)
@@ -158,43 +166,42 @@ def _kafka(f: Frame, api) -> Iterator[str]:
 
 
 def _request(f: Frame, key: int, version: int, corr: int) -> Iterator[str]:
-    message = MESSAGES.get(key)
-    title = f"Kafka: {api_name(key)} v{version} request (api key {key}), correlation id {corr}"
-    if message is None:
-        yield title + " (no schema for this API: header only)"
-        yield from _hex(pdu(f))
-        return
-    try:
-        header, offset = read_request_header(f.frame, key, version, corr,
-                                             message.request.flexible)
-    except InvalidRequestError as exc:
-        yield title
-        yield f"Header does not decode: {exc}"
-        yield from _hex(pdu(f))
-        return
-    yield f"{title}, client id {header.client_id!r}"
-    yield from _body(message.request, f, offset, version)
+    def header(message):
+        h, offset = read_request_header(f.frame, key, version, corr, message.request.flexible)
+        return f", client id {h.client_id!r}", message.request, version, offset
+    yield from _message(f, key, version, corr, "request", header)
 
 
 def _response(f: Frame, key: int, version: int, corr: int) -> Iterator[str]:
+    def header(message):
+        v = version
+        if key == ApiKey.API_VERSIONS and v not in message.response.valid:
+            v = 0     # KIP-511: answered with a v0 body
+        _, offset = decode_response_header(
+            f.frame, response_header_version(key, v, message.response.flexible))
+        return "", message.response, v, offset
+    yield from _message(f, key, version, corr, "response", header)
+
+
+def _message(f: Frame, key: int, version: int, corr: int, kind: str, header
+             ) -> Iterator[str]:
+    """The title line, then the body; ``header(message)`` reads the header and gives
+    (title suffix, schema, body version, body offset)."""
     message = MESSAGES.get(key)
-    title = f"Kafka: {api_name(key)} v{version} response (api key {key}), correlation id {corr}"
+    title = f"Kafka: {api_name(key)} v{version} {kind} (api key {key}), correlation id {corr}"
     if message is None:
         yield title + " (no schema for this API: header only)"
         yield from _hex(pdu(f))
         return
-    if key == ApiKey.API_VERSIONS and version not in message.response.valid:
-        version = 0     # KIP-511: answered with a v0 body
     try:
-        _, offset = decode_response_header(
-            f.frame, response_header_version(key, version, message.response.flexible))
+        suffix, schema, body_version, offset = header(message)
     except InvalidRequestError as exc:
         yield title
         yield f"Header does not decode: {exc}"
         yield from _hex(pdu(f))
         return
-    yield title
-    yield from _body(message.response, f, offset, version)
+    yield title + suffix
+    yield from _body(schema, f, offset, body_version)
 
 
 def _body(schema, f: Frame, offset: int, version: int) -> Iterator[str]:
@@ -203,7 +210,7 @@ def _body(schema, f: Frame, offset: int, version: int) -> Iterator[str]:
         yield from _hex(f.frame[offset:], offset + 4)
         return
     if f.truncated:
-        yield f"Body: cut by the capture's snap length (not decoded)"
+        yield "Body: cut by the capture's snap length (not decoded)"
         yield from _hex(f.frame[offset:], offset + 4)
         return
     r = Reader(f.frame, offset)

@@ -14,7 +14,8 @@ import datetime as _dt
 import re
 
 from kafka_net.capture.model import REQUEST, ConnectionReport, Frame
-from kafka_net.capture.pairing_checks import CHECKED, HEADER_ONLY, UNVERIFIABLE
+from kafka_net.capture.pairing_checks import (
+    CHECKED, HEADER_ONLY, UNVERIFIABLE, check_request_body, check_response_body, read_request)
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.headers import peek_request_header
 
@@ -47,7 +48,7 @@ def hex_excerpt(data: bytes, start: int = 0, length: int = HEX_HEAD) -> str:
     return "\n".join(lines)
 
 
-class _Requests:
+class RequestIndex:
     """The connection's requests by correlation id, to tie a response to its API."""
 
     def __init__(self, report: ConnectionReport) -> None:
@@ -72,7 +73,7 @@ def cell_of(req) -> tuple[int, int, str]:
 def locate_violations(frames: list[Frame], report: ConnectionReport, connection: str
                       ) -> list[dict]:
     """One dict per violation with everything needed to find it (see the module doc)."""
-    requests = _Requests(report)
+    requests = RequestIndex(report)
     out = []
     for v in report.violations:
         frame = frames[v.position]
@@ -150,7 +151,6 @@ def matrix_cells(report: ConnectionReport, located: list[dict],
 
 def client_software(frames: list[Frame]) -> str:
     """``name version`` from the connection's ApiVersions v3+ request (KIP-511), or ""."""
-    from kafka_net.capture.pairing_checks import check_request_body, read_request
     for f in frames:
         if f.marker is not None or f.direction != REQUEST or len(f.frame) < 8:
             continue
@@ -170,14 +170,13 @@ def client_software(frames: list[Frame]) -> str:
 
 def versions_served(frames: list[Frame], report: ConnectionReport) -> dict[str, list[int]]:
     """{api key: [min, max]} from the broker's first ApiVersions answer without error."""
-    from kafka_net.capture.pairing_checks import BodyProblem, check_response_body
     for p in report.pairs:
         if p.api_key != ApiKey.API_VERSIONS:
             continue
         frame = frames[p.response_position]
         try:
             body = check_response_body(frame.frame, p.api_key, p.api_version)[0]
-        except (BodyProblem, Exception):  # noqa: BLE001 -- a violation already
+        except Exception:  # noqa: BLE001 -- a violation already (pairing reports it)
             continue
         if body and body.get("error_code") == 0:
             return {str(k["api_key"]): [k["min_version"], k["max_version"]]
@@ -185,5 +184,5 @@ def versions_served(frames: list[Frame], report: ConnectionReport) -> dict[str, 
     return {}
 
 
-__all__ = ["client_software", "hex_excerpt", "iso_utc", "locate_violations",
+__all__ = ["RequestIndex", "client_software", "hex_excerpt", "iso_utc", "locate_violations",
            "matrix_cells", "pdu", "versions_served"]

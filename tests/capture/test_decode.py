@@ -9,13 +9,16 @@ import shutil
 import subprocess
 from dataclasses import replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kafka_net.capture.decode import decode_file
 from kafka_net.capture.format import encode_file_header, encode_record
 from kafka_net.capture.model import REQUEST, RESPONSE
 from kafka_net.capture.reader import read_capture_file
 from kafka_net.protocol import ApiKey, encode_request
 from kafka_net.protocol.records.building import build_batch
-from tests.capture.packets import ethernet, ip_packet, pcap_file, pcapng_epb, pcapng_file
+from tests.capture.packets import ethernet, ip_packet, pcap_file, pcapng_file
 from tests.capture.tcp_wire import B, C, Wire
 from tests.capture.test_pairing import payload
 from tests.spark.conftest import kncap_record
@@ -174,3 +177,34 @@ def test_decode_notes_gaps_and_keeps_going():
 def test_decode_says_what_is_not_a_capture():
     (line,) = list(decode_file(b"hello world", "junk"))
     assert line == "junk: not a capture (neither a kafka-net capture nor a pcap/pcapng file)"
+
+
+def test_decode_of_a_kncap_names_record_offsets_and_shows_violations():
+    recs = [kncap_record(REQUEST, payload("q2"), "c-1", 1),
+            kncap_record(RESPONSE, payload("r2"), "c-1", 2),
+            kncap_record(RESPONSE, payload("r2"), "c-1", 3)]     # answered twice
+    header = encode_file_header(0, 0, 1)
+    data = header + b"".join(encode_record(r) for r in recs)
+    text = "\n".join(decode_file(data, "s.kncap"))
+    assert f"Record at byte {len(header)} of s.kncap" in text
+    assert text.count("Kafka: Metadata v12 response (api key 3), correlation id 2") == 2
+    assert "VIOLATION duplicate_response: correlation id 2 was answered already" in text
+
+
+def test_decode_shows_an_unknown_api_in_hex():
+    odd = (999).to_bytes(2, "big") + (0).to_bytes(2, "big") + (5).to_bytes(4, "big") + b"\xff"
+    data = encode_file_header(0, 0, 1) + encode_record(kncap_record(REQUEST, odd, "c", 1))
+    text = "\n".join(decode_file(data, "u.kncap"))
+    assert "Kafka: Unknown(999) v0 request (api key 999), correlation id 5 (no schema" in text
+    assert "    0000: 00 00 00 09 03 e7 00 00 00 00 00 05 ff" in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([REQUEST, RESPONSE]), st.binary(max_size=80)),
+                max_size=8))
+def test_decode_never_raises_on_arbitrary_frames(frames):
+    recs = [kncap_record(d, p, "c", i + 1) for i, (d, p) in enumerate(frames)]
+    data = encode_file_header(0, 0, 1) + b"".join(encode_record(r) for r in recs)
+    lines = list(decode_file(data, "h.kncap"))
+    assert lines[0].startswith("h.kncap: kncap capture")
+    assert sum(line.startswith("Record at byte") for line in lines) == len(frames)
