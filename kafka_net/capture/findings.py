@@ -15,7 +15,9 @@ import re
 
 from kafka_net.capture.model import REQUEST, ConnectionReport, Frame
 from kafka_net.capture.pairing_checks import (
-    CHECKED, HEADER_ONLY, UNVERIFIABLE, check_request_body, check_response_body, read_request)
+    CHECKED, HEADER_ONLY, UNVERIFIABLE, BodyProblem, check_request_body, check_response_body,
+    read_request)
+from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.headers import peek_request_header
 
@@ -161,7 +163,7 @@ def client_software(frames: list[Frame]) -> str:
             _, offset, why = read_request(f.frame, key, version, corr, f.truncated)
             body = check_request_body(f.frame, offset, key, version)[0] if why is None \
                 else None
-        except Exception:  # noqa: BLE001 -- reported as a violation by pairing already
+        except (BodyProblem, InvalidRequestError):   # a violation pairing reports
             body = None
         if body:
             return f"{body['client_software_name']} {body['client_software_version']}".strip()
@@ -176,7 +178,7 @@ def versions_served(frames: list[Frame], report: ConnectionReport) -> dict[str, 
         frame = frames[p.response_position]
         try:
             body = check_response_body(frame.frame, p.api_key, p.api_version)[0]
-        except Exception:  # noqa: BLE001 -- a violation already (pairing reports it)
+        except (BodyProblem, InvalidRequestError):   # a violation pairing reports
             continue
         if body and body.get("error_code") == 0:
             return {str(k["api_key"]): [k["min_version"], k["max_version"]]
