@@ -257,3 +257,24 @@ def test_pcap_rows_carry_the_client_id_for_every_api(tmp_path):
     conv.close()
     (row,) = pcap_frames([write_pcap(tmp_path / "acls.pcap", conv.packets)])
     assert (row["api_key"], row["client_id"]) == (ApiKey.DESCRIBE_ACLS, "tester")
+
+
+def test_pcap_frames_split_over_two_files_name_the_file_and_its_frame_number():
+    """A connection whose packets are in two files (a rotated capture): each frame
+    names the file holding the packet that completed it, numbered within that file."""
+    from tests.capture.test_decode import pcap_bytes, wire_of
+    wire = wire_of(["q2", "r2", "q9", "r9"], mss=1000)
+    half = len(wire.packets) // 2
+    packets = wire.packets
+    wire.packets = packets[:half]
+    first = pcap_bytes(wire)
+    wire.packets = packets[half:]
+    second = pcap_bytes(wire)
+    units = transforms.file_units("/c/one.pcap", first) + \
+        transforms.file_units("/c/two.pcap", second)
+    flow = [u[2] for u in units if u[0] == "packet"]
+    rows = [u[1] for u in transforms.frames_of_flow(flow) if u[0] == "frame"
+            and u[1]["marker"] is None]
+    # one.pcap: the handshake (3 packets), q2; two.pcap: r2, q9, r9, the FINs
+    assert [(r["file"], r["frame_number"]) for r in rows] == [
+        ("/c/one.pcap", 4), ("/c/two.pcap", 1), ("/c/two.pcap", 2), ("/c/two.pcap", 3)]
