@@ -1,8 +1,8 @@
 """Spark schemas of the job's tables (frames, pairs, violations, requests)."""
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
-    StructType)
+    ArrayType, BinaryType, BooleanType, IntegerType, LongType, MapType, StringType,
+    StructField, StructType)
 
 FRAME_SCHEMA = StructType([
     StructField("source", StringType()),          # "kafka-net" or "pcap"
@@ -77,3 +77,22 @@ REQUEST_SCHEMA = StructType([
     StructField("acks0", BooleanType()),
     StructField("responses", IntegerType()),      # responses carrying its id
 ])
+
+# Fields of each connection's summary row (transforms.check_connection's
+# "connection") that feed the report's matrix and --compare; the summary's other
+# fields are plain counts.  "cells" is a list of CELL_SCHEMA structs.
+CELL_SCHEMA = StructType([
+    StructField("api_key", IntegerType()),        # -1: violations tied to no request
+    StructField("api_version", IntegerType()),
+    StructField("client_id", StringType()),
+    StructField("client_software", StringType()), # "name version" from ApiVersions v3+
+    StructField("requests", IntegerType()),
+    StructField("responses", IntegerType()),      # responses carrying a request's id
+    StructField("pairs", IntegerType()),
+    StructField("violations", IntegerType()),
+    StructField("checked", IntegerType()),        # the cell's frames per coverage state
+    StructField("header_only", IntegerType()),
+    StructField("unverifiable", IntegerType()),
+    StructField("error_codes", MapType(StringType(), IntegerType())),   # code -> pairs
+])
+VERSIONS_SERVED_TYPE = MapType(StringType(), ArrayType(IntegerType()))  # key -> [min, max]

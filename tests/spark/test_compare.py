@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from spark_jobs import compare, report, transforms
+from spark_jobs.schemas import VIOLATION_SCHEMA
 from tests.capture.test_decode import pcap_bytes, tshark_frames, wire_of
 from kafka_net.protocol import ApiKey
 from tests.capture.test_pairing import payload, resp
@@ -60,6 +61,7 @@ def test_violations_are_located_as_wireshark_shows_them(tmp_path):
     summary = summary_of(str(cap), cap.read_bytes())
     (v,) = summary["violations"]
     assert v["check"] == "acks0_answered" and v["direction"] == "response"
+    assert list(v) == VIOLATION_SCHEMA.fieldNames()     # the Parquet table's columns
     wireshark = dict((corr, n) for n, corr in reversed(tshark_frames(cap)))  # first per id
     responses = [n for n, corr in tshark_frames(cap) if corr == 4]
     assert v["file"] == str(cap) and v["frame_number"] == responses[-1]

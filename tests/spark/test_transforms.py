@@ -278,3 +278,14 @@ def test_pcap_frames_split_over_two_files_name_the_file_and_its_frame_number():
     # one.pcap: the handshake (3 packets), q2; two.pcap: r2, q9, r9, the FINs
     assert [(r["file"], r["frame_number"]) for r in rows] == [
         ("/c/one.pcap", 4), ("/c/two.pcap", 1), ("/c/two.pcap", 2), ("/c/two.pcap", 3)]
+
+
+def test_connection_cells_fit_their_declared_schema(tmp_path):
+    """The "cells" of a connection's summary have exactly CELL_SCHEMA's fields."""
+    from spark_jobs.schemas import CELL_SCHEMA
+    write_conversation(tmp_path, calls=3, segment_bytes=1 << 20)
+    rows = []
+    for path in tmp_path.iterdir():
+        rows += [u[1] for u in transforms.file_units(str(path), read(path))]
+    cells = transforms.check_connection(f"77/{CONN}", rows)["connection"]["cells"]
+    assert cells and all(list(c) == CELL_SCHEMA.fieldNames() for c in cells)
