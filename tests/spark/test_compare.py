@@ -103,3 +103,31 @@ def test_compare_cli_exit_codes_and_outputs(tmp_path):
     assert same.returncode == 0 and "no difference in kind" in same.stdout
     missing = run(b, str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_compare_versions_served_header_only_and_apis_seen_once():
+    def cell(key, version, **kw):
+        return {"api_key": key, "api_version": version, "client_id": "c",
+                "client_software": "", "requests": 1, "responses": 1, "pairs": 1,
+                "violations": 0, "checked": 2, "header_only": 0, "unverifiable": 0,
+                "error_codes": {}, **kw}
+
+    def summary(cells, served):
+        conn = {"connection": "x", "source": "pcap", "frames": 4, "requests": 2,
+                "responses": 2, "pairs": 2, "violations": 0, "in_flight_at_end": 0,
+                "acks0_requests": 0, "unverifiable_from": None, "unverifiable_requests": 0,
+                "frames_checked": 4, "frames_header_only": 0, "frames_unverifiable": 0,
+                "frames_not_kafka": 0, "header_only_reasons": {}, "gaps": [],
+                "cells": cells, "versions_served": served}
+        return report.build_summary([], [], [], [], [], [conn], 4)
+
+    a = summary([cell(3, 12), cell(1, 17, checked=1, header_only=1)],
+                {"3": [0, 12], "1": [4, 17]})
+    b = summary([cell(3, 12), cell(1, 17), cell(19, 7)], {"3": [0, 13], "1": [4, 17]})
+    result = compare.compare(a, b)
+    assert [(d["kind"], d["api"], d["version"], d["a"], d["b"])
+            for d in result["differences"]] == [
+        ("only_in", "CreateTopics", 7, False, True),
+        ("header_only", "Fetch", 17, 1, 0),
+        ("versions_served", "Metadata", None, [[0, 12]], [[0, 13]])]
+    assert compare.compare(a, a)["differences"] == []
