@@ -96,6 +96,9 @@ class _Req:
     responses: int = 0                    # responses carrying its id (acks=0 ones too)
     wait_ms: int = 0                      # how long the broker may hold it (long polls)
     gap: "Frame | None" = None            # a response gap met while it waited
+    # Its own framing is in doubt: bytes of it were lost (the frame), or it came
+    # after a request gap before a clean frame confirmed the boundaries (the gap).
+    suspect: "Frame | None" = None
 
 
 def pair_connection(frames: list[Frame]) -> ConnectionReport:
@@ -189,6 +192,7 @@ class _Walk:
         req = self._decode(frame)
         if req is None:
             return
+        req.suspect = frame if frame.after_gap else self.suspect[REQUEST]
         self.report.requests.append(req)
         corr = req.correlation_id
         if corr in self.answered_early:
@@ -335,7 +339,10 @@ class _Walk:
         Those waiting at a response gap: unverifiable.  Those waiting when the client
         closed: unanswered before close.  The rest were in flight at the end."""
         for req in self.waiting:
-            if req.overtaken_by is not None:
+            if req.suspect is not None and (req.overtaken_by is not None or req.closed):
+                # Perhaps no request at all (a false boundary after lost bytes).
+                self._unverifiable(req, req.suspect)
+            elif req.overtaken_by is not None:
                 self.violation("unanswered_request", req, req.correlation_id,
                                f"later requests were answered (from frame "
                                f"{req.overtaken_by.position}) but this one never was")
