@@ -246,8 +246,11 @@ class _Walk:
             self.flag(exc.check, frame, corr, str(exc), exc.offset)
             return req
         self.state(frame, HEADER_ONLY if why else CHECKED, why or "")
-        if not frame.after_gap:
-            self.suspect[REQUEST] = None    # a request that decodes: framing confirmed
+        if not frame.after_gap and why is None:
+            # A request whose body decodes to its end: framing confirmed.  (A header
+            # alone is no proof: after lost bytes, a false boundary may read a client
+            # id as a header, and a cut frame's body is not there to disagree.)
+            self.suspect[REQUEST] = None
         return req
 
     # -- responses ----------------------------------------------------------------------
