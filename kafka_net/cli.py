@@ -3,6 +3,10 @@
 * ``kafka-net serve [--config FILE] [--override key=value ...] [--capture-dir DIR]``
 * ``kafka-net conformance CAPTURES... --out DIR`` (the Spark job, local mode;
   see ``spark_jobs/conformance.py``)
+* ``kafka-net conformance --compare A B [--out DIR]``: two reports side by side
+  (see ``spark_jobs/compare.py``)
+* ``kafka-net decode FILE [--max N] [--connection C]``: a capture as text, like
+  ``tshark -V`` for Kafka (:mod:`kafka_net.capture.decode`; no Spark needed)
 
 Exit codes are defined in :mod:`kafka_net.daemon` and listed by ``kafka-net
 --help`` and ``kafka-net serve --help``.
@@ -73,8 +77,51 @@ def _parser() -> argparse.ArgumentParser:
         help="watch a running broker's 1 + N + M threads live (run with --help)")
     sub.add_parser(
         "conformance", add_help=False,
-        help="validate correlation ids in captures with PySpark (run with --help)")
+        help="validate correlation ids in captures with PySpark (run with --help); "
+             "--compare A B puts two reports side by side")
+    decode = sub.add_parser(
+        "decode", help="print a capture's Kafka frames as text (like tshark -V)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Print each Kafka frame of a capture (.kncap, pcap, pcapng): where it "
+                    "is, when, the connection, API, version, ids, coverage, and the "
+                    "decoded body.",
+        epilog=_DECODE_EXIT_CODES)
+    decode.add_argument("file", help="a capture file")
+    decode.add_argument("--max", type=int, metavar="N", help="stop after N frames")
+    decode.add_argument("--connection", metavar="C",
+                        help="only connections whose id contains C")
+    decode.add_argument("--broker-port", type=int, action="append",
+                        help="broker port(s) in pcaps when no SYN shows the direction")
     return parser
+
+
+_DECODE_EXIT_CODES = """exit codes:
+  0  the file was decoded (violations and gaps are shown, not an error)
+  2  bad arguments, or the file cannot be read or is not a capture
+"""
+
+
+def _decode(args) -> int:
+    from kafka_net.capture.decode import decode_file
+    from kafka_net.capture.reader import sniff
+    try:
+        with open(args.file, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        print(f"kafka-net decode: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if sniff(data) is None:
+        print(f"kafka-net decode: {args.file} is not a capture (neither a kafka-net "
+              f"capture nor a pcap/pcapng file)", file=sys.stderr)
+        return 2
+    lines = decode_file(data, args.file, args.max, args.connection,
+                        set(args.broker_port or []) or None)
+    try:
+        for line in lines:
+            print(line)
+    except BrokenPipeError:   # `| head`: stop quietly
+        sys.stderr.close()
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on errors, 0 for --help
         return int(exc.code or 0)
+    if args.command == "decode":
+        return _decode(args)
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr,
         format="[%(asctime)s] %(levelname)s %(message)s (%(threadName)s)")
@@ -110,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _conformance(argv: list[str]) -> int:
     """Run the Spark job in this process; it owns its arguments and exit codes."""
+    if "--compare" in argv:
+        from spark_jobs import compare   # reports need no Spark; captures do
+        try:
+            return compare.main(argv)
+        except SystemExit as exc:
+            return int(exc.code or 0)
     try:
         from spark_jobs import conformance
     except ImportError as exc:

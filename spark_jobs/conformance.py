@@ -20,6 +20,9 @@ packets) -> packets grouped by flow across files and reassembled -> frames
 grouped by connection -> the pairing state machine -> aggregates.  All the
 per-row logic lives in :mod:`spark_jobs.transforms`.
 
+``kafka-net conformance --compare A B`` compares two reports instead
+(spark_jobs/compare.py).
+
 Exit status: 0 PASS (no violations, coverage at least ``--min-coverage``),
 1 violations found, 2 bad usage or nothing readable, 3 INCOMPLETE (no
 violations, but fewer frames checked than ``--min-coverage`` asks: lost
@@ -62,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
     _stage("report written to", args.out, f"({summary['totals']['violations']} violations)")
+    for line in report_mod.detail.console_lines(summary["violations"], args.show):
+        _stage(line)
     _stage(report_mod.headline(summary))
     return {"NO DATA": EXIT_USAGE, "FAIL": EXIT_VIOLATIONS,
             "INCOMPLETE": EXIT_INCOMPLETE}.get(verdict, EXIT_CLEAN)
@@ -79,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-coverage", type=_percent, default=100.0, metavar="PERCENT",
                    help="share of frames that must be checked in full for PASS, else the "
                         "verdict is INCOMPLETE (exit 3); default 100")
+    p.add_argument("--show", type=int, default=report_mod.detail.CONSOLE_VIOLATIONS,
+                   metavar="N", help="violations listed on the console (all are in "
+                                     "report.json, violations.parquet, report.html)")
     p.add_argument("--verbose", action="store_true", help="keep Spark's INFO logging")
     return p
 

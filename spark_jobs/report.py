@@ -9,8 +9,16 @@ online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
      inputs: [path], unreadable: [{file, problem}],
      totals: {frames, connections, requests, pairs, violations, in_flight_at_end,
               unverifiable_connections, acks0_requests},
-     checks: {<check>: {violations: n, examples: [{connection, position,
-              correlation_id, detail}]}},          # every check, 0 included
+     checks: {<check>: {violations: n, examples: [first 20 violations]}},  # every check
+     violations: [{connection, check, position, direction, file, frame_number,
+                   file_offset, timestamp_ns, timestamp, api_key, api_name, api_version,
+                   client_id, correlation_id, correlation_ids, request_position,
+                   request_frame_number, detail, frame_size, hex_head, fault_offset,
+                   hex_fault}],                     # all of them (violations.parquet too)
+     matrix: [{api_key, api_name, api_version, client_id, client_software, requests,
+               responses, pairs, violations, checked, header_only, unverifiable,
+               coverage, error_codes: {code: n}}],  # per API x version x client
+     versions_served: {api_key: [[min, max], ...]},  # the brokers' ApiVersions answers
      per_api: [{api_key, api_name, api_version, client_id, requests, responses, errors}],
      latency: [{api_key, api_name, count, p50_ms, p99_ms, p999_ms, max_ms}],
      latency_histogram: [{api_name, bucket (log10 ns), count}],
@@ -18,7 +26,8 @@ online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
      connections: [{connection, source, frames, requests, responses, pairs,
                     violations, in_flight_at_end, acks0_requests, unverifiable_from,
                     unverifiable_requests, frames_checked, frames_header_only,
-                    frames_unverifiable, frames_not_kafka, header_only_reasons, gaps}],
+                    frames_unverifiable, frames_not_kafka, header_only_reasons, gaps,
+                    versions_served}],
      coverage: {frames, checked, header_only, unverifiable, not_kafka,   # frame counts
                 shares: {checked, header_only, unverifiable, not_kafka},  # of frames
                 coverage (= shares.checked), min_coverage, header_only_reasons: {why: n},
@@ -40,8 +49,9 @@ import os
 from xml.etree import ElementTree as ET
 
 from kafka_net.capture.pairing import CHECKS
+from spark_jobs import report_detail as detail
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 EXAMPLES_PER_CHECK = 20
 STATES = ("checked", "header_only", "unverifiable", "not_kafka")
 
@@ -68,8 +78,10 @@ def build_summary(per_api, latency, histogram, timeline, violations, connections
         entry = checks.setdefault(v["check"], {"violations": 0, "examples": []})
         entry["violations"] += 1
         if len(entry["examples"]) < EXAMPLES_PER_CHECK:
-            entry["examples"].append({k: v[k] for k in
-                                      ("connection", "position", "correlation_id", "detail")})
+            entry["examples"].append(v)
+    matrix = detail.matrix(connections)
+    served = detail.versions_served(connections)
+    connections = [{k: v for k, v in c.items() if k != "cells"} for c in connections]
     latency_rows = [{
         "api_key": r["api_key"], "api_name": r["api_name"], "count": r["count"],
         "p50_ms": _ms(r["pct"][0]), "p99_ms": _ms(r["pct"][1]), "p999_ms": _ms(r["pct"][2]),
@@ -91,6 +103,9 @@ def build_summary(per_api, latency, histogram, timeline, violations, connections
             "acks0_requests": sum(c["acks0_requests"] for c in connections),
         },
         "checks": checks,
+        "violations": list(violations),
+        "matrix": matrix,
+        "versions_served": served,
         "per_api": [{**r, "requests": int(r["requests"]), "errors": int(r["errors"]),
                      "responses": int(r["responses"])} for r in per_api],
         "latency": latency_rows,
@@ -209,9 +224,7 @@ def render_junit(summary: dict) -> ET.Element:
         if result["violations"]:
             failure = ET.SubElement(case, "failure", message=(
                 f"{result['violations']} violation(s): {CHECK_TITLES.get(name, name)}"))
-            failure.text = "\n".join(
-                f"{e['connection']} frame {e['position']} correlation id "
-                f"{e['correlation_id']}: {e['detail']}" for e in result["examples"])
+            failure.text = "\n".join(detail.console_lines(result["examples"]))
     return suite
 
 
@@ -230,6 +243,8 @@ def render_html(summary: dict) -> str:
         f"input file(s); schema version {summary['schema_version']}.</p>",
         _totals_table(t), _coverage_table(summary["coverage"]),
         _checks_table(summary["checks"]), _unreadable(summary["unreadable"]),
+        detail.violations_html(summary.get("violations", [])),
+        detail.matrix_html(summary.get("matrix", [])),
         "<h2>Latency per API</h2>", _latency_table(summary["latency"]),
         _histogram_svg(summary["latency_histogram"]),
         "<h2>Requests over time</h2>", _timeline_svg(summary["timeline"]),
@@ -244,7 +259,8 @@ _CSS = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;
 text-align:left}th{background:#f2f2f2}.verdict{font-size:1.4em;font-weight:bold}
 .pass{color:#17692b}.fail{color:#a31515}.nodata,.incomplete{color:#8a6d00}svg{margin:.5em 0}
-td.num{text-align:right}.bad{background:#fde8e8}"""
+td.num{text-align:right}.bad{background:#fde8e8}pre{margin:.2em 0;font-size:.8em}
+table.violations td{vertical-align:top;font-size:.9em}summary{cursor:pointer;font-weight:bold}"""
 
 
 def _e(value) -> str:
@@ -293,8 +309,7 @@ def _checks_table(checks: dict) -> str:
     for name, result in checks.items():
         status = "ok" if not result["violations"] else f"{result['violations']} violation(s)"
         first = result["examples"][0] if result["examples"] else None
-        where = (f"{first['connection']} frame {first['position']}: {first['detail']}"
-                 if first else "")
+        where = f"{detail.where(first)}: {first['detail']}" if first else ""
         rows.append(f"<tr class='{'bad' if result['violations'] else ''}'><td>{_e(name)}</td>"
                     f"<td>{_e(CHECK_TITLES.get(name, ''))}</td><td>{_e(status)}</td>"
                     f"<td>{_e(where)}</td></tr>")

@@ -1,8 +1,8 @@
 """Spark schemas of the job's tables (frames, pairs, violations, requests)."""
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
-    StructType)
+    ArrayType, BinaryType, BooleanType, IntegerType, LongType, MapType, StringType,
+    StructField, StructType)
 
 FRAME_SCHEMA = StructType([
     StructField("source", StringType()),          # "kafka-net" or "pcap"
@@ -22,6 +22,9 @@ FRAME_SCHEMA = StructType([
     StructField("marker", StringType()),          # None for frames; "gap", "close"
     StructField("gap_start", LongType()),         # lost stream bytes (gap markers, and
     StructField("gap_end", LongType()),           # frames with bytes lost inside)
+    StructField("frame_number", IntegerType()),   # pcap: Wireshark's 1-based number of
+    #                                               the packet completing it; else 0
+    StructField("file_offset", LongType()),       # kncap: the record's byte offset; else -1
 ])
 
 PAIR_SCHEMA = StructType([
@@ -38,13 +41,30 @@ PAIR_SCHEMA = StructType([
     StructField("error_codes", ArrayType(IntegerType())),
 ])
 
+# Where to find each violation (kafka_net/capture/findings.py builds the rows).
 VIOLATION_SCHEMA = StructType([
-    StructField("connection", StringType()),
+    StructField("connection", StringType()),      # client and broker address:port
     StructField("check", StringType()),
-    StructField("position", IntegerType()),
+    StructField("position", IntegerType()),       # frame index within the connection
+    StructField("direction", StringType()),       # "request" or "response"
+    StructField("file", StringType()),
+    StructField("frame_number", IntegerType()),   # pcap: as Wireshark numbers it; else 0
+    StructField("file_offset", LongType()),       # kncap: record offset; else -1
     StructField("timestamp_ns", LongType()),
+    StructField("timestamp", StringType()),       # the same, UTC ISO 8601
+    StructField("api_key", IntegerType()),        # -1: no request to tie it to
+    StructField("api_name", StringType()),
+    StructField("api_version", IntegerType()),
+    StructField("client_id", StringType()),
     StructField("correlation_id", IntegerType()),
+    StructField("correlation_ids", ArrayType(IntegerType())),   # every id involved
+    StructField("request_position", IntegerType()),
+    StructField("request_frame_number", IntegerType()),
     StructField("detail", StringType()),
+    StructField("frame_size", IntegerType()),
+    StructField("hex_head", StringType()),        # the first 64 bytes, size prefix included
+    StructField("fault_offset", IntegerType()),   # in those bytes; -1: not known
+    StructField("hex_fault", StringType()),       # 32 bytes around the fault
 ])
 
 REQUEST_SCHEMA = StructType([
@@ -57,3 +77,22 @@ REQUEST_SCHEMA = StructType([
     StructField("acks0", BooleanType()),
     StructField("responses", IntegerType()),      # responses carrying its id
 ])
+
+# Fields of each connection's summary row (transforms.check_connection's
+# "connection") that feed the report's matrix and --compare; the summary's other
+# fields are plain counts.  "cells" is a list of CELL_SCHEMA structs.
+CELL_SCHEMA = StructType([
+    StructField("api_key", IntegerType()),        # -1: violations tied to no request
+    StructField("api_version", IntegerType()),
+    StructField("client_id", StringType()),
+    StructField("client_software", StringType()), # "name version" from ApiVersions v3+
+    StructField("requests", IntegerType()),
+    StructField("responses", IntegerType()),      # responses carrying a request's id
+    StructField("pairs", IntegerType()),
+    StructField("violations", IntegerType()),
+    StructField("checked", IntegerType()),        # the cell's frames per coverage state
+    StructField("header_only", IntegerType()),
+    StructField("unverifiable", IntegerType()),
+    StructField("error_codes", MapType(StringType(), IntegerType())),   # code -> pairs
+])
+VERSIONS_SERVED_TYPE = MapType(StringType(), ArrayType(IntegerType()))  # key -> [min, max]

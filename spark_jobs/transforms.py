@@ -20,6 +20,11 @@ from __future__ import annotations
 import os
 import re
 
+from dataclasses import replace
+
+from kafka_net.capture.findings import (
+    client_software, locate_violations, matrix_cells, versions_served)
+from kafka_net.capture import reader
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name
@@ -29,17 +34,13 @@ _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
 
 FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "timestamp_ns",
                 "frame_size", "truncated", "after_gap", "api_key", "api_version",
-                "correlation_id", "client_id", "frame", "marker", "gap_start", "gap_end")
+                "correlation_id", "client_id", "frame", "marker", "gap_start", "gap_end",
+                "frame_number", "file_offset")
 
 
 def sniff(data: bytes) -> str | None:
-    if data[:5] == b"KNCAP":
-        return "kncap"
-    try:
-        from kafka_net.capture.pcap import sniff_format
-    except ImportError:  # pragma: no cover - pcap support ships with the package
-        return None
-    return sniff_format(data)
+    """The one sniffing reader's (kafka_net.capture.reader) verdict on a file."""
+    return reader.sniff(data)
 
 
 def file_units(path: str, data: bytes) -> list[tuple]:
@@ -63,7 +64,7 @@ def _kncap_units(path: str, data: bytes) -> list[tuple]:
     run = m.group(1) if m else path
     seq = result.segment.segment_seq if result.segment else 0
     pid = result.segment.processor_id if result.segment else 0
-    for index, rec in enumerate(result.records):
+    for index, (rec, offset) in enumerate(zip(result.records, result.offsets)):
         units.append(("frame", {
             "source": "kafka-net", "file": path,
             "connection": f"{run}/{rec.connection_id}",
@@ -75,6 +76,7 @@ def _kncap_units(path: str, data: bytes) -> list[tuple]:
             "api_version": rec.api_version if rec.direction == REQUEST else None,
             "correlation_id": rec.correlation_id, "client_id": rec.client_id,
             "frame": rec.frame, "marker": None, "gap_start": None, "gap_end": None,
+            "frame_number": 0, "file_offset": offset,
         }))
     return units
 
@@ -97,8 +99,13 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
     ("frame", row) units, or a ("problem", row) for a connection that yields no
     Kafka frame (not Kafka, or nothing captured), so it is not silently lost."""
     from kafka_net.capture.tcp import reassemble
-    files = ", ".join(sorted({path for path, _ in packets}))
-    ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
+    paths = sorted({path for path, _ in packets})
+    files = ", ".join(paths)
+    if len(paths) == 1:
+        ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
+    else:   # packets keep their file, for the report's frame numbers
+        ordered = sorted((replace(p, file=path) for path, p in packets),
+                         key=lambda p: p.timestamp_ns)
     units: list[tuple] = []
     for conn in reassemble(ordered, broker_ports):
         if not any(f.marker is None for f in conn.frames):
@@ -108,11 +115,11 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
                                           "problem": f"connection {conn.id}: {why}"}))
             continue
         for frame in conn.frames:
-            units.append(("frame", _pcap_frame_row(conn.id, frame)))
+            units.append(("frame", _pcap_frame_row(conn.id, frame, paths[0])))
     return units
 
 
-def _pcap_frame_row(connection: str, frame: Frame) -> dict:
+def _pcap_frame_row(connection: str, frame: Frame, path: str) -> dict:
     api_key = api_version = corr = client_id = None
     if frame.marker is not None:
         pass
@@ -122,13 +129,14 @@ def _pcap_frame_row(connection: str, frame: Frame) -> dict:
     elif len(frame.frame) >= 4:
         corr = int.from_bytes(frame.frame[:4], "big", signed=True)
     gap = frame.gap or (None, None)
-    return {"source": "pcap", "file": "", "connection": connection,
+    return {"source": "pcap", "file": frame.file or path, "connection": connection,
             "order_key": (0, 0, frame.position), "direction": frame.direction,
             "timestamp_ns": frame.timestamp_ns, "frame_size": frame.frame_size,
             "truncated": frame.truncated, "after_gap": frame.after_gap,
             "api_key": api_key, "api_version": api_version, "correlation_id": corr,
             "client_id": client_id, "frame": frame.frame, "marker": frame.marker,
-            "gap_start": gap[0], "gap_end": gap[1]}
+            "gap_start": gap[0], "gap_end": gap[1], "frame_number": frame.frame_number,
+            "file_offset": -1}
 
 
 def check_connection(connection: str, rows: list[dict]) -> dict:
@@ -146,11 +154,7 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
         "request_ns": p.request_ns, "response_ns": p.response_ns, "latency_ns": p.latency_ns,
         "error_codes": list(p.error_codes),
     } for p in report.pairs]
-    violations = [{
-        "connection": connection, "check": v.check, "position": v.position,
-        "timestamp_ns": v.timestamp_ns, "correlation_id": v.correlation_id,
-        "detail": v.detail,
-    } for v in report.violations]
+    violations = locate_violations(frames, report, connection)
     requests = [{
         "connection": connection, "api_key": r.api_key, "api_name": api_name(r.api_key),
         "api_version": r.api_version, "client_id": r.client_id or "",
@@ -173,6 +177,8 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
         **{f"frames_{state}": n for state, n in states.items()},
         "header_only_reasons": report.header_only_reasons(),
         "gaps": [list(g) for g in report.gaps],
+        "cells": matrix_cells(report, violations, client_software(frames)),
+        "versions_served": versions_served(frames, report),
     }
     return {"pairs": pairs, "violations": violations, "requests": requests,
             "states": frame_states, "connection": summary}
@@ -181,4 +187,6 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
 def _frame(position: int, row: dict) -> Frame:
     gap = (row["gap_start"], row["gap_end"]) if row.get("gap_start") is not None else None
     return Frame(position, row["direction"], row["timestamp_ns"], bytes(row["frame"]),
-                 row["frame_size"], row["truncated"], row["after_gap"], gap, row.get("marker"))
+                 row["frame_size"], row["truncated"], row["after_gap"], gap, row.get("marker"),
+                 row.get("file") or "", row.get("frame_number") or 0,
+                 -1 if row.get("file_offset") is None else row["file_offset"])

@@ -8,5 +8,10 @@ finds protocol violations, :mod:`.pairing_checks` says how far each frame
 was checked.  Captures of any broker: :mod:`.pcap` reads pcap and pcapng
 files (:mod:`.packet` decodes each record's headers, :mod:`.ip_fragments`
 reassembles IP fragments), :mod:`.tcp` reassembles connections
-(:mod:`.tcp_stream` the byte streams, :mod:`.tcp_frames` the Kafka frames).  The Spark jobs in ``spark_jobs/`` import these.
+(:mod:`.tcp_stream` the byte streams, :mod:`.tcp_frames` the Kafka frames).
+:mod:`.reader` sniffs any capture file and gives its connections' frames;
+:mod:`.findings` says where each violation is (file, Wireshark frame number or
+.kncap offset, bytes) and counts the API x version x client cells;
+:mod:`.decode` prints frames as text (``kafka-net decode``).  The Spark jobs in
+``spark_jobs/`` import these.
 """

@@ -113,6 +113,7 @@ class ReadResult:
 
     segment: SegmentInfo | None
     records: list[CaptureRecord] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)   # each record's byte offset
     problems: list[str] = field(default_factory=list)
     torn_tail_bytes: int = 0
 
@@ -190,6 +191,7 @@ def _decode_one(view: memoryview, pos: int, result: ReadResult) -> tuple[str, in
         return _bad_crc(view, pos, end, result)
     try:
         result.records.append(_decode_body(bytes(body)))
+        result.offsets.append(pos)
     except (struct.error, UnicodeDecodeError, ValueError) as exc:
         result.problems.append(f"record at byte {pos} does not decode: {exc}; rest skipped")
         return "stop", len(view)

@@ -25,6 +25,11 @@ class Frame:
     after_gap: bool = False  # bytes of this frame were lost from the capture
     gap: tuple[int, int] | None = None   # those bytes' stream range (or a gap marker's)
     marker: str | None = None            # None (a Kafka frame), GAP or CLOSE
+    # Where to find it: a pcap/pcapng file and the 1-based number Wireshark gives the
+    # packet that completed the frame; or a .kncap segment and the record's offset.
+    file: str = ""
+    frame_number: int = 0                # 0: not from a pcap (or unknown)
+    file_offset: int = -1                # -1: not from a .kncap
 
 
 @dataclass(slots=True)
@@ -51,6 +56,7 @@ class Violation:
     timestamp_ns: int
     correlation_id: int
     detail: str
+    offset: int = -1         # where in the frame the fault is (after the size prefix)
 
 
 @dataclass(frozen=True, slots=True)

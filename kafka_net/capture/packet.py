@@ -70,6 +70,7 @@ class Packet:
     payload: bytes       # the TCP payload bytes the capture kept
     payload_len: int     # the TCP payload's length on the wire (>= len(payload))
     record: int = -1     # index of the packet record in its file (for messages)
+    file: str = ""       # that file, when packets of several files are reassembled
 
     @property
     def truncated(self) -> bool:

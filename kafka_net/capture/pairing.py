@@ -96,6 +96,9 @@ class _Req:
     responses: int = 0                    # responses carrying its id (acks=0 ones too)
     wait_ms: int = 0                      # how long the broker may hold it (long polls)
     gap: "Frame | None" = None            # a response gap met while it waited
+    # Its own framing is in doubt: bytes of it were lost (the frame), or it came
+    # after a request gap before a clean frame confirmed the boundaries (the gap).
+    suspect: "Frame | None" = None
 
 
 def pair_connection(frames: list[Frame]) -> ConnectionReport:
@@ -141,15 +144,16 @@ class _Walk:
                 corr = peek_request_header(f.frame)[2]
                 self.request_positions.setdefault(corr, []).append(f.position)
 
-    def violation(self, check: str, at, corr: int, detail: str) -> None:
+    def violation(self, check: str, at, corr: int, detail: str, offset: int = -1) -> None:
         self.report.violations.append(
-            Violation(check, at.position, at.timestamp_ns, corr, detail))
+            Violation(check, at.position, at.timestamp_ns, corr, detail, offset))
 
-    def flag(self, check: str, frame: Frame, corr: int, detail: str) -> None:
+    def flag(self, check: str, frame: Frame, corr: int, detail: str,
+             offset: int = -1) -> None:
         """A violation at ``frame``, unless its direction's framing is not confirmed."""
         gap = self.suspect[frame.direction]
         if gap is None:
-            self.violation(check, frame, corr, detail)
+            self.violation(check, frame, corr, detail, offset)
         else:
             self.report.states[frame.position] = FrameState(
                 frame.position, UNVERIFIABLE, "framing not yet confirmed after a gap: "
@@ -188,6 +192,7 @@ class _Walk:
         req = self._decode(frame)
         if req is None:
             return
+        req.suspect = frame if frame.after_gap else self.suspect[REQUEST]
         self.report.requests.append(req)
         corr = req.correlation_id
         if corr in self.answered_early:
@@ -238,11 +243,14 @@ class _Walk:
             return req   # the id is known: a broker may still answer it, so keep pairing
         except BodyProblem as exc:
             self.state(frame, CHECKED)
-            self.flag(exc.check, frame, corr, str(exc))
+            self.flag(exc.check, frame, corr, str(exc), exc.offset)
             return req
         self.state(frame, HEADER_ONLY if why else CHECKED, why or "")
-        if not frame.after_gap:
-            self.suspect[REQUEST] = None    # a request that decodes: framing confirmed
+        if not frame.after_gap and why is None:
+            # A request whose body decodes to its end: framing confirmed.  (A header
+            # alone is no proof: after lost bytes, a false boundary may read a client
+            # id as a header, and a cut frame's body is not there to disagree.)
+            self.suspect[REQUEST] = None
         return req
 
     # -- responses ----------------------------------------------------------------------
@@ -334,7 +342,10 @@ class _Walk:
         Those waiting at a response gap: unverifiable.  Those waiting when the client
         closed: unanswered before close.  The rest were in flight at the end."""
         for req in self.waiting:
-            if req.overtaken_by is not None:
+            if req.suspect is not None and (req.overtaken_by is not None or req.closed):
+                # Perhaps no request at all (a false boundary after lost bytes).
+                self._unverifiable(req, req.suspect)
+            elif req.overtaken_by is not None:
                 self.violation("unanswered_request", req, req.correlation_id,
                                f"later requests were answered (from frame "
                                f"{req.overtaken_by.position}) but this one never was")
@@ -391,7 +402,7 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
         body, why = check_response_body(frame.frame, req.api_key, req.api_version)
     except BodyProblem as exc:
         walk.state(frame, CHECKED)
-        walk.flag(exc.check, frame, req.correlation_id, str(exc))
+        walk.flag(exc.check, frame, req.correlation_id, str(exc), exc.offset)
         return
     except InvalidRequestError as exc:
         walk.state(frame, CHECKED)

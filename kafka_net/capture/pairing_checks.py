@@ -40,9 +40,10 @@ TRUNCATED = "truncated by capture length"
 class BodyProblem(Exception):
     """A body that decodes wrong: ``check`` names the violation."""
 
-    def __init__(self, check: str, detail: str) -> None:
+    def __init__(self, check: str, detail: str, offset: int = -1) -> None:
         super().__init__(detail)
         self.check = check
+        self.offset = offset     # where in the frame (after the size prefix); -1: unknown
 
 
 def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
@@ -132,10 +133,10 @@ def _decode_exact(schema, payload: bytes, offset: int, version: int, title: str,
     try:
         body = schema.decode(r, version)
     except InvalidRequestError as exc:
-        raise BodyProblem(check, f"{title} does not decode: {exc}") from None
+        raise BodyProblem(check, f"{title} does not decode: {exc}", r.pos) from None
     if r.pos != len(payload):
         raise BodyProblem("trailing_bytes", f"{title}: {len(payload) - r.pos} bytes after "
-                                            f"the body's end (offset {r.pos})")
+                                            f"the body's end (offset {r.pos})", r.pos)
     return body
 
 

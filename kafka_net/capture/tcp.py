@@ -208,16 +208,22 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     if req.fin_off is not None and (req.frames or resp.frames):
         req.frames.append(Framed(req.fin_ts, b"", 0, False, None, req.fin_off,
                                  req.fin_off + 1, req.fin_ack, CLOSE))
-    conn.frames = [
-        Frame(pos, direction, f.ts, f.payload, f.size, f.truncated,
-              f.gap is not None and f.marker is None, f.gap, f.marker)
-        for pos, (direction, f) in enumerate(_merge(req, resp))]
+    conn.frames = [_frame(pos, direction, f, req if direction == REQUEST else resp)
+                   for pos, (direction, f) in enumerate(_merge(req, resp))]
     gaps = [f.timestamp_ns for f in conn.frames if f.marker == GAP or f.after_gap]
     if req.stats.unverifiable or resp.stats.unverifiable:
         gaps += [t for t in (req.unverifiable_ns, resp.unverifiable_ns) if t is not None] \
             or [conn.first_ns]
     conn.unverifiable_from_ns = min(gaps) if gaps else None
     return conn
+
+
+def _frame(pos: int, direction: int, f: Framed, flow: Flow) -> Frame:
+    packet = flow.completing_packet(f.start, f.end) if f.marker is None else None
+    return Frame(pos, direction, f.ts, f.payload, f.size, f.truncated,
+                 f.gap is not None and f.marker is None, f.gap, f.marker,
+                 file=packet.file if packet else "",
+                 frame_number=packet.record + 1 if packet and packet.record >= 0 else 0)
 
 
 def _merge(req: Flow, resp: Flow):

@@ -61,8 +61,8 @@ class ByteStream:
 
     def __init__(self) -> None:
         self.stats = FlowStats()
-        self.segs: list[tuple[int, int, bytes, int, int | None]] = []  # seq, ts, payload,
-        # length, the ACK it carried (None: no ACK flag)
+        self.segs: list[tuple[int, int, bytes, int, int | None, Packet]] = []  # seq, ts,
+        # payload, length, the ACK it carried (None: no ACK flag), the packet
         self.isn: int | None = None
         self.syn_ts: int | None = None
         self.fin_seq: int | None = None
@@ -83,6 +83,7 @@ class ByteStream:
         self.piece_ts: list[int] = []         # deliverable, and when it was captured
         self.piece_own_ts: list[int] = []
         self.piece_acks: list[int | None] = []   # the ACK its packet carried (raw)
+        self.piece_packets: list[Packet] = []    # its packet (file, record number)
         self.seg_starts: list[int] = []
         self.end = 0
         self.first_data_ts = 0
@@ -98,7 +99,7 @@ class ByteStream:
             seq = (seq + 1) % _SEQ_MOD      # data on a SYN (TCP Fast Open) follows it
         if p.payload_len:
             self.segs.append((seq, p.timestamp_ns, p.payload, p.payload_len,
-                              p.ack if p.flags & ACK else None))
+                              p.ack if p.flags & ACK else None, p))
         if p.flags & FIN and self.fin_seq is None:
             self.fin_seq = (seq + p.payload_len) % _SEQ_MOD
             self.fin_ts = p.timestamp_ns
@@ -130,7 +131,7 @@ class ByteStream:
         self._run_start, self._run_end, self._parts = 0, -1, []
         waiting: list = []
         acks, next_ack, acked = self.peer_acks, 0, 0
-        for rank, (seq, ts, payload, length, seg_ack) in enumerate(segs):
+        for rank, (seq, ts, payload, length, seg_ack, packet) in enumerate(segs):
             while next_ack < len(acks) and acks[next_ack][0] <= ts:
                 ack_ts, ack = acks[next_ack]
                 acked = max(acked, ref_off + (ack - ref_seq + _SEQ_HALF) % _SEQ_MOD - _SEQ_HALF)
@@ -144,19 +145,19 @@ class ByteStream:
                 st.retransmitted_segments += 1
                 st.retransmitted_bytes += length
             elif off <= self._rcv:
-                self._deliver(off, ts, ts, payload, length, seg_ack)
+                self._deliver(off, ts, ts, payload, length, seg_ack, packet)
                 while waiting and waiting[0][0] <= self._rcv:
-                    w_off, _rank, w_ts, w_payload, w_length, w_ack = heappop(waiting)
+                    w_off, _rank, w_ts, *rest = heappop(waiting)
                     st.out_of_order_segments += 1
-                    self._deliver(w_off, ts, w_ts, w_payload, w_length, w_ack)
+                    self._deliver(w_off, ts, w_ts, *rest)
             else:
-                heappush(waiting, (off, rank, ts, payload, length, seg_ack))
+                heappush(waiting, (off, rank, ts, payload, length, seg_ack, packet))
         while waiting:     # beyond lost bytes
-            w_off, _rank, w_ts, w_payload, w_length, w_ack = heappop(waiting)
+            w_off, _rank, w_ts, *rest = heappop(waiting)
             if w_off > self._rcv:
                 self._hole(self._rcv, w_off, True)
                 self._rcv = w_off
-            self._deliver(w_off, w_ts, w_ts, w_payload, w_length, w_ack)
+            self._deliver(w_off, w_ts, w_ts, *rest)
         if self._parts:
             self.run_starts.append(self._run_start)
             self.run_data.append(b"".join(self._parts))
@@ -186,7 +187,7 @@ class ByteStream:
         del self._parts
 
     def _deliver(self, off: int, ts: int, own_ts: int, payload: bytes, length: int,
-                 ack: int | None = None) -> None:
+                 ack: int | None = None, packet: Packet | None = None) -> None:
         """Append a segment's new bytes (``off <= self._rcv`` holds) to the stream;
         ``ts`` is when they became deliverable, ``own_ts`` when they were captured."""
         st = self.stats
@@ -223,6 +224,7 @@ class ByteStream:
         self.piece_ts.append(ts)
         self.piece_own_ts.append(own_ts)
         self.piece_acks.append(ack)
+        self.piece_packets.append(packet)
         self._rcv = end
 
     def offset_of(self, seq: int) -> int:
@@ -267,6 +269,16 @@ class ByteStream:
         i = max(bisect_right(self.piece_starts, start) - 1, 0)
         j = max(bisect_left(self.piece_starts, end) - 1, i)
         return max(self.piece_ts[i:j + 1])
+
+    def completing_packet(self, start: int, end: int) -> Packet | None:
+        """The packet that completed the bytes [start, end): the last one captured
+        among those holding them (Wireshark shows a reassembled PDU there)."""
+        i = max(bisect_right(self.piece_starts, start) - 1, 0)
+        j = max(bisect_left(self.piece_starts, end) - 1, i)
+        if not self.piece_own_ts:
+            return None
+        last = max(range(i, j + 1), key=lambda k: (self.piece_own_ts[k], k))
+        return self.piece_packets[last]
 
     def _loss_ts(self, pos: int) -> int | None:
         """The earliest capture time of a frame (either direction) that can depend on

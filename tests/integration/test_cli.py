@@ -582,3 +582,35 @@ def test_serve_add_scram_seeds_a_sasl_user():
         broker.send_signal(signal.SIGTERM)
         assert broker.wait_exit() == EXIT_OK
         assert_no_traceback(broker.stderr)
+
+
+# -- kafka-net decode ------------------------------------------------------------------------
+
+def test_decode_prints_a_capture_and_exits_0(tmp_path):
+    from tests.capture.test_decode import pcap_bytes, wire_of
+    cap = tmp_path / "c.pcap"
+    cap.write_bytes(pcap_bytes(wire_of(["q1", "r1", "q2", "r2"])))
+    done = subprocess.run(_command("decode", str(cap), "--max", "2"), cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2] == f"Frame 4 ({cap}, packet 4)"
+    assert "Kafka: ApiVersions v3 request (api key 18), correlation id 1" in done.stdout
+    assert done.stdout.rstrip().endswith("... 2 more frame(s) not shown (--max 2)")
+
+
+@pytest.mark.parametrize("content", [None, b"not a capture at all"])
+def test_decode_of_a_missing_or_foreign_file_exits_2(tmp_path, content):
+    path = tmp_path / "x.bin"
+    if content is not None:
+        path.write_bytes(content)
+    done = subprocess.run(_command("decode", str(path)), cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert ("cannot read" if content is None else "is not a capture") in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_decode_help_lists_its_exit_codes():
+    done = subprocess.run(_command("decode", "--help"), cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "exit codes:" in done.stdout and "--connection" in done.stdout

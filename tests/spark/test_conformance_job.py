@@ -201,6 +201,16 @@ def test_violations_parquet_has_exactly_the_injected_rows(synthetic, spark):
     rows = parquet_rows(spark, synthetic["out"], "violations")
     assert violation_keys(rows) == synthetic["expected"]
     assert all(r["detail"] and r["timestamp_ns"] > 0 for r in rows)
+    # where to find each: pcap frame number or kncap record offset, time, API, bytes
+    for r in rows:
+        if r["file"].endswith(".pcap"):
+            assert r["frame_number"] > 0 and r["file_offset"] == -1, r
+        else:
+            assert r["file"].endswith(".kncap") and r["file_offset"] > 0, r
+            assert r["frame_number"] == 0
+        assert r["timestamp"].endswith("Z") and r["hex_head"].startswith("0000: ")
+        assert r["correlation_id"] in r["correlation_ids"] or r["correlation_id"] < 0
+    assert len(synthetic["report"]["violations"]) == len(rows)
 
 
 def test_synthetic_exit_code_is_1_for_violations(synthetic):
@@ -443,3 +453,22 @@ def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):
     no_traceback(done.stderr)
     assert "no capture files found" in done.stderr
     assert os.path.exists(tmp_path / "out" / "report.json")
+
+
+def test_compare_runs_the_job_on_captures_it_is_given(tmp_path, spark, capsys):
+    """--compare A B with A a capture directory: the job runs on it first (into OUT/a),
+    B an existing report; the acks=0 answer of A's broker is the difference."""
+    from spark_jobs import compare
+    from tests.capture.test_decode import pcap_bytes, wire_of
+    from tests.spark.test_compare import HEARTBEAT_ERROR, NAMES_A, write_pair
+    _, report_b = write_pair(tmp_path)
+    caps = tmp_path / "caps-a"
+    caps.mkdir()
+    (caps / "a.pcap").write_bytes(pcap_bytes(wire_of(NAMES_A, extra=HEARTBEAT_ERROR)))
+    with mock.patch.object(conformance, "ship_code", lambda spark: None):
+        code = compare.main(["--compare", str(caps), report_b, "--out", str(tmp_path / "cmp")])
+    assert code == compare.EXIT_DIFFERENT == 1
+    assert load_report(tmp_path / "cmp" / "a")["verdict"] == "FAIL"
+    out = capsys.readouterr().out
+    assert "answered: Produce (acks=0): A 1 | B 0" in out
+    assert "error_codes: Heartbeat v4: A [27] | B []" in out

@@ -32,9 +32,16 @@ def connection(name, violations=0, **kw):
     return base
 
 
-def violation(conn, check, position, corr):
-    return {"connection": conn, "check": check, "position": position, "timestamp_ns": 1,
-            "correlation_id": corr, "detail": f"{check} at {position}"}
+def violation(conn, check, position, corr, api=(3, 12, "a")):
+    """A violation row as kafka_net.capture.findings makes it (a pcap's)."""
+    return {"connection": conn, "check": check, "position": position, "direction": "response",
+            "file": "/caps/b.pcap", "frame_number": 100 + position, "file_offset": -1,
+            "timestamp_ns": 1_700_000_000_000_000_001,
+            "timestamp": "2023-11-14T22:13:20.000000001Z", "api_key": api[0],
+            "api_name": "Metadata", "api_version": api[1], "client_id": api[2],
+            "correlation_id": corr, "correlation_ids": [corr], "request_position": 0,
+            "request_frame_number": 3, "detail": f"{check} at {position}", "frame_size": 8,
+            "hex_head": "0000: 00 00 00 08 00 00 00 07", "fault_offset": -1, "hex_fault": ""}
 
 
 def sample_summary(violations=None, unreadable=None) -> dict:
@@ -79,16 +86,14 @@ def written(tmp_path):
 def test_json_has_schema_version_and_every_check(written):
     out, _ = written
     data = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert data["schema_version"] == 2 == report.SCHEMA_VERSION
+    assert data["schema_version"] == 3 == report.SCHEMA_VERSION
     assert list(data["checks"]) == list(CHECKS)
     counts = {c: data["checks"][c]["violations"] for c in CHECKS}
     assert counts == {**{c: 0 for c in CHECKS}, "correlation_mismatch": 1,
                       "duplicate_response": 2}
     assert data["checks"]["duplicate_response"]["examples"] == [
-        {"connection": "run/c1", "position": 9, "correlation_id": 8,
-         "detail": "duplicate_response at 9"},
-        {"connection": "run/<c2>", "position": 3, "correlation_id": 2,
-         "detail": "duplicate_response at 3"}]
+        violation("run/c1", "duplicate_response", 9, 8),
+        violation("run/<c2>", "duplicate_response", 3, 2)]
     assert data["unreadable"] == [{"file": "/caps/junk", "problem": "garbage <here>"}]
     for key in ("generated_at", "job", "inputs", "totals", "per_api", "latency",
                 "latency_histogram", "timeline", "connections", "coverage", "verdict"):
@@ -173,7 +178,8 @@ def test_html_is_self_contained(written):
     assert "script" not in tags and "link" not in tags and "iframe" not in tags
     for tag, attrs in s.tags:
         for name in ("src", "href", "xlink:href"):
-            assert name not in attrs, (tag, attrs)
+            # in-page anchors only (the violation pages' index)
+            assert name not in attrs or attrs[name].startswith("#"), (tag, attrs)
     assert "@import" not in html and "url(" not in html
 
 
@@ -231,7 +237,8 @@ def test_junit_has_one_case_per_check_and_fails_exactly_the_violated(written):
     assert failed == {"correlation_mismatch", "duplicate_response", "all captures readable"}
     assert int(suite.get("failures")) == 3
     text = cases["duplicate_response"].find("failure").text
-    assert "run/c1 frame 9 correlation id 8" in text
+    assert "/caps/b.pcap frame 109 2023-11-14T22:13:20.000000001Z run/c1 Metadata v12 " \
+        "client a correlation id(s) 8" in text
     assert "/caps/junk: garbage <here>" in cases["all captures readable"].find("failure").text
 
 
@@ -284,3 +291,64 @@ def test_json_is_plain_json(written):
     text = (out / "report.json").read_text(encoding="utf-8")
     assert not re.search(r"\b(NaN|Infinity)\b", text)
     json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard {c}"))
+
+
+# -- every violation, paged; the matrix -------------------------------------------------
+
+def test_many_violations_all_in_json_and_paged_in_html(tmp_path):
+    from spark_jobs import report_detail
+    many = [violation(f"run/c{i % 7}", "duplicate_response", i, i) for i in range(1234)]
+    summary = sample_summary(violations=many)
+    report.write_all(summary, str(tmp_path))
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["violations"] == many        # complete, in order, every field
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    pages = -(-1234 // report_detail.PAGE_SIZE)
+    for n in range(1, pages + 1):
+        assert f"href='#violations-page-{n}'" in html and f"id='violations-page-{n}'" in html
+    assert f"id='violations-page-{pages + 1}'" not in html
+    # each violation once, with where to find it
+    rows = re.findall(r"<tr id='v(\d+)'>", html)
+    assert [int(r) for r in rows] == list(range(1, 1235))
+    assert "/caps/b.pcap frame 1333" in html     # the last one (position 1233)
+    assert html.count("<details") == pages and html.count(" open>") == 1
+
+
+def test_console_lines_show_the_first_n_and_say_where_the_rest_are():
+    from spark_jobs import report_detail
+    many = [violation("run/c1", "acks0_answered", i, i) for i in range(30)]
+    lines = report_detail.console_lines(many, 5)
+    assert len(lines) == 6 and lines[0].startswith("1. acks0_answered: /caps/b.pcap frame 100 ")
+    assert "25 more" in lines[-1]
+
+
+def test_kncap_violations_give_the_record_offset():
+    from spark_jobs import report_detail
+    v = {**violation("r/c", "trailing_bytes", 1, 1), "file": "/c/x.kncap", "frame_number": 0,
+         "file_offset": 4242}
+    assert report_detail.where(v) == "/c/x.kncap @ byte 4242"
+
+
+def test_matrix_sums_cells_per_api_version_and_client(tmp_path):
+    def cell(key, version, client, **kw):
+        base = {"api_key": key, "api_version": version, "client_id": client,
+                "client_software": "", "requests": 0, "responses": 0, "pairs": 0,
+                "violations": 0, "checked": 0, "header_only": 0, "unverifiable": 0,
+                "error_codes": {}}
+        return {**base, **kw}
+    conns = [
+        connection("a", cells=[cell(3, 12, "x", requests=2, responses=2, pairs=2, checked=4,
+                                    error_codes={"3": 1}),
+                               cell(0, 9, "x", requests=1, responses=1, pairs=1, checked=1,
+                                    header_only=1, violations=1)]),
+        connection("b", cells=[cell(3, 12, "x", requests=1, responses=1, pairs=1, checked=1,
+                                    unverifiable=1, error_codes={"3": 2, "5": 1})]),
+    ]
+    summary = report.build_summary([], [], [], [], [], conns, 20)
+    assert [(m["api_name"], m["api_version"], m["client_id"], m["requests"], m["pairs"],
+             m["violations"], m["coverage"], m["error_codes"]) for m in summary["matrix"]] == [
+        ("Produce", 9, "x", 1, 1, 1, 0.5, {}),
+        ("Metadata", 12, "x", 3, 3, 0, round(5 / 6, 6), {"3": 3, "5": 1})]
+    assert all("cells" not in c for c in summary["connections"])
+    html = report.render_html(summary)
+    assert "<h2 id='matrix'>" in html and "83.3%" in html and "50.0%" in html

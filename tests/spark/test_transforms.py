@@ -126,6 +126,12 @@ def test_check_connection_orders_rows_across_segments(tmp_path):
     assert result["violations"] == []
     assert [p["correlation_id"] for p in result["pairs"]] == list(range(6))
     summary = result["connection"]
+    (cell,) = summary.pop("cells")
+    assert summary.pop("versions_served") == {}     # no ApiVersions exchange here
+    assert {k: cell[k] for k in ("api_key", "requests", "responses", "pairs", "violations",
+                                 "checked", "header_only", "unverifiable")} == {
+        "api_key": 3, "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
+        "checked": 12, "header_only": 0, "unverifiable": 0}
     assert summary == {"connection": f"77/{CONN}", "source": "kafka-net", "frames": 12,
                        "requests": 6, "responses": 6, "pairs": 6, "violations": 0,
                        "in_flight_at_end": 0, "acks0_requests": 0, "unverifiable_from": None,
@@ -251,3 +257,35 @@ def test_pcap_rows_carry_the_client_id_for_every_api(tmp_path):
     conv.close()
     (row,) = pcap_frames([write_pcap(tmp_path / "acls.pcap", conv.packets)])
     assert (row["api_key"], row["client_id"]) == (ApiKey.DESCRIBE_ACLS, "tester")
+
+
+def test_pcap_frames_split_over_two_files_name_the_file_and_its_frame_number():
+    """A connection whose packets are in two files (a rotated capture): each frame
+    names the file holding the packet that completed it, numbered within that file."""
+    from tests.capture.test_decode import pcap_bytes, wire_of
+    wire = wire_of(["q2", "r2", "q9", "r9"], mss=1000)
+    half = len(wire.packets) // 2
+    packets = wire.packets
+    wire.packets = packets[:half]
+    first = pcap_bytes(wire)
+    wire.packets = packets[half:]
+    second = pcap_bytes(wire)
+    units = transforms.file_units("/c/one.pcap", first) + \
+        transforms.file_units("/c/two.pcap", second)
+    flow = [u[2] for u in units if u[0] == "packet"]
+    rows = [u[1] for u in transforms.frames_of_flow(flow) if u[0] == "frame"
+            and u[1]["marker"] is None]
+    # one.pcap: the handshake (3 packets), q2; two.pcap: r2, q9, r9, the FINs
+    assert [(r["file"], r["frame_number"]) for r in rows] == [
+        ("/c/one.pcap", 4), ("/c/two.pcap", 1), ("/c/two.pcap", 2), ("/c/two.pcap", 3)]
+
+
+def test_connection_cells_fit_their_declared_schema(tmp_path):
+    """The "cells" of a connection's summary have exactly CELL_SCHEMA's fields."""
+    from spark_jobs.schemas import CELL_SCHEMA
+    write_conversation(tmp_path, calls=3, segment_bytes=1 << 20)
+    rows = []
+    for path in tmp_path.iterdir():
+        rows += [u[1] for u in transforms.file_units(str(path), read(path))]
+    cells = transforms.check_connection(f"77/{CONN}", rows)["connection"]["cells"]
+    assert cells and all(list(c) == CELL_SCHEMA.fieldNames() for c in cells)

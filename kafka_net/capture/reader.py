@@ -1,0 +1,77 @@
+"""One reader for any capture file, sans-IO: sniff the kind (kafka-net's
+``.kncap``, pcap, pcapng) and return its connections as frame models
+(:class:`~kafka_net.capture.model.Frame`), each frame knowing where it is in
+the file (Wireshark's frame number, or the .kncap record's byte offset).
+
+``kafka-net decode`` reads files through it; the conformance job sniffs with
+the same :func:`sniff` and builds its rows from the same frame model (pcap
+frames through :func:`kafka_net.capture.tcp.reassemble` as here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kafka_net.capture.format import decode_segment
+from kafka_net.capture.model import Frame
+from kafka_net.capture.pcap import read_packets, sniff_format
+
+
+@dataclass
+class CapturedConnection:
+    id: str                       # pcap: "client-broker" addresses; kncap: Kafka's id
+    frames: list[Frame]           # in order, markers (gaps, the client's FIN) included
+    notes: list[str] = field(default_factory=list)   # why parts cannot be checked
+
+
+@dataclass
+class CaptureFile:
+    kind: str | None              # "kncap", "pcap", "pcapng"; None: not a capture
+    connections: list[CapturedConnection] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def sniff(data: bytes) -> str | None:
+    """``"kncap"``, ``"pcap"``, ``"pcapng"`` or None, by the first bytes."""
+    return sniff_format(data)
+
+
+def read_capture_file(data: bytes, path: str = "",
+                      broker_ports: set[int] | None = None) -> CaptureFile:
+    """Every connection of one file; problems are reported, never raised."""
+    kind = sniff(data)
+    if kind == "kncap":
+        return _kncap(data, path)
+    if kind in ("pcap", "pcapng"):
+        return _pcap(kind, data, path, broker_ports)
+    what = "an empty file" if not data else "neither a kafka-net capture nor a pcap/pcapng file"
+    return CaptureFile(None, problems=[what])
+
+
+def _kncap(data: bytes, path: str) -> CaptureFile:
+    result = decode_segment(data)
+    out = CaptureFile("kncap", problems=list(result.problems))
+    by_conn: dict[str, list[Frame]] = {}
+    for rec, offset in zip(result.records, result.offsets):
+        frames = by_conn.setdefault(rec.connection_id, [])
+        frames.append(Frame(len(frames), rec.direction, rec.timestamp_ns, rec.frame,
+                            rec.frame_size, rec.truncated, file=path, file_offset=offset))
+    out.connections = [CapturedConnection(cid, frames) for cid, frames in by_conn.items()]
+    return out
+
+
+def _pcap(kind: str, data: bytes, path: str, broker_ports: set[int] | None) -> CaptureFile:
+    from kafka_net.capture.tcp import reassemble
+    packets, problems = read_packets(data)
+    out = CaptureFile(kind, problems=list(problems))
+    for conn in reassemble(sorted(packets, key=lambda p: p.timestamp_ns), broker_ports):
+        if not any(f.marker is None for f in conn.frames):
+            if conn.bytes or conn.gaps:
+                out.problems.append(f"connection {conn.id}: "
+                                    + ("; ".join(conn.notes) or "no Kafka frames"))
+            continue
+        frames = [replace(f, file=path) for f in conn.frames]
+        out.connections.append(CapturedConnection(conn.id, frames, list(conn.notes)))
+    return out
+
+
+__all__ = ["CaptureFile", "CapturedConnection", "read_capture_file", "sniff"]
