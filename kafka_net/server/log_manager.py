@@ -18,6 +18,7 @@ import logging
 import threading
 
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.scheduler import BackgroundTask
 
 log = logging.getLogger(__name__)
 
@@ -28,21 +29,14 @@ class LogManager:
         self.replica_manager = replica_manager
         self.retention_check_ms = retention_check_ms
         self.initial_task_delay_ms = initial_task_delay_ms
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._task = BackgroundTask("kafka-log-retention", "kn-retention", self._run)
 
     def startup(self) -> None:
         log.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="kafka-log-retention",
-                                        daemon=True)
-        self._thread.start()
+        self._task.startup()
 
     def shutdown(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._task.shutdown()
 
     def cleanup_logs(self) -> int:
         """One run of the task: batches deleted across every partition."""
@@ -51,13 +45,13 @@ class LogManager:
         log.debug("Log cleanup completed. %d batches deleted.", deleted)
         return deleted
 
-    def _run(self) -> None:
-        if self._stop.wait(self.initial_task_delay_ms / 1000):
+    def _run(self, stop: threading.Event) -> None:
+        if stop.wait(self.initial_task_delay_ms / 1000):
             return
         while True:
             try:
                 self.cleanup_logs()
             except Exception:   # noqa: BLE001 -- Kafka's scheduler logs and carries on
                 log.exception("Uncaught exception in scheduled task 'kafka-log-retention'")
-            if self._stop.wait(self.retention_check_ms / 1000):
+            if stop.wait(self.retention_check_ms / 1000):
                 return

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.transaction.markers import TransactionMarkerWriter
 from kafka_net.server.transaction.metadata import (
     NO_PRODUCER_EPOCH, PREPARING, TransactionMetadata, TransactionState)
@@ -81,8 +82,7 @@ class TransactionCoordinator:
                                                 self.pending_offsets, lambda: self.clock_ms())
         self._next_producer_id = itertools.count(1000)
         self._producer_id_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._task = BackgroundTask("transaction-coordinator", "kn-txn-timeouts", self._run)
         replica_manager.transaction_verifier = self.verify_transactional_batch
 
     def generate_producer_id(self) -> int:
@@ -320,21 +320,15 @@ class TransactionCoordinator:
         return count
 
     def startup(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="transaction-coordinator",
-                                        daemon=True)
-        self._thread.start()
+        self._task.startup()
 
     def shutdown(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._task.shutdown()
 
-    def _run(self) -> None:
+    def _run(self, stop: threading.Event) -> None:
         interval = self.config.abort_timed_out_cleanup_interval_ms / 1000
         next_expiry = self.clock_ms() + self.config.remove_expired_cleanup_interval_ms
-        while not self._stop.wait(interval):
+        while not stop.wait(interval):
             try:
                 self.abort_timed_out_transactions()
                 if self.clock_ms() >= next_expiry:
