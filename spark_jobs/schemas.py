@@ -57,3 +57,12 @@ REQUEST_SCHEMA = StructType([
     StructField("acks0", BooleanType()),
     StructField("responses", IntegerType()),      # responses carrying its id
 ])
+
+STATE_SCHEMA = StructType([                       # each frame's coverage state
+    StructField("connection", StringType()),
+    StructField("position", IntegerType()),
+    StructField("state", StringType()),           # pairing_checks.STATES
+    StructField("reason", StringType()),          # header_only: why
+    StructField("gap_start", LongType()),         # unverifiable: the gap's byte range
+    StructField("gap_end", LongType()),
+])

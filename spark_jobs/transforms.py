@@ -32,6 +32,9 @@ FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "times
                 "correlation_id", "client_id", "frame", "marker", "gap_start", "gap_end")
 
 
+EMPTY_FILE = "an empty file"
+
+
 def sniff(data: bytes) -> str | None:
     if data[:5] == b"KNCAP":
         return "kncap"
@@ -52,7 +55,7 @@ def file_units(path: str, data: bytes) -> list[tuple]:
         return _kncap_units(path, data)
     if kind in ("pcap", "pcapng"):
         return _pcap_units(path, data)
-    what = "an empty file" if not data else "neither a kafka-net capture nor a pcap/pcapng file"
+    what = EMPTY_FILE if not data else "neither a kafka-net capture nor a pcap/pcapng file"
     return [("problem", {"file": path, "problem": what})]
 
 
