@@ -45,7 +45,7 @@ if __package__ in (None, ""):
 
 from spark_jobs import report as report_mod  # noqa: E402
 from spark_jobs import transforms  # noqa: E402
-from spark_jobs.session import get_spark, ship_code  # noqa: E402
+from spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -60,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         report_mod.write_all(summary, args.out)
         return EXIT_USAGE
     started = time.monotonic()
-    spark = get_spark(args.master, quiet=not args.verbose)
+    try:
+        check_runtime()
+        spark = get_spark(args.master, quiet=not args.verbose)
+    except MissingRuntime as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     ship_code(spark)
     _stage("reading", len(inputs), "file(s)")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
