@@ -126,11 +126,13 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     # shared mount).  Every stage takes and returns Arrow batches.
     files = spark.read.format("binaryFile").load(readable) if readable else \
         spark.createDataFrame([], "path string, content binary")
-    units = files.select("path", "content").mapInArrow(stages.file_units, stages.UNIT_SCHEMA)
+    # Cached, both: each file is decoded once and each flow reassembled once,
+    # though the problems, the frames table and the pairing all read them.
+    units = (files.select("path", "content")
+             .mapInArrow(stages.file_units, stages.UNIT_SCHEMA).cache())
     flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
-             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA))
-    # Cached: the problems, the frames table and the pairing all read it.
-    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows).cache()
+             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
+    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
     problems += [{"file": r.file, "problem": r.problem}
                  for r in found.filter(F.col("kind") == stages.PROBLEM)
                  .select("file", "problem").collect()]
@@ -139,7 +141,8 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     checked = (frames.groupBy("connection")
                .applyInArrow(stages.check_connection, stages.CHECKED_SCHEMA).cache())
     tables = _write_tables(frames, checked, out)
-    found.unpersist()
+    units.unpersist()
+    flows.unpersist()
     summary = _summarise(tables, checked)
     summary["inputs"] = inputs
     summary["unreadable"] = problems

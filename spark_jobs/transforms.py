@@ -17,13 +17,17 @@ Stages and the rows they make:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
-from kafka_net.protocol.api_keys import api_name
+from kafka_net.protocol.api_keys import api_name as _api_name
 from kafka_net.protocol.headers import peek_client_id, peek_request_header
+
+# Once per API key, not per pair and request (an enum lookup and a join each time).
+api_name = functools.lru_cache(maxsize=None)(_api_name)
 
 _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
 

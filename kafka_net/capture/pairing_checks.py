@@ -186,15 +186,26 @@ def _records_fields(value):
 
 
 def error_codes(value) -> list[int]:
-    """Every non-zero error_code anywhere in a decoded body."""
-    out = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "error_code" and isinstance(v, int) and v != 0:
-                out.append(v)
-            elif isinstance(v, (dict, list)):
-                out.extend(error_codes(v))
-    elif isinstance(value, list):
-        for item in value:
-            out.extend(error_codes(item))
+    """Every non-zero error_code anywhere in a decoded body, in body order."""
+    out: list[int] = []
+    _collect_error_codes(value, out)
     return out
+
+
+def _collect_error_codes(value, out: list[int]) -> None:
+    # Runs on every response the conformance job pairs: exact type tests (decoded
+    # bodies are plain dicts, lists and scalars), and a list is only walked when
+    # it holds structs (schema arrays hold one type; a list of ints has no codes).
+    if type(value) is list:
+        if value and type(value[0]) in (dict, list):
+            for item in value:
+                _collect_error_codes(item, out)
+        return
+    if type(value) is not dict:
+        return
+    for k, v in value.items():
+        t = type(v)
+        if t is dict or t is list:
+            _collect_error_codes(v, out)
+        elif k == "error_code" and t is int and v != 0:
+            out.append(v)
