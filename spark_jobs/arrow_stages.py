@@ -96,9 +96,29 @@ def file_units(batches):
         paths = batch.column("path").to_pylist()
         contents = batch.column("content")
         for i, path in enumerate(paths):
-            rows = [_unit_row(u) for u in transforms.file_units(path, contents[i].as_py())]
+            data = contents[i].as_py()
+            if transforms.sniff(data) == "kncap":
+                # kafka-net's own captures straight to columns (most of a big input)
+                yield from _kncap_batches(transforms.local_path(path), data, schema)
+                continue
+            rows = [_unit_row(u) for u in transforms.file_units(path, data)]
             for start in range(0, len(rows), BATCH_ROWS):
                 yield pa.RecordBatch.from_pylist(rows[start:start + BATCH_ROWS], schema=schema)
+
+
+def _kncap_batches(path: str, data: bytes, schema):
+    import pyarrow as pa
+    columns, problems = transforms.kncap_columns(path, data)
+    if problems:
+        yield pa.RecordBatch.from_pylist([{"kind": PROBLEM, **p} for p in problems],
+                                         schema=schema)
+    n = len(columns["frame"])
+    columns["kind"] = [FRAME] * n
+    for start in range(0, n, BATCH_ROWS):
+        arrays = [pa.array(columns[f.name][start:start + BATCH_ROWS], type=f.type)
+                  if f.name in columns else pa.nulls(min(BATCH_ROWS, n - start), type=f.type)
+                  for f in schema]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _unit_row(unit: tuple) -> dict:

@@ -62,6 +62,9 @@ def get_spark(master: str | None = None, quiet: bool = True):
     builder = (builder.config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false" if quiet else "true")
                .config("spark.sql.shuffle.partitions", "8")
+               # Capture files are read whole (one binaryFile row each): small
+               # partitions give each executor slot its own files to decode.
+               .config("spark.sql.files.maxPartitionBytes", "16m")
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1"))
     try:
