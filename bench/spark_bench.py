@@ -32,11 +32,12 @@ subprocess, under a timeout):
    slice, timed and under cProfile, to show where the executors' Python
    time goes.
 
-6. With ``--python-profile DIR``: Spark's own Python worker profiler
-   (``spark.python.profile``) is on for the job, its per-RDD cProfile
-   stats are dumped to DIR, and a summary (seconds per RDD, top functions)
-   goes to stderr and into the JSON: where the executors' Python time goes,
-   per stage.  The profiler slows the job down about 2-3x, so the job time
+6. With ``--python-profile DIR``: Spark's own Python UDF profiler
+   (``spark.sql.pyspark.udf.profiler=perf``) is on for the job, its
+   cProfile stats per Arrow stage (``mapInArrow``, ``applyInArrow``) are
+   dumped to DIR (``spark.profile.dump``), and a summary (seconds per stage,
+   top functions) goes to stderr and into the JSON: where the executors'
+   Python time goes, per stage.  The profiler slows the job down about 2-3x, so the job time
    of such a run is not a figure.
 
 Prints progress on stderr and, with ``--json-out PATH``, writes the figures
@@ -387,15 +388,16 @@ def profile_rows(paths: list[str], frames: int) -> dict:
 
 
 def summarise_python_profiles(directory: str, top: int = 3) -> list[dict]:
-    """Per RDD dumped by ``SparkContext.dump_profiles``: its Python seconds (own time
-    of every function) and the functions with most own time."""
+    """Per Arrow stage dumped by ``spark.profile.dump`` (``udf_<id>_perf.pstats``):
+    its Python seconds (own time of every function) and the functions with most
+    own time."""
     rows = []
     for name in os.listdir(directory):
         if not name.endswith(".pstats"):
             continue
         stats = pstats.Stats(os.path.join(directory, name), stream=io.StringIO())
         funcs = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-        rows.append({"rdd": name[:-len(".pstats")], "seconds": stats.total_tt, "top": [
+        rows.append({"udf": name[:-len(".pstats")], "seconds": stats.total_tt, "top": [
             {"function": f"{os.path.basename(fn)}:{line}({func})", "calls": nc,
              "own_s": tt, "cum_s": ct}
             for (fn, line, func), (_, nc, tt, ct, _) in funcs]})
@@ -470,15 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         from spark_jobs import conformance
         from spark_jobs import report as report_mod
         from spark_jobs.session import get_spark, ship_code
-        if args.python_profile:
-            # get_spark() builds the session; Spark reads extra settings from here.
-            os.environ["PYSPARK_SUBMIT_ARGS"] = ("--conf spark.python.profile=true "
-                                                 "pyspark-shell")
         t0 = time.perf_counter()
         spark = get_spark(args.master)
         ship_code(spark)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version
+        if args.python_profile:
+            spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
         _say(f"Spark {spark.version} {args.master} started in {result['session_s']:.1f} s")
         try:
             cpu0 = tree_cpu_seconds()
@@ -489,10 +489,10 @@ def main(argv: list[str] | None = None) -> int:
             result["job_s"] = time.perf_counter() - t0
             result["job_cpu_s"] = tree_cpu_seconds() - cpu0
             if args.python_profile:
-                spark.sparkContext.dump_profiles(args.python_profile)
+                spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)
                 for row in result["python_profile"]:
-                    _say(f"rdd {row['rdd']}: {row['seconds']:.1f} s of Python; top: "
+                    _say(f"stage {row['udf']}: {row['seconds']:.1f} s of Python; top: "
                          + ", ".join(f"{t['function']} {t['own_s']:.1f} s"
                                      for t in row["top"]))
         finally:
