@@ -407,16 +407,31 @@ def summarise_python_profiles(directory: str, top: int = 3) -> list[dict]:
 def tree_cpu_seconds() -> float:
     """CPU seconds (user + system) of this process and every descendant: the
     driver, Spark's JVM, its Python daemon and workers (and children they reaped)."""
+    return sum(tree_cpu_by_kind().values())
+
+
+def tree_cpu_by_kind() -> dict[str, float]:
+    """:func:`tree_cpu_seconds` split: this (driver) process, the JVM, and the
+    Python workers (the JVM's Python descendants, with the children they reaped)."""
     import psutil
     me = psutil.Process()
-    total = 0.0
+    out = {"driver": 0.0, "jvm": 0.0, "python_workers": 0.0}
     for proc in [me] + me.children(recursive=True):
         try:
             t = proc.cpu_times()
+            name = proc.name()
         except psutil.Error:
             continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+        own = t.user + t.system
+        kids = t.children_user + t.children_system
+        if proc.pid == me.pid:
+            out["driver"] += own
+        elif name == "java":
+            out["jvm"] += own            # its reaped children are Python workers
+            out["python_workers"] += kids
+        else:
+            out["python_workers"] += own + kids
+    return out
 
 
 def _say(*words) -> None:
@@ -481,13 +496,15 @@ def main(argv: list[str] | None = None) -> int:
             spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
         _say(f"Spark {spark.version} {args.master} started in {result['session_s']:.1f} s")
         try:
-            cpu0 = tree_cpu_seconds()
+            cpu0 = tree_cpu_by_kind()
             t0 = time.perf_counter()
             summary = conformance.run(spark, sorted(paths), out)
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
-            result["job_cpu_s"] = tree_cpu_seconds() - cpu0
+            cpu1 = tree_cpu_by_kind()
+            result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
+            result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             if args.python_profile:
                 spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)
@@ -506,7 +523,9 @@ def main(argv: list[str] | None = None) -> int:
         result["cpu_us_per_frame"] = result["job_cpu_s"] / totals["frames"] * 1e6
         _say(f"job: {totals['frames']:,} frames in {result['job_s']:.1f} s = "
              f"{result['frames_per_s']:,.0f} frames/s; {result['job_cpu_s']:.1f} CPU s "
-             f"({result['cpu_us_per_frame']:.1f} us/frame); {totals['violations']} violations")
+             f"({result['cpu_us_per_frame']:.1f} us/frame: "
+             + ", ".join(f"{k} {v:.1f} s" for k, v in result["job_cpu_by_kind_s"].items())
+             + f"); {totals['violations']} violations")
         expected = {"frames": written["frames"], "requests": written["pairs"],
                     "pairs": written["pairs"], "connections": written["connections"],
                     "violations": 0, "in_flight_at_end": 0}

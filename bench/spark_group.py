@@ -72,6 +72,13 @@ def one_run(tmp: Path, kind: str, master: str, frames: int, problems: list[str])
     return result
 
 
+def _split(r: dict) -> str:
+    k = r.get("job_cpu_by_kind_s")
+    if not k:
+        return "-"
+    return f"{k['jvm']:.0f} / {k['python_workers']:.0f} / {k['driver']:.0f}"
+
+
 def render(results: list[dict], context: dict, frames: int) -> str:
     version = next((r["spark_version"] for r in results if "spark_version" in r), "?")
     lines = [f"## Conformance job on a {frames:,}-frame conversation, Spark local mode", ""]
@@ -87,18 +94,19 @@ def render(results: list[dict], context: dict, frames: int) -> str:
     rows = []
     for r in results:
         if "job_s" not in r:
-            rows.append([r["label"], r.get("master", "?"), "-", "-", "-", "-", "-", "-",
+            rows.append([r["label"], r.get("master", "?"), "-", "-", "-", "-", "-", "-", "-",
                          "**did not finish: " + "; ".join(r.get("problems", [])) + "**"])
             continue
         t, c = r["report_totals"], r["capture"]
         rows.append([r["label"], f"`{r['master']}`", f"{t['frames']:,}", f"{c['files']}",
                      num(r["session_s"], 1), num(r["job_s"], 1),
                      f"**{rate(r['frames_per_s'])}**",
-                     num(r.get("cpu_us_per_frame", float("nan")), 1),
+                     num(r.get("cpu_us_per_frame", float("nan")), 1), _split(r),
                      "as written" if r.get("ok") else "**" + "; ".join(r["problems"]) + "**"])
     lines += table(["input", "master", "frames", "files", "session start, s", "job, s",
-                    "frames/s", "CPU µs/frame (all processes)", "report checked"],
-                   rows, right={2, 3, 4, 5, 6, 7})
+                    "frames/s", "CPU µs/frame (all processes)",
+                    "CPU s: JVM / Python workers / driver", "report checked"],
+                   rows, right={2, 3, 4, 5, 6, 7, 8})
     small = next((r for r in results if r.get("label", "").startswith("small")), None)
     if small and "job_s" in small:
         lines += [f"Small input: {small['report_totals']['frames']:,} frames, JVM start plus "

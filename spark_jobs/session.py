@@ -65,6 +65,11 @@ def get_spark(master: str | None = None, quiet: bool = True):
                # Capture files are read whole (one binaryFile row each): small
                # partitions give each executor slot its own files to decode.
                .config("spark.sql.files.maxPartitionBytes", "16m")
+               # Local mode runs the executors in the driver's JVM: each task holds
+               # whole capture files (up to capture.segment.bytes) and their Arrow
+               # copies; Spark's 1g default ran out with 4 task slots on 32 MiB files.
+               .config("spark.driver.memory", os.environ.get("KAFKA_NET_SPARK_DRIVER_MEMORY",
+                                                             "3g"))
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1"))
     try:

@@ -171,18 +171,31 @@ def _check_fetched_batches(records) -> None:
             validate_batch(batch, from_client=False)
 
 
-def _records_fields(value):
+def _records_fields(value) -> list:
     """Every non-empty ``records`` field of a decoded body."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "records" and isinstance(v, (bytes, bytearray, memoryview)):
-                if len(v):
-                    yield v
-            elif isinstance(v, (dict, list)):
-                yield from _records_fields(v)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _records_fields(item)
+    out: list = []
+    _collect_records(value, out)
+    return out
+
+
+def _collect_records(value, out: list) -> None:
+    # Exact type tests and no generators, as in _collect_error_codes (same walk).
+    if type(value) is list:
+        if value and type(value[0]) in (dict, list):
+            for item in value:
+                _collect_records(item, out)
+        return
+    if type(value) is not dict:
+        return
+    for k, v in value.items():
+        t = type(v)
+        if t is dict or t is list:
+            _collect_records(v, out)
+        elif k == "records" and t in _BYTES and len(v):
+            out.append(v)
+
+
+_BYTES = (bytes, bytearray, memoryview)
 
 
 def error_codes(value) -> list[int]:
