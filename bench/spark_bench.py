@@ -174,15 +174,19 @@ class _Segments:
             self.fd = -1
 
 
-def generate(directory: str, frames: int, connections: int, processors: int = 2,
-             segment_bytes: int = 32 * 1024 * 1024) -> dict:
-    """Write the capture; returns what was written (files, bytes, per-API pairs)."""
+def _prepare(directory: str, frames: int, connections: int) -> tuple[int, int, list]:
+    """Both generators' start: pairs, connections (at most one per pair), templates."""
     if frames < 2 or frames % 2:
         raise ValueError("frames must be an even number >= 2")
     pairs = frames // 2
-    connections = max(1, min(connections, pairs))
     os.makedirs(directory, exist_ok=True)
-    templates = request_templates()
+    return pairs, max(1, min(connections, pairs)), request_templates()
+
+
+def generate(directory: str, frames: int, connections: int, processors: int = 2,
+             segment_bytes: int = 32 * 1024 * 1024) -> dict:
+    """Write the capture; returns what was written (files, bytes, per-API pairs)."""
+    pairs, connections, templates = _prepare(directory, frames, connections)
     per_api: Counter = Counter()
     writers = [_Segments(directory, p, segment_bytes) for p in range(processors)]
     # connection c belongs to processor c % processors, as the Acceptor deals them out
@@ -285,12 +289,7 @@ def generate_pcap(directory: str, frames: int, connections: int,
     """The conversation :func:`generate` writes, as a broker's traffic captured by
     tcpdump: one TCP connection per client (handshake, one segment per frame, each
     acknowledging the other side's bytes, FINs), connections taking turns."""
-    if frames < 2 or frames % 2:
-        raise ValueError("frames must be an even number >= 2")
-    pairs = frames // 2
-    connections = max(1, min(connections, pairs))
-    os.makedirs(directory, exist_ok=True)
-    templates = request_templates()
+    pairs, connections, templates = _prepare(directory, frames, connections)
     out = _PcapFiles(directory, file_bytes)
     broker = (bytes(int(x) for x in BROKER[0].split(".")), BROKER[1])
     clients = [(bytes((127, 0, 1 + c // 60000, 1)), 10000 + c % 60000)

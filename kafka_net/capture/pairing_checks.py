@@ -174,25 +174,8 @@ def _check_fetched_batches(records) -> None:
 def _records_fields(value) -> list:
     """Every non-empty ``records`` field of a decoded body."""
     out: list = []
-    _collect_records(value, out)
+    _collect(value, "records", lambda v, t: t in _BYTES and len(v) > 0, out)
     return out
-
-
-def _collect_records(value, out: list) -> None:
-    # Exact type tests and no generators, as in _collect_error_codes (same walk).
-    if type(value) is list:
-        if value and type(value[0]) in (dict, list):
-            for item in value:
-                _collect_records(item, out)
-        return
-    if type(value) is not dict:
-        return
-    for k, v in value.items():
-        t = type(v)
-        if t is dict or t is list:
-            _collect_records(v, out)
-        elif k == "records" and t in _BYTES and len(v):
-            out.append(v)
 
 
 _BYTES = (bytes, bytearray, memoryview)
@@ -201,24 +184,26 @@ _BYTES = (bytes, bytearray, memoryview)
 def error_codes(value) -> list[int]:
     """Every non-zero error_code anywhere in a decoded body, in body order."""
     out: list[int] = []
-    _collect_error_codes(value, out)
+    _collect(value, "error_code", lambda v, t: t is int and v != 0, out)
     return out
 
 
-def _collect_error_codes(value, out: list[int]) -> None:
-    # Runs on every response the conformance job pairs: exact type tests (decoded
-    # bodies are plain dicts, lists and scalars), and a list is only walked when
-    # it holds structs (schema arrays hold one type; a list of ints has no codes).
+def _collect(value, key: str, keep, out: list) -> None:
+    """Append every ``key`` field of a decoded body that ``keep(value, type)`` accepts.
+
+    Runs on every body the conformance job pairs: exact type tests (decoded
+    bodies are plain dicts, lists and scalars), no generators, and a list is only
+    walked when it holds structs (schema arrays hold one type; ints have no fields)."""
     if type(value) is list:
         if value and type(value[0]) in (dict, list):
             for item in value:
-                _collect_error_codes(item, out)
+                _collect(item, key, keep, out)
         return
     if type(value) is not dict:
         return
     for k, v in value.items():
         t = type(v)
         if t is dict or t is list:
-            _collect_error_codes(v, out)
-        elif k == "error_code" and t is int and v != 0:
+            _collect(v, key, keep, out)
+        elif k == key and keep(v, t):
             out.append(v)
