@@ -45,8 +45,7 @@ if __package__ in (None, ""):
 
 from spark_jobs import report as report_mod  # noqa: E402
 from spark_jobs import transforms  # noqa: E402
-from spark_jobs.session import (  # noqa: E402
-    SHORT_JOB_BYTES, MissingRuntime, check_runtime, get_spark, ship_code)
+from spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         check_runtime()
-        spark = get_spark(args.master, quiet=not args.verbose, short_job=short_job(inputs))
+        spark = get_spark(args.master, quiet=not args.verbose)
     except MissingRuntime as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -111,13 +110,6 @@ def _expand(paths: list[str]) -> list[str]:
         elif os.path.exists(path) or "://" in path:
             files.append(path)
     return sorted(set(files))
-
-
-def short_job(inputs: list[str]) -> bool:
-    """Local inputs of under SHORT_JOB_BYTES in all (remote ones count as big)."""
-    if any("://" in p for p in inputs):
-        return False
-    return sum(os.path.getsize(p) for p in inputs if os.path.exists(p)) < SHORT_JOB_BYTES
 
 
 def _stage(*words) -> None:

@@ -49,15 +49,15 @@ def check_runtime() -> None:
                              f"and JAVA_HOME is not set; install one with: {GET_JAVA}")
 
 
-# Below this much input a run is mostly the JVM warming up: see get_spark's short_job.
-SHORT_JOB_BYTES = 64 * 1024 * 1024
+def get_spark(master: str | None = None, quiet: bool = True):
+    """The session, local unless a master is given or spark-submit runs the job.
 
-
-def get_spark(master: str | None = None, quiet: bool = True, short_job: bool = False):
-    """The session.  ``short_job`` (a small input): the JVM compiles with its
-    quick JIT tier only; most of a small run's CPU is the optimising compiler
-    working on code that runs for seconds (800 frames: JVM 21 -> 12 CPU s,
-    bench/RESULTS.md).  No effect when the JVM already runs (spark-submit)."""
+    The JVM compiles with its quick JIT tier only (``-XX:TieredStopAtLevel=1``):
+    the job's JVM time is mostly the optimising compiler working on code that
+    runs for seconds to a minute.  JVM CPU seconds with and without
+    (bench/RESULTS.md, Spark): 800 frames 12 / 21, 200,000 frames 18 / 30,
+    1,000,000 frames 45 / 50-52.  No effect when the JVM already runs
+    (spark-submit: pass ``--driver-java-options`` there)."""
     # Executors must run the same Python as the driver (the project's venv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -80,8 +80,7 @@ def get_spark(master: str | None = None, quiet: bool = True, short_job: bool = F
                                                              "3g"))
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1"))
-    if short_job:
-        builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     try:
         spark = builder.getOrCreate()
     except Exception as exc:   # the JVM did not start (PySparkRuntimeError and kin)
