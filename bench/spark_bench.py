@@ -32,11 +32,12 @@ subprocess, under a timeout):
    slice, timed and under cProfile, to show where the executors' Python
    time goes.
 
-6. With ``--python-profile DIR``: Spark's own Python worker profiler
-   (``spark.python.profile``) is on for the job, its per-RDD cProfile
-   stats are dumped to DIR, and a summary (seconds per RDD, top functions)
-   goes to stderr and into the JSON: where the executors' Python time goes,
-   per stage.  The profiler slows the job down about 2-3x, so the job time
+6. With ``--python-profile DIR``: Spark's own Python UDF profiler
+   (``spark.sql.pyspark.udf.profiler=perf``) is on for the job, its
+   cProfile stats per Arrow stage (``mapInArrow``, ``applyInArrow``) are
+   dumped to DIR (``spark.profile.dump``), and a summary (seconds per stage,
+   top functions) goes to stderr and into the JSON: where the executors'
+   Python time goes, per stage.  The profiler slows the job down about 2-3x, so the job time
    of such a run is not a figure.
 
 Prints progress on stderr and, with ``--json-out PATH``, writes the figures
@@ -52,6 +53,7 @@ import json
 import os
 import pstats
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -172,15 +174,19 @@ class _Segments:
             self.fd = -1
 
 
-def generate(directory: str, frames: int, connections: int, processors: int = 2,
-             segment_bytes: int = 32 * 1024 * 1024) -> dict:
-    """Write the capture; returns what was written (files, bytes, per-API pairs)."""
+def _prepare(directory: str, frames: int, connections: int) -> tuple[int, int, list]:
+    """Both generators' start: pairs, connections (at most one per pair), templates."""
     if frames < 2 or frames % 2:
         raise ValueError("frames must be an even number >= 2")
     pairs = frames // 2
-    connections = max(1, min(connections, pairs))
     os.makedirs(directory, exist_ok=True)
-    templates = request_templates()
+    return pairs, max(1, min(connections, pairs)), request_templates()
+
+
+def generate(directory: str, frames: int, connections: int, processors: int = 2,
+             segment_bytes: int = 32 * 1024 * 1024) -> dict:
+    """Write the capture; returns what was written (files, bytes, per-API pairs)."""
+    pairs, connections, templates = _prepare(directory, frames, connections)
     per_api: Counter = Counter()
     writers = [_Segments(directory, p, segment_bytes) for p in range(processors)]
     # connection c belongs to processor c % processors, as the Acceptor deals them out
@@ -227,6 +233,109 @@ def generate(directory: str, frames: int, connections: int, processors: int = 2,
             "per_api": dict(per_api), "paths": files}
 
 
+# -- the same conversation as pcap files (--input pcap) ------------------------------------
+
+_PCAP_HEADER = struct.Struct("<IHHiIII")     # classic pcap, microseconds, Ethernet
+_PCAP_RECORD = struct.Struct("<IIII")
+_ETH_IPV4 = b"\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x02\x08\x00"
+_SYN, _FIN, _PSH, _ACK = 0x02, 0x01, 0x08, 0x10
+BROKER = ("127.0.0.1", 9092)
+
+
+def _tcp_packet(ts_ns: int, src: tuple[bytes, int], dst: tuple[bytes, int], seq: int, ack: int,
+                flags: int, payload: bytes = b"") -> bytes:
+    """One pcap record: Ethernet + IPv4 + TCP (checksums 0: readers do not check them)."""
+    tcp = struct.pack(">HHIIBBHHH", src[1], dst[1], seq % 2**32, ack % 2**32, 5 << 4, flags,
+                      65535, 0, 0)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 40 + len(payload), 0, 0x4000, 64, 6, 0,
+                     src[0], dst[0])
+    n = len(_ETH_IPV4) + len(ip) + len(tcp) + len(payload)
+    sec, usec = divmod(ts_ns // 1000, 1_000_000)
+    return b"".join((_PCAP_RECORD.pack(sec, usec, n, n), _ETH_IPV4, ip, tcp, payload))
+
+
+class _PcapFiles:
+    """Rotated pcap files, as ``tcpdump -C`` writes them: a connection's packets
+    end up in several files, so the job must group flows across files."""
+
+    def __init__(self, directory: str, file_bytes: int) -> None:
+        self.directory, self.file_bytes = directory, file_bytes
+        self.paths: list[str] = []
+        self.fh = None
+        self.written = 0
+
+    def add(self, record: bytes) -> None:
+        if self.fh is None or self.written + len(record) > self.file_bytes:
+            self._roll()
+        self.fh.write(record)
+        self.written += len(record)
+
+    def _roll(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+        path = os.path.join(self.directory, f"bench-{len(self.paths):03d}.pcap")
+        self.paths.append(path)
+        self.fh = open(path, "wb", buffering=1 << 20)
+        self.fh.write(_PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        self.written = _PCAP_HEADER.size
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
+def generate_pcap(directory: str, frames: int, connections: int,
+                  file_bytes: int = 32 * 1024 * 1024) -> dict:
+    """The conversation :func:`generate` writes, as a broker's traffic captured by
+    tcpdump: one TCP connection per client (handshake, one segment per frame, each
+    acknowledging the other side's bytes, FINs), connections taking turns."""
+    pairs, connections, templates = _prepare(directory, frames, connections)
+    out = _PcapFiles(directory, file_bytes)
+    broker = (bytes(int(x) for x in BROKER[0].split(".")), BROKER[1])
+    clients = [(bytes((127, 0, 1 + c // 60000, 1)), 10000 + c % 60000)
+               for c in range(connections)]
+    seq = [[1001, 5001] for _ in range(connections)]
+    clock = BASE_NS
+    for c, client in enumerate(clients):
+        for src, dst, s, a, flags in ((client, broker, 1000, 0, _SYN),
+                                      (broker, client, 5000, 1001, _SYN | _ACK),
+                                      (client, broker, 1001, 5001, _ACK)):
+            clock += STEP_NS
+            out.add(_tcp_packet(clock, src, dst, s, a, flags))
+    base, extra = divmod(pairs, connections)
+    per_api: Counter = Counter()
+    done = [0] * connections
+    written = 0
+    while written < pairs:
+        for c, client in enumerate(clients):
+            if done[c] >= base + (1 if c < extra else 0):
+                continue
+            cid = done[c]
+            name, req, resp = templates[MIX[(c + cid) % len(MIX)]]
+            for src, dst, d, payload in ((client, broker, 0, _with_cid(req, 4, cid)),
+                                         (broker, client, 1, _with_cid(resp, 0, cid))):
+                data = len(payload).to_bytes(4, "big") + payload
+                clock += STEP_NS
+                out.add(_tcp_packet(clock, src, dst, seq[c][d], seq[c][1 - d], _PSH | _ACK,
+                                    data))
+                seq[c][d] += len(data)
+            done[c] += 1
+            per_api[name] += 1
+            written += 1
+    for c, client in enumerate(clients):
+        s_c, s_b = seq[c]
+        for src, dst, s, a, flags in ((client, broker, s_c, s_b, _FIN | _ACK),
+                                      (broker, client, s_b, s_c + 1, _FIN | _ACK),
+                                      (client, broker, s_c + 1, s_b + 1, _ACK)):
+            clock += STEP_NS
+            out.add(_tcp_packet(clock, src, dst, s, a, flags))
+    out.close()
+    return {"files": len(out.paths), "bytes": sum(os.path.getsize(f) for f in out.paths),
+            "frames": 2 * written, "pairs": written, "connections": connections,
+            "processors": 0, "segment_bytes": file_bytes, "per_api": dict(per_api),
+            "paths": out.paths, "input": "pcap"}
+
+
 def profile_rows(paths: list[str], frames: int) -> dict:
     """The job's per-row Python on about ``frames`` frames of the first segment(s),
     without Spark: file_units, then check_connection per connection."""
@@ -240,6 +349,14 @@ def profile_rows(paths: list[str], frames: int) -> dict:
             break
     t_units = time.perf_counter() - t0
     rows = [u[1] for u in units if u[0] == "frame"]
+    flows: dict = {}
+    for u in units:
+        if u[0] == "packet":
+            flows.setdefault(u[1], []).append(u[2])
+    t0 = time.perf_counter()
+    for packets in flows.values():
+        rows += [u[1] for u in transforms.frames_of_flow(packets) if u[0] == "frame"]
+    t_flows = time.perf_counter() - t0
     by_conn: dict[str, list] = {}
     for r in rows[:frames]:
         by_conn.setdefault(r["connection"], []).append(r)
@@ -263,25 +380,57 @@ def profile_rows(paths: list[str], frames: int) -> dict:
                     "tottime_us_per_frame": tt / checked * 1e6,
                     "cumtime_us_per_frame": ct / checked * 1e6})
     return {"frames_read": len(rows), "file_units_us_per_frame": t_units / len(rows) * 1e6,
+            "frames_of_flow_us_per_frame": t_flows / len(rows) * 1e6,
             "frames_checked": checked, "connections_checked": len(by_conn),
             "check_connection_us_per_frame": t_check / checked * 1e6,
             "top_tottime": top}
 
 
 def summarise_python_profiles(directory: str, top: int = 3) -> list[dict]:
-    """Per RDD dumped by ``SparkContext.dump_profiles``: its Python seconds (own time
-    of every function) and the functions with most own time."""
+    """Per Arrow stage dumped by ``spark.profile.dump`` (``udf_<id>_perf.pstats``):
+    its Python seconds (own time of every function) and the functions with most
+    own time."""
     rows = []
     for name in os.listdir(directory):
         if not name.endswith(".pstats"):
             continue
         stats = pstats.Stats(os.path.join(directory, name), stream=io.StringIO())
         funcs = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-        rows.append({"rdd": name[:-len(".pstats")], "seconds": stats.total_tt, "top": [
+        rows.append({"udf": name[:-len(".pstats")], "seconds": stats.total_tt, "top": [
             {"function": f"{os.path.basename(fn)}:{line}({func})", "calls": nc,
              "own_s": tt, "cum_s": ct}
             for (fn, line, func), (_, nc, tt, ct, _) in funcs]})
     return sorted(rows, key=lambda r: r["seconds"], reverse=True)
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and every descendant: the
+    driver, Spark's JVM, its Python daemon and workers (and children they reaped)."""
+    return sum(tree_cpu_by_kind().values())
+
+
+def tree_cpu_by_kind() -> dict[str, float]:
+    """:func:`tree_cpu_seconds` split: this (driver) process, the JVM, and the
+    Python workers (the JVM's Python descendants, with the children they reaped)."""
+    import psutil
+    me = psutil.Process()
+    out = {"driver": 0.0, "jvm": 0.0, "python_workers": 0.0}
+    for proc in [me] + me.children(recursive=True):
+        try:
+            t = proc.cpu_times()
+            name = proc.name()
+        except psutil.Error:
+            continue
+        own = t.user + t.system
+        kids = t.children_user + t.children_system
+        if proc.pid == me.pid:
+            out["driver"] += own
+        elif name == "java":
+            out["jvm"] += own            # its reaped children are Python workers
+            out["python_workers"] += kids
+        else:
+            out["python_workers"] += own + kids
+    return out
 
 
 def _say(*words) -> None:
@@ -296,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processors", type=int, default=2)
     parser.add_argument("--segment-bytes", type=int, default=32 * 1024 * 1024)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--input", choices=("kncap", "pcap"), default="kncap",
+                        help="write the conversation as kafka-net captures or as pcap files")
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
     parser.add_argument("--profile-frames", type=int, default=20_000,
                         help="frames for the per-row Python profile outside Spark (0: skip)")
@@ -311,8 +462,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _say(f"writing {args.frames:,} frames to {captures}")
         t0 = time.perf_counter()
-        written = generate(captures, args.frames, args.connections, args.processors,
-                           args.segment_bytes)
+        if args.input == "pcap":
+            written = generate_pcap(captures, args.frames, args.connections,
+                                    args.segment_bytes)
+        else:
+            written = generate(captures, args.frames, args.connections, args.processors,
+                               args.segment_bytes)
+            written["input"] = "kncap"
         result["generate_s"] = time.perf_counter() - t0
         paths = written.pop("paths")
         result["capture"] = written
@@ -323,32 +479,36 @@ def main(argv: list[str] | None = None) -> int:
             result["profile"] = profile_rows(paths, args.profile_frames)
             _say("per-row Python outside Spark: "
                  f"file_units {result['profile']['file_units_us_per_frame']:.1f} us/frame, "
+                 f"frames_of_flow {result['profile']['frames_of_flow_us_per_frame']:.1f} "
+                 "us/frame, "
                  f"check_connection {result['profile']['check_connection_us_per_frame']:.1f} us/frame")
 
         from spark_jobs import conformance
         from spark_jobs import report as report_mod
         from spark_jobs.session import get_spark, ship_code
-        if args.python_profile:
-            # get_spark() builds the session; Spark reads extra settings from here.
-            os.environ["PYSPARK_SUBMIT_ARGS"] = ("--conf spark.python.profile=true "
-                                                 "pyspark-shell")
         t0 = time.perf_counter()
         spark = get_spark(args.master)
         ship_code(spark)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version
+        if args.python_profile:
+            spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
         _say(f"Spark {spark.version} {args.master} started in {result['session_s']:.1f} s")
         try:
+            cpu0 = tree_cpu_by_kind()
             t0 = time.perf_counter()
             summary = conformance.run(spark, sorted(paths), out)
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
+            cpu1 = tree_cpu_by_kind()
+            result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
+            result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             if args.python_profile:
-                spark.sparkContext.dump_profiles(args.python_profile)
+                spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)
                 for row in result["python_profile"]:
-                    _say(f"rdd {row['rdd']}: {row['seconds']:.1f} s of Python; top: "
+                    _say(f"stage {row['udf']}: {row['seconds']:.1f} s of Python; top: "
                          + ", ".join(f"{t['function']} {t['own_s']:.1f} s"
                                      for t in row["top"]))
         finally:
@@ -359,8 +519,12 @@ def main(argv: list[str] | None = None) -> int:
         result["report_totals"] = totals
         result["report_files"] = sorted(os.listdir(out))
         result["frames_per_s"] = totals["frames"] / result["job_s"]
+        result["cpu_us_per_frame"] = result["job_cpu_s"] / totals["frames"] * 1e6
         _say(f"job: {totals['frames']:,} frames in {result['job_s']:.1f} s = "
-             f"{result['frames_per_s']:,.0f} frames/s; {totals['violations']} violations")
+             f"{result['frames_per_s']:,.0f} frames/s; {result['job_cpu_s']:.1f} CPU s "
+             f"({result['cpu_us_per_frame']:.1f} us/frame: "
+             + ", ".join(f"{k} {v:.1f} s" for k, v in result["job_cpu_by_kind_s"].items())
+             + f"); {totals['violations']} violations")
         expected = {"frames": written["frames"], "requests": written["pairs"],
                     "pairs": written["pairs"], "connections": written["connections"],
                     "violations": 0, "in_flight_at_end": 0}

@@ -15,10 +15,15 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``report.html``         the same for people, with plots; opens offline
 * ``junit.xml``           one test case per check, for CI systems
 
-Stages: read files (``binaryFiles``) -> units (kafka-net frames, or TCP
-packets) -> packets grouped by flow across files and reassembled -> frames
-grouped by connection -> the pairing state machine -> aggregates.  All the
-per-row logic lives in :mod:`spark_jobs.transforms`.
+Stages, all columnar (Arrow batches in and out of Python, see
+:mod:`spark_jobs.arrow_stages`): read files (Spark's ``binaryFile`` reader)
+-> units per file (``mapInArrow``: kafka-net frames, or TCP packets) ->
+packets grouped by flow across files and reassembled
+(``groupBy("flow").applyInArrow``) -> frames grouped by connection and
+paired (``groupBy("connection").applyInArrow``: one row per connection with
+array columns) -> tables exploded and aggregated in Spark SQL.  All the
+per-file, per-flow and per-connection logic lives in
+:mod:`spark_jobs.transforms`.
 
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
@@ -32,6 +37,7 @@ bytes, header-only frames; see the report's coverage section).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -42,7 +48,7 @@ if __package__ in (None, ""):
 
 from spark_jobs import report as report_mod  # noqa: E402
 from spark_jobs import transforms  # noqa: E402
-from spark_jobs.session import get_spark, ship_code  # noqa: E402
+from spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -57,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         report_mod.write_all(summary, args.out)
         return EXIT_USAGE
     started = time.monotonic()
-    spark = get_spark(args.master, quiet=not args.verbose)
+    try:
+        check_runtime()
+        spark = get_spark(args.master, quiet=not args.verbose)
+    except MissingRuntime as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     ship_code(spark)
     _stage("reading", len(inputs), "file(s)")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
@@ -115,71 +126,72 @@ def _stage(*words) -> None:
 
 def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None) -> dict:
     """The whole job; returns the summary dict that report.py renders."""
-    sc = spark.sparkContext
+    from pyspark.sql import functions as F
+    from spark_jobs import arrow_stages as stages
     readable, problems = _readable(inputs)
-    # Executors read the files themselves (binaryFiles), so the same code works
-    # on a cluster with paths every node can reach (HDFS, S3, a shared mount).
-    files = sc.binaryFiles(",".join(readable)) if readable else sc.emptyRDD()
-    units = files.flatMap(lambda pd: transforms.file_units(*pd)).cache()
-    problems += units.filter(lambda u: u[0] == "problem").map(lambda u: u[1]).collect()
-    own_frames = units.filter(lambda u: u[0] == "frame").map(lambda u: u[1])
-    pcap_units = (units.filter(lambda u: u[0] == "packet")
-                  .map(lambda u: (u[1], u[2])).groupByKey()
-                  .flatMap(lambda kv: transforms.frames_of_flow(list(kv[1]), broker_ports))
-                  .cache())
-    problems += pcap_units.filter(lambda u: u[0] == "problem").map(lambda u: u[1]).collect()
-    pcap_frames = pcap_units.filter(lambda u: u[0] == "frame").map(lambda u: u[1])
-    frames = own_frames.union(pcap_frames).cache()
+    # Executors read the files themselves (Spark's binaryFile reader), so the
+    # same code works on a cluster with paths every node can reach (HDFS, S3, a
+    # shared mount).  Every stage takes and returns Arrow batches.
+    files = spark.read.format("binaryFile").load(readable) if readable else \
+        spark.createDataFrame([], "path string, content binary")
+    # Cached, both: each file is decoded once and each flow reassembled once,
+    # though the problems, the frames table and the pairing all read them.
+    units = (files.select("path", "content")
+             .mapInArrow(stages.file_units, stages.UNIT_SCHEMA).cache())
+    flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
+             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
+    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
+    problems += [{"file": r.file, "problem": r.problem}
+                 for r in found.filter(F.col("kind") == stages.PROBLEM)
+                 .select("file", "problem").collect()]
+    frames = found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
     _stage("checking connections")
-    checked = (frames.map(lambda r: (r["connection"], r)).groupByKey()
-               .map(lambda kv: transforms.check_connection(kv[0], list(kv[1]))).cache())
-    tables = _write_tables(spark, frames, checked, out)
-    summary = _summarise(spark, tables, checked)
+    checked = (frames.groupBy("connection")
+               .applyInArrow(stages.check_connection, stages.CHECKED_SCHEMA).cache())
+    tables = _write_tables(frames, checked, out)
+    units.unpersist()
+    flows.unpersist()
+    summary = _summarise(tables, checked)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
-    for name in ("pairs", "violations", "requests"):
-        tables[name].unpersist()
-    units.unpersist()
+    checked.unpersist()
     return summary
 
 
 def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
-    """Local files we cannot open are reported here rather than failing the job;
+    """Local files we cannot open are reported here rather than failing the job,
+    and so are empty ones (Spark's binaryFile reader skips them silently);
     other URIs (hdfs://, s3a://) are left for Spark to open."""
     readable, problems = [], []
     for path in inputs:
-        if "://" in path or os.access(path, os.R_OK):
+        if "://" in path:
             readable.append(path)
-        else:
+        elif not os.access(path, os.R_OK):
             problems.append({"file": path, "problem": "cannot be read (permission denied)"})
+        elif os.path.getsize(path) == 0:
+            problems.append({"file": path, "problem": transforms.EMPTY_FILE})
+        else:
+            readable.append(path)
     return readable, problems
 
 
-def _write_tables(spark, frames, checked, out: str) -> dict:
-    from spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, VIOLATION_SCHEMA
+def _write_tables(frames, checked, out: str) -> dict:
+    """The Parquet tables; pairs, violations, requests and states are the
+    checked rows' array columns, exploded by Spark SQL."""
+    from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
-    frame_rows = frames.map(lambda r: {**r, "order_key": list(r["order_key"])})
 
-    def table(rows, schema):
-        # The rows come from transforms.py, built for these schemas (tests/spark
-        # checks them), so Spark's per-row type check is skipped: it cost about a
-        # sixth of the job.  Cached, because each table feeds several actions
-        # (a Parquet write and the aggregations), which would otherwise convert
-        # every Python row again.
-        return spark.createDataFrame(rows, schema, verifySchema=False).cache()
+    def exploded(column: str):
+        return checked.select(F.explode(column).alias("row")).select("row.*")
 
-    tables = {
-        "frames": spark.createDataFrame(frame_rows, FRAME_SCHEMA, verifySchema=False),
-        "pairs": table(checked.flatMap(lambda c: c["pairs"]), PAIR_SCHEMA),
-        "violations": table(checked.flatMap(lambda c: c["violations"]), VIOLATION_SCHEMA),
-        "requests": table(checked.flatMap(lambda c: c["requests"]), REQUEST_SCHEMA),
-    }
+    tables = {"frames": frames, **{name: exploded(name) for name in
+                                   ("pairs", "violations", "requests", "states")}}
     for name in ("frames", "pairs", "violations"):
         tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
     return tables
 
 
-def _summarise(spark, tables: dict, checked) -> dict:
+def _summarise(tables: dict, checked) -> dict:
     from pyspark.sql import functions as F
     pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
     # responses: every response carrying a request's id (an answered acks=0
@@ -203,7 +215,7 @@ def _summarise(spark, tables: dict, checked) -> dict:
                  .groupBy("api_name", "bucket").count())
     timeline = (requests.withColumn("second", F.floor(F.col("timestamp_ns") / 1e9))
                 .groupBy("second").count().orderBy("second"))
-    connections = checked.map(lambda c: c["connection"]).collect()
+    connections = [json.loads(r.summary) for r in checked.select("summary").collect()]
     return report_mod.build_summary(
         per_api=[r.asDict() for r in per_api.collect()],
         latency=[r.asDict() for r in latency.collect()],
@@ -211,7 +223,8 @@ def _summarise(spark, tables: dict, checked) -> dict:
         timeline=[r.asDict() for r in timeline.collect()],
         violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
         connections=connections,
-        frames=tables["frames"].filter("marker IS NULL").count(),
+        # every frame (not a marker) of every connection
+        frames=sum(c["frames"] for c in connections),
     )
 
 

@@ -96,3 +96,12 @@ CELL_SCHEMA = StructType([
     StructField("error_codes", MapType(StringType(), IntegerType())),   # code -> pairs
 ])
 VERSIONS_SERVED_TYPE = MapType(StringType(), ArrayType(IntegerType()))  # key -> [min, max]
+
+STATE_SCHEMA = StructType([                       # each frame's coverage state
+    StructField("connection", StringType()),
+    StructField("position", IntegerType()),
+    StructField("state", StringType()),           # pairing_checks.STATES
+    StructField("reason", StringType()),          # header_only: why
+    StructField("gap_start", LongType()),         # unverifiable: the gap's byte range
+    StructField("gap_end", LongType()),
+])

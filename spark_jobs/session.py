@@ -8,7 +8,9 @@ stage lines stay readable; ``--verbose`` brings them back.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -16,7 +18,46 @@ import zipfile
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+GET_PYSPARK = "pip install 'kafka-net[spark]' (or `make install` in a checkout)"
+GET_JAVA = "`make java-check` in a checkout, or apt-get install default-jre-headless"
+
+# What the job imports on driver and executors: PySpark, and the libraries its
+# Arrow stages (mapInArrow, applyInArrow) need.
+_MODULES = (("pyspark", "PySpark"), ("pyarrow", "pyarrow"), ("pandas", "pandas"))
+
+
+class MissingRuntime(Exception):
+    """Something the job needs is not installed; the message says what and how."""
+
+
+def check_runtime() -> None:
+    """Raise :class:`MissingRuntime` naming PySpark (or its Arrow libraries) or
+    a Java runtime when one is missing, before anything tries to start a JVM."""
+    missing = [name for module, name in _MODULES if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MissingRuntime(f"{' and '.join(missing)} not installed in {sys.executable}; "
+                             f"install with: {GET_PYSPARK}")
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        java = os.path.join(java_home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            raise MissingRuntime(f"Spark needs a Java runtime, and JAVA_HOME={java_home} has "
+                                 f"no bin/java; unset it or point it at a JRE (17 or later); "
+                                 f"to install one: {GET_JAVA}")
+    elif shutil.which("java") is None:
+        raise MissingRuntime("Spark needs a Java runtime (17 or later): no `java` on PATH "
+                             f"and JAVA_HOME is not set; install one with: {GET_JAVA}")
+
+
 def get_spark(master: str | None = None, quiet: bool = True):
+    """The session, local unless a master is given or spark-submit runs the job.
+
+    The JVM compiles with its quick JIT tier only (``-XX:TieredStopAtLevel=1``):
+    the job's JVM time is mostly the optimising compiler working on code that
+    runs for seconds to a minute.  JVM CPU seconds with and without
+    (bench/RESULTS.md, Spark): 800 frames 12 / 21, 200,000 frames 18 / 30,
+    1,000,000 frames 45 / 50-52.  No effect when the JVM already runs
+    (spark-submit: pass ``--driver-java-options`` there)."""
     # Executors must run the same Python as the driver (the project's venv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -29,9 +70,24 @@ def get_spark(master: str | None = None, quiet: bool = True):
     builder = (builder.config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false" if quiet else "true")
                .config("spark.sql.shuffle.partitions", "8")
+               # Capture files are read whole (one binaryFile row each): small
+               # partitions give each executor slot its own files to decode.
+               .config("spark.sql.files.maxPartitionBytes", "16m")
+               # Local mode runs the executors in the driver's JVM: each task holds
+               # whole capture files (up to capture.segment.bytes) and their Arrow
+               # copies; Spark's 1g default ran out with 4 task slots on 32 MiB files.
+               .config("spark.driver.memory", os.environ.get("KAFKA_NET_SPARK_DRIVER_MEMORY",
+                                                             "3g"))
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1"))
-    spark = builder.getOrCreate()
+    builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:   # the JVM did not start (PySparkRuntimeError and kin)
+        if "JAVA_GATEWAY" not in str(exc) and "Java gateway" not in str(exc):
+            raise
+        raise MissingRuntime(f"Spark's JVM did not start ({exc}); check the Java runtime "
+                             f"(17 or later): {GET_JAVA}") from exc
     spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
     return spark
 

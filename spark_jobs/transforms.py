@@ -17,6 +17,7 @@ Stages and the rows they make:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -27,8 +28,11 @@ from kafka_net.capture.findings import (
 from kafka_net.capture import reader
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
-from kafka_net.protocol.api_keys import api_name
+from kafka_net.protocol.api_keys import api_name as _api_name
 from kafka_net.protocol.headers import peek_client_id, peek_request_header
+
+# Once per API key, not per pair and request (an enum lookup and a join each time).
+api_name = functools.lru_cache(maxsize=None)(_api_name)
 
 _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
 
@@ -38,47 +42,71 @@ FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "times
                 "frame_number", "file_offset")
 
 
+EMPTY_FILE = "an empty file"
+
+
 def sniff(data: bytes) -> str | None:
     """The one sniffing reader's (kafka_net.capture.reader) verdict on a file."""
     return reader.sniff(data)
 
 
+def local_path(path: str) -> str:
+    """Spark's file readers name local files as URIs; report them as the user gave them."""
+    return path[len("file:"):] if path.startswith("file:") else path
+
+
 def file_units(path: str, data: bytes) -> list[tuple]:
     """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples."""
-    if path.startswith("file:"):
-        # binaryFiles names local files as URIs; report them as the user gave them.
-        path = path[len("file:"):]
+    path = local_path(path)
     kind = sniff(data)
     if kind == "kncap":
         return _kncap_units(path, data)
     if kind in ("pcap", "pcapng"):
         return _pcap_units(path, data)
-    what = "an empty file" if not data else "neither a kafka-net capture nor a pcap/pcapng file"
+    what = EMPTY_FILE if not data else "neither a kafka-net capture nor a pcap/pcapng file"
     return [("problem", {"file": path, "problem": what})]
 
 
 def _kncap_units(path: str, data: bytes) -> list[tuple]:
+    columns, problems = kncap_columns(path, data)
+    units: list[tuple] = [("problem", p) for p in problems]
+    names = list(columns)
+    units += [("frame", dict(zip(names, values))) for values in zip(*columns.values())]
+    return units
+
+
+def kncap_columns(path: str, data: bytes) -> tuple[dict[str, list], list[dict]]:
+    """A kafka-net capture's frame rows as columns ({FRAME_FIELDS name: values}),
+    and its problems.  Column by column: the Spark job's Arrow stage makes its
+    batch straight from these lists, with no dict per frame."""
     result = decode_segment(data)
-    units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in result.problems]
+    problems = [{"file": path, "problem": p} for p in result.problems]
     m = _RUN.search(os.path.basename(path))
     run = m.group(1) if m else path
     seq = result.segment.segment_seq if result.segment else 0
     pid = result.segment.processor_id if result.segment else 0
-    for index, (rec, offset) in enumerate(zip(result.records, result.offsets)):
-        units.append(("frame", {
-            "source": "kafka-net", "file": path,
-            "connection": f"{run}/{rec.connection_id}",
-            # Sorts a connection's records in write order across rotated segments.
-            "order_key": (pid, seq, index),
-            "direction": rec.direction, "timestamp_ns": rec.timestamp_ns,
-            "frame_size": rec.frame_size, "truncated": rec.truncated, "after_gap": False,
-            "api_key": rec.api_key if rec.direction == REQUEST else None,
-            "api_version": rec.api_version if rec.direction == REQUEST else None,
-            "correlation_id": rec.correlation_id, "client_id": rec.client_id,
-            "frame": rec.frame, "marker": None, "gap_start": None, "gap_end": None,
-            "frame_number": 0, "file_offset": offset,
-        }))
-    return units
+    recs = result.records
+    n = len(recs)
+    is_request = [rec.direction == REQUEST for rec in recs]
+    columns = {
+        "source": ["kafka-net"] * n, "file": [path] * n,
+        "connection": [f"{run}/{rec.connection_id}" for rec in recs],
+        # Sorts a connection's records in write order across rotated segments.
+        "order_key": [(pid, seq, index) for index in range(n)],
+        "direction": [rec.direction for rec in recs],
+        "timestamp_ns": [rec.timestamp_ns for rec in recs],
+        "frame_size": [rec.frame_size for rec in recs],
+        "truncated": [rec.truncated for rec in recs], "after_gap": [False] * n,
+        "api_key": [rec.api_key if req else None for rec, req in zip(recs, is_request)],
+        "api_version": [rec.api_version if req else None
+                        for rec, req in zip(recs, is_request)],
+        "correlation_id": [rec.correlation_id for rec in recs],
+        "client_id": [rec.client_id for rec in recs],
+        "frame": [rec.frame for rec in recs],
+        "marker": [None] * n, "gap_start": [None] * n, "gap_end": [None] * n,
+        "frame_number": [0] * n, "file_offset": list(result.offsets),
+    }
+    return columns, problems
 
 
 def _pcap_units(path: str, data: bytes) -> list[tuple]:

@@ -17,7 +17,7 @@ from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
 from bench.measure import Run, run_kload
 from bench.results import begin_marker, end_marker, update_results
-from bench.spark_bench import generate
+from bench.spark_bench import generate, generate_pcap
 from kafka_net.capture.format import REQUEST, decode_segment
 from kafka_net.capture.pairing import Frame, pair_connection
 from kafka_net.protocol.records import build_batch
@@ -254,3 +254,28 @@ def test_capture_generator_writes_readable_pairs(tmp_path):
         assert len(report.pairs) == sum(1 for r in records if r.direction == REQUEST)
         assert all(p.error_codes == () for p in report.pairs)
     assert all(os.path.getsize(p) <= 16 * 1024 for p in written["paths"])
+
+
+def test_pcap_generator_writes_the_same_conversation_as_tcp(tmp_path):
+    """spark_bench --input pcap: rotated pcap files whose flows span files; read
+    back as the job does (file_units, frames_of_flow, check_connection)."""
+    from spark_jobs import transforms
+    written = generate_pcap(str(tmp_path), frames=400, connections=7, file_bytes=16 * 1024)
+    assert written["frames"] == 400 and written["pairs"] == 200 and written["files"] > 2
+    flows: dict = defaultdict(list)
+    for path in written["paths"]:
+        for unit in transforms.file_units(path, open(path, "rb").read()):
+            assert unit[0] == "packet", unit
+            flows[unit[1]].append(unit[2])
+    assert len(flows) == 7
+    pairs = frames = 0
+    for packets in flows.values():
+        units = transforms.frames_of_flow(packets)
+        rows = [u[1] for u in units if u[0] == "frame"]
+        assert [u for u in units if u[0] != "frame"] == []
+        result = transforms.check_connection(rows[0]["connection"], rows)
+        assert result["violations"] == [] and result["connection"]["in_flight_at_end"] == 0
+        assert result["connection"]["frames_checked"] == result["connection"]["frames"]
+        pairs += len(result["pairs"])
+        frames += result["connection"]["frames"]
+    assert (pairs, frames) == (200, 400)

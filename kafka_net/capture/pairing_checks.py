@@ -172,30 +172,39 @@ def _check_fetched_batches(records) -> None:
             validate_batch(batch, from_client=False)
 
 
-def _records_fields(value):
+def _records_fields(value) -> list:
     """Every non-empty ``records`` field of a decoded body."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "records" and isinstance(v, (bytes, bytearray, memoryview)):
-                if len(v):
-                    yield v
-            elif isinstance(v, (dict, list)):
-                yield from _records_fields(v)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _records_fields(item)
+    out: list = []
+    _collect(value, "records", lambda v, t: t in _BYTES and len(v) > 0, out)
+    return out
+
+
+_BYTES = (bytes, bytearray, memoryview)
 
 
 def error_codes(value) -> list[int]:
-    """Every non-zero error_code anywhere in a decoded body."""
-    out = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "error_code" and isinstance(v, int) and v != 0:
-                out.append(v)
-            elif isinstance(v, (dict, list)):
-                out.extend(error_codes(v))
-    elif isinstance(value, list):
-        for item in value:
-            out.extend(error_codes(item))
+    """Every non-zero error_code anywhere in a decoded body, in body order."""
+    out: list[int] = []
+    _collect(value, "error_code", lambda v, t: t is int and v != 0, out)
     return out
+
+
+def _collect(value, key: str, keep, out: list) -> None:
+    """Append every ``key`` field of a decoded body that ``keep(value, type)`` accepts.
+
+    Runs on every body the conformance job pairs: exact type tests (decoded
+    bodies are plain dicts, lists and scalars), no generators, and a list is only
+    walked when it holds structs (schema arrays hold one type; ints have no fields)."""
+    if type(value) is list:
+        if value and type(value[0]) in (dict, list):
+            for item in value:
+                _collect(item, key, keep, out)
+        return
+    if type(value) is not dict:
+        return
+    for k, v in value.items():
+        t = type(v)
+        if t is dict or t is list:
+            _collect(v, key, keep, out)
+        elif k == key and keep(v, t):
+            out.append(v)

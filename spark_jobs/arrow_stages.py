@@ -1,0 +1,168 @@
+"""The conformance job's Python stages as Arrow functions for Spark.
+
+Spark hands each stage Arrow record batches and takes Arrow record batches
+back (``mapInArrow``, ``groupBy(...).applyInArrow``): no Python row object
+crosses the JVM boundary, and no pickled dict goes through a shuffle.  Inside
+a stage the work is done by the plain per-file / per-flow / per-connection
+functions of :mod:`spark_jobs.transforms`; this module only turns Arrow
+columns into their arguments and their results back into Arrow columns.
+
+The Arrow schemas are derived from :mod:`spark_jobs.schemas`, so a column
+added there (and filled in by transforms' row dicts) flows through.
+
+Stages:
+
+* :func:`file_units` (``mapInArrow`` over Spark's ``binaryFile`` reader):
+  each file -> *unit* rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP
+  packets of pcap files (with their flow), problems.
+* :func:`flow_frames` (``groupBy("flow").applyInArrow``): one flow's packets,
+  from any number of files -> frame units (or a problem).
+* :func:`check_connection` (``groupBy("connection").applyInArrow``): one
+  connection's frames -> one :data:`CHECKED_SCHEMA` row, whose array columns
+  (pairs, violations, requests, states) Spark SQL explodes into tables.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql.types import (
+    ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType)
+
+from spark_jobs import transforms
+from spark_jobs.schemas import (
+    FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA, VIOLATION_SCHEMA)
+
+FRAME = "frame"
+PACKET = "packet"
+PROBLEM = "problem"
+
+# A TCP packet of a pcap file, as columns (kafka_net.capture.packet.Packet's fields).
+PACKET_FIELDS = [
+    StructField("flow", StringType()),
+    StructField("packet_src_ip", StringType()),
+    StructField("packet_src_port", IntegerType()),
+    StructField("packet_dst_ip", StringType()),
+    StructField("packet_dst_port", IntegerType()),
+    StructField("packet_seq", LongType()),
+    StructField("packet_ack", LongType()),
+    StructField("packet_flags", IntegerType()),
+    StructField("packet_payload", BinaryType()),
+    StructField("packet_payload_len", LongType()),
+    StructField("packet_record", LongType()),
+]
+
+# One table for whatever a stage finds: "kind" says which columns are filled.
+# Frames use FRAME_SCHEMA's columns (timestamp_ns and file shared with packets).
+UNIT_SCHEMA = StructType(
+    [StructField("kind", StringType())] + list(FRAME_SCHEMA.fields) + PACKET_FIELDS
+    + [StructField("problem", StringType())])
+
+CHECKED_SCHEMA = StructType([
+    StructField("connection", StringType()),
+    StructField("summary", StringType()),          # transforms' connection dict, as JSON
+    StructField("pairs", ArrayType(PAIR_SCHEMA)),
+    StructField("violations", ArrayType(VIOLATION_SCHEMA)),
+    StructField("requests", ArrayType(REQUEST_SCHEMA)),
+    StructField("states", ArrayType(STATE_SCHEMA)),
+])
+
+FRAME_COLUMNS = FRAME_SCHEMA.fieldNames()
+BATCH_ROWS = 8192
+
+
+_ARROW: dict[int, object] = {}   # id(StructType) -> its Arrow schema, made once per worker
+
+
+def _arrow(schema: StructType):
+    if id(schema) not in _ARROW:
+        from pyspark.sql.pandas.types import to_arrow_schema
+        _ARROW[id(schema)] = to_arrow_schema(schema)
+    return _ARROW[id(schema)]
+
+
+def _rows(table, columns: list[str]) -> list[dict]:
+    """A table's rows as dicts; column-wise conversion first (pyarrow's
+    ``to_pylist`` builds each row's dict in a slower loop, about 2x)."""
+    cols = table.select(columns).to_pydict()
+    return [dict(zip(columns, values)) for values in zip(*cols.values())]
+
+
+def file_units(batches):
+    """``mapInArrow`` function: binaryFile rows (path, content) -> unit batches."""
+    import pyarrow as pa
+    schema = _arrow(UNIT_SCHEMA)
+    for batch in batches:
+        paths = batch.column("path").to_pylist()
+        contents = batch.column("content")
+        for i, path in enumerate(paths):
+            data = contents[i].as_py()
+            if transforms.sniff(data) == "kncap":
+                # kafka-net's own captures straight to columns (most of a big input)
+                yield from _kncap_batches(transforms.local_path(path), data, schema)
+                continue
+            rows = [_unit_row(u) for u in transforms.file_units(path, data)]
+            for start in range(0, len(rows), BATCH_ROWS):
+                yield pa.RecordBatch.from_pylist(rows[start:start + BATCH_ROWS], schema=schema)
+
+
+def _kncap_batches(path: str, data: bytes, schema):
+    import pyarrow as pa
+    columns, problems = transforms.kncap_columns(path, data)
+    if problems:
+        yield pa.RecordBatch.from_pylist([{"kind": PROBLEM, **p} for p in problems],
+                                         schema=schema)
+    n = len(columns["frame"])
+    columns["kind"] = [FRAME] * n
+    for start in range(0, n, BATCH_ROWS):
+        arrays = [pa.array(columns[f.name][start:start + BATCH_ROWS], type=f.type)
+                  if f.name in columns else pa.nulls(min(BATCH_ROWS, n - start), type=f.type)
+                  for f in schema]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _unit_row(unit: tuple) -> dict:
+    kind = unit[0]
+    if kind == FRAME:
+        return {"kind": FRAME, **unit[1]}
+    if kind == PROBLEM:
+        return {"kind": PROBLEM, "file": unit[1]["file"], "problem": unit[1]["problem"]}
+    flow, (path, p) = unit[1], unit[2]
+    return {"kind": PACKET, "flow": repr(flow), "file": path, "timestamp_ns": p.timestamp_ns,
+            "packet_src_ip": p.src_ip, "packet_src_port": p.src_port,
+            "packet_dst_ip": p.dst_ip, "packet_dst_port": p.dst_port,
+            "packet_seq": p.seq, "packet_ack": p.ack, "packet_flags": p.flags,
+            "packet_payload": p.payload, "packet_payload_len": p.payload_len,
+            "packet_record": p.record}
+
+
+def flow_frames(broker_ports: set[int] | None):
+    """``applyInArrow`` function for one flow's packet units -> frame/problem units."""
+    def apply(table):
+        import pyarrow as pa
+        from kafka_net.capture.packet import Packet
+        cols = table.to_pydict()
+        packets = [(path, Packet(ts, str(src), sport, str(dst), dport, seq, ack, flags,
+                                 payload, plen, rec))
+                   for path, ts, src, sport, dst, dport, seq, ack, flags, payload, plen, rec
+                   in zip(cols["file"], cols["timestamp_ns"], cols["packet_src_ip"],
+                          cols["packet_src_port"], cols["packet_dst_ip"],
+                          cols["packet_dst_port"], cols["packet_seq"], cols["packet_ack"],
+                          cols["packet_flags"], cols["packet_payload"],
+                          cols["packet_payload_len"], cols["packet_record"])]
+        rows = [_unit_row(u) for u in transforms.frames_of_flow(packets, broker_ports)]
+        return pa.Table.from_pylist(rows, schema=_arrow(UNIT_SCHEMA))
+    return apply
+
+
+def check_connection(table):
+    """``applyInArrow`` function: one connection's frames -> one checked row."""
+    import pyarrow as pa
+    rows = _rows(table, FRAME_COLUMNS)
+    connection = rows[0]["connection"]
+    result = transforms.check_connection(connection, rows)
+    return pa.Table.from_pylist([{
+        "connection": connection, "summary": json.dumps(result["connection"]),
+        "pairs": result["pairs"], "violations": result["violations"],
+        "requests": result["requests"], "states": result["states"],
+    }], schema=_arrow(CHECKED_SCHEMA))

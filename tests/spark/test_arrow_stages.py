@@ -1,0 +1,83 @@
+"""The Arrow wrappers of the conformance job's stages (spark_jobs.arrow_stages),
+without Spark: they must hand Spark exactly what the plain functions of
+spark_jobs.transforms make (the kafka-net capture path builds its columns
+directly, so it is compared with the row path here), in the schemas' types."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from spark_jobs import arrow_stages as stages
+from spark_jobs import transforms
+from tests.spark.conftest import (
+    REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload,
+    write_pcap)
+from tests.spark.test_transforms import CONN, kafka_pcap_conversation, read
+
+
+def files_batch(*paths) -> pa.RecordBatch:
+    """What Spark's binaryFile reader hands mapInArrow: URIs and contents."""
+    return pa.RecordBatch.from_pydict({"path": [f"file:{p}" for p in paths],
+                                       "content": [read(p) for p in paths]})
+
+
+def unit_rows(batches) -> list[dict]:
+    table = pa.Table.from_batches(list(batches))
+    assert table.schema.equals(stages._arrow(stages.UNIT_SCHEMA))
+    return table.to_pylist()
+
+
+def kncap_capture(tmp_path, torn: bool = False) -> str:
+    records = []
+    for corr in range(5):
+        records.append(kncap_record(REQUEST, request_payload(18, 3, corr, {
+            "client_software_name": "t", "client_software_version": "1"}), CONN, 10 * corr))
+        records.append(kncap_record(RESPONSE, response_payload(18, 3, corr, {
+            "error_code": 0, "api_keys": []}), CONN, 10 * corr + 5))
+    path = kncap_file(tmp_path / "kafka-net-9-p1-000003.kncap", records, processor_id=1,
+                      seq=3)
+    if torn:
+        with open(path, "ab") as fh:
+            fh.write(b"\x00\x00\x01\x00garbage")
+    return path
+
+
+def test_kncap_columns_are_the_rows_of_file_units(tmp_path):
+    path = kncap_capture(tmp_path, torn=True)
+    got = unit_rows(stages.file_units([files_batch(path)]))
+    want = transforms.file_units(path, read(path))
+    assert [r["kind"] for r in got] == [kind for kind, *_ in want]
+    assert [r["problem"] for r in got if r["kind"] == "problem"] == [
+        u[1]["problem"] for u in want if u[0] == "problem"] != []
+    frames = [{k: r[k] for k in stages.FRAME_COLUMNS} for r in got if r["kind"] == "frame"]
+    assert frames == [{**u[1], "order_key": list(u[1]["order_key"])}
+                      for u in want if u[0] == "frame"]
+    assert len(frames) == 10 and frames[0]["file"] == path
+
+
+def test_pcap_packets_regroup_into_the_frames_of_frames_of_flow(tmp_path):
+    conv = kafka_pcap_conversation(40001, calls=4, segment=20)
+    path = write_pcap(tmp_path / "a.pcap", conv.packets)
+    units = unit_rows(stages.file_units([files_batch(path)]))
+    assert {r["kind"] for r in units} == {"packet"} and len({r["flow"] for r in units}) == 1
+    table = pa.Table.from_pylist(units, schema=stages._arrow(stages.UNIT_SCHEMA))
+    got = stages.flow_frames(None)(table).to_pylist()
+    flow = [u[2] for u in transforms.file_units(path, read(path))]
+    want = [u[1] for u in transforms.frames_of_flow(flow)]
+    assert [{k: r[k] for k in stages.FRAME_COLUMNS} for r in got] == [
+        {**w, "order_key": list(w["order_key"])} for w in want]
+    assert len([r for r in got if r["marker"] is None]) == 8
+
+
+def test_check_connection_row_holds_what_transforms_returns(tmp_path):
+    path = kncap_capture(tmp_path)
+    rows = [r for r in unit_rows(stages.file_units([files_batch(path)]))
+            if r["kind"] == "frame"]
+    table = pa.Table.from_pylist(rows, schema=stages._arrow(stages.UNIT_SCHEMA))
+    out = stages.check_connection(table)
+    assert out.schema.equals(stages._arrow(stages.CHECKED_SCHEMA))
+    [row] = out.to_pylist()
+    want = transforms.check_connection(rows[0]["connection"], rows)
+    for name in ("pairs", "violations", "requests", "states"):
+        assert row[name] == want[name], name
+    assert len(row["pairs"]) == 5 and row["violations"] == []

@@ -1,0 +1,105 @@
+"""What the conformance job needs around it (issue 12's operational points).
+
+* Missing Java or PySpark: ``kafka-net conformance`` names what is missing and
+  how to get it, and exits with the usage code (2), never a traceback.  Java
+  is taken away through PATH and JAVA_HOME; PySpark by blocking its import in
+  the child process (``sys.modules["pyspark"] = None``), as a machine without
+  it would fail the lookup.
+* ``spark-submit spark_jobs/conformance.py`` from a plain shell (no
+  virtualenv on PATH), with the command README's conformance section gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.spark.conftest import (
+    REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+
+pytestmark = pytest.mark.spark
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.dirname(sys.executable)
+USAGE = 2
+
+
+def small_capture(directory) -> str:
+    """One connection, three ApiVersions v0 pairs."""
+    os.makedirs(directory, exist_ok=True)
+    records = []
+    for corr in range(3):
+        conn = "127.0.0.1:9092-127.0.0.1:40000-0-0"
+        records.append(kncap_record(REQUEST, request_payload(18, 0, corr), conn, 10 * corr + 1))
+        records.append(kncap_record(RESPONSE, response_payload(18, 0, corr, {
+            "error_code": 0, "api_keys": []}), conn, 10 * corr + 2))
+    return kncap_file(os.path.join(directory, "kafka-net-7-p0-000000.kncap"), records)
+
+
+def conformance(tmp_path, env: dict, prelude: str = "") -> subprocess.CompletedProcess:
+    capture = small_capture(tmp_path / "caps")
+    code = (f"import sys\n{prelude}\nfrom kafka_net.cli import main\n"
+            f"sys.exit(main(['conformance', {capture!r}, '--out', {str(tmp_path / 'out')!r}]))")
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def assert_usage_error(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode == USAGE, done.stderr[-3000:]
+    assert "Traceback (most recent call last)" not in done.stderr, done.stderr[-3000:]
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_no_java_on_path_nor_java_home(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env.update(PATH=str(tmp_path / "empty-bin"), PYTHONPATH=REPO)
+    done = conformance(tmp_path, env)
+    assert_usage_error(done, "Java runtime", "no `java` on PATH", "make java-check",
+                       "apt-get install default-jre-headless")
+
+
+def test_java_home_without_java(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path / "empty-bin"), PYTHONPATH=REPO,
+               JAVA_HOME=str(tmp_path / "not-a-jre"))
+    done = conformance(tmp_path, env)
+    assert_usage_error(done, f"JAVA_HOME={tmp_path / 'not-a-jre'} has no bin/java",
+                       "apt-get install default-jre-headless")
+
+
+def test_no_pyspark(tmp_path):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    done = conformance(tmp_path, env, prelude="sys.modules['pyspark'] = None")
+    assert_usage_error(done, "PySpark not installed", "pip install 'kafka-net[spark]'",
+                       "make install")
+
+
+def test_no_pyarrow(tmp_path):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    done = conformance(tmp_path, env, prelude="sys.modules['pyarrow'] = None")
+    assert_usage_error(done, "pyarrow not installed", "pip install 'kafka-net[spark]'")
+
+
+def test_spark_submit_from_a_plain_shell(tmp_path):
+    """README's command, in an environment with nothing of the virtualenv in it:
+    PATH has only the system's directories, no PYTHONPATH, no VIRTUAL_ENV."""
+    capture = small_capture(tmp_path / "caps")
+    out = tmp_path / "out"
+    env = {"HOME": os.environ.get("HOME", "/root"), "PATH": "/usr/bin:/bin",
+           "PYSPARK_PYTHON": os.path.join(VENV_BIN, "python")}
+    if os.environ.get("JAVA_HOME"):
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    done = subprocess.run(
+        [os.path.join(VENV_BIN, "spark-submit"), "--master", "local[1]",
+         "spark_jobs/conformance.py", capture, "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / "report.json", encoding="utf-8") as fh:
+        report = json.load(fh)
+    assert report["verdict"] == "PASS"
+    assert report["totals"]["pairs"] == 3
+    assert report["unreadable"] == []
