@@ -224,9 +224,11 @@ class Processor(threading.Thread):
 
     def _process_new_responses(self) -> None:
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
-        for _ in range(len(self.response_queue)):
+        queued = len(self.response_queue)
+        now = time.monotonic_ns()   # one clock read, after all these were queued
+        for _ in range(queued):
             response = self.response_queue.popleft()
-            response.request.response_dequeue_time_ns = time.monotonic_ns()
+            response.request.response_dequeue_time_ns = now
             connection_id = response.request.connection_id
             try:
                 self._process_response(response, connection_id)
@@ -321,7 +323,7 @@ class Processor(threading.Thread):
             # client retries elsewhere (or after a restart), as after any
             # disconnect.
             return None
-        if self.selector.check_session(channel, frame):
+        if channel.sessions_expire and self.selector.check_session(channel, frame):
             return None   # a re-authentication began, or the session expired (KIP-368)
         if self.capture is not None:
             self._capture_request(channel, frame)
@@ -349,7 +351,7 @@ class Processor(threading.Thread):
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software, channel.principal())
+                                      parsed, channel.client_software, channel.principal_name)
         request.security_protocol = self.security_protocol
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
@@ -377,6 +379,7 @@ class Processor(threading.Thread):
 
     def _process_completed_sends(self) -> None:
         sends = self.selector.completed_sends
+        end_ns = time.monotonic_ns() if sends else 0   # one clock read for the batch
         while sends:
             connection_id = sends.pop(0)
             response = self.inflight_responses.pop(connection_id, None)
@@ -389,7 +392,7 @@ class Processor(threading.Thread):
                 self._capture_response(channel, response)
             if response.on_complete is not None:
                 _run_callback(response)
-            self.request_timings.update(response)
+            self.request_timings.update(response, end_ns)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
 

@@ -108,6 +108,7 @@ class Response:
 
     # Its times are on the request (response_complete_time_ns, ...), as in Kafka.
     __slots__ = ("request",)
+    timed = True   # ends a request (the throttling two do not): send_response times it
 
     def __init__(self, request: Request) -> None:
         self.request = request
@@ -134,13 +135,16 @@ class CloseConnectionResponse(Response):
 
 class StartThrottlingResponse(Response):
     __slots__ = ()
+    timed = False
 
 
 class EndThrottlingResponse(Response):
     __slots__ = ()
+    timed = False
 
 
-_THROTTLING = (StartThrottlingResponse, EndThrottlingResponse)
+# Each sending thread's name, read per response without a Python call.
+_this_thread = threading.local()
 
 
 class _Shutdown:
@@ -184,13 +188,16 @@ class RequestChannel:
             return None
 
     def send_response(self, response: Response) -> None:
-        if not isinstance(response, _THROTTLING):
+        if response.timed:
             # Kafka's sendResponse: one of these per request, its response's enqueue time.
             request = response.request
             request.response_complete_time_ns = now = time.monotonic_ns()
             if not request.api_local_complete_time_ns:
                 request.api_local_complete_time_ns = now
-            request.response_thread = threading.current_thread().name
+            try:
+                request.response_thread = _this_thread.name
+            except AttributeError:   # this thread's first response
+                request.response_thread = _this_thread.name = threading.current_thread().name
         processor = self._processors.get(response.request.processor_id)
         if processor is None:
             # Kafka drops it silently too: the processor (and its connections) is gone.
