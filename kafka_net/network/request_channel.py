@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kafka_net.log_safety import escape
+from kafka_net.network.request_queue import RequestQueue
 from kafka_net.protocol.codec import ParsedRequest
 from kafka_net.protocol.headers import RequestHeader
 
@@ -159,7 +160,8 @@ class RequestChannel:
     """One bounded request queue; routes responses to the owning Processor."""
 
     def __init__(self, queue_size: int) -> None:
-        self._requests: queue.Queue = queue.Queue(maxsize=queue_size)
+        # Wakes a handler per put only when needed (see request_queue.py).
+        self._requests: RequestQueue = RequestQueue(maxsize=queue_size)
         self._processors: dict[int, Any] = {}
         self._lock = threading.Lock()
 
@@ -207,7 +209,7 @@ class RequestChannel:
         processor.enqueue_response(response)
 
     def send_shutdown_request(self) -> None:
-        self._requests.put(SHUTDOWN)
+        self._requests.put(SHUTDOWN, wake=True)
 
     # -- observability / shutdown ------------------------------------------------
 
