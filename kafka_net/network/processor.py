@@ -320,8 +320,7 @@ class Processor(threading.Thread):
         if not self._reading:
             # Graceful stop: a request read after the stop began is dropped
             # unanswered; its connection is closed with the others, and the
-            # client retries elsewhere (or after a restart), as after any
-            # disconnect.
+            # client retries, as after any disconnect.
             return None
         if channel.sessions_expire and self.selector.check_session(channel, frame):
             return None   # a re-authentication began, or the session expired (KIP-368)
@@ -341,10 +340,7 @@ class Processor(threading.Thread):
             return None
         except Exception:
             # A parser bug, not bad input: still only this connection pays (Kafka's
-            # processChannelException).  Letting it escape to run() used to drop
-            # the rest of this batch of receives (other connections' requests,
-            # already taken from their buffers) and leave this connection open,
-            # unmuted and unanswered.
+            # processChannelException), not the rest of this batch of receives.
             log.exception("%s: closing connection %s from %s: unexpected error "
                           "parsing its request", self.name, channel.id,
                           channel.peer_text)

@@ -7,7 +7,7 @@ every put; here a put wakes one only
 * when the queue was empty: no handler may be coming for the request, or
 * when the oldest queued request has waited ``WAKE_AFTER_NS`` already: the
   handlers at work are not keeping up (say one is busy with a slow request),
-  so another one joins, as in Kafka, where any idle handler takes it.
+  so another one joins, as any idle handler would in Kafka.
 
 Otherwise the request waits for a handler that is already awake: each handler
 goes back to ``get`` after every request and takes the next one without
@@ -22,9 +22,10 @@ finds the queue empty again.  Under kload at 3 network and 8 handler threads,
 waking on every put cost about 8 context switches per ApiVersions request (see
 bench/RESULTS.md, "Hot path readings", round 2).
 
-The price: a request queued behind another waits up to ``WAKE_AFTER_NS`` (or
-until the next put) before a second handler is woken for it, where Kafka
-would hand it to an idle handler at once.  Shutdown sentinels always wake.
+The price: a request queued behind a slow one gets a second handler only at
+the first put after ``WAKE_AFTER_NS``; with no further put it waits until a
+handler at work is done, where Kafka would hand it to an idle handler at once.
+Shutdown sentinels always wake.
 """
 
 from __future__ import annotations
