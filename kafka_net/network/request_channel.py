@@ -5,8 +5,9 @@
     Processor 0..N-1 --send_request()--> [ bounded request queue ] --receive_request()--> handler 0..M-1
     Processor k <--------------------- response queue of k <--send_response()---------- handler
 
-* The request queue is one ``queue.Queue(maxsize=queued.max.requests)``.  A
-  Processor that finds it full **blocks** in ``put``, and so stops all I/O of
+* The request queue is one ``queue.Queue(maxsize=queued.max.requests)`` (a
+  :class:`~.request_queue.RequestQueue`, which wakes fewer sleeping handlers).
+  A Processor that finds it full **blocks** in ``put``, and so stops all I/O of
   its connections: that is Kafka's back-pressure (reference F1/C8), and what
   keeps a flood of requests from growing memory without bound.
 * Responses go to the queue of the Processor that owns the connection (the
