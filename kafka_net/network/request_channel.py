@@ -178,9 +178,13 @@ class RequestChannel:
         with self._lock:
             self._processors.pop(processor_id, None)
 
-    def send_request(self, request: Request, timeout: float | None = None) -> None:
-        """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out."""
-        self._requests.put(request, timeout=timeout)
+    def send_request(self, request: Request, timeout: float | None = None) -> bool:
+        """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out.  False:
+        no handler was woken for it (then call :meth:`wake_if_stale`, request_queue.py)."""
+        return self._requests.put(request, timeout=timeout)
+
+    def wake_if_stale(self) -> bool:
+        return self._requests.wake_if_stale()
 
     # -- handlers ----------------------------------------------------------------
 

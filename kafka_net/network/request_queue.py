@@ -22,10 +22,13 @@ finds the queue empty again.  Under kload at 3 network and 8 handler threads,
 waking on every put cost about 8 context switches per ApiVersions request (see
 bench/RESULTS.md, "Hot path readings", round 2).
 
-The price: a request queued behind a slow one gets a second handler only at
-the first put after ``WAKE_AFTER_NS``; with no further put it waits until a
-handler at work is done, where Kafka would hand it to an idle handler at once.
-Shutdown sentinels always wake.
+A request put without a wake-up could still wait behind a slow one (the
+awake handler took a one-second request just before it): so the Processor
+that put it polls with a 1 ms timeout and calls :meth:`wake_if_stale` each
+turn until the queue's oldest request has a handler coming (Processor's
+``_watch_queue``).  A request then waits for a handler at most about
+``WAKE_AFTER_NS`` plus a poll, where Kafka hands it to an idle handler at
+once.  Shutdown sentinels always wake.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ WAKE_AFTER_NS = 1_000_000   # 1 ms: below Kafka's request time resolution
 
 class RequestQueue(queue.Queue):
     def put(self, item, block: bool = True, timeout: float | None = None,
-            wake: bool = False) -> None:
-        """``queue.Queue.put`` with the wake-up rule above; ``wake``: always wake one."""
+            wake: bool = False) -> bool:
+        """``queue.Queue.put`` with the wake-up rule above; ``wake``: always wake one.
+        True if it woke a handler."""
         with self.not_full:
             if self.maxsize > 0 and len(self.queue) >= self.maxsize:
                 if not block:
@@ -50,10 +54,25 @@ class RequestQueue(queue.Queue):
                     if remaining is not None and remaining <= 0.0:
                         raise queue.Full
                     self.not_full.wait(remaining)
-            pending = self.queue
-            if (wake or not pending
-                    or time.monotonic_ns() - getattr(pending[0], "start_time_ns", 0)
-                    >= WAKE_AFTER_NS):
+            woke = wake or not self.queue or self._head_waited()
+            if woke:
                 self.not_empty.notify()
-            pending.append(item)
+            self.queue.append(item)
             self.unfinished_tasks += 1
+            return woke
+
+    def wake_if_stale(self) -> bool:
+        """For the putter of a request that woke nobody: wake a handler if the oldest
+        request has now waited ``WAKE_AFTER_NS``.  True: look again later (the oldest
+        is still young); False: nothing left to watch."""
+        with self.not_empty:
+            if not self.queue:
+                return False
+            if self._head_waited():
+                self.not_empty.notify()
+                return False
+            return True
+
+    def _head_waited(self) -> bool:
+        head = self.queue[0]
+        return time.monotonic_ns() - getattr(head, "start_time_ns", 0) >= WAKE_AFTER_NS
