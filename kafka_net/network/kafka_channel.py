@@ -30,7 +30,8 @@ from __future__ import annotations
 import socket
 import time
 
-from kafka_net.network.authenticator import MIN_REAUTH_INTERVAL_NS, DefaultAuthenticator
+from kafka_net.network.authenticator import (ANONYMOUS, MIN_REAUTH_INTERVAL_NS,
+                                             DefaultAuthenticator)
 from kafka_net.network.mute_state import MuteStateMachine
 from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.framing import FrameDecoder
@@ -47,10 +48,13 @@ class KafkaChannel:
         self.id = connection_id
         self.socket = sock
         self.transport = transport if transport is not None else PlaintextTransportLayer(sock)
+        # False only for the plaintext transport: no bytes ever wait inside it, so
+        # the per-request checks for them are skipped (TLS and test fakes: True).
+        self.transport_buffers = getattr(self.transport, "BUFFERS", True)
+        self.successful_authentications = 0
         # A SASL authenticator needs the channel: its ChannelBuilder sets it after.
         self.authenticator = (authenticator if authenticator is not None
                               else DefaultAuthenticator(self.transport))
-        self.successful_authentications = 0
         self.decoder = FrameDecoder(max_frame_size, memory_pool)
         self.mute_state = MuteStateMachine()
         self.peer = _peer(sock)
@@ -67,6 +71,30 @@ class KafkaChannel:
 
     # -- handshake and authentication (Kafka's prepare / ready) ---------------------
 
+    @property
+    def authenticator(self):
+        return self._authenticator
+
+    @authenticator.setter
+    def authenticator(self, authenticator) -> None:
+        self._authenticator = authenticator
+        # Only a SASL session can expire or be re-authenticated (KIP-368): the
+        # Processor checks sessions per request only where this is True.
+        self.sessions_expire = not isinstance(authenticator, DefaultAuthenticator)
+        self._update_ready()
+
+    def _update_ready(self) -> None:
+        """``is_ready`` and ``principal_name``: what the Selector and Processor read
+        per event and per request, as attributes.  They change only where the
+        transport or authenticator state changes: here, in :meth:`prepare` and at
+        the start of a re-authentication."""
+        ready = self.ready()
+        if ready:
+            self.principal_name = self.principal()   # may raise: then not ready
+        elif not hasattr(self, "principal_name"):
+            self.principal_name = ANONYMOUS
+        self.is_ready = ready
+
     def prepare(self) -> None:
         """One non-blocking step of the TLS handshake, then of the authentication
         (SASL_SSL: the SASL exchange starts only once TLS is up).
@@ -79,8 +107,8 @@ class KafkaChannel:
             self.transport.handshake()
         if self.transport.ready() and not self.authenticator.complete():
             self.authenticator.authenticate()
-        if self.ready():
-            self.principal()   # built now: a DN no mapping rule takes fails here
+        self._update_ready()   # the principal is built now: a DN no rule takes fails here
+        if self.is_ready:
             self.successful_authentications += 1
 
     def ready(self) -> bool:
@@ -108,7 +136,8 @@ class KafkaChannel:
             return False
         authenticator.last_reauth_start_ns = now
         authenticator.reauthenticate(frame)
-        if self.ready():   # the whole exchange was already buffered
+        self._update_ready()
+        if self.is_ready:   # the whole exchange was already buffered
             self.successful_authentications += 1
         return True
 
@@ -166,7 +195,8 @@ class KafkaChannel:
             self._send_offset = offset + self.transport.write(send[offset:] if offset else send)
         except (BlockingIOError, InterruptedError):
             return False
-        if self._send_offset < len(send) or self.transport.has_pending_writes():
+        if self._send_offset < len(send) or (self.transport_buffers
+                                             and self.transport.has_pending_writes()):
             return False
         self._send = None
         return True

@@ -73,6 +73,7 @@ _per_connection_log = RateLimitedLog(log)
 
 CONNECTION_QUEUE_SIZE = 20   # Kafka's Processor.ConnectionQueueSize
 POLL_TIMEOUT_S = 0.3         # Kafka polls for 300 ms
+WATCH_TIMEOUT_S = 0.001      # while a request we queued has no handler woken for it
 ACCEPT_BLOCK_SLICE_S = 0.1   # longest single blocking offer from the Acceptor
 _THROTTLED_ONLY = ChannelMuteState.MUTED_AND_THROTTLED
 
@@ -117,6 +118,7 @@ class Processor(threading.Thread):
         self._connection_ids = ConnectionIdGenerator(processor_id)
         self._running = True
         self._reading = True          # False once a graceful stop began
+        self._watch_queue = False     # see _poll and request_queue.py
         self.requests_received = 0
         self._started_ns = time.monotonic_ns()
         self.responses_sent = 0
@@ -126,12 +128,10 @@ class Processor(threading.Thread):
     def accept(self, sock: socket.socket, may_block: bool, ip: str | None = None) -> bool:
         """Queue a new socket; block only if ``may_block`` (the Acceptor's last try).
 
-        A blocking offer waits at most ACCEPT_BLOCK_SLICE_S and then returns False;
-        the Acceptor offers again while it runs.  An unbounded put (Kafka's) hung
-        the Acceptor, and so the shutdown joining it, when every queue was full
-        and no Processor would ever drain again (testStagedListenerShutdown-
-        WhenConnectionQueueIsFull).  ``ip``: what ConnectionQuotas counted the
-        socket under (None: not counted).
+        A blocking offer waits at most ACCEPT_BLOCK_SLICE_S, then returns False (the
+        Acceptor offers again): Kafka's unbounded put hung the shutdown when every
+        queue was full (testStagedListenerShutdownWhenConnectionQueueIsFull).
+        ``ip``: what ConnectionQuotas counted the socket under (None: not counted).
         """
         if ip is not None:
             self._quota_ips[sock] = ip   # before the put: the socket may be taken at once
@@ -224,9 +224,11 @@ class Processor(threading.Thread):
 
     def _process_new_responses(self) -> None:
         # Bounded: only what is queued now, so handlers cannot keep us here forever.
-        for _ in range(len(self.response_queue)):
+        queued = len(self.response_queue)
+        now = time.monotonic_ns()   # one clock read, after all these were queued
+        for _ in range(queued):
             response = self.response_queue.popleft()
-            response.request.response_dequeue_time_ns = time.monotonic_ns()
+            response.request.response_dequeue_time_ns = now
             connection_id = response.request.connection_id
             try:
                 self._process_response(response, connection_id)
@@ -235,8 +237,8 @@ class Processor(threading.Thread):
                           self.name, connection_id, exc)
                 self._close(connection_id)
         if self.selector.completed_sends:
-            # Most were written whole just above (Selector.send writes at once):
-            # unmuted now, their clients' next requests are read in this turn's poll.
+            # Mostly written whole above (Selector.send writes at once): unmuted
+            # now, their clients' next requests are read in this turn's poll.
             self._process_completed_sends()
 
     def _process_response(self, response: Response, connection_id: str) -> None:
@@ -270,16 +272,17 @@ class Processor(threading.Thread):
             raise TypeError(f"unknown response type {type(response).__name__}")
 
     def _poll(self) -> None:
-        # Do not sleep if work is already waiting: new sockets, or sends that
-        # completed (or failed) inside Selector.send, which writes eagerly; their
-        # connections must be unmuted now, not after a 300 ms select.
+        # No sleep if work waits: new sockets, or sends completed (or failed) in
+        # Selector.send, whose connections must be unmuted now, not in 300 ms.
         busy = (self.new_connections.queue or self.selector.completed_sends
                 or self.selector.disconnected)
-        timeout = 0 if busy else POLL_TIMEOUT_S
+        timeout = 0 if busy else WATCH_TIMEOUT_S if self._watch_queue else POLL_TIMEOUT_S
         try:
             self.selector.poll(timeout)
         except OSError as exc:
             log.error("%s: poll failed: %s", self.name, exc)
+        if self._watch_queue:
+            self._watch_queue = self.request_channel.wake_if_stale()
 
     def _process_completed_receives(self) -> None:
         receives = self.selector.completed_receives
@@ -318,10 +321,9 @@ class Processor(threading.Thread):
         if not self._reading:
             # Graceful stop: a request read after the stop began is dropped
             # unanswered; its connection is closed with the others, and the
-            # client retries elsewhere (or after a restart), as after any
-            # disconnect.
+            # client retries, as after any disconnect.
             return None
-        if self.selector.check_session(channel, frame):
+        if channel.sessions_expire and self.selector.check_session(channel, frame):
             return None   # a re-authentication began, or the session expired (KIP-368)
         if self.capture is not None:
             self._capture_request(channel, frame)
@@ -339,17 +341,14 @@ class Processor(threading.Thread):
             return None
         except Exception:
             # A parser bug, not bad input: still only this connection pays (Kafka's
-            # processChannelException).  Letting it escape to run() used to drop
-            # the rest of this batch of receives (other connections' requests,
-            # already taken from their buffers) and leave this connection open,
-            # unmuted and unanswered.
+            # processChannelException), not the rest of this batch of receives.
             log.exception("%s: closing connection %s from %s: unexpected error "
                           "parsing its request", self.name, channel.id,
                           channel.peer_text)
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software, channel.principal())
+                                      parsed, channel.client_software, channel.principal_name)
         request.security_protocol = self.security_protocol
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
@@ -360,7 +359,8 @@ class Processor(threading.Thread):
         # A blocking put (back-pressure), in slices so that a shutdown is noticed.
         while self._running:
             try:
-                self.request_channel.send_request(request, timeout=0.1)
+                if not self.request_channel.send_request(request, timeout=0.1):
+                    self._watch_queue = True   # no handler woken for it: see request_queue
                 return True
             except queue.Full:
                 continue
@@ -377,6 +377,7 @@ class Processor(threading.Thread):
 
     def _process_completed_sends(self) -> None:
         sends = self.selector.completed_sends
+        end_ns = time.monotonic_ns() if sends else 0   # one clock read for the batch
         while sends:
             connection_id = sends.pop(0)
             response = self.inflight_responses.pop(connection_id, None)
@@ -389,7 +390,7 @@ class Processor(threading.Thread):
                 self._capture_response(channel, response)
             if response.on_complete is not None:
                 _run_callback(response)
-            self.request_timings.update(response)
+            self.request_timings.update(response, end_ns)
             channel.mute_state.handle(Ev.RESPONSE_SENT)
             self._try_unmute(connection_id)
 

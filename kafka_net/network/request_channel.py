@@ -5,8 +5,9 @@
     Processor 0..N-1 --send_request()--> [ bounded request queue ] --receive_request()--> handler 0..M-1
     Processor k <--------------------- response queue of k <--send_response()---------- handler
 
-* The request queue is one ``queue.Queue(maxsize=queued.max.requests)``.  A
-  Processor that finds it full **blocks** in ``put``, and so stops all I/O of
+* The request queue is one ``queue.Queue(maxsize=queued.max.requests)`` (a
+  :class:`~.request_queue.RequestQueue`, which wakes fewer sleeping handlers).
+  A Processor that finds it full **blocks** in ``put``, and so stops all I/O of
   its connections: that is Kafka's back-pressure (reference F1/C8), and what
   keeps a flood of requests from growing memory without bound.
 * Responses go to the queue of the Processor that owns the connection (the
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kafka_net.log_safety import escape
+from kafka_net.network.request_queue import RequestQueue
 from kafka_net.protocol.codec import ParsedRequest
 from kafka_net.protocol.headers import RequestHeader
 
@@ -108,6 +110,7 @@ class Response:
 
     # Its times are on the request (response_complete_time_ns, ...), as in Kafka.
     __slots__ = ("request",)
+    timed = True   # ends a request (the throttling two do not): send_response times it
 
     def __init__(self, request: Request) -> None:
         self.request = request
@@ -134,13 +137,16 @@ class CloseConnectionResponse(Response):
 
 class StartThrottlingResponse(Response):
     __slots__ = ()
+    timed = False
 
 
 class EndThrottlingResponse(Response):
     __slots__ = ()
+    timed = False
 
 
-_THROTTLING = (StartThrottlingResponse, EndThrottlingResponse)
+# Each sending thread's name, read per response without a Python call.
+_this_thread = threading.local()
 
 
 class _Shutdown:
@@ -155,7 +161,8 @@ class RequestChannel:
     """One bounded request queue; routes responses to the owning Processor."""
 
     def __init__(self, queue_size: int) -> None:
-        self._requests: queue.Queue = queue.Queue(maxsize=queue_size)
+        # Wakes a handler per put only when needed (see request_queue.py).
+        self._requests: RequestQueue = RequestQueue(maxsize=queue_size)
         self._processors: dict[int, Any] = {}
         self._lock = threading.Lock()
 
@@ -171,9 +178,13 @@ class RequestChannel:
         with self._lock:
             self._processors.pop(processor_id, None)
 
-    def send_request(self, request: Request, timeout: float | None = None) -> None:
-        """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out."""
-        self._requests.put(request, timeout=timeout)
+    def send_request(self, request: Request, timeout: float | None = None) -> bool:
+        """Blocking put; raises ``queue.Full`` only when ``timeout`` runs out.  False:
+        no handler was woken for it (then call :meth:`wake_if_stale`, request_queue.py)."""
+        return self._requests.put(request, timeout=timeout)
+
+    def wake_if_stale(self) -> bool:
+        return self._requests.wake_if_stale()
 
     # -- handlers ----------------------------------------------------------------
 
@@ -184,13 +195,16 @@ class RequestChannel:
             return None
 
     def send_response(self, response: Response) -> None:
-        if not isinstance(response, _THROTTLING):
+        if response.timed:
             # Kafka's sendResponse: one of these per request, its response's enqueue time.
             request = response.request
             request.response_complete_time_ns = now = time.monotonic_ns()
             if not request.api_local_complete_time_ns:
                 request.api_local_complete_time_ns = now
-            request.response_thread = threading.current_thread().name
+            try:
+                request.response_thread = _this_thread.name
+            except AttributeError:   # this thread's first response
+                request.response_thread = _this_thread.name = threading.current_thread().name
         processor = self._processors.get(response.request.processor_id)
         if processor is None:
             # Kafka drops it silently too: the processor (and its connections) is gone.
@@ -200,7 +214,7 @@ class RequestChannel:
         processor.enqueue_response(response)
 
     def send_shutdown_request(self) -> None:
-        self._requests.put(SHUTDOWN)
+        self._requests.put(SHUTDOWN, wake=True)
 
     # -- observability / shutdown ------------------------------------------------
 

@@ -120,6 +120,19 @@ class RequestTimings:
             # sums first: a scrape that finds the counts must find the sums too
             self.sums[key] = [0] * len(TIMINGS)
             counts = self.counts[key] = [0] * (N_BUCKETS * len(TIMINGS))
+        if ns[5] < _HALF_MS_NS:
+            # The whole took under half a millisecond, so each of its five parts
+            # (in order, none negative) rounds to 0 ms as well: all six in bucket 0.
+            for offset in _OFFSETS:
+                counts[offset] += 1
+        else:
+            self._count_slow(key, counts, ns)
+        self.recent.append((end_ns, key, header.api_version, header.correlation_id,
+                            request.connection_id, ns))
+        if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
+            log_completed_request(response, tuple(_ms(d) for d in ns), self.network_thread)
+
+    def _count_slow(self, key: int, counts: list[int], ns: tuple[int, ...]) -> None:
         i = 0
         for d in ns:
             if d < _HALF_MS_NS:   # rounds to 0 ms (negative too): the usual case
@@ -131,10 +144,6 @@ class RequestTimings:
                 counts[_OFFSETS[i] + bucket] += 1
                 self.sums[key][i] += ms
             i += 1
-        self.recent.append((end_ns, key, header.api_version, header.correlation_id,
-                            request.connection_id, ns))
-        if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
-            log_completed_request(response, tuple(_ms(d) for d in ns), self.network_thread)
 
 
 def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]]]:

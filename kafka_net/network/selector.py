@@ -193,7 +193,7 @@ class Selector(SelectorAuthentication):
                 # Pipelined requests may be buffered (or the close is due); with
                 # nothing buffered the next read brings the channel back.
                 self._maybe_ready[connection_id] = channel
-            if channel.has_bytes_buffered():
+            if channel.transport_buffers and channel.has_bytes_buffered():
                 # TLS: decrypted bytes no select will announce.
                 self._buffered_reads[connection_id] = channel
         return unmuted
@@ -238,7 +238,8 @@ class Selector(SelectorAuthentication):
             self._maybe_unmute_after_memory_pressure()
         if self._has_buffered_receive() or self._buffered_reads:
             timeout = 0  # a request is already here: do not sleep on the socket
-        timeout = self._delayed_close_timeout(timeout)
+        if self._delayed_closes:   # only after failed SASL authentications
+            timeout = self._delayed_close_timeout(timeout)
         start = time.monotonic_ns()
         events = self._sel.select(timeout)
         self._now_ns = now = time.monotonic_ns()
@@ -255,14 +256,15 @@ class Selector(SelectorAuthentication):
         if self._buffered_reads:
             self._read_buffered()
         self._collect_receives()
-        self._complete_delayed_closes()
+        if self._delayed_closes:
+            self._complete_delayed_closes()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
         try:
-            if not channel.ready():
+            if not channel.is_ready:
                 self._prepare(channel)
-                if not channel.ready() or channel.id not in self.channels:
+                if not channel.is_ready or channel.id not in self.channels:
                     return
                 mask |= _READ if channel.has_bytes_buffered() else 0
             if mask & _READ:
@@ -296,7 +298,9 @@ class Selector(SelectorAuthentication):
 
     def _read(self, channel: KafkaChannel) -> None:
         n = channel.read()
-        if channel.has_bytes_buffered():
+        if not channel.transport_buffers:
+            pass   # plaintext: nothing can wait in the transport
+        elif channel.has_bytes_buffered():
             self._buffered_reads[channel.id] = channel
         else:
             self._buffered_reads.pop(channel.id, None)
@@ -335,7 +339,7 @@ class Selector(SelectorAuthentication):
         for channel in ready.values():
             if channel.id not in self.channels or channel.mute_state.muted:
                 continue  # closed, or unmute puts it back
-            if not channel.ready():
+            if not channel.is_ready:
                 continue  # authenticating: its authenticator reads, not the Processor
             try:
                 frame = channel.decoder.next_frame()

@@ -52,6 +52,7 @@ class PlaintextTransportLayer:
     """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
 
     __slots__ = ("socket", "read", "write")
+    BUFFERS = False   # never holds bytes of its own (KafkaChannel.transport_buffers)
 
     def __init__(self, sock: socket.socket) -> None:
         self.socket = sock
@@ -81,6 +82,8 @@ class PlaintextTransportLayer:
 
 class SslTransportLayer:
     """TLS over a non-blocking socket, one step per call, never blocking."""
+
+    BUFFERS = True   # decrypted bytes and encrypted records wait in it
 
     def __init__(self, sock: socket.socket, context: ssl.SSLContext) -> None:
         self.socket = sock

@@ -38,6 +38,7 @@ class KafkaRequestHandler(threading.Thread):
         # Kafka's handler threads are daemons: they never hold the process open.
         super().__init__(name=f"data-plane-kafka-request-handler-{handler_id}", daemon=True)
         self.id = handler_id
+        self.thread_name = self.name   # read per request: an attribute, not the property
         self.request_channel = request_channel
         self.apis = apis
         self.idle_ns = 0
@@ -57,7 +58,7 @@ class KafkaRequestHandler(threading.Thread):
                 log.debug("%s: shut down", self.name)
                 return
             request.request_dequeue_time_ns = now
-            request.handler_thread = self.name
+            request.handler_thread = self.thread_name
             self.current_request = request
             try:
                 self.apis.handle(request)

@@ -1,0 +1,139 @@
+"""RequestQueue: when a put wakes a waiting handler, and that no request is left behind."""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+
+import pytest
+
+from kafka_net.network.request_queue import WAKE_AFTER_NS, RequestQueue
+
+
+class Item:
+    def __init__(self, start_time_ns: int) -> None:
+        self.start_time_ns = start_time_ns
+
+
+@pytest.fixture
+def wakes(monkeypatch):
+    q = RequestQueue(maxsize=4)
+    count = []
+    notify = q.not_empty.notify
+    monkeypatch.setattr(q.not_empty, "notify", lambda n=1: (count.append(n), notify(n)))
+    return q, count
+
+
+def test_a_put_into_an_empty_queue_wakes_a_handler(wakes):
+    q, count = wakes
+    q.put(Item(time.monotonic_ns()))
+    assert count == [1]
+
+
+def test_a_put_behind_a_fresh_request_wakes_nobody(wakes):
+    q, count = wakes
+    q.put(Item(time.monotonic_ns()))
+    assert count == [1]
+
+
+def test_an_item_without_a_start_time_at_the_head_counts_as_old(wakes):
+    q, count = wakes
+    q.put("a sentinel")
+    q.put(Item(time.monotonic_ns()))
+    assert count == [1, 1]
+
+
+def test_a_put_behind_a_request_that_waited_too_long_wakes_another(wakes):
+    q, count = wakes
+    q.put(Item(time.monotonic_ns() - 2 * WAKE_AFTER_NS))
+    q.put(Item(time.monotonic_ns()))
+    assert count == [1, 1]
+
+
+def test_wake_true_always_wakes(wakes):
+    q, count = wakes
+    q.put(Item(time.monotonic_ns()))
+    q.put(Item(time.monotonic_ns()), wake=True)
+    assert count == [1, 1]
+
+
+def test_one_awake_consumer_takes_everything_put_without_a_wake():
+    q = RequestQueue(maxsize=100)
+    taken = []
+
+    def consume():
+        while len(taken) < 50:
+            taken.append(q.get(timeout=10))
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    for i in range(50):
+        q.put(Item(time.monotonic_ns()))
+    consumer.join(timeout=30)
+    assert not consumer.is_alive() and len(taken) == 50 and q.empty()
+
+
+def test_full_queue_keeps_queue_semantics():
+    q = RequestQueue(maxsize=1)
+    q.put(Item(0))
+    with pytest.raises(queue.Full):
+        q.put_nowait(Item(0))
+    with pytest.raises(queue.Full):
+        q.put(Item(0), timeout=0.01)
+    assert q.qsize() == 1 and q.get_nowait().start_time_ns == 0
+
+
+def test_put_says_whether_it_woke_a_handler():
+    q = RequestQueue(maxsize=4)
+    assert q.put(Item(time.monotonic_ns())) is True
+    assert q.put(Item(time.monotonic_ns())) is False
+
+
+def test_wake_if_stale_wakes_for_an_old_head_and_then_stops_watching(wakes):
+    q, count = wakes
+    assert q.wake_if_stale() is False            # empty: nothing to watch
+    q.put(Item(time.monotonic_ns()))
+    assert count == [1]
+    assert q.wake_if_stale() is True and count == [1]   # young: look again later
+    q.queue[0].start_time_ns -= 2 * WAKE_AFTER_NS
+    assert q.wake_if_stale() is False and count == [1, 1]
+
+
+def test_a_request_behind_a_busy_handler_gets_a_second_one():
+    """The handler woken for a slow request is stuck in it; a request put behind it
+    without a wake-up is still taken by the other handler once its putter calls
+    wake_if_stale (what the Processor does each turn)."""
+    q = RequestQueue(maxsize=4)
+    release, taken = threading.Event(), {}
+    slow, fresh = Item(time.monotonic_ns()), Item(time.monotonic_ns())
+
+    def handler(name):
+        item = q.get()   # no timeout: only a wake-up brings it back
+        taken["slow" if item is slow else "fresh"] = name
+        if item is slow:
+            release.wait(10)
+
+    handlers = [threading.Thread(target=handler, args=(n,), daemon=True) for n in "ab"]
+    for t in handlers:
+        t.start()
+    while len(q.not_empty._waiters) < 2:   # both wait in get
+        time.sleep(0.001)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)   # the woken handler cannot take "slow" in between
+    try:
+        q.put(slow)                        # wakes one handler
+        woke = q.put(fresh)                # behind a young request: wakes nobody
+    finally:
+        sys.setswitchinterval(interval)
+    assert woke is False
+    while q.wake_if_stale():
+        time.sleep(0.001)
+    deadline = time.monotonic() + 10   # stops a hang, asserts nothing about time
+    while len(taken) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    release.set()
+    for t in handlers:
+        t.join(timeout=10)
+    assert set(taken) == {"slow", "fresh"} and taken["slow"] != taken["fresh"]
