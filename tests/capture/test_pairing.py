@@ -578,7 +578,8 @@ def test_any_correct_interleaving_has_no_violations(case):
 def test_every_frame_ends_in_one_coverage_state_with_its_reason():
     """Checked in full; header only for an API without a schema, a version beyond
     the schema and a frame the capture cut; not Kafka for a frame too short."""
-    no_schema = struct.pack(">hhi", ApiKey.DESCRIBE_ACLS, 3, 20) + b"\x00\x01c\x00" + b"x" * 9
+    # LeaderAndIsr: controller-to-broker, so the codec has no schema for it.
+    no_schema = struct.pack(">hhi", ApiKey.LEADER_AND_ISR, 7, 20) + b"\x00\x01c\x00" + b"x" * 9
     too_new = struct.pack(">hhi", ApiKey.METADATA, 99, 21) + b"\x00\x01c\x00" + b"y" * 9
     cut = payload("q2", corr=22)[:20]
     frames = [

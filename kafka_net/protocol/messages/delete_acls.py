@@ -1,0 +1,55 @@
+"""DeleteAcls (API key 31): versions 0-3, flexible from v2.
+
+Wire schema of ``DeleteAclsRequest.json`` / ``DeleteAclsResponse.json``.
+
+Request history (from Kafka's JSON):
+
+* Version 1 adds the pattern type.
+* Version 2 enables flexible versions.
+* Version 3 adds the user resource type.
+
+Response history (from Kafka's JSON):
+
+* Version 1 adds the resource pattern type.
+* Starting in version 1, on quota violation, brokers send out responses before
+  throttling.
+* Version 2 enables flexible versions.
+* Version 3 adds the user resource type.
+"""
+
+from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
+
+REQUEST = Schema(
+    "DeleteAclsRequest", valid="0-3", flexible="2+",
+    fields=[
+        Field("filters", Array(Struct(
+            Field("resource_type_filter", INT8),
+            Field("resource_name_filter", STRING, nullable="0+"),
+            Field("pattern_type_filter", INT8, versions="1+", default=3),
+            Field("principal_filter", STRING, nullable="0+"),
+            Field("host_filter", STRING, nullable="0+"),
+            Field("operation", INT8),
+            Field("permission_type", INT8),
+        ))),
+    ])
+
+RESPONSE = Schema(
+    "DeleteAclsResponse", valid="0-3", flexible="2+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field("filter_results", Array(Struct(
+            Field("error_code", INT16),
+            Field("error_message", STRING, nullable="0+"),
+            Field("matching_acls", Array(Struct(
+                Field("error_code", INT16),
+                Field("error_message", STRING, nullable="0+"),
+                Field("resource_type", INT8),
+                Field("resource_name", STRING),
+                Field("pattern_type", INT8, versions="1+", default=3),
+                Field("principal", STRING),
+                Field("host", STRING),
+                Field("operation", INT8),
+                Field("permission_type", INT8),
+            ))),
+        ))),
+    ])
