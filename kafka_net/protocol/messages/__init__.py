@@ -11,18 +11,19 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    add_offsets_to_txn, add_partitions_to_txn, alter_client_quotas, alter_configs,
-    alter_partition_reassignments, alter_replica_log_dirs, alter_user_scram_credentials,
-    api_versions, consumer_group_describe, consumer_group_heartbeat, create_acls,
-    create_delegation_token, create_partitions, create_topics, delete_acls, delete_groups,
-    delete_records, delete_topics, describe_acls, describe_client_quotas, describe_cluster,
-    describe_configs, describe_delegation_token, describe_groups, describe_log_dirs,
-    describe_producers, describe_quorum, describe_topic_partitions, describe_transactions,
-    describe_user_scram_credentials, elect_leaders, end_txn, expire_delegation_token, fetch,
-    find_coordinator, get_telemetry_subscriptions, heartbeat, incremental_alter_configs,
-    init_producer_id, join_group, leave_group, list_client_metrics_resources, list_groups,
-    list_offsets, list_partition_reassignments, list_transactions, metadata, offset_commit,
-    offset_delete, offset_fetch, offset_for_leader_epoch, produce, push_telemetry,
+    add_offsets_to_txn, add_partitions_to_txn, add_raft_voter, alter_client_quotas,
+    alter_configs, alter_partition_reassignments, alter_replica_log_dirs,
+    alter_user_scram_credentials, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_acls, create_delegation_token, create_partitions,
+    create_topics, delete_acls, delete_groups, delete_records, delete_topics, describe_acls,
+    describe_client_quotas, describe_cluster, describe_configs, describe_delegation_token,
+    describe_groups, describe_log_dirs, describe_producers, describe_quorum,
+    describe_topic_partitions, describe_transactions, describe_user_scram_credentials,
+    elect_leaders, end_txn, expire_delegation_token, fetch, find_coordinator,
+    get_telemetry_subscriptions, heartbeat, incremental_alter_configs, init_producer_id,
+    join_group, leave_group, list_client_metrics_resources, list_groups, list_offsets,
+    list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, push_telemetry, remove_raft_voter,
     renew_delegation_token, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit,
     unregister_broker, update_features, write_txn_markers)
 from kafka_net.protocol.schema import Schema
@@ -172,4 +173,8 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiMessage(
         ApiKey.DESCRIBE_TOPIC_PARTITIONS,
         describe_topic_partitions.REQUEST, describe_topic_partitions.RESPONSE),
+    ApiKey.ADD_RAFT_VOTER: ApiMessage(
+        ApiKey.ADD_RAFT_VOTER, add_raft_voter.REQUEST, add_raft_voter.RESPONSE),
+    ApiKey.REMOVE_RAFT_VOTER: ApiMessage(
+        ApiKey.REMOVE_RAFT_VOTER, remove_raft_voter.REQUEST, remove_raft_voter.RESPONSE),
 }

@@ -20,7 +20,6 @@ Response history (from Kafka's JSON):
 from kafka_net.protocol.schema import (
     BYTES, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
 
-
 REQUEST = Schema(
     "DescribeDelegationTokenRequest", valid="0-3", flexible="2+",
     fields=[

@@ -21,7 +21,6 @@ Response history (from Kafka's JSON):
 from kafka_net.protocol.schema import (
     BOOL, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
 
-
 REQUEST = Schema(
     "DescribeLogDirsRequest", valid="0-4", flexible="2+",
     fields=[

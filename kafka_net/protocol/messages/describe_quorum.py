@@ -17,7 +17,6 @@ Response history (from Kafka's JSON):
 from kafka_net.protocol.schema import (
     INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Schema, Struct)
 
-
 _REPLICA_STATE = Struct(
     Field("replica_id", INT32),
     Field("replica_directory_id", UUID, versions="2+"),
@@ -25,7 +24,6 @@ _REPLICA_STATE = Struct(
     Field("last_fetch_timestamp", INT64, versions="1+", default=-1),
     Field("last_caught_up_timestamp", INT64, versions="1+", default=-1),
 )
-
 
 REQUEST = Schema(
     "DescribeQuorumRequest", valid="0-2", flexible="0+",

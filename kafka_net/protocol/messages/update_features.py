@@ -11,7 +11,6 @@ Request history (from Kafka's JSON):
 from kafka_net.protocol.schema import (
     BOOL, INT8, INT16, INT32, STRING, Array, Field, Schema, Struct)
 
-
 REQUEST = Schema(
     "UpdateFeaturesRequest", valid="0-2", flexible="0+",
     fields=[

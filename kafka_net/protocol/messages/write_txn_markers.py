@@ -14,7 +14,6 @@ Response history (from Kafka's JSON):
 from kafka_net.protocol.schema import (
     BOOL, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
 
-
 REQUEST = Schema(
     "WriteTxnMarkersRequest", valid="0-1", flexible="1+",
     fields=[
