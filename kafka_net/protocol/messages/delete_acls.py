@@ -17,20 +17,13 @@ Response history (from Kafka's JSON):
 * Version 3 adds the user resource type.
 """
 
+from kafka_net.protocol.messages.describe_acls import ACL_FILTER
 from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
 
 REQUEST = Schema(
     "DeleteAclsRequest", valid="0-3", flexible="2+",
     fields=[
-        Field("filters", Array(Struct(
-            Field("resource_type_filter", INT8),
-            Field("resource_name_filter", STRING, nullable="0+"),
-            Field("pattern_type_filter", INT8, versions="1+", default=3),
-            Field("principal_filter", STRING, nullable="0+"),
-            Field("host_filter", STRING, nullable="0+"),
-            Field("operation", INT8),
-            Field("permission_type", INT8),
-        ))),
+        Field("filters", Array(Struct(*ACL_FILTER))),
     ])
 
 RESPONSE = Schema(

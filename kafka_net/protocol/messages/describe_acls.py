@@ -19,17 +19,19 @@ Response history (from Kafka's JSON):
 
 from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
 
-REQUEST = Schema(
-    "DescribeAclsRequest", valid="0-3", flexible="2+",
-    fields=[
-        Field("resource_type_filter", INT8),
-        Field("resource_name_filter", STRING, nullable="0+"),
-        Field("pattern_type_filter", INT8, versions="1+", default=3),
-        Field("principal_filter", STRING, nullable="0+"),
-        Field("host_filter", STRING, nullable="0+"),
-        Field("operation", INT8),
-        Field("permission_type", INT8),
-    ])
+# An ACL binding filter (Java's AclBindingFilter): null strings and ANY (1) codes
+# match everything.  DeleteAcls sends a list of the same filters.
+ACL_FILTER = [
+    Field("resource_type_filter", INT8),
+    Field("resource_name_filter", STRING, nullable="0+"),
+    Field("pattern_type_filter", INT8, versions="1+", default=3),  # 3 = LITERAL
+    Field("principal_filter", STRING, nullable="0+"),
+    Field("host_filter", STRING, nullable="0+"),
+    Field("operation", INT8),
+    Field("permission_type", INT8),
+]
+
+REQUEST = Schema("DescribeAclsRequest", valid="0-3", flexible="2+", fields=ACL_FILTER)
 
 RESPONSE = Schema(
     "DescribeAclsResponse", valid="0-3", flexible="2+",
