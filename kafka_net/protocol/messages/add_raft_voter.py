@@ -1,6 +1,9 @@
 """AddRaftVoter (API key 80): version 0, flexible in every version.
 
 Wire schema of ``AddRaftVoterRequest.json`` / ``AddRaftVoterResponse.json``.
+
+Adds a voter to the KRaft metadata quorum (KIP-853); brokers forward it to the
+controller.
 """
 
 from kafka_net.protocol.schema import (

@@ -2,6 +2,8 @@
 
 Wire schema of ``AlterPartitionReassignmentsRequest.json`` /
 ``AlterPartitionReassignmentsResponse.json``.
+
+Starts or cancels (null ``replicas``) partition reassignments (KIP-455).
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct

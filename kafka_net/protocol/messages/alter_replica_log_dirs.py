@@ -3,6 +3,8 @@
 Wire schema of ``AlterReplicaLogDirsRequest.json`` /
 ``AlterReplicaLogDirsResponse.json``.
 
+Moves replicas between the log directories of a broker (KIP-113).
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

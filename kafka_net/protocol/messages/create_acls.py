@@ -2,6 +2,8 @@
 
 Wire schema of ``CreateAclsRequest.json`` / ``CreateAclsResponse.json``.
 
+The admin client's ACL creation (KIP-140; pattern types from KIP-290).
+
 Request history (from Kafka's JSON):
 
 * Version 1 adds resource pattern type.

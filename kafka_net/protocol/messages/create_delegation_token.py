@@ -3,6 +3,9 @@
 Wire schema of ``CreateDelegationTokenRequest.json`` /
 ``CreateDelegationTokenResponse.json``.
 
+Delegation tokens (KIP-48); v3 adds an owner other than the requester
+(KIP-373).
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

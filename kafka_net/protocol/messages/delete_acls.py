@@ -2,6 +2,9 @@
 
 Wire schema of ``DeleteAclsRequest.json`` / ``DeleteAclsResponse.json``.
 
+The admin client's ACL deletion by filters (KIP-140; pattern types from
+KIP-290).
+
 Request history (from Kafka's JSON):
 
 * Version 1 adds the pattern type.

@@ -2,6 +2,8 @@
 
 Wire schema of ``DescribeAclsRequest.json`` / ``DescribeAclsResponse.json``.
 
+The admin client's ACL listing (KIP-140; pattern types from KIP-290).
+
 Request history (from Kafka's JSON):
 
 * Version 1 adds resource pattern type.

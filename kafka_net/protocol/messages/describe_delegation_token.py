@@ -3,6 +3,9 @@
 Wire schema of ``DescribeDelegationTokenRequest.json`` /
 ``DescribeDelegationTokenResponse.json``.
 
+Delegation tokens (KIP-48): ``owners`` null means every token the
+requester may describe.
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

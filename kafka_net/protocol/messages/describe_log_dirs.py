@@ -2,6 +2,8 @@
 
 Wire schema of ``DescribeLogDirsRequest.json`` / ``DescribeLogDirsResponse.json``.
 
+A broker's log directories and the size of each replica in them (KIP-113).
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

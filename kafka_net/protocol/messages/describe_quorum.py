@@ -2,6 +2,9 @@
 
 Wire schema of ``DescribeQuorumRequest.json`` / ``DescribeQuorumResponse.json``.
 
+The KRaft metadata quorum's state: leader, voters, observers (KIP-595); the
+admin client's describeMetadataQuorum.
+
 Request history (from Kafka's JSON):
 
 * Version 1 adds additional fields in the response. The request is unchanged (KIP-836).

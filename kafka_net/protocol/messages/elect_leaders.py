@@ -2,6 +2,9 @@
 
 Wire schema of ``ElectLeadersRequest.json`` / ``ElectLeadersResponse.json``.
 
+Preferred (KIP-183) or unclean (KIP-460) leader election; ``topic_partitions``
+null means every partition.
+
 Request history (from Kafka's JSON):
 
 * Version 1 implements multiple leader election types, as described by KIP-460.

@@ -3,6 +3,8 @@
 Wire schema of ``ExpireDelegationTokenRequest.json`` /
 ``ExpireDelegationTokenResponse.json``.
 
+Delegation tokens (KIP-48): a negative period expires the token at once.
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

@@ -2,6 +2,8 @@
 
 Wire schema of ``GetTelemetrySubscriptionsRequest.json`` /
 ``GetTelemetrySubscriptionsResponse.json``.
+
+Client metrics (KIP-714): which metrics a client should push, and how often.
 """
 
 from kafka_net.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Schema

@@ -2,6 +2,8 @@
 
 Wire schema of ``ListClientMetricsResourcesRequest.json`` /
 ``ListClientMetricsResourcesResponse.json``.
+
+Client metrics (KIP-714): the names of the client-metrics config resources.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct

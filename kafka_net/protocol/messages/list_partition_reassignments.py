@@ -2,6 +2,8 @@
 
 Wire schema of ``ListPartitionReassignmentsRequest.json`` /
 ``ListPartitionReassignmentsResponse.json``.
+
+The reassignments in progress (KIP-455); ``topics`` null means all.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct

@@ -1,6 +1,8 @@
 """PushTelemetry (API key 72): version 0, flexible in every version.
 
 Wire schema of ``PushTelemetryRequest.json`` / ``PushTelemetryResponse.json``.
+
+Client metrics (KIP-714): a client's metrics, OTLP-encoded, maybe compressed.
 """
 
 from kafka_net.protocol.schema import BOOL, BYTES, INT8, INT16, INT32, UUID, Field, Schema

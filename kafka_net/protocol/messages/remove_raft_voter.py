@@ -1,6 +1,9 @@
 """RemoveRaftVoter (API key 81): version 0, flexible in every version.
 
 Wire schema of ``RemoveRaftVoterRequest.json`` / ``RemoveRaftVoterResponse.json``.
+
+Removes a voter from the KRaft metadata quorum (KIP-853); brokers forward it
+to the controller.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, UUID, Field, Schema

@@ -3,6 +3,8 @@
 Wire schema of ``RenewDelegationTokenRequest.json`` /
 ``RenewDelegationTokenResponse.json``.
 
+Delegation tokens (KIP-48): extends a token's expiry by the renew period.
+
 Request history (from Kafka's JSON):
 
 * Version 1 is the same as version 0.

@@ -1,6 +1,9 @@
 """UnregisterBroker (API key 64): version 0, flexible in every version.
 
 Wire schema of ``UnregisterBrokerRequest.json`` / ``UnregisterBrokerResponse.json``.
+
+Removes a broker's registration from the KRaft cluster metadata (KIP-631);
+the admin client's unregisterBroker.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, Field, Schema

@@ -2,6 +2,8 @@
 
 Wire schema of ``UpdateFeaturesRequest.json`` / ``UpdateFeaturesResponse.json``.
 
+Finalizes feature levels of the cluster (KIP-584).
+
 Request history (from Kafka's JSON):
 
 * Version 1 adds validate only field.

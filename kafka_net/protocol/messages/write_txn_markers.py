@@ -2,6 +2,10 @@
 
 Wire schema of ``WriteTxnMarkersRequest.json`` / ``WriteTxnMarkersResponse.json``.
 
+The transaction coordinator sends it to partition leaders to write the COMMIT
+or ABORT control batches of a transaction (KIP-98); broker to broker, clients
+never send it.
+
 Request history (from Kafka's JSON):
 
 * Version 1 enables flexible versions.
