@@ -578,7 +578,8 @@ def test_any_correct_interleaving_has_no_violations(case):
 def test_every_frame_ends_in_one_coverage_state_with_its_reason():
     """Checked in full; header only for an API without a schema, a version beyond
     the schema and a frame the capture cut; not Kafka for a frame too short."""
-    no_schema = struct.pack(">hhi", ApiKey.DESCRIBE_ACLS, 3, 20) + b"\x00\x01c\x00" + b"x" * 9
+    # LeaderAndIsr: controller-to-broker, so the codec has no schema for it.
+    no_schema = struct.pack(">hhi", ApiKey.LEADER_AND_ISR, 7, 20) + b"\x00\x01c\x00" + b"x" * 9
     too_new = struct.pack(">hhi", ApiKey.METADATA, 99, 21) + b"\x00\x01c\x00" + b"y" * 9
     cut = payload("q2", corr=22)[:20]
     frames = [
@@ -603,6 +604,34 @@ def test_every_frame_ends_in_one_coverage_state_with_its_reason():
     assert report.pairs[1].client_id == "c"      # the lenient reader, for every API
     assert report.state_counts() == {"checked": 2, "header_only": 6, "unverifiable": 0,
                                      "not_kafka": 0}
+
+
+def test_client_facing_apis_the_broker_does_not_serve_are_checked_in_full():
+    """The codec has schemas for every API clients send (issue 12), served or not:
+    an admin client's ACL, log-dir and token calls and a client's telemetry push
+    are checked, not header only."""
+    calls = [
+        (ApiKey.DESCRIBE_ACLS, 3, {"resource_type_filter": 1, "resource_name_filter": None,
+                                   "principal_filter": "User:alice", "operation": 1},
+         {"error_code": 0, "error_message": None, "resources": [{
+             "resource_type": 2, "resource_name": "orders", "pattern_type": 3,
+             "acls": [{"principal": "User:alice", "host": "*", "operation": 3,
+                       "permission_type": 3}]}]}),
+        (ApiKey.DESCRIBE_LOG_DIRS, 4, {"topics": None},
+         {"error_code": 0, "results": [{"log_dir": "/data", "total_bytes": 10}]}),
+        (ApiKey.CREATE_DELEGATION_TOKEN, 3, {"owner_principal_name": None, "max_lifetime_ms": -1},
+         {"error_code": 0, "hmac": b"\x01\x02", "token_id": "t"}),
+        (ApiKey.PUSH_TELEMETRY, 0, {"subscription_id": 7, "metrics": b"otlp"}, {"error_code": 0}),
+    ]
+    frames = []
+    for corr, (key, version, rq, rs) in enumerate(calls, start=30):
+        for direction, data in ((REQUEST, req(key, version, corr, rq)),
+                                (RESPONSE, resp(key, version, corr, rs))):
+            frames.append(Frame(len(frames), direction, len(frames) + 1, data, 0))
+    report = pair_connection(frames)
+    assert report.violations == [] and len(report.pairs) == len(calls)
+    assert report.state_counts() == {"checked": 2 * len(calls), "header_only": 0,
+                                     "unverifiable": 0, "not_kafka": 0}
     assert report.responses == 4
 
 

@@ -251,12 +251,13 @@ def test_a_handshake_alone_is_no_problem_and_no_frame(tmp_path):
 
 def test_pcap_rows_carry_the_client_id_for_every_api(tmp_path):
     conv = TcpConversation(("127.0.0.1", 40007), ("127.0.0.1", 9092), 10**18)
-    # DescribeAcls has no schema here: the header is read leniently all the same.
-    q = b"\x00\x1d\x00\x03\x00\x00\x00\x01\x00\x06tester\x00" + b"\x00" * 8
+    # LeaderAndIsr (controller-to-broker) has no schema here: the header is read
+    # leniently all the same.
+    q = b"\x00\x04\x00\x07\x00\x00\x00\x01\x00\x06tester\x00" + b"\x00" * 8
     conv.send(REQUEST, len(q).to_bytes(4, "big") + q)
     conv.close()
-    (row,) = pcap_frames([write_pcap(tmp_path / "acls.pcap", conv.packets)])
-    assert (row["api_key"], row["client_id"]) == (ApiKey.DESCRIBE_ACLS, "tester")
+    (row,) = pcap_frames([write_pcap(tmp_path / "leader-and-isr.pcap", conv.packets)])
+    assert (row["api_key"], row["client_id"]) == (ApiKey.LEADER_AND_ISR, "tester")
 
 
 def test_pcap_frames_split_over_two_files_name_the_file_and_its_frame_number():

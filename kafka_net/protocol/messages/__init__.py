@@ -11,16 +11,21 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    add_offsets_to_txn, add_partitions_to_txn, alter_client_quotas, alter_configs,
+    add_offsets_to_txn, add_partitions_to_txn, add_raft_voter, alter_client_quotas,
+    alter_configs, alter_partition_reassignments, alter_replica_log_dirs,
     alter_user_scram_credentials, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_partitions, create_topics, delete_groups, delete_records,
-    delete_topics, describe_client_quotas, describe_cluster, describe_configs,
-    describe_groups, describe_producers, describe_topic_partitions, describe_transactions,
-    describe_user_scram_credentials, end_txn, fetch, find_coordinator, heartbeat,
-    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
-    offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake, sync_group,
-    txn_offset_commit)
+    consumer_group_heartbeat, create_acls, create_delegation_token, create_partitions,
+    create_topics, delete_acls, delete_groups, delete_records, delete_topics, describe_acls,
+    describe_client_quotas, describe_cluster, describe_configs, describe_delegation_token,
+    describe_groups, describe_log_dirs, describe_producers, describe_quorum,
+    describe_topic_partitions, describe_transactions, describe_user_scram_credentials,
+    elect_leaders, end_txn, expire_delegation_token, fetch, find_coordinator,
+    get_telemetry_subscriptions, heartbeat, incremental_alter_configs, init_producer_id,
+    join_group, leave_group, list_client_metrics_resources, list_groups, list_offsets,
+    list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, push_telemetry, remove_raft_voter,
+    renew_delegation_token, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit,
+    unregister_broker, update_features, write_txn_markers)
 from kafka_net.protocol.schema import Schema
 
 
@@ -77,21 +82,52 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.ADD_OFFSETS_TO_TXN: ApiMessage(
         ApiKey.ADD_OFFSETS_TO_TXN, add_offsets_to_txn.REQUEST, add_offsets_to_txn.RESPONSE),
     ApiKey.END_TXN: ApiMessage(ApiKey.END_TXN, end_txn.REQUEST, end_txn.RESPONSE),
+    ApiKey.WRITE_TXN_MARKERS: ApiMessage(
+        ApiKey.WRITE_TXN_MARKERS, write_txn_markers.REQUEST, write_txn_markers.RESPONSE),
     ApiKey.TXN_OFFSET_COMMIT: ApiMessage(
         ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.REQUEST, txn_offset_commit.RESPONSE),
+    ApiKey.DESCRIBE_ACLS: ApiMessage(
+        ApiKey.DESCRIBE_ACLS, describe_acls.REQUEST, describe_acls.RESPONSE),
+    ApiKey.CREATE_ACLS: ApiMessage(ApiKey.CREATE_ACLS, create_acls.REQUEST, create_acls.RESPONSE),
+    ApiKey.DELETE_ACLS: ApiMessage(ApiKey.DELETE_ACLS, delete_acls.REQUEST, delete_acls.RESPONSE),
     ApiKey.DESCRIBE_CONFIGS: ApiMessage(
         ApiKey.DESCRIBE_CONFIGS, describe_configs.REQUEST, describe_configs.RESPONSE),
     ApiKey.ALTER_CONFIGS: ApiMessage(
         ApiKey.ALTER_CONFIGS, alter_configs.REQUEST, alter_configs.RESPONSE),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: ApiMessage(
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        alter_replica_log_dirs.REQUEST, alter_replica_log_dirs.RESPONSE),
+    ApiKey.DESCRIBE_LOG_DIRS: ApiMessage(
+        ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs.REQUEST, describe_log_dirs.RESPONSE),
     ApiKey.SASL_AUTHENTICATE: ApiMessage(
         ApiKey.SASL_AUTHENTICATE, sasl_authenticate.REQUEST, sasl_authenticate.RESPONSE),
     ApiKey.CREATE_PARTITIONS: ApiMessage(
         ApiKey.CREATE_PARTITIONS, create_partitions.REQUEST, create_partitions.RESPONSE),
+    ApiKey.CREATE_DELEGATION_TOKEN: ApiMessage(
+        ApiKey.CREATE_DELEGATION_TOKEN,
+        create_delegation_token.REQUEST, create_delegation_token.RESPONSE),
+    ApiKey.RENEW_DELEGATION_TOKEN: ApiMessage(
+        ApiKey.RENEW_DELEGATION_TOKEN,
+        renew_delegation_token.REQUEST, renew_delegation_token.RESPONSE),
+    ApiKey.EXPIRE_DELEGATION_TOKEN: ApiMessage(
+        ApiKey.EXPIRE_DELEGATION_TOKEN,
+        expire_delegation_token.REQUEST, expire_delegation_token.RESPONSE),
+    ApiKey.DESCRIBE_DELEGATION_TOKEN: ApiMessage(
+        ApiKey.DESCRIBE_DELEGATION_TOKEN,
+        describe_delegation_token.REQUEST, describe_delegation_token.RESPONSE),
     ApiKey.DELETE_GROUPS: ApiMessage(
         ApiKey.DELETE_GROUPS, delete_groups.REQUEST, delete_groups.RESPONSE),
+    ApiKey.ELECT_LEADERS: ApiMessage(
+        ApiKey.ELECT_LEADERS, elect_leaders.REQUEST, elect_leaders.RESPONSE),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiMessage(
         ApiKey.INCREMENTAL_ALTER_CONFIGS,
         incremental_alter_configs.REQUEST, incremental_alter_configs.RESPONSE),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiMessage(
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+        alter_partition_reassignments.REQUEST, alter_partition_reassignments.RESPONSE),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiMessage(
+        ApiKey.LIST_PARTITION_REASSIGNMENTS,
+        list_partition_reassignments.REQUEST, list_partition_reassignments.RESPONSE),
     ApiKey.OFFSET_DELETE: ApiMessage(
         ApiKey.OFFSET_DELETE, offset_delete.REQUEST, offset_delete.RESPONSE),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiMessage(
@@ -105,10 +141,16 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiMessage(
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials.REQUEST,
         alter_user_scram_credentials.RESPONSE),
+    ApiKey.DESCRIBE_QUORUM: ApiMessage(
+        ApiKey.DESCRIBE_QUORUM, describe_quorum.REQUEST, describe_quorum.RESPONSE),
+    ApiKey.UPDATE_FEATURES: ApiMessage(
+        ApiKey.UPDATE_FEATURES, update_features.REQUEST, update_features.RESPONSE),
     ApiKey.DESCRIBE_CLUSTER: ApiMessage(
         ApiKey.DESCRIBE_CLUSTER, describe_cluster.REQUEST, describe_cluster.RESPONSE),
     ApiKey.DESCRIBE_PRODUCERS: ApiMessage(
         ApiKey.DESCRIBE_PRODUCERS, describe_producers.REQUEST, describe_producers.RESPONSE),
+    ApiKey.UNREGISTER_BROKER: ApiMessage(
+        ApiKey.UNREGISTER_BROKER, unregister_broker.REQUEST, unregister_broker.RESPONSE),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiMessage(
         ApiKey.DESCRIBE_TRANSACTIONS,
         describe_transactions.REQUEST, describe_transactions.RESPONSE),
@@ -120,7 +162,19 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.CONSUMER_GROUP_DESCRIBE: ApiMessage(
         ApiKey.CONSUMER_GROUP_DESCRIBE,
         consumer_group_describe.REQUEST, consumer_group_describe.RESPONSE),
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: ApiMessage(
+        ApiKey.GET_TELEMETRY_SUBSCRIPTIONS,
+        get_telemetry_subscriptions.REQUEST, get_telemetry_subscriptions.RESPONSE),
+    ApiKey.PUSH_TELEMETRY: ApiMessage(
+        ApiKey.PUSH_TELEMETRY, push_telemetry.REQUEST, push_telemetry.RESPONSE),
+    ApiKey.LIST_CLIENT_METRICS_RESOURCES: ApiMessage(
+        ApiKey.LIST_CLIENT_METRICS_RESOURCES,
+        list_client_metrics_resources.REQUEST, list_client_metrics_resources.RESPONSE),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiMessage(
         ApiKey.DESCRIBE_TOPIC_PARTITIONS,
         describe_topic_partitions.REQUEST, describe_topic_partitions.RESPONSE),
+    ApiKey.ADD_RAFT_VOTER: ApiMessage(
+        ApiKey.ADD_RAFT_VOTER, add_raft_voter.REQUEST, add_raft_voter.RESPONSE),
+    ApiKey.REMOVE_RAFT_VOTER: ApiMessage(
+        ApiKey.REMOVE_RAFT_VOTER, remove_raft_voter.REQUEST, remove_raft_voter.RESPONSE),
 }

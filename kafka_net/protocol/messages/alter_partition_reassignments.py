@@ -1,0 +1,38 @@
+"""AlterPartitionReassignments (API key 45): version 0, flexible in every version.
+
+Wire schema of ``AlterPartitionReassignmentsRequest.json`` /
+``AlterPartitionReassignmentsResponse.json``.
+
+Starts or cancels (null ``replicas``) partition reassignments (KIP-455).
+"""
+
+from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct
+
+REQUEST = Schema(
+    "AlterPartitionReassignmentsRequest", valid="0", flexible="0+",
+    fields=[
+        Field("timeout_ms", INT32, default=60000),
+        Field("topics", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("replicas", Array(INT32), nullable="0+", default=None),
+            ))),
+        ))),
+    ])
+
+RESPONSE = Schema(
+    "AlterPartitionReassignmentsResponse", valid="0", flexible="0+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable="0+"),
+        Field("responses", Array(Struct(
+            Field("name", STRING),
+            Field("partitions", Array(Struct(
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+                Field("error_message", STRING, nullable="0+"),
+            ))),
+        ))),
+    ])
