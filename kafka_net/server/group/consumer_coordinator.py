@@ -172,7 +172,7 @@ class ConsumerGroupCoordinator:
             self._update_target_assignment(cg)
         target = cg.target.get(updated.member_id, {})
         reconciled = reconcile(updated, cg.assignment_epoch, target, req.owned,
-                               lambda t, p: self._partition_epoch(cg, updated.member_id, t, p))
+                               lambda t, p: cg.partition_epoch(t, p, excluding=updated.member_id))
         reconciled = self._arm_timers(group, reconciled)
         cg.members[reconciled.member_id] = reconciled
         full = req.member_epoch == JOIN_EPOCH or (
@@ -273,16 +273,6 @@ class ConsumerGroupCoordinator:
         cg.assignor_name = cg.preferred_assignor(self._assignors)
         cg.target = self._assignors[cg.assignor_name](specs, dict(topics.values()))
         cg.assignment_epoch = cg.group_epoch
-
-    @staticmethod
-    def _partition_epoch(cg: ConsumerGroup, member_id: str, topic: uuid.UUID,
-                         partition: int) -> int:
-        for other in cg.members.values():
-            if other.member_id != member_id and (
-                    partition in other.assigned.get(topic, ())
-                    or partition in other.pending_revocation.get(topic, ())):
-                return other.member_epoch
-        return -1
 
     # -- leaving, fencing, timers ---------------------------------------------------------
 

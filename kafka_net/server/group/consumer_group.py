@@ -83,11 +83,14 @@ class ConsumerGroup:
                 return member
         return None
 
-    def partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
+    def partition_epoch(self, topic_id: uuid.UUID, partition: int,
+                        excluding: str | None = None) -> int:
         """The epoch of the member owning a partition (assigned or still to be
-        revoked), -1 if nobody does: Kafka's currentPartitionEpoch."""
+        revoked), -1 if nobody does: Kafka's currentPartitionEpoch.  ``excluding``
+        names the member being reconciled: what it owns itself is not in its way."""
         for member in self.members.values():
-            if (partition in member.assigned.get(topic_id, ())
+            if member.member_id != excluding and (
+                    partition in member.assigned.get(topic_id, ())
                     or partition in member.pending_revocation.get(topic_id, ())):
                 return member.member_epoch
         return -1
