@@ -36,9 +36,10 @@ from kafka_net.network.mute_state import MuteStateMachine
 from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.framing import FrameDecoder
 
-# One recv() asks for this much.  Larger reads mean fewer system calls; a muted
-# channel is not read at all, so at most this much of pipelined requests is
-# ever buffered per connection.
+# One recv() asks for this much.  Larger reads mean fewer system calls.  A
+# muted channel is read only ahead of a request in the server and up to the
+# Selector's READ_AHEAD_BYTES, so a connection buffers at most that plus one
+# read of pipelined requests.
 READ_CHUNK = 64 * 1024
 
 
@@ -147,8 +148,10 @@ class KafkaChannel:
 
     # -- reads ---------------------------------------------------------------------
 
-    def read(self) -> int:
-        """Read what the socket has; return bytes read, 0 on EOF.
+    def read(self, ahead: bool = False) -> int:
+        """Read what the socket has; return bytes read, 0 on EOF.  ``ahead``: the
+        Selector reads ahead of a request in the server (see its module doc) and
+        has checked the limit itself.
 
         Raises OSError (e.g. ConnectionResetError) for a broken connection;
         BlockingIOError is swallowed and reported as -1 (nothing to read now), as is
@@ -156,7 +159,8 @@ class KafkaChannel:
         memory for the frame under way.
         """
         decoder = self.decoder
-        if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
+        if (not ahead and decoder.buffered()
+                and (not decoder.reserve() or decoder.has_frame())):
             return -1
         try:
             data = self.transport.read(READ_CHUNK)

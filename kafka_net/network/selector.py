@@ -13,16 +13,26 @@ lists the Processor then works through:
 The caller empties each list once it has handled it (``send`` can add to
 ``completed_sends`` between polls, because it tries the write at once).
 
-Interest sets.  A muted channel is never read from: that is what muting
+Interest sets.  A muted channel hands out no request: that is what muting
 means, in Kafka and here.  Kafka also removes OP_READ from the channel's
 selection key at once.  Here READ interest is dropped *lazily*: ``mute`` only
-changes the mute state, and the READ interest goes the first time the socket
-turns readable while the channel is muted (a pipelining client; ``unmute``
-restores it).  A client that waits for its answer before sending again, the
-common case, then costs no epoll change per request at all, where dropping
-and restoring READ eagerly cost two system calls per request (and each system
-call lets another thread take the GIL).  WRITE interest is held only while a
-response could not be written in one go.
+changes the mute state, and a client that waits for its answer before
+sending again, the common case, then costs no epoll change per request at
+all, where dropping and restoring READ eagerly cost two system calls per
+request (and each system call lets another thread take the GIL).  WRITE
+interest is held only while a response could not be written in one go.
+
+Reading ahead.  When a muted socket turns readable (a pipelining client),
+Kafka leaves the bytes in the socket.  Here, while the channel's request is
+in the server (MUTED_AND_RESPONSE_PENDING: not throttled), its transport is
+plaintext and no memory pool is set, the bytes are read into the channel's
+FrameDecoder, up to ``READ_AHEAD_BYTES``; nothing in them is handed out
+before the unmute, so ordering and one request per connection hold as
+before.  Only past the limit (or in the other cases) does READ interest go,
+until ``unmute`` restores it.  A client keeping four requests in flight then
+costs one ``recv`` per request instead of a ``recv`` and two ``epoll_ctl``
+(bench/RESULTS.md, "Round 3").  A throttled channel is not read ahead: there
+the socket's back-pressure is the point.
 
 Idle expiry (``connections.max.idle.ms``) keeps the channels in least
 recently active order, like Kafka's ``IdleExpiryManager``, so each poll looks
@@ -74,6 +84,7 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
+from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
@@ -82,6 +93,9 @@ log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+_RESPONSE_PENDING = ChannelMuteState.MUTED_AND_RESPONSE_PENDING
+# Bytes read ahead of a request in the server, at most (one recv more may come on top).
+READ_AHEAD_BYTES = 64 * 1024
 
 
 class Selector(SelectorAuthentication):
@@ -269,11 +283,13 @@ class Selector(SelectorAuthentication):
                 mask |= _READ if channel.has_bytes_buffered() else 0
             if mask & _READ:
                 if channel.mute_state.muted:
-                    # Data (or EOF) waits behind a request still in the server:
-                    # leave it in the socket and stop polling for it until unmute,
-                    # unless the response is already out (the client was quick to
-                    # send its next request): the unmute comes right after this poll.
-                    if channel.id not in self.completed_sends:
+                    if self._reads_ahead(channel):
+                        self._read(channel, True)
+                    elif channel.id not in self.completed_sends:
+                        # Leave the rest in the socket and stop polling for it until
+                        # unmute, unless the response is already out (the client was
+                        # quick to send its next request): the unmute comes right
+                        # after this poll.
                         self._remove_interest(channel, _READ)
                 else:
                     self._read(channel)
@@ -296,8 +312,16 @@ class Selector(SelectorAuthentication):
             else:
                 self._handle_events(channel, _READ)
 
-    def _read(self, channel: KafkaChannel) -> None:
-        n = channel.read()
+    def _reads_ahead(self, channel: KafkaChannel) -> bool:
+        """Read a pipelining client's next bytes while its request is in the server?
+        Only plaintext, without a memory pool, and up to READ_AHEAD_BYTES: see the
+        module doc."""
+        return (channel.mute_state.state is _RESPONSE_PENDING and not channel.transport_buffers
+                and self._decoder_pool is None
+                and channel.decoder.buffered() < READ_AHEAD_BYTES)
+
+    def _read(self, channel: KafkaChannel, ahead: bool = False) -> None:
+        n = channel.read(ahead)
         if not channel.transport_buffers:
             pass   # plaintext: nothing can wait in the transport
         elif channel.has_bytes_buffered():

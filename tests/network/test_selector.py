@@ -196,6 +196,90 @@ def test_peer_close_while_muted_is_seen_after_unmute(sel):
 
 # --- memory pressure (queued.max.request.bytes; reference D2, D11, I3) ------------------
 
+def answer(selector, connection_id: str, payload: bytes) -> None:
+    """The response to the request in the server goes out; the connection unmutes."""
+    channel = selector.channels[connection_id]
+    selector.send(connection_id, frame(payload))
+    run_selector_until(selector, lambda: connection_id in selector.completed_sends)
+    selector.completed_sends.remove(connection_id)
+    channel.mute_state.handle(Ev.RESPONSE_SENT)
+    assert selector.unmute(connection_id)
+
+
+def take_into_server(selector, client: socket.socket, payload: bytes, connection_id="c1"):
+    """As the Processor: the request is taken, its connection muted, it is in the server."""
+    take_and_mute(selector, client, payload, connection_id)
+    selector.channels[connection_id].mute_state.handle(Ev.REQUEST_RECEIVED)
+
+
+def test_a_pipelined_request_is_read_ahead_but_handed_out_only_after_the_answer(sel):
+    client = sel.connect("c1")
+    client.settimeout(5)
+    take_into_server(sel, client, b"first")
+    client.sendall(frame(b"second"))             # pipelined behind the first
+    run_selector_until(sel, lambda: sel.channels["c1"].decoder.buffered())
+    sel.poll(0.05)
+    assert sel.completed_receives == []          # read, but not handed out: muted
+    assert sel._interest["c1"] == _READ and sel.changes == 0   # no epoll change
+    answer(sel, "c1", b"re:first")
+    assert client.recv(100) == frame(b"re:first")
+    run_selector_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives[0][1] == b"second"
+    assert sel.changes == 0
+
+
+def test_reading_ahead_stops_at_its_limit(sel, monkeypatch):
+    monkeypatch.setattr(selector_module, "READ_AHEAD_BYTES", 100)
+    client = sel.connect("c1")
+    take_into_server(sel, client, b"first")
+    pipelined = [frame(b"p%d" % i + b"x" * 60) for i in range(4)]   # 66 bytes each
+    client.sendall(b"".join(pipelined))
+    size = len(b"".join(pipelined))
+    run_selector_until(sel, lambda: sel.channels["c1"].decoder.buffered() == size)
+    # Over the limit now: whatever comes next stays in the socket until the unmute.
+    client.sendall(frame(b"later"))
+    run_selector_until(sel, lambda: sel._interest["c1"] == 0)       # READ dropped
+    sel.poll(0.05)
+    assert sel.channels["c1"].decoder.buffered() == size
+    answer(sel, "c1", b"ok")
+    assert sel._interest["c1"] == _READ
+    got = []
+    for _ in range(5):
+        run_selector_until(sel, lambda: sel.completed_receives)
+        got.append(sel.completed_receives.pop()[1])
+        sel.mute("c1")
+        sel.unmute("c1")
+    assert got == [p[4:] for p in pipelined] + [b"later"]
+
+
+def test_a_throttled_channel_is_not_read_ahead(sel):
+    client = sel.connect("c1")
+    take_into_server(sel, client, b"first")
+    sel.channels["c1"].mute_state.handle(Ev.THROTTLE_STARTED)
+    client.sendall(frame(b"second"))
+    run_selector_until(sel, lambda: sel._interest["c1"] == 0)
+    assert sel.channels["c1"].decoder.buffered() == 0   # left in the socket
+
+
+def test_a_close_read_ahead_comes_after_the_answer(sel):
+    client = sel.connect("c1")
+    client.settimeout(5)
+    take_into_server(sel, client, b"first")
+    client.sendall(frame(b"second"))
+    client.shutdown(socket.SHUT_WR)               # pipelined, then gone
+    run_selector_until(sel, lambda: sel.channels["c1"].remote_closed)
+    assert "c1" in sel.channels and not sel.disconnected
+    answer(sel, "c1", b"re:first")
+    run_selector_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives.pop()[1] == b"second"
+    sel.mute("c1")
+    sel.channels["c1"].mute_state.handle(Ev.REQUEST_RECEIVED)
+    answer(sel, "c1", b"re:second")
+    sel.maybe_finish_closing("c1")
+    assert [c for c, _ in sel.disconnected] == ["c1"]
+    assert client.recv(100) == frame(b"re:first") + frame(b"re:second")
+
+
 @pytest.fixture
 def pooled():
     """A Selector with a 1000-byte pool (max single allocation 1000)."""
