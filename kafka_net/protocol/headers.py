@@ -29,7 +29,7 @@ from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer
 from kafka_net.protocol.schema import Versions
 
-_PEEK = struct.Struct(">hhi")
+HEADER_PEEK = struct.Struct(">hhi")   # api_key, api_version, correlation_id: every version starts so
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _CONTROLLED_SHUTDOWN = int(ApiKey.CONTROLLED_SHUTDOWN)
@@ -53,10 +53,10 @@ def peek_request_header(frame: bytes) -> tuple[int, int, int]:
     Returns (api_key, api_version, correlation_id); used to log a frame we
     could not parse, and by capture tools.
     """
-    if len(frame) < _PEEK.size:
+    if len(frame) < HEADER_PEEK.size:
         raise InvalidRequestError(
             f"Error parsing request header: {len(frame)} bytes is shorter than 8")
-    return _PEEK.unpack_from(frame, 0)
+    return HEADER_PEEK.unpack_from(frame, 0)
 
 
 def client_id_length(frame: bytes) -> int:
@@ -136,7 +136,7 @@ def read_request_header(frame: bytes, api_key: int, api_version: int, correlatio
 def encode_request_header(header: RequestHeader) -> bytes:
     """For clients, tests and the benchmark load generator."""
     w = Writer()
-    w.raw(_PEEK.pack(header.api_key, header.api_version, header.correlation_id))
+    w.raw(HEADER_PEEK.pack(header.api_key, header.api_version, header.correlation_id))
     if header.header_version >= 1:
         if header.client_id is None:
             w.int16(-1)
