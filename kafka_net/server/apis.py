@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
@@ -98,20 +97,21 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
 )}
 
 
-@dataclass
 class RequestContext:
-    """What a handler may know about its request and the broker."""
+    """What a handler may know about its request and the broker.
 
-    request: Request
-    apis: "KafkaApis"
+    ``api_version`` and ``unsupported_version`` are plain attributes, copied
+    from the request once: handlers read them several times per request, and
+    a property is a call each time.
+    """
 
-    @property
-    def api_version(self) -> int:
-        return self.request.header.api_version
+    __slots__ = ("request", "apis", "api_version", "unsupported_version")
 
-    @property
-    def unsupported_version(self) -> bool:
-        return self.request.unsupported_version
+    def __init__(self, request: Request, apis: "KafkaApis") -> None:
+        self.request = request
+        self.apis = apis
+        self.api_version: int = request.header.api_version
+        self.unsupported_version: bool = request.unsupported_version
 
     @property
     def listener_name(self) -> str:

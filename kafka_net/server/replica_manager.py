@@ -63,6 +63,8 @@ class Partition:
 
 
 class ProduceResult(NamedTuple):
+    """One partition's append; the Produce handler unpacks it in this field order."""
+
     error_code: int
     base_offset: int = -1
     log_start_offset: int = -1
