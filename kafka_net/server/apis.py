@@ -134,7 +134,7 @@ class RequestContext:
 
     @property
     def supported_versions(self) -> dict[int, Versions]:
-        return self.apis.supported_versions()
+        return self.apis._supported   # supported_versions(), one call fewer per ApiVersions
 
     # The broker's parts a handler may use: its doors, so none reaches into ``apis``.
 
@@ -335,25 +335,24 @@ class KafkaApis:
             return body, None
 
     def _encode(self, request: Request, body) -> bytes:
+        """The response frame of ``body``.
+
+        A handler returns a read-only body (types.MappingProxyType) for an answer
+        that does not change (ApiVersions): it is encoded once per version, and
+        each response is that frame with its own correlation id.
+        """
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
         header = request.header
         version = 0 if request.unsupported_version else header.api_version
-        if type(body) is MappingProxyType:
-            return self._encode_constant(header.api_key, version, header.correlation_id, body)
-        return encode_response(header.api_key, version, header.correlation_id, body)
-
-    def _encode_constant(self, api_key: int, version: int, correlation_id: int,
-                         body: MappingProxyType) -> bytes:
-        """A handler returns a read-only body (types.MappingProxyType) for an answer
-        that does not change (ApiVersions): it is encoded once per version, and
-        each response is that frame with its own correlation id."""
-        key = (api_key, version)
+        if type(body) is not MappingProxyType:
+            return encode_response(header.api_key, version, header.correlation_id, body)
+        key = (header.api_key, version)
         cached = self._constant_frames.get(key)
         if cached is None or cached[0] is not body:
-            frame = encode_response(api_key, version, 0, body)
+            frame = encode_response(header.api_key, version, 0, body)
             # Handler threads may race here: each builds the same bytes.
             cached = self._constant_frames[key] = (body, frame[:4], frame[8:])
-        return cached[1] + _CORRELATION_ID.pack(correlation_id) + cached[2]
+        return cached[1] + _CORRELATION_ID.pack(header.correlation_id) + cached[2]
 
     @staticmethod
     def _error_body(module: ModuleType, request: Request):
