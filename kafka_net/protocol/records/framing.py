@@ -213,7 +213,11 @@ def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
         raise CorruptRecordError(
             f"record batch is corrupt: {len(batch) - pos} bytes is less than the "
             f"{RECORD_BATCH_OVERHEAD}-byte batch header")
-    return BatchHeader._make(HEADER_STRUCT.unpack_from(batch, pos))
+    # tuple.__new__ straight (the unpack has the 13 fields): _make is one more call
+    return _new_tuple(BatchHeader, HEADER_STRUCT.unpack_from(batch, pos))
+
+
+_new_tuple = tuple.__new__
 
 
 def read_attributes(batch: Buffer) -> int | None:

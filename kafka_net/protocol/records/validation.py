@@ -204,7 +204,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
         raise UnsupportedCompressionTypeError(
             f"produce requests with version {api_version} are not allowed to use "
             "ZStandard compression")
-    if complete_batch_size(view, size):
+    if len(view) > size and complete_batch_size(view, size):
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
             "exactly one record batch per partition")
