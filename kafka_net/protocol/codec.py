@@ -20,8 +20,7 @@ the Processor logs when it closes the connection.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
@@ -36,12 +35,17 @@ from kafka_net.protocol.schema import Versions
 _API_VERSIONS = int(ApiKey.API_VERSIONS)
 
 
-@dataclass(slots=True)
-class ParsedRequest:
+class ParsedRequest(NamedTuple):
+    """Immutable; a named tuple, so that the hot path can build it with one C call
+    (``tuple.__new__``) instead of a generated ``__init__``."""
+
     header: RequestHeader
     body: dict | None          # None only when unsupported_version is set
     body_size: int             # bytes after the header (Kafka's RequestBytes)
     unsupported_version: bool = False
+
+
+_new_tuple = tuple.__new__
 
 
 def parse_request(frame: bytes, supported: Mapping[int, Versions],
@@ -69,7 +73,7 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions],
                 body = route[1](frame, offset)[0]  # no copy of the frame's tail
             except InvalidRequestError as exc:
                 raise _body_error(api_key, api_version, exc) from None
-            return ParsedRequest(header, body, len(frame) - offset)
+            return _new_tuple(ParsedRequest, (header, body, len(frame) - offset, False))
     else:
         api_key, api_version, correlation_id = peek_request_header(frame)
     message = MESSAGES.get(api_key)
