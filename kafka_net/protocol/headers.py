@@ -29,7 +29,8 @@ from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer
 from kafka_net.protocol.schema import Versions
 
-HEADER_PEEK = struct.Struct(">hhi")   # api_key, api_version, correlation_id: every version starts so
+# api_key, api_version, correlation_id: every request header version starts so
+HEADER_PEEK = struct.Struct(">hhi")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _CONTROLLED_SHUTDOWN = int(ApiKey.CONTROLLED_SHUTDOWN)
