@@ -19,29 +19,33 @@ the Processor logs when it closes the connection.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+import struct
+from typing import Mapping, NamedTuple
 
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
-from kafka_net.protocol.framing import encode_frame, finish_frame
+from kafka_net.protocol.framing import encode_frame
 from kafka_net.protocol.headers import (
-    RequestHeader, decode_response_header, encode_request_header, encode_response_header,
+    HEADER_PEEK, RequestHeader, decode_response_header, encode_request_header,
     peek_request_header, read_request_header, request_header_version,
     response_header_version)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.schema import Versions
 
 _API_VERSIONS = int(ApiKey.API_VERSIONS)
-_SIZE_PLACEHOLDER = bytes(4)  # the frame's int32 size, filled in once the body is written
 
 
-@dataclass(slots=True)
-class ParsedRequest:
+class ParsedRequest(NamedTuple):
+    """Immutable; a named tuple, so that the hot path can build it with one C call
+    (``tuple.__new__``) instead of a generated ``__init__``."""
+
     header: RequestHeader
     body: dict | None          # None only when unsupported_version is set
     body_size: int             # bytes after the header (Kafka's RequestBytes)
     unsupported_version: bool = False
+
+
+_new_tuple = tuple.__new__
 
 
 def parse_request(frame: bytes, supported: Mapping[int, Versions],
@@ -54,15 +58,24 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions],
     key and version then skips the lookups and range checks it already passed
     (a request's every other check, its header and body, is still made).
     """
-    api_key, api_version, correlation_id = peek_request_header(frame)
-    if routes is not None:
+    if routes is not None and len(frame) >= 8:
+        api_key, api_version, correlation_id = HEADER_PEEK.unpack_from(frame, 0)
         route = routes.get((api_key, api_version))
         if route is not None:
-            header_version, decoder = route
-            header, offset = _read_header(frame, api_key, api_version, correlation_id,
-                                          None, header_version)
-            return ParsedRequest(header, _decode_body(decoder, frame, offset, api_key,
-                                                      api_version), len(frame) - offset)
+            # The common case, written out: every request of a connection after
+            # its first takes it, and each call saved is ~0.1 µs on the GIL.
+            try:
+                header, offset = read_request_header(frame, api_key, api_version,
+                                                     correlation_id, None, route[0])
+            except InvalidRequestError as exc:
+                raise _header_error(api_key, exc) from None
+            try:
+                body = route[1](frame, offset)[0]  # no copy of the frame's tail
+            except InvalidRequestError as exc:
+                raise _body_error(api_key, api_version, exc) from None
+            return _new_tuple(ParsedRequest, (header, body, len(frame) - offset, False))
+    else:
+        api_key, api_version, correlation_id = peek_request_header(frame)
     message = MESSAGES.get(api_key)
     served = supported.get(api_key)
     if message is None or served is None:
@@ -89,33 +102,59 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions],
 
 
 def _read_header(frame: bytes, api_key: int, api_version: int, correlation_id: int,
-                 flexible: Versions | None, version: int | None = None):
+                 flexible: Versions | None):
     try:
-        return read_request_header(frame, api_key, api_version, correlation_id, flexible,
-                                   version)
+        return read_request_header(frame, api_key, api_version, correlation_id, flexible)
     except InvalidRequestError as exc:
-        raise InvalidRequestError(
-            f"Error parsing request header. Our best guess of the apiKey is: {api_key} "
-            f"({exc})") from None
+        raise _header_error(api_key, exc) from None
+
+
+def _header_error(api_key: int, exc: InvalidRequestError) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Error parsing request header. Our best guess of the apiKey is: {api_key} ({exc})")
 
 
 def _decode_body(decoder, frame: bytes, offset: int, api_key: int, api_version: int) -> dict:
     try:
         return decoder(frame, offset)[0]  # no copy of the frame's tail
     except InvalidRequestError as exc:
-        raise InvalidRequestError(
-            f"Error getting request for apiKey: {api_name(api_key)}, "
-            f"apiVersion: {api_version}: {exc}") from None
+        raise _body_error(api_key, api_version, exc) from None
+
+
+def _body_error(api_key: int, api_version: int, exc: InvalidRequestError
+                ) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Error getting request for apiKey: {api_name(api_key)}, "
+        f"apiVersion: {api_version}: {exc}")
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
     """A complete response frame (size prefix, header, body), built in one buffer."""
+    route = _RESPONSE_ROUTES.get((api_key, api_version)) or _response_route(api_key, api_version)
+    buf = bytearray(_SIZE_AND_CORRELATION_ID.pack(0, correlation_id))
+    if route[1]:
+        buf.append(0)   # response header v1: an empty tagged-field section
+    route[0](body, buf)
+    _SIZE_AND_CORRELATION_ID.pack_into(buf, 0, len(buf) - 4, correlation_id)
+    return bytes(buf)
+
+
+# (api_key, api_version) -> (the body's compiled encoder, whether the response header
+# is v1): what encode_response would otherwise look up per response (the schema, its
+# encoder, the header version), 0.4 µs of each.  Threads may race to fill it: each
+# stores the same pair.
+_RESPONSE_ROUTES: dict[tuple[int, int], tuple] = {}
+_SIZE_AND_CORRELATION_ID = struct.Struct(">ii")
+
+
+def _response_route(api_key: int, api_version: int) -> tuple:
     schema = MESSAGES[api_key].response
-    buf = bytearray(_SIZE_PLACEHOLDER)
-    buf += encode_response_header(
-        correlation_id, response_header_version(api_key, api_version, schema.flexible))
-    schema.encode_into(buf, body, api_version)
-    return finish_frame(buf)
+    encoder = schema.encoder(api_version)
+    if encoder is None:
+        raise ValueError(f"{schema.name} has no version {api_version} (valid {schema.valid})")
+    route = _RESPONSE_ROUTES[(api_key, api_version)] = (
+        encoder, response_header_version(api_key, api_version, schema.flexible) >= 1)
+    return route
 
 
 # --- the client side, for tests, the load generator and capture tools -------------

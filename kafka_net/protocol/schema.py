@@ -318,9 +318,14 @@ class Schema:
         self.encode_into(buf, value, version)
         return bytes(buf)
 
+    def encoder(self, version: int) -> Callable | None:
+        """The compiled encoder of ``version``, ``(value, bytearray) -> None``; None
+        if ``version`` is not one of this message's."""
+        return self._encoders.get(version) or self._compile(self._encoders, version)
+
     def encode_into(self, out: Writer | bytearray, value: dict, version: int) -> None:
         """Append the encoding of ``value`` to a Writer or a bytearray."""
-        encoder = self._encoders.get(version) or self._compile(self._encoders, version)
+        encoder = self.encoder(version)
         if encoder is None:
             raise ValueError(f"{self.name} has no version {version} (valid {self.valid})")
         encoder(value, out.buf if isinstance(out, Writer) else out)

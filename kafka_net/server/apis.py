@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
@@ -98,20 +97,21 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
 )}
 
 
-@dataclass
 class RequestContext:
-    """What a handler may know about its request and the broker."""
+    """What a handler may know about its request and the broker.
 
-    request: Request
-    apis: "KafkaApis"
+    ``api_version`` and ``unsupported_version`` are plain attributes, copied
+    from the request once: handlers read them several times per request, and
+    a property is a call each time.
+    """
 
-    @property
-    def api_version(self) -> int:
-        return self.request.header.api_version
+    __slots__ = ("request", "apis", "api_version", "unsupported_version")
 
-    @property
-    def unsupported_version(self) -> bool:
-        return self.request.unsupported_version
+    def __init__(self, request: Request, apis: "KafkaApis") -> None:
+        self.request = request
+        self.apis = apis
+        self.api_version: int = request.header.api_version
+        self.unsupported_version: bool = request.unsupported_version
 
     @property
     def listener_name(self) -> str:
@@ -134,7 +134,7 @@ class RequestContext:
 
     @property
     def supported_versions(self) -> dict[int, Versions]:
-        return self.apis.supported_versions()
+        return self.apis._supported   # supported_versions(), one call fewer per ApiVersions
 
     # The broker's parts a handler may use: its doors, so none reaches into ``apis``.
 
@@ -335,25 +335,24 @@ class KafkaApis:
             return body, None
 
     def _encode(self, request: Request, body) -> bytes:
+        """The response frame of ``body``.
+
+        A handler returns a read-only body (types.MappingProxyType) for an answer
+        that does not change (ApiVersions): it is encoded once per version, and
+        each response is that frame with its own correlation id.
+        """
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
         header = request.header
         version = 0 if request.unsupported_version else header.api_version
-        if type(body) is MappingProxyType:
-            return self._encode_constant(header.api_key, version, header.correlation_id, body)
-        return encode_response(header.api_key, version, header.correlation_id, body)
-
-    def _encode_constant(self, api_key: int, version: int, correlation_id: int,
-                         body: MappingProxyType) -> bytes:
-        """A handler returns a read-only body (types.MappingProxyType) for an answer
-        that does not change (ApiVersions): it is encoded once per version, and
-        each response is that frame with its own correlation id."""
-        key = (api_key, version)
+        if type(body) is not MappingProxyType:
+            return encode_response(header.api_key, version, header.correlation_id, body)
+        key = (header.api_key, version)
         cached = self._constant_frames.get(key)
         if cached is None or cached[0] is not body:
-            frame = encode_response(api_key, version, 0, body)
+            frame = encode_response(header.api_key, version, 0, body)
             # Handler threads may race here: each builds the same bytes.
             cached = self._constant_frames[key] = (body, frame[:4], frame[8:])
-        return cached[1] + _CORRELATION_ID.pack(correlation_id) + cached[2]
+        return cached[1] + _CORRELATION_ID.pack(header.correlation_id) + cached[2]
 
     @staticmethod
     def _error_body(module: ModuleType, request: Request):

@@ -127,6 +127,11 @@ class Purgatory:
 
     def check_and_complete(self, key: Hashable) -> int:
         """Run ``try_complete`` for every operation watching ``key``; count completions."""
+        if key not in self._watchers:
+            # Every append asks, and mostly nothing waits: no lock for that answer.  A
+            # watch added right after this look is safe: try_complete_else_watch
+            # tries again after watching.
+            return 0
         with self._lock:
             ops = self._watchers.get(key)
             if not ops:

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import (
-    COMPRESSION_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
+    COMPRESSION_MASK, CONTROL_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
+    NO_PRODUCER_ID,
     RECORD_BATCH_OVERHEAD, BatchHeader, Buffer, Compression, DecompressionLimitError,
     InvalidRecordError, RecordError, RecordTooLargeError, UnsupportedCompressionTypeError,
-    as_byte_view, check_compression_id, check_crc, check_magic, complete_batch_size,
+    as_byte_view, check_compression_id, check_crc, complete_batch_size,
     frame_batch, read_attributes, read_header)
 
 
@@ -108,7 +109,7 @@ def _validate_framed(view: memoryview, header: BatchHeader, from_client: bool,
     check_compression_id(header)
     _check_count(header, from_client)
     payload = view[RECORD_BATCH_OVERHEAD:]
-    if header.compression == Compression.NONE:
+    if not header.attributes & COMPRESSION_MASK:   # Compression.NONE
         # indexing bytes is the fastest walk; the copy is at most message.max.bytes
         walk_records(bytes(payload), header.records_count, check_record_offsets)
     else:
@@ -162,9 +163,9 @@ def _check_count(header: BatchHeader, from_client: bool) -> None:
         raise InvalidRecordError(
             f"inconsistent batch offset range [{header.base_offset}, {header.last_offset}] "
             f"and count of records {count}")
-    if header.is_control:
+    if header.attributes & CONTROL_MASK:   # is_control, without a property call
         raise InvalidRecordError("clients are not allowed to write control records")
-    if header.has_producer_id and header.base_sequence < 0:
+    if header.producer_id > NO_PRODUCER_ID and header.base_sequence < 0:   # has_producer_id
         raise InvalidRecordError(
             f"invalid sequence number {header.base_sequence} in record batch with "
             f"producer id {header.producer_id}")
@@ -193,7 +194,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
             f"produce requests with version {api_version} must have at least one record "
             "batch per partition")
     first = view[:size]
-    if check_magic(first[MAGIC_OFFSET]) != MAGIC_V2:
+    if first[MAGIC_OFFSET] != MAGIC_V2:   # complete_batch_size refused magics outside 0..2
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
             "record batches with magic version 2")
@@ -203,7 +204,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
         raise UnsupportedCompressionTypeError(
             f"produce requests with version {api_version} are not allowed to use "
             "ZStandard compression")
-    if complete_batch_size(view, size):
+    if len(view) > size and complete_batch_size(view, size):
         raise InvalidRecordError(
             f"produce requests with version {api_version} are only allowed to contain "
             "exactly one record batch per partition")

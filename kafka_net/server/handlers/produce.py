@@ -43,30 +43,33 @@ VERSIONS = Versions(0, 11)
 
 def handle(ctx, request: dict):
     acks = request["acks"]
+    version = ctx.api_version
     if acks not in (0, 1, -1):
-        return error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
-    if ctx.api_version < 3:
+        return error_response(request, version, ErrorCode.INVALID_REQUIRED_ACKS)
+    if version < 3:
         # Advertised only for librdkafka's feature detection (KAFKA-18659).
-        return error_response(request, ctx.api_version, ErrorCode.INVALID_RECORD)
+        return error_response(request, version, ErrorCode.INVALID_RECORD)
     replica_manager = ctx.replica_manager
     # message.max.uncompressed.bytes bounds the request's compressed batches together too.
     budget = replica_manager.decompression_budget()
+    append_records = replica_manager.append_records
     failed = False
     responses = []
     for topic in request["topic_data"]:
+        name = topic["name"]
         partitions = []
         for data in topic["partition_data"]:
-            result = replica_manager.append_records(
-                topic["name"], data["index"], data["records"], ctx.api_version, budget)
-            failed = failed or result.error_code != ErrorCode.NONE
+            index = data["index"]
+            error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
+                append_records(name, index, data["records"], version, budget)
+            if error_code:
+                failed = True
             partitions.append({
-                "index": data["index"], "error_code": result.error_code,
-                "base_offset": result.base_offset,
-                "log_append_time_ms": result.log_append_time_ms,
-                "log_start_offset": result.log_start_offset,
-                "error_message": result.error_message,
+                "index": index, "error_code": error_code, "base_offset": base_offset,
+                "log_append_time_ms": log_append_time_ms, "log_start_offset": log_start_offset,
+                "error_message": error_message,
             })
-        responses.append({"name": topic["name"], "partition_responses": partitions})
+        responses.append({"name": name, "partition_responses": partitions})
     if acks == 0:
         return CLOSE_CONNECTION if failed else NO_RESPONSE
     return {"responses": responses, "throttle_time_ms": 0}
