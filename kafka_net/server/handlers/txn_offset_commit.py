@@ -10,7 +10,8 @@ committed offsets only when the transaction commits; an abort drops them
   another producer id INVALID_PRODUCER_ID_MAPPING; an old epoch
   INVALID_PRODUCER_EPOCH.
 * v3+ with a member id or generation: checked against the group as
-  OffsetCommit is (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION); without them (v0-v2,
+  OffsetCommit is (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, and for a static
+  member's ``group_instance_id`` FENCED_INSTANCE_ID); without them (v0-v2,
   or -1 and ""), not.  Per partition UNKNOWN_TOPIC_OR_PARTITION and
   OFFSET_METADATA_TOO_LARGE as OffsetCommit.
 """
@@ -30,7 +31,7 @@ def handle(ctx, request: dict) -> dict:
     errors = iter(ctx.transaction_coordinator.handle_txn_offset_commit(
         request["transactional_id"], request["group_id"], request["producer_id"],
         request["producer_epoch"], request.get("member_id", ""),
-        request.get("generation_id", -1), commits))
+        request.get("generation_id", -1), commits, request.get("group_instance_id")))
     return _response(request, lambda: next(errors))
 
 

@@ -248,7 +248,8 @@ class TransactionCoordinator:
 
     def handle_txn_offset_commit(self, transactional_id: str, group_id: str, producer_id: int,
                                  epoch: int, member_id: str, generation: int,
-                                 commits: list) -> list[int]:
+                                 commits: list, group_instance_id: str | None = None
+                                 ) -> list[int]:
         """One error code per commit; accepted offsets stay pending until EndTxn."""
         md = self.state.get(transactional_id)
         error = None
@@ -268,7 +269,7 @@ class TransactionCoordinator:
             if error is not None:
                 return [error] * len(commits)
             errors = self._group_offsets.check_txn_commit(group_id, member_id, generation,
-                                                          commits)
+                                                          commits, group_instance_id)
             self.pending_offsets.add(group_id, producer_id,
                                      [c for c, e in zip(commits, errors) if e == ErrorCode.NONE])
             return errors

@@ -120,8 +120,13 @@ def join_stable(b, group: str, metadata: bytes, protocol_type: str = "consumer",
                 rebalance_timeout_ms=GROUP_SESSION_MS, protocol_type=protocol_type,
                 group_instance_id=instance_id,
                 protocols=[{"name": "range", "metadata": metadata}])
-    member = b.call(ApiKey.JOIN_GROUP, 5, **join)["member_id"]
-    joined = b.call(ApiKey.JOIN_GROUP, 5, member_id=member, **join).body()
+    first = b.call(ApiKey.JOIN_GROUP, 5, **join)
+    if instance_id is None:   # MEMBER_ID_REQUIRED: join again with the id given
+        member = first["member_id"]
+        joined = b.call(ApiKey.JOIN_GROUP, 5, member_id=member, **join).body()
+    else:   # KIP-345: a static member is given its id and joins at once
+        joined = first.body() if isinstance(first, server.Deferred) else first
+        member = joined["member_id"]
     synced = b.call(ApiKey.SYNC_GROUP, 3, group_id=group, generation_id=joined["generation_id"],
                     member_id=member, assignments=[{"member_id": member, "assignment": b"x"}])
     assert synced.body()["error_code"] == 0

@@ -7,6 +7,7 @@ import pytest
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from tests.server.conftest import versions
+from tests.server.handlers.conftest import join_stable, subscription
 from tests.server.txn_support import add_offsets, end_txn, init
 
 VERSIONS = versions(ApiKey.TXN_OFFSET_COMMIT)
@@ -109,3 +110,21 @@ def test_offset_fetch_require_stable_sees_pending_offsets_as_unstable(txn, versi
     assert fetched(False) == [(0, -1, 0), (1, -1, 0)]
     assert end_txn(broker, "tx", pid, epoch, True) == ErrorCode.NONE
     assert fetched(True) == [(0, 5, 0), (1, -1, 0)]
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_v3_fences_an_old_incarnation_of_a_static_member(txn, version):
+    """KIP-345 with KIP-447: the group_instance_id must map to the member id sent
+    (Kafka's validateMember), else FENCED_INSTANCE_ID, and nothing is held."""
+    broker, pid, epoch = txn
+    member, generation = join_stable(broker, "cg", subscription("t"), instance_id="i-1")
+    assert txn_commit(broker, version, pid, epoch, 5, member_id="old-incarnation",
+                      generation_id=generation, group_instance_id="i-1"
+                      ) == ErrorCode.FENCED_INSTANCE_ID
+    assert txn_commit(broker, version, pid, epoch, 7, member_id=member,
+                      generation_id=generation, group_instance_id="i-2"
+                      ) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert txn_commit(broker, version, pid, epoch, 9, member_id=member,
+                      generation_id=generation, group_instance_id="i-1") == ErrorCode.NONE
+    assert end_txn(broker, "tx", pid, epoch, True) == ErrorCode.NONE
+    assert committed(broker) == 9
