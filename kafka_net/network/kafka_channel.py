@@ -156,7 +156,7 @@ class KafkaChannel:
         memory for the frame under way.
         """
         decoder = self.decoder
-        if decoder.buffered() and (not decoder.reserve() or decoder.has_frame()):
+        if decoder.buffer and (not decoder.reserve() or decoder.has_frame()):
             return -1
         try:
             data = self.transport.read(READ_CHUNK)

@@ -189,7 +189,7 @@ class Selector(SelectorAuthentication):
             # Usually READ interest never went (see the module doc): nothing to change.
             if not channel.remote_closed and not self._interest[connection_id] & _READ:
                 self._add_interest(channel, _READ)
-            if channel.decoder.buffered() or channel.remote_closed:
+            if channel.decoder.buffer or channel.remote_closed:
                 # Pipelined requests may be buffered (or the close is due); with
                 # nothing buffered the next read brings the channel back.
                 self._maybe_ready[connection_id] = channel
@@ -354,7 +354,7 @@ class Selector(SelectorAuthentication):
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
-                if channel.decoder.buffered() or channel.remote_closed:
+                if channel.decoder.buffer or channel.remote_closed:
                     # Looked at again next poll: normally the Processor has muted it
                     # by then; if not (a graceful stop drops requests), its next
                     # pipelined request is due, or its close.  Otherwise the next
