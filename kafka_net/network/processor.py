@@ -257,8 +257,7 @@ class Processor(threading.Thread):
             self.selector.send(connection_id, response.data)
         elif isinstance(response, NoOpResponse):
             self.request_timings.update(response)
-            channel.mute_state.handle(Ev.RESPONSE_SENT)
-            self._try_unmute(connection_id)
+            self.selector.response_sent(channel)
         elif isinstance(response, CloseConnectionResponse):
             log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
             self.request_timings.update(response)
@@ -309,9 +308,9 @@ class Processor(threading.Thread):
                 if sent:
                     self.requests_received += 1
                     # Mute before anything can answer: responses are processed on
-                    # this thread.
-                    self.selector.mute(channel.id)
-                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+                    # this thread.  (Kafka's selector.mute, then REQUEST_RECEIVED:
+                    # the Selector drops READ interest lazily, see there.)
+                    channel.mute_state.request_received()
         finally:
             for _, frame in receives[taken:]:
                 self.selector.release_frame(frame)
@@ -391,8 +390,7 @@ class Processor(threading.Thread):
             if response.on_complete is not None:
                 _run_callback(response)
             self.request_timings.update(response, end_ns)
-            channel.mute_state.handle(Ev.RESPONSE_SENT)
-            self._try_unmute(connection_id)
+            self.selector.response_sent(channel)
 
     # -- wire capture (capture.dir) -------------------------------------------------------
 

@@ -186,17 +186,30 @@ class Selector(SelectorAuthentication):
         channel = self.channels[connection_id]
         unmuted = channel.mute_state.maybe_unmute()
         if unmuted:
-            # Usually READ interest never went (see the module doc): nothing to change.
-            if not channel.remote_closed and not self._interest[connection_id] & _READ:
-                self._add_interest(channel, _READ)
-            if channel.decoder.buffer or channel.remote_closed:
-                # Pipelined requests may be buffered (or the close is due); with
-                # nothing buffered the next read brings the channel back.
-                self._maybe_ready[connection_id] = channel
-            if channel.transport_buffers and channel.has_bytes_buffered():
-                # TLS: decrypted bytes no select will announce.
-                self._buffered_reads[connection_id] = channel
+            self._resume_reading(channel)
         return unmuted
+
+    def response_sent(self, channel: KafkaChannel) -> None:
+        """The channel's response is out (written, or nothing to write): its mute
+        state's RESPONSE_SENT, the unmute if no throttle holds it, and then, if the
+        peer closed its side, the close once nothing is left to serve."""
+        if channel.mute_state.response_sent():
+            self._resume_reading(channel)
+            if channel.remote_closed:
+                self._maybe_finish_closing(channel)
+
+    def _resume_reading(self, channel: KafkaChannel) -> None:
+        """An unmuted channel: read again, and look at what it has buffered."""
+        # Usually READ interest never went (see the module doc): nothing to change.
+        if not channel.remote_closed and not self._interest[channel.id] & _READ:
+            self._add_interest(channel, _READ)
+        if channel.decoder.buffer or channel.remote_closed:
+            # Pipelined requests may be buffered (or the close is due); with
+            # nothing buffered the next read brings the channel back.
+            self._maybe_ready[channel.id] = channel
+        if channel.transport_buffers and channel.has_bytes_buffered():
+            # TLS: decrypted bytes no select will announce.
+            self._buffered_reads[channel.id] = channel
 
     def close(self, connection_id: str) -> None:
         """Local close: no entry in ``disconnected`` (Kafka's DISCARD_NO_NOTIFY)."""
