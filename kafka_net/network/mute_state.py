@@ -117,10 +117,12 @@ class MuteStateMachine:
         new = TRANSITIONS.get((self._state, E.RESPONSE_SENT))
         if new is None:
             raise _illegal(self._state, E.RESPONSE_SENT)
-        if new is S.MUTED:
-            new = S.NOT_MUTED
-        self.state = new
-        return not self.muted
+        if new is S.MUTED:   # maybe_unmute
+            self._state = S.NOT_MUTED
+            self.muted = False
+            return True
+        self._state = new
+        return False   # still muted: throttled
 
 
 def _illegal(state: ChannelMuteState, event: ChannelMuteEvent) -> IllegalMuteTransition:
