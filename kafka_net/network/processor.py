@@ -347,11 +347,12 @@ class Processor(threading.Thread):
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software, channel.principal_name)
-        request.security_protocol = self.security_protocol
+                                      parsed, channel.client_software, channel.principal_name,
+                                      self.security_protocol)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
-        self._remember_client_software(channel, request)
+        if request.header.api_key == 18:   # ApiVersions (KIP-511, below)
+            self._remember_client_software(channel, request)
         return request
 
     def _send_request(self, request: Request) -> bool:
@@ -369,7 +370,7 @@ class Processor(threading.Thread):
     def _remember_client_software(channel, request: Request) -> None:
         # KIP-511: ApiVersions v3+ names the client; later requests carry it.
         body = request.body
-        if request.header.api_key == 18 and body and body.get("client_software_name"):
+        if body and body.get("client_software_name"):
             channel.client_software = (body["client_software_name"],
                                        body["client_software_version"])
             request.client_software = channel.client_software
