@@ -148,7 +148,8 @@ class Processor(threading.Thread):
 
     def enqueue_response(self, response: Response) -> None:
         self.response_queue.append(response)   # deque.append is thread-safe
-        self.wakeup.wakeup()                   # after the append: see wakeup.py
+        if not self.wakeup.pending:            # else one is on its way: no call
+            self.wakeup.wakeup()               # after the append: see wakeup.py
 
     def response_queue_size(self) -> int:
         return len(self.response_queue)
