@@ -159,7 +159,7 @@ class KafkaChannel:
         memory for the frame under way.
         """
         decoder = self.decoder
-        if (not ahead and decoder.buffered()
+        if (not ahead and decoder.buffer
                 and (not decoder.reserve() or decoder.has_frame())):
             return -1
         try:

@@ -60,32 +60,70 @@ class IllegalMuteTransition(RuntimeError):
 
 class MuteStateMachine:
     """Holds one connection's state.  ``mute``/``maybe_unmute`` are the explicit
-    (non-event) moves between NOT_MUTED and MUTED."""
+    (non-event) moves between NOT_MUTED and MUTED.
 
-    __slots__ = ("state",)
+    Per request the Processor makes two moves, each one call here:
+    :meth:`request_received` (``mute`` then REQUEST_RECEIVED) and
+    :meth:`response_sent` (RESPONSE_SENT then ``maybe_unmute``); both look the
+    event up in the table like :meth:`handle`.  ``muted`` is an attribute kept
+    with the state: the Selector reads it per event."""
+
+    __slots__ = ("_state", "muted")
 
     def __init__(self) -> None:
-        self.state = S.NOT_MUTED
+        self._state = S.NOT_MUTED
+        self.muted = False
+
+    @property
+    def state(self) -> ChannelMuteState:
+        return self._state
+
+    @state.setter
+    def state(self, state: ChannelMuteState) -> None:
+        self._state = state
+        self.muted = state is not S.NOT_MUTED
 
     def mute(self) -> None:
         # Kafka's KafkaChannel.mute(): only NOT_MUTED changes; muting again is a no-op.
-        if self.state is S.NOT_MUTED:
-            self.state = S.MUTED
+        if self._state is S.NOT_MUTED:
+            self._state = S.MUTED
+            self.muted = True
 
     def maybe_unmute(self) -> bool:
         """Unmute if the state is exactly MUTED; return whether the channel is now unmuted."""
-        if self.state is S.MUTED:
-            self.state = S.NOT_MUTED
-        return self.state is S.NOT_MUTED
+        if self._state is S.MUTED:
+            self._state = S.NOT_MUTED
+            self.muted = False
+        return not self.muted
 
     def handle(self, event: ChannelMuteEvent) -> ChannelMuteState:
-        new = TRANSITIONS.get((self.state, event))
+        new = TRANSITIONS.get((self._state, event))
         if new is None:
-            raise IllegalMuteTransition(
-                f"Cannot transition from {self.state.name} for {event.name}")
+            raise _illegal(self._state, event)
         self.state = new
         return new
 
-    @property
-    def muted(self) -> bool:
-        return self.state is not S.NOT_MUTED
+    def request_received(self) -> None:
+        """``mute()`` then ``handle(REQUEST_RECEIVED)``: a request was read."""
+        state = S.MUTED if self._state is S.NOT_MUTED else self._state
+        new = TRANSITIONS.get((state, E.REQUEST_RECEIVED))
+        if new is None:
+            raise _illegal(state, E.REQUEST_RECEIVED)
+        self._state = new
+        self.muted = True   # no transition leads to NOT_MUTED
+
+    def response_sent(self) -> bool:
+        """``handle(RESPONSE_SENT)`` then ``maybe_unmute()``; True if now unmuted."""
+        new = TRANSITIONS.get((self._state, E.RESPONSE_SENT))
+        if new is None:
+            raise _illegal(self._state, E.RESPONSE_SENT)
+        if new is S.MUTED:   # maybe_unmute
+            self._state = S.NOT_MUTED
+            self.muted = False
+            return True
+        self._state = new
+        return False   # still muted: throttled
+
+
+def _illegal(state: ChannelMuteState, event: ChannelMuteEvent) -> IllegalMuteTransition:
+    return IllegalMuteTransition(f"Cannot transition from {state.name} for {event.name}")

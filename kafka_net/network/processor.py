@@ -148,7 +148,8 @@ class Processor(threading.Thread):
 
     def enqueue_response(self, response: Response) -> None:
         self.response_queue.append(response)   # deque.append is thread-safe
-        self.wakeup.wakeup()                   # after the append: see wakeup.py
+        if not self.wakeup.pending:            # else one is on its way: no call
+            self.wakeup.wakeup()               # after the append: see wakeup.py
 
     def response_queue_size(self) -> int:
         return len(self.response_queue)
@@ -257,8 +258,7 @@ class Processor(threading.Thread):
             self.selector.send(connection_id, response.data)
         elif isinstance(response, NoOpResponse):
             self.request_timings.update(response)
-            channel.mute_state.handle(Ev.RESPONSE_SENT)
-            self._try_unmute(connection_id)
+            self.selector.response_sent(channel)
         elif isinstance(response, CloseConnectionResponse):
             log.debug("%s: closing %s as the API layer asked", self.name, connection_id)
             self.request_timings.update(response)
@@ -309,9 +309,9 @@ class Processor(threading.Thread):
                 if sent:
                     self.requests_received += 1
                     # Mute before anything can answer: responses are processed on
-                    # this thread.
-                    self.selector.mute(channel.id)
-                    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+                    # this thread.  (Kafka's selector.mute, then REQUEST_RECEIVED:
+                    # the Selector drops READ interest lazily, see there.)
+                    channel.mute_state.request_received()
         finally:
             for _, frame in receives[taken:]:
                 self.selector.release_frame(frame)
@@ -348,11 +348,12 @@ class Processor(threading.Thread):
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
-                                      parsed, channel.client_software, channel.principal_name)
-        request.security_protocol = self.security_protocol
+                                      parsed, channel.client_software, channel.principal_name,
+                                      self.security_protocol)
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
-        self._remember_client_software(channel, request)
+        if request.header.api_key == 18:   # ApiVersions (KIP-511, below)
+            self._remember_client_software(channel, request)
         return request
 
     def _send_request(self, request: Request) -> bool:
@@ -370,7 +371,7 @@ class Processor(threading.Thread):
     def _remember_client_software(channel, request: Request) -> None:
         # KIP-511: ApiVersions v3+ names the client; later requests carry it.
         body = request.body
-        if request.header.api_key == 18 and body and body.get("client_software_name"):
+        if body and body.get("client_software_name"):
             channel.client_software = (body["client_software_name"],
                                        body["client_software_version"])
             request.client_software = channel.client_software
@@ -391,8 +392,7 @@ class Processor(threading.Thread):
             if response.on_complete is not None:
                 _run_callback(response)
             self.request_timings.update(response, end_ns)
-            channel.mute_state.handle(Ev.RESPONSE_SENT)
-            self._try_unmute(connection_id)
+            self.selector.response_sent(channel)
 
     # -- wire capture (capture.dir) -------------------------------------------------------
 

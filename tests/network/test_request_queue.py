@@ -137,3 +137,37 @@ def test_a_request_behind_a_busy_handler_gets_a_second_one():
     for t in handlers:
         t.join(timeout=10)
     assert set(taken) == {"slow", "fresh"} and taken["slow"] != taken["fresh"]
+
+
+def test_a_get_frees_a_put_blocked_on_a_full_queue():
+    """get signals not_full only when a put waits on it: that put must still go on."""
+    q = RequestQueue(maxsize=1)
+    q.put(Item(0))
+    done = threading.Event()
+
+    def blocked_put():
+        q.put(Item(1))   # no timeout: only get's signal frees it
+        done.set()
+
+    putter = threading.Thread(target=blocked_put, daemon=True)
+    putter.start()
+    while not q.not_full._waiters:   # the put waits
+        time.sleep(0.001)
+    assert q.get(timeout=10).start_time_ns == 0
+    assert done.wait(10) and q.get_nowait().start_time_ns == 1
+    putter.join(timeout=10)
+    assert q._waiting_putters == 0
+
+
+def test_get_keeps_queue_semantics():
+    q = RequestQueue(maxsize=2)
+    with pytest.raises(queue.Empty):
+        q.get_nowait()
+    with pytest.raises(queue.Empty):
+        q.get(timeout=0.01)
+    with pytest.raises(ValueError):
+        q.get(timeout=-1)
+    q.put(Item(5))
+    with pytest.raises(ValueError):   # as queue.Queue: even with an item there
+        q.get(timeout=-1)
+    assert q.get(block=False).start_time_ns == 5

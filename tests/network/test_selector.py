@@ -88,18 +88,26 @@ def take_and_mute(selector, client: socket.socket, payload: bytes, connection_id
     selector.mute(connection_id)
 
 
-def serve_one(selector, connection_id: str) -> bytes:
-    """What the Processor does for one request: take it, mute, answer, unmute."""
+def serve_one(selector, connection_id: str, one_call: bool = False) -> bytes:
+    """What the Processor does for one request: take it, mute, answer, unmute
+    (``one_call``: as the Processor does it, request_received and response_sent)."""
     run_selector_until(selector, lambda: selector.completed_receives)
     channel, request = selector.completed_receives.pop(0)
     assert channel.id == connection_id
-    selector.mute(connection_id)
-    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+    if one_call:
+        channel.mute_state.request_received()
+    else:
+        selector.mute(connection_id)
+        channel.mute_state.handle(Ev.REQUEST_RECEIVED)
     selector.send(connection_id, frame(b"re:" + request))
     run_selector_until(selector, lambda: connection_id in selector.completed_sends)
     selector.completed_sends.remove(connection_id)
-    channel.mute_state.handle(Ev.RESPONSE_SENT)
-    assert selector.unmute(connection_id)
+    if one_call:
+        selector.response_sent(channel)
+        assert not channel.mute_state.muted
+    else:
+        channel.mute_state.handle(Ev.RESPONSE_SENT)
+        assert selector.unmute(connection_id)
     return request
 
 
@@ -395,3 +403,53 @@ def test_mute_on_oom():
         (second, _), = sel.completed_receives
         assert second.id != first.id
         assert pool.available == 0 and not sel._out_of_memory
+
+
+def test_response_sent_unmutes_and_keeps_a_throttled_channel_muted(sel):
+    client = sel.connect("c1")
+    take_and_mute(sel, client, b"first")
+    channel = sel.channels["c1"]
+    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+    channel.mute_state.handle(Ev.THROTTLE_STARTED)
+    sel.response_sent(channel)                      # the throttle still holds it
+    assert channel.mute_state.muted and "c1" in sel.channels
+    client.sendall(frame(b"second"))
+    sel.poll(0.05)
+    assert sel.completed_receives == []
+    channel.mute_state.handle(Ev.THROTTLE_ENDED)
+    assert sel.unmute("c1")
+    run_selector_until(sel, lambda: sel.completed_receives)
+    assert sel.completed_receives[0][1] == b"second"
+
+
+def test_pipelined_requests_then_a_close_are_served_and_the_channel_closed(sel):
+    """Two pipelined requests, then the client closes its side: both are answered
+    (Kafka's closingChannels) through request_received / response_sent, then the
+    channel goes."""
+    client = sel.connect("c1")
+    client.sendall(frame(b"r1") + frame(b"r2"))
+    client.shutdown(socket.SHUT_WR)
+    assert [serve_one(sel, "c1", one_call=True) for _ in range(2)] == [b"r1", b"r2"]
+    run_selector_until(sel, lambda: sel.disconnected)
+    assert [cid for cid, _ in sel.disconnected] == ["c1"] and "c1" not in sel.channels
+    client.settimeout(5)
+    received = b""
+    while chunk := client.recv(100):   # up to the server's close
+        received += chunk
+    assert received == frame(b"re:r1") + frame(b"re:r2")
+
+
+def test_response_sent_of_a_remote_closed_channel_closes_it_at_once(sel):
+    """The branch itself: the peer's close was seen while a request of it was inside
+    the server (set directly here); the response's response_sent closes the channel,
+    with no poll in between."""
+    client = sel.connect("c1")
+    take_and_mute(sel, client, b"only")
+    channel = sel.channels["c1"]
+    channel.mute_state.handle(Ev.REQUEST_RECEIVED)
+    channel.remote_closed = True
+    sel.send("c1", frame(b"answer"))
+    sel.completed_sends.clear()
+    sel.response_sent(channel)
+    assert "c1" not in sel.channels
+    assert [cid for cid, _ in sel.disconnected] == ["c1"]

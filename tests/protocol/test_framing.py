@@ -266,6 +266,25 @@ def test_valid_streams_decode_exactly_under_any_chunking(payloads, cuts):
     assert dec.buffered() == 0
 
 
+@FAST
+@given(sizes=st.lists(st.sampled_from([0, 1, 4095, 4096, 4097, 70_000]), max_size=5),
+       cuts=st.lists(st.integers(0, 160_000), max_size=6))
+def test_large_and_small_frames_decode_exactly_and_the_buffer_empties(sizes, cuts):
+    """Frames below and above the size copied through a memoryview, and past the
+    compaction point; ``not dec.buffer`` is exactly ``buffered() == 0`` throughout."""
+    payloads = [bytes([n % 251]) * n for n in sizes]
+    wire = b"".join(encode_frame(p) for p in payloads)
+    dec = FrameDecoder(max_frame_size=100_000)
+    out = []
+    for chunk in split_at(wire, cuts):
+        dec.receive_data(chunk)
+        while (frame := dec.next_frame()) is not None:
+            out.append(frame)
+            assert (not dec.buffer) == (dec.buffered() == 0)
+        assert (not dec.buffer) == (dec.buffered() == 0)
+    assert out == payloads and not dec.buffer
+
+
 # --- with a memory pool (queued.max.request.bytes; Kafka's NetworkReceive + MemoryPool) --
 
 class ScriptedPool:
