@@ -43,17 +43,8 @@ side, complete requests already buffered are still delivered one by one and
 answered; the channel is closed once nothing is left, or when a write to it
 fails.  A partial trailing request is dropped.
 
-Memory pressure (``queued.max.request.bytes``, Kafka's ``outOfMemory``): a
-channel whose next frame the memory pool refuses is *muted for memory*: its
-READ interest goes and it waits in ``_memory_muted``.  This is not the
-request mute of the mute state machine; the two never overlap (only a
-channel not muted for a request is read).  At the start of each poll, if
-the pool has memory again, every channel muted for memory is unmuted and
-looked at once more (it may be refused again).  The pool wakes the
-Processors at the first release after a refusal, so the wait is not the
-poll timeout.  While the pool is below 10% of its size, the ready channels
-are read in a random order each poll, so the same ones are not always first
-to the memory left (Kafka's ``determineHandlingOrder``).
+Memory pressure (``queued.max.request.bytes``) and a MemoryError on the read
+path are the other half: :mod:`.selector_memory`.
 
 Handshake and authentication (Kafka's ``pollSelectionKeys``): a channel that
 is not ``ready()`` (its TLS handshake or SASL exchange under way) is not read
@@ -65,10 +56,6 @@ delayed close after a failed SASL authentication, and re-authentication
 (``keysWithBufferedRead``) is read next poll (timeout 0) unless muted.  See
 docs/design.md, "One TLS handshake through the Processor" and "A SASL
 exchange through the Processor".
-
-A MemoryError on the read path (reading, buffering or splitting a frame)
-closes that connection only, with one rate-limited log line: the bytes read
-are lost, and a connection left open would hang its client.
 """
 
 from __future__ import annotations
@@ -86,6 +73,7 @@ from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.selector_authentication import SelectorAuthentication
+from kafka_net.network.selector_memory import SelectorMemory
 from kafka_net.network.wakeup import WakeupSocketpair
 from kafka_net.protocol.errors import InvalidReceiveError
 
@@ -98,7 +86,7 @@ _RESPONSE_PENDING = ChannelMuteState.MUTED_AND_RESPONSE_PENDING
 READ_AHEAD_BYTES = 64 * 1024
 
 
-class Selector(SelectorAuthentication):
+class Selector(SelectorAuthentication, SelectorMemory):
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
@@ -126,14 +114,7 @@ class Selector(SelectorAuthentication):
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
-        # Memory pressure (see the module doc).  The decoders get the pool only
-        # if it is bounded: MemoryPool.NONE then costs nothing per request.
-        self.memory_pool = memory_pool
-        self._decoder_pool = memory_pool if memory_pool.bounded else None
-        self._low_memory = memory_pool.size // 10   # Kafka's lowMemThreshold
-        self._memory_muted: dict[str, KafkaChannel] = {}
-        self._out_of_memory = False
-        self._memory_error_log = RateLimitedLog(log)
+        self._init_memory(memory_pool)   # selector_memory.py
         # Channels whose transport holds bytes the socket will not announce.
         self._buffered_reads: dict[str, KafkaChannel] = {}
         # When the last select() returned: the time of every activity until the next
@@ -443,44 +424,6 @@ class Selector(SelectorAuthentication):
                                            "handshake did not finish within "
                                            "connections.max.idle.ms")
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
-
-    # -- memory pressure ------------------------------------------------------------------
-
-    def _mute_for_memory(self, channel: KafkaChannel) -> None:
-        # Only a channel not muted for a request is read or handed frames, so only
-        # such a channel gets here, and no unmute (which follows a response) reaches
-        # it while it waits.  Were one to, the channel would be read, refused again
-        # and muted again: no harm.
-        self._remove_interest(channel, _READ)
-        self._memory_muted[channel.id] = channel
-        self._maybe_ready.pop(channel.id, None)
-        self._out_of_memory = True
-
-    def _maybe_unmute_after_memory_pressure(self) -> None:
-        # Still out: the pool wakes us at its next release (the check arms that).
-        if self.memory_pool.poll_out_of_memory():
-            return
-        for channel in self._memory_muted.values():
-            if not channel.remote_closed:
-                self._add_interest(channel, _READ)
-            self._maybe_ready[channel.id] = channel
-            if channel.has_bytes_buffered():
-                self._buffered_reads[channel.id] = channel
-        self._memory_muted.clear()
-        self._out_of_memory = False
-
-    def _close_for_memory_error(self, channel: KafkaChannel, stage: str) -> None:
-        self.log_memory_error(channel, stage)
-        self._disconnect(channel, f"out of memory {stage} a request")
-
-    def log_memory_error(self, channel: KafkaChannel, stage: str) -> None:
-        """One line per connection closed for a MemoryError, rate-limited: a client
-        that makes allocations fail must not also flood the log."""
-        self._memory_error_log.log(
-            logging.WARNING, "MemoryError",
-            "%s: closing connection %s from %s: out of memory %s its request "
-            "(%d bytes buffered)", self.name, channel.id, channel.peer_text, stage,
-            channel.decoder.buffered())
 
     def _disconnect(self, channel: KafkaChannel, reason: str) -> None:
         if self.channels.pop(channel.id, None) is None:
