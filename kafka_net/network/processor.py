@@ -411,8 +411,8 @@ class Processor(threading.Thread):
                               header.api_key, header.api_version, header.correlation_id)
 
     def _try_unmute(self, connection_id: str) -> None:
-        if self.selector.unmute(connection_id):
-            self.selector.maybe_finish_closing(connection_id)
+        # Kafka's tryUnmuteChannel: only from MUTED (not while still throttled).
+        self.selector.unmute(connection_id)
 
     def _process_disconnected(self) -> None:
         disconnected = self.selector.disconnected

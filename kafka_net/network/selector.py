@@ -186,15 +186,13 @@ class Selector(SelectorAuthentication, SelectorMemory):
 
     def response_sent(self, channel: KafkaChannel) -> None:
         """The channel's response is out (written, or nothing to write): its mute
-        state's RESPONSE_SENT, the unmute if no throttle holds it, and then, if the
-        peer closed its side, the close once nothing is left to serve."""
+        state's RESPONSE_SENT, and the unmute if no throttle holds it."""
         if channel.mute_state.response_sent():
             self._resume_reading(channel)
-            if channel.remote_closed:
-                self._maybe_finish_closing(channel)
 
     def _resume_reading(self, channel: KafkaChannel) -> None:
-        """An unmuted channel: read again, and look at what it has buffered."""
+        """An unmuted channel: read again, and look at what it has buffered; if the
+        peer closed its side, the close comes once nothing is left to serve."""
         # Usually READ interest never went (see the module doc): nothing to change.
         if not channel.remote_closed and not self._interest[channel.id] & _READ:
             self._add_interest(channel, _READ)
@@ -205,6 +203,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
         if channel.transport_buffers and channel.has_bytes_buffered():
             # TLS: decrypted bytes no select will announce.
             self._buffered_reads[channel.id] = channel
+        if channel.remote_closed:
+            self._maybe_finish_closing(channel)
 
     def close(self, connection_id: str) -> None:
         """Local close: no entry in ``disconnected`` (Kafka's DISCARD_NO_NOTIFY)."""
@@ -404,11 +404,6 @@ class Selector(SelectorAuthentication, SelectorMemory):
         if channel.decoder.buffered():
             reason += f" mid-request ({channel.decoder.buffered()} bytes dropped)"
         self._disconnect(channel, reason)
-
-    def maybe_finish_closing(self, connection_id: str) -> None:
-        channel = self.channels.get(connection_id)
-        if channel is not None and channel.remote_closed:
-            self._maybe_finish_closing(channel)
 
     def _maybe_close_oldest_idle(self) -> None:
         # Kafka closes at most one expired connection per poll: the least recently

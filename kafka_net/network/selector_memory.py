@@ -3,16 +3,16 @@ selector.py stays about I/O.
 
 Memory pressure (``queued.max.request.bytes``, Kafka's ``outOfMemory``): a
 channel whose next frame the memory pool refuses is *muted for memory*: its
-READ interest goes and it waits in ``_memory_muted``.  This is not the
-request mute of the mute state machine; the two never overlap (with a pool,
-only a channel not muted for a request is read: no reading ahead).  At the start of each poll, if
-the pool has memory again, every channel muted for memory is unmuted and
-looked at once more (it may be refused again).  The pool wakes the
-Processors at the first release after a refusal, so the wait is not the
-poll timeout.  While the pool is below 10% of its size, the ready channels
-are read in a random order each poll, so the same ones are not always first
-to the memory left (Kafka's ``determineHandlingOrder``; the shuffle itself is
-in ``Selector.poll``).
+READ interest goes and it waits in ``_memory_muted``. This is not the request
+mute of the mute state machine; the two never overlap (with a pool, only a
+channel not muted for a request is read: no reading ahead). At the start of
+each poll, if the pool has memory again, every channel muted for memory is
+unmuted and looked at once more (it may be refused again). The pool wakes the
+Processors at the first release after a refusal, so the wait is not the poll
+timeout. While the pool is below 10% of its size, the ready channels are read
+in a random order each poll, so the same ones are not always first to the
+memory left (Kafka's ``determineHandlingOrder``; the shuffle itself is in
+``Selector.poll``).
 
 A MemoryError on the read path (reading, buffering or splitting a frame)
 closes that connection only, with one rate-limited log line: the bytes read
