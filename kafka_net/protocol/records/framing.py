@@ -207,6 +207,9 @@ class BatchHeader(NamedTuple):
         return self.last_offset + 1
 
 
+_new_tuple = tuple.__new__
+
+
 def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
     """Read the v2 header at ``pos``; fewer than 61 bytes there is a CorruptRecordError."""
     if len(batch) - pos < RECORD_BATCH_OVERHEAD:
@@ -215,9 +218,6 @@ def read_header(batch: Buffer, pos: int = 0) -> BatchHeader:
             f"{RECORD_BATCH_OVERHEAD}-byte batch header")
     # tuple.__new__ straight (the unpack has the 13 fields): _make is one more call
     return _new_tuple(BatchHeader, HEADER_STRUCT.unpack_from(batch, pos))
-
-
-_new_tuple = tuple.__new__
 
 
 def read_attributes(batch: Buffer) -> int | None:
@@ -296,7 +296,7 @@ def compute_crc(batch: Buffer, pos: int = 0, size: int | None = None) -> int:
 
 def check_crc(view: memoryview, header: BatchHeader) -> None:
     """Kafka's ``DefaultRecordBatch.ensureValid``: ``view`` is the whole batch."""
-    computed = (_crc32c_function or _crc32c)(view[ATTRIBUTES_OFFSET:])  # every Produce
+    computed = _crc32c(view[ATTRIBUTES_OFFSET:])
     if computed != header.crc:
         raise CorruptRecordError(
             f"record is corrupt (stored crc = {header.crc}, computed crc = {computed})")
