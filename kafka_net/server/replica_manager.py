@@ -42,7 +42,7 @@ from kafka_net.protocol.records import (
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
-from kafka_net.server.storage import FetchResult, InMemoryLog
+from kafka_net.server.storage import FetchResult, InMemoryLog, PartitionLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 from kafka_net.server.storage.txn_index import TransactionIndex
 
@@ -56,7 +56,7 @@ class Partition:
     topic: str
     index: int
     topic_id: uuid.UUID
-    log: InMemoryLog = field(default_factory=InMemoryLog)
+    log: PartitionLog = field(default_factory=InMemoryLog)
     producers: ProducerStateManager = field(default_factory=ProducerStateManager)
     txns: TransactionIndex = field(default_factory=TransactionIndex)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -91,11 +91,22 @@ def set_log_append_time(batch: bytearray, now_ms: int) -> None:
     struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch))
 
 
+# (topic, partition index, topic id) -> the partition's log: Kafka's
+# LogManager.getOrCreateLog.  The default keeps every log in memory.
+LogFactory = Callable[[str, int, uuid.UUID], PartitionLog]
+
+
+def in_memory_log(topic: str, index: int, topic_id: uuid.UUID) -> PartitionLog:
+    return InMemoryLog()
+
+
 class ReplicaManager:
     def __init__(self, max_message_bytes: int = 1048588,
                  max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
-                 config_repository: ConfigRepository | None = None) -> None:
+                 config_repository: ConfigRepository | None = None,
+                 log_factory: LogFactory = in_memory_log) -> None:
         self._partitions: dict[TopicPartition, Partition] = {}
+        self.log_factory = log_factory
         self._lock = threading.Lock()
         self.max_message_bytes = max_message_bytes   # the broker default; topics may override
         self.max_uncompressed_bytes = max_uncompressed_bytes  # message.max.uncompressed.bytes
@@ -114,13 +125,16 @@ class ReplicaManager:
     def ensure_partitions(self, topic: str, topic_id: uuid.UUID, count: int) -> None:
         with self._lock:
             for index in range(count):
-                self._partitions.setdefault((topic, index), Partition(topic, index, topic_id))
+                if (topic, index) not in self._partitions:
+                    self._partitions[(topic, index)] = Partition(
+                        topic, index, topic_id, self.log_factory(topic, index, topic_id))
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:
             deleted = [tp for tp in self._partitions if tp[0] == topic]
-            for tp in deleted:
-                del self._partitions[tp]
+            logs = [self._partitions.pop(tp).log for tp in deleted]
+        for partition_log in logs:
+            partition_log.delete()
         # Wake fetches waiting on the deleted partitions: they answer with an error now.
         for tp in deleted:
             self.fetch_purgatory.check_and_complete(tp)

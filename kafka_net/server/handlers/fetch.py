@@ -148,7 +148,13 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "log_start_offset": result.log_start_offset,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
-            "records": result.records}, len(result.records)
+            "records": _in_memory(result.records)}, len(result.records)
+
+
+def _in_memory(records):
+    """A durable log answers with a FileRegion; until the Processor sends regions
+    itself (zero-copy Fetch), it is copied into the response here."""
+    return records if isinstance(records, bytes) else records.read_bytes()
 
 
 def _has_errors(body: dict) -> bool:

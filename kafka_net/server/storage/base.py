@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
 
 
@@ -26,7 +27,11 @@ class AppendResult(NamedTuple):   # named tuples: one of each per request, built
 
 
 class FetchResult(NamedTuple):
-    records: bytes            # whole batches, the first one holding fetch_offset
+    # Whole batches, the first one holding fetch_offset: ``bytes`` from the
+    # in-memory log, a :class:`~kafka_net.network.send.FileRegion` (a slice of
+    # one segment file, Kafka's ``FileRecords.slice``) from the durable log.
+    # Both have ``len()``; the Processor sends a region with sendfile.
+    records: "bytes | FileRegion"
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
@@ -72,3 +77,14 @@ class PartitionLog(Protocol):
 
     def delete_retained(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
         """Drop whole old batches past retention; return how many were dropped."""
+
+    # -- the log's life (Kafka's UnifiedLog.flush / close / delete) --------------------
+
+    def flush(self) -> None:
+        """Make everything appended so far durable (fsync); no-op in memory."""
+
+    def close(self) -> None:
+        """Flush and release the log's files (broker shutdown); no-op in memory."""
+
+    def delete(self) -> None:
+        """Remove the log and its files (DeleteTopics); no-op in memory."""

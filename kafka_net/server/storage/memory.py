@@ -183,3 +183,14 @@ class InMemoryLog:
         for column in (self._base_offsets, self._last_offsets, self._max_timestamps,
                        self._retention_times, self._batches, self._bytes_before):
             del column[:count]
+
+    # -- the log's life: nothing to flush, release or remove in memory -------------------
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def delete(self) -> None:
+        pass

@@ -1,0 +1,144 @@
+"""MetadataLog: the broker's metadata as an ordered log of records (KRaft's ``__cluster_metadata``).
+
+A KRaft Kafka keeps everything that is not partition data -- topics, their
+partitions and configs, SCRAM credentials, client quotas, ACLs, feature
+levels, the next producer id block -- as records in one metadata log, and
+rebuilds its in-memory state (``MetadataImage``) by replaying that log at
+startup.  kafka-net does the same on one node, with Kafka's record type
+names and field names:
+
+==============================  ==================================================
+record type                     fields
+==============================  ==================================================
+TopicRecord                     name, topicId
+PartitionRecord                 partitionId, topicId  (one per partition)
+RemoveTopicRecord               topicId
+ConfigRecord                    resourceType, resourceName, name, value (None: deleted)
+UserScramCredentialRecord       name, mechanism, salt, storedKey, serverKey, iterations
+RemoveUserScramCredentialRecord name, mechanism
+ClientQuotaRecord               entity, key, value, remove
+AccessControlEntryRecord        id, resourceType, resourceName, patternType,
+                                principal, host, operation, permissionType
+RemoveAccessControlEntryRecord  id
+FeatureLevelRecord              name, featureLevel
+ProducerIdsRecord               brokerId, nextProducerId
+==============================  ==================================================
+
+Each record is one Kafka record in a magic-2 batch: the key is the record
+type's name (UTF-8), the value the fields as a JSON object (bytes fields as
+base64 strings).  Kafka encodes them with its generated message classes
+(``ApiMessageAndVersion``); JSON keeps this log readable with
+``kafka-net decode`` and any JSON tool, and the record and field names are
+Kafka's.  Records appended together go in one batch, so a change made of
+several records (a topic and its partitions) is replayed whole or not at all.
+
+The log underneath is a :class:`~kafka_net.server.storage.PartitionLog`: in
+memory for ``--dev`` and the test fixture, a durable log under
+``metadata.log.dir`` otherwise.  Every append is flushed before it returns,
+as KRaft commits a metadata record only once it is on disk: a client that
+saw CreateTopics succeed finds the topic after a crash.
+
+Owners of metadata register a replay handler per record type
+(:meth:`MetadataLog.register`); :meth:`MetadataLog.replay` hands each stored
+record to its handler in log order.  A record type nobody registered is
+logged and skipped (a newer kafka-net wrote it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import time
+from typing import Callable, Iterator
+
+from kafka_net.protocol.records import (
+    Record, build_batch, decode_records, iter_batches, read_header)
+from kafka_net.server.storage import InMemoryLog, PartitionLog
+
+log = logging.getLogger(__name__)
+
+METADATA_TOPIC = "__cluster_metadata"
+ReplayHandler = Callable[[dict], None]
+
+
+def _to_json(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"base64": base64.b64encode(bytes(value)).decode("ascii")}
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _from_json(obj: dict):
+    if obj.keys() == {"base64"}:
+        return base64.b64decode(obj["base64"])
+    return obj
+
+
+def encode_record(record_type: str, fields: dict) -> Record:
+    value = json.dumps(fields, default=_to_json, separators=(",", ":"), sort_keys=True)
+    return Record(key=record_type.encode("utf-8"), value=value.encode("utf-8"),
+                  timestamp=int(time.time() * 1000))
+
+
+def decode_record(record: Record) -> tuple[str, dict]:
+    return (record.key or b"").decode("utf-8"), json.loads(record.value or b"{}",
+                                                           object_hook=_from_json)
+
+
+class MetadataLog:
+    def __init__(self, partition_log: PartitionLog | None = None) -> None:
+        self.log = InMemoryLog() if partition_log is None else partition_log
+        self._lock = threading.Lock()   # one writer at a time: batches never interleave
+        self._handlers: dict[str, ReplayHandler] = {}
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(self, record_type: str, fields: dict) -> int:
+        """Append one record, durably; returns its offset."""
+        return self.append_all([(record_type, fields)])
+
+    def append_all(self, records: list[tuple[str, dict]]) -> int:
+        """Append records as one batch (replayed all or none); returns the first offset."""
+        if not records:
+            return -1
+        batch = build_batch([encode_record(kind, fields) for kind, fields in records])
+        with self._lock:
+            appended = self.log.append(batch, len(records), int(time.time() * 1000))
+            self.log.flush()
+        return appended.base_offset
+
+    # -- reading -------------------------------------------------------------------------
+
+    def register(self, record_type: str, handler: ReplayHandler) -> None:
+        self._handlers[record_type] = handler
+
+    def records(self) -> Iterator[tuple[str, dict]]:
+        """Every stored record, (type, fields), in log order."""
+        offset = self.log.log_start_offset
+        while offset < self.log.log_end_offset:
+            result = self.log.read(offset, 1 << 20, True)
+            data = result.records if isinstance(result.records, bytes) \
+                else result.records.read_bytes()
+            if not data:
+                return
+            for batch in iter_batches(data):
+                for record in decode_records(batch):
+                    yield decode_record(record)
+                offset = read_header(batch).next_offset
+
+    def replay(self) -> int:
+        """Hand every stored record to its registered handler; returns how many."""
+        count = 0
+        for record_type, fields in self.records():
+            handler = self._handlers.get(record_type)
+            if handler is None:
+                log.warning("Skipping metadata record of unknown type %s", record_type)
+                continue
+            handler(fields)
+            count += 1
+        return count
+
+    def close(self) -> None:
+        self.log.close()
+
