@@ -1,6 +1,8 @@
 """Command line.
 
-* ``kafka-net serve [--config FILE] [--override key=value ...] [--capture-dir DIR]``
+* ``kafka-net serve [FILE | --config FILE] [--override key=value ...] [--capture-dir DIR]``:
+  the file, then the ``KAFKA_*`` environment variables (the apache/kafka image's
+  mapping, :func:`kafka_net.config.properties.env_key`), then each ``--override``
 * ``kafka-net conformance CAPTURES... --out DIR`` (the Spark job, local mode;
   see ``spark_jobs/conformance.py``)
 * ``kafka-net conformance --compare A B [--out DIR]``: two reports side by side
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from kafka_net import __version__
@@ -57,9 +60,13 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a kafka-net broker with Kafka's server.properties keys.",
         epilog=_EXIT_CODES + "\n" + _key_help())
+    serve.add_argument("properties", nargs="?", metavar="FILE",
+                       help="a server.properties file, as kafka-server-start.sh takes it "
+                            "(same as --config FILE)")
     serve.add_argument("--config", metavar="FILE", help="a server.properties file")
     serve.add_argument("--override", metavar="KEY=VALUE", action="append", default=[],
-                       help="set one key; may be repeated; wins over --config")
+                       help="set one key; may be repeated; wins over the file and the "
+                            "KAFKA_* environment variables")
     serve.add_argument("--dev", action="store_true",
                        help="development profile: " + ", ".join(
                            f"{k}={v}" for k, v in DEV_PROFILE.items())
@@ -70,8 +77,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="a SCRAM user to create at startup, as kafka-storage format "
                             "takes it: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' "
                             "(repeatable; same as scram.credentials)")
-    serve.add_argument("--log-level", default="INFO",
-                       choices=["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument("--log-level", default="INFO", type=str.upper,
+                       choices=["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"],
+                       help="in any case: info and INFO are the same")
     sub.add_parser(
         "top", add_help=False,
         help="watch a running broker's 1 + N + M threads live (run with --help)")
@@ -149,8 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         overrides.append(f"capture.dir={args.capture_dir}")
     if args.add_scram:
         overrides.append("scram.credentials=" + " ".join(args.add_scram))
+    if args.properties and args.config:
+        print("kafka-net: give the properties file once: as FILE or as --config FILE",
+              file=sys.stderr)
+        return EXIT_CONFIG_ERROR
     try:
-        config = load_config(args.config, overrides, base=DEV_PROFILE if args.dev else None)
+        config = load_config(args.properties or args.config, overrides,
+                             base=DEV_PROFILE if args.dev else None, environ=os.environ)
     except ConfigError as exc:
         print(f"kafka-net: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR

@@ -4,12 +4,15 @@ a file, the --dev profile under it and ``--override key=value`` over it.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Iterable, Mapping
 
 from kafka_net.config.errors import ConfigError
 from kafka_net.config.keys import canonical_key
-from kafka_net.config.server_config import ServerConfig
+from kafka_net.config.server_config import ServerConfig, is_known_key
+
+log = logging.getLogger(__name__)
 
 # --- the .properties format -----------------------------------------------------------
 #
@@ -104,14 +107,57 @@ def _join_surrogates(s: str) -> str:
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
+# --- KAFKA_* environment variables, as the apache/kafka image reads them -------------
+#
+# The image's entry point turns every KAFKA_* variable into a property: drop the
+# prefix; a single "_" between two other characters becomes ".", then "___" becomes
+# "-" and "__" becomes "_"; lower-case the result.  So KAFKA_NODE_ID is node.id and
+# KAFKA_LISTENER_SECURITY_PROTOCOL_MAP is listener.security.protocol.map.  Variables
+# that configure the JVM or log4j, not the broker, are left out, as the image's
+# kafka-propertiesSpec.json leaves them out.
+
+ENV_PREFIX = "KAFKA_"
+ENV_EXCLUDED = frozenset({
+    "KAFKA_VERSION", "KAFKA_HEAP_OPT", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS",
+    "KAFKA_JMX_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS",
+    "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS", "KAFKA_TOOLS_LOG4J_LOGLEVEL"})
+_SINGLE_UNDERSCORE = re.compile(r"(?<=[^_])_(?=[^_])")
+
+
+def env_key(variable: str) -> str:
+    """The property a KAFKA_* variable sets (``KAFKA_NODE_ID`` -> ``node.id``)."""
+    name = _SINGLE_UNDERSCORE.sub(".", variable[len(ENV_PREFIX):])
+    return name.replace("___", "-").replace("__", "_").lower()
+
+
+def env_settings(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(variable, property, value) for the KAFKA_* variables of ``environ`` (the
+    image's rules), and ``CLUSTER_ID`` (which the image passes to kafka-storage
+    format) as cluster.id unless KAFKA_CLUSTER_ID is set."""
+    found = [(name, env_key(name), value) for name, value in sorted(environ.items())
+             if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX)
+             and name not in ENV_EXCLUDED]
+    if "CLUSTER_ID" in environ and "KAFKA_CLUSTER_ID" not in environ:
+        found.append(("CLUSTER_ID", "cluster.id", environ["CLUSTER_ID"]))
+    return found
+
+
+def env_properties(environ: Mapping[str, str]) -> dict[str, str]:
+    """{property: value} of :func:`env_settings`."""
+    return {key: value for _, key, value in env_settings(environ)}
+
+
 def load_config(path: str | None, overrides: Iterable[str] = (),
-                base: Mapping[str, str] | None = None) -> ServerConfig:
-    """Read ``path`` (optional) and apply ``key=value`` overrides, in order.
+                base: Mapping[str, str] | None = None,
+                environ: Mapping[str, str] | None = None) -> ServerConfig:
+    """Read ``path`` (optional), then the KAFKA_* variables of ``environ``, then
+    the ``key=value`` overrides, each over the one before.
 
-    ``base`` (the --dev profile) lies under both: the file and the overrides win.
-
-    An override replaces the file's value even when the two spell the key
-    differently (``broker.id`` / ``node.id``).
+    ``base`` (the --dev profile) lies under all three.  A later source replaces a
+    key even when the two spell it differently (``broker.id`` / ``node.id``).
+    A variable naming a key kafka-net does not know is reported and skipped
+    (Kafka warns about unknown keys too); a file or override naming one is an
+    error, since that is a typo in something the operator wrote for kafka-net.
     """
     props: dict[str, str] = {}
     if path is not None:
@@ -124,6 +170,12 @@ def load_config(path: str | None, overrides: Iterable[str] = (),
         except UnicodeDecodeError as exc:
             raise ConfigError(f"cannot read config file {path}: not UTF-8 ({exc.reason} "
                               f"at byte {exc.start})") from None
+    for variable, key, value in env_settings(environ or {}):
+        if is_known_key(key):
+            _set(props, key, value)
+        else:
+            log.warning("Ignoring environment variable %s: '%s' is not a configuration "
+                        "key kafka-net knows", variable, key)
     written = {canonical_key(k) for k in props}
     for key, value in (base or {}).items():
         if canonical_key(key) not in written:

@@ -267,6 +267,14 @@ def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list
                                           for name, keys in ssl.items()))
 
 
+def is_known_key(key: str) -> bool:
+    """Whether :meth:`ServerConfig.from_properties` accepts ``key`` (used, read or
+    knowingly ignored) instead of refusing it as unknown."""
+    key = canonical_key(key.strip())
+    return (key in BY_NAME or key in IGNORED_KAFKA_KEYS or key.startswith("listener.name.")
+            or sasl.JAAS_KEY_RE.fullmatch(key) is not None)
+
+
 def _unknown_key_message(key: str) -> str:
     known = [k.name for k in KEYS] + list(ALIASES) + sorted(IGNORED_KAFKA_KEYS)
     close = difflib.get_close_matches(key, known, n=1)

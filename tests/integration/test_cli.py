@@ -50,11 +50,13 @@ def _command(*args: str) -> list[str]:
 
 
 class Broker:
-    """One ``kafka-net serve`` subprocess; a thread collects its stderr lines."""
+    """One ``kafka-net serve`` subprocess; a thread collects its stderr lines.
+    ``env`` adds environment variables (KAFKA_* configuration)."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            _command("serve", *args), cwd=REPO, env=_env(), stdin=subprocess.DEVNULL,
+            _command("serve", *args), cwd=REPO, env={**_env(), **(env or {})},
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             encoding="utf-8", errors="replace")
         self._lines: list[str] = []
@@ -458,6 +460,35 @@ def test_bad_command_line_exits_2(args):
     assert result.returncode == EXIT_CONFIG_ERROR
     assert "usage: kafka-net" in result.stderr
     assert_no_traceback(result.stderr)
+
+
+def test_kafka_habits_a_positional_file_the_environment_and_a_lowercase_level(tmp_path):
+    """``kafka-net serve server.properties`` as kafka-server-start.sh takes it, KAFKA_*
+    variables as the apache/kafka image reads them (over the file), ``--log-level debug``."""
+    path = tmp_path / "server.properties"
+    path.write_text(f"{EPHEMERAL}\nnum.io.threads=1\nnode.id=3\n")
+    broker = Broker(str(path), "--log-level", "debug",
+                    env={"KAFKA_NUM_IO_THREADS": "3", "KAFKA_NODE_ID": "7"})
+    try:
+        port = broker.wait_started()["PLAINTEXT"]
+        broker.wait_for(r"node\.id=7, .*num\.io\.threads=3\)")   # the environment over the file
+        broker.wait_for(r"DEBUG ")   # the level took, in lower case
+        with RawClient(port) as client:
+            body = client.call(METADATA, 1, {"topics": []})
+        assert [b["node_id"] for b in body["brokers"]] == [7]
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        assert_no_traceback(broker.stderr)
+    finally:
+        broker.kill()
+
+
+def test_a_file_given_twice_is_refused(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text(EPHEMERAL + "\n")
+    result = run_cli("serve", str(path), "--config", str(path))
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert "give the properties file once" in result.stderr
 
 
 def test_port_in_use_exits_3_with_a_clear_message():
