@@ -18,7 +18,10 @@ and fewer threads answer small requests faster on CPython.
 
 ``captures=True`` records every request and response into a temporary
 folder (``broker.capture_dir``), which the conformance job and
-``kafka_net.capture`` read.
+``kafka_net.capture`` read.  Its capture files are small
+(:data:`SMALL_CAPTURE_SEGMENT_BYTES` each, unless ``capture.segment.bytes`` is
+given): a daemon reserves 64 MiB per file, which a test suite starting many
+brokers should not pay.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from typing import Mapping
 from kafka_net.config import DEV_PROFILE, ServerConfig
 
 __all__ = ["Broker"]
+
+# A test broker's capture files: each Processor reserves one file's space on disk
+# when it opens it (capture/writer.py), so a test's files are 1 MiB, not 64 MiB.
+SMALL_CAPTURE_SEGMENT_BYTES = 1024 * 1024
 
 
 class Broker:
@@ -46,6 +53,7 @@ class Broker:
         if captures and not props.get("capture.dir"):
             self._own_capture_dir = tempfile.mkdtemp(prefix="kafka-net-captures-")
             props["capture.dir"] = self._own_capture_dir
+            props.setdefault("capture.segment.bytes", str(SMALL_CAPTURE_SEGMENT_BYTES))
         # Parsed here, so a bad key or value fails at construction, not at start.
         self.config = ServerConfig.from_properties(props)
         self.server = None

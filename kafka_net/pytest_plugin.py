@@ -12,8 +12,11 @@ asks for it::
 session (a broker starts in milliseconds, but its topics and groups are
 shared: use a unique topic name per test).  ``kafka_broker_function`` is a
 fresh broker for each test that wants nothing left over from another.  Both
-run the development profile on 127.0.0.1 and a free port, and record wire
-captures into a temporary folder (``kafka_broker.capture_dir``).
+run the development profile on 127.0.0.1 and a free port, and cost no disk
+unless asked: wire captures are off, and on only where the
+``kafka_broker_captures`` fixture (overridden in a conftest.py) returns True;
+they then go into a temporary folder (``kafka_broker.capture_dir``), in
+small capture files (:data:`kafka_net.embedded.SMALL_CAPTURE_SEGMENT_BYTES`).
 
 The ``kafka_broker_config`` fixture, overridden in a conftest.py, adds
 broker settings (Kafka's keys) to both.
@@ -31,18 +34,24 @@ def kafka_broker_config() -> dict:
 
 
 @pytest.fixture(scope="session")
-def kafka_broker(kafka_broker_config):
+def kafka_broker_captures() -> bool:
+    """Whether the brokers record wire captures; override this fixture to turn them on."""
+    return False
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(kafka_broker_config, kafka_broker_captures):
     """One kafka-net broker for the test session."""
     from kafka_net.embedded import Broker
 
-    with Broker(kafka_broker_config, captures=True) as broker:
+    with Broker(kafka_broker_config, captures=kafka_broker_captures) as broker:
         yield broker
 
 
 @pytest.fixture
-def kafka_broker_function(kafka_broker_config):
+def kafka_broker_function(kafka_broker_config, kafka_broker_captures):
     """A kafka-net broker of this test's own."""
     from kafka_net.embedded import Broker
 
-    with Broker(kafka_broker_config, captures=True) as broker:
+    with Broker(kafka_broker_config, captures=kafka_broker_captures) as broker:
         yield broker

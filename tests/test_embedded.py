@@ -10,6 +10,7 @@ import pytest
 
 import kafka_net
 from kafka_net.config import DEV_PROFILE, ConfigError, EndPoint, ServerConfig, load_config
+from kafka_net.embedded import SMALL_CAPTURE_SEGMENT_BYTES
 from tests.support import wait_until
 
 pytest_plugins = ["pytester"]
@@ -72,6 +73,9 @@ def test_captures_go_to_a_temporary_folder_that_is_removed_after(tmp_path):
         folder = broker.capture_dir
         KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers).close()
         assert os.listdir(folder)
+        # small files: a test broker does not reserve a daemon's 64 MiB per file
+        sizes = [os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)]
+        assert sizes and max(sizes) < 2 * SMALL_CAPTURE_SEGMENT_BYTES   # a file header over
     assert not os.path.exists(folder)
 
 
@@ -120,9 +124,33 @@ def test_the_pytest_fixture_is_installed_and_serves_a_client(pytester):
         def test_own_broker(kafka_broker_function, kafka_broker):
             assert kafka_broker_function.port != kafka_broker.port
             assert kafka_broker_function.topics() == []
+
+        def test_no_captures_unless_asked(kafka_broker):
+            assert kafka_broker.capture_dir is None
     """))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
+
+
+def test_the_pytest_fixture_captures_when_asked(pytester):
+    pytester.makeconftest(textwrap.dedent("""
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def kafka_broker_captures():
+            return True
+    """))
+    pytester.makepyfile(textwrap.dedent("""
+        import os
+        from kafka import KafkaAdminClient
+
+        def test_captured(kafka_broker_function):
+            KafkaAdminClient(bootstrap_servers=kafka_broker_function.bootstrap_servers).close()
+            folder = kafka_broker_function.capture_dir
+            assert folder and os.listdir(folder)
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
 
 
 def test_metrics_url_names_the_metrics_listener():

@@ -2,7 +2,8 @@
 
 Compression is written the way Kafka's Java producer writes it, so what the
 builder makes is what real clients send: gzip members (:mod:`zlib`), a zstd
-frame, a standard LZ4 frame, snappy in xerial's framing (32 KiB blocks).
+frame, a standard LZ4 frame (cramjam, as the broker reads them), snappy in
+xerial's framing (32 KiB blocks).
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ def compress(codec: int, data: bytes, gzip_level: int = 6) -> bytes:
         packer = zlib.compressobj(gzip_level, zlib.DEFLATED, 31)
         return packer.compress(data) + packer.flush()
     if codec == Compression.ZSTD:
-        return importlib.import_module("zstandard").ZstdCompressor().compress(data)
+        return bytes(importlib.import_module("cramjam").zstd.compress(data))
     if codec == Compression.LZ4:
-        return importlib.import_module("lz4.frame").compress(data)
+        return bytes(importlib.import_module("cramjam").lz4.compress(data))
     if codec == Compression.SNAPPY:
         snappy = importlib.import_module("cramjam").snappy
         out = bytearray(XERIAL_MAGIC + _XERIAL_VERSIONS)

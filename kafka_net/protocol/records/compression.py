@@ -7,11 +7,12 @@ most ``limit`` bytes, using the codec's own way to stop early:
 
 * gzip: ``zlib.decompressobj().decompress(data, max_length)``, member by member
   (Java's ``GZIPInputStream`` reads concatenated members too);
-* zstd: ``zstandard``'s stream reader, read at most ``limit + 1`` bytes; the
-  window the frame may ask for is capped as well (a window is allocated
-  before a single byte comes out);
-* lz4: ``lz4.frame.LZ4FrameDecompressor.decompress(data, max_length)``
-  (Kafka writes the standard LZ4 frame format for magic 2);
+* zstd and lz4: cramjam's ``decompress_into`` a buffer of at most ``limit + 1``
+  bytes, which stops the codec when the buffer is full.  zstd frames (and
+  concatenated frames) are read as Kafka's zstd-jni reads them, with the
+  decoder's default window bound (2^27 bytes, as zstd-jni's); the window fills
+  only as output is written, so what a bomb costs is the limit.  lz4 is the
+  standard LZ4 frame format Kafka writes for magic 2;
 * snappy: Kafka's Java client writes xerial's framing (an 8-byte magic, two
   version ints, then blocks of ``int32 length + raw snappy``); librdkafka
   does too.  Each raw snappy block starts with its uncompressed length, which
@@ -21,9 +22,11 @@ most ``limit`` bytes, using the codec's own way to stop early:
 
 Past ``limit``: :class:`DecompressionLimitError` (CORRUPT_MESSAGE).  Data the
 codec cannot read: :class:`CorruptRecordError` (Kafka: "Failed to decompress
-record stream").  A gzip or lz4 stream that stops early is INVALID_RECORD
-(Kafka hits EOF while reading records); zstd's reader returns what it has,
-and the record walk reports the missing records as INVALID_RECORD too.
+record stream").  A gzip, lz4 or zstd stream that stops early is INVALID_RECORD
+(Kafka hits EOF while reading records).
+
+One library, cramjam, gives zstd, lz4 and snappy (gzip is the stdlib's zlib),
+so the broker's install stays small (README, "Install size").
 
 The codec libraries are imported on first use, so importing this package
 costs nothing for a reader of uncompressed batches.
@@ -35,16 +38,11 @@ import importlib
 import zlib
 
 from kafka_net.protocol.records.framing import (
-    Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError,
+    Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError, RecordError,
     UnsupportedCompressionTypeError)
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER_SIZE = 16  # magic, int32 version, int32 compatible version
-# zstd refuses frames whose window is larger than this (or than the limit, when
-# that is larger): 8 MiB covers every compression level up to 19 (windowLog 23)
-# for streams of unknown size.  Kafka's zstd-jni allows 128 MiB (windowLog 27).
-ZSTD_MIN_WINDOW_CAP = 1 << 23
-ZSTD_MAX_WINDOW_CAP = 1 << 27
 
 
 def _module(name: str):
@@ -106,44 +104,49 @@ def _gunzip(data: memoryview, limit: int) -> bytes:
     return bytes(out)
 
 
-def zstd_window_cap(limit: int) -> int:
-    """Largest zstd window accepted: no output may exceed ``limit`` anyway."""
-    cap = ZSTD_MIN_WINDOW_CAP
-    while cap < limit and cap < ZSTD_MAX_WINDOW_CAP:
-        cap <<= 1
-    return cap
+# A first output buffer of this many times the compressed size (at least
+# FIRST_GUESS_MIN) holds ordinary batches; only a batch that inflates further
+# (a bomb, or zeros) is decompressed a second time into a buffer of the limit.
+FIRST_GUESS_RATIO = 8
+FIRST_GUESS_MIN = 64 * 1024
+
+
+def _bounded(name: str, codec, data: memoryview, limit: int) -> bytes:
+    """``codec.decompress_into`` (cramjam) into a buffer of at most ``limit + 1``
+    bytes: the codec stops when the buffer is full, so a bomb costs the limit,
+    never what it would inflate to."""
+    size = min(limit + 1, max(FIRST_GUESS_MIN, FIRST_GUESS_RATIO * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            written = codec.decompress_into(data, out)
+        except Exception as exc:   # cramjam.DecompressionError (and ValueError on bad input)
+            message = str(exc)
+            if "failed to write whole buffer" not in message:
+                raise _unreadable(name, message) from None
+            if size > limit:
+                raise _too_big(name, limit) from None
+            size = limit + 1       # the first guess was short: once more, at the bound
+            continue
+        if written > limit:
+            raise _too_big(name, limit)
+        return bytes(memoryview(out)[:written])
+
+
+def _unreadable(name: str, message: str) -> RecordError:
+    # A frame that stops early is INVALID_RECORD, as Kafka hits EOF reading records;
+    # anything else the codec cannot read is CORRUPT_MESSAGE.
+    if any(word in message for word in ("incomplete", "truncated", "empty input")):
+        return InvalidRecordError(f"{name} record stream ends early (premature EOF): {message}")
+    return CorruptRecordError(f"failed to decompress {name} records: {message}")
 
 
 def _unzstd(data: memoryview, limit: int) -> bytes:
-    zstandard = _module("zstandard")
-    out = bytearray()
-    try:
-        dctx = zstandard.ZstdDecompressor(max_window_size=zstd_window_cap(limit))
-        reader = dctx.stream_reader(data, read_across_frames=True)
-        while True:
-            chunk = reader.read(limit - len(out) + 1)
-            if not chunk:
-                break
-            out += chunk
-            if len(out) > limit:
-                raise _too_big("zstd", limit)
-    except zstandard.ZstdError as exc:
-        raise CorruptRecordError(f"failed to decompress zstd records: {exc}") from None
-    return bytes(out)
+    return _bounded("zstd", _module("cramjam").zstd, data, limit)
 
 
 def _unlz4(data: memoryview, limit: int) -> bytes:
-    frame = _module("lz4.frame")
-    decompressor = frame.LZ4FrameDecompressor()
-    try:
-        out = decompressor.decompress(data, max_length=limit + 1)
-    except RuntimeError as exc:  # lz4.frame's only error type
-        raise CorruptRecordError(f"failed to decompress lz4 records: {exc}") from None
-    if len(out) > limit:
-        raise _too_big("lz4", limit)
-    if not decompressor.eof:
-        raise InvalidRecordError("lz4 record stream ends early (premature EOF)")
-    return out
+    return _bounded("lz4", _module("cramjam").lz4, data, limit)
 
 
 def _unsnappy(data: memoryview, limit: int) -> bytes:
