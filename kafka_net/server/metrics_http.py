@@ -23,7 +23,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import ProcessCollector
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
 from kafka_net.config.values import split_http_address
@@ -42,6 +43,9 @@ class MetricsHttpServer:
         self.broker = server
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(BrokerCollector(server))
+        # process_open_fds, process_resident_memory_bytes, ...: what the JMX
+        # exporter adds from the JVM's process, and dashboards chart.
+        ProcessCollector(registry=self.registry)
         self.httpd = ThreadingHTTPServer((host, port), _handler_class(self))
         self.httpd.daemon_threads = True
         self.host, self.port = self.httpd.server_address[:2]
@@ -65,8 +69,11 @@ class MetricsHttpServer:
             self.httpd.shutdown()
         self.httpd.server_close()
 
-    def metrics_text(self) -> bytes:
-        return generate_latest(self.registry)
+    def metrics_text(self, accept: str | None = None) -> tuple[bytes, str]:
+        """(body, content type): Prometheus' text format, or OpenMetrics when the
+        scraper's Accept header asks for it (as Prometheus does by default)."""
+        encoder, content_type = choose_encoder(accept or "")
+        return encoder(self.registry), content_type
 
 
 def _handler_class(metrics: MetricsHttpServer):
@@ -75,7 +82,8 @@ def _handler_class(metrics: MetricsHttpServer):
             path = self.path.split("?", 1)[0]
             try:
                 if path == "/metrics":
-                    self._answer(200, CONTENT_TYPE_LATEST, metrics.metrics_text())
+                    body, content_type = metrics.metrics_text(self.headers.get("Accept"))
+                    self._answer(200, content_type, body)
                 elif path == "/health":
                     ok = metrics.broker.is_serving()
                     self._answer(200 if ok else 503, "text/plain",

@@ -1,26 +1,50 @@
-"""Every metric of a running broker in Prometheus' text format (``/metrics``).
+"""Every metric of a running broker in Prometheus' format (``/metrics``), named as Strimzi names Kafka's.
 
-Names are those the Prometheus JMX exporter gives Kafka's MBeans with its
-default rules and ``lowercaseOutputName``: ``domain_type_name`` lower-cased,
-every other key of the MBean name a label, characters Prometheus does not
-allow in a name turned into ``_``::
+Most Kafka dashboards and alert rules (Strimzi's Grafana dashboard and
+``prometheus-kafka-rules.yaml``, the JMX exporter's Kafka example) query the
+series that the Prometheus JMX exporter makes of Kafka's MBeans with
+Strimzi's ``kafka-metrics.yaml`` rules.  This module applies the same
+rules to kafka-net's MBean-style names (:func:`kafka_net.metrics.server_snapshot`),
+with ``lowercaseOutputName``:
 
-    kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Produce,version=9
-    -> kafka_network_requestmetrics_requestspersec{request="Produce",version="9"}
-    kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0,name=connection-count
-    -> kafka_server_socket_server_metrics_connection_count{listener="PLAINTEXT",networkProcessor="0"}
+========================================================  ============================================================
+Kafka MBean (kind)                                          series
+========================================================  ============================================================
+``kafka.X:type=T,name=NPerSec[,k=v[,k2=v2]]`` (meter)     ``kafka_x_t_n_total{k="v",...}``, a counter
+``kafka.X:type=T,name=NPercent[,k=v]`` (gauge)            ``kafka_x_t_n_percent{k="v"}``, a gauge
+``kafka.X:type=T,name=N[,k=v[,k2=v2]]`` (gauge)           ``kafka_x_t_n{k="v",...}``, a gauge
+``kafka.network:type=RequestMetrics,name=TotalTimeMs,``   ``kafka_network_requestmetrics_totaltimems{request="Produce",
+``request=Produce`` (histogram)                            quantile="0.99"}`` and ``..._count``, a summary
+``kafka.server:type=socket-server-metrics,listener=L,``    ``kafka_server_socket_server_metrics_a{listener="L",...}``:
+``networkProcessor=P`` attribute ``a``                     a counter when ``a`` ends in ``-total``, else a gauge
+========================================================  ============================================================
 
-Like the exporter's default output these are untyped: a ``...PerSec`` or
-``...-total`` value is a count since startup (take ``rate()`` of it), the rest
-are gauges.
+Where kafka-net departs from those rules, and why:
 
-Kafka's six request timings (``kafka.network:type=RequestMetrics,name=TotalTimeMs,
-request=<Api>``, ...) are histograms here, not the exporter's quantile
-summaries: buckets add up across brokers and scrapes, quantiles do not, and
-``histogram_quantile()`` gives the percentiles back.  The buckets are in ms
-(``request_metrics.BUCKETS_MS``); ``_count`` is every request completed.
-As in Kafka, Fetch requests are in ``request="Fetch"`` and again in
+* Label names are snake_case (``network_processor``, ``client_id``): Kafka's
+  camelCase tags fail ``promtool check metrics``, and no Strimzi dashboard or
+  alert rule filters on them.
+* Kafka's percentiles come from a reservoir of the last minutes; kafka-net
+  keeps bucket counts since startup (below) and estimates each quantile by
+  linear interpolation inside its bucket, as ``histogram_quantile()`` does.
+  The summary's ``_sum`` is there too (Strimzi's rules leave it out).
+* ``connection-count`` and ``expired-connections-killed-count`` are untyped,
+  not gauges: Prometheus reserves the ``_count`` suffix for histograms and
+  summaries, and ``promtool check metrics`` exempts only untyped series.
+* MBeans no Strimzi rule matches (the client quota sensors, a listener's
+  connection-accept-rate, the memory pool's depletion) keep the exporter's
+  default naming (``domain_type_name``, tags as labels), typed: a ``-total``
+  or ``PerSec`` count is a counter, anything else a gauge.
+
+In addition, as histograms with buckets (they add up across brokers and
+scrapes, quantiles do not): Kafka's six request timings per API in seconds,
+``kafka_network_requestmetrics_totaltime_seconds{request=...}`` and the
+other five, with ``_bucket{le=...}``, ``_sum`` and ``_count``.  As in Kafka,
+Fetch requests are counted under ``request="Fetch"`` and again under
 ``request="FetchConsumer"`` (every Fetch here is a consumer's).
+
+The process collector of prometheus_client adds ``process_open_fds``,
+``process_resident_memory_bytes`` and the rest, as the JMX exporter does.
 """
 
 from __future__ import annotations
@@ -34,32 +58,81 @@ from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged
 from kafka_net.protocol.api_keys import api_name
 
 FETCH = 1   # kafka-net has no followers: every Fetch is a consumer's
-_NOT_NAME = re.compile(r"[^a-zA-Z0-9_]")
+_NOT_NAME = re.compile(r"[^a-zA-Z0-9_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Kafka's metrics (not Yammer's): the MBean's attribute is the metric, which
+# kafka-net's snapshot names with a trailing name= tag.
+_ATTRIBUTE_TYPES = frozenset({"socket-server-metrics", "Produce", "Fetch", "Request"})
+# The percentiles Kafka's Yammer histograms expose, as Strimzi's rules label them.
+QUANTILES = (("0.50", 0.50), ("0.75", 0.75), ("0.95", 0.95), ("0.98", 0.98),
+             ("0.99", 0.99), ("0.999", 0.999))
 
 
-def prometheus_name(mbean: str) -> tuple[str, dict[str, str]]:
-    """(metric name, labels) of an MBean-style name ``domain:type=T,name=N,k=v``."""
+def _safe(text: str) -> str:
+    """The JMX exporter's safe name: runs of other characters become one ``_``."""
+    return _NOT_NAME.sub("_", text).strip("_")
+
+
+def label_name(tag: str) -> str:
+    """A Kafka tag as a snake_case label (``networkProcessor`` -> ``network_processor``)."""
+    return _safe(_CAMEL.sub("_", tag)).lower()
+
+
+def parse_mbean(mbean: str) -> tuple[str, str, str, list[tuple[str, str]]]:
+    """(domain, type, name, [(tag, value)] in order) of ``domain:type=T,name=N,k=v``."""
     domain, _, rest = mbean.partition(":")
-    props: dict[str, str] = {}
-    last = None
+    props: list[list[str]] = []
     for part in rest.split(","):
         key, eq, value = part.partition("=")
         if eq and key:
-            props[key] = value
-            last = key
-        elif last is not None:   # a "," inside a value (a client id, say)
-            props[last] += "," + part
-    words = [domain, props.pop("type", ""), props.pop("name", "")]
-    name = _NOT_NAME.sub("_", "_".join(w for w in words if w)).lower()
-    labels = {_NOT_NAME.sub("_", k): v for k, v in props.items()}
-    return name, labels
+            props.append([key, value])
+        elif props:   # a "," inside a value (a client id, say)
+            props[-1][1] += "," + part
+    found = {key: value for key, value in props}
+    tags = [(k, v) for k, v in props if k not in ("type", "name")]
+    return domain, found.get("type", ""), found.get("name", ""), tags
+
+
+def series(mbean: str) -> tuple[str, str, dict[str, str]]:
+    """(metric name, "counter" or "gauge", labels) of one MBean, by the rules above."""
+    domain, kind, name, tags = parse_mbean(mbean)
+    labels = {label_name(k): v for k, v in tags}
+    base = _safe(f"{domain}_{kind}").lower()
+    if kind in _ATTRIBUTE_TYPES:
+        attribute = _safe(name).lower()
+        if name.endswith("-total") or name.endswith("Total"):
+            return f"{base}_{attribute}", "counter", labels
+        # connection-count: a gauge in Strimzi's rules, but a gauge named *_count
+        # breaks Prometheus' naming rule (promtool); untyped, the same series passes.
+        return f"{base}_{attribute}", "unknown" if attribute.endswith("_count") else "gauge", \
+            labels
+    if len(tags) <= 2 and "PerSec" in name:
+        return f"{base}_{name[:name.rindex('PerSec')].lower()}_total", "counter", labels
+    if len(tags) <= 1 and "Percent" in name:
+        return f"{base}_{name[:name.rindex('Percent')].lower()}_percent", "gauge", labels
+    return f"{base}_{_safe(name).lower()}", "gauge", labels
 
 
 def _help(mbean: str) -> str:
     """``domain:type=T,name=N``: the MBean family, its tags left out."""
-    domain, _, rest = mbean.partition(":")
-    kept = [p for p in rest.split(",") if p.startswith(("type=", "name="))]
-    return f"Kafka's {domain}:{','.join(kept)}"
+    domain, kind, name, _ = parse_mbean(mbean)
+    return f"Kafka's {domain}:type={kind},name={name}"
+
+
+def quantile(bounds: tuple[int, ...], counts: list[int], q: float) -> float:
+    """The ``q`` quantile of a bucketed distribution (``counts`` per bucket, the
+    last one unbounded), interpolated inside its bucket as histogram_quantile()
+    does; values past the last bound are reported at that bound."""
+    total = sum(counts)
+    if total == 0:
+        return 0.0
+    rank, seen, lower = q * total, 0, 0.0
+    for bound, n in zip(bounds, counts):
+        if n and seen + n >= rank:
+            return lower + (bound - lower) * (rank - seen) / n
+        seen += n
+        lower = float(bound)
+    return float(bounds[-1])
 
 
 class BrokerCollector:
@@ -71,31 +144,58 @@ class BrokerCollector:
     def collect(self):
         families: dict[str, Metric] = {}
         for mbean, value in server_snapshot(self.server).items():
-            name, labels = prometheus_name(mbean)
+            name, kind, labels = series(mbean)
             family = families.get(name)
             if family is None:
-                # One family may hold several label sets (a listener's
-                # connection-count and each of its Processors'), as the
-                # exporter's output does.
-                family = families[name] = Metric(name, _help(mbean), "unknown")
-            family.add_sample(name, labels, float(value))
+                # prometheus_client writes a counter's samples with _total; its
+                # family name goes without.
+                family_name = (name[:-len("_total")] if kind == "counter"
+                               and name.endswith("_total") else name)
+                family = families[name] = Metric(family_name, _help(mbean), kind)
+            family.add_sample(family.name + "_total" if kind == "counter" else name,
+                              labels, float(value))
         yield from families.values()
-        yield from self._timing_histograms()
-
-    def _timing_histograms(self):
         counts, sums = merged(p.request_timings for p in self.server.socket_server.processors)
-        bounds = [str(float(b)) for b in BUCKETS_MS] + ["+Inf"]
-        for i, timing in enumerate(TIMINGS):
-            family = HistogramMetricFamily(
-                f"kafka_network_requestmetrics_{timing.lower()}",
-                f"Kafka's RequestMetrics {timing} per request type, in ms",
-                labels=["request"])
-            for key in sorted(counts):
-                cumulative, running = [], 0
-                for bound, n in zip(bounds, counts[key][i]):
-                    running += n
-                    cumulative.append((bound, running))
-                family.add_metric([api_name(key)], cumulative, sum_value=sums[key][i])
-                if key == FETCH:   # Kafka also counts a consumer's Fetch as FetchConsumer
-                    family.add_metric(["FetchConsumer"], cumulative, sum_value=sums[key][i])
-            yield family
+        yield from _timing_summaries(counts, sums)
+        yield from _timing_histograms(counts, sums)
+
+
+def _requests(counts: dict):
+    """(request label, api key) per API, with Fetch again as FetchConsumer."""
+    for key in sorted(counts):
+        yield api_name(key), key
+        if key == FETCH:
+            yield "FetchConsumer", key
+
+
+def _timing_summaries(counts: dict, sums: dict):
+    """Kafka's Yammer timing histograms as Strimzi exports them: quantile gauges
+    and a count, per request type (a Prometheus summary)."""
+    for i, timing in enumerate(TIMINGS):
+        name = f"kafka_network_requestmetrics_{timing.lower()}"
+        family = Metric(name, f"Kafka's kafka.network:type=RequestMetrics,name={timing} "
+                              "(ms; quantiles since startup)", "summary")
+        for request, key in _requests(counts):
+            buckets = counts[key][i]
+            for label, q in QUANTILES:
+                family.add_sample(name, {"request": request, "quantile": label},
+                                  quantile(BUCKETS_MS, buckets, q))
+            family.add_sample(name + "_count", {"request": request}, float(sum(buckets)))
+            family.add_sample(name + "_sum", {"request": request}, float(sums[key][i]))
+        yield family
+
+
+def _timing_histograms(counts: dict, sums: dict):
+    bounds = [str(b / 1000) for b in BUCKETS_MS] + ["+Inf"]
+    for i, timing in enumerate(TIMINGS):
+        family = HistogramMetricFamily(
+            f"kafka_network_requestmetrics_{timing[:-len('Ms')].lower()}_seconds",
+            f"Kafka's RequestMetrics {timing} per request type, in seconds",
+            labels=["request"])
+        for request, key in _requests(counts):
+            cumulative, running = [], 0
+            for bound, n in zip(bounds, counts[key][i]):
+                running += n
+                cumulative.append((bound, running))
+            family.add_metric([request], cumulative, sum_value=sums[key][i] / 1000)
+        yield family

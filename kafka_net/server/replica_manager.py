@@ -36,9 +36,11 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID,
+    RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
     DecompressionBudget, DecompressionLimitError, RecordError, compute_crc,
     validate_produce_records)
+from kafka_net.server.broker_topic_stats import BrokerTopicStats
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
@@ -115,6 +117,7 @@ class ReplicaManager:
         # rejection per interval, with the count of the lines held back.
         self._rejections = RateLimitedLog(log)
         self.fetch_purgatory = Purgatory("Fetch")
+        self.topic_stats = BrokerTopicStats()   # BytesInPerSec, ... per topic
         self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
         # Set by the broker: transactional batches only for partitions of an ongoing
         # transaction (Kafka's transaction.partition.verification.enable).
@@ -135,12 +138,18 @@ class ReplicaManager:
             logs = [self._partitions.pop(tp).log for tp in deleted]
         for partition_log in logs:
             partition_log.delete()
+        self.topic_stats.remove_topic(topic)
         # Wake fetches waiting on the deleted partitions: they answer with an error now.
         for tp in deleted:
             self.fetch_purgatory.check_and_complete(tp)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
+
+    def all_partitions(self) -> list[Partition]:
+        """Every partition, sorted by (topic, index): the metrics' view."""
+        with self._lock:
+            return [self._partitions[tp] for tp in sorted(self._partitions)]
 
     # -- produce ------------------------------------------------------------------------
 
@@ -154,6 +163,19 @@ class ReplicaManager:
         partition = self._partitions.get((topic, index))   # self.partition, once per batch
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        result = self._append_records(partition, topic, index, records, api_version, budget)
+        if result[0]:   # error_code
+            self.topic_stats.produce_failed(topic)
+        else:
+            # Kafka's BytesIn is the records' size; magic 2 sends one batch per
+            # partition, whose count field says how many records were appended.
+            self.topic_stats.produced(topic, len(records), int.from_bytes(
+                records[RECORDS_COUNT_OFFSET:RECORDS_COUNT_OFFSET + 4], "big"))
+        return result
+
+    def _append_records(self, partition: Partition, topic: str, index: int,
+                        records: bytes | None, api_version: int,
+                        budget: DecompressionBudget | None) -> ProduceResult:
         config = self.config_repository.log_config(topic)
         try:
             header, batch = validate_produce_records(
@@ -318,7 +340,9 @@ class ReplicaManager:
             result = partition.log.read(fetch_offset, max_bytes, min_one_batch,
                                         max_offset=lso if committed else None)
         except OffsetOutOfRange:
+            self.topic_stats.fetch_failed(topic)
             return ErrorCode.OFFSET_OUT_OF_RANGE, None
+        self.topic_stats.fetched(topic, len(result.records))
         if not committed:
             if result.last_stable_offset == lso:   # no open transaction: the common case
                 return ErrorCode.NONE, result

@@ -100,24 +100,24 @@ def test_metrics_during_a_real_client_workload(server):
     seen.append(_total(after, "kafka_network_requestmetrics_totaltimems_count"))
     assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] > seen[0]
 
-    rates = after["kafka_network_requestmetrics_requestspersec"]
+    rates = after["kafka_network_requestmetrics_requests_total"]
     versions = {dict(k)["version"] for k in rates if dict(k)["request"] == "Produce"}
     assert versions, rates.keys()
     produce_key = frozenset({("request", "Produce"), ("version", max(versions))})
-    assert after["kafka_network_requestmetrics_requestspersec"][produce_key] > (
-        before["kafka_network_requestmetrics_requestspersec"][produce_key])
+    assert after["kafka_network_requestmetrics_requests_total"][produce_key] > (
+        before["kafka_network_requestmetrics_requests_total"][produce_key])
     # Per listener and processor, with Kafka's tags as labels.
     counts = after["kafka_server_socket_server_metrics_connection_count"]
-    assert {("listener", "PLAINTEXT"), ("networkProcessor", "0")} in [set(k) for k in counts]
+    assert {("listener", "PLAINTEXT"), ("network_processor", "0")} in [set(k) for k in counts]
     received = after["kafka_server_socket_server_metrics_response_total"]
     assert sum(received.values()) > sum(
         before["kafka_server_socket_server_metrics_response_total"].values())
     idle = after["kafka_network_processor_idlepercent"]
     assert len(idle) == 2 and all(0 <= v <= 1 for v in idle.values())
     for name in ("kafka_network_requestchannel_requestqueuesize",
-                 "kafka_network_socketserver_networkprocessoravgidlepercent",
-                 "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",
-                 "kafka_network_acceptor_acceptorblockedpercent",
+                 "kafka_network_socketserver_networkprocessoravgidle_percent",
+                 "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent",
+                 "kafka_network_acceptor_acceptorblocked_percent",
                  "kafka_server_socket_server_metrics_connection_accept_rate"):
         assert name in after, name
 
@@ -128,7 +128,7 @@ def test_timing_histograms_count_every_request(server):
     # count exactly the requests RequestsPerSec counted, in every timing.
     def produce_counts():
         samples = scrape(server)
-        rates = sum(v for k, v in samples["kafka_network_requestmetrics_requestspersec"].items()
+        rates = sum(v for k, v in samples["kafka_network_requestmetrics_requests_total"].items()
                     if dict(k)["request"] == "Produce")
         timings = [samples[f"kafka_network_requestmetrics_{t}_count"]
                    [frozenset({("request", "Produce")})]
@@ -140,7 +140,10 @@ def test_timing_histograms_count_every_request(server):
                       and produce_counts()[0] == produce_counts()[1][0])
     rates, timings, samples = produce_counts()
     assert rates >= 2 and timings == [rates] * 6
-    buckets = samples["kafka_network_requestmetrics_totaltimems_bucket"]
+    # The bucketed histograms in seconds count the same requests.
+    assert samples["kafka_network_requestmetrics_totaltime_seconds_count"][
+        frozenset({("request", "Produce")})] == rates
+    buckets = samples["kafka_network_requestmetrics_totaltime_seconds_bucket"]
     inf = buckets[frozenset({("request", "Produce"), ("le", "+Inf")})]
     assert inf == rates
     # Metadata, ApiVersions, ... each has its own histograms.
