@@ -6,7 +6,9 @@ Acceptor and its blocked percent; per Processor its connections, idle
 percent, requests read and responses written per second (the change since
 the last read) and its response queue; the RequestChannel's queue against
 ``queued.max.requests``; each handler thread busy (and on which API) or
-idle; the last requests with Kafka's six timings.  ``q`` or Ctrl-C exits;
+idle; per API the requests and error responses per second, with the 99th
+percentile of TotalTimeMs; the last requests with Kafka's six timings.  A
+frame fits 80 columns.  ``q`` or Ctrl-C exits;
 ``--once`` prints one frame (two reads a second apart, for the rates).
 
 Drawn with ``rich`` (the ``top`` extra): tables and panels that redraw in
@@ -82,21 +84,55 @@ def render(view: dict, previous: dict | None, url: str):
     parts.append(Panel(handlers, title=(
         f"M = {len(view['handlers'])} request handlers   avg idle "
         f"{view['handler_avg_idle_percent']:.1f}%"), title_align="left"))
+    parts.append(_api_table(view, previous))
     parts.append(_recent_table(view["recent_requests"][-SHOWN_REQUESTS:]))
     return Group(*parts)
+
+
+def api_rates(view: dict, previous: dict | None) -> list[tuple[str, float, float, float | None]]:
+    """(API, requests/s, errors/s, p99 ms since start) per API, the rates since
+    ``previous`` (0 on the first frame)."""
+    dt = 0.0 if previous is None else (view["time_ns"] - previous["time_ns"]) / 1e9
+    before = {a["api"]: a for a in (previous or {}).get("apis", [])}
+    out = []
+    for a in view.get("apis", []):
+        old = before.get(a["api"], {"requests": a["requests"], "errors": a["errors"]})
+        rate = (a["requests"] - old["requests"]) / dt if dt > 0 else 0.0
+        errors = (a["errors"] - old["errors"]) / dt if dt > 0 else 0.0
+        out.append((a["api"], rate, errors, a["p99_ms"]))
+    return out
+
+
+def _api_table(view: dict, previous: dict | None):
+    from rich.table import Table
+    table = Table(title="requests by API", title_justify="left", box=None, pad_edge=False)
+    for column in ("API", "req/s", "errors/s", "requests", "errors", "p99 ms"):
+        table.add_column(column, justify="left" if column == "API" else "right")
+    totals = {a["api"]: a for a in view.get("apis", [])}
+    for name, rate, errors, p99 in api_rates(view, previous):
+        table.add_row(name, f"{rate:.0f}", f"{errors:.0f}", str(totals[name]["requests"]),
+                      str(totals[name]["errors"]), "-" if p99 is None else f"{p99:.1f}")
+    return table
 
 
 def _recent_table(recent: list[dict]):
     from rich.table import Table
     table = Table(title="last requests (ms)", title_justify="left", box=None, pad_edge=False)
-    table.add_column("request")
-    table.add_column("connection")
-    for name in ("queue", "local", "remote", "resp.queue", "send", "total"):
+    table.add_column("request", no_wrap=True)
+    table.add_column("client", no_wrap=True)
+    for name in ("queue", "local", "remote", "respq", "send", "total"):
         table.add_column(name, justify="right")
     for r in recent:
-        table.add_row(f"{r['api']} v{r['version']} #{r['correlation_id']}", r["connection"],
-                      *(f"{r[t]:.3f}" for t in TIMINGS))
+        table.add_row(f"{r['api']} v{r['version']} #{r['correlation_id']}",
+                      client_end(r["connection"]), *(f"{r[t]:.3f}" for t in TIMINGS))
     return table
+
+
+def client_end(connection_id: str) -> str:
+    """The client's address of a connection id (Kafka's ``local-remote-index``):
+    the part that tells connections apart, short enough for 80 columns."""
+    parts = connection_id.split("-")
+    return parts[1] if len(parts) >= 3 else connection_id
 
 
 def once(url: str, console) -> None:

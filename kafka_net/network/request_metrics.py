@@ -160,6 +160,22 @@ def merged(all_timings) -> tuple[dict[int, list[list[int]]], dict[int, list[int]
     return counts, sums
 
 
+def quantile(bounds: tuple[int, ...], counts: list[int], q: float) -> float:
+    """The ``q`` quantile of a bucketed distribution (``counts`` per bucket, the
+    last one unbounded), interpolated inside its bucket as Prometheus'
+    histogram_quantile() does; values past the last bound are reported at it."""
+    total = sum(counts)
+    if total == 0:
+        return 0.0
+    rank, seen, lower = q * total, 0, 0.0
+    for bound, n in zip(bounds, counts):
+        if n and seen + n >= rank:
+            return lower + (bound - lower) * (rank - seen) / n
+        seen += n
+        lower = float(bound)
+    return float(bounds[-1])
+
+
 def recent_requests(all_timings, limit: int = RECENT_REQUESTS) -> list[tuple]:
     """The last ``limit`` completed requests over all Processors, oldest first:
     (end_ns, api_key, api_version, correlation_id, connection_id, six timings in ms)."""

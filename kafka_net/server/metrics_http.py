@@ -29,7 +29,8 @@ from prometheus_client.registry import CollectorRegistry
 
 from kafka_net.config.values import split_http_address
 from kafka_net.metrics import server_snapshot
-from kafka_net.network.request_metrics import TIMINGS, recent_requests
+from kafka_net.network.request_metrics import (
+    BUCKETS_MS, TIMINGS, merged, quantile, recent_requests)
 from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.protocol.api_keys import api_name
 from kafka_net.server.prometheus import BrokerCollector
@@ -143,5 +144,25 @@ def broker_view(server) -> dict:
         "handlers": handlers,
         "handler_avg_idle_percent": 100 * server.handler_pool.avg_idle_fraction(),
         "recent_requests": recent,
+        "apis": api_view(server),
         "metrics": server_snapshot(server),
     }
+
+
+def api_view(server) -> list[dict]:
+    """Per API since startup: requests, error responses (a top-level error code
+    other than NONE) and the 99th percentile of TotalTimeMs, for kafka-net top."""
+    metrics = server.apis.metrics
+    requests, errors = metrics.requests, metrics.errors
+    counts, _ = merged(p.request_timings for p in server.socket_server.processors)
+    total_time = TIMINGS.index("TotalTimeMs")
+    out = []
+    for key in sorted({k for k, _ in requests}):
+        buckets = counts.get(key)
+        out.append({
+            "api": api_name(key),
+            "requests": sum(n for (k, _), n in requests.items() if k == key),
+            "errors": sum(n for (k, code), n in errors.items() if k == key and code),
+            "p99_ms": quantile(BUCKETS_MS, buckets[total_time], 0.99) if buckets else None,
+        })
+    return out

@@ -54,7 +54,7 @@ import re
 from prometheus_client.core import HistogramMetricFamily, Metric
 
 from kafka_net.metrics import server_snapshot
-from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged
+from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged, quantile
 from kafka_net.protocol.api_keys import api_name
 
 FETCH = 1   # kafka-net has no followers: every Fetch is a consumer's
@@ -117,22 +117,6 @@ def _help(mbean: str) -> str:
     """``domain:type=T,name=N``: the MBean family, its tags left out."""
     domain, kind, name, _ = parse_mbean(mbean)
     return f"Kafka's {domain}:type={kind},name={name}"
-
-
-def quantile(bounds: tuple[int, ...], counts: list[int], q: float) -> float:
-    """The ``q`` quantile of a bucketed distribution (``counts`` per bucket, the
-    last one unbounded), interpolated inside its bucket as histogram_quantile()
-    does; values past the last bound are reported at that bound."""
-    total = sum(counts)
-    if total == 0:
-        return 0.0
-    rank, seen, lower = q * total, 0, 0.0
-    for bound, n in zip(bounds, counts):
-        if n and seen + n >= rank:
-            return lower + (bound - lower) * (rank - seen) / n
-        seen += n
-        lower = float(bound)
-    return float(bounds[-1])
 
 
 class BrokerCollector:

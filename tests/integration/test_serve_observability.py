@@ -46,7 +46,7 @@ def test_top_once_draws_the_threads_with_numbers_after_a_workload():
             producer.produce("topped", value=b"%d" % i)
         assert producer.flush(TIMEOUT) == 0
         top = subprocess.run([sys.executable, "-m", "kafka_net", "top", "--metrics", url,
-                              "--once"], cwd=REPO, env={**_env(), "COLUMNS": "120"},
+                              "--once"], cwd=REPO, env={**_env(), "COLUMNS": "80"},
                              capture_output=True, text=True, timeout=TIMEOUT)
     assert top.returncode == 0, top.stderr
     frame = top.stdout
@@ -63,6 +63,13 @@ def test_top_once_draws_the_threads_with_numbers_after_a_workload():
     assert produce, frame
     *parts, total = (float(x) for x in produce[1].split())
     assert total > 0 and abs(sum(parts) - total) <= 0.006
+    # Per API: requests, errors and p99 of TotalTimeMs, the Produce among them.
+    api = re.search(r"^Produce\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+([\d.]+)\s*$", frame,
+                    flags=re.MULTILINE)
+    assert api and int(api[1]) >= 1 and int(api[2]) == 0, frame
+    # 80 columns hold every line, the clients' addresses whole.
+    assert max(len(line) for line in frame.splitlines()) <= 80, frame
+    assert re.search(r"127\.0\.0\.1:\d+\s", frame), frame
 
 
 def test_top_without_a_broker_says_so():
