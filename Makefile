@@ -7,9 +7,9 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SUM    := $(shell cat setup.cfg pyproject.toml | cksum | cut -d' ' -f1)
+SUM    := $(shell cat setup.cfg setup.py pyproject.toml | cksum | cut -d' ' -f1)
 # One stamp per install kind: the broker alone (make run) or with the test and
-# Spark extras (make test); each reinstalls when setup.cfg or pyproject.toml change.
+# Spark extras (make test); each reinstalls when setup.cfg, setup.py or pyproject.toml change.
 RUN_STAMP  := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
@@ -27,12 +27,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The broker alone: no PySpark, no client libraries.
-$(RUN_STAMP): $(BIN)/python setup.cfg pyproject.toml
+$(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml
 	rm -f $(VENV)/.installed-run-*
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(TEST_STAMP): $(BIN)/python setup.cfg pyproject.toml
+$(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml
 	rm -f $(VENV)/.installed-test-*
 	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	touch $@

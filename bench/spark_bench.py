@@ -17,18 +17,18 @@ subprocess, under a timeout):
    a Processor take turns, so a segment interleaves hundreds of connections,
    as a busy broker's does.  The mix per ten pairs: 4 Produce, 3 Fetch,
    1 Metadata, 1 ApiVersions, 1 ListOffsets.
-2. **Start Spark**: :func:`spark_jobs.session.get_spark` with ``local[2]``
+2. **Start Spark**: :func:`kafka_net.spark_jobs.session.get_spark` with ``local[2]``
    plus :func:`ship_code`, timed on its own (a JVM start).
 3. **Run the job** end to end as the CLI does after its session exists:
-   :func:`spark_jobs.conformance.run` (read, pair, Parquet tables, aggregates)
-   then :func:`spark_jobs.report.write_all` (report.json, report.html,
+   :func:`kafka_net.spark_jobs.conformance.run` (read, pair, Parquet tables, aggregates)
+   then :func:`kafka_net.spark_jobs.report.write_all` (report.json, report.html,
    junit.xml).  Timed; frames/s = frames / that time.
 4. **Check** report.json: the frame, request and pair counts the generator
    wrote, and 0 violations.  Anything else is an error, not a number.
 5. **Per-frame Python cost outside Spark** (``--profile-frames``, default
    20,000; 0 skips it): the job's row functions
-   (:func:`spark_jobs.transforms.file_units` on one segment's bytes, then
-   :func:`spark_jobs.transforms.check_connection` per connection) on a
+   (:func:`kafka_net.spark_jobs.transforms.file_units` on one segment's bytes, then
+   :func:`kafka_net.spark_jobs.transforms.check_connection` per connection) on a
    slice, timed and under cProfile, to show where the executors' Python
    time goes.
 
@@ -339,7 +339,7 @@ def generate_pcap(directory: str, frames: int, connections: int,
 def profile_rows(paths: list[str], frames: int) -> dict:
     """The job's per-row Python on about ``frames`` frames of the first segment(s),
     without Spark: file_units, then check_connection per connection."""
-    from spark_jobs import transforms
+    from kafka_net.spark_jobs import transforms
     units = []
     t0 = time.perf_counter()
     for path in paths:
@@ -483,9 +483,9 @@ def main(argv: list[str] | None = None) -> int:
                  "us/frame, "
                  f"check_connection {result['profile']['check_connection_us_per_frame']:.1f} us/frame")
 
-        from spark_jobs import conformance
-        from spark_jobs import report as report_mod
-        from spark_jobs.session import get_spark, ship_code
+        from kafka_net.spark_jobs import conformance
+        from kafka_net.spark_jobs import report as report_mod
+        from kafka_net.spark_jobs.session import get_spark, ship_code
         t0 = time.perf_counter()
         spark = get_spark(args.master)
         ship_code(spark)

@@ -173,13 +173,13 @@ def main(argv: list[str] | None = None) -> int:
 def _conformance(argv: list[str]) -> int:
     """Run the Spark job in this process; it owns its arguments and exit codes."""
     if "--compare" in argv:
-        from spark_jobs import compare   # reports need no Spark; captures do
+        from kafka_net.spark_jobs import compare   # reports need no Spark; captures do
         try:
             return compare.main(argv)
         except SystemExit as exc:
             return int(exc.code or 0)
     try:
-        from spark_jobs import conformance
+        from kafka_net.spark_jobs import conformance
     except ImportError as exc:
         print(f"kafka-net conformance needs PySpark and the spark_jobs package: {exc}\n"
               "install them with: pip install -e '.[spark]'", file=sys.stderr)

@@ -4,10 +4,10 @@ Spark hands each stage Arrow record batches and takes Arrow record batches
 back (``mapInArrow``, ``groupBy(...).applyInArrow``): no Python row object
 crosses the JVM boundary, and no pickled dict goes through a shuffle.  Inside
 a stage the work is done by the plain per-file / per-flow / per-connection
-functions of :mod:`spark_jobs.transforms`; this module only turns Arrow
+functions of :mod:`kafka_net.spark_jobs.transforms`; this module only turns Arrow
 columns into their arguments and their results back into Arrow columns.
 
-The Arrow schemas are derived from :mod:`spark_jobs.schemas`, so a column
+The Arrow schemas are derived from :mod:`kafka_net.spark_jobs.schemas`, so a column
 added there (and filled in by transforms' row dicts) flows through.
 
 Stages:
@@ -29,8 +29,8 @@ import json
 from pyspark.sql.types import (
     ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType)
 
-from spark_jobs import transforms
-from spark_jobs.schemas import (
+from kafka_net.spark_jobs import transforms
+from kafka_net.spark_jobs.schemas import (
     FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA, VIOLATION_SCHEMA)
 
 FRAME = "frame"

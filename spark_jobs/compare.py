@@ -74,7 +74,7 @@ def _load(source: str, name: str, args, rest: list[str]) -> dict | None:
         print(f"compare: {source} does not exist", file=sys.stderr)
         return None
     out = os.path.join(args.out, name) if args.out else tempfile.mkdtemp(prefix="kn-cmp-")
-    from spark_jobs import conformance   # captures: run the job first
+    from kafka_net.spark_jobs import conformance   # captures: run the job first
     argv = [source, "--out", out, *rest] + (["--master", args.master] if args.master else [])
     code = conformance.main(argv)
     if code == conformance.EXIT_USAGE:

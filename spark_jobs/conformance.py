@@ -16,14 +16,14 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``junit.xml``           one test case per check, for CI systems
 
 Stages, all columnar (Arrow batches in and out of Python, see
-:mod:`spark_jobs.arrow_stages`): read files (Spark's ``binaryFile`` reader)
+:mod:`kafka_net.spark_jobs.arrow_stages`): read files (Spark's ``binaryFile`` reader)
 -> units per file (``mapInArrow``: kafka-net frames, or TCP packets) ->
 packets grouped by flow across files and reassembled
 (``groupBy("flow").applyInArrow``) -> frames grouped by connection and
 paired (``groupBy("connection").applyInArrow``: one row per connection with
 array columns) -> tables exploded and aggregated in Spark SQL.  All the
 per-file, per-flow and per-connection logic lives in
-:mod:`spark_jobs.transforms`.
+:mod:`kafka_net.spark_jobs.transforms`.
 
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
@@ -43,12 +43,14 @@ import sys
 import time
 
 if __package__ in (None, ""):
-    # Run as a script by spark-submit: make the repository importable.
+    # Run as a script by spark-submit: the checkout's kafka_net first on the path.
+    # This folder is imported as kafka_net.spark_jobs, which an install of kafka-net
+    # (pip install -e . maps it here; a wheel holds a copy) makes importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from spark_jobs import report as report_mod  # noqa: E402
-from spark_jobs import transforms  # noqa: E402
-from spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
+from kafka_net.spark_jobs import report as report_mod  # noqa: E402
+from kafka_net.spark_jobs import transforms  # noqa: E402
+from kafka_net.spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -127,7 +129,7 @@ def _stage(*words) -> None:
 def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None) -> dict:
     """The whole job; returns the summary dict that report.py renders."""
     from pyspark.sql import functions as F
-    from spark_jobs import arrow_stages as stages
+    from kafka_net.spark_jobs import arrow_stages as stages
     readable, problems = _readable(inputs)
     # Executors read the files themselves (Spark's binaryFile reader), so the
     # same code works on a cluster with paths every node can reach (HDFS, S3, a

@@ -49,7 +49,7 @@ import os
 from xml.etree import ElementTree as ET
 
 from kafka_net.capture.pairing import CHECKS
-from spark_jobs import report_detail as detail
+from kafka_net.spark_jobs import report_detail as detail
 
 SCHEMA_VERSION = 3
 EXAMPLES_PER_CHECK = 20

@@ -1,6 +1,6 @@
 """The report's detail an engineer acts on: every violation (where to find it in
 the capture, paged in HTML, the first ones on the console) and the API x version
-x client matrix.  Pure Python, used by :mod:`spark_jobs.report`.
+x client matrix.  Pure Python, used by :mod:`kafka_net.spark_jobs.report`.
 
 Rows come from :mod:`kafka_net.capture.findings` through the job (violation
 rows, and each connection's ``cells``)."""

@@ -15,7 +15,9 @@ import sys
 import tempfile
 import zipfile
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the code the executors need lies: kafka_net's folder and this job's, which
+# is spark_jobs/ in a checkout and kafka_net/spark_jobs/ in an installed wheel.
+_JOB_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 GET_PYSPARK = "pip install 'kafka-net[spark]' (or `make install` in a checkout)"
@@ -96,7 +98,7 @@ _shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it
 
 
 def ship_code(spark) -> str:
-    """Zip kafka_net and spark_jobs and add them to every executor's path, so
+    """Zip kafka_net and the job and add them to every executor's path, so
     that a cluster needs nothing installed but Python and PySpark.
 
     Once per SparkContext: Spark refuses a second file of the same name with
@@ -105,13 +107,20 @@ def ship_code(spark) -> str:
     if id(sc) in _shipped:
         return _shipped[id(sc)]
     path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.zip")
+    # Executors import the job as kafka_net.spark_jobs, wherever it lies here
+    # (an installed kafka_net holds it already: each name is written once).
+    kafka_net_dir = os.path.dirname(importlib.util.find_spec("kafka_net").origin)
+    packages = [(kafka_net_dir, "kafka_net"), (_JOB_DIR, os.path.join("kafka_net", "spark_jobs"))]
+    written: set[str] = set()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in ("kafka_net", "spark_jobs"):
-            for root, _, names in os.walk(os.path.join(_REPO, package)):
+        for folder, arcname in packages:
+            for root, _, names in os.walk(folder):
                 for name in names:
-                    if name.endswith(".py"):
-                        full = os.path.join(root, name)
-                        zf.write(full, os.path.relpath(full, _REPO))
+                    full = os.path.join(root, name)
+                    inside = os.path.join(arcname, os.path.relpath(full, folder))
+                    if name.endswith(".py") and inside not in written:
+                        zf.write(full, inside)
+                        written.add(inside)
     sc.addPyFile(path)
     _shipped[id(sc)] = path
     return path

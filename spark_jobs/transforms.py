@@ -1,6 +1,6 @@
 """Row-level functions of the conformance job; plain Python, no Spark.
 
-The Spark job (:mod:`spark_jobs.conformance`) only wires these together, so
+The Spark job (:mod:`kafka_net.spark_jobs.conformance`) only wires these together, so
 each one is tested directly, and an executor runs the same code as a test.
 
 Stages and the rows they make:

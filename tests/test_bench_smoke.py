@@ -259,7 +259,7 @@ def test_capture_generator_writes_readable_pairs(tmp_path):
 def test_pcap_generator_writes_the_same_conversation_as_tcp(tmp_path):
     """spark_bench --input pcap: rotated pcap files whose flows span files; read
     back as the job does (file_units, frames_of_flow, check_connection)."""
-    from spark_jobs import transforms
+    from kafka_net.spark_jobs import transforms
     written = generate_pcap(str(tmp_path), frames=400, connections=7, file_bytes=16 * 1024)
     assert written["frames"] == 400 and written["pairs"] == 200 and written["files"] > 2
     flows: dict = defaultdict(list)

@@ -275,7 +275,7 @@ def test_layering_checker_catches_an_upward_import(module, source):
     ("kafka_net.server.apis", "from kafka_net.config import ServerConfig"),
     ("kafka_net.config.keys", "from kafka_net.kafka_keys import KAFKA_BROKER_KEYS"),
     ("kafka_net.cli", "from kafka_net import __version__"),
-    ("kafka_net.cli", "from spark_jobs import conformance"),
+    ("kafka_net.cli", "from kafka_net.spark_jobs import conformance"),
     ("spark_jobs.report", "from kafka_net.capture.pairing import pair"),
     ("kafka_net.server.apis", "import socket"),                 # not ours: sans-IO's job
 ])

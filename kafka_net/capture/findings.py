@@ -3,7 +3,7 @@ violation with where to find it (capture file, Wireshark frame number or .kncap
 offset, timestamp, API, version, correlation ids, the bytes), and per API x
 version x client cell the counts and coverage (the report's matrix).
 
-Used by the Spark job's rows (:func:`spark_jobs.transforms.check_connection`)
+Used by the Spark job's rows (:func:`kafka_net.spark_jobs.transforms.check_connection`)
 and by ``kafka-net decode``; plain Python on a :class:`ConnectionReport` and the
 frames it was made from.
 """

@@ -121,6 +121,9 @@ ENV_EXCLUDED = frozenset({
     "KAFKA_VERSION", "KAFKA_HEAP_OPT", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS",
     "KAFKA_JMX_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS",
     "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS", "KAFKA_TOOLS_LOG4J_LOGLEVEL"})
+# kafka-net's own tools read KAFKA_NET_* variables (KAFKA_NET_SHARED: bench/);
+# no Kafka key starts with "net.", so none of them is the broker's.
+OWN_PREFIX = "KAFKA_NET_"
 _SINGLE_UNDERSCORE = re.compile(r"(?<=[^_])_(?=[^_])")
 
 
@@ -136,7 +139,7 @@ def env_settings(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
     format) as cluster.id unless KAFKA_CLUSTER_ID is set."""
     found = [(name, env_key(name), value) for name, value in sorted(environ.items())
              if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX)
-             and name not in ENV_EXCLUDED]
+             and name not in ENV_EXCLUDED and not name.startswith(OWN_PREFIX)]
     if "CLUSTER_ID" in environ and "KAFKA_CLUSTER_ID" not in environ:
         found.append(("CLUSTER_ID", "cluster.id", environ["CLUSTER_ID"]))
     return found

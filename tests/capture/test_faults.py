@@ -25,7 +25,7 @@ from kafka_net.capture.tcp import reassemble
 from kafka_net.config import parse_listeners
 from kafka_net.protocol import ApiKey, encode_response
 from kafka_net.protocol.messages import MESSAGES
-from spark_jobs import transforms
+from kafka_net.spark_jobs import transforms
 from tests.capture.fault_proxy import (
     BROKER_PORT, REQUEST, RESPONSE, Conversation, KFrame, RecordingProxy, cut, frames_of,
     packetize, records_span, retimed)

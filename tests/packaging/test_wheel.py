@@ -48,8 +48,11 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-def _source_modules(package_dirs=("kafka_net", "spark_jobs")) -> set[str]:
-    return {str(p.relative_to(REPO)) for d in package_dirs
+def _source_modules() -> set[str]:
+    """Every module's path inside the wheel: kafka_net's as they are, and the Spark
+    job's (spark_jobs/ in the checkout) under kafka_net/spark_jobs/."""
+    inside = {"kafka_net": "kafka_net", "spark_jobs": "kafka_net/spark_jobs"}
+    return {f"{inside[d]}/{p.relative_to(REPO / d)}" for d in inside
             for p in (REPO / d).rglob("*.py") if "__pycache__" not in p.parts}
 
 
@@ -89,8 +92,25 @@ def test_the_sdist_holds_every_module_and_the_project_files(dist):
     sdist = next(dist.glob("kafka[-_]net-*.tar.gz"))
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    missing = (_source_modules() | {"setup.cfg", "pyproject.toml", "README.md", "LICENSE"}) - names
+    checkout = {str(p.relative_to(REPO)) for d in ("kafka_net", "spark_jobs")
+                for p in (REPO / d).rglob("*.py") if "__pycache__" not in p.parts}
+    missing = (checkout | {"setup.cfg", "setup.py", "pyproject.toml", "README.md", "LICENSE"}
+               ) - names
     assert not missing, f"the sdist leaves out {sorted(missing)}"
+
+
+def test_only_kafka_net_and_its_command_are_installed(clean_venv):
+    """Nothing but the kafka_net package (the Spark job inside it) and the kafka-net
+    console script: no generic top-level package such as spark_jobs."""
+    record = next(clean_venv.glob("lib/python*/site-packages/kafka_net-*.dist-info/RECORD"))
+    tops = {line.split(",", 1)[0].split("/", 1)[0] for line in record.read_text().splitlines()}
+    tops = {t for t in tops if not t.endswith(".dist-info")}
+    assert tops == {"kafka_net", ".."}, tops   # "..": the script in bin/
+    scripts = {line.split(",", 1)[0] for line in record.read_text().splitlines()
+               if line.startswith("..")}
+    assert [s.rsplit("/", 1)[-1] for s in scripts] == ["kafka-net"], scripts
+    site = clean_venv.glob("lib/python*/site-packages")
+    assert not [p for d in site for p in d.glob("spark_jobs*")]
 
 
 def test_the_broker_alone_installs_small_and_without_pyspark(clean_venv):

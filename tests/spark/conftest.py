@@ -1,7 +1,7 @@
 """Fixtures and capture builders for the conformance-job tests.
 
 One SparkSession for the whole test session (a JVM takes 10-30 s to start);
-tests call :func:`spark_jobs.conformance.run` in-process.  The builders make
+tests call :func:`kafka_net.spark_jobs.conformance.run` in-process.  The builders make
 kafka-net capture files and small pcap files by hand, so that each test knows
 exactly which frame is where.
 """
@@ -32,7 +32,7 @@ def spark():
     importlib.import_module("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.fail("PySpark needs a Java runtime: run `make java-check`")
-    from spark_jobs.session import get_spark, ship_code
+    from kafka_net.spark_jobs.session import get_spark, ship_code
     session = get_spark("local[2]")
     ship_code(session)
     yield session
@@ -41,8 +41,8 @@ def spark():
 
 def run_job(spark, inputs, out, broker_ports=None) -> dict:
     """conformance.run plus the report files, as the CLI writes them."""
-    from spark_jobs import conformance
-    from spark_jobs import report as report_mod
+    from kafka_net.spark_jobs import conformance
+    from kafka_net.spark_jobs import report as report_mod
     inputs = [str(p) for p in inputs]
     summary = conformance.run(spark, inputs, str(out), broker_ports)
     report_mod.write_all(summary, str(out))

@@ -1,14 +1,14 @@
-"""The Arrow wrappers of the conformance job's stages (spark_jobs.arrow_stages),
+"""The Arrow wrappers of the conformance job's stages (kafka_net.spark_jobs.arrow_stages),
 without Spark: they must hand Spark exactly what the plain functions of
-spark_jobs.transforms make (the kafka-net capture path builds its columns
+kafka_net.spark_jobs.transforms make (the kafka-net capture path builds its columns
 directly, so it is compared with the row path here), in the schemas' types."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from spark_jobs import arrow_stages as stages
-from spark_jobs import transforms
+from kafka_net.spark_jobs import arrow_stages as stages
+from kafka_net.spark_jobs import transforms
 from tests.spark.conftest import (
     REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload,
     write_pcap)

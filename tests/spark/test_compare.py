@@ -1,6 +1,6 @@
 """``kafka-net conformance --compare A B`` (spark_jobs/compare.py) and where the
 report locates violations, on pcaps built here and run through the job's own row
-functions (spark_jobs.transforms) and report builder, without Spark: the job
+functions (kafka_net.spark_jobs.transforms) and report builder, without Spark: the job
 wires exactly these (tests/spark/test_conformance_job.py runs it whole)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 import subprocess
 import sys
 
-from spark_jobs import compare, report, transforms
-from spark_jobs.schemas import VIOLATION_SCHEMA
+from kafka_net.spark_jobs import compare, report, transforms
+from kafka_net.spark_jobs.schemas import VIOLATION_SCHEMA
 from tests.capture.test_decode import pcap_bytes, tshark_frames, wire_of
 from kafka_net.protocol import ApiKey
 from tests.capture.test_pairing import payload, resp

@@ -16,8 +16,8 @@ from unittest import mock
 import pytest
 
 from kafka_net.protocol import ApiKey
-from spark_jobs import conformance
-from spark_jobs import report as report_mod
+from kafka_net.spark_jobs import conformance
+from kafka_net.spark_jobs import report as report_mod
 from tests.capture.fault_proxy import RESPONSE, Conversation, KFrame, packetize
 from tests.capture.packets import pcap_file
 from tests.capture.test_faults import _pcap_records, record_workload, truth

@@ -42,7 +42,7 @@ from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import CHECKS
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.protocol import ApiKey
-from spark_jobs import conformance
+from kafka_net.spark_jobs import conformance
 from tests.capture.test_pairing import INJECTIONS, conversation
 from tests.spark.conftest import (
     REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, load_report, parquet_rows,
@@ -458,7 +458,7 @@ def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):
 def test_compare_runs_the_job_on_captures_it_is_given(tmp_path, spark, capsys):
     """--compare A B with A a capture directory: the job runs on it first (into OUT/a),
     B an existing report; the acks=0 answer of A's broker is the difference."""
-    from spark_jobs import compare
+    from kafka_net.spark_jobs import compare
     from tests.capture.test_decode import pcap_bytes, wire_of
     from tests.spark.test_compare import HEARTBEAT_ERROR, NAMES_A, write_pair
     _, report_b = write_pair(tmp_path)

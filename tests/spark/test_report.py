@@ -1,4 +1,4 @@
-"""The conformance report (spark_jobs.report): report.json, report.html, junit.xml.
+"""The conformance report (kafka_net.spark_jobs.report): report.json, report.html, junit.xml.
 
 Pure Python, no Spark: a summary is built from hand-made aggregate rows.
 report.json is schema-versioned and lists every check (zeros included); the
@@ -17,7 +17,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from kafka_net.capture.pairing import CHECKS
-from spark_jobs import report
+from kafka_net.spark_jobs import report
 
 SVG_NS = "http://www.w3.org/2000/svg"
 
@@ -296,7 +296,7 @@ def test_json_is_plain_json(written):
 # -- every violation, paged; the matrix -------------------------------------------------
 
 def test_many_violations_all_in_json_and_paged_in_html(tmp_path):
-    from spark_jobs import report_detail
+    from kafka_net.spark_jobs import report_detail
     many = [violation(f"run/c{i % 7}", "duplicate_response", i, i) for i in range(1234)]
     summary = sample_summary(violations=many)
     report.write_all(summary, str(tmp_path))
@@ -315,7 +315,7 @@ def test_many_violations_all_in_json_and_paged_in_html(tmp_path):
 
 
 def test_console_lines_show_the_first_n_and_say_where_the_rest_are():
-    from spark_jobs import report_detail
+    from kafka_net.spark_jobs import report_detail
     many = [violation("run/c1", "acks0_answered", i, i) for i in range(30)]
     lines = report_detail.console_lines(many, 5)
     assert len(lines) == 6 and lines[0].startswith("1. acks0_answered: /caps/b.pcap frame 100 ")
@@ -323,7 +323,7 @@ def test_console_lines_show_the_first_n_and_say_where_the_rest_are():
 
 
 def test_kncap_violations_give_the_record_offset():
-    from spark_jobs import report_detail
+    from kafka_net.spark_jobs import report_detail
     v = {**violation("r/c", "trailing_bytes", 1, 1), "file": "/c/x.kncap", "frame_number": 0,
          "file_offset": 4242}
     assert report_detail.where(v) == "/c/x.kncap @ byte 4242"

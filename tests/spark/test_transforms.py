@@ -1,4 +1,4 @@
-"""The conformance job's row-level functions (spark_jobs.transforms), without Spark.
+"""The conformance job's row-level functions (kafka_net.spark_jobs.transforms), without Spark.
 
 Every executor runs exactly these functions, so they are tested directly:
 file -> units (frames of kafka-net captures, TCP packets of pcaps, problems),
@@ -14,7 +14,7 @@ import pytest
 
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.protocol import ApiKey
-from spark_jobs import transforms
+from kafka_net.spark_jobs import transforms
 from tests.spark.conftest import (
     REQUEST, RESPONSE, TcpConversation, kncap_file, kncap_record, request_payload,
     response_payload, write_pcap)
@@ -283,7 +283,7 @@ def test_pcap_frames_split_over_two_files_name_the_file_and_its_frame_number():
 
 def test_connection_cells_fit_their_declared_schema(tmp_path):
     """The "cells" of a connection's summary have exactly CELL_SCHEMA's fields."""
-    from spark_jobs.schemas import CELL_SCHEMA
+    from kafka_net.spark_jobs.schemas import CELL_SCHEMA
     write_conversation(tmp_path, calls=3, segment_bytes=1 << 20)
     rows = []
     for path in tmp_path.iterdir():
