@@ -137,6 +137,10 @@ class _Walk:
         # "unverifiable", not violations.
         self.suspect: list[Frame | None] = [None, None]
         self.cut_tail: Frame | None = None   # the last response, if it is cut short
+        # The last response gap, while no response has come after it: the capture
+        # never regained the responses' framing, so any request still waiting at the
+        # end may have been answered in the lost bytes.
+        self.open_response_gap: Frame | None = None
         # correlation id -> positions of requests carrying it (for lookahead)
         self.request_positions: dict[int, list[int]] = {}
         for f in frames:
@@ -174,6 +178,7 @@ class _Walk:
         if marker.direction == REQUEST:
             self.request_gap = marker
         else:
+            self.open_response_gap = marker
             for req in self.waiting:
                 if req.gap is None:
                     req.gap = marker
@@ -258,6 +263,7 @@ class _Walk:
     def on_response(self, frame: Frame) -> None:
         self.report.responses += 1
         self.cut_tail = frame if frame.truncated else None
+        self.open_response_gap = None
         try:
             corr = decode_response_header(frame.frame, 0)[0]
         except InvalidRequestError as exc:
@@ -351,6 +357,10 @@ class _Walk:
                                f"{req.overtaken_by.position}) but this one never was")
             elif req.gap is not None:
                 self._unverifiable(req, req.gap)
+            elif self.open_response_gap is not None:
+                # Sent after the responses' framing was lost for good (the gap's
+                # marker is timed by the frame before it): its answer may be there.
+                self._unverifiable(req, self.open_response_gap)
             elif req.closed and self.cut_tail is not None:
                 # The responses end inside a frame: the answer may be in bytes the
                 # capture does not have.

@@ -36,6 +36,9 @@ def test_reordering_and_duplicates_never_change_the_frames(seed, n, mss, pipelin
 @example(seed=31972, n=5, mss=3, pipeline=1, drops=3, skip=29, handshake=True)
 @example(seed=120, n=5, mss=3, pipeline=1, drops=1, skip=0, handshake=False)
 @example(seed=380395535, n=6, mss=3, pipeline=1, drops=2, skip=7, handshake=True)
+# The responses' size prefix lost and never found again, the requests sent after it
+# still waiting at the client's FIN: unverifiable, not unanswered.
+@example(seed=334, n=4, mss=166, pipeline=1, drops=4, skip=0, handshake=False)
 def test_dropped_packets_never_give_violations(seed, n, mss, pipeline, drops, skip,
                                                handshake):
     """Lost packets (anywhere, also at the start) make frames unverifiable, never wrong."""
