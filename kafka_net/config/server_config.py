@@ -89,6 +89,9 @@ class ServerConfig:
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).
     listener_sasl_jaas_configs: tuple[tuple[str, str, str], ...] = ()
+    authorizer_class_name: str = default_of("authorizer_class_name")
+    super_users: tuple[str, ...] = default_of("super_users")
+    allow_everyone_if_no_acl_found: bool = default_of("allow_everyone_if_no_acl_found")
     queued_max_request_bytes: int = default_of("queued_max_request_bytes")
     quota_window_num: int = default_of("quota_window_num")
     quota_window_size_seconds: int = default_of("quota_window_size_seconds")

@@ -27,6 +27,7 @@ from kafka_net.log_safety import escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
+from kafka_net.protocol.api_keys import api_name
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
@@ -42,6 +43,8 @@ from kafka_net.server.handlers import (
     leave_group, list_groups, list_offsets, list_transactions, metadata, offset_commit,
     offset_delete, offset_fetch, produce, sasl_authenticate, sasl_handshake, sync_group,
     txn_offset_commit)
+from kafka_net.server.authorizer import (
+    CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -105,13 +108,73 @@ class RequestContext:
     a property is a call each time.
     """
 
-    __slots__ = ("request", "apis", "api_version", "unsupported_version")
+    __slots__ = ("request", "apis", "api_version", "unsupported_version", "authorizer")
 
     def __init__(self, request: Request, apis: "KafkaApis") -> None:
         self.request = request
         self.apis = apis
         self.api_version: int = request.header.api_version
         self.unsupported_version: bool = request.unsupported_version
+        # None without authorizer.class.name: a handler's check is then one
+        # attribute test (``if ctx.authorizer is not None``), no call.
+        self.authorizer: StandardAuthorizer | None = apis.authorizer
+
+    # -- authorization (Kafka's AuthHelper) ----------------------------------------------
+    # Each answers True / everything when no authorizer is configured.
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str,
+                  log_if_denied: bool = True, ref_count: int = 1,
+                  log_if_allowed: bool = True) -> bool:
+        """May this request's principal, from its host, do ``operation`` on the
+        resource?  (AuthHelper.authorize.)"""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return True
+        request = self.request
+        return authorizer.authorize_action(
+            request.principal, request.client_address[0],
+            Action(operation, resource_type, name, ref_count, log_if_allowed, log_if_denied),
+            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+
+    def authorize_cluster(self, operation: AclOperation, log_if_denied: bool = True) -> bool:
+        """``operation`` on the cluster resource (kafka-cluster)."""
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied)
+
+    def filter_authorized(self, operation: AclOperation, resource_type: ResourceType,
+                          names, log_if_denied: bool = True) -> set[str]:
+        """The names among ``names`` the principal may ``operation`` (each checked
+        once, with how often it was named: AuthHelper.filterByAuthorized)."""
+        counts: dict[str, int] = {}
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        if self.authorizer is None:
+            return set(counts)
+        return {name for name, count in counts.items()
+                if self.authorize(operation, resource_type, name, log_if_denied, count)}
+
+    def authorize_by_resource_type(self, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """May the principal ``operation`` at least one resource of the type?"""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return True
+        request = self.request
+        return authorizer.authorize_by_resource_type(
+            request.principal, request.client_address[0], operation, resource_type,
+            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+
+    def authorized_operations(self, resource_type: ResourceType, name: str,
+                              supported: int) -> int:
+        """The bits of ``supported`` (1 << operation code) the principal is allowed,
+        checked without logging denials (AuthHelper.authorizedOperations)."""
+        if self.authorizer is None:
+            return supported
+        allowed = 0
+        for op in AclOperation:
+            if supported & (1 << op) and self.authorize(op, resource_type, name, False,
+                                                        log_if_allowed=False):
+                allowed |= 1 << op
+        return allowed
 
     @property
     def listener_name(self) -> str:
@@ -191,8 +254,11 @@ class KafkaApis:
                  replica_manager: ReplicaManager | None = None,
                  group_coordinator=None, quotas: QuotaManagers | None = None,
                  transaction_coordinator: TransactionCoordinator | None = None,
-                 credential_cache: CredentialCache | None = None) -> None:
+                 credential_cache: CredentialCache | None = None,
+                 authorizer: StandardAuthorizer | None = None) -> None:
         self.config = config
+        # authorizer.class.name's authorizer (BrokerCore builds it); None: allow all.
+        self.authorizer = authorizer
         self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)

@@ -34,7 +34,9 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.log_manager import LogManager
+from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -73,8 +75,12 @@ class BrokerCore:
     """
 
     def __init__(self, config: ServerConfig, request_channel=None,
-                 groups: GroupConfig | None = None) -> None:
+                 groups: GroupConfig | None = None,
+                 metadata_log: MetadataLog | None = None) -> None:
         self.config = config
+        # The metadata log owners write their changes to and replay at startup
+        # (ACLs so far); an in-memory one unless given.
+        self.metadata_log = MetadataLog() if metadata_log is None else metadata_log
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
@@ -94,11 +100,17 @@ class BrokerCore:
         self.credential_cache = CredentialCache()
         for spec in config.scram_credentials:
             self.credential_cache.add_scram(spec)
+        # authorizer.class.name: None, or a StandardAuthorizer whose ACLs are
+        # AccessControlEntryRecords in the metadata log.
+        self.authorizer = new_authorizer(config, self.metadata_log)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
-                              credential_cache=self.credential_cache)
+                              credential_cache=self.credential_cache,
+                              authorizer=self.authorizer)
+        # Every owner has registered its record types: bring their state back.
+        self.metadata_log.replay()
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
