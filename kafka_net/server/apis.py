@@ -35,14 +35,14 @@ from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
     alter_client_quotas, alter_configs, alter_user_scram_credentials, api_versions,
-    consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics,
-    delete_groups, delete_records, delete_topics, describe_client_quotas, describe_cluster,
-    describe_configs, describe_groups, describe_producers, describe_topic_partitions,
-    describe_transactions, describe_user_scram_credentials, end_txn, fetch,
-    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
-    leave_group, list_groups, list_offsets, list_transactions, metadata, offset_commit,
-    offset_delete, offset_fetch, produce, sasl_authenticate, sasl_handshake, sync_group,
-    txn_offset_commit)
+    consumer_group_describe, consumer_group_heartbeat, create_acls, create_partitions,
+    create_topics, delete_acls, delete_groups, delete_records, delete_topics, describe_acls,
+    describe_client_quotas, describe_cluster, describe_configs, describe_groups,
+    describe_producers, describe_topic_partitions, describe_transactions,
+    describe_user_scram_credentials, end_txn, fetch, find_coordinator, heartbeat,
+    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
+    list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
+    produce, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.metadata_cache import MetadataCache
@@ -79,6 +79,9 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     add_offsets_to_txn,     # 25
     end_txn,                # 26
     txn_offset_commit,      # 28
+    describe_acls,      # 29
+    create_acls,        # 30
+    delete_acls,        # 31
     describe_configs,   # 32
     alter_configs,      # 33
     sasl_authenticate,  # 36 (after authentication; before it, the authenticator)

@@ -85,10 +85,13 @@ class Broker(BrokerCore):
     advertised listener, and short group timeouts."""
 
     def __init__(self, config: ServerConfig | None = None,
-                 group_config: GroupConfig | None = None) -> None:
+                 group_config: GroupConfig | None = None, metadata_log=None) -> None:
         super().__init__(config or ServerConfig(), FakeChannel(), group_config
-                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0))
+                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
+                         metadata_log)
         self.channel = self.request_channel
+        # Who the requests come from (the authorizer tests change it).
+        self.principal = "User:ANONYMOUS"
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
         self._correlation = 0
 
@@ -107,8 +110,10 @@ class Broker(BrokerCore):
         """Encode ``body`` as a client would and parse it as the Processor does."""
         self._correlation += 1
         frame = encode_request(api_key, version, self._correlation, body, client_id=client_id)
-        return self.request_from_frame(frame[4:], f"conn-{self._correlation}",
-                                       ("10.1.2.3", 40000))
+        request = self.request_from_frame(frame[4:], f"conn-{self._correlation}",
+                                          ("10.1.2.3", 40000))
+        request.principal = self.principal
+        return request
 
     def respond(self, api_key: int, version: int, body: dict, client_id: str = "test-client"):
         """(request, Response or Deferred)."""
