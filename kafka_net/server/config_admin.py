@@ -17,6 +17,10 @@ then storing it).  Per resource, in Kafka's order:
    INVALID_REQUEST ``Cannot update these configs dynamically: ...``, which is
    what Kafka answers for a broker config that is not dynamic.  Other
    resource types are INVALID_REQUEST.
+
+With an authorizer, ALTER_CONFIGS on the topic, the group or (BROKER,
+BROKER_LOGGER) the cluster comes right after the duplicate-resource check:
+TOPIC_ / GROUP_ / CLUSTER_AUTHORIZATION_FAILED otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from typing import Any
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.config_helper import ConfigResourceType, resource_type_name
+from kafka_net.server.authorizer import AclOperation
+from kafka_net.server.config_helper import (
+    ConfigResourceType, config_authorization_error, resource_type_name)
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
@@ -69,6 +75,10 @@ def alter_resources(ctx, resources: list[dict], validate_only: bool,
             if seen[(r["resource_type"], r["resource_name"])] > 1:
                 raise AlterError(ErrorCode.INVALID_REQUEST,
                                  "Each resource must appear at most once.")
+            refused = config_authorization_error(ctx, AclOperation.ALTER_CONFIGS,
+                                                 r["resource_type"], r["resource_name"])
+            if refused is not None:
+                raise AlterError(refused, None)
             _alter(ctx, r, validate_only, incremental)
         except AlterError as exc:
             _refusals.log(logging.INFO, (exc.error_code, r["resource_type"]),

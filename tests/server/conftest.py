@@ -28,7 +28,7 @@ from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
-from kafka_net.server.apis import HANDLERS
+from kafka_net.server.apis import HANDLERS, RequestContext
 from kafka_net.server.broker import BrokerCore
 from kafka_net.server.group import GroupConfig
 from tests.support import fetch_body, produce_body, request_body, wait_until
@@ -245,6 +245,13 @@ class FakeCtx:
         def __init__(self, client_id: str) -> None:
             self.header = FakeCtx._Header(client_id)
             self.client_address = ("10.9.8.7", 50000)
+
+    # No authorizer: RequestContext's checks allow everything.
+    authorizer = None
+    authorize = RequestContext.authorize
+    authorize_cluster = RequestContext.authorize_cluster
+    filter_authorized = RequestContext.filter_authorized
+    authorized_operations = RequestContext.authorized_operations
 
     def __init__(self, api_version: int, client_id: str = "consumer") -> None:
         self.api_version = api_version

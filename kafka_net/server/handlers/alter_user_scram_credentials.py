@@ -15,12 +15,14 @@ Behaviour (Kafka's ``ScramControlManager.alterCredentials``), per user:
   read, so the new credential logs in at once.
 * Deletion of a credential that does not exist: RESOURCE_NOT_FOUND "Attempt
   to delete a user credential that does not exist".
-* No authorization (kafka-net has no authorizer).
+* With an authorizer: ALTER on the cluster, else every user
+  CLUSTER_AUTHORIZATION_FAILED (Kafka's handleAlterUserScramCredentialsRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.security import scram
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
@@ -30,6 +32,8 @@ _TWICE = "A user credential cannot be altered twice in the same request"
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     cache = ctx.credential_cache
     alterations = ([("delete", d) for d in request["deletions"]]
                    + [("upsert", u) for u in request["upsertions"]])

@@ -6,11 +6,15 @@ every member with its current and target assignment (topic ids and names).
 An unknown group, or a classic one, gets GROUP_ID_NOT_FOUND with Kafka's
 message.  Authorized operations are not computed (no authorizer):
 -2147483648, Kafka's "not requested" value.
+
+With an authorizer: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's handleConsumerGroupDescribe).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 VERSIONS = Versions(0, 0)
@@ -22,6 +26,10 @@ def handle(ctx, request: dict) -> dict:
 
 
 def _describe(ctx, group_id: str) -> dict:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "error_message": None,
+                "group_id": group_id, "group_state": "", "group_epoch": -1,
+                "assignment_epoch": -1, "assignor_name": "", "members": []}
     error, message, group = ctx.group_coordinator.consumer.describe(group_id)
     if group is None:
         return {"error_code": error, "error_message": message, "group_id": group_id,
