@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 
 from kafka_net.log_safety import RateLimitedLog
-from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import (
@@ -36,7 +36,9 @@ NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
 def handle(ctx, request: dict):
     if not ctx.authorize_cluster(AclOperation.DESCRIBE):
-        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return {**error_response(request, ctx.api_version,
+                                 ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "error_message": not_authorized(ctx)}
     acl_filter = filter_from_wire(request)
     if acl_filter is None:
         return close_for_unknown_elements(ctx, "DescribeAclsRequest")
@@ -45,6 +47,11 @@ def handle(ctx, request: dict):
                 "error_message": NO_AUTHORIZER}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "resources": resources_of(ctx.authorizer.acls(acl_filter))}
+
+
+def not_authorized(ctx) -> str:
+    """Kafka's ClusterAuthorizationException message (authorizeClusterOperation)."""
+    return f"Request {api_name(ctx.request.header.api_key)} is not authorized."
 
 
 def filter_from_wire(f: dict) -> AclBindingFilter | None:
