@@ -210,6 +210,14 @@ def stored_offsets(records) -> list[int]:
 def rich():
     """Topic t (2 partitions, data), topic u, a Stable group g with offsets."""
     b = Broker().start()
+    try:
+        yield fill(b)
+    finally:
+        b.stop()
+
+
+def fill(b: Broker) -> Broker:
+    """``rich``'s state in the started broker ``b``."""
     b.create_topic("t", 2)
     b.create_topic("u", 1)
     produce(b, records=batch([b"a", b"b"], max_timestamp=1000))
@@ -228,10 +236,7 @@ def rich():
     b.call(ApiKey.OFFSET_COMMIT, 8, group_id="g", generation_id_or_member_epoch=b.generation,
            member_id=member, topics=[{"name": "t", "partitions": [
                {"partition_index": 0, "committed_offset": 2, "committed_metadata": "m"}]}])
-    try:
-        yield b
-    finally:
-        b.stop()
+    return b
 
 
 class FakeCtx:
