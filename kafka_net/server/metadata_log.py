@@ -42,6 +42,15 @@ Owners of metadata register a replay handler per record type
 (:meth:`MetadataLog.register`); :meth:`MetadataLog.replay` hands each stored
 record to its handler in log order.  A record type nobody registered is
 logged and skipped (a newer kafka-net wrote it).
+
+Changes are made the way KRaft's controller makes them: a writer takes
+:attr:`MetadataLog.lock` (the controller's single thread: one change at a
+time), checks the current state, and :meth:`MetadataLog.commit` s the
+records, which appends them durably and only then applies them through the
+same replay handlers a restart runs.  So the state in memory is always the
+state the log replays to, and nothing is visible before it is on disk.  A
+handler that fails is logged and the next record applied, at commit and at
+replay alike.
 """
 
 from __future__ import annotations
@@ -89,7 +98,10 @@ def decode_record(record: Record) -> tuple[str, dict]:
 class MetadataLog:
     def __init__(self, partition_log: PartitionLog | None = None) -> None:
         self.log = InMemoryLog() if partition_log is None else partition_log
-        self._lock = threading.Lock()   # one writer at a time: batches never interleave
+        # One writer at a time (KRaft's controller thread): a writer holds it from
+        # its checks through commit, so no other change comes between.  Re-entrant:
+        # commit takes it again, and a replay handler may read state guarded by it.
+        self.lock = threading.RLock()
         self._handlers: dict[str, ReplayHandler] = {}
 
     # -- writing -------------------------------------------------------------------------
@@ -103,10 +115,20 @@ class MetadataLog:
         if not records:
             return -1
         batch = build_batch([encode_record(kind, fields) for kind, fields in records])
-        with self._lock:
+        with self.lock:
             appended = self.log.append(batch, len(records), int(time.time() * 1000))
             self.log.flush()
         return appended.base_offset
+
+    def commit(self, records: list[tuple[str, dict]]) -> int:
+        """Append ``records`` as one batch, durably, then apply them through their
+        replay handlers; returns the first offset.  Call it holding :attr:`lock`
+        across the checks that decided the records."""
+        with self.lock:
+            first = self.append_all(records)
+            for record_type, fields in records:
+                self.apply(record_type, fields)
+        return first
 
     # -- reading -------------------------------------------------------------------------
 
@@ -130,14 +152,24 @@ class MetadataLog:
     def replay(self) -> int:
         """Hand every stored record to its registered handler; returns how many."""
         count = 0
-        for record_type, fields in self.records():
-            handler = self._handlers.get(record_type)
-            if handler is None:
-                log.warning("Skipping metadata record of unknown type %s", record_type)
-                continue
-            handler(fields)
-            count += 1
+        with self.lock:
+            for record_type, fields in self.records():
+                count += self.apply(record_type, fields)
         return count
+
+    def apply(self, record_type: str, fields: dict) -> bool:
+        """Hand one record to its handler; False if none is registered or it failed."""
+        handler = self._handlers.get(record_type)
+        if handler is None:
+            log.warning("Skipping metadata record of unknown type %s", record_type)
+            return False
+        try:
+            handler(fields)
+        except Exception:   # noqa: BLE001 -- the same at commit and replay: memory == log
+            # Not the fields: a credential record holds keys.
+            log.exception("Error applying a metadata record of type %s", record_type)
+            return False
+        return True
 
     def close(self) -> None:
         self.log.close()
