@@ -112,7 +112,8 @@ class BrokerCore:
                  groups: GroupConfig | None = None,
                  metadata_log_factory: MetadataLogFactory | None = None) -> None:
         self.config = config
-        self.metadata_log = MetadataLog((metadata_log_factory or in_memory_metadata_log)(config))
+        self.metadata_log = MetadataLog((metadata_log_factory or in_memory_metadata_log)(config),
+                                        config.metadata_log_max_record_bytes_between_snapshots)
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)

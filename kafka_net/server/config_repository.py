@@ -119,6 +119,11 @@ class ConfigRepository:
         with self._lock:
             return dict(self._broker_configs.get(resource_name, {}))
 
+    def broker_resources(self) -> list[str]:
+        """The broker resource names that have dynamic configs."""
+        with self._lock:
+            return sorted(self._broker_configs)
+
     def set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
         """Set (or with None remove) one dynamic broker config: a ConfigRecord applied."""
         with self._lock:

@@ -56,6 +56,12 @@ def topic_config_record(topic: str, name: str, value: Any | None) -> tuple[str, 
                             "resourceName": topic, "name": name, "value": text}
 
 
+def broker_config_record(resource_name: str, name: str, value: str | None) -> tuple[str, dict]:
+    """A ConfigRecord for a dynamic broker config (value as text; None: removed)."""
+    return "ConfigRecord", {"resourceType": int(ConfigResourceType.BROKER),
+                            "resourceName": resource_name, "name": name, "value": value}
+
+
 def scram_credential_record(user: str, mechanism: scram.ScramMechanism,
                             credential: ScramCredential) -> tuple[str, dict]:
     return "UserScramCredentialRecord", {
@@ -88,6 +94,11 @@ class Controller:
         self.group_coordinator = group_coordinator
         self.transaction_coordinator = transaction_coordinator
         self._next_producer_id = FIRST_PRODUCER_ID   # ProducerIdControlManager's next block
+        # (user, mechanism type) of the credentials records made, and of those records
+        # removed: a snapshot writes these, never the static ones of the config file
+        # (but their removal, or a deleted static user would come back).
+        self._scram_from_records: set[tuple[str, int]] = set()
+        self._scram_removed: set[tuple[str, int]] = set()
 
     @property
     def lock(self):
@@ -119,10 +130,38 @@ class Controller:
         }
         for record_type, handler in handlers.items():
             self.metadata_log.register(record_type, handler)
+        self.metadata_log.register_snapshot(self.snapshot_records, handlers)
         if self.client_quotas is not None:
             self.client_quotas.commit = self.commit
         if self.transaction_coordinator is not None:
             self.transaction_coordinator.producer_id_blocks = self.allocate_producer_ids
+
+    def snapshot_records(self) -> list[tuple[str, dict]]:
+        """The state this class owns, as records that rebuild it (a snapshot)."""
+        records = []
+        repository = self.config_repository
+        for topic in self.metadata_cache.topics():
+            records.append(("TopicRecord", {"name": topic.name, "topicId": str(topic.topic_id)}))
+            records += [topic_config_record(topic.name, key, value)
+                        for key, value in sorted(repository.topic_overrides(topic.name).items())]
+            records += [self._partition_record(topic.topic_id, index)
+                        for index in range(topic.num_partitions)]
+        for resource in repository.broker_resources():
+            records += [broker_config_record(resource, key, value)
+                        for key, value in sorted(repository.broker_configs(resource).items())]
+        for user, mechanism_type in sorted(self._scram_from_records):
+            mechanism = scram.BY_TYPE[mechanism_type]
+            credential = self.credential_cache.get(user, mechanism.mechanism_name)
+            if credential is not None:
+                records.append(scram_credential_record(user, mechanism, credential))
+        records += [remove_scram_credential_record(user, scram.BY_TYPE[mechanism_type])
+                    for user, mechanism_type in sorted(self._scram_removed)]
+        if self.client_quotas is not None:
+            records += self.client_quotas.records()
+        if self._next_producer_id > FIRST_PRODUCER_ID:
+            records.append(("ProducerIdsRecord", {"brokerId": 0, "brokerEpoch": 0,
+                                                  "nextProducerId": self._next_producer_id}))
+        return records
 
     # -- topics (ReplicationControlManager) ----------------------------------------------
 
@@ -220,9 +259,7 @@ class Controller:
         """Set (None: remove) dynamic configs of broker ``resource_name`` ("": the
         cluster default), values as text; the caller has validated them."""
         with self.lock:
-            self.commit([("ConfigRecord", {"resourceType": int(ConfigResourceType.BROKER),
-                                           "resourceName": resource_name, "name": name,
-                                           "value": value})
+            self.commit([broker_config_record(resource_name, name, value)
                          for name, value in sorted(changes.items())])
 
     def _replay_config(self, fields: dict) -> None:
@@ -240,10 +277,14 @@ class Controller:
 
     def _replay_scram(self, fields: dict) -> None:
         mechanism = scram.BY_TYPE[fields["mechanism"]]
+        self._scram_from_records.add((fields["name"], mechanism.type))
+        self._scram_removed.discard((fields["name"], mechanism.type))
         self.credential_cache.put(fields["name"], mechanism.mechanism_name, ScramCredential(
             fields["salt"], fields["storedKey"], fields["serverKey"], fields["iterations"]))
 
     def _replay_remove_scram(self, fields: dict) -> None:
+        self._scram_from_records.discard((fields["name"], fields["mechanism"]))
+        self._scram_removed.add((fields["name"], fields["mechanism"]))
         self.credential_cache.remove(fields["name"],
                                      scram.BY_TYPE[fields["mechanism"]].mechanism_name)
 

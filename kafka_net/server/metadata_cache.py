@@ -143,9 +143,14 @@ class MetadataCache:
     # -- applying metadata records (server/controller.py; the same at replay) ------------
 
     def add_topic(self, name: str, topic_id: uuid.UUID) -> TopicMetadata:
-        """TopicRecord: a topic with no partitions yet (PartitionRecords follow)."""
+        """TopicRecord: a topic with no partitions yet (PartitionRecords follow).
+        The same topic again (a snapshot replayed after the records it sums up)
+        changes nothing."""
         with self._lock:
-            self._remove_locked(name)   # a record never reuses a live name; be exact anyway
+            existing = self._topics.get(name)
+            if existing is not None and existing.topic_id == topic_id:
+                return existing
+            self._remove_locked(name)
             return self._add_locked(name, topic_id, 0)
 
     def add_partition(self, topic_id: uuid.UUID, partition_id: int) -> TopicMetadata | None:

@@ -124,6 +124,13 @@ class ClientQuotas:
             self._apply(entity, fields["key"], None if fields["remove"] else fields["value"])
             self.on_change()
 
+    def records(self) -> list[tuple[str, dict]]:
+        """Every quota set, as the ClientQuotaRecords that set it (a snapshot)."""
+        with self._lock:
+            return [client_quota_record(dict(key), quota_key, value)
+                    for key, values in self._entities.items()
+                    for quota_key, value in sorted(values.items())]
+
     def _apply_records(self, records: list[tuple[str, dict]]) -> None:
         for _, fields in records:
             self.apply_record(fields)
