@@ -24,7 +24,6 @@ from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.storage import InMemoryLog
 from tests.server.conftest import Broker, batch, produce
 from tests.server.handlers.test_alter_user_scram_credentials import SHA512, alter, upsert
-from tests.support import produce_body
 
 TOPIC, BROKER = 2, 4
 
@@ -256,7 +255,6 @@ def test_auto_created_topics_are_written_like_created_ones(store):
     body = b.call(ApiKey.METADATA, 12, topics=[{"name": "auto", "topic_id": ZERO_UUID}],
                   allow_auto_topic_creation=True)
     topic_id = body["topics"][0]["topic_id"]
-    b.call(ApiKey.PRODUCE, 9, **produce_body("by-produce", 0, batch(), 1, timeout_ms=1000))
     before = state(b)
     b = restart(store, b)
     assert state(b) == before
