@@ -132,6 +132,7 @@ class Controller:
             self.metadata_log.register(record_type, handler)
         self.metadata_log.register_snapshot(self.snapshot_records, handlers)
         if self.client_quotas is not None:
+            self.client_quotas.change_lock = self.lock
             self.client_quotas.commit = self.commit
         if self.transaction_coordinator is not None:
             self.transaction_coordinator.producer_id_blocks = self.allocate_producer_ids

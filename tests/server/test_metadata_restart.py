@@ -408,3 +408,35 @@ def test_no_snapshot_while_a_record_type_has_no_snapshot_source(store, caplog):
 @pytest.fixture
 def store_small():
     return Store(metadata_log_max_record_bytes_between_snapshots=4096)
+
+
+def test_quota_changes_and_snapshots_on_other_threads_do_not_deadlock(store_small):
+    # A snapshot (under the metadata lock) reads the quotas; an AlterClientQuotas
+    # must therefore take the metadata lock before the quotas' own lock.
+    b = store_small.broker()
+    assert b.quotas.client_quotas.change_lock is b.metadata_log.lock
+    errors = []
+
+    def run(work) -> None:
+        try:
+            for i in range(40):
+                work(i)
+        except Exception as exc:   # noqa: BLE001 -- reported below
+            errors.append(exc)
+
+    workers = [
+        threading.Thread(target=run, args=(
+            lambda i: set_quota(b, [("user", f"q{i % 5}")], "producer_byte_rate", 100.0 + i),)),
+        threading.Thread(target=run, args=(lambda i: create(b, f"c{i}"),)),
+        threading.Thread(target=run, args=(lambda i: delete(b, f"c{i}"),)),
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert not any(w.is_alive() for w in workers), "a metadata change is stuck"
+    assert not errors
+    assert store_small.log.log_start_offset > 0
+    before = state(b)
+    b = restart(store_small, b)
+    assert state(b) == before

@@ -78,6 +78,10 @@ class ClientQuotas:
         # Controller routes them through the metadata log (which then applies them
         # with apply_record, as a restart's replay does).
         self.commit = self._apply_records
+        # Held around a whole alteration, outside _lock: the Controller makes it the
+        # metadata log's lock, so every metadata change takes that lock first (a
+        # snapshot, under it, reads this class's state through _lock).
+        self.change_lock = threading.RLock()
         # Re-entrant: alter holds it while the committed records are applied.
         self._lock = threading.RLock()
         self._entities: dict[EntityKey, dict[str, float]] = {}
@@ -100,7 +104,7 @@ class ClientQuotas:
         ``{"error_code", "error_message", "entity"}`` (the entity as sent)."""
         results: dict[EntityKey, dict] = {}
         changes: list[tuple[dict, str, float | None]] = []
-        with self._lock:
+        with self.change_lock, self._lock:
             for entry in entries:
                 entity, error = _entity_of(entry["entity"])
                 key = _key(entity) if entity is not None else ("invalid", len(results))
