@@ -229,7 +229,7 @@ class Controller:
         if topic is None:
             raise KeyError(f"PartitionRecord for unknown topic id {topic_id}")
         # The log first: a client that sees the partition can produce to it.
-        self.replica_manager.ensure_partitions(topic.name, topic_id, fields["partitionId"] + 1)
+        self.replica_manager.ensure_partition(topic.name, topic_id, fields["partitionId"])
         self.metadata_cache.add_partition(topic_id, fields["partitionId"])
 
     def _replay_remove_topic(self, fields: dict) -> None:
