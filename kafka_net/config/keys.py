@@ -175,6 +175,11 @@ KEYS: tuple[_Key, ...] = (
          "request's batches together: 16x that, and a quarter of it in records and "
          "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
          "(bench/records_worst_case.py)."),
+    # -- the metadata log (KRaft's __cluster_metadata: server/metadata_log.py) ----------
+    _Key("metadata.log.max.record.bytes.between.snapshots",
+         "metadata_log_max_record_bytes_between_snapshots", integer(1), "20971520",
+         "Bytes of metadata records appended before the state is written as a snapshot "
+         "and the log before it dropped."),
     # -- SSL listeners (Kafka's SslConfigs; listener.name.<l>.ssl.* forms too) ---------
     _Key("ssl.keystore.type", "ssl_keystore_type", choice("JKS", "PKCS12", "PEM", upper=True),
          "JKS", "Format of the key store; kafka-net reads PEM only (JKS and PKCS12 are "

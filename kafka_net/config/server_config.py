@@ -98,6 +98,8 @@ class ServerConfig:
     max_partitions_per_request: int = default_of("max_partitions_per_request")
     max_broker_partitions: int = default_of("max_broker_partitions")
     message_max_uncompressed_bytes: int = default_of("message_max_uncompressed_bytes")
+    metadata_log_max_record_bytes_between_snapshots: int = default_of(
+        "metadata_log_max_record_bytes_between_snapshots")
     ssl_keystore_type: str = default_of("ssl_keystore_type")
     ssl_keystore_location: str = default_of("ssl_keystore_location")
     ssl_keystore_certificate_chain: str = default_of("ssl_keystore_certificate_chain")

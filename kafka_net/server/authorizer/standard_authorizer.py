@@ -18,13 +18,14 @@ action (an operation on one literal resource, by a principal from a host):
    answer is ``allow.everyone.if.no.acl.found`` (false: denied); if some do,
    denied.
 
-The ACLs live in a :class:`StandardAuthorizerData`, replaced whole on each
-change (copy-on-write, as Kafka's ``StandardAuthorizerData.copyWithNewAcls``):
-handler threads read whichever snapshot is current without a lock.  Every
-change is appended to the broker's :class:`~kafka_net.server.metadata_log.MetadataLog`
-as AccessControlEntryRecord / RemoveAccessControlEntryRecord records before it
-is applied and answered, and the same records replayed at startup bring the
-ACLs back (:meth:`StandardAuthorizer.replay_record`).
+The ACLs are indexed in a :class:`StandardAuthorizerData`, replaced whole
+after each change (copy-on-write, as Kafka's
+``StandardAuthorizerData.copyWithNewAcls``): handler threads read whichever
+index is current without a lock.  Every change is committed to the broker's
+:class:`~kafka_net.server.metadata_log.MetadataLog` as
+AccessControlEntryRecord / RemoveAccessControlEntryRecord records -- written
+durably, then applied through the same replay handlers a restart runs -- before
+it is answered; the ACLs are in metadata snapshots too.
 
 Decisions are written to the ``kafka.authorizer.logger`` logger as Kafka's
 audit lines ("Principal = User:alice is Denied operation = WRITE from host =
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import threading
 import uuid
 from typing import Iterable, NamedTuple
 
@@ -124,14 +124,6 @@ class StandardAuthorizerData:
         self._prefix_lengths = {k: tuple(sorted(v)) for k, v in lengths.items()}
         self.bindings = frozenset(acls.values())
 
-    def copy_with(self, added: dict[str, AclBinding] = {}, removed: Iterable[str] = ()
-                  ) -> "StandardAuthorizerData":
-        acls = dict(self.acls_by_id)
-        for acl_id in removed:
-            acls.pop(acl_id, None)
-        acls.update(added)
-        return StandardAuthorizerData(acls)
-
     def _sections(self, resource_type: ResourceType, name: str):
         """The entries of every pattern covering (``resource_type``, ``name``):
         the literal name, its prefixes in use, then the literal wildcard."""
@@ -194,13 +186,26 @@ class StandardAuthorizer:
                  metadata_log=None) -> None:
         self.super_users = frozenset(u.strip() for u in super_users if u.strip())
         self.no_acl_result = ALLOWED if allow_everyone_if_no_acl_found else DENIED
-        self._data = StandardAuthorizerData({})
-        self._lock = threading.Lock()   # one change at a time: log order = apply order
         self._audit = RateLimitedLog(audit_log)
         # Without the broker's log (unit tests), an in-memory one of its own.
         self.metadata_log = metadata_log = metadata_log or MetadataLog()
+        # The ACLs by id, changed only by the replay handlers (at commit and at
+        # replay, under the log's lock); _data is the index built from them for
+        # the handler threads, rebuilt on first use after a change (None).
+        self._acls: dict[str, AclBinding] = {}
+        self._data: StandardAuthorizerData | None = StandardAuthorizerData({})
         metadata_log.register(ACL_RECORD, self._replay_acl)
         metadata_log.register(REMOVE_ACL_RECORD, self._replay_remove)
+        metadata_log.register_snapshot(self._snapshot, (ACL_RECORD, REMOVE_ACL_RECORD))
+
+    def _current(self) -> StandardAuthorizerData:
+        data = self._data
+        if data is None:
+            with self.metadata_log.lock:
+                data = self._data
+                if data is None:
+                    data = self._data = StandardAuthorizerData(dict(self._acls))
+        return data
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -213,7 +218,7 @@ class StandardAuthorizer:
         if principal in self.super_users:
             result, rule = ALLOWED, "SuperUser"
         else:
-            result, rule = self._data.find_rule(principal, host, action)
+            result, rule = self._current().find_rule(principal, host, action)
             if result is None:
                 result, rule = self.no_acl_result, (
                     "DefaultAllow" if self.no_acl_result is ALLOWED else "DefaultDeny")
@@ -233,7 +238,7 @@ class StandardAuthorizer:
             return ALLOWED   # a super user, or allow.everyone with no ACL
         deny = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
         allow = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
-        for binding in self._data.bindings:
+        for binding in self._current().bindings:
             p, e = binding
             if p.resource_type != resource_type:
                 continue
@@ -281,32 +286,33 @@ class StandardAuthorizer:
     # -- the ACLs ------------------------------------------------------------------------
 
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
-        return [b for b in self._data.acls_by_id.values() if acl_filter.matches(b)]
+        return [b for b in self._current().acls_by_id.values() if acl_filter.matches(b)]
 
     def create_acls(self, bindings: list[AclBinding]) -> list[AclCreateResult]:
         """Add ``bindings``; one result per binding, in order.  An ACL that already
-        exists succeeds without a new record (Kafka's AclControlManager)."""
+        exists succeeds without a new record (Kafka's AclControlManager).
+
+        Under the metadata log's lock (the controller's: one change at a time)
+        from the duplicate check to the commit, which writes the records durably
+        and then applies them through :meth:`_replay_acl`.
+        """
         results: list[AclCreateResult] = []
         records: list[tuple[str, dict]] = []
-        added: dict[str, AclBinding] = {}
-        with self._lock:
-            existing = self._data.bindings
+        with self.metadata_log.lock:
+            existing = set(self._acls.values())
             for binding in bindings:
                 error = validate_new_acl(binding)
                 if error is not None:
                     results.append(AclCreateResult(ErrorCode.INVALID_REQUEST, error))
                     continue
                 results.append(AclCreateResult(ErrorCode.NONE, None))
-                if binding in existing or binding in added.values():
-                    continue
-                acl_id = _new_id()
-                added[acl_id] = binding
-                records.append((ACL_RECORD, acl_record(acl_id, binding)))
+                if binding not in existing:
+                    existing.add(binding)
+                    records.append((ACL_RECORD, acl_record(_new_id(), binding)))
             if records:
-                self.metadata_log.append_all(records)   # durable before it counts
-                self._data = self._data.copy_with(added=added)
-        for acl_id, binding in added.items():
-            log.info("Created ACL %s (id %s)", binding, acl_id)
+                self.metadata_log.commit(records)
+        for _, fields in records:
+            log.info("Created ACL %s (id %s)", binding_from_record(fields), fields["id"])
         return results
 
     def delete_acls(self, filters: list[AclBindingFilter]) -> list[AclDeleteResult]:
@@ -314,8 +320,8 @@ class StandardAuthorizer:
         what it matched (an ACL two filters match is removed once, listed twice)."""
         results: list[AclDeleteResult] = []
         removed: dict[str, AclBinding] = {}
-        with self._lock:
-            current = self._data.acls_by_id
+        with self.metadata_log.lock:
+            current = dict(self._acls)
             for acl_filter in filters:
                 if acl_filter.pattern_filter.is_unknown():
                     results.append(AclDeleteResult(ErrorCode.INVALID_REQUEST,
@@ -330,22 +336,25 @@ class StandardAuthorizer:
                 results.append(AclDeleteResult(ErrorCode.NONE, None,
                                                tuple(b for _, b in matched)))
             if removed:
-                self.metadata_log.append_all([(REMOVE_ACL_RECORD, {"id": i}) for i in removed])
-                self._data = self._data.copy_with(removed=removed)
+                self.metadata_log.commit([(REMOVE_ACL_RECORD, {"id": i}) for i in removed])
         for acl_id, binding in removed.items():
             log.info("Deleted ACL %s (id %s)", binding, acl_id)
         return results
 
-    # -- replay (startup) ----------------------------------------------------------------
+    # -- the metadata log: replay (startup and commit) and snapshots ---------------------
 
     def _replay_acl(self, fields: dict) -> None:
-        binding = binding_from_record(fields)
-        with self._lock:
-            self._data = self._data.copy_with(added={fields["id"]: binding})
+        self._acls[fields["id"]] = binding_from_record(fields)
+        self._data = None
 
     def _replay_remove(self, fields: dict) -> None:
-        with self._lock:
-            self._data = self._data.copy_with(removed=(fields["id"],))
+        self._acls.pop(fields["id"], None)
+        self._data = None
+
+    def _snapshot(self) -> list[tuple[str, dict]]:
+        """The ACLs as records, for a metadata snapshot (replaying one twice is
+        harmless: a record sets the ACL of its id)."""
+        return [(ACL_RECORD, acl_record(i, b)) for i, b in self._acls.items()]
 
 
 def validate_new_acl(binding: AclBinding) -> str | None:

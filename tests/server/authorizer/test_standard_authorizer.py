@@ -49,6 +49,7 @@ from kafka_net.server.authorizer import (
     PatternType as PT, ResourcePattern, ResourcePatternFilter, ResourceType as RT,
     StandardAuthorizer, new_authorizer)
 from kafka_net.server.metadata_log import MetadataLog
+from kafka_net.server.storage import InMemoryLog
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
 HOST = "192.168.0.1"
@@ -447,3 +448,19 @@ def test_acls_come_back_after_a_restart():
     metadata_log.replay()
     assert second.acls(ANY_FILTER) == [keep]
     assert check(second, "User:alice", Op.READ, RT.TOPIC, "t") is ALLOWED
+
+
+def test_acls_are_in_metadata_snapshots():
+    """After a snapshot moved the log start past the ACL records, a restart
+    still has the ACLs (the authorizer's snapshot source wrote them)."""
+    store = InMemoryLog()
+    metadata_log = MetadataLog(store)
+    keep = acl(RT.TOPIC, "t", "User:alice", Op.READ)
+    first = new(keep, acl(RT.GROUP, "g", "User:alice", Op.READ), metadata_log=metadata_log)
+    first.delete_acls([_filter(RT.GROUP)])
+    assert metadata_log.snapshot() is not None
+    assert [kind for kind, _ in metadata_log.records()] == ["AccessControlEntryRecord"]
+    restarted = MetadataLog(store)
+    second = StandardAuthorizer(metadata_log=restarted)
+    restarted.replay()
+    assert second.acls(ANY_FILTER) == [keep]

@@ -13,7 +13,7 @@ from kafka_net.config import ServerConfig
 from kafka_net.network.request_channel import CloseConnectionResponse
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.metadata_log import MetadataLog
+from kafka_net.server.storage import InMemoryLog
 from tests.server.conftest import Broker
 
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -23,10 +23,12 @@ READ, WRITE, ALTER, DESCRIBE = 3, 4, 7, 8
 DENY, ALLOW = 2, 3
 
 
-def secured(metadata_log=None, **props) -> Broker:
+def secured(store=None, **props) -> Broker:
+    """A broker with StandardAuthorizer; ``store``: its metadata log's storage
+    (two brokers over one store: a restart)."""
     config = ServerConfig.from_properties({"authorizer.class.name": STANDARD,
                                            "super.users": "User:admin", **props})
-    b = Broker(config, metadata_log=metadata_log)
+    b = Broker(config, metadata_log_factory=None if store is None else lambda _: store)
     b.principal = "User:admin"
     return b
 
@@ -137,11 +139,11 @@ def test_the_acl_apis_need_alter_or_describe_on_the_cluster():
 
 
 def test_acls_survive_a_restart_through_the_metadata_log():
-    metadata_log = MetadataLog()
-    first = secured(metadata_log)
+    store = InMemoryLog()
+    first = secured(store)
     create(first, creation("t"), creation("u"))
     first.call(ApiKey.DELETE_ACLS, 3, filters=[acl_filter(name="u")])
-    again = secured(metadata_log)   # a second BrokerCore over the same log: a restart
+    again = secured(store)   # a second BrokerCore over the same stored log: a restart
     assert [r["resource_name"] for r in describe(again)["resources"]] == ["t"]
     again.principal = "User:alice"
     again.create_topic("t")
