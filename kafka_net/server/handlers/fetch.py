@@ -57,7 +57,7 @@ def handle(ctx, request: dict):
     wanted = _resolve_topics(ctx, request)
     denied = ()
     if ctx.authorizer is not None:
-        wanted, denied = _authorize(ctx, wanted)
+        wanted, denied = _authorize(ctx, request, wanted)
     body, available = _read_all(ctx, request, wanted, denied)
     keys = [(name, p["partition"]) for name, _, parts in wanted if name for p in parts]
     # Kafka's ReplicaManager.fetchMessages answers at once when there is nothing
@@ -117,12 +117,22 @@ def _resolve_topics(ctx, request: dict) -> list[tuple[str | None, object, list]]
     return out
 
 
-def _authorize(ctx, wanted: list) -> tuple[list, list]:
-    """(the topics the principal may READ or whose id is unknown, the others)."""
-    allowed = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
-                                    [name for name, _, _ in wanted if name is not None])
+def _authorize(ctx, request: dict, wanted: list) -> tuple[list, list]:
+    """(the topics the principal may READ or whose id is unknown, the others).
+    A follower's fetch (a replica id) needs CLUSTER_ACTION instead, for all."""
+    names = [name for name, _, _ in wanted if name is not None]
+    if _replica_id(request) >= 0:
+        allowed = set(names) if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
+    else:
+        allowed = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC, names)
     return ([w for w in wanted if w[0] is None or w[0] in allowed],
             [w for w in wanted if w[0] is not None and w[0] not in allowed])
+
+
+def _replica_id(request: dict) -> int:
+    state = request.get("replica_state")
+    return request.get("replica_id", -1) if state is None else \
+        max(request.get("replica_id", -1), state.get("replica_id", -1))
 
 
 def _denied_answer(name: str, topic_id, partitions: list) -> dict:

@@ -226,3 +226,19 @@ def test_create_topics_needs_create_on_the_cluster_or_the_topic(secured):
     [created] = secured.call(ApiKey.CREATE_TOPICS, 7, topics=new)["topics"]
     assert created["error_code"] == 0
     assert created["topic_config_error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+@pytest.mark.parametrize("version", [12, 15])
+def test_a_followers_fetch_needs_cluster_action(secured, version):
+    from tests.server.conftest import fetch_fields
+    grant(secured, RT.TOPIC, "t", "User:alice", Op.READ)
+    secured.principal = "User:alice"
+    follower = {"replica_id": 1} if version < 15 else {
+        "replica_state": {"replica_id": 1, "replica_epoch": -1}}
+    fields = {**fetch_fields(secured, max_wait_ms=0), **follower}
+    body = secured.call(ApiKey.FETCH, version, **fields)
+    assert body["responses"][0]["partitions"][0]["error_code"] == \
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    grant(secured, RT.CLUSTER, "kafka-cluster", "User:alice", Op.CLUSTER_ACTION)
+    body = secured.call(ApiKey.FETCH, version, **fields)
+    assert body["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
