@@ -64,7 +64,8 @@ def handle(ctx, request: dict) -> dict:
         if describable is not None and topic["name"] not in describable \
                 and result["error_code"] == ErrorCode.NONE:
             # Created, but its configs are not the principal's to see.
-            result.update(configs=None, topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            result.update(configs=None,
+                          topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         results.append(result)
     return {"throttle_time_ms": 0, "topics": results}
 

@@ -26,9 +26,10 @@ cluster (CLUSTER_AUTHORIZATION_FAILED), per resource (Kafka's ConfigHelper).
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, config_authorization_error, resource_type_name, select, topic_entries)
+    ConfigResourceType, broker_entries, config_authorization_error, resource_type_name, select,
+    topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
