@@ -11,7 +11,8 @@ with Kafka's error codes: TOPIC_AUTHORIZATION_FAILED (29) for a topic,
 GROUP_AUTHORIZATION_FAILED (30) for a group, CLUSTER_AUTHORIZATION_FAILED (31)
 for the ACL APIs and cluster operations.  Metadata hides the topics a
 principal may not describe, and an unknown topic is refused like a secret one
-(no existence leak).  A broker without an authorizer answers the ACL APIs
+(no existence leak).  A DENY wins over a wildcard PREFIXED ALLOW, for its
+operation only.  A broker without an authorizer answers the ACL APIs
 SECURITY_DISABLED (54).
 """
 
@@ -321,6 +322,48 @@ def test_kafka_python_consumer_is_refused_the_secret_topic(cluster, caplog):
                 consumer.poll(timeout_ms=500)
     finally:
         consumer.close()
+
+
+def test_deny_wins_and_denies_only_its_operation(cluster):
+    """User:* may READ topics prefixed audit; a DENY READ for the consumer on
+    audit-log wins for it, yet (Kafka's rule: implication widens ALLOWs only)
+    it may still DESCRIBE the topic through the wildcard ALLOW READ."""
+    admin = AdminClient(cluster.confluent("admin"))
+    [future] = admin.create_topics([NewTopic("audit-log", 1, 1)]).values()
+    future.result(TIMEOUT_S)
+    bindings = [
+        AclBinding(ResourceType.TOPIC, "audit", ResourcePatternType.PREFIXED, "User:*", "*",
+                   AclOperation.READ, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.TOPIC, "audit-log", ResourcePatternType.LITERAL,
+                   "User:consumer", "*", AclOperation.READ, AclPermissionType.DENY),
+        AclBinding(ResourceType.GROUP, "audit", ResourcePatternType.PREFIXED, "User:*", "*",
+                   AclOperation.READ, AclPermissionType.ALLOW)]
+    for future in admin.create_acls(bindings).values():
+        future.result(TIMEOUT_S)
+    try:
+        producer = Producer(cluster.confluent("admin"))
+        producer.produce("audit-log", b"entry")
+        assert producer.flush(TIMEOUT_S) == 0
+        for user, refused in (("producer", False), ("consumer", True)):
+            consumer = Consumer(cluster.confluent(user, **{
+                "group.id": f"audit-{user}", "auto.offset.reset": "earliest"}))
+            try:
+                topics = consumer.list_topics("audit-log", timeout=TIMEOUT_S).topics
+                assert topics["audit-log"].error is None   # DESCRIBE, for both
+                consumer.subscribe(["audit-log"])
+                message = poll_until(consumer, lambda m: True)
+                assert message is not None
+                if refused:
+                    assert message.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+                else:
+                    assert message.error() is None and message.value() == b"entry"
+            finally:
+                consumer.close()
+    finally:
+        exact = [AclBindingFilter(b.restype, b.name, b.resource_pattern_type, b.principal,
+                                  b.host, b.operation, b.permission_type) for b in bindings]
+        for future in admin.delete_acls(exact).values():
+            assert len(future.result(TIMEOUT_S)) == 1
 
 
 # -- no authorizer -----------------------------------------------------------------------
