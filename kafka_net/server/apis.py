@@ -46,6 +46,7 @@ from kafka_net.server.handlers import (
     produce, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
+from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
@@ -137,7 +138,7 @@ class RequestContext:
             return True
         request = self.request
         return authorizer.authorize_action(
-            request.principal, request.client_address[0],
+            request.principal, host_address(request.client_address[0]),
             Action(operation, resource_type, name, ref_count, log_if_allowed, log_if_denied),
             api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
 
@@ -165,7 +166,8 @@ class RequestContext:
             return True
         request = self.request
         return authorizer.authorize_by_resource_type(
-            request.principal, request.client_address[0], operation, resource_type,
+            request.principal, host_address(request.client_address[0]), operation,
+            resource_type,
             api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
 
     def authorized_operations(self, resource_type: ResourceType, name: str,
