@@ -167,8 +167,7 @@ class RequestContext:
         request = self.request
         return authorizer.authorize_by_resource_type(
             request.principal, host_address(request.client_address[0]), operation,
-            resource_type,
-            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+            resource_type, api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
 
     def authorized_operations(self, resource_type: ResourceType, name: str,
                               supported: int) -> int:
