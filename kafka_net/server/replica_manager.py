@@ -132,6 +132,13 @@ class ReplicaManager:
                     self._partitions[(topic, index)] = Partition(
                         topic, index, topic_id, self.log_factory(topic, index, topic_id))
 
+    def ensure_partition(self, topic: str, topic_id: uuid.UUID, index: int) -> None:
+        """One partition (a PartitionRecord applied), its log opened or created."""
+        with self._lock:
+            if (topic, index) not in self._partitions:
+                self._partitions[(topic, index)] = Partition(
+                    topic, index, topic_id, self.log_factory(topic, index, topic_id))
+
     def delete_topic(self, topic: str) -> None:
         with self._lock:
             deleted = [tp for tp in self._partitions if tp[0] == topic]

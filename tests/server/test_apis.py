@@ -62,7 +62,8 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE, ApiKey.DESCRIBE_CLUSTER,
         ApiKey.DESCRIBE_PRODUCERS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.SASL_HANDSHAKE,
         ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
-        ApiKey.ALTER_USER_SCRAM_CREDENTIALS}
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
+        ApiKey.DELETE_ACLS}
 
 
 def test_supported_versions_come_from_the_table():
