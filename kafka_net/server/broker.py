@@ -244,6 +244,16 @@ class BrokerCore:
         self.quotas.startup()
         self.start_purgatories()
         self.log_manager.startup()
+        self._warn_of_stray_logs()
+
+    def _warn_of_stray_logs(self) -> None:
+        """Partition folders of no topic in the metadata log (left by a build that
+        kept no metadata, or copied in): kept on disk untouched, never served."""
+        stray = sorted(f"{topic}-{index}" for topic, index in self.log_manager.logs()
+                       if self.replica_manager.partition(topic, index) is None)
+        if stray:
+            log.warning("Found %d stray log dir(s) of no topic in the metadata log, left as "
+                        "they are: %s", len(stray), ", ".join(stray[:20]))
 
     def shutdown(self) -> None:
         self.stop_purgatories()

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -198,3 +199,23 @@ def test_a_deleted_topic_s_id_never_comes_back(tmp_path):
     finally:
         stop(b)
 
+
+
+def test_a_partition_folder_of_no_known_topic_is_reported_and_left_alone(tmp_path, caplog):
+    config = disk_config(tmp_path)
+    b = open_broker(config)
+    create(b, "t")
+    create(b, "u")
+    stop(b)
+    # The metadata log lost (a log dir from a build that kept none): no topic is known.
+    shutil.rmtree(tmp_path / "__cluster_metadata-0")
+    b = Broker(config)
+    with caplog.at_level(logging.WARNING):
+        b.startup()
+    try:
+        assert "Found 2 stray log dir(s) of no topic in the metadata log" in caplog.text
+        assert "t-0, u-0" in caplog.text
+        assert b.metadata_cache.topics() == []
+    finally:
+        b.shutdown()
+    assert (tmp_path / "t-0").is_dir()
