@@ -167,8 +167,6 @@ class BrokerCore:
                  groups: GroupConfig | None = None,
                  metadata_log_factory: MetadataLogFactory | None = None) -> None:
         self.config = config
-        self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
-                                        config.metadata_log_max_record_bytes_between_snapshots)
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
@@ -185,6 +183,17 @@ class BrokerCore:
                                       lambda topic: repository.log_config(topic).segment)
         if self.log_manager.durable:
             self.replica_manager.log_factory = self.log_manager.get_or_create_log
+        if metadata_log_factory is None and self.log_manager.durable:
+            # The folders locked before the metadata log in one of them is opened:
+            # a second broker on the same folders stops here.
+            try:
+                self.log_manager.load_logs()
+                self.log_manager.lock_metadata_dir(metadata_log_dir(config))
+            except Exception:
+                self.log_manager.release_locks()
+                raise
+        self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
+                                        config.metadata_log_max_record_bytes_between_snapshots)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
             consumer_group_config(config))

@@ -161,6 +161,21 @@ class LogManager:
                 f"another process or thread is using this directory.") from None
         self._locks.append(fd)
 
+    def lock_metadata_dir(self, directory: str) -> None:
+        """Lock ``metadata.log.dir`` too when it is none of ``log.dirs`` (the log
+        dirs themselves are locked by :meth:`load_logs`), so that no second
+        broker appends to the same metadata log."""
+        directory = os.path.abspath(directory)
+        if directory not in {os.path.abspath(d) for d in self.dirs.log_dirs}:
+            os.makedirs(directory, exist_ok=True)
+            self._lock_dir(directory)
+
+    def release_locks(self) -> None:
+        """Unlock every folder (a broker that failed to start lets the next one in)."""
+        for fd in self._locks:
+            os.close(fd)
+        self._locks.clear()
+
     # -- the ReplicaManager's log factory ------------------------------------------------------
 
     def get_or_create_log(self, topic: str, partition: int,

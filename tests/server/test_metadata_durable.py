@@ -19,8 +19,11 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.storage.checkpoint import StorageError
 from tests.server.conftest import Broker, batch, fetch, partition_of, produce
 from tests.server.handlers.test_alter_user_scram_credentials import SHA512, alter, upsert
 from tests.server.test_metadata_restart import (
@@ -219,3 +222,18 @@ def test_a_partition_folder_of_no_known_topic_is_reported_and_left_alone(tmp_pat
     finally:
         b.shutdown()
     assert (tmp_path / "t-0").is_dir()
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_a_second_broker_on_the_same_metadata_log_is_refused(tmp_path, separate):
+    meta = str(tmp_path / "meta") if separate else ""
+    config = disk_config(tmp_path / "data", metadata_log_dir=meta)
+    # Separate: another log dir, but the same metadata.log.dir.
+    second = disk_config(tmp_path / ("data2" if separate else "data"), metadata_log_dir=meta)
+    b = open_broker(config)
+    try:
+        with pytest.raises(StorageError, match="Failed to acquire lock on file .lock"):
+            Broker(second)
+    finally:
+        stop(b)
+    stop(open_broker(second))   # free again once the first has stopped
