@@ -33,6 +33,7 @@ import time
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.metrics import server_snapshot
 from kafka_net.server.kafka_server import KafkaServer
+from kafka_net.server.storage.checkpoint import StorageError
 
 log = logging.getLogger("kafka_net.daemon")
 # What an operator must see whatever --log-level says: the started line (with
@@ -77,7 +78,7 @@ class Daemon:
             # Found only at startup: an SSL listener's key or trust store (SslFactory).
             log.error("Startup failed: configuration error: %s", exc)
             return EXIT_CONFIG_ERROR
-        except OSError as exc:
+        except (OSError, StorageError) as exc:
             log.error("Startup failed: %s", exc)
             return EXIT_STARTUP_FAILED
         try:

@@ -446,7 +446,8 @@ def test_ssl_listener_with_a_missing_keystore_exits_2_naming_key_and_file(tmp_pa
     missing = tmp_path / "server.pem"
     result = run_cli("serve", "--override", "listeners=SSL://127.0.0.1:0",
                      "--override", "ssl.keystore.type=PEM",
-                     "--override", f"ssl.keystore.location={missing}")
+                     "--override", f"ssl.keystore.location={missing}",
+                     "--override", "log.store=memory")   # not the default folder: it may be locked
     assert result.returncode == EXIT_CONFIG_ERROR
     assert (f"configuration error: ssl.keystore.location: cannot read {missing}: "
             "No such file or directory") in result.stderr
@@ -478,6 +479,18 @@ def test_port_in_use_exits_3_with_a_clear_message():
     assert result.returncode == EXIT_STARTUP_FAILED
     assert (f"Startup failed: [Errno 98] Socket server failed to bind to {LOOPBACK}:{port}: "
             "Address already in use") in result.stderr
+    assert "kafka-net started" not in result.stderr
+    assert_no_traceback(result.stderr)
+
+
+def test_a_second_broker_on_the_same_log_dir_exits_3(tmp_path):
+    with serve(f"log.dirs={tmp_path}") as first:
+        first.wait_started()
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:0",
+                         "--override", f"log.dirs={tmp_path}")
+    assert result.returncode == EXIT_STARTUP_FAILED
+    assert (f"Startup failed: Failed to acquire lock on file .lock in {tmp_path}. A Kafka "
+            "instance in another process or thread is using this directory.") in result.stderr
     assert "kafka-net started" not in result.stderr
     assert_no_traceback(result.stderr)
 
