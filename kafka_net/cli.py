@@ -26,6 +26,7 @@ from kafka_net.config import DEV_PROFILE, KEYS, ConfigError, load_config
 from kafka_net.daemon import (
     EXIT_CONFIG_ERROR, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP, Daemon)
 from kafka_net.log_safety import TRACE  # noqa: F401  (registers the TRACE level name)
+from kafka_net.server.storage.checkpoint import StorageError
 
 _EXIT_CODES = f"""exit codes:
   {EXIT_OK}  stopped by SIGTERM/SIGINT after answering every request received
@@ -167,7 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"kafka-net: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
-    return Daemon(config).run()
+    try:
+        # Builds the broker: locks log.dirs and replays the metadata log.
+        daemon = Daemon(config)
+    except (OSError, StorageError) as exc:
+        logging.getLogger("kafka_net.daemon").error("Startup failed: %s", exc)
+        return EXIT_STARTUP_FAILED
+    return daemon.run()
 
 
 def _conformance(argv: list[str]) -> int:

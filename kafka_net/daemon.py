@@ -25,6 +25,7 @@ alive).
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import signal
 import time
@@ -32,6 +33,7 @@ import time
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.metrics import server_snapshot
 from kafka_net.server.kafka_server import KafkaServer
+from kafka_net.server.storage.checkpoint import StorageError
 
 log = logging.getLogger("kafka_net.daemon")
 # What an operator must see whatever --log-level says: the started line (with
@@ -76,7 +78,7 @@ class Daemon:
             # Found only at startup: an SSL listener's key or trust store (SslFactory).
             log.error("Startup failed: configuration error: %s", exc)
             return EXIT_CONFIG_ERROR
-        except OSError as exc:
+        except (OSError, StorageError) as exc:
             log.error("Startup failed: %s", exc)
             return EXIT_STARTUP_FAILED
         try:
@@ -124,8 +126,11 @@ class Daemon:
                      ", ".join(self.config.controller_listener_names))
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
         metrics = self.server.metrics_http
+        dirs = self.server.log_manager.dirs.log_dirs
+        store = (f"logs in {', '.join(os.path.abspath(d) for d in dirs)}" if dirs
+                 else "logs in memory (log.store=memory: nothing survives a restart)")
         status_log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
-                        "(num.network.threads=%d, num.io.threads=%d)%s",
+                        "(num.network.threads=%d, num.io.threads=%d), %s%s",
                         elapsed_s * 1000, self.config.node_id, listeners,
-                        self.config.num_network_threads, self.config.num_io_threads,
+                        self.config.num_network_threads, self.config.num_io_threads, store,
                         f", metrics on {metrics.url}/metrics" if metrics else "")

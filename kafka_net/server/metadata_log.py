@@ -57,7 +57,8 @@ Snapshots.  The log grows with every change; KRaft bounds it with snapshots
 that many bytes were appended since the last snapshot, the current state is
 appended as records -- each owner's :meth:`register_snapshot` source writes
 its part -- and the log start offset is moved to the first of them, so the
-records before (and with a durable log, their segments) go.  Kafka writes its
+records before go (a durable log first rolls a new segment for the snapshot,
+so every segment before it is deleted).  Kafka writes its
 snapshot to a separate ``.checkpoint`` file; one log keeps one reader here.
 Every snapshot record is idempotent (it sets a value, or removes one a
 config file provides), so replaying a snapshot cut short by a crash on top
@@ -179,6 +180,9 @@ class MetadataLog:
                 self._bytes_since_snapshot = 0
                 return None
             records = [record for source in self._snapshot_sources for record in source()]
+            roll = getattr(self.log, "roll", None)
+            if roll is not None:
+                roll()   # a segmented log: the snapshot starts a segment, the older ones go
             start = self.log.log_end_offset
             for i in range(0, len(records), SNAPSHOT_BATCH_RECORDS):
                 self.append_all(records[i:i + SNAPSHOT_BATCH_RECORDS])

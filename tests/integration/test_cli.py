@@ -12,10 +12,12 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -131,7 +133,13 @@ class Broker:
 
 @contextlib.contextmanager
 def serve(*overrides: str, args: tuple[str, ...] = ()):
-    """Start ``kafka-net serve`` with ``--override`` for each item; always killed."""
+    """Start ``kafka-net serve`` with ``--override`` for each item; always killed.
+    Its logs go to a temporary folder (log.dirs) unless the overrides say where:
+    never to the default folder, which another test run may hold."""
+    log_dirs = None
+    if not any(item.startswith(("log.dirs=", "log.dir=", "log.store=")) for item in overrides):
+        log_dirs = tempfile.mkdtemp(prefix="kn-serve-logs-")
+        overrides = (*overrides, f"log.dirs={log_dirs}")
     cmd = [*args]
     for item in overrides:
         cmd += ["--override", item]
@@ -140,6 +148,8 @@ def serve(*overrides: str, args: tuple[str, ...] = ()):
         yield broker
     finally:
         broker.kill()
+        if log_dirs is not None:
+            shutil.rmtree(log_dirs, ignore_errors=True)
 
 
 def run_cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
@@ -463,7 +473,8 @@ def test_ssl_listener_with_a_missing_keystore_exits_2_naming_key_and_file(tmp_pa
     missing = tmp_path / "server.pem"
     result = run_cli("serve", "--override", "listeners=SSL://127.0.0.1:0",
                      "--override", "ssl.keystore.type=PEM",
-                     "--override", f"ssl.keystore.location={missing}")
+                     "--override", f"ssl.keystore.location={missing}",
+                     "--override", "log.store=memory")   # not the default folder: it may be locked
     assert result.returncode == EXIT_CONFIG_ERROR
     assert (f"configuration error: ssl.keystore.location: cannot read {missing}: "
             "No such file or directory") in result.stderr
@@ -519,10 +530,23 @@ def test_a_file_given_twice_is_refused(tmp_path):
 def test_port_in_use_exits_3_with_a_clear_message():
     with socket.create_server((LOOPBACK, 0)) as taken:
         port = taken.getsockname()[1]
-        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}")
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}",
+                         "--override", "log.store=memory")
     assert result.returncode == EXIT_STARTUP_FAILED
     assert (f"Startup failed: [Errno 98] Socket server failed to bind to {LOOPBACK}:{port}: "
             "Address already in use") in result.stderr
+    assert "kafka-net started" not in result.stderr
+    assert_no_traceback(result.stderr)
+
+
+def test_a_second_broker_on_the_same_log_dir_exits_3(tmp_path):
+    with serve(f"log.dirs={tmp_path}") as first:
+        first.wait_started()
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:0",
+                         "--override", f"log.dirs={tmp_path}")
+    assert result.returncode == EXIT_STARTUP_FAILED
+    assert (f"Startup failed: Failed to acquire lock on file .lock in {tmp_path}. A Kafka "
+            "instance in another process or thread is using this directory.") in result.stderr
     assert "kafka-net started" not in result.stderr
     assert_no_traceback(result.stderr)
 

@@ -2,7 +2,9 @@
 
 confluent-kafka's AdminClient creates, grows, deletes and configures topics
 and adds a SCRAM user on one KafkaServer; the server is shut down and a new
-one built over the same stored metadata log (on a new port).  A new client
+one started over the same metadata log (on a new port): the durable one of
+``log.store=disk`` under a tmp ``log.dirs``, and an in-memory store handed
+to both servers.  A new client
 finds the topics with the same ids and partition counts, the deleted one
 gone, the configs back, and the SCRAM user logs in.  kafka-python's admin
 client then reads the same topics.
@@ -30,9 +32,13 @@ TIMEOUT_S = 20
 
 
 @contextlib.contextmanager
-def broker_over(store: InMemoryLog):
-    """A started KafkaServer (SASL_PLAINTEXT) whose metadata log is ``store``."""
-    server = KafkaServer(sasl_config(), metadata_log_factory=lambda config: store)
+def broker_over(store: InMemoryLog | str):
+    """A started KafkaServer (SASL_PLAINTEXT) whose metadata log is ``store``:
+    an in-memory log, or the durable one under the log dir ``store``."""
+    if isinstance(store, str):
+        server = KafkaServer(sasl_config(**{"log.store": "disk", "log.dirs": store}))
+    else:
+        server = KafkaServer(sasl_config(), metadata_log_factory=lambda config: store)
     server.startup()
     try:
         yield SaslListener(server, "SASL_PLAINTEXT")
@@ -60,8 +66,9 @@ def topic_ids(admin: AdminClient, names: list[str]) -> dict[str, tuple[str, int]
     return out
 
 
-def test_an_admin_client_finds_what_it_made_after_a_restart():
-    store = InMemoryLog()
+@pytest.mark.parametrize("store", ["disk", "memory"])
+def test_an_admin_client_finds_what_it_made_after_a_restart(store, tmp_path):
+    store = str(tmp_path) if store == "disk" else InMemoryLog()
     with broker_over(store) as first:
         admin = admin_of(first)
         done(admin.create_topics([

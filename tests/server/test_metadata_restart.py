@@ -33,7 +33,7 @@ class Store:
 
     def __init__(self, **config) -> None:
         self.log = InMemoryLog()
-        self.config = dataclasses.replace(ServerConfig(), **config)
+        self.config = dataclasses.replace(ServerConfig(log_store="memory"), **config)
 
     def broker(self) -> Broker:
         return Broker(self.config, metadata_log_factory=lambda config: self.log).start()
