@@ -166,6 +166,9 @@ class BrokerCore:
         self.quotas.startup()
         self.start_purgatories()
         self.log_manager.startup()
+        highest = self.log_manager.highest_producer_id()
+        if highest >= 0:
+            self.transaction_coordinator.skip_producer_ids_through(highest)
 
     def shutdown(self) -> None:
         self.stop_purgatories()

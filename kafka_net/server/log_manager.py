@@ -214,6 +214,11 @@ class LogManager:
             self._logs.pop((topic, partition), None)
             self._log_dir_of.pop((topic, partition), None)
 
+    def highest_producer_id(self) -> int:
+        """The largest producer id with state in any loaded log (-1 if none)."""
+        return max((pid for lg in self.logs().values()
+                    for pid, _ in lg.producer_state.active_producers()), default=-1)
+
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:
             return dict(self._logs)
