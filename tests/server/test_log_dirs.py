@@ -215,3 +215,44 @@ def test_in_memory_store_touches_no_folder(tmp_path):
     core.replica_manager.ensure_partitions("t", TOPIC_ID, 1)
     core.shutdown()
     assert not (tmp_path / "x").exists()
+
+
+def txn_batch(pid: int, seq: int) -> bytes:
+    return build_batch([(None, b"t%d" % seq, (), 1000)], producer_id=pid, producer_epoch=0,
+                       base_sequence=seq, transactional=True)
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_transactions_survive_a_restart(tmp_path, clean):
+    """Aborted transactions (.txnindex) and an open one (the producer snapshot, or the
+    replay after a crash) come back: read_committed sees the same LSO and aborted list."""
+    from kafka_net.server.replica_manager import READ_COMMITTED
+    from kafka_net.server.transaction.markers import build_marker_batch
+
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    rm.transaction_verifier = None
+    for seq in range(3):                                   # pid 5: aborted, offsets 0-2
+        assert rm.append_records("orders", 0, txn_batch(5, seq), 9).error_code == 0
+    rm.append_txn_marker("orders", 0, build_marker_batch(5, 0, False, 1000), 5, 0, False)
+    for seq in range(2):                                   # pid 6: still open, 4-5
+        assert rm.append_records("orders", 0, txn_batch(6, seq), 9).error_code == 0
+    before = rm.read("orders", 0, 0, 1 << 20, True, READ_COMMITTED)[1]
+    assert before.last_stable_offset == 4 and before.aborted_transactions == [(5, 0)]
+    if clean:
+        core.shutdown()
+    else:
+        core.stop_purgatories()
+        core.quotas.shutdown()
+        crash(core.log_manager)
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    after = rm.read("orders", 0, 0, 1 << 20, True, READ_COMMITTED)[1]
+    assert after.last_stable_offset == 4 and after.aborted_transactions == [(5, 0)]
+    aborted_files = [n for n in os.listdir(tmp_path / "orders-0") if n.endswith(".txnindex")]
+    # the segment holding the ABORT marker (offset 3; the marker's timestamp, now,
+    # is past segment.ms from the 1970 batches', so it opened a segment)
+    assert aborted_files == ["00000000000000000003.txnindex"]
+    rm.append_txn_marker("orders", 0, build_marker_batch(6, 0, True, 1000), 6, 0, True)
+    assert rm.last_stable_offset("orders", 0) == 7
+    core.shutdown()

@@ -381,3 +381,54 @@ def test_snapshot_format_is_kafkas_version_1_with_crc(tmp_path):
     pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first = \
         struct.unpack_from(">qhiqiqiq", raw, 10)
     assert (pid, epoch, last_seq, last_offset, delta, ts, txn_first) == (7, 0, 1, 1, 1, 1000, -1)
+
+
+def test_a_batch_whose_offsets_go_backwards_is_cut(tmp_path, caplog):
+    size = len(batch_of(0))
+
+    def rewind(path, data):
+        with open(path, "r+b") as fh:
+            fh.seek(4 * size)              # the 5th batch claims offset 2 again
+            fh.write(struct.pack(">q", 2))
+
+    data, _ = crash_and_damage(tmp_path, rewind)
+    with caplog.at_level(logging.WARNING):
+        log = open_log(tmp_path, had_clean_shutdown=False)
+    assert log.log_end_offset == 8 and read_all(log) == data[:4 * size]
+    assert "out of order offsets" in caplog.text
+    log.close()
+
+
+def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
+    """The cleaner's swap (LocalLog.replace_segments): a crash after the .swap
+    rename is completed at load; leftover .cleaned and .deleted files are removed."""
+    log = open_log(tmp_path)
+    fill(log, 30)
+    old = log.segments()[:2]
+    cleaned = LogSegment(log.directory, old[0].base_offset, SMALL, create=True,
+                         suffix=".cleaned")
+    for segment in old:
+        for batch in segment.batches():
+            data = segment.read_batch(batch)
+            if batch.base_offset % 4 == 0:      # the cleaner keeps every other batch
+                cleaned.append(batch.last_offset, batch.max_timestamp, batch.base_offset, data)
+    expected = [b for s in old for b in base_offsets(b"".join(
+        s.read_batch(x) for x in s.batches())) if b % 4 == 0]
+    log.replace_segments([cleaned], old)
+    assert [s.base_offset for s in log.segments()][0] == old[0].base_offset
+    assert base_offsets(read_all(log))[:len(expected)] == expected
+    log.close()
+    # a crash in the middle of another swap: a .swap and a .cleaned file left behind
+    again = open_log(tmp_path)
+    first = again.segments()[0]
+    swap = first.log.path + ".swap"
+    with open(swap, "wb") as fh:
+        fh.write(first.log.read(0, first.size))
+    with open(first.log.path[:-4] + ".index.cleaned", "wb") as fh:
+        fh.write(b"junk")
+    again.close()
+    third = open_log(tmp_path)
+    assert not [n for n in os.listdir(third.directory)
+                if n.endswith((".swap", ".cleaned", ".deleted"))]
+    assert base_offsets(read_all(third))[:len(expected)] == expected
+    third.close()
