@@ -18,9 +18,9 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
-Start and stop order: :meth:`startup` starts the throttle reaper, the
-purgatories, then the LogManager (loading the logs of ``log.dirs`` with
-``log.store=disk``, and its retention, flush and checkpoint tasks);
+Start and stop order: :meth:`startup` starts the LogManager (loading the
+logs of ``log.dirs`` with ``log.store=disk``, and its retention, flush and
+checkpoint tasks), then the throttle reaper and the purgatories;
 :meth:`shutdown` stops the purgatories, then the reaper (a handler still
 running may start a throttle), then the LogManager, which closes the logs
 cleanly once nothing can read or write them.  Without ``startup`` nothing
@@ -163,9 +163,11 @@ class BrokerCore:
     # -- start and stop ------------------------------------------------------------------
 
     def startup(self) -> None:
+        # The logs first, as Kafka loads them before anything serves: a log dir
+        # that cannot be used stops the startup before any thread runs.
+        self.log_manager.startup()
         self.quotas.startup()
         self.start_purgatories()
-        self.log_manager.startup()
         highest = self.log_manager.highest_producer_id()
         if highest >= 0:
             self.transaction_coordinator.skip_producer_ids_through(highest)

@@ -109,11 +109,14 @@ class LogManager:
     def _load_dir(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         self._lock_dir(directory)
+        formatted = os.path.exists(os.path.join(directory, "meta.properties"))
         ensure_meta_properties(directory, self.dirs.node_id, self.dirs.cluster_id)
         marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
-        clean = os.path.exists(marker)
+        clean = os.path.exists(marker) or not formatted   # a new folder has nothing to recover
         self.had_clean_shutdown[directory] = clean
-        if clean:
+        if not formatted:
+            log.info("Formatted log dir %s (meta.properties written)", directory)
+        elif clean:
             log.info("Skipping recovery of %s logs from %s since clean shutdown file was found",
                      "all", directory)
         else:
@@ -137,7 +140,7 @@ class LogManager:
                 path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
                 read_partition_metadata(path))
             self._log_dir_of[tp] = directory
-        if clean:
+        if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,

@@ -269,8 +269,11 @@ class ReplicaManager:
         if deleted:
             with partition.lock:
                 partition.txns.truncate_before(partition.log.log_start_offset)
-            log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
-                     deleted, partition.topic, partition.index, partition.log.log_start_offset)
+            # whole segments on disk (UnifiedLog), whole batches in memory
+            unit = "segment(s)" if hasattr(partition.log, "segments") else "batch(es)"
+            log.info("Deleted %d old %s of %s-%d by retention; log start offset %d",
+                     deleted, unit, partition.topic, partition.index,
+                     partition.log.log_start_offset)
         return deleted
 
     def apply_retention(self, topic: str | None = None) -> int:

@@ -191,3 +191,17 @@ def test_a_segment_cut_mid_batch_is_truncated_to_the_last_whole_batch(tmp_path):
     assert seen[0] == acked[:len(seen[0])], "a prefix of what was acknowledged, in order"
     assert len(acked) - len(seen[0]) == cut_batch.records_count   # only the cut batch
     assert seen[1] == sorted(burst.acked[1]) and seen[2] == sorted(burst.acked[2])
+
+
+def test_a_second_broker_on_the_same_log_dir_is_refused_with_exit_3(tmp_path):
+    from tests.integration.test_cli import EXIT_STARTUP_FAILED, run_cli
+
+    log_dirs = tmp_path / "logs"
+    with start(free_port(), log_dirs) as first:
+        first.wait_started()
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+                         "--override", f"log.dirs={log_dirs}")
+    assert result.returncode == EXIT_STARTUP_FAILED
+    assert (f"Startup failed: Failed to acquire lock on file .lock in {log_dirs}. A Kafka "
+            "instance in another process or thread is using this directory.") in result.stderr
+    assert "Traceback" not in result.stderr
