@@ -256,3 +256,25 @@ def test_transactions_survive_a_restart(tmp_path, clean):
     rm.append_txn_marker("orders", 0, build_marker_batch(6, 0, True, 1000), 6, 0, True)
     assert rm.last_stable_offset("orders", 0) == 7
     core.shutdown()
+
+
+def test_topic_configs_act_on_the_durable_log(tmp_path):
+    """segment.bytes and index.interval.bytes set on the topic roll and index its
+    segments; retention.ms then deletes whole segments through the ReplicaManager."""
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    repo = rm.config_repository
+    repo.set_topic_config("orders", repo.validate("orders", {
+        "segment.bytes": "1000", "index.interval.bytes": "200"}))
+    for i in range(40):
+        batch = build_batch([(None, b"x" * 100, (), 1000 + i)])
+        assert rm.append_records("orders", 2, batch, 9).error_code == 0
+    lg = rm.partition("orders", 2).log
+    assert len(lg.segments()) >= 5 and all(s.size <= 1000 for s in lg.segments())
+    assert lg.segments()[1].offset_index.entries >= 2   # segments made after the change
+    repo.set_topic_config("orders", repo.validate("orders", {
+        "segment.bytes": "1000", "retention.ms": "10"}))
+    rm.clock_ms = lambda: 1000 + 30
+    deleted = rm.apply_retention("orders")
+    assert deleted >= 2 and lg.log_start_offset == lg.segments()[0].base_offset > 0
+    core.shutdown()

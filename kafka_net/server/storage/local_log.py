@@ -122,6 +122,9 @@ class LocalLog:
                      self.log_ident, segment.base_offset, number, len(unflushed),
                      os.path.basename(self.directory))
             truncated = self._recover_segment(segment, on_batch)
+            # The recovered bytes were checked, not necessarily on disk: fsync them
+            # before the recovery point moves past them.
+            segment.flush()
             if truncated > 0:
                 rest = unflushed[number + 1:]
                 log.warning("%sCorruption found in segment %d, truncating to offset %d",

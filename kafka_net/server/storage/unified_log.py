@@ -275,7 +275,6 @@ class UnifiedLog:
                  ",".join(repr(s) for s in doomed))
         self.deleted_bytes += sum(s.size for s in doomed)
         self.local.remove_and_delete_segments(doomed)
-        self.txns.truncate_before(self._log_start)
         delete_snapshots_before(self.directory, self.local.segments[0].base_offset)
 
     # -- rolling, flushing, producer state ------------------------------------------------
