@@ -432,3 +432,12 @@ def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
                 if n.endswith((".swap", ".cleaned", ".deleted"))]
     assert base_offsets(read_all(third))[:len(expected)] == expected
     third.close()
+
+
+def test_a_segment_rolls_before_offsets_outgrow_the_int32_index_entries(tmp_path):
+    log = open_log(tmp_path, SegmentConfig(index_interval_bytes=0))
+    log.append(batch_of(0), 2**31 - 10, 1000)      # offsets [0, 2**31 - 11]
+    log.append(batch_of(1), 2, 1001)               # still fits: last relative 2**31 - 9
+    log.append(batch_of(2), 2**4, 1002)            # would pass Int.MaxValue: rolls
+    assert [s.base_offset for s in log.segments()] == [0, 2**31 - 8]
+    log.close()

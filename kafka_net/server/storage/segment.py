@@ -44,6 +44,7 @@ SWAP_SUFFIX = ".swap"
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
+_INT_MAX = 2**31 - 1
 
 
 def filename_prefix(offset: int) -> str:
@@ -120,11 +121,13 @@ class LogSegment:
         return position
 
     def should_roll(self, batch_size: int, max_timestamp: int, now_ms: int,
-                    config: SegmentConfig) -> bool:
-        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment)."""
+                    config: SegmentConfig, last_offset: int = 0) -> bool:
+        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment); also when
+        ``last_offset`` is past what an index's int32 relative offset can hold."""
         if self.size == 0:
             return False
         return (self.size > config.segment_bytes - batch_size
+                or last_offset - self.base_offset > _INT_MAX
                 or self._time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms
                 or self.offset_index.is_full() or self.time_index.is_full())
 

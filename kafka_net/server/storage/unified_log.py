@@ -118,7 +118,7 @@ class UnifiedLog:
             last = base + record_count - 1
             config = self._config()
             segment = self.local.active_segment
-            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config):
+            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config, last):
                 segment = self.roll()
             segment.append(last, max_timestamp, base, stored)
             self.local.next_offset = last + 1
