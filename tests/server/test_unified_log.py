@@ -441,3 +441,19 @@ def test_a_segment_rolls_before_offsets_outgrow_the_int32_index_entries(tmp_path
     log.append(batch_of(2), 2**4, 1002)            # would pass Int.MaxValue: rolls
     assert [s.base_offset for s in log.segments()] == [0, 2**31 - 8]
     log.close()
+
+
+def test_a_partial_batch_found_after_a_clean_stop_is_cut_before_appending(tmp_path, caplog):
+    log = open_log(tmp_path, SegmentConfig())
+    fill(log, 5)
+    data = read_all(log)
+    log.close()
+    with open(log.segments()[-1].log.path, "ab") as fh:
+        fh.write(b"\x00" * 30)                      # junk written after the clean stop
+    with caplog.at_level(logging.WARNING):
+        again = open_log(tmp_path, SegmentConfig(), recovery_point=10)
+    assert "ends with 30 bytes that are not a whole batch" in caplog.text
+    again.append(batch_of(9), 2, 2000)
+    assert read_all(again)[:len(data)] == data and again.log_end_offset == 12
+    assert base_offsets(read_all(again)) == [0, 2, 4, 6, 8, 10]
+    again.close()

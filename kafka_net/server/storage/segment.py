@@ -201,11 +201,16 @@ class LogSegment:
     def read_next_offset(self) -> int:
         """The offset after the segment's last batch (Kafka's ``readNextOffset``):
         from the last index entry, a short scan to the end."""
+        return self.scan_tail()[0]
+
+    def scan_tail(self) -> tuple[int, int]:
+        """(next offset, end of the last whole batch), scanning from the last index
+        entry; an end short of the file size means a partial batch there."""
         _, position = self.offset_index.lookup(2**63 - 1)
-        next_offset = self.base_offset
+        next_offset, end = self.base_offset, position
         for batch in self.log.batches_from(position):
-            next_offset = batch.last_offset + 1
-        return next_offset
+            next_offset, end = batch.last_offset + 1, batch.position + batch.size
+        return next_offset, end
 
     def largest_timestamp(self) -> int:
         """What retention.ms compares: the max timestamp, else the file's mtime."""
