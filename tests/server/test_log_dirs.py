@@ -96,7 +96,7 @@ def test_clean_shutdown_writes_checkpoints_and_the_marker_then_reopens_without_r
     with caplog.at_level(logging.INFO):
         again.startup()
     assert "Loading logs from log dirs" in caplog.text and "Loaded 1 logs in" in caplog.text
-    assert "Skipping recovery" in caplog.text
+    assert "Skipping recovery of 1 logs from" in caplog.text
     assert not (tmp_path / ".kafka_cleanshutdown").exists()   # a crash from now on shows
     reopened = again.get_or_create_log("orders", 2, TOPIC_ID)
     assert reopened.topic_id == TOPIC_ID
@@ -120,7 +120,7 @@ def test_after_a_crash_segments_past_the_recovery_point_are_recovered(tmp_path, 
     again = manager(tmp_path)
     with caplog.at_level(logging.INFO):
         again.startup()
-    assert "Attempting recovery for all logs" in caplog.text
+    assert "Recovering 1 logs from" in caplog.text
     assert "Recovering unflushed segment" in caplog.text
     assert "Found invalid messages in log segment" in caplog.text
     reopened = again.get_or_create_log("orders", 0, TOPIC_ID)
