@@ -405,8 +405,8 @@ def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
     log = open_log(tmp_path)
     fill(log, 30)
     old = log.segments()[:2]
-    cleaned = LogSegment(log.directory, old[0].base_offset, SMALL, create=True,
-                         suffix=".cleaned")
+    cleaned = log.new_cleaned_segment(old[0].base_offset)
+    assert cleaned.log.path.endswith(".log.cleaned")
     for segment in old:
         for batch in segment.batches():
             data = segment.read_batch(batch)
