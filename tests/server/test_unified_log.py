@@ -457,3 +457,16 @@ def test_a_partial_batch_found_after_a_clean_stop_is_cut_before_appending(tmp_pa
     assert read_all(again)[:len(data)] == data and again.log_end_offset == 12
     assert base_offsets(read_all(again)) == [0, 2, 4, 6, 8, 10]
     again.close()
+
+
+def test_segment_jitter_makes_a_segment_roll_up_to_that_much_earlier(tmp_path):
+    config = SegmentConfig(segment_ms=1000, segment_jitter_ms=500)
+    log = open_log(tmp_path, config)
+    log.append(batch_of(0, timestamp=10_000), 2, 10_000)
+    jitter = log.segments()[0].roll_jitter_ms
+    assert 0 <= jitter < 500
+    log.append(batch_of(1, timestamp=10_000 + 1000 - jitter), 2, 10_000 + 1000 - jitter)
+    assert len(log.segments()) == 1                       # not past segment.ms - jitter
+    log.append(batch_of(2, timestamp=10_001 + 1000 - jitter), 2, 10_001 + 1000 - jitter)
+    assert len(log.segments()) == 2
+    log.close()

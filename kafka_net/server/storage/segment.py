@@ -19,6 +19,7 @@ the file cut after the last valid batch.
 from __future__ import annotations
 
 import os
+import random
 import struct
 import time
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ class SegmentConfig:
 
     segment_bytes: int = 1073741824          # segment.bytes / log.segment.bytes
     segment_ms: int = 604800000              # segment.ms / log.roll.ms (log.roll.hours)
-    segment_jitter_ms: int = 0               # segment.jitter.ms (not drawn: no jitter)
+    segment_jitter_ms: int = 0               # segment.jitter.ms: up to this much earlier
     segment_index_bytes: int = 10485760      # segment.index.bytes / log.index.size.max.bytes
     index_interval_bytes: int = 4096         # index.interval.bytes / log.index.interval.bytes
     flush_messages: int = 2**63 - 1          # flush.messages / log.flush.interval.messages
@@ -95,6 +96,10 @@ class LogSegment:
         self.offset_of_max_timestamp = last_ts_offset
         self.rolling_based_timestamp: int | None = None   # first batch's max timestamp
         self.created_ms = int(time.time() * 1000)
+        # Kafka draws each segment's roll jitter once, so that many partitions created
+        # together do not all roll at the same moment.
+        self.roll_jitter_ms = (random.randrange(config.segment_jitter_ms)
+                               if config.segment_jitter_ms > 0 else 0)
         self.truncation_reason: str | None = None   # set by recover()
 
     # -- appending ---------------------------------------------------------------------
@@ -128,7 +133,8 @@ class LogSegment:
             return False
         return (self.size > config.segment_bytes - batch_size
                 or last_offset - self.base_offset > _INT_MAX
-                or self._time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms
+                or self._time_waited_for_roll(now_ms, max_timestamp)
+                > config.segment_ms - self.roll_jitter_ms
                 or self.offset_index.is_full() or self.time_index.is_full())
 
     def _time_waited_for_roll(self, now_ms: int, max_timestamp: int) -> int:
