@@ -75,6 +75,7 @@ from kafka_net.network.mute_state import ChannelMuteState
 from kafka_net.network.selector_authentication import SelectorAuthentication
 from kafka_net.network.selector_memory import SelectorMemory
 from kafka_net.network.wakeup import WakeupSocketpair
+from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.errors import InvalidReceiveError
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,7 @@ class Selector(SelectorAuthentication, SelectorMemory):
 
     # -- operations the Processor calls ------------------------------------------------
 
-    def send(self, connection_id: str, data: bytes) -> None:
+    def send(self, connection_id: str, data: bytes | ChunkedFrame) -> None:
         channel = self.channels[connection_id]
         channel.set_send(data)
         # Try the write at once: most responses fit the socket buffer, which saves

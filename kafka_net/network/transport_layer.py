@@ -22,6 +22,11 @@ The interface (the Selector and KafkaChannel call nothing else):
                          stream, BlockingIOError when nothing is there
 ``write(view)``          like ``socket.send``: bytes of ``view`` taken (an empty
                          view only flushes); BlockingIOError if none
+``transfer_from(region, position, count)``
+                         Kafka's ``transferFrom``: up to ``count`` bytes of a
+                         FileRegion's file from ``position``, straight from the
+                         file (``os.sendfile``, plaintext) or through a bounded
+                         buffer (TLS); bytes taken, BlockingIOError if none
 ``has_pending_reads()``  bytes already taken off the socket wait here: the
                          Selector must read without waiting for select (the
                          socket may never turn readable for them)
@@ -32,6 +37,7 @@ The interface (the Selector and KafkaChannel call nothing else):
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 
@@ -60,6 +66,13 @@ class PlaintextTransportLayer:
         # PLAINTEXT hot path then pays no Python call for the indirection.
         self.read = sock.recv
         self.write = sock.send
+
+    def transfer_from(self, region, position: int, count: int) -> int:
+        """Kafka's ``FileChannel.transferTo``: the kernel copies file pages to the
+        socket (sendfile), and no byte of the region passes through Python.  On
+        the non-blocking socket it takes what fits and raises BlockingIOError
+        when nothing does; 0 means the file ends before ``position + count``."""
+        return os.sendfile(self.socket.fileno(), region.fd, position, count)
 
     def ready(self) -> bool:
         return True
@@ -182,6 +195,20 @@ class SslTransportLayer:
         taken = self._ssl.write(view[:APP_WRITE_CHUNK])
         self._flush()
         return taken
+
+    def transfer_from(self, region, position: int, count: int) -> int:
+        """Kafka's ``SslTransportLayer.transferFrom``: a file cannot go to the
+        socket around the TLS engine, so at most ``APP_WRITE_CHUNK`` bytes of it
+        are read into memory, encrypted and sent; nothing more is read until
+        those records are on the socket.  A slow reader costs one chunk, not
+        the region.  0 means the file ends before ``position + count``."""
+        self._flush()
+        if self._pending_out:
+            raise BlockingIOError("previous TLS records not yet sent")
+        data = os.pread(region.fd, min(count, APP_WRITE_CHUNK), position)
+        if not data:
+            return 0
+        return self.write(memoryview(data))
 
     def has_pending_writes(self) -> bool:
         return bool(self._pending_out) or self._outgoing.pending > 0
