@@ -20,6 +20,7 @@ in-process around each fetch.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import ssl
@@ -31,6 +32,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka_net.capture.format import RESPONSE
 from kafka_net.capture.reader import read_capture_file
 from kafka_net.config import ServerConfig
+from kafka_net.log_safety import TRACE
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.records import build_batch, with_base_offset
 from tests.region_log import region_server
@@ -185,6 +187,57 @@ def test_the_capture_records_exactly_what_was_sent_from_the_file(broker, frames_
                              if f.direction == RESPONSE and f.frame == expected]
     assert captured, "no capture record holds the response as sent"
     assert all(f.frame_size == len(expected) and not f.truncated for f in captured)
+
+
+def test_a_fetch_quota_counts_a_response_sent_from_files(broker):
+    """consumer_byte_rate measures the response (Kafka's FetchResponse size):
+    a ChunkedFrame's len() is the frame's.  At 30 kB/s, with the rate taken
+    over at least ten 1 s windows (quota.window.num=11), the first 256 KiB
+    answer (about 26 kB/s) is under the quota and sent from the file; the
+    second would make it about 52 kB/s: no data, and a throttle."""
+    server, _ = broker
+    data = batches(2, seed=4)
+    produce(server, "zc-quota", data)
+    with RawClient(server.bound_port()) as admin:
+        entries = admin.call(49, 1, {"validate_only": False, "entries": [{
+            "entity": [{"entity_type": "client-id", "entity_name": "zc-quota"}],
+            "ops": [{"key": "consumer_byte_rate", "value": 30_000.0, "remove": False}]}]})
+        assert entries["entries"][0]["error_code"] == 0
+    try:
+        with RawClient(server.bound_port()) as client:
+            body = fetch_body([("zc-quota", 0, 0)], max_bytes=8 << 20,
+                              partition_max_bytes=8 << 20)
+            client.send_raw(encode_request(1, FETCH_V, 1, body, client_id="zc-quota"))
+            first = client.recv_frame()
+            assert records_of(first) == with_base_offset(data[0], 0)
+            assert decode_response(1, FETCH_V, first)[1]["throttle_time_ms"] == 0
+            client.send_raw(encode_request(1, FETCH_V, 2, body, client_id="zc-quota"))
+            _, second = decode_response(1, FETCH_V, client.recv_frame())
+            assert second["throttle_time_ms"] > 0 and second["responses"] == []
+    finally:
+        with RawClient(server.bound_port()) as admin:
+            admin.call(49, 1, {"validate_only": False, "entries": [{
+                "entity": [{"entity_type": "client-id", "entity_name": "zc-quota"}],
+                "ops": [{"key": "consumer_byte_rate", "value": 0.0, "remove": True}]}]})
+
+
+def completed_fetches(caplog) -> list[dict]:
+    prefix = "Completed request:"
+    lines = [json.loads(r.getMessage()[len(prefix):]) for r in caplog.records
+             if r.name == "kafka.request.logger" and r.getMessage().startswith(prefix)]
+    return [line for line in lines if line["requestHeader"]["requestApiKey"] == 1]
+
+
+def test_the_trace_request_log_shows_records_from_files_by_their_size(broker, caplog):
+    server, _ = broker
+    caplog.set_level(TRACE, logger="kafka.request.logger")
+    data = batches(1, seed=5)
+    produce(server, "zc-trace", data)
+    with RawClient(server.bound_port()) as client:
+        client.call(1, FETCH_V, fetch_body([("zc-trace", 0, 0)]))
+    assert wait_until(lambda: completed_fetches(caplog))
+    partition = completed_fetches(caplog)[-1]["response"]["responses"][0]["partitions"][0]
+    assert partition["records"] == f"<{len(data[0])} bytes>"
 
 
 # -- 20 slow readers: bounded memory ------------------------------------------------------
