@@ -43,19 +43,51 @@ side, complete requests already buffered are still delivered one by one and
 answered; the channel is closed once nothing is left, or when a write to it
 fails.  A partial trailing request is dropped.
 
-Memory pressure (``queued.max.request.bytes``) and a MemoryError on the read
-path are the other half: :mod:`.selector_memory`.
+Memory pressure (``queued.max.request.bytes``, Kafka's ``outOfMemory``): a
+channel whose next frame the memory pool refuses is *muted for memory*: its
+READ interest goes and it waits in ``_memory_muted``.  This is not the request
+mute of the mute state machine; the two never overlap (with a pool, only a
+channel not muted for a request is read: no reading ahead).  At the start of
+each poll, if the pool has memory again, every channel muted for memory is
+unmuted and looked at once more (it may be refused again).  The pool wakes the
+Processors at the first release after a refusal, so the wait is not the poll
+timeout.  While the pool is below 10% of its size, the ready channels are read
+in a random order each poll, so the same ones are not always first to the
+memory left (Kafka's ``determineHandlingOrder``).  A MemoryError on the read
+path (reading, buffering or splitting a frame) closes that connection only,
+with one rate-limited log line: the bytes read are lost, and a connection
+left open would hang its client.
 
-Handshake and authentication (Kafka's ``pollSelectionKeys``): a channel that
-is not ``ready()`` (its TLS handshake or SASL exchange under way) is not read
-for requests; each of its events calls ``channel.prepare()`` instead (the
-TLS handshake first, then the SASL exchange).  That half lives in
-:mod:`.selector_authentication`: the counters, the failure log line, the
-delayed close after a failed SASL authentication, and re-authentication
-(KIP-368).  A TLS channel whose transport holds bytes no select will announce
-(``keysWithBufferedRead``) is read next poll (timeout 0) unless muted.  See
+Handshake and authentication (Kafka's ``pollSelectionKeys`` for a channel that
+is not ``ready()``, ``maybeDelayCloseOnAuthenticationFailure``, and the
+Processor's session-expiry check):
+
+* a channel whose TLS handshake or SASL exchange is under way is not read for
+  requests; each of its events calls ``channel.prepare()`` instead (the TLS
+  handshake first, then the SASL exchange) in :meth:`Selector._prepare`;
+  success counts successful-authentication-total (or
+  successful-reauthentication-total) and lets the channel's requests in;
+* a failure (:meth:`Selector._authentication_failed`) counts
+  failed-authentication-total (or failed-reauthentication-total), logs one
+  rate-limited INFO line naming the peer ("Failed authentication with ..."),
+  and closes the channel: at once after a failed TLS handshake (Kafka flushes
+  the alert and closes), else after ``connection.failed.authentication.delay.ms``
+  (Kafka's brake on password guessing, its
+  DelayedResponseAuthenticationException), writing the SASL failure answer
+  first; reads and writes stop until then;
+* :meth:`Selector.check_session`: KIP-368, for a request on an authenticated
+  channel.
+
+A TLS channel whose transport holds bytes no select will announce
+(``keysWithBufferedRead``; a SASL token that came with the TLS Finished, or
+decrypted records) is read next poll (timeout 0) unless muted.  See
 docs/design.md, "One TLS handshake through the Processor" and "A SASL
 exchange through the Processor".
+
+Sends: a response is bytes, or for a Fetch answered from segment files a
+ChunkedFrame whose regions go out with sendfile (see :mod:`.send`).  Either
+way ``send`` writes at once, WRITE interest holds while some is left, and the
+connection id joins ``completed_sends`` only when the last byte is out.
 """
 
 from __future__ import annotations
@@ -68,18 +100,24 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.authenticator import AuthenticationError
 from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteState
-from kafka_net.network.selector_authentication import SelectorAuthentication
-from kafka_net.network.selector_memory import SelectorMemory
+from kafka_net.network.transport_layer import SslAuthenticationException
 from kafka_net.network.wakeup import WakeupSocketpair
+from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.chunked import ChunkedFrame
-from kafka_net.protocol.errors import InvalidReceiveError
+from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
+from kafka_net.protocol.headers import peek_request_header
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
+_auth_log = RateLimitedLog(log)
+AUTH_COUNTERS = ("successful-authentication-total", "successful-reauthentication-total",
+                 "successful-authentication-no-reauth-total", "failed-authentication-total",
+                 "failed-reauthentication-total", "expired-connections-killed-count")
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RESPONSE_PENDING = ChannelMuteState.MUTED_AND_RESPONSE_PENDING
@@ -87,7 +125,7 @@ _RESPONSE_PENDING = ChannelMuteState.MUTED_AND_RESPONSE_PENDING
 READ_AHEAD_BYTES = 64 * 1024
 
 
-class Selector(SelectorAuthentication, SelectorMemory):
+class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
@@ -115,7 +153,14 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
-        self._init_memory(memory_pool)   # selector_memory.py
+        # Memory pressure: the decoders get the pool only if it is bounded, so
+        # MemoryPool.NONE costs nothing per request.
+        self.memory_pool = memory_pool
+        self._decoder_pool = memory_pool if memory_pool.bounded else None
+        self._low_memory = memory_pool.size // 10   # Kafka's lowMemThreshold
+        self._memory_muted: dict[str, KafkaChannel] = {}
+        self._out_of_memory = False
+        self._memory_error_log = RateLimitedLog(log)
         # Channels whose transport holds bytes the socket will not announce.
         self._buffered_reads: dict[str, KafkaChannel] = {}
         # When the last select() returned: the time of every activity until the next
@@ -126,9 +171,13 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self._init_authentication(failed_authentication_delay_ms)
+        # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
+        self.auth_counts = dict.fromkeys(AUTH_COUNTERS, 0)
+        self._failed_auth_delay_ns = max(0, failed_authentication_delay_ms) * 1_000_000
+        # connection id -> (channel, close deadline, reason), deadlines in order.
+        self._delayed_closes: collections.OrderedDict = collections.OrderedDict()
 
-    # -- registration ----------------------------------------------------------------
+    # -- registration ------------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
@@ -420,6 +469,159 @@ class Selector(SelectorAuthentication, SelectorMemory):
                                            "handshake did not finish within "
                                            "connections.max.idle.ms")
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
+
+    # -- memory pressure (queued.max.request.bytes) and MemoryError --------------------
+
+    def _mute_for_memory(self, channel: KafkaChannel) -> None:
+        # Only a channel not muted for a request is read or handed frames, so only
+        # such a channel gets here, and no unmute (which follows a response) reaches
+        # it while it waits.  Were one to, the channel would be read, refused again
+        # and muted again: no harm.
+        self._remove_interest(channel, _READ)
+        self._memory_muted[channel.id] = channel
+        self._maybe_ready.pop(channel.id, None)
+        self._out_of_memory = True
+
+    def _maybe_unmute_after_memory_pressure(self) -> None:
+        # Still out: the pool wakes us at its next release (the check arms that).
+        if self.memory_pool.poll_out_of_memory():
+            return
+        for channel in self._memory_muted.values():
+            if not channel.remote_closed:
+                self._add_interest(channel, _READ)
+            self._maybe_ready[channel.id] = channel
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
+        self._memory_muted.clear()
+        self._out_of_memory = False
+
+    def _close_for_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        self.log_memory_error(channel, stage)
+        self._disconnect(channel, f"out of memory {stage} a request")
+
+    def log_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        """One line per connection closed for a MemoryError, rate-limited: a client
+        that makes allocations fail must not also flood the log."""
+        self._memory_error_log.log(
+            logging.WARNING, "MemoryError",
+            "%s: closing connection %s from %s: out of memory %s its request "
+            "(%d bytes buffered)", self.name, channel.id, channel.peer_text, stage,
+            channel.decoder.buffered())
+
+    # -- handshake and authentication --------------------------------------------------
+
+    def _prepare(self, channel: KafkaChannel) -> None:
+        try:
+            channel.prepare()
+        except SslAuthenticationException as exc:
+            self._authentication_failed(channel, exc, delay=False)
+            return
+        except AuthenticationError as exc:
+            self._authentication_failed(channel, exc)
+            return
+        except InvalidRequestError as exc:
+            _auth_log.log(logging.WARNING, ("invalid", channel.peer[:1]),
+                          "%s: closing connection %s from %s during authentication: %s",
+                          self.name, channel.id, channel.peer_text, escape(exc))
+            self._disconnect(channel, f"invalid request during authentication: {exc}")
+            return
+        self._after_prepare(channel)
+
+    def _after_prepare(self, channel: KafkaChannel) -> None:
+        self._touch(channel)   # progress: only a handshake that stalls expires
+        if channel.has_bytes_buffered():
+            # e.g. SASL tokens that came with the TLS Finished: no select says so.
+            self._buffered_reads[channel.id] = channel
+        else:
+            self._buffered_reads.pop(channel.id, None)
+        if channel.ready():
+            self._authenticated(channel)
+        # WRITE while an answer or encrypted handshake records wait for the socket.
+        writing = channel.has_send() or channel.transport.has_pending_writes()
+        self._set_interest(channel, _READ | (_WRITE if writing else 0))
+
+    def _authenticated(self, channel: KafkaChannel) -> None:
+        reauth = channel.successful_authentications > 1
+        counts = self.auth_counts
+        if reauth:
+            counts["successful-reauthentication-total"] += 1
+        else:
+            counts["successful-authentication-total"] += 1
+            if not getattr(channel.authenticator, "client_supports_reauth", True):
+                counts["successful-authentication-no-reauth-total"] += 1
+        log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
+                  "re-" if reauth else "", channel.peer_text, channel.id,
+                  escape(channel.principal()))
+        self._maybe_ready[channel.id] = channel   # a request may already be buffered
+
+    def _authentication_failed(self, channel: KafkaChannel, exc: Exception,
+                               delay: bool = True) -> None:
+        reauth = channel.successful_authentications > 0
+        self.auth_counts["failed-reauthentication-total" if reauth
+                         else "failed-authentication-total"] += 1
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: Failed %sauthentication with %s (channelId=%s) (%s)", self.name,
+                      "re-" if reauth else "", channel.peer_text, channel.id, escape(exc))
+        reason = f"failed {'re-' if reauth else ''}authentication: {exc}"
+        if not delay or not self._failed_auth_delay_ns:
+            self._close_on_authentication_failure(channel, reason)
+            return
+        self._set_interest(channel, 0)   # nothing more is read or written until the close
+        self._delayed_closes[channel.id] = (
+            channel, time.monotonic_ns() + self._failed_auth_delay_ns, reason)
+
+    def _log_failed_handshake(self, channel: KafkaChannel, msg: str, *args) -> None:
+        # One line per peer address every 10 s, so a scanner cannot flood the log.
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: " + msg, self.name, channel.peer_text, *args)
+
+    def _close_on_authentication_failure(self, channel: KafkaChannel, reason: str) -> None:
+        channel.authenticator.send_failure_response()
+        self._disconnect(channel, reason)
+
+    def _complete_delayed_closes(self) -> None:
+        now = time.monotonic_ns()
+        while self._delayed_closes:
+            connection_id, (channel, deadline, reason) = next(iter(self._delayed_closes.items()))
+            if deadline > now:
+                return
+            del self._delayed_closes[connection_id]
+            if connection_id in self.channels:
+                self._close_on_authentication_failure(channel, reason)
+
+    def _delayed_close_timeout(self, timeout: float) -> float:
+        """The poll timeout, shortened so the next delayed close is on time."""
+        if not self._delayed_closes:
+            return timeout
+        _, deadline, _ = next(iter(self._delayed_closes.values()))
+        return max(0.0, min(timeout, (deadline - time.monotonic_ns()) / 1e9))
+
+    def check_session(self, channel: KafkaChannel, frame: bytes) -> bool:
+        """KIP-368, for a request just received on an authenticated channel: True if
+        the frame was taken for a re-authentication (a SaslHandshake) or the channel
+        was closed because its session expired; False: serve the request."""
+        if channel.authenticator.session_expiration_ns() is None:
+            return False
+        if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
+            try:
+                if channel.maybe_begin_server_reauthentication(frame):
+                    self._after_prepare(channel)
+                    return True
+            except AuthenticationError as exc:
+                self._authentication_failed(channel, exc)
+                return True
+        if channel.server_authentication_session_expired(time.monotonic_ns()):
+            self.auth_counts["expired-connections-killed-count"] += 1
+            _auth_log.log(logging.INFO, ("expired", channel.peer[:1]),
+                          "%s: Disconnecting expired channel %s from %s (%s): its SASL "
+                          "session ended (connections.max.reauth.ms) without "
+                          "re-authentication", self.name, channel.id, channel.peer_text,
+                          escape(channel.principal()))
+            self.close(channel.id)
+            return True
+        return False
+
+    # -- closing -----------------------------------------------------------------------
 
     def _disconnect(self, channel: KafkaChannel, reason: str) -> None:
         if self.channels.pop(channel.id, None) is None:
