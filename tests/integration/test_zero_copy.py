@@ -15,7 +15,8 @@ in-process around each fetch.
   and the copy path, measured the same way, is not (so the bound means
   something).
 * A capture records exactly the bytes sent.
-* confluent-kafka consumes region-served records over PLAINTEXT and SSL.
+* confluent-kafka and kafka-python consume region-served records over
+  PLAINTEXT and SSL.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ import tracemalloc
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaPythonPartition
 
 from kafka_net.capture.format import RESPONSE
 from kafka_net.capture.reader import read_capture_file
 from kafka_net.config import ServerConfig
 from kafka_net.log_safety import TRACE
 from kafka_net.protocol import decode_response, encode_request
-from kafka_net.protocol.records import build_batch, with_base_offset
+from kafka_net.protocol.records import build_batch, decode_records, with_base_offset
 from tests.region_log import region_server
 from tests.support import (LOOPBACK, RawClient, fetch_body, produce_body, recv_exactly,
                            wait_until)
@@ -53,6 +56,9 @@ def broker(pki, tmp_path_factory):
         "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0",
         **pki.broker_props(), "num.network.threads": "1", "num.io.threads": "4",
         "shutdown.timeout.ms": "5000", "capture.dir": str(capture_dir),
+        # A small SO_SNDBUF (Kafka's default is 100 KiB): every megabyte answer is
+        # many partial sends.
+        "socket.send.buffer.bytes": "32768",
         "capture.max.frame.bytes": str(16 << 20)})
     with region_server(cfg, str(tmp_path_factory.mktemp("logs")),
                        in_memory=("mm-frames", "mm-slow")) as (server, logs):
@@ -324,5 +330,40 @@ def test_confluent_kafka_consumes_records_served_from_a_file(broker, pki, protoc
     assert logs[(topic, 0)].regions_served > 0
     if protocol == "PLAINTEXT":
         assert sum(sent_bytes for _, sent_bytes in sendfile_calls) >= 2_000_000
+    else:
+        assert sendfile_calls == []
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL"])
+def test_kafka_python_consumes_records_served_from_a_file(broker, pki, protocol,
+                                                          sendfile_calls):
+    server, logs = broker
+    topic = f"zc-kafka-python-{protocol.lower()}"
+    data = batches(4, seed=6)   # 1 MiB, produced raw: the consumer reads them as stored
+    produce(server, topic, data)
+    expected = [(rec.key, rec.value) for batch in data for rec in decode_records(batch)]
+    del sendfile_calls[:]
+    args = {"bootstrap_servers": f"{LOOPBACK}:{server.bound_port(protocol)}",
+            "security_protocol": protocol, "enable_auto_commit": False,
+            "fetch_max_bytes": 4 << 20, "max_partition_fetch_bytes": 4 << 20}
+    if protocol == "SSL":
+        args["ssl_cafile"] = pki.ca
+    consumer = KafkaConsumer(**args)
+    consumer.assign([KafkaPythonPartition(topic, 0)])
+    consumer.seek(KafkaPythonPartition(topic, 0), 0)
+    got = []
+    try:
+        for _ in range(300):   # a bound on a hung client, never asserted on
+            for records in consumer.poll(timeout_ms=100).values():
+                got += [(r.key, r.value) for r in records]
+            if len(got) >= len(expected):
+                break
+    finally:
+        consumer.close()
+    assert got == expected
+    assert logs[(topic, 0)].regions_served > 0
+    if protocol == "PLAINTEXT":
+        assert sum(sent for _, sent in sendfile_calls) >= sum(len(b) for b in data)
     else:
         assert sendfile_calls == []
