@@ -35,13 +35,13 @@ class Region:
 
 class ChunkBuffer(bytearray):
     """The bytearray an encoder writes into, plus the regions spliced into it:
-    ``regions`` holds ``(offset in this buffer, region)`` in wire order."""
+    ``regions`` holds ``(offset in this buffer, region)`` in wire order.
 
-    __slots__ = ("regions",)
+    No ``__init__`` of its own: made by bytearray's, in C, so a Fetch answered
+    from memory (no region) pays no Python call for it; ``regions`` is the
+    class's empty tuple until the first region comes."""
 
-    def __init__(self, data: bytes = b"") -> None:
-        super().__init__(data)
-        self.regions: list[tuple[int, Region]] = []
+    regions: "tuple | list[tuple[int, Region]]" = ()
 
 
 def splice_records(buf, value) -> None:
@@ -49,12 +49,13 @@ def splice_records(buf, value) -> None:
     (after writing its length prefix): a Region is noted, not copied; any other
     bytes-like value is appended as is."""
     if isinstance(value, Region):
-        regions = getattr(buf, "regions", None)
-        if regions is None:
+        if buf.__class__ is not ChunkBuffer:
             # A plain bytearray: a request, or a tagged field's own buffer.  No
             # place to keep the region, and copying it here would read a file.
             raise ValueError("a records region can only be written into a ChunkBuffer")
-        regions.append((len(buf), value))
+        if not buf.regions:
+            buf.regions = []
+        buf.regions.append((len(buf), value))
     else:
         buf += value
 
