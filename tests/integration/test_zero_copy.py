@@ -17,6 +17,9 @@ in-process around each fetch.
 * A capture records exactly the bytes sent.
 * confluent-kafka and kafka-python consume region-served records over
   PLAINTEXT and SSL.
+
+The last tests do the same on a broker with the durable log (``log.store=disk``):
+the regions are slices of real segment files (``FileRecords.slice``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.records import build_batch, decode_records, with_base_offset
 from tests.region_log import region_server
 from tests.support import (LOOPBACK, RawClient, fetch_body, produce_body, recv_exactly,
-                           wait_until)
+                           running_server, wait_until)
 from tests.tls_support import pki  # noqa: F401 (pki: fixture)
 
 FETCH_V = 12        # topic names, not ids: the frames of two topics compare by name
@@ -365,5 +368,105 @@ def test_kafka_python_consumes_records_served_from_a_file(broker, pki, protocol,
     assert logs[(topic, 0)].regions_served > 0
     if protocol == "PLAINTEXT":
         assert sum(sent for _, sent in sendfile_calls) >= sum(len(b) for b in data)
+    else:
+        assert sendfile_calls == []
+
+
+# -- the durable log (log.store=disk): the same path from real segment files ----------------
+
+
+@pytest.fixture(scope="module")
+def durable(pki, tmp_path_factory):
+    cfg = ServerConfig.from_properties({
+        "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0",
+        **pki.broker_props(), "num.network.threads": "1", "num.io.threads": "4",
+        "shutdown.timeout.ms": "5000", "socket.send.buffer.bytes": "32768",
+        "log.store": "disk", "log.dirs": str(tmp_path_factory.mktemp("log-dirs"))})
+    with running_server(cfg) as server:
+        yield server
+
+
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL"])
+def test_a_fetch_from_segment_files_is_sent_with_sendfile_on_plaintext_only(
+        durable, pki, protocol, sendfile_calls):
+    topic = f"durable-{protocol.lower()}"
+    data = batches(8, seed=7)   # 2 MiB
+    produce(durable, topic, data)
+    del sendfile_calls[:]
+    stored = b"".join(with_base_offset(b, 4 * i) for i, b in enumerate(data))
+    client = (tls_client(durable, pki) if protocol == "SSL"
+              else small_window_client(durable.bound_port()))
+    with client:
+        got = records_of(fetch_frame(client, topic))
+    assert got == stored   # byte for byte what the segment holds
+    if protocol == "PLAINTEXT":
+        assert sum(sent for _, sent in sendfile_calls) == len(stored)
+        assert any(sent < count for count, sent in sendfile_calls)   # resumed
+    else:
+        assert sendfile_calls == []
+
+
+def test_twenty_slow_readers_of_a_durable_log_hold_bounded_memory(durable):
+    data = batches(16, seed=8)   # 4 MiB
+    produce(durable, "durable-slow", data)
+    clients = [small_window_client(durable.bound_port()) for _ in range(SLOW_READERS)]
+    tracemalloc.start()
+    try:
+        baseline = tracemalloc.get_traced_memory()[0]
+        for client in clients:
+            client.send(1, FETCH_V, fetch_body([("durable-slow", 0, 0)], max_bytes=8 << 20,
+                                              partition_max_bytes=8 << 20))
+        processors = durable.socket_server.processors
+        assert wait_until(lambda: sum(1 for p in processors
+                                      for c in list(p.selector.channels.values())
+                                      if c.has_send()) == SLOW_READERS, timeout=30)
+        held = tracemalloc.get_traced_memory()[0] - baseline
+    finally:
+        tracemalloc.stop()
+    try:
+        expected = b"".join(with_base_offset(b, 4 * i) for i, b in enumerate(data))
+        for client in clients:
+            size = int.from_bytes(recv_exactly(client.sock, 4), "big")
+            assert records_of(recv_exactly(client.sock, size)) == expected
+    finally:
+        for client in clients:
+            client.close()
+    assert held < MEMORY_BOUND, f"{held / 2**20:.1f} MiB held by 20 slow readers"
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL"])
+def test_confluent_kafka_consumes_from_segment_files(durable, pki, protocol, sendfile_calls):
+    topic = f"durable-confluent-{protocol.lower()}"
+    rng = __import__("random").Random(topic)
+    sent = [(f"key-{i}".encode(), rng.randbytes(20_000)) for i in range(100)]   # 2 MB
+    security = {"security.protocol": protocol}
+    if protocol == "SSL":
+        security["ssl.ca.location"] = pki.ca
+    address = f"{LOOPBACK}:{durable.bound_port(protocol)}"
+    durable.apis.create_topic(topic, 1)
+    producer = Producer({"bootstrap.servers": address, **security, "linger.ms": 50})
+    for key, value in sent:
+        producer.produce(topic, key=key, value=value, partition=0)
+    assert producer.flush(30) == 0
+    del sendfile_calls[:]
+    consumer = Consumer({"bootstrap.servers": address, **security, "group.id": topic,
+                         "enable.auto.commit": False, "fetch.max.bytes": 4 << 20,
+                         "max.partition.fetch.bytes": 4 << 20})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    try:
+        for _ in range(600):   # a bound on a hung client, never asserted on
+            msg = consumer.poll(0.1)
+            if msg is not None:
+                assert not msg.error(), msg.error()
+                got.append((msg.key(), msg.value()))
+            if len(got) >= len(sent):
+                break
+    finally:
+        consumer.close()
+    assert got == sent
+    if protocol == "PLAINTEXT":
+        assert sum(sent_bytes for _, sent_bytes in sendfile_calls) >= 2_000_000
     else:
         assert sendfile_calls == []
