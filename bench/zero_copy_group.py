@@ -1,31 +1,29 @@
-"""Group ``zerocopy`` (issue 19): 1 MiB Fetches answered from files with sendfile
-beside the same Fetches answered from the in-memory log (the copy path), kload
-Fetch v4, interleaved.  Target: at least the copy path's bytes per second at
-at most half its server CPU per GB.
+"""Group ``zerocopy`` (issue 19): 1 MiB Fetches answered from the durable log's
+segment files with sendfile beside the same Fetches answered from the in-memory
+log (the copy path), kload Fetch v4, interleaved.  Target: at least the copy
+path's bytes per second at at most half its server CPU per GB.
 
-Both servers are ``bench/zero_copy_server.py`` (the ``kafka-net serve`` Daemon on
-its defaults); one keeps its logs in memory, the other answers reads with file
-regions (``RegionLog``, a stand-in for the durable log until it is merged).
-Each gets the same topic: 8 batches of just under 1 MiB (4 records of
-255 KiB, random bytes), so that a 1 MiB fetch from offset 0 answers with one
-whole batch."""
+Both servers are ``kafka-net serve`` on its defaults (3 + 8 threads), one with
+``log.store=disk`` and ``log.dirs`` in the run's temporary folder, the other with
+``log.store=memory``.  Each gets the same topic: 8 batches of just under 1 MiB
+(4 records of 255 KiB, random bytes), so that a 1 MiB fetch from offset 0
+answers with one whole batch."""
 
 from __future__ import annotations
 
 import os
 import random
-import sys
 from pathlib import Path
 
 from bench import harness
-from bench.harness import KAFKA_NET_READY, ServerProcess, kafka_call
+from bench.harness import ServerProcess, kafka_call
 from bench.measure import Run, interleaved_kload, median
 from bench.results import context_lines, num, table
 from kafka_net.protocol.records import build_batch
 
 GROUP = "zerocopy"
 TOPIC = "zc"
-FILES, COPY = "kafka-net from files", "kafka-net in memory"
+FILES, COPY = "kafka-net log.store=disk", "kafka-net log.store=memory"
 FETCH = ("--api", "fetch", "--topic", TOPIC, "--fetch-offset", "0",
          "--fetch-max-bytes", str(1 << 20))
 SCENARIOS = {
@@ -36,14 +34,11 @@ SCENARIOS = {
 }
 
 
-def server(name: str, log: str, tmp: Path) -> ServerProcess:
-    argv = [sys.executable, "-m", "bench.zero_copy_server", "--log", log]
-    if log == "regions":
-        directory = tmp / "regions"
-        directory.mkdir(parents=True, exist_ok=True)
-        argv += ["--dir", str(directory)]
-    return ServerProcess(name, argv, ready=KAFKA_NET_READY,
-                         describe=f"`python -m bench.zero_copy_server --log {log}`")
+def servers(tmp: Path) -> list[ServerProcess]:
+    log_dirs = tmp / "log-dirs"
+    log_dirs.mkdir(parents=True, exist_ok=True)
+    return [harness.kafka_net(FILES, ("log.store=disk", f"log.dirs={log_dirs}")),
+            harness.kafka_net(COPY, ("log.store=memory",))]
 
 
 def fill(port: int) -> int:
@@ -77,13 +72,13 @@ def cpu_s_per_gb(r: Run) -> float:
 
 def run(args, context: dict, tmp: Path, problems: list[str]) -> str:
     kload = harness.build_kload()
-    servers = [server(FILES, "regions", tmp), server(COPY, "memory", tmp)]
-    with harness.serving(servers, tmp / GROUP, problems):
-        for s in servers:
+    started = servers(tmp)
+    with harness.serving(started, tmp / GROUP, problems):
+        for s in started:
             fill(s.port)
-        runs = interleaved_kload(kload, servers, SCENARIOS, args, problems)
+        runs = interleaved_kload(kload, started, SCENARIOS, args, problems)
     context["load_end"] = os.getloadavg()[0]
-    return section(runs, servers, context)
+    return section(runs, started, context)
 
 
 def section(runs: dict[str, list[Run]], servers, context: dict) -> str:

@@ -198,7 +198,7 @@ def test_zero_copy_group_serves_every_fetch_from_both_logs(tmp_path):
     assert problems == []   # every kload answer right, no warning logged, clean stops
     rows = [line for line in section.splitlines() if line.startswith("| Fetch")]
     assert len(rows) == 2 * len(zero_copy_group.SCENARIOS)
-    assert list((tmp_path / "regions").iterdir())   # the file side wrote its files
+    assert list((tmp_path / "log-dirs").iterdir())   # the disk side wrote its log
 
 
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])
