@@ -63,7 +63,22 @@ class SelectorAuthentication:
                           self.name, channel.id, channel.peer_text, escape(exc))
             self._disconnect(channel, f"invalid request during authentication: {exc}")
             return
+        except OSError:
+            raise   # the peer is gone or the transport broke: the Selector's I/O error
+        except Exception as exc:
+            self._unexpected_authentication_error(channel, exc)
+            return
         self._after_prepare(channel)
+
+    def _unexpected_authentication_error(self, channel, exc: Exception) -> None:
+        """A bug reached by a client that has not authenticated: close that one
+        connection with one rate-limited line (no traceback, which a client could
+        repeat at will), as Kafka closes a channel whose authenticate() threw."""
+        _auth_log.log(logging.ERROR, ("unexpected", channel.peer[:1]),
+                      "%s: closing connection %s from %s: unexpected error during "
+                      "authentication: %s", self.name, channel.id, channel.peer_text,
+                      escape(repr(exc)))
+        self._disconnect(channel, f"unexpected error during authentication: {exc!r}")
 
     def _after_prepare(self, channel) -> None:
         self._touch(channel)   # progress: only a handshake that stalls expires
@@ -146,6 +161,18 @@ class SelectorAuthentication:
                     return True
             except AuthenticationError as exc:
                 self._authentication_failed(channel, exc)
+                return True
+            except InvalidRequestError as exc:
+                _auth_log.log(logging.WARNING, ("invalid", channel.peer[:1]),
+                              "%s: closing connection %s from %s during re-authentication:"
+                              " %s", self.name, channel.id, channel.peer_text, escape(exc))
+                self._disconnect(channel, f"invalid request during re-authentication: {exc}")
+                return True
+            except OSError as exc:
+                self._disconnect(channel, f"I/O error: {exc}")
+                return True
+            except Exception as exc:
+                self._unexpected_authentication_error(channel, exc)
                 return True
         if channel.server_authentication_session_expired(time.monotonic_ns()):
             self.auth_counts["expired-connections-killed-count"] += 1
