@@ -48,6 +48,12 @@ class SslAuthenticationException(Exception):
     ``AuthenticationException``): counted as a failed authentication."""
 
 
+class SslRenegotiationError(ConnectionError):
+    """The peer tried to renegotiate TLS (1.2 and earlier): Kafka's SslTransportLayer
+    refuses ("Renegotiation requested, but it is not supported") and the
+    connection closes; a ConnectionError, so the Selector's I/O path closes it."""
+
+
 class PlaintextTransportLayer:
     """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
 
@@ -97,6 +103,9 @@ class SslTransportLayer:
         # needed, so it is not "pending" (a poll with timeout 0 would spin).
         self._incoming_partial = False
         self._eof = False
+        # TLS 1.3 has no renegotiation (and its post-handshake messages may make
+        # OpenSSL answer during a read): the check below is for older versions.
+        self._tls13 = False
 
     # -- handshake ---------------------------------------------------------------------
 
@@ -121,6 +130,7 @@ class SslTransportLayer:
             raise SslAuthenticationException(f"SSL handshake failed: {_reason(exc)}") from None
         else:
             self._handshake_done = True
+            self._tls13 = self._ssl.version() == "TLSv1.3"
             # Application data sent right behind the client's Finished (TLS 1.3
             # clients do) is in _incoming now: decrypt it, so has_pending_reads
             # says so and the Selector reads it without waiting for the socket.
@@ -157,11 +167,14 @@ class SslTransportLayer:
         self._incoming_partial = False
 
     def _decrypt(self) -> None:
+        written = self._outgoing.pending
         while True:
             try:
                 chunk = self._ssl.read(NET_READ_CHUNK)
             except ssl.SSLWantReadError:
                 self._incoming_partial = self._incoming.pending > 0
+                if self._outgoing.pending > written and not self._tls13:
+                    self._refuse_renegotiation()
                 return
             except ssl.SSLZeroReturnError:   # close_notify: the peer's orderly end
                 self._eof = True
@@ -170,6 +183,15 @@ class SslTransportLayer:
                 self._eof = True
                 return
             self._app += chunk
+
+    def _refuse_renegotiation(self) -> None:
+        """Before TLS 1.3 the only bytes OpenSSL writes while reading application
+        data are its answer to a ClientHello on an established connection: the
+        no_renegotiation alert (the context sets OP_NO_RENEGOTIATION).  OpenSSL
+        would then carry on and the client wait for a handshake that never comes;
+        Kafka closes instead.  The alert goes out first, so the client knows why."""
+        self._flush_quietly()
+        raise SslRenegotiationError("Renegotiation requested, but it is not supported")
 
     # -- writes ------------------------------------------------------------------------
 
