@@ -134,6 +134,11 @@ KEYS: tuple[_Key, ...] = (
          "connection_failed_authentication_delay_ms", integer(0), "100",
          "A failed authentication is answered and closed this much later (a brake on "
          "password guessing); must be below connections.max.idle.ms."),
+    _Key("connection.authentication.timeout.ms", "connection_authentication_timeout_ms",
+         integer(-1, hi=LONG_MAX), "30000",
+         "kafka-net: a connection whose TLS handshake and SASL authentication (or a "
+         "KIP-368 re-authentication) are not done this long after they began is closed; "
+         "-1 disables (then only connections.max.idle.ms ends a stalled handshake)."),
     _Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", integer(1),
          "524288",
          "Largest frame read before SASL authentication completes; a larger one fails "

@@ -85,6 +85,8 @@ class ServerConfig:
     connections_max_reauth_ms: int = default_of("connections_max_reauth_ms")
     connection_failed_authentication_delay_ms: int = default_of(
         "connection_failed_authentication_delay_ms")
+    connection_authentication_timeout_ms: int = default_of(
+        "connection_authentication_timeout_ms")
     sasl_server_max_receive_size: int = default_of("sasl_server_max_receive_size")
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).

@@ -91,7 +91,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
                  channel_builder: ChannelBuilder = PLAINTEXT,
-                 failed_authentication_delay_ms: int = 0) -> None:
+                 failed_authentication_delay_ms: int = 0,
+                 authentication_timeout_ms: int = -1) -> None:
         self.name = name
         self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
@@ -125,7 +126,7 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self._init_authentication(failed_authentication_delay_ms)
+        self._init_authentication(failed_authentication_delay_ms, authentication_timeout_ms)
 
     # -- registration ----------------------------------------------------------------
 
@@ -138,6 +139,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
         self._lru[connection_id] = channel
+        if not channel.is_ready:   # TLS or SASL: connection.authentication.timeout.ms
+            self._authentication_began(channel)
         return channel
 
     def _set_interest(self, channel: KafkaChannel, events: int) -> None:
@@ -266,6 +269,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self._collect_receives()
         if self._delayed_closes:
             self._complete_delayed_closes()
+        if self._auth_deadlines:
+            self._expire_authentications()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
@@ -434,6 +439,7 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 pass
         self._lru.pop(channel.id, None)
         self._delayed_closes.pop(channel.id, None)
+        self._auth_deadlines.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         self._buffered_reads.pop(channel.id, None)

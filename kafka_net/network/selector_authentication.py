@@ -16,6 +16,14 @@ Processor's session-expiry check): a mixin, so that selector.py stays about I/O.
   password guessing, its DelayedResponseAuthenticationException), writing
   the SASL failure answer first; reads and writes stop until then.
 * :meth:`check_session`: KIP-368, for a request on an authenticated channel.
+* The authentication deadline (``connection.authentication.timeout.ms``, a
+  kafka-net key: Kafka has none, and a handshake that stalls lives there
+  until ``connections.max.idle.ms``, 10 minutes): a channel not ready this
+  long after it was registered, or after its re-authentication began, is
+  closed with one rate-limited line.  A half-open TLS handshake holds
+  OpenSSL's state (about 50 KB); this bounds how long.  Channels are kept
+  in deadline order, so each poll looks at the first only; a PLAINTEXT
+  channel is ready at once and never enters.
 """
 
 from __future__ import annotations
@@ -41,12 +49,43 @@ AUTH_COUNTERS = ("successful-authentication-total", "successful-reauthentication
 
 
 class SelectorAuthentication:
-    def _init_authentication(self, failed_authentication_delay_ms: int) -> None:
+    def _init_authentication(self, failed_authentication_delay_ms: int,
+                             authentication_timeout_ms: int) -> None:
         # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
         self.auth_counts = dict.fromkeys(AUTH_COUNTERS, 0)
         self._failed_auth_delay_ns = max(0, failed_authentication_delay_ms) * 1_000_000
         # connection id -> (channel, close deadline, reason), deadlines in order.
         self._delayed_closes: collections.OrderedDict = collections.OrderedDict()
+        self._auth_timeout_ns = (authentication_timeout_ms * 1_000_000
+                                 if authentication_timeout_ms >= 0 else -1)
+        # connection id -> (channel, deadline): channels handshaking or authenticating,
+        # deadlines in order (one timeout for all, so insertion order is deadline order).
+        self._auth_deadlines: collections.OrderedDict = collections.OrderedDict()
+
+    def _authentication_began(self, channel) -> None:
+        """A channel that is not ready yet (registered, or re-authenticating) gets
+        its deadline."""
+        if self._auth_timeout_ns >= 0:
+            self._auth_deadlines.pop(channel.id, None)   # a re-authentication: to the end
+            self._auth_deadlines[channel.id] = (
+                channel, time.monotonic_ns() + self._auth_timeout_ns)
+
+    def _expire_authentications(self) -> None:
+        now = self._now_ns
+        while self._auth_deadlines:
+            connection_id, (channel, deadline) = next(iter(self._auth_deadlines.items()))
+            if deadline > now:
+                return
+            del self._auth_deadlines[connection_id]
+            if (connection_id not in self.channels or channel.ready()
+                    or connection_id in self._delayed_closes):   # failed: closing anyway
+                continue
+            self._log_failed_handshake(
+                channel, "closing connection from %s: its %s did not finish within "
+                "connection.authentication.timeout.ms=%d", _stage(channel),
+                self._auth_timeout_ns // 1_000_000)
+            self._disconnect(channel, "authentication did not finish within "
+                                      "connection.authentication.timeout.ms")
 
     def _prepare(self, channel) -> None:
         try:
@@ -94,6 +133,7 @@ class SelectorAuthentication:
         self._set_interest(channel, _READ | (_WRITE if writing else 0))
 
     def _authenticated(self, channel) -> None:
+        self._auth_deadlines.pop(channel.id, None)
         reauth = channel.successful_authentications > 1
         counts = self.auth_counts
         if reauth:
@@ -157,6 +197,8 @@ class SelectorAuthentication:
         if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
             try:
                 if channel.maybe_begin_server_reauthentication(frame):
+                    if not channel.is_ready:
+                        self._authentication_began(channel)
                     self._after_prepare(channel)
                     return True
             except AuthenticationError as exc:
@@ -184,3 +226,11 @@ class SelectorAuthentication:
             self.close(channel.id)
             return True
         return False
+
+
+def _stage(channel) -> str:
+    """What a channel that is not ready is still doing, for the log."""
+    if not channel.transport.ready():
+        return "TLS handshake"
+    reauth = getattr(channel.authenticator, "reauthenticating", None)
+    return "SASL re-authentication" if reauth and reauth() else "SASL authentication"

@@ -48,6 +48,11 @@ class SslAuthenticationException(Exception):
     ``AuthenticationException``): counted as a failed authentication."""
 
 
+# Both BIOs of a transport whose handshake has not begun: never written, so
+# ``pending`` is 0 and the checks that read it need no test for "not yet".
+_NO_BIO = ssl.MemoryBIO()
+
+
 class SslRenegotiationError(ConnectionError):
     """The peer tried to renegotiate TLS (1.2 and earlier): Kafka's SslTransportLayer
     refuses ("Renegotiation requested, but it is not supported") and the
@@ -93,9 +98,13 @@ class SslTransportLayer:
 
     def __init__(self, sock: socket.socket, context: ssl.SSLContext) -> None:
         self.socket = sock
-        self._incoming = ssl.MemoryBIO()
-        self._outgoing = ssl.MemoryBIO()
-        self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._context = context
+        # The SSLObject and its BIOs are made when the ClientHello's first bytes
+        # arrive (_start): a connection that sends nothing costs what a plaintext
+        # one does, not OpenSSL's ~10 KB (README, "Protection").  Until then both
+        # BIOs are the shared, always empty _NO_BIO.
+        self._incoming = self._outgoing = _NO_BIO
+        self._ssl: ssl.SSLObject | None = None
         self._handshake_done = False
         self._app = bytearray()          # decrypted, not yet read (Kafka's appReadBuffer)
         self._pending_out = bytearray()  # encrypted, not yet sent (netWriteBuffer)
@@ -116,6 +125,8 @@ class SslTransportLayer:
         """Send what is waiting, take what arrived, and advance the handshake as far
         as those bytes allow.  Kafka's SslTransportLayer.handshake, with OpenSSL's
         state machine in place of the SSLEngine's NEED_WRAP/NEED_UNWRAP loop."""
+        if self._ssl is None and not self._start():
+            return
         self._flush()
         self._receive()
         try:
@@ -136,6 +147,20 @@ class SslTransportLayer:
             # says so and the Selector reads it without waiting for the socket.
             self._decrypt()
         self._flush()
+
+    def _start(self) -> bool:
+        """The first bytes of the handshake: make the SSLObject and its BIOs and
+        hand them those bytes; False while the socket has none."""
+        try:
+            data = self.socket.recv(NET_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return False
+        if not data:
+            raise ConnectionAbortedError("EOF during handshake")   # see handshake()
+        self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._ssl = self._context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._incoming.write(data)
+        return True
 
     # -- reads -------------------------------------------------------------------------
 
@@ -235,7 +260,7 @@ class SslTransportLayer:
         return self._ssl.getpeercert() or None
 
     def cipher(self) -> tuple | None:
-        return self._ssl.cipher()
+        return self._ssl.cipher() if self._ssl is not None else None
 
     def close(self) -> None:
         # No close_notify: Kafka's close() tries one, but a client that is gone

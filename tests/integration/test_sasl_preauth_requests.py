@@ -23,6 +23,8 @@ import struct
 import pytest
 
 from kafka_net.config import ServerConfig
+from kafka_net.log_safety import RateLimitedLog
+from kafka_net.network import selector_authentication
 from kafka_net.protocol import encode_request
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import MESSAGES
@@ -146,12 +148,12 @@ def loud_records(caplog) -> list[logging.LogRecord]:
             if r.name.startswith("kafka_net") and r.levelno >= logging.INFO]
 
 
-def assert_quiet_and_closed(server, caplog, clients) -> None:
+def assert_quiet_and_closed(server, caplog, clients, still_open: int = 0) -> None:
     unclosed = [name for name, client in clients if not ends_in_close(client.sock)]
     assert not unclosed, f"left open: {unclosed}"
     for _, client in clients:
         client.close()
-    assert wait_until(lambda: open_channels(server) == 0), open_channels(server)
+    assert wait_until(lambda: open_channels(server) == still_open), open_channels(server)
     assert all(p.is_alive() for p in server.socket_server.processors)
     loud = loud_records(caplog)
     assert not [r for r in loud if r.exc_info], [r.getMessage() for r in loud if r.exc_info]
@@ -196,3 +198,50 @@ def test_300_produce_acks_0_after_the_handshake(server, pki, caplog, protocol): 
     finally:
         for _, client in clients:
             client.close()
+
+
+# -- connection.authentication.timeout.ms -----------------------------------------------
+
+
+@pytest.fixture
+def short_deadline_server(pki):  # noqa: F811
+    props = {"listeners": ",".join(f"{p}://127.0.0.1:0" for p in PROTOCOLS),
+             "num.network.threads": "1", "num.io.threads": "2",
+             "shutdown.timeout.ms": "5000", "connections.max.reauth.ms": "600000",
+             "connection.authentication.timeout.ms": "500", **pki.broker_props()}
+    for protocol in PROTOCOLS:
+        props.update(sasl_props(protocol))
+    with running_server(ServerConfig.from_properties(props)) as running:
+        yield running
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_authentication_that_stalls_is_closed_by_the_deadline(
+        short_deadline_server, pki, caplog, monkeypatch, protocol):  # noqa: F811
+    caplog.set_level(logging.INFO)
+    # A fresh per-address rate limit: the first line here is the deadline's.
+    monkeypatch.setattr(selector_authentication, "_auth_log",
+                        RateLimitedLog(selector_authentication.log))
+    server = short_deadline_server
+    with connect(server, protocol, pki) as served:
+        assert plain_login(served, "alice", "alice-secret")["error_code"] == 0
+        stalled = []
+        try:
+            for stage in (stage_initial, stage_after_handshake_v1, stage_mid_scram,
+                          stage_reauthenticating):
+                client = connect(server, protocol, pki)
+                stalled.append((stage.__name__, client))
+                stage(client)
+            half_token = connect(server, protocol, pki)   # half a SaslAuthenticate frame
+            stalled.append(("half a frame", half_token))
+            stage_after_handshake_v1(half_token)
+            half_token.send_raw(b"\0\0\0\x40\0\x24")
+            assert_quiet_and_closed(server, caplog, stalled, still_open=1)
+        finally:
+            for _, client in stalled:
+                client.close()
+        assert any("did not finish within connection.authentication.timeout.ms=500"
+                   in r.getMessage() for r in caplog.records)
+        # The connection that authenticated in time outlived every deadline above.
+        assert served.call(ApiKey.METADATA, 9,
+                           request_body(ApiKey.METADATA, topics=[]))["brokers"]
