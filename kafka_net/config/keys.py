@@ -47,6 +47,15 @@ KEYS: tuple[_Key, ...] = (
          "Requests the RequestChannel holds before Processors block."),
     _Key("socket.request.max.bytes", "socket_request_max_bytes", integer(1), "104857600",
          "Largest request frame accepted; larger ones close the connection."),
+    _Key("socket.request.read.timeout.ms", "socket_request_read_timeout_ms",
+         integer(-1, hi=LONG_MAX), "30000",
+         "kafka-net: a request whose first bytes arrived must be whole within this "
+         "long, plus a second per socket.request.read.min.bytes.per.second bytes of it "
+         "received, or its connection is closed; -1 disables."),
+    _Key("socket.request.read.min.bytes.per.second",
+         "socket_request_read_min_bytes_per_second", integer(0), "65536",
+         "kafka-net: the rate that keeps a large request alive past "
+         "socket.request.read.timeout.ms; 0: the timeout alone bounds every request."),
     _Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", integer(-1), "102400",
          "SO_SNDBUF of accepted sockets; -1 keeps the OS default."),
     _Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", integer(-1), "102400",

@@ -92,7 +92,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
                  channel_builder: ChannelBuilder = PLAINTEXT,
                  failed_authentication_delay_ms: int = 0,
-                 authentication_timeout_ms: int = -1) -> None:
+                 authentication_timeout_ms: int = -1, request_read_timeout_ms: int = -1,
+                 request_read_min_bytes_per_second: int = 0) -> None:
         self.name = name
         self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
@@ -115,7 +116,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
-        self._init_memory(memory_pool)   # selector_memory.py
+        self._init_memory(memory_pool, request_read_timeout_ms,   # selector_memory.py
+                          request_read_min_bytes_per_second)
         # Channels whose transport holds bytes the socket will not announce.
         self._buffered_reads: dict[str, KafkaChannel] = {}
         # When the last select() returned: the time of every activity until the next
@@ -271,6 +273,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
             self._complete_delayed_closes()
         if self._auth_deadlines:
             self._expire_authentications()
+        if self._partial_requests:
+            self._close_slow_requests()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
@@ -380,6 +384,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
+                if self._partial_requests:   # it may have come in parts
+                    self._partial_requests.pop(channel.id, None)
                 if channel.decoder.buffer or channel.remote_closed:
                     # Looked at again next poll: normally the Processor has muted it
                     # by then; if not (a graceful stop drops requests), its next
@@ -391,6 +397,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 self._maybe_finish_closing(channel)
             elif self._decoder_pool is not None and channel.decoder.waiting_for_memory():
                 self._mute_for_memory(channel)
+            elif channel.decoder.buffer:   # part of a request: socket.request.read.timeout.ms
+                self._request_started(channel)
 
     def _has_buffered_receive(self) -> bool:
         return any(not c.mute_state.muted and c.decoder.has_frame()
@@ -440,6 +448,7 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self._lru.pop(channel.id, None)
         self._delayed_closes.pop(channel.id, None)
         self._auth_deadlines.pop(channel.id, None)
+        self._partial_requests.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         self._buffered_reads.pop(channel.id, None)
