@@ -29,9 +29,14 @@ first bytes have arrived on an unmuted, ready channel must go on arriving: it
 is closed once it has taken longer than the timeout plus one second for every
 ``min.bytes.per.second`` bytes of it received.  A client that keeps up the
 minimum rate is never cut off, however large its request; a dripping one is
-cut off after about the timeout, and its grant goes back.  A channel muted
-for memory is off the clock (the broker, not the client, stopped the read),
-and the check runs at most every 100 ms, over the channels with a partial
+cut off after about the timeout, and its grant goes back.  While the pool is
+out of memory (other requests wait for it), the timeout is at most
+``PRESSURE_TIMEOUT_NS`` (1 s): a grant held by a request that is not arriving
+at the minimum rate is what everyone waits for, so a client dripping into a
+large grant, reconnecting each time it is cut off, holds the pool for about
+a second per connection, not for the whole timeout.  A channel muted for
+memory is off the clock (the broker, not the client, stopped the read), and
+the check runs at most every 100 ms, over the channels with a partial
 request only: a request that arrives in one read never enters.
 """
 
@@ -46,6 +51,8 @@ from kafka_net.network.memory_pool import MemoryPool
 log = logging.getLogger("kafka_net.network.selector")   # the Selector's own lines
 _READ = selectors.EVENT_READ
 _SLOW_REQUEST_CHECK_NS = 100_000_000   # how often partial requests are looked at
+# The request-read timeout while the pool is out of memory (see the module doc).
+PRESSURE_TIMEOUT_NS = 1_000_000_000
 
 
 class SelectorMemory:
@@ -119,17 +126,21 @@ class SelectorMemory:
         if now < self._next_slow_check_ns:
             return
         self._next_slow_check_ns = now + _SLOW_REQUEST_CHECK_NS
+        timeout = self._read_timeout_ns
+        if self._decoder_pool is not None and self._decoder_pool.is_out_of_memory:
+            timeout = min(timeout, PRESSURE_TIMEOUT_NS)
         for connection_id, (channel, started) in list(self._partial_requests.items()):
             received = channel.decoder.buffered()
-            if now - started <= self._read_timeout_ns + received * self._ns_per_byte:
+            if now - started <= timeout + received * self._ns_per_byte:
                 continue
             del self._partial_requests[connection_id]
             self._slow_request_log.log(
                 logging.WARNING, ("slow request", channel.peer[:1]),
                 "%s: closing connection %s from %s: %d bytes of its request arrived in "
-                "%d ms, slower than socket.request.read.timeout.ms=%d and "
-                "socket.request.read.min.bytes.per.second allow", self.name, channel.id,
-                channel.peer_text, received, (now - started) // 1_000_000,
-                self._read_timeout_ns // 1_000_000)
+                "%d ms, slower than socket.request.read.timeout.ms=%d (%d while the "
+                "memory pool is out) and socket.request.read.min.bytes.per.second allow",
+                self.name, channel.id, channel.peer_text, received,
+                (now - started) // 1_000_000, self._read_timeout_ns // 1_000_000,
+                timeout // 1_000_000)
             self._disconnect(channel, "request not received within "
                                       "socket.request.read.timeout.ms")
