@@ -1,8 +1,8 @@
 """A hostile client before authentication, on SASL_PLAINTEXT and SASL_SSL (issue 20).
 
 Every API key (at its newest version, at a version from the future, a
-Produce with acks=0) and garbage frames, sent at each stage of a SASL
-exchange: before anything, after ApiVersions, after a v1 SaslHandshake
+Produce with acks=0; at every version where the request is parsed) and
+garbage frames, sent at each stage of a SASL exchange: before anything, after ApiVersions, after a v1 SaslHandshake
 (tokens in SaslAuthenticate), after a v0 SaslHandshake (bare tokens),
 in the middle of a SCRAM exchange, and during a KIP-368 re-authentication.
 
@@ -17,6 +17,7 @@ number of log lines (the failure lines are rate-limited per peer address).
 from __future__ import annotations
 
 import logging
+import random
 import socket
 import struct
 
@@ -84,6 +85,23 @@ def hostile_frames() -> list[tuple[str, bytes]]:
                ("frame too short", b"\0\0\0\3abc"), ("empty frame", b"\0\0\0\0"),
                ("garbage header", b"\0\0\0\x10" + b"\xff" * 16),
                ("negative size", b"\xff\xff\xff\xfe"), ("huge size", b"\x7f\xff\xff\xff")]
+    return frames
+
+
+def every_version_frames() -> list[tuple[str, bytes]]:
+    """Every version of every request the schemas know, default bodies; then
+    garbage that looks almost like a header (a fixed seed: reproducible)."""
+    frames = []
+    for key in ApiKey:
+        if key in MESSAGES:
+            valid = MESSAGES[key].request.valid
+            frames += [(f"{key.name} v{v}", _frame(key, v))
+                       for v in range(valid.low, valid.high + 1)]
+    rng = random.Random(20)
+    for n in range(60):
+        payload = struct.pack(">hh", rng.choice(list(ApiKey)), rng.randrange(-2, 40)) + \
+            rng.randbytes(rng.randrange(0, 40))
+        frames.append((f"garbage {n}", struct.pack(">i", len(payload)) + payload))
     return frames
 
 
@@ -170,6 +188,27 @@ def test_every_request_before_authentication_closes_quietly(server, pki, caplog,
         for name, frame in hostile_frames():
             if answered_before_login(stage, name):
                 continue
+            client = connect(server, protocol, pki)
+            clients.append((name, client))
+            stage(client)
+            client.send_raw(frame)
+        assert_quiet_and_closed(server, caplog, clients)
+    finally:
+        for _, client in clients:
+            client.close()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("stage", [stage_after_handshake_v1, stage_reauthenticating],
+                         ids=lambda s: s.__name__[len("stage_"):])
+def test_every_version_where_requests_are_parsed(server, pki, caplog,  # noqa: F811
+                                                 protocol, stage):
+    """Where the client asked for Kafka headers the request is parsed and its
+    API's error response built: every version of every API, and garbage."""
+    caplog.set_level(logging.INFO)
+    clients = []
+    try:
+        for name, frame in every_version_frames():
             client = connect(server, protocol, pki)
             clients.append((name, client))
             stage(client)
