@@ -125,3 +125,14 @@ def test_a_large_request_at_a_sane_rate_is_served(pool):
                 stop.wait(0.02)
             got, body = client.receive(ApiKey.PRODUCE, 9)
             assert got == correlation_id and body["responses"]
+
+
+def test_the_plaintext_path_never_enters_the_deadline_tables():
+    """A PLAINTEXT channel is ready at once (no authentication deadline), and a
+    request that arrives in one read never starts a request-read clock."""
+    with running_server(broker()) as server:
+        with RawClient(server.bound_port("PLAINTEXT")) as client:
+            for _ in range(20):
+                assert answered(client)
+            selectors = [p.selector for p in server.socket_server.processors]
+            assert not any(s._auth_deadlines or s._partial_requests for s in selectors)
