@@ -299,7 +299,7 @@ class SaslServerAuthenticator:
             answer = self._sasl_server.evaluate_response(bytes(token))
         except SaslAuthenticationError as exc:
             raise AuthenticationError(str(exc)) from exc
-        except (SaslError, ValueError, TypeError, LookupError, UnicodeError) as exc:
+        except (SaslError, ValueError, TypeError, LookupError) as exc:
             # The detail (unknown user, bad proof, a token the mechanism could not
             # even read) is for the log only, as in Kafka.
             log.debug("SASL %s failed during %s: %r", self.mechanism, self.text(), exc)
