@@ -328,7 +328,9 @@ def test_the_kafka_key_list_is_plausible():
     assert len(KAFKA_BROKER_KEYS) > 300
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
-        "log.store", "max.broker.partitions", "max.partitions.per.request",
+        "connection.authentication.timeout.ms", "log.store", "max.broker.partitions",
+        "max.partitions.per.request", "socket.request.read.timeout.ms",
+        "socket.request.read.min.bytes.per.second",
         "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
         "shutdown.timeout.ms"}
 

@@ -110,7 +110,13 @@ class Processor(threading.Thread):
                                  on_close=self._on_channel_closed,
                                  channel_builder=channel_builder,
                                  failed_authentication_delay_ms=(
-                                     config.connection_failed_authentication_delay_ms))
+                                     config.connection_failed_authentication_delay_ms),
+                                 authentication_timeout_ms=(
+                                     config.connection_authentication_timeout_ms),
+                                 request_read_timeout_ms=(
+                                     config.socket_request_read_timeout_ms),
+                                 request_read_min_bytes_per_second=(
+                                     config.socket_request_read_min_bytes_per_second))
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
