@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from bench import harness, kload_group, protections_group
+from bench import harness, kload_group, protections_group, zero_copy_group
 from bench.capture_group import read_capture
 from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
@@ -186,6 +186,19 @@ def test_protections_group_runs_both_servers_and_renders_ratios(tmp_path):
     assert len(rows) == len(protections_group.SCENARIOS)
     assert all("**" in row for row in rows)          # both ratios present in every row
     assert "max.connections=10000" in section and "request_percentage=100000" in section
+
+
+def test_zero_copy_group_serves_every_fetch_from_both_logs(tmp_path):
+    args = SimpleNamespace(rounds=1, duration=0.3, warmup=0.0)
+    context = {"date": "d", "command": "c", "load_start": 0.0, "rounds": 1,
+               "duration": 0.3, "warmup": 0.0,
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    problems: list[str] = []
+    section = zero_copy_group.run(args, context, tmp_path, problems)
+    assert problems == []   # every kload answer right, no warning logged, clean stops
+    rows = [line for line in section.splitlines() if line.startswith("| Fetch")]
+    assert len(rows) == 2 * len(zero_copy_group.SCENARIOS)
+    assert list((tmp_path / "log-dirs").iterdir())   # the disk side wrote its log
 
 
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])

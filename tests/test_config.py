@@ -330,8 +330,10 @@ def test_the_kafka_key_list_is_plausible():
     # keys (read by its configure(), from the same server.properties), not CONFIG_DEF's.
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "super.users", "allow.everyone.if.no.acl.found", "capture.dir",
-        "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id", "log.store",
-        "max.broker.partitions", "max.partitions.per.request",
+        "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
+        "connection.authentication.timeout.ms", "log.store", "max.broker.partitions",
+        "max.partitions.per.request", "socket.request.read.timeout.ms",
+        "socket.request.read.min.bytes.per.second",
         "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
         "shutdown.timeout.ms"}
 

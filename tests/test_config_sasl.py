@@ -4,7 +4,7 @@ connections.max.reauth.ms, connection.failed.authentication.delay.ms, scram.cred
 from __future__ import annotations
 
 from kafka_net.config import ServerConfig
-from tests.support import config_error
+from tests.support import config, config_error
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
         'user_alice="alice-secret";')
@@ -64,6 +64,16 @@ def test_the_failed_authentication_delay_must_be_below_the_idle_time():
                             "connections.max.idle.ms": "1000"})
     assert message.startswith("connection.failed.authentication.delay.ms=1000 should always "
                               "be less than connections.max.idle.ms=1000")
+
+
+def test_the_failed_authentication_delay_must_be_below_the_authentication_timeout():
+    message = config_error({"connection.failed.authentication.delay.ms": "500",
+                            "connection.authentication.timeout.ms": "500"})
+    assert message.startswith("connection.failed.authentication.delay.ms=500 should always "
+                              "be less than connection.authentication.timeout.ms=500")
+    assert config(connection_authentication_timeout_ms="-1",
+                  connection_failed_authentication_delay_ms="500")
+    assert ServerConfig().connection_authentication_timeout_ms == 30000
 
 
 def test_a_bad_scram_spec_is_refused_at_startup():

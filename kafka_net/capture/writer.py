@@ -85,9 +85,12 @@ class CaptureWriter:
                     correlation_id, client_id)
 
     def response(self, connection_id: str, peer: str, frame: bytes, api_key: int,
-                 api_version: int, correlation_id: int) -> None:
+                 api_version: int, correlation_id: int, size: int | None = None) -> None:
+        """``size``: the frame's full length when ``frame`` is only its first bytes
+        (a response sent from files with sendfile: the Processor reads no more of
+        it than :attr:`max_frame_bytes`, what a record keeps anyway)."""
         self._write(RESPONSE, connection_id, peer, frame, api_key, api_version,
-                    correlation_id, None)
+                    correlation_id, None, size)
 
     def close(self) -> None:
         """Close the current segment (cut to the bytes written); capture is off
@@ -101,14 +104,16 @@ class CaptureWriter:
     # -- the write path -----------------------------------------------------------------
 
     def _write(self, direction, connection_id, peer, frame, api_key, api_version,
-               correlation_id, client_id) -> None:
+               correlation_id, client_id, size=None) -> None:
         if not self.enabled:
             return
         # Cutting a memoryview copies nothing: the frame is copied once, into the record.
         kept = frame[:self.max_frame_bytes]
+        if size is None:
+            size = len(frame)
         data = encode_record_fields(
-            time.time_ns(), direction, api_key, api_version, correlation_id, len(frame),
-            len(kept) < len(frame), self._encoded_strings(connection_id, peer, client_id),
+            time.time_ns(), direction, api_key, api_version, correlation_id, size,
+            len(kept) < size, self._encoded_strings(connection_id, peer, client_id),
             kept)
         try:
             self._append(data)

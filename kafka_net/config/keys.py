@@ -48,6 +48,15 @@ KEYS: tuple[_Key, ...] = (
          "Requests the RequestChannel holds before Processors block."),
     _Key("socket.request.max.bytes", "socket_request_max_bytes", integer(1), "104857600",
          "Largest request frame accepted; larger ones close the connection."),
+    _Key("socket.request.read.timeout.ms", "socket_request_read_timeout_ms",
+         integer(-1, hi=LONG_MAX), "30000",
+         "kafka-net: a request whose first bytes arrived must be whole within this "
+         "long, plus a second per socket.request.read.min.bytes.per.second bytes of it "
+         "received, or its connection is closed; -1 disables."),
+    _Key("socket.request.read.min.bytes.per.second",
+         "socket_request_read_min_bytes_per_second", integer(0), "65536",
+         "kafka-net: the rate that keeps a large request alive past "
+         "socket.request.read.timeout.ms; 0: the timeout alone bounds every request."),
     _Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", integer(-1), "102400",
          "SO_SNDBUF of accepted sockets; -1 keeps the OS default."),
     _Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", integer(-1), "102400",
@@ -176,6 +185,11 @@ KEYS: tuple[_Key, ...] = (
          "connection_failed_authentication_delay_ms", integer(0), "100",
          "A failed authentication is answered and closed this much later (a brake on "
          "password guessing); must be below connections.max.idle.ms."),
+    _Key("connection.authentication.timeout.ms", "connection_authentication_timeout_ms",
+         integer(-1, hi=LONG_MAX), "30000",
+         "kafka-net: a connection whose TLS handshake and SASL authentication (or a "
+         "KIP-368 re-authentication) are not done this long after they began is closed; "
+         "-1 disables (then only connections.max.idle.ms ends a stalled handshake)."),
     _Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", integer(1),
          "524288",
          "Largest frame read before SASL authentication completes; a larger one fails "

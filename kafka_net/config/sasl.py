@@ -76,6 +76,12 @@ def validate(cfg) -> None:
             f"connection.failed.authentication.delay.ms={delay} should always be less than "
             f"connections.max.idle.ms={idle} to prevent failed authentication responses "
             "from timing out")
+    timeout = cfg.connection_authentication_timeout_ms
+    if timeout >= 0 and delay >= timeout:
+        raise ConfigError(
+            f"connection.failed.authentication.delay.ms={delay} should always be less than "
+            f"connection.authentication.timeout.ms={timeout}, or failed authentications "
+            "would time out before their answer")
     sasl_listeners = [e.listener_name for e in cfg.listeners
                       if e.security_protocol in SASL_PROTOCOLS]
     if not sasl_listeners:

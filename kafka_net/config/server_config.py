@@ -101,6 +101,11 @@ class ServerConfig:
     connections_max_reauth_ms: int = default_of("connections_max_reauth_ms")
     connection_failed_authentication_delay_ms: int = default_of(
         "connection_failed_authentication_delay_ms")
+    socket_request_read_timeout_ms: int = default_of("socket_request_read_timeout_ms")
+    socket_request_read_min_bytes_per_second: int = default_of(
+        "socket_request_read_min_bytes_per_second")
+    connection_authentication_timeout_ms: int = default_of(
+        "connection_authentication_timeout_ms")
     sasl_server_max_receive_size: int = default_of("sasl_server_max_receive_size")
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).

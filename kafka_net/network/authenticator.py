@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import struct
 import time
+from collections.abc import Mapping
 from typing import Callable
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -260,8 +261,7 @@ class SaslServerAuthenticator:
         api_key = parsed.header.api_key
         if api_key != ApiKey.SASL_AUTHENTICATE:
             # Kafka answers with that API's error response, then closes.
-            self._failure_send = _response(
-                parsed, self._error_body(parsed, ErrorCode.ILLEGAL_SASL_STATE))
+            self._failure_send = self._illegal_state_answer(parsed)
             raise IllegalSaslStateError(f"Unexpected Kafka request of type {_name(api_key)} "
                                         "during SASL authentication.")
         if parsed.header.api_version > 0:
@@ -277,6 +277,21 @@ class SaslServerAuthenticator:
         self._send(parsed, {"error_code": ErrorCode.NONE, "error_message": None,
                             "auth_bytes": token, "session_lifetime_ms": lifetime})
 
+    def _illegal_state_answer(self, parsed: ParsedRequest) -> bytes | None:
+        """``parsed``'s API's error response with ILLEGAL_SASL_STATE, or None where
+        the API has none (a Produce with acks=0) or it cannot be built: the
+        connection then closes without an answer.  Whatever the request, nothing
+        here may raise but the IllegalSaslStateError that follows."""
+        try:
+            body = self._error_body(parsed, ErrorCode.ILLEGAL_SASL_STATE)
+            if not isinstance(body, Mapping):   # a marker: CLOSE_CONNECTION, NO_RESPONSE
+                return None
+            return _response(parsed, body)
+        except Exception as exc:
+            log.debug("No error response to %s during SASL authentication: %r",
+                      _name(parsed.header.api_key), exc)
+            return None
+
     def _evaluate(self, token: bytes) -> bytes:
         """The SASL server's answer; its failures as AuthenticationError with the
         message the client may see (Kafka hides a SaslException's detail)."""
@@ -284,9 +299,10 @@ class SaslServerAuthenticator:
             answer = self._sasl_server.evaluate_response(bytes(token))
         except SaslAuthenticationError as exc:
             raise AuthenticationError(str(exc)) from exc
-        except SaslError as exc:
-            # The detail (unknown user, bad proof) is for the log only, as in Kafka.
-            log.debug("SASL %s failed during %s: %s", self.mechanism, self.text(), exc)
+        except (SaslError, ValueError, TypeError, LookupError) as exc:
+            # The detail (unknown user, bad proof, a token the mechanism could not
+            # even read) is for the log only, as in Kafka.
+            log.debug("SASL %s failed during %s: %r", self.mechanism, self.text(), exc)
             raise AuthenticationError(
                 f"Authentication failed during {self.text()} due to invalid credentials "
                 f"with SASL mechanism {self.mechanism}") from exc

@@ -11,7 +11,10 @@ Mirrors ``org.apache.kafka.common.network.KafkaChannel``:
 * a :class:`~kafka_net.protocol.framing.FrameDecoder` holding bytes read but
   not yet handed out as a request (the NetworkReceive);
 * at most one send in progress (``setSend`` throws if one is already set), as
-  a memoryview and an offset, so partial writes resume where they stopped;
+  a memoryview and an offset, so partial writes resume where they stopped; a
+  response holding file regions (a Fetch from segment files) is a
+  :class:`~kafka_net.network.send.MultiRecordsSend` instead, whose regions go
+  out with ``transfer_from`` (sendfile), see :mod:`.send`;
 * the mute state machine;
 * bookkeeping for idle expiry and graceful remote close.
 
@@ -33,7 +36,9 @@ import time
 from kafka_net.network.authenticator import (ANONYMOUS, MIN_REAUTH_INTERVAL_NS,
                                              DefaultAuthenticator)
 from kafka_net.network.mute_state import MuteStateMachine
+from kafka_net.network.send import MultiRecordsSend
 from kafka_net.network.transport_layer import PlaintextTransportLayer
+from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.framing import FrameDecoder
 
 # One recv() asks for this much.  Larger reads mean fewer system calls.  A
@@ -41,6 +46,7 @@ from kafka_net.protocol.framing import FrameDecoder
 # Selector's READ_AHEAD_BYTES, so a connection buffers at most that plus one
 # read of pipelined requests.
 READ_CHUNK = 64 * 1024
+_EMPTY = memoryview(b"")
 
 
 class KafkaChannel:
@@ -63,8 +69,8 @@ class KafkaChannel:
         self.peer_text = (f"{self.peer[0]}:{self.peer[1]}" if len(self.peer) >= 2
                           else str(self.peer))
         self.client_software = ("unknown", "unknown")
-        self._send: memoryview | None = None
-        self._send_offset = 0
+        self._send: memoryview | MultiRecordsSend | None = None
+        self._send_offset = 0   # bytes of the send written so far
         self.last_active_ns = time.monotonic_ns()
         # Set when the peer closed its side: buffered complete requests are still
         # served (Kafka's GRACEFUL close with closingChannels), nothing more is read.
@@ -175,12 +181,13 @@ class KafkaChannel:
 
     # -- writes --------------------------------------------------------------------
 
-    def set_send(self, data: bytes) -> None:
+    def set_send(self, data: bytes | ChunkedFrame) -> None:
         if self._send is not None:
             raise RuntimeError(
                 f"Attempt to begin a send operation with prior send operation still in "
                 f"progress, connection id is {self.id}")
-        self._send = memoryview(data)
+        self._send = (MultiRecordsSend(data) if data.__class__ is ChunkedFrame
+                      else memoryview(data))
         self._send_offset = 0
 
     def has_send(self) -> bool:
@@ -192,6 +199,8 @@ class KafkaChannel:
         send = self._send
         if send is None:
             return False
+        if send.__class__ is MultiRecordsSend:
+            return self._write_records(send)
         offset = self._send_offset
         try:
             # Usually the first write takes it all: no slice of the view for that.  Once
@@ -202,6 +211,22 @@ class KafkaChannel:
         if self._send_offset < len(send) or (self.transport_buffers
                                              and self.transport.has_pending_writes()):
             return False
+        self._send = None
+        return True
+
+    def _write_records(self, send: MultiRecordsSend) -> bool:
+        """``write`` for a response with file regions: its chunks as far as the
+        socket takes them; the rest on the next writable event."""
+        self._send_offset += send.write_to(self.transport)
+        if not send.completed():
+            return False
+        if self.transport_buffers and self.transport.has_pending_writes():
+            try:
+                self.transport.write(_EMPTY)   # TLS: push out the last records
+            except (BlockingIOError, InterruptedError):
+                return False
+            if self.transport.has_pending_writes():
+                return False
         self._send = None
         return True
 

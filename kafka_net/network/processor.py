@@ -60,9 +60,11 @@ from kafka_net.network.request_channel import (
     Response, SendResponse, StartThrottlingResponse)
 from kafka_net.network.request_metrics import RequestTimings
 from kafka_net.network.selector import Selector
+from kafka_net.network.send import read_prefix
 from kafka_net.network.server_connection_id import ConnectionIdGenerator
 from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.network.wakeup import WakeupSocketpair
+from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import peek_client_id, peek_request_header
 
@@ -108,7 +110,13 @@ class Processor(threading.Thread):
                                  on_close=self._on_channel_closed,
                                  channel_builder=channel_builder,
                                  failed_authentication_delay_ms=(
-                                     config.connection_failed_authentication_delay_ms))
+                                     config.connection_failed_authentication_delay_ms),
+                                 authentication_timeout_ms=(
+                                     config.connection_authentication_timeout_ms),
+                                 request_read_timeout_ms=(
+                                     config.socket_request_read_timeout_ms),
+                                 request_read_min_bytes_per_second=(
+                                     config.socket_request_read_min_bytes_per_second))
         # Set only if bounded: requests then carry their frame's pool bytes.
         self._memory_pool = memory_pool if memory_pool.bounded else None
         memory_pool.add_recovery_listener(self.wakeup.wakeup)
@@ -406,8 +414,19 @@ class Processor(threading.Thread):
 
     def _capture_response(self, channel, response: SendResponse) -> None:
         header = response.request.header
+        data = response.data
+        if data.__class__ is ChunkedFrame:
+            # Sent from segment files: read back only what a record keeps (the
+            # files are the ones just sent from, and a live segment's bytes do
+            # not change), never the whole response.
+            limit = 4 + self.capture.max_frame_bytes
+            self.capture.response(channel.id, channel.peer_text,
+                                  memoryview(read_prefix(data, limit))[4:],
+                                  header.api_key, header.api_version,
+                                  header.correlation_id, size=len(data) - 4)
+            return
         self.capture.response(channel.id, channel.peer_text,
-                              memoryview(response.data)[4:],
+                              memoryview(data)[4:],
                               header.api_key, header.api_version, header.correlation_id)
 
     def _try_unmute(self, connection_id: str) -> None:

@@ -43,19 +43,80 @@ side, complete requests already buffered are still delivered one by one and
 answered; the channel is closed once nothing is left, or when a write to it
 fails.  A partial trailing request is dropped.
 
-Memory pressure (``queued.max.request.bytes``) and a MemoryError on the read
-path are the other half: :mod:`.selector_memory`.
+Memory pressure (``queued.max.request.bytes``, Kafka's ``outOfMemory``): a
+channel whose next frame the memory pool refuses is *muted for memory*: its
+READ interest goes and it waits in ``_memory_muted``.  This is not the request
+mute of the mute state machine; the two never overlap (with a pool, only a
+channel not muted for a request is read: no reading ahead).  At the start of
+each poll, if the pool has memory again, every channel muted for memory is
+unmuted and looked at once more (it may be refused again).  The pool wakes the
+Processors at the first release after a refusal, so the wait is not the poll
+timeout.  While the pool is below 10% of its size, the ready channels are read
+in a random order each poll, so the same ones are not always first to the
+memory left (Kafka's ``determineHandlingOrder``).  A MemoryError on the read
+path (reading, buffering or splitting a frame) closes that connection only,
+with one rate-limited log line: the bytes read are lost, and a connection
+left open would hang its client.
 
-Handshake and authentication (Kafka's ``pollSelectionKeys``): a channel that
-is not ``ready()`` (its TLS handshake or SASL exchange under way) is not read
-for requests; each of its events calls ``channel.prepare()`` instead (the
-TLS handshake first, then the SASL exchange).  That half lives in
-:mod:`.selector_authentication`: the counters, the failure log line, the
-delayed close after a failed SASL authentication, and re-authentication
-(KIP-368).  A TLS channel whose transport holds bytes no select will announce
-(``keysWithBufferedRead``) is read next poll (timeout 0) unless muted.  See
+Slow requests (``socket.request.read.timeout.ms`` and
+``socket.request.read.min.bytes.per.second``, kafka-net keys: Kafka has no
+request-read timeout).  A frame's grant is taken from the pool as soon as its
+size is known, as in Kafka, so that a granted frame can always complete (no
+two half-read frames wait on each other's memory).  The price is that a
+client announcing a large request and then sending a byte a second would hold
+the grant, and its connection, for as long as it drips.  So a request whose
+first bytes have arrived on an unmuted, ready channel must go on arriving: it
+is closed once it has taken longer than the timeout plus one second for every
+``min.bytes.per.second`` bytes of it received.  A client that keeps up the
+minimum rate is never cut off, however large its request; a dripping one is
+cut off after about the timeout, and its grant goes back.  While the pool is
+out of memory (other requests wait for it), the timeout is at most
+``PRESSURE_TIMEOUT_NS`` (1 s): a grant held by a request that is not arriving
+at the minimum rate is what everyone waits for, so a client dripping into a
+large grant, reconnecting each time it is cut off, holds the pool for about
+a second per connection, not for the whole timeout.  A channel muted for
+memory is off the clock (the broker, not the client, stopped the read), and
+the check runs at most every 100 ms, over the channels with a partial
+request only: a request that arrives in one read never enters.
+
+Handshake and authentication (Kafka's ``pollSelectionKeys`` for a channel that
+is not ``ready()``, ``maybeDelayCloseOnAuthenticationFailure``, and the
+Processor's session-expiry check):
+
+* a channel whose TLS handshake or SASL exchange is under way is not read for
+  requests; each of its events calls ``channel.prepare()`` instead (the TLS
+  handshake first, then the SASL exchange) in :meth:`Selector._prepare`;
+  success counts successful-authentication-total (or
+  successful-reauthentication-total) and lets the channel's requests in;
+* a failure (:meth:`Selector._authentication_failed`) counts
+  failed-authentication-total (or failed-reauthentication-total), logs one
+  rate-limited INFO line naming the peer ("Failed authentication with ..."),
+  and closes the channel: at once after a failed TLS handshake (Kafka flushes
+  the alert and closes), else after ``connection.failed.authentication.delay.ms``
+  (Kafka's brake on password guessing, its
+  DelayedResponseAuthenticationException), writing the SASL failure answer
+  first; reads and writes stop until then;
+* :meth:`Selector.check_session`: KIP-368, for a request on an authenticated
+  channel.
+* The authentication deadline (``connection.authentication.timeout.ms``, a
+  kafka-net key: Kafka has none, and a handshake that stalls lives there
+  until ``connections.max.idle.ms``, 10 minutes): a channel not ready this
+  long after it was registered, or after its re-authentication began, is
+  closed with one rate-limited line.  A half-open TLS handshake holds
+  OpenSSL's state (about 50 KB); this bounds how long.  Channels are kept
+  in deadline order, so each poll looks at the first only; a PLAINTEXT
+  channel is ready at once and never enters.
+
+A TLS channel whose transport holds bytes no select will announce
+(``keysWithBufferedRead``; a SASL token that came with the TLS Finished, or
+decrypted records) is read next poll (timeout 0) unless muted.  See
 docs/design.md, "One TLS handshake through the Processor" and "A SASL
 exchange through the Processor".
+
+Sends: a response is bytes, or for a Fetch answered from segment files a
+ChunkedFrame whose regions go out with sendfile (see :mod:`.send`).  Either
+way ``send`` writes at once, WRITE interest holds while some is left, and the
+connection id joins ``completed_sends`` only when the last byte is out.
 """
 
 from __future__ import annotations
@@ -68,30 +129,42 @@ import socket
 import time
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.network.authenticator import AuthenticationError
 from kafka_net.network.channel_builder import PLAINTEXT, ChannelBuilder
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.memory_pool import MemoryPool
 from kafka_net.network.mute_state import ChannelMuteState
-from kafka_net.network.selector_authentication import SelectorAuthentication
-from kafka_net.network.selector_memory import SelectorMemory
+from kafka_net.network.transport_layer import SslAuthenticationException
 from kafka_net.network.wakeup import WakeupSocketpair
-from kafka_net.protocol.errors import InvalidReceiveError
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.chunked import ChunkedFrame
+from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
+from kafka_net.protocol.headers import peek_request_header
 
 log = logging.getLogger(__name__)
 _bad_frame_log = RateLimitedLog(log)   # one line per peer address every 10 s: no flood
+_auth_log = RateLimitedLog(log)
+AUTH_COUNTERS = ("successful-authentication-total", "successful-reauthentication-total",
+                 "successful-authentication-no-reauth-total", "failed-authentication-total",
+                 "failed-reauthentication-total", "expired-connections-killed-count")
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RESPONSE_PENDING = ChannelMuteState.MUTED_AND_RESPONSE_PENDING
 # Bytes read ahead of a request in the server, at most (one recv more may come on top).
 READ_AHEAD_BYTES = 64 * 1024
+_SLOW_REQUEST_CHECK_NS = 100_000_000   # how often partial requests are looked at
+# The request-read timeout while the pool is out of memory (see the module doc).
+PRESSURE_TIMEOUT_NS = 1_000_000_000
 
 
-class Selector(SelectorAuthentication, SelectorMemory):
+class Selector:
     def __init__(self, max_frame_size: int, connections_max_idle_ms: int,
                  wakeup: WakeupSocketpair, name: str = "selector",
                  memory_pool: MemoryPool = MemoryPool.NONE, on_close=None,
                  channel_builder: ChannelBuilder = PLAINTEXT,
-                 failed_authentication_delay_ms: int = 0) -> None:
+                 failed_authentication_delay_ms: int = 0,
+                 authentication_timeout_ms: int = -1, request_read_timeout_ms: int = -1,
+                 request_read_min_bytes_per_second: int = 0) -> None:
         self.name = name
         self.channel_builder = channel_builder
         # Called with every channel this selector lets go, however it goes (the
@@ -114,7 +187,24 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.completed_receives: list[tuple[KafkaChannel, bytes]] = []
         self.completed_sends: list[str] = []
         self.disconnected: list[tuple[str, str]] = []
-        self._init_memory(memory_pool)   # selector_memory.py
+        # Memory pressure: the decoders get the pool only if it is bounded, so
+        # MemoryPool.NONE costs nothing per request.
+        self.memory_pool = memory_pool
+        self._decoder_pool = memory_pool if memory_pool.bounded else None
+        self._low_memory = memory_pool.size // 10   # Kafka's lowMemThreshold
+        self._memory_muted: dict[str, KafkaChannel] = {}
+        self._out_of_memory = False
+        self._memory_error_log = RateLimitedLog(log)
+        # Slow requests: socket.request.read.timeout.ms, plus nanoseconds of extra
+        # time per byte received (0: a fixed timeout).
+        self._read_timeout_ns = (request_read_timeout_ms * 1_000_000
+                                 if request_read_timeout_ms >= 0 else -1)
+        self._ns_per_byte = (1e9 / request_read_min_bytes_per_second
+                             if request_read_min_bytes_per_second > 0 else 0.0)
+        # connection id -> (channel, when its partial request's first bytes came).
+        self._partial_requests: dict[str, tuple[KafkaChannel, int]] = {}
+        self._next_slow_check_ns = 0
+        self._slow_request_log = RateLimitedLog(log)
         # Channels whose transport holds bytes the socket will not announce.
         self._buffered_reads: dict[str, KafkaChannel] = {}
         # When the last select() returned: the time of every activity until the next
@@ -125,9 +215,18 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self.io_wait_ns = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self._init_authentication(failed_authentication_delay_ms)
+        # Kafka's authentication sensors, as totals; and expired-connections-killed-count.
+        self.auth_counts = dict.fromkeys(AUTH_COUNTERS, 0)
+        self._failed_auth_delay_ns = max(0, failed_authentication_delay_ms) * 1_000_000
+        # connection id -> (channel, close deadline, reason), deadlines in order.
+        self._delayed_closes: collections.OrderedDict = collections.OrderedDict()
+        self._auth_timeout_ns = (authentication_timeout_ms * 1_000_000
+                                 if authentication_timeout_ms >= 0 else -1)
+        # connection id -> (channel, deadline): channels handshaking or authenticating,
+        # deadlines in order (one timeout for all, so insertion order is deadline order).
+        self._auth_deadlines: collections.OrderedDict = collections.OrderedDict()
 
-    # -- registration ----------------------------------------------------------------
+    # -- registration ------------------------------------------------------------------
 
     def register(self, connection_id: str, sock: socket.socket) -> KafkaChannel:
         if connection_id in self.channels:
@@ -138,6 +237,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self._interest[connection_id] = _READ
         self.channels[connection_id] = channel
         self._lru[connection_id] = channel
+        if not channel.is_ready:   # TLS or SASL: connection.authentication.timeout.ms
+            self._authentication_began(channel)
         return channel
 
     def _set_interest(self, channel: KafkaChannel, events: int) -> None:
@@ -165,7 +266,7 @@ class Selector(SelectorAuthentication, SelectorMemory):
 
     # -- operations the Processor calls ------------------------------------------------
 
-    def send(self, connection_id: str, data: bytes) -> None:
+    def send(self, connection_id: str, data: bytes | ChunkedFrame) -> None:
         channel = self.channels[connection_id]
         channel.set_send(data)
         # Try the write at once: most responses fit the socket buffer, which saves
@@ -266,6 +367,10 @@ class Selector(SelectorAuthentication, SelectorMemory):
         self._collect_receives()
         if self._delayed_closes:
             self._complete_delayed_closes()
+        if self._auth_deadlines:
+            self._expire_authentications()
+        if self._partial_requests:
+            self._close_slow_requests()
         self._maybe_close_oldest_idle()
 
     def _handle_events(self, channel: KafkaChannel, mask: int) -> None:
@@ -375,6 +480,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 continue
             if frame is not None:
                 self.completed_receives.append((channel, frame))
+                if self._partial_requests:   # it may have come in parts
+                    self._partial_requests.pop(channel.id, None)
                 if channel.decoder.buffer or channel.remote_closed:
                     # Looked at again next poll: normally the Processor has muted it
                     # by then; if not (a graceful stop drops requests), its next
@@ -386,6 +493,8 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 self._maybe_finish_closing(channel)
             elif self._decoder_pool is not None and channel.decoder.waiting_for_memory():
                 self._mute_for_memory(channel)
+            elif channel.decoder.buffer:   # part of a request: socket.request.read.timeout.ms
+                self._request_started(channel)
 
     def _has_buffered_receive(self) -> bool:
         return any(not c.mute_state.muted and c.decoder.has_frame()
@@ -420,6 +529,247 @@ class Selector(SelectorAuthentication, SelectorMemory):
                                            "connections.max.idle.ms")
             self._disconnect(oldest, "idle for longer than connections.max.idle.ms")
 
+    # -- memory pressure (queued.max.request.bytes) and MemoryError --------------------
+
+    def _mute_for_memory(self, channel: KafkaChannel) -> None:
+        # Only a channel not muted for a request is read or handed frames, so only
+        # such a channel gets here, and no unmute (which follows a response) reaches
+        # it while it waits.  Were one to, the channel would be read, refused again
+        # and muted again: no harm.
+        self._remove_interest(channel, _READ)
+        self._memory_muted[channel.id] = channel
+        self._maybe_ready.pop(channel.id, None)
+        self._partial_requests.pop(channel.id, None)   # off the clock while we wait
+        self._out_of_memory = True
+
+    def _maybe_unmute_after_memory_pressure(self) -> None:
+        # Still out: the pool wakes us at its next release (the check arms that).
+        if self.memory_pool.poll_out_of_memory():
+            return
+        for channel in self._memory_muted.values():
+            if not channel.remote_closed:
+                self._add_interest(channel, _READ)
+            self._maybe_ready[channel.id] = channel
+            if channel.has_bytes_buffered():
+                self._buffered_reads[channel.id] = channel
+        self._memory_muted.clear()
+        self._out_of_memory = False
+
+    def _close_for_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        self.log_memory_error(channel, stage)
+        self._disconnect(channel, f"out of memory {stage} a request")
+
+    def log_memory_error(self, channel: KafkaChannel, stage: str) -> None:
+        """One line per connection closed for a MemoryError, rate-limited: a client
+        that makes allocations fail must not also flood the log."""
+        self._memory_error_log.log(
+            logging.WARNING, "MemoryError",
+            "%s: closing connection %s from %s: out of memory %s its request "
+            "(%d bytes buffered)", self.name, channel.id, channel.peer_text, stage,
+            channel.decoder.buffered())
+
+    # -- slow requests (socket.request.read.timeout.ms) --------------------------------
+
+    def _request_started(self, channel: KafkaChannel) -> None:
+        """Part of a request is buffered on a ready, unmuted channel: its clock
+        starts, unless it already runs."""
+        if self._read_timeout_ns >= 0 and channel.id not in self._partial_requests:
+            self._partial_requests[channel.id] = (channel, self._now_ns)
+
+    def _close_slow_requests(self) -> None:
+        now = self._now_ns
+        if now < self._next_slow_check_ns:
+            return
+        self._next_slow_check_ns = now + _SLOW_REQUEST_CHECK_NS
+        timeout = self._read_timeout_ns
+        if self._decoder_pool is not None and self._decoder_pool.is_out_of_memory:
+            timeout = min(timeout, PRESSURE_TIMEOUT_NS)
+        for connection_id, (channel, started) in list(self._partial_requests.items()):
+            received = channel.decoder.buffered()
+            if now - started <= timeout + received * self._ns_per_byte:
+                continue
+            del self._partial_requests[connection_id]
+            self._slow_request_log.log(
+                logging.WARNING, ("slow request", channel.peer[:1]),
+                "%s: closing connection %s from %s: %d bytes of its request arrived in "
+                "%d ms, slower than socket.request.read.timeout.ms=%d (%d while the "
+                "memory pool is out) and socket.request.read.min.bytes.per.second allow",
+                self.name, channel.id, channel.peer_text, received,
+                (now - started) // 1_000_000, self._read_timeout_ns // 1_000_000,
+                timeout // 1_000_000)
+            self._disconnect(channel, "request not received within "
+                                      "socket.request.read.timeout.ms")
+
+    # -- handshake and authentication --------------------------------------------------
+
+    def _authentication_began(self, channel: KafkaChannel) -> None:
+        """A channel that is not ready yet (registered, or re-authenticating) gets
+        its deadline."""
+        if self._auth_timeout_ns >= 0:
+            self._auth_deadlines.pop(channel.id, None)   # a re-authentication: to the end
+            self._auth_deadlines[channel.id] = (
+                channel, time.monotonic_ns() + self._auth_timeout_ns)
+
+    def _expire_authentications(self) -> None:
+        now = self._now_ns
+        while self._auth_deadlines:
+            connection_id, (channel, deadline) = next(iter(self._auth_deadlines.items()))
+            if deadline > now:
+                return
+            del self._auth_deadlines[connection_id]
+            if (connection_id not in self.channels or channel.ready()
+                    or connection_id in self._delayed_closes):   # failed: closing anyway
+                continue
+            self._log_failed_handshake(
+                channel, "closing connection from %s: its %s did not finish within "
+                "connection.authentication.timeout.ms=%d", _stage(channel),
+                self._auth_timeout_ns // 1_000_000)
+            self._disconnect(channel, "authentication did not finish within "
+                                      "connection.authentication.timeout.ms")
+
+    def _prepare(self, channel: KafkaChannel) -> None:
+        try:
+            channel.prepare()
+        except SslAuthenticationException as exc:
+            self._authentication_failed(channel, exc, delay=False)
+            return
+        except AuthenticationError as exc:
+            self._authentication_failed(channel, exc)
+            return
+        except InvalidRequestError as exc:
+            _auth_log.log(logging.WARNING, ("invalid", channel.peer[:1]),
+                          "%s: closing connection %s from %s during authentication: %s",
+                          self.name, channel.id, channel.peer_text, escape(exc))
+            self._disconnect(channel, f"invalid request during authentication: {exc}")
+            return
+        except OSError:
+            raise   # the peer is gone or the transport broke: the Selector's I/O error
+        except Exception as exc:
+            self._unexpected_authentication_error(channel, exc)
+            return
+        self._after_prepare(channel)
+
+    def _unexpected_authentication_error(self, channel: KafkaChannel, exc: Exception) -> None:
+        """A bug reached by a client that has not authenticated: close that one
+        connection with one rate-limited line (no traceback, which a client could
+        repeat at will), as Kafka closes a channel whose authenticate() threw."""
+        _auth_log.log(logging.ERROR, ("unexpected", channel.peer[:1]),
+                      "%s: closing connection %s from %s: unexpected error during "
+                      "authentication: %s", self.name, channel.id, channel.peer_text,
+                      escape(repr(exc)))
+        self._disconnect(channel, f"unexpected error during authentication: {exc!r}")
+
+    def _after_prepare(self, channel: KafkaChannel) -> None:
+        self._touch(channel)   # progress: only a handshake that stalls expires
+        if channel.has_bytes_buffered():
+            # e.g. SASL tokens that came with the TLS Finished: no select says so.
+            self._buffered_reads[channel.id] = channel
+        else:
+            self._buffered_reads.pop(channel.id, None)
+        if channel.ready():
+            self._authenticated(channel)
+        # WRITE while an answer or encrypted handshake records wait for the socket.
+        writing = channel.has_send() or channel.transport.has_pending_writes()
+        self._set_interest(channel, _READ | (_WRITE if writing else 0))
+
+    def _authenticated(self, channel: KafkaChannel) -> None:
+        self._auth_deadlines.pop(channel.id, None)
+        reauth = channel.successful_authentications > 1
+        counts = self.auth_counts
+        if reauth:
+            counts["successful-reauthentication-total"] += 1
+        else:
+            counts["successful-authentication-total"] += 1
+            if not getattr(channel.authenticator, "client_supports_reauth", True):
+                counts["successful-authentication-no-reauth-total"] += 1
+        log.debug("%s: Successfully %sauthenticated with %s (channelId=%s) as %s", self.name,
+                  "re-" if reauth else "", channel.peer_text, channel.id,
+                  escape(channel.principal()))
+        self._maybe_ready[channel.id] = channel   # a request may already be buffered
+
+    def _authentication_failed(self, channel: KafkaChannel, exc: Exception,
+                               delay: bool = True) -> None:
+        reauth = channel.successful_authentications > 0
+        self.auth_counts["failed-reauthentication-total" if reauth
+                         else "failed-authentication-total"] += 1
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: Failed %sauthentication with %s (channelId=%s) (%s)", self.name,
+                      "re-" if reauth else "", channel.peer_text, channel.id, escape(exc))
+        reason = f"failed {'re-' if reauth else ''}authentication: {exc}"
+        if not delay or not self._failed_auth_delay_ns:
+            self._close_on_authentication_failure(channel, reason)
+            return
+        self._set_interest(channel, 0)   # nothing more is read or written until the close
+        self._delayed_closes[channel.id] = (
+            channel, time.monotonic_ns() + self._failed_auth_delay_ns, reason)
+
+    def _log_failed_handshake(self, channel: KafkaChannel, msg: str, *args) -> None:
+        # One line per peer address every 10 s, so a scanner cannot flood the log.
+        _auth_log.log(logging.INFO, ("auth", channel.peer[:1]),
+                      "%s: " + msg, self.name, channel.peer_text, *args)
+
+    def _close_on_authentication_failure(self, channel: KafkaChannel, reason: str) -> None:
+        channel.authenticator.send_failure_response()
+        self._disconnect(channel, reason)
+
+    def _complete_delayed_closes(self) -> None:
+        now = time.monotonic_ns()
+        while self._delayed_closes:
+            connection_id, (channel, deadline, reason) = next(iter(self._delayed_closes.items()))
+            if deadline > now:
+                return
+            del self._delayed_closes[connection_id]
+            if connection_id in self.channels:
+                self._close_on_authentication_failure(channel, reason)
+
+    def _delayed_close_timeout(self, timeout: float) -> float:
+        """The poll timeout, shortened so the next delayed close is on time."""
+        if not self._delayed_closes:
+            return timeout
+        _, deadline, _ = next(iter(self._delayed_closes.values()))
+        return max(0.0, min(timeout, (deadline - time.monotonic_ns()) / 1e9))
+
+    def check_session(self, channel: KafkaChannel, frame: bytes) -> bool:
+        """KIP-368, for a request just received on an authenticated channel: True if
+        the frame was taken for a re-authentication (a SaslHandshake) or the channel
+        was closed because its session expired; False: serve the request."""
+        if channel.authenticator.session_expiration_ns() is None:
+            return False
+        if len(frame) >= 8 and peek_request_header(frame)[0] == ApiKey.SASL_HANDSHAKE:
+            try:
+                if channel.maybe_begin_server_reauthentication(frame):
+                    if not channel.is_ready:
+                        self._authentication_began(channel)
+                    self._after_prepare(channel)
+                    return True
+            except AuthenticationError as exc:
+                self._authentication_failed(channel, exc)
+                return True
+            except InvalidRequestError as exc:
+                _auth_log.log(logging.WARNING, ("invalid", channel.peer[:1]),
+                              "%s: closing connection %s from %s during re-authentication:"
+                              " %s", self.name, channel.id, channel.peer_text, escape(exc))
+                self._disconnect(channel, f"invalid request during re-authentication: {exc}")
+                return True
+            except OSError as exc:
+                self._disconnect(channel, f"I/O error: {exc}")
+                return True
+            except Exception as exc:
+                self._unexpected_authentication_error(channel, exc)
+                return True
+        if channel.server_authentication_session_expired(time.monotonic_ns()):
+            self.auth_counts["expired-connections-killed-count"] += 1
+            _auth_log.log(logging.INFO, ("expired", channel.peer[:1]),
+                          "%s: Disconnecting expired channel %s from %s (%s): its SASL "
+                          "session ended (connections.max.reauth.ms) without "
+                          "re-authentication", self.name, channel.id, channel.peer_text,
+                          escape(channel.principal()))
+            self.close(channel.id)
+            return True
+        return False
+
+    # -- closing -----------------------------------------------------------------------
+
     def _disconnect(self, channel: KafkaChannel, reason: str) -> None:
         if self.channels.pop(channel.id, None) is None:
             return
@@ -434,9 +784,19 @@ class Selector(SelectorAuthentication, SelectorMemory):
                 pass
         self._lru.pop(channel.id, None)
         self._delayed_closes.pop(channel.id, None)
+        self._auth_deadlines.pop(channel.id, None)
+        self._partial_requests.pop(channel.id, None)
         self._maybe_ready.pop(channel.id, None)
         self._memory_muted.pop(channel.id, None)
         self._buffered_reads.pop(channel.id, None)
         channel.close()
         if self._on_close is not None:
             self._on_close(channel)
+
+
+def _stage(channel: KafkaChannel) -> str:
+    """What a channel that is not ready is still doing, for the log."""
+    if not channel.transport.ready():
+        return "TLS handshake"
+    reauth = getattr(channel.authenticator, "reauthenticating", None)
+    return "SASL re-authentication" if reauth and reauth() else "SASL authentication"

@@ -22,6 +22,11 @@ The interface (the Selector and KafkaChannel call nothing else):
                          stream, BlockingIOError when nothing is there
 ``write(view)``          like ``socket.send``: bytes of ``view`` taken (an empty
                          view only flushes); BlockingIOError if none
+``transfer_from(region, position, count)``
+                         Kafka's ``transferFrom``: up to ``count`` bytes of a
+                         FileRegion's file from ``position``, straight from the
+                         file (``os.sendfile``, plaintext) or through a bounded
+                         buffer (TLS); bytes taken, BlockingIOError if none
 ``has_pending_reads()``  bytes already taken off the socket wait here: the
                          Selector must read without waiting for select (the
                          socket may never turn readable for them)
@@ -32,6 +37,7 @@ The interface (the Selector and KafkaChannel call nothing else):
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 
@@ -48,6 +54,17 @@ class SslAuthenticationException(Exception):
     ``AuthenticationException``): counted as a failed authentication."""
 
 
+# Both BIOs of a transport whose handshake has not begun: never written, so
+# ``pending`` is 0 and the checks that read it need no test for "not yet".
+_NO_BIO = ssl.MemoryBIO()
+
+
+class SslRenegotiationError(ConnectionError):
+    """The peer tried to renegotiate TLS (1.2 and earlier): Kafka's SslTransportLayer
+    refuses ("Renegotiation requested, but it is not supported") and the
+    connection closes; a ConnectionError, so the Selector's I/O path closes it."""
+
+
 class PlaintextTransportLayer:
     """The socket, unchanged (Kafka's ``PlaintextTransportLayer``)."""
 
@@ -60,6 +77,13 @@ class PlaintextTransportLayer:
         # PLAINTEXT hot path then pays no Python call for the indirection.
         self.read = sock.recv
         self.write = sock.send
+
+    def transfer_from(self, region, position: int, count: int) -> int:
+        """Kafka's ``FileChannel.transferTo``: the kernel copies file pages to the
+        socket (sendfile), and no byte of the region passes through Python.  On
+        the non-blocking socket it takes what fits and raises BlockingIOError
+        when nothing does; 0 means the file ends before ``position + count``."""
+        return os.sendfile(self.socket.fileno(), region.fd, position, count)
 
     def ready(self) -> bool:
         return True
@@ -87,9 +111,13 @@ class SslTransportLayer:
 
     def __init__(self, sock: socket.socket, context: ssl.SSLContext) -> None:
         self.socket = sock
-        self._incoming = ssl.MemoryBIO()
-        self._outgoing = ssl.MemoryBIO()
-        self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._context = context
+        # The SSLObject and its BIOs are made when the ClientHello's first bytes
+        # arrive (_start): a connection that sends nothing costs what a plaintext
+        # one does, not OpenSSL's ~10 KB (README, "Protection").  Until then both
+        # BIOs are the shared, always empty _NO_BIO.
+        self._incoming = self._outgoing = _NO_BIO
+        self._ssl: ssl.SSLObject | None = None
         self._handshake_done = False
         self._app = bytearray()          # decrypted, not yet read (Kafka's appReadBuffer)
         self._pending_out = bytearray()  # encrypted, not yet sent (netWriteBuffer)
@@ -97,6 +125,9 @@ class SslTransportLayer:
         # needed, so it is not "pending" (a poll with timeout 0 would spin).
         self._incoming_partial = False
         self._eof = False
+        # TLS 1.3 has no renegotiation (and its post-handshake messages may make
+        # OpenSSL answer during a read): the check below is for older versions.
+        self._tls13 = False
 
     # -- handshake ---------------------------------------------------------------------
 
@@ -107,6 +138,8 @@ class SslTransportLayer:
         """Send what is waiting, take what arrived, and advance the handshake as far
         as those bytes allow.  Kafka's SslTransportLayer.handshake, with OpenSSL's
         state machine in place of the SSLEngine's NEED_WRAP/NEED_UNWRAP loop."""
+        if self._ssl is None and not self._start():
+            return
         self._flush()
         self._receive()
         try:
@@ -121,11 +154,26 @@ class SslTransportLayer:
             raise SslAuthenticationException(f"SSL handshake failed: {_reason(exc)}") from None
         else:
             self._handshake_done = True
+            self._tls13 = self._ssl.version() == "TLSv1.3"
             # Application data sent right behind the client's Finished (TLS 1.3
             # clients do) is in _incoming now: decrypt it, so has_pending_reads
             # says so and the Selector reads it without waiting for the socket.
             self._decrypt()
         self._flush()
+
+    def _start(self) -> bool:
+        """The first bytes of the handshake: make the SSLObject and its BIOs and
+        hand them those bytes; False while the socket has none."""
+        try:
+            data = self.socket.recv(NET_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return False
+        if not data:
+            raise ConnectionAbortedError("EOF during handshake")   # see handshake()
+        self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._ssl = self._context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._incoming.write(data)
+        return True
 
     # -- reads -------------------------------------------------------------------------
 
@@ -157,11 +205,14 @@ class SslTransportLayer:
         self._incoming_partial = False
 
     def _decrypt(self) -> None:
+        written = self._outgoing.pending
         while True:
             try:
                 chunk = self._ssl.read(NET_READ_CHUNK)
             except ssl.SSLWantReadError:
                 self._incoming_partial = self._incoming.pending > 0
+                if self._outgoing.pending > written and not self._tls13:
+                    self._refuse_renegotiation()
                 return
             except ssl.SSLZeroReturnError:   # close_notify: the peer's orderly end
                 self._eof = True
@@ -170,6 +221,15 @@ class SslTransportLayer:
                 self._eof = True
                 return
             self._app += chunk
+
+    def _refuse_renegotiation(self) -> None:
+        """Before TLS 1.3 the only bytes OpenSSL writes while reading application
+        data are its answer to a ClientHello on an established connection: the
+        no_renegotiation alert (the context sets OP_NO_RENEGOTIATION).  OpenSSL
+        would then carry on and the client wait for a handshake that never comes;
+        Kafka closes instead.  The alert goes out first, so the client knows why."""
+        self._flush_quietly()
+        raise SslRenegotiationError("Renegotiation requested, but it is not supported")
 
     # -- writes ------------------------------------------------------------------------
 
@@ -182,6 +242,20 @@ class SslTransportLayer:
         taken = self._ssl.write(view[:APP_WRITE_CHUNK])
         self._flush()
         return taken
+
+    def transfer_from(self, region, position: int, count: int) -> int:
+        """Kafka's ``SslTransportLayer.transferFrom``: a file cannot go to the
+        socket around the TLS engine, so at most ``APP_WRITE_CHUNK`` bytes of it
+        are read into memory, encrypted and sent; nothing more is read until
+        those records are on the socket.  A slow reader costs one chunk, not
+        the region.  0 means the file ends before ``position + count``."""
+        self._flush()
+        if self._pending_out:
+            raise BlockingIOError("previous TLS records not yet sent")
+        data = os.pread(region.fd, min(count, APP_WRITE_CHUNK), position)
+        if not data:
+            return 0
+        return self.write(memoryview(data))
 
     def has_pending_writes(self) -> bool:
         return bool(self._pending_out) or self._outgoing.pending > 0
@@ -213,7 +287,7 @@ class SslTransportLayer:
         return self._ssl.getpeercert() or None
 
     def cipher(self) -> tuple | None:
-        return self._ssl.cipher()
+        return self._ssl.cipher() if self._ssl is not None else None
 
     def close(self) -> None:
         # No close_notify: Kafka's close() tries one, but a client that is gone

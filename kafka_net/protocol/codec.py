@@ -23,6 +23,7 @@ import struct
 from typing import Mapping, NamedTuple
 
 from kafka_net.protocol.api_keys import ApiKey, api_name
+from kafka_net.protocol.chunked import ChunkBuffer, ChunkedFrame, chunk_frame, region_bytes
 from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
 from kafka_net.protocol.framing import encode_frame
 from kafka_net.protocol.headers import (
@@ -30,7 +31,7 @@ from kafka_net.protocol.headers import (
     peek_request_header, read_request_header, request_header_version,
     response_header_version)
 from kafka_net.protocol.messages import MESSAGES
-from kafka_net.protocol.schema import Versions
+from kafka_net.protocol.schema import RECORDS, Array, Struct, Versions
 
 _API_VERSIONS = int(ApiKey.API_VERSIONS)
 
@@ -128,21 +129,32 @@ def _body_error(api_key: int, api_version: int, exc: InvalidRequestError
         f"apiVersion: {api_version}: {exc}")
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
-    """A complete response frame (size prefix, header, body), built in one buffer."""
+def encode_response(api_key: int, api_version: int, correlation_id: int,
+                    body: dict) -> bytes | ChunkedFrame:
+    """A complete response frame (size prefix, header, body), built in one buffer.
+
+    A ``bytes`` frame, except where a records field holds a
+    :class:`~kafka_net.protocol.chunked.Region` (a Fetch answered from segment
+    files): then a :class:`~kafka_net.protocol.chunked.ChunkedFrame`, its bytes
+    cut around the regions, which are never read here.
+    """
     route = _RESPONSE_ROUTES.get((api_key, api_version)) or _response_route(api_key, api_version)
-    buf = bytearray(_SIZE_AND_CORRELATION_ID.pack(0, correlation_id))
+    buf = route[2](_SIZE_AND_CORRELATION_ID.pack(0, correlation_id))
     if route[1]:
         buf.append(0)   # response header v1: an empty tagged-field section
     route[0](body, buf)
-    _SIZE_AND_CORRELATION_ID.pack_into(buf, 0, len(buf) - 4, correlation_id)
-    return bytes(buf)
+    if buf.__class__ is bytearray or not buf.regions:
+        _SIZE_AND_CORRELATION_ID.pack_into(buf, 0, len(buf) - 4, correlation_id)
+        return bytes(buf)
+    _SIZE_AND_CORRELATION_ID.pack_into(buf, 0, len(buf) - 4 + region_bytes(buf),
+                                       correlation_id)
+    return chunk_frame(buf)
 
 
 # (api_key, api_version) -> (the body's compiled encoder, whether the response header
-# is v1): what encode_response would otherwise look up per response (the schema, its
-# encoder, the header version), 0.4 µs of each.  Threads may race to fill it: each
-# stores the same pair.
+# is v1, the buffer type to encode into): what encode_response would otherwise look up
+# per response (the schema, its encoder, the header version), 0.4 µs of each.  Threads
+# may race to fill it: each stores the same triple.
 _RESPONSE_ROUTES: dict[tuple[int, int], tuple] = {}
 _SIZE_AND_CORRELATION_ID = struct.Struct(">ii")
 
@@ -152,9 +164,21 @@ def _response_route(api_key: int, api_version: int) -> tuple:
     encoder = schema.encoder(api_version)
     if encoder is None:
         raise ValueError(f"{schema.name} has no version {api_version} (valid {schema.valid})")
+    # Only a response with a records field (Fetch) can carry regions: only it pays
+    # for a ChunkBuffer.
+    buffer_type = ChunkBuffer if _has_records(schema.struct) else bytearray
     route = _RESPONSE_ROUTES[(api_key, api_version)] = (
-        encoder, response_header_version(api_key, api_version, schema.flexible) >= 1)
+        encoder, response_header_version(api_key, api_version, schema.flexible) >= 1,
+        buffer_type)
     return route
+
+
+def _has_records(struct_type) -> bool:
+    for f in struct_type.fields:
+        t = f.type.item if isinstance(f.type, Array) else f.type
+        if t is RECORDS or (isinstance(t, Struct) and _has_records(t)):
+            return True
+    return False
 
 
 # --- the client side, for tests, the load generator and capture tools -------------

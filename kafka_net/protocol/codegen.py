@@ -67,6 +67,7 @@ import uuid as _uuid
 from typing import Callable
 
 from kafka_net.protocol import schema as s
+from kafka_net.protocol.chunked import splice_records
 from kafka_net.protocol.codegen_emit import Decoder, Encoder, Source
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import encode_uvarint
@@ -128,7 +129,7 @@ _RUNTIME = {
     "_uvarint": encode_uvarint, "_read_uvarint": _read_uvarint, "_tag_header": _tag_header,
     "_skip_tags": _skip_tags, "_short": _short, "_bad_length": _bad_length,
     "_truncated": _truncated, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
-    "_deepcopy": copy.deepcopy, "_MISSING": object(),
+    "_deepcopy": copy.deepcopy, "_MISSING": object(), "_splice_records": splice_records,
 }
 
 

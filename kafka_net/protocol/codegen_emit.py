@@ -369,7 +369,14 @@ class Encoder(_Emitter):
                 self.emit(ind, f"if len({data}) > 0x7FFF:")
                 self.emit(ind + 1, 'raise ValueError("string longer than 32767 bytes")')
         self.length(f"len({data})", kind, flexible, ind, b)
-        if kind != "array":
+        if kind == "records":
+            # A Region (a segment file slice, zero-copy Fetch) is noted in the buffer,
+            # not copied; the class test keeps the usual bytes value one append.
+            self.emit(ind, f"if {v}.__class__ is bytes:")
+            self.emit(ind + 1, f"{b} += {v}")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, f"_splice_records({b}, {v})")
+        elif kind != "array":
             self.emit(ind, f"{b} += {data}")
         elif t.item in _FIXED and t.item is not s.UUID:
             self.emit(ind, f"{b} += _pack('>%d{_FIXED[t.item]}' % len({v}), *{v})")

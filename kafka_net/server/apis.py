@@ -28,6 +28,7 @@ from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
 from kafka_net.protocol.api_keys import api_name
+from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
@@ -413,8 +414,10 @@ class KafkaApis:
             log.exception("Error applying client quotas to %s", request.describe())
             return body, None
 
-    def _encode(self, request: Request, body) -> bytes:
-        """The response frame of ``body``.
+    def _encode(self, request: Request, body) -> "bytes | ChunkedFrame":
+        """The response frame of ``body``: bytes, or for a Fetch answered from
+        segment files a ChunkedFrame (header bytes and file regions, sent with
+        sendfile by the Processor).
 
         A handler returns a read-only body (types.MappingProxyType) for an answer
         that does not change (ApiVersions): it is encoded once per version, and

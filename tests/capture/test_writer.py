@@ -154,6 +154,18 @@ def test_frames_longer_than_max_frame_bytes_are_cut_and_marked(tmp_path):
     assert over.frame == b"s" * 100 and over.frame_size == 101 and over.truncated
 
 
+def test_a_response_given_as_its_first_bytes_records_its_full_size(tmp_path):
+    # A Fetch sent from files: the Processor reads back only max_frame_bytes of it
+    # and passes the frame's real size.
+    w = CaptureWriter(str(tmp_path), 0, 1 << 20, max_frame_bytes=100)
+    w.response(CONN, PEER, b"f" * 100, 1, 12, 1, size=5_000_000)
+    w.response(CONN, PEER, b"g" * 60, 1, 12, 2, size=60)
+    w.close()
+    cut, whole = read_dir(str(tmp_path))
+    assert cut.frame == b"f" * 100 and cut.frame_size == 5_000_000 and cut.truncated
+    assert whole.frame == b"g" * 60 and whole.frame_size == 60 and not whole.truncated
+
+
 def test_request_and_response_fields(tmp_path):
     w = CaptureWriter(str(tmp_path), 0, 1 << 20, 1 << 20)
     w.request(CONN, PEER, b"req", 18, 3, 77, "my-client")

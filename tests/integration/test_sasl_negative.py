@@ -18,7 +18,7 @@ import pytest
 
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.metrics import server_snapshot
-from kafka_net.network import selector_authentication
+from kafka_net.network import selector as selector_module
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.framing import encode_frame
@@ -47,8 +47,8 @@ RECORDING = SimpleNamespace(API_KEY=ApiKey.LIST_GROUPS, VERSIONS=list_groups.VER
 def first_of_its_kind(monkeypatch):
     """Fresh per-address log rate limits: each case's failure is the first from
     127.0.0.1 and gets its line (see test_repeated_failures_log_once)."""
-    monkeypatch.setattr(selector_authentication, "_auth_log",
-                        RateLimitedLog(selector_authentication.log))
+    monkeypatch.setattr(selector_module, "_auth_log",
+                        RateLimitedLog(selector_module.log))
 
 
 @pytest.fixture(scope="module")

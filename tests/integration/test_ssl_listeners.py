@@ -23,7 +23,7 @@ import pytest
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.metrics import server_snapshot
-from kafka_net.network import selector_authentication
+from kafka_net.network import selector as selector_module
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.handlers import api_versions
@@ -74,11 +74,11 @@ def server(pki):
 @pytest.fixture(autouse=True)
 def fresh_log_limits(monkeypatch, caplog):
     # Every bad client here comes from 127.0.0.1: each case gets its own line.
-    monkeypatch.setattr(selector_authentication, "_auth_log",
-                        RateLimitedLog(selector_authentication.log))
+    monkeypatch.setattr(selector_module, "_auth_log",
+                        RateLimitedLog(selector_module.log))
     # Captured for the whole test: the broker may log a refusal after the client
     # saw it, when a test's own caplog.at_level block has already ended.
-    caplog.set_level(logging.INFO, logger=selector_authentication.log.name)
+    caplog.set_level(logging.INFO, logger=selector_module.log.name)
 
 
 def api_versions_ok(client: RawClient) -> bool:
@@ -186,7 +186,7 @@ def bystander(server, pki):
 
 def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
     threads, before = threading.active_count(), failed_authentications(server, "SSL")
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         with RawClient(server.bound_port("SSL")) as plain:
             plain.send(18, 3, API_VERSIONS_V3_BODY)
             assert rejected(plain.sock)
@@ -202,7 +202,7 @@ def test_plaintext_client_on_the_ssl_port(server, pki, bystander, caplog):
                          ids=["random", "bad_record", "http"])
 def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garbage):
     threads = threading.active_count()
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(garbage)
@@ -213,7 +213,7 @@ def test_garbage_instead_of_a_client_hello(server, pki, bystander, caplog, garba
 
 def test_wrong_password_over_sasl_ssl(server, pki, bystander, caplog):
     threads, before = threading.active_count(), failed_authentications(server, "SASL_SSL")
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         with sasl_ssl_login(server, pki, "alice", "wrong") as (client, answer):
             peer = "%s:%d" % client.sock.getsockname()
             assert answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
@@ -228,7 +228,7 @@ def test_wrong_password_over_sasl_ssl(server, pki, bystander, caplog):
 
 def test_a_sasl_plaintext_client_on_the_sasl_ssl_port(server, pki, bystander, caplog):
     threads, before = threading.active_count(), failed_authentications(server, "SASL_SSL")
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         with RawClient(server.bound_port("SASL_SSL")) as plain:
             plain.send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
             assert rejected(plain.sock)
@@ -242,7 +242,7 @@ def test_a_sasl_plaintext_client_on_the_sasl_ssl_port(server, pki, bystander, ca
 def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
         server, pki, bystander, caplog, certificate):
     threads, before = threading.active_count(), failed_authentications(server, "MTLS")
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         raw = socket.create_connection((LOOPBACK, server.bound_port("MTLS")), timeout=10)
         peer = "%s:%d" % raw.getsockname()
         try:
@@ -264,7 +264,7 @@ def test_mutual_tls_refuses_an_untrusted_or_missing_client_certificate(
 def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
     threads = threading.active_count()
     hello = client_hello()
-    with caplog.at_level(logging.INFO, logger=selector_authentication.log.name):
+    with caplog.at_level(logging.INFO, logger=selector_module.log.name):
         with socket.create_connection((LOOPBACK, server.bound_port("SSL")), timeout=10) as s:
             peer = "%s:%d" % s.getsockname()
             s.sendall(hello[:len(hello) // 2])

@@ -28,6 +28,11 @@ Behaviour:
   0, which tells the client to send full requests; each one is served in
   full.  An incremental request (epoch > 0) names a session we never gave
   and gets FETCH_SESSION_ID_NOT_FOUND.
+* Zero-copy: a durable log answers with a FileRegion (a segment file slice,
+  Kafka's ``FileRecords.slice``) and it goes into the body as it is; the
+  codec writes its length prefix only, and the Processor sends its bytes from
+  the file with sendfile (``docs/design.md``, "One Fetch from the segment
+  file to the socket").
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 * With an authorizer: READ on each topic.  A topic the principal may not read
   answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
@@ -186,13 +191,7 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "log_start_offset": result.log_start_offset,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
-            "records": _in_memory(result.records)}, len(result.records)
-
-
-def _in_memory(records):
-    """A durable log answers with a FileRegion; until the Processor sends regions
-    itself (zero-copy Fetch), it is copied into the response here."""
-    return records if isinstance(records, bytes) else records.read_bytes()
+            "records": result.records}, len(result.records)
 
 
 def _has_errors(body: dict, denied: int = 0) -> bool:
