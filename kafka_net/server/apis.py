@@ -33,15 +33,18 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
-    alter_client_quotas, alter_configs, alter_user_scram_credentials, api_versions,
+    alter_client_quotas, alter_configs, alter_partition_reassignments,
+    alter_user_scram_credentials, api_versions,
     consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics,
     delete_groups, delete_records, delete_topics, describe_client_quotas, describe_cluster,
-    describe_configs, describe_groups, describe_producers, describe_topic_partitions,
-    describe_transactions, describe_user_scram_credentials, end_txn, fetch,
-    find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group,
-    leave_group, list_groups, list_offsets, list_transactions, metadata, offset_commit,
-    offset_delete, offset_fetch, produce, sasl_authenticate, sasl_handshake, sync_group,
-    txn_offset_commit)
+    describe_configs, describe_groups, describe_log_dirs, describe_producers, describe_quorum,
+    describe_topic_partitions, describe_transactions, describe_user_scram_credentials,
+    elect_leaders, end_txn, fetch, find_coordinator, heartbeat, incremental_alter_configs,
+    init_producer_id, join_group, leave_group, list_groups, list_offsets,
+    list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
+    offset_fetch, offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake,
+    sync_group, txn_offset_commit)
+from kafka_net.server.features import FeatureControl
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -72,21 +75,27 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     delete_topics,      # 20
     delete_records,     # 21
     init_producer_id,   # 22
+    offset_for_leader_epoch,  # 23
     add_partitions_to_txn,  # 24
     add_offsets_to_txn,     # 25
     end_txn,                # 26
     txn_offset_commit,      # 28
     describe_configs,   # 32
     alter_configs,      # 33
+    describe_log_dirs,  # 35
     sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
     create_partitions,  # 37
     delete_groups,      # 42
+    elect_leaders,      # 43
     incremental_alter_configs,  # 44
+    alter_partition_reassignments,  # 45
+    list_partition_reassignments,   # 46
     offset_delete,      # 47
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
     describe_user_scram_credentials,  # 50
     alter_user_scram_credentials,     # 51
+    describe_quorum,    # 55
     describe_cluster,   # 60
     describe_producers,  # 61
     describe_transactions,   # 65
@@ -162,6 +171,15 @@ class RequestContext:
     def credential_cache(self) -> CredentialCache:
         return self.apis.credential_cache
 
+    @property
+    def features(self) -> FeatureControl:
+        return self.apis.features
+
+    @property
+    def metadata_log(self):
+        """The KRaft metadata log (``__cluster_metadata``), None until the broker has one."""
+        return self.apis.metadata_log
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -185,6 +203,10 @@ class RequestContext:
 
 
 class KafkaApis:
+    # BrokerCore sets its MetadataLog here (DescribeQuorum's high watermark,
+    # ApiVersions' finalized features epoch); None in a bare KafkaApis.
+    metadata_log = None
+
     def __init__(self, config: ServerConfig, metadata_cache: MetadataCache,
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
@@ -204,6 +226,7 @@ class KafkaApis:
         self.transaction_coordinator = transaction_coordinator or TransactionCoordinator(
             TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
             group_coordinator.offsets if group_coordinator is not None else None)
+        self.features = FeatureControl()
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         # (served table, its parse routes): one attribute, swapped whole, so a

@@ -99,6 +99,8 @@ class BrokerCore:
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
                               credential_cache=self.credential_cache)
+        # The KRaft metadata log, where the broker has one (DescribeQuorum reads its end).
+        self.apis.metadata_log = getattr(self, "metadata_log", None)
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)

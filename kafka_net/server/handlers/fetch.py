@@ -28,6 +28,10 @@ Behaviour:
   0, which tells the client to send full requests; each one is served in
   full.  An incremental request (epoch > 0) names a session we never gave
   and gets FETCH_SESSION_ID_NOT_FOUND.
+* current_leader_epoch (v9+, KIP-320) is checked against the partition's
+  leader epoch first: older FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
+  (Kafka's ``Partition.checkCurrentLeaderEpoch``); from v12 a fenced answer
+  names the current leader and epoch (KIP-951).
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 """
 
@@ -119,7 +123,8 @@ def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
         for p in partitions:
             answer, size = _read_partition(rm, name, p, min(budget - total, p["partition_max_bytes"]),
                                            min_one=(total == 0),
-                                           isolation_level=request["isolation_level"])
+                                           isolation_level=request["isolation_level"],
+                                           node=ctx.metadata_cache.node_id)
             total += size
             answers.append(answer)
         responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
@@ -128,12 +133,17 @@ def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
 
 
 def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
-                    isolation_level: int = 0) -> tuple[dict, int]:
+                    isolation_level: int = 0, node: int = -1) -> tuple[dict, int]:
     answer = {"partition_index": p["partition"], "high_watermark": -1,
               "last_stable_offset": -1, "log_start_offset": -1,
               "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
     if name is None:
         return {**answer, "error_code": ErrorCode.UNKNOWN_TOPIC_ID}, 0
+    if p["current_leader_epoch"] >= 0:
+        fenced = _leader_epoch_error(rm.partition(name, p["partition"]),
+                                     p["current_leader_epoch"], node)
+        if fenced is not None:
+            return {**answer, **fenced}, 0
     error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one,
                             isolation_level)
     if result is None:
@@ -149,6 +159,19 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
             "records": _in_memory(result.records)}, len(result.records)
+
+
+def _leader_epoch_error(partition, current_leader_epoch: int, node: int) -> dict | None:
+    if partition is None:
+        return None   # rm.read answers UNKNOWN_TOPIC_OR_PARTITION
+    error = partition.leader_epoch_error(current_leader_epoch)
+    if not error:
+        return None
+    out = {"error_code": error}
+    if error == ErrorCode.FENCED_LEADER_EPOCH:
+        # KIP-951: tell the client who leads now (this node) at which epoch.
+        out["current_leader"] = {"leader_id": node, "leader_epoch": partition.leader_epoch}
+    return out
 
 
 def _in_memory(records):

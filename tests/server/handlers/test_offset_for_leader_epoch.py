@@ -1,0 +1,91 @@
+"""OffsetForLeaderEpoch (23), and the leader epoch in Metadata, ListOffsets and Fetch
+(Kafka's Partition.lastOffsetForLeaderEpoch and checkCurrentLeaderEpoch)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from tests.server.handlers.conftest import create_topic, produce, records, versions
+
+
+def end_offset(broker, leader_epoch, current=-1, version=4, topic="t", partition=0):
+    body = broker.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, version, replica_id=-1, topics=[
+        {"topic": topic, "partitions": [{"partition": partition,
+                                         "current_leader_epoch": current,
+                                         "leader_epoch": leader_epoch}]}])
+    p = body["topics"][0]["partitions"][0]
+    return p["error_code"], p["leader_epoch"], p["end_offset"]
+
+
+@pytest.fixture
+def three(broker):
+    create_topic(broker)
+    produce(broker, data=records(1, 2))
+    produce(broker, data=records(3))
+    return broker
+
+
+@pytest.mark.parametrize("version", versions(ApiKey.OFFSET_FOR_LEADER_EPOCH))
+def test_the_current_epoch_ends_at_the_log_end(three, version):
+    assert end_offset(three, 0, version=version) == (ErrorCode.NONE, 0, 3)
+    assert end_offset(three, 0, current=0, version=version) == (ErrorCode.NONE, 0, 3)
+
+
+def test_an_empty_partition_knows_its_epoch_from_creation(broker):
+    create_topic(broker)
+    assert end_offset(broker, 0) == (ErrorCode.NONE, 0, 0)
+
+
+def test_unknown_epochs_answer_undefined_without_error(three):
+    assert end_offset(three, 7) == (ErrorCode.NONE, -1, -1)
+    assert end_offset(three, -1) == (ErrorCode.NONE, -1, -1)
+
+
+def test_current_leader_epoch_is_fenced_or_unknown(three):
+    partition = three.replica_manager.partition("t", 0)
+    partition.make_leader(2)
+    produce(three, data=records(4))
+    assert end_offset(three, 0, current=1) == (ErrorCode.FENCED_LEADER_EPOCH, -1, -1)
+    assert end_offset(three, 0, current=3) == (ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1)
+    # epoch 0 wrote offsets 0-2, epoch 2 starts at 3; epoch 1 never led
+    assert end_offset(three, 0, current=2) == (ErrorCode.NONE, 0, 3)
+    assert end_offset(three, 1, current=2) == (ErrorCode.NONE, 0, 3)
+    assert end_offset(three, 2, current=2) == (ErrorCode.NONE, 2, 4)
+
+
+def test_unknown_topic_or_partition(three):
+    assert end_offset(three, 0, topic="missing")[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert end_offset(three, 0, partition=5)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_metadata_and_list_offsets_report_the_epoch(three):
+    three.replica_manager.partition("t", 0).make_leader(2)
+    produce(three, data=records(4))
+    body = three.call(ApiKey.METADATA, 12, topics=[{"name": "t", "topic_id": uuid.UUID(int=0)}])
+    assert body["topics"][0]["partitions"][0]["leader_epoch"] == 2
+    body = three.call(ApiKey.LIST_OFFSETS, 9, topics=[{"name": "t", "partitions": [
+        {"partition_index": 0, "timestamp": -1}, {"partition_index": 0, "timestamp": -2},
+        {"partition_index": 0, "timestamp": 4}]}])
+    got = [(p["offset"], p["leader_epoch"]) for p in body["topics"][0]["partitions"]]
+    assert got == [(4, 2), (0, 0), (3, 2)]
+    body = three.call(ApiKey.LIST_OFFSETS, 9, topics=[{"name": "t", "partitions": [
+        {"partition_index": 0, "timestamp": -1, "current_leader_epoch": 1}]}])
+    assert body["topics"][0]["partitions"][0]["error_code"] == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_fetch_checks_current_leader_epoch(three):
+    def fetch_error(current):
+        body = three.call(ApiKey.FETCH, 12, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                          topics=[{"topic": "t", "partitions": [
+                              {"partition": 0, "fetch_offset": 0, "current_leader_epoch": current,
+                               "partition_max_bytes": 1 << 20}]}])
+        p = body["responses"][0]["partitions"][0]
+        return p["error_code"], p["current_leader"]["leader_epoch"], len(p["records"] or b"")
+    assert fetch_error(0)[0] == ErrorCode.NONE and fetch_error(0)[2] > 0
+    three.replica_manager.partition("t", 0).make_leader(1)
+    assert fetch_error(0) == (ErrorCode.FENCED_LEADER_EPOCH, 1, 0)
+    assert fetch_error(2)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH
