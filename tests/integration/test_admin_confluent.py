@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition)
 from confluent_kafka.admin import (
     AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
     OffsetSpec)
 
+from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.support import server_fixture
 
@@ -143,3 +145,61 @@ def test_delete_records_moves_the_earliest_offset(admin, server):
     # OFFSET_END (-1) deletes up to the high watermark.
     [future] = admin.delete_records([TopicPartition("cf-delete", 0, -1)]).values()
     assert future.result(TIMEOUT_S).low_watermark == 10
+
+
+# -- operations APIs (DescribeLogDirs is not in this client; see the kafka-python tests) --
+
+
+def test_elect_leaders_is_not_needed_on_one_node(admin):
+    create(admin, "cf-elect")
+    for election in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
+        result = admin.elect_leaders(
+            election, [TopicPartition("cf-elect", 0), TopicPartition("cf-missing", 0)]
+        ).result(TIMEOUT_S)
+        errors = {(tp.topic, tp.partition): error.code() for tp, error in result.items()}
+        assert errors == {("cf-elect", 0): KafkaError.ELECTION_NOT_NEEDED,
+                          ("cf-missing", 0): KafkaError.UNKNOWN_TOPIC_OR_PART}
+    # None = every partition: Kafka leaves out those that have their leader already
+    assert admin.elect_leaders(ElectionType.PREFERRED, None).result(TIMEOUT_S) == {}
+
+
+def consume(consumer, count):
+    got = []
+    for _ in range(40):
+        message = consumer.poll(0.5)
+        if message is not None and not message.error():
+            got.append((message.offset(), message.leader_epoch()))
+        if len(got) >= count:
+            break
+    return got
+
+
+def test_kip_320_positions_are_validated_with_offset_for_leader_epoch(admin, server):
+    """librdkafka validates a position that carries a leader epoch (an assignment,
+    a seek, a committed offset) with OffsetForLeaderEpoch before fetching; the
+    end offset of the epoch is exact, so a position past it is truncated to it."""
+    create(admin, "cf-kip320")
+    producer = Producer({"bootstrap.servers": bootstrap(server)})
+    for i in range(5):
+        producer.produce("cf-kip320", value=b"v%d" % i)
+    assert producer.flush(TIMEOUT_S) == 0
+    seen_before = server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)]
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "cf-kip320",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition("cf-kip320", 0, 2, leader_epoch=0)])
+        assert consume(consumer, 3) == [(2, 0), (3, 0), (4, 0)]   # epoch 0 in every batch
+        validations = server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)]
+        assert validations > seen_before
+        # Offset 9 "of epoch 0" does not exist: epoch 0 ends at 5, so librdkafka
+        # detects the truncation and continues from 5.
+        consumer.seek(TopicPartition("cf-kip320", 0, 9, leader_epoch=0))
+        for _ in range(40):   # the broker answers the validation before v5 exists
+            if server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)] > validations:
+                break
+            consumer.poll(0.25)
+        producer.produce("cf-kip320", value=b"v5")
+        assert producer.flush(TIMEOUT_S) == 0
+        assert consume(consumer, 1) == [(5, 0)]
+    finally:
+        consumer.close()
