@@ -44,6 +44,7 @@ from kafka_net.server.handlers import (
     list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
     offset_fetch, offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake,
     sync_group, txn_offset_commit)
+from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
@@ -172,6 +173,10 @@ class RequestContext:
         return self.apis.credential_cache
 
     @property
+    def dynamic_config(self) -> DynamicBrokerConfig:
+        return self.apis.dynamic_config
+
+    @property
     def features(self) -> FeatureControl:
         return self.apis.features
 
@@ -227,6 +232,11 @@ class KafkaApis:
             TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
             group_coordinator.offsets if group_coordinator is not None else None)
         self.features = FeatureControl()
+        # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
+        # act through the ConfigRepository, the connection quotas through the
+        # SocketServer's ConnectionQuotas (registered by BrokerCore).
+        self.dynamic_config = DynamicBrokerConfig(config, metadata_cache.node_id)
+        self.dynamic_config.add_reconfigurable(self._apply_log_defaults)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         # (served table, its parse routes): one attribute, swapped whole, so a
@@ -237,6 +247,14 @@ class KafkaApis:
         # (api key, version) -> (read-only body, its frame's bytes before and after
         # the correlation id): see _encode.
         self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
+
+    def _apply_log_defaults(self, values: dict) -> None:
+        repository = self.config_repository
+        before = repository.broker_values
+        repository.set_broker_defaults(
+            {LOG_KEYS[k]: v for k, v in values.items() if k in LOG_KEYS})
+        if repository.broker_values != before:
+            self.replica_manager.apply_retention()
 
     def create_topic(self, name: str, num_partitions: int):
         """Create a topic and its partitions unless it exists: (TopicMetadata, created).

@@ -116,6 +116,8 @@ class BrokerCore:
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks)
         self.quotas.client_quotas.ip_quotas = socket_server.connection_quotas
+        # max.connections & co. changed by AlterConfigs act on the Acceptors' quotas.
+        self.apis.dynamic_config.add_reconfigurable(socket_server.connection_quotas.reconfigure)
         return socket_server
 
     def request_from_frame(self, frame: bytes, connection_id: str = "c",

@@ -75,12 +75,25 @@ class ConfigRepository:
     def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
+        # A topic's own retention or a dynamic broker default for it (log.retention.ms,
+        # log.retention.bytes) is enforced; Kafka's 7-day default is left to the
+        # periodic task's policy (see ReplicaManager).
+        retention_set = any(k in overrides or k in self.broker_values
+                            for k in ("retention.ms", "retention.bytes"))
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
-                         "delete" in policy, "compact" in policy,
-                         "retention.ms" in overrides or "retention.bytes" in overrides)
+                         "delete" in policy, "compact" in policy, retention_set)
 
     # -- writing --------------------------------------------------------------------------
+
+    def set_broker_defaults(self, values: dict[str, Any]) -> None:
+        """The broker settings topics fall back to, by topic config name (``message.max.bytes``
+        as ``max.message.bytes``): the static ones, replaced by dynamic ones as
+        AlterConfigs on the BROKER resource sets them (Kafka's ``DynamicLogConfig``).
+        Every topic's LogConfig is rebuilt on its next use."""
+        with self._lock:
+            self.broker_values = dict(values)
+            self._log_configs.clear()
 
     def validate(self, topic: str, raw: dict[str, str | None]) -> dict[str, Any]:
         """Parse and check a complete set of overrides; raises InvalidConfig."""

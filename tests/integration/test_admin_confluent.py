@@ -7,6 +7,8 @@ Before these APIs existed librdkafka failed before sending
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from confluent_kafka import (
@@ -17,7 +19,8 @@ from confluent_kafka.admin import (
 
 from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import server_fixture
+from tests.network.helpers import closed_by_server
+from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -203,3 +206,57 @@ def test_kip_320_positions_are_validated_with_offset_for_leader_epoch(admin, ser
         assert consume(consumer, 1) == [(5, 0)]
     finally:
         consumer.close()
+
+
+# -- dynamic broker configuration -----------------------------------------------------------
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection((LOOPBACK, port), timeout=TIMEOUT_S)
+
+
+def api_versions_works(port: int) -> bool:
+    with RawClient(port) as client:
+        return client.call(ApiKey.API_VERSIONS, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+
+
+def set_broker_config(admin, name, key, value, op=AlterConfigOpType.SET):
+    resource = ConfigResource("broker", name, incremental_configs=[
+        ConfigEntry(key, value, incremental_operation=op)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    return future
+
+
+def test_max_connections_per_ip_changes_live(admin, server):
+    """incremental_alter_configs on the BROKER resource lowers max.connections.per.ip
+    while the broker runs: the next connection from this address is closed at
+    once (on the wire), and deleting the value lets connections in again."""
+    quotas = server.socket_server.connection_quotas
+    open_now = quotas.get(LOOPBACK)   # the admin client's own connection(s)
+    set_broker_config(admin, "1", "max.connections.per.ip", str(open_now)).result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource("broker", "1"))["max.connections.per.ip"]
+    assert (entry.value, entry.source, entry.is_read_only) == (
+        str(open_now), ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+    extra = connect(server.bound_port())
+    try:
+        assert closed_by_server(extra)
+    finally:
+        extra.close()
+    set_broker_config(admin, "1", "max.connections.per.ip", None,
+                      AlterConfigOpType.DELETE).result(TIMEOUT_S)
+    assert api_versions_works(server.bound_port())
+    entry = describe(admin, ConfigResource("broker", "1"))["max.connections.per.ip"]
+    assert entry.source == ConfigSource.DEFAULT_CONFIG.value
+
+
+def test_log_defaults_change_and_read_only_keys_are_refused(admin):
+    # (librdkafka refuses the cluster-wide "" resource itself; see the kafka-python tests)
+    set_broker_config(admin, "1", "log.retention.bytes", "1048576000").result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource("broker", "1"))["log.retention.bytes"]
+    assert (entry.value, entry.source) == (
+        "1048576000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+    set_broker_config(admin, "1", "log.retention.bytes", None,
+                      AlterConfigOpType.DELETE).result(TIMEOUT_S)
+    error = error_of(set_broker_config(admin, "1", "node.id", "5"))
+    assert error.code() == KafkaError.INVALID_REQUEST
+    assert "Cannot update these configs dynamically: Set(node.id)" in error.str()

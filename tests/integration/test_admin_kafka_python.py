@@ -141,3 +141,20 @@ def test_describe_features(admin):
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {
         "metadata.version", "kraft.version", "group.version", "transaction.version"}
+
+
+def test_dynamic_broker_config(admin):
+    """kafka-python (like librdkafka) refuses the cluster-wide "" resource; this
+    node's dynamic value shows with its source, and resets to the default."""
+    node = ConfigResource(ConfigResourceType.BROKER, "1", configs={"max.connections": "5000"})
+    assert admin.alter_configs([node]) == {"broker": {"1": "OK"}}
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
+                                     config_filter="all")["broker"]["1"]
+    assert configs["max.connections"]["value"] == "5000"
+    assert configs["max.connections"]["config_source"] == "DYNAMIC_BROKER_CONFIG"
+    assert configs["num.partitions"]["read_only"] is True
+    admin.reset_configs([ConfigResource(ConfigResourceType.BROKER, "1",
+                                        configs={"max.connections": None})])
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
+                                     config_filter="all")["broker"]["1"]
+    assert configs["max.connections"]["config_source"] == "DEFAULT_CONFIG"

@@ -7,8 +7,12 @@ Behaviour (an error is per resource, never a closed connection):
   synonym's or the default), as :mod:`kafka_net.server.config_helper`
   describes them.  An illegal name: INVALID_TOPIC_EXCEPTION; an unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION (no message, as Kafka).
-* BROKER named after this node's id: kafka-net's own settings, all read-only.
-  The empty name (cluster-wide dynamic defaults) has none.  Another id:
+* BROKER named after this node's id: kafka-net's own settings and the log
+  defaults, each with its source (DYNAMIC_BROKER_CONFIG,
+  DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and
+  read-only unless kafka-net changes it at run time
+  (:mod:`kafka_net.server.dynamic_config`).  The empty name: the
+  cluster-wide dynamic defaults that are set.  Another id:
   INVALID_REQUEST ``Unexpected broker id, expected 1 or empty string, but
   received 2``.
 * BROKER_LOGGER, CLIENT_METRICS, GROUP and unknown types: INVALID_REQUEST
@@ -23,7 +27,8 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, resource_type_name, select, topic_entries)
+    ConfigResourceType, broker_entries, default_broker_entries, resource_type_name, select,
+    topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -68,13 +73,13 @@ def _entries(ctx, resource_type: int, name: str, documentation: bool) -> list[di
         return topic_entries(ctx.config_repository, name, documentation)
     if resource_type == ConfigResourceType.BROKER:
         if not name:
-            return []   # no dynamic cluster-wide defaults exist here
+            return default_broker_entries(ctx.dynamic_config)
         node = ctx.metadata_cache.node_id
         if name != str(node):
             raise ResourceError(ErrorCode.INVALID_REQUEST,
                                 f"Unexpected broker id, expected {node} or empty string, "
                                 f"but received {name}")
-        return broker_entries(ctx.config)
+        return broker_entries(ctx.config, ctx.dynamic_config)
     raise ResourceError(ErrorCode.INVALID_REQUEST,
                         f"Unsupported resource type: {resource_type_name(resource_type)} "
                         "(kafka-net describes TOPIC and BROKER configs)")
