@@ -46,6 +46,7 @@ from kafka_net.server.handlers import (
     sync_group, txn_offset_commit)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
+from kafka_net.server.group_config import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -177,6 +178,10 @@ class RequestContext:
         return self.apis.dynamic_config
 
     @property
+    def group_configs(self) -> GroupConfigRepository:
+        return self.apis.group_configs
+
+    @property
     def features(self) -> FeatureControl:
         return self.apis.features
 
@@ -232,6 +237,8 @@ class KafkaApis:
             TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
             group_coordinator.offsets if group_coordinator is not None else None)
         self.features = FeatureControl()
+        # GROUP config resources; the consumer group coordinator reads them per group.
+        self.group_configs = GroupConfigRepository(config)
         # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
         # act through the ConfigRepository, the connection quotas through the
         # SocketServer's ConnectionQuotas (registered by BrokerCore).

@@ -99,6 +99,7 @@ class BrokerCore:
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
                               credential_cache=self.credential_cache)
+        self.group_coordinator.consumer.group_configs = self.apis.group_configs
         # The KRaft metadata log, where the broker has one (DescribeQuorum reads its end).
         self.apis.metadata_log = getattr(self, "metadata_log", None)
 

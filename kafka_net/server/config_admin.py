@@ -21,7 +21,12 @@ then storing it).  Per resource, in Kafka's order:
    :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig`: a key that
    cannot change at run time or a bad value is INVALID_REQUEST (Kafka's
    ``Cannot update these configs dynamically: Set(...)`` / ConfigException
-   wording).  Other resource types are INVALID_REQUEST.
+   wording).
+4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.server.group_config`):
+   the group's new override set is built as for a topic and validated by
+   Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
+   empty name is INVALID_REQUEST ``Default group resources are not
+   allowed.``.  Other resource types are INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from kafka_net.config.keys import BY_NAME as BROKER_KEYS
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 from kafka_net.server.config_helper import ConfigResourceType, resource_type_name
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
+from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
@@ -104,10 +110,12 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
         _alter_topic(ctx, name, configs, validate_only, incremental)
     elif kind == ConfigResourceType.BROKER:
         _alter_broker(ctx, name, configs, validate_only, incremental)
+    elif kind == ConfigResourceType.GROUP:
+        _alter_group(ctx, name, configs, validate_only, incremental)
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST,
                          f"Unsupported resource type: {resource_type_name(kind)} "
-                         "(kafka-net alters TOPIC configs only)")
+                         "(kafka-net alters TOPIC, BROKER and GROUP configs)")
 
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
@@ -175,6 +183,40 @@ def _apply_op(repository, raw: dict[str, str], config: dict) -> None:
         raw[name] = ",".join(parts)
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
+                 incremental: bool) -> None:
+    """ControllerConfigurationValidator for a GROUP resource (Kafka 4.0's group configs)."""
+    if not group_id:
+        raise AlterError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    repository = ctx.group_configs
+    with _alter_lock:
+        if incremental:
+            raw: dict[str, str | None] = {
+                k: str(v) for k, v in repository.overrides(group_id).items()}
+            for config in configs:
+                name, op = config["name"], config["config_operation"]
+                if op == OpType.SET:
+                    raw[name] = config["value"]
+                elif op == OpType.DELETE:
+                    raw.pop(name, None)
+                elif op in (OpType.APPEND, OpType.SUBTRACT):
+                    raise AlterError(ErrorCode.INVALID_CONFIG,
+                                     f"Can't {OpType(op).name} to key {name} because its type "
+                                     "is not LIST.")
+                else:
+                    raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+        else:
+            raw = {c["name"]: c["value"] for c in configs}
+        try:
+            parsed = parse_group_configs(raw)
+        except InvalidConfig as exc:
+            raise AlterError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        repository.set_group_config(group_id, parsed)
+    log.info("Group %s configs are now %s", escape(group_id), dict(sorted(parsed.items())))
 
 
 def _alter_broker(ctx, name: str, configs: list[dict], validate_only: bool,

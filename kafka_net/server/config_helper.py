@@ -29,6 +29,7 @@ from kafka_net.config import KEYS, ServerConfig
 from kafka_net.config.keys import BY_NAME
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS
+from kafka_net.server.group_config import GROUP_CONFIGS
 from kafka_net.server.topic_config import (
     BOOLEAN, INT, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 
@@ -54,6 +55,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 def resource_type_name(value: int) -> str:
@@ -170,6 +173,24 @@ def _broker_type(name: str, value: Any) -> int:
     if isinstance(value, int):
         return LONG if name in _LONG_KEYS else INT
     return STRING
+
+
+# -- groups --------------------------------------------------------------------------------
+
+def group_entries(repository, group_id: str) -> list[dict]:
+    """Every group config (Kafka's ``createGroupConfigEntry``): the group's override,
+    source GROUP_CONFIG, else the broker's default, DEFAULT_CONFIG."""
+    overrides = repository.overrides(group_id)
+    entries = []
+    for name, definition in sorted(GROUP_CONFIGS.items()):
+        if name in overrides:
+            value, source = overrides[name], ConfigSource.GROUP_CONFIG
+        else:
+            value, source = repository.default(name), ConfigSource.DEFAULT_CONFIG
+        entries.append(_entry(name, str(value), source, read_only=False,
+                              synonyms=[_synonym(name, str(value), source)],
+                              config_type=INT, doc=definition.doc))
+    return entries
 
 
 # -- shared -------------------------------------------------------------------------------

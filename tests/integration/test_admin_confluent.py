@@ -15,7 +15,7 @@ from confluent_kafka import (
     Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition)
 from confluent_kafka.admin import (
     AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
-    OffsetSpec)
+    OffsetSpec, ResourceType)
 
 from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
@@ -260,3 +260,20 @@ def test_log_defaults_change_and_read_only_keys_are_refused(admin):
     error = error_of(set_broker_config(admin, "1", "node.id", "5"))
     assert error.code() == KafkaError.INVALID_REQUEST
     assert "Cannot update these configs dynamically: Set(node.id)" in error.str()
+
+
+def test_group_configs(admin):
+    """Kafka 4.0's GROUP config resource: set, described with its source, validated."""
+    resource = ConfigResource(ResourceType.GROUP, "cf-group", incremental_configs=[
+        ConfigEntry("consumer.heartbeat.interval.ms", "6000",
+                    incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    future.result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource(ResourceType.GROUP, "cf-group"))[
+        "consumer.heartbeat.interval.ms"]
+    assert (entry.value, entry.source) == ("6000", ConfigSource.GROUP_CONFIG.value)
+    bad = ConfigResource(ResourceType.GROUP, "cf-group", incremental_configs=[
+        ConfigEntry("consumer.session.timeout.ms", "1000",
+                    incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([bad]).values()
+    assert error_of(future).code() == KafkaError.INVALID_CONFIG
