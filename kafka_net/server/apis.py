@@ -43,7 +43,7 @@ from kafka_net.server.handlers import (
     init_producer_id, join_group, leave_group, list_groups, list_offsets,
     list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
     offset_fetch, offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake,
-    sync_group, txn_offset_commit)
+    sync_group, txn_offset_commit, update_features)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
@@ -98,6 +98,7 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     describe_user_scram_credentials,  # 50
     alter_user_scram_credentials,     # 51
     describe_quorum,    # 55
+    update_features,    # 57
     describe_cluster,   # 60
     describe_producers,  # 61
     describe_transactions,   # 65

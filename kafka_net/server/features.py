@@ -43,6 +43,14 @@ DEFAULT_FINALIZED: dict[str, int] = {
 }
 
 
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3   # FeatureUpdate.UpgradeType
+UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
+
+
+class FeatureUpdateError(Exception):
+    """INVALID_UPDATE_VERSION with Kafka's message (FeatureControlManager)."""
+
+
 class FeatureSnapshot(NamedTuple):
     levels: tuple[tuple[str, int], ...]   # finalized, name-sorted, level 0 left out
     epoch: int
@@ -58,7 +66,25 @@ class FeatureControl:
         return dict(self.snapshot.levels)
 
     def level(self, name: str) -> int:
-        return self.finalized().get(name, 0)
+        """The finalized level of ``name`` (0 if not finalized); no copy: the
+        consumer group heartbeat asks on every request."""
+        for feature, level in self.snapshot.levels:
+            if feature == name:
+                return level
+        return 0
+
+    def update(self, updates: list[tuple[str, int, int]], node_id: int,
+               validate_only: bool = False) -> None:
+        """UpdateFeatures: (feature, level, upgrade type) triples, all or none
+        (Kafka's ``FeatureControlManager.updateFeatures``); raises FeatureUpdateError."""
+        with self._lock:
+            current = self.finalized()
+            for name, level, upgrade_type in updates:
+                _check_update(name, level, upgrade_type, current.get(name, 0), node_id)
+            if validate_only:
+                return
+            current.update({name: level for name, level, _ in updates})
+            self.snapshot = _snapshot(current, self.snapshot.epoch + 1)
 
     def set_levels(self, levels: dict[str, int], epoch: int | None = None) -> None:
         """Apply validated levels (UpdateFeatures, or a FeatureLevelRecord replayed);
@@ -68,6 +94,37 @@ class FeatureControl:
             current.update(levels)
             next_epoch = self.snapshot.epoch + 1 if epoch is None else epoch
             self.snapshot = _snapshot(current, next_epoch)
+
+
+def _check_update(name: str, level: int, upgrade_type: int, current: int, node_id: int) -> None:
+    def invalid(message: str) -> FeatureUpdateError:
+        return FeatureUpdateError(f"Invalid update version {level} for feature {name}. {message}")
+    if upgrade_type not in UPGRADE_TYPES:
+        raise invalid("The controller does not support the given upgrade type.")
+    if level < 0:
+        raise invalid("A feature version cannot be less than 0.")
+    low, high = SUPPORTED.get(name, (0, 0))
+    if not low <= level <= high:
+        what = f"Local controller {node_id}"
+        if high == 0:
+            raise invalid(f"{what} does not support this feature.")
+        raise invalid(f"{what} only supports versions {low}-{high}")
+    if level < current and upgrade_type == UPGRADE:
+        raise invalid("Can't downgrade the version of this feature without setting the "
+                      "upgrade type to either safe or unsafe downgrade.")
+    if level > current and upgrade_type != UPGRADE:
+        raise invalid("Can't downgrade to a newer version.")
+    if name == METADATA_VERSION and level < current:
+        # Every metadata.version kafka-net supports changed the metadata format on
+        # the way to 4.0-IV3 (MetadataVersion.checkIfMetadataChanged).
+        reason = ("Unsafe metadata downgrade is not supported in this version."
+                  if upgrade_type == UNSAFE_DOWNGRADE else
+                  "Refusing to perform the requested downgrade because it might delete "
+                  "metadata information.")
+        raise FeatureUpdateError(f"Invalid metadata.version {level}. {reason}")
+    if name == "kraft.version" and level != current:
+        # KRaft version changes go through the Raft client (KIP-853), not FeatureLevelRecords.
+        raise invalid("kraft.version cannot be changed with UpdateFeatures on this node.")
 
 
 def _snapshot(levels: dict[str, int], epoch: int) -> FeatureSnapshot:

@@ -9,7 +9,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import (
-    ElectionNotNeededError, InvalidConfigurationError, InvalidReplicationAssignmentError,
+    ElectionNotNeededError, InvalidConfigurationError, InvalidUpdateVersionError, InvalidReplicationAssignmentError,
     NoReassignmentInProgressError, UnknownTopicOrPartitionError)
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
@@ -141,6 +141,10 @@ def test_describe_features(admin):
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {
         "metadata.version", "kraft.version", "group.version", "transaction.version"}
+    assert admin.update_features({"transaction.version": 1}, validate_only=True) == {
+        "transaction.version": "OK"}
+    with pytest.raises(InvalidUpdateVersionError, match="only supports versions 0-1"):
+        admin.update_features({"transaction.version": 2})
 
 
 def test_dynamic_broker_config(admin):

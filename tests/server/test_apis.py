@@ -64,7 +64,7 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.OFFSET_FOR_LEADER_EPOCH,
         ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS,
-        ApiKey.LIST_PARTITION_REASSIGNMENTS, ApiKey.DESCRIBE_QUORUM}
+        ApiKey.LIST_PARTITION_REASSIGNMENTS, ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES}
 
 
 def test_supported_versions_come_from_the_table():

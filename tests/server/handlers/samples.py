@@ -20,7 +20,7 @@ ADMIN_APIS = (ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFI
 
 OPS_APIS = (ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ELECT_LEADERS,
             ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
-            ApiKey.DESCRIBE_QUORUM)
+            ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES)
 
 TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
             ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS)
@@ -92,6 +92,9 @@ def typical_ops_request(api_key: int) -> dict:
     if api_key == ApiKey.DESCRIBE_QUORUM:
         return dict(topics=[{"topic_name": "__cluster_metadata",
                              "partitions": [{"partition_index": 0}]}])
+    if api_key == ApiKey.UPDATE_FEATURES:
+        return dict(validate_only=True, feature_updates=[
+            {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 1}])
     raise AssertionError(f"no typical request for {api_key}")
 
 
@@ -116,6 +119,9 @@ def failing_ops_request(api_key: int) -> dict:
         return dict(topics=[{"name": "missing", "partition_indexes": [0]}])
     if api_key == ApiKey.DESCRIBE_QUORUM:
         return dict(topics=[{"topic_name": "t", "partitions": [{"partition_index": 0}]}])
+    if api_key == ApiKey.UPDATE_FEATURES:
+        return dict(feature_updates=[
+            {"feature": "no.such.feature", "max_version_level": 1, "upgrade_type": 1}])
     raise AssertionError(f"no failing request for {api_key}")
 
 

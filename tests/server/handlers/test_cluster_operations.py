@@ -209,3 +209,53 @@ def test_a_feature_change_is_reported_with_a_new_epoch(broker):
     broker.apis.features.set_levels({"group.version": 0})
     _, finalized, after = features(broker, 4)
     assert "group.version" not in finalized and after > before
+
+
+# -- UpdateFeatures --------------------------------------------------------------------------
+
+
+def update(broker, *updates, version=2, validate_only=False):
+    return broker.call(ApiKey.UPDATE_FEATURES, version, validate_only=validate_only,
+                       feature_updates=[
+                           {"feature": f, "max_version_level": level, "upgrade_type": kind,
+                            "allow_downgrade": kind != 1} for f, level, kind in updates])
+
+
+def test_update_features_downgrades_group_version_and_turns_the_protocol_off(broker):
+    assert update(broker, ("group.version", 0, 2), validate_only=True)["error_code"] == 0
+    assert features(broker, 4)[1]["group.version"] == (1, 1)
+    body = update(broker, ("group.version", 0, 2), version=1)
+    assert body["error_code"] == 0
+    assert body["results"] == [{"feature": "group.version", "error_code": 0,
+                                "error_message": None}]
+    assert "group.version" not in features(broker, 4)[1]
+    heartbeat = broker.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="g", member_id="",
+                            member_epoch=0, rebalance_timeout_ms=30000,
+                            subscribed_topic_names=["t"], topic_partitions=[])
+    assert heartbeat["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+    assert update(broker, ("group.version", 1, 1), version=0)["error_code"] == 0
+    assert features(broker, 4)[1]["group.version"] == (1, 1)
+
+
+def test_update_features_refusals_carry_kafkas_messages(broker):
+    def refused(*updates):
+        body = update(broker, *updates)
+        assert body["error_code"] == ErrorCode.INVALID_UPDATE_VERSION, body
+        prefix = "The update failed for all features since the following feature had an error: "
+        assert body["error_message"].startswith(prefix)
+        return body["error_message"][len(prefix):]
+    assert refused(("nope", 1, 1)) == \
+        "Invalid update version 1 for feature nope. Local controller 1 does not support this " \
+        "feature."
+    assert refused(("transaction.version", 2, 1)) == \
+        "Invalid update version 2 for feature transaction.version. Local controller 1 only " \
+        "supports versions 0-1"
+    assert refused(("group.version", 0, 1)).endswith(
+        "Can't downgrade the version of this feature without setting the upgrade type to "
+        "either safe or unsafe downgrade.")
+    assert refused(("metadata.version", 24, 2)) == \
+        "Invalid metadata.version 24. Refusing to perform the requested downgrade because it " \
+        "might delete metadata information."
+    # all or none: the valid first update is not applied either
+    refused(("transaction.version", 0, 2), ("nope", 1, 1))
+    assert features(broker, 4)[1]["transaction.version"] == (1, 1)
