@@ -92,7 +92,7 @@ def run_request(partitions: list[bytes], bound: int, repeats: int) -> tuple[floa
     for _ in range(repeats):
         rm = ReplicaManager(MESSAGE_MAX_BYTES, bound)
         rm.ensure_partitions(TOPIC, uuid.uuid4(), len(partitions))
-        ctx = SimpleNamespace(api_version=PRODUCE_VERSION, replica_manager=rm)
+        ctx = SimpleNamespace(api_version=PRODUCE_VERSION, replica_manager=rm, authorizer=None)
         request = {"acks": 1, "timeout_ms": 30000, "transactional_id": None, "topic_data": [
             {"name": TOPIC, "partition_data": [
                 {"index": i, "records": data} for i, data in enumerate(partitions)]}]}

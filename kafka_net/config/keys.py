@@ -12,7 +12,7 @@ from typing import Any, Callable
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, assignor_list, boolean, choice, http_address, integer, ip_overrides,
+    INT_MAX, LONG_MAX, assignor_list, authorizer_class, principal_list, boolean, choice, http_address, integer, ip_overrides,
     listener_list, listener_name, listener_names, protocol_map, string, string_list)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
@@ -141,6 +141,18 @@ KEYS: tuple[_Key, ...] = (
     _Key("scram.credentials", "scram_credentials", scram_credentials, "",
          "kafka-net: SCRAM users created at startup, as kafka-storage format --add-scram "
          "writes them: SCRAM-SHA-256=[name=alice,password=alice-secret] ..."),
+    # -- authorization (Kafka's StandardAuthorizer) -------------------------------------
+    _Key("authorizer.class.name", "authorizer_class_name", authorizer_class, "",
+         "org.apache.kafka.metadata.authorizer.StandardAuthorizer switches ACLs on; empty = "
+         "no authorization (the ACL APIs answer SECURITY_DISABLED); any other class fails "
+         "startup."),
+    _Key("super.users", "super_users", principal_list, "",
+         "Semicolon-separated principals allowed everything, whatever the ACLs say "
+         "(User:admin;User:CN=broker)."),
+    _Key("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", boolean,
+         "false",
+         "With an authorizer: a resource no ACL covers is open to everyone (true) or to "
+         "super users only (false)."),
     # -- memory pool and quotas --------------------------------------------------------
     _Key("queued.max.request.bytes", "queued_max_request_bytes", integer(-(2**63), LONG_MAX),
          "-1",
@@ -163,6 +175,11 @@ KEYS: tuple[_Key, ...] = (
          "request's batches together: 16x that, and a quarter of it in records and "
          "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
          "(bench/records_worst_case.py)."),
+    # -- the metadata log (KRaft's __cluster_metadata: server/metadata_log.py) ----------
+    _Key("metadata.log.max.record.bytes.between.snapshots",
+         "metadata_log_max_record_bytes_between_snapshots", integer(1), "20971520",
+         "Bytes of metadata records appended before the state is written as a snapshot "
+         "and the log before it dropped."),
     # -- SSL listeners (Kafka's SslConfigs; listener.name.<l>.ssl.* forms too) ---------
     _Key("ssl.keystore.type", "ssl_keystore_type", choice("JKS", "PKCS12", "PEM", upper=True),
          "JKS", "Format of the key store; kafka-net reads PEM only (JKS and PKCS12 are "

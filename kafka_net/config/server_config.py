@@ -89,12 +89,17 @@ class ServerConfig:
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).
     listener_sasl_jaas_configs: tuple[tuple[str, str, str], ...] = ()
+    authorizer_class_name: str = default_of("authorizer_class_name")
+    super_users: tuple[str, ...] = default_of("super_users")
+    allow_everyone_if_no_acl_found: bool = default_of("allow_everyone_if_no_acl_found")
     queued_max_request_bytes: int = default_of("queued_max_request_bytes")
     quota_window_num: int = default_of("quota_window_num")
     quota_window_size_seconds: int = default_of("quota_window_size_seconds")
     max_partitions_per_request: int = default_of("max_partitions_per_request")
     max_broker_partitions: int = default_of("max_broker_partitions")
     message_max_uncompressed_bytes: int = default_of("message_max_uncompressed_bytes")
+    metadata_log_max_record_bytes_between_snapshots: int = default_of(
+        "metadata_log_max_record_bytes_between_snapshots")
     ssl_keystore_type: str = default_of("ssl_keystore_type")
     ssl_keystore_location: str = default_of("ssl_keystore_location")
     ssl_keystore_certificate_chain: str = default_of("ssl_keystore_certificate_chain")

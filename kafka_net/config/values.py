@@ -134,3 +134,32 @@ def choice(*options: str, upper: bool = False) -> Callable[[str, str], str]:
 def string_list(key: str, raw: str) -> tuple[str, ...]:
     """Kafka's LIST type: comma-separated, blanks dropped."""
     return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+# authorizer.class.name: the one authorizer kafka-net has, and the ones Kafka 4 removed.
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+REMOVED_AUTHORIZERS = ("kafka.security.authorizer.AclAuthorizer",
+                       "kafka.security.auth.SimpleAclAuthorizer")
+
+
+def authorizer_class(key: str, raw: str) -> str:
+    """Empty (no authorizer, Kafka's default) or StandardAuthorizer; kafka-net
+    loads no Java class, so any other name fails startup, saying why."""
+    name = raw.strip()
+    if name in ("", STANDARD_AUTHORIZER):
+        return name
+    if name in REMOVED_AUTHORIZERS:
+        raise ConfigError(f"{key}: {name} was ZooKeeper's authorizer, removed in Kafka 4.0; "
+                          f"use {STANDARD_AUTHORIZER}")
+    raise ConfigError(f"{key}: unknown authorizer class '{name}'; kafka-net has "
+                      f"{STANDARD_AUTHORIZER} (or none: leave the key empty)")
+
+
+def principal_list(key: str, raw: str) -> tuple[str, ...]:
+    """super.users: semicolon-separated principals (``User:alice;User:bob``)."""
+    users = tuple(u.strip() for u in raw.split(";") if u.strip())
+    for user in users:
+        if ":" not in user:
+            raise ConfigError(f"{key}: '{user}' is not a principal (Type:name, such as "
+                              "User:alice)")
+    return users

@@ -27,27 +27,32 @@ from kafka_net.log_safety import escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
+from kafka_net.protocol.api_keys import api_name
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
+from kafka_net.server.controller import Controller
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
     alter_client_quotas, alter_configs, alter_partition_reassignments,
-    alter_user_scram_credentials, api_versions,
-    consumer_group_describe, consumer_group_heartbeat, create_partitions, create_topics,
-    delete_groups, delete_records, delete_topics, describe_client_quotas, describe_cluster,
-    describe_configs, describe_groups, describe_log_dirs, describe_producers, describe_quorum,
-    describe_topic_partitions, describe_transactions, describe_user_scram_credentials,
-    elect_leaders, end_txn, fetch, find_coordinator, heartbeat, incremental_alter_configs,
-    init_producer_id, join_group, leave_group, list_groups, list_offsets,
-    list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
-    offset_fetch, offset_for_leader_epoch, produce, sasl_authenticate, sasl_handshake,
-    sync_group, txn_offset_commit, update_features)
+    alter_user_scram_credentials, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_acls, create_partitions, create_topics, delete_acls,
+    delete_groups, delete_records, delete_topics, describe_acls, describe_client_quotas,
+    describe_cluster, describe_configs, describe_groups, describe_log_dirs, describe_producers,
+    describe_quorum, describe_topic_partitions, describe_transactions,
+    describe_user_scram_credentials, elect_leaders, end_txn, fetch, find_coordinator,
+    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
+    list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
+    offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
+    sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.authorizer import (
+    CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -82,6 +87,9 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     add_offsets_to_txn,     # 25
     end_txn,                # 26
     txn_offset_commit,      # 28
+    describe_acls,      # 29
+    create_acls,        # 30
+    delete_acls,        # 31
     describe_configs,   # 32
     alter_configs,      # 33
     describe_log_dirs,  # 35
@@ -117,13 +125,73 @@ class RequestContext:
     a property is a call each time.
     """
 
-    __slots__ = ("request", "apis", "api_version", "unsupported_version")
+    __slots__ = ("request", "apis", "api_version", "unsupported_version", "authorizer")
 
     def __init__(self, request: Request, apis: "KafkaApis") -> None:
         self.request = request
         self.apis = apis
         self.api_version: int = request.header.api_version
         self.unsupported_version: bool = request.unsupported_version
+        # None without authorizer.class.name: a handler's check is then one
+        # attribute test (``if ctx.authorizer is not None``), no call.
+        self.authorizer: StandardAuthorizer | None = apis.authorizer
+
+    # -- authorization (Kafka's AuthHelper) ----------------------------------------------
+    # Each answers True / everything when no authorizer is configured.
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str,
+                  log_if_denied: bool = True, ref_count: int = 1,
+                  log_if_allowed: bool = True) -> bool:
+        """May this request's principal, from its host, do ``operation`` on the
+        resource?  (AuthHelper.authorize.)"""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return True
+        request = self.request
+        return authorizer.authorize_action(
+            request.principal, request.client_address[0],
+            Action(operation, resource_type, name, ref_count, log_if_allowed, log_if_denied),
+            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+
+    def authorize_cluster(self, operation: AclOperation, log_if_denied: bool = True) -> bool:
+        """``operation`` on the cluster resource (kafka-cluster)."""
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied)
+
+    def filter_authorized(self, operation: AclOperation, resource_type: ResourceType,
+                          names, log_if_denied: bool = True) -> set[str]:
+        """The names among ``names`` the principal may ``operation`` (each checked
+        once, with how often it was named: AuthHelper.filterByAuthorized)."""
+        counts: dict[str, int] = {}
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        if self.authorizer is None:
+            return set(counts)
+        return {name for name, count in counts.items()
+                if self.authorize(operation, resource_type, name, log_if_denied, count)}
+
+    def authorize_by_resource_type(self, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """May the principal ``operation`` at least one resource of the type?"""
+        authorizer = self.authorizer
+        if authorizer is None:
+            return True
+        request = self.request
+        return authorizer.authorize_by_resource_type(
+            request.principal, request.client_address[0], operation, resource_type,
+            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+
+    def authorized_operations(self, resource_type: ResourceType, name: str,
+                              supported: int) -> int:
+        """The bits of ``supported`` (1 << operation code) the principal is allowed,
+        checked without logging denials (AuthHelper.authorizedOperations)."""
+        if self.authorizer is None:
+            return supported
+        allowed = 0
+        for op in AclOperation:
+            if supported & (1 << op) and self.authorize(op, resource_type, name, False,
+                                                        log_if_allowed=False):
+                allowed |= 1 << op
+        return allowed
 
     @property
     def listener_name(self) -> str:
@@ -187,19 +255,24 @@ class RequestContext:
         return self.apis.features
 
     @property
-    def metadata_log(self):
-        """The KRaft metadata log (``__cluster_metadata``), None until the broker has one."""
-        return self.apis.metadata_log
+    def metadata_log(self) -> MetadataLog:
+        """The KRaft metadata log (``__cluster_metadata``) the controller writes."""
+        return self.apis.controller.metadata_log
 
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
-    def try_create_topic(self, name: str, num_partitions: int):
-        """(TopicMetadata, created): see :meth:`KafkaApis.create_topic`."""
-        return self.apis.create_topic(name, num_partitions)
+    @property
+    def controller(self) -> Controller:
+        """Where metadata changes are written (server/controller.py)."""
+        return self.apis.controller
 
-    def delete_topic(self, name: str) -> bool:
-        return self.apis.delete_topic(name)
+    def try_create_topic(self, name: str, num_partitions: int, configs: dict | None = None):
+        """(TopicMetadata, created): see :meth:`KafkaApis.create_topic`."""
+        return self.apis.create_topic(name, num_partitions, configs)
+
+    def delete_topic(self, name: str, topic_id=None) -> bool:
+        return self.apis.delete_topic(name, topic_id)
 
     def complete(self, body) -> None:
         """Answer a request whose handler returned ``DEFERRED`` (from any thread)."""
@@ -214,18 +287,18 @@ class RequestContext:
 
 
 class KafkaApis:
-    # BrokerCore sets its MetadataLog here (DescribeQuorum's high watermark,
-    # ApiVersions' finalized features epoch); None in a bare KafkaApis.
-    metadata_log = None
-
     def __init__(self, config: ServerConfig, metadata_cache: MetadataCache,
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
                  replica_manager: ReplicaManager | None = None,
                  group_coordinator=None, quotas: QuotaManagers | None = None,
                  transaction_coordinator: TransactionCoordinator | None = None,
-                 credential_cache: CredentialCache | None = None) -> None:
+                 credential_cache: CredentialCache | None = None,
+                 controller: Controller | None = None,
+                 authorizer: StandardAuthorizer | None = None) -> None:
         self.config = config
+        # authorizer.class.name's authorizer (BrokerCore builds it); None: allow all.
+        self.authorizer = authorizer
         self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)
@@ -237,13 +310,22 @@ class KafkaApis:
         self.transaction_coordinator = transaction_coordinator or TransactionCoordinator(
             TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
             group_coordinator.offsets if group_coordinator is not None else None)
+        if controller is None:
+            # Built alone (tests, benchmarks): metadata in a log of its own, in memory.
+            controller = Controller(
+                MetadataLog(), metadata_cache, self.replica_manager, self.credential_cache,
+                self.quotas.client_quotas, group_coordinator, self.transaction_coordinator)
+            controller.register()
+        self.controller = controller
         self.features = FeatureControl()
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)
+        self.controller.group_configs = self.group_configs
         # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
         # act through the ConfigRepository, the connection quotas through the
         # SocketServer's ConnectionQuotas (registered by BrokerCore).
-        self.dynamic_config = DynamicBrokerConfig(config, metadata_cache.node_id)
+        self.dynamic_config = DynamicBrokerConfig(
+            config, metadata_cache.node_id, self.config_repository, self.controller)
         self.dynamic_config.add_reconfigurable(self._apply_log_defaults)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
@@ -264,26 +346,20 @@ class KafkaApis:
         if repository.broker_values != before:
             self.replica_manager.apply_retention()
 
-    def create_topic(self, name: str, num_partitions: int):
-        """Create a topic and its partitions unless it exists: (TopicMetadata, created).
+    def create_topic(self, name: str, num_partitions: int, configs: dict | None = None):
+        """Create a topic, its partitions and its config overrides (parsed and
+        validated) unless it exists: (TopicMetadata, created).  The one path of
+        CreateTopics, auto-creation and the embedded broker.
 
         Raises TopicCreationError (a name collision, max.broker.partitions)
-        before allocating anything.
+        before writing anything.
         """
-        topic, created = self.metadata_cache.create_topic(
-            name, num_partitions, self.config.max_broker_partitions)
-        if created:
-            self.replica_manager.ensure_partitions(name, topic.topic_id, num_partitions)
-        return topic, created
+        return self.controller.create_topic(name, num_partitions, configs,
+                                            self.config.max_broker_partitions)
 
-    def delete_topic(self, name: str) -> bool:
-        if not self.metadata_cache.delete_topic(name):
-            return False
-        self.replica_manager.delete_topic(name)
-        self.config_repository.delete_topic(name)
-        if self.group_coordinator is not None:
-            self.group_coordinator.delete_topic_offsets(name)
-        return True
+    def delete_topic(self, name: str, topic_id=None) -> bool:
+        """Delete ``name`` (if ``topic_id`` is given, only while it has that id)."""
+        return self.controller.delete_topic(name, topic_id)
 
     @property
     def config_repository(self):

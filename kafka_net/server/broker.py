@@ -9,7 +9,9 @@ Everything a request meets after the RequestChannel, built from one
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
                           |-- LogManager          (the periodic retention task)
-                          '-- QuotaManagers       (client quotas, the throttle reaper)
+                          |-- QuotaManagers       (client quotas, the throttle reaper)
+                          '-- Controller          (metadata changes, as records in
+                                                   the MetadataLog: core.metadata_log)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
 :class:`SocketServer`, from :meth:`BrokerCore.new_socket_server`) and the
@@ -18,28 +20,53 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
+The metadata log (KRaft's ``__cluster_metadata``, see
+:mod:`~kafka_net.server.metadata_log`) holds every metadata change: topics,
+partitions, configs, SCRAM credentials, client quotas, producer id blocks.
+``__init__`` builds it and the parts it feeds, then, in this order:
+
+1. the static SCRAM credentials of the config file go into the cache (they
+   are not records; a record for the same user, written later, wins);
+2. every owner of a record type registers its replay handler: the
+   Controller (topics, partitions, configs, SCRAM, client quotas, producer
+   ids), then the owners listed in the marked block of ``__init__``;
+3. the log is replayed: each record, in log order, to its handler -- the
+   state the broker acknowledged before it stopped.
+
+Nothing reads the state before step 3 ends, and nothing registers after it.
+
 Start and stop order: :meth:`startup` starts the throttle reaper, the
 purgatories, then the LogManager's retention task; :meth:`shutdown` stops them
 in the reverse order (the reaper last: a handler still running may start a
-throttle).  Without ``startup`` nothing
+throttle), and closes the metadata log.  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
 
 from __future__ import annotations
 
+import logging
+from typing import Callable
+
 from kafka_net.config import ServerConfig
 from kafka_net.network.channel_builder import AuthenticationHooks
 from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
+from kafka_net.server.controller import Controller
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.log_manager import LogManager
+from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 from kafka_net.security.credential_cache import CredentialCache
+
+log = logging.getLogger(__name__)
 
 
 def group_config(config: ServerConfig) -> GroupConfig:
@@ -64,17 +91,31 @@ def transaction_config(config: ServerConfig) -> TransactionConfig:
         config.transaction_remove_expired_transaction_cleanup_interval_ms)
 
 
+# ServerConfig -> the PartitionLog the metadata log is kept in.
+MetadataLogFactory = Callable[[ServerConfig], PartitionLog]
+
+
+def in_memory_metadata_log(config: ServerConfig) -> PartitionLog:
+    """The fixture's and --dev's metadata log: gone with the process."""
+    return InMemoryLog()
+
+
 class BrokerCore:
     """A broker's API layer (Kafka's ``BrokerServer`` minus the sockets and threads).
 
     ``request_channel`` is where deferred and throttled responses go: a
     RequestChannel of ``queued.max.requests`` unless given (tests pass a fake
     that records them).  ``groups`` overrides the group.* keys.
+    ``metadata_log_factory`` gives the store of the metadata log (in memory
+    unless given; a test passes the same store to two cores to restart).
     """
 
     def __init__(self, config: ServerConfig, request_channel=None,
-                 groups: GroupConfig | None = None) -> None:
+                 groups: GroupConfig | None = None,
+                 metadata_log_factory: MetadataLogFactory | None = None) -> None:
         self.config = config
+        self.metadata_log = MetadataLog((metadata_log_factory or in_memory_metadata_log)(config),
+                                        config.metadata_log_max_record_bytes_between_snapshots)
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
@@ -94,14 +135,31 @@ class BrokerCore:
         self.credential_cache = CredentialCache()
         for spec in config.scram_credentials:
             self.credential_cache.add_scram(spec)
+        self.controller = Controller(
+            self.metadata_log, self.metadata_cache, self.replica_manager,
+            self.credential_cache, self.quotas.client_quotas, self.group_coordinator,
+            self.transaction_coordinator)
+        # authorizer.class.name: None, or a StandardAuthorizer whose ACLs are
+        # AccessControlEntryRecords in the metadata log (it registers their replay
+        # handlers and its snapshot source on the log as it is built).
+        self.authorizer = new_authorizer(config, self.metadata_log)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
-                              credential_cache=self.credential_cache)
+                              credential_cache=self.credential_cache,
+                              controller=self.controller,
+                              authorizer=self.authorizer)
+        # -- metadata record owners register here, before the replay ----------------
+        # (self.metadata_log.register(record type, handler); see the module docstring)
+        self.controller.register()
+        # (the authorizer registered its ACL records when it was built, above)
+        # -- end of registration -------------------------------------------------------
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
-        # The KRaft metadata log, where the broker has one (DescribeQuorum reads its end).
-        self.apis.metadata_log = getattr(self, "metadata_log", None)
+        replayed = self.metadata_log.replay()
+        if replayed:
+            log.info("Replayed %d metadata record(s): %d topic(s)", replayed,
+                     len(self.metadata_cache.topics()))
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -116,7 +174,7 @@ class BrokerCore:
         socket_server = SocketServer(self.config, self.request_channel,
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks)
-        self.quotas.client_quotas.ip_quotas = socket_server.connection_quotas
+        self.quotas.client_quotas.set_ip_quotas(socket_server.connection_quotas)
         # max.connections & co. changed by AlterConfigs act on the Acceptors' quotas.
         self.apis.dynamic_config.add_reconfigurable(socket_server.connection_quotas.reconfigure)
         return socket_server
@@ -139,6 +197,7 @@ class BrokerCore:
         self.log_manager.shutdown()
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
+        self.metadata_log.close()
 
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()

@@ -27,12 +27,15 @@ then storing it).  Per resource, in Kafka's order:
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
    empty name is INVALID_REQUEST ``Default group resources are not
    allowed.``.  Other resource types are INVALID_REQUEST.
+
+With an authorizer, ALTER_CONFIGS on the topic, the group or (BROKER,
+BROKER_LOGGER) the cluster comes right after the duplicate-resource check:
+TOPIC_ / GROUP_ / CLUSTER_AUTHORIZATION_FAILED otherwise.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from enum import IntEnum
 from typing import Any
 
@@ -40,7 +43,9 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.config.keys import BY_NAME as BROKER_KEYS
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
-from kafka_net.server.config_helper import ConfigResourceType, resource_type_name
+from kafka_net.server.authorizer import AclOperation
+from kafka_net.server.config_helper import (
+    ConfigResourceType, config_authorization_error, resource_type_name)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
 from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
@@ -50,9 +55,6 @@ log = logging.getLogger(__name__)
 # A client retrying a bad request must not flood the log: one line per error
 # code and resource type every 10 s, with a count of the rest.
 _refusals = RateLimitedLog(log)
-# Kafka's controller applies config changes one at a time; so does this lock,
-# so two IncrementalAlterConfigs on one topic never lose each other's keys.
-_alter_lock = threading.Lock()
 
 
 class OpType(IntEnum):
@@ -83,6 +85,10 @@ def alter_resources(ctx, resources: list[dict], validate_only: bool,
             if seen[(r["resource_type"], r["resource_name"])] > 1:
                 raise AlterError(ErrorCode.INVALID_REQUEST,
                                  "Each resource must appear at most once.")
+            refused = config_authorization_error(ctx, AclOperation.ALTER_CONFIGS,
+                                                 r["resource_type"], r["resource_name"])
+            if refused is not None:
+                raise AlterError(refused, None)
             _alter(ctx, r, validate_only, incremental)
         except AlterError as exc:
             _refusals.log(logging.INFO, (exc.error_code, r["resource_type"]),
@@ -120,7 +126,10 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
                  incremental: bool) -> None:
-    with _alter_lock:
+    # Kafka's controller applies changes one at a time; so does its lock here, held
+    # from reading the current set to writing the records: two IncrementalAlterConfigs
+    # on one topic never lose each other's keys, nor race a DeleteTopics.
+    with ctx.controller.lock:
         _alter_topic_locked(ctx, topic, configs, validate_only, incremental)
 
 
@@ -145,7 +154,7 @@ def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: boo
                          f"The topic '{topic}' does not exist.")
     if validate_only:
         return
-    repository.set_topic_config(topic, parsed)
+    ctx.controller.alter_topic_configs(topic, parsed)
     log.info("Topic %s configs are now %s", topic,
              escape(str({k: _text(k, v) for k, v in sorted(parsed.items())})))
     ctx.replica_manager.apply_retention(topic)
@@ -191,7 +200,7 @@ def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
     if not group_id:
         raise AlterError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     repository = ctx.group_configs
-    with _alter_lock:
+    with ctx.controller.lock:
         if incremental:
             raw: dict[str, str | None] = {
                 k: str(v) for k, v in repository.overrides(group_id).items()}
@@ -215,7 +224,7 @@ def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
             raise AlterError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         if validate_only:
             return
-        repository.set_group_config(group_id, parsed)
+        ctx.controller.alter_group_configs(group_id, parsed)
     log.info("Group %s configs are now %s", escape(group_id), dict(sorted(parsed.items())))
 
 
@@ -234,7 +243,7 @@ def _alter_broker(ctx, name: str, configs: list[dict], validate_only: bool,
             raise AlterError(ErrorCode.INVALID_REQUEST,
                              f"Unexpected broker id, expected {node}, but received {name}")
     dynamic = ctx.dynamic_config
-    with _alter_lock:
+    with ctx.controller.lock:
         if incremental:
             values = dynamic.scope_values(name)
             for config in configs:

@@ -27,6 +27,8 @@ from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
 from kafka_net.config.keys import BY_NAME
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS
 from kafka_net.server.group_config import GROUP_CONFIGS
@@ -213,3 +215,28 @@ def select(entries: list[dict], keys: list[str] | None, synonyms: bool,
     return [{**e, "synonyms": e["synonyms"] if synonyms else [],
              "documentation": e["documentation"] if documentation else None}
             for e in chosen]
+
+
+# Which ACL resource guards a config resource, and the error when refused
+# (Kafka's ConfigHelper / KafkaApis.configsAuthorizationApiError).
+_GUARDS = {
+    ConfigResourceType.TOPIC: ("TOPIC", "TOPIC_AUTHORIZATION_FAILED"),
+    ConfigResourceType.GROUP: ("GROUP", "GROUP_AUTHORIZATION_FAILED"),
+    ConfigResourceType.BROKER: ("CLUSTER", "CLUSTER_AUTHORIZATION_FAILED"),
+    ConfigResourceType.BROKER_LOGGER: ("CLUSTER", "CLUSTER_AUTHORIZATION_FAILED"),
+    ConfigResourceType.CLIENT_METRICS: ("CLUSTER", "CLUSTER_AUTHORIZATION_FAILED"),
+}
+
+
+def config_authorization_error(ctx, operation, resource_type: int, name: str) -> int | None:
+    """None if the principal may ``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS)
+    the config resource, else the error its result carries.  A type with no
+    guard is left to the handler's own INVALID_REQUEST."""
+    guard = _GUARDS.get(resource_type)
+    if guard is None or ctx.authorizer is None:
+        return None
+    acl_type = ResourceType[guard[0]]
+    acl_name = CLUSTER_NAME if acl_type == ResourceType.CLUSTER else name
+    if ctx.authorize(operation, acl_type, acl_name):
+        return None
+    return ErrorCode[guard[1]]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from kafka_net.server.topic_config import (
     TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
@@ -44,6 +44,11 @@ class ConfigRepository:
         if max_message_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             self.broker_values["max.message.bytes"] = max_message_bytes
         self._overrides: dict[str, dict[str, Any]] = {}
+        # Dynamic broker configs as ConfigRecords hold them: resource name ("" is the
+        # cluster-wide default, else a broker id) -> {name: value as text}.
+        self._broker_configs: dict[str, dict[str, str]] = {}
+        # Called after each dynamic broker config change (DynamicBrokerConfig).
+        self.broker_config_listener: Callable[[], None] | None = None
         self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
 
@@ -109,6 +114,46 @@ class ConfigRepository:
                 self._overrides[topic] = dict(overrides)
             else:
                 self._overrides.pop(topic, None)
+
+    def set_topic_key(self, topic: str, name: str, value: Any | None) -> None:
+        """Set (or with None remove) one override: a ConfigRecord applied."""
+        with self._lock:
+            self._log_configs.pop(topic, None)
+            overrides = dict(self._overrides.get(topic, {}))
+            if value is None:
+                overrides.pop(name, None)
+            else:
+                overrides[name] = value
+            if overrides:
+                self._overrides[topic] = overrides
+            else:
+                self._overrides.pop(topic, None)
+
+    def broker_configs(self, resource_name: str = "") -> dict[str, str]:
+        """The dynamic configs of broker ``resource_name`` ("": the cluster default)."""
+        with self._lock:
+            return dict(self._broker_configs.get(resource_name, {}))
+
+    def broker_resources(self) -> list[str]:
+        """The broker resource names that have dynamic configs."""
+        with self._lock:
+            return sorted(self._broker_configs)
+
+    def set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
+        """Set (or with None remove) one dynamic broker config: a ConfigRecord applied.
+        The DynamicBrokerConfig listening is told after (outside the lock): it makes
+        the broker act on the values now in effect."""
+        with self._lock:
+            configs = self._broker_configs.setdefault(resource_name, {})
+            if value is None:
+                configs.pop(name, None)
+            else:
+                configs[name] = value
+            if not configs:
+                del self._broker_configs[resource_name]
+        listener = self.broker_config_listener
+        if listener is not None:
+            listener()
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:

@@ -29,15 +29,18 @@ Which keys:
 
 A bad value is INVALID_REQUEST with Kafka's ConfigException wording (Kafka
 maps every validation failure of a broker config to INVALID_REQUEST,
-KAFKA-13609).  :meth:`DynamicBrokerConfig.scope_values` and
-:meth:`DynamicBrokerConfig.load` are what a metadata log persists and replays
-(raw strings per scope, as ConfigRecords carry them).
+KAFKA-13609).
+
+The values live in one place, the ConfigRepository's broker configs (raw
+strings per scope), written as ConfigRecords of resource BROKER through the
+Controller and replayed from the metadata log at a restart; each applied
+record calls :meth:`DynamicBrokerConfig.reconfigure`, so a restarted broker
+acts on the values it had.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any, Callable
 
 from kafka_net.config import ConfigError, ServerConfig
@@ -45,6 +48,7 @@ from kafka_net.config.keys import BY_NAME
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 from kafka_net.log_safety import escape
 from kafka_net.network.connection_quotas import resolve_host
+from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.topic_config import TOPIC_CONFIGS, InvalidConfig, parse_value
 
 log = logging.getLogger(__name__)
@@ -96,43 +100,50 @@ Reconfigurable = Callable[[dict[str, Any]], None]
 
 
 class DynamicBrokerConfig:
-    def __init__(self, static: ServerConfig, node_id: int) -> None:
+    def __init__(self, static: ServerConfig, node_id: int, repository=None,
+                 controller=None) -> None:
+        """``repository`` (a ConfigRepository) holds the values; ``controller`` writes
+        them as ConfigRecords (without one, tests: straight into the repository)."""
         self.static = static
         self.node_id = node_id
-        self._lock = threading.Lock()
-        self._scopes: dict[str, dict[str, str]] = {DEFAULT_SCOPE: {}, str(node_id): {}}
+        self._repository = ConfigRepository() if repository is None else repository
+        self._controller = controller
         self._reconfigurables: list[Reconfigurable] = []
+        self._repository.broker_config_listener = self.reconfigure
 
     # -- reading ------------------------------------------------------------------------
 
     def scope_values(self, scope: str) -> dict[str, str]:
         """The raw dynamic values of ``scope`` ("" or this node's id)."""
-        with self._lock:
-            return dict(self._scopes[scope])
+        return self._repository.broker_configs(scope)
 
     def dynamic_synonyms(self, name: str) -> list[tuple[str, int]]:
         """(raw value, 2 = per broker / 3 = cluster default) set for ``name``, in
         precedence order."""
-        with self._lock:
-            out = []
-            if name in self._scopes[str(self.node_id)]:
-                out.append((self._scopes[str(self.node_id)][name], 2))
-            if name in self._scopes[DEFAULT_SCOPE]:
-                out.append((self._scopes[DEFAULT_SCOPE][name], 3))
-            return out
+        out = []
+        own = self.scope_values(str(self.node_id))
+        if name in own:
+            out.append((own[name], 2))
+        default = self.scope_values(DEFAULT_SCOPE)
+        if name in default:
+            out.append((default[name], 3))
+        return out
 
     def effective(self) -> dict[str, Any]:
         """The parsed value in effect of every APPLIED key that has one set dynamically
         or statically (log keys left at Kafka's default are absent)."""
-        with self._lock:
-            merged = {**self._scopes[DEFAULT_SCOPE], **self._scopes[str(self.node_id)]}
+        merged = {**self.scope_values(DEFAULT_SCOPE), **self.scope_values(str(self.node_id))}
         out = {name: getattr(self.static, BY_NAME[name].attr)
                for name in CONNECTION_QUOTA_KEYS}
         if self.static.message_max_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             out["message.max.bytes"] = self.static.message_max_bytes
         for name, raw in merged.items():
             if name in APPLIED:
-                out[name] = parse(name, raw)
+                try:
+                    out[name] = parse(name, raw)
+                except DynamicConfigError as exc:
+                    # A stored value this version cannot parse: Kafka logs and ignores it.
+                    log.error("Dynamic broker config %s is ignored: %s", name, exc)
         return out
 
     # -- writing ------------------------------------------------------------------------
@@ -141,6 +152,13 @@ class DynamicBrokerConfig:
         """Register a part that acts on the values, and hand it the current ones."""
         self._reconfigurables.append(reconfigurable)
         reconfigurable(self.effective())
+
+    def reconfigure(self) -> None:
+        """Let every registered part act on the values now in effect (after each
+        applied change, and each ConfigRecord replayed at a restart)."""
+        effective = self.effective()
+        for reconfigurable in list(self._reconfigurables):
+            reconfigurable(effective)
 
     def validate(self, scope: str, values: dict[str, str]) -> None:
         """Kafka's ``DynamicBrokerConfig.validate`` of the complete new set of a scope."""
@@ -157,24 +175,25 @@ class DynamicBrokerConfig:
                 parse(name, raw)
 
     def alter(self, scope: str, values: dict[str, str], validate_only: bool = False) -> None:
-        """Replace the dynamic values of ``scope`` with ``values`` (validated first),
-        then let every registered part act on the values now in effect."""
+        """Make ``values`` the whole dynamic set of ``scope`` (validated first): one
+        ConfigRecord per key that changes; applying them reconfigures the broker."""
         self.validate(scope, values)
         if validate_only:
             return
-        self.load(scope, values)
+        current = self.scope_values(scope)
+        changes: dict[str, str | None] = {
+            k: v for k, v in values.items() if current.get(k) != v}
+        changes.update({k: None for k in current if k not in values})
+        if not changes:
+            return
+        if self._controller is not None:
+            self._controller.alter_broker_configs(scope, changes)
+        else:
+            for name, value in sorted(changes.items()):
+                self._repository.set_broker_config(scope, name, value)
         log.info("Dynamic %s config is now %s",
                  "cluster-wide default" if scope == DEFAULT_SCOPE else f"broker {scope}",
                  escape(str(dict(sorted(values.items())))))
-
-    def load(self, scope: str, values: dict[str, str]) -> None:
-        """Set a scope's values as they are (a metadata log replaying its records
-        calls this with values validated when they were written)."""
-        with self._lock:
-            self._scopes[scope] = dict(values)
-        effective = self.effective()
-        for reconfigurable in list(self._reconfigurables):
-            reconfigurable(effective)
 
 
 def _base(name: str) -> str:

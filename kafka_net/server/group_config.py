@@ -17,8 +17,8 @@ is no INT or below its minimum, or a value outside the broker's bounds
 ``group.consumer.min/max.heartbeat.interval.ms`` 5000-15000, the share ones
 alike, the record lock 15000-60000: Kafka's defaults, as kafka-net has no such
 keys), or a session timeout not above the heartbeat interval: INVALID_CONFIG
-with Kafka's message.  The group need not exist.  :meth:`GroupConfigRepository.all_overrides`
-is what a metadata log persists (ConfigRecords of resource GROUP).
+with Kafka's message.  The group need not exist.  Changes are written as
+ConfigRecords of resource GROUP (the Controller) and replayed at a restart.
 """
 
 from __future__ import annotations
@@ -143,6 +143,19 @@ class GroupConfigRepository:
         if own is not None and name in own:
             return own[name]
         return self._defaults[name]
+
+    def set_group_key(self, group_id: str, name: str, value: int | None) -> None:
+        """Set (None: remove) one override: a ConfigRecord of resource GROUP applied."""
+        with self._lock:
+            own = dict(self._overrides.get(group_id, {}))
+            if value is None:
+                own.pop(name, None)
+            else:
+                own[name] = value
+            if own:
+                self._overrides[group_id] = own
+            else:
+                self._overrides.pop(group_id, None)
 
     def set_group_config(self, group_id: str, overrides: dict[str, int]) -> None:
         """Replace ``group_id``'s overrides (already validated)."""

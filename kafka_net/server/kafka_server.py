@@ -41,7 +41,7 @@ import logging
 import socket
 
 from kafka_net.config import EndPoint, ServerConfig
-from kafka_net.server.broker import BrokerCore
+from kafka_net.server.broker import BrokerCore, MetadataLogFactory
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
 from kafka_net.server.metrics_http import MetricsHttpServer
 
@@ -49,11 +49,12 @@ log = logging.getLogger(__name__)
 
 
 class KafkaServer:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig,
+                 metadata_log_factory: MetadataLogFactory | None = None) -> None:
         self.config = config
         # The API layer (server/broker.py); its parts stay reachable here, as
         # the daemon, the embedded Broker and the tests read them.
-        self.core = BrokerCore(config)
+        self.core = BrokerCore(config, metadata_log_factory=metadata_log_factory)
         self.request_channel = self.core.request_channel
         self.metadata_cache = self.core.metadata_cache
         self.replica_manager = self.core.replica_manager

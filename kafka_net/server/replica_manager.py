@@ -151,6 +151,17 @@ class ReplicaManager:
                     partition.make_leader(partition.leader_epoch)
                     self._partitions[(topic, index)] = partition
 
+    def ensure_partition(self, topic: str, topic_id: uuid.UUID, index: int,
+                         leader_epoch: int = 0) -> None:
+        """One partition (a PartitionRecord applied), its log opened or created, led
+        by this node at the record's leader epoch."""
+        with self._lock:
+            if (topic, index) not in self._partitions:
+                partition = Partition(topic, index, topic_id,
+                                      self.log_factory(topic, index, topic_id))
+                partition.make_leader(leader_epoch)
+                self._partitions[(topic, index)] = partition
+
     def delete_topic(self, topic: str) -> None:
         with self._lock:
             deleted = [tp for tp in self._partitions if tp[0] == topic]

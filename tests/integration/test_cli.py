@@ -398,6 +398,25 @@ def test_config_file_then_overrides(tmp_path):
         assert broker.wait_exit() == EXIT_OK
 
 
+def test_a_server_properties_with_the_authorizer_keys_starts_and_authorizes(tmp_path):
+    properties = tmp_path / "server.properties"
+    properties.write_text(
+        f"listeners=PLAINTEXT://{LOOPBACK}:0\n"
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+        "super.users=User:admin;User:CN=broker\n"
+        "allow.everyone.if.no.acl.found=false\n", encoding="utf-8")
+    with serve(args=("--config", str(properties))) as broker:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:   # User:ANONYMOUS, with no ACL
+            denied = client.call(29, 3, {
+                "resource_type_filter": 1, "resource_name_filter": None,
+                "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                "operation": 1, "permission_type": 1})
+            assert denied["error_code"] == 31   # CLUSTER_AUTHORIZATION_FAILED
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+
+
 def test_two_listeners_each_advertise_their_own_address():
     with serve(f"listeners=INTERNAL://{LOOPBACK}:0,EXTERNAL://{LOOPBACK}:0",
                "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
@@ -423,6 +442,12 @@ def test_two_listeners_each_advertise_their_own_address():
     ("listeners=SASL_SSL://127.0.0.1:9093",
      "sasl.enabled.mechanisms: GSSAPI cannot serve listener(s) SASL_SSL"),
     ("num.io.threads", "--override 'num.io.threads' is not of the form key=value"),
+    ("authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
+     "authorizer.class.name: kafka.security.authorizer.AclAuthorizer was ZooKeeper's "
+     "authorizer, removed in Kafka 4.0; use "
+     "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+    ("authorizer.class.name=com.example.MyAuthorizer",
+     "authorizer.class.name: unknown authorizer class 'com.example.MyAuthorizer'"),
 ])
 def test_bad_configuration_exits_2_with_the_message_and_no_traceback(override, message):
     result = run_cli("serve", "--override", override)

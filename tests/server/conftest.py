@@ -28,7 +28,7 @@ from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
-from kafka_net.server.apis import HANDLERS
+from kafka_net.server.apis import HANDLERS, RequestContext
 from kafka_net.server.broker import BrokerCore
 from kafka_net.server.group import GroupConfig
 from tests.support import fetch_body, produce_body, request_body, wait_until
@@ -85,10 +85,13 @@ class Broker(BrokerCore):
     advertised listener, and short group timeouts."""
 
     def __init__(self, config: ServerConfig | None = None,
-                 group_config: GroupConfig | None = None) -> None:
+                 group_config: GroupConfig | None = None, metadata_log_factory=None) -> None:
         super().__init__(config or ServerConfig(), FakeChannel(), group_config
-                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0))
+                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
+                         metadata_log_factory)
         self.channel = self.request_channel
+        # Who the requests come from (the authorizer tests change it).
+        self.principal = "User:ANONYMOUS"
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
         self._correlation = 0
 
@@ -107,8 +110,10 @@ class Broker(BrokerCore):
         """Encode ``body`` as a client would and parse it as the Processor does."""
         self._correlation += 1
         frame = encode_request(api_key, version, self._correlation, body, client_id=client_id)
-        return self.request_from_frame(frame[4:], f"conn-{self._correlation}",
-                                       ("10.1.2.3", 40000))
+        request = self.request_from_frame(frame[4:], f"conn-{self._correlation}",
+                                          ("10.1.2.3", 40000))
+        request.principal = self.principal
+        return request
 
     def respond(self, api_key: int, version: int, body: dict, client_id: str = "test-client"):
         """(request, Response or Deferred)."""
@@ -205,6 +210,14 @@ def stored_offsets(records) -> list[int]:
 def rich():
     """Topic t (2 partitions, data), topic u, a Stable group g with offsets."""
     b = Broker().start()
+    try:
+        yield fill(b)
+    finally:
+        b.stop()
+
+
+def fill(b: Broker) -> Broker:
+    """``rich``'s state in the started broker ``b``."""
     b.create_topic("t", 2)
     b.create_topic("u", 1)
     produce(b, records=batch([b"a", b"b"], max_timestamp=1000))
@@ -223,10 +236,7 @@ def rich():
     b.call(ApiKey.OFFSET_COMMIT, 8, group_id="g", generation_id_or_member_epoch=b.generation,
            member_id=member, topics=[{"name": "t", "partitions": [
                {"partition_index": 0, "committed_offset": 2, "committed_metadata": "m"}]}])
-    try:
-        yield b
-    finally:
-        b.stop()
+    return b
 
 
 class FakeCtx:
@@ -240,6 +250,13 @@ class FakeCtx:
         def __init__(self, client_id: str) -> None:
             self.header = FakeCtx._Header(client_id)
             self.client_address = ("10.9.8.7", 50000)
+
+    # No authorizer: RequestContext's checks allow everything.
+    authorizer = None
+    authorize = RequestContext.authorize
+    authorize_cluster = RequestContext.authorize_cluster
+    filter_authorized = RequestContext.filter_authorized
+    authorized_operations = RequestContext.authorized_operations
 
     def __init__(self, api_version: int, client_id: str = "consumer") -> None:
         self.api_version = api_version

@@ -5,11 +5,16 @@ the group's ``__consumer_offsets`` partition), so TxnOffsetCommit may then
 send its offsets and EndTxn completes them.  Errors as AddPartitionsToTxn:
 INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below
 v2), CONCURRENT_TRANSACTIONS; an empty group id INVALID_GROUP_ID.
+
+With an authorizer: WRITE on the transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the group
+(GROUP_AUTHORIZATION_FAILED) (Kafka's handleAddOffsetsToTxnRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
@@ -17,6 +22,12 @@ VERSIONS = Versions(0, 4)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         request["transactional_id"]):
+        return error_response(request, ctx.api_version,
+                              ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if not request["group_id"]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID}
     error = ctx.transaction_coordinator.handle_add_offsets_to_transaction(

@@ -14,11 +14,18 @@ Behaviour (Kafka's ``handleAddPartitionsToTxnRequest``):
 * v4+ batches several transactions, each answered on its own;
   ``verify_only`` checks instead of adding: NONE for a partition in the
   ongoing transaction, INVALID_TXN_STATE otherwise.
+
+With an authorizer (Kafka's handleAddPartitionsToTxnRequest): v4+ (from
+brokers) needs CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED); below v4, WRITE
+on the transactional id (every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+then WRITE on each topic: a refused topic's partitions answer
+TOPIC_AUTHORIZATION_FAILED and the others OPERATION_NOT_ATTEMPTED.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
@@ -27,6 +34,10 @@ VERSIONS = Versions(0, 5)
 
 def handle(ctx, request: dict) -> dict:
     if ctx.api_version >= 4:
+        # Brokers' batched verification (KIP-890): a broker's request.
+        if not ctx.authorize_cluster(AclOperation.CLUSTER_ACTION):
+            return error_response(request, ctx.api_version,
+                                  ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
                 "results_by_transaction": [
                     {"transactional_id": t["transactional_id"],
@@ -42,8 +53,18 @@ def _add(ctx, txn_id: str, producer_id: int, epoch: int, topics: list,
          verify_only: bool) -> list:
     wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
     coordinator = ctx.transaction_coordinator
-    unknown = {tp for tp in wanted if not _exists(ctx, *tp)}
-    if unknown:
+    if ctx.api_version < 4 and not ctx.authorize(AclOperation.WRITE,
+                                                 ResourceType.TRANSACTIONAL_ID, txn_id):
+        return _results(topics, lambda name, p: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    writable = ctx.filter_authorized(AclOperation.WRITE, ResourceType.TOPIC,
+                                     [t["name"] for t in topics])
+    unknown = {tp for tp in wanted if tp[0] in writable and not _exists(ctx, *tp)}
+    if len(writable) < len({t["name"] for t in topics}):
+        # Kafka's order: refused topics, then unknown ones; the rest not attempted.
+        errors = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable
+                  else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
+                  else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted}
+    elif unknown:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                   else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted}
     elif verify_only:

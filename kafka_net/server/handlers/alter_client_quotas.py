@@ -18,16 +18,23 @@ changes or none:
 * Applied changes take effect at once: the quota managers enforce
   user/client-id quotas on the next request; ``ip`` quotas go to the
   connection quotas.  ``controller_mutation_rate`` is stored, not enforced.
+
+With an authorizer: ALTER_CONFIGS on the cluster, else every entity
+CLUSTER_AUTHORIZATION_FAILED (Kafka's handleAlterClientQuotasRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_CLIENT_QUOTAS
 VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.ALTER_CONFIGS):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return {"throttle_time_ms": 0, "entries": ctx.quotas.client_quotas.alter(
         request["entries"], request["validate_only"])}
 

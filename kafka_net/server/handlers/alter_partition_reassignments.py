@@ -26,6 +26,7 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
 VERSIONS = Versions(0, 0)
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     cache = ctx.metadata_cache
     responses, done, total = [], 0, 0
     for t in request["topics"]:

@@ -4,13 +4,19 @@ Behaviour: each consumer-protocol group with its state (Empty, Assigning,
 Reconciling, Stable), group and assignment epochs, the assignor in use, and
 every member with its current and target assignment (topic ids and names).
 An unknown group, or a classic one, gets GROUP_ID_NOT_FOUND with Kafka's
-message.  Authorized operations are not computed (no authorizer):
--2147483648, Kafka's "not requested" value.
+message.  Authorized operations, when asked for, are the principal's
+(READ, DELETE, DESCRIBE without an authorizer); else -2147483648, Kafka's
+"not requested" value.
+
+With an authorizer: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's handleConsumerGroupDescribe).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.handlers.describe_groups import GROUP_OPERATIONS
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 VERSIONS = Versions(0, 0)
@@ -18,10 +24,23 @@ VERSIONS = Versions(0, 0)
 
 def handle(ctx, request: dict) -> dict:
     return {"throttle_time_ms": 0,
-            "groups": [_describe(ctx, group_id) for group_id in request["group_ids"]]}
+            "groups": [_with_operations(ctx, _describe(ctx, group_id),
+                                        request["include_authorized_operations"])
+                       for group_id in request["group_ids"]]}
+
+
+def _with_operations(ctx, described: dict, wanted: bool) -> dict:
+    if wanted and described["error_code"] == ErrorCode.NONE:
+        described["authorized_operations"] = ctx.authorized_operations(
+            ResourceType.GROUP, described["group_id"], GROUP_OPERATIONS)
+    return described
 
 
 def _describe(ctx, group_id: str) -> dict:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "error_message": None,
+                "group_id": group_id, "group_state": "", "group_epoch": -1,
+                "assignment_epoch": -1, "assignor_name": "", "members": []}
     error, message, group = ctx.group_coordinator.consumer.describe(group_id)
     if group is None:
         return {"error_code": error, "error_message": message, "group_id": group_id,

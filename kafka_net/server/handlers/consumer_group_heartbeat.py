@@ -10,12 +10,17 @@ UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
 group of that id has members), GROUP_MAX_SIZE_REACHED.  With the finalized
 ``group.version`` below 1 (UpdateFeatures) the protocol is off:
-UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``.
+UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``, checked
+first.
+
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's handleConsumerGroupHeartbeat).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.consumer_coordinator import HeartbeatRequest
 
 API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
@@ -25,6 +30,8 @@ VERSIONS = Versions(0, 1)
 def handle(ctx, request: dict) -> dict:
     if ctx.features.level("group.version") < 1:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     owned = request["topic_partitions"]
     result = ctx.group_coordinator.consumer.heartbeat(HeartbeatRequest(
         group_id=request["group_id"], member_id=request["member_id"],

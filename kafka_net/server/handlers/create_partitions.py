@@ -8,11 +8,15 @@ topic gets UNKNOWN_TOPIC_OR_PARTITION; assignments may only name this broker
 ``max.broker.partitions``: POLICY_VIOLATION past either, checked before
 anything is allocated (:mod:`kafka_net.server.partition_limits`).
 ``validate_only`` checks all of this and changes nothing.
+
+With an authorizer: ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED
+(Kafka's handleCreatePartitionsRequest), whether it exists or not.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.partition_limits import (
     RequestBudget, TopicCreationError, broker_limit_error, not_growing_error)
 
@@ -28,6 +32,9 @@ def handle(ctx, request: dict) -> dict:
 
 def _grow(ctx, wanted: dict, validate_only: bool, budget: RequestBudget) -> dict:
     name, count = wanted["name"], wanted["count"]
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, name):
+        return _result(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                       "The topic authorization is failed.")
     topic = ctx.metadata_cache.topic(name)
     if topic is None:
         return _result(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -48,11 +55,13 @@ def _grow(ctx, wanted: dict, validate_only: bool, budget: RequestBudget) -> dict
         return _result(name, refused.error_code, refused.message)
     budget.spend(adding)
     if not validate_only:
-        try:   # the cache first: it re-checks the broker limit under its lock
-            ctx.metadata_cache.set_partition_count(name, count, limit)
+        try:   # re-checked under the controller's lock: a concurrent change may have won
+            grown = ctx.controller.create_partitions(name, count, limit)
         except TopicCreationError as exc:
             return _result(name, exc.error_code, exc.message)
-        ctx.replica_manager.ensure_partitions(name, topic.topic_id, count)
+        if grown is None:
+            return _result(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           f"The topic '{name}' does not exist.")
     return _result(name, ErrorCode.NONE, None)
 
 

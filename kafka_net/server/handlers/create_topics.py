@@ -20,11 +20,17 @@ Behaviour (per topic, never a closed connection):
 * Topic configs are validated (INVALID_CONFIG with Kafka's message, e.g.
   ``Unknown topic config name: x``) and stored; the v5+ response lists every
   config of the topic with its source (:mod:`kafka_net.server.config_helper`).
+
+With an authorizer (Kafka's handleCreateTopicsRequest): CREATE on the cluster,
+or on each topic, else TOPIC_AUTHORIZATION_FAILED "Authorization failed."; the
+configs of a created topic are returned only with DESCRIBE_CONFIGS on it
+(else topic_config_error_code TOPIC_AUTHORIZATION_FAILED, v5+).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.config_helper import created_topic_configs
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import RequestBudget, TopicCreationError
@@ -36,6 +42,12 @@ VERSIONS = Versions(0, 7)
 
 def handle(ctx, request: dict) -> dict:
     names = [t["name"] for t in request["topics"]]
+    creatable = describable = None   # None: everything (no authorizer)
+    if ctx.authorizer is not None:
+        creatable = (set(names) if ctx.authorize_cluster(AclOperation.CREATE, False)
+                     else ctx.filter_authorized(AclOperation.CREATE, ResourceType.TOPIC, names))
+        describable = ctx.filter_authorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC,
+                                            names, log_if_denied=False)
     budget = RequestBudget(ctx.config.max_partitions_per_request)
     results = []
     for topic in request["topics"]:
@@ -44,7 +56,17 @@ def handle(ctx, request: dict) -> dict:
                                    "Create topics request from client contains a "
                                    "duplicate topic"))
             continue
-        results.append(_create(ctx, topic, request["validate_only"], budget))
+        if creatable is not None and topic["name"] not in creatable:
+            results.append(_result(topic["name"], ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                   "Authorization failed."))
+            continue
+        result = _create(ctx, topic, request["validate_only"], budget)
+        if describable is not None and topic["name"] not in describable \
+                and result["error_code"] == ErrorCode.NONE:
+            # Created, but its configs are not the principal's to see.
+            result.update(configs=None,
+                          topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        results.append(result)
     return {"throttle_time_ms": 0, "topics": results}
 
 
@@ -71,12 +93,11 @@ def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dic
     topic_id = ZERO_UUID
     if not validate_only:
         try:
-            created, fresh = ctx.try_create_topic(name, partitions)
+            created, fresh = ctx.try_create_topic(name, partitions, overrides)
         except TopicCreationError as exc:   # a concurrent creator took the room or the name
             return _result(name, exc.error_code, exc.message)
         if not fresh:  # lost a race with another creator
             return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        repository.set_topic_config(name, overrides)
         topic_id = created.topic_id
     return {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
             "error_message": None, "num_partitions": partitions, "replication_factor": rf,

@@ -10,10 +10,15 @@ per group id, in request order:
 * an unknown (or already deleted) group: GROUP_ID_NOT_FOUND.  That includes
   the empty id: Kafka 4 answers INVALID_GROUP_ID only for a null id, which
   this non-nullable field cannot carry.
+
+With an authorizer: DELETE on each group, else that group answers
+GROUP_AUTHORIZATION_FAILED (Kafka's handleDeleteGroupsRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_GROUPS
 VERSIONS = Versions(0, 2)
@@ -21,9 +26,12 @@ VERSIONS = Versions(0, 2)
 
 def handle(ctx, request: dict) -> dict:
     names = request["groups_names"]
-    errors = ctx.group_coordinator.delete_groups(names)
+    allowed = ctx.filter_authorized(AclOperation.DELETE, ResourceType.GROUP, names)
+    deletable = [g for g in names if g in allowed]
+    errors = dict(zip(deletable, ctx.group_coordinator.delete_groups(deletable)))
     return {"throttle_time_ms": 0, "results": [
-        {"group_id": g, "error_code": e} for g, e in zip(names, errors)]}
+        {"group_id": g, "error_code": errors.get(g, ErrorCode.GROUP_AUTHORIZATION_FAILED)}
+        for g in names]}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -12,6 +12,9 @@ Behaviour (per partition, Kafka's ``Partition.deleteRecordsOnLeader``):
   A failed partition has low_watermark -1.
 * Afterwards Fetch below the log start gets OFFSET_OUT_OF_RANGE and
   ListOffsets EARLIEST answers the log start offset.
+
+With an authorizer: DELETE on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (Kafka's handleDeleteRecordsRequest).
 """
 
 import logging
@@ -19,6 +22,7 @@ import logging
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_RECORDS
 VERSIONS = Versions(0, 2)
@@ -28,10 +32,16 @@ log = logging.getLogger(__name__)
 
 def handle(ctx, request: dict) -> dict:
     rm = ctx.replica_manager
+    deletable = ctx.filter_authorized(AclOperation.DELETE, ResourceType.TOPIC,
+                                      [t["name"] for t in request["topics"]])
     topics = []
     for t in request["topics"]:
         partitions = []
         for p in t["partitions"]:
+            if t["name"] not in deletable:
+                partitions.append({"partition_index": p["partition_index"], "low_watermark": -1,
+                                   "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED})
+                continue
             error, low = rm.delete_records(t["name"], p["partition_index"], p["offset"])
             if error == ErrorCode.NONE:
                 log.info("Deleted records of %s-%d before offset %d (DeleteRecords)",

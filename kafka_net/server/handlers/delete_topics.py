@@ -5,11 +5,16 @@ TOPIC_DELETION_DISABLED.  Otherwise the topic, its partitions, their data
 and the consumer groups' committed offsets for it are removed; fetches
 waiting on it complete with an error.  An unknown name gets
 UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
+
+With an authorizer (Kafka's handleDeleteTopicsRequest): DELETE on each topic,
+else TOPIC_AUTHORIZATION_FAILED whether it exists or not; a topic named by id
+needs DESCRIBE too, else its name is left out of the answer.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = Versions(0, 6)
@@ -28,12 +33,34 @@ def handle(ctx, request: dict) -> dict:
 def _delete(ctx, name, topic_id) -> dict:
     cache = ctx.metadata_cache
     topic = cache.topic(name) if name is not None else cache.topic_by_id(topic_id)
+    if ctx.authorizer is not None:
+        refused = _refusal(ctx, name, topic_id, topic)
+        if refused is not None:
+            return refused
     if topic is None:
         code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": None}
-    ctx.delete_topic(topic.name)
+    if not ctx.delete_topic(topic.name, topic.topic_id):   # a concurrent delete won
+        return {"name": name, "topic_id": topic_id,
+                "error_code": ErrorCode.UNKNOWN_TOPIC_ID if name is None
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "error_message": None}
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
             "error_message": None}
+
+
+def _refusal(ctx, name, topic_id, topic) -> dict | None:
+    """Kafka's order: an id names its topic only to who may DESCRIBE it; then
+    DELETE is needed, before anyone learns whether a named topic exists."""
+    if name is None and topic is not None:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+            return {"name": None, "topic_id": topic_id, "error_message": None,
+                    "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+    target = name if name is not None else (topic.name if topic is not None else None)
+    if target is not None and not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC,
+                                                target):
+        return {"name": target, "topic_id": topic_id, "error_message": None,
+                "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+    return None
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

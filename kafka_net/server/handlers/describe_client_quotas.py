@@ -12,10 +12,15 @@ Behaviour (Kafka's ``ClientQuotasImage.describe``):
   ``user``, ``client-id``, ``ip`` -> UNSUPPORTED_VERSION (Kafka's
   UnsupportedVersionException).
 * No authorization on PLAINTEXT (everyone is User:ANONYMOUS).
+
+With an authorizer: DESCRIBE_CONFIGS on the cluster, else
+CLUSTER_AUTHORIZATION_FAILED (Kafka's handleDescribeClientQuotasRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.quotas.client_quotas import QuotaRequestError
 
 API_KEY = ApiKey.DESCRIBE_CLIENT_QUOTAS
@@ -23,6 +28,8 @@ VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE_CONFIGS):
+        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     try:
         entries = ctx.quotas.client_quotas.describe(request["components"],
                                                          request["strict"])

@@ -6,15 +6,16 @@ the one broker (at the advertised address of the listener the request came
 in on) and as the controller id.  v1 asks for an endpoint type: a broker
 answers for brokers (1); controllers (2) get MISMATCHED_ENDPOINT_TYPE, any
 other value UNSUPPORTED_ENDPOINT_TYPE (both INVALID_REQUEST at v0), with
-Kafka's messages.  With no authorizer every cluster operation is allowed.
+Kafka's messages.  Any principal may ask (Kafka checks nothing here); with
+an authorizer, the authorized operations asked for are the principal's (0
+without DESCRIBE on the cluster); with none every cluster operation is allowed.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.describe_cluster import BROKERS, CONTROLLERS
-from kafka_net.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.handlers.metadata import CLUSTER_OPERATIONS
+from kafka_net.server.handlers.metadata import cluster_operations
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = Versions(0, 1)
@@ -35,9 +36,8 @@ def handle(ctx, request: dict) -> dict:
         "brokers": [] if endpoint is None else [
             {"broker_id": cache.node_id, "host": endpoint.host, "port": endpoint.port,
              "rack": None}],
-        "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if request["include_cluster_authorized_operations"]
-            else AUTHORIZED_OPERATIONS_OMITTED),
+        "cluster_authorized_operations": cluster_operations(
+            ctx, request["include_cluster_authorized_operations"]),
     }
 
 

@@ -25,14 +25,19 @@ Behaviour (an error is per resource, never a closed connection):
   and include_documentation (v3+) add those fields.
 * v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
   DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
+
+With an authorizer: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
+the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER and BROKER_LOGGER, the
+cluster (CLUSTER_AUTHORIZATION_FAILED), per resource (Kafka's ConfigHelper).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, default_broker_entries, group_entries,
-    resource_type_name, select, topic_entries)
+    ConfigResourceType, broker_entries, config_authorization_error, default_broker_entries,
+    group_entries, resource_type_name, select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -56,6 +61,10 @@ def handle(ctx, request: dict) -> dict:
 def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:
     out = {"resource_type": resource["resource_type"],
            "resource_name": resource["resource_name"]}
+    refused = config_authorization_error(ctx, AclOperation.DESCRIBE_CONFIGS,
+                                         resource["resource_type"], resource["resource_name"])
+    if refused is not None:
+        return {**out, "error_code": refused, "error_message": None, "configs": []}
     try:
         entries = _entries(ctx, resource["resource_type"], resource["resource_name"],
                            documentation)

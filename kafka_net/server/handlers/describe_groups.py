@@ -3,10 +3,16 @@
 Behaviour: state, protocol and members of each group; member metadata and
 assignments only when Stable, as Kafka does.  An unknown group is reported
 in state "Dead" with no error.
+
+With an authorizer: DESCRIBE on each group, else that group answers
+GROUP_AUTHORIZATION_FAILED; the authorized operations asked for are the
+principal's (Kafka's handleDescribeGroupsRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import GroupDescription
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
@@ -16,10 +22,24 @@ GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))  # READ, DELETE, DESCRIBE
 
 
 def handle(ctx, request: dict) -> dict:
-    ops = GROUP_OPERATIONS if request.get("include_authorized_operations") else -2147483648
-    return {"throttle_time_ms": 0, "groups": [
-        {**_described(ctx.group_coordinator.describe_group(g)), "authorized_operations": ops}
-        for g in request["groups"]]}
+    wanted = request.get("include_authorized_operations")
+    return {"throttle_time_ms": 0, "groups": [_describe(ctx, g, wanted)
+                                              for g in request["groups"]]}
+
+
+def _describe(ctx, group_id: str, with_operations: bool) -> dict:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return {**_refused(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                "authorized_operations": -2147483648}
+    ops = (ctx.authorized_operations(ResourceType.GROUP, group_id, GROUP_OPERATIONS)
+           if with_operations else -2147483648)
+    return {**_described(ctx.group_coordinator.describe_group(group_id)),
+            "authorized_operations": ops}
+
+
+def _refused(group_id: str, error_code: int) -> dict:
+    return {"error_code": error_code, "group_id": group_id, "group_state": "",
+            "protocol_type": "", "protocol_data": "", "members": []}
 
 
 def _described(d: GroupDescription) -> dict:
@@ -32,6 +52,4 @@ def _described(d: GroupDescription) -> dict:
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return {"groups": [{"error_code": error_code, "group_id": g, "group_state": "",
-                        "protocol_type": "", "protocol_data": "", "members": []}
-                       for g in request.get("groups", [])]}
+    return {"groups": [_refused(g, error_code) for g in request.get("groups", [])]}

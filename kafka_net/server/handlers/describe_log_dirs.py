@@ -20,7 +20,8 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
 * v3+: the top-level error_code (NONE; CLUSTER_AUTHORIZATION_FAILED with an
   empty result list when not authorized).  v0 was removed in Kafka 4.0.
 
-ACL: DESCRIBE on the cluster.
+ACL: DESCRIBE on the cluster (without it: no results, and CLUSTER_AUTHORIZATION_FAILED
+at the top level from v3; v1-v2 have no field to say so).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 VERSIONS = Versions(1, 4)
@@ -50,6 +52,9 @@ def log_dirs(config) -> list[str]:
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        # Kafka's answer: no results; the error shows from v3 only.
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     rm = ctx.replica_manager
     wanted = None if request["topics"] is None else {
         (t["topic"], index) for t in request["topics"] for index in t["partitions"]}

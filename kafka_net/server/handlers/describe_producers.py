@@ -6,11 +6,15 @@ last sequence and the max timestamp of its last batch; coordinator_epoch -1
 and current_txn_start_offset -1 (no open transaction).  An illegal topic
 name gets INVALID_TOPIC_EXCEPTION, an unknown topic or partition
 UNKNOWN_TOPIC_OR_PARTITION, on each of its partitions.
+
+With an authorizer: READ on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (Kafka's handleDescribeProducersRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
@@ -25,6 +29,8 @@ def handle(ctx, request: dict) -> dict:
 
 
 def _partition(ctx, topic: str, index: int) -> dict:
+    if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic):
+        return _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     name_error = topic_name_error(topic)
     if name_error:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, name_error)

@@ -30,6 +30,7 @@ import uuid
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_QUORUM
 VERSIONS = Versions(0, 2)
@@ -40,6 +41,8 @@ UNKNOWN_PARTITION_MESSAGE = "This server does not host this topic-partition."
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     topics = request["topics"]
     if not (len(topics) == 1 and topics[0]["topic_name"] == METADATA_TOPIC
             and [p["partition_index"] for p in topics[0]["partitions"]] == [0]):

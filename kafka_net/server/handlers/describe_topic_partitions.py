@@ -15,11 +15,17 @@ Behaviour (Kafka's ``DescribeTopicPartitionsRequestHandler`` and
   partition, is an INVALID_REQUEST (on every requested topic).
 * This node leads every partition; its replica set and ISR are itself; it
   keeps no eligible leader replicas (empty ELR lists) and no leader epochs (-1).
+
+With an authorizer (Kafka's DescribeTopicPartitionsRequestHandler): listing
+all, only the topics the principal may DESCRIBE; a named topic it may not
+describe answers TOPIC_AUTHORIZATION_FAILED, existing or not; the authorized
+operations are the principal's.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.metadata import TOPIC_OPERATIONS
 from kafka_net.server.metadata_cache import topic_name_error
 
@@ -33,10 +39,17 @@ def handle(ctx, request: dict) -> dict:
     cursor = request["cursor"]
     start_topic = cursor["topic_name"] if cursor else ""
     fetch_all = not request["topics"]
+    refused: set[str] = set()
     if fetch_all:
         names = [t.name for t in ctx.metadata_cache.topics()]
+        if ctx.authorizer is not None:   # listing all: leave out what it may not describe
+            names = list(ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                               names, log_if_denied=False))
     else:
         names = [t["name"] for t in request["topics"]]
+        if ctx.authorizer is not None:
+            refused = set(names) - ctx.filter_authorized(AclOperation.DESCRIBE,
+                                                         ResourceType.TOPIC, names)
     names = sorted({n for n in names if n >= start_topic})
     if cursor is not None and ((not fetch_all and cursor["topic_name"] not in names)
                                or cursor["partition_index"] < 0):
@@ -48,6 +61,9 @@ def handle(ctx, request: dict) -> dict:
         if remaining == 0:
             next_cursor = {"topic_name": name, "partition_index": 0}
             break
+        if name in refused:   # whether it exists or not
+            topics.append(_failed(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            continue
         topic = ctx.metadata_cache.topic(name)
         if topic is None:
             if not fetch_all:
@@ -73,7 +89,8 @@ def _described(ctx, topic, indexes: range) -> dict:
                  "leader_epoch": epoch_of(topic.name, p), "replica_nodes": [node],
                  "isr_nodes": [node], "eligible_leader_replicas": [], "last_known_elr": [],
                  "offline_replicas": []} for p in indexes],
-            "topic_authorized_operations": TOPIC_OPERATIONS}
+            "topic_authorized_operations": ctx.authorized_operations(
+                ResourceType.TOPIC, topic.name, TOPIC_OPERATIONS)}
 
 
 def _unknown(name: str) -> dict:

@@ -4,11 +4,16 @@ Behaviour: per transactional id, its state name (Empty, Ongoing,
 PrepareCommit, ...), timeout, start time (-1 with no transaction open),
 producer id and epoch, and the partitions of the open transaction.  An
 unknown id gets TRANSACTIONAL_ID_NOT_FOUND; an empty one INVALID_REQUEST.
+
+With an authorizer: DESCRIBE on each transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED; the partitions listed are those of
+topics the principal may DESCRIBE (Kafka's handleDescribeTransactionsRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 VERSIONS = Versions(0, 0)
@@ -16,13 +21,15 @@ VERSIONS = Versions(0, 0)
 
 def handle(ctx, request: dict) -> dict:
     return {"throttle_time_ms": 0, "transaction_states": [
-        _describe(ctx.transaction_coordinator, txn_id)
+        _describe(ctx, ctx.transaction_coordinator, txn_id)
         for txn_id in request["transactional_ids"]]}
 
 
-def _describe(coordinator, txn_id: str) -> dict:
+def _describe(ctx, coordinator, txn_id: str) -> dict:
     if not txn_id:
         return _error(txn_id, ErrorCode.INVALID_REQUEST)
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, txn_id):
+        return _error(txn_id, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     md = coordinator.describe(txn_id)
     if md is None:
         return _error(txn_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
@@ -30,12 +37,16 @@ def _describe(coordinator, txn_id: str) -> dict:
         topics: dict[str, list[int]] = {}
         for topic, partition in sorted(md.topic_partitions):
             topics.setdefault(topic, []).append(partition)
-        return {"error_code": ErrorCode.NONE, "transactional_id": txn_id,
-                "transaction_state": md.state.value,
-                "transaction_timeout_ms": md.txn_timeout_ms,
-                "transaction_start_time_ms": md.txn_start_timestamp,
-                "producer_id": md.producer_id, "producer_epoch": md.producer_epoch,
-                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
+        state = {"error_code": ErrorCode.NONE, "transactional_id": txn_id,
+                 "transaction_state": md.state.value,
+                 "transaction_timeout_ms": md.txn_timeout_ms,
+                 "transaction_start_time_ms": md.txn_start_timestamp,
+                 "producer_id": md.producer_id, "producer_epoch": md.producer_epoch}
+    # Only the partitions of topics the principal may describe.
+    described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
+                                      log_if_denied=False)
+    return {**state, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()
+                                if t in described]}
 
 
 def _error(txn_id: str, error_code: int) -> dict:

@@ -9,13 +9,15 @@ Behaviour (Kafka's ``ScramImage.describe``):
   credential that does not exist: <user>"; a user named twice:
   DUPLICATE_RESOURCE, "Cannot describe SCRAM credentials for the same user
   twice in a single request: <user>" (once in the results).
-* No authorization (kafka-net has no authorizer): any principal may describe.
+* With an authorizer: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED
+  (Kafka's handleDescribeUserScramCredentialsRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.security import scram
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
 VERSIONS = Versions(0, 0)
@@ -25,6 +27,8 @@ _DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a sin
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     cache = ctx.credential_cache
     named = [u["name"] for u in request.get("users") or []]
     users = dict.fromkeys(named or cache.users(), False)   # user -> named twice

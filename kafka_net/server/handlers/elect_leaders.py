@@ -22,6 +22,7 @@ without it).
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ELECT_LEADERS
 VERSIONS = Versions(0, 2)
@@ -31,6 +32,8 @@ NOT_NEEDED_MESSAGE = "Leader election not needed for topic partition."
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     election_type = request.get("election_type", PREFERRED)
     if election_type not in (PREFERRED, UNCLEAN):
         return {**error_response(request, ctx.api_version, ErrorCode.INVALID_REQUEST),

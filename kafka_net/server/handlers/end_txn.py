@@ -13,10 +13,15 @@ Behaviour (Kafka's ``TransactionCoordinator.handleEndTransaction``, one node):
 * INVALID_PRODUCER_ID_MAPPING (unknown transactional id or producer id),
   PRODUCER_FENCED for an old epoch (INVALID_PRODUCER_EPOCH below v2): a
   producer whose transaction timed out was fenced by the abort.
+
+With an authorizer: WRITE on the transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's handleEndTxnRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.END_TXN
@@ -24,6 +29,10 @@ VERSIONS = Versions(0, 4)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         request["transactional_id"]):
+        return error_response(request, ctx.api_version,
+                              ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     error = ctx.transaction_coordinator.handle_end_transaction(
         request["transactional_id"], request["producer_id"], request["producer_epoch"],
         request["committed"])

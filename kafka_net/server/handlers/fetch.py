@@ -33,6 +33,10 @@ Behaviour:
   (Kafka's ``Partition.checkCurrentLeaderEpoch``); from v12 a fenced answer
   names the current leader and epoch (KIP-951).
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
+* With an authorizer: READ on each topic.  A topic the principal may not read
+  answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
+  exists or not (an unknown topic id stays UNKNOWN_TOPIC_ID: ids are not
+  secret); the rest are served and may park as usual.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from __future__ import annotations
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import DEFERRED
 from kafka_net.server.purgatory import DelayedOperation
 
@@ -54,23 +59,26 @@ def handle(ctx, request: dict):
     if error is not None:
         return {"error_code": error, "session_id": 0, "responses": []}
     wanted = _resolve_topics(ctx, request)
-    body, available = _read_all(ctx, request, wanted)
+    denied = ()
+    if ctx.authorizer is not None:
+        wanted, denied = _authorize(ctx, request, wanted)
+    body, available = _read_all(ctx, request, wanted, denied)
     keys = [(name, p["partition"]) for name, _, parts in wanted if name for p in parts]
     # Kafka's ReplicaManager.fetchMessages answers at once when there is nothing
     # to wait for: no wait, no partition (no event could ever complete it), enough
     # bytes, or an error.
     if request["max_wait_ms"] <= 0 or not keys or available >= max(request["min_bytes"], 1) \
-            or _has_errors(body):
+            or _has_errors(body, len(denied)):
         return body
-    op = DelayedFetch(ctx, request, wanted)
+    op = DelayedFetch(ctx, request, wanted, denied)
     ctx.replica_manager.fetch_purgatory.try_complete_else_watch(op, keys)
     return DEFERRED
 
 
 class DelayedFetch(DelayedOperation):
-    def __init__(self, ctx, request: dict, wanted: list) -> None:
+    def __init__(self, ctx, request: dict, wanted: list, denied=()) -> None:
         super().__init__(request["max_wait_ms"])
-        self.ctx, self.request, self.wanted = ctx, request, wanted
+        self.ctx, self.request, self.wanted, self.denied = ctx, request, wanted, denied
 
     def try_complete(self) -> bool:
         rm = self.ctx.replica_manager
@@ -86,7 +94,7 @@ class DelayedFetch(DelayedOperation):
         return False
 
     def on_complete(self) -> None:
-        body, _ = _read_all(self.ctx, self.request, self.wanted)
+        body, _ = _read_all(self.ctx, self.request, self.wanted, self.denied)
         self.ctx.complete(body)
 
 
@@ -113,7 +121,35 @@ def _resolve_topics(ctx, request: dict) -> list[tuple[str | None, object, list]]
     return out
 
 
-def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
+def _authorize(ctx, request: dict, wanted: list) -> tuple[list, list]:
+    """(the topics the principal may READ or whose id is unknown, the others).
+    A follower's fetch (a replica id) needs CLUSTER_ACTION instead, for all."""
+    names = [name for name, _, _ in wanted if name is not None]
+    if _replica_id(request) >= 0:
+        allowed = set(names) if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
+    else:
+        allowed = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC, names)
+    return ([w for w in wanted if w[0] is None or w[0] in allowed],
+            [w for w in wanted if w[0] is not None and w[0] not in allowed])
+
+
+def _replica_id(request: dict) -> int:
+    state = request.get("replica_state")
+    return request.get("replica_id", -1) if state is None else \
+        max(request.get("replica_id", -1), state.get("replica_id", -1))
+
+
+def _denied_answer(name: str, topic_id, partitions: list) -> dict:
+    return {"topic": name, "topic_id": topic_id, "partitions": [
+        {"partition_index": p["partition"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+         "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+         "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+        for p in partitions]}
+
+
+def _read_all(ctx, request: dict, wanted: list, denied=()) -> tuple[dict, int]:
+    """The response to the ``wanted`` topics, then the ``denied`` ones'
+    TOPIC_AUTHORIZATION_FAILED answers; and the bytes read."""
     rm = ctx.replica_manager
     budget = request["max_bytes"]
     total = 0
@@ -128,6 +164,8 @@ def _read_all(ctx, request: dict, wanted: list) -> tuple[dict, int]:
             total += size
             answers.append(answer)
         responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
+    for name, topic_id, partitions in denied:
+        responses.append(_denied_answer(name, topic_id, partitions))
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0,
             "responses": responses}, total
 
@@ -180,9 +218,11 @@ def _in_memory(records):
     return records if isinstance(records, bytes) else records.read_bytes()
 
 
-def _has_errors(body: dict) -> bool:
-    return any(p["error_code"] != ErrorCode.NONE
-               for t in body["responses"] for p in t["partitions"])
+def _has_errors(body: dict, denied: int = 0) -> bool:
+    """An error among the served topics (the last ``denied`` ones are refusals:
+    they do not stop the others from waiting, as in Kafka)."""
+    served = body["responses"][:len(body["responses"]) - denied]
+    return any(p["error_code"] != ErrorCode.NONE for t in served for p in t["partitions"])
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

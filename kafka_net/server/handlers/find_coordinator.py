@@ -4,11 +4,16 @@ Behaviour: for a group key (key_type 0) and a transactional id (key_type 1)
 this broker is the coordinator, in every version (v4+ answers each key of
 the batch).  An empty key gets INVALID_REQUEST; so does any other key type
 (share groups, key_type 2, are not served).
+
+With an authorizer: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or
+the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key (Kafka's
+handleFindCoordinatorRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = Versions(0, 6)
@@ -30,6 +35,12 @@ def _find(ctx, key: str, key_type: int) -> dict:
     if not key:
         return _error(ErrorCode.INVALID_REQUEST, "group id is empty" if key_type == GROUP
                       else "transactional id is empty")
+    if key_type == GROUP and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
+    if key_type == TRANSACTION and not ctx.authorize(AclOperation.DESCRIBE,
+                                                     ResourceType.TRANSACTIONAL_ID, key):
+        return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                      "Transactional Id authorization failed.")
     cache = ctx.metadata_cache
     endpoint = cache.endpoint_for(ctx.listener_name)
     if endpoint is None:

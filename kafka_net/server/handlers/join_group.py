@@ -15,11 +15,15 @@ Behaviour (details in :mod:`kafka_net.server.group.coordinator`):
   :mod:`kafka_net.server.group.static_membership`; FENCED_INSTANCE_ID for a
   replaced member id); v7: protocol_type in the response; v8: reason;
   v9: skip_assignment (true only for a restarted static leader).
+
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's KafkaApis).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import JoinRequest, JoinResult
 from kafka_net.server.handlers import DEFERRED
 
@@ -28,6 +32,8 @@ VERSIONS = Versions(0, 9)
 
 
 def handle(ctx, request: dict):
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     version = ctx.api_version
     result = ctx.group_coordinator.join_group(
         join_request(ctx, request),

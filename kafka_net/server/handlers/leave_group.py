@@ -6,11 +6,15 @@ v3, per member from v3.  From v3 a member may be named by its
 group_instance_id alone (empty member id: an admin removing a static
 member); a member id that its instance id no longer maps to gets
 FENCED_INSTANCE_ID.
+
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's KafkaApis).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = Versions(0, 5)
@@ -19,6 +23,8 @@ BATCHED = 3   # the first version with a members array
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     version = ctx.api_version
     leaving = ([(request["member_id"], None)] if version < BATCHED else
                [(m["member_id"], m["group_instance_id"]) for m in request["members"]])

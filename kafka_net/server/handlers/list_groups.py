@@ -3,11 +3,16 @@
 Behaviour: every group with its protocol type; v4 adds the state and a state
 filter (case-insensitive), v5 the group type ("classic", or "consumer" for KIP-848 groups) and a type
 filter.
+
+With an authorizer: every group for a principal with DESCRIBE on the
+cluster, else only the groups it may DESCRIBE (Kafka's handleListGroupsRequest;
+nothing is refused).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_GROUPS
 VERSIONS = Versions(0, 5)
@@ -17,7 +22,12 @@ def handle(ctx, request: dict) -> dict:
     states = {s.lower() for s in request.get("states_filter") or []}
     types = {t.lower() for t in request.get("types_filter") or []}
     groups = []
+    # Without DESCRIBE on the cluster, only the groups the principal may describe.
+    every = ctx.authorize_cluster(AclOperation.DESCRIBE, log_if_denied=False)
     for group in ctx.group_coordinator.list_groups():
+        if not every and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP,
+                                           group.group_id, log_if_denied=False):
+            continue
         if states and group.state.lower() not in states:
             continue
         if types and group.group_type not in types:

@@ -24,11 +24,15 @@ Behaviour:
   ``Partition.fetchOffsetForTimestamp``; current_leader_epoch is checked
   first: FENCED_LEADER_EPOCH if older, UNKNOWN_LEADER_EPOCH if newer.
 * v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
+
+With an authorizer: DESCRIBE on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED, existing or not (Kafka's handleListOffsetRequest).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
@@ -39,12 +43,20 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4,
 
 def handle(ctx, request: dict) -> dict:
     rm = ctx.replica_manager
+    topics = request["topics"]
+    refused: list = []
+    if ctx.authorizer is not None:
+        described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                          [t["name"] for t in topics])
+        refused = [t for t in topics if t["name"] not in described]
+        topics = [t for t in topics if t["name"] in described]
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
             _lookup(rm.partition(t["name"], p["partition_index"]), p,
                     request.get("isolation_level", 0))
             for p in t["partitions"]]}
-        for t in request["topics"]]}
+        for t in topics] + error_response(
+        {"topics": refused}, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)["topics"]}
 
 
 def _lookup(partition, wanted: dict, isolation_level: int) -> dict:

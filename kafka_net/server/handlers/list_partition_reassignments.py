@@ -14,12 +14,15 @@ without it).
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.LIST_PARTITION_REASSIGNMENTS
 VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "topics": []}
 

@@ -4,11 +4,15 @@ Behaviour: every transactional id this coordinator knows (none in state
 Dead), filtered by state names (any of them; unknown names are echoed in
 ``unknown_state_filters``), by producer ids, and (v1) by ``duration_filter``:
 only transactions started more than that many milliseconds ago.
+
+With an authorizer: only the transactional ids the principal may DESCRIBE
+are listed (Kafka's handleListTransactionsRequest; nothing is refused).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 VERSIONS = Versions(0, 1)
@@ -23,7 +27,9 @@ def handle(ctx, request: dict) -> dict:
             "transaction_states": [
                 {"transactional_id": m.transactional_id, "producer_id": m.producer_id,
                  "transaction_state": m.state.value}
-                for m in sorted(found, key=lambda m: m.transactional_id)]}
+                for m in sorted(found, key=lambda m: m.transactional_id)
+                if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                 m.transactional_id, log_if_denied=False)]}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

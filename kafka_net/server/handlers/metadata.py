@@ -22,13 +22,21 @@ Behaviour:
   the Java consumer) then validate their positions with OffsetForLeaderEpoch
   (KIP-320).
 * authorized-operations fields: with no authorizer every operation is
-  allowed, so when asked we return the full bit set, as Kafka does.
+  allowed, so when asked we return the full bit set, as Kafka does; with one,
+  the operations the principal is allowed (the cluster's only with DESCRIBE
+  on it, else 0).
+* With an authorizer (Kafka's handleTopicMetadataRequest): all topics lists
+  only those the principal may DESCRIBE; a named topic it may not describe
+  answers TOPIC_AUTHORIZATION_FAILED whether it exists or not (by id: with
+  its id and a null name); auto-creating a topic also needs CREATE on the
+  cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 
@@ -52,10 +60,20 @@ def handle(ctx, request: dict) -> dict:
         "cluster_id": cache.cluster_id,
         "controller_id": cache.node_id,
         "topics": [_describe(ctx, request, t) for t in _requested_topics(ctx, request)],
-        "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if request.get("include_cluster_authorized_operations")
-            else AUTHORIZED_OPERATIONS_OMITTED),
+        "cluster_authorized_operations": cluster_operations(
+            ctx, request.get("include_cluster_authorized_operations")),
     }
+
+
+def cluster_operations(ctx, wanted: bool) -> int:
+    """The cluster_authorized_operations field (Metadata v8-v10, DescribeCluster)."""
+    if not wanted:
+        return AUTHORIZED_OPERATIONS_OMITTED
+    if ctx.authorizer is None:
+        return CLUSTER_OPERATIONS
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return 0
+    return ctx.authorized_operations(ResourceType.CLUSTER, "kafka-cluster", CLUSTER_OPERATIONS)
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
@@ -69,7 +87,13 @@ def _requested_topics(ctx, request: dict) -> list:
     """Topic descriptors: a TopicMetadata, or (name, topic_id, error_code)."""
     wanted = request["topics"]
     if wanted is None or (ctx.api_version == 0 and not wanted):
-        return ctx.metadata_cache.topics()
+        topics = ctx.metadata_cache.topics()
+        if ctx.authorizer is None:
+            return topics
+        # Listing all: what the principal may not describe is left out, unlogged.
+        allowed = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                        [t.name for t in topics], log_if_denied=False)
+        return [t for t in topics if t.name in allowed]
     return [_lookup(ctx, request, t) for t in wanted]
 
 
@@ -82,7 +106,13 @@ def _lookup(ctx, request: dict, wanted: dict):
             # v12; Kafka refuses lookups by id before v12.
             return ("", topic_id, ErrorCode.INVALID_REQUEST)
         topic = cache.topic_by_id(topic_id) if topic_id != ZERO_UUID else None
+        if topic is not None and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                   topic.name):
+            return (None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         return topic or (None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+    # Never say whether a topic the principal may not describe exists.
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+        return (name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if topic_name_error(name):
         return (name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION)
     topic = cache.topic(name)
@@ -92,6 +122,9 @@ def _lookup(ctx, request: dict, wanted: dict):
         ctx.api_version < 4 or request["allow_auto_topic_creation"])
     if not allowed:
         return (name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not (ctx.authorize_cluster(AclOperation.CREATE, log_if_denied=False)
+            or ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)):
+        return (name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     try:
         return ctx.create_topic(name, ctx.config.num_partitions)
     except TopicCreationError as exc:
@@ -101,6 +134,9 @@ def _lookup(ctx, request: dict, wanted: dict):
 def _describe(ctx, request: dict, topic) -> dict:
     ops = (TOPIC_OPERATIONS if request.get("include_topic_authorized_operations")
            else AUTHORIZED_OPERATIONS_OMITTED)
+    if ctx.authorizer is not None and ops != AUTHORIZED_OPERATIONS_OMITTED:
+        name = topic[0] if isinstance(topic, tuple) else topic.name
+        ops = ctx.authorized_operations(ResourceType.TOPIC, name or "", TOPIC_OPERATIONS)
     if isinstance(topic, tuple):
         name, topic_id, error = topic
         return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": [],

@@ -8,10 +8,16 @@ partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over
 ``offset.metadata.max.bytes``).  v7+ carries group_instance_id: a static
 member's replaced member id gets FENCED_INSTANCE_ID.  v0-v1 were removed in
 Kafka 4.0.
+
+With an authorizer (Kafka's handleOffsetCommitRequest): READ on the group,
+else GROUP_AUTHORIZATION_FAILED for every partition; READ on each topic, else
+its partitions answer TOPIC_AUTHORIZATION_FAILED and the others are committed.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.OFFSET_COMMIT
@@ -19,18 +25,27 @@ VERSIONS = Versions(2, 9)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    topics, refused = request["topics"], []
+    if ctx.authorizer is not None:
+        readable = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
+                                         [t["name"] for t in topics])
+        refused = [t for t in topics if t["name"] not in readable]
+        topics = [t for t in topics if t["name"] in readable]
     # v0 had no generation; kept as a rule here although v0-v1 are not served.
     generation = request["generation_id_or_member_epoch"] if ctx.api_version >= 1 else -1
     commits = [PartitionCommit(t["name"], p["partition_index"], p["committed_offset"],
                                p.get("committed_leader_epoch", -1), p["committed_metadata"])
-               for t in request["topics"] for p in t["partitions"]]
+               for t in topics for p in t["partitions"]]
     errors = iter(ctx.group_coordinator.commit_offsets(
         request["group_id"], request["member_id"], generation, commits,
-        request["group_instance_id"]))
+        request["group_instance_id"]) if commits else ())
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
             {"partition_index": p["partition_index"], "error_code": next(errors)}
-            for p in t["partitions"]]} for t in request["topics"]]}
+            for p in t["partitions"]]} for t in topics] + error_response(
+        {"topics": refused}, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)["topics"]}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

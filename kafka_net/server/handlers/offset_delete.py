@@ -12,22 +12,35 @@ Behaviour (Kafka's ``KafkaApis.handleOffsetDeleteRequest`` and
   consumer protocol metadata) gets GROUP_SUBSCRIBED_TO_TOPIC on every
   partition; the other partitions' offsets are deleted (NONE whether an
   offset was committed or not).
+
+With an authorizer (Kafka's handleOffsetDeleteRequest): DELETE on the group,
+else GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
+answer TOPIC_AUTHORIZATION_FAILED.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_DELETE
 VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    readable = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
+                                     [t["name"] for t in request["topics"]])
     errors: dict[tuple[str, int], int] = {}
     valid: list[tuple[str, list[int]]] = []
     for t in request["topics"]:
         topic = ctx.metadata_cache.topic(t["name"])
         indexes = [p["partition_index"] for p in t["partitions"]]
+        if t["name"] not in readable:
+            errors.update({(t["name"], i): ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                           for i in indexes})
+            continue
         known = [] if topic is None else [i for i in indexes if 0 <= i < topic.num_partitions]
         errors.update({(t["name"], i): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                        for i in indexes if i not in known})

@@ -6,11 +6,17 @@ v7+ ``require_stable`` (KIP-447, sent by read_committed consumers): a
 partition with an offset pending in an open transaction (TxnOffsetCommit)
 answers UNSTABLE_OFFSET_COMMIT and offset -1, and the consumer retries.
 v0 (offsets in ZooKeeper) was removed in Kafka 4.0.
+
+With an authorizer (Kafka's handleOffsetFetchRequest): DESCRIBE on the group,
+else GROUP_AUTHORIZATION_FAILED; DESCRIBE on each topic named, else its
+partitions answer TOPIC_AUTHORIZATION_FAILED; asked for all committed offsets,
+only the topics it may describe are listed.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = Versions(1, 9)
@@ -19,24 +25,46 @@ VERSIONS = Versions(1, 9)
 def handle(ctx, request: dict) -> dict:
     if ctx.api_version >= 8:
         return {"throttle_time_ms": 0, "groups": [
-            {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
-             "topics": _topics(ctx, g["group_id"], g["topics"],
-                              request.get("require_stable", False))}
-            for g in request["groups"]]}
+            _group(ctx, g, request.get("require_stable", False)) for g in request["groups"]]}
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "topics": _topics(ctx, request["group_id"], request["topics"],
                               ctx.api_version >= 7 and request.get("require_stable", False))}
 
 
+def _group(ctx, g: dict, require_stable: bool) -> dict:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g["group_id"]):
+        return {"group_id": g["group_id"], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                "topics": []}
+    return {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
+            "topics": _topics(ctx, g["group_id"], g["topics"], require_stable)}
+
+
 def _topics(ctx, group_id: str, topics: list[dict] | None, require_stable: bool) -> list[dict]:
     """A null topic list (v2+) asks for every committed partition."""
+    refused: list[dict] = []
+    if ctx.authorizer is not None and topics is not None:
+        described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                          [t["name"] for t in topics])
+        refused = [t for t in topics if t["name"] not in described]
+        topics = [t for t in topics if t["name"] in described]
     wanted = None if topics is None else [(t["name"], t["partition_indexes"]) for t in topics]
     # Only a read_committed consumer asks (and only then is the coordinator needed).
     pending = ctx.transaction_coordinator.pending_offsets if require_stable else None
+    found = ctx.group_coordinator.fetch_offsets(group_id, wanted) if wanted != [] else []
+    if ctx.authorizer is not None and topics is None:
+        # All committed offsets: only those of topics the principal may describe.
+        described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                          [name for name, _ in found], log_if_denied=False)
+        found = [(name, partitions) for name, partitions in found if name in described]
     return [{"name": name, "partitions": [
         _partition(index, o, pending is not None and pending.has_pending(group_id, name, index))
-        for index, o in partitions]}
-        for name, partitions in ctx.group_coordinator.fetch_offsets(group_id, wanted)]
+        for index, o in partitions]} for name, partitions in found] + [
+        {"name": t["name"], "partitions": [
+            {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+             "metadata": "", "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+            for i in t["partition_indexes"]]} for t in refused]
 
 
 def _partition(index: int, o, unstable: bool) -> dict:

@@ -27,6 +27,7 @@ ACL: CLUSTER_ACTION on the cluster, else DESCRIBE on each topic
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = Versions(2, 4)
@@ -34,10 +35,21 @@ VERSIONS = Versions(2, 4)
 
 def handle(ctx, request: dict) -> dict:
     rm = ctx.replica_manager
+    described = None   # every topic
+    if ctx.authorizer is not None and not ctx.authorize_cluster(AclOperation.CLUSTER_ACTION,
+                                                                log_if_denied=False):
+        described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                          [t["topic"] for t in request["topics"]])
     return {"throttle_time_ms": 0, "topics": [
         {"topic": t["topic"], "partitions": [
-            _end_offset(rm, t["topic"], p) for p in t["partitions"]]}
+            _end_offset(rm, t["topic"], p) if described is None or t["topic"] in described
+            else _refused(p) for p in t["partitions"]]}
         for t in request["topics"]]}
+
+
+def _refused(p: dict) -> dict:
+    return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "partition": p["partition"],
+            "leader_epoch": -1, "end_offset": -1}
 
 
 def _end_offset(rm, topic: str, p: dict) -> dict:

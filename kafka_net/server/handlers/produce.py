@@ -30,11 +30,17 @@ Behaviour:
   epoch: INVALID_TXN_STATE / INVALID_PRODUCER_EPOCH otherwise (Kafka's
   transaction.partition.verification.enable, on by default); the first one
   of a transaction holds back the partition's last stable offset.
+* With an authorizer (Kafka's handleProduceRequest): a request carrying
+  transactional batches needs WRITE on its transactional id, else every
+  partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs
+  WRITE, else its partitions answer TOPIC_AUTHORIZATION_FAILED (whether the
+  topic exists or not).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
 
 API_KEY = ApiKey.PRODUCE
@@ -49,6 +55,12 @@ def handle(ctx, request: dict):
     if version < 3:
         # Advertised only for librdkafka's feature detection (KAFKA-18659).
         return error_response(request, version, ErrorCode.INVALID_RECORD)
+    unauthorized = ()
+    if ctx.authorizer is not None:
+        refused = _authorize(ctx, request)
+        if isinstance(refused, ErrorCode):
+            return error_response(request, version, refused)
+        unauthorized = refused
     replica_manager = ctx.replica_manager
     # message.max.uncompressed.bytes bounds the request's compressed batches together too.
     budget = replica_manager.decompression_budget()
@@ -60,8 +72,12 @@ def handle(ctx, request: dict):
         partitions = []
         for data in topic["partition_data"]:
             index = data["index"]
-            error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
-                append_records(name, index, data["records"], version, budget)
+            if name in unauthorized:
+                error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, None, -1
+            else:
+                error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
+                    append_records(name, index, data["records"], version, budget)
             if error_code:
                 failed = True
             partitions.append({
@@ -73,6 +89,34 @@ def handle(ctx, request: dict):
     if acks == 0:
         return CLOSE_CONNECTION if failed else NO_RESPONSE
     return {"responses": responses, "throttle_time_ms": 0}
+
+
+def _authorize(ctx, request: dict):
+    """TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request, or the set of
+    topics the principal may not WRITE."""
+    if _has_transactional_records(request):
+        transactional_id = request.get("transactional_id")
+        if transactional_id is None or not ctx.authorize(
+                AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    names = [t["name"] for t in request["topic_data"]]
+    return set(names) - ctx.filter_authorized(AclOperation.WRITE, ResourceType.TOPIC, names)
+
+
+_ATTRIBUTES_AT = 21         # a v2 batch: base offset 8, length 4, epoch 4, magic 1, crc 4
+_TRANSACTIONAL_BIT = 0x10   # attributes bit 4
+
+
+def _has_transactional_records(request: dict) -> bool:
+    """Kafka's ProduceRequest.hasTransactionalRecords: the first batch of some
+    partition is transactional (a producer's batches are all or none)."""
+    for topic in request["topic_data"]:
+        for data in topic["partition_data"]:
+            records = data["records"]
+            if records and len(records) > _ATTRIBUTES_AT + 1 and \
+                    records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT:
+                return True
+    return False
 
 
 def error_response(request: dict, version: int, error_code: int):

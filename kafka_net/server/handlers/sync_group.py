@@ -5,11 +5,15 @@ followers' SyncGroups are parked until it arrives, then all are answered and
 the group is Stable.  REBALANCE_IN_PROGRESS while joining, ILLEGAL_GENERATION
 for another generation, UNKNOWN_MEMBER_ID for a stranger,
 INCONSISTENT_GROUP_PROTOCOL when v5's protocol type/name do not match.
+
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
+(Kafka's KafkaApis).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import SyncRequest, SyncResult
 from kafka_net.server.handlers import DEFERRED
 
@@ -18,6 +22,8 @@ VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict):
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     result = ctx.group_coordinator.sync_group(
         sync_request(request), respond=lambda answer: ctx.complete(response_body(answer)))
     return DEFERRED if result is None else response_body(result)

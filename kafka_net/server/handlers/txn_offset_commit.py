@@ -14,10 +14,17 @@ committed offsets only when the transaction commits; an abort drops them
   member's ``group_instance_id`` FENCED_INSTANCE_ID); without them (v0-v2,
   or -1 and ""), not.  Per partition UNKNOWN_TOPIC_OR_PARTITION and
   OFFSET_METADATA_TOO_LARGE as OffsetCommit.
+
+With an authorizer (Kafka's handleTxnOffsetCommitRequest): WRITE on the
+transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group
+(GROUP_AUTHORIZATION_FAILED), then READ on each topic: a topic refused answers
+TOPIC_AUTHORIZATION_FAILED and the others are committed.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
@@ -25,22 +32,32 @@ VERSIONS = Versions(0, 4)
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         request["transactional_id"]):
+        return error_response(request, ctx.api_version,
+                              ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    readable = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
+                                     [t["name"] for t in request["topics"]])
     commits = [PartitionCommit(t["name"], p["partition_index"], p["committed_offset"],
                                p.get("committed_leader_epoch", -1), p["committed_metadata"])
-               for t in request["topics"] for p in t["partitions"]]
+               for t in request["topics"] if t["name"] in readable for p in t["partitions"]]
     errors = iter(ctx.transaction_coordinator.handle_txn_offset_commit(
         request["transactional_id"], request["group_id"], request["producer_id"],
         request["producer_epoch"], request.get("member_id", ""),
-        request.get("generation_id", -1), commits, request.get("group_instance_id")))
-    return _response(request, lambda: next(errors))
+        request.get("generation_id", -1), commits, request.get("group_instance_id"))
+        if commits else ())
+    return _response(request, lambda name: next(errors) if name in readable
+                     else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
 def _response(request: dict, next_error) -> dict:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
-            {"partition_index": p["partition_index"], "error_code": next_error()}
+            {"partition_index": p["partition_index"], "error_code": next_error(t["name"])}
             for p in t["partitions"]]} for t in request.get("topics", [])]}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return _response(request, lambda: error_code)
+    return _response(request, lambda name: error_code)

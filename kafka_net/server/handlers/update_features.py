@@ -17,12 +17,13 @@ off (ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION), as in Kafka.
 v0-v1 answer one result per feature (all NONE on success, none on error);
 v2 only the top-level error.
 
-ACL: ALTER on the cluster.
+ACL: ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED at the top level without it).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError
 
 API_KEY = ApiKey.UPDATE_FEATURES
@@ -32,6 +33,8 @@ FAILED_PREFIX = "The update failed for all features since the following feature 
 
 
 def handle(ctx, request: dict) -> dict:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     updates = [(u["feature"], u["max_version_level"], _upgrade_type(ctx.api_version, u))
                for u in request["feature_updates"]]
     try:

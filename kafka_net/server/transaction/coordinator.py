@@ -33,6 +33,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -44,6 +45,8 @@ from kafka_net.server.transaction.state_manager import TransactionStateManager
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
 log = logging.getLogger(__name__)
+
+PRODUCER_ID_BLOCK_SIZE = 1000   # Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 
 
 @dataclass(frozen=True)
@@ -80,14 +83,27 @@ class TransactionCoordinator:
         self._group_offsets = group_offsets
         self._markers = TransactionMarkerWriter(replica_manager, group_offsets,
                                                 self.pending_offsets, lambda: self.clock_ms())
-        self._next_producer_id = itertools.count(1000)
+        # Kafka's ProducerIdManager: ids come in blocks from the controller, which
+        # writes a ProducerIdsRecord per block (server/controller.py) so that no id
+        # is handed out twice across restarts.  Alone (tests), blocks from a counter.
+        self.producer_id_blocks: Callable[[int], int] = self._local_producer_id_block
+        self._local_blocks = itertools.count(1000, PRODUCER_ID_BLOCK_SIZE)
+        self._next_producer_id = self._block_end = 0
         self._producer_id_lock = threading.Lock()
         self._task = BackgroundTask("transaction-coordinator", "kn-txn-timeouts", self._run)
         replica_manager.transaction_verifier = self.verify_transactional_batch
 
     def generate_producer_id(self) -> int:
         with self._producer_id_lock:
-            return next(self._next_producer_id)
+            if self._next_producer_id >= self._block_end:
+                self._next_producer_id = self.producer_id_blocks(0)
+                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
+            producer_id = self._next_producer_id
+            self._next_producer_id += 1
+            return producer_id
+
+    def _local_producer_id_block(self, broker_id: int) -> int:
+        return next(self._local_blocks)
 
     # -- InitProducerId ---------------------------------------------------------------
 

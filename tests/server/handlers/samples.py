@@ -269,6 +269,17 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(deletions=[], upsertions=[{"name": "alice", "mechanism": 1,
                                                "iterations": 4096, "salt": b"salt",
                                                "salted_password": bytes(32)}])
+    if api_key == ApiKey.DESCRIBE_ACLS:   # no authorizer here: SECURITY_DISABLED
+        return dict(resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                    principal_filter=None, host_filter=None, operation=1, permission_type=1)
+    if api_key == ApiKey.CREATE_ACLS:
+        return dict(creations=[{"resource_type": 2, "resource_name": "t",
+                                "resource_pattern_type": 3, "principal": "User:alice",
+                                "host": "*", "operation": 3, "permission_type": 3}])
+    if api_key == ApiKey.DELETE_ACLS:
+        return dict(filters=[{"resource_type_filter": 1, "resource_name_filter": None,
+                              "pattern_type_filter": 1, "principal_filter": None,
+                              "host_filter": None, "operation": 1, "permission_type": 1}])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -354,4 +365,6 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(users=[{"name": "nobody"}])
     if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
         return dict(deletions=[{"name": "nobody", "mechanism": 1}], upsertions=[])
+    if api_key in (ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS):
+        return typical_request(b, api_key, version)   # SECURITY_DISABLED: no authorizer
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here

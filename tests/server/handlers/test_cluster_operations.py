@@ -162,12 +162,12 @@ def test_the_quorum_is_this_node_alone(broker, version):
 
 
 def test_the_high_watermark_is_the_metadata_log_end(broker):
-    class FakeMetadataLog:
-        class log:
-            log_end_offset = 42
-    broker.apis.metadata_log = FakeMetadataLog()
-    body = broker.call(ApiKey.DESCRIBE_QUORUM, 2, topics=QUORUM)
-    assert body["topics"][0]["partitions"][0]["high_watermark"] == 42
+    def high_watermark():
+        body = broker.call(ApiKey.DESCRIBE_QUORUM, 2, topics=QUORUM)
+        return body["topics"][0]["partitions"][0]["high_watermark"]
+    before = high_watermark()
+    create_topic(broker, partitions=3)   # a TopicRecord and three PartitionRecords
+    assert high_watermark() == before + 4 == broker.metadata_log.log.log_end_offset
 
 
 def test_another_partition_is_unknown(broker):

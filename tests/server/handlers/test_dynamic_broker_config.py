@@ -124,3 +124,27 @@ def test_reconfigurables_see_the_values_in_effect():
     dynamic.alter("1", {"max.connections": "40"})
     assert seen[-1]["max.connections"] == 40 and seen[-1]["log.retention.ms"] == 1000
     assert seen[0]["max.connections"] == 2**31 - 1 and "log.retention.ms" not in seen[0]
+
+
+def test_dynamic_and_group_configs_survive_a_restart():
+    """Written as ConfigRecords (BROKER and GROUP resources) and replayed: the
+    restarted broker acts on them (the log default here) before any request."""
+    from tests.server.test_metadata_restart import Store, restart
+    store = Store()
+    broker = store.broker()
+    try:
+        assert alter(broker, "", ("log.segment.bytes", SET, "1500000"))["error_code"] == 0
+        assert alter(broker, "1", ("max.connections", SET, "77"))["error_code"] == 0
+        assert incremental(broker, ("consumer.heartbeat.interval.ms", SET, "6000"),
+                           name="cg", resource_type=32)["error_code"] == 0
+        broker = restart(store, broker)
+        dynamic = broker.apis.dynamic_config
+        assert dynamic.scope_values("") == {"log.segment.bytes": "1500000"}
+        assert dynamic.effective()["max.connections"] == 77
+        create_topic(broker, "after")
+        assert broker.apis.config_repository.log_config("after").segment_bytes == 1500000
+        assert broker.apis.group_configs.overrides("cg") == {
+            "consumer.heartbeat.interval.ms": 6000}
+    finally:
+        broker.stop()
+        broker.shutdown()
