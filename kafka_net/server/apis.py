@@ -321,6 +321,7 @@ class KafkaApis:
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)
         self.controller.group_configs = self.group_configs
+        self.controller.features = self.features
         # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
         # act through the ConfigRepository, the connection quotas through the
         # SocketServer's ConnectionQuotas (registered by BrokerCore).

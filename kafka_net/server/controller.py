@@ -101,8 +101,10 @@ class Controller:
         self.group_coordinator = group_coordinator
         self.transaction_coordinator = transaction_coordinator
         self._next_producer_id = FIRST_PRODUCER_ID   # ProducerIdControlManager's next block
-        # GROUP config resources (a GroupConfigRepository); KafkaApis sets it.
+        # GROUP config resources (a GroupConfigRepository) and the feature levels
+        # (a FeatureControl); KafkaApis sets both.
         self.group_configs = None
+        self.features = None
         # (user, mechanism type) of the credentials records made, and of those records
         # removed: a snapshot writes these, never the static ones of the config file
         # (but their removal, or a deleted static user would come back).
@@ -136,6 +138,7 @@ class Controller:
             "RemoveUserScramCredentialRecord": self._replay_remove_scram,
             "ClientQuotaRecord": self._replay_client_quota,
             "ProducerIdsRecord": self._replay_producer_ids,
+            "FeatureLevelRecord": self._replay_feature_level,
         }
         for record_type, handler in handlers.items():
             self.metadata_log.register(record_type, handler)
@@ -172,6 +175,9 @@ class Controller:
                     for user, mechanism_type in sorted(self._scram_removed)]
         if self.client_quotas is not None:
             records += self.client_quotas.records()
+        if self.features is not None:
+            records += [("FeatureLevelRecord", {"name": name, "featureLevel": level})
+                        for name, level in sorted(self.features.changed_levels().items())]
         if self._next_producer_id > FIRST_PRODUCER_ID:
             records.append(("ProducerIdsRecord", {"brokerId": 0, "brokerEpoch": 0,
                                                   "nextProducerId": self._next_producer_id}))
@@ -301,6 +307,18 @@ class Controller:
                                              None if value is None else int(value))
         else:
             log.warning("Skipping a ConfigRecord for resource type %s", kind)
+
+    # -- feature levels (FeatureControlManager) -------------------------------------------
+
+    def update_features(self, levels: dict[str, int]) -> None:
+        """Finalize validated feature levels: a FeatureLevelRecord each."""
+        with self.lock:
+            self.commit([("FeatureLevelRecord", {"name": name, "featureLevel": level})
+                         for name, level in sorted(levels.items())])
+
+    def _replay_feature_level(self, fields: dict) -> None:
+        if self.features is not None:
+            self.features.set_levels({fields["name"]: fields["featureLevel"]})
 
     # -- SCRAM credentials (ScramControlManager) ------------------------------------------
 

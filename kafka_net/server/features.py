@@ -17,7 +17,8 @@ The levels are Kafka 4.0's for what kafka-net serves:
   not serve, so 1 is the most it supports.
 
 A feature at level 0 is not listed among the finalized ones, as Kafka omits
-it.  :meth:`FeatureControl.snapshot` is immutable and replaced whole on each
+it.  UpdateFeatures writes FeatureLevelRecords through the Controller; their
+replay (also at a restart) sets the levels.  :meth:`FeatureControl.snapshot` is immutable and replaced whole on each
 change, so ApiVersions can cache its answer per snapshot.
 """
 
@@ -73,18 +74,22 @@ class FeatureControl:
                 return level
         return 0
 
-    def update(self, updates: list[tuple[str, int, int]], node_id: int,
-               validate_only: bool = False) -> None:
-        """UpdateFeatures: (feature, level, upgrade type) triples, all or none
-        (Kafka's ``FeatureControlManager.updateFeatures``); raises FeatureUpdateError."""
-        with self._lock:
-            current = self.finalized()
-            for name, level, upgrade_type in updates:
-                _check_update(name, level, upgrade_type, current.get(name, 0), node_id)
-            if validate_only:
-                return
-            current.update({name: level for name, level, _ in updates})
-            self.snapshot = _snapshot(current, self.snapshot.epoch + 1)
+    def check(self, updates: list[tuple[str, int, int]], node_id: int) -> dict[str, int]:
+        """UpdateFeatures' checks of (feature, level, upgrade type) triples, all or none
+        (Kafka's ``FeatureControlManager.updateFeatures``); raises FeatureUpdateError.
+        Returns the levels to finalize; :meth:`set_levels` applies them (the
+        Controller's FeatureLevelRecords, replayed)."""
+        current = self.finalized()
+        for name, level, upgrade_type in updates:
+            _check_update(name, level, upgrade_type, current.get(name, 0), node_id)
+        return {name: level for name, level, _ in updates}
+
+    def changed_levels(self) -> dict[str, int]:
+        """The finalized levels that differ from the defaults (a metadata snapshot's
+        FeatureLevelRecords)."""
+        current = self.finalized()
+        return {name: current.get(name, 0) for name in set(current) | set(DEFAULT_FINALIZED)
+                if current.get(name, 0) != DEFAULT_FINALIZED.get(name, 0)}
 
     def set_levels(self, levels: dict[str, int], epoch: int | None = None) -> None:
         """Apply validated levels (UpdateFeatures, or a FeatureLevelRecord replayed);

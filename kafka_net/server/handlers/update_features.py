@@ -10,7 +10,8 @@ refuses them when the metadata format changed, which it did at every level
 below 4.0-IV3) or a kraft.version change: INVALID_UPDATE_VERSION, with
 Kafka's message prefixed "The update failed for all features since the
 following feature had an error: ".  validate_only (v1+) checks and changes
-nothing.  A change shows in the next ApiVersions answer with a new
+nothing.  The levels are written as FeatureLevelRecords (they survive a
+restart).  A change shows in the next ApiVersions answer with a new
 finalized features epoch; group.version 0 turns the consumer group protocol
 off (ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION), as in Kafka.
 
@@ -37,12 +38,15 @@ def handle(ctx, request: dict) -> dict:
         return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     updates = [(u["feature"], u["max_version_level"], _upgrade_type(ctx.api_version, u))
                for u in request["feature_updates"]]
-    try:
-        ctx.features.update(updates, ctx.metadata_cache.node_id,
-                            request.get("validate_only", False))
-    except FeatureUpdateError as exc:
-        return {**error_response(request, ctx.api_version, ErrorCode.INVALID_UPDATE_VERSION),
-                "error_message": FAILED_PREFIX + str(exc)}
+    with ctx.controller.lock:   # checks and records as one change, as Kafka's controller
+        try:
+            levels = ctx.features.check(updates, ctx.metadata_cache.node_id)
+        except FeatureUpdateError as exc:
+            return {**error_response(request, ctx.api_version,
+                                     ErrorCode.INVALID_UPDATE_VERSION),
+                    "error_message": FAILED_PREFIX + str(exc)}
+        if not request.get("validate_only", False):
+            ctx.controller.update_features(levels)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "results": [{"feature": u["feature"], "error_code": ErrorCode.NONE,
                          "error_message": None} for u in request["feature_updates"]]}

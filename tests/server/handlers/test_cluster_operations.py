@@ -259,3 +259,17 @@ def test_update_features_refusals_carry_kafkas_messages(broker):
     # all or none: the valid first update is not applied either
     refused(("transaction.version", 0, 2), ("nope", 1, 1))
     assert features(broker, 4)[1]["transaction.version"] == (1, 1)
+
+
+def test_finalized_feature_levels_survive_a_restart():
+    from tests.server.test_metadata_restart import Store, restart
+    store = Store()
+    broker = store.broker()
+    try:
+        assert update(broker, ("group.version", 0, 2))["error_code"] == 0
+        broker = restart(store, broker)
+        assert "group.version" not in features(broker, 4)[1]
+        assert broker.apis.features.changed_levels() == {"group.version": 0}
+    finally:
+        broker.stop()
+        broker.shutdown()
