@@ -176,9 +176,9 @@ class ReplicaManager:
         return self._partitions.get((topic, index))
 
     def all_partitions(self) -> list[Partition]:
-        """Every partition, a snapshot (DescribeLogDirs, ElectLeaders for all)."""
+        """Every partition, sorted by (topic, index): the metrics' view."""
         with self._lock:
-            return list(self._partitions.values())
+            return [self._partitions[tp] for tp in sorted(self._partitions)]
 
     # -- produce ------------------------------------------------------------------------
 

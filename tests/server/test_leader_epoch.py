@@ -80,7 +80,7 @@ def test_the_log_stamps_and_records_each_appended_epoch():
     stored = log.read(0, 1 << 20, True).records
     assert stored[12:16] == bytes(4)                         # epoch 0 in the first batch
     assert stored[len(one) + 12:len(one) + 16] == (3).to_bytes(4, "big")
-    assert log.size_in_bytes() == len(stored)
+    assert log.size_in_bytes == len(stored)
     log.delete_records_before(2)
     assert log.leader_epoch_cache.entries() == [(3, 2)]
-    assert log.size_in_bytes() == len(stored) - len(one)
+    assert log.size_in_bytes == len(stored) - len(one)

@@ -3,7 +3,7 @@
 Behaviour (Kafka's ``KafkaApis.handleDescribeLogDirsRequest`` and
 ``ReplicaManager.describeLogDirs``): one result per log directory, named by
 its absolute path, listing the partitions in it with their size in bytes
-(the log's :meth:`size_in_bytes`: the batches it holds now, so DeleteRecords
+(the log's ``size_in_bytes``: the batches it holds now, so DeleteRecords
 and retention shrink it), offset_lag 0 (this node leads every partition:
 Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
 (no AlterReplicaLogDirs move is ever in progress).
@@ -67,7 +67,7 @@ def handle(ctx, request: dict) -> dict:
         home = os.path.abspath(home) if home else dirs[0]
         by_dir.setdefault(home, {}).setdefault(partition.topic, []).append({
             "partition_index": partition.index,
-            "partition_size": partition.log.size_in_bytes(),
+            "partition_size": partition.log.size_in_bytes,
             "offset_lag": 0, "is_future_key": False})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "results": [_result(path, topics) for path, topics in by_dir.items()]}

@@ -57,9 +57,9 @@ class PartitionLog(Protocol):
     @property
     def log_end_offset(self) -> int: ...
 
+    @property
     def size_in_bytes(self) -> int:
-        """Bytes the log holds now (DescribeLogDirs' partition_size; Kafka's
-        ``UnifiedLog.size``, the sum of its segments)."""
+        """Bytes the log holds now (Kafka's ``kafka.log:type=Log,name=Size``)."""
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:

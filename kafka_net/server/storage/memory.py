@@ -54,9 +54,7 @@ class InMemoryLog:
         """Bytes of the batches still held (what retention.bytes limits)."""
         return self.size_bytes - self._deleted_bytes
 
-    def size_in_bytes(self) -> int:
-        """DescribeLogDirs' partition size: the bytes of the batches still held."""
-        return self.retained_bytes
+    size_in_bytes = retained_bytes   # PartitionLog's name for it
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:

@@ -26,7 +26,7 @@ def log_dirs(broker, topics=None, version=4):
 def test_log_dirs_list_each_partition_with_its_size(broker, version):
     create_topic(broker, partitions=2)
     produce(broker, data=records(1, 2, 3))
-    size = broker.replica_manager.partition("t", 0).log.size_in_bytes()
+    size = broker.replica_manager.partition("t", 0).log.size_in_bytes
     assert size > 0
     body = log_dirs(broker, version=version)
     [result] = body["results"]
@@ -55,7 +55,7 @@ def test_log_dirs_come_from_the_config_and_shrink_with_delete_records(broker, tm
     produce(broker, data=records(2))
     # log.dirs is the durable log's key (branch storage); a config that has it:
     broker.apis.config = types.SimpleNamespace(log_dirs=[str(tmp_path / "a")])
-    before = broker.replica_manager.partition("t", 0).log.size_in_bytes()
+    before = broker.replica_manager.partition("t", 0).log.size_in_bytes
     broker.replica_manager.delete_records("t", 0, 1)
     [result] = log_dirs(broker)["results"]
     assert result["log_dir"] == os.path.abspath(tmp_path / "a")
