@@ -15,7 +15,8 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
   (``os.statvfs``).  The in-memory log keeps its partitions in memory; it is
   reported under ``log.dirs`` (Kafka's default /tmp/kafka-logs when unset),
   with the file system of the nearest existing directory on that path.  A
-  durable log whose partitions carry ``parent_dir`` is grouped by it.
+  durable log's partitions are grouped by the log dir holding their folder
+  (``directory``'s parent).
 * A directory whose file system cannot be read: KAFKA_STORAGE_ERROR for it.
 * v3+: the top-level error_code (NONE; CLUSTER_AUTHORIZATION_FAILED with an
   empty result list when not authorized).  v0 was removed in Kafka 4.0.
@@ -44,8 +45,10 @@ _storage_errors = RateLimitedLog(log)
 
 
 def log_dirs(config) -> list[str]:
-    """The configured log directories, absolute, in order (log.dirs, else Kafka's default)."""
-    dirs = getattr(config, "log_dirs", None) or [DEFAULT_LOG_DIR]
+    """The configured log directories, absolute, in order (Kafka's ``logDirs``:
+    log.dirs, else log.dir, else Kafka's default; the keys come with the durable log)."""
+    dirs = getattr(config, "log_dirs", None) or [getattr(config, "log_dir", None)
+                                                 or DEFAULT_LOG_DIR]
     if isinstance(dirs, str):
         dirs = [d for d in dirs.split(",") if d.strip()]
     return [os.path.abspath(d.strip()) for d in dirs]
@@ -63,14 +66,20 @@ def handle(ctx, request: dict) -> dict:
     for partition in rm.all_partitions():
         if wanted is not None and (partition.topic, partition.index) not in wanted:
             continue
-        home = getattr(partition.log, "parent_dir", None)
-        home = os.path.abspath(home) if home else dirs[0]
+        home = _parent_dir(partition.log) or dirs[0]
         by_dir.setdefault(home, {}).setdefault(partition.topic, []).append({
             "partition_index": partition.index,
             "partition_size": partition.log.size_in_bytes,
             "offset_lag": 0, "is_future_key": False})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "results": [_result(path, topics) for path, topics in by_dir.items()]}
+
+
+def _parent_dir(partition_log) -> str | None:
+    """The log dir holding a durable log's partition folder (Kafka's ``parentDir``);
+    None for a log in memory."""
+    directory = getattr(partition_log, "directory", None)
+    return os.path.dirname(os.path.abspath(directory)) if directory else None
 
 
 def _result(path: str, topics: dict[str, list]) -> dict:

@@ -273,3 +273,19 @@ def test_finalized_feature_levels_survive_a_restart():
     finally:
         broker.stop()
         broker.shutdown()
+
+
+def test_a_durable_logs_partitions_are_grouped_by_their_log_dir(broker, tmp_path):
+    """A durable log (branch storage) names its partition folder ``directory``: the
+    partition is listed under that folder's parent, a configured log dir."""
+    create_topic(broker, partitions=2)
+    first, second = tmp_path / "a", tmp_path / "b"
+    broker.apis.config = types.SimpleNamespace(log_dirs=[str(first), str(second)])
+    durable = types.SimpleNamespace(directory=str(second / "t-1"), size_in_bytes=123)
+    broker.replica_manager.partition("t", 1).log = durable
+    results = {r["log_dir"]: r for r in log_dirs(broker)["results"]}
+    assert list(results) == [str(first), str(second)]
+    assert results[str(first)]["topics"][0]["partitions"][0]["partition_index"] == 0
+    assert results[str(second)]["topics"] == [{"name": "t", "partitions": [
+        {"partition_index": 1, "partition_size": 123, "offset_lag": 0,
+         "is_future_key": False}]}]
