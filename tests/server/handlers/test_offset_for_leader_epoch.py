@@ -89,3 +89,22 @@ def test_fetch_checks_current_leader_epoch(three):
     three.replica_manager.partition("t", 0).make_leader(1)
     assert fetch_error(0) == (ErrorCode.FENCED_LEADER_EPOCH, 1, 0)
     assert fetch_error(2)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def test_a_consumer_needs_describe_on_the_topic_a_follower_cluster_action():
+    """Kafka's handleOffsetForLeaderEpochRequest: CLUSTER_ACTION on the cluster
+    covers every topic; without it, DESCRIBE on each topic (KIP-320 consumers)."""
+    from tests.server.handlers.test_acl_checks import grant, secured_broker
+    from kafka_net.server.authorizer import AclOperation as Op, ResourceType as RT
+    b = secured_broker()
+    try:
+        b.principal = "User:consumer"
+        assert end_offset(b, 0, topic="t")[0] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        grant(b, RT.TOPIC, "t", "User:consumer", Op.DESCRIBE)
+        assert end_offset(b, 0, topic="t")[0] == ErrorCode.NONE
+        assert end_offset(b, 0, topic="u")[0] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        grant(b, RT.CLUSTER, "kafka-cluster", "User:follower", Op.CLUSTER_ACTION)
+        b.principal = "User:follower"
+        assert end_offset(b, 0, topic="u")[0] == ErrorCode.NONE
+    finally:
+        b.stop()
