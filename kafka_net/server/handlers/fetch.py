@@ -32,6 +32,10 @@ Behaviour:
   leader epoch first: older FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
   (Kafka's ``Partition.checkCurrentLeaderEpoch``); from v12 a fenced answer
   names the current leader and epoch (KIP-951).
+* last_fetched_epoch (v12+, KIP-595/KIP-320) is checked against the log's
+  epoch history: a fetch offset past the end of that epoch (or an epoch the
+  log lost) answers diverging_epoch (epoch, end offset) and no records; an
+  epoch the log cannot place answers OFFSET_OUT_OF_RANGE.
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 * With an authorizer: READ on each topic.  A topic the principal may not read
   answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
@@ -182,6 +186,10 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
                                      p["current_leader_epoch"], node)
         if fenced is not None:
             return {**answer, **fenced}, 0
+    if p["last_fetched_epoch"] >= 0:
+        diverged = _diverging_epoch(rm, name, p)
+        if diverged is not None:
+            return {**answer, **diverged}, 0
     error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one,
                             isolation_level)
     if result is None:
@@ -197,6 +205,27 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
             "records": _in_memory(result.records)}, len(result.records)
+
+
+def _diverging_epoch(rm, name: str, p: dict) -> dict | None:
+    """Kafka's ``Partition.readRecords`` with a last fetched epoch (v12+): the fetch
+    offset must lie within the log's history of that epoch, else the answer is the
+    diverging epoch and where it ends, with no records (the fetcher truncates)."""
+    index, fetch_offset = p["partition"], p["fetch_offset"]
+    error, epoch, end_offset = rm.last_offset_for_leader_epoch(
+        name, index, p["current_leader_epoch"], p["last_fetched_epoch"])
+    if error:
+        return None if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else {"error_code": error}
+    partition_log = rm.partition(name, index).log
+    bounds = {"high_watermark": partition_log.log_end_offset,
+              "last_stable_offset": rm.last_stable_offset(name, index),
+              "log_start_offset": partition_log.log_start_offset}
+    if end_offset < 0 or fetch_offset < partition_log.log_start_offset:
+        return {**bounds, "error_code": ErrorCode.OFFSET_OUT_OF_RANGE}
+    if epoch < p["last_fetched_epoch"] or end_offset < fetch_offset:
+        return {**bounds, "error_code": ErrorCode.NONE,
+                "diverging_epoch": {"epoch": epoch, "end_offset": end_offset}}
+    return None
 
 
 def _leader_epoch_error(partition, current_leader_epoch: int, node: int) -> dict | None:

@@ -108,3 +108,23 @@ def test_a_consumer_needs_describe_on_the_topic_a_follower_cluster_action():
         assert end_offset(b, 0, topic="u")[0] == ErrorCode.NONE
     finally:
         b.stop()
+
+
+def test_fetch_with_a_last_fetched_epoch_reports_divergence(three):
+    def fetch(offset, last_epoch):
+        body = three.call(ApiKey.FETCH, 12, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                          topics=[{"topic": "t", "partitions": [
+                              {"partition": 0, "fetch_offset": offset,
+                               "last_fetched_epoch": last_epoch,
+                               "partition_max_bytes": 1 << 20}]}])
+        p = body["responses"][0]["partitions"][0]
+        return (p["error_code"], p["diverging_epoch"]["epoch"],
+                p["diverging_epoch"]["end_offset"], len(p["records"] or b""))
+    three.replica_manager.partition("t", 0).make_leader(2)
+    produce(three, data=records(4))          # epoch 0: offsets 0-2, epoch 2: offset 3
+    assert fetch(2, 0) == (ErrorCode.NONE, -1, -1, fetch(2, 0)[3])   # consistent: records
+    assert fetch(2, 0)[3] > 0
+    assert fetch(3, 0) == (ErrorCode.NONE, -1, -1, fetch(3, 0)[3])   # 3 is epoch 0's end
+    assert fetch(4, 0) == (ErrorCode.NONE, 0, 3, 0)     # past epoch 0's end: diverged
+    assert fetch(3, 1) == (ErrorCode.NONE, 0, 3, 0)     # epoch 1 never led: ends with 0's
+    assert fetch(0, 7)[0] == ErrorCode.OFFSET_OUT_OF_RANGE
