@@ -160,6 +160,9 @@ class BrokerCore:
         if replayed:
             log.info("Replayed %d metadata record(s): %d topic(s)", replayed,
                      len(self.metadata_cache.topics()))
+            # Each partition is led again, at a new leader epoch (clients validate
+            # their positions against it, KIP-320).
+            self.controller.elect_leaders_after_restart()
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)

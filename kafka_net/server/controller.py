@@ -139,6 +139,7 @@ class Controller:
             "ClientQuotaRecord": self._replay_client_quota,
             "ProducerIdsRecord": self._replay_producer_ids,
             "FeatureLevelRecord": self._replay_feature_level,
+            "PartitionChangeRecord": self._replay_partition_change,
         }
         for record_type, handler in handlers.items():
             self.metadata_log.register(record_type, handler)
@@ -235,9 +236,40 @@ class Controller:
 
     def _partition_record(self, topic_id: uuid.UUID, index: int) -> tuple[str, dict]:
         node = self.metadata_cache.node_id
+        topic = self.metadata_cache.topic_by_id(topic_id)
+        epoch = 0 if topic is None else max(self.replica_manager.leader_epoch(topic.name, index), 0)
         return "PartitionRecord", {"partitionId": index, "topicId": str(topic_id),
                                    "replicas": [node], "isr": [node], "leader": node,
-                                   "leaderEpoch": 0, "partitionEpoch": 0}
+                                   "leaderEpoch": epoch, "partitionEpoch": epoch}
+
+    # -- leader elections across a restart ---------------------------------------------
+
+    def elect_leaders_after_restart(self) -> int:
+        """A restart moves every partition's leader epoch on by 2, as KRaft's
+        controller does for a single node: the broker's shutdown (controlled or
+        fenced) leaves each partition leaderless (epoch + 1), and its return
+        unfenced elects it again (epoch + 1).  Written as one PartitionChangeRecord
+        per partition, in one batch, when the replayed log had partitions; returns
+        how many."""
+        with self.lock:
+            node = self.metadata_cache.node_id
+            records = []
+            for topic in self.metadata_cache.topics():
+                for index in range(topic.num_partitions):
+                    epoch = self.replica_manager.leader_epoch(topic.name, index)
+                    if epoch >= 0:
+                        records.append(("PartitionChangeRecord", {
+                            "partitionId": index, "topicId": str(topic.topic_id),
+                            "leader": node, "leaderEpoch": epoch + 2}))
+            self.commit(records)
+            return len(records)
+
+    def _replay_partition_change(self, fields: dict) -> None:
+        topic = self.metadata_cache.topic_by_id(uuid.UUID(fields["topicId"]))
+        partition = None if topic is None else self.replica_manager.partition(
+            topic.name, fields["partitionId"])
+        if partition is not None and fields["leaderEpoch"] > partition.leader_epoch:
+            partition.make_leader(fields["leaderEpoch"])
 
     def _replay_topic(self, fields: dict) -> None:
         self.metadata_cache.add_topic(fields["name"], uuid.UUID(fields["topicId"]))

@@ -128,3 +128,26 @@ def test_fetch_with_a_last_fetched_epoch_reports_divergence(three):
     assert fetch(4, 0) == (ErrorCode.NONE, 0, 3, 0)     # past epoch 0's end: diverged
     assert fetch(3, 1) == (ErrorCode.NONE, 0, 3, 0)     # epoch 1 never led: ends with 0's
     assert fetch(0, 7)[0] == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_a_restart_moves_the_leader_epoch_on_by_two():
+    """Kafka's controller leaves each partition leaderless when its only broker
+    stops (epoch + 1) and elects it again when it is back (epoch + 1): a consumer
+    holding the old epoch is fenced and revalidates."""
+    from tests.server.test_metadata_restart import Store, restart
+    store = Store()
+    broker = store.broker()
+    try:
+        create_topic(broker, partitions=2)
+        broker = restart(store, broker)
+        assert [broker.replica_manager.leader_epoch("t", i) for i in (0, 1)] == [2, 2]
+        body = broker.call(ApiKey.METADATA, 12, topics=[{"name": "t",
+                                                        "topic_id": uuid.UUID(int=0)}])
+        assert [p["leader_epoch"] for p in body["topics"][0]["partitions"]] == [2, 2]
+        assert end_offset(broker, 0, current=0)[0] == ErrorCode.FENCED_LEADER_EPOCH
+        assert end_offset(broker, 2, current=2) == (ErrorCode.NONE, 2, 0)
+        broker = restart(store, broker)
+        assert broker.replica_manager.leader_epoch("t", 0) == 4
+    finally:
+        broker.stop()
+        broker.shutdown()
