@@ -67,10 +67,14 @@ class Partition:
 
     def make_leader(self, leader_epoch: int) -> None:
         """Become the leader at ``leader_epoch`` (Kafka's ``Partition.makeLeader``):
-        the epoch starts at the log end offset in the log's epoch cache."""
+        the epoch starts at the log end offset in the log's epoch cache.  A replay
+        passes older epochs on its way to the current one; a durable log's cache
+        (loaded from its checkpoint) may know newer ones: those are not rewritten."""
         with self.lock:
             self.leader_epoch = leader_epoch
-            self.log.leader_epoch_cache.assign(leader_epoch, self.log.log_end_offset)
+            cache = self.log.leader_epoch_cache
+            if leader_epoch >= cache.latest_epoch:
+                cache.assign(leader_epoch, self.log.log_end_offset)
 
     def leader_epoch_error(self, current_leader_epoch: int) -> int:
         """A request's current_leader_epoch against ours (``Partition.checkCurrentLeaderEpoch``;

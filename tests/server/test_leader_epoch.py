@@ -84,3 +84,20 @@ def test_the_log_stamps_and_records_each_appended_epoch():
     log.delete_records_before(2)
     assert log.leader_epoch_cache.entries() == [(3, 2)]
     assert log.size_in_bytes == len(stored) - len(one)
+
+
+def test_make_leader_never_rewrites_a_newer_history():
+    """A replayed PartitionRecord (epoch 0) over a durable log whose checkpoint
+    already holds epochs 0 and 2 must leave that history alone."""
+    import uuid
+    from kafka_net.server.replica_manager import Partition
+    log = InMemoryLog()
+    log.append(batch([b"a"]), 1, -1, leader_epoch=0)
+    log.append(batch([b"b"]), 1, -1, leader_epoch=2)
+    partition = Partition("t", 0, uuid.uuid4(), log)
+    partition.make_leader(0)
+    partition.make_leader(2)
+    assert log.leader_epoch_cache.entries() == [(0, 0), (2, 1)]
+    partition.make_leader(4)
+    assert log.leader_epoch_cache.entries() == [(0, 0), (2, 1), (4, 2)]
+    assert partition.leader_epoch == 4
