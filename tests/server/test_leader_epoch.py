@@ -101,3 +101,14 @@ def test_make_leader_never_rewrites_a_newer_history():
     partition.make_leader(4)
     assert log.leader_epoch_cache.entries() == [(0, 0), (2, 1), (4, 2)]
     assert partition.leader_epoch == 4
+
+
+def test_the_checkpoint_format_is_kafkas():
+    from kafka_net.server.storage.leader_epoch import checkpoint_text, parse_checkpoint
+    text = checkpoint_text([(0, 0), (3, 17)])
+    assert text == "0\n2\n0 0\n3 17\n"
+    assert parse_checkpoint(text) == [(0, 0), (3, 17)]
+    assert parse_checkpoint(checkpoint_text([])) == []
+    for bad in ("1\n0\n", "0\n2\n0 0\n", ""):
+        with pytest.raises(ValueError):
+            parse_checkpoint(bad)

@@ -11,7 +11,8 @@ OffsetForLeaderEpoch (:meth:`end_offset_for`) and the epoch of an offset
 
 Kafka keeps the entries in ``leader-epoch-checkpoint`` beside the segments;
 :meth:`entries` and the ``entries`` argument of the constructor are what a
-durable log saves and loads (the in-memory log keeps them only in memory).
+durable log saves and loads, in that file's format (:func:`checkpoint_text`,
+:func:`parse_checkpoint`; the in-memory log keeps them only in memory).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import bisect
 import threading
 
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"   # the file's name in a partition folder
+CHECKPOINT_VERSION = 0
 UNDEFINED_EPOCH = -1          # Kafka's EpochEndOffset.UNDEFINED_EPOCH
 UNDEFINED_EPOCH_OFFSET = -1   # EpochEndOffset.UNDEFINED_EPOCH_OFFSET
 
@@ -110,3 +113,28 @@ class LeaderEpochCache:
             keep = bisect.bisect_left(self._starts, end_offset)
             del self._epochs[keep:]
             del self._starts[keep:]
+
+
+def checkpoint_text(entries: list[tuple[int, int]]) -> str:
+    """Kafka's ``LeaderEpochCheckpointFile`` content: the version line (0), the
+    entry count, then one ``epoch start_offset`` line per entry."""
+    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{epoch} {start}" for epoch, start in entries]
+    return "\n".join(lines) + "\n"
+
+
+def parse_checkpoint(text: str) -> list[tuple[int, int]]:
+    """The entries of a ``leader-epoch-checkpoint``; ValueError for a malformed one
+    (Kafka fails the log's loading with a KafkaStorageException)."""
+    lines = text.splitlines()
+    if len(lines) < 2 or lines[0].strip() != str(CHECKPOINT_VERSION):
+        raise ValueError(f"unrecognized leader epoch checkpoint version: {lines[:1]}")
+    count = int(lines[1])
+    entries = []
+    for line in lines[2:2 + count]:
+        epoch, start = line.split()
+        entries.append((int(epoch), int(start)))
+    if len(entries) != count:
+        raise ValueError(f"expected {count} entries in the leader epoch checkpoint, "
+                         f"found {len(entries)}")
+    return entries
