@@ -13,7 +13,8 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
   with none left is omitted.
 * v4: total_bytes and usable_bytes of the directory's file system
   (``os.statvfs``).  The in-memory log keeps its partitions in memory; it is
-  reported under ``log.dirs`` (Kafka's default /tmp/kafka-logs when unset),
+  reported under the first log dir (``log.dirs``, else ``log.dir``, else
+  Kafka's default /tmp/kafka-logs),
   with the file system of the nearest existing directory on that path.  A
   durable log's partitions are grouped by the log dir holding their folder
   (``directory``'s parent).
