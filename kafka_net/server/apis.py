@@ -48,6 +48,7 @@ from kafka_net.server.handlers import (
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
+from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
@@ -149,7 +150,7 @@ class RequestContext:
             return True
         request = self.request
         return authorizer.authorize_action(
-            request.principal, request.client_address[0],
+            request.principal, host_address(request.client_address[0]),
             Action(operation, resource_type, name, ref_count, log_if_allowed, log_if_denied),
             api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
 
@@ -177,8 +178,8 @@ class RequestContext:
             return True
         request = self.request
         return authorizer.authorize_by_resource_type(
-            request.principal, request.client_address[0], operation, resource_type,
-            api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
+            request.principal, host_address(request.client_address[0]), operation,
+            resource_type, api_name(request.header.api_key)) is AuthorizationResult.ALLOWED
 
     def authorized_operations(self, resource_type: ResourceType, name: str,
                               supported: int) -> int:

@@ -16,6 +16,7 @@ found), immutable (the authorizer shares them between threads) and cheap.
 
 from __future__ import annotations
 
+import ipaddress
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -201,3 +202,18 @@ def parse_principal(text: str) -> tuple[str, str]:
         raise ValueError(f"expected a string in format principalType:principalName but "
                          f"got {text}")
     return kind, name
+
+
+def host_address(address: str) -> str:
+    """The client's address as Kafka's ACL hosts name it (Java's
+    ``InetAddress.getHostAddress``): IPv4 as it is; IPv6 in eight groups of hex
+    without leading zeros and without ``::`` (``::1`` -> ``0:0:0:0:0:0:0:1``),
+    the scope kept."""
+    if ":" not in address:
+        return address
+    base, sep, scope = address.partition("%")
+    try:
+        groups = ipaddress.IPv6Address(base).exploded.split(":")
+    except ValueError:
+        return address
+    return ":".join(format(int(g, 16), "x") for g in groups) + sep + scope

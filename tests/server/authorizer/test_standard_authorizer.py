@@ -464,3 +464,13 @@ def test_acls_are_in_metadata_snapshots():
     second = StandardAuthorizer(metadata_log=restarted)
     restarted.replay()
     assert second.acls(ANY_FILTER) == [keep]
+
+
+@pytest.mark.parametrize("address, java", [
+    ("127.0.0.1", "127.0.0.1"), ("::1", "0:0:0:0:0:0:0:1"),
+    ("fe80::1%eth0", "fe80:0:0:0:0:0:0:1%eth0"), ("2001:db8::ff00:42:8329",
+                                                  "2001:db8:0:0:0:ff00:42:8329")])
+def test_hosts_are_named_as_kafka_names_them(address, java):
+    """An ACL's host is compared with Java's InetAddress.getHostAddress form."""
+    from kafka_net.server.authorizer.acl import host_address
+    assert host_address(address) == java
