@@ -128,7 +128,8 @@ def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
         chain = [] if dynamic is None else [
             _synonym(key.name, raw, source) for raw, source in dynamic.dynamic_synonyms(key.name)]
         if value != default:
-            chain.append(_synonym(key.name, _broker_value(value), ConfigSource.STATIC_BROKER_CONFIG))
+            chain.append(_synonym(key.name, _broker_value(value),
+                                  ConfigSource.STATIC_BROKER_CONFIG))
         chain.append(_synonym(key.name, _broker_value(default), ConfigSource.DEFAULT_CONFIG))
         entries.append(_entry(key.name, chain[0]["value"], chain[0]["source"],
                               read_only=key.name not in APPLIED, synonyms=chain,

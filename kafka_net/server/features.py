@@ -18,8 +18,9 @@ The levels are Kafka 4.0's for what kafka-net serves:
 
 A feature at level 0 is not listed among the finalized ones, as Kafka omits
 it.  UpdateFeatures writes FeatureLevelRecords through the Controller; their
-replay (also at a restart) sets the levels.  :meth:`FeatureControl.snapshot` is immutable and replaced whole on each
-change, so ApiVersions can cache its answer per snapshot.
+replay (also at a restart) sets the levels.  :meth:`FeatureControl.snapshot`
+is immutable and replaced whole on each change, so ApiVersions can cache its
+answer per snapshot.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import (
-    ElectionNotNeededError, InvalidConfigurationError, InvalidUpdateVersionError, InvalidReplicationAssignmentError,
+    ElectionNotNeededError, InvalidConfigurationError, InvalidReplicationAssignmentError,
+    InvalidUpdateVersionError,
     NoReassignmentInProgressError, UnknownTopicOrPartitionError)
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
