@@ -142,6 +142,33 @@ class ConnectionQuotas:
                 self._listener_counts[listener] = 0
             self._cond.notify_all()
 
+    # -- dynamic broker config (Kafka's SocketServer.reconfigure) ----------------------
+
+    def reconfigure(self, values: dict) -> None:
+        """Apply the broker-wide connection quotas in effect after a dynamic config
+        change (AlterConfigs on the BROKER resource): ``values`` maps
+        max.connections, max.connections.per.ip, max.connections.per.ip.overrides
+        and max.connection.creation.rate to parsed values.  Connections already
+        open stay; new ones meet the new limits, and an Acceptor waiting for a slot
+        re-checks at once (a lower max.connections also makes the Processors close
+        connections until the count is under it, as Kafka's do)."""
+        overrides = _resolve_overrides(values["max.connections.per.ip.overrides"])
+        with self._cond:
+            self._broker_max_connections = values["max.connections"]
+            self._default_max_per_ip = values["max.connections.per.ip"]
+            self._max_per_ip_overrides = overrides
+            self._broker_rate.bound = float(values["max.connection.creation.rate"])
+            # A listener without its own listener.name.<l>. limits follows the broker's
+            # (Kafka reconfigures each listener with valuesWithPrefixOverride).
+            own_max = dict(self._config.listener_max_connections)
+            own_rate = dict(self._config.listener_max_connection_creation_rate)
+            for listener, quota in self._listeners.items():
+                if listener not in own_max:
+                    quota.max_connections = values["max.connections"]
+                if listener not in own_rate:
+                    quota.rate.bound = float(values["max.connection.creation.rate"])
+            self._cond.notify_all()
+
     # -- inc / dec ------------------------------------------------------------------------
 
     def inc(self, listener: str, ip: str,

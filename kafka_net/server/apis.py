@@ -36,18 +36,23 @@ from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
-    alter_client_quotas, alter_configs, alter_user_scram_credentials, api_versions,
-    consumer_group_describe, consumer_group_heartbeat, create_acls, create_partitions,
-    create_topics, delete_acls, delete_groups, delete_records, delete_topics, describe_acls,
-    describe_client_quotas, describe_cluster, describe_configs, describe_groups,
-    describe_producers, describe_topic_partitions, describe_transactions,
-    describe_user_scram_credentials, end_txn, fetch, find_coordinator, heartbeat,
-    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-    list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
-    produce, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit)
+    alter_client_quotas, alter_configs, alter_partition_reassignments,
+    alter_user_scram_credentials, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_acls, create_partitions, create_topics, delete_acls,
+    delete_groups, delete_records, delete_topics, describe_acls, describe_client_quotas,
+    describe_cluster, describe_configs, describe_groups, describe_log_dirs, describe_producers,
+    describe_quorum, describe_topic_partitions, describe_transactions,
+    describe_user_scram_credentials, elect_leaders, end_txn, fetch, find_coordinator,
+    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
+    list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
+    offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
+    sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
+from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
+from kafka_net.server.features import FeatureControl
+from kafka_net.server.group_config import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
@@ -79,6 +84,7 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     delete_topics,      # 20
     delete_records,     # 21
     init_producer_id,   # 22
+    offset_for_leader_epoch,  # 23
     add_partitions_to_txn,  # 24
     add_offsets_to_txn,     # 25
     end_txn,                # 26
@@ -88,15 +94,21 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     delete_acls,        # 31
     describe_configs,   # 32
     alter_configs,      # 33
+    describe_log_dirs,  # 35
     sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
     create_partitions,  # 37
     delete_groups,      # 42
+    elect_leaders,      # 43
     incremental_alter_configs,  # 44
+    alter_partition_reassignments,  # 45
+    list_partition_reassignments,   # 46
     offset_delete,      # 47
     describe_client_quotas,  # 48
     alter_client_quotas,     # 49
     describe_user_scram_credentials,  # 50
     alter_user_scram_credentials,     # 51
+    describe_quorum,    # 55
+    update_features,    # 57
     describe_cluster,   # 60
     describe_producers,  # 61
     describe_transactions,   # 65
@@ -232,6 +244,23 @@ class RequestContext:
     def credential_cache(self) -> CredentialCache:
         return self.apis.credential_cache
 
+    @property
+    def dynamic_config(self) -> DynamicBrokerConfig:
+        return self.apis.dynamic_config
+
+    @property
+    def group_configs(self) -> GroupConfigRepository:
+        return self.apis.group_configs
+
+    @property
+    def features(self) -> FeatureControl:
+        return self.apis.features
+
+    @property
+    def metadata_log(self) -> MetadataLog:
+        """The KRaft metadata log (``__cluster_metadata``) the controller writes."""
+        return self.apis.controller.metadata_log
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -290,6 +319,17 @@ class KafkaApis:
                 self.quotas.client_quotas, group_coordinator, self.transaction_coordinator)
             controller.register()
         self.controller = controller
+        self.features = FeatureControl()
+        # GROUP config resources; the consumer group coordinator reads them per group.
+        self.group_configs = GroupConfigRepository(config)
+        self.controller.group_configs = self.group_configs
+        self.controller.features = self.features
+        # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
+        # act through the ConfigRepository, the connection quotas through the
+        # SocketServer's ConnectionQuotas (registered by BrokerCore).
+        self.dynamic_config = DynamicBrokerConfig(
+            config, metadata_cache.node_id, self.config_repository, self.controller)
+        self.dynamic_config.add_reconfigurable(self._apply_log_defaults)
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         # (served table, its parse routes): one attribute, swapped whole, so a
@@ -300,6 +340,14 @@ class KafkaApis:
         # (api key, version) -> (read-only body, its frame's bytes before and after
         # the correlation id): see _encode.
         self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
+
+    def _apply_log_defaults(self, values: dict) -> None:
+        repository = self.config_repository
+        before = repository.broker_values
+        repository.set_broker_defaults(
+            {LOG_KEYS[k]: v for k, v in values.items() if k in LOG_KEYS})
+        if repository.broker_values != before:
+            self.replica_manager.apply_retention()
 
     def create_topic(self, name: str, num_partitions: int, configs: dict | None = None):
         """Create a topic, its partitions and its config overrides (parsed and

@@ -226,10 +226,14 @@ class BrokerCore:
         self.controller.register()
         # (the authorizer registered its ACL records when it was built, above)
         # -- end of registration -------------------------------------------------------
+        self.group_coordinator.consumer.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:
             log.info("Replayed %d metadata record(s): %d topic(s)", replayed,
                      len(self.metadata_cache.topics()))
+            # Each partition is led again, at a new leader epoch (clients validate
+            # their positions against it, KIP-320).
+            self.controller.elect_leaders_after_restart()
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -245,6 +249,8 @@ class BrokerCore:
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks)
         self.quotas.client_quotas.set_ip_quotas(socket_server.connection_quotas)
+        # max.connections & co. changed by AlterConfigs act on the Acceptors' quotas.
+        self.apis.dynamic_config.add_reconfigurable(socket_server.connection_quotas.reconfigure)
         return socket_server
 
     def request_from_frame(self, frame: bytes, connection_id: str = "c",

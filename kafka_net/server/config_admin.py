@@ -13,10 +13,20 @@ then storing it).  Per resource, in Kafka's order:
    an unknown name or a bad value; then the topic must exist
    (UNKNOWN_TOPIC_OR_PARTITION ``The topic 'x' does not exist.``); unless
    ``validate_only``, it is stored and retention is applied at once;
-3. BROKER: kafka-net has no dynamic broker configs, so any change is
-   INVALID_REQUEST ``Cannot update these configs dynamically: ...``, which is
-   what Kafka answers for a broker config that is not dynamic.  Other
-   resource types are INVALID_REQUEST.
+3. BROKER ("" = the cluster-wide default, or this node's id; another id or a
+   name that is no integer: INVALID_REQUEST with Kafka's message): the new
+   set of dynamic values of that scope is built (AlterConfigs: the request's;
+   IncrementalAlterConfigs: the ops applied to the scope's current values,
+   APPEND/SUBTRACT on list configs only), then validated and applied by
+   :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig`: a key that
+   cannot change at run time or a bad value is INVALID_REQUEST (Kafka's
+   ``Cannot update these configs dynamically: Set(...)`` / ConfigException
+   wording).
+4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.server.group_config`):
+   the group's new override set is built as for a topic and validated by
+   Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
+   empty name is INVALID_REQUEST ``Default group resources are not
+   allowed.``.  Other resource types are INVALID_REQUEST.
 
 With an authorizer, ALTER_CONFIGS on the topic, the group or (BROKER,
 BROKER_LOGGER) the cluster comes right after the duplicate-resource check:
@@ -31,9 +41,13 @@ from typing import Any
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.config.keys import BY_NAME as BROKER_KEYS
+from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name)
+from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
+from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
@@ -101,11 +115,13 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
     if kind == ConfigResourceType.TOPIC:
         _alter_topic(ctx, name, configs, validate_only, incremental)
     elif kind == ConfigResourceType.BROKER:
-        _alter_broker(ctx, name, configs)
+        _alter_broker(ctx, name, configs, validate_only, incremental)
+    elif kind == ConfigResourceType.GROUP:
+        _alter_group(ctx, name, configs, validate_only, incremental)
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST,
                          f"Unsupported resource type: {resource_type_name(kind)} "
-                         "(kafka-net alters TOPIC configs only)")
+                         "(kafka-net alters TOPIC, BROKER and GROUP configs)")
 
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
@@ -178,13 +194,91 @@ def _apply_op(repository, raw: dict[str, str], config: dict) -> None:
         raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
 
 
-def _alter_broker(ctx, name: str, configs: list[dict]) -> None:
+def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
+                 incremental: bool) -> None:
+    """ControllerConfigurationValidator for a GROUP resource (Kafka 4.0's group configs)."""
+    if not group_id:
+        raise AlterError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    repository = ctx.group_configs
+    with ctx.controller.lock:
+        if incremental:
+            raw: dict[str, str | None] = {
+                k: str(v) for k, v in repository.overrides(group_id).items()}
+            for config in configs:
+                name, op = config["name"], config["config_operation"]
+                if op == OpType.SET:
+                    raw[name] = config["value"]
+                elif op == OpType.DELETE:
+                    raw.pop(name, None)
+                elif op in (OpType.APPEND, OpType.SUBTRACT):
+                    raise AlterError(ErrorCode.INVALID_CONFIG,
+                                     f"Can't {OpType(op).name} to key {name} because its type "
+                                     "is not LIST.")
+                else:
+                    raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+        else:
+            raw = {c["name"]: c["value"] for c in configs}
+        try:
+            parsed = parse_group_configs(raw)
+        except InvalidConfig as exc:
+            raise AlterError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        ctx.controller.alter_group_configs(group_id, parsed)
+    log.info("Group %s configs are now %s", escape(group_id), dict(sorted(parsed.items())))
+
+
+def _alter_broker(ctx, name: str, configs: list[dict], validate_only: bool,
+                  incremental: bool) -> None:
+    """ConfigAdminManager.preprocess for a BROKER resource, then the change itself
+    (:class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig`)."""
     node = ctx.metadata_cache.node_id
-    if name and name != str(node):
-        raise AlterError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected broker id, expected {node}, but received {name}")
-    if configs:
-        raise AlterError(ErrorCode.INVALID_REQUEST,
-                         "Cannot update these configs dynamically: "
-                         + ", ".join(sorted(c["name"] for c in configs))
-                         + " (kafka-net has no dynamic broker configs)")
+    if name:
+        try:
+            given = int(name)
+        except ValueError:
+            raise AlterError(ErrorCode.INVALID_REQUEST,
+                             f"Node id must be an integer, but it is: {name}") from None
+        if given != node:
+            raise AlterError(ErrorCode.INVALID_REQUEST,
+                             f"Unexpected broker id, expected {node}, but received {name}")
+    dynamic = ctx.dynamic_config
+    with ctx.controller.lock:
+        if incremental:
+            values = dynamic.scope_values(name)
+            for config in configs:
+                _apply_broker_op(values, config)
+        else:
+            values = {c["name"]: c["value"] for c in configs}
+        try:
+            dynamic.alter(name, values, validate_only)
+        except DynamicConfigError as exc:
+            raise AlterError(ErrorCode.INVALID_REQUEST, str(exc)) from None
+
+
+def _apply_broker_op(values: dict[str, str], config: dict) -> None:
+    """ConfigAdminManager.prepareIncrementalConfigs, for one key of a broker scope."""
+    name, op, value = config["name"], config["config_operation"], config["value"]
+    if op == OpType.SET:
+        values[name] = value
+    elif op == OpType.DELETE:
+        values.pop(name, None)
+    elif op in (OpType.APPEND, OpType.SUBTRACT):
+        topic_name = LOG_KEYS.get(name)
+        if topic_name is None and name not in BROKER_KEYS and name not in KAFKA_BROKER_KEYS:
+            raise AlterError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {name}")
+        if topic_name is None or TOPIC_CONFIGS[topic_name].type != LIST:
+            verb = "append" if op == OpType.APPEND else "subtract"
+            raise AlterError(ErrorCode.INVALID_CONFIG,
+                             f"Config value {verb} is not allowed for config key: {name}")
+        current = values.get(name)
+        parts = ([p for p in current.split(",") if p] if current is not None
+                 else [str(v) for v in TOPIC_CONFIGS[topic_name].default])
+        for item in value.split(","):
+            if op == OpType.APPEND and item not in parts:
+                parts.append(item)
+            elif op == OpType.SUBTRACT and item in parts:
+                parts.remove(item)
+        values[name] = ",".join(parts)
+    else:
+        raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")

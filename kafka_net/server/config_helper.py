@@ -10,9 +10,13 @@ reports them:
 * then that broker setting's Kafka default, DEFAULT_CONFIG.  A broker
   setting without a default of its own (``log.retention.ms``) adds nothing.
 
-The broker's own settings (:data:`kafka_net.config.KEYS`) are described as
-STATIC_BROKER_CONFIG when they differ from the default, DEFAULT_CONFIG
-otherwise, and read-only: kafka-net changes none of them at runtime.
+The broker's own settings (:data:`kafka_net.config.KEYS`) and the log
+defaults a broker may change at run time are described with the chain
+DYNAMIC_BROKER_CONFIG (this node's dynamic value), DYNAMIC_DEFAULT_BROKER_CONFIG
+(the cluster-wide one), STATIC_BROKER_CONFIG (server.properties, when it
+differs from the default), DEFAULT_CONFIG; the first is the value in effect.
+Only the keys kafka-net changes at run time
+(:data:`kafka_net.server.dynamic_config.APPLIED`) are not read-only.
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
+from kafka_net.config.keys import BY_NAME
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
 from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS
+from kafka_net.server.group_config import GROUP_CONFIGS
 from kafka_net.server.topic_config import (
     BOOLEAN, INT, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 
@@ -50,6 +57,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 def resource_type_name(value: int) -> str:
@@ -104,20 +113,51 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
 _LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes"})
 
 
-def broker_entries(config: ServerConfig) -> list[dict]:
+def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
+    """This node's configs: kafka-net's keys, then the log defaults Kafka lets a
+    broker change at run time (``log.retention.ms`` ...), each with its source
+    chain (this node's dynamic value, the cluster default, the static one, Kafka's
+    default).  Read-only unless kafka-net changes it at run time."""
     defaults = ServerConfig()
     by_attr = {f.name for f in fields(ServerConfig)}
     entries = []
     for key in KEYS:
         if key.attr not in by_attr:
             continue
-        value = getattr(config, key.attr)
-        source = (ConfigSource.DEFAULT_CONFIG if value == getattr(defaults, key.attr)
-                  else ConfigSource.STATIC_BROKER_CONFIG)
-        text = _broker_value(value)
-        entries.append(_entry(key.name, text, source, read_only=True,
-                              synonyms=[_synonym(key.name, text, source)],
+        value, default = getattr(config, key.attr), getattr(defaults, key.attr)
+        chain = [] if dynamic is None else [
+            _synonym(key.name, raw, source) for raw, source in dynamic.dynamic_synonyms(key.name)]
+        if value != default:
+            chain.append(_synonym(key.name, _broker_value(value),
+                                  ConfigSource.STATIC_BROKER_CONFIG))
+        chain.append(_synonym(key.name, _broker_value(default), ConfigSource.DEFAULT_CONFIG))
+        entries.append(_entry(key.name, chain[0]["value"], chain[0]["source"],
+                              read_only=key.name not in APPLIED, synonyms=chain,
                               config_type=_broker_type(key.name, value), doc=key.doc))
+    for name, topic_name in sorted(LOG_KEYS.items()):
+        if name in BY_NAME:
+            continue   # message.max.bytes: a kafka-net key, listed above
+        definition = TOPIC_CONFIGS[topic_name]
+        chain = [] if dynamic is None else [
+            _synonym(name, raw, source) for raw, source in dynamic.dynamic_synonyms(name)]
+        chain.append(_synonym(name, to_string(definition, definition.default),
+                              ConfigSource.DEFAULT_CONFIG))
+        entries.append(_entry(name, chain[0]["value"], chain[0]["source"], read_only=False,
+                              synonyms=chain, config_type=definition.type, doc=definition.doc))
+    return entries
+
+
+def default_broker_entries(dynamic) -> list[dict]:
+    """The cluster-wide dynamic defaults (resource name ""): only those set, as Kafka
+    describes that resource."""
+    entries = []
+    for name, raw in sorted(dynamic.scope_values("").items()):
+        topic_name = LOG_KEYS.get(name)
+        config_type = TOPIC_CONFIGS[topic_name].type if topic_name else STRING
+        synonym = _synonym(name, raw, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+        entries.append(_entry(name, raw, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                              read_only=False, synonyms=[synonym], config_type=config_type,
+                              doc=None))
     return entries
 
 
@@ -136,6 +176,24 @@ def _broker_type(name: str, value: Any) -> int:
     if isinstance(value, int):
         return LONG if name in _LONG_KEYS else INT
     return STRING
+
+
+# -- groups --------------------------------------------------------------------------------
+
+def group_entries(repository, group_id: str) -> list[dict]:
+    """Every group config (Kafka's ``createGroupConfigEntry``): the group's override,
+    source GROUP_CONFIG, else the broker's default, DEFAULT_CONFIG."""
+    overrides = repository.overrides(group_id)
+    entries = []
+    for name, definition in sorted(GROUP_CONFIGS.items()):
+        if name in overrides:
+            value, source = overrides[name], ConfigSource.GROUP_CONFIG
+        else:
+            value, source = repository.default(name), ConfigSource.DEFAULT_CONFIG
+        entries.append(_entry(name, str(value), source, read_only=False,
+                              synonyms=[_synonym(name, str(value), source)],
+                              config_type=INT, doc=definition.doc))
+    return entries
 
 
 # -- shared -------------------------------------------------------------------------------

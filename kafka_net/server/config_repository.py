@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from kafka_net.server.storage.segment import SegmentConfig
 from kafka_net.server.topic_config import (
@@ -43,14 +43,20 @@ class LogConfig:
 
 class ConfigRepository:
     def __init__(self, max_message_bytes: int = 1048588) -> None:
-        # Broker settings that are synonyms of topic configs (name -> parsed value).
-        self.broker_values: dict[str, Any] = {}
+        # Broker settings that are synonyms of topic configs (name -> parsed value):
+        # the static ones (server.properties: log.segment.bytes, ...) with the dynamic
+        # ones (AlterConfigs on the BROKER resource) over them.
+        self._static_values: dict[str, Any] = {}
+        self._dynamic_values: dict[str, Any] = {}
         if max_message_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
-            self.broker_values["max.message.bytes"] = max_message_bytes
+            self._static_values["max.message.bytes"] = max_message_bytes
+        self.broker_values: dict[str, Any] = dict(self._static_values)
         self._overrides: dict[str, dict[str, Any]] = {}
         # Dynamic broker configs as ConfigRecords hold them: resource name ("" is the
         # cluster-wide default, else a broker id) -> {name: value as text}.
         self._broker_configs: dict[str, dict[str, str]] = {}
+        # Called after each dynamic broker config change (DynamicBrokerConfig).
+        self.broker_config_listener: Callable[[], None] | None = None
         self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
 
@@ -85,23 +91,43 @@ class ConfigRepository:
         segment = SegmentConfig(v["segment.bytes"], v["segment.ms"], v["segment.jitter.ms"],
                                 v["segment.index.bytes"], v["index.interval.bytes"],
                                 v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
+        # A topic's own retention or a dynamic broker default for it (log.retention.ms,
+        # log.retention.bytes) is enforced; Kafka's 7-day default is left to the
+        # periodic task's policy (see ReplicaManager).
+        retention_set = any(k in overrides or k in self.broker_values
+                            for k in ("retention.ms", "retention.bytes"))
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
-                         "delete" in policy, "compact" in policy,
-                         "retention.ms" in overrides or "retention.bytes" in overrides,
-                         segment)
+                         "delete" in policy, "compact" in policy, retention_set, segment)
 
     def set_broker_default(self, name: str, value: Any) -> None:
-        """A broker key that is a topic config's synonym (``log.segment.bytes`` ->
-        ``segment.bytes``): what topics not overriding ``name`` get."""
+        """A static broker key that is a topic config's synonym (``log.segment.bytes``
+        -> ``segment.bytes``): what topics not overriding ``name`` get, unless a
+        dynamic broker config sets it."""
         with self._lock:
             if value == TOPIC_CONFIGS[name].default:
-                self.broker_values.pop(name, None)
+                self._static_values.pop(name, None)
             else:
-                self.broker_values[name] = value
-            self._log_configs.clear()
+                self._static_values[name] = value
+            self._rebuild_broker_values()
+
+    def _rebuild_broker_values(self) -> None:
+        """Under the lock: the values topics fall back to, every LogConfig rebuilt
+        on its next use."""
+        self.broker_values = {**self._static_values, **self._dynamic_values}
+        self._log_configs.clear()
 
     # -- writing --------------------------------------------------------------------------
+
+    def set_broker_defaults(self, values: dict[str, Any]) -> None:
+        """The broker settings in effect for the topic configs' synonyms, by topic
+        config name (``message.max.bytes`` as ``max.message.bytes``), as
+        DynamicBrokerConfig computes them after AlterConfigs on the BROKER resource
+        (Kafka's ``DynamicLogConfig``): over the static ones of
+        :meth:`set_broker_default`."""
+        with self._lock:
+            self._dynamic_values = dict(values)
+            self._rebuild_broker_values()
 
     def validate(self, topic: str, raw: dict[str, str | None]) -> dict[str, Any]:
         """Parse and check a complete set of overrides; raises InvalidConfig."""
@@ -143,7 +169,9 @@ class ConfigRepository:
             return sorted(self._broker_configs)
 
     def set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
-        """Set (or with None remove) one dynamic broker config: a ConfigRecord applied."""
+        """Set (or with None remove) one dynamic broker config: a ConfigRecord applied.
+        The DynamicBrokerConfig listening is told after (outside the lock): it makes
+        the broker act on the values now in effect."""
         with self._lock:
             configs = self._broker_configs.setdefault(resource_name, {})
             if value is None:
@@ -152,6 +180,9 @@ class ConfigRepository:
                 configs[name] = value
             if not configs:
                 del self._broker_configs[resource_name]
+        listener = self.broker_config_listener
+        if listener is not None:
+            listener()
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:

@@ -62,6 +62,13 @@ def broker_config_record(resource_name: str, name: str, value: str | None) -> tu
                             "resourceName": resource_name, "name": name, "value": value}
 
 
+def group_config_record(group: str, name: str, value: int | None) -> tuple[str, dict]:
+    """A ConfigRecord for a group config (Kafka 4.0's GROUP resource; None: removed)."""
+    return "ConfigRecord", {"resourceType": int(ConfigResourceType.GROUP),
+                            "resourceName": group, "name": name,
+                            "value": None if value is None else str(value)}
+
+
 def scram_credential_record(user: str, mechanism: scram.ScramMechanism,
                             credential: ScramCredential) -> tuple[str, dict]:
     return "UserScramCredentialRecord", {
@@ -94,6 +101,10 @@ class Controller:
         self.group_coordinator = group_coordinator
         self.transaction_coordinator = transaction_coordinator
         self._next_producer_id = FIRST_PRODUCER_ID   # ProducerIdControlManager's next block
+        # GROUP config resources (a GroupConfigRepository) and the feature levels
+        # (a FeatureControl); KafkaApis sets both.
+        self.group_configs = None
+        self.features = None
         # (user, mechanism type) of the credentials records made, and of those records
         # removed: a snapshot writes these, never the static ones of the config file
         # (but their removal, or a deleted static user would come back).
@@ -127,6 +138,8 @@ class Controller:
             "RemoveUserScramCredentialRecord": self._replay_remove_scram,
             "ClientQuotaRecord": self._replay_client_quota,
             "ProducerIdsRecord": self._replay_producer_ids,
+            "FeatureLevelRecord": self._replay_feature_level,
+            "PartitionChangeRecord": self._replay_partition_change,
         }
         for record_type, handler in handlers.items():
             self.metadata_log.register(record_type, handler)
@@ -150,6 +163,10 @@ class Controller:
         for resource in repository.broker_resources():
             records += [broker_config_record(resource, key, value)
                         for key, value in sorted(repository.broker_configs(resource).items())]
+        if self.group_configs is not None:
+            for group, values in sorted(self.group_configs.all_overrides().items()):
+                records += [group_config_record(group, key, value)
+                            for key, value in sorted(values.items())]
         for user, mechanism_type in sorted(self._scram_from_records):
             mechanism = scram.BY_TYPE[mechanism_type]
             credential = self.credential_cache.get(user, mechanism.mechanism_name)
@@ -159,6 +176,9 @@ class Controller:
                     for user, mechanism_type in sorted(self._scram_removed)]
         if self.client_quotas is not None:
             records += self.client_quotas.records()
+        if self.features is not None:
+            records += [("FeatureLevelRecord", {"name": name, "featureLevel": level})
+                        for name, level in sorted(self.features.changed_levels().items())]
         if self._next_producer_id > FIRST_PRODUCER_ID:
             records.append(("ProducerIdsRecord", {"brokerId": 0, "brokerEpoch": 0,
                                                   "nextProducerId": self._next_producer_id}))
@@ -216,9 +236,40 @@ class Controller:
 
     def _partition_record(self, topic_id: uuid.UUID, index: int) -> tuple[str, dict]:
         node = self.metadata_cache.node_id
+        topic = self.metadata_cache.topic_by_id(topic_id)
+        epoch = 0 if topic is None else max(self.replica_manager.leader_epoch(topic.name, index), 0)
         return "PartitionRecord", {"partitionId": index, "topicId": str(topic_id),
                                    "replicas": [node], "isr": [node], "leader": node,
-                                   "leaderEpoch": 0, "partitionEpoch": 0}
+                                   "leaderEpoch": epoch, "partitionEpoch": epoch}
+
+    # -- leader elections across a restart ---------------------------------------------
+
+    def elect_leaders_after_restart(self) -> int:
+        """A restart moves every partition's leader epoch on by 2, as KRaft's
+        controller does for a single node: the broker's shutdown (controlled or
+        fenced) leaves each partition leaderless (epoch + 1), and its return
+        unfenced elects it again (epoch + 1).  Written as one PartitionChangeRecord
+        per partition, in one batch, when the replayed log had partitions; returns
+        how many."""
+        with self.lock:
+            node = self.metadata_cache.node_id
+            records = []
+            for topic in self.metadata_cache.topics():
+                for index in range(topic.num_partitions):
+                    epoch = self.replica_manager.leader_epoch(topic.name, index)
+                    if epoch >= 0:
+                        records.append(("PartitionChangeRecord", {
+                            "partitionId": index, "topicId": str(topic.topic_id),
+                            "leader": node, "leaderEpoch": epoch + 2}))
+            self.commit(records)
+            return len(records)
+
+    def _replay_partition_change(self, fields: dict) -> None:
+        topic = self.metadata_cache.topic_by_id(uuid.UUID(fields["topicId"]))
+        partition = None if topic is None else self.replica_manager.partition(
+            topic.name, fields["partitionId"])
+        if partition is not None and fields["leaderEpoch"] > partition.leader_epoch:
+            partition.make_leader(fields["leaderEpoch"])
 
     def _replay_topic(self, fields: dict) -> None:
         self.metadata_cache.add_topic(fields["name"], uuid.UUID(fields["topicId"]))
@@ -229,7 +280,8 @@ class Controller:
         if topic is None:
             raise KeyError(f"PartitionRecord for unknown topic id {topic_id}")
         # The log first: a client that sees the partition can produce to it.
-        self.replica_manager.ensure_partition(topic.name, topic_id, fields["partitionId"])
+        self.replica_manager.ensure_partition(topic.name, topic_id, fields["partitionId"],
+                                              fields.get("leaderEpoch", 0))
         self.metadata_cache.add_partition(topic_id, fields["partitionId"])
 
     def _replay_remove_topic(self, fields: dict) -> None:
@@ -263,6 +315,17 @@ class Controller:
             self.commit([broker_config_record(resource_name, name, value)
                          for name, value in sorted(changes.items())])
 
+    def alter_group_configs(self, group: str, overrides: dict[str, int]) -> None:
+        """Make ``overrides`` (validated) ``group``'s whole override set: a ConfigRecord
+        per key that changes (Kafka 4.0's GROUP config resource)."""
+        with self.lock:
+            current = self.group_configs.overrides(group)
+            records = [group_config_record(group, key, value)
+                       for key, value in sorted(overrides.items()) if current.get(key) != value]
+            records += [group_config_record(group, key, None)
+                        for key in sorted(current) if key not in overrides]
+            self.commit(records)
+
     def _replay_config(self, fields: dict) -> None:
         kind, resource, name, value = (fields["resourceType"], fields["resourceName"],
                                        fields["name"], fields["value"])
@@ -271,8 +334,23 @@ class Controller:
                 resource, name, None if value is None else parse_value(name, value))
         elif kind == ConfigResourceType.BROKER:
             self.config_repository.set_broker_config(resource, name, value)
+        elif kind == ConfigResourceType.GROUP and self.group_configs is not None:
+            self.group_configs.set_group_key(resource, name,
+                                             None if value is None else int(value))
         else:
             log.warning("Skipping a ConfigRecord for resource type %s", kind)
+
+    # -- feature levels (FeatureControlManager) -------------------------------------------
+
+    def update_features(self, levels: dict[str, int]) -> None:
+        """Finalize validated feature levels: a FeatureLevelRecord each."""
+        with self.lock:
+            self.commit([("FeatureLevelRecord", {"name": name, "featureLevel": level})
+                         for name, level in sorted(levels.items())])
+
+    def _replay_feature_level(self, fields: dict) -> None:
+        if self.features is not None:
+            self.features.set_levels({fields["name"]: fields["featureLevel"]})
 
     # -- SCRAM credentials (ScramControlManager) ------------------------------------------
 

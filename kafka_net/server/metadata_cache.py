@@ -70,6 +70,9 @@ class MetadataCache:
         """Kafka answers Metadata with the address of the listener the request came in on."""
         return self._advertised.get(listener_name)
 
+    def advertised_endpoints(self) -> list[EndPoint]:
+        return list(self._advertised.values())
+
     def topics(self) -> list[TopicMetadata]:
         with self._lock:
             return sorted(self._topics.values(), key=lambda t: t.name)

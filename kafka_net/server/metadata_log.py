@@ -12,6 +12,7 @@ record type                     fields
 ==============================  ==================================================
 TopicRecord                     name, topicId
 PartitionRecord                 partitionId, topicId  (one per partition)
+PartitionChangeRecord           partitionId, topicId, leader, leaderEpoch
 RemoveTopicRecord               topicId
 ConfigRecord                    resourceType, resourceName, name, value (None: deleted)
 UserScramCredentialRecord       name, mechanism, salt, storedKey, serverKey, iterations

@@ -62,6 +62,30 @@ class Partition:
     producers: ProducerStateManager = field(default_factory=ProducerStateManager)
     txns: TransactionIndex = field(default_factory=TransactionIndex)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Kafka's Partition.leaderEpoch: 0 when the topic is created; the controller
+    # bumps it at each leader change, which on one node happens only across a
+    # restart (the node is fenced, the partition leaderless, then led again).
+    leader_epoch: int = 0
+
+    def make_leader(self, leader_epoch: int) -> None:
+        """Become the leader at ``leader_epoch`` (Kafka's ``Partition.makeLeader``):
+        the epoch starts at the log end offset in the log's epoch cache.  A replay
+        passes older epochs on its way to the current one; a durable log's cache
+        (loaded from its checkpoint) may know newer ones: those are not rewritten."""
+        with self.lock:
+            self.leader_epoch = leader_epoch
+            cache = self.log.leader_epoch_cache
+            if leader_epoch >= cache.latest_epoch:
+                cache.assign(leader_epoch, self.log.log_end_offset)
+
+    def leader_epoch_error(self, current_leader_epoch: int) -> int:
+        """A request's current_leader_epoch against ours (``Partition.checkCurrentLeaderEpoch``;
+        -1 = not given): older FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH."""
+        if current_leader_epoch < 0 or current_leader_epoch == self.leader_epoch:
+            return ErrorCode.NONE
+        if current_leader_epoch < self.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
 
 
 class ProduceResult(NamedTuple):
@@ -132,7 +156,8 @@ class ReplicaManager:
                     self._partitions[(topic, index)] = self._new_partition(
                         topic, index, topic_id)
 
-    def _new_partition(self, topic: str, index: int, topic_id: uuid.UUID) -> Partition:
+    def _new_partition(self, topic: str, index: int, topic_id: uuid.UUID,
+                       leader_epoch: int | None = None) -> Partition:
         partition_log = self.log_factory(topic, index, topic_id)
         partition = Partition(topic, index, topic_id, partition_log)
         # A durable log rebuilt its producer state and transaction index on load
@@ -141,14 +166,17 @@ class ReplicaManager:
         if producers is not None:
             partition.producers = producers
             partition.txns = partition_log.txns
+        partition.make_leader(partition.leader_epoch if leader_epoch is None else leader_epoch)
         return partition
 
-    def ensure_partition(self, topic: str, topic_id: uuid.UUID, index: int) -> None:
-        """One partition (a PartitionRecord applied), its log opened or created."""
+    def ensure_partition(self, topic: str, topic_id: uuid.UUID, index: int,
+                         leader_epoch: int = 0) -> None:
+        """One partition (a PartitionRecord applied), its log opened or created, led
+        by this node at the record's leader epoch."""
         with self._lock:
             if (topic, index) not in self._partitions:
-                self._partitions[(topic, index)] = Partition(
-                    topic, index, topic_id, self.log_factory(topic, index, topic_id))
+                self._partitions[(topic, index)] = self._new_partition(
+                    topic, index, topic_id, leader_epoch)
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:
@@ -250,7 +278,8 @@ class ReplicaManager:
             data = bytearray(batch)
             set_log_append_time(data, log_append_time_ms)
             max_timestamp = log_append_time_ms
-        appended = partition.log.append(data, count, max_timestamp, log_append_time_ms)
+        appended = partition.log.append(data, count, max_timestamp, log_append_time_ms,
+                                        partition.leader_epoch)
         if has_producer_id:
             partition.producers.record(header.producer_id, header.producer_epoch,
                                        header.base_sequence, count,
@@ -270,7 +299,8 @@ class ReplicaManager:
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         with partition.lock:
-            appended = partition.log.append(batch, 1, self.clock_ms())
+            appended = partition.log.append(batch, 1, self.clock_ms(),
+                                            leader_epoch=partition.leader_epoch)
             partition.producers.record_marker(producer_id, producer_epoch)
             partition.txns.on_marker(producer_id, commit, appended.base_offset)
         self.fetch_purgatory.check_and_complete((topic, index))
@@ -348,6 +378,32 @@ class ReplicaManager:
         with partition.lock:
             return ErrorCode.NONE, [(pid, e.epoch, e.last_seq, e.last_timestamp)
                                     for pid, e in partition.producers.active_producers()]
+
+    # -- leader epochs ------------------------------------------------------------------
+
+    def last_offset_for_leader_epoch(self, topic: str, index: int, current_leader_epoch: int,
+                                     leader_epoch: int) -> tuple[int, int, int]:
+        """(error_code, epoch, end offset) for OffsetForLeaderEpoch (Kafka's
+        ``Partition.lastOffsetForLeaderEpoch``): the current epoch is checked first;
+        an epoch the log cannot place answers -1 / -1 with no error."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+        with partition.lock:
+            error = partition.leader_epoch_error(current_leader_epoch)
+            if error:
+                return error, -1, -1
+            partition_log = partition.log
+            epoch, end_offset = partition_log.leader_epoch_cache.end_offset_for(
+                leader_epoch, partition_log.log_end_offset)
+        if end_offset < 0:
+            return ErrorCode.NONE, -1, -1
+        return ErrorCode.NONE, epoch, end_offset
+
+    def leader_epoch(self, topic: str, index: int) -> int:
+        """The partition's leader epoch for Metadata (-1 if it does not exist)."""
+        partition = self._partitions.get((topic, index))
+        return -1 if partition is None else partition.leader_epoch
 
     # -- fetch --------------------------------------------------------------------------
 

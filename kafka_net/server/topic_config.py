@@ -81,12 +81,30 @@ def _level(low: int, high: int, default: int | None = None) -> Validator:
     return check
 
 
-_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?(-IV\d+)?$")
+# MetadataVersion's ibpVersion strings, oldest first (Kafka's MetadataVersion enum,
+# 0.8.0 to 4.0-IV3).  message.format.version is validated against them and then
+# ignored: every version from 3.0 writes record batch v2 (KIP-724).
+_IBP_VERSIONS = (
+    "0.8.0 0.8.1 0.8.2 0.9.0 0.10.0-IV0 0.10.0-IV1 0.10.1-IV0 0.10.1-IV1 0.10.1-IV2 "
+    "0.10.2-IV0 0.11.0-IV0 0.11.0-IV1 0.11.0-IV2 1.0-IV0 1.1-IV0 2.0-IV0 2.0-IV1 2.1-IV0 "
+    "2.1-IV1 2.1-IV2 2.2-IV0 2.2-IV1 2.3-IV0 2.3-IV1 2.4-IV0 2.4-IV1 2.5-IV0 2.6-IV0 "
+    "2.7-IV0 2.7-IV1 2.7-IV2 2.8-IV0 2.8-IV1 3.0-IV0 3.0-IV1 3.1-IV0 3.2-IV0 3.3-IV0 "
+    "3.3-IV1 3.3-IV2 3.3-IV3 3.4-IV0 3.5-IV0 3.5-IV1 3.5-IV2 3.6-IV0 3.6-IV1 3.6-IV2 "
+    "3.7-IV0 3.7-IV1 3.7-IV2 3.7-IV3 3.7-IV4 3.8-IV0 3.9-IV0 4.0-IV0 4.0-IV1 4.0-IV2 "
+    "4.0-IV3").split()
+# A release alone ("2.8", "0.10.0") names its latest internal version.
+_VERSION_KEYS = frozenset(_IBP_VERSIONS) | {v.split("-")[0] for v in _IBP_VERSIONS}
 
 
 def _metadata_version(name: str, value: Any) -> None:
-    if not _VERSION.match(value):
-        raise _invalid(name, value, f"Version `{value}` is not a valid version")
+    """Kafka's MetadataVersionValidator (``MetadataVersion.fromVersionString``): the
+    first three dot-separated parts of a 0.x version, the first two otherwise, must
+    name a version, so "0.10.0.0", "2.8.1" and "3.0-IV1" are accepted."""
+    segments = value.split(".")
+    count = 3 if value.startswith("0.") else 2
+    key = value if count >= len(segments) else ".".join(segments[:count])
+    if key not in _VERSION_KEYS:
+        raise _invalid(name, value, f"Version {value} is not a valid version")
 
 
 _REPLICA = re.compile(r"^\d+:\d+$")

@@ -7,15 +7,20 @@ Before these APIs existed librdkafka failed before sending
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition)
 from confluent_kafka.admin import (
     AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
-    OffsetSpec)
+    OffsetSpec, ResourceType)
 
+from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import server_fixture
+from tests.network.helpers import closed_by_server
+from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -143,3 +148,132 @@ def test_delete_records_moves_the_earliest_offset(admin, server):
     # OFFSET_END (-1) deletes up to the high watermark.
     [future] = admin.delete_records([TopicPartition("cf-delete", 0, -1)]).values()
     assert future.result(TIMEOUT_S).low_watermark == 10
+
+
+# -- operations APIs (DescribeLogDirs is not in this client; see the kafka-python tests) --
+
+
+def test_elect_leaders_is_not_needed_on_one_node(admin):
+    create(admin, "cf-elect")
+    for election in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
+        result = admin.elect_leaders(
+            election, [TopicPartition("cf-elect", 0), TopicPartition("cf-missing", 0)]
+        ).result(TIMEOUT_S)
+        errors = {(tp.topic, tp.partition): error.code() for tp, error in result.items()}
+        assert errors == {("cf-elect", 0): KafkaError.ELECTION_NOT_NEEDED,
+                          ("cf-missing", 0): KafkaError.UNKNOWN_TOPIC_OR_PART}
+    # None = every partition: Kafka leaves out those that have their leader already
+    assert admin.elect_leaders(ElectionType.PREFERRED, None).result(TIMEOUT_S) == {}
+
+
+def consume(consumer, count):
+    got = []
+    for _ in range(40):
+        message = consumer.poll(0.5)
+        if message is not None and not message.error():
+            got.append((message.offset(), message.leader_epoch()))
+        if len(got) >= count:
+            break
+    return got
+
+
+def test_kip_320_positions_are_validated_with_offset_for_leader_epoch(admin, server):
+    """librdkafka validates a position that carries a leader epoch (an assignment,
+    a seek, a committed offset) with OffsetForLeaderEpoch before fetching; the
+    end offset of the epoch is exact, so a position past it is truncated to it."""
+    create(admin, "cf-kip320")
+    producer = Producer({"bootstrap.servers": bootstrap(server)})
+    for i in range(5):
+        producer.produce("cf-kip320", value=b"v%d" % i)
+    assert producer.flush(TIMEOUT_S) == 0
+    seen_before = server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)]
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "cf-kip320",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition("cf-kip320", 0, 2, leader_epoch=0)])
+        assert consume(consumer, 3) == [(2, 0), (3, 0), (4, 0)]   # epoch 0 in every batch
+        validations = server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)]
+        assert validations > seen_before
+        # Offset 9 "of epoch 0" does not exist: epoch 0 ends at 5, so librdkafka
+        # detects the truncation and continues from 5.
+        consumer.seek(TopicPartition("cf-kip320", 0, 9, leader_epoch=0))
+        for _ in range(40):   # the broker answers the validation before v5 exists
+            if server.apis.metrics.requests[(ApiKey.OFFSET_FOR_LEADER_EPOCH, 2)] > validations:
+                break
+            consumer.poll(0.25)
+        producer.produce("cf-kip320", value=b"v5")
+        assert producer.flush(TIMEOUT_S) == 0
+        assert consume(consumer, 1) == [(5, 0)]
+    finally:
+        consumer.close()
+
+
+# -- dynamic broker configuration -----------------------------------------------------------
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection((LOOPBACK, port), timeout=TIMEOUT_S)
+
+
+def api_versions_works(port: int) -> bool:
+    with RawClient(port) as client:
+        return client.call(ApiKey.API_VERSIONS, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+
+
+def set_broker_config(admin, name, key, value, op=AlterConfigOpType.SET):
+    resource = ConfigResource("broker", name, incremental_configs=[
+        ConfigEntry(key, value, incremental_operation=op)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    return future
+
+
+def test_max_connections_per_ip_changes_live(admin, server):
+    """incremental_alter_configs on the BROKER resource lowers max.connections.per.ip
+    while the broker runs: the next connection from this address is closed at
+    once (on the wire), and deleting the value lets connections in again."""
+    quotas = server.socket_server.connection_quotas
+    open_now = quotas.get(LOOPBACK)   # the admin client's own connection(s)
+    set_broker_config(admin, "1", "max.connections.per.ip", str(open_now)).result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource("broker", "1"))["max.connections.per.ip"]
+    assert (entry.value, entry.source, entry.is_read_only) == (
+        str(open_now), ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+    extra = connect(server.bound_port())
+    try:
+        assert closed_by_server(extra)
+    finally:
+        extra.close()
+    set_broker_config(admin, "1", "max.connections.per.ip", None,
+                      AlterConfigOpType.DELETE).result(TIMEOUT_S)
+    assert api_versions_works(server.bound_port())
+    entry = describe(admin, ConfigResource("broker", "1"))["max.connections.per.ip"]
+    assert entry.source == ConfigSource.DEFAULT_CONFIG.value
+
+
+def test_log_defaults_change_and_read_only_keys_are_refused(admin):
+    # (librdkafka refuses the cluster-wide "" resource itself; see the kafka-python tests)
+    set_broker_config(admin, "1", "log.retention.bytes", "1048576000").result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource("broker", "1"))["log.retention.bytes"]
+    assert (entry.value, entry.source) == (
+        "1048576000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+    set_broker_config(admin, "1", "log.retention.bytes", None,
+                      AlterConfigOpType.DELETE).result(TIMEOUT_S)
+    error = error_of(set_broker_config(admin, "1", "node.id", "5"))
+    assert error.code() == KafkaError.INVALID_REQUEST
+    assert "Cannot update these configs dynamically: Set(node.id)" in error.str()
+
+
+def test_group_configs(admin):
+    """Kafka 4.0's GROUP config resource: set, described with its source, validated."""
+    resource = ConfigResource(ResourceType.GROUP, "cf-group", incremental_configs=[
+        ConfigEntry("consumer.heartbeat.interval.ms", "6000",
+                    incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([resource]).values()
+    future.result(TIMEOUT_S)
+    entry = describe(admin, ConfigResource(ResourceType.GROUP, "cf-group"))[
+        "consumer.heartbeat.interval.ms"]
+    assert (entry.value, entry.source) == ("6000", ConfigSource.GROUP_CONFIG.value)
+    bad = ConfigResource(ResourceType.GROUP, "cf-group", incremental_configs=[
+        ConfigEntry("consumer.session.timeout.ms", "1000",
+                    incremental_operation=AlterConfigOpType.SET)])
+    [future] = admin.incremental_alter_configs([bad]).values()
+    assert error_of(future).code() == KafkaError.INVALID_CONFIG

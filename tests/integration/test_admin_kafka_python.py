@@ -8,7 +8,10 @@ import pytest
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.errors import InvalidConfigurationError
+from kafka.errors import (
+    ElectionNotNeededError, InvalidConfigurationError, InvalidReplicationAssignmentError,
+    InvalidUpdateVersionError,
+    NoReassignmentInProgressError, UnknownTopicOrPartitionError)
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.support import server_fixture
@@ -93,3 +96,70 @@ def test_delete_records(admin, server, consumer):
     result = admin.delete_records({tp: 4})
     assert result[tp]["low_watermark"] == 4 and result[tp]["error_code"] == 0
     assert consumer.beginning_offsets([tp]) == {tp: 4}
+
+
+# -- operations APIs ------------------------------------------------------------------------
+
+
+def test_describe_log_dirs_reports_partition_sizes(admin, server):
+    admin.create_topics([NewTopic("kp-dirs", 1, 1), NewTopic("kp-dirs-empty", 2, 1)])
+    produce_ten_in_one_batch(server, "kp-dirs")
+    [broker] = admin.describe_log_dirs(
+        topic_partitions={"kp-dirs": [0], "kp-dirs-empty": [0, 1, 2]})
+    [log_dir] = broker["log_dirs"]
+    assert log_dir["error_code"] == 0 and log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
+    sizes = {(t["name"], p["partition_index"]): p["partition_size"]
+             for t in log_dir["topics"] for p in t["partitions"]}
+    [batch] = stored_batches(server, "kp-dirs")
+    assert sizes == {("kp-dirs", 0): batch.batch_length + 12,   # LOG_OVERHEAD + the rest
+                     ("kp-dirs-empty", 0): 0, ("kp-dirs-empty", 1): 0}
+
+
+def test_elect_leaders_is_not_needed(admin):
+    admin.create_topics([NewTopic("kp-elect", 2, 1)])
+    response = admin.elect_leaders(0, {"kp-elect": [0, 1]})   # ELECTION_NOT_NEEDED is ignored
+    assert [(p.partition_id, p.error_code) for r in response.replica_election_results
+            for p in r.partition_result] == [(0, ElectionNotNeededError.errno),
+                                             (1, ElectionNotNeededError.errno)]
+    with pytest.raises(UnknownTopicOrPartitionError):
+        admin.elect_leaders(1, {"kp-missing": [0]})
+
+
+def test_partition_reassignments(admin):
+    admin.create_topics([NewTopic("kp-reassign", 2, 1)])
+    tp0, tp1 = TopicPartition("kp-reassign", 0), TopicPartition("kp-reassign", 1)
+    assert admin.alter_partition_reassignments({tp0: [1], tp1: None}) == {
+        tp0: None, tp1: NoReassignmentInProgressError}
+    assert admin.alter_partition_reassignments({tp0: [1, 2]}) == {
+        tp0: InvalidReplicationAssignmentError}
+    assert admin.list_partition_reassignments() == {}
+    assert admin.list_partition_reassignments([tp0]) == {}
+
+
+def test_describe_features(admin):
+    features = admin.describe_features()
+    assert features["metadata.version"]["finalized"] == (25, 25)
+    assert features["group.version"]["supported"] == (0, 1)
+    assert {name for name, f in features.items() if "finalized" in f} == {
+        "metadata.version", "kraft.version", "group.version", "transaction.version"}
+    assert admin.update_features({"transaction.version": 1}, validate_only=True) == {
+        "transaction.version": "OK"}
+    with pytest.raises(InvalidUpdateVersionError, match="only supports versions 0-1"):
+        admin.update_features({"transaction.version": 2})
+
+
+def test_dynamic_broker_config(admin):
+    """kafka-python (like librdkafka) refuses the cluster-wide "" resource; this
+    node's dynamic value shows with its source, and resets to the default."""
+    node = ConfigResource(ConfigResourceType.BROKER, "1", configs={"max.connections": "5000"})
+    assert admin.alter_configs([node]) == {"broker": {"1": "OK"}}
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
+                                     config_filter="all")["broker"]["1"]
+    assert configs["max.connections"]["value"] == "5000"
+    assert configs["max.connections"]["config_source"] == "DYNAMIC_BROKER_CONFIG"
+    assert configs["num.partitions"]["read_only"] is True
+    admin.reset_configs([ConfigResource(ConfigResourceType.BROKER, "1",
+                                        configs={"max.connections": None})])
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
+                                     config_filter="all")["broker"]["1"]
+    assert configs["max.connections"]["config_source"] == "DEFAULT_CONFIG"

@@ -495,3 +495,51 @@ def test_lowest_priority_channel_is_a_closing_one_else_the_least_recently_active
         wakeup.close()
         for client, _ in pairs:
             client.close()
+
+
+# --- dynamic broker config (AlterConfigs on BROKER: SocketServer.reconfigure) -----------
+
+
+def reconfigured(quotas, **values):
+    base = {"max.connections": INT_MAX, "max.connections.per.ip": INT_MAX,
+            "max.connections.per.ip.overrides": (), "max.connection.creation.rate": INT_MAX}
+    base.update({k.replace("_", "."): v for k, v in values.items()})
+    quotas.reconfigure(base)
+
+
+def test_reconfigure_changes_the_per_ip_limits_for_new_connections():
+    quotas = quotas_for()
+    for _ in range(3):
+        quotas.inc(EXTERNAL, IP)
+    reconfigured(quotas, max_connections_per_ip=3,
+                 max_connections_per_ip_overrides=(("192.168.1.2", 1),))
+    with pytest.raises(TooManyConnectionsError):
+        quotas.inc(EXTERNAL, IP)   # the three open ones stay, a fourth is refused
+    quotas.inc(EXTERNAL, OTHER_IP)
+    with pytest.raises(TooManyConnectionsError):
+        quotas.inc(EXTERNAL, OTHER_IP)
+    reconfigured(quotas)
+    quotas.inc(EXTERNAL, IP)
+
+
+def test_reconfigure_raising_max_connections_releases_a_waiting_acceptor():
+    quotas = quotas_for(max_connections=2)
+    quotas.inc(EXTERNAL, IP)
+    quotas.inc(EXTERNAL, IP)
+    waiter = Incrementer(quotas, EXTERNAL)
+    assert waiting_for_slot(quotas)
+    reconfigured(quotas, max_connections=3)
+    waiter.finish()
+    assert waiter.error is None and quotas.get(IP) == 3
+    reconfigured(quotas, max_connections=2)
+    assert quotas.max_connections_exceeded(EXTERNAL)   # Processors close one
+
+
+def test_reconfigure_leaves_a_listener_with_its_own_limit():
+    quotas = quotas_for(listener_max_connections=((ADMIN, 1),))
+    reconfigured(quotas, max_connections=5)
+    quotas.inc(ADMIN, IP)
+    waiter = Incrementer(quotas, ADMIN)
+    assert waiting_for_slot(quotas)   # still ADMIN's own limit of 1
+    waiter.stop.set()
+    waiter.finish()

@@ -325,12 +325,14 @@ def test_concurrent_creates_and_deletes_leave_memory_equal_to_the_log(store):
 def test_a_record_nobody_registered_is_skipped_and_the_rest_replayed(store, caplog):
     b = store.broker()
     create(b, "t")
-    MetadataLog(store.log).append("FeatureLevelRecord",
-                                  {"name": "metadata.version", "featureLevel": 20})
+    # (FeatureLevelRecord is replayed by the Controller now; this type has no owner)
+    MetadataLog(store.log).append("BrokerRegistrationChangeRecord",
+                                  {"brokerId": 1, "brokerEpoch": 5})
     create(b, "u")
     b = restart(store, b)
     assert [t.name for t in b.metadata_cache.topics()] == ["t", "u"]
-    assert "Skipping metadata record of unknown type FeatureLevelRecord" in caplog.text
+    assert "Skipping metadata record of unknown type BrokerRegistrationChangeRecord" \
+        in caplog.text
 
 
 # -- snapshots ---------------------------------------------------------------------------

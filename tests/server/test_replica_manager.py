@@ -111,7 +111,9 @@ def test_stored_batch_keeps_its_compression_and_gets_its_offset(rm):
     _, result = rm.read(TOPIC, 0, 1, 1 << 20, True)
     stored = bytes(split_batches(result.records)[0])
     assert read_header(stored).compression == 1
-    assert stored[8:] == gz[8:]  # only the base offset differs
+    # only the base offset and the partition leader epoch (0, stamped) differ
+    assert stored[8:12] == gz[8:12] and stored[16:] == gz[16:]
+    assert stored[12:16] == bytes(4) and gz[12:16] == b"\xff" * 4
     assert [r.offset for r in decode_records(stored)] == [1, 2]
 
 

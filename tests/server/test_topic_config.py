@@ -77,3 +77,16 @@ def test_any_string_parses_or_is_invalid_config(name, raw):
 def test_integers_are_read_as_java_reads_them(raw):
     with pytest.raises(InvalidConfig, match="Not a number of type LONG"):
         parse_value("retention.ms", raw)
+
+
+@pytest.mark.parametrize("value", ["0.10.0.0", "0.10.0", "0.10.0-IV1", "0.8.2.2", "1.0",
+                                   "2.8.1", "3.0-IV1", "3.9", "4.0-IV3"])
+def test_message_format_version_takes_what_kafkas_validator_takes(value):
+    # MetadataVersion.fromVersionString: 3 parts of a 0.x version, 2 otherwise
+    assert parse_value("message.format.version", value) == value
+
+
+@pytest.mark.parametrize("value", ["0.7", "9.9", "3.0-IV9", "abc", ""])
+def test_message_format_version_refuses_unknown_versions(value):
+    with pytest.raises(InvalidConfig, match=f"Version {value} is not a valid version"):
+        parse_value("message.format.version", value)

@@ -31,7 +31,7 @@ from kafka_net.protocol.records.framing import (
     Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError, RecordError,
     RecordTooLargeError, TimestampType, UnsupportedCompressionTypeError, compute_crc,
     iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches,
-    with_base_offset)
+    with_base_offset, with_base_offset_and_epoch)
 from kafka_net.protocol.records.validation import (
     DecompressionBudget, validate_batch, validate_produce_records, walk_records)
 
@@ -49,5 +49,5 @@ __all__ = [
     "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
     "decompress", "encode_record", "iter_batches", "read_header", "set_base_offset",
     "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
-    "walk_records", "with_base_offset",
+    "walk_records", "with_base_offset", "with_base_offset_and_epoch",
 ]

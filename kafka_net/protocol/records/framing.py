@@ -382,6 +382,18 @@ def with_base_offset(batch: Buffer, base_offset: int) -> bytes:
     return _INT64.pack(base_offset) + memoryview(batch)[LENGTH_OFFSET:]
 
 
+_OFFSET_LENGTH_EPOCH = struct.Struct(">qii")   # the batch's first 16 bytes
+
+
+def with_base_offset_and_epoch(batch: Buffer, base_offset: int, leader_epoch: int) -> bytes:
+    """A copy of the batch with its base offset and partition leader epoch set, as
+    Kafka's leader stamps every batch it appends (one copy; the CRC covers neither)."""
+    view = memoryview(batch)
+    length = _INT32.unpack_from(view, LENGTH_OFFSET)[0]
+    return (_OFFSET_LENGTH_EPOCH.pack(base_offset, length, leader_epoch)
+            + view[PARTITION_LEADER_EPOCH_OFFSET + 4:])
+
+
 def set_partition_leader_epoch(buf: bytearray | memoryview, epoch: int, pos: int = 0) -> None:
     """Write the batch's partition leader epoch in place; the CRC does not cover it."""
     _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)

@@ -95,6 +95,9 @@ class ConsumerGroupCoordinator:
         self._topics = topics
         self.config = config
         self._assignors = {name: ASSIGNORS[name] for name in config.assignors}
+        # Per-group overrides (GROUP config resources, KIP-848): a GroupConfigRepository,
+        # set by the broker; None = every group gets ``config``'s values.
+        self.group_configs = None
 
     # -- ConsumerGroupHeartbeat --------------------------------------------------------
 
@@ -182,8 +185,16 @@ class ConsumerGroupCoordinator:
                    or reconciled.member_id != member.member_id)
         return HeartbeatResult(
             member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            heartbeat_interval_ms=self._group_value(
+                group.group_id, "consumer.heartbeat.interval.ms",
+                self.config.heartbeat_interval_ms),
             assignment=reconciled.assigned if full or changed else None)
+
+    def _group_value(self, group_id: str, name: str, default: int) -> int:
+        """A consumer group config in effect: the group's own, else the broker's."""
+        configs = self.group_configs
+        own = None if configs is None else configs.override(group_id, name)
+        return default if own is None else own
 
     def _member(self, cg: ConsumerGroup, req: HeartbeatRequest) -> ConsumerGroupMember:
         joining = req.member_epoch == JOIN_EPOCH
@@ -310,8 +321,10 @@ class ConsumerGroupCoordinator:
 
     def _arm_timers(self, group: Group, member: ConsumerGroupMember) -> ConsumerGroupMember:
         now = time.monotonic()
-        session = now + self.config.session_timeout_ms / 1000
-        self._schedule(group, member.member_id, self.config.session_timeout_ms)
+        session_timeout_ms = self._group_value(group.group_id, "consumer.session.timeout.ms",
+                                               self.config.session_timeout_ms)
+        session = now + session_timeout_ms / 1000
+        self._schedule(group, member.member_id, session_timeout_ms)
         revocation = member.revocation_deadline
         if member.state == MemberState.UNREVOKED_PARTITIONS:
             if revocation is None:

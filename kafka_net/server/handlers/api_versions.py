@@ -12,6 +12,12 @@ Behaviour:
   first, kafka-python v4, aiokafka v0.
 * v3+ requests name the client software; names that break Kafka's pattern
   ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?`` get INVALID_REQUEST, in the body.
+* v3+ answers carry the feature levels (KIP-584, tagged fields):
+  supported_features, finalized_features and finalized_features_epoch from
+  :class:`~kafka_net.server.features.FeatureControl` (metadata.version,
+  kraft.version, group.version, transaction.version).  A v3 request does not
+  get the features whose supported minimum is 0: older clients fail to read
+  them (Kafka's ``alterFeatureLevel0``, KAFKA-17492).
 * The response header is always v0 (see :mod:`kafka_net.protocol.headers`).
 """
 
@@ -21,6 +27,7 @@ from types import MappingProxyType
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.features import SUPPORTED, FeatureSnapshot
 
 API_KEY = ApiKey.API_VERSIONS
 VERSIONS = Versions(0, 4)
@@ -37,27 +44,36 @@ def handle(ctx, request: dict | None) -> dict:
                 "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
-    return _answer(ctx.supported_versions)
+    return _answer(ctx.supported_versions, ctx.features.snapshot, ctx.api_version >= 4)
 
 
 # Every client asks for ApiVersions on every connection, and the answer only
 # changes when the dispatch table does (KafkaApis.set_handlers swaps in a new
-# dict).  Building its 24 entries took as long as the rest of the request, so
-# the answer is built once per table, and handed out read-only: KafkaApis then
-# encodes it once per version and writes only the correlation id per request
-# (encoding the 24 entries was 4.6 µs of a request's ~40 on the network path).
-_cached: tuple[object, MappingProxyType] = (None, MappingProxyType({}))
+# dict) or the finalized features do (a new snapshot).  Building its 24 entries
+# took as long as the rest of the request, so the answer is built once per table
+# and snapshot (and request version >= 4 or not), and handed out read-only:
+# KafkaApis then encodes it once per version and writes only the correlation id
+# per request (encoding the 24 entries was 4.6 µs of a request's ~40 on the
+# network path).
+_cached: dict[bool, tuple[object, object, MappingProxyType]] = {}
 
 
-def _answer(supported: dict[int, Versions]) -> MappingProxyType:
-    global _cached
-    table, answer = _cached
-    if table is not supported:
+def _answer(supported: dict[int, Versions], features: FeatureSnapshot,
+            level0: bool) -> MappingProxyType:
+    table, snapshot, answer = _cached.get(level0, (None, None, None))
+    if table is not supported or snapshot is not features:
         answer = MappingProxyType({
             "error_code": ErrorCode.NONE,
             "api_keys": [_entry(key, versions) for key, versions in supported.items()],
-            "throttle_time_ms": 0})
-        _cached = (supported, answer)
+            "throttle_time_ms": 0,
+            "supported_features": [
+                {"name": name, "min_version": low, "max_version": high}
+                for name, (low, high) in sorted(SUPPORTED.items()) if level0 or low > 0],
+            "finalized_features_epoch": features.epoch,
+            "finalized_features": [
+                {"name": name, "max_version_level": level, "min_version_level": level}
+                for name, level in features.levels]})
+        _cached[level0] = (supported, features, answer)
     return answer
 
 

@@ -8,7 +8,10 @@ carries the member's epoch, the heartbeat interval
 changed.  Errors carry Kafka's message: INVALID_REQUEST,
 UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
-group of that id has members), GROUP_MAX_SIZE_REACHED.
+group of that id has members), GROUP_MAX_SIZE_REACHED.  With the finalized
+``group.version`` below 1 (UpdateFeatures) the protocol is off:
+UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``, checked
+first.
 
 With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
 (Kafka's handleConsumerGroupHeartbeat).
@@ -25,6 +28,8 @@ VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
+    if ctx.features.level("group.version") < 1:
+        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     owned = request["topic_partitions"]

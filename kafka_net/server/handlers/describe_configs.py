@@ -7,11 +7,19 @@ Behaviour (an error is per resource, never a closed connection):
   synonym's or the default), as :mod:`kafka_net.server.config_helper`
   describes them.  An illegal name: INVALID_TOPIC_EXCEPTION; an unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION (no message, as Kafka).
-* BROKER named after this node's id: kafka-net's own settings, all read-only.
-  The empty name (cluster-wide dynamic defaults) has none.  Another id:
+* BROKER named after this node's id: kafka-net's own settings and the log
+  defaults, each with its source (DYNAMIC_BROKER_CONFIG,
+  DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and
+  read-only unless kafka-net changes it at run time
+  (:mod:`kafka_net.server.dynamic_config`).  The empty name: the
+  cluster-wide dynamic defaults that are set.  Another id:
   INVALID_REQUEST ``Unexpected broker id, expected 1 or empty string, but
   received 2``.
-* BROKER_LOGGER, CLIENT_METRICS, GROUP and unknown types: INVALID_REQUEST
+* GROUP (Kafka 4.0): the five group configs, each the group's override
+  (source GROUP_CONFIG) or the broker's default (DEFAULT_CONFIG); the group
+  need not exist; the empty name is INVALID_REQUEST ``Group name must not be
+  empty``.
+* BROKER_LOGGER, CLIENT_METRICS and unknown types: INVALID_REQUEST
   (kafka-net keeps no such configs).
 * configuration_keys selects entries (null or empty: all); include_synonyms
   and include_documentation (v3+) add those fields.
@@ -28,8 +36,8 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, config_authorization_error, resource_type_name, select,
-    topic_entries)
+    ConfigResourceType, broker_entries, config_authorization_error, default_broker_entries,
+    group_entries, resource_type_name, select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -78,16 +86,20 @@ def _entries(ctx, resource_type: int, name: str, documentation: bool) -> list[di
         return topic_entries(ctx.config_repository, name, documentation)
     if resource_type == ConfigResourceType.BROKER:
         if not name:
-            return []   # no dynamic cluster-wide defaults exist here
+            return default_broker_entries(ctx.dynamic_config)
         node = ctx.metadata_cache.node_id
         if name != str(node):
             raise ResourceError(ErrorCode.INVALID_REQUEST,
                                 f"Unexpected broker id, expected {node} or empty string, "
                                 f"but received {name}")
-        return broker_entries(ctx.config)
+        return broker_entries(ctx.config, ctx.dynamic_config)
+    if resource_type == ConfigResourceType.GROUP:
+        if not name:
+            raise ResourceError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        return group_entries(ctx.group_configs, name)
     raise ResourceError(ErrorCode.INVALID_REQUEST,
                         f"Unsupported resource type: {resource_type_name(resource_type)} "
-                        "(kafka-net describes TOPIC and BROKER configs)")
+                        "(kafka-net describes TOPIC, BROKER and GROUP configs)")
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -81,12 +81,13 @@ def handle(ctx, request: dict) -> dict:
 
 def _described(ctx, topic, indexes: range) -> dict:
     node = ctx.metadata_cache.node_id
+    epoch_of = ctx.replica_manager.leader_epoch
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
             "is_internal": topic.is_internal,
             "partitions": [
                 {"error_code": ErrorCode.NONE, "partition_index": p, "leader_id": node,
-                 "leader_epoch": -1, "replica_nodes": [node], "isr_nodes": [node],
-                 "eligible_leader_replicas": [], "last_known_elr": [],
+                 "leader_epoch": epoch_of(topic.name, p), "replica_nodes": [node],
+                 "isr_nodes": [node], "eligible_leader_replicas": [], "last_known_elr": [],
                  "offline_replicas": []} for p in indexes],
             "topic_authorized_operations": ctx.authorized_operations(
                 ResourceType.TOPIC, topic.name, TOPIC_OPERATIONS)}

@@ -33,6 +33,14 @@ Behaviour:
   codec writes its length prefix only, and the Processor sends its bytes from
   the file with sendfile (``docs/design.md``, "One Fetch from the segment
   file to the socket").
+* current_leader_epoch (v9+, KIP-320) is checked against the partition's
+  leader epoch first: older FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
+  (Kafka's ``Partition.checkCurrentLeaderEpoch``); from v12 a fenced answer
+  names the current leader and epoch (KIP-951).
+* last_fetched_epoch (v12+, KIP-595/KIP-320) is checked against the log's
+  epoch history: a fetch offset past the end of that epoch (or an epoch the
+  log lost) answers diverging_epoch (epoch, end offset) and no records; an
+  epoch the log cannot place answers OFFSET_OUT_OF_RANGE.
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 * With an authorizer: READ on each topic.  A topic the principal may not read
   answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
@@ -160,7 +168,8 @@ def _read_all(ctx, request: dict, wanted: list, denied=()) -> tuple[dict, int]:
         for p in partitions:
             answer, size = _read_partition(rm, name, p, min(budget - total, p["partition_max_bytes"]),
                                            min_one=(total == 0),
-                                           isolation_level=request["isolation_level"])
+                                           isolation_level=request["isolation_level"],
+                                           node=ctx.metadata_cache.node_id)
             total += size
             answers.append(answer)
         responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
@@ -171,12 +180,21 @@ def _read_all(ctx, request: dict, wanted: list, denied=()) -> tuple[dict, int]:
 
 
 def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
-                    isolation_level: int = 0) -> tuple[dict, int]:
+                    isolation_level: int = 0, node: int = -1) -> tuple[dict, int]:
     answer = {"partition_index": p["partition"], "high_watermark": -1,
               "last_stable_offset": -1, "log_start_offset": -1,
               "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
     if name is None:
         return {**answer, "error_code": ErrorCode.UNKNOWN_TOPIC_ID}, 0
+    if p["current_leader_epoch"] >= 0:
+        fenced = _leader_epoch_error(rm.partition(name, p["partition"]),
+                                     p["current_leader_epoch"], node)
+        if fenced is not None:
+            return {**answer, **fenced}, 0
+    if p["last_fetched_epoch"] >= 0:
+        diverged = _diverging_epoch(rm, name, p)
+        if diverged is not None:
+            return {**answer, **diverged}, 0
     error, result = rm.read(name, p["partition"], p["fetch_offset"], max(max_bytes, 0), min_one,
                             isolation_level)
     if result is None:
@@ -192,6 +210,41 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
             "records": result.records}, len(result.records)
+
+
+def _diverging_epoch(rm, name: str, p: dict) -> dict | None:
+    """Kafka's ``Partition.readRecords`` with a last fetched epoch (v12+): the fetch
+    offset must lie within the log's history of that epoch, else the answer is the
+    diverging epoch and where it ends, with no records (the fetcher truncates)."""
+    index, fetch_offset = p["partition"], p["fetch_offset"]
+    error, epoch, end_offset = rm.last_offset_for_leader_epoch(
+        name, index, p["current_leader_epoch"], p["last_fetched_epoch"])
+    if error:
+        return None if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else {"error_code": error}
+    partition_log = rm.partition(name, index).log
+    bounds = {"high_watermark": partition_log.log_end_offset,
+              "last_stable_offset": rm.last_stable_offset(name, index),
+              "log_start_offset": partition_log.log_start_offset}
+    if end_offset < 0 or fetch_offset < partition_log.log_start_offset:
+        return {**bounds, "error_code": ErrorCode.OFFSET_OUT_OF_RANGE}
+    if epoch < p["last_fetched_epoch"] or end_offset < fetch_offset:
+        return {**bounds, "error_code": ErrorCode.NONE,
+                "diverging_epoch": {"epoch": epoch, "end_offset": end_offset}}
+    return None
+
+
+def _leader_epoch_error(partition, current_leader_epoch: int, node: int) -> dict | None:
+    if partition is None:
+        return None   # rm.read answers UNKNOWN_TOPIC_OR_PARTITION
+    error = partition.leader_epoch_error(current_leader_epoch)
+    if not error:
+        return None
+    out = {"error_code": error}
+    if error == ErrorCode.FENCED_LEADER_EPOCH:
+        # KIP-951: tell the client who leads now (this node) at which epoch.
+        out["current_leader"] = {"leader_id": node, "leader_epoch": partition.leader_epoch}
+    return out
+
 
 
 def _has_errors(body: dict, denied: int = 0) -> bool:

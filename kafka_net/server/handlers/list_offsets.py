@@ -19,6 +19,10 @@ Behaviour:
   watermark when none is open), as Kafka answers it; a timestamp or
   max-timestamp lookup that lands at or past it answers offset -1.
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION for that partition.
+* leader_epoch (v4+): the epoch that wrote the offset found (from the log's
+  leader epoch cache; the partition's epoch for latest), as Kafka's
+  ``Partition.fetchOffsetForTimestamp``; current_leader_epoch is checked
+  first: FENCED_LEADER_EPOCH if older, UNKNOWN_LEADER_EPOCH if newer.
 * v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
 
 With an authorizer: DESCRIBE on each topic, else its partitions answer
@@ -59,6 +63,9 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
     out = {"partition_index": wanted["partition_index"], "leader_epoch": -1}
     if partition is None:
         return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    fenced = partition.leader_epoch_error(wanted["current_leader_epoch"])
+    if fenced:
+        return {**out, "error_code": fenced}
     log = partition.log
     ts = wanted["timestamp"]
     committed = isolation_level == READ_COMMITTED
@@ -81,7 +88,15 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
         if found[0] >= ReplicaManager.last_stable_offset_of(partition):
             found = (-1, -1)
     offset, timestamp = found
-    return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp}
+    cache = log.leader_epoch_cache
+    if offset < 0:
+        epoch = -1
+    elif ts == LATEST:
+        epoch = partition.leader_epoch   # Partition.fetchOffsetForTimestamp
+    else:
+        epoch = cache.epoch_for_offset(offset)
+    return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp,
+            "leader_epoch": epoch}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

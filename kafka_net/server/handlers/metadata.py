@@ -17,8 +17,10 @@ Behaviour:
 * An illegal name gets INVALID_TOPIC_EXCEPTION and is never created; so does
   a name that collides with an existing topic ('.' against '_').  An
   auto-create past ``max.broker.partitions`` gets POLICY_VIOLATION.
-* leader_epoch is -1: the log keeps no leader epochs, and -1 tells clients
-  not to validate positions with OffsetForLeaderEpoch.
+* leader_epoch (v7+) is the partition's leader epoch (0 from creation on one
+  node), the epoch stamped in every batch it appends: clients (librdkafka,
+  the Java consumer) then validate their positions with OffsetForLeaderEpoch
+  (KIP-320).
 * authorized-operations fields: with no authorizer every operation is
   allowed, so when asked we return the full bit set, as Kafka does; with one,
   the operations the principal is allowed (the cluster's only with DESCRIBE
@@ -140,6 +142,8 @@ def _describe(ctx, request: dict, topic) -> dict:
         return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": [],
                 "topic_authorized_operations": ops}
     node = ctx.metadata_cache.node_id
+    epoch_of = ctx.replica_manager.leader_epoch
+    name = topic.name
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
@@ -147,7 +151,7 @@ def _describe(ctx, request: dict, topic) -> dict:
         "is_internal": topic.is_internal,
         "partitions": [
             {"error_code": ErrorCode.NONE, "partition_index": p, "leader_id": node,
-             "leader_epoch": -1, "replica_nodes": [node], "isr_nodes": [node],
+             "leader_epoch": epoch_of(name, p), "replica_nodes": [node], "isr_nodes": [node],
              "offline_replicas": []}
             for p in range(topic.num_partitions)],
         "topic_authorized_operations": ops,

@@ -3,8 +3,11 @@
 Offsets are dense: the first append gets offset 0, each record takes the next
 one, and no offset is ever handed out twice, however many handler threads
 append at once.  Batches are stored as the producer sent them (compression
-untouched); only ``base_offset`` (and ``partition_leader_epoch``, which sit
-outside the CRC) are rewritten on append.
+untouched); only ``base_offset`` and ``partition_leader_epoch`` (both outside
+the CRC) are rewritten on append: the leader stamps its epoch in every batch,
+and records it in the log's :class:`LeaderEpochCache` (Kafka's
+``UnifiedLog.appendAsLeader``), which a durable log saves as Kafka's
+``leader-epoch-checkpoint``.
 
 On a single node the high watermark is the log end offset: an append is
 "replicated to the whole ISR" the moment it is written, so acks=-1 behaves
@@ -17,6 +20,7 @@ from typing import NamedTuple, Protocol
 
 from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
+from kafka_net.server.storage.leader_epoch import LeaderEpochCache
 
 
 class AppendResult(NamedTuple):   # named tuples: one of each per request, built cheaply
@@ -45,6 +49,8 @@ class OffsetOutOfRange(Exception):
 
 
 class PartitionLog(Protocol):
+    leader_epoch_cache: LeaderEpochCache
+
     @property
     def log_start_offset(self) -> int: ...
 
@@ -56,9 +62,11 @@ class PartitionLog(Protocol):
         """Bytes the log holds now (Kafka's ``kafka.log:type=Log,name=Size``)."""
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
-               log_append_time_ms: int = -1) -> AppendResult:
+               log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
         """Assign offsets to one validated batch and store a copy of it with its
-        base offset set (the caller's buffer is left as it is)."""
+        base offset and partition leader epoch set (the caller's buffer is left as
+        it is); assign ``leader_epoch`` from the base offset in the epoch cache, and
+        truncate the cache's start whenever the log start moves."""
 
     def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
              max_offset: int | None = None) -> FetchResult:

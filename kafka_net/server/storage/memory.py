@@ -18,8 +18,9 @@ import bisect
 import threading
 import time
 
-from kafka_net.protocol.records import Buffer, with_base_offset
+from kafka_net.protocol.records import Buffer, with_base_offset_and_epoch
 from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
+from kafka_net.server.storage.leader_epoch import LeaderEpochCache
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
 
 
@@ -38,6 +39,7 @@ class InMemoryLog:
         self._log_end = 0
         self.size_bytes = 0                    # bytes ever appended
         self._deleted_bytes = 0                # of which deleted from the front
+        self.leader_epoch_cache = LeaderEpochCache()
 
     @property
     def log_start_offset(self) -> int:
@@ -55,10 +57,12 @@ class InMemoryLog:
     size_in_bytes = retained_bytes   # PartitionLog's name for it
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
-               log_append_time_ms: int = -1) -> AppendResult:
+               log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
         with self._lock:
             base = self._log_end
-            stored = with_base_offset(batch, base)   # the one copy the log keeps
+            # the one copy the log keeps, stamped with the leader's epoch
+            stored = with_base_offset_and_epoch(batch, base, leader_epoch)
+            self.leader_epoch_cache.assign(leader_epoch, base)
             # Offsets follow the batch's own last_offset_delta (validated equal to
             # record_count - 1 for client batches), so offsets stay dense.
             last = base + record_count - 1
@@ -150,6 +154,7 @@ class InMemoryLog:
             if offset > self._log_start:
                 self._log_start = min(offset, self._log_end)
                 self._drop_front(self._index_of(self._log_start))
+                self.leader_epoch_cache.truncate_from_start(self._log_start)
             return self._log_start
 
     def delete_retained(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
@@ -176,6 +181,7 @@ class InMemoryLog:
                              else self._log_end)
                 self._log_start = max(self._log_start, new_start)
                 self._drop_front(count)
+                self.leader_epoch_cache.truncate_from_start(self._log_start)
             return count
 
     def _drop_front(self, count: int) -> None:

@@ -18,6 +18,10 @@ ADMIN_APIS = (ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFI
               ApiKey.DESCRIBE_TOPIC_PARTITIONS)
 
 
+OPS_APIS = (ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ELECT_LEADERS,
+            ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+            ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES)
+
 TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
             ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS)
 
@@ -69,6 +73,56 @@ def failing_txn_request(api_key: int, version: int) -> dict:
     if api_key == ApiKey.DESCRIBE_TRANSACTIONS:
         return dict(transactional_ids=["ghost", ""])
     return dict(state_filters=["Nonsense"], producer_id_filters=[])
+
+
+def typical_ops_request(api_key: int) -> dict:
+    if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+        return dict(replica_id=-1, topics=[{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0},
+            {"partition": 1, "current_leader_epoch": -1, "leader_epoch": 0}]}])
+    if api_key == ApiKey.DESCRIBE_LOG_DIRS:
+        return dict(topics=None)
+    if api_key == ApiKey.ELECT_LEADERS:
+        return dict(election_type=0, topic_partitions=[{"topic": "t", "partitions": [0, 1]}])
+    if api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+        return dict(topics=[{"name": "t", "partitions": [
+            {"partition_index": 0, "replicas": [1]}]}])
+    if api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+        return dict(topics=None)
+    if api_key == ApiKey.DESCRIBE_QUORUM:
+        return dict(topics=[{"topic_name": "__cluster_metadata",
+                             "partitions": [{"partition_index": 0}]}])
+    if api_key == ApiKey.UPDATE_FEATURES:
+        return dict(validate_only=True, feature_updates=[
+            {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 1}])
+    raise AssertionError(f"no typical request for {api_key}")
+
+
+def failing_ops_request(api_key: int) -> dict:
+    if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+        return dict(topics=[{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": 5, "leader_epoch": 0},
+            {"partition": 9, "current_leader_epoch": -1, "leader_epoch": 0}]},
+            {"topic": "missing", "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}])
+    if api_key == ApiKey.DESCRIBE_LOG_DIRS:
+        return dict(topics=[{"topic": "missing", "partitions": [0]}])
+    if api_key == ApiKey.ELECT_LEADERS:
+        return dict(election_type=1, topic_partitions=[
+            {"topic": "missing", "partitions": [0]}, {"topic": "t", "partitions": [9]}])
+    if api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+        return dict(topics=[{"name": "t", "partitions": [
+            {"partition_index": 0, "replicas": [1, 2]},
+            {"partition_index": 1, "replicas": None}]},
+            {"name": "missing", "partitions": [{"partition_index": 0, "replicas": [1]}]}])
+    if api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+        return dict(topics=[{"name": "missing", "partition_indexes": [0]}])
+    if api_key == ApiKey.DESCRIBE_QUORUM:
+        return dict(topics=[{"topic_name": "t", "partitions": [{"partition_index": 0}]}])
+    if api_key == ApiKey.UPDATE_FEATURES:
+        return dict(feature_updates=[
+            {"feature": "no.such.feature", "max_version_level": 1, "upgrade_type": 1}])
+    raise AssertionError(f"no failing request for {api_key}")
 
 
 def typical_admin_request(api_key: int) -> dict:
@@ -188,6 +242,8 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(topics=[{"name": "t", "count": current + 1, "assignments": None}])
     if api_key in ADMIN_APIS:  # their own tests: test_<api>.py in this folder
         return typical_admin_request(api_key)
+    if api_key in OPS_APIS:  # their own tests: test_<api>.py in this folder
+        return typical_ops_request(api_key)
     if api_key in TXN_APIS:  # their own tests: test_<api>.py in this folder
         return typical_txn_request(b, api_key, version)
     if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:
@@ -290,6 +346,8 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
                             {"name": "t", "count": 1, "assignments": None}])
     if api_key in ADMIN_APIS:
         return failing_admin_request(api_key)
+    if api_key in OPS_APIS:
+        return failing_ops_request(api_key)
     if api_key in TXN_APIS:
         return failing_txn_request(api_key, version)
     if api_key == ApiKey.DESCRIBE_CLIENT_QUOTAS:

@@ -90,6 +90,9 @@ def test_a_principal_without_acls_is_refused_by_every_api(secured, api_key, vers
     if api_key == ApiKey.METADATA and version == 0 and not fields.get("topics"):
         assert body["topics"] == []
         return
+    if api_key == ApiKey.DESCRIBE_LOG_DIRS and version < 3:
+        assert body["results"] == []       # Kafka's refusal; v1-v2 have no error field
+        return
     assert codes(body) & REFUSALS, body
 
 

@@ -80,12 +80,17 @@ def test_validate_only_checks_and_changes_nothing(broker):
     assert bad["error_code"] == ErrorCode.INVALID_CONFIG
 
 
-def test_broker_configs_cannot_be_changed(broker):
+def test_read_only_broker_configs_cannot_be_changed(broker):
     result = alter(broker, name="1", resource_type=BROKER,
-                   configs={"num.io.threads": "4", "message.max.bytes": "10"})
-    assert result["error_code"] == ErrorCode.INVALID_REQUEST
+                   configs={"num.partitions": "4", "node.id": "3", "message.max.bytes": "10"})
+    assert (result["error_code"], result["error_message"]) == (
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: "
+                                   "Set(node.id, num.partitions)")
+    # Dynamic in Kafka, but not changed at run time by kafka-net: refused, and said so.
+    result = alter(broker, name="1", resource_type=BROKER, configs={"num.io.threads": "4"})
     assert result["error_message"].startswith(
-        "Cannot update these configs dynamically: message.max.bytes, num.io.threads")
+        "Cannot update these configs dynamically: Set(num.io.threads) (dynamic in Kafka")
+    assert broker.apis.dynamic_config.scope_values("1") == {}
     other = alter(broker, name="2", resource_type=BROKER, configs={"num.io.threads": "4"})
     assert other["error_message"] == "Unexpected broker id, expected 1, but received 2"
 

@@ -85,7 +85,7 @@ def test_unknown_and_illegal_topics_are_errors_for_that_resource_only(broker):
                    ("t", ErrorCode.NONE, 1)]
 
 
-def test_the_broker_resource_lists_kafka_net_settings_read_only():
+def test_the_broker_resource_lists_kafka_net_settings_and_what_may_change():
     b = make_broker(num_partitions=3)
     result = describe(b, name="1", resource_type=BROKER, synonyms=True)
     entries = {c["name"]: c for c in result["configs"]}
@@ -93,7 +93,13 @@ def test_the_broker_resource_lists_kafka_net_settings_read_only():
     assert entries["num.partitions"]["config_source"] == STATIC_BROKER_CONFIG
     assert entries["message.max.bytes"]["config_source"] == DEFAULT_CONFIG
     assert entries["auto.create.topics.enable"]["value"] == "true"
-    assert all(c["read_only"] for c in result["configs"])
+    assert [s["source"] for s in entries["num.partitions"]["synonyms"]] == \
+        [STATIC_BROKER_CONFIG, DEFAULT_CONFIG]
+    writable = {c["name"] for c in result["configs"] if not c["read_only"]}
+    assert {"max.connections", "max.connections.per.ip", "max.connection.creation.rate",
+            "max.connections.per.ip.overrides", "message.max.bytes", "log.retention.ms",
+            "log.segment.bytes", "log.cleanup.policy"} <= writable
+    assert not writable & {"num.partitions", "node.id", "num.io.threads", "listeners"}
 
 
 def test_broker_resource_names(broker):
@@ -105,7 +111,7 @@ def test_broker_resource_names(broker):
 
 
 def test_other_resource_types_are_invalid_requests(broker):
-    for resource_type in (8, 16, 32, 0, 99):
+    for resource_type in (8, 16, 0, 99):
         result = describe(broker, name="x", resource_type=resource_type)
         assert result["error_code"] == ErrorCode.INVALID_REQUEST
         assert "Unsupported resource type" in result["error_message"]

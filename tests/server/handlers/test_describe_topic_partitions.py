@@ -30,7 +30,7 @@ def test_describes_topics_sorted_with_this_node_as_leader(broker):
     assert b["topic_id"] == b_topic.topic_id and b["is_internal"] is False
     assert b["topic_authorized_operations"] == TOPIC_OPERATIONS
     assert b["partitions"][1] == {
-        "error_code": 0, "partition_index": 1, "leader_id": node, "leader_epoch": -1,
+        "error_code": 0, "partition_index": 1, "leader_id": node, "leader_epoch": 0,
         "replica_nodes": [node], "isr_nodes": [node], "eligible_leader_replicas": [],
         "last_known_elr": [], "offline_replicas": []}
     assert body["topics"][3]["topic_id"] == ZERO_UUID

@@ -53,7 +53,9 @@ def test_every_handler_error_path_encodes_at_every_served_version(rich, api_key,
     no_error_expected = api_key in (ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
                                     ApiKey.OFFSET_FETCH, ApiKey.LIST_TRANSACTIONS) or (
         api_key == ApiKey.API_VERSIONS and version < 3) or (  # no software name to refuse
-        api_key == ApiKey.DESCRIBE_CLUSTER and version == 0)  # no endpoint type to refuse
+        api_key == ApiKey.DESCRIBE_CLUSTER and version == 0) or (  # no endpoint type to refuse
+        # unknown partitions are left out, and no reassignment is ever in progress
+        api_key in (ApiKey.DESCRIBE_LOG_DIRS, ApiKey.LIST_PARTITION_REASSIGNMENTS))
     assert codes - {ErrorCode.NONE} or no_error_expected, decoded
 
 
@@ -94,6 +96,11 @@ def test_handler_exception_gives_the_error_response_at_every_version(rich, api_k
     assert isinstance(response, SendResponse), response
     decoded = rich.decode(request, response)
     codes = _all_error_codes(decoded)
+    if api_key == ApiKey.DESCRIBE_LOG_DIRS and version < 3:
+        # Kafka's getErrorResponse sets only the top-level code, which v1-v2 lack:
+        # the client sees no log dirs.
+        assert decoded["results"] == [], decoded
+        return
     assert ErrorCode.UNKNOWN_SERVER_ERROR in codes or not codes, decoded
 
 

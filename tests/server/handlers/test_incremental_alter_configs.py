@@ -64,11 +64,14 @@ def test_validate_only_changes_nothing(broker):
 def test_unknown_topic_and_broker(broker):
     missing = incremental(broker, ("retention.ms", SET, "1"), name="missing")
     assert missing["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    refused = incremental(broker, ("log.retention.ms", SET, "1"), name="",
+    refused = incremental(broker, ("num.partitions", SET, "1"), name="",
                           resource_type=BROKER)
     assert refused["error_code"] == ErrorCode.INVALID_REQUEST
-    assert "Cannot update these configs dynamically: log.retention.ms" in \
-        refused["error_message"]
+    assert refused["error_message"] == \
+        "Cannot update these configs dynamically: Set(num.partitions)"
+    not_a_node = incremental(broker, ("log.retention.ms", SET, "1"), name="x",
+                             resource_type=BROKER)
+    assert not_a_node["error_message"] == "Node id must be an integer, but it is: x"
 
 
 def test_concurrent_changes_to_different_keys_all_land(broker):

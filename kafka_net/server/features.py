@@ -1,0 +1,137 @@
+"""FeatureControl: the feature levels this broker supports and has finalized (KIP-584).
+
+Kafka's ``FeatureControlManager`` on the controller and ``FinalizedFeatures``
+on the broker: each feature has a supported range (what this software can
+run) and a finalized level (what the cluster runs now).  ApiVersions v3+
+reports both with the finalized features' epoch; clients read them (the
+Java producer uses transaction.version >= 2 to choose the KIP-890 protocol,
+admin tools print them with describeFeatures).
+
+The levels are Kafka 4.0's for what kafka-net serves:
+
+* metadata.version 4.0-IV3 (25), supported from 3.3-IV3 (7), Kafka 4.0's range;
+* kraft.version 1: a single voter formatted with ``--standalone`` (KIP-853);
+* group.version 1: the consumer group protocol (KIP-848) is served;
+* transaction.version 1: 2 would tell clients to use KIP-890's second part
+  (EndTxn v5, Produce v12 without AddPartitionsToTxn), which kafka-net does
+  not serve, so 1 is the most it supports.
+
+A feature at level 0 is not listed among the finalized ones, as Kafka omits
+it.  UpdateFeatures writes FeatureLevelRecords through the Controller; their
+replay (also at a restart) sets the levels.  :meth:`FeatureControl.snapshot`
+is immutable and replaced whole on each change, so ApiVersions can cache its
+answer per snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import NamedTuple
+
+METADATA_VERSION = "metadata.version"
+
+SUPPORTED: dict[str, tuple[int, int]] = {
+    "group.version": (0, 1),
+    "kraft.version": (0, 1),
+    METADATA_VERSION: (7, 25),
+    "transaction.version": (0, 1),
+}
+
+DEFAULT_FINALIZED: dict[str, int] = {
+    "group.version": 1,
+    "kraft.version": 1,
+    METADATA_VERSION: 25,
+    "transaction.version": 1,
+}
+
+
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3   # FeatureUpdate.UpgradeType
+UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
+
+
+class FeatureUpdateError(Exception):
+    """INVALID_UPDATE_VERSION with Kafka's message (FeatureControlManager)."""
+
+
+class FeatureSnapshot(NamedTuple):
+    levels: tuple[tuple[str, int], ...]   # finalized, name-sorted, level 0 left out
+    epoch: int
+
+
+class FeatureControl:
+    def __init__(self, finalized: dict[str, int] | None = None, epoch: int = 0) -> None:
+        self._lock = threading.Lock()
+        self.snapshot = _snapshot(dict(DEFAULT_FINALIZED if finalized is None else finalized),
+                                  epoch)
+
+    def finalized(self) -> dict[str, int]:
+        return dict(self.snapshot.levels)
+
+    def level(self, name: str) -> int:
+        """The finalized level of ``name`` (0 if not finalized); no copy: the
+        consumer group heartbeat asks on every request."""
+        for feature, level in self.snapshot.levels:
+            if feature == name:
+                return level
+        return 0
+
+    def check(self, updates: list[tuple[str, int, int]], node_id: int) -> dict[str, int]:
+        """UpdateFeatures' checks of (feature, level, upgrade type) triples, all or none
+        (Kafka's ``FeatureControlManager.updateFeatures``); raises FeatureUpdateError.
+        Returns the levels to finalize; :meth:`set_levels` applies them (the
+        Controller's FeatureLevelRecords, replayed)."""
+        current = self.finalized()
+        for name, level, upgrade_type in updates:
+            _check_update(name, level, upgrade_type, current.get(name, 0), node_id)
+        return {name: level for name, level, _ in updates}
+
+    def changed_levels(self) -> dict[str, int]:
+        """The finalized levels that differ from the defaults (a metadata snapshot's
+        FeatureLevelRecords)."""
+        current = self.finalized()
+        return {name: current.get(name, 0) for name in set(current) | set(DEFAULT_FINALIZED)
+                if current.get(name, 0) != DEFAULT_FINALIZED.get(name, 0)}
+
+    def set_levels(self, levels: dict[str, int], epoch: int | None = None) -> None:
+        """Apply validated levels (UpdateFeatures, or a FeatureLevelRecord replayed);
+        the epoch is the change's metadata offset when it has one, else the next."""
+        with self._lock:
+            current = self.finalized()
+            current.update(levels)
+            next_epoch = self.snapshot.epoch + 1 if epoch is None else epoch
+            self.snapshot = _snapshot(current, next_epoch)
+
+
+def _check_update(name: str, level: int, upgrade_type: int, current: int, node_id: int) -> None:
+    def invalid(message: str) -> FeatureUpdateError:
+        return FeatureUpdateError(f"Invalid update version {level} for feature {name}. {message}")
+    if upgrade_type not in UPGRADE_TYPES:
+        raise invalid("The controller does not support the given upgrade type.")
+    if level < 0:
+        raise invalid("A feature version cannot be less than 0.")
+    low, high = SUPPORTED.get(name, (0, 0))
+    if not low <= level <= high:
+        what = f"Local controller {node_id}"
+        if high == 0:
+            raise invalid(f"{what} does not support this feature.")
+        raise invalid(f"{what} only supports versions {low}-{high}")
+    if level < current and upgrade_type == UPGRADE:
+        raise invalid("Can't downgrade the version of this feature without setting the "
+                      "upgrade type to either safe or unsafe downgrade.")
+    if level > current and upgrade_type != UPGRADE:
+        raise invalid("Can't downgrade to a newer version.")
+    if name == METADATA_VERSION and level < current:
+        # Every metadata.version kafka-net supports changed the metadata format on
+        # the way to 4.0-IV3 (MetadataVersion.checkIfMetadataChanged).
+        reason = ("Unsafe metadata downgrade is not supported in this version."
+                  if upgrade_type == UNSAFE_DOWNGRADE else
+                  "Refusing to perform the requested downgrade because it might delete "
+                  "metadata information.")
+        raise FeatureUpdateError(f"Invalid metadata.version {level}. {reason}")
+    if name == "kraft.version" and level != current:
+        # KRaft version changes go through the Raft client (KIP-853), not FeatureLevelRecords.
+        raise invalid("kraft.version cannot be changed with UpdateFeatures on this node.")
+
+
+def _snapshot(levels: dict[str, int], epoch: int) -> FeatureSnapshot:
+    return FeatureSnapshot(tuple(sorted((k, v) for k, v in levels.items() if v > 0)), epoch)

@@ -1,0 +1,166 @@
+"""Group configs (KIP-848, Kafka 4.0): per-group overrides of the group coordinator's defaults.
+
+Kafka's ``GroupConfig`` and ``GroupConfigManager``, the GROUP config resource
+(type 32) of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs:
+
+* ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``: a
+  consumer-protocol group's session timeout and heartbeat interval; the
+  ConsumerGroupCoordinator reads them per group (defaults:
+  ``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``);
+* ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
+  ``share.record.lock.duration.ms``: share groups (KIP-932); kafka-net serves
+  no share groups, so they are validated, stored and described only.
+
+Validation is Kafka's ``GroupConfig.validate``: an unknown name, a value that
+is no INT or below its minimum, or a value outside the broker's bounds
+(``group.consumer.min/max.session.timeout.ms`` 45000-60000,
+``group.consumer.min/max.heartbeat.interval.ms`` 5000-15000, the share ones
+alike, the record lock 15000-60000: Kafka's defaults, as kafka-net has no such
+keys), or a session timeout not above the heartbeat interval: INVALID_CONFIG
+with Kafka's message.  The group need not exist.  Changes are written as
+ConfigRecords of resource GROUP (the Controller) and replayed at a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from kafka_net.config import ServerConfig
+from kafka_net.server.topic_config import INT, InvalidConfig
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class GroupConfigDef:
+    name: str
+    default: int             # Kafka's ConfigDef default (what validation fills in)
+    minimum: int             # the ConfigDef's atLeast
+    bounds: tuple[str, int, str, int] | None   # (min key, min, max key, max) of the broker
+    doc: str
+
+
+GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
+    GroupConfigDef("consumer.session.timeout.ms", 45000, 1,
+                   ("group.consumer.min.session.timeout.ms", 45000,
+                    "group.consumer.max.session.timeout.ms", 60000),
+                   "The timeout to detect client failures when using the consumer group "
+                   "protocol."),
+    GroupConfigDef("consumer.heartbeat.interval.ms", 5000, 1,
+                   ("group.consumer.min.heartbeat.interval.ms", 5000,
+                    "group.consumer.max.heartbeat.interval.ms", 15000),
+                   "The heartbeat interval given to the members of a consumer group."),
+    GroupConfigDef("share.session.timeout.ms", 45000, 1,
+                   ("group.share.min.session.timeout.ms", 45000,
+                    "group.share.max.session.timeout.ms", 60000),
+                   "The timeout to detect client failures when using the share group "
+                   "protocol."),
+    GroupConfigDef("share.heartbeat.interval.ms", 5000, 1,
+                   ("group.share.min.heartbeat.interval.ms", 5000,
+                    "group.share.max.heartbeat.interval.ms", 15000),
+                   "The heartbeat interval given to the members of a share group."),
+    GroupConfigDef("share.record.lock.duration.ms", 30000, 1000,
+                   ("group.share.min.record.lock.duration.ms", 15000,
+                    "group.share.max.record.lock.duration.ms", 60000),
+                   "The record acquisition lock duration in milliseconds for share groups."),
+)}
+
+CONFIG_TYPE = INT   # every group config is an INT
+
+
+def parse_group_configs(raw: dict[str, str | None]) -> dict[str, int]:
+    """A group's complete new override set, parsed and validated (Kafka's
+    ``GroupConfig.validate``); raises InvalidConfig with Kafka's wording."""
+    for name in raw:
+        if name not in GROUP_CONFIGS:
+            raise InvalidConfig(f"Unknown group config name: {name}")
+    nulls = [name for name, value in raw.items() if value is None]
+    if nulls:
+        raise InvalidConfig("Null value not supported for group configs: " + ",".join(nulls))
+    parsed = {name: _parse_int(name, value) for name, value in raw.items()}
+    values = {name: parsed.get(name, d.default) for name, d in GROUP_CONFIGS.items()}
+    for name, d in GROUP_CONFIGS.items():
+        min_key, low, max_key, high = d.bounds
+        if values[name] < low:
+            raise InvalidConfig(f"{name} must be greater than or equal to {min_key}")
+        if values[name] > high:
+            raise InvalidConfig(f"{name} must be less than or equal to {max_key}")
+    for kind in ("consumer", "share"):
+        if values[f"{kind}.session.timeout.ms"] <= values[f"{kind}.heartbeat.interval.ms"]:
+            raise InvalidConfig(f"{kind}.session.timeout.ms must be greater than "
+                                f"{kind}.heartbeat.interval.ms")
+    return parsed
+
+
+def _parse_int(name: str, raw: str) -> int:
+    text = raw.strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidConfig(f"Invalid value {raw} for configuration {name}: "
+                            "Not a number of type INT") from None
+    if not -2**31 <= value <= INT_MAX:
+        raise InvalidConfig(f"Invalid value {raw} for configuration {name}: "
+                            "Not a number of type INT")
+    minimum = GROUP_CONFIGS[name].minimum
+    if value < minimum:
+        raise InvalidConfig(f"Invalid value {value} for configuration {name}: "
+                            f"Value must be at least {minimum}")
+    return value
+
+
+class GroupConfigRepository:
+    """Each group's overrides, and the values in effect (the broker's defaults else)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self._defaults = {name: d.default for name, d in GROUP_CONFIGS.items()}
+        self._defaults["consumer.session.timeout.ms"] = config.group_consumer_session_timeout_ms
+        self._defaults["consumer.heartbeat.interval.ms"] = \
+            config.group_consumer_heartbeat_interval_ms
+        self._overrides: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def default(self, name: str) -> int:
+        return self._defaults[name]
+
+    def overrides(self, group_id: str) -> dict[str, int]:
+        with self._lock:
+            return dict(self._overrides.get(group_id, {}))
+
+    def all_overrides(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            return {group: dict(values) for group, values in self._overrides.items()}
+
+    def override(self, group_id: str, name: str) -> int | None:
+        """``group_id``'s own value of ``name``, None if it has none (hot path)."""
+        own = self._overrides.get(group_id)
+        return None if own is None else own.get(name)
+
+    def value(self, group_id: str, name: str) -> int:
+        """``name`` in effect for ``group_id`` (hot path: one dict lookup per level)."""
+        own = self._overrides.get(group_id)
+        if own is not None and name in own:
+            return own[name]
+        return self._defaults[name]
+
+    def set_group_key(self, group_id: str, name: str, value: int | None) -> None:
+        """Set (None: remove) one override: a ConfigRecord of resource GROUP applied."""
+        with self._lock:
+            own = dict(self._overrides.get(group_id, {}))
+            if value is None:
+                own.pop(name, None)
+            else:
+                own[name] = value
+            if own:
+                self._overrides[group_id] = own
+            else:
+                self._overrides.pop(group_id, None)
+
+    def set_group_config(self, group_id: str, overrides: dict[str, int]) -> None:
+        """Replace ``group_id``'s overrides (already validated)."""
+        with self._lock:
+            if overrides:
+                self._overrides[group_id] = dict(overrides)
+            else:
+                self._overrides.pop(group_id, None)

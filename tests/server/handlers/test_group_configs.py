@@ -1,0 +1,96 @@
+"""GROUP config resources (Kafka 4.0, KIP-848): described, altered with Kafka's
+GroupConfig validation, and read by the consumer group coordinator per group."""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.config_helper import ConfigSource
+from tests.server.handlers.conftest import APPEND, DELETE, SET, incremental
+
+GROUP = 32
+
+
+def alter(broker, group, *ops, validate_only=False):
+    return incremental(broker, *ops, name=group, resource_type=GROUP,
+                       validate_only=validate_only)
+
+
+def described(broker, group):
+    body = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, include_synonyms=True, resources=[
+        {"resource_type": GROUP, "resource_name": group, "configuration_keys": None}])
+    [result] = body["results"]
+    return result
+
+
+def test_a_group_describes_every_group_config_with_its_source(broker):
+    result = described(broker, "no-such-group-yet")
+    assert result["error_code"] == ErrorCode.NONE
+    entries = {c["name"]: (c["value"], c["config_source"]) for c in result["configs"]}
+    assert entries == {
+        "consumer.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
+        "consumer.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "share.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
+        "share.record.lock.duration.ms": ("30000", ConfigSource.DEFAULT_CONFIG),
+        "share.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG)}
+    assert alter(broker, "g1", ("consumer.session.timeout.ms", SET, "50000"))["error_code"] == 0
+    entries = {c["name"]: c for c in described(broker, "g1")["configs"]}
+    assert (entries["consumer.session.timeout.ms"]["value"],
+            entries["consumer.session.timeout.ms"]["config_source"]) == (
+        "50000", ConfigSource.GROUP_CONFIG)
+    assert alter(broker, "g1", ("consumer.session.timeout.ms", DELETE, None))["error_code"] == 0
+    assert broker.apis.group_configs.overrides("g1") == {}
+
+
+def test_kafkas_group_config_validation(broker):
+    def refused(*ops):
+        result = alter(broker, "g", *ops)
+        assert result["error_code"] == ErrorCode.INVALID_CONFIG, result
+        return result["error_message"]
+    assert refused(("bogus", SET, "1")) == "Unknown group config name: bogus"
+    assert refused(("consumer.session.timeout.ms", SET, "x")) == \
+        "Invalid value x for configuration consumer.session.timeout.ms: Not a number of type INT"
+    assert refused(("consumer.session.timeout.ms", SET, "0")) == \
+        "Invalid value 0 for configuration consumer.session.timeout.ms: Value must be at least 1"
+    assert refused(("consumer.session.timeout.ms", SET, "30000")) == \
+        "consumer.session.timeout.ms must be greater than or equal to " \
+        "group.consumer.min.session.timeout.ms"
+    assert refused(("consumer.heartbeat.interval.ms", SET, "20000")) == \
+        "consumer.heartbeat.interval.ms must be less than or equal to " \
+        "group.consumer.max.heartbeat.interval.ms"
+    assert refused(("share.record.lock.duration.ms", SET, "1000")) == \
+        "share.record.lock.duration.ms must be greater than or equal to " \
+        "group.share.min.record.lock.duration.ms"
+    assert refused(("consumer.session.timeout.ms", APPEND, "1")) == \
+        "Can't APPEND to key consumer.session.timeout.ms because its type is not LIST."
+    empty = alter(broker, "", ("consumer.session.timeout.ms", SET, "50000"))
+    assert (empty["error_code"], empty["error_message"]) == (
+        ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    assert described(broker, "")["error_code"] == ErrorCode.INVALID_REQUEST
+    assert alter(broker, "g", ("consumer.heartbeat.interval.ms", SET, "6000"),
+                 validate_only=True)["error_code"] == 0
+    assert broker.apis.group_configs.overrides("g") == {}
+
+
+def test_legacy_alter_configs_replaces_a_groups_set(broker):
+    alter(broker, "g", ("consumer.heartbeat.interval.ms", SET, "6000"))
+    body = broker.call(ApiKey.ALTER_CONFIGS, 2, resources=[
+        {"resource_type": GROUP, "resource_name": "g",
+         "configs": [{"name": "consumer.session.timeout.ms", "value": "55000"}]}])
+    assert body["responses"][0]["error_code"] == 0
+    assert broker.apis.group_configs.overrides("g") == {"consumer.session.timeout.ms": 55000}
+
+
+def test_the_consumer_group_heartbeat_interval_follows_the_group_config(broker):
+    broker.create_topic("t")
+
+    def join(group):
+        body = broker.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id=group, member_id="",
+                           member_epoch=0, rebalance_timeout_ms=30000,
+                           subscribed_topic_names=["t"], topic_partitions=[])
+        assert body["error_code"] == ErrorCode.NONE, body
+        return body["heartbeat_interval_ms"]
+    assert alter(broker, "tuned", ("consumer.heartbeat.interval.ms", SET, "7000"))[
+        "error_code"] == 0
+    assert join("tuned") == 7000
+    assert join("plain") == 5000
