@@ -18,7 +18,7 @@ server = server_fixture()  # a running broker, one per test; modules may define 
 def _no_test_uses_the_default_log_dir():
     """A broker a test starts keeps its logs in memory (log.store=memory) or under
     a folder of its own (log.dirs=tmp_path): the default log.dir,
-    /tmp/kraft-combined-logs, is shared by every test run on the machine, and a
+    /tmp/kafka-logs, is shared by every test run on the machine, and a
     second broker on it fails to lock it.  This makes that mistake fail at once,
     with a message saying what to do."""
     from kafka_net.config import default_of

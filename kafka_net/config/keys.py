@@ -86,9 +86,9 @@ KEYS: tuple[_Key, ...] = (
          "--dev, the pytest fixture and kafka_net.Broker use it)."),
     _Key("log.dirs", "log_dirs", string_list, "",
          "Comma-separated folders holding the partition logs; empty = log.dir."),
-    _Key("log.dir", "log_dir", string, "/tmp/kraft-combined-logs",
-         "The log folder when log.dirs is empty (Kafka's KRaft quickstart folder; "
-         "Kafka's own default is /tmp/kafka-logs)."),
+    _Key("log.dir", "log_dir", string, "/tmp/kafka-logs",
+         "The log folder when log.dirs is empty (Kafka's default; its KRaft "
+         "quickstart file sets log.dirs=/tmp/kraft-combined-logs)."),
     _Key("log.segment.bytes", "log_segment_bytes", integer(14), "1073741824",
          "Size at which a segment file rolls (topic config segment.bytes)."),
     _Key("log.roll.ms", "log_roll_ms", optional_integer(1, LONG_MAX), "",

@@ -24,8 +24,10 @@ import pytest
 
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.network.request_channel import Request, SendResponse
+from kafka_net.network.send import read_prefix
 from kafka_net.protocol import decode_response, encode_request
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
 from kafka_net.server.apis import HANDLERS, RequestContext
@@ -137,7 +139,10 @@ class Broker(BrokerCore):
         api_key, version = request.header.api_key, request.header.api_version
         if request.unsupported_version:
             version = 0
-        correlation, body = decode_response(api_key, version, response.data[4:])
+        data = response.data
+        if isinstance(data, ChunkedFrame):   # a Fetch answered from files
+            data = read_prefix(data, len(data))
+        correlation, body = decode_response(api_key, version, data[4:])
         assert correlation == request.header.correlation_id
         return body
 

@@ -31,6 +31,9 @@ class LeaderEpochCache:
         self._lock = threading.Lock()
         self._epochs: list[int] = []    # ascending
         self._starts: list[int] = []    # start offset of each epoch, non-decreasing
+        # Called (no lock held) after every change: a durable log writes its
+        # leader-epoch-checkpoint then, as Kafka's LeaderEpochFileCache does.
+        self.on_change = None
         for epoch, start in entries or ():
             self.assign(epoch, start)
 
@@ -63,7 +66,12 @@ class LeaderEpochCache:
                 self._starts.pop()
             self._epochs.append(epoch)
             self._starts.append(start_offset)
-            return True
+        self._changed()
+        return True
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """(epoch, end offset) for OffsetForLeaderEpoch (``LeaderEpochFileCache.endOffsetFor``):
@@ -102,17 +110,23 @@ class LeaderEpochCache:
             if count == 0:
                 return
             kept = self._epochs[count - 1]
+            if count == 1 and self._starts[0] == start_offset:
+                return
             del self._epochs[:count]
             del self._starts[:count]
             self._epochs.insert(0, kept)
             self._starts.insert(0, start_offset)
+        self._changed()
 
     def truncate_from_end(self, end_offset: int) -> None:
         """The log was cut back to ``end_offset``: entries starting at or after it go."""
         with self._lock:
             keep = bisect.bisect_left(self._starts, end_offset)
+            if keep == len(self._starts):
+                return
             del self._epochs[keep:]
             del self._starts[keep:]
+        self._changed()
 
 
 def checkpoint_text(entries: list[tuple[int, int]]) -> str:

@@ -33,11 +33,14 @@ import time
 import uuid
 from typing import Callable
 
-from kafka_net.protocol.records import Buffer, read_header, with_base_offset
+from kafka_net.protocol.records import Buffer, read_header, with_base_offset_and_epoch
 from kafka_net.protocol.records.decoding import decode_records
 from kafka_net.protocol.records.framing import RecordError
 from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
+from kafka_net.server.storage.checkpoint import write_atomically
+from kafka_net.server.storage.leader_epoch import (
+    LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
 from kafka_net.server.storage.local_log import LocalLog
 from kafka_net.server.storage.producer_snapshot import (
     delete_snapshots_before, read_latest_snapshot, sync_file, write_snapshot)
@@ -81,6 +84,7 @@ class UnifiedLog:
         self.on_deleted: Callable[[], None] | None = None   # the LogManager forgets it
         self._rebuild_producer_state()
         self.txns.on_aborted = self._append_aborted
+        self.leader_epoch_cache = self._load_leader_epochs()
 
     # -- the PartitionLog protocol ------------------------------------------------------------
 
@@ -111,10 +115,12 @@ class UnifiedLog:
         self._end = (self.local.next_offset, active, active.size)
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
-               log_append_time_ms: int = -1) -> AppendResult:
+               log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
         with self._lock:
             base = self.local.next_offset
-            stored = with_base_offset(batch, base)
+            # the one copy the log keeps, stamped with the leader's epoch
+            stored = with_base_offset_and_epoch(batch, base, leader_epoch)
+            self.leader_epoch_cache.assign(leader_epoch, base)
             last = base + record_count - 1
             config = self._config()
             segment = self.local.active_segment
@@ -220,6 +226,7 @@ class UnifiedLog:
         with self._lock:
             if offset > self._log_start:
                 self._log_start = min(offset, self.local.next_offset)
+                self.leader_epoch_cache.truncate_from_start(self._log_start)
                 log.info("%sIncremented log start offset to %d due to client delete records "
                          "request", self.log_ident, self._log_start)
                 segments = self.local.segments
@@ -266,6 +273,7 @@ class UnifiedLog:
             self.roll()   # Kafka keeps an active segment: a new, empty one
         self._delete_segments(doomed, reason)
         self._log_start = max(self._log_start, self.local.segments[0].base_offset)
+        self.leader_epoch_cache.truncate_from_start(self._log_start)
         return len(doomed)
 
     def _delete_segments(self, doomed, reason: str) -> None:
@@ -276,6 +284,37 @@ class UnifiedLog:
         self.deleted_bytes += sum(s.size for s in doomed)
         self.local.remove_and_delete_segments(doomed)
         delete_snapshots_before(self.directory, self.local.segments[0].base_offset)
+
+    # -- leader epochs: leader-epoch-checkpoint -------------------------------------------
+
+    def _load_leader_epochs(self) -> LeaderEpochCache:
+        """The cache as the checkpoint left it, cut to what the log holds now
+        (recovery may have truncated it; Kafka's ``LeaderEpochFileCache`` is
+        truncated the same way at load), and saved on every later change."""
+        path = os.path.join(self.directory, LEADER_EPOCH_CHECKPOINT)
+        entries: list[tuple[int, int]] = []
+        try:
+            with open(path, encoding="ascii") as fh:
+                entries = parse_checkpoint(fh.read())
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            log.warning("%sIgnoring an unreadable %s: %s", self.log_ident,
+                        LEADER_EPOCH_CHECKPOINT, exc)
+        cache = LeaderEpochCache(entries)
+        cache.truncate_from_end(self.local.next_offset)
+        cache.truncate_from_start(self._log_start)
+        cache.on_change = self._write_leader_epochs
+        if entries != cache.entries():
+            self._write_leader_epochs(cache)
+        return cache
+
+    def _write_leader_epochs(self, cache: LeaderEpochCache | None = None) -> None:
+        if self._closed:
+            return
+        cache = cache or self.leader_epoch_cache
+        write_atomically(os.path.join(self.directory, LEADER_EPOCH_CHECKPOINT),
+                         checkpoint_text(cache.entries()).encode("ascii"))
 
     # -- rolling, flushing, producer state ------------------------------------------------
 

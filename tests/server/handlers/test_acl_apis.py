@@ -26,7 +26,7 @@ DENY, ALLOW = 2, 3
 def secured(store=None, **props) -> Broker:
     """A broker with StandardAuthorizer; ``store``: its metadata log's storage
     (two brokers over one store: a restart)."""
-    config = ServerConfig.from_properties({"authorizer.class.name": STANDARD,
+    config = ServerConfig.from_properties({"authorizer.class.name": STANDARD, "log.store": "memory",
                                            "super.users": "User:admin", **props})
     b = Broker(config, metadata_log_factory=None if store is None else lambda _: store)
     b.principal = "User:admin"

@@ -37,7 +37,7 @@ UNCHECKED = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICAT
 
 
 def secured_broker(**props) -> Broker:
-    config = ServerConfig.from_properties({"authorizer.class.name": STANDARD,
+    config = ServerConfig.from_properties({"authorizer.class.name": STANDARD, "log.store": "memory",
                                            "super.users": "User:admin", **props})
     b = Broker(config).start()
     b.principal = "User:admin"
