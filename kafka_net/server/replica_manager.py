@@ -37,7 +37,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
-    DecompressionBudget, DecompressionLimitError, RecordError, compute_crc,
+    DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError, compute_crc,
     validate_produce_records)
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
@@ -70,6 +70,8 @@ class ProduceResult(NamedTuple):
     log_start_offset: int = -1
     error_message: str | None = None
     log_append_time_ms: int = -1
+    # Produce v8+ record_errors: [{"batch_index", "batch_index_error_message"}]
+    record_errors: tuple | list = ()
 
 
 # The v2 batch header's max_timestamp field (after base_timestamp).
@@ -158,7 +160,10 @@ class ReplicaManager:
         try:
             header, batch = validate_produce_records(
                 records, api_version, max_batch_size=config.max_message_bytes,
-                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget)
+                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget,
+                compacted=config.compact)
+        except KeylessRecordsError as exc:
+            return self._refuse_keyless(topic, index, exc)
         except RecordError as exc:
             # A batch inflating past the bound is most likely an attack: a warning.
             level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
@@ -184,6 +189,24 @@ class ReplicaManager:
         self._apply_retention(partition, config)
         self.fetch_purgatory.check_and_complete((topic, index))
         return result
+
+    def _refuse_keyless(self, topic: str, index: int, exc: KeylessRecordsError) -> ProduceResult:
+        """Kafka's ``LogValidator``: a record error per keyless record, and the
+        partition's message naming the first three (``processRecordErrors``)."""
+        message = ("Compacted topic cannot accept message without key in topic partition "
+                   f"{topic}-{index}")
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')"
+                          for i in exc.indexes[:3])
+        self._rejections.log(logging.INFO, "KeylessRecordsError",
+                             "Rejected a record batch for %s-%d with error code %d: %d record(s) "
+                             "without a key in a compacted topic", escape(topic), index,
+                             exc.error_code, len(exc.indexes))
+        return ProduceResult(
+            exc.error_code, error_message=(
+                f"One or more records have been rejected due to {len(exc.indexes)} record "
+                f"errors in total, and only showing the first three errors at most: [{shown}]"),
+            record_errors=[{"batch_index": i, "batch_index_error_message": message}
+                           for i in exc.indexes])
 
     @staticmethod
     def _append_locked(partition: Partition, header, batch, log_append_time_ms: int,
