@@ -9,6 +9,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
                           |-- LogManager          (the periodic retention task)
+                          |-- LogCleaner          (compaction threads)
                           '-- QuotaManagers       (client quotas, the throttle reaper)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
@@ -19,7 +20,8 @@ their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
 Start and stop order: :meth:`startup` starts the throttle reaper, the
-purgatories, then the LogManager's retention task; :meth:`shutdown` stops them
+purgatories, the LogManager's retention task, then the LogCleaner's threads;
+:meth:`shutdown` stops them
 in the reverse order (the reaper last: a handler still running may start a
 throttle).  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
@@ -34,6 +36,7 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.log_manager import LogManager
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -64,6 +67,15 @@ def transaction_config(config: ServerConfig) -> TransactionConfig:
         config.transaction_remove_expired_transaction_cleanup_interval_ms)
 
 
+def cleaner_topic_defaults(config: ServerConfig) -> dict:
+    """The log.cleaner.* keys that set topic configs' defaults (Kafka's
+    ServerTopicConfigSynonyms), by topic config name."""
+    return {"delete.retention.ms": config.log_cleaner_delete_retention_ms,
+            "min.compaction.lag.ms": config.log_cleaner_min_compaction_lag_ms,
+            "max.compaction.lag.ms": config.log_cleaner_max_compaction_lag_ms,
+            "min.cleanable.dirty.ratio": config.log_cleaner_min_cleanable_ratio}
+
+
 class BrokerCore:
     """A broker's API layer (Kafka's ``BrokerServer`` minus the sockets and threads).
 
@@ -89,6 +101,13 @@ class BrokerCore:
         self.log_manager = LogManager(self.replica_manager,
                                       config.log_retention_check_interval_ms,
                                       config.log_initial_task_delay_ms)
+        repository = self.replica_manager.config_repository
+        for name, value in cleaner_topic_defaults(config).items():
+            repository.set_broker_value(name, value)
+        self.log_cleaner = LogCleaner(
+            self.replica_manager, enable=config.log_cleaner_enable,
+            threads=config.log_cleaner_threads, backoff_ms=config.log_cleaner_backoff_ms,
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
         self.credential_cache = CredentialCache()
@@ -129,8 +148,10 @@ class BrokerCore:
         self.quotas.startup()
         self.start_purgatories()
         self.log_manager.startup()
+        self.log_cleaner.startup()
 
     def shutdown(self) -> None:
+        self.log_cleaner.shutdown()
         self.log_manager.shutdown()
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start

@@ -3,8 +3,10 @@
 Named after Kafka's ``ConfigRepository`` (where a broker reads a topic's
 dynamic configs).  A topic's overrides come from CreateTopics, AlterConfigs
 and IncrementalAlterConfigs; everything it does not override falls back to
-the broker's synonym (only ``message.max.bytes`` -> ``max.message.bytes`` is
-a kafka-net broker setting) and then to Kafka's default
+the broker's synonym (``message.max.bytes`` -> ``max.message.bytes`` and the
+``log.cleaner.*`` keys -> ``delete.retention.ms``, ``min.compaction.lag.ms``,
+``max.compaction.lag.ms``, ``min.cleanable.dirty.ratio``, set by
+:meth:`ConfigRepository.set_broker_value`) and then to Kafka's default
 (:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
 mutated in place.  Each topic's :class:`LogConfig` is built once and kept
@@ -33,8 +35,14 @@ class LogConfig:
     segment_bytes: int
     log_append_time: bool      # message.timestamp.type=LogAppendTime
     delete: bool               # cleanup.policy contains delete
-    compact: bool              # cleanup.policy contains compact (not acted on)
+    compact: bool              # cleanup.policy contains compact (the LogCleaner's)
     retention_overridden: bool  # the topic sets retention.ms or retention.bytes
+    # The log's roll settings and the LogCleaner's per-topic settings.
+    segment_ms: int = 604800000
+    delete_retention_ms: int = 86400000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = 2**63 - 1
+    min_cleanable_ratio: float = 0.5
 
 
 class ConfigRepository:
@@ -46,6 +54,15 @@ class ConfigRepository:
         self._overrides: dict[str, dict[str, Any]] = {}
         self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
+
+    def set_broker_value(self, name: str, value: Any) -> None:
+        """A broker setting that is ``name``'s synonym (a static broker config)."""
+        with self._lock:
+            if value == TOPIC_CONFIGS[name].default:
+                self.broker_values.pop(name, None)
+            else:
+                self.broker_values[name] = value
+            self._log_configs.clear()
 
     # -- reading --------------------------------------------------------------------------
 
@@ -78,7 +95,9 @@ class ConfigRepository:
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy,
-                         "retention.ms" in overrides or "retention.bytes" in overrides)
+                         "retention.ms" in overrides or "retention.bytes" in overrides,
+                         v["segment.ms"], v["delete.retention.ms"], v["min.compaction.lag.ms"],
+                         v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"])
 
     # -- writing --------------------------------------------------------------------------
 

@@ -60,6 +60,9 @@ class Partition:
     producers: ProducerStateManager = field(default_factory=ProducerStateManager)
     txns: TransactionIndex = field(default_factory=TransactionIndex)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The LogConfig last given to the log (UnifiedLog.updateConfig): compared by
+    # identity on append, as the repository replaces a topic's LogConfig on change.
+    config: object = None
 
 
 class ProduceResult(NamedTuple):
@@ -144,6 +147,17 @@ class ReplicaManager:
     def partition(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
 
+    def all_partitions(self) -> list[Partition]:
+        with self._lock:
+            return list(self._partitions.values())
+
+    @staticmethod
+    def _update_config(partition: Partition, config) -> None:
+        update = getattr(partition.log, "update_config", None)
+        if update is not None:
+            update(config)
+        partition.config = config
+
     # -- produce ------------------------------------------------------------------------
 
     def decompression_budget(self) -> DecompressionBudget:
@@ -179,6 +193,8 @@ class ReplicaManager:
                               f"{topic}-{index} which exceeds the maximum configured segment "
                               f"size of {config.segment_bytes}.")
         with partition.lock:
+            if partition.config is not config:   # the topic's configs changed
+                self._update_config(partition, config)
             try:
                 result = self._append_locked(
                     partition, header, batch,

@@ -156,7 +156,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
        "Dirty fraction of the log that triggers compaction.",
        "log.cleaner.min.cleanable.ratio"),
     _T("cleanup.policy", LIST, ["delete"], one_of("compact", "delete"),
-       "delete (retention) and/or compact (kafka-net stores but does not compact).",
+       "delete (retention) and/or compact (the LogCleaner keeps each key's latest value).",
        "log.cleanup.policy"),
     _T("unclean.leader.election.enable", BOOLEAN, False, None,
        "Whether an out-of-sync replica may become leader.",
@@ -210,7 +210,8 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
 
 # The configs that change this broker's behaviour (see ReplicaManager).
 EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.bytes",
-             "message.timestamp.type", "cleanup.policy")
+             "message.timestamp.type", "cleanup.policy", "segment.ms", "delete.retention.ms",
+             "min.compaction.lag.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio")
 
 
 # -- parsing and printing (ConfigDef.parseType / convertToString) --------------------------
