@@ -100,11 +100,18 @@ class InMemoryLog:
             base = self._log_end
             stored = with_base_offset(batch, base)   # the one copy the log keeps
             size = len(stored)
-            # LogSegment.shouldRoll, inline (this runs per produced batch)
-            if not self._active_bytes or self._active_bytes + size > self.segment_bytes or (
-                    max_timestamp - self._active_first_timestamp > self.segment_ms
-                    if self._active_first_timestamp >= 0 and max_timestamp >= 0
-                    else int(time.time() * 1000) - self._active_created_ms > self.segment_ms):
+            retention_time = max_timestamp if max_timestamp >= 0 else int(time.time() * 1000)
+            # LogSegment.shouldRoll, inline (this runs per produced batch): by size, or by
+            # time, the batch's timestamp against the segment's first batch's, else (no
+            # timestamps to go by) the segment's age
+            first = self._active_first_timestamp
+            if first >= 0 and max_timestamp >= 0:
+                waited = max_timestamp - first
+            else:
+                waited = (retention_time if max_timestamp < 0 else int(time.time() * 1000)) \
+                    - self._active_created_ms
+            if not self._active_bytes or self._active_bytes + size > self.segment_bytes \
+                    or waited > self.segment_ms:
                 self._roll(base, max_timestamp)
             self._active_bytes += size
             # Offsets follow the batch's own last_offset_delta (validated equal to
@@ -113,8 +120,7 @@ class InMemoryLog:
             self._base_offsets.append(base)
             self._last_offsets.append(last)
             self._max_timestamps.append(max_timestamp)
-            self._retention_times.append(
-                max_timestamp if max_timestamp >= 0 else int(time.time() * 1000))
+            self._retention_times.append(retention_time)
             self._bytes_before.append(self.size_bytes)
             self._batches.append(stored)
             self._log_end = last + 1
