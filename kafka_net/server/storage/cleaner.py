@@ -333,14 +333,19 @@ class Cleaner:
                                   entry.epoch)
                             for pid, entry in partition.producers.active_producers()}
         cleaned: list[bytes] = []
+        markers_removed: set[int] = set()
         for batch in partition.log.batches_between(start, end):
             output = self._clean_batch(batch, txns, last_records, upper, now,
                                        delete_retention_ms, stats)
             if output is not None:
                 cleaned.append(output)
+            elif read_header(batch).is_control:
+                markers_removed.add(read_header(batch).base_offset)
         self._info("Swapping in cleaned segment(s) for the %d segment(s) of [%d, %d) in log %s",
                    len(segments), start, end, ltc.name)
-        partition.log.replace_cleaned(start, end, cleaned)
+        with partition.lock:
+            partition.log.replace_cleaned(start, end, cleaned)
+            partition.txns.remove_aborted(markers_removed)
 
     def _clean_batch(self, batch: bytes, txns: CleanedTransactionMetadata, last_records: dict,
                      upper: int, now: int, delete_retention_ms: int,
