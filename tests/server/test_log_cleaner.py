@@ -172,6 +172,13 @@ def test_segments_roll_by_bytes_and_by_time():
     assert [s.base_offset for s in log.segments()] == [0, 2]
 
 
+def test_a_compacted_log_rolls_by_max_compaction_lag_too():
+    rm, _ = compacted({"segment.ms": 100 * SEGMENT_MS, "max.compaction.lag.ms": SEGMENT_MS})
+    write(rm, [(b"k", b"x")], timestamp=T0)
+    write(rm, [(b"k", b"y")], timestamp=T0 + SEGMENT_MS + 1)
+    assert [s.base_offset for s in rm.partition(TOPIC, 0).log.segments()] == [0, 1]
+
+
 def test_min_cleanable_dirty_ratio():
     rm, cleaner = compacted({"min.cleanable.dirty.ratio": 0.5, "segment.bytes": 1 << 20})
     for n in range(6):

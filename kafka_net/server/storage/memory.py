@@ -79,7 +79,10 @@ class InMemoryLog:
         """The topic's configs changed (Kafka's ``UnifiedLog.updateConfig``): the
         roll settings apply from the next append."""
         self.segment_bytes = config.segment_bytes
-        self.segment_ms = config.segment_ms
+        # LogConfig.maxSegmentMs: a compacted log rolls by max.compaction.lag.ms too, so
+        # no record waits in the active segment, which is never cleaned, past that lag
+        self.segment_ms = (min(config.segment_ms, config.max_compaction_lag_ms)
+                           if config.compact else config.segment_ms)
 
     @property
     def log_start_offset(self) -> int:
