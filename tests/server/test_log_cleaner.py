@@ -7,6 +7,7 @@ producer's) with a clock of its own, and runs the cleaner's passes by hand
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 from hypothesis import HealthCheck, given, settings
@@ -61,7 +62,8 @@ def roll(rm, timestamp):
 
 
 def read_all(rm, isolation_level=0):
-    error, result = rm.read(TOPIC, 0, 0, 1 << 30, True, isolation_level)
+    start = rm.partition(TOPIC, 0).log.log_start_offset
+    error, result = rm.read(TOPIC, 0, start, 1 << 30, True, isolation_level)
     assert error == ErrorCode.NONE
     batches = split_batches(result.records)
     return batches, [r for b in batches for r in decode_records(b)]
@@ -103,6 +105,60 @@ def test_cleaning_keeps_the_latest_value_of_every_live_key(batches, codec):
     assert cleaner.try_clean_filthiest_log()
     _, records = read_all(rm)
     assert visible(records) == sorted(v for v in latest.values() if v[2] is not None)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=writes)
+def test_a_small_offset_map_cleans_in_several_rounds_to_the_same_result(batches):
+    # log.cleaner.dedupe.buffer.size for 4 keys (3 at the 90% load factor): each
+    # round ends where its map filled, and the next goes on from there
+    rm, cleaner = compacted(dedupe_buffer_size=4 * 24)
+    history = []
+    for records in batches:
+        history += zip(write(rm, records), *zip(*records))
+    roll(rm, T0 + 10 * SEGMENT_MS)
+    rounds = 0
+    while cleaner.try_clean_filthiest_log():
+        rounds += 1
+        assert rounds <= 2 * len(history)
+    latest = {key: (offset, key, value) for offset, key, value in history}
+    assert visible(read_all(rm)[1]) == sorted(latest.values())
+
+
+def test_appends_retention_and_cleaning_at_once():
+    rm, cleaner = compacted({"cleanup.policy": ["compact", "delete"],
+                             "retention.bytes": 20_000, "segment.bytes": 1000})
+    last: dict[bytes, tuple] = {}
+    done = threading.Event()
+
+    def produce():
+        try:
+            for n in range(1500):
+                key = b"k%d" % (n % 37)
+                (offset,) = write(rm, [(key, b"%d" % n)], timestamp=T0 + n)
+                last[key] = (offset, key, b"%d" % n)
+        finally:
+            done.set()
+    writer = threading.Thread(target=produce)
+    writer.start()
+    passes = 0
+    while not done.is_set() and passes < 100_000:
+        cleaner.try_clean_filthiest_log()
+        passes += 1
+    writer.join(10)
+    roll(rm, T0 + 10_000 * SEGMENT_MS)
+    while cleaner.try_clean_filthiest_log():
+        pass
+    _, records = read_all(rm)
+    offsets = [r.offset for r in records]
+    assert offsets == sorted(set(offsets))
+    assert offsets[0] >= rm.partition(TOPIC, 0).log.log_start_offset
+    # every key still in the log appears once, with its last value; none is lost
+    # unless retention took it
+    seen = visible(records)
+    assert len({key for _, key, _ in seen}) == len(seen)
+    start = rm.partition(TOPIC, 0).log.log_start_offset
+    assert seen == sorted(v for v in last.values() if v[0] >= start)
 
 
 def test_cleaned_batches_keep_offsets_producer_fields_and_codec():
