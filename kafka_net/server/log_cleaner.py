@@ -61,7 +61,7 @@ class LogCleanerManager:
             for partition in self.replica_manager.all_partitions():
                 key = self.key(partition)
                 if key in self._in_progress or key in self._uncleanable \
-                        or not hasattr(partition.log, "segments"):
+                        or not hasattr(partition.log, "segment_infos"):
                     continue
                 config = self.replica_manager.config_repository.log_config(partition.topic)
                 if not config.compact:
@@ -79,7 +79,7 @@ class LogCleanerManager:
             return filthiest
 
     def _log_to_clean(self, partition, config, now: int) -> LogToClean:
-        segments = partition.log.segments()
+        segments = partition.log.segment_infos()
         key = self.key(partition)
         lso = self.replica_manager.last_stable_offset_of(partition)
         first_dirty, uncleanable, reset = cleanable_offsets(

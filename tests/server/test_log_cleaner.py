@@ -219,20 +219,20 @@ def test_segments_roll_by_bytes_and_by_time():
     log = rm.partition(TOPIC, 0).log
     write(rm, [(b"k", b"x" * 100)])
     write(rm, [(b"k", b"x" * 100)])                       # would pass 200 bytes: a new one
-    assert [s.base_offset for s in log.segments()] == [0, 1]
+    assert [s.base_offset for s in log.segment_infos()] == [0, 1]
     rm, _ = compacted({"segment.bytes": 1 << 20})
     log = rm.partition(TOPIC, 0).log
     write(rm, [(b"k", b"x")], timestamp=T0)
     write(rm, [(b"k", b"y")], timestamp=T0 + SEGMENT_MS)  # not past segment.ms yet
     write(rm, [(b"k", b"z")], timestamp=T0 + SEGMENT_MS + 1)
-    assert [s.base_offset for s in log.segments()] == [0, 2]
+    assert [s.base_offset for s in log.segment_infos()] == [0, 2]
 
 
 def test_a_compacted_log_rolls_by_max_compaction_lag_too():
     rm, _ = compacted({"segment.ms": 100 * SEGMENT_MS, "max.compaction.lag.ms": SEGMENT_MS})
     write(rm, [(b"k", b"x")], timestamp=T0)
     write(rm, [(b"k", b"y")], timestamp=T0 + SEGMENT_MS + 1)
-    assert [s.base_offset for s in rm.partition(TOPIC, 0).log.segments()] == [0, 1]
+    assert [s.base_offset for s in rm.partition(TOPIC, 0).log.segment_infos()] == [0, 1]
 
 
 def test_min_cleanable_dirty_ratio():

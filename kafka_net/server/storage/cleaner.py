@@ -272,7 +272,7 @@ class Cleaner:
         self._info("Cleaning log %s (cleaning prior to offset %d, discarding tombstones "
                    "past their delete horizon of %d ms)...", ltc.name, end_offset,
                    config.delete_retention_ms)
-        segments = [s for s in partition.log.segments()[:-1] if s.base_offset < end_offset]
+        segments = [s for s in partition.log.segment_infos()[:-1] if s.base_offset < end_offset]
         if segments:
             self.clean_segments(ltc, segments, now, stats, upper, config.delete_retention_ms)
         stats.buffer_utilization = self.offset_map.utilization
@@ -284,7 +284,7 @@ class Cleaner:
         offset_map = self.offset_map
         offset_map.clear()
         partition = ltc.partition
-        dirty = overlapping(partition.log.segments()[:-1], start, end)
+        dirty = overlapping(partition.log.segment_infos()[:-1], start, end)
         self._info("Building offset map for log %s for %d segments in offset range [%d, %d).",
                    ltc.name, len(dirty), start, end)
         txns = CleanedTransactionMetadata()

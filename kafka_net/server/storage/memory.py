@@ -14,15 +14,17 @@ the part of Kafka's log segment).
 Segments, for the log cleaner: batches are grouped as Kafka groups them in
 segment files.  A new segment starts ("rolls", Kafka's ``UnifiedLog.maybeRoll``
 and ``LogSegment.shouldRoll``) when the batch would take the active segment
-past ``segment.bytes``, or when the batch's max timestamp is ``segment.ms``
-or more past the max timestamp of the segment's first batch (past the
-segment's creation time when the batches carry no timestamps).  The last
-segment is the *active segment*, which the cleaner never cleans; the
-others are cleaned in place (:meth:`InMemoryLog.replace_cleaned`), their
-batches replaced by the cleaned ones at the same offsets, and the cleaned
-segments merged up to ``segment.bytes`` as Kafka's ``groupSegmentsBySize``
-does.  Only the roll points are kept (``_segment_bases``, the base offset
-of each segment's first batch): the batches themselves stay in one list.
+past ``segment.bytes``, or when the batch's max timestamp is more than
+``segment.ms`` past the max timestamp of the segment's first batch (past the
+segment's creation time when the batches carry no timestamps); a compacted
+log uses ``max.compaction.lag.ms`` if smaller (``LogConfig.maxSegmentMs``).
+The last segment is the *active segment*, which the cleaner never cleans.
+:meth:`InMemoryLog.segment_infos` describes the segments; the others are
+cleaned in place (:meth:`InMemoryLog.replace_cleaned`), their batches
+replaced by the cleaned ones at the same offsets, and the cleaned segments
+merged up to ``segment.bytes`` as Kafka's ``groupSegmentsBySize`` does.
+Only the roll points are kept (``_segment_bases``, the base offset of each
+segment's first batch): the batches themselves stay in one list.
 """
 
 from __future__ import annotations
@@ -272,7 +274,7 @@ class InMemoryLog:
         with self._lock:
             return self._segment_bases[-1] if self._segment_bases else self._log_end
 
-    def segments(self) -> list[SegmentInfo]:
+    def segment_infos(self) -> list[SegmentInfo]:
         """Every segment, the active one last."""
         with self._lock:
             bases = self._segment_bases
