@@ -88,3 +88,23 @@ class PartitionLog(Protocol):
 
     def delete(self) -> None:
         """Remove the log and its files (DeleteTopics); no-op in memory."""
+
+
+class CleanableLog(Protocol):
+    """What the log cleaner (:mod:`.cleaner`) needs of a log besides
+    :class:`PartitionLog` (Kafka's ``logSegments`` and ``replaceSegments``).
+    A log without these methods is never cleaned."""
+
+    def segment_infos(self) -> list:
+        """One :class:`~.memory.SegmentInfo` per segment (base offset, next offset,
+        bytes, largest timestamp, first batch's timestamp), the active one last."""
+
+    def batches_between(self, start: int, end: int) -> list[bytes]:
+        """The stored batches whose base offset is in [start, end), in order."""
+
+    def replace_cleaned(self, start: int, end: int, cleaned: list[bytes]) -> None:
+        """Atomically replace the batches based in [start, end) (whole non-active
+        segments) by ``cleaned``, a subset of their offsets; batches deleted from the
+        front meanwhile stay deleted.  A durable log writes them to ``.cleaned``
+        segments and swaps them in through ``.swap`` files (Kafka's
+        ``replaceSegments``), so a crash leaves either the old or the new segments."""
