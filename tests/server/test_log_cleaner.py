@@ -8,6 +8,7 @@ producer's) with a clock of its own, and runs the cleaner's passes by hand
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 from hypothesis import HealthCheck, given, settings
@@ -408,3 +409,29 @@ def test_cleaning_logs_kafkas_lines(caplog):
     assert "Log cleaner thread 0 cleaned log changelog-0 (dirty section = [0, 2])" \
         in caplog.text
     assert "50.0% size reduction (50.0% fewer messages)" in caplog.text
+
+
+def test_the_cleaner_thread_survives_an_error_and_cleans_on(caplog):
+    rm, cleaner = compacted(backoff_ms=1)
+    write(rm, [(b"k", b"1")])
+    write(rm, [(b"k", b"2")])
+    roll(rm, T0 + 10 * SEGMENT_MS)
+    original = cleaner.manager.grab_filthiest_compacted_log
+    calls = []
+
+    def flaky(now):
+        calls.append(now)
+        if len(calls) == 1:
+            raise RuntimeError("checkpoint unreadable")
+        return original(now)
+    cleaner.manager.grab_filthiest_compacted_log = flaky
+    cleaner.startup()
+    try:
+        deadline = time.monotonic() + 10
+        while cleaner.cleanings < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        cleaner.shutdown()
+    assert "[kafka-log-cleaner-thread-0]: Error due to" in caplog.text
+    assert cleaner.cleanings == 1
+    assert visible(read_all(rm)[1]) == [(1, b"k", b"2")]
