@@ -8,7 +8,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
-                          |-- LogManager          (the periodic retention task)
+                          |-- LogManager          (log.dirs, the logs, their tasks)
                           |-- LogCleaner          (compaction threads)
                           '-- QuotaManagers       (client quotas, the throttle reaper)
 
@@ -19,11 +19,13 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
-Start and stop order: :meth:`startup` starts the throttle reaper, the
-purgatories, the LogManager's retention task, then the LogCleaner's threads;
-:meth:`shutdown` stops them
-in the reverse order (the reaper last: a handler still running may start a
-throttle).  Without ``startup`` nothing
+Start and stop order: :meth:`startup` starts the LogManager (loading the
+logs of ``log.dirs`` with ``log.store=disk``, and its retention, flush and
+checkpoint tasks), then the LogCleaner's threads, the throttle reaper and
+the purgatories; :meth:`shutdown` stops the LogCleaner, the purgatories,
+then the reaper (a handler still running may start a throttle), then the
+LogManager, which closes the logs cleanly once nothing can read or write
+them.  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
@@ -36,8 +38,9 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.log_manager import LogDirsConfig, LogManager
 from kafka_net.server.log_cleaner import LogCleaner
-from kafka_net.server.log_manager import LogManager
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -57,6 +60,32 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
     return ConsumerGroupConfig(config.group_consumer_heartbeat_interval_ms,
                                config.group_consumer_session_timeout_ms,
                                config.group_consumer_assignors, config.group_consumer_max_size)
+
+
+def log_dirs_config(config: ServerConfig) -> LogDirsConfig:
+    """Where the logs live: ``log.dirs`` (else ``log.dir``) with ``log.store=disk``;
+    no folder (in memory) with ``log.store=memory``."""
+    dirs = () if config.log_store == "memory" else (config.log_dirs or (config.log_dir,))
+    return LogDirsConfig(dirs, config.node_id, config.cluster_id,
+                         config.log_flush_scheduler_interval_ms,
+                         config.log_flush_offset_checkpoint_interval_ms,
+                         config.log_flush_start_offset_checkpoint_interval_ms)
+
+
+def apply_log_defaults(repository: ConfigRepository, config: ServerConfig) -> None:
+    """The broker's log keys become the defaults of their topic configs
+    (Kafka's ``ServerTopicConfigSynonyms``)."""
+    roll_ms = config.log_roll_ms if config.log_roll_ms is not None \
+        else config.log_roll_hours * 3_600_000
+    flush_ms = config.log_flush_interval_ms if config.log_flush_interval_ms is not None \
+        else config.log_flush_scheduler_interval_ms
+    for name, value in (("segment.bytes", config.log_segment_bytes), ("segment.ms", roll_ms),
+                        ("index.interval.bytes", config.log_index_interval_bytes),
+                        ("segment.index.bytes", config.log_index_size_max_bytes),
+                        ("flush.messages", config.log_flush_interval_messages),
+                        ("flush.ms", flush_ms),
+                        ("file.delete.delay.ms", config.log_segment_delete_delay_ms)):
+        repository.set_broker_default(name, value)
 
 
 def transaction_config(config: ServerConfig) -> TransactionConfig:
@@ -92,22 +121,29 @@ class BrokerCore:
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
         self.replica_manager = ReplicaManager(config.message_max_bytes,
                                               config.message_max_uncompressed_bytes)
+        repository = self.replica_manager.config_repository
+        apply_log_defaults(repository, config)
+        # The logs (LogManager): log.store=disk opens them under log.dirs, as
+        # the ReplicaManager asks for them (Kafka's LogManager.getOrCreateLog).
+        self.log_manager = LogManager(self.replica_manager,
+                                      config.log_retention_check_interval_ms,
+                                      config.log_initial_task_delay_ms,
+                                      log_dirs_config(config),
+                                      lambda topic: repository.log_config(topic).segment)
+        if self.log_manager.durable:
+            self.replica_manager.log_factory = self.log_manager.get_or_create_log
+        for name, value in cleaner_topic_defaults(config).items():
+            repository.set_broker_default(name, value)
+        self.log_cleaner = LogCleaner(
+            self.replica_manager, enable=config.log_cleaner_enable,
+            threads=config.log_cleaner_threads, backoff_ms=config.log_cleaner_backoff_ms,
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
             consumer_group_config(config))
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets)
         self.quotas = QuotaManagers(config, self.request_channel)
-        self.log_manager = LogManager(self.replica_manager,
-                                      config.log_retention_check_interval_ms,
-                                      config.log_initial_task_delay_ms)
-        repository = self.replica_manager.config_repository
-        for name, value in cleaner_topic_defaults(config).items():
-            repository.set_broker_value(name, value)
-        self.log_cleaner = LogCleaner(
-            self.replica_manager, enable=config.log_cleaner_enable,
-            threads=config.log_cleaner_threads, backoff_ms=config.log_cleaner_backoff_ms,
-            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
         self.credential_cache = CredentialCache()
@@ -145,16 +181,23 @@ class BrokerCore:
     # -- start and stop ------------------------------------------------------------------
 
     def startup(self) -> None:
-        self.quotas.startup()
-        self.start_purgatories()
+        # The logs first, as Kafka loads them before anything serves: a log dir
+        # that cannot be used stops the startup before any thread runs.
         self.log_manager.startup()
         self.log_cleaner.startup()
+        self.quotas.startup()
+        self.start_purgatories()
+        highest = self.log_manager.highest_producer_id()
+        if highest >= 0:
+            self.transaction_coordinator.skip_producer_ids_through(highest)
 
     def shutdown(self) -> None:
-        self.log_cleaner.shutdown()
-        self.log_manager.shutdown()
+        self.log_cleaner.shutdown()   # first: a cleaning writes the logs
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
+        # Last: nothing reads or writes a log any more (Kafka's clean shutdown:
+        # flush, checkpoints, producer snapshots, then the marker).
+        self.log_manager.shutdown()
 
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()

@@ -3,10 +3,11 @@
 Named after Kafka's ``ConfigRepository`` (where a broker reads a topic's
 dynamic configs).  A topic's overrides come from CreateTopics, AlterConfigs
 and IncrementalAlterConfigs; everything it does not override falls back to
-the broker's synonym (``message.max.bytes`` -> ``max.message.bytes`` and the
+the broker's synonym (``message.max.bytes`` -> ``max.message.bytes``, the
+log keys ``log.segment.bytes``, ``log.roll.ms``/``hours``, ``log.index.*``,
+``log.flush.interval.*``, ``log.segment.delete.delay.ms``, and the
 ``log.cleaner.*`` keys -> ``delete.retention.ms``, ``min.compaction.lag.ms``,
-``max.compaction.lag.ms``, ``min.cleanable.dirty.ratio``, set by
-:meth:`ConfigRepository.set_broker_value`) and then to Kafka's default
+``max.compaction.lag.ms``, ``min.cleanable.dirty.ratio``) and then to Kafka's default
 (:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
 mutated in place.  Each topic's :class:`LogConfig` is built once and kept
@@ -21,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_net.server.storage.segment import SegmentConfig
 from kafka_net.server.topic_config import (
     TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
 
@@ -37,8 +39,9 @@ class LogConfig:
     delete: bool               # cleanup.policy contains delete
     compact: bool              # cleanup.policy contains compact (the LogCleaner's)
     retention_overridden: bool  # the topic sets retention.ms or retention.bytes
-    # The log's roll settings and the LogCleaner's per-topic settings.
-    segment_ms: int = 604800000
+    # segment.*, index.interval.bytes, flush.*, file.delete.delay.ms: the durable log's
+    segment: SegmentConfig = SegmentConfig()
+    # The LogCleaner's per-topic settings.
     delete_retention_ms: int = 86400000
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = 2**63 - 1
@@ -54,15 +57,6 @@ class ConfigRepository:
         self._overrides: dict[str, dict[str, Any]] = {}
         self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
-
-    def set_broker_value(self, name: str, value: Any) -> None:
-        """A broker setting that is ``name``'s synonym (a static broker config)."""
-        with self._lock:
-            if value == TOPIC_CONFIGS[name].default:
-                self.broker_values.pop(name, None)
-            else:
-                self.broker_values[name] = value
-            self._log_configs.clear()
 
     # -- reading --------------------------------------------------------------------------
 
@@ -92,12 +86,25 @@ class ConfigRepository:
     def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
+        segment = SegmentConfig(v["segment.bytes"], v["segment.ms"], v["segment.jitter.ms"],
+                                v["segment.index.bytes"], v["index.interval.bytes"],
+                                v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy,
                          "retention.ms" in overrides or "retention.bytes" in overrides,
-                         v["segment.ms"], v["delete.retention.ms"], v["min.compaction.lag.ms"],
+                         segment, v["delete.retention.ms"], v["min.compaction.lag.ms"],
                          v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"])
+
+    def set_broker_default(self, name: str, value: Any) -> None:
+        """A broker key that is a topic config's synonym (``log.segment.bytes`` ->
+        ``segment.bytes``): what topics not overriding ``name`` get."""
+        with self._lock:
+            if value == TOPIC_CONFIGS[name].default:
+                self.broker_values.pop(name, None)
+            else:
+                self.broker_values[name] = value
+            self._log_configs.clear()
 
     # -- writing --------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ class KafkaServer:
         self.group_coordinator = self.core.group_coordinator
         self.transaction_coordinator = self.core.transaction_coordinator
         self.quotas = self.core.quotas
+        self.log_manager = self.core.log_manager
         self.apis = self.core.apis
         self.socket_server = self.core.new_socket_server()
         self.handler_pool = KafkaRequestHandlerPool(

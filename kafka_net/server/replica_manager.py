@@ -131,8 +131,19 @@ class ReplicaManager:
         with self._lock:
             for index in range(count):
                 if (topic, index) not in self._partitions:
-                    self._partitions[(topic, index)] = Partition(
-                        topic, index, topic_id, self.log_factory(topic, index, topic_id))
+                    self._partitions[(topic, index)] = self._new_partition(
+                        topic, index, topic_id)
+
+    def _new_partition(self, topic: str, index: int, topic_id: uuid.UUID) -> Partition:
+        partition_log = self.log_factory(topic, index, topic_id)
+        partition = Partition(topic, index, topic_id, partition_log)
+        # A durable log rebuilt its producer state and transaction index on load
+        # (UnifiedLog); the partition works on those, so they survive a restart.
+        producers = getattr(partition_log, "producer_state", None)
+        if producers is not None:
+            partition.producers = producers
+            partition.txns = partition_log.txns
+        return partition
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:
@@ -297,8 +308,11 @@ class ReplicaManager:
         if deleted:
             with partition.lock:
                 partition.txns.truncate_before(partition.log.log_start_offset)
-            log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
-                     deleted, partition.topic, partition.index, partition.log.log_start_offset)
+            # whole segments on disk (UnifiedLog), whole batches in memory
+            unit = "segment(s)" if hasattr(partition.log, "segments") else "batch(es)"
+            log.info("Deleted %d old %s of %s-%d by retention; log start offset %d",
+                     deleted, unit, partition.topic, partition.index,
+                     partition.log.log_start_offset)
         return deleted
 
     def apply_retention(self, topic: str | None = None) -> int:

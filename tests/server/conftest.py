@@ -86,7 +86,7 @@ class Broker(BrokerCore):
 
     def __init__(self, config: ServerConfig | None = None,
                  group_config: GroupConfig | None = None) -> None:
-        super().__init__(config or ServerConfig(), FakeChannel(), group_config
+        super().__init__(config or ServerConfig(log_store="memory"), FakeChannel(), group_config
                          or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0))
         self.channel = self.request_channel
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
@@ -153,7 +153,7 @@ def broker():
 
 
 def make_broker(**config_overrides) -> Broker:
-    return Broker(dataclasses.replace(ServerConfig(), **config_overrides))
+    return Broker(dataclasses.replace(ServerConfig(log_store="memory"), **config_overrides))
 
 
 # -- one-call helpers for the per-API tests ----------------------------------------------

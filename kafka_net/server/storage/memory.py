@@ -83,8 +83,9 @@ class InMemoryLog:
         self.segment_bytes = config.segment_bytes
         # LogConfig.maxSegmentMs: a compacted log rolls by max.compaction.lag.ms too, so
         # no record waits in the active segment, which is never cleaned, past that lag
-        self.segment_ms = (min(config.segment_ms, config.max_compaction_lag_ms)
-                           if config.compact else config.segment_ms)
+        segment_ms = config.segment.segment_ms
+        self.segment_ms = (min(segment_ms, config.max_compaction_lag_ms)
+                           if config.compact else segment_ms)
 
     @property
     def log_start_offset(self) -> int:

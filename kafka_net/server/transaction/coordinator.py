@@ -89,6 +89,15 @@ class TransactionCoordinator:
         with self._producer_id_lock:
             return next(self._next_producer_id)
 
+    def skip_producer_ids_through(self, producer_id: int) -> None:
+        """Never hand out ``producer_id`` or a smaller id again: a durable log
+        loaded state for it, and a new producer reusing it would meet that
+        producer's sequences (Kafka keeps allocated id blocks in the metadata
+        log's ProducerIdsRecord; here the logs' producer state bounds them)."""
+        with self._producer_id_lock:
+            following = next(self._next_producer_id)
+            self._next_producer_id = itertools.count(max(following, producer_id + 1))
+
     # -- InitProducerId ---------------------------------------------------------------
 
     def handle_init_producer_id(self, transactional_id: str | None, timeout_ms: int,
