@@ -86,7 +86,11 @@ class ConfigRepository:
     def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
-        segment = SegmentConfig(v["segment.bytes"], v["segment.ms"], v["segment.jitter.ms"],
+        # LogConfig.maxSegmentMs: a compacted log also rolls by max.compaction.lag.ms,
+        # so no record waits in the never-cleaned active segment past that lag
+        segment_ms = (min(v["segment.ms"], v["max.compaction.lag.ms"]) if "compact" in policy
+                      else v["segment.ms"])
+        segment = SegmentConfig(v["segment.bytes"], segment_ms, v["segment.jitter.ms"],
                                 v["segment.index.bytes"], v["index.interval.bytes"],
                                 v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],

@@ -14,8 +14,10 @@ old segments (``deletableLogs``).
 
 Where each partition's cleaning ended (the *cleaner checkpoint*) is kept
 per partition and topic id, so a topic deleted and created again starts
-over.  The durable log keeps it in the ``cleaner-offset-checkpoint`` file of
-its log directory; the in-memory store keeps it in memory.
+over.  For a durable log it is also written, after each cleaning, to the
+``cleaner-offset-checkpoint`` file of its log directory (Kafka's format:
+version, count, ``topic partition offset`` lines), read again after a
+restart; without it a log is cleaned from its start, as Kafka does.
 
 A thread never dies of an error: a failure while cleaning a partition is
 logged and the partition is marked uncleanable (Kafka's
@@ -25,14 +27,25 @@ logged and the partition is marked uncleanable (Kafka's
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 from kafka_net.server.scheduler import BackgroundTask
+from kafka_net.server.storage.base import CleaningAborted
+from kafka_net.server.storage.checkpoint import OffsetCheckpointFile
 from kafka_net.server.storage.cleaner import (
     Cleaner, LogToClean, cleanable_bytes, cleanable_offsets, format_stats,
     max_compaction_delay, overlapping)
 
 log = logging.getLogger("kafka_net.server.storage.log_cleaner")
+
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+
+
+def log_dir_of(partition) -> str | None:
+    """The log directory holding a durable partition's folder; None in memory."""
+    folder = getattr(partition.log, "directory", None)
+    return os.path.dirname(folder) if folder else None
 
 
 class LogCleanerManager:
@@ -42,6 +55,8 @@ class LogCleanerManager:
         self.replica_manager = replica_manager
         self._lock = threading.Lock()
         self._checkpoints: dict[tuple, int] = {}   # (topic, index, topic id) -> offset
+        self._dir_of: dict[tuple, str] = {}        # the durable ones' log dirs
+        self._from_files: dict[str, dict] = {}     # log dir -> its file's unused entries
         self._in_progress: set[tuple] = set()
         self._uncleanable: set[tuple] = set()
 
@@ -84,7 +99,7 @@ class LogCleanerManager:
         lso = self.replica_manager.last_stable_offset_of(partition)
         first_dirty, uncleanable, reset = cleanable_offsets(
             segments, partition.log.log_start_offset, partition.log.log_end_offset, lso,
-            self._checkpoints.get(key), config.min_compaction_lag_ms, now)
+            self._checkpoint_of(partition, key), config.min_compaction_lag_ms, now)
         if reset and key in self._checkpoints:
             if not config.delete:
                 log.warning("Resetting first dirty offset of %s-%d to log start offset %d "
@@ -97,11 +112,38 @@ class LogCleanerManager:
         return LogToClean(partition, config, first_dirty, first_uncleanable, clean,
                           dirty_bytes, delay > 0)
 
+    def _checkpoint_of(self, partition, key: tuple) -> int | None:
+        """The partition's checkpoint; after a restart, from its log dir's file."""
+        if key in self._checkpoints:
+            return self._checkpoints[key]
+        log_dir = log_dir_of(partition)
+        if log_dir is None:
+            return None
+        if log_dir not in self._from_files:
+            self._from_files[log_dir] = OffsetCheckpointFile(
+                os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)).read()
+        offset = self._from_files[log_dir].pop((partition.topic, partition.index), None)
+        if offset is not None:
+            self._checkpoints[key] = offset
+            self._dir_of[key] = log_dir
+        return offset
+
     def done_cleaning(self, partition, end_offset: int) -> None:
         key = self.key(partition)
         with self._lock:
             self._checkpoints[key] = end_offset
             self._in_progress.discard(key)
+            log_dir = log_dir_of(partition)
+            if log_dir is not None:
+                self._dir_of[key] = log_dir
+                self._write_checkpoint(log_dir)
+
+    def _write_checkpoint(self, log_dir: str) -> None:
+        """Kafka's ``updateCheckpoints``: every cleaner checkpoint of ``log_dir``."""
+        entries = dict(self._from_files.get(log_dir, {}))
+        entries.update({(k[0], k[1]): offset for k, offset in self._checkpoints.items()
+                        if self._dir_of.get(k) == log_dir})
+        OffsetCheckpointFile(os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)).write(entries)
 
     def abort(self, partition) -> None:
         with self._lock:
@@ -123,6 +165,7 @@ class LogCleanerManager:
             self._uncleanable &= live
             for key in [k for k in self._checkpoints if k not in live]:
                 del self._checkpoints[key]
+                self._dir_of.pop(key, None)
 
 
 class LogCleaner:
@@ -182,6 +225,11 @@ class LogCleaner:
         start = ltc.first_dirty_offset
         try:
             end, stats = cleaner.clean(ltc)
+        except CleaningAborted as exc:   # Kafka: "task can be aborted, let it go"
+            log.info("[kafka-log-cleaner-thread-%d]: Cleaning of log %s aborted: %s",
+                     cleaner.id, ltc.name, exc)
+            self.manager.abort(ltc.partition)
+            return False
         except Exception:   # noqa: BLE001 -- Kafka's LogCleaningException handling
             log.warning("Unexpected exception thrown when cleaning log %s. Marking its "
                         "partition (%s) as uncleanable", ltc.name, ltc.name, exc_info=True)

@@ -1,15 +1,21 @@
-"""The LogCleaner on the in-memory log: compaction, tombstones, transactions, lag and ratio.
+"""The LogCleaner: compaction, tombstones, transactions, lag and ratio, on both stores.
 
 Every test drives the broker's own ReplicaManager (appends validated as a
 producer's) with a clock of its own, and runs the cleaner's passes by hand
-(``LogCleaner.try_clean_filthiest_log``): no thread, no sleep.
+(``LogCleaner.try_clean_filthiest_log``): no thread, no sleep.  Each runs on
+the in-memory log and on the durable one (UnifiedLog in a temporary
+folder, cleaned segments swapped in through .cleaned/.swap files).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import time
 import uuid
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,7 +26,9 @@ from kafka_net.protocol.records import (
 from kafka_net.protocol.records.compaction import has_delete_horizon
 from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.storage.unified_log import UnifiedLog
 from kafka_net.server.transaction.markers import build_marker_batch
+from tests.server.storage_support import as_bytes
 
 TOPIC = "changelog"
 T0 = 1_700_000_000_000
@@ -36,15 +44,50 @@ class Clock:
         return self.now
 
 
+class Store:
+    """The store the tests of this module run on, and the durable logs it opened."""
+
+    kind = "memory"
+    opened: list = []
+    folders: list = []
+
+    @classmethod
+    def close_all(cls) -> None:
+        for partition_log in cls.opened:
+            partition_log.close()
+        for folder in cls.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        cls.opened, cls.folders = [], []
+
+
+@pytest.fixture(autouse=True, params=["memory", "disk"])
+def store(request):
+    Store.kind = request.param
+    yield request.param
+    Store.close_all()
+
+
 def compacted(configs: dict | None = None, **kw):
     """A ReplicaManager with one compacted partition, its clock, and a LogCleaner."""
+    Store.close_all()     # the previous Hypothesis example's logs
     rm = ReplicaManager()
     rm.clock_ms = Clock()
     overrides = {"cleanup.policy": ["compact"], "segment.bytes": 400,
                  "segment.ms": SEGMENT_MS, "delete.retention.ms": DELETE_RETENTION,
-                 "min.cleanable.dirty.ratio": 0.0}
+                 "min.cleanable.dirty.ratio": 0.0, "file.delete.delay.ms": 0}
     overrides.update(configs or {})
     rm.config_repository.set_topic_config(TOPIC, overrides)
+    if Store.kind == "disk":
+        folder = tempfile.mkdtemp(prefix="kn-cleaner-")
+        Store.folders.append(folder)
+
+        def durable(topic, index, topic_id):
+            opened = UnifiedLog(f"{folder}/{topic}-{index}",
+                                lambda: rm.config_repository.log_config(topic).segment,
+                                topic_id=topic_id, clock_ms=rm.clock_ms)
+            Store.opened.append(opened)
+            return opened
+        rm.log_factory = durable
     rm.ensure_partitions(TOPIC, uuid.uuid4(), 1)
     return rm, LogCleaner(rm, **kw)
 
@@ -63,10 +106,18 @@ def roll(rm, timestamp):
 
 
 def read_all(rm, isolation_level=0):
-    start = rm.partition(TOPIC, 0).log.log_start_offset
-    error, result = rm.read(TOPIC, 0, start, 1 << 30, True, isolation_level)
-    assert error == ErrorCode.NONE
-    batches = split_batches(result.records)
+    """Every batch from the log start, fetch after fetch as a consumer reads (the
+    durable log answers one segment per fetch)."""
+    position = rm.partition(TOPIC, 0).log.log_start_offset
+    batches = []
+    for _ in range(10_000):
+        error, result = rm.read(TOPIC, 0, position, 1 << 30, True, isolation_level)
+        assert error == ErrorCode.NONE
+        got = split_batches(as_bytes(result.records))
+        if not got:
+            break
+        batches += got
+        position = read_header(got[-1]).next_offset
     return batches, [r for b in batches for r in decode_records(b)]
 
 
@@ -81,7 +132,7 @@ writes = st.lists(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c", b"d", b"
                            min_size=1, max_size=4), min_size=1, max_size=25)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(batches=writes, codec=st.sampled_from([Compression.NONE, Compression.GZIP,
                                               Compression.ZSTD]))
 def test_cleaning_keeps_the_latest_value_of_every_live_key(batches, codec):
@@ -108,7 +159,7 @@ def test_cleaning_keeps_the_latest_value_of_every_live_key(batches, codec):
     assert visible(records) == sorted(v for v in latest.values() if v[2] is not None)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(batches=writes)
 def test_a_small_offset_map_cleans_in_several_rounds_to_the_same_result(batches):
     # log.cleaner.dedupe.buffer.size for 4 keys (3 at the 90% load factor): each

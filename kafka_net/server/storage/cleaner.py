@@ -323,29 +323,41 @@ class Cleaner:
 
     def clean_segments(self, ltc: LogToClean, segments, now: int, stats: CleanerStats,
                        upper: int, delete_retention_ms: int) -> None:
-        """Rewrite ``segments`` and swap the result into the log (Kafka's ``cleanSegments``)."""
+        """Rewrite ``segments``, group by group, each group swapped into the log as
+        one segment (Kafka's ``groupSegmentsBySize`` and ``cleanSegments``)."""
         partition = ltc.partition
-        start, end = segments[0].base_offset, segments[-1].next_offset
-        txns = CleanedTransactionMetadata()
+        txns = CleanedTransactionMetadata()      # carried from group to group, as Kafka's
         with partition.lock:
-            txns.add_aborted_transactions(partition.txns.aborted_between(start, end))
+            txns.add_aborted_transactions(partition.txns.aborted_between(
+                segments[0].base_offset, segments[-1].next_offset))
             last_records = {pid: (entry.batches[-1].last_offset if entry.batches else None,
                                   entry.epoch)
                             for pid, entry in partition.producers.active_producers()}
-        cleaned: list[bytes] = []
-        markers_removed: set[int] = set()
-        for batch in partition.log.batches_between(start, end):
-            output = self._clean_batch(batch, txns, last_records, upper, now,
-                                       delete_retention_ms, stats)
-            if output is not None:
-                cleaned.append(output)
-            elif read_header(batch).is_control:
-                markers_removed.add(read_header(batch).base_offset)
-        self._info("Swapping in cleaned segment(s) for the %d segment(s) of [%d, %d) in log %s",
-                   len(segments), start, end, ltc.name)
-        with partition.lock:
-            partition.log.replace_cleaned(start, end, cleaned)
-            partition.txns.remove_aborted(markers_removed)
+        for group in group_segments_by_size(segments, ltc.config.segment_bytes):
+            start, end = group[0].base_offset, group[-1].next_offset
+            markers_removed: set[int] = set()
+
+            def cleaned(start=start, end=end, markers_removed=markers_removed):
+                for batch in partition.log.batches_between(start, end):
+                    output = self._clean_batch(batch, txns, last_records, upper, now,
+                                               delete_retention_ms, stats)
+                    if output is not None:
+                        yield output
+                    elif read_header(batch).is_control:
+                        markers_removed.add(read_header(batch).base_offset)
+
+            def before_swap(markers_removed=markers_removed) -> None:
+                # An ABORT marker goes only once its transaction left no batch, so its
+                # entry may go first: a read_committed reader then meets no aborted
+                # data, and never an entry without its marker.
+                with partition.lock:
+                    partition.txns.remove_aborted(markers_removed)
+
+            self._info("Cleaning %d segment(s) of [%d, %d) in log %s into one", len(group),
+                       start, end, ltc.name)
+            partition.log.replace_cleaned(start, end, cleaned(), before_swap)
+            self._info("Swapped in the cleaned segment for [%d, %d) in log %s",
+                       start, end, ltc.name)
 
     def _clean_batch(self, batch: bytes, txns: CleanedTransactionMetadata, last_records: dict,
                      upper: int, now: int, delete_retention_ms: int,
@@ -398,6 +410,21 @@ class Cleaner:
             return True
         horizon = delete_horizon_ms(header)
         return horizon is None or now < horizon
+
+
+def group_segments_by_size(segments, max_size: int) -> list[list]:
+    """Consecutive segments whose bytes together fit in ``max_size`` (segment.bytes),
+    each group to become one cleaned segment (Kafka's ``groupSegmentsBySize``)."""
+    groups: list[list] = []
+    size = 0
+    for segment in segments:
+        if groups and size + segment.size <= max_size:
+            groups[-1].append(segment)
+            size += segment.size
+        else:
+            groups.append([segment])
+            size = segment.size
+    return groups
 
 
 def _is_last_of_producer(header, last_records: dict) -> bool:

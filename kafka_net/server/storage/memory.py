@@ -32,21 +32,11 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from typing import NamedTuple
 
 from kafka_net.protocol.records import Buffer, read_header, with_base_offset
-from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
+from kafka_net.server.storage.base import (
+    AppendResult, FetchResult, OffsetOutOfRange, SegmentInfo)
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
-
-
-class SegmentInfo(NamedTuple):
-    """What the log cleaner reads of one segment (Kafka's ``LogSegment``)."""
-
-    base_offset: int
-    next_offset: int            # one past its last batch (the next segment's base)
-    size: int                   # bytes
-    largest_timestamp: int      # the largest max timestamp of its batches
-    first_batch_timestamp: int  # the max timestamp of its first batch
 
 
 DEFAULT_SEGMENT_BYTES = 1073741824   # segment.bytes
@@ -81,11 +71,8 @@ class InMemoryLog:
         """The topic's configs changed (Kafka's ``UnifiedLog.updateConfig``): the
         roll settings apply from the next append."""
         self.segment_bytes = config.segment_bytes
-        # LogConfig.maxSegmentMs: a compacted log rolls by max.compaction.lag.ms too, so
-        # no record waits in the active segment, which is never cleaned, past that lag
-        segment_ms = config.segment.segment_ms
-        self.segment_ms = (min(segment_ms, config.max_compaction_lag_ms)
-                           if config.compact else segment_ms)
+        # Kafka's LogConfig.maxSegmentMs (max.compaction.lag.ms for a compacted log)
+        self.segment_ms = config.segment.segment_ms
 
     @property
     def log_start_offset(self) -> int:
@@ -298,12 +285,15 @@ class InMemoryLog:
             last = bisect.bisect_left(self._base_offsets, end)
             return self._batches[first:last]
 
-    def replace_cleaned(self, start: int, end: int, cleaned: list[bytes]) -> None:
+    def replace_cleaned(self, start: int, end: int, cleaned, before_swap=None) -> None:
         """Swap the batches based in [start, end) for ``cleaned`` (the log cleaner's
         output for them: a subset of their offsets, each batch at its base offset),
-        and merge their segments up to segment.bytes (Kafka's ``replaceSegments``
-        after ``groupSegmentsBySize``).  Batches deleted from the front meanwhile
-        (retention, DeleteRecords) stay deleted."""
+        as one segment (Kafka's ``replaceSegments``); ``before_swap`` runs between
+        the two.  Batches deleted from the front meanwhile (retention,
+        DeleteRecords) stay deleted."""
+        cleaned = list(cleaned)
+        if before_swap is not None:
+            before_swap()
         with self._lock:
             first = bisect.bisect_left(self._base_offsets, start)
             last = bisect.bisect_left(self._base_offsets, end)
@@ -313,7 +303,11 @@ class InMemoryLog:
             else:
                 cleaned = []
             self._splice(first, last, cleaned)
-            self._regroup(start, end)
+            lo = bisect.bisect_left(self._segment_bases, start)
+            hi = bisect.bisect_left(self._segment_bases, end)
+            self._segment_bases[lo:hi] = [start] if cleaned else []
+            if self._batches and self._segment_bases[0] != self._base_offsets[0]:
+                self._trim_segments()
 
     def _splice(self, first: int, last: int, cleaned: list[bytes]) -> None:
         old_bytes = sum(len(b) for b in self._batches[first:last])
@@ -334,24 +328,6 @@ class InMemoryLog:
         self._batches[first:last] = cleaned
         self._bytes_before[first:last] = before
         self._deleted_bytes += old_bytes - sum(sizes)
-
-    def _regroup(self, start: int, end: int) -> None:
-        """One segment per run of cleaned batches up to segment.bytes."""
-        lo = bisect.bisect_left(self._segment_bases, start)
-        hi = bisect.bisect_left(self._segment_bases, end)
-        first = bisect.bisect_left(self._base_offsets, start)
-        last = bisect.bisect_left(self._base_offsets, end)
-        bases, size = [], 0
-        for index in range(first, last):
-            length = len(self._batches[index])
-            if not bases or size + length > self.segment_bytes:
-                bases.append(self._base_offsets[index])
-                size = 0
-            size += length
-        self._segment_bases[lo:hi] = bases
-        if self._batches and (not self._segment_bases
-                              or self._segment_bases[0] != self._base_offsets[0]):
-            self._trim_segments()
 
     # -- the log's life: nothing to flush, release or remove in memory -------------------
 
