@@ -9,9 +9,14 @@ Kafka Streams' restore consumers do, applying values and tombstones.  The
 restored table is the table that was written, and, compacted by the
 broker's LogCleaner, the restore reads fewer records than were written.
 
-The broker keeps running here: the in-memory store does not survive a
-broker restart; the same test across a broker restart waits for the
-durable log (issue 19).
+The first test restarts the application only (the broker, on the
+in-memory store, keeps running); the second restarts the broker too, on
+the durable log (``log.store=disk``): the compacted changelog, cleaned on
+disk, is what the restarted broker serves.  Topics do not come back by
+themselves yet (the metadata log is another branch's work), so the
+application creates its changelog topic again after the restart, as
+faust and Kafka Streams do at startup, and the broker hands it its log
+from log.dirs.
 
 Rules kept: loopback only, every wait bounded, no assertion on elapsed time,
 every client closed before its server stops.
@@ -19,6 +24,7 @@ every client closed before its server stops.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -27,7 +33,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.client_support import bootstrap
-from tests.support import make_config, server_fixture
+from tests.support import make_config, running_server, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -91,12 +97,18 @@ def restore(server) -> tuple[dict[bytes, int], int]:
     return table, read
 
 
-def test_a_table_restores_from_its_compacted_changelog(server):
+def create_changelog(server) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap(server)})
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1, config={
         "cleanup.policy": "compact", "segment.bytes": "1024",
         "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0"})])[TOPIC].result(
         TIMEOUT_S)
+
+
+def run_application(server) -> WordCountTable:
+    """Count 800 words (some deleted again) and wait until the cleaner has been at
+    both partitions of the changelog."""
+    create_changelog(server)
     app = WordCountTable(server)
     rng = random.Random(19)
     for n in range(1, 801):
@@ -113,7 +125,26 @@ def test_a_table_restores_from_its_compacted_changelog(server):
     while cleaner.cleanings < PARTITIONS and time.monotonic() < deadline:
         time.sleep(0.02)
     assert cleaner.cleanings >= PARTITIONS
+    return app
 
+
+def test_a_table_restores_from_its_compacted_changelog(server):
+    app = run_application(server)
     restored, read = restore(server)
     assert restored == app.table
     assert read < app.written // 2   # compaction cut what a restore reads (99 of 800 here)
+
+
+def test_a_table_restores_from_its_compacted_changelog_after_a_broker_restart(tmp_path):
+    def durable():
+        return make_config(log_store="disk", log_dirs=(str(tmp_path),),
+                           log_cleaner_backoff_ms=20)
+    with running_server(durable()) as first:
+        app = run_application(first)
+        app.producer.flush(TIMEOUT_S)
+    assert os.path.exists(tmp_path / "cleaner-offset-checkpoint")
+    with running_server(durable()) as second:
+        create_changelog(second)          # the application's startup
+        restored, read = restore(second)
+    assert restored == app.table
+    assert read < app.written // 2
