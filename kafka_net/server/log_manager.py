@@ -84,6 +84,7 @@ class LogManager:
         self._locks: list[int] = []
         self.scheduler = LogScheduler()
         self.had_clean_shutdown: dict[str, bool] = {}
+        self.unclean_dirs: list[str] = []
 
     @property
     def durable(self) -> bool:
@@ -103,8 +104,9 @@ class LogManager:
             for directory in dirs:
                 self._load_dir(directory)
             self._loaded = True
-            log.info("Loaded %d logs in %dms", len(self._logs),
-                     (time.monotonic() - began) * 1000)
+            log.info("Loaded %d logs in %dms%s", len(self._logs),
+                     (time.monotonic() - began) * 1000,
+                     f" (unclean log dirs = {self.unclean_dirs})" if self.unclean_dirs else "")
 
     def _load_dir(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
@@ -114,22 +116,25 @@ class LogManager:
         marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
         clean = os.path.exists(marker) or not formatted   # a new folder has nothing to recover
         self.had_clean_shutdown[directory] = clean
+        names = [n for n in sorted(os.listdir(directory))
+                 if os.path.isdir(os.path.join(directory, n))]
+        count = sum(1 for n in names if parse_topic_partition_name(n) is not None
+                    and not n.endswith("-delete"))
         if not formatted:
             log.info("Formatted log dir %s (meta.properties written)", directory)
         elif clean:
-            log.info("Skipping recovery of %s logs from %s since clean shutdown file was found",
-                     "all", directory)
+            log.info("Skipping recovery of %d logs from %s since clean shutdown file was found",
+                     count, directory)
         else:
-            log.info("Attempting recovery for all logs in %s since no clean shutdown file "
-                     "was found", directory)
+            log.info("Recovering %d logs from %s since no clean shutdown file was found",
+                     count, directory)
+            self.unclean_dirs.append(directory)
         recovery_points = OffsetCheckpointFile(
             os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
         log_starts = OffsetCheckpointFile(
             os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
-        for name in sorted(os.listdir(directory)):
+        for name in names:
             path = os.path.join(directory, name)
-            if not os.path.isdir(path):
-                continue
             if name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
                 continue
@@ -254,6 +259,8 @@ class LogManager:
     def startup(self) -> None:
         if self.durable:
             self.load_logs()
+            log.info("Starting log flusher with a default period of %d ms.",
+                     self.dirs.flush_scheduler_interval_ms)
             self._flusher.startup()
         else:
             log.info("Logs are kept in memory (log.store=memory): nothing survives a restart")

@@ -212,8 +212,8 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
 EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.bytes",
              "message.timestamp.type", "cleanup.policy",
              # the durable log's (log.store=disk; kafka_net/server/storage/segment.py)
-             "segment.ms", "segment.index.bytes", "index.interval.bytes", "flush.messages",
-             "flush.ms", "file.delete.delay.ms",
+             "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
+             "flush.messages", "flush.ms", "file.delete.delay.ms",
              # the LogCleaner's (kafka_net/server/log_cleaner.py)
              "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
              "min.cleanable.dirty.ratio")

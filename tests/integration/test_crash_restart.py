@@ -143,7 +143,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_record_once_and_in_order(tmp
     assert burst.acked_count() < RECORDS, "the burst ended before the kill"
     with start(port, log_dirs) as second:
         second.wait_started()
-        second.wait_for(r"Attempting recovery for all logs")
+        second.wait_for(rf"Recovering {PARTITIONS} logs from .* since no clean shutdown file")
         create_topic(port)          # until topics come back from the metadata log
         burst.join(TIMEOUT)
         assert not burst.is_alive()

@@ -405,8 +405,8 @@ def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
     log = open_log(tmp_path)
     fill(log, 30)
     old = log.segments()[:2]
-    cleaned = LogSegment(log.directory, old[0].base_offset, SMALL, create=True,
-                         suffix=".cleaned")
+    cleaned = log.new_cleaned_segment(old[0].base_offset)
+    assert cleaned.log.path.endswith(".log.cleaned")
     for segment in old:
         for batch in segment.batches():
             data = segment.read_batch(batch)
@@ -432,3 +432,41 @@ def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
                 if n.endswith((".swap", ".cleaned", ".deleted"))]
     assert base_offsets(read_all(third))[:len(expected)] == expected
     third.close()
+
+
+def test_a_segment_rolls_before_offsets_outgrow_the_int32_index_entries(tmp_path):
+    log = open_log(tmp_path, SegmentConfig(index_interval_bytes=0))
+    log.append(batch_of(0), 2**31 - 10, 1000)      # offsets [0, 2**31 - 11]
+    log.append(batch_of(1), 2, 1001)               # still fits: last relative 2**31 - 9
+    log.append(batch_of(2), 2**4, 1002)            # would pass Int.MaxValue: rolls
+    assert [s.base_offset for s in log.segments()] == [0, 2**31 - 8]
+    log.close()
+
+
+def test_a_partial_batch_found_after_a_clean_stop_is_cut_before_appending(tmp_path, caplog):
+    log = open_log(tmp_path, SegmentConfig())
+    fill(log, 5)
+    data = read_all(log)
+    log.close()
+    with open(log.segments()[-1].log.path, "ab") as fh:
+        fh.write(b"\x00" * 30)                      # junk written after the clean stop
+    with caplog.at_level(logging.WARNING):
+        again = open_log(tmp_path, SegmentConfig(), recovery_point=10)
+    assert "ends with 30 bytes that are not a whole batch" in caplog.text
+    again.append(batch_of(9), 2, 2000)
+    assert read_all(again)[:len(data)] == data and again.log_end_offset == 12
+    assert base_offsets(read_all(again)) == [0, 2, 4, 6, 8, 10]
+    again.close()
+
+
+def test_segment_jitter_makes_a_segment_roll_up_to_that_much_earlier(tmp_path):
+    config = SegmentConfig(segment_ms=1000, segment_jitter_ms=500)
+    log = open_log(tmp_path, config)
+    log.append(batch_of(0, timestamp=10_000), 2, 10_000)
+    jitter = log.segments()[0].roll_jitter_ms
+    assert 0 <= jitter < 500
+    log.append(batch_of(1, timestamp=10_000 + 1000 - jitter), 2, 10_000 + 1000 - jitter)
+    assert len(log.segments()) == 1                       # not past segment.ms - jitter
+    log.append(batch_of(2, timestamp=10_001 + 1000 - jitter), 2, 10_001 + 1000 - jitter)
+    assert len(log.segments()) == 2
+    log.close()

@@ -19,6 +19,7 @@ the file cut after the last valid batch.
 from __future__ import annotations
 
 import os
+import random
 import struct
 import time
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ SWAP_SUFFIX = ".swap"
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
+_INT_MAX = 2**31 - 1
 
 
 def filename_prefix(offset: int) -> str:
@@ -62,7 +64,7 @@ class SegmentConfig:
 
     segment_bytes: int = 1073741824          # segment.bytes / log.segment.bytes
     segment_ms: int = 604800000              # segment.ms / log.roll.ms (log.roll.hours)
-    segment_jitter_ms: int = 0               # segment.jitter.ms (not drawn: no jitter)
+    segment_jitter_ms: int = 0               # segment.jitter.ms: up to this much earlier
     segment_index_bytes: int = 10485760      # segment.index.bytes / log.index.size.max.bytes
     index_interval_bytes: int = 4096         # index.interval.bytes / log.index.interval.bytes
     flush_messages: int = 2**63 - 1          # flush.messages / log.flush.interval.messages
@@ -94,6 +96,10 @@ class LogSegment:
         self.offset_of_max_timestamp = last_ts_offset
         self.rolling_based_timestamp: int | None = None   # first batch's max timestamp
         self.created_ms = int(time.time() * 1000)
+        # Kafka draws each segment's roll jitter once, so that many partitions created
+        # together do not all roll at the same moment.
+        self.roll_jitter_ms = (random.randrange(config.segment_jitter_ms)
+                               if config.segment_jitter_ms > 0 else 0)
         self.truncation_reason: str | None = None   # set by recover()
 
     # -- appending ---------------------------------------------------------------------
@@ -120,12 +126,15 @@ class LogSegment:
         return position
 
     def should_roll(self, batch_size: int, max_timestamp: int, now_ms: int,
-                    config: SegmentConfig) -> bool:
-        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment)."""
+                    config: SegmentConfig, last_offset: int = 0) -> bool:
+        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment); also when
+        ``last_offset`` is past what an index's int32 relative offset can hold."""
         if self.size == 0:
             return False
         return (self.size > config.segment_bytes - batch_size
-                or self._time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms
+                or last_offset - self.base_offset > _INT_MAX
+                or self._time_waited_for_roll(now_ms, max_timestamp)
+                > config.segment_ms - self.roll_jitter_ms
                 or self.offset_index.is_full() or self.time_index.is_full())
 
     def _time_waited_for_roll(self, now_ms: int, max_timestamp: int) -> int:
@@ -198,11 +207,16 @@ class LogSegment:
     def read_next_offset(self) -> int:
         """The offset after the segment's last batch (Kafka's ``readNextOffset``):
         from the last index entry, a short scan to the end."""
+        return self.scan_tail()[0]
+
+    def scan_tail(self) -> tuple[int, int]:
+        """(next offset, end of the last whole batch), scanning from the last index
+        entry; an end short of the file size means a partial batch there."""
         _, position = self.offset_index.lookup(2**63 - 1)
-        next_offset = self.base_offset
+        next_offset, end = self.base_offset, position
         for batch in self.log.batches_from(position):
-            next_offset = batch.last_offset + 1
-        return next_offset
+            next_offset, end = batch.last_offset + 1, batch.position + batch.size
+        return next_offset, end
 
     def largest_timestamp(self) -> int:
         """What retention.ms compares: the max timestamp, else the file's mtime."""

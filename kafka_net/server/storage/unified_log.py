@@ -121,7 +121,7 @@ class UnifiedLog:
             last = base + record_count - 1
             config = self._config()
             segment = self.local.active_segment
-            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config):
+            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config, last):
                 segment = self.roll()
             segment.append(last, max_timestamp, base, stored)
             self.local.next_offset = last + 1
@@ -278,7 +278,6 @@ class UnifiedLog:
                  ",".join(repr(s) for s in doomed))
         self.deleted_bytes += sum(s.size for s in doomed)
         self.local.remove_and_delete_segments(doomed)
-        self.txns.truncate_before(self._log_start)
         delete_snapshots_before(self.directory, self.local.segments[0].base_offset)
 
     # -- rolling, flushing, producer state ------------------------------------------------
@@ -395,7 +394,14 @@ class UnifiedLog:
     # -- for the log cleaner (storage/base.py's CleanableLog) ------------------------------
 
     def segments(self) -> tuple[LogSegment, ...]:
+        """The segments, oldest first; the last is the active one (never cleaned)."""
         return self.local.segments
+
+    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """An empty segment written as ``<base>.log.cleaned`` (and its indexes), to
+        fill with the batches a cleaning keeps and pass to :meth:`replace_segments`."""
+        return LogSegment(self.directory, base_offset, self._config(), create=True,
+                          suffix=CLEANED_SUFFIX)
 
     def segment_infos(self) -> list[SegmentInfo]:
         segments, end = self.local.segments, self.log_end_offset
@@ -439,8 +445,7 @@ class UnifiedLog:
         old = [s for s in self.local.segments[:-1] if start <= s.base_offset < end]
         if not old:
             return
-        new = LogSegment(self.directory, start, self._config(), create=True,
-                         suffix=CLEANED_SUFFIX)
+        new = self.new_cleaned_segment(start)
         try:
             kept_markers = self._write_cleaned(new, cleaned)
             aborted = [t for s in old for t in read_aborted(s.txn_index_path)
@@ -475,6 +480,8 @@ class UnifiedLog:
         return markers
 
     def replace_segments(self, new_segments, old_segments) -> None:
+        """Swap ``new_segments`` (from :meth:`new_cleaned_segment`) in for
+        ``old_segments``, crash-safely (LocalLog.replace_segments)."""
         with self._lock:
             self.local.replace_segments(new_segments, old_segments)
             self._publish_end()
