@@ -310,7 +310,7 @@ def test_testcontainers_settings_start_a_broker():
     "sasl.kerberos.service.name", "transaction.state.log.num.partitions",
     "group.coordinator.rebalance.protocols", "ssl.engine.factory.class",
     "sasl.mechanism.inter.broker.protocol", "metric.reporters", "num.replica.fetchers",
-    "auto.leader.rebalance.enable", "log.cleaner.dedupe.buffer.size", "log.cleaner.threads",
+    "auto.leader.rebalance.enable", "log.cleaner.io.buffer.size",
     "transaction.state.log.segment.bytes", "replica.fetch.max.bytes"])
 def test_keys_kafka_knows_are_accepted_and_reported(key):
     cfg = config(**{key: "x"})

@@ -12,9 +12,9 @@ from typing import Any, Callable
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
-    INT_MAX, LONG_MAX, assignor_list, authorizer_class, boolean, choice, http_address, integer,
-    ip_overrides, listener_list, listener_name, listener_names, optional_integer, principal_list,
-    protocol_map, string, string_list)
+    INT_MAX, LONG_MAX, assignor_list, authorizer_class, boolean, choice, decimal,
+    http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
+    optional_integer, principal_list, protocol_map, string, string_list)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -126,6 +126,31 @@ KEYS: tuple[_Key, ...] = (
          "retention.ms / retention.bytes."),
     _Key("log.initial.task.delay.ms", "log_initial_task_delay_ms", integer(0), "30000",
          "How long after startup the kafka-log-retention task first runs."),
+    # -- the LogCleaner (log compaction; Kafka's CleanerConfig) --------------------------
+    _Key("log.cleaner.enable", "log_cleaner_enable", boolean, "true",
+         "Run the LogCleaner, which compacts topics with cleanup.policy=compact."),
+    _Key("log.cleaner.threads", "log_cleaner_threads", integer(0), "1",
+         "LogCleaner threads (kafka-log-cleaner-thread-N)."),
+    _Key("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", integer(0, LONG_MAX), "15000",
+         "How long a cleaner thread sleeps when no log needs cleaning."),
+    _Key("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size",
+         integer(0, LONG_MAX), "134217728",
+         "Memory for the cleaners' key -> offset maps, shared by the threads (24 bytes a "
+         "key, as Kafka's SkimpyOffsetMap counts)."),
+    _Key("log.cleaner.min.cleanable.ratio", "log_cleaner_min_cleanable_ratio",
+         decimal(0, 1), "0.5",
+         "Default min.cleanable.dirty.ratio: the dirty share of a log that makes it cleanable."),
+    _Key("log.cleaner.delete.retention.ms", "log_cleaner_delete_retention_ms",
+         integer(0, LONG_MAX), "86400000",
+         "Default delete.retention.ms: how long a tombstone stays after the first "
+         "cleaning that saw it."),
+    _Key("log.cleaner.min.compaction.lag.ms", "log_cleaner_min_compaction_lag_ms",
+         integer(0, LONG_MAX), "0",
+         "Default min.compaction.lag.ms: a record this young is not compacted."),
+    _Key("log.cleaner.max.compaction.lag.ms", "log_cleaner_max_compaction_lag_ms",
+         integer(1, LONG_MAX), str(LONG_MAX),
+         "Default max.compaction.lag.ms: a log with a record this old is cleaned "
+         "whatever its dirty ratio."),
     _Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", integer(), "6000",
          "Smallest session timeout a consumer group member may ask for."),
     _Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", integer(), "1800000",

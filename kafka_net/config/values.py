@@ -44,6 +44,22 @@ def optional_integer(lo: int | None = None, hi: int = INT_MAX
     return convert
 
 
+_DECIMAL_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def decimal(lo: float, hi: float) -> Callable[[str, str], float]:
+    """A DOUBLE key (Java's Double.parseDouble, decimal forms only) within [lo, hi]."""
+    def convert(key: str, raw: str) -> float:
+        text = raw.strip()
+        if not _DECIMAL_RE.fullmatch(text):
+            raise ConfigError(f"{key}: '{raw}' is not a number")
+        v = float(text)
+        if not lo <= v <= hi:
+            raise ConfigError(f"{key}: {v} is outside [{lo}, {hi}]")
+        return v
+    return convert
+
+
 def boolean(key: str, raw: str) -> bool:
     v = raw.strip().lower()
     if v not in ("true", "false"):

@@ -9,6 +9,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
                           |-- LogManager          (log.dirs, the logs, their tasks)
+                          |-- LogCleaner          (compaction threads)
                           |-- QuotaManagers       (client quotas, the throttle reaper)
                           '-- Controller          (metadata changes, as records in
                                                    the MetadataLog: core.metadata_log)
@@ -37,11 +38,11 @@ Nothing reads the state before step 3 ends, and nothing registers after it.
 
 Start and stop order: :meth:`startup` starts the LogManager (loading the
 logs of ``log.dirs`` with ``log.store=disk``, and its retention, flush and
-checkpoint tasks), then the throttle reaper and the purgatories;
-:meth:`shutdown` stops the purgatories, then the reaper (a handler still
-running may start a throttle), then the LogManager, which closes the logs
-cleanly once nothing can read or write them, then the metadata log.  Without
-``startup`` nothing
+checkpoint tasks), then the LogCleaner's threads, the throttle reaper and
+the purgatories; :meth:`shutdown` stops the LogCleaner, the purgatories,
+then the reaper (a handler still running may start a throttle), then the
+LogManager, which closes the logs cleanly once nothing can read or write
+them, then the metadata log.  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
@@ -62,6 +63,7 @@ from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordi
 from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.log_manager import LogDirsConfig, LogManager
+from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
@@ -153,6 +155,15 @@ def default_metadata_log(config: ServerConfig) -> PartitionLog:
     return durable_metadata_log(config)
 
 
+def cleaner_topic_defaults(config: ServerConfig) -> dict:
+    """The log.cleaner.* keys that set topic configs' defaults (Kafka's
+    ServerTopicConfigSynonyms), by topic config name."""
+    return {"delete.retention.ms": config.log_cleaner_delete_retention_ms,
+            "min.compaction.lag.ms": config.log_cleaner_min_compaction_lag_ms,
+            "max.compaction.lag.ms": config.log_cleaner_max_compaction_lag_ms,
+            "min.cleanable.dirty.ratio": config.log_cleaner_min_cleanable_ratio}
+
+
 class BrokerCore:
     """A broker's API layer (Kafka's ``BrokerServer`` minus the sockets and threads).
 
@@ -184,6 +195,12 @@ class BrokerCore:
                                       lambda topic: repository.log_config(topic).segment)
         if self.log_manager.durable:
             self.replica_manager.log_factory = self.log_manager.get_or_create_log
+        for name, value in cleaner_topic_defaults(config).items():
+            repository.set_broker_default(name, value)
+        self.log_cleaner = LogCleaner(
+            self.replica_manager, enable=config.log_cleaner_enable,
+            threads=config.log_cleaner_threads, backoff_ms=config.log_cleaner_backoff_ms,
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
         if metadata_log_factory is None and self.log_manager.durable:
             # The folders locked before the metadata log in one of them is opened:
             # a second broker on the same folders stops here.
@@ -266,6 +283,7 @@ class BrokerCore:
         # The logs first, as Kafka loads them before anything serves: a log dir
         # that cannot be used stops the startup before any thread runs.
         self.log_manager.startup()
+        self.log_cleaner.startup()
         self.quotas.startup()
         self.start_purgatories()
         self._warn_of_stray_logs()
@@ -283,6 +301,7 @@ class BrokerCore:
                         "they are: %s", len(stray), ", ".join(stray[:20]))
 
     def shutdown(self) -> None:
+        self.log_cleaner.shutdown()   # first: a cleaning writes the logs
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
         # Last: nothing reads or writes a log any more (Kafka's clean shutdown:

@@ -3,9 +3,11 @@
 Named after Kafka's ``ConfigRepository`` (where a broker reads a topic's
 dynamic configs).  A topic's overrides come from CreateTopics, AlterConfigs
 and IncrementalAlterConfigs; everything it does not override falls back to
-the broker's synonym (``message.max.bytes`` -> ``max.message.bytes``, and the
+the broker's synonym (``message.max.bytes`` -> ``max.message.bytes``, the
 log keys ``log.segment.bytes``, ``log.roll.ms``/``hours``, ``log.index.*``,
-``log.flush.interval.*``, ``log.segment.delete.delay.ms``) and then to Kafka's default
+``log.flush.interval.*``, ``log.segment.delete.delay.ms``, and the
+``log.cleaner.*`` keys -> ``delete.retention.ms``, ``min.compaction.lag.ms``,
+``max.compaction.lag.ms``, ``min.cleanable.dirty.ratio``) and then to Kafka's default
 (:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
 mutated in place.  Each topic's :class:`LogConfig` is built once and kept
@@ -35,10 +37,15 @@ class LogConfig:
     segment_bytes: int
     log_append_time: bool      # message.timestamp.type=LogAppendTime
     delete: bool               # cleanup.policy contains delete
-    compact: bool              # cleanup.policy contains compact (not acted on)
+    compact: bool              # cleanup.policy contains compact (the LogCleaner's)
     retention_overridden: bool  # the topic sets retention.ms or retention.bytes
     # segment.*, index.interval.bytes, flush.*, file.delete.delay.ms: the durable log's
     segment: SegmentConfig = SegmentConfig()
+    # The LogCleaner's per-topic settings.
+    delete_retention_ms: int = 86400000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = 2**63 - 1
+    min_cleanable_ratio: float = 0.5
 
 
 class ConfigRepository:
@@ -88,7 +95,11 @@ class ConfigRepository:
     def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
-        segment = SegmentConfig(v["segment.bytes"], v["segment.ms"], v["segment.jitter.ms"],
+        # LogConfig.maxSegmentMs: a compacted log also rolls by max.compaction.lag.ms,
+        # so no record waits in the never-cleaned active segment past that lag
+        segment_ms = (min(v["segment.ms"], v["max.compaction.lag.ms"]) if "compact" in policy
+                      else v["segment.ms"])
+        segment = SegmentConfig(v["segment.bytes"], segment_ms, v["segment.jitter.ms"],
                                 v["segment.index.bytes"], v["index.interval.bytes"],
                                 v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
         # A topic's own retention or a dynamic broker default for it (log.retention.ms,
@@ -98,7 +109,9 @@ class ConfigRepository:
                             for k in ("retention.ms", "retention.bytes"))
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
-                         "delete" in policy, "compact" in policy, retention_set, segment)
+                         "delete" in policy, "compact" in policy, retention_set,
+                         segment, v["delete.retention.ms"], v["min.compaction.lag.ms"],
+                         v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"])
 
     def set_broker_default(self, name: str, value: Any) -> None:
         """A static broker key that is a topic config's synonym (``log.segment.bytes``

@@ -38,7 +38,7 @@ from kafka_net.protocol.records import (
     ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID,
     RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
-    DecompressionBudget, DecompressionLimitError, RecordError, compute_crc,
+    DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError, compute_crc,
     validate_produce_records)
 from kafka_net.server.broker_topic_stats import BrokerTopicStats
 from kafka_net.server.config_repository import ConfigRepository
@@ -86,6 +86,9 @@ class Partition:
         if current_leader_epoch < self.leader_epoch:
             return ErrorCode.FENCED_LEADER_EPOCH
         return ErrorCode.UNKNOWN_LEADER_EPOCH
+    # The LogConfig last given to the log (UnifiedLog.updateConfig): compared by
+    # identity on append, as the repository replaces a topic's LogConfig on change.
+    config: object = None
 
 
 class ProduceResult(NamedTuple):
@@ -96,6 +99,8 @@ class ProduceResult(NamedTuple):
     log_start_offset: int = -1
     error_message: str | None = None
     log_append_time_ms: int = -1
+    # Produce v8+ record_errors: [{"batch_index", "batch_index_error_message"}]
+    record_errors: tuple | list = ()
 
 
 # The v2 batch header's max_timestamp field (after base_timestamp).
@@ -197,6 +202,13 @@ class ReplicaManager:
         with self._lock:
             return [self._partitions[tp] for tp in sorted(self._partitions)]
 
+    @staticmethod
+    def _update_config(partition: Partition, config) -> None:
+        update = getattr(partition.log, "update_config", None)
+        if update is not None:
+            update(config)
+        partition.config = config
+
     # -- produce ------------------------------------------------------------------------
 
     def decompression_budget(self) -> DecompressionBudget:
@@ -226,7 +238,10 @@ class ReplicaManager:
         try:
             header, batch = validate_produce_records(
                 records, api_version, max_batch_size=config.max_message_bytes,
-                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget)
+                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget,
+                compacted=config.compact)
+        except KeylessRecordsError as exc:
+            return self._refuse_keyless(topic, index, exc)
         except RecordError as exc:
             # A batch inflating past the bound is most likely an attack: a warning.
             level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
@@ -242,6 +257,8 @@ class ReplicaManager:
                               f"{topic}-{index} which exceeds the maximum configured segment "
                               f"size of {config.segment_bytes}.")
         with partition.lock:
+            if partition.config is not config:   # the topic's configs changed
+                self._update_config(partition, config)
             try:
                 result = self._append_locked(
                     partition, header, batch,
@@ -252,6 +269,24 @@ class ReplicaManager:
         self._apply_retention(partition, config)
         self.fetch_purgatory.check_and_complete((topic, index))
         return result
+
+    def _refuse_keyless(self, topic: str, index: int, exc: KeylessRecordsError) -> ProduceResult:
+        """Kafka's ``LogValidator``: a record error per keyless record, and the
+        partition's message naming the first three (``processRecordErrors``)."""
+        message = ("Compacted topic cannot accept message without key in topic partition "
+                   f"{topic}-{index}")
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')"
+                          for i in exc.indexes[:3])
+        self._rejections.log(logging.INFO, "KeylessRecordsError",
+                             "Rejected a record batch for %s-%d with error code %d: %d record(s) "
+                             "without a key in a compacted topic", escape(topic), index,
+                             exc.error_code, len(exc.indexes))
+        return ProduceResult(
+            exc.error_code, error_message=(
+                f"One or more records have been rejected due to {len(exc.indexes)} record "
+                f"errors in total, and only showing the first three errors at most: [{shown}]"),
+            record_errors=[{"batch_index": i, "batch_index_error_message": message}
+                           for i in exc.indexes])
 
     @staticmethod
     def _append_locked(partition: Partition, header, batch, log_append_time_ms: int,

@@ -174,7 +174,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
        "Dirty fraction of the log that triggers compaction.",
        "log.cleaner.min.cleanable.ratio"),
     _T("cleanup.policy", LIST, ["delete"], one_of("compact", "delete"),
-       "delete (retention) and/or compact (kafka-net stores but does not compact).",
+       "delete (retention) and/or compact (the LogCleaner keeps each key's latest value).",
        "log.cleanup.policy"),
     _T("unclean.leader.election.enable", BOOLEAN, False, None,
        "Whether an out-of-sync replica may become leader.",
@@ -231,7 +231,10 @@ EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.by
              "message.timestamp.type", "cleanup.policy",
              # the durable log's (log.store=disk; kafka_net/server/storage/segment.py)
              "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
-             "flush.messages", "flush.ms", "file.delete.delay.ms")
+             "flush.messages", "flush.ms", "file.delete.delay.ms",
+             # the LogCleaner's (kafka_net/server/log_cleaner.py)
+             "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
+             "min.cleanable.dirty.ratio")
 
 
 # -- parsing and printing (ConfigDef.parseType / convertToString) --------------------------

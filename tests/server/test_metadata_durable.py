@@ -23,6 +23,7 @@ import pytest
 
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records import build_batch
 from kafka_net.server.storage.checkpoint import StorageError
 from tests.server.conftest import Broker, batch, fetch, partition_of, produce
 from tests.server.handlers.test_alter_user_scram_credentials import SHA512, alter, upsert
@@ -62,7 +63,8 @@ def test_a_clean_restart_brings_the_metadata_and_the_data_back(tmp_path):
     config = disk_config(tmp_path)
     b = open_broker(config)
     some_life(b)
-    produce(b, topic="kept", records=batch([b"a", b"b"]))
+    # keyed: "kept" is compact,delete (some_life), which refuses keyless records
+    produce(b, topic="kept", records=build_batch([(b"k1", b"a"), (b"k2", b"b")]))
     pids = [producer_id(b) for _ in range(2)]
     before = state(b)
     stop(b)

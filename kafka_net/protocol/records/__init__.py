@@ -33,7 +33,8 @@ from kafka_net.protocol.records.framing import (
     iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches,
     with_base_offset, with_base_offset_and_epoch)
 from kafka_net.protocol.records.validation import (
-    DecompressionBudget, validate_batch, validate_produce_records, walk_records)
+    DecompressionBudget, KeylessRecordsError, keyless_records, validate_batch,
+    validate_produce_records, walk_records)
 
 __all__ = [
     "ATTRIBUTES_OFFSET", "BASE_OFFSET_OFFSET", "COMPRESSION_MASK", "CONTROL_MASK", "CRC_OFFSET",
@@ -43,11 +44,13 @@ __all__ = [
     "NO_PRODUCER_ID", "NO_SEQUENCE", "NO_TIMESTAMP", "PARTITION_LEADER_EPOCH_OFFSET",
     "RECORD_BATCH_OVERHEAD", "RECORDS_COUNT_OFFSET", "TIMESTAMP_TYPE_MASK", "TRANSACTIONAL_MASK",
     "UNSUPPORTED_COMPRESSION_TYPE", "BatchHeader", "Buffer", "Compression", "CorruptRecordError",
-    "DecompressionBudget", "DecompressionLimitError", "Header", "InvalidRecordError", "Record",
+    "DecompressionBudget", "DecompressionLimitError", "Header", "InvalidRecordError",
+    "KeylessRecordsError", "Record",
     "RecordError", "RecordLike", "RecordTooLargeError", "TimestampType",
     "UnsupportedCompressionTypeError",
     "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
-    "decompress", "encode_record", "iter_batches", "read_header", "set_base_offset",
+    "decompress", "encode_record", "iter_batches", "keyless_records", "read_header",
+    "set_base_offset",
     "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
     "walk_records", "with_base_offset", "with_base_offset_and_epoch",
 ]

@@ -72,7 +72,8 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
                    max_batch_size: int | None = None,
                    check_record_offsets: bool = False,
                    max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
-                   budget: DecompressionBudget | None = None) -> BatchHeader:
+                   budget: DecompressionBudget | None = None,
+                   compacted: bool = False) -> BatchHeader:
     """Check one batch as Kafka's broker does before appending it; return its header.
 
     ``from_client`` applies the rules Kafka keeps for producer appends
@@ -86,17 +87,19 @@ def validate_batch(batch: Buffer, *, from_client: bool = True,
     delta (only the count against ``last_offset_delta``);
     ``check_record_offsets`` additionally requires them to be 0, 1, 2, ...
     as every producer writes them.  ``budget``: the request's
-    :class:`DecompressionBudget`, if any.
+    :class:`DecompressionBudget`, if any.  ``compacted``: the topic's
+    cleanup.policy has compact, so every record needs a key
+    (:class:`KeylessRecordsError` lists those without).
     """
     view = as_byte_view(batch)
     return _validate_framed(view, frame_batch(view), from_client, max_batch_size,
-                            check_record_offsets, max_uncompressed_bytes, budget)
+                            check_record_offsets, max_uncompressed_bytes, budget, compacted)
 
 
 def _validate_framed(view: memoryview, header: BatchHeader, from_client: bool,
                      max_batch_size: int | None, check_record_offsets: bool,
                      max_uncompressed_bytes: int, budget: DecompressionBudget | None,
-                     ) -> BatchHeader:
+                     compacted: bool = False) -> BatchHeader:
     """:func:`validate_batch` after :func:`frame_batch` (or its equivalent)."""
     if from_client and header.base_offset != 0:
         raise InvalidRecordError(
@@ -111,18 +114,25 @@ def _validate_framed(view: memoryview, header: BatchHeader, from_client: bool,
     payload = view[RECORD_BATCH_OVERHEAD:]
     if not header.attributes & COMPRESSION_MASK:   # Compression.NONE
         # indexing bytes is the fastest walk; the copy is at most message.max.bytes
-        walk_records(bytes(payload), header.records_count, check_record_offsets)
+        records = bytes(payload)
+        walk_records(records, header.records_count, check_record_offsets)
     else:
-        _check_compressed(header, payload, max_uncompressed_bytes, budget, check_record_offsets)
+        records = _check_compressed(header, payload, max_uncompressed_bytes, budget,
+                                    check_record_offsets)
+    if compacted:   # a second walk, for compacted topics only: the hot path does not pay
+        keyless = keyless_records(records, header.records_count)
+        if keyless:
+            raise KeylessRecordsError(keyless)
     return header
 
 
 def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
-                      budget: DecompressionBudget | None, check_record_offsets: bool) -> None:
+                      budget: DecompressionBudget | None, check_record_offsets: bool) -> bytes:
+    """Decompress and walk a compressed batch's records; return them."""
     if budget is None:
-        walk_records(decompress(header.compression, payload, limit), header.records_count,
-                     check_record_offsets)
-        return
+        records = decompress(header.compression, payload, limit)
+        walk_records(records, header.records_count, check_record_offsets)
+        return records
     if header.records_count > budget.items_left:
         raise _over_budget(f"{header.records_count} records, {budget.items_left} left")
     room = max(0, min(limit, budget.bytes_left))
@@ -139,6 +149,7 @@ def _check_compressed(header: BatchHeader, payload: memoryview, limit: int,
     budget.bytes_left -= len(records)
     budget.items_left -= header.records_count
     walk_records(records, header.records_count, check_record_offsets, budget)
+    return records
 
 
 def _over_budget(what: str) -> DecompressionLimitError:
@@ -176,6 +187,7 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
                              check_record_offsets: bool = False,
                              max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES,
                              budget: DecompressionBudget | None = None,
+                             compacted: bool = False,
                              ) -> tuple[BatchHeader, memoryview]:
     """Check one partition's ``records`` from a Produce request; return the batch.
 
@@ -210,8 +222,37 @@ def validate_produce_records(records: Buffer | None, api_version: int, *,
             "exactly one record batch per partition")
     # complete_batch_size checked the frame, and the magic is 2: frame_batch's checks
     header = _validate_framed(first, read_header(first), True, max_batch_size,
-                              check_record_offsets, max_uncompressed_bytes, budget)
+                              check_record_offsets, max_uncompressed_bytes, budget, compacted)
     return header, first
+
+
+# --- keys on compacted topics -----------------------------------------------------------
+
+
+class KeylessRecordsError(InvalidRecordError):
+    """Records without a key in a batch for a compacted topic (Kafka's
+    ``LogValidator.validateKey``): INVALID_RECORD, with one record error per
+    keyless record (its index in the batch), as Produce v8+ reports them."""
+
+    def __init__(self, indexes: list[int]) -> None:
+        super().__init__(f"{len(indexes)} of the batch's records have no key")
+        self.indexes = indexes
+
+
+def keyless_records(buf: bytes, count: int) -> list[int]:
+    """Indexes of the records with a null key among ``count`` records that
+    :func:`walk_records` has checked."""
+    out = []
+    pos = 0
+    for index in range(count):
+        size, pos = _varint(buf, pos, 5)
+        end = pos + size
+        p = _varint(buf, pos + 1, 10)[1]          # attributes, then the timestamp delta
+        p = _varint(buf, p, 5)[1]                 # the offset delta
+        if _varint(buf, p, 5)[0] < 0:             # the key's length: negative = null
+            out.append(index)
+        pos = end
+    return out
 
 
 # --- the record walk ------------------------------------------------------------------

@@ -24,6 +24,9 @@ Behaviour:
   MESSAGE_TOO_LARGE, one larger than its ``segment.bytes`` RECORD_LIST_TOO_LARGE; on a ``message.timestamp.type=LogAppendTime`` topic the
   broker stamps the batch and answers its time in ``log_append_time_ms``
   (-1 otherwise).
+* A compacted topic (cleanup.policy has compact) refuses a batch holding a
+  record without a key: INVALID_RECORD, with a record error per keyless
+  record (v8+), as Kafka's LogValidator.
 * A topic is never created by Produce (clients create it through Metadata).
 * Transactional batches are accepted only for a partition added to the
   producer's ongoing transaction (AddPartitionsToTxn) and from its current
@@ -73,17 +76,17 @@ def handle(ctx, request: dict):
         for data in topic["partition_data"]:
             index = data["index"]
             if name in unauthorized:
-                error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
-                    ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, None, -1
+                error_code, base_offset, log_start_offset, error_message, log_append_time_ms, \
+                    record_errors = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, None, -1, ()
             else:
-                error_code, base_offset, log_start_offset, error_message, log_append_time_ms = \
-                    append_records(name, index, data["records"], version, budget)
+                error_code, base_offset, log_start_offset, error_message, log_append_time_ms, \
+                    record_errors = append_records(name, index, data["records"], version, budget)
             if error_code:
                 failed = True
             partitions.append({
                 "index": index, "error_code": error_code, "base_offset": base_offset,
                 "log_append_time_ms": log_append_time_ms, "log_start_offset": log_start_offset,
-                "error_message": error_message,
+                "error_message": error_message, "record_errors": record_errors,
             })
         responses.append({"name": name, "partition_responses": partitions})
     if acks == 0:

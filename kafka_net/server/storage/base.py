@@ -16,7 +16,7 @@ as acks=1.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol
 
 from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
@@ -42,6 +42,12 @@ class FetchResult(NamedTuple):
     # read_committed only: (producer id, first offset) of the aborted transactions
     # in the range read (kafka_net.server.storage.txn_index); None otherwise.
     aborted_transactions: list | None = None
+
+
+class CleaningAborted(Exception):
+    """A cleaning whose segments were deleted under it (retention, DeleteRecords,
+    DeleteTopics): Kafka's ``LogCleaningAbortedException``.  Nothing is swapped
+    in; the next round starts again from the same checkpoint."""
 
 
 class OffsetOutOfRange(Exception):
@@ -100,3 +106,35 @@ class PartitionLog(Protocol):
 
     def delete(self) -> None:
         """Remove the log and its files (DeleteTopics); no-op in memory."""
+
+
+class SegmentInfo(NamedTuple):
+    """What the log cleaner reads of one segment (Kafka's ``LogSegment``)."""
+
+    base_offset: int
+    next_offset: int            # one past its last batch (the next segment's base)
+    size: int                   # bytes
+    largest_timestamp: int      # the largest max timestamp of its batches
+    first_batch_timestamp: int  # the max timestamp of its first batch
+
+
+
+class CleanableLog(Protocol):
+    """What the log cleaner (:mod:`.cleaner`) needs of a log besides
+    :class:`PartitionLog` (Kafka's ``logSegments`` and ``replaceSegments``).
+    A log without these methods is never cleaned."""
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        """One :class:`SegmentInfo` per segment, the active one last."""
+
+    def batches_between(self, start: int, end: int) -> Iterable[bytes]:
+        """The stored batches whose base offset is in [start, end), in order."""
+
+    def replace_cleaned(self, start: int, end: int, cleaned: Iterable[bytes],
+                        before_swap: Callable[[], None] | None = None) -> None:
+        """Replace the segments based in [start, end) (non-active, grouped by the
+        cleaner) by one holding ``cleaned``, a subset of their offsets, atomically;
+        ``before_swap`` runs once ``cleaned`` is written, before the swap.  Batches
+        deleted from the front meanwhile stay deleted.  The durable log writes a
+        ``.cleaned`` segment and swaps it in through ``.swap`` (Kafka's
+        ``replaceSegments``), so a crash leaves either the old or the new segment."""

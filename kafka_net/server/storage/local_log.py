@@ -30,9 +30,19 @@ from kafka_net.server.storage.index import CorruptIndexError
 from kafka_net.server.storage.scheduler import LogScheduler
 from kafka_net.server.storage.segment import (
     CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,
-    LogSegment, SegmentConfig, offset_from_filename)
+    TXN_INDEX_SUFFIX, LogSegment, SegmentConfig, offset_from_filename)
 
 log = logging.getLogger("kafka_net.server.storage.log")
+
+
+# The files of a segment (not producer snapshots, which carry offsets in their names too).
+_SEGMENT_FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+
+
+def _offset_of(name: str) -> int | None:
+    """The offset a segment file's name starts with, or None."""
+    head = name.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 def parse_topic_partition_name(name: str) -> tuple[str, int] | None:
@@ -88,18 +98,56 @@ class LocalLog:
             else self.next_offset
 
     def _remove_temp_files(self) -> None:
-        for name in os.listdir(self.directory):
-            path = os.path.join(self.directory, name)
-            if name.endswith(DELETED_SUFFIX) or name.endswith(CLEANED_SUFFIX):
-                os.unlink(path)
-        for name in sorted(os.listdir(self.directory)):
-            if name.endswith(SWAP_SUFFIX):
-                # A swap file is a complete cleaned segment whose rename was cut short:
-                # finish it (Kafka's LogLoader completes swaps the same way).
-                final = os.path.join(self.directory, name[:-len(SWAP_SUFFIX)])
-                log.info("%sRecovering file %s by renaming from %s files.",
-                         self.log_ident, os.path.basename(final), SWAP_SUFFIX)
-                os.replace(os.path.join(self.directory, name), final)
+        """Kafka's ``LogLoader``: ``.deleted`` files removed; ``.swap`` files (cleaned
+        segments whose swap was cut short) completed, the old segments in the
+        offsets they cover deleted first; ``.cleaned`` files (a cleaning cut short
+        before its swap) removed, with any ``.swap`` at or above the lowest of them
+        (KAFKA-6264: part of an incomplete split)."""
+        names = os.listdir(self.directory)
+        cleaned = [n for n in names if n.endswith(CLEANED_SUFFIX)]
+        min_cleaned = min((_offset_of(n) for n in cleaned), default=None)
+        for name in names:
+            doomed = name.endswith(DELETED_SUFFIX) or name.endswith(CLEANED_SUFFIX) or (
+                name.endswith(SWAP_SUFFIX) and min_cleaned is not None
+                and _offset_of(name) is not None and _offset_of(name) >= min_cleaned)
+            if doomed:
+                os.unlink(os.path.join(self.directory, name))
+        swaps = sorted(n for n in os.listdir(self.directory) if n.endswith(SWAP_SUFFIX))
+        covered = self._swapped_range([n for n in swaps if n.endswith(LOG_SUFFIX + SWAP_SUFFIX)])
+        if covered is not None:
+            low, high = covered
+            for name in sorted(os.listdir(self.directory)):
+                offset = _offset_of(name)
+                if name.endswith(_SEGMENT_FILE_SUFFIXES) and offset is not None \
+                        and low <= offset < high:
+                    log.info("%sDeleting segment files %s that is compacted but has not been "
+                             "deleted yet.", self.log_ident, name)
+                    os.unlink(os.path.join(self.directory, name))
+        for name in swaps:
+            # A swap file is a complete cleaned segment whose rename was cut short:
+            # finish it (Kafka's LogLoader completes swaps the same way).
+            final = os.path.join(self.directory, name[:-len(SWAP_SUFFIX)])
+            log.info("%sRecovering file %s by renaming from %s files.",
+                     self.log_ident, os.path.basename(final), SWAP_SUFFIX)
+            os.replace(os.path.join(self.directory, name), final)
+
+    def _swapped_range(self, swap_logs: list[str]) -> tuple[int, int] | None:
+        """[lowest base offset, highest next offset) of the ``.log.swap`` files."""
+        if not swap_logs:
+            return None
+        low, high = None, None
+        for name in swap_logs:
+            base = offset_from_filename(name)
+            log.info("%sFound log file %s from interrupted swap operation, which is "
+                     "recoverable from %s files by renaming.", self.log_ident, name, SWAP_SUFFIX)
+            segment = LogSegment(self.directory, base, self.config(), suffix=SWAP_SUFFIX)
+            try:
+                next_offset = segment.read_next_offset()
+            finally:
+                segment.release()
+            low = base if low is None else min(low, base)
+            high = next_offset if high is None else max(high, next_offset)
+        return low, high
 
     def _open_segment(self, base_offset: int) -> LogSegment:
         prefix = os.path.join(self.directory, f"{base_offset:020d}")

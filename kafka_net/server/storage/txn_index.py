@@ -81,6 +81,18 @@ class TransactionIndex:
         index = bisect.bisect_left(self._aborted_last, start)
         return [t for t in self._aborted[index:] if t.first_offset < upper]
 
+    def remove_aborted(self, marker_offsets: set[int]) -> None:
+        """Forget the aborted transactions whose ABORT marker the log cleaner removed
+        (Kafka rebuilds a cleaned segment's index from the markers it keeps): a
+        read_committed consumer told of an aborted transaction skips that producer's
+        batches until it meets the marker, so an entry without one would hide the
+        producer's later, committed records."""
+        if not marker_offsets:
+            return
+        kept = [t for t in self._aborted if t.last_offset not in marker_offsets]
+        self._aborted = kept
+        self._aborted_last = [t.last_offset for t in kept]
+
     def truncate_before(self, log_start: int) -> None:
         """Forget aborted transactions wholly below the log start (deleted records)."""
         index = bisect.bisect_left(self._aborted_last, log_start)

@@ -37,7 +37,8 @@ from kafka_net.protocol.records import Buffer, read_header, with_base_offset_and
 from kafka_net.protocol.records.decoding import decode_records
 from kafka_net.protocol.records.framing import RecordError
 from kafka_net.server.producer_state import ProducerStateManager
-from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
+from kafka_net.server.storage.base import (
+    AppendResult, CleaningAborted, FetchResult, OffsetOutOfRange, SegmentInfo)
 from kafka_net.server.storage.checkpoint import write_atomically
 from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
@@ -53,6 +54,8 @@ from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
 log = logging.getLogger("kafka_net.server.storage.log")
 
 _ABORT, _COMMIT = 0, 1   # ControlRecordType
+
+
 
 
 class UnifiedLog:
@@ -427,7 +430,7 @@ class UnifiedLog:
         if header.is_transactional:
             self.txns.on_transactional_append(header.producer_id, header.base_offset)
 
-    # -- for the log cleaner ----------------------------------------------------------------
+    # -- for the log cleaner (storage/base.py's CleanableLog) ------------------------------
 
     def segments(self) -> tuple[LogSegment, ...]:
         """The segments, oldest first; the last is the active one (never cleaned)."""
@@ -438,6 +441,82 @@ class UnifiedLog:
         fill with the batches a cleaning keeps and pass to :meth:`replace_segments`."""
         return LogSegment(self.directory, base_offset, self._config(), create=True,
                           suffix=CLEANED_SUFFIX)
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        segments, end = self.local.segments, self.log_end_offset
+        infos = []
+        for n, segment in enumerate(segments):
+            try:
+                first = segment.log.header_at(0)
+            except OSError:     # deleted (retention) since the tuple was taken
+                continue
+            infos.append(SegmentInfo(
+                segment.base_offset,
+                segments[n + 1].base_offset if n + 1 < len(segments) else end,
+                segment.size, segment.largest_timestamp(),
+                first.max_timestamp if first is not None else -1))
+        return infos
+
+    def batches_between(self, start: int, end: int):
+        """The batches based in [start, end), read a segment at a time."""
+        segments = self.local.segments
+        for segment in segments[self.local.segment_index_for(start, segments):]:
+            if segment.base_offset >= end:
+                return
+            try:
+                for batch in segment.batches(segment.offset_index.lookup(start)[1]):
+                    if batch.base_offset >= end:
+                        return
+                    if batch.base_offset >= start:
+                        yield segment.read_batch(batch)
+            except OSError as exc:
+                if any(s is segment for s in self.local.segments):
+                    raise
+                raise CleaningAborted(f"segment {segment!r} was deleted while read") from exc
+
+    def replace_cleaned(self, start: int, end: int, cleaned, before_swap=None) -> None:
+        """Write ``cleaned`` to a ``.cleaned`` segment based at ``start`` (its
+        ``.txnindex`` keeping the aborted transactions whose markers it kept), flush
+        it, then swap it in for the segments based in [start, end) (Kafka's
+        ``Cleaner.cleanSegments`` and ``replaceSegments``).  If retention or
+        DeleteRecords removed one of those meanwhile, the cleaned segment is dropped
+        and :class:`CleaningAborted` raised (Kafka aborts that cleaning)."""
+        old = [s for s in self.local.segments[:-1] if start <= s.base_offset < end]
+        if not old:
+            return
+        new = self.new_cleaned_segment(start)
+        try:
+            kept_markers = self._write_cleaned(new, cleaned)
+            aborted = [t for s in old for t in read_aborted(s.txn_index_path)
+                       if t.last_offset in kept_markers]
+            for txn in aborted:
+                append_aborted(new.txn_index_path, txn, txn.last_offset)
+            new.on_became_inactive()
+            new.flush()
+            if before_swap is not None:
+                before_swap()
+            with self._lock:
+                current = {id(s) for s in self.local.segments[:-1]}
+                if any(id(s) not in current for s in old):
+                    raise CleaningAborted(f"segments of [{start}, {end}) were deleted meanwhile")
+                log.info("%sSwapping in cleaned segment %r for segment(s) %s", self.log_ident,
+                         new, ",".join(repr(s) for s in old))
+                self.local.replace_segments([new], old)
+                self._publish_end()
+        except BaseException:
+            new.delete_files()
+            raise
+
+    @staticmethod
+    def _write_cleaned(segment: LogSegment, cleaned) -> set[int]:
+        """Append the cleaned batches; return the offsets of the control batches kept."""
+        markers = set()
+        for batch in cleaned:
+            header = read_header(batch)
+            segment.append(header.last_offset, header.max_timestamp, header.base_offset, batch)
+            if header.is_control:
+                markers.add(header.base_offset)
+        return markers
 
     def replace_segments(self, new_segments, old_segments) -> None:
         """Swap ``new_segments`` (from :meth:`new_cleaned_segment`) in for

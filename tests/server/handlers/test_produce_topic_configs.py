@@ -6,7 +6,8 @@ import time
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import TimestampType, decode_records, read_header, validate_batch
+from kafka_net.protocol.records import (
+    Compression, TimestampType, build_batch, decode_records, read_header, validate_batch)
 from tests.server.handlers.conftest import create_topic, list_offset, produce, records
 
 
@@ -78,3 +79,38 @@ def test_a_batch_larger_than_a_segment_is_record_list_too_large(broker):
         f"Message batch size is {len(big)} bytes in append to partition t-0 which exceeds "
         "the maximum configured segment size of 100.")
     assert produce(broker, data=records(1))["error_code"] == ErrorCode.NONE
+
+
+# -- cleanup.policy=compact: every record needs a key (Kafka's LogValidator) ------------
+
+def test_a_compacted_topic_refuses_keyless_records_with_record_errors(broker):
+    create_topic(broker, configs={"cleanup.policy": "compact"})
+    mixed = build_batch([(b"k", b"1"), (None, b"2"), (b"k", b"3"), (None, b"4")])
+    answer = produce(broker, data=mixed)
+    message = "Compacted topic cannot accept message without key in topic partition t-0"
+    assert answer["error_code"] == ErrorCode.INVALID_RECORD
+    assert answer["base_offset"] == -1
+    assert answer["record_errors"] == [
+        {"batch_index": 1, "batch_index_error_message": message},
+        {"batch_index": 3, "batch_index_error_message": message}]
+    assert answer["error_message"].startswith(
+        "One or more records have been rejected due to 2 record errors in total, and only "
+        f"showing the first three errors at most: [RecordError(batchIndex=1, message='{message}')")
+    assert produce(broker, data=build_batch([(b"k", b"v")]))["error_code"] == ErrorCode.NONE
+
+
+def test_keyless_records_compressed_and_on_compact_delete_topics(broker):
+    create_topic(broker, configs={"cleanup.policy": "compact,delete"})
+    keyless = build_batch([(None, b"v")], compression=Compression.ZSTD)
+    answer = produce(broker, data=keyless)
+    assert answer["error_code"] == ErrorCode.INVALID_RECORD
+    assert [e["batch_index"] for e in answer["record_errors"]] == [0]
+
+
+def test_keyless_records_are_fine_elsewhere_and_before_v8_get_no_record_errors(broker):
+    create_topic(broker, "plain")
+    assert produce(broker, "plain")["error_code"] == ErrorCode.NONE
+    create_topic(broker, configs={"cleanup.policy": "compact"})
+    answer = produce(broker, version=7)
+    assert answer["error_code"] == ErrorCode.INVALID_RECORD
+    assert "record_errors" not in answer or answer["record_errors"] == []
