@@ -162,6 +162,11 @@ class RequestContext:
     def credential_cache(self) -> CredentialCache:
         return self.apis.credential_cache
 
+    @property
+    def internal_topics(self):
+        """The broker's InternalTopics, or None (API tests without a BrokerCore)."""
+        return self.apis.internal_topics
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -191,8 +196,12 @@ class KafkaApis:
                  replica_manager: ReplicaManager | None = None,
                  group_coordinator=None, quotas: QuotaManagers | None = None,
                  transaction_coordinator: TransactionCoordinator | None = None,
-                 credential_cache: CredentialCache | None = None) -> None:
+                 credential_cache: CredentialCache | None = None,
+                 internal_topics=None) -> None:
         self.config = config
+        # The broker's InternalTopics (FindCoordinator and Metadata create them); None
+        # in API tests built without a BrokerCore.
+        self.internal_topics = internal_topics
         self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)

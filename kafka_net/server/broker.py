@@ -37,7 +37,11 @@ from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordi
 from kafka_net.server.log_manager import LogManager
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.quotas.quota_managers import QuotaManagers
-from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.group.metadata_manager import GroupMetadataManager
+from kafka_net.server.internal_topics import (
+    GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, InternalTopics)
+from kafka_net.server.replica_manager import LogFactory, ReplicaManager, in_memory_log
+from kafka_net.server.transaction.state_log import TransactionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 from kafka_net.security.credential_cache import CredentialCache
 
@@ -69,22 +73,37 @@ class BrokerCore:
 
     ``request_channel`` is where deferred and throttled responses go: a
     RequestChannel of ``queued.max.requests`` unless given (tests pass a fake
-    that records them).  ``groups`` overrides the group.* keys.
+    that records them).  ``groups`` overrides the group.* keys; ``log_factory``
+    gives each partition its log (in memory by default).
     """
 
     def __init__(self, config: ServerConfig, request_channel=None,
-                 groups: GroupConfig | None = None) -> None:
+                 groups: GroupConfig | None = None,
+                 log_factory: LogFactory = in_memory_log) -> None:
         self.config = config
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
         self.replica_manager = ReplicaManager(config.message_max_bytes,
-                                              config.message_max_uncompressed_bytes)
+                                              config.message_max_uncompressed_bytes,
+                                              log_factory=log_factory)
+        # __consumer_offsets and __transaction_state, created through KafkaApis
+        # (as any topic) once the coordinators need them.
+        self.internal_topics = InternalTopics(
+            config, self.metadata_cache, self.replica_manager.config_repository,
+            lambda name, partitions: self.apis.create_topic(name, partitions))
+        group_store = GroupMetadataManager(self.replica_manager, self.internal_topics)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
-            consumer_group_config(config))
+            consumer_group_config(config), group_store)
         self.transaction_coordinator = TransactionCoordinator(
-            transaction_config(config), self.replica_manager, self.group_coordinator.offsets)
+            transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
+            TransactionLog(self.replica_manager, self.internal_topics,
+                           group_store.partition_for))
+        self.internal_topics.register_loader(GROUP_METADATA_TOPIC_NAME,
+                                             self.group_coordinator.load_groups)
+        self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
+                                             self.transaction_coordinator.load_transactions)
         self.quotas = QuotaManagers(config, self.request_channel)
         self.log_manager = LogManager(self.replica_manager,
                                       config.log_retention_check_interval_ms,
@@ -98,7 +117,8 @@ class BrokerCore:
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
-                              credential_cache=self.credential_cache)
+                              credential_cache=self.credential_cache,
+                              internal_topics=self.internal_topics)
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -126,6 +146,9 @@ class BrokerCore:
     # -- start and stop ------------------------------------------------------------------
 
     def startup(self) -> None:
+        # Internal topics that came back from the metadata log: their coordinators
+        # load them before any request is served (Kafka: on becoming their leader).
+        self.internal_topics.load_existing()
         self.quotas.startup()
         self.start_purgatories()
         self.log_manager.startup()

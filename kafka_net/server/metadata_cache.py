@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 
 from kafka_net.config import EndPoint
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.partition_limits import (
     TopicCreationError, broker_limit_error, not_growing_error)
@@ -116,7 +117,8 @@ class MetadataCache:
             error = self._creation_error_locked(name, num_partitions, max_total)
             if error is not None:
                 raise error
-            topic = TopicMetadata(name, uuid.uuid4(), num_partitions)
+            # Kafka's Metadata flags a topic internal by its name (Topic.isInternal).
+            topic = TopicMetadata(name, uuid.uuid4(), num_partitions, is_internal(name))
             self._topics[name] = topic
             self._unified[unify_collision_chars(name)] = name
             self._total_partitions += num_partitions

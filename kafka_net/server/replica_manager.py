@@ -37,8 +37,8 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
-    DecompressionBudget, DecompressionLimitError, RecordError, compute_crc,
-    validate_produce_records)
+    DecompressionBudget, DecompressionLimitError, RecordError, compute_crc, iter_batches,
+    read_header, validate_produce_records)
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
@@ -235,6 +235,44 @@ class ReplicaManager:
             partition.txns.on_marker(producer_id, commit, appended.base_offset)
         self.fetch_purgatory.check_and_complete((topic, index))
         return ErrorCode.NONE
+
+    def append_coordinator_records(self, topic: str, index: int, batch: bytes,
+                                   record_count: int, max_timestamp: int) -> ProduceResult:
+        """Append a batch a coordinator built for its internal topic (Kafka's
+        ``appendRecords`` with ``AppendOrigin.COORDINATOR`` and internal topics
+        allowed): trusted, so none of a client batch's checks.  A transactional
+        one (TxnOffsetCommit's offsets) holds back the last stable offset as a
+        producer's does."""
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        header = read_header(batch)
+        with partition.lock:
+            appended = partition.log.append(batch, record_count, max_timestamp)
+            if header.attributes & TRANSACTIONAL_MASK:
+                partition.txns.on_transactional_append(header.producer_id,
+                                                       appended.base_offset)
+        self.fetch_purgatory.check_and_complete((topic, index))
+        return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset)
+
+    def read_batches(self, topic: str, index: int, chunk_bytes: int = 1 << 20):
+        """Every batch of a partition from its log start to its end now, as
+        (header, batch bytes): a coordinator loading its state (Kafka's
+        ``doLoadGroupsAndOffsets`` reading ``offsets.load.buffer.size`` at a time)."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return
+        offset, end = partition.log.log_start_offset, partition.log.log_end_offset
+        while offset < end:
+            records = partition.log.read(offset, chunk_bytes, True).records
+            data = records if isinstance(records, (bytes, bytearray)) else records.read_bytes()
+            if not data:
+                return
+            for view in iter_batches(data):
+                header = read_header(view)
+                if header.next_offset > offset:
+                    yield header, bytes(view)
+                offset = max(offset, header.next_offset)
 
     @staticmethod
     def last_stable_offset_of(partition: Partition) -> int:

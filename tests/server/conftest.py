@@ -85,9 +85,10 @@ class Broker(BrokerCore):
     advertised listener, and short group timeouts."""
 
     def __init__(self, config: ServerConfig | None = None,
-                 group_config: GroupConfig | None = None) -> None:
+                 group_config: GroupConfig | None = None, **core_kw) -> None:
         super().__init__(config or ServerConfig(), FakeChannel(), group_config
-                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0))
+                         or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
+                         **core_kw)
         self.channel = self.request_channel
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
         self._correlation = 0

@@ -73,16 +73,18 @@ SyncCallback = Callable[[SyncResult], None]
 
 class GroupCoordinator(GroupAdmin, StaticMembership):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
-                 consumer_config: ConsumerGroupConfig | None = None) -> None:
+                 consumer_config: ConsumerGroupConfig | None = None, store=None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
-        ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups."""
+        ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups;
+        ``store`` (a GroupMetadataManager) keeps groups and offsets in
+        ``__consumer_offsets``, None keeps them in memory only."""
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
-                                     config.offset_metadata_max_bytes)
+                                     config.offset_metadata_max_bytes, store)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
@@ -110,6 +112,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
                     member.answer_sync(SyncResult.failed(ErrorCode.NOT_COORDINATOR))
 
     def _group(self, group_id: str, create: bool = False) -> Group | None:
+        self.ready()
         with self._lock:
             group = self._groups.get(group_id)
             if group is None and create:
@@ -121,8 +124,52 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
         return self._group(group_id, create)
 
     def groups(self) -> list[Group]:
+        self.ready()
         with self._lock:
             return list(self._groups.values())
+
+    def load_groups(self, partition_count: int):
+        """Take the groups stored in ``__consumer_offsets`` (Kafka's onGroupLoaded):
+        each loaded member must heartbeat within its session timeout.  A group
+        already known here (created before the load) keeps its state and gains
+        the offsets it does not have, once the caller released the internal
+        topics' lock (returned as the step to run then)."""
+        store = self.offsets.store
+        if store is None:
+            return None
+        known = []
+        for loaded in store.load(partition_count):
+            # Made whole before anyone can see it: no group lock is taken here.
+            loaded.subscribed_topics = compute_subscribed_topics(loaded)
+            for member in loaded.members.values():
+                self._schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
+            with self._lock:
+                group = self._groups.setdefault(loaded.group_id, loaded)
+            if group is not loaded:
+                known.append((group, loaded))
+                continue
+            log.info("Loaded group %s in state %s with generation %d and %d member(s)",
+                     escape(group.group_id), group.state, group.generation_id,
+                     len(group.members))
+
+        def merge() -> None:
+            for group, loaded in known:
+                with group.lock:
+                    for tp, offset in loaded.offsets.items():
+                        group.offsets.setdefault(tp, offset)
+        return merge if known else None
+
+    def ready(self) -> None:
+        """Load ``__consumer_offsets`` (creating it if need be) before a group is
+        touched: a request never holds a group's lock while the load runs."""
+        store = self.offsets.store
+        if store is not None:
+            store.ready()
+
+    def _store_group(self, group: Group) -> int:
+        """Persist the group's metadata (under its lock); an error code."""
+        store = self.offsets.store
+        return ErrorCode.NONE if store is None else store.store_group(group)
 
     def _forget(self, group: Group) -> None:
         """Drop a deleted (Dead) group from the registry; its id may be reused."""
@@ -279,6 +326,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
                 group.transition_to(S.EMPTY)
                 group.protocol_name = group.leader_id = None
                 group.subscribed_topics = compute_subscribed_topics(group)
+                self._store_group(group)   # Kafka stores the empty generation too
                 log.info("Group %s with generation %d is now empty",
                          escape(group.group_id), group.generation_id)
                 return
@@ -338,6 +386,14 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
     def _apply_assignment(self, group: Group, assignments: dict[str, bytes]) -> None:
         for member in group.members.values():
             member.assignment = assignments.get(member.member_id, b"")
+        error = self._store_group(group)   # persisted before anyone is answered
+        if error:
+            # Kafka's resetAndPropagateAssignmentError, then a new rebalance.
+            for member in group.members.values():
+                member.assignment = b""
+            self._fail_pending_syncs(group, error)
+            self._prepare_rebalance(group, f"storing the assignment failed with error {error}")
+            return
         group.transition_to(S.STABLE)
         log.info("Assignment received from leader %s for group %s generation %d",
                  escape(group.leader_id), escape(group.group_id), group.generation_id)

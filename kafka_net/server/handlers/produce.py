@@ -25,6 +25,9 @@ Behaviour:
   broker stamps the batch and answers its time in ``log_append_time_ms``
   (-1 otherwise).
 * A topic is never created by Produce (clients create it through Metadata).
+* The internal topics are written by their coordinators only: a batch for
+  ``__consumer_offsets`` or ``__transaction_state`` gets INVALID_TOPIC_EXCEPTION
+  "Cannot append to internal topic ..." (Kafka's ReplicaManager.appendToLocalLog).
 * Transactional batches are accepted only for a partition added to the
   producer's ongoing transaction (AddPartitionsToTxn) and from its current
   epoch: INVALID_TXN_STATE / INVALID_PRODUCER_EPOCH otherwise (Kafka's
@@ -36,6 +39,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
+from kafka_net.server.internal_topics import INTERNAL_TOPICS
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = Versions(0, 11)
@@ -57,6 +61,10 @@ def handle(ctx, request: dict):
     responses = []
     for topic in request["topic_data"]:
         name = topic["name"]
+        if name in INTERNAL_TOPICS:   # one set lookup per topic, not per batch
+            failed = True
+            responses.append(_internal_refused(name, topic))
+            continue
         partitions = []
         for data in topic["partition_data"]:
             index = data["index"]
@@ -73,6 +81,14 @@ def handle(ctx, request: dict):
     if acks == 0:
         return CLOSE_CONNECTION if failed else NO_RESPONSE
     return {"responses": responses, "throttle_time_ms": 0}
+
+
+def _internal_refused(name: str, topic: dict) -> dict:
+    return {"name": name, "partition_responses": [
+        {"index": data["index"], "error_code": ErrorCode.INVALID_TOPIC_EXCEPTION,
+         "base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
+         "error_message": f"Cannot append to internal topic {name}"}
+        for data in topic["partition_data"]]}
 
 
 def error_response(request: dict, version: int, error_code: int):
