@@ -116,7 +116,10 @@ class RecordFormatError(ValueError):
 
 
 def _encode(schema: Schema, version: int, value: dict) -> bytes:
-    return _VERSION.pack(version) + schema.encode(value, version)
+    buf = bytearray(_VERSION.pack(version))
+    schema.encoder(version)(value, buf)   # the compiled codec, straight (per commit)
+    return bytes(buf)
+
 
 
 def _decode(schema: Schema, data: bytes) -> tuple[int, dict]:

@@ -237,7 +237,8 @@ class ReplicaManager:
         return ErrorCode.NONE
 
     def append_coordinator_records(self, topic: str, index: int, batch: bytes,
-                                   record_count: int, max_timestamp: int) -> ProduceResult:
+                                   record_count: int, max_timestamp: int,
+                                   transactional: bool = False) -> ProduceResult:
         """Append a batch a coordinator built for its internal topic (Kafka's
         ``appendRecords`` with ``AppendOrigin.COORDINATOR`` and internal topics
         allowed): trusted, so none of a client batch's checks.  A transactional
@@ -246,11 +247,10 @@ class ReplicaManager:
         partition = self._partitions.get((topic, index))
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        header = read_header(batch)
         with partition.lock:
             appended = partition.log.append(batch, record_count, max_timestamp)
-            if header.attributes & TRANSACTIONAL_MASK:
-                partition.txns.on_transactional_append(header.producer_id,
+            if transactional:
+                partition.txns.on_transactional_append(read_header(batch).producer_id,
                                                        appended.base_offset)
         self.fetch_purgatory.check_and_complete((topic, index))
         return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset)

@@ -1,5 +1,6 @@
 """The records of __consumer_offsets and __transaction_state, byte for byte as
-Kafka's generated classes write them, and the partition a key lives in."""
+Kafka's generated classes write them, the partition a key lives in, and the
+batch a coordinator wraps them in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from kafka_net.protocol.coordinator_records import (
     decode_transaction_record, group_metadata_key, group_metadata_value, java_string_hash,
     kafka_abs, offset_commit_key, offset_commit_value, partition_for, transaction_log_key,
     transaction_log_value)
+from kafka_net.protocol.records import build_batch, build_key_value_batch
 
 
 def _str(s: str) -> bytes:
@@ -87,3 +89,15 @@ def test_partition_for_is_utils_abs_of_the_hash_mod_count():
     assert partition_for("polygenelubricants", 50) == 0
     assert partition_for("hello", 50) == 99162322 % 50
     assert partition_for("burrow-group", 50) == 1039673043 % 50 == 43
+
+
+@pytest.mark.parametrize("pairs", [
+    [(b"k", b"v")],
+    [(b"k" * 70, None), (None, b"v" * 300), (b"", b"")],   # multi-byte lengths, nulls
+    [(offset_commit_key("g", "t", p), offset_commit_value(p, -1, "", 5)) for p in range(70)],
+])
+def test_build_key_value_batch_makes_what_build_batch_makes(pairs):
+    fields = dict(producer_id=7, producer_epoch=2, transactional=True)
+    assert build_key_value_batch(pairs, 1234, **fields) == \
+        build_batch([(k, v, (), 1234) for k, v in pairs], **fields)
+    assert build_key_value_batch(pairs, 99) == build_batch([(k, v, (), 99) for k, v in pairs])

@@ -42,8 +42,7 @@ from kafka_net.protocol.coordinator_records import (
     partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    CONTROL_MASK, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, RecordError, build_batch,
-    decode_records)
+    CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
@@ -53,6 +52,7 @@ log = logging.getLogger(__name__)
 _bad_records = RateLimitedLog(log)
 
 COMMIT = 1   # ControlRecordType of a marker's key
+_PARTITION_CACHE_SIZE = 100_000   # group ids whose partition is remembered
 
 
 def append_error(error: int) -> int:
@@ -78,39 +78,57 @@ class GroupMetadataManager:
         self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._partitions = internal_topics.partition_count(GROUP_METADATA_TOPIC_NAME)
         self._lock = threading.Lock()
+        self._partition_of: dict[str, int] = {}
         # Transactional offsets left without a marker by the last load.
         self._loaded_pending: dict[tuple[str, int], list] = {}
 
     def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self._partitions)
+        # The hash walks the id in Python: remembered per group (the count never changes
+        # once the topic exists; a load or creation with another count starts afresh).
+        cached = self._partition_of.get(group_id)
+        if cached is None:
+            if len(self._partition_of) >= _PARTITION_CACHE_SIZE:
+                self._partition_of.clear()
+            cached = self._partition_of[group_id] = partition_for(group_id, self._partitions)
+        return cached
+
+    def _set_partitions(self, count: int) -> None:
+        if count != self._partitions:
+            self._partitions = count
+            self._partition_of = {}
 
     def ready(self) -> None:
         """Make sure ``__consumer_offsets`` exists and is loaded (a set lookup once it is)."""
         if self._internal_topics.is_ready(GROUP_METADATA_TOPIC_NAME):
             return
         try:
-            self._partitions = self._internal_topics.ensure(GROUP_METADATA_TOPIC_NAME)
+            self._set_partitions(self._internal_topics.ensure(GROUP_METADATA_TOPIC_NAME))
         except TopicCreationError:
             pass   # the first write answers COORDINATOR_NOT_AVAILABLE and logs why
 
     # -- writing --------------------------------------------------------------------------
 
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-                producer: tuple[int, int] | None = None) -> int:
+                producer: tuple[int, int] | None = None, now: int | None = None) -> int:
         """Append ``records`` to the group's partition as one batch; an error code."""
         if not records:
             return ErrorCode.NONE
-        try:
-            self._partitions = self._internal_topics.ensure(GROUP_METADATA_TOPIC_NAME)
-        except TopicCreationError as exc:
-            log.warning("Cannot store group %s: %s", escape(group_id), exc.message)
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        now = self.clock_ms()
-        pid, epoch = producer or (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
-        batch = build_batch([(k, v, (), now) for k, v in records], producer_id=pid,
-                            producer_epoch=epoch, transactional=producer is not None)
+        if not self._internal_topics.is_ready(GROUP_METADATA_TOPIC_NAME):
+            try:
+                self._set_partitions(self._internal_topics.ensure(GROUP_METADATA_TOPIC_NAME))
+            except TopicCreationError as exc:
+                log.warning("Cannot store group %s: %s", escape(group_id), exc.message)
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if now is None:
+            now = self.clock_ms()
+        if producer is None:
+            batch = build_key_value_batch(records, now)
+        else:
+            batch = build_key_value_batch(records, now, producer_id=producer[0],
+                                          producer_epoch=producer[1], transactional=True)
         result = self._replica_manager.append_coordinator_records(
-            GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id), batch, len(records), now)
+            GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id), batch, len(records), now,
+            producer is not None)
         if result.error_code:
             log.error("Appending %d record(s) of group %s to %s failed with error %d",
                       len(records), escape(group_id), GROUP_METADATA_TOPIC_NAME,
@@ -125,7 +143,7 @@ class GroupMetadataManager:
         return self._append(group_id, [
             (offset_commit_key(group_id, c.topic, c.partition),
              offset_commit_value(c.offset, c.leader_epoch, c.metadata, now))
-            for c in commits], producer)
+            for c in commits], producer, now)
 
     def remove_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> int:
         return self._append(group_id, [(offset_commit_key(group_id, t, p), None)
@@ -160,7 +178,7 @@ class GroupMetadataManager:
     def load(self, partition_count: int) -> list[Group]:
         """Every group stored in ``__consumer_offsets``, rebuilt."""
         from kafka_net.server.group.offsets import OffsetAndMetadata
-        self._partitions = partition_count
+        self._set_partitions(partition_count)
         offsets: dict[str, dict] = {}
         groups: dict[str, dict | None] = {}
         started = time.monotonic()

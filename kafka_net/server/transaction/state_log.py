@@ -34,7 +34,8 @@ from kafka_net.protocol.coordinator_records import (
     RecordFormatError, decode_transaction_record, partition_for, transaction_log_key,
     transaction_log_value)
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import CONTROL_MASK, RecordError, build_batch, decode_records
+from kafka_net.protocol.records import (
+    CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 from kafka_net.server.partition_limits import TopicCreationError
@@ -86,7 +87,7 @@ class TransactionLog:
                         exc.message)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         now = int(time.time() * 1000)
-        batch = build_batch([(transaction_log_key(transactional_id), value, (), now)])
+        batch = build_key_value_batch([(transaction_log_key(transactional_id), value)], now)
         result = self._replica_manager.append_coordinator_records(
             TRANSACTION_STATE_TOPIC_NAME, self.partition_for(transactional_id), batch, 1, now)
         if result.error_code:
