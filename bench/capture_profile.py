@@ -162,7 +162,7 @@ def run(api: str, rounds: int, duration: float, warmup: float) -> dict:
     kload = build_kload()
     work = tempfile.mkdtemp(prefix="kafka-net-capture-profile-")
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
-                          capture_dir=os.path.join(work, "captures"))
+                          capture_dir=os.path.join(work, "captures"), log_store="memory")
     server = KafkaServer(config)
     server.startup()
     runs: dict[str, list[dict]] = {v: [] for v in VARIANTS}

@@ -42,7 +42,7 @@ STEPS = ("_configure_new_connections", "_process_new_responses", "_poll",
 
 class HotPath:
     def __init__(self, connections: int) -> None:
-        config = ServerConfig()
+        config = ServerConfig(log_store="memory")
         self.channel = RequestChannel(500)
         core = BrokerCore(config, self.channel)
         self.processor = Processor(0, "PLAINTEXT", self.channel, core.apis.parse_request,

@@ -28,7 +28,7 @@ MiB = 1 << 20
 
 
 def measure(n: int) -> None:
-    apis = BrokerCore(ServerConfig()).apis
+    apis = BrokerCore(ServerConfig(log_store="memory")).apis
     proc = psutil.Process()
     gc.collect()
     before = proc.memory_info().rss

@@ -48,7 +48,7 @@ class _KeepingProcessor:
 
 
 def costs(api: str, calls: int = CALLS) -> dict[str, float]:
-    config = ServerConfig()
+    config = ServerConfig(log_store="memory")   # the in-memory store's costs
     channel = RequestChannel(500)
     channel.add_processor(_KeepingProcessor())
     apis = BrokerCore(config, channel).apis

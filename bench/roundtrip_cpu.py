@@ -42,7 +42,7 @@ def _server_cpu() -> float:
 def one_run(queued_max_request_bytes: int, requests: int) -> float:
     """Server CPU µs per request for one configuration."""
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
-                          num_network_threads=1, num_io_threads=1,
+                          num_network_threads=1, num_io_threads=1, log_store="memory",
                           queued_max_request_bytes=queued_max_request_bytes)
     server = KafkaServer(config)
     server.startup()

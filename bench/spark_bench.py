@@ -109,7 +109,8 @@ def _requests() -> list[tuple[str, int, int, dict]]:
 def request_templates() -> list[tuple[str, bytes, bytes]]:
     """(name, request payload, response payload) per API, without size prefixes,
     correlation id 0: requests encoded by kafka-net's codec, answered by its KafkaApis."""
-    config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"))
+    config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
+                          log_store="memory")
     core = BrokerCore(config)
     apis = core.apis
     apis.create_topic(TOPIC, 1)

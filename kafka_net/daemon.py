@@ -25,6 +25,7 @@ alive).
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import signal
 import time
@@ -124,8 +125,11 @@ class Daemon:
                      ", ".join(self.config.controller_listener_names))
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
         metrics = self.server.metrics_http
+        dirs = self.server.log_manager.dirs.log_dirs
+        store = (f"logs in {', '.join(os.path.abspath(d) for d in dirs)}" if dirs
+                 else "logs in memory (log.store=memory: nothing survives a restart)")
         status_log.info("kafka-net started in %.0f ms: node.id=%d, listening on %s "
-                        "(num.network.threads=%d, num.io.threads=%d)%s",
+                        "(num.network.threads=%d, num.io.threads=%d), %s%s",
                         elapsed_s * 1000, self.config.node_id, listeners,
-                        self.config.num_network_threads, self.config.num_io_threads,
+                        self.config.num_network_threads, self.config.num_io_threads, store,
                         f", metrics on {metrics.url}/metrics" if metrics else "")

@@ -120,9 +120,7 @@ class Broker:
                 for k, v in (configs or {}).items()})
         except InvalidConfig as exc:
             raise ValueError(str(exc)) from None
-        _, created = apis.create_topic(name, partitions)
-        if created and overrides:
-            apis.config_repository.set_topic_config(name, overrides)
+        apis.create_topic(name, partitions, overrides)
 
     def delete_topic(self, name: str) -> bool:
         return self._started().apis.delete_topic(name)

@@ -21,7 +21,8 @@ LOOPBACK = "127.0.0.1"
 def make_config(**overrides) -> ServerConfig:
     """Small and fast: ephemeral port, few threads, short shutdown wait."""
     base = dict(listeners=parse_listeners(f"PLAINTEXT://{LOOPBACK}:0"),
-                num_network_threads=2, num_io_threads=4, shutdown_timeout_ms=5000)
+                num_network_threads=2, num_io_threads=4, shutdown_timeout_ms=5000,
+                log_store="memory")
     base.update(overrides)
     return ServerConfig(**base)
 

@@ -141,9 +141,9 @@ def test_negative_idle_timeout_disables_expiry_and_may_exceed_an_int():
 
 def test_real_kafka_keys_are_accepted_and_listed_as_ignored():
     cfg = ServerConfig.from_properties({
-        "log.dirs": "/tmp/kafka-logs", "zookeeper.connect": "localhost:2181",
+        "num.replica.fetchers": "2", "zookeeper.connect": "localhost:2181",
         "listener.name.plaintext.some.setting": "x", "num.io.threads": "2"})
-    assert cfg.ignored == ("listener.name.plaintext.some.setting", "log.dirs",
+    assert cfg.ignored == ("listener.name.plaintext.some.setting", "num.replica.fetchers",
                            "zookeeper.connect")
     assert cfg.num_io_threads == 2
 
@@ -226,7 +226,7 @@ def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path):
 
 
 # Kafka's own KRaft single-node server.properties, trimmed of comments: it must
-# work unchanged (the controller listener is not opened, log settings ignored).
+# work unchanged (the controller listener is not opened; log.dirs is where the logs go).
 STOCK_KRAFT_PROPERTIES = """\
 process.roles=broker,controller
 node.id=1
@@ -261,7 +261,8 @@ def test_kafkas_stock_kraft_server_properties_works_as_is(tmp_path):
     assert cfg.listeners == (EndPoint("PLAINTEXT", "", 9092),)
     assert cfg.advertised_listeners == (EndPoint("PLAINTEXT", "localhost", 9092),)
     assert cfg.controller_listener_names == ("CONTROLLER",)
-    assert "log.dirs" in cfg.ignored and "process.roles" in cfg.ignored
+    assert "process.roles" in cfg.ignored
+    assert cfg.log_dirs == ("/tmp/kraft-combined-logs",)   # the stock file's, now used
     assert cfg == ServerConfig.from_properties(parse_properties(STOCK_KRAFT_PROPERTIES))
 
 
@@ -304,7 +305,7 @@ def test_testcontainers_settings_start_a_broker():
     # Used now: Testcontainers' one-partition __consumer_offsets.
     assert cfg.offsets_topic_num_partitions == 1 and cfg.offsets_topic_replication_factor == 1
     assert "offsets.topic.num.partitions" not in cfg.ignored
-    assert "log.flush.interval.messages" in cfg.ignored
+    assert cfg.log_flush_interval_messages == 2**63 - 1   # Kafka's default, now a key
 
 
 @pytest.mark.parametrize("key", [
@@ -329,7 +330,7 @@ def test_the_kafka_key_list_is_plausible():
     assert len(KAFKA_BROKER_KEYS) > 300
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
         "capture.dir", "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
-        "max.broker.partitions", "max.partitions.per.request",
+        "log.store", "max.broker.partitions", "max.partitions.per.request",
         "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
         "shutdown.timeout.ms"}
 

@@ -13,7 +13,8 @@ from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
     INT_MAX, LONG_MAX, assignor_list, boolean, choice, http_address, integer, ip_overrides,
-    listener_list, listener_name, listener_names, protocol_map, string, string_list)
+    listener_list, listener_name, listener_names, optional_integer, protocol_map, string,
+    string_list)
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -69,6 +70,47 @@ KEYS: tuple[_Key, ...] = (
          "Whether DeleteTopics may delete topics."),
     _Key("message.max.bytes", "message_max_bytes", integer(0), "1048588",
          "Largest record batch a producer may send (per partition)."),
+    # -- the log store (Kafka's LogManager and LogConfig broker keys) -------------------
+    _Key("log.store", "log_store", choice("disk", "memory"), "disk",
+         "kafka-net: where partition logs live: disk (segment files under log.dirs, "
+         "Kafka's layout, kept across restarts) or memory (nothing survives a restart; "
+         "--dev, the pytest fixture and kafka_net.Broker use it)."),
+    _Key("log.dirs", "log_dirs", string_list, "",
+         "Comma-separated folders holding the partition logs; empty = log.dir."),
+    _Key("log.dir", "log_dir", string, "/tmp/kraft-combined-logs",
+         "The log folder when log.dirs is empty (Kafka's KRaft quickstart folder; "
+         "Kafka's own default is /tmp/kafka-logs)."),
+    _Key("log.segment.bytes", "log_segment_bytes", integer(14), "1073741824",
+         "Size at which a segment file rolls (topic config segment.bytes)."),
+    _Key("log.roll.ms", "log_roll_ms", optional_integer(1, LONG_MAX), "",
+         "Time after which a segment rolls (segment.ms); empty = log.roll.hours."),
+    _Key("log.roll.hours", "log_roll_hours", integer(1), "168",
+         "Hours after which a segment rolls, unless log.roll.ms is set."),
+    _Key("log.index.interval.bytes", "log_index_interval_bytes", integer(0), "4096",
+         "Bytes appended between offset and time index entries (index.interval.bytes)."),
+    _Key("log.index.size.max.bytes", "log_index_size_max_bytes", integer(4), "10485760",
+         "Largest offset or time index; a full index rolls the segment "
+         "(segment.index.bytes)."),
+    _Key("log.flush.interval.messages", "log_flush_interval_messages",
+         integer(1, LONG_MAX), str(LONG_MAX),
+         "Records appended to a partition before its log is fsynced (flush.messages); "
+         "by default the OS decides when to write."),
+    _Key("log.flush.interval.ms", "log_flush_interval_ms", optional_integer(0, LONG_MAX), "",
+         "Longest a record stays unflushed (flush.ms); empty = "
+         "log.flush.scheduler.interval.ms."),
+    _Key("log.flush.scheduler.interval.ms", "log_flush_scheduler_interval_ms",
+         integer(1, LONG_MAX), str(LONG_MAX),
+         "How often the kafka-log-flusher checks which logs flush.ms requires flushing."),
+    _Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms",
+         integer(0), "60000",
+         "How often each log dir's recovery-point-offset-checkpoint is written."),
+    _Key("log.flush.start.offset.checkpoint.interval.ms",
+         "log_flush_start_offset_checkpoint_interval_ms", integer(0), "60000",
+         "How often each log dir's log-start-offset-checkpoint is written."),
+    _Key("log.segment.delete.delay.ms", "log_segment_delete_delay_ms", integer(0, LONG_MAX),
+         "60000",
+         "How long a deleted segment's files (renamed .deleted) stay for reads in flight "
+         "(file.delete.delay.ms)."),
     _Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", integer(1),
          "300000",
          "How often the kafka-log-retention task deletes batches past their topic's "
@@ -181,6 +223,14 @@ KEYS: tuple[_Key, ...] = (
          "request's batches together: 16x that, and a quarter of it in records and "
          "headers); 4 MiB keeps the worst request near 1 s of handler CPU "
          "(bench/records_worst_case.py)."),
+    # -- the metadata log (KRaft's __cluster_metadata: server/metadata_log.py) ----------
+    _Key("metadata.log.dir", "metadata_log_dir", string, "",
+         "Folder of the metadata log (__cluster_metadata-0) with log.store=disk; "
+         "empty = the first of log.dirs."),
+    _Key("metadata.log.max.record.bytes.between.snapshots",
+         "metadata_log_max_record_bytes_between_snapshots", integer(1), "20971520",
+         "Bytes of metadata records appended before the state is written as a snapshot "
+         "and the log before it dropped."),
     # -- SSL listeners (Kafka's SslConfigs; listener.name.<l>.ssl.* forms too) ---------
     _Key("ssl.keystore.type", "ssl_keystore_type", choice("JKS", "PKCS12", "PEM", upper=True),
          "JKS", "Format of the key store; kafka-net reads PEM only (JKS and PKCS12 are "
@@ -252,6 +302,8 @@ IGNORED_KAFKA_KEYS = KAFKA_BROKER_KEYS - BY_NAME.keys()
 # without changing what any request means.  Kafka's quickstart, Testcontainers
 # and Redpanda's dev mode make the same choice for the rebalance delay.
 DEV_PROFILE: dict[str, str] = {
+    # Disposable and fast: a development broker keeps its logs in memory.
+    "log.store": "memory",
     # A first group join otherwise waits 3 s for more members to arrive.
     "group.initial.rebalance.delay.ms": "0",
     # On CPython threads share one GIL: 1 network and 2 handler threads answer

@@ -33,6 +33,17 @@ def integer(lo: int | None = None, hi: int = INT_MAX) -> Callable[[str, str], in
     return convert
 
 
+def optional_integer(lo: int | None = None, hi: int = INT_MAX
+                     ) -> Callable[[str, str], int | None]:
+    """An integer, or None for an empty value: a Kafka key whose default is null
+    (``log.roll.ms``: unset, ``log.roll.hours`` applies)."""
+    parse = integer(lo, hi)
+
+    def convert(key: str, raw: str) -> int | None:
+        return None if not raw.strip() else parse(key, raw)
+    return convert
+
+
 def boolean(key: str, raw: str) -> bool:
     v = raw.strip().lower()
     if v not in ("true", "false"):

@@ -31,6 +31,7 @@ from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_reque
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
+from kafka_net.server.controller import Controller
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
     alter_client_quotas, alter_configs, alter_user_scram_credentials, api_versions,
@@ -43,6 +44,7 @@ from kafka_net.server.handlers import (
     offset_delete, offset_fetch, produce, sasl_authenticate, sasl_handshake, sync_group,
     txn_offset_commit)
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
@@ -170,12 +172,17 @@ class RequestContext:
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
-    def try_create_topic(self, name: str, num_partitions: int):
-        """(TopicMetadata, created): see :meth:`KafkaApis.create_topic`."""
-        return self.apis.create_topic(name, num_partitions)
+    @property
+    def controller(self) -> Controller:
+        """Where metadata changes are written (server/controller.py)."""
+        return self.apis.controller
 
-    def delete_topic(self, name: str) -> bool:
-        return self.apis.delete_topic(name)
+    def try_create_topic(self, name: str, num_partitions: int, configs: dict | None = None):
+        """(TopicMetadata, created): see :meth:`KafkaApis.create_topic`."""
+        return self.apis.create_topic(name, num_partitions, configs)
+
+    def delete_topic(self, name: str, topic_id=None) -> bool:
+        return self.apis.delete_topic(name, topic_id)
 
     def complete(self, body) -> None:
         """Answer a request whose handler returned ``DEFERRED`` (from any thread)."""
@@ -197,6 +204,7 @@ class KafkaApis:
                  group_coordinator=None, quotas: QuotaManagers | None = None,
                  transaction_coordinator: TransactionCoordinator | None = None,
                  credential_cache: CredentialCache | None = None,
+                 controller: Controller | None = None,
                  internal_topics=None) -> None:
         self.config = config
         # The broker's InternalTopics (FindCoordinator and Metadata create them); None
@@ -213,6 +221,13 @@ class KafkaApis:
         self.transaction_coordinator = transaction_coordinator or TransactionCoordinator(
             TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
             group_coordinator.offsets if group_coordinator is not None else None)
+        if controller is None:
+            # Built alone (tests, benchmarks): metadata in a log of its own, in memory.
+            controller = Controller(
+                MetadataLog(), metadata_cache, self.replica_manager, self.credential_cache,
+                self.quotas.client_quotas, group_coordinator, self.transaction_coordinator)
+            controller.register()
+        self.controller = controller
         self.handlers: dict[int, ModuleType] = {}
         self._supported: dict[int, Versions] = {}
         # (served table, its parse routes): one attribute, swapped whole, so a
@@ -224,26 +239,20 @@ class KafkaApis:
         # the correlation id): see _encode.
         self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
 
-    def create_topic(self, name: str, num_partitions: int):
-        """Create a topic and its partitions unless it exists: (TopicMetadata, created).
+    def create_topic(self, name: str, num_partitions: int, configs: dict | None = None):
+        """Create a topic, its partitions and its config overrides (parsed and
+        validated) unless it exists: (TopicMetadata, created).  The one path of
+        CreateTopics, auto-creation and the embedded broker.
 
         Raises TopicCreationError (a name collision, max.broker.partitions)
-        before allocating anything.
+        before writing anything.
         """
-        topic, created = self.metadata_cache.create_topic(
-            name, num_partitions, self.config.max_broker_partitions)
-        if created:
-            self.replica_manager.ensure_partitions(name, topic.topic_id, num_partitions)
-        return topic, created
+        return self.controller.create_topic(name, num_partitions, configs,
+                                            self.config.max_broker_partitions)
 
-    def delete_topic(self, name: str) -> bool:
-        if not self.metadata_cache.delete_topic(name):
-            return False
-        self.replica_manager.delete_topic(name)
-        self.config_repository.delete_topic(name)
-        if self.group_coordinator is not None:
-            self.group_coordinator.delete_topic_offsets(name)
-        return True
+    def delete_topic(self, name: str, topic_id=None) -> bool:
+        """Delete ``name`` (if ``topic_id`` is given, only while it has that id)."""
+        return self.controller.delete_topic(name, topic_id)
 
     @property
     def config_repository(self):

@@ -8,8 +8,10 @@ Everything a request meets after the RequestChannel, built from one
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
                           |-- TransactionCoordinator (transactions, the timeout check)
-                          |-- LogManager          (the periodic retention task)
-                          '-- QuotaManagers       (client quotas, the throttle reaper)
+                          |-- LogManager          (log.dirs, the logs, their tasks)
+                          |-- QuotaManagers       (client quotas, the throttle reaper)
+                          '-- Controller          (metadata changes, as records in
+                                                   the MetadataLog: core.metadata_log)
 
 :class:`~kafka_net.server.kafka_server.KafkaServer` adds the sockets (a
 :class:`SocketServer`, from :meth:`BrokerCore.new_socket_server`) and the
@@ -18,32 +20,61 @@ benchmarks use a BrokerCore alone, with no socket and no thread, and build
 their requests with :meth:`BrokerCore.request_from_frame`, as a Processor
 would.
 
+The metadata log (KRaft's ``__cluster_metadata``, see
+:mod:`~kafka_net.server.metadata_log`) holds every metadata change: topics,
+partitions, configs, SCRAM credentials, client quotas, producer id blocks.
+``__init__`` builds it and the parts it feeds, then, in this order:
+
+1. the static SCRAM credentials of the config file go into the cache (they
+   are not records; a record for the same user, written later, wins);
+2. every owner of a record type registers its replay handler: the
+   Controller (topics, partitions, configs, SCRAM, client quotas, producer
+   ids), then the owners listed in the marked block of ``__init__``;
+3. the log is replayed: each record, in log order, to its handler -- the
+   state the broker acknowledged before it stopped.
+
+Nothing reads the state before step 3 ends, and nothing registers after it.
+
 Start and stop order: :meth:`startup` starts the throttle reaper, the
-purgatories, then the LogManager's retention task; :meth:`shutdown` stops them
-in the reverse order (the reaper last: a handler still running may start a
-throttle).  Without ``startup`` nothing
+purgatories, then the LogManager (loading the logs of ``log.dirs`` with
+``log.store=disk``, and its retention, flush and checkpoint tasks);
+:meth:`shutdown` stops the purgatories, then the reaper (a handler still
+running may start a throttle), then the LogManager, which closes the logs
+cleanly once nothing can read or write them, then the metadata log.  Without
+``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+from typing import Callable
+
 from kafka_net.config import ServerConfig
 from kafka_net.network.channel_builder import AuthenticationHooks
 from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
+from kafka_net.server.controller import Controller
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
-from kafka_net.server.log_manager import LogManager
+from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.log_manager import LogDirsConfig, LogManager
 from kafka_net.server.metadata_cache import MetadataCache
+from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, InternalTopics)
-from kafka_net.server.replica_manager import LogFactory, ReplicaManager, in_memory_log
+from kafka_net.server.replica_manager import LogFactory, ReplicaManager
+from kafka_net.server.storage import InMemoryLog, PartitionLog
+from kafka_net.server.storage.unified_log import UnifiedLog
 from kafka_net.server.transaction.state_log import TransactionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 from kafka_net.security.credential_cache import CredentialCache
+
+log = logging.getLogger(__name__)
 
 
 def group_config(config: ServerConfig) -> GroupConfig:
@@ -60,6 +91,32 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
                                config.group_consumer_assignors, config.group_consumer_max_size)
 
 
+def log_dirs_config(config: ServerConfig) -> LogDirsConfig:
+    """Where the logs live: ``log.dirs`` (else ``log.dir``) with ``log.store=disk``;
+    no folder (in memory) with ``log.store=memory``."""
+    dirs = () if config.log_store == "memory" else (config.log_dirs or (config.log_dir,))
+    return LogDirsConfig(dirs, config.node_id, config.cluster_id,
+                         config.log_flush_scheduler_interval_ms,
+                         config.log_flush_offset_checkpoint_interval_ms,
+                         config.log_flush_start_offset_checkpoint_interval_ms)
+
+
+def apply_log_defaults(repository: ConfigRepository, config: ServerConfig) -> None:
+    """The broker's log keys become the defaults of their topic configs
+    (Kafka's ``ServerTopicConfigSynonyms``)."""
+    roll_ms = config.log_roll_ms if config.log_roll_ms is not None \
+        else config.log_roll_hours * 3_600_000
+    flush_ms = config.log_flush_interval_ms if config.log_flush_interval_ms is not None \
+        else config.log_flush_scheduler_interval_ms
+    for name, value in (("segment.bytes", config.log_segment_bytes), ("segment.ms", roll_ms),
+                        ("index.interval.bytes", config.log_index_interval_bytes),
+                        ("segment.index.bytes", config.log_index_size_max_bytes),
+                        ("flush.messages", config.log_flush_interval_messages),
+                        ("flush.ms", flush_ms),
+                        ("file.delete.delay.ms", config.log_segment_delete_delay_ms)):
+        repository.set_broker_default(name, value)
+
+
 def transaction_config(config: ServerConfig) -> TransactionConfig:
     """The transaction.* keys of ``config``, as the TransactionCoordinator takes them."""
     return TransactionConfig(
@@ -68,30 +125,81 @@ def transaction_config(config: ServerConfig) -> TransactionConfig:
         config.transaction_remove_expired_transaction_cleanup_interval_ms)
 
 
+# ServerConfig -> the PartitionLog the metadata log is kept in.
+MetadataLogFactory = Callable[[ServerConfig], PartitionLog]
+
+
+def in_memory_metadata_log(config: ServerConfig) -> PartitionLog:
+    """The fixture's and --dev's metadata log: gone with the process."""
+    return InMemoryLog()
+
+
+def metadata_log_dir(config: ServerConfig) -> str:
+    """``metadata.log.dir``, else the first of ``log.dirs`` (else ``log.dir``): Kafka's rule."""
+    return config.metadata_log_dir or (config.log_dirs or (config.log_dir,))[0]
+
+
+def durable_metadata_log(config: ServerConfig) -> PartitionLog:
+    """``__cluster_metadata-0`` under :func:`metadata_log_dir`, a UnifiedLog of its
+    own (the LogManager leaves the folder alone, as Kafka's does).  It is always
+    recovered on open -- every batch's CRC checked, a torn tail cut -- whatever
+    the clean-shutdown marker says: it is small (snapshots bound it), and a
+    half-written record must never be replayed."""
+    path = os.path.join(metadata_log_dir(config), f"{METADATA_TOPIC}-0")
+    return UnifiedLog(path, had_clean_shutdown=False)
+
+
+def default_metadata_log(config: ServerConfig) -> PartitionLog:
+    """Where ``log.store`` keeps the partitions, the metadata log is kept too."""
+    if config.log_store == "memory":
+        return in_memory_metadata_log(config)
+    return durable_metadata_log(config)
+
+
 class BrokerCore:
     """A broker's API layer (Kafka's ``BrokerServer`` minus the sockets and threads).
 
     ``request_channel`` is where deferred and throttled responses go: a
     RequestChannel of ``queued.max.requests`` unless given (tests pass a fake
-    that records them).  ``groups`` overrides the group.* keys; ``log_factory``
-    gives each partition its log (in memory by default).
+    that records them).  ``groups`` overrides the group.* keys.
+    ``metadata_log_factory`` gives the store of the metadata log (unless
+    given: :func:`default_metadata_log`; a test may pass the same in-memory
+    store to two cores to restart); ``log_factory``, the partitions' logs
+    (unless given: the LogManager's, in memory with ``log.store=memory``; a
+    test may pass one that hands two cores the same logs).
     """
 
     def __init__(self, config: ServerConfig, request_channel=None,
                  groups: GroupConfig | None = None,
-                 log_factory: LogFactory = in_memory_log) -> None:
+                 metadata_log_factory: MetadataLogFactory | None = None,
+                 log_factory: LogFactory | None = None) -> None:
         self.config = config
+        self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
+                                        config.metadata_log_max_record_bytes_between_snapshots)
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
         self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
         self.replica_manager = ReplicaManager(config.message_max_bytes,
-                                              config.message_max_uncompressed_bytes,
-                                              log_factory=log_factory)
+                                              config.message_max_uncompressed_bytes)
+        repository = self.replica_manager.config_repository
+        apply_log_defaults(repository, config)
+        # The logs (LogManager): log.store=disk opens them under log.dirs, as
+        # the ReplicaManager asks for them (Kafka's LogManager.getOrCreateLog).
+        self.log_manager = LogManager(self.replica_manager,
+                                      config.log_retention_check_interval_ms,
+                                      config.log_initial_task_delay_ms,
+                                      log_dirs_config(config),
+                                      lambda topic: repository.log_config(topic).segment)
+        if self.log_manager.durable:
+            self.replica_manager.log_factory = self.log_manager.get_or_create_log
+        if log_factory is not None:
+            self.replica_manager.log_factory = log_factory
         # __consumer_offsets and __transaction_state, created through KafkaApis
-        # (as any topic) once the coordinators need them.
+        # (as any topic: their records go to the metadata log) once the
+        # coordinators need them.
         self.internal_topics = InternalTopics(
-            config, self.metadata_cache, self.replica_manager.config_repository,
-            lambda name, partitions: self.apis.create_topic(name, partitions))
+            config, self.metadata_cache, repository,
+            lambda name, partitions, configs: self.apis.create_topic(name, partitions, configs))
         group_store = GroupMetadataManager(self.replica_manager, self.internal_topics)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
@@ -105,20 +213,30 @@ class BrokerCore:
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
                                              self.transaction_coordinator.load_transactions)
         self.quotas = QuotaManagers(config, self.request_channel)
-        self.log_manager = LogManager(self.replica_manager,
-                                      config.log_retention_check_interval_ms,
-                                      config.log_initial_task_delay_ms)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
         self.credential_cache = CredentialCache()
         for spec in config.scram_credentials:
             self.credential_cache.add_scram(spec)
+        self.controller = Controller(
+            self.metadata_log, self.metadata_cache, self.replica_manager,
+            self.credential_cache, self.quotas.client_quotas, self.group_coordinator,
+            self.transaction_coordinator)
         self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
                               replica_manager=self.replica_manager,
                               group_coordinator=self.group_coordinator, quotas=self.quotas,
                               transaction_coordinator=self.transaction_coordinator,
                               credential_cache=self.credential_cache,
+                              controller=self.controller,
                               internal_topics=self.internal_topics)
+        # -- metadata record owners register here, before the replay ----------------
+        # (self.metadata_log.register(record type, handler); see the module docstring)
+        self.controller.register()
+        # -- end of registration -------------------------------------------------------
+        replayed = self.metadata_log.replay()
+        if replayed:
+            log.info("Replayed %d metadata record(s): %d topic(s)", replayed,
+                     len(self.metadata_cache.topics()))
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -133,7 +251,7 @@ class BrokerCore:
         socket_server = SocketServer(self.config, self.request_channel,
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks)
-        self.quotas.client_quotas.ip_quotas = socket_server.connection_quotas
+        self.quotas.client_quotas.set_ip_quotas(socket_server.connection_quotas)
         return socket_server
 
     def request_from_frame(self, frame: bytes, connection_id: str = "c",
@@ -152,11 +270,24 @@ class BrokerCore:
         self.quotas.startup()
         self.start_purgatories()
         self.log_manager.startup()
+        self._warn_of_stray_logs()
+
+    def _warn_of_stray_logs(self) -> None:
+        """Partition folders of no topic in the metadata log (left by a build that
+        kept no metadata, or copied in): kept on disk untouched, never served."""
+        stray = sorted(f"{topic}-{index}" for topic, index in self.log_manager.logs()
+                       if self.replica_manager.partition(topic, index) is None)
+        if stray:
+            log.warning("Found %d stray log dir(s) of no topic in the metadata log, left as "
+                        "they are: %s", len(stray), ", ".join(stray[:20]))
 
     def shutdown(self) -> None:
-        self.log_manager.shutdown()
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
+        # Last: nothing reads or writes a log any more (Kafka's clean shutdown:
+        # flush, checkpoints, producer snapshots, then the marker).
+        self.log_manager.shutdown()
+        self.metadata_log.close()
 
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()

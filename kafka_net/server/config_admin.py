@@ -22,7 +22,6 @@ then storing it).  Per resource, in Kafka's order:
 from __future__ import annotations
 
 import logging
-import threading
 from enum import IntEnum
 from typing import Any
 
@@ -36,9 +35,6 @@ log = logging.getLogger(__name__)
 # A client retrying a bad request must not flood the log: one line per error
 # code and resource type every 10 s, with a count of the rest.
 _refusals = RateLimitedLog(log)
-# Kafka's controller applies config changes one at a time; so does this lock,
-# so two IncrementalAlterConfigs on one topic never lose each other's keys.
-_alter_lock = threading.Lock()
 
 
 class OpType(IntEnum):
@@ -104,7 +100,10 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
                  incremental: bool) -> None:
-    with _alter_lock:
+    # Kafka's controller applies changes one at a time; so does its lock here, held
+    # from reading the current set to writing the records: two IncrementalAlterConfigs
+    # on one topic never lose each other's keys, nor race a DeleteTopics.
+    with ctx.controller.lock:
         _alter_topic_locked(ctx, topic, configs, validate_only, incremental)
 
 
@@ -129,7 +128,7 @@ def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: boo
                          f"The topic '{topic}' does not exist.")
     if validate_only:
         return
-    repository.set_topic_config(topic, parsed)
+    ctx.controller.alter_topic_configs(topic, parsed)
     log.info("Topic %s configs are now %s", topic,
              escape(str({k: _text(k, v) for k, v in sorted(parsed.items())})))
     ctx.replica_manager.apply_retention(topic)

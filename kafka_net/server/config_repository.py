@@ -3,8 +3,9 @@
 Named after Kafka's ``ConfigRepository`` (where a broker reads a topic's
 dynamic configs).  A topic's overrides come from CreateTopics, AlterConfigs
 and IncrementalAlterConfigs; everything it does not override falls back to
-the broker's synonym (only ``message.max.bytes`` -> ``max.message.bytes`` is
-a kafka-net broker setting) and then to Kafka's default
+the broker's synonym (``message.max.bytes`` -> ``max.message.bytes``, and the
+log keys ``log.segment.bytes``, ``log.roll.ms``/``hours``, ``log.index.*``,
+``log.flush.interval.*``, ``log.segment.delete.delay.ms``) and then to Kafka's default
 (:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
 mutated in place.  Each topic's :class:`LogConfig` is built once and kept
@@ -19,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_net.server.storage.segment import SegmentConfig
 from kafka_net.server.topic_config import (
     TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
 
@@ -35,6 +37,8 @@ class LogConfig:
     delete: bool               # cleanup.policy contains delete
     compact: bool              # cleanup.policy contains compact (not acted on)
     retention_overridden: bool  # the topic sets retention.ms or retention.bytes
+    # segment.*, index.interval.bytes, flush.*, file.delete.delay.ms: the durable log's
+    segment: SegmentConfig = SegmentConfig()
 
 
 class ConfigRepository:
@@ -44,6 +48,9 @@ class ConfigRepository:
         if max_message_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             self.broker_values["max.message.bytes"] = max_message_bytes
         self._overrides: dict[str, dict[str, Any]] = {}
+        # Dynamic broker configs as ConfigRecords hold them: resource name ("" is the
+        # cluster-wide default, else a broker id) -> {name: value as text}.
+        self._broker_configs: dict[str, dict[str, str]] = {}
         self._log_configs: dict[str, LogConfig] = {}   # built from _overrides, under _lock
         self._lock = threading.Lock()
 
@@ -75,10 +82,24 @@ class ConfigRepository:
     def _build_log_config(self, topic: str, overrides: dict[str, Any]) -> LogConfig:
         v = self.effective(topic, overrides)
         policy = [p.lower() for p in v["cleanup.policy"]]
+        segment = SegmentConfig(v["segment.bytes"], v["segment.ms"], v["segment.jitter.ms"],
+                                v["segment.index.bytes"], v["index.interval.bytes"],
+                                v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy,
-                         "retention.ms" in overrides or "retention.bytes" in overrides)
+                         "retention.ms" in overrides or "retention.bytes" in overrides,
+                         segment)
+
+    def set_broker_default(self, name: str, value: Any) -> None:
+        """A broker key that is a topic config's synonym (``log.segment.bytes`` ->
+        ``segment.bytes``): what topics not overriding ``name`` get."""
+        with self._lock:
+            if value == TOPIC_CONFIGS[name].default:
+                self.broker_values.pop(name, None)
+            else:
+                self.broker_values[name] = value
+            self._log_configs.clear()
 
     # -- writing --------------------------------------------------------------------------
 
@@ -96,6 +117,41 @@ class ConfigRepository:
                 self._overrides[topic] = dict(overrides)
             else:
                 self._overrides.pop(topic, None)
+
+    def set_topic_key(self, topic: str, name: str, value: Any | None) -> None:
+        """Set (or with None remove) one override: a ConfigRecord applied."""
+        with self._lock:
+            self._log_configs.pop(topic, None)
+            overrides = dict(self._overrides.get(topic, {}))
+            if value is None:
+                overrides.pop(name, None)
+            else:
+                overrides[name] = value
+            if overrides:
+                self._overrides[topic] = overrides
+            else:
+                self._overrides.pop(topic, None)
+
+    def broker_configs(self, resource_name: str = "") -> dict[str, str]:
+        """The dynamic configs of broker ``resource_name`` ("": the cluster default)."""
+        with self._lock:
+            return dict(self._broker_configs.get(resource_name, {}))
+
+    def broker_resources(self) -> list[str]:
+        """The broker resource names that have dynamic configs."""
+        with self._lock:
+            return sorted(self._broker_configs)
+
+    def set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
+        """Set (or with None remove) one dynamic broker config: a ConfigRecord applied."""
+        with self._lock:
+            configs = self._broker_configs.setdefault(resource_name, {})
+            if value is None:
+                configs.pop(name, None)
+            else:
+                configs[name] = value
+            if not configs:
+                del self._broker_configs[resource_name]
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:

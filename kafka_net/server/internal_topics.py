@@ -58,8 +58,9 @@ def is_internal(topic: str) -> bool:
     return topic in INTERNAL_TOPICS
 
 
-# (topic name, partition count) -> (TopicMetadata, created): KafkaApis.create_topic.
-TopicCreator = Callable[[str, int], tuple]
+# (topic name, partition count, parsed config overrides) -> (TopicMetadata, created):
+# KafkaApis.create_topic.
+TopicCreator = Callable[[str, int, dict], tuple]
 # Called with the topic's partition count once it exists: load the state it holds;
 # may return what to do once the topics' lock is released.
 Loader = Callable[[int], "Callable[[], None] | None"]
@@ -98,6 +99,12 @@ class InternalTopics:
     def is_ready(self, topic: str) -> bool:
         return topic in self._loaded
 
+    def load_if_exists(self, topic: str) -> None:
+        """Make sure ``topic`` is loaded if it exists; never creates it (a request
+        that reads or deletes must not make the internal topic appear)."""
+        if topic not in self._loaded and self._metadata_cache.topic(topic) is not None:
+            self.ensure(topic)
+
     def ensure(self, topic: str) -> int:
         """Make sure ``topic`` exists and its owner has loaded it; its partition count.
         Raises TopicCreationError when it cannot be created (max.broker.partitions)."""
@@ -132,10 +139,9 @@ class InternalTopics:
 
     def _create(self, topic: str) -> None:
         partitions, configs = self._layouts[topic]
-        _, created = self._create_topic(topic, partitions)
+        _, created = self._create_topic(topic, partitions,
+                                        self._config_repository.validate(topic, configs))
         if created:
-            self._config_repository.set_topic_config(
-                topic, self._config_repository.validate(topic, configs))
             log.info("Created internal topic %s with %d partition(s) and configs %s",
                      topic, partitions, configs)
 

@@ -41,7 +41,7 @@ import logging
 import socket
 
 from kafka_net.config import EndPoint, ServerConfig
-from kafka_net.server.broker import BrokerCore
+from kafka_net.server.broker import BrokerCore, MetadataLogFactory
 from kafka_net.server.handler_pool import KafkaRequestHandlerPool
 from kafka_net.server.metrics_http import MetricsHttpServer
 
@@ -49,17 +49,19 @@ log = logging.getLogger(__name__)
 
 
 class KafkaServer:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig,
+                 metadata_log_factory: MetadataLogFactory | None = None) -> None:
         self.config = config
         # The API layer (server/broker.py); its parts stay reachable here, as
         # the daemon, the embedded Broker and the tests read them.
-        self.core = BrokerCore(config)
+        self.core = BrokerCore(config, metadata_log_factory=metadata_log_factory)
         self.request_channel = self.core.request_channel
         self.metadata_cache = self.core.metadata_cache
         self.replica_manager = self.core.replica_manager
         self.group_coordinator = self.core.group_coordinator
         self.transaction_coordinator = self.core.transaction_coordinator
         self.quotas = self.core.quotas
+        self.log_manager = self.core.log_manager
         self.apis = self.core.apis
         self.socket_server = self.core.new_socket_server()
         self.handler_pool = KafkaRequestHandlerPool(

@@ -1,45 +1,281 @@
-"""LogManager's timer: the ``kafka-log-retention`` task.
+"""LogManager: the broker's logs, their directories and their background tasks.
 
-Retention (a topic's ``retention.ms`` / ``retention.bytes``) is enforced when
-a partition is appended to and when the topic's configs change
-(:meth:`ReplicaManager.apply_retention`).  A topic nobody writes to would
-keep its old records forever; Kafka's ``LogManager`` therefore runs
-``cleanupLogs`` every ``log.retention.check.interval.ms`` (default 5 min),
-first ``log.initial.task.delay.ms`` (30 s) after startup.  This is that task,
-on one daemon thread.
+Kafka's ``LogManager``, for one node.  With ``log.store=memory`` (the test
+fixture, ``kafka-net serve --dev``) every partition is an
+:class:`~kafka_net.server.storage.InMemoryLog` and nothing survives a
+restart.  With ``log.store=disk`` (the daemon's default) it owns
+``log.dirs``:
 
-As in Kafka, a failing run is logged and the next one runs on schedule: the
-thread never dies of it.
+* **startup** locks each folder (``.lock``), checks or writes
+  ``meta.properties``, reads ``recovery-point-offset-checkpoint`` and
+  ``log-start-offset-checkpoint``, and opens every ``<topic>-<partition>``
+  folder as a :class:`~kafka_net.server.storage.unified_log.UnifiedLog`:
+  without scanning after a clean shutdown (``.kafka_cleanshutdown`` present),
+  recovering the segments past the recovery point after a crash;
+* **get_or_create_log** (Kafka's ``getOrCreateLog``) is the ReplicaManager's
+  log factory: a loaded log, or a new folder in the least-used log dir;
+* **tasks**: ``kafka-log-retention`` (every ``log.retention.check.interval.ms``,
+  first after ``log.initial.task.delay.ms``), ``kafka-log-flusher`` (every
+  ``log.flush.scheduler.interval.ms``: logs whose ``flush.ms`` passed), and
+  the recovery-point / log-start-offset checkpoints (every
+  ``log.flush.offset.checkpoint.interval.ms`` /
+  ``log.flush.start.offset.checkpoint.interval.ms``);
+* **shutdown** (clean): every log flushed, its producer state snapshotted and
+  closed, both checkpoints written, then the clean-shutdown marker.
+
+As in Kafka, a failing task run is logged and the next one runs on schedule.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
+import shutil
 import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
 
-from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.metadata_log import METADATA_TOPIC
 from kafka_net.server.scheduler import BackgroundTask
+from kafka_net.server.storage import InMemoryLog, PartitionLog
+from kafka_net.server.storage.checkpoint import (
+    CLEAN_SHUTDOWN_FILE, LOCK_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+    OffsetCheckpointFile, StorageError, ensure_meta_properties, read_partition_metadata,
+    write_clean_shutdown_file, write_partition_metadata)
+from kafka_net.server.storage.local_log import parse_topic_partition_name
+from kafka_net.server.storage.scheduler import LogScheduler
+from kafka_net.server.storage.segment import SegmentConfig
+from kafka_net.server.storage.unified_log import UnifiedLog
 
 log = logging.getLogger(__name__)
 
+LONG_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class LogDirsConfig:
+    """The broker keys of the durable store (Kafka's defaults)."""
+
+    log_dirs: tuple[str, ...] = ()                       # empty: in memory
+    node_id: int = 1
+    cluster_id: str = "kafka-net-cluster"
+    flush_scheduler_interval_ms: int = LONG_MAX          # log.flush.scheduler.interval.ms
+    flush_offset_checkpoint_interval_ms: int = 60000     # log.flush.offset.checkpoint.interval.ms
+    flush_start_offset_checkpoint_interval_ms: int = 60000
+
 
 class LogManager:
-    def __init__(self, replica_manager: ReplicaManager, retention_check_ms: int,
-                 initial_task_delay_ms: int) -> None:
+    def __init__(self, replica_manager, retention_check_ms: int, initial_task_delay_ms: int,
+                 dirs: LogDirsConfig | None = None,
+                 segment_config: Callable[[str], SegmentConfig] | None = None) -> None:
         self.replica_manager = replica_manager
         self.retention_check_ms = retention_check_ms
         self.initial_task_delay_ms = initial_task_delay_ms
+        self.dirs = dirs or LogDirsConfig()
+        self.segment_config = segment_config or (lambda topic: SegmentConfig())
         self._task = BackgroundTask("kafka-log-retention", "kn-retention", self._run)
+        self._flusher = BackgroundTask("kafka-log-flusher", "kn-log-flusher", self._run_flusher)
+        self._logs: dict[tuple[str, int], UnifiedLog] = {}
+        self._log_dir_of: dict[tuple[str, int], str] = {}
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._locks: list[int] = []
+        self.scheduler = LogScheduler()
+        self.had_clean_shutdown: dict[str, bool] = {}
+
+    @property
+    def durable(self) -> bool:
+        return bool(self.dirs.log_dirs)
+
+    # -- loading (Kafka's LogManager.loadLogs) -----------------------------------------------
+
+    def load_logs(self) -> None:
+        """Open every partition folder of every log dir (once)."""
+        with self._lock:
+            if self._loaded or not self.durable:
+                self._loaded = True
+                return
+            began = time.monotonic()
+            dirs = [os.path.abspath(d) for d in self.dirs.log_dirs]
+            log.info("Loading logs from log dirs %s", dirs)
+            for directory in dirs:
+                self._load_dir(directory)
+            self._loaded = True
+            log.info("Loaded %d logs in %dms", len(self._logs),
+                     (time.monotonic() - began) * 1000)
+
+    def _load_dir(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self._lock_dir(directory)
+        ensure_meta_properties(directory, self.dirs.node_id, self.dirs.cluster_id)
+        marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
+        clean = os.path.exists(marker)
+        self.had_clean_shutdown[directory] = clean
+        if clean:
+            log.info("Skipping recovery of %s logs from %s since clean shutdown file was found",
+                     "all", directory)
+        else:
+            log.info("Attempting recovery for all logs in %s since no clean shutdown file "
+                     "was found", directory)
+        recovery_points = OffsetCheckpointFile(
+            os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
+        log_starts = OffsetCheckpointFile(
+            os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if not os.path.isdir(path):
+                continue
+            if name.endswith("-delete"):
+                shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
+                continue
+            tp = parse_topic_partition_name(name)
+            if tp is None or tp[0] == METADATA_TOPIC:
+                continue   # __cluster_metadata-0 is the MetadataLog's (Kafka skips it too)
+            self._logs[tp] = self._open_log(
+                path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
+                read_partition_metadata(path))
+            self._log_dir_of[tp] = directory
+        if clean:
+            os.unlink(marker)   # a crash from now on must be seen as one
+
+    def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
+                  log_start: int, clean: bool, topic_id) -> UnifiedLog:
+        topic = tp[0]
+        opened = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
+                            recovery_point=recovery_point, log_start_offset=log_start,
+                            had_clean_shutdown=clean, topic_id=topic_id)
+        opened.on_deleted = lambda: self.forget(*tp)
+        return opened
+
+    def _lock_dir(self, directory: str) -> None:
+        fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StorageError(
+                f"Failed to acquire lock on file .lock in {directory}. A Kafka instance in "
+                f"another process or thread is using this directory.") from None
+        self._locks.append(fd)
+
+    # -- the ReplicaManager's log factory ------------------------------------------------------
+
+    def get_or_create_log(self, topic: str, partition: int,
+                          topic_id: uuid.UUID | None = None) -> PartitionLog:
+        """The partition's log: loaded from a log dir, or created (Kafka's
+        ``LogManager.getOrCreateLog``); an InMemoryLog with ``log.store=memory``."""
+        if not self.durable:
+            return InMemoryLog()
+        self.load_logs()
+        tp = (topic, partition)
+        with self._lock:
+            existing = self._logs.get(tp)
+            if existing is not None:
+                self._check_topic_id(existing, tp, topic_id)
+                return existing
+            directory = self._next_log_dir()
+            path = os.path.join(directory, f"{topic}-{partition}")
+            created = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
+                                 topic_id=topic_id)
+            if topic_id is not None:
+                write_partition_metadata(path, topic_id)
+            created.on_deleted = lambda: self.forget(*tp)
+            self._logs[tp] = created
+            self._log_dir_of[tp] = directory
+            log.info("Created log for partition %s-%d in %s", topic, partition, path)
+            return created
+
+    @staticmethod
+    def _check_topic_id(existing: UnifiedLog, tp, topic_id) -> None:
+        if topic_id is None or existing.topic_id == topic_id:
+            return
+        if existing.topic_id is not None:
+            # Until topics come back from the metadata log, a topic created again
+            # after a restart gets a new id: the log on disk is adopted under it.
+            log.warning("Partition %s-%d has topic id %s on disk but %s in metadata; "
+                        "keeping its log under the new id", tp[0], tp[1],
+                        existing.topic_id, topic_id)
+        existing.topic_id = topic_id
+        write_partition_metadata(existing.directory, topic_id)
+
+    def _next_log_dir(self) -> str:
+        """The log dir holding the fewest partitions (Kafka's ``nextLogDirs``)."""
+        dirs = [os.path.abspath(d) for d in self.dirs.log_dirs]
+        counts = {d: 0 for d in dirs}
+        for directory in self._log_dir_of.values():
+            counts[directory] = counts.get(directory, 0) + 1
+        return min(dirs, key=lambda d: counts.get(d, 0))
+
+    def forget(self, topic: str, partition: int) -> None:
+        """The partition's log was deleted (DeleteTopics)."""
+        with self._lock:
+            self._logs.pop((topic, partition), None)
+            self._log_dir_of.pop((topic, partition), None)
+
+    def logs(self) -> dict[tuple[str, int], UnifiedLog]:
+        with self._lock:
+            return dict(self._logs)
+
+    # -- checkpoints and flushing --------------------------------------------------------------
+
+    def checkpoint_recovery_offsets(self) -> None:
+        self._checkpoint(RECOVERY_POINT_CHECKPOINT, lambda lg: lg.recovery_point)
+
+    def checkpoint_log_start_offsets(self) -> None:
+        self._checkpoint(LOG_START_OFFSET_CHECKPOINT, lambda lg: lg.log_start_offset)
+
+    def _checkpoint(self, name: str, offset_of) -> None:
+        if not self.durable:
+            return
+        logs = self.logs()
+        for directory in {os.path.abspath(d) for d in self.dirs.log_dirs}:
+            entries = {tp: offset_of(lg) for tp, lg in logs.items()
+                       if self._log_dir_of.get(tp) == directory}
+            OffsetCheckpointFile(os.path.join(directory, name)).write(entries)
+
+    def flush_dirty_logs(self, now_ms: int | None = None) -> None:
+        """Flush the logs whose ``flush.ms`` passed since their last flush."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        for lg in self.logs().values():
+            lg.maybe_flush_by_time(now_ms)
+
+    # -- start and stop -------------------------------------------------------------------------
 
     def startup(self) -> None:
+        if self.durable:
+            self.load_logs()
+            self._flusher.startup()
+        else:
+            log.info("Logs are kept in memory (log.store=memory): nothing survives a restart")
         log.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
         self._task.startup()
 
     def shutdown(self) -> None:
         self._task.shutdown()
+        if not self.durable:
+            return
+        self._flusher.shutdown()
+        log.info("Shutting down.")
+        logs = self.logs()
+        for lg in logs.values():
+            lg.close()
+        self.checkpoint_recovery_offsets()
+        self.checkpoint_log_start_offsets()
+        self.scheduler.shutdown()
+        if self._loaded:
+            for directory in {os.path.abspath(d) for d in self.dirs.log_dirs}:
+                log.info("Writing clean shutdown marker at %s", directory)
+                write_clean_shutdown_file(directory)
+        for fd in self._locks:
+            os.close(fd)
+        self._locks.clear()
+        log.info("Shutdown complete.")
 
     def cleanup_logs(self) -> int:
-        """One run of the task: batches deleted across every partition."""
+        """One run of the retention task: segments (or, in memory, batches) deleted."""
         log.debug("Beginning log cleanup...")
         deleted = self.replica_manager.apply_retention()
         log.debug("Log cleanup completed. %d batches deleted.", deleted)
@@ -55,3 +291,26 @@ class LogManager:
                 log.exception("Uncaught exception in scheduled task 'kafka-log-retention'")
             if stop.wait(self.retention_check_ms / 1000):
                 return
+
+    def _run_flusher(self, stop: threading.Event) -> None:
+        """kafka-log-flusher and the two checkpoint tasks, on one thread."""
+        jobs = [
+            ("kafka-log-flusher", self.dirs.flush_scheduler_interval_ms, self.flush_dirty_logs),
+            ("kafka-recovery-point-checkpoint", self.dirs.flush_offset_checkpoint_interval_ms,
+             self.checkpoint_recovery_offsets),
+            ("kafka-log-start-offset-checkpoint",
+             self.dirs.flush_start_offset_checkpoint_interval_ms,
+             self.checkpoint_log_start_offsets),
+        ]
+        due = {name: time.monotonic() + interval / 1000 for name, interval, _ in jobs}
+        while True:
+            wait = max(0.0, min(due.values()) - time.monotonic())
+            if stop.wait(min(wait, 3600)):
+                return
+            for name, interval, job in jobs:
+                if time.monotonic() >= due[name]:
+                    try:
+                        job()
+                    except Exception:   # noqa: BLE001
+                        log.exception("Uncaught exception in scheduled task '%s'", name)
+                    due[name] = time.monotonic() + interval / 1000

@@ -59,6 +59,7 @@ class MetadataCache:
         self.cluster_id = cluster_id
         self._advertised: dict[str, EndPoint] = {}
         self._topics: dict[str, TopicMetadata] = {}
+        self._by_id: dict[uuid.UUID, str] = {}   # topic id -> name
         self._unified: dict[str, str] = {}     # unify_collision_chars(name) -> name
         self._total_partitions = 0
         self._lock = threading.Lock()
@@ -80,10 +81,8 @@ class MetadataCache:
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicMetadata | None:
         with self._lock:
-            for t in self._topics.values():
-                if t.topic_id == topic_id:
-                    return t
-        return None
+            name = self._by_id.get(topic_id)
+            return None if name is None else self._topics.get(name)
 
     def total_partitions(self) -> int:
         with self._lock:
@@ -117,22 +116,63 @@ class MetadataCache:
             error = self._creation_error_locked(name, num_partitions, max_total)
             if error is not None:
                 raise error
-            # Kafka's Metadata flags a topic internal by its name (Topic.isInternal).
-            topic = TopicMetadata(name, uuid.uuid4(), num_partitions, is_internal(name))
-            self._topics[name] = topic
-            self._unified[unify_collision_chars(name)] = name
-            self._total_partitions += num_partitions
+            topic = self._add_locked(name, uuid.uuid4(), num_partitions)
             return topic, True
 
     def delete_topic(self, name: str) -> bool:
         with self._lock:
-            topic = self._topics.pop(name, None)
-            if topic is None:
-                return False
-            if self._unified.get(unify_collision_chars(name)) == name:
-                del self._unified[unify_collision_chars(name)]
-            self._total_partitions -= topic.num_partitions
-            return True
+            return self._remove_locked(name) is not None
+
+    def _add_locked(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> TopicMetadata:
+        # Kafka's Metadata flags a topic internal by its name (Topic.isInternal).
+        topic = TopicMetadata(name, topic_id, num_partitions, is_internal(name))
+        self._topics[name] = topic
+        self._by_id[topic_id] = name
+        self._unified[unify_collision_chars(name)] = name
+        self._total_partitions += num_partitions
+        return topic
+
+    def _remove_locked(self, name: str) -> TopicMetadata | None:
+        topic = self._topics.pop(name, None)
+        if topic is None:
+            return None
+        self._by_id.pop(topic.topic_id, None)
+        if self._unified.get(unify_collision_chars(name)) == name:
+            del self._unified[unify_collision_chars(name)]
+        self._total_partitions -= topic.num_partitions
+        return topic
+
+    # -- applying metadata records (server/controller.py; the same at replay) ------------
+
+    def add_topic(self, name: str, topic_id: uuid.UUID) -> TopicMetadata:
+        """TopicRecord: a topic with no partitions yet (PartitionRecords follow).
+        The same topic again (a snapshot replayed after the records it sums up)
+        changes nothing."""
+        with self._lock:
+            existing = self._topics.get(name)
+            if existing is not None and existing.topic_id == topic_id:
+                return existing
+            self._remove_locked(name)
+            return self._add_locked(name, topic_id, 0)
+
+    def add_partition(self, topic_id: uuid.UUID, partition_id: int) -> TopicMetadata | None:
+        """PartitionRecord: the topic now has partitions 0..partition_id."""
+        with self._lock:
+            name = self._by_id.get(topic_id)
+            if name is None:
+                return None
+            topic = self._topics[name]
+            count = max(topic.num_partitions, partition_id + 1)
+            updated = TopicMetadata(name, topic_id, count, topic.is_internal)
+            self._topics[name] = updated
+            self._total_partitions += count - topic.num_partitions
+            return updated
+
+    def remove_topic(self, topic_id: uuid.UUID) -> TopicMetadata | None:
+        """RemoveTopicRecord."""
+        with self._lock:
+            name = self._by_id.get(topic_id)
+            return None if name is None else self._remove_locked(name)
 
     def set_partition_count(self, name: str, count: int,
                             max_total: int | None = None) -> TopicMetadata | None:
@@ -154,3 +194,14 @@ class MetadataCache:
             self._topics[name] = updated
             self._total_partitions += adding
             return updated
+
+    def growth_error(self, name: str, count: int,
+                     max_total: int | None = None) -> TopicCreationError | None:
+        """Why ``name`` may not grow to ``count`` partitions now (see set_partition_count)."""
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                return None
+            return (not_growing_error(topic.num_partitions, count)
+                    or broker_limit_error(self._total_partitions,
+                                          count - topic.num_partitions, max_total))

@@ -42,6 +42,31 @@ Owners of metadata register a replay handler per record type
 (:meth:`MetadataLog.register`); :meth:`MetadataLog.replay` hands each stored
 record to its handler in log order.  A record type nobody registered is
 logged and skipped (a newer kafka-net wrote it).
+
+Changes are made the way KRaft's controller makes them: a writer takes
+:attr:`MetadataLog.lock` (the controller's single thread: one change at a
+time), checks the current state, and :meth:`MetadataLog.commit` s the
+records, which appends them durably and only then applies them through the
+same replay handlers a restart runs.  So the state in memory is always the
+state the log replays to, and nothing is visible before it is on disk.  A
+handler that fails is logged and the next record applied, at commit and at
+replay alike.
+
+Snapshots.  The log grows with every change; KRaft bounds it with snapshots
+(``metadata.log.max.record.bytes.between.snapshots``, 20 MiB).  Here, once
+that many bytes were appended since the last snapshot, the current state is
+appended as records -- each owner's :meth:`register_snapshot` source writes
+its part -- and the log start offset is moved to the first of them, so the
+records before go (a durable log first rolls a new segment for the snapshot,
+so every segment before it is deleted).  Kafka writes its
+snapshot to a separate ``.checkpoint`` file; one log keeps one reader here.
+Every snapshot record is idempotent (it sets a value, or removes one a
+config file provides), so replaying a snapshot cut short by a crash on top
+of the full log before it changes nothing: the log start is moved only once
+the whole snapshot is flushed.  A snapshot is
+only taken when every registered record type is covered by a snapshot
+source: an owner that replays records but cannot write its state would
+otherwise lose it.
 """
 
 from __future__ import annotations
@@ -51,7 +76,7 @@ import json
 import logging
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from kafka_net.protocol.records import (
     Record, build_batch, decode_records, iter_batches, read_header)
@@ -61,6 +86,10 @@ log = logging.getLogger(__name__)
 
 METADATA_TOPIC = "__cluster_metadata"
 ReplayHandler = Callable[[dict], None]
+SnapshotSource = Callable[[], "list[tuple[str, dict]]"]
+# Kafka's default metadata.log.max.record.bytes.between.snapshots.
+DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS = 20 * 1024 * 1024
+SNAPSHOT_BATCH_RECORDS = 1000   # records per batch of a snapshot
 
 
 def _to_json(value):
@@ -87,9 +116,18 @@ def decode_record(record: Record) -> tuple[str, dict]:
 
 
 class MetadataLog:
-    def __init__(self, partition_log: PartitionLog | None = None) -> None:
+    def __init__(self, partition_log: PartitionLog | None = None,
+                 max_bytes_between_snapshots: int = DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS) -> None:
         self.log = InMemoryLog() if partition_log is None else partition_log
-        self._lock = threading.Lock()   # one writer at a time: batches never interleave
+        self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self._bytes_since_snapshot = 0
+        self._snapshot_sources: list[SnapshotSource] = []
+        self._covered: set[str] = set()   # record types the snapshot sources stand for
+        self._uncovered_warned = False
+        # One writer at a time (KRaft's controller thread): a writer holds it from
+        # its checks through commit, so no other change comes between.  Re-entrant:
+        # commit takes it again, and a replay handler may read state guarded by it.
+        self.lock = threading.RLock()
         self._handlers: dict[str, ReplayHandler] = {}
 
     # -- writing -------------------------------------------------------------------------
@@ -103,10 +141,56 @@ class MetadataLog:
         if not records:
             return -1
         batch = build_batch([encode_record(kind, fields) for kind, fields in records])
-        with self._lock:
+        with self.lock:
             appended = self.log.append(batch, len(records), int(time.time() * 1000))
             self.log.flush()
+            self._bytes_since_snapshot += len(batch)
         return appended.base_offset
+
+    def commit(self, records: list[tuple[str, dict]]) -> int:
+        """Append ``records`` as one batch, durably, then apply them through their
+        replay handlers; returns the first offset.  Call it holding :attr:`lock`
+        across the checks that decided the records."""
+        with self.lock:
+            first = self.append_all(records)
+            for record_type, fields in records:
+                self.apply(record_type, fields)
+            if self._bytes_since_snapshot >= self.max_bytes_between_snapshots:
+                self.snapshot()
+        return first
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def register_snapshot(self, source: SnapshotSource, record_types: Iterable[str]) -> None:
+        """``source()`` returns its owner's current state as records; it stands for
+        ``record_types`` (their removals included) in a snapshot."""
+        self._snapshot_sources.append(source)
+        self._covered.update(record_types)
+
+    def snapshot(self) -> int | None:
+        """Append the current state as records and start the log at them; returns
+        the snapshot's first offset (None if a record type has no snapshot source)."""
+        with self.lock:
+            uncovered = sorted(set(self._handlers) - self._covered)
+            if uncovered:
+                if not self._uncovered_warned:
+                    self._uncovered_warned = True
+                    log.warning("Not snapshotting the metadata log: no snapshot source for "
+                                "record type(s) %s", ", ".join(uncovered))
+                self._bytes_since_snapshot = 0
+                return None
+            records = [record for source in self._snapshot_sources for record in source()]
+            roll = getattr(self.log, "roll", None)
+            if roll is not None:
+                roll()   # a segmented log: the snapshot starts a segment, the older ones go
+            start = self.log.log_end_offset
+            for i in range(0, len(records), SNAPSHOT_BATCH_RECORDS):
+                self.append_all(records[i:i + SNAPSHOT_BATCH_RECORDS])
+            self.log.delete_records_before(start)
+            self._bytes_since_snapshot = 0
+        log.info("Wrote a metadata snapshot of %d record(s); the metadata log now starts at "
+                 "offset %d", len(records), start)
+        return start
 
     # -- reading -------------------------------------------------------------------------
 
@@ -130,14 +214,27 @@ class MetadataLog:
     def replay(self) -> int:
         """Hand every stored record to its registered handler; returns how many."""
         count = 0
-        for record_type, fields in self.records():
-            handler = self._handlers.get(record_type)
-            if handler is None:
-                log.warning("Skipping metadata record of unknown type %s", record_type)
-                continue
-            handler(fields)
-            count += 1
+        with self.lock:
+            for record_type, fields in self.records():
+                count += self.apply(record_type, fields)
+            # Since the last snapshot, as far as can be told: the whole log (one more
+            # snapshot than needed after a restart, at most).
+            self._bytes_since_snapshot = self.log.bytes_from(self.log.log_start_offset)
         return count
+
+    def apply(self, record_type: str, fields: dict) -> bool:
+        """Hand one record to its handler; False if none is registered or it failed."""
+        handler = self._handlers.get(record_type)
+        if handler is None:
+            log.warning("Skipping metadata record of unknown type %s", record_type)
+            return False
+        try:
+            handler(fields)
+        except Exception:   # noqa: BLE001 -- the same at commit and replay: memory == log
+            # Not the fields: a credential record holds keys.
+            log.exception("Error applying a metadata record of type %s", record_type)
+            return False
+        return True
 
     def close(self) -> None:
         self.log.close()

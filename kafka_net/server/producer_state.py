@@ -116,6 +116,10 @@ class ProducerStateManager:
             first_seq, next_sequence(first_seq, count - 1), first_offset, last_offset))
         entry.last_timestamp = max_timestamp
 
+    def load(self, entries: dict[int, ProducerEntry]) -> None:
+        """Start from a snapshot's entries (kafka_net.server.storage.producer_snapshot)."""
+        self._producers = dict(entries)
+
     def active_producers(self) -> list[tuple[int, ProducerEntry]]:
         """(producer id, entry) of every producer with state here, by id."""
         return sorted(self._producers.items())

@@ -126,8 +126,26 @@ class ReplicaManager:
         with self._lock:
             for index in range(count):
                 if (topic, index) not in self._partitions:
-                    self._partitions[(topic, index)] = Partition(
-                        topic, index, topic_id, self.log_factory(topic, index, topic_id))
+                    self._partitions[(topic, index)] = self._new_partition(
+                        topic, index, topic_id)
+
+    def _new_partition(self, topic: str, index: int, topic_id: uuid.UUID) -> Partition:
+        partition_log = self.log_factory(topic, index, topic_id)
+        partition = Partition(topic, index, topic_id, partition_log)
+        # A durable log rebuilt its producer state and transaction index on load
+        # (UnifiedLog); the partition works on those, so they survive a restart.
+        producers = getattr(partition_log, "producer_state", None)
+        if producers is not None:
+            partition.producers = producers
+            partition.txns = partition_log.txns
+        return partition
+
+    def ensure_partition(self, topic: str, topic_id: uuid.UUID, index: int) -> None:
+        """One partition (a PartitionRecord applied), its log opened or created."""
+        with self._lock:
+            if (topic, index) not in self._partitions:
+                self._partitions[(topic, index)] = Partition(
+                    topic, index, topic_id, self.log_factory(topic, index, topic_id))
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:

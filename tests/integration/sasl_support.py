@@ -29,7 +29,7 @@ def sasl_config(protocol: str = "SASL_PLAINTEXT", pki=None, **overrides: str) ->
     props = {
         "listeners": f"{protocol}://127.0.0.1:0",
         "num.network.threads": "2", "num.io.threads": "4", "shutdown.timeout.ms": "5000",
-        "group.initial.rebalance.delay.ms": "0",
+        "group.initial.rebalance.delay.ms": "0", "log.store": "memory",
         **sasl_props(protocol),
         **(pki.broker_props() if pki is not None else {}),
     }

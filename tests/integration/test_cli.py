@@ -12,10 +12,12 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -129,7 +131,13 @@ class Broker:
 
 @contextlib.contextmanager
 def serve(*overrides: str, args: tuple[str, ...] = ()):
-    """Start ``kafka-net serve`` with ``--override`` for each item; always killed."""
+    """Start ``kafka-net serve`` with ``--override`` for each item; always killed.
+    Its logs go to a temporary folder (log.dirs) unless the overrides say where:
+    never to the default folder, which another test run may hold."""
+    log_dirs = None
+    if not any(item.startswith(("log.dirs=", "log.dir=", "log.store=")) for item in overrides):
+        log_dirs = tempfile.mkdtemp(prefix="kn-serve-logs-")
+        overrides = (*overrides, f"log.dirs={log_dirs}")
     cmd = [*args]
     for item in overrides:
         cmd += ["--override", item]
@@ -138,6 +146,8 @@ def serve(*overrides: str, args: tuple[str, ...] = ()):
         yield broker
     finally:
         broker.kill()
+        if log_dirs is not None:
+            shutil.rmtree(log_dirs, ignore_errors=True)
 
 
 def run_cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
@@ -463,7 +473,8 @@ def test_bad_command_line_exits_2(args):
 def test_port_in_use_exits_3_with_a_clear_message():
     with socket.create_server((LOOPBACK, 0)) as taken:
         port = taken.getsockname()[1]
-        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}")
+        result = run_cli("serve", "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}",
+                         "--override", "log.store=memory")
     assert result.returncode == EXIT_STARTUP_FAILED
     assert (f"Startup failed: [Errno 98] Socket server failed to bind to {LOOPBACK}:{port}: "
             "Address already in use") in result.stderr

@@ -33,6 +33,7 @@ TIMEOUT_S = 30
 @pytest.fixture(scope="module")
 def server(pki):
     cfg = ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"SSL://{LOOPBACK}:0,MTLS://{LOOPBACK}:0",
         "listener.security.protocol.map": "SSL:SSL,MTLS:SSL",
         **pki.broker_props(), "listener.name.mtls.ssl.client.auth": "required",

@@ -53,6 +53,7 @@ class RecordingApiVersions:
 
 def broker_config(pki, **extra: str) -> ServerConfig:
     return ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0,MTLS://{LOOPBACK}:0,"
                      f"SASL_SSL://{LOOPBACK}:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,"
@@ -291,6 +292,7 @@ def test_a_handshake_that_stalls_halfway_is_expired(server, pki, caplog):
 ])
 def test_bad_ssl_configuration_stops_the_startup(pki, props, fragments):
     cfg = ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"SSL://{LOOPBACK}:0", **pki.broker_props(), **props})
     server = KafkaServer(cfg)
     with pytest.raises(ConfigError) as info:
@@ -303,6 +305,7 @@ def test_keystore_that_is_not_pem_names_the_file(pki, tmp_path):
     bad = tmp_path / "not-a-key.pem"
     bad.write_text("hello")
     cfg = ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"SSL://{LOOPBACK}:0", **pki.broker_props(),
         "ssl.keystore.location": str(bad)})
     with pytest.raises(ConfigError, match="ssl.keystore.location: .*not-a-key.pem"):
@@ -314,6 +317,7 @@ def test_keystore_as_pem_text_in_the_config(pki):
         props = {"ssl.keystore.certificate.chain": chain.read(),
                  "ssl.keystore.key": key.read()}
     cfg = ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"SSL://{LOOPBACK}:0", "ssl.keystore.type": "PEM", **props})
     with running_server(cfg) as running:
         with tls_raw_client(running.bound_port("SSL"), pki.client_context()) as c:
@@ -339,6 +343,7 @@ def test_large_request_and_response_cross_many_tls_records(server, pki):
 
 def test_enabled_protocols_bound_the_tls_version(pki):
     cfg = ServerConfig.from_properties({
+        "log.store": "memory",
         "listeners": f"OLD://{LOOPBACK}:0,NEW://{LOOPBACK}:0",
         "listener.security.protocol.map": "OLD:SSL,NEW:SSL", **pki.broker_props(),
         "listener.name.old.ssl.enabled.protocols": "TLSv1.2",

@@ -104,7 +104,8 @@ def test_the_installed_command_serves_a_real_client(clean_venv, tmp_path):
     assert re.search(r"\d+\.\d+", version)
     proc = subprocess.Popen(
         [str(exe), "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-         "--override", "group.initial.rebalance.delay.ms=0"],
+         "--override", "group.initial.rebalance.delay.ms=0",
+         "--override", f"log.dirs={tmp_path / 'logs'}"],
         cwd=tmp_path, env=_clean_env(), stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

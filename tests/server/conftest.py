@@ -85,10 +85,11 @@ class Broker(BrokerCore):
     advertised listener, and short group timeouts."""
 
     def __init__(self, config: ServerConfig | None = None,
-                 group_config: GroupConfig | None = None, **core_kw) -> None:
-        super().__init__(config or ServerConfig(), FakeChannel(), group_config
+                 group_config: GroupConfig | None = None, metadata_log_factory=None,
+                 **core_kw) -> None:
+        super().__init__(config or ServerConfig(log_store="memory"), FakeChannel(), group_config
                          or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
-                         **core_kw)
+                         metadata_log_factory, **core_kw)
         self.channel = self.request_channel
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
         self._correlation = 0
@@ -154,7 +155,7 @@ def broker():
 
 
 def make_broker(**config_overrides) -> Broker:
-    return Broker(dataclasses.replace(ServerConfig(), **config_overrides))
+    return Broker(dataclasses.replace(ServerConfig(log_store="memory"), **config_overrides))
 
 
 # -- one-call helpers for the per-API tests ----------------------------------------------

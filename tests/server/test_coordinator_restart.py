@@ -3,11 +3,11 @@ back from __consumer_offsets and __transaction_state (Kafka's
 loadGroupsAndOffsets and loadTransactionsForTxnTopicPartition).
 
 The restart is a second BrokerCore whose log factory hands out the same
-InMemoryLog per (topic, partition) as the first: everything the new broker
-knows of groups and transactions comes from reading those logs back, which is
-the load path a durable log feeds after a real restart.  Topics themselves
-come back from the metadata log (kafka_net/server/metadata_log.py) on a real
-restart; here the test creates them again.
+InMemoryLog per (topic, partition) as the first, over the same metadata log:
+the topics come back by replaying it, and everything the new broker knows of
+groups and transactions comes from reading the partition logs back, which
+is what a durable log feeds after a real restart (that one is in
+tests/integration/test_internal_topics_restart.py).
 """
 
 from __future__ import annotations
@@ -48,10 +48,12 @@ def logs():
 @pytest.fixture
 def brokers(logs):
     started = []
+    metadata_log = InMemoryLog()
 
-    def start() -> Broker:
-        b = Broker(log_factory=logs).start()
-        b.create_topic("t", 2)
+    def start(keep_metadata: bool = True) -> Broker:
+        b = Broker(log_factory=logs, metadata_log_factory=(
+            (lambda config: metadata_log) if keep_metadata else None)).start()
+        b.create_topic("t", 2)   # a no-op when the metadata log brought it back
         started.append(b)
         return b
     yield start
@@ -60,13 +62,12 @@ def brokers(logs):
 
 
 def restart(old: Broker, start) -> Broker:
-    """Stop ``old``; a new broker over the same logs whose coordinators load them
-    at startup, as after a restart where the metadata log brought the topics back."""
+    """Stop ``old``; a new broker over the same logs, whose coordinators load the
+    internal topics the metadata log brought back (``BrokerCore.startup``)."""
     old.stop()
     new = start()
-    for name in (OFFSETS, TXN_STATE):
-        if old.metadata_cache.topic(name) is not None:
-            new.apis.create_topic(name, old.metadata_cache.topic(name).num_partitions)
+    assert new.metadata_cache.topic(OFFSETS) is not None \
+        or old.metadata_cache.topic(OFFSETS) is None
     new.internal_topics.load_existing()
     return new
 
@@ -134,12 +135,12 @@ def test_deleted_offsets_and_groups_stay_deleted(brokers):
 
 
 def test_find_coordinator_on_a_fresh_broker_loads_what_the_logs_hold(brokers):
-    """Without the metadata log (the in-memory default), the topic is created
-    again at the first FindCoordinator, over the same logs, and loaded."""
+    """Without the metadata log, the topic is created again at the first
+    FindCoordinator, over the same partition logs, and loaded."""
     b = brokers()
     commit(b, "g", {("t", 1): 4})
     b.stop()
-    b = brokers()
+    b = brokers(keep_metadata=False)
     find(b, "g")
     assert fetch_offsets(b, "g") == {("t", 1): (4, "m4")}
 

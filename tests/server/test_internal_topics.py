@@ -97,7 +97,7 @@ def test_find_coordinator_creates_the_internal_topics(broker):
 
 
 def test_partition_counts_come_from_the_broker_config():
-    config = dataclasses.replace(ServerConfig(), offsets_topic_num_partitions=3,
+    config = dataclasses.replace(ServerConfig(log_store="memory"), offsets_topic_num_partitions=3,
                                  transaction_state_log_num_partitions=2,
                                  offsets_topic_segment_bytes=1 << 20)
     b = Broker(config)
@@ -123,7 +123,7 @@ def test_metadata_without_auto_creation_does_not_create_them(broker):
 
 
 def test_find_coordinator_answers_coordinator_not_available_when_creation_fails():
-    b = Broker(dataclasses.replace(ServerConfig(), max_broker_partitions=10))
+    b = Broker(dataclasses.replace(ServerConfig(log_store="memory"), max_broker_partitions=10))
     assert find(b, "g")["error_code"] == ERR.COORDINATOR_NOT_AVAILABLE
     assert b.metadata_cache.topic(OFFSETS) is None
 

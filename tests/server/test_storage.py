@@ -1,4 +1,5 @@
-"""InMemoryLog: dense offsets, reads by offset and size, timestamps, concurrency."""
+"""PartitionLog, in memory and on disk: dense offsets, reads by offset and size,
+timestamps, concurrency."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from kafka_net.protocol.records import build_batch, decode_records, read_header,
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.base import OffsetOutOfRange
 from tests.server.conftest import batch
+from tests.server.storage_support import (  # noqa: F401 (fixtures)
+    as_bytes, new_log, new_multi_batch_log, read_all)
 
 
 def append(log: InMemoryLog, count: int = 1, timestamp: int = 1000, size_hint: int = 1):
@@ -19,17 +22,17 @@ def append(log: InMemoryLog, count: int = 1, timestamp: int = 1000, size_hint: i
     return log.append(data, count, timestamp)
 
 
-def base_offsets(records: bytes) -> list[int]:
-    return [read_header(b).base_offset for b in split_batches(records)]
+def base_offsets(records) -> list[int]:
+    return [read_header(b).base_offset for b in split_batches(as_bytes(records))]
 
 
-def test_in_memory_log_satisfies_the_storage_protocol():
+def test_in_memory_log_satisfies_the_storage_protocol(new_log):
     log: PartitionLog = InMemoryLog()
     assert log.log_start_offset == 0 and log.log_end_offset == 0
 
 
-def test_offsets_are_dense_and_written_into_the_batch():
-    log = InMemoryLog()
+def test_offsets_are_dense_and_written_into_the_batch(new_log):
+    log = new_log()
     r1 = append(log, count=3)
     r2 = append(log, count=1)
     r3 = append(log, count=5)
@@ -38,30 +41,30 @@ def test_offsets_are_dense_and_written_into_the_batch():
     assert (r3.base_offset, r3.last_offset) == (4, 8)
     assert r1.log_append_time_ms == -1 and r1.log_start_offset == 0
     assert log.log_end_offset == 9
-    result = log.read(0, 1 << 20, False)
-    assert base_offsets(result.records) == [0, 3, 4]
-    offsets = [rec.offset for b in split_batches(result.records) for rec in decode_records(b)]
+    records = read_all(log)
+    assert base_offsets(records) == [0, 3, 4]
+    offsets = [rec.offset for b in split_batches(records) for rec in decode_records(b)]
     assert offsets == list(range(9))
 
 
-def test_append_keeps_the_batch_crc_valid():
-    log = InMemoryLog()
+def test_append_keeps_the_batch_crc_valid(new_log):
+    log = new_log()
     append(log)
     append(log, count=2)
-    for b in split_batches(log.read(0, 1 << 20, False).records):
+    for b in split_batches(read_all(log)):
         decode_records(b, verify_crc=True)  # raises on a CRC mismatch
 
 
-def test_append_does_not_keep_a_reference_to_the_callers_buffer():
-    log = InMemoryLog()
+def test_append_does_not_keep_a_reference_to_the_callers_buffer(new_log):
+    log = new_log()
     data = bytearray(batch([b"a"]))
     log.append(data, 1, 0)
     data[20:30] = b"\xff" * 10
-    decode_records(log.read(0, 1 << 20, False).records)
+    decode_records(as_bytes(log.read(0, 1 << 20, False).records))
 
 
-def test_read_at_log_end_is_empty_with_the_watermarks():
-    log = InMemoryLog()
+def test_read_at_log_end_is_empty_with_the_watermarks(new_log):
+    log = new_log()
     empty = log.read(0, 100, True)
     assert empty.records == b""
     assert (empty.high_watermark, empty.last_stable_offset, empty.log_start_offset) == (0, 0, 0)
@@ -71,8 +74,8 @@ def test_read_at_log_end_is_empty_with_the_watermarks():
     assert result.last_stable_offset == 2
 
 
-def test_read_from_the_middle_of_a_batch_returns_that_batch():
-    log = InMemoryLog()
+def test_read_from_the_middle_of_a_batch_returns_that_batch(new_log):
+    log = new_log()
     append(log, count=3)     # 0-2
     append(log, count=4)     # 3-6
     append(log, count=2)     # 7-8
@@ -81,15 +84,15 @@ def test_read_from_the_middle_of_a_batch_returns_that_batch():
 
 
 @pytest.mark.parametrize("offset", [-1, 4, 100])
-def test_read_out_of_range(offset):
-    log = InMemoryLog()
+def test_read_out_of_range(new_log, offset):
+    log = new_log()
     append(log, count=3)
     with pytest.raises(OffsetOutOfRange):
         log.read(offset, 100, True)
 
 
-def test_max_bytes_returns_whole_batches_only():
-    log = InMemoryLog()
+def test_max_bytes_returns_whole_batches_only(new_multi_batch_log):
+    log = new_multi_batch_log()
     for _ in range(4):
         append(log, size_hint=50)
     one = len(log.read(0, 1 << 20, False).records) // 4
@@ -99,8 +102,8 @@ def test_max_bytes_returns_whole_batches_only():
     assert len(log.read(0, 0, False).records) == 0
 
 
-def test_min_one_batch_returns_an_oversized_first_batch():
-    log = InMemoryLog()
+def test_min_one_batch_returns_an_oversized_first_batch(new_log):
+    log = new_log()
     append(log, size_hint=500)
     append(log, size_hint=10)
     first = log.read(0, 1, True).records
@@ -110,13 +113,13 @@ def test_min_one_batch_returns_an_oversized_first_batch():
     assert base_offsets(log.read(1, 0, True).records) == [1]
 
 
-def test_bytes_from():
-    log = InMemoryLog()
+def test_bytes_from(new_log):
+    log = new_log()
     assert log.bytes_from(0) == 0
     append(log, count=2)
     append(log, count=3)
     total = log.size_bytes
-    sizes = [len(b) for b in split_batches(log.read(0, 1 << 20, False).records)]
+    sizes = [len(b) for b in split_batches(read_all(log))]
     assert sum(sizes) == total
     assert log.bytes_from(0) == total
     assert log.bytes_from(1) == total  # mid-batch: the whole batch will be returned
@@ -128,8 +131,8 @@ def test_bytes_from():
     assert log.bytes_from(-1) == 1
 
 
-def test_offset_for_timestamp():
-    log = InMemoryLog()
+def test_offset_for_timestamp(new_log):
+    log = new_log()
     assert log.offset_for_timestamp(0) is None
     append(log, count=2, timestamp=100)   # 0-1
     append(log, count=1, timestamp=300)   # 2
@@ -142,8 +145,8 @@ def test_offset_for_timestamp():
     assert log.offset_for_timestamp(301) is None
 
 
-def test_max_timestamp_offset():
-    log = InMemoryLog()
+def test_max_timestamp_offset(new_log):
+    log = new_log()
     assert log.max_timestamp_offset() is None
     append(log, count=2, timestamp=100)
     append(log, count=1, timestamp=300)
@@ -152,8 +155,8 @@ def test_max_timestamp_offset():
     assert log.max_timestamp_offset() == (2, 300)
 
 
-def test_concurrent_appends_get_distinct_dense_offsets():
-    log = InMemoryLog()
+def test_concurrent_appends_get_distinct_dense_offsets(new_log):
+    log = new_log()
     threads, per_thread = 16, 50
     results: list = []
     lock = threading.Lock()
@@ -182,7 +185,7 @@ def test_concurrent_appends_get_distinct_dense_offsets():
         expected = last + 1
     assert log.log_end_offset == expected
 
-    stored = split_batches(log.read(0, 1 << 30, False).records)
+    stored = split_batches(read_all(log))
     assert len(stored) == threads * per_thread
     seen = {}
     for b in stored:
@@ -192,8 +195,8 @@ def test_concurrent_appends_get_distinct_dense_offsets():
     assert seen == {(tid, i): base for base, _, tid, i in results}
 
 
-def test_reads_concurrent_with_appends_see_only_complete_batches():
-    log = InMemoryLog()
+def test_reads_concurrent_with_appends_see_only_complete_batches(new_log):
+    log = new_log()
     stop = threading.Event()
     problems = []
 
@@ -223,8 +226,8 @@ def test_reads_concurrent_with_appends_see_only_complete_batches():
 
 
 @pytest.mark.parametrize("codec", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
-def test_timestamp_lookups_look_inside_compressed_batches_of_every_codec(codec):
-    log = InMemoryLog()
+def test_timestamp_lookups_look_inside_compressed_batches_of_every_codec(new_log, codec):
+    log = new_log()
     data = bytearray(build_batch([(None, b"v", (), 1000 + 10 * i) for i in range(10)],
                                  compression=codec))
     log.append(data, 10, 1090)

@@ -160,8 +160,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
         return merge if known else None
 
     def ready(self) -> None:
-        """Load ``__consumer_offsets`` (creating it if need be) before a group is
-        touched: a request never holds a group's lock while the load runs."""
+        """Load ``__consumer_offsets``, if it exists, before a group is touched: a
+        request never holds a group's lock while the load runs (a load that starts
+        later, at the topic's creation, takes no group lock)."""
         store = self.offsets.store
         if store is not None:
             store.ready()

@@ -98,13 +98,12 @@ class GroupMetadataManager:
             self._partition_of = {}
 
     def ready(self) -> None:
-        """Make sure ``__consumer_offsets`` exists and is loaded (a set lookup once it is)."""
-        if self._internal_topics.is_ready(GROUP_METADATA_TOPIC_NAME):
-            return
-        try:
-            self._set_partitions(self._internal_topics.ensure(GROUP_METADATA_TOPIC_NAME))
-        except TopicCreationError:
-            pass   # the first write answers COORDINATOR_NOT_AVAILABLE and logs why
+        """Make sure ``__consumer_offsets`` is loaded if it exists (a set lookup once
+        it is); the first write creates it."""
+        if not self._internal_topics.is_ready(GROUP_METADATA_TOPIC_NAME):
+            self._internal_topics.load_if_exists(GROUP_METADATA_TOPIC_NAME)
+            self._set_partitions(
+                self._internal_topics.partition_count(GROUP_METADATA_TOPIC_NAME))
 
     # -- writing --------------------------------------------------------------------------
 

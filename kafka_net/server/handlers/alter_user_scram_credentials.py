@@ -15,6 +15,10 @@ Behaviour (Kafka's ``ScramControlManager.alterCredentials``), per user:
   read, so the new credential logs in at once.
 * Deletion of a credential that does not exist: RESOURCE_NOT_FOUND "Attempt
   to delete a user credential that does not exist".
+* The accepted alterations are one change: their UserScramCredentialRecords
+  (and removals) are committed to the metadata log, then applied, under the
+  controller's lock held since the checks (server/controller.py), so a
+  credential acknowledged here survives a restart.
 * No authorization (kafka-net has no authorizer).
 """
 
@@ -22,6 +26,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.security import scram
+from kafka_net.server.controller import remove_scram_credential_record, scram_credential_record
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 VERSIONS = Versions(0, 0)
@@ -30,6 +35,11 @@ _TWICE = "A user credential cannot be altered twice in the same request"
 
 
 def handle(ctx, request: dict) -> dict:
+    with ctx.controller.lock:
+        return _alter(ctx, request)
+
+
+def _alter(ctx, request: dict) -> dict:
     cache = ctx.credential_cache
     alterations = ([("delete", d) for d in request["deletions"]]
                    + [("upsert", u) for u in request["upsertions"]])
@@ -48,7 +58,8 @@ def handle(ctx, request: dict) -> dict:
             errors[name] = error
         else:
             valid.append((kind, alteration))
-    results = [_apply(cache, kind, alteration) for kind, alteration in valid]
+    ctx.controller.commit([_record(kind, alteration) for kind, alteration in valid])
+    results = [_result(alteration["name"], ErrorCode.NONE, None) for _, alteration in valid]
     results += [_result(name, code, message) for name, (code, message) in errors.items()]
     return {"throttle_time_ms": 0, "results": results}
 
@@ -71,17 +82,15 @@ def _validate(cache, kind: str, alteration: dict):
     return None
 
 
-def _apply(cache, kind: str, alteration: dict) -> dict:
+def _record(kind: str, alteration: dict) -> tuple[str, dict]:
     name = alteration["name"]
     mechanism = scram.BY_TYPE[alteration["mechanism"]]
     if kind == "delete":
-        cache.remove(name, mechanism.mechanism_name)
-    else:
-        credential = scram.ScramFormatter(mechanism).credential_from_salted_password(
-            bytes(alteration["salted_password"]), bytes(alteration["salt"]),
-            alteration["iterations"])
-        cache.put(name, mechanism.mechanism_name, credential)
-    return _result(name, ErrorCode.NONE, None)
+        return remove_scram_credential_record(name, mechanism)
+    credential = scram.ScramFormatter(mechanism).credential_from_salted_password(
+        bytes(alteration["salted_password"]), bytes(alteration["salt"]),
+        alteration["iterations"])
+    return scram_credential_record(name, mechanism, credential)
 
 
 def _result(user: str, error_code: int, message) -> dict:

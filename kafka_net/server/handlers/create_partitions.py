@@ -48,11 +48,13 @@ def _grow(ctx, wanted: dict, validate_only: bool, budget: RequestBudget) -> dict
         return _result(name, refused.error_code, refused.message)
     budget.spend(adding)
     if not validate_only:
-        try:   # the cache first: it re-checks the broker limit under its lock
-            ctx.metadata_cache.set_partition_count(name, count, limit)
+        try:   # re-checked under the controller's lock: a concurrent change may have won
+            grown = ctx.controller.create_partitions(name, count, limit)
         except TopicCreationError as exc:
             return _result(name, exc.error_code, exc.message)
-        ctx.replica_manager.ensure_partitions(name, topic.topic_id, count)
+        if grown is None:
+            return _result(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           f"The topic '{name}' does not exist.")
     return _result(name, ErrorCode.NONE, None)
 
 

@@ -80,12 +80,11 @@ def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dic
     topic_id = ZERO_UUID
     if not validate_only:
         try:
-            created, fresh = ctx.try_create_topic(name, partitions)
+            created, fresh = ctx.try_create_topic(name, partitions, overrides)
         except TopicCreationError as exc:   # a concurrent creator took the room or the name
             return _result(name, exc.error_code, exc.message)
         if not fresh:  # lost a race with another creator
             return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        repository.set_topic_config(name, overrides)
         topic_id = created.topic_id
     return {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
             "error_message": None, "num_partitions": partitions, "replication_factor": rf,

@@ -40,7 +40,10 @@ def _delete(ctx, name, topic_id) -> dict:
         return {"name": topic.name, "topic_id": topic.topic_id,
                 "error_code": ErrorCode.INVALID_REQUEST,
                 "error_message": f"Deletion of internal topic {topic.name} is prohibited."}
-    ctx.delete_topic(topic.name)
+    if not ctx.delete_topic(topic.name, topic.topic_id):   # a concurrent delete won
+        return {"name": name, "topic_id": topic_id,
+                "error_code": ErrorCode.UNKNOWN_TOPIC_ID if name is None
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "error_message": None}
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
             "error_message": None}
 

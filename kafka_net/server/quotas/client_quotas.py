@@ -74,8 +74,28 @@ class ClientQuotas:
         self.managers = managers
         self.ip_quotas = ip_quotas
         self.on_change = lambda: None   # called after every applied alteration
-        self._lock = threading.Lock()
+        # Where an alteration's ClientQuotaRecords go: applied at once unless the
+        # Controller routes them through the metadata log (which then applies them
+        # with apply_record, as a restart's replay does).
+        self.commit = self._apply_records
+        # Held around a whole alteration, outside _lock: the Controller makes it the
+        # metadata log's lock, so every metadata change takes that lock first (a
+        # snapshot, under it, reads this class's state through _lock).
+        self.change_lock = threading.RLock()
+        # Re-entrant: alter holds it while the committed records are applied.
+        self._lock = threading.RLock()
         self._entities: dict[EntityKey, dict[str, float]] = {}
+
+    def set_ip_quotas(self, ip_quotas) -> None:
+        """Attach ConnectionQuotas (the SocketServer is built after the quotas
+        were replayed) and hand it every ``ip`` quota already set."""
+        with self._lock:
+            self.ip_quotas = ip_quotas
+            for key, values in self._entities.items():
+                entity = dict(key)
+                if IP in entity:
+                    for quota_key, value in values.items():
+                        self._push(entity, quota_key, value)
 
     # -- AlterClientQuotas ---------------------------------------------------------
 
@@ -84,7 +104,7 @@ class ClientQuotas:
         ``{"error_code", "error_message", "entity"}`` (the entity as sent)."""
         results: dict[EntityKey, dict] = {}
         changes: list[tuple[dict, str, float | None]] = []
-        with self._lock:
+        with self.change_lock, self._lock:
             for entry in entries:
                 entity, error = _entity_of(entry["entity"])
                 key = _key(entity) if entity is not None else ("invalid", len(results))
@@ -97,10 +117,27 @@ class ClientQuotas:
                 results[key] = {"error_code": code, "error_message": message,
                                 "entity": entry["entity"]}
             if not validate_only and changes:
-                for entity, quota_key, value in changes:
-                    self._apply(entity, quota_key, value)
-                self.on_change()
+                self.commit([client_quota_record(entity, quota_key, value)
+                             for entity, quota_key, value in changes])
         return list(results.values())
+
+    def apply_record(self, fields: dict) -> None:
+        """Apply one ClientQuotaRecord (committed now, or replayed at startup)."""
+        entity = {e["entityType"]: e["entityName"] for e in fields["entity"]}
+        with self._lock:
+            self._apply(entity, fields["key"], None if fields["remove"] else fields["value"])
+            self.on_change()
+
+    def records(self) -> list[tuple[str, dict]]:
+        """Every quota set, as the ClientQuotaRecords that set it (a snapshot)."""
+        with self._lock:
+            return [client_quota_record(dict(key), quota_key, value)
+                    for key, values in self._entities.items()
+                    for quota_key, value in sorted(values.items())]
+
+    def _apply_records(self, records: list[tuple[str, dict]]) -> None:
+        for _, fields in records:
+            self.apply_record(fields)
 
     def _validate_ops(self, entity: dict, key: EntityKey, ops: list[dict],
                       changes: list) -> tuple[int, str] | None:
@@ -177,6 +214,14 @@ class ClientQuotas:
                     "entity": [{"entity_type": t, "entity_name": n} for t, n in entity.items()],
                     "values": [{"key": k, "value": v} for k, v in values.items()]})
         return out
+
+
+def client_quota_record(entity: dict, quota_key: str, value: float | None) -> tuple[str, dict]:
+    """Kafka's ClientQuotaRecord: the entity's (type, name) pairs, a key, and the
+    value or ``remove``."""
+    return "ClientQuotaRecord", {
+        "entity": [{"entityType": t, "entityName": n} for t, n in _key(entity)],
+        "key": quota_key, "value": 0.0 if value is None else value, "remove": value is None}
 
 
 def _entity_of(entity_data: list[dict]) -> tuple[dict | None, tuple[int, str] | None]:

@@ -21,6 +21,7 @@ The caller holds the partition's lock, as for the log itself.
 from __future__ import annotations
 
 import bisect
+from typing import Callable
 from dataclasses import dataclass
 
 
@@ -36,6 +37,8 @@ class TransactionIndex:
         self._ongoing: dict[int, int] = {}        # producer id -> first offset
         self._aborted: list[AbortedTxn] = []      # in marker (last offset) order
         self._aborted_last: list[int] = []        # their last offsets, for bisect
+        # The durable log keeps each aborted transaction in its segment's .txnindex too.
+        self.on_aborted: "Callable[[AbortedTxn], None] | None" = None
 
     def on_transactional_append(self, producer_id: int, base_offset: int) -> None:
         self._ongoing.setdefault(producer_id, base_offset)
@@ -43,8 +46,18 @@ class TransactionIndex:
     def on_marker(self, producer_id: int, commit: bool, marker_offset: int) -> None:
         first = self._ongoing.pop(producer_id, None)
         if first is not None and not commit:
-            self._aborted.append(AbortedTxn(producer_id, first, marker_offset))
+            aborted = AbortedTxn(producer_id, first, marker_offset)
+            self._aborted.append(aborted)
             self._aborted_last.append(marker_offset)
+            if self.on_aborted is not None:
+                self.on_aborted(aborted)
+
+    def restore(self, ongoing: dict[int, int], aborted: list[AbortedTxn]) -> None:
+        """Start from a producer snapshot's open transactions and the aborted ones
+        read from the segments' .txnindex files (a log being loaded)."""
+        self._ongoing = dict(ongoing)
+        self._aborted = sorted(aborted, key=lambda t: t.last_offset)
+        self._aborted_last = [t.last_offset for t in self._aborted]
 
     @property
     def has_ongoing(self) -> bool:

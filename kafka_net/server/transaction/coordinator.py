@@ -33,6 +33,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -46,6 +47,8 @@ from kafka_net.server.transaction.state_manager import TransactionStateManager
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
 log = logging.getLogger(__name__)
+
+PRODUCER_ID_BLOCK_SIZE = 1000   # Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,27 @@ class TransactionCoordinator:
         self._group_offsets = group_offsets
         self._markers = TransactionMarkerWriter(replica_manager, group_offsets,
                                                 self.pending_offsets, lambda: self.clock_ms())
-        self._next_producer_id = itertools.count(1000)
+        # Kafka's ProducerIdManager: ids come in blocks from the controller, which
+        # writes a ProducerIdsRecord per block (server/controller.py) so that no id
+        # is handed out twice across restarts.  Alone (tests), blocks from a counter.
+        self.producer_id_blocks: Callable[[int], int] = self._local_producer_id_block
+        self._local_blocks = itertools.count(1000, PRODUCER_ID_BLOCK_SIZE)
+        self._next_producer_id = self._block_end = 0
         self._producer_id_lock = threading.Lock()
         self._task = BackgroundTask("transaction-coordinator", "kn-txn-timeouts", self._run)
         replica_manager.transaction_verifier = self.verify_transactional_batch
 
     def generate_producer_id(self) -> int:
         with self._producer_id_lock:
-            return next(self._next_producer_id)
+            if self._next_producer_id >= self._block_end:
+                self._next_producer_id = self.producer_id_blocks(0)
+                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
+            producer_id = self._next_producer_id
+            self._next_producer_id += 1
+            return producer_id
+
+    def _local_producer_id_block(self, broker_id: int) -> int:
+        return next(self._local_blocks)
 
     # -- InitProducerId ---------------------------------------------------------------
 
@@ -279,9 +295,13 @@ class TransactionCoordinator:
                                    set(md.topic_partitions), set(md.groups)))
             else:
                 self.state.put_if_not_exists(md)
-        with self._producer_id_lock:   # never hand out a loaded producer id again
-            current = next(self._next_producer_id)
-            self._next_producer_id = itertools.count(max(current, highest + 1))
+        with self._producer_id_lock:
+            # Blocks come after the loaded ids when the metadata log kept its
+            # ProducerIdsRecords; a store that lost them must not hand a loaded id out again.
+            while self._block_end <= highest:
+                self._next_producer_id = self.producer_id_blocks(0)
+                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
+            self._next_producer_id = max(self._next_producer_id, highest + 1)
         log.info("Finished loading %d transaction metadata from %s", len(loaded),
                  TRANSACTION_STATE_TOPIC_NAME)
 
@@ -295,9 +315,9 @@ class TransactionCoordinator:
         return complete_unfinished if unfinished else None
 
     def _ready(self) -> None:
-        """Load ``__transaction_state`` (creating it if need be) before a
-        transactional id is made: a request never holds a transaction's lock while
-        the load runs."""
+        """Load ``__transaction_state``, if it exists, before a transactional id is
+        made: a request never holds a transaction's lock while the load runs (a
+        load that starts later, at the topic's creation, takes no such lock)."""
         if self.txn_log is not None:
             self.txn_log.ready()
 

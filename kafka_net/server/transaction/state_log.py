@@ -64,13 +64,12 @@ class TransactionLog:
         return partition_for(transactional_id, self._partitions)
 
     def ready(self) -> None:
-        """Make sure ``__transaction_state`` exists and is loaded."""
-        if self._internal_topics.is_ready(TRANSACTION_STATE_TOPIC_NAME):
-            return
-        try:
-            self._partitions = self._internal_topics.ensure(TRANSACTION_STATE_TOPIC_NAME)
-        except TopicCreationError:
-            pass   # the first write answers COORDINATOR_NOT_AVAILABLE and logs why
+        """Make sure ``__transaction_state`` is loaded if it exists; the first
+        write creates it."""
+        if not self._internal_topics.is_ready(TRANSACTION_STATE_TOPIC_NAME):
+            self._internal_topics.load_if_exists(TRANSACTION_STATE_TOPIC_NAME)
+            self._partitions = self._internal_topics.partition_count(
+                TRANSACTION_STATE_TOPIC_NAME)
 
     def append(self, md: TransactionMetadata) -> int:
         """Write ``md`` as it is now (the caller holds its lock); an error code."""

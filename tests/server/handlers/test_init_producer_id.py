@@ -65,7 +65,8 @@ def test_reinit_aborts_an_ongoing_transaction(broker, version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_transaction_timeout_is_checked_against_the_maximum(version):
-    broker = Broker(dataclasses.replace(ServerConfig(), transaction_max_timeout_ms=5000))
+    broker = Broker(dataclasses.replace(ServerConfig(log_store="memory"),
+                                transaction_max_timeout_ms=5000))
     assert init(broker, version, timeout_ms=5001)[0] == ErrorCode.INVALID_TRANSACTION_TIMEOUT
     assert init(broker, version, timeout_ms=0)[0] == ErrorCode.INVALID_TRANSACTION_TIMEOUT
     assert init(broker, version, timeout_ms=5000)[0] == ErrorCode.NONE

@@ -1,0 +1,118 @@
+"""FileRecords: one segment's ``.log`` file, record batches back to back as on the wire.
+
+Kafka's ``FileRecords`` wraps a ``FileChannel``: appends go to the end,
+reads are slices (``FileRecords.slice`` -> a :class:`FileRegion` the
+network layer sends with sendfile), and recovery walks the batches from a
+position (``FileRecords.batchesFrom``).  The file descriptor stays open for
+the life of the segment, and after it: a deleted segment is renamed
+``.deleted`` and its descriptor closed only ``file.delete.delay.ms`` later,
+so a region already handed to a Processor stays readable.
+
+Appends are serialized by the log's lock; reads only ``pread`` below the
+size published after a complete append, so a reader never sees a partial
+batch.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Iterator, NamedTuple
+
+from kafka_net.network.send import FileRegion
+from kafka_net.protocol.records import Buffer
+from kafka_net.protocol.records.framing import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
+
+# base_offset, batch_length, partition_leader_epoch, magic, crc, attributes,
+# last_offset_delta, base_timestamp, max_timestamp (the first 43 header bytes)
+_HEADER_PREFIX = struct.Struct(">qiibIhiqq")
+HEADER_PREFIX_SIZE = _HEADER_PREFIX.size
+
+
+class BatchPosition(NamedTuple):
+    """Where one batch lies in the file, with what recovery and lookups need."""
+
+    position: int
+    base_offset: int
+    size: int               # the whole batch, LOG_OVERHEAD included
+    last_offset: int
+    max_timestamp: int
+
+
+class FileRecords:
+    def __init__(self, path: str, *, create: bool = False) -> None:
+        self.path = path
+        flags = os.O_RDWR | (os.O_CREAT if create else 0)
+        self.fd = os.open(path, flags, 0o644)
+        self._size = os.fstat(self.fd).st_size
+        self._flushed_size = self._size   # what the last fsync covered (as far as we know)
+
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def append(self, data: Buffer) -> int:
+        """Write ``data`` at the end; returns the position it was written at."""
+        position = self._size
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            written += os.pwrite(self.fd, view[written:], position + written)
+        self._size = position + written   # published last: readers stop below it
+        return position
+
+    def slice(self, position: int, size: int) -> FileRegion:
+        size = max(0, min(size, self._size - position))
+        return FileRegion(self.fd, position, size)
+
+    def read(self, position: int, size: int) -> bytes:
+        return os.pread(self.fd, size, position)
+
+    def header_at(self, position: int, end: int | None = None) -> BatchPosition | None:
+        """The batch starting at ``position``, or None at or past ``end`` (the file
+        size) or where fewer than a header's bytes are left."""
+        end = self._size if end is None else end
+        if position + HEADER_PREFIX_SIZE > end:
+            return None
+        raw = os.pread(self.fd, HEADER_PREFIX_SIZE, position)
+        if len(raw) < HEADER_PREFIX_SIZE:
+            return None
+        base, length, _, _, _, _, delta, _, max_ts = _HEADER_PREFIX.unpack(raw)
+        return BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
+
+    def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchPosition]:
+        """The batches from ``position`` (a batch boundary) up to ``end``, headers only;
+        stops at a batch that does not fit (a torn tail is the caller's to judge)."""
+        end = self._size if end is None else end
+        while True:
+            batch = self.header_at(position, end)
+            if batch is None or batch.size < RECORD_BATCH_OVERHEAD \
+                    or position + batch.size > end:
+                return
+            yield batch
+            position += batch.size
+
+    def flush(self) -> None:
+        if self._size != self._flushed_size:
+            os.fsync(self.fd)
+            self._flushed_size = self._size
+
+    def truncate_to(self, size: int) -> int:
+        """Cut the file to ``size`` bytes; returns how many bytes were removed."""
+        removed = self._size - size
+        if removed > 0:
+            os.ftruncate(self.fd, size)
+            self._size = size
+            self._flushed_size = -1
+        return max(removed, 0)
+
+    def rename_to(self, path: str) -> None:
+        os.replace(self.path, path)
+        self.path = path
+
+    def last_modified_ms(self) -> int:
+        return int(os.fstat(self.fd).st_mtime * 1000)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

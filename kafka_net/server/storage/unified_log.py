@@ -1,0 +1,437 @@
+"""UnifiedLog: a partition's durable log, the :class:`~.base.PartitionLog` on disk.
+
+Kafka's ``UnifiedLog`` over a :class:`~.local_log.LocalLog`: dense offsets
+assigned under one lock as in the in-memory log, each batch written exactly
+as its wire bytes (base offset set) to the active segment, which rolls on
+``segment.bytes``, ``segment.ms`` or a full index.  It adds what the
+segments alone do not know:
+
+* the **log start offset** (DeleteRecords may put it inside a segment;
+  retention and DeleteRecords delete whole segments below it);
+* the **flush policy**: ``flush.messages`` appends, or ``flush.ms`` (checked
+  by the LogManager's flusher), force an fsync; by default neither ever
+  does and the OS writes pages back when it likes, as in Kafka.  A roll
+  flushes the rolled segment in the background, moving the recovery point;
+* **producer state** (:class:`~kafka_net.server.producer_state.ProducerStateManager`)
+  and the partition's **transaction index**, snapshotted at each roll and
+  on close (:mod:`.producer_snapshot`), aborted transactions kept in each
+  segment's ``.txnindex``; both rebuilt on load from the latest snapshot
+  and the batches after it.
+
+Reads answer a :class:`~kafka_net.network.send.FileRegion` over one segment
+file (Kafka reads one segment per partition per fetch), bounded by the end
+published with the last complete append.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from typing import Callable
+
+from kafka_net.protocol.records import Buffer, read_header, with_base_offset
+from kafka_net.protocol.records.decoding import decode_records
+from kafka_net.protocol.records.framing import RecordError
+from kafka_net.server.producer_state import ProducerStateManager
+from kafka_net.server.storage.base import AppendResult, FetchResult, OffsetOutOfRange
+from kafka_net.server.storage.local_log import LocalLog
+from kafka_net.server.storage.producer_snapshot import (
+    delete_snapshots_before, read_latest_snapshot, sync_file, write_snapshot)
+from kafka_net.server.storage.scheduler import LogScheduler
+from kafka_net.server.storage.segment import LogSegment, SegmentConfig
+from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
+from kafka_net.server.storage.txn_index import AbortedTxn, TransactionIndex
+from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
+
+log = logging.getLogger("kafka_net.server.storage.log")
+
+_ABORT, _COMMIT = 0, 1   # ControlRecordType
+
+
+class UnifiedLog:
+    def __init__(self, directory: str, config: Callable[[], SegmentConfig] | SegmentConfig
+                 = SegmentConfig(), scheduler: LogScheduler | None = None, *,
+                 recovery_point: int = 0, log_start_offset: int = 0,
+                 had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None,
+                 clock_ms: Callable[[], int] | None = None) -> None:
+        self.directory = directory
+        self.topic_id = topic_id
+        self._config = config if callable(config) else (lambda: config)
+        self._own_scheduler = scheduler is None
+        self.scheduler = scheduler or LogScheduler()
+        self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self.log_ident = (f"[UnifiedLog partition={os.path.basename(directory)}, "
+                          f"dir={os.path.dirname(directory)}] ")
+        self._lock = threading.RLock()
+        self.producer_state = ProducerStateManager()
+        self.txns = TransactionIndex()
+        self.local = LocalLog(directory, self._config, self.scheduler,
+                              recovery_point=recovery_point, log_start_offset=log_start_offset,
+                              had_clean_shutdown=had_clean_shutdown)
+        first_base = self.local.segments[0].base_offset
+        self._log_start = min(max(log_start_offset, first_base), self.local.next_offset)
+        self._publish_end()
+        self.deleted_bytes = 0
+        self._last_flush_ms = self.clock_ms()
+        self._closed = False
+        self.on_deleted: Callable[[], None] | None = None   # the LogManager forgets it
+        self._rebuild_producer_state()
+        self.txns.on_aborted = self._append_aborted
+
+    # -- the PartitionLog protocol ------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._end[0]
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local.recovery_point
+
+    @property
+    def retained_bytes(self) -> int:
+        return self.local.size_in_bytes()
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes held plus those deleted from the front since the log was opened."""
+        return self.retained_bytes + self.deleted_bytes
+
+    def _publish_end(self) -> None:
+        # (log end offset, active segment, its size): what readers may see.
+        active = self.local.active_segment
+        self._end = (self.local.next_offset, active, active.size)
+
+    def append(self, batch: Buffer, record_count: int, max_timestamp: int,
+               log_append_time_ms: int = -1) -> AppendResult:
+        with self._lock:
+            base = self.local.next_offset
+            stored = with_base_offset(batch, base)
+            last = base + record_count - 1
+            config = self._config()
+            segment = self.local.active_segment
+            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config):
+                segment = self.roll()
+            segment.append(last, max_timestamp, base, stored)
+            self.local.next_offset = last + 1
+            self._publish_end()
+            if self.local.next_offset - self.local.recovery_point >= config.flush_messages:
+                self.flush()
+            return AppendResult(base, last, log_append_time_ms, self._log_start)
+
+    def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
+             max_offset: int | None = None) -> FetchResult:
+        end, active, active_size = self._end
+        start = self._log_start
+        if fetch_offset < start or fetch_offset > end:
+            raise OffsetOutOfRange(f"offset {fetch_offset} is outside [{start}, {end}]")
+        if fetch_offset == end:
+            return FetchResult(b"", end, end, start)
+        segments = self.local.segments
+        index = self.local.segment_index_for(fetch_offset, segments)
+        for segment in segments[index:]:
+            if max_offset is not None and segment.base_offset >= max_offset:
+                break
+            region = segment.read(fetch_offset, max_bytes, min_one_batch, max_offset,
+                                  active_size if segment is active else None)
+            if region is not None:
+                return FetchResult(region if region.size else b"", end, end, start)
+        return FetchResult(b"", end, end, start)
+
+    def bytes_from(self, fetch_offset: int) -> int:
+        end, active, active_size = self._end
+        if fetch_offset < self._log_start or fetch_offset > end:
+            return 1
+        if fetch_offset == end:
+            return 0
+        segments = self.local.segments
+        index = self.local.segment_index_for(fetch_offset, segments)
+        total = 0
+        for i, segment in enumerate(segments[index:]):
+            size = active_size if segment is active else segment.size
+            if i == 0:
+                batch = segment.translate_offset(fetch_offset)
+                size = size - batch.position if batch is not None else 0
+            total += max(size, 0)
+        return total
+
+    # -- timestamps ---------------------------------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """First record at or after the log start with a timestamp >= ``timestamp``:
+        the time index finds where to start in the first segment that reaches it
+        (Kafka's ``LogSegment.findOffsetByTimestamp``)."""
+        start = self._log_start
+        segments = self.local.segments
+        for segment in segments[self.local.segment_index_for(start, segments):]:
+            if segment.max_timestamp_so_far < timestamp:
+                continue
+            _, indexed = segment.time_index.lookup(timestamp)
+            _, position = segment.offset_index.lookup(max(indexed, start))
+            for batch in segment.batches(position):
+                if batch.last_offset < start or batch.max_timestamp < timestamp:
+                    continue
+                hit = first_record_at_or_after(segment.read_batch(batch), timestamp, start)
+                if hit is not None:
+                    return hit
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        start = self._log_start
+        segments = self.local.segments
+        best = None   # (timestamp, segment, offset of its batch)
+        for i, segment in enumerate(segments[self.local.segment_index_for(start, segments):]):
+            if i == 0 and segment.base_offset < start:
+                found = self._max_in(segment, start)    # part of it is below the log start
+            elif segment.max_timestamp_so_far >= 0:
+                found = (segment.max_timestamp_so_far, segment.offset_of_max_timestamp)
+            else:
+                found = None
+            if found is not None and (best is None or found[0] > best[0]):
+                best = (found[0], segment, found[1])
+        if best is None:
+            return None
+        timestamp, segment, offset = best
+        batch = segment.translate_offset(offset)
+        return None if batch is None else first_record_with(segment.read_batch(batch), timestamp)
+
+    @staticmethod
+    def _max_in(segment: LogSegment, start: int) -> tuple[int, int] | None:
+        found = None
+        for batch in segment.batches(segment.offset_index.lookup(start)[1]):
+            if batch.last_offset >= start and (found is None or batch.max_timestamp > found[0]):
+                found = (batch.max_timestamp, batch.base_offset)
+        return found
+
+    # -- moving the log start -------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: the log start moves to ``offset`` (perhaps inside a segment);
+        the segments wholly below it are deleted (Kafka's
+        ``deleteLogStartOffsetBreachedSegments``)."""
+        with self._lock:
+            if offset > self._log_start:
+                self._log_start = min(offset, self.local.next_offset)
+                log.info("%sIncremented log start offset to %d due to client delete records "
+                         "request", self.log_ident, self._log_start)
+                segments = self.local.segments
+                doomed = [s for s, after in zip(segments, segments[1:])
+                          if after.base_offset <= self._log_start]
+                self._delete_segments(doomed, "log start offset breach")
+            return self._log_start
+
+    def delete_retained(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """Whole segments past retention.ms (by their largest timestamp), then the
+        oldest while the rest exceeds retention.bytes (Kafka's
+        ``deleteRetentionMsBreachedSegments`` / ``deleteRetentionSizeBreachedSegments``);
+        the active segment too, after rolling a new one.  Returns how many."""
+        with self._lock:
+            deleted = 0
+            if retention_ms >= 0:
+                deleted += self._delete_old_segments(
+                    lambda s, _: now_ms - s.largest_timestamp() > retention_ms,
+                    f"retention time {retention_ms}ms breach")
+            if retention_bytes >= 0:
+                excess = [self.local.size_in_bytes() - retention_bytes]
+
+                def over_size(segment, _):
+                    if excess[0] - segment.size >= 0:
+                        excess[0] -= segment.size
+                        return True
+                    return False
+
+                deleted += self._delete_old_segments(
+                    over_size, f"retention size in bytes {retention_bytes} breach")
+            return deleted
+
+    def _delete_old_segments(self, predicate, reason: str) -> int:
+        segments = self.local.segments
+        doomed = []
+        for i, segment in enumerate(segments):
+            last_and_empty = i == len(segments) - 1 and segment.size == 0
+            if last_and_empty or not predicate(segment, None):
+                break
+            doomed.append(segment)
+        if not doomed:
+            return 0
+        if len(doomed) == len(segments):
+            self.roll()   # Kafka keeps an active segment: a new, empty one
+        self._delete_segments(doomed, reason)
+        self._log_start = max(self._log_start, self.local.segments[0].base_offset)
+        return len(doomed)
+
+    def _delete_segments(self, doomed, reason: str) -> None:
+        if not doomed:
+            return
+        log.info("%sDeleting segments due to %s: %s", self.log_ident, reason,
+                 ",".join(repr(s) for s in doomed))
+        self.deleted_bytes += sum(s.size for s in doomed)
+        self.local.remove_and_delete_segments(doomed)
+        self.txns.truncate_before(self._log_start)
+        delete_snapshots_before(self.directory, self.local.segments[0].base_offset)
+
+    # -- rolling, flushing, producer state ------------------------------------------------
+
+    def roll(self) -> LogSegment:
+        """A new active segment; the old one is flushed in the background and a
+        producer snapshot written at the new base offset (Kafka's ``UnifiedLog.roll``)."""
+        with self._lock:
+            old = self.local.active_segment
+            segment = self.local.roll()
+            if segment is not old:
+                self._publish_end()
+                snapshot = self.take_snapshot(sync=False)
+                up_to = segment.base_offset
+
+                def flush_rolled() -> None:
+                    self.flush_up_to(up_to)
+                    if snapshot is not None:
+                        sync_file(snapshot)
+
+                self.scheduler.schedule_once("flush-log", flush_rolled)
+            return segment
+
+    def flush_up_to(self, offset: int) -> None:
+        with self._lock:
+            if not self._closed:
+                self.local.flush(offset)
+                self._last_flush_ms = self.clock_ms()
+
+    def flush(self) -> None:
+        """fsync everything appended so far; the recovery point moves to the log end."""
+        self.flush_up_to(self.log_end_offset)
+
+    def maybe_flush_by_time(self, now_ms: int) -> None:
+        """The flusher's check: ``flush.ms`` since the last flush (Kafka's
+        ``LogManager.flushDirtyLogs``)."""
+        if (now_ms - self._last_flush_ms >= self._config().flush_ms
+                and self.log_end_offset > self.recovery_point):
+            self.flush()
+
+    def take_snapshot(self, sync: bool = True) -> str | None:
+        """Write the producer state as of the log end, unless a snapshot there exists
+        already or the log is empty (Kafka writes one only past the last)."""
+        with self._lock:
+            offset = self.local.next_offset
+            if offset <= self._snapshot_offset or (
+                    offset == self.local.segments[0].base_offset
+                    and not self.producer_state.active_producers()):
+                return None
+            self._snapshot_offset = offset
+            return write_snapshot(self.directory, offset, self.producer_state,
+                                  self.txns.ongoing(), sync)
+
+    def _append_aborted(self, txn: AbortedTxn) -> None:
+        segments = self.local.segments
+        segment = segments[self.local.segment_index_for(txn.last_offset, segments)]
+        append_aborted(segment.txn_index_path, txn, self.txns.last_stable_offset(
+            self.local.next_offset))
+
+    def _rebuild_producer_state(self) -> None:
+        """The latest snapshot at or below the log end, then the batches after it
+        (Kafka's ``UnifiedLog.rebuildProducerState``); aborted transactions from the
+        ``.txnindex`` of the segments before, rebuilt for the segments replayed."""
+        began = time.monotonic()
+        end = self.local.next_offset
+        snapshot = read_latest_snapshot(self.directory, end, self.log_ident)
+        self._snapshot_offset = snapshot[0] if snapshot is not None else -1
+        replay_from = self.local.segments[0].base_offset
+        if snapshot is not None and snapshot[0] >= replay_from:
+            replay_from, entries, ongoing = snapshot
+            self.producer_state.load(entries)
+        else:
+            ongoing = {}
+        aborted = []
+        for segment in self.local.segments:
+            aborted.extend(read_aborted(segment.txn_index_path, before=replay_from
+                                        if segment.base_offset <= replay_from else 0))
+        self.txns.restore(ongoing, aborted)
+        if replay_from < end:
+            log.info("%sLoading producer state till offset %d", self.log_ident, end)
+            self.txns.on_aborted = self._append_aborted
+            self._replay(replay_from)
+        log.info("%sProducer state recovery took %d ms for snapshot load and replay "
+                 "from offset %d", self.log_ident, (time.monotonic() - began) * 1000, replay_from)
+
+    def _replay(self, start: int) -> None:
+        segments = self.local.segments
+        for segment in segments[self.local.segment_index_for(start, segments):]:
+            for batch in segment.batches(segment.offset_index.lookup(start)[1]):
+                if batch.last_offset < start:
+                    continue
+                self._replay_batch(segment.read_batch(batch))
+
+    def _replay_batch(self, data: bytes) -> None:
+        header = read_header(data)
+        if header.producer_id < 0:
+            return
+        if header.is_control:
+            try:
+                key = decode_records(data, verify_crc=False)[0].key or b""
+            except (RecordError, IndexError):
+                return
+            if len(key) >= 4:
+                commit = int.from_bytes(key[2:4], "big", signed=True) == _COMMIT
+                self.producer_state.record_marker(header.producer_id, header.producer_epoch)
+                self.txns.on_marker(header.producer_id, commit, header.base_offset)
+            return
+        self.producer_state.record(header.producer_id, header.producer_epoch,
+                                   header.base_sequence, header.records_count,
+                                   header.base_offset, header.last_offset, header.max_timestamp)
+        if header.is_transactional:
+            self.txns.on_transactional_append(header.producer_id, header.base_offset)
+
+    # -- for the log cleaner ----------------------------------------------------------------
+
+    def segments(self) -> tuple[LogSegment, ...]:
+        return self.local.segments
+
+    def replace_segments(self, new_segments, old_segments) -> None:
+        with self._lock:
+            self.local.replace_segments(new_segments, old_segments)
+            self._publish_end()
+
+    # -- the log's life -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Flush, write a producer snapshot at the log end, close the files."""
+        with self._lock:
+            if self._closed:
+                return
+            self.flush()
+            self.take_snapshot()
+            self._closed = True
+            self.local.close()
+        if self._own_scheduler:
+            self.scheduler.shutdown()
+
+    def delete(self) -> None:
+        """DeleteTopics: the folder is renamed ``<topic>-<partition>.<id>-delete``
+        and removed after ``file.delete.delay.ms`` (Kafka's ``asyncDelete``)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            doomed = f"{self.directory}.{uuid.uuid4().hex}-delete"
+            os.replace(self.directory, doomed)
+            segments = self.local.segments
+
+        def remove() -> None:
+            for segment in segments:
+                segment.release()
+            shutil.rmtree(doomed, ignore_errors=True)
+
+        log.info("%sScheduling log for deletion: %s", self.log_ident, doomed)
+        self.scheduler.schedule_once("delete-log", remove, self._config().file_delete_delay_ms)
+        if self.on_deleted is not None:
+            self.on_deleted()
+        if self._own_scheduler:
+            self.scheduler.shutdown()
