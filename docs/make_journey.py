@@ -46,7 +46,7 @@ def run_journey() -> dict:
     from confluent_kafka import Producer
 
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
-                          num_network_threads=2, num_io_threads=2)
+                          num_network_threads=2, num_io_threads=2, log_store="memory")
     logger = logging.getLogger("kafka.request.logger")
     handler = _Lines()
     logger.addHandler(handler)

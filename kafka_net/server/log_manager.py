@@ -85,6 +85,7 @@ class LogManager:
         self._locks: list[int] = []
         self.scheduler = LogScheduler()
         self.had_clean_shutdown: dict[str, bool] = {}
+        self.unclean_dirs: list[str] = []
 
     @property
     def durable(self) -> bool:
@@ -104,30 +105,37 @@ class LogManager:
             for directory in dirs:
                 self._load_dir(directory)
             self._loaded = True
-            log.info("Loaded %d logs in %dms", len(self._logs),
-                     (time.monotonic() - began) * 1000)
+            log.info("Loaded %d logs in %dms%s", len(self._logs),
+                     (time.monotonic() - began) * 1000,
+                     f" (unclean log dirs = {self.unclean_dirs})" if self.unclean_dirs else "")
 
     def _load_dir(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         self._lock_dir(directory)
+        formatted = os.path.exists(os.path.join(directory, "meta.properties"))
         ensure_meta_properties(directory, self.dirs.node_id, self.dirs.cluster_id)
         marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
-        clean = os.path.exists(marker)
+        clean = os.path.exists(marker) or not formatted   # a new folder has nothing to recover
         self.had_clean_shutdown[directory] = clean
-        if clean:
-            log.info("Skipping recovery of %s logs from %s since clean shutdown file was found",
-                     "all", directory)
+        names = [n for n in sorted(os.listdir(directory))
+                 if os.path.isdir(os.path.join(directory, n))]
+        count = sum(1 for n in names if parse_topic_partition_name(n) is not None
+                    and not n.endswith("-delete"))
+        if not formatted:
+            log.info("Formatted log dir %s (meta.properties written)", directory)
+        elif clean:
+            log.info("Skipping recovery of %d logs from %s since clean shutdown file was found",
+                     count, directory)
         else:
-            log.info("Attempting recovery for all logs in %s since no clean shutdown file "
-                     "was found", directory)
+            log.info("Recovering %d logs from %s since no clean shutdown file was found",
+                     count, directory)
+            self.unclean_dirs.append(directory)
         recovery_points = OffsetCheckpointFile(
             os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
         log_starts = OffsetCheckpointFile(
             os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
-        for name in sorted(os.listdir(directory)):
+        for name in names:
             path = os.path.join(directory, name)
-            if not os.path.isdir(path):
-                continue
             if name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
                 continue
@@ -138,7 +146,7 @@ class LogManager:
                 path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
                 read_partition_metadata(path))
             self._log_dir_of[tp] = directory
-        if clean:
+        if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
@@ -215,6 +223,11 @@ class LogManager:
             self._logs.pop((topic, partition), None)
             self._log_dir_of.pop((topic, partition), None)
 
+    def highest_producer_id(self) -> int:
+        """The largest producer id with state in any loaded log (-1 if none)."""
+        return max((pid for lg in self.logs().values()
+                    for pid, _ in lg.producer_state.active_producers()), default=-1)
+
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:
             return dict(self._logs)
@@ -247,6 +260,8 @@ class LogManager:
     def startup(self) -> None:
         if self.durable:
             self.load_logs()
+            log.info("Starting log flusher with a default period of %d ms.",
+                     self.dirs.flush_scheduler_interval_ms)
             self._flusher.startup()
         else:
             log.info("Logs are kept in memory (log.store=memory): nothing survives a restart")

@@ -111,6 +111,19 @@ class TransactionCoordinator:
     def _local_producer_id_block(self, broker_id: int) -> int:
         return next(self._local_blocks)
 
+    def skip_producer_ids_through(self, producer_id: int) -> None:
+        """Never hand out ``producer_id`` or a smaller id again: a durable log
+        loaded state for it, and a new producer reusing it would meet that
+        producer's sequences (Kafka keeps allocated id blocks in the metadata
+        log's ProducerIdsRecord; here the logs' producer state bounds them)."""
+        with self._producer_id_lock:
+            # With the metadata log's ProducerIdsRecords the blocks are above it
+            # already; a store that lost them must not hand a loaded id out again.
+            while self._block_end <= producer_id:
+                self._next_producer_id = self.producer_id_blocks(0)
+                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
+            self._next_producer_id = max(self._next_producer_id, producer_id + 1)
+
     # -- InitProducerId ---------------------------------------------------------------
 
     def handle_init_producer_id(self, transactional_id: str | None, timeout_ms: int,
@@ -295,13 +308,7 @@ class TransactionCoordinator:
                                    set(md.topic_partitions), set(md.groups)))
             else:
                 self.state.put_if_not_exists(md)
-        with self._producer_id_lock:
-            # Blocks come after the loaded ids when the metadata log kept its
-            # ProducerIdsRecords; a store that lost them must not hand a loaded id out again.
-            while self._block_end <= highest:
-                self._next_producer_id = self.producer_id_blocks(0)
-                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
-            self._next_producer_id = max(self._next_producer_id, highest + 1)
+        self.skip_producer_ids_through(highest)
         log.info("Finished loading %d transaction metadata from %s", len(loaded),
                  TRANSACTION_STATE_TOPIC_NAME)
 
