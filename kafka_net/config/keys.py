@@ -139,6 +139,11 @@ KEYS: tuple[_Key, ...] = (
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----
+    _Key("offsets.retention.minutes", "offsets_retention_minutes", integer(1), "10080",
+         "Committed offsets of a group without members (or of topics it no longer "
+         "consumes) are removed this long after the group emptied or the commit."),
+    _Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms",
+         integer(1), "600000", "How often expired offsets and empty groups are removed."),
     _Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", integer(1), "50",
          "Partitions of __consumer_offsets (committed offsets and group metadata); "
          "fixed once the topic exists."),

@@ -83,7 +83,9 @@ def group_config(config: ServerConfig) -> GroupConfig:
     """The group.* keys of ``config``, as the GroupCoordinator takes them."""
     return GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
                        config.group_initial_rebalance_delay_ms,
-                       config.offset_metadata_max_bytes, config.group_max_size)
+                       config.offset_metadata_max_bytes, config.group_max_size,
+                       config.offsets_retention_minutes * 60_000,
+                       config.offsets_retention_check_interval_ms)
 
 
 def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:

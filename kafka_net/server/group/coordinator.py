@@ -55,7 +55,9 @@ from kafka_net.server.group.consumer_coordinator import (
     ConsumerGroupConfig, ConsumerGroupCoordinator)
 from kafka_net.server.group.group import Group, GroupConfig, Member
 from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
+from kafka_net.server.group.offset_expiry import OffsetExpiry
 from kafka_net.server.group.static_membership import StaticMembership
+from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.group.offsets import OffsetManager
 from kafka_net.server.group.rebalance import (
     DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
@@ -71,7 +73,7 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-class GroupCoordinator(GroupAdmin, StaticMembership):
+class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
                  consumer_config: ConsumerGroupConfig | None = None, store=None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
@@ -88,11 +90,17 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
+        # offsets.retention.minutes (offset_expiry.py): Kafka's
+        # "delete-expired-group-metadata" task.
+        self._expiry = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
+                                      self._run_expiry)
 
     def start(self) -> None:
         self.purgatory.start()
+        self._expiry.startup()
 
     def shutdown(self) -> None:
+        self._expiry.shutdown()
         self.purgatory.shutdown()
 
     def complete_parked(self) -> None:

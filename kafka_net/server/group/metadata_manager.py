@@ -135,10 +135,10 @@ class GroupMetadataManager:
         return append_error(result.error_code)
 
     def store_offsets(self, group_id: str, commits: list,
-                      producer: tuple[int, int] | None = None) -> int:
+                      producer: tuple[int, int] | None = None, now: int | None = None) -> int:
         """One batch of OffsetCommit records (transactional with ``producer``:
-        (producer id, epoch)); an error code for every commit in it."""
-        now = self.clock_ms()
+        (producer id, epoch)) committed at ``now``; an error code for every commit in it."""
+        now = self.clock_ms() if now is None else now
         return self._append(group_id, [
             (offset_commit_key(group_id, c.topic, c.partition),
              offset_commit_value(c.offset, c.leader_epoch, c.metadata, now))
@@ -163,7 +163,8 @@ class GroupMetadataManager:
         return {
             "protocol_type": group.protocol_type or "", "generation": group.generation_id,
             "protocol": group.protocol_name, "leader": group.leader_id,
-            "current_state_timestamp": self.clock_ms(),
+            "current_state_timestamp": (self.clock_ms() if group.current_state_timestamp is None
+                                        else group.current_state_timestamp),
             "members": [{
                 "member_id": m.member_id, "group_instance_id": m.group_instance_id,
                 "client_id": m.client_id, "client_host": m.client_host,
@@ -189,7 +190,8 @@ class GroupMetadataManager:
             if value is None and not offsets.get(group_id):
                 continue   # deleted, or every offset removed
             group = self._group_from(group_id, value)
-            group.offsets = {tp: OffsetAndMetadata(v["offset"], v["leader_epoch"], v["metadata"])
+            group.offsets = {tp: OffsetAndMetadata(v["offset"], v["leader_epoch"], v["metadata"],
+                                                   v["commit_timestamp"])
                              for tp, v in offsets.get(group_id, {}).items()}
             loaded.append(group)
         log.info("Finished loading %d group(s) and their offsets from %s in %d ms",
@@ -256,9 +258,12 @@ class GroupMetadataManager:
             m["session_timeout"], m["rebalance_timeout"], value["protocol_type"],
             [(value["protocol"] or "", m["subscription"])], m["assignment"], is_new=False)
             for m in value["members"]}
-        return Group(group_id, GroupState.STABLE if members else GroupState.EMPTY,
-                     value["generation"], value["protocol_type"] or None,
-                     value["protocol"], value["leader"], members)
+        group = Group(group_id, GroupState.STABLE if members else GroupState.EMPTY,
+                      value["generation"], value["protocol_type"] or None,
+                      value["protocol"], value["leader"], members)
+        if value["current_state_timestamp"] >= 0:
+            group.current_state_timestamp = value["current_state_timestamp"]
+        return group
 
 
 def _is_commit(key: bytes | None) -> bool:

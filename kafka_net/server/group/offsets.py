@@ -11,6 +11,7 @@ only then made visible and answered.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +25,7 @@ class OffsetAndMetadata:
     offset: int
     leader_epoch: int
     metadata: str | None
+    commit_timestamp: int = -1   # ms; offsets.retention.minutes counts from it
 
 
 NO_OFFSET = OffsetAndMetadata(-1, -1, "")   # what OffsetFetch says for "none committed"
@@ -50,6 +52,7 @@ class OffsetManager:
         self._groups = groups
         self._metadata_max_bytes = metadata_max_bytes
         self.store = store
+        self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
 
     def commit(self, group_id: str, member_id: str, generation: int,
                commits: list[PartitionCommit], group_instance_id: str | None = None
@@ -61,14 +64,15 @@ class OffsetManager:
         group = self._group_of(group_id, create=True)
         errors = [self._partition_error(c) or ErrorCode.NONE for c in commits]
         accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
+        now = self.clock_ms()
         with group.lock:   # appended and applied in one order
             if accepted and self.store is not None:
-                stored = self.store.store_offsets(group_id, accepted)
+                stored = self.store.store_offsets(group_id, accepted, now=now)
                 if stored:
                     return [e or stored for e in errors]
             for c in accepted:
                 group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                    c.offset, c.leader_epoch, c.metadata)
+                    c.offset, c.leader_epoch, c.metadata, now)
         return errors
 
     def _commit_check(self, group_id: str, member_id: str, generation: int,
@@ -136,10 +140,11 @@ class OffsetManager:
     def complete_txn_commit(self, group_id: str, commits: list[PartitionCommit]) -> None:
         """Apply a committed transaction's offsets (its COMMIT marker reached the group)."""
         group = self._group_of(group_id, create=True)
+        now = self.clock_ms()
         with group.lock:
             for c in commits:
                 group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                    c.offset, c.leader_epoch, c.metadata)
+                    c.offset, c.leader_epoch, c.metadata, now)
 
     def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None
               ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
