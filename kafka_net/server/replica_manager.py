@@ -19,7 +19,8 @@ whenever its configs change.  Kafka checks every
 at once makes a test's retention visible without waiting, and leaving topics
 on the defaults (7 days, no size limit) untouched keeps a test's records with
 old timestamps readable, as they stay on Kafka for minutes.
-``delete_records`` is DeleteRecords.
+``delete_records`` is DeleteRecords (never on an internal topic:
+INVALID_TOPIC_EXCEPTION, as Kafka's "Cannot delete records of internal topic").
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from kafka_net.protocol.records import (
     DecompressionBudget, DecompressionLimitError, RecordError, compute_crc, iter_batches,
     read_header, validate_produce_records)
 from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog, PartitionLog
@@ -343,6 +345,8 @@ class ReplicaManager:
         partition = self.partition(topic, index)
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+        if is_internal(topic):   # ReplicaManager.deleteRecordsOnLocalLog: never from a client
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, -1
         if not self.config_repository.log_config(topic).delete:
             return ErrorCode.POLICY_VIOLATION, -1
         with partition.lock:

@@ -165,6 +165,17 @@ def test_clients_cannot_produce_to_them(broker):
     assert stored(broker, OFFSETS, 0) == []
 
 
+def test_clients_cannot_delete_their_records(broker):
+    find(broker, "g")
+    commit(broker, "g", {("t", 0): 1})
+    body = broker.call(ApiKey.DELETE_RECORDS, 2, timeout_ms=1000, topics=[
+        {"name": OFFSETS, "partitions": [{"partition_index": partition_for("g", 50),
+                                          "offset": -1}]}])
+    [p] = body["topics"][0]["partitions"]
+    assert (p["error_code"], p["low_watermark"]) == (ERR.INVALID_TOPIC_EXCEPTION, -1)
+    assert len(group_records(broker, "g")) == 1
+
+
 # -- the group coordinator's records ------------------------------------------------------
 
 def test_each_offset_commit_is_one_batch_in_the_groups_partition(broker):
