@@ -230,3 +230,22 @@ def test_producer_ids_are_not_handed_out_again(brokers):
     assert other > pid
     again, epoch = init(b, "tx")
     assert again == pid and epoch == 1
+
+
+def test_a_consumer_protocol_groups_offsets_come_back_and_its_members_rejoin(brokers):
+    """KIP-848 groups keep their offsets; their membership records
+    (ConsumerGroup*) are not written, so a member rejoins at epoch 0."""
+    b = brokers()
+    joined = b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="kip848", member_id="m-1",
+                    member_epoch=0, rebalance_timeout_ms=60_000,
+                    subscribed_topic_names=["t"], topic_partitions=[])
+    assert joined["error_code"] == ERR.NONE
+    assert set(commit(b, "kip848", {("t", 0): 4}, joined["member_epoch"], "m-1").values()) \
+        == {ERR.NONE}
+    b = restart(b, brokers)
+    assert fetch_offsets(b, "kip848") == {("t", 0): (4, "m4")}
+    again = b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="kip848", member_id="m-1",
+                   member_epoch=0, rebalance_timeout_ms=60_000,
+                   subscribed_topic_names=["t"], topic_partitions=[])
+    assert again["error_code"] == ERR.NONE and again["member_epoch"] >= 1
+    assert fetch_offsets(b, "kip848") == {("t", 0): (4, "m4")}
