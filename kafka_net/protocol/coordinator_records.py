@@ -15,6 +15,11 @@ key (version)          schema    value schema (version kafka-net writes)
                                  set, as Kafka's ``offsetCommitValueVersion``)
 2                      GroupMetadataKey: group
                                  GroupMetadataValue (3)
+3, 5, 6, 7, 8           KIP-848 consumer groups: ConsumerGroupMetadataKey (group) ->
+                       ConsumerGroupMetadataValue (epoch); ConsumerGroupMemberMetadata
+                       (group, member); ConsumerGroupTargetAssignmentMetadata (group);
+                       ConsumerGroupTargetAssignmentMember (group, member);
+                       ConsumerGroupCurrentMemberAssignment (group, member); values v0
 0 (transaction log)    TransactionLogKey: transactionalId
                                  TransactionLogValue (0)
 =====================  ========  =====================================================
@@ -33,7 +38,7 @@ import struct
 from typing import NamedTuple
 
 from kafka_net.protocol.schema import (
-    BYTES, INT8, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
+    BYTES, INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, Schema, Struct)
 
 _VERSION = struct.Struct(">h")
 
@@ -78,6 +83,74 @@ GROUP_METADATA_VALUE = Schema(
             Field("assignment", BYTES),
         ))),
     ])
+
+# -- KIP-848 consumer groups (the new group coordinator's records) --------------------
+
+def _group_key(name: str, version: int, member: bool = False) -> Schema:
+    fields = [Field("group_id", STRING, versions=str(version))]
+    if member:
+        fields.append(Field("member_id", STRING, versions=str(version)))
+    return Schema(name, valid=str(version), flexible="none", fields=fields)
+
+
+_TOPIC_PARTITIONS = Array(Struct(Field("topic_id", UUID), Field("partitions", Array(INT32))))
+
+CONSUMER_GROUP_METADATA_KEY = _group_key("ConsumerGroupMetadataKey", 3)
+CONSUMER_GROUP_METADATA_VALUE = Schema(
+    "ConsumerGroupMetadataValue", valid="0", flexible="0+", fields=[Field("epoch", INT32)])
+CONSUMER_GROUP_MEMBER_METADATA_KEY = _group_key("ConsumerGroupMemberMetadataKey", 5, True)
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Schema(
+    "ConsumerGroupMemberMetadataValue", valid="0", flexible="0+",
+    fields=[
+        Field("instance_id", STRING, nullable="0+"),
+        Field("rack_id", STRING, nullable="0+"),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("subscribed_topic_names", Array(STRING)),
+        Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
+        Field("rebalance_timeout_ms", INT32, default=-1),
+        Field("server_assignor", STRING, nullable="0+"),
+        Field("classic_member_metadata", Struct(
+            Field("session_timeout_ms", INT32),
+            Field("supported_protocols", Array(Struct(
+                Field("name", STRING), Field("metadata", BYTES)))),
+        ), nullable="0+", tag=0, default=None),
+    ])
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
+    "ConsumerGroupTargetAssignmentMetadataKey", 6)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Schema(
+    "ConsumerGroupTargetAssignmentMetadataValue", valid="0", flexible="0+",
+    fields=[Field("assignment_epoch", INT32)])
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _group_key(
+    "ConsumerGroupTargetAssignmentMemberKey", 7, True)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Schema(
+    "ConsumerGroupTargetAssignmentMemberValue", valid="0", flexible="0+",
+    fields=[Field("topic_partitions", _TOPIC_PARTITIONS)])
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _group_key(
+    "ConsumerGroupCurrentMemberAssignmentKey", 8, True)
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Schema(
+    "ConsumerGroupCurrentMemberAssignmentValue", valid="0", flexible="0+",
+    fields=[
+        Field("member_epoch", INT32),
+        Field("previous_member_epoch", INT32),
+        Field("state", INT8),
+        Field("assigned_partitions", _TOPIC_PARTITIONS),
+        Field("partitions_pending_revocation", _TOPIC_PARTITIONS),
+    ])
+
+# key version -> (record name, key schema, value schema)
+CONSUMER_GROUP_RECORDS = {
+    3: ("ConsumerGroupMetadata", CONSUMER_GROUP_METADATA_KEY, CONSUMER_GROUP_METADATA_VALUE),
+    5: ("ConsumerGroupMemberMetadata", CONSUMER_GROUP_MEMBER_METADATA_KEY,
+        CONSUMER_GROUP_MEMBER_METADATA_VALUE),
+    6: ("ConsumerGroupTargetAssignmentMetadata", CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    7: ("ConsumerGroupTargetAssignmentMember", CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    8: ("ConsumerGroupCurrentMemberAssignment", CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+}
+
 
 TRANSACTION_LOG_KEY = Schema(
     "TransactionLogKey", valid="0", flexible="none",
@@ -171,8 +244,28 @@ class GroupMetadataRecord(NamedTuple):
     value: dict | None      # None: a tombstone
 
 
+class ConsumerGroupRecord(NamedTuple):
+    """One of the KIP-848 records: ``record`` is its name without Key/Value."""
+    record: str
+    group: str
+    member_id: str | None   # the member records only
+    value: dict | None      # None: a tombstone
+
+
+def consumer_group_key(version: int, group: str, member_id: str | None = None) -> bytes:
+    key_schema = CONSUMER_GROUP_RECORDS[version][1]
+    fields = {"group_id": group} if member_id is None else \
+        {"group_id": group, "member_id": member_id}
+    return _encode(key_schema, version, fields)
+
+
+def consumer_group_value(version: int, value: dict) -> bytes:
+    """The value (version 0) of the record whose key has ``version``."""
+    return _encode(CONSUMER_GROUP_RECORDS[version][2], 0, value)
+
+
 def decode_group_record(key: bytes, value: bytes | None
-                        ) -> OffsetCommitRecord | GroupMetadataRecord:
+                        ) -> OffsetCommitRecord | GroupMetadataRecord | ConsumerGroupRecord:
     """One record of ``__consumer_offsets`` (Kafka's ``GroupMetadataManager.readMessageKey``
     then the value by the key's type).  Raises RecordFormatError."""
     if key is None or len(key) < 2:
@@ -186,6 +279,11 @@ def decode_group_record(key: bytes, value: bytes | None
         k = _decode(GROUP_METADATA_KEY, key)[1]
         v = None if value is None else _decode(GROUP_METADATA_VALUE, value)[1]
         return GroupMetadataRecord(k["group"], v)
+    if version in CONSUMER_GROUP_RECORDS:
+        name, key_schema, value_schema = CONSUMER_GROUP_RECORDS[version]
+        k = _decode(key_schema, key)[1]
+        v = None if value is None else _decode(value_schema, value)[1]
+        return ConsumerGroupRecord(name, k["group_id"], k.get("member_id"), v)
     raise RecordFormatError(f"Unknown version {version} from the offset message")
 
 

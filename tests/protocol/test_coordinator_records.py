@@ -9,10 +9,10 @@ import struct
 import pytest
 
 from kafka_net.protocol.coordinator_records import (
-    GroupMetadataRecord, OffsetCommitRecord, RecordFormatError, decode_group_record,
-    decode_transaction_record, group_metadata_key, group_metadata_value, java_string_hash,
-    kafka_abs, offset_commit_key, offset_commit_value, partition_for, transaction_log_key,
-    transaction_log_value)
+    GroupMetadataRecord, OffsetCommitRecord, RecordFormatError, consumer_group_key,
+    consumer_group_value, decode_group_record, decode_transaction_record, group_metadata_key,
+    group_metadata_value, java_string_hash, kafka_abs, offset_commit_key, offset_commit_value,
+    partition_for, transaction_log_key, transaction_log_value)
 from kafka_net.protocol.records import build_batch, build_key_value_batch
 
 
@@ -101,3 +101,21 @@ def test_build_key_value_batch_makes_what_build_batch_makes(pairs):
     assert build_key_value_batch(pairs, 1234, **fields) == \
         build_batch([(k, v, (), 1234) for k, v in pairs], **fields)
     assert build_key_value_batch(pairs, 99) == build_batch([(k, v, (), 99) for k, v in pairs])
+
+
+def test_consumer_group_records_kip_848():
+    assert consumer_group_key(3, "g") == struct.pack(">h", 3) + _str("g")
+    # flexible v0: int32 epoch, then an empty tagged-field section
+    assert consumer_group_value(3, {"epoch": 7}) == struct.pack(">hi", 0, 7) + b"\x00"
+    key = consumer_group_key(5, "g", "m")
+    assert key == struct.pack(">h", 5) + _str("g") + _str("m")
+    value = consumer_group_value(5, {
+        "instance_id": "i", "rack_id": None, "client_id": "c", "client_host": "/h",
+        "subscribed_topic_names": ["t"], "rebalance_timeout_ms": 300000,
+        "server_assignor": "uniform"})
+    decoded = decode_group_record(key, value)
+    assert (decoded.record, decoded.group, decoded.member_id) == \
+        ("ConsumerGroupMemberMetadata", "g", "m")
+    assert decoded.value["subscribed_topic_names"] == ["t"]
+    assert decoded.value["classic_member_metadata"] is None
+    assert decode_group_record(consumer_group_key(8, "g", "m"), None).value is None

@@ -232,20 +232,41 @@ def test_producer_ids_are_not_handed_out_again(brokers):
     assert again == pid and epoch == 1
 
 
-def test_a_consumer_protocol_groups_offsets_come_back_and_its_members_rejoin(brokers):
-    """KIP-848 groups keep their offsets; their membership records
-    (ConsumerGroup*) are not written, so a member rejoins at epoch 0."""
+def kip848_heartbeat(b, member_id: str, epoch: int, owned=None) -> dict:
+    body = b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="kip848", member_id=member_id,
+                  member_epoch=epoch, rebalance_timeout_ms=60_000,
+                  subscribed_topic_names=["t"], topic_partitions=owned or [])
+    assert body["error_code"] == ERR.NONE, body
+    return body
+
+
+def test_a_consumer_protocol_group_comes_back_with_its_members(brokers):
+    """KIP-848: the ConsumerGroup* records bring the group epoch, the member, its
+    target and its assignment back; the member carries on at its epoch."""
     b = brokers()
-    joined = b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="kip848", member_id="m-1",
-                    member_epoch=0, rebalance_timeout_ms=60_000,
-                    subscribed_topic_names=["t"], topic_partitions=[])
-    assert joined["error_code"] == ERR.NONE
-    assert set(commit(b, "kip848", {("t", 0): 4}, joined["member_epoch"], "m-1").values()) \
-        == {ERR.NONE}
+    kip848_heartbeat(b, "m-1", 0)
+    joined = kip848_heartbeat(b, "m-1", 1)   # the assignment once the target exists
+    owned = joined["assignment"]["topic_partitions"] if joined["assignment"] else []
+    epoch = joined["member_epoch"]
+    assert set(commit(b, "kip848", {("t", 0): 4}, epoch, "m-1").values()) == {ERR.NONE}
+    before = b.group_coordinator.group("kip848").modern
     b = restart(b, brokers)
+    after = b.group_coordinator.group("kip848").modern
+    assert (after.group_epoch, after.assignment_epoch, after.target) == \
+        (before.group_epoch, before.assignment_epoch, before.target)
+    [(member_id, member)] = after.members.items()
+    assert (member_id, member.member_epoch, member.assigned, member.subscribed_topic_names) == \
+        ("m-1", epoch, before.members["m-1"].assigned, ("t",))
     assert fetch_offsets(b, "kip848") == {("t", 0): (4, "m4")}
-    again = b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="kip848", member_id="m-1",
-                   member_epoch=0, rebalance_timeout_ms=60_000,
-                   subscribed_topic_names=["t"], topic_partitions=[])
-    assert again["error_code"] == ERR.NONE and again["member_epoch"] >= 1
-    assert fetch_offsets(b, "kip848") == {("t", 0): (4, "m4")}
+    again = kip848_heartbeat(b, "m-1", epoch, owned)
+    assert again["member_epoch"] == epoch
+    assert set(commit(b, "kip848", {("t", 0): 5}, epoch, "m-1").values()) == {ERR.NONE}
+
+
+def test_a_consumer_protocol_member_that_left_stays_gone(brokers):
+    b = brokers()
+    kip848_heartbeat(b, "m-1", 0)
+    kip848_heartbeat(b, "m-2", 0)
+    kip848_heartbeat(b, "m-2", -1)   # leaves: its records get tombstones
+    b = restart(b, brokers)
+    assert list(b.group_coordinator.group("kip848").modern.members) == ["m-1"]

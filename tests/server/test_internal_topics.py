@@ -275,3 +275,25 @@ def test_txn_offset_commit_offsets_are_transactional_records_then_committed(brok
     assert data_header.is_transactional and data_header.producer_id == pid
     assert decode_group_record(record.key, record.value).value["offset"] == 9
     assert marker_header.is_control and marker_header.producer_id == pid
+
+
+def test_a_consumer_protocol_group_is_written_as_kafkas_consumer_group_records(broker):
+    def heartbeat(epoch: int, owned=None) -> dict:
+        return broker.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="cg", member_id="m-1",
+                           member_epoch=epoch, rebalance_timeout_ms=60_000,
+                           subscribed_topic_names=["t"], topic_partitions=owned or [])
+    heartbeat(0)
+    body = heartbeat(1)
+    written = [(r.record, r.member_id) for r in group_records(broker, "cg")]
+    assert set(written) == {
+        ("ConsumerGroupMemberMetadata", "m-1"), ("ConsumerGroupMetadata", None),
+        ("ConsumerGroupTargetAssignmentMember", "m-1"),
+        ("ConsumerGroupTargetAssignmentMetadata", None),
+        ("ConsumerGroupCurrentMemberAssignment", "m-1")}
+    [current] = [r for r in group_records(broker, "cg")
+                 if r.record == "ConsumerGroupCurrentMemberAssignment"][-1:]
+    assert current.value["member_epoch"] == body["member_epoch"]
+    # A heartbeat that changes nothing writes nothing.
+    count = len(group_records(broker, "cg"))
+    heartbeat(body["member_epoch"], body["assignment"]["topic_partitions"])
+    assert len(group_records(broker, "cg")) == count

@@ -151,6 +151,8 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             loaded.subscribed_topics = compute_subscribed_topics(loaded)
             for member in loaded.members.values():
                 self._schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
+            if loaded.modern is not None:
+                self.consumer.on_loaded(loaded)
             with self._lock:
                 group = self._groups.setdefault(loaded.group_id, loaded)
             if group is not loaded:
@@ -174,6 +176,14 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         store = self.offsets.store
         if store is not None:
             store.ready()
+
+    def store_consumer_group(self, group: Group, member_id: str | None = None) -> int:
+        """Persist what changed of a KIP-848 group (under its lock); an error code
+        (a failed write is logged; the next change writes it again)."""
+        store = self.offsets.store
+        if store is None or group.modern is None:
+            return ErrorCode.NONE
+        return store.store_consumer_group(group.modern, member_id)
 
     def _store_group(self, group: Group) -> int:
         """Persist the group's metadata (under its lock); an error code."""

@@ -37,12 +37,14 @@ from typing import Callable
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.coordinator_records import (
-    GroupMetadataRecord, OffsetCommitRecord, RecordFormatError, decode_group_record,
+    ConsumerGroupRecord, GroupMetadataRecord, OffsetCommitRecord, RecordFormatError, decode_group_record,
     group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value,
     partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
+from kafka_net.server.group.consumer_group_records import (
+    ConsumerGroupImage, member_records, records_of, shape)
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
@@ -79,6 +81,10 @@ class GroupMetadataManager:
         self._partitions = internal_topics.partition_count(GROUP_METADATA_TOPIC_NAME)
         self._lock = threading.Lock()
         self._partition_of: dict[str, int] = {}
+        # KIP-848 groups: the records last written per group, and the group's shape
+        # then (consumer_group_records.py).
+        self._modern_written: dict[str, dict[bytes, bytes]] = {}
+        self._modern_shape: dict[str, tuple] = {}
         # Transactional offsets left without a marker by the last load.
         self._loaded_pending: dict[tuple[str, int], list] = {}
 
@@ -154,10 +160,38 @@ class GroupMetadataManager:
                                               group_metadata_value(self._value(group)))])
 
     def remove_group(self, group_id: str, partitions: list[tuple[str, int]]) -> int:
-        """Tombstones for the group's offsets and the group (DeleteGroups)."""
+        """Tombstones for the group's offsets and the group (DeleteGroups), its
+        KIP-848 records too."""
         records = [(offset_commit_key(group_id, t, p), None) for t, p in partitions]
+        records.extend((key, None) for key in self._modern_written.get(group_id, ()))
         records.append((group_metadata_key(group_id), None))
-        return self._append(group_id, records)
+        error = self._append(group_id, records)
+        if not error:
+            self._modern_written.pop(group_id, None)
+            self._modern_shape.pop(group_id, None)
+        return error
+
+    def store_consumer_group(self, cg, member_id: str | None = None) -> int:
+        """Write what changed of a KIP-848 group since the last write (under the
+        group's lock): only ``member_id``'s records when neither an epoch nor the
+        membership moved, else the whole group, with tombstones for what went."""
+        gid = cg.group_id
+        written = self._modern_written.get(gid, {})
+        now_shape = shape(cg)
+        if member_id in cg.members and self._modern_shape.get(gid) == now_shape:
+            current = dict(written)
+            current.update(member_records(cg, member_id))
+        else:
+            current = records_of(cg)
+        changed = [(k, v) for k, v in current.items() if written.get(k) != v]
+        gone = [(k, None) for k in written if k not in current]
+        if not changed and not gone:
+            return ErrorCode.NONE
+        error = self._append(gid, gone + changed)
+        if not error:
+            self._modern_written[gid] = current
+            self._modern_shape[gid] = now_shape
+        return error
 
     def _value(self, group: Group) -> dict:
         return {
@@ -181,15 +215,21 @@ class GroupMetadataManager:
         self._set_partitions(partition_count)
         offsets: dict[str, dict] = {}
         groups: dict[str, dict | None] = {}
+        image = ConsumerGroupImage()
         started = time.monotonic()
         for index in range(partition_count):
-            self._load_partition(index, offsets, groups)
+            self._load_partition(index, offsets, groups, image)
+        modern = image.groups()
         loaded = []
-        for group_id in sorted(set(offsets) | set(groups)):
+        for group_id in sorted(set(offsets) | set(groups) | set(modern)):
             value = groups.get(group_id)
-            if value is None and not offsets.get(group_id):
+            if value is None and not offsets.get(group_id) and group_id not in modern:
                 continue   # deleted, or every offset removed
             group = self._group_from(group_id, value)
+            if group_id in modern:
+                group.modern = modern[group_id]
+                self._modern_written[group_id] = records_of(group.modern)
+                self._modern_shape[group_id] = shape(group.modern)
             group.offsets = {tp: OffsetAndMetadata(v["offset"], v["leader_epoch"], v["metadata"],
                                                    v["commit_timestamp"])
                              for tp, v in offsets.get(group_id, {}).items()}
@@ -208,7 +248,8 @@ class GroupMetadataManager:
                       for r in records if r.value is not None]
                 for key, records in pending.items()}
 
-    def _load_partition(self, index: int, offsets: dict, groups: dict) -> None:
+    def _load_partition(self, index: int, offsets: dict, groups: dict,
+                        image: ConsumerGroupImage) -> None:
         # A transaction's offsets wait for its marker: producer id -> [record].
         pending: dict[int, list[OffsetCommitRecord]] = {}
         for header, batch in self._replica_manager.read_batches(GROUP_METADATA_TOPIC_NAME, index):
@@ -226,14 +267,15 @@ class GroupMetadataManager:
                         _apply_offset(offsets, r)
                 continue
             for record in records:
-                self._replay(index, record, header, offsets, groups, pending)
+                self._replay(index, record, header, offsets, groups, pending, image)
         with self._lock:
             for producer_id, records in pending.items():
                 for r in records:
                     self._loaded_pending.setdefault((r.group, producer_id), []).append(r)
 
     @staticmethod
-    def _replay(index: int, record, header, offsets: dict, groups: dict, pending: dict) -> None:
+    def _replay(index: int, record, header, offsets: dict, groups: dict, pending: dict,
+                image: ConsumerGroupImage) -> None:
         try:
             decoded = decode_group_record(record.key, record.value)
         except RecordFormatError as exc:
@@ -241,7 +283,9 @@ class GroupMetadataManager:
                              "%s-%d: %s", record.offset, GROUP_METADATA_TOPIC_NAME, index,
                              escape(str(exc)))
             return
-        if isinstance(decoded, GroupMetadataRecord):
+        if isinstance(decoded, ConsumerGroupRecord):
+            image.replay(decoded)
+        elif isinstance(decoded, GroupMetadataRecord):
             # A tombstone alone leaves the offsets (DeleteGroups removes them first).
             groups[decoded.group] = decoded.value
         elif header.is_transactional:

@@ -16,7 +16,7 @@ Offsets a transaction holds pending are not touched (they are not the
 group's yet).  Removed offsets get tombstones in ``__consumer_offsets``; a
 group left Empty with no offsets is removed too (Dead, then a tombstone for
 its metadata), so its id may start afresh.  KIP-848 groups keep their
-offsets (their expiry is not built).
+offsets (their expiry is not built here).
 
 :class:`OffsetExpiry` is a mixin of
 :class:`~kafka_net.server.group.coordinator.GroupCoordinator`.
