@@ -302,16 +302,18 @@ TESTCONTAINERS_SETTINGS = {
 def test_testcontainers_settings_start_a_broker():
     cfg = ServerConfig.from_properties(TESTCONTAINERS_SETTINGS)
     assert cfg.group_initial_rebalance_delay_ms == 0
-    assert "offsets.topic.num.partitions" in cfg.ignored
+    # Used now: Testcontainers' one-partition __consumer_offsets.
+    assert cfg.offsets_topic_num_partitions == 1 and cfg.offsets_topic_replication_factor == 1
+    assert "offsets.topic.num.partitions" not in cfg.ignored
     assert cfg.log_flush_interval_messages == 2**63 - 1   # Kafka's default, now a key
 
 
 @pytest.mark.parametrize("key", [
-    "sasl.kerberos.service.name", "transaction.state.log.num.partitions",
+    "sasl.kerberos.service.name", "transaction.state.log.min.isr",
     "group.coordinator.rebalance.protocols", "ssl.engine.factory.class",
     "sasl.mechanism.inter.broker.protocol", "metric.reporters", "num.replica.fetchers",
-    "auto.leader.rebalance.enable", "log.cleaner.io.buffer.size",
-    "transaction.state.log.segment.bytes", "replica.fetch.max.bytes"])
+    "auto.leader.rebalance.enable", "log.cleaner.io.buffer.size", "offsets.commit.timeout.ms",
+    "replica.fetch.max.bytes"])
 def test_keys_kafka_knows_are_accepted_and_reported(key):
     cfg = config(**{key: "x"})
     assert key in cfg.ignored

@@ -172,7 +172,30 @@ KEYS: tuple[_Key, ...] = (
          "Most members a consumer-protocol group may have."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
-    # -- transactions (Kafka's TransactionConfig; transaction.state.log.* do not apply) --
+    # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----
+    _Key("offsets.retention.minutes", "offsets_retention_minutes", integer(1), "10080",
+         "Committed offsets of a group without members (or of topics it no longer "
+         "consumes) are removed this long after the group emptied or the commit."),
+    _Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms",
+         integer(1), "600000", "How often expired offsets and empty groups are removed."),
+    _Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", integer(1), "50",
+         "Partitions of __consumer_offsets (committed offsets and group metadata); "
+         "fixed once the topic exists."),
+    _Key("offsets.topic.replication.factor", "offsets_topic_replication_factor",
+         integer(1, 32767), "3",
+         "Accepted; one node holds the one replica of __consumer_offsets."),
+    _Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", integer(1), "104857600",
+         "segment.bytes of __consumer_offsets."),
+    _Key("transaction.state.log.num.partitions", "transaction_state_log_num_partitions",
+         integer(1), "50",
+         "Partitions of __transaction_state (transaction coordinator state)."),
+    _Key("transaction.state.log.replication.factor",
+         "transaction_state_log_replication_factor", integer(1, 32767), "3",
+         "Accepted; one node holds the one replica of __transaction_state."),
+    _Key("transaction.state.log.segment.bytes", "transaction_state_log_segment_bytes",
+         integer(1), "104857600",
+         "segment.bytes of __transaction_state."),
+    # -- transactions (Kafka's TransactionConfig) -------------------------------------
     _Key("transaction.max.timeout.ms", "transaction_max_timeout_ms", integer(1), "900000",
          "Longest transaction.timeout.ms a producer may ask for (else "
          "INVALID_TRANSACTION_TIMEOUT)."),

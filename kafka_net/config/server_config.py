@@ -89,6 +89,16 @@ class ServerConfig:
     group_consumer_assignors: tuple = default_of("group_consumer_assignors")
     group_consumer_max_size: int = default_of("group_consumer_max_size")
     offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")
+    offsets_retention_minutes: int = default_of("offsets_retention_minutes")
+    offsets_retention_check_interval_ms: int = default_of("offsets_retention_check_interval_ms")
+    offsets_topic_num_partitions: int = default_of("offsets_topic_num_partitions")
+    offsets_topic_replication_factor: int = default_of("offsets_topic_replication_factor")
+    offsets_topic_segment_bytes: int = default_of("offsets_topic_segment_bytes")
+    transaction_state_log_num_partitions: int = default_of(
+        "transaction_state_log_num_partitions")
+    transaction_state_log_replication_factor: int = default_of(
+        "transaction_state_log_replication_factor")
+    transaction_state_log_segment_bytes: int = default_of("transaction_state_log_segment_bytes")
     transaction_max_timeout_ms: int = default_of("transaction_max_timeout_ms")
     transactional_id_expiration_ms: int = default_of("transactional_id_expiration_ms")
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = default_of(

@@ -261,6 +261,11 @@ class RequestContext:
         """The KRaft metadata log (``__cluster_metadata``) the controller writes."""
         return self.apis.controller.metadata_log
 
+    @property
+    def internal_topics(self):
+        """The broker's InternalTopics, or None (API tests without a BrokerCore)."""
+        return self.apis.internal_topics
+
     def allocate_producer_id(self) -> int:
         return self.apis.allocate_producer_id()
 
@@ -297,10 +302,14 @@ class KafkaApis:
                  transaction_coordinator: TransactionCoordinator | None = None,
                  credential_cache: CredentialCache | None = None,
                  controller: Controller | None = None,
-                 authorizer: StandardAuthorizer | None = None) -> None:
+                 authorizer: StandardAuthorizer | None = None,
+                 internal_topics=None) -> None:
         self.config = config
         # authorizer.class.name's authorizer (BrokerCore builds it); None: allow all.
         self.authorizer = authorizer
+        # The broker's InternalTopics (FindCoordinator and Metadata create them); None
+        # in API tests built without a BrokerCore.
+        self.internal_topics = internal_topics
         self.credential_cache = credential_cache or CredentialCache()
         # Client quotas; KafkaServer passes its own (it runs the reaper thread).
         self.quotas = quotas or QuotaManagers(config, request_channel)

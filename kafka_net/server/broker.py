@@ -38,11 +38,13 @@ Nothing reads the state before step 3 ends, and nothing registers after it.
 
 Start and stop order: :meth:`startup` starts the LogManager (loading the
 logs of ``log.dirs`` with ``log.store=disk``, and its retention, flush and
-checkpoint tasks), then the LogCleaner's threads, the throttle reaper and
-the purgatories; :meth:`shutdown` stops the LogCleaner, the purgatories,
-then the reaper (a handler still running may start a throttle), then the
-LogManager, which closes the logs cleanly once nothing can read or write
-them, then the metadata log.  Without ``startup`` nothing
+checkpoint tasks), then the LogCleaner's threads, then the coordinators load
+the internal topics that came back (``__consumer_offsets``,
+``__transaction_state``), then the throttle reaper and the purgatories;
+:meth:`shutdown` stops the LogCleaner, the purgatories, then the reaper (a
+handler still running may start a throttle), then the LogManager, which
+closes the logs cleanly once nothing can read or write them, then the
+metadata log.  Without ``startup`` nothing
 runs in the background: parked requests wait forever and throttled channels
 are never muted (``QuotaManagers.can_mute``).
 """
@@ -67,9 +69,13 @@ from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
-from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.group.metadata_manager import GroupMetadataManager
+from kafka_net.server.internal_topics import (
+    GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, InternalTopics)
+from kafka_net.server.replica_manager import LogFactory, ReplicaManager
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.unified_log import UnifiedLog
+from kafka_net.server.transaction.state_log import TransactionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 from kafka_net.security.credential_cache import CredentialCache
 
@@ -80,7 +86,9 @@ def group_config(config: ServerConfig) -> GroupConfig:
     """The group.* keys of ``config``, as the GroupCoordinator takes them."""
     return GroupConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
                        config.group_initial_rebalance_delay_ms,
-                       config.offset_metadata_max_bytes, config.group_max_size)
+                       config.offset_metadata_max_bytes, config.group_max_size,
+                       config.offsets_retention_minutes * 60_000,
+                       config.offsets_retention_check_interval_ms)
 
 
 def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
@@ -172,12 +180,15 @@ class BrokerCore:
     that records them).  ``groups`` overrides the group.* keys.
     ``metadata_log_factory`` gives the store of the metadata log (unless
     given: :func:`default_metadata_log`; a test may pass the same in-memory
-    store to two cores to restart).
+    store to two cores to restart); ``log_factory``, the partitions' logs
+    (unless given: the LogManager's, in memory with ``log.store=memory``; a
+    test may pass one that hands two cores the same logs).
     """
 
     def __init__(self, config: ServerConfig, request_channel=None,
                  groups: GroupConfig | None = None,
-                 metadata_log_factory: MetadataLogFactory | None = None) -> None:
+                 metadata_log_factory: MetadataLogFactory | None = None,
+                 log_factory: LogFactory | None = None) -> None:
         self.config = config
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
@@ -212,11 +223,26 @@ class BrokerCore:
                 raise
         self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
                                         config.metadata_log_max_record_bytes_between_snapshots)
+        if log_factory is not None:
+            self.replica_manager.log_factory = log_factory
+        # __consumer_offsets and __transaction_state, created through KafkaApis
+        # (as any topic: their records go to the metadata log) once the
+        # coordinators need them.
+        self.internal_topics = InternalTopics(
+            config, self.metadata_cache, repository,
+            lambda name, partitions, configs: self.apis.create_topic(name, partitions, configs))
+        group_store = GroupMetadataManager(self.replica_manager, self.internal_topics)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
-            consumer_group_config(config))
+            consumer_group_config(config), group_store)
         self.transaction_coordinator = TransactionCoordinator(
-            transaction_config(config), self.replica_manager, self.group_coordinator.offsets)
+            transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
+            TransactionLog(self.replica_manager, self.internal_topics,
+                           group_store.partition_for))
+        self.internal_topics.register_loader(GROUP_METADATA_TOPIC_NAME,
+                                             self.group_coordinator.load_groups)
+        self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
+                                             self.transaction_coordinator.load_transactions)
         self.quotas = QuotaManagers(config, self.request_channel)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
@@ -237,7 +263,8 @@ class BrokerCore:
                               transaction_coordinator=self.transaction_coordinator,
                               credential_cache=self.credential_cache,
                               controller=self.controller,
-                              authorizer=self.authorizer)
+                              authorizer=self.authorizer,
+                              internal_topics=self.internal_topics)
         # -- metadata record owners register here, before the replay ----------------
         # (self.metadata_log.register(record type, handler); see the module docstring)
         self.controller.register()
@@ -284,6 +311,9 @@ class BrokerCore:
         # that cannot be used stops the startup before any thread runs.
         self.log_manager.startup()
         self.log_cleaner.startup()
+        # Internal topics that came back from the metadata log: their coordinators
+        # load them before any request is served (Kafka: on becoming their leader).
+        self.internal_topics.load_existing()
         self.quotas.startup()
         self.start_purgatories()
         self._warn_of_stray_logs()

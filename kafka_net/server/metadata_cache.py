@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 
 from kafka_net.config import EndPoint
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.partition_limits import (
     TopicCreationError, broker_limit_error, not_growing_error)
@@ -126,7 +127,8 @@ class MetadataCache:
             return self._remove_locked(name) is not None
 
     def _add_locked(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> TopicMetadata:
-        topic = TopicMetadata(name, topic_id, num_partitions)
+        # Kafka's Metadata flags a topic internal by its name (Topic.isInternal).
+        topic = TopicMetadata(name, topic_id, num_partitions, is_internal(name))
         self._topics[name] = topic
         self._by_id[topic_id] = name
         self._unified[unify_collision_chars(name)] = name

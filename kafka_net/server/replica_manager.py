@@ -19,7 +19,8 @@ whenever its configs change.  Kafka checks every
 at once makes a test's retention visible without waiting, and leaving topics
 on the defaults (7 days, no size limit) untouched keeps a test's records with
 old timestamps readable, as they stay on Kafka for minutes.
-``delete_records`` is DeleteRecords.
+``delete_records`` is DeleteRecords (never on an internal topic:
+INVALID_TOPIC_EXCEPTION, as Kafka's "Cannot delete records of internal topic").
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ from kafka_net.protocol.records import (
     RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
     DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError, compute_crc,
-    validate_produce_records)
+    iter_batches, read_header, validate_produce_records)
 from kafka_net.server.broker_topic_stats import BrokerTopicStats
 from kafka_net.server.config_repository import ConfigRepository
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog, PartitionLog
@@ -341,6 +343,44 @@ class ReplicaManager:
         self.fetch_purgatory.check_and_complete((topic, index))
         return ErrorCode.NONE
 
+    def append_coordinator_records(self, topic: str, index: int, batch: bytes,
+                                   record_count: int, max_timestamp: int,
+                                   transactional: bool = False) -> ProduceResult:
+        """Append a batch a coordinator built for its internal topic (Kafka's
+        ``appendRecords`` with ``AppendOrigin.COORDINATOR`` and internal topics
+        allowed): trusted, so none of a client batch's checks.  A transactional
+        one (TxnOffsetCommit's offsets) holds back the last stable offset as a
+        producer's does."""
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        with partition.lock:
+            appended = partition.log.append(batch, record_count, max_timestamp)
+            if transactional:
+                partition.txns.on_transactional_append(read_header(batch).producer_id,
+                                                       appended.base_offset)
+        self.fetch_purgatory.check_and_complete((topic, index))
+        return ProduceResult(ErrorCode.NONE, appended.base_offset, appended.log_start_offset)
+
+    def read_batches(self, topic: str, index: int, chunk_bytes: int = 1 << 20):
+        """Every batch of a partition from its log start to its end now, as
+        (header, batch bytes): a coordinator loading its state (Kafka's
+        ``doLoadGroupsAndOffsets`` reading ``offsets.load.buffer.size`` at a time)."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return
+        offset, end = partition.log.log_start_offset, partition.log.log_end_offset
+        while offset < end:
+            records = partition.log.read(offset, chunk_bytes, True).records
+            data = records if isinstance(records, (bytes, bytearray)) else records.read_bytes()
+            if not data:
+                return
+            for view in iter_batches(data):
+                header = read_header(view)
+                if header.next_offset > offset:
+                    yield header, bytes(view)
+                offset = max(offset, header.next_offset)
+
     @staticmethod
     def last_stable_offset_of(partition: Partition) -> int:
         """The first offset of the oldest open transaction, else the high watermark."""
@@ -393,6 +433,8 @@ class ReplicaManager:
         partition = self.partition(topic, index)
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+        if is_internal(topic):   # ReplicaManager.deleteRecordsOnLocalLog: never from a client
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, -1
         if not self.config_repository.log_config(topic).delete:
             return ErrorCode.POLICY_VIOLATION, -1
         with partition.lock:

@@ -87,10 +87,11 @@ class Broker(BrokerCore):
     advertised listener, and short group timeouts."""
 
     def __init__(self, config: ServerConfig | None = None,
-                 group_config: GroupConfig | None = None, metadata_log_factory=None) -> None:
+                 group_config: GroupConfig | None = None, metadata_log_factory=None,
+                 **core_kw) -> None:
         super().__init__(config or ServerConfig(log_store="memory"), FakeChannel(), group_config
                          or GroupConfig(min_session_timeout_ms=1, initial_rebalance_delay_ms=0),
-                         metadata_log_factory)
+                         metadata_log_factory, **core_kw)
         self.channel = self.request_channel
         # Who the requests come from (the authorizer tests change it).
         self.principal = "User:ANONYMOUS"

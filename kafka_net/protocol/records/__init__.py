@@ -18,7 +18,8 @@ Every name below stays importable as ``from kafka_net.protocol.records import X`
 """
 
 from kafka_net.protocol.records.building import (
-    RecordLike, batch_from_payload, build_batch, compress, encode_record)
+    RecordLike, batch_from_payload, build_batch, build_key_value_batch, compress,
+    encode_record)
 from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.decoding import Header, Record, decode_records
 from kafka_net.protocol.records.framing import (
@@ -48,9 +49,9 @@ __all__ = [
     "KeylessRecordsError", "Record",
     "RecordError", "RecordLike", "RecordTooLargeError", "TimestampType",
     "UnsupportedCompressionTypeError",
-    "batch_from_payload", "build_batch", "compress", "compute_crc", "decode_records",
-    "decompress", "encode_record", "iter_batches", "keyless_records", "read_header",
-    "set_base_offset",
+    "batch_from_payload", "build_batch", "build_key_value_batch", "compress", "compute_crc",
+    "decode_records", "decompress", "encode_record", "iter_batches", "keyless_records",
+    "read_header", "set_base_offset",
     "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
     "walk_records", "with_base_offset", "with_base_offset_and_epoch",
 ]

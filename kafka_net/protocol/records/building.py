@@ -1,4 +1,5 @@
-"""Building magic-2 batches, any codec (tests, bench, tools); the broker never builds one.
+"""Building magic-2 batches, any codec (tests, bench, tools), and the broker's own
+(transaction markers; the coordinators' records, :func:`build_key_value_batch`).
 
 Compression is written the way Kafka's Java producer writes it, so what the
 builder makes is what real clients send: gzip members (:mod:`zlib`), a zstd
@@ -12,7 +13,7 @@ import importlib
 import zlib
 from typing import Iterable, Union
 
-from kafka_net.protocol.primitives import Writer
+from kafka_net.protocol.primitives import Writer, encode_uvarint
 from kafka_net.protocol.records.compression import XERIAL_MAGIC
 from kafka_net.protocol.records.decoding import Record
 from kafka_net.protocol.records.framing import (
@@ -56,6 +57,34 @@ def encode_record(w: Writer, record: Record, offset_delta: int, timestamp_delta:
         _write_varint_bytes(body, header_value)
     w.varint(len(body.buf))
     w.raw(body.buf)
+
+
+# -64..63 take one byte: most lengths and deltas of a coordinator's records.
+_ONE_BYTE_VARINTS = {v: bytes([(v << 1) ^ (v >> 31)]) for v in range(-64, 64)}
+
+
+def _varint(v: int) -> bytes:
+    """A signed (ZigZag) varint of an int32, as records write lengths and deltas."""
+    small = _ONE_BYTE_VARINTS.get(v)
+    return small if small is not None else encode_uvarint((v << 1) ^ (v >> 31))
+
+
+def build_key_value_batch(pairs: list[tuple[bytes | None, bytes | None]], timestamp: int,
+                          **fields) -> bytes:
+    """An uncompressed batch of key/value records without headers, all at
+    ``timestamp``: the same bytes as :func:`build_batch` makes of them, written
+    without a Writer or Record per record (a coordinator builds one per
+    OffsetCommit).  ``fields`` as for :func:`batch_from_payload`."""
+    body = bytearray()
+    for delta, (key, value) in enumerate(pairs):
+        # attributes 0, timestamp delta 0, offset delta, key, value, no headers
+        record = (b"\x00\x00" + _varint(delta)
+                  + (b"\x01" if key is None else _varint(len(key)) + key)
+                  + (b"\x01" if value is None else _varint(len(value)) + value) + b"\x00")
+        body += _varint(len(record))
+        body += record
+    return batch_from_payload(bytes(body), len(pairs), base_timestamp=timestamp,
+                              max_timestamp=timestamp, **fields)
 
 
 def compress(codec: int, data: bytes, gzip_level: int = 6) -> bytes:

@@ -95,6 +95,11 @@ class GroupAdmin:
             # members are in ``group.modern``.
             if group.state != S.EMPTY or (group.modern is not None and group.modern.members):
                 return ErrorCode.NON_EMPTY_GROUP
+            store = self.offsets.store
+            if store is not None:
+                error = store.remove_group(group_id, list(group.offsets))
+                if error:
+                    return error
             group.transition_to(S.DEAD)
             group.offsets.clear()
         self._forget(group)
@@ -124,10 +129,21 @@ class GroupAdmin:
                     results.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
                                             for p in partitions]))
                     continue
-                for p in partitions:
-                    group.offsets.pop((topic, p), None)
-                results.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
+                error = self._remove_offsets(group, [(topic, p) for p in partitions])
+                results.append((topic, [(p, error) for p in partitions]))
             return ErrorCode.NONE, results
+
+    def _remove_offsets(self, group: Group, partitions: list[tuple[str, int]]) -> int:
+        """Tombstones for the committed ones among ``partitions``, then forget them."""
+        committed = [tp for tp in partitions if tp in group.offsets]
+        store = self.offsets.store
+        if committed and store is not None:
+            error = store.remove_offsets(group.group_id, committed)
+            if error:
+                return error
+        for tp in committed:
+            del group.offsets[tp]
+        return ErrorCode.NONE
 
     # -- offsets (kept in offsets.py; the coordinator is the handlers' one door) ---------
 

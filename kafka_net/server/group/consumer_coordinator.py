@@ -106,7 +106,11 @@ class ConsumerGroupCoordinator:
             self._validate(req)
             group = self._modern_group(req.group_id, create=req.member_epoch == JOIN_EPOCH)
             with group.lock:
-                return self._heartbeat(group, group.modern, req)
+                try:
+                    result = self._heartbeat(group, group.modern, req)
+                finally:   # whatever changed, even on the way to an error, is written
+                    self._groups.store_consumer_group(group, req.member_id)
+                return result
         except HeartbeatError as e:
             return HeartbeatResult(e.error_code, str(e))
         except FencedMemberEpoch as e:
@@ -334,6 +338,14 @@ class ConsumerGroupCoordinator:
             revocation = None
         return replace(member, session_deadline=session, revocation_deadline=revocation)
 
+    def on_loaded(self, group: Group) -> None:
+        """A group loaded from ``__consumer_offsets`` (not yet published): each
+        member gets a session to heartbeat in, and a rebalance timeout if it
+        still has partitions to revoke (Kafka's onLoaded)."""
+        cg = group.modern
+        for member_id, member in list(cg.members.items()):
+            cg.members[member_id] = self._arm_timers(group, member)
+
     def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
         # The classic protocol's timer: it calls back expire(group, member_id), which
         # re-checks the member's deadlines, so stale timers are harmless.
@@ -358,6 +370,7 @@ class ConsumerGroupCoordinator:
             log.info("[GroupId %s] Member %s fenced from the group because %s.",
                      escape(cg.group_id), escape(member_id), reason)
             self._fence(cg, member)
+            self._groups.store_consumer_group(group)
 
     # -- ConsumerGroupDescribe -------------------------------------------------
 

@@ -55,7 +55,9 @@ from kafka_net.server.group.consumer_coordinator import (
     ConsumerGroupConfig, ConsumerGroupCoordinator)
 from kafka_net.server.group.group import Group, GroupConfig, Member
 from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
+from kafka_net.server.group.offset_expiry import OffsetExpiry
 from kafka_net.server.group.static_membership import StaticMembership
+from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.group.offsets import OffsetManager
 from kafka_net.server.group.rebalance import (
     DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
@@ -71,26 +73,34 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-class GroupCoordinator(GroupAdmin, StaticMembership):
+class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
-                 consumer_config: ConsumerGroupConfig | None = None) -> None:
+                 consumer_config: ConsumerGroupConfig | None = None, store=None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
-        ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups."""
+        ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups;
+        ``store`` (a GroupMetadataManager) keeps groups and offsets in
+        ``__consumer_offsets``, None keeps them in memory only."""
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
-                                     config.offset_metadata_max_bytes)
+                                     config.offset_metadata_max_bytes, store)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
+        # offsets.retention.minutes (offset_expiry.py): Kafka's
+        # "delete-expired-group-metadata" task.
+        self._expiry = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
+                                      self._run_expiry)
 
     def start(self) -> None:
         self.purgatory.start()
+        self._expiry.startup()
 
     def shutdown(self) -> None:
+        self._expiry.shutdown()
         self.purgatory.shutdown()
 
     def complete_parked(self) -> None:
@@ -110,6 +120,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
                     member.answer_sync(SyncResult.failed(ErrorCode.NOT_COORDINATOR))
 
     def _group(self, group_id: str, create: bool = False) -> Group | None:
+        self.ready()
         with self._lock:
             group = self._groups.get(group_id)
             if group is None and create:
@@ -121,8 +132,63 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
         return self._group(group_id, create)
 
     def groups(self) -> list[Group]:
+        self.ready()
         with self._lock:
             return list(self._groups.values())
+
+    def load_groups(self, partition_count: int):
+        """Take the groups stored in ``__consumer_offsets`` (Kafka's onGroupLoaded):
+        each loaded member must heartbeat within its session timeout.  A group
+        already known here (created before the load) keeps its state and gains
+        the offsets it does not have, once the caller released the internal
+        topics' lock (returned as the step to run then)."""
+        store = self.offsets.store
+        if store is None:
+            return None
+        known = []
+        for loaded in store.load(partition_count):
+            # Made whole before anyone can see it: no group lock is taken here.
+            loaded.subscribed_topics = compute_subscribed_topics(loaded)
+            for member in loaded.members.values():
+                self._schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
+            if loaded.modern is not None:
+                self.consumer.on_loaded(loaded)
+            with self._lock:
+                group = self._groups.setdefault(loaded.group_id, loaded)
+            if group is not loaded:
+                known.append((group, loaded))
+                continue
+            log.info("Loaded group %s in state %s with generation %d and %d member(s)",
+                     escape(group.group_id), group.state, group.generation_id,
+                     len(group.members))
+
+        def merge() -> None:
+            for group, loaded in known:
+                with group.lock:
+                    for tp, offset in loaded.offsets.items():
+                        group.offsets.setdefault(tp, offset)
+        return merge if known else None
+
+    def ready(self) -> None:
+        """Load ``__consumer_offsets``, if it exists, before a group is touched: a
+        request never holds a group's lock while the load runs (a load that starts
+        later, at the topic's creation, takes no group lock)."""
+        store = self.offsets.store
+        if store is not None:
+            store.ready()
+
+    def store_consumer_group(self, group: Group, member_id: str | None = None) -> int:
+        """Persist what changed of a KIP-848 group (under its lock); an error code
+        (a failed write is logged; the next change writes it again)."""
+        store = self.offsets.store
+        if store is None or group.modern is None:
+            return ErrorCode.NONE
+        return store.store_consumer_group(group.modern, member_id)
+
+    def _store_group(self, group: Group) -> int:
+        """Persist the group's metadata (under its lock); an error code."""
+        store = self.offsets.store
+        return ErrorCode.NONE if store is None else store.store_group(group)
 
     def _forget(self, group: Group) -> None:
         """Drop a deleted (Dead) group from the registry; its id may be reused."""
@@ -279,6 +345,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
                 group.transition_to(S.EMPTY)
                 group.protocol_name = group.leader_id = None
                 group.subscribed_topics = compute_subscribed_topics(group)
+                self._store_group(group)   # Kafka stores the empty generation too
                 log.info("Group %s with generation %d is now empty",
                          escape(group.group_id), group.generation_id)
                 return
@@ -338,6 +405,14 @@ class GroupCoordinator(GroupAdmin, StaticMembership):
     def _apply_assignment(self, group: Group, assignments: dict[str, bytes]) -> None:
         for member in group.members.values():
             member.assignment = assignments.get(member.member_id, b"")
+        error = self._store_group(group)   # persisted before anyone is answered
+        if error:
+            # Kafka's resetAndPropagateAssignmentError, then a new rebalance.
+            for member in group.members.values():
+                member.assignment = b""
+            self._fail_pending_syncs(group, error)
+            self._prepare_rebalance(group, f"storing the assignment failed with error {error}")
+            return
         group.transition_to(S.STABLE)
         log.info("Assignment received from leader %s for group %s generation %d",
                  escape(group.leader_id), escape(group.group_id), group.generation_id)

@@ -10,6 +10,7 @@ coordinator never sees a connection, a request context or an API version.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
@@ -30,6 +31,8 @@ class GroupConfig:
     initial_rebalance_delay_ms: int = 3000
     offset_metadata_max_bytes: int = 4096
     max_size: int = 2**31 - 1
+    offsets_retention_ms: int = 7 * 24 * 3_600_000     # offsets.retention.minutes
+    offsets_retention_check_interval_ms: int = 600_000
 
 
 @dataclass
@@ -83,6 +86,10 @@ class Group:
     # A consumer-protocol group (KIP-848) keeps its state here; None for a classic
     # group.  One registry for both kinds, so offsets and admin APIs see either.
     modern: "ConsumerGroup | None" = None
+    # When the state last changed (ms; None: not since this broker has the group):
+    # GroupMetadataValue's currentStateTimestamp, where an empty group's offsets
+    # start to expire.
+    current_state_timestamp: int | None = None
 
     @property
     def group_type(self) -> str:
@@ -98,6 +105,7 @@ class Group:
         old = self.state
         check_transition(self.group_id, old, target)
         self.state = target
+        self.current_state_timestamp = int(time.time() * 1000)
         return old
 
     def all_joined(self) -> bool:

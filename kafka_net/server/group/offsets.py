@@ -2,12 +2,16 @@
 
 OffsetCommit from the current generation (or, for a group with no members,
 from "simple" consumers with generation -1) is stored per partition;
-OffsetFetch reads it back.  Offsets live in memory, like the logs, inside the
-group they belong to (``Group.offsets``), under the group's lock.
+OffsetFetch reads it back.  Offsets are read from memory, inside the group
+they belong to (``Group.offsets``), under the group's lock; with a ``store``
+(:class:`~kafka_net.server.group.metadata_manager.GroupMetadataManager`) every
+change is first appended to ``__consumer_offsets``, one batch per request, and
+only then made visible and answered.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +25,7 @@ class OffsetAndMetadata:
     offset: int
     leader_epoch: int
     metadata: str | None
+    commit_timestamp: int = -1   # ms; offsets.retention.minutes counts from it
 
 
 NO_OFFSET = OffsetAndMetadata(-1, -1, "")   # what OffsetFetch says for "none committed"
@@ -38,12 +43,16 @@ class PartitionCommit:
 class OffsetManager:
     def __init__(self, group_of: Callable[..., Group | None],
                  topic_partitions: Callable[[str], int | None],
-                 groups: Callable[[], list[Group]], metadata_max_bytes: int) -> None:
-        """``group_of(group_id, create=False)`` is the coordinator's group registry."""
+                 groups: Callable[[], list[Group]], metadata_max_bytes: int,
+                 store=None) -> None:
+        """``group_of(group_id, create=False)`` is the coordinator's group registry;
+        ``store`` a GroupMetadataManager, or None to keep offsets in memory only."""
         self._group_of = group_of
         self._topic_partitions = topic_partitions
         self._groups = groups
         self._metadata_max_bytes = metadata_max_bytes
+        self.store = store
+        self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
 
     def commit(self, group_id: str, member_id: str, generation: int,
                commits: list[PartitionCommit], group_instance_id: str | None = None
@@ -53,7 +62,18 @@ class OffsetManager:
         if error is not None:
             return [error] * len(commits)
         group = self._group_of(group_id, create=True)
-        return [self._commit_one(group, c) for c in commits]
+        errors = [self._partition_error(c) or ErrorCode.NONE for c in commits]
+        accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
+        now = self.clock_ms()
+        with group.lock:   # appended and applied in one order
+            if accepted and self.store is not None:
+                stored = self.store.store_offsets(group_id, accepted, now=now)
+                if stored:
+                    return [e or stored for e in errors]
+            for c in accepted:
+                group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
+                    c.offset, c.leader_epoch, c.metadata, now)
+        return errors
 
     def _commit_check(self, group_id: str, member_id: str, generation: int,
                       group_instance_id: str | None = None) -> int | None:
@@ -76,15 +96,6 @@ class OffsetManager:
                 return ErrorCode.ILLEGAL_GENERATION
             return None
 
-    def _commit_one(self, group: Group, c: PartitionCommit) -> int:
-        error = self._partition_error(c)
-        if error is not None:
-            return error
-        with group.lock:
-            group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                c.offset, c.leader_epoch, c.metadata)
-        return ErrorCode.NONE
-
     def _partition_error(self, c: PartitionCommit) -> int | None:
         count = self._topic_partitions(c.topic)
         if count is None or not 0 <= c.partition < count:
@@ -95,7 +106,9 @@ class OffsetManager:
 
     # -- transactional commits: the hook kafka_net.server.transaction uses --------------
     # TxnOffsetCommit offsets stay pending (held by the transaction coordinator)
-    # until the transaction's COMMIT marker; only then are they written here.
+    # until the transaction's COMMIT marker; only then are they applied here.  With
+    # a store they are appended at once as the producer's transactional records,
+    # which the marker then commits or aborts in the log too.
 
     def check_txn_commit(self, group_id: str, member_id: str, generation: int,
                          commits: list[PartitionCommit],
@@ -111,13 +124,27 @@ class OffsetManager:
             return [error] * len(commits)
         return [self._partition_error(c) or ErrorCode.NONE for c in commits]
 
+    def store_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                          commits: list[PartitionCommit]) -> int:
+        """Append checked TxnOffsetCommit offsets as the producer's transactional
+        records (not committed until its marker); an error code."""
+        if not commits or self.store is None:
+            return ErrorCode.NONE
+        return self.store.store_offsets(group_id, commits, (producer_id, producer_epoch))
+
+    def take_loaded_pending(self) -> dict[tuple[str, int], list[PartitionCommit]]:
+        """Transactional offsets found in ``__consumer_offsets`` at load without
+        their marker, by (group id, producer id): for the transaction coordinator."""
+        return {} if self.store is None else self.store.take_loaded_pending()
+
     def complete_txn_commit(self, group_id: str, commits: list[PartitionCommit]) -> None:
-        """Write a committed transaction's offsets (its COMMIT marker reached the group)."""
+        """Apply a committed transaction's offsets (its COMMIT marker reached the group)."""
         group = self._group_of(group_id, create=True)
+        now = self.clock_ms()
         with group.lock:
             for c in commits:
                 group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                    c.offset, c.leader_epoch, c.metadata)
+                    c.offset, c.leader_epoch, c.metadata, now)
 
     def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None
               ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
@@ -138,5 +165,8 @@ class OffsetManager:
     def delete_topic(self, topic: str) -> None:
         for group in self._groups():
             with group.lock:
-                for key in [k for k in group.offsets if k[0] == topic]:
+                gone = [k for k in group.offsets if k[0] == topic]
+                if gone and self.store is not None:
+                    self.store.remove_offsets(group.group_id, gone)
+                for key in gone:
                     del group.offsets[key]

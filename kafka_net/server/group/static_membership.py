@@ -75,6 +75,7 @@ class StaticMembership:
                          "the selected protocol will not trigger a rebalance.")
                 self._update_member(member, req, respond)
                 member.on_join = None   # answered here, not parked
+                self._store_group(group)   # the new member id, as Kafka persists it
                 return self._static_join_answer(group, member, current_leader, req)
             self._update_member(member, req, respond)
             self._prepare_rebalance(

@@ -17,6 +17,11 @@ Behaviour (per topic, never a closed connection):
   for: POLICY_VIOLATION, checked before anything is allocated
   (:mod:`kafka_net.server.partition_limits`).
 * ``validate_only`` checks everything (the limits too) and creates nothing.
+* ``__consumer_offsets`` and ``__transaction_state`` are the broker's own
+  (:mod:`kafka_net.server.internal_topics`): TOPIC_ALREADY_EXISTS once they
+  exist, INVALID_REQUEST "Creation of internal topic ... is prohibited." before
+  (the answer Kafka's controller gives for ``__cluster_metadata``), so a client
+  never lays one out.
 * Topic configs are validated (INVALID_CONFIG with Kafka's message, e.g.
   ``Unknown topic config name: x``) and stored; the v5+ response lists every
   config of the topic with its source (:mod:`kafka_net.server.config_helper`).
@@ -32,6 +37,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.config_helper import created_topic_configs
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import RequestBudget, TopicCreationError
 from kafka_net.server.topic_config import InvalidConfig
@@ -77,6 +83,9 @@ def _create(ctx, topic: dict, validate_only: bool, budget: RequestBudget) -> dic
         return _result(name, ErrorCode.INVALID_TOPIC_EXCEPTION, error)
     if ctx.metadata_cache.topic(name) is not None:
         return _result(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+    if is_internal(name):
+        return _result(name, ErrorCode.INVALID_REQUEST,
+                       f"Creation of internal topic {name} is prohibited.")
     partitions, rf, problem = _layout(ctx, topic)
     if problem:
         return _result(name, *problem)

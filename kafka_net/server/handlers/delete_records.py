@@ -9,6 +9,8 @@ Behaviour (per partition, Kafka's ``Partition.deleteRecordsOnLeader``):
 * An offset below 0 (other than -1) or beyond the high watermark:
   OFFSET_OUT_OF_RANGE.  A topic whose cleanup.policy lacks ``delete``:
   POLICY_VIOLATION.  Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION.
+  An internal topic (``__consumer_offsets``, ``__transaction_state``):
+  INVALID_TOPIC_EXCEPTION, as Kafka refuses clients there.
   A failed partition has low_watermark -1.
 * Afterwards Fetch below the log start gets OFFSET_OUT_OF_RANGE and
   ListOffsets EARLIEST answers the log start offset.

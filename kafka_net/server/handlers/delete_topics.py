@@ -4,7 +4,11 @@ Behaviour: with ``delete.topic.enable=false`` every topic gets
 TOPIC_DELETION_DISABLED.  Otherwise the topic, its partitions, their data
 and the consumer groups' committed offsets for it are removed; fetches
 waiting on it complete with an error.  An unknown name gets
-UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
+UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.  The internal
+topics (``__consumer_offsets``, ``__transaction_state``) hold the
+coordinators' state and are never deleted: INVALID_REQUEST "Deletion of
+internal topic ... is prohibited." (worded as the controller's refusal to
+create ``__cluster_metadata``).
 
 With an authorizer (Kafka's handleDeleteTopicsRequest): DELETE on each topic,
 else TOPIC_AUTHORIZATION_FAILED whether it exists or not; a topic named by id
@@ -15,6 +19,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.internal_topics import is_internal
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = Versions(0, 6)
@@ -40,6 +45,10 @@ def _delete(ctx, name, topic_id) -> dict:
     if topic is None:
         code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": None}
+    if is_internal(topic.name):
+        return {"name": topic.name, "topic_id": topic.topic_id,
+                "error_code": ErrorCode.INVALID_REQUEST,
+                "error_message": f"Deletion of internal topic {topic.name} is prohibited."}
     if not ctx.delete_topic(topic.name, topic.topic_id):   # a concurrent delete won
         return {"name": name, "topic_id": topic_id,
                 "error_code": ErrorCode.UNKNOWN_TOPIC_ID if name is None

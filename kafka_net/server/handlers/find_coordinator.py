@@ -5,6 +5,15 @@ this broker is the coordinator, in every version (v4+ answers each key of
 the batch).  An empty key gets INVALID_REQUEST; so does any other key type
 (share groups, key_type 2, are not served).
 
+The coordinator's internal topic (``__consumer_offsets`` for a group,
+``__transaction_state`` for a transactional id) is created here the first
+time, as Kafka's FindCoordinator does through its AutoTopicCreationManager
+(:mod:`kafka_net.server.internal_topics`).  Kafka answers
+COORDINATOR_NOT_AVAILABLE while the new topic's leaders are elected; here
+creation is synchronous, so the first answer already names the coordinator.
+When the topic cannot be created (``max.broker.partitions``),
+COORDINATOR_NOT_AVAILABLE.
+
 With an authorizer: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or
 the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key (Kafka's
 handleFindCoordinatorRequest).
@@ -14,6 +23,8 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.internal_topics import (
+    GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 
 API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = Versions(0, 6)
@@ -45,6 +56,10 @@ def _find(ctx, key: str, key_type: int) -> dict:
     endpoint = cache.endpoint_for(ctx.listener_name)
     if endpoint is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "no advertised listener")
+    internal = ctx.internal_topics
+    topic = GROUP_METADATA_TOPIC_NAME if key_type == GROUP else TRANSACTION_STATE_TOPIC_NAME
+    if internal is not None and not internal.is_ready(topic) and not internal.try_ensure(topic):
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
     return {"error_code": ErrorCode.NONE, "error_message": None, "node_id": cache.node_id,
             "host": endpoint.host, "port": endpoint.port}
 

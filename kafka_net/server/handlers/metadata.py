@@ -14,6 +14,10 @@ Behaviour:
   UNKNOWN_TOPIC_OR_PARTITION.  Creation is synchronous here, so the answer
   already holds the new partitions (Kafka answers LEADER_NOT_AVAILABLE once
   while a new topic's leader is elected; clients retry either way).
+* ``__consumer_offsets`` and ``__transaction_state`` are internal (flagged
+  ``is_internal``): when auto-creation applies they are created as the broker
+  creates them (:mod:`kafka_net.server.internal_topics`: 50 partitions,
+  compacted), never as ordinary topics of ``num.partitions``.
 * An illegal name gets INVALID_TOPIC_EXCEPTION and is never created; so does
   a name that collides with an existing topic ('.' against '_').  An
   auto-create past ``max.broker.partitions`` gets POLICY_VIOLATION.
@@ -37,6 +41,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 
@@ -125,6 +130,11 @@ def _lookup(ctx, request: dict, wanted: dict):
     if not (ctx.authorize_cluster(AclOperation.CREATE, log_if_denied=False)
             or ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)):
         return (name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if is_internal(name):   # AutoTopicCreationManager.creatableTopic: the broker's layout
+        internal = ctx.internal_topics
+        if internal is None or not internal.try_ensure(name):
+            return (name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return cache.topic(name)
     try:
         return ctx.create_topic(name, ctx.config.num_partitions)
     except TopicCreationError as exc:

@@ -28,6 +28,9 @@ Behaviour:
   record without a key: INVALID_RECORD, with a record error per keyless
   record (v8+), as Kafka's LogValidator.
 * A topic is never created by Produce (clients create it through Metadata).
+* The internal topics are written by their coordinators only: a batch for
+  ``__consumer_offsets`` or ``__transaction_state`` gets INVALID_TOPIC_EXCEPTION
+  "Cannot append to internal topic ..." (Kafka's ReplicaManager.appendToLocalLog).
 * Transactional batches are accepted only for a partition added to the
   producer's ongoing transaction (AddPartitionsToTxn) and from its current
   epoch: INVALID_TXN_STATE / INVALID_PRODUCER_EPOCH otherwise (Kafka's
@@ -45,6 +48,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
+from kafka_net.server.internal_topics import INTERNAL_TOPICS
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = Versions(0, 11)
@@ -72,6 +76,12 @@ def handle(ctx, request: dict):
     responses = []
     for topic in request["topic_data"]:
         name = topic["name"]
+        # One set lookup per topic, not per batch; an unauthorized principal is
+        # told TOPIC_AUTHORIZATION_FAILED first, as Kafka authorizes before appending.
+        if name in INTERNAL_TOPICS and name not in unauthorized:
+            failed = True
+            responses.append(_internal_refused(name, topic))
+            continue
         partitions = []
         for data in topic["partition_data"]:
             index = data["index"]
@@ -120,6 +130,14 @@ def _has_transactional_records(request: dict) -> bool:
                     records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT:
                 return True
     return False
+
+
+def _internal_refused(name: str, topic: dict) -> dict:
+    return {"name": name, "partition_responses": [
+        {"index": data["index"], "error_code": ErrorCode.INVALID_TOPIC_EXCEPTION,
+         "base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
+         "error_message": f"Cannot append to internal topic {name}", "record_errors": ()}
+        for data in topic["partition_data"]]}
 
 
 def error_response(request: dict, version: int, error_code: int):

@@ -37,6 +37,8 @@ from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.internal_topics import (
+    GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.transaction.markers import TransactionMarkerWriter
 from kafka_net.server.transaction.metadata import (
@@ -74,9 +76,13 @@ class InitProducerIdResult:
 
 
 class TransactionCoordinator:
-    def __init__(self, config: TransactionConfig, replica_manager, group_offsets=None) -> None:
-        """``group_offsets``: the GroupCoordinator's OffsetManager (None: no groups)."""
+    def __init__(self, config: TransactionConfig, replica_manager, group_offsets=None,
+                 txn_log=None) -> None:
+        """``group_offsets``: the GroupCoordinator's OffsetManager (None: no groups);
+        ``txn_log``: a :class:`~.state_log.TransactionLog` writing each transition to
+        ``__transaction_state`` (None: in memory only)."""
         self.config = config
+        self.txn_log = txn_log
         self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
         self.state = TransactionStateManager(config.max_timeout_ms, config.id_expiration_ms)
         self.pending_offsets = PendingTxnOffsets()
@@ -132,6 +138,7 @@ class TransactionCoordinator:
             return InitProducerIdResult(ErrorCode.INVALID_REQUEST)
         if not self.state.validate_transaction_timeout_ms(timeout_ms):
             return InitProducerIdResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        self._ready()
         md = self.state.get(transactional_id) or self.state.put_if_not_exists(
             TransactionMetadata(transactional_id, self.generate_producer_id(), timeout_ms,
                                 txn_last_update_timestamp=self.clock_ms()))
@@ -140,6 +147,9 @@ class TransactionCoordinator:
             if error is not None:
                 return InitProducerIdResult(error)
             if md.state != TransactionState.PREPARE_EPOCH_FENCE:
+                error = self._persist(md)
+                if error:
+                    return InitProducerIdResult(error)
                 log.info("Initialized transactionalId %s with producerId %d and producer "
                          "epoch %d", escape(transactional_id), md.producer_id,
                          md.producer_epoch)
@@ -199,7 +209,7 @@ class TransactionCoordinator:
             md.add_partitions(partitions, self.clock_ms())
             if group_id is not None:
                 md.groups.add(group_id)
-            return ErrorCode.NONE
+            return self._persist(md)
 
     def handle_verify_partitions_in_transaction(self, transactional_id: str, producer_id: int,
                                                 epoch: int, partitions: list) -> dict:
@@ -239,23 +249,86 @@ class TransactionCoordinator:
             error = self._check_producer(md, producer_id, epoch)
             if error is not None:
                 return error
+            before = md.state
             error = self._prepare_end(md, commit, from_client)
             if error is not None:
                 return error
             if md.state not in PREPARING:
                 return ErrorCode.NONE   # a retry of an EndTxn that completed
+            error = self._persist(md)
+            if error:
+                md.state = before   # not written: the transaction did not move
+                return error
             partitions, groups = set(md.topic_partitions), set(md.groups)
+        self._complete(md, producer_id, epoch, commit, partitions, groups)
+        log.debug("Completed %s of transaction for transactionalId %s with producerId %d "
+                  "and producer epoch %d (%d partition(s), %d group(s))",
+                  "commit" if commit else "rollback", escape(md.transactional_id),
+                  producer_id, epoch, len(partitions), len(groups))
+        return ErrorCode.NONE
+
+    def _complete(self, md: TransactionMetadata, producer_id: int, epoch: int, commit: bool,
+                  partitions: set, groups: set) -> None:
+        """Write the markers, then CompleteCommit / CompleteAbort."""
         try:
             self._markers.write(md.transactional_id, producer_id, epoch, commit,
                                 partitions, groups)
         finally:
             with md.lock:
                 md.complete(commit, self.clock_ms())
-        log.debug("Completed %s of transaction for transactionalId %s with producerId %d "
-                  "and producer epoch %d (%d partition(s), %d group(s))",
-                  "commit" if commit else "rollback", escape(md.transactional_id),
-                  producer_id, epoch, len(partitions), len(groups))
-        return ErrorCode.NONE
+                self._persist(md)
+
+    def _persist(self, md: TransactionMetadata) -> int:
+        """Write ``md``'s new state to ``__transaction_state`` (under its lock)."""
+        return ErrorCode.NONE if self.txn_log is None else self.txn_log.append(md)
+
+    # -- loading __transaction_state (Kafka's loadTransactionsForTxnTopicPartition) ---------
+
+    def load_transactions(self, partition_count: int):
+        """Take the transactional ids stored in ``__transaction_state``.  A
+        transaction found in PrepareCommit / PrepareAbort has its markers written
+        again and completes (returned as the step to run once the internal topics'
+        lock is released: it writes to them); an Ongoing one stays open, aborted
+        at its timeout as any other; offsets its TxnOffsetCommits left in
+        ``__consumer_offsets`` wait for its end again."""
+        if self.txn_log is None:
+            return None
+        loaded = self.txn_log.load(partition_count)
+        pending = self._group_offsets.take_loaded_pending() if self._group_offsets else {}
+        for (group_id, producer_id), commits in pending.items():
+            self.pending_offsets.add(group_id, producer_id, commits)
+        highest, unfinished = -1, []
+        for md in loaded:
+            highest = max(highest, md.producer_id, md.previous_producer_id)
+            md.topic_partitions = {tp for tp in md.topic_partitions
+                                   if tp[0] != GROUP_METADATA_TOPIC_NAME}
+            md.groups = {g for g, pid in pending if pid == md.producer_id}
+            # Decided before it is published: no metadata lock is taken here.
+            if md.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT) \
+                    and self.state.put_if_not_exists(md) is md:
+                unfinished.append((md, md.state == TransactionState.PREPARE_COMMIT,
+                                   set(md.topic_partitions), set(md.groups)))
+            else:
+                self.state.put_if_not_exists(md)
+        self.skip_producer_ids_through(highest)
+        log.info("Finished loading %d transaction metadata from %s", len(loaded),
+                 TRANSACTION_STATE_TOPIC_NAME)
+
+        def complete_unfinished() -> None:
+            for md, commit, partitions, groups in unfinished:
+                log.info("Completing the %s of transactionalId %s found in %s at load",
+                         "commit" if commit else "abort", escape(md.transactional_id),
+                         "PrepareCommit" if commit else "PrepareAbort")
+                self._complete(md, md.producer_id, md.producer_epoch, commit, partitions,
+                               groups)
+        return complete_unfinished if unfinished else None
+
+    def _ready(self) -> None:
+        """Load ``__transaction_state``, if it exists, before a transactional id is
+        made: a request never holds a transaction's lock while the load runs (a
+        load that starts later, at the topic's creation, takes no such lock)."""
+        if self.txn_log is not None:
+            self.txn_log.ready()
 
     @staticmethod
     def _prepare_end(md: TransactionMetadata, commit: bool, from_client: bool) -> int | None:
@@ -301,8 +374,13 @@ class TransactionCoordinator:
                 return [error] * len(commits)
             errors = self._group_offsets.check_txn_commit(group_id, member_id, generation,
                                                           commits, group_instance_id)
-            self.pending_offsets.add(group_id, producer_id,
-                                     [c for c, e in zip(commits, errors) if e == ErrorCode.NONE])
+            accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
+            # In __consumer_offsets as the producer's transactional records first.
+            stored = self._group_offsets.store_txn_offsets(group_id, producer_id, epoch,
+                                                           accepted)
+            if stored:
+                return [e or stored for e in errors]
+            self.pending_offsets.add(group_id, producer_id, accepted)
             return errors
 
     # -- Produce: may this transactional batch be appended? --------------------------------
@@ -366,6 +444,8 @@ class TransactionCoordinator:
                 if self.clock_ms() >= next_expiry:
                     next_expiry = self.clock_ms() + self.config.remove_expired_cleanup_interval_ms
                     for txn_id in self.state.remove_expired_transactional_ids(self.clock_ms()):
+                        if self.txn_log is not None:
+                            self.txn_log.remove(txn_id)
                         log.info("Removed expired transactionalId %s", escape(txn_id))
             except Exception:   # the check must go on
                 log.exception("Error in the transaction coordinator's periodic check")

@@ -24,6 +24,7 @@ import struct
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.records import build_batch
+from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,11 @@ class TransactionMarkerWriter:
 
     def write(self, transactional_id: str, producer_id: int, producer_epoch: int,
               commit: bool, partitions: set, groups: set) -> None:
+        store = None if self._group_offsets is None else self._group_offsets.store
+        if store is not None:
+            # The groups' __consumer_offsets partitions hold their transactional offsets.
+            partitions = partitions | {(GROUP_METADATA_TOPIC_NAME, store.partition_for(g))
+                                       for g in groups}
         for topic, index in sorted(partitions):
             batch = build_marker_batch(producer_id, producer_epoch, commit, self._clock_ms())
             error = self._replica_manager.append_txn_marker(

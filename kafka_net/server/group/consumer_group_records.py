@@ -1,0 +1,148 @@
+"""A consumer-protocol (KIP-848) group as records of ``__consumer_offsets``.
+
+Kafka's new group coordinator keeps a consumer group as these records
+(``GroupCoordinatorRecordHelpers``), each key holding the latest state of
+one part, so that compaction keeps exactly the group:
+
+=====================================  ==========================================
+record (key version)                   holds
+=====================================  ==========================================
+ConsumerGroupMetadata (3)              the group epoch
+ConsumerGroupMemberMetadata (5)        a member: instance id, rack, client id and
+                                       host, subscribed topics, rebalance timeout,
+                                       server assignor
+ConsumerGroupTargetAssignmentMetadata  the assignment epoch
+(6)
+ConsumerGroupTargetAssignmentMember    a member's target partitions
+(7)
+ConsumerGroupCurrentMemberAssignment   a member's epoch, previous epoch, state,
+(8)                                    assigned and pending-revocation partitions
+=====================================  ==========================================
+
+:func:`records_of` gives a group's records as {key: value} bytes; the
+GroupMetadataManager writes those that differ from what it wrote last, and
+tombstones for the keys that went (a member fenced or gone).  A heartbeat
+that changes no epoch and no membership changes at most its own member's
+records, so only those are encoded (:func:`member_records`).
+:class:`ConsumerGroupImage` rebuilds groups from the records at load.
+(ConsumerGroupPartitionMetadata, the subscribed topics' partition counts,
+is not written: kafka-net recomputes the target from the topics.)
+"""
+
+from __future__ import annotations
+
+from kafka_net.protocol.coordinator_records import (
+    ConsumerGroupRecord, consumer_group_key, consumer_group_value)
+from kafka_net.server.group.assignors import Assignment
+from kafka_net.server.group.consumer_group import (
+    ConsumerGroup, ConsumerGroupMember, MemberState)
+
+# Kafka's MemberState ids (the CurrentMemberAssignment's State byte).
+STATE_IDS = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1,
+             MemberState.UNRELEASED_PARTITIONS: 2, MemberState.UNKNOWN: 127}
+STATES = {v: k for k, v in STATE_IDS.items()}
+
+GROUP, MEMBER, TARGET, TARGET_MEMBER, CURRENT = 3, 5, 6, 7, 8
+
+
+def _partitions(assignment: Assignment) -> list[dict]:
+    return [{"topic_id": topic_id, "partitions": sorted(parts)}
+            for topic_id, parts in sorted(assignment.items(), key=lambda kv: str(kv[0]))
+            if parts]
+
+
+def _assignment(value: list[dict]) -> Assignment:
+    return {tp["topic_id"]: set(tp["partitions"]) for tp in value}
+
+
+def member_records(cg: ConsumerGroup, member_id: str) -> dict[bytes, bytes]:
+    """A member's own two records (its metadata and its current assignment)."""
+    m = cg.members[member_id]
+    gid = cg.group_id
+    return {
+        consumer_group_key(MEMBER, gid, member_id): consumer_group_value(MEMBER, {
+            "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+            "client_host": m.client_host,
+            "subscribed_topic_names": list(m.subscribed_topic_names),
+            "rebalance_timeout_ms": m.rebalance_timeout_ms,
+            "server_assignor": m.server_assignor}),
+        consumer_group_key(CURRENT, gid, member_id): consumer_group_value(CURRENT, {
+            "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+            "state": STATE_IDS[m.state], "assigned_partitions": _partitions(m.assigned),
+            "partitions_pending_revocation": _partitions(m.pending_revocation)}),
+    }
+
+
+def records_of(cg: ConsumerGroup) -> dict[bytes, bytes]:
+    """Every record of the group, in Kafka's order within a change."""
+    gid = cg.group_id
+    members = {member_id: member_records(cg, member_id) for member_id in cg.members}
+    out: dict[bytes, bytes] = {}
+    for records in members.values():
+        metadata_key = next(iter(records))
+        out[metadata_key] = records[metadata_key]
+    out[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {"epoch": cg.group_epoch})
+    for member_id, target in cg.target.items():
+        out[consumer_group_key(TARGET_MEMBER, gid, member_id)] = consumer_group_value(
+            TARGET_MEMBER, {"topic_partitions": _partitions(target)})
+    out[consumer_group_key(TARGET, gid)] = consumer_group_value(
+        TARGET, {"assignment_epoch": cg.assignment_epoch})
+    for records in members.values():
+        out.update(records)   # the metadata keys are there already: adds the assignments
+    return out
+
+
+def shape(cg: ConsumerGroup) -> tuple:
+    """What, unchanged, lets a heartbeat write only its member's records."""
+    return cg.group_epoch, cg.assignment_epoch, frozenset(cg.members), frozenset(cg.target)
+
+
+class ConsumerGroupImage:
+    """The KIP-848 records of one load, replayed: the last value per key wins."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, dict] = {}
+
+    def replay(self, r: ConsumerGroupRecord) -> None:
+        parts = self._parts.setdefault(r.group, {"epoch": None, "assignment_epoch": 0,
+                                                 "members": {}, "targets": {},
+                                                 "current": {}})
+        if r.record == "ConsumerGroupMetadata":
+            parts["epoch"] = None if r.value is None else r.value["epoch"]
+        elif r.record == "ConsumerGroupTargetAssignmentMetadata":
+            parts["assignment_epoch"] = 0 if r.value is None else r.value["assignment_epoch"]
+        else:
+            table = {"ConsumerGroupMemberMetadata": "members",
+                     "ConsumerGroupTargetAssignmentMember": "targets",
+                     "ConsumerGroupCurrentMemberAssignment": "current"}[r.record]
+            if r.value is None:
+                parts[table].pop(r.member_id, None)
+            else:
+                parts[table][r.member_id] = r.value
+
+    def groups(self) -> dict[str, ConsumerGroup]:
+        """The groups whose metadata record stands (a tombstone deleted the group)."""
+        return {gid: _group(gid, parts) for gid, parts in self._parts.items()
+                if parts["epoch"] is not None}
+
+
+def _group(group_id: str, parts: dict) -> ConsumerGroup:
+    cg = ConsumerGroup(group_id, parts["epoch"], parts["assignment_epoch"])
+    for member_id, m in parts["members"].items():
+        current = parts["current"].get(member_id)
+        progress = {} if current is None else dict(
+            member_epoch=current["member_epoch"],
+            previous_member_epoch=current["previous_member_epoch"],
+            state=STATES.get(current["state"], MemberState.UNKNOWN),
+            assigned=_assignment(current["assigned_partitions"]),
+            pending_revocation=_assignment(current["partitions_pending_revocation"]))
+        cg.members[member_id] = ConsumerGroupMember(
+            member_id, m["instance_id"], m["rack_id"], m["client_id"], m["client_host"],
+            m["rebalance_timeout_ms"], tuple(m["subscribed_topic_names"]), m["server_assignor"],
+            **progress)
+    cg.target = {member_id: _assignment(t["topic_partitions"])
+                 for member_id, t in parts["targets"].items()}
+    return cg
+
+
+__all__ = ["ConsumerGroupImage", "member_records", "records_of", "shape"]
