@@ -132,6 +132,11 @@ class ServerProcess:
 
 def kafka_net(name: str, overrides: tuple[str, ...] = (), extra: tuple[str, ...] = ()
               ) -> ServerProcess:
+    """``kafka-net serve`` with ``overrides``; its logs in memory unless they choose
+    a store (``log.store``/``log.dirs``): the figures in RESULTS.md before the durable
+    log are the in-memory store's, and two servers cannot share one log dir."""
+    if not any(kv.startswith(("log.store=", "log.dirs=", "log.dir=")) for kv in overrides):
+        overrides = ("log.store=memory", *overrides)
     argv = [sys.executable, "-m", "kafka_net", "serve",
             "--override", "listeners=PLAINTEXT://127.0.0.1:0"]
     for kv in overrides:

@@ -19,7 +19,6 @@ import json
 import logging
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -46,11 +45,8 @@ def run_journey() -> dict:
     """Produce one record; the JSON of the log line of that Produce."""
     from confluent_kafka import Producer
 
-    # A log dir of its own: the default one may be in use by another broker, and
-    # the page must not depend on what an earlier run left there.
-    log_dir = tempfile.TemporaryDirectory(prefix="kn-journey-")
     config = ServerConfig(listeners=parse_listeners("PLAINTEXT://127.0.0.1:0"),
-                          num_network_threads=2, num_io_threads=2, log_dirs=(log_dir.name,))
+                          num_network_threads=2, num_io_threads=2, log_store="memory")
     logger = logging.getLogger("kafka.request.logger")
     handler = _Lines()
     logger.addHandler(handler)
@@ -75,7 +71,6 @@ def run_journey() -> dict:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
-        log_dir.cleanup()
 
 
 def render(line: dict) -> str:

@@ -35,9 +35,9 @@ partitions, configs, SCRAM credentials, client quotas, producer id blocks.
 
 Nothing reads the state before step 3 ends, and nothing registers after it.
 
-Start and stop order: :meth:`startup` starts the throttle reaper, the
-purgatories, then the LogManager (loading the logs of ``log.dirs`` with
-``log.store=disk``, and its retention, flush and checkpoint tasks);
+Start and stop order: :meth:`startup` starts the LogManager (loading the
+logs of ``log.dirs`` with ``log.store=disk``, and its retention, flush and
+checkpoint tasks), then the throttle reaper and the purgatories;
 :meth:`shutdown` stops the purgatories, then the reaper (a handler still
 running may start a throttle), then the LogManager, which closes the logs
 cleanly once nothing can read or write them, then the metadata log.  Without
@@ -250,9 +250,14 @@ class BrokerCore:
     # -- start and stop ------------------------------------------------------------------
 
     def startup(self) -> None:
+        # The logs first, as Kafka loads them before anything serves: a log dir
+        # that cannot be used stops the startup before any thread runs.
+        self.log_manager.startup()
         self.quotas.startup()
         self.start_purgatories()
-        self.log_manager.startup()
+        highest = self.log_manager.highest_producer_id()
+        if highest >= 0:
+            self.transaction_coordinator.skip_producer_ids_through(highest)
         self._warn_of_stray_logs()
 
     def _warn_of_stray_logs(self) -> None:

@@ -67,6 +67,13 @@ class LogDirsConfig:
     flush_start_offset_checkpoint_interval_ms: int = 60000
 
 
+def _is_partition_dir(name: str) -> bool:
+    """A partition's folder; not __cluster_metadata-0, the MetadataLog's (Kafka's
+    LogManager skips it too), nor one being deleted."""
+    tp = parse_topic_partition_name(name)
+    return tp is not None and tp[0] != METADATA_TOPIC and not name.endswith("-delete")
+
+
 class LogManager:
     def __init__(self, replica_manager, retention_check_ms: int, initial_task_delay_ms: int,
                  dirs: LogDirsConfig | None = None,
@@ -85,6 +92,7 @@ class LogManager:
         self._locks: list[int] = []
         self.scheduler = LogScheduler()
         self.had_clean_shutdown: dict[str, bool] = {}
+        self.unclean_dirs: list[str] = []
 
     @property
     def durable(self) -> bool:
@@ -104,41 +112,47 @@ class LogManager:
             for directory in dirs:
                 self._load_dir(directory)
             self._loaded = True
-            log.info("Loaded %d logs in %dms", len(self._logs),
-                     (time.monotonic() - began) * 1000)
+            log.info("Loaded %d logs in %dms%s", len(self._logs),
+                     (time.monotonic() - began) * 1000,
+                     f" (unclean log dirs = {self.unclean_dirs})" if self.unclean_dirs else "")
 
     def _load_dir(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         self._lock_dir(directory)
+        formatted = os.path.exists(os.path.join(directory, "meta.properties"))
         ensure_meta_properties(directory, self.dirs.node_id, self.dirs.cluster_id)
         marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
-        clean = os.path.exists(marker)
+        clean = os.path.exists(marker) or not formatted   # a new folder has nothing to recover
         self.had_clean_shutdown[directory] = clean
-        if clean:
-            log.info("Skipping recovery of %s logs from %s since clean shutdown file was found",
-                     "all", directory)
+        names = [n for n in sorted(os.listdir(directory))
+                 if os.path.isdir(os.path.join(directory, n))]
+        count = sum(1 for n in names if _is_partition_dir(n))
+        if not formatted:
+            log.info("Formatted log dir %s (meta.properties written)", directory)
+        elif clean:
+            log.info("Skipping recovery of %d logs from %s since clean shutdown file was found",
+                     count, directory)
         else:
-            log.info("Attempting recovery for all logs in %s since no clean shutdown file "
-                     "was found", directory)
+            log.info("Recovering %d logs from %s since no clean shutdown file was found",
+                     count, directory)
+            self.unclean_dirs.append(directory)
         recovery_points = OffsetCheckpointFile(
             os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
         log_starts = OffsetCheckpointFile(
             os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
-        for name in sorted(os.listdir(directory)):
+        for name in names:
             path = os.path.join(directory, name)
-            if not os.path.isdir(path):
-                continue
             if name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
                 continue
+            if not _is_partition_dir(name):
+                continue
             tp = parse_topic_partition_name(name)
-            if tp is None or tp[0] == METADATA_TOPIC:
-                continue   # __cluster_metadata-0 is the MetadataLog's (Kafka skips it too)
             self._logs[tp] = self._open_log(
                 path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
                 read_partition_metadata(path))
             self._log_dir_of[tp] = directory
-        if clean:
+        if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
@@ -230,6 +244,11 @@ class LogManager:
             self._logs.pop((topic, partition), None)
             self._log_dir_of.pop((topic, partition), None)
 
+    def highest_producer_id(self) -> int:
+        """The largest producer id with state in any loaded log (-1 if none)."""
+        return max((pid for lg in self.logs().values()
+                    for pid, _ in lg.producer_state.active_producers()), default=-1)
+
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:
             return dict(self._logs)
@@ -262,6 +281,8 @@ class LogManager:
     def startup(self) -> None:
         if self.durable:
             self.load_logs()
+            log.info("Starting log flusher with a default period of %d ms.",
+                     self.dirs.flush_scheduler_interval_ms)
             self._flusher.startup()
         else:
             log.info("Logs are kept in memory (log.store=memory): nothing survives a restart")

@@ -144,8 +144,7 @@ class ReplicaManager:
         """One partition (a PartitionRecord applied), its log opened or created."""
         with self._lock:
             if (topic, index) not in self._partitions:
-                self._partitions[(topic, index)] = Partition(
-                    topic, index, topic_id, self.log_factory(topic, index, topic_id))
+                self._partitions[(topic, index)] = self._new_partition(topic, index, topic_id)
 
     def delete_topic(self, topic: str) -> None:
         with self._lock:
@@ -271,13 +270,19 @@ class ReplicaManager:
     def _apply_retention(self, partition: Partition, config) -> int:
         if not (config.delete and config.retention_overridden):
             return 0   # cleanup.policy=compact alone: Kafka never deletes by retention
-        deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
-                                                config.retention_bytes)
-        if deleted:
-            with partition.lock:
+        # Under the partition lock, as appends: deleting every segment rolls a new
+        # one, and a roll snapshots the producer state appends change.
+        with partition.lock:
+            deleted = partition.log.delete_retained(self.clock_ms(), config.retention_ms,
+                                                    config.retention_bytes)
+            if deleted:
                 partition.txns.truncate_before(partition.log.log_start_offset)
-            log.info("Deleted %d old batch(es) of %s-%d by retention; log start offset %d",
-                     deleted, partition.topic, partition.index, partition.log.log_start_offset)
+        if deleted:
+            # whole segments on disk (UnifiedLog), whole batches in memory
+            unit = "segment(s)" if hasattr(partition.log, "segments") else "batch(es)"
+            log.info("Deleted %d old %s of %s-%d by retention; log start offset %d",
+                     deleted, unit, partition.topic, partition.index,
+                     partition.log.log_start_offset)
         return deleted
 
     def apply_retention(self, topic: str | None = None) -> int:

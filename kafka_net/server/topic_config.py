@@ -14,8 +14,8 @@ them; a bad value raises :class:`InvalidConfig` with Kafka's wording
 (``Invalid value X for configuration Y: ...``).
 
 Only some configs change what this broker does (:data:`EFFECTIVE`); the
-others are validated, stored and described, as a single in-memory node has
-nothing for them to act on.
+others are validated, stored and described, as a single node has nothing for
+them to act on.
 """
 
 from __future__ import annotations
@@ -210,7 +210,10 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
 
 # The configs that change this broker's behaviour (see ReplicaManager).
 EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.bytes",
-             "message.timestamp.type", "cleanup.policy")
+             "message.timestamp.type", "cleanup.policy",
+             # the durable log's (log.store=disk; kafka_net/server/storage/segment.py)
+             "segment.ms", "segment.index.bytes", "index.interval.bytes", "flush.messages",
+             "flush.ms", "file.delete.delay.ms")
 
 
 # -- parsing and printing (ConfigDef.parseType / convertToString) --------------------------

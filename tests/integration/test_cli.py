@@ -298,8 +298,10 @@ def test_pipelined_requests_then_sigterm_get_whole_ordered_responses():
 # responses completed) before the test sends the stop signal.
 
 TOPICS = [f"topic-{i}" for i in range(5)]
+# Thousands of partitions for a big Metadata answer; in memory, as creating them on
+# disk (a folder and a file each) is not what these tests are about.
 STUCK_OVERRIDES = (EPHEMERAL, "num.network.threads=1", "num.io.threads=2",
-                   "num.partitions=1000", "socket.send.buffer.bytes=4096")
+                   "num.partitions=1000", "socket.send.buffer.bytes=4096", "log.store=memory")
 
 
 class SlowReader(RawClient):
@@ -397,11 +399,11 @@ def test_config_file_then_overrides(tmp_path):
         f"listeners=PLAINTEXT://{LOOPBACK}:0\n"
         "num.network.threads=2\n"
         "num.io.threads=2\n"
-        "log.dirs=/tmp/kafka-logs\n", encoding="utf-8")
+        "num.replica.fetchers=1\n", encoding="utf-8")
     with serve("num.io.threads=3", args=("--config", str(properties))) as broker:
         port = broker.wait_started()["PLAINTEXT"]
         broker.wait_for(r"\(num\.network\.threads=2, num\.io\.threads=3\)")
-        broker.wait_for(r"WARNING Ignoring Kafka setting log\.dirs")
+        broker.wait_for(r"WARNING Ignoring Kafka setting num\.replica\.fetchers")
         with RawClient(port) as client:
             assert client.call(API_VERSIONS, 0, {})["error_code"] == 0
         broker.send_signal(signal.SIGTERM)
@@ -447,7 +449,7 @@ def test_ssl_listener_with_a_missing_keystore_exits_2_naming_key_and_file(tmp_pa
     result = run_cli("serve", "--override", "listeners=SSL://127.0.0.1:0",
                      "--override", "ssl.keystore.type=PEM",
                      "--override", f"ssl.keystore.location={missing}",
-                     "--override", "log.store=memory")   # not the default folder: it may be locked
+                     "--override", f"log.dirs={tmp_path / 'logs'}")
     assert result.returncode == EXIT_CONFIG_ERROR
     assert (f"configuration error: ssl.keystore.location: cannot read {missing}: "
             "No such file or directory") in result.stderr

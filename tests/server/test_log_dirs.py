@@ -96,7 +96,7 @@ def test_clean_shutdown_writes_checkpoints_and_the_marker_then_reopens_without_r
     with caplog.at_level(logging.INFO):
         again.startup()
     assert "Loading logs from log dirs" in caplog.text and "Loaded 1 logs in" in caplog.text
-    assert "Skipping recovery" in caplog.text
+    assert "Skipping recovery of 1 logs from" in caplog.text
     assert not (tmp_path / ".kafka_cleanshutdown").exists()   # a crash from now on shows
     reopened = again.get_or_create_log("orders", 2, TOPIC_ID)
     assert reopened.topic_id == TOPIC_ID
@@ -120,7 +120,7 @@ def test_after_a_crash_segments_past_the_recovery_point_are_recovered(tmp_path, 
     again = manager(tmp_path)
     with caplog.at_level(logging.INFO):
         again.startup()
-    assert "Attempting recovery for all logs" in caplog.text
+    assert "Recovering 1 logs from" in caplog.text
     assert "Recovering unflushed segment" in caplog.text
     assert "Found invalid messages in log segment" in caplog.text
     reopened = again.get_or_create_log("orders", 0, TOPIC_ID)
@@ -215,3 +215,66 @@ def test_in_memory_store_touches_no_folder(tmp_path):
     core.replica_manager.ensure_partitions("t", TOPIC_ID, 1)
     core.shutdown()
     assert not (tmp_path / "x").exists()
+
+
+def txn_batch(pid: int, seq: int) -> bytes:
+    return build_batch([(None, b"t%d" % seq, (), 1000)], producer_id=pid, producer_epoch=0,
+                       base_sequence=seq, transactional=True)
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_transactions_survive_a_restart(tmp_path, clean):
+    """Aborted transactions (.txnindex) and an open one (the producer snapshot, or the
+    replay after a crash) come back: read_committed sees the same LSO and aborted list."""
+    from kafka_net.server.replica_manager import READ_COMMITTED
+    from kafka_net.server.transaction.markers import build_marker_batch
+
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    rm.transaction_verifier = None
+    for seq in range(3):                                   # pid 5: aborted, offsets 0-2
+        assert rm.append_records("orders", 0, txn_batch(5, seq), 9).error_code == 0
+    rm.append_txn_marker("orders", 0, build_marker_batch(5, 0, False, 1000), 5, 0, False)
+    for seq in range(2):                                   # pid 6: still open, 4-5
+        assert rm.append_records("orders", 0, txn_batch(6, seq), 9).error_code == 0
+    before = rm.read("orders", 0, 0, 1 << 20, True, READ_COMMITTED)[1]
+    assert before.last_stable_offset == 4 and before.aborted_transactions == [(5, 0)]
+    if clean:
+        core.shutdown()
+    else:
+        core.stop_purgatories()
+        core.quotas.shutdown()
+        crash(core.log_manager)
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    after = rm.read("orders", 0, 0, 1 << 20, True, READ_COMMITTED)[1]
+    assert after.last_stable_offset == 4 and after.aborted_transactions == [(5, 0)]
+    aborted_files = [n for n in os.listdir(tmp_path / "orders-0") if n.endswith(".txnindex")]
+    # the segment holding the ABORT marker (offset 3; the marker's timestamp, now,
+    # is past segment.ms from the 1970 batches', so it opened a segment)
+    assert aborted_files == ["00000000000000000003.txnindex"]
+    rm.append_txn_marker("orders", 0, build_marker_batch(6, 0, True, 1000), 6, 0, True)
+    assert rm.last_stable_offset("orders", 0) == 7
+    core.shutdown()
+
+
+def test_topic_configs_act_on_the_durable_log(tmp_path):
+    """segment.bytes and index.interval.bytes set on the topic roll and index its
+    segments; retention.ms then deletes whole segments through the ReplicaManager."""
+    core = durable_core(tmp_path)
+    rm = core.replica_manager
+    repo = rm.config_repository
+    repo.set_topic_config("orders", repo.validate("orders", {
+        "segment.bytes": "1000", "index.interval.bytes": "200"}))
+    for i in range(40):
+        batch = build_batch([(None, b"x" * 100, (), 1000 + i)])
+        assert rm.append_records("orders", 2, batch, 9).error_code == 0
+    lg = rm.partition("orders", 2).log
+    assert len(lg.segments()) >= 5 and all(s.size <= 1000 for s in lg.segments())
+    assert lg.segments()[1].offset_index.entries >= 2   # segments made after the change
+    repo.set_topic_config("orders", repo.validate("orders", {
+        "segment.bytes": "1000", "retention.ms": "10"}))
+    rm.clock_ms = lambda: 1000 + 30
+    deleted = rm.apply_retention("orders")
+    assert deleted >= 2 and lg.log_start_offset == lg.segments()[0].base_offset > 0
+    core.shutdown()

@@ -291,7 +291,7 @@ def test_a_failing_quota_hook_still_answers(monkeypatch, caplog):
     def broken(*args):
         raise RuntimeError("quota bug")
 
-    core = BrokerCore(ServerConfig(), RequestChannel(10))
+    core = BrokerCore(ServerConfig(log_store="memory"), RequestChannel(10))
     apis = core.apis
     apis.quotas.enabled = True
     monkeypatch.setattr(request_helper, "throttle_response", broken)

@@ -234,3 +234,17 @@ def test_timestamp_lookups_look_inside_compressed_batches_of_every_codec(new_log
     assert log.offset_for_timestamp(1050) == (5, 1050)
     assert log.offset_for_timestamp(1041) == (5, 1050)
     assert log.max_timestamp_offset() == (9, 1090)
+
+
+def test_max_offset_stops_before_the_first_batch_starting_at_or_after_it(new_multi_batch_log):
+    """read_committed reads up to the last stable offset: no batch starting at or after
+    it, whole batches before it, wherever it falls (a batch's start or its middle)."""
+    log = new_multi_batch_log()
+    for _ in range(6):
+        append(log, count=3, size_hint=20)           # batches at 0, 3, 6, 9, 12, 15
+    for max_offset, expected in [(9, [0, 3, 6]), (10, [0, 3, 6, 9]), (1, [0]), (0, []),
+                                 (18, [0, 3, 6, 9, 12, 15]), (100, [0, 3, 6, 9, 12, 15])]:
+        records = log.read(0, 1 << 20, True, max_offset=max_offset).records
+        assert base_offsets(records) == expected, max_offset
+    assert base_offsets(log.read(7, 1 << 20, True, max_offset=12).records) == [6, 9]
+    assert base_offsets(log.read(12, 1 << 20, True, max_offset=12).records) == []

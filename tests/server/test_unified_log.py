@@ -381,3 +381,79 @@ def test_snapshot_format_is_kafkas_version_1_with_crc(tmp_path):
     pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first = \
         struct.unpack_from(">qhiqiqiq", raw, 10)
     assert (pid, epoch, last_seq, last_offset, delta, ts, txn_first) == (7, 0, 1, 1, 1, 1000, -1)
+
+
+def test_a_batch_whose_offsets_go_backwards_is_cut(tmp_path, caplog):
+    size = len(batch_of(0))
+
+    def rewind(path, data):
+        with open(path, "r+b") as fh:
+            fh.seek(4 * size)              # the 5th batch claims offset 2 again
+            fh.write(struct.pack(">q", 2))
+
+    data, _ = crash_and_damage(tmp_path, rewind)
+    with caplog.at_level(logging.WARNING):
+        log = open_log(tmp_path, had_clean_shutdown=False)
+    assert log.log_end_offset == 8 and read_all(log) == data[:4 * size]
+    assert "out of order offsets" in caplog.text
+    log.close()
+
+
+def test_replace_segments_is_completed_or_undone_by_the_next_load(tmp_path):
+    """The cleaner's swap (LocalLog.replace_segments): a crash after the .swap
+    rename is completed at load; leftover .cleaned and .deleted files are removed."""
+    log = open_log(tmp_path)
+    fill(log, 30)
+    old = log.segments()[:2]
+    cleaned = log.new_cleaned_segment(old[0].base_offset)
+    assert cleaned.log.path.endswith(".log.cleaned")
+    for segment in old:
+        for batch in segment.batches():
+            data = segment.read_batch(batch)
+            if batch.base_offset % 4 == 0:      # the cleaner keeps every other batch
+                cleaned.append(batch.last_offset, batch.max_timestamp, batch.base_offset, data)
+    expected = [b for s in old for b in base_offsets(b"".join(
+        s.read_batch(x) for x in s.batches())) if b % 4 == 0]
+    log.replace_segments([cleaned], old)
+    assert [s.base_offset for s in log.segments()][0] == old[0].base_offset
+    assert base_offsets(read_all(log))[:len(expected)] == expected
+    log.close()
+    # a crash in the middle of another swap: a .swap and a .cleaned file left behind
+    again = open_log(tmp_path)
+    first = again.segments()[0]
+    swap = first.log.path + ".swap"
+    with open(swap, "wb") as fh:
+        fh.write(first.log.read(0, first.size))
+    with open(first.log.path[:-4] + ".index.cleaned", "wb") as fh:
+        fh.write(b"junk")
+    again.close()
+    third = open_log(tmp_path)
+    assert not [n for n in os.listdir(third.directory)
+                if n.endswith((".swap", ".cleaned", ".deleted"))]
+    assert base_offsets(read_all(third))[:len(expected)] == expected
+    third.close()
+
+
+def test_a_segment_rolls_before_offsets_outgrow_the_int32_index_entries(tmp_path):
+    log = open_log(tmp_path, SegmentConfig(index_interval_bytes=0))
+    log.append(batch_of(0), 2**31 - 10, 1000)      # offsets [0, 2**31 - 11]
+    log.append(batch_of(1), 2, 1001)               # still fits: last relative 2**31 - 9
+    log.append(batch_of(2), 2**4, 1002)            # would pass Int.MaxValue: rolls
+    assert [s.base_offset for s in log.segments()] == [0, 2**31 - 8]
+    log.close()
+
+
+def test_a_partial_batch_found_after_a_clean_stop_is_cut_before_appending(tmp_path, caplog):
+    log = open_log(tmp_path, SegmentConfig())
+    fill(log, 5)
+    data = read_all(log)
+    log.close()
+    with open(log.segments()[-1].log.path, "ab") as fh:
+        fh.write(b"\x00" * 30)                      # junk written after the clean stop
+    with caplog.at_level(logging.WARNING):
+        again = open_log(tmp_path, SegmentConfig(), recovery_point=10)
+    assert "ends with 30 bytes that are not a whole batch" in caplog.text
+    again.append(batch_of(9), 2, 2000)
+    assert read_all(again)[:len(data)] == data and again.log_end_offset == 12
+    assert base_offsets(read_all(again)) == [0, 2, 4, 6, 8, 10]
+    again.close()

@@ -31,8 +31,9 @@ LOCK_FILE = ".lock"
 CHECKPOINT_VERSION = 0
 
 
-class StorageError(Exception):
-    """Kafka's KafkaStorageException / RuntimeException at log loading: fatal."""
+class StorageError(OSError):
+    """Kafka's KafkaStorageException at log loading: the broker does not start
+    (an OSError, so the daemon reports it as a startup failure, exit code 3)."""
 
 
 def uuid_to_string(value: uuid.UUID) -> str:

@@ -75,7 +75,15 @@ class LocalLog:
         if not self.segments:
             self._set_segments([LogSegment(self.directory, log_start_offset, self.config(),
                                            create=True)])
-        self.next_offset = self.active_segment.read_next_offset()
+        self.next_offset, end = self.active_segment.scan_tail()
+        if end < self.active_segment.size:
+            # Bytes after the last whole batch, though the shutdown was clean: the
+            # file was damaged since.  Appending after them would bury them in the log.
+            log.warning("%sThe active segment %d ends with %d bytes that are not a whole "
+                        "batch; recovering it", self.log_ident, self.active_segment.base_offset,
+                        self.active_segment.size - end)
+            self._recover_segment(self.active_segment, on_batch)
+            self.next_offset = self.active_segment.read_next_offset()
         self.recovery_point = min(self.recovery_point, self.next_offset) if clean \
             else self.next_offset
 
@@ -122,6 +130,9 @@ class LocalLog:
                      self.log_ident, segment.base_offset, number, len(unflushed),
                      os.path.basename(self.directory))
             truncated = self._recover_segment(segment, on_batch)
+            # The recovered bytes were checked, not necessarily on disk: fsync them
+            # before the recovery point moves past them.
+            segment.flush()
             if truncated > 0:
                 rest = unflushed[number + 1:]
                 log.warning("%sCorruption found in segment %d, truncating to offset %d",

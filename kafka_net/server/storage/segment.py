@@ -44,6 +44,7 @@ SWAP_SUFFIX = ".swap"
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
+_INT_MAX = 2**31 - 1
 
 
 def filename_prefix(offset: int) -> str:
@@ -120,11 +121,13 @@ class LogSegment:
         return position
 
     def should_roll(self, batch_size: int, max_timestamp: int, now_ms: int,
-                    config: SegmentConfig) -> bool:
-        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment)."""
+                    config: SegmentConfig, last_offset: int = 0) -> bool:
+        """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment); also when
+        ``last_offset`` is past what an index's int32 relative offset can hold."""
         if self.size == 0:
             return False
         return (self.size > config.segment_bytes - batch_size
+                or last_offset - self.base_offset > _INT_MAX
                 or self._time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms
                 or self.offset_index.is_full() or self.time_index.is_full())
 
@@ -198,11 +201,16 @@ class LogSegment:
     def read_next_offset(self) -> int:
         """The offset after the segment's last batch (Kafka's ``readNextOffset``):
         from the last index entry, a short scan to the end."""
+        return self.scan_tail()[0]
+
+    def scan_tail(self) -> tuple[int, int]:
+        """(next offset, end of the last whole batch), scanning from the last index
+        entry; an end short of the file size means a partial batch there."""
         _, position = self.offset_index.lookup(2**63 - 1)
-        next_offset = self.base_offset
+        next_offset, end = self.base_offset, position
         for batch in self.log.batches_from(position):
-            next_offset = batch.last_offset + 1
-        return next_offset
+            next_offset, end = batch.last_offset + 1, batch.position + batch.size
+        return next_offset, end
 
     def largest_timestamp(self) -> int:
         """What retention.ms compares: the max timestamp, else the file's mtime."""

@@ -42,7 +42,7 @@ from kafka_net.server.storage.local_log import LocalLog
 from kafka_net.server.storage.producer_snapshot import (
     delete_snapshots_before, read_latest_snapshot, sync_file, write_snapshot)
 from kafka_net.server.storage.scheduler import LogScheduler
-from kafka_net.server.storage.segment import LogSegment, SegmentConfig
+from kafka_net.server.storage.segment import CLEANED_SUFFIX, LogSegment, SegmentConfig
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
 from kafka_net.server.storage.txn_index import AbortedTxn, TransactionIndex
 from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
@@ -118,7 +118,7 @@ class UnifiedLog:
             last = base + record_count - 1
             config = self._config()
             segment = self.local.active_segment
-            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config):
+            if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config, last):
                 segment = self.roll()
             segment.append(last, max_timestamp, base, stored)
             self.local.next_offset = last + 1
@@ -275,7 +275,6 @@ class UnifiedLog:
                  ",".join(repr(s) for s in doomed))
         self.deleted_bytes += sum(s.size for s in doomed)
         self.local.remove_and_delete_segments(doomed)
-        self.txns.truncate_before(self._log_start)
         delete_snapshots_before(self.directory, self.local.segments[0].base_offset)
 
     # -- rolling, flushing, producer state ------------------------------------------------
@@ -392,9 +391,18 @@ class UnifiedLog:
     # -- for the log cleaner ----------------------------------------------------------------
 
     def segments(self) -> tuple[LogSegment, ...]:
+        """The segments, oldest first; the last is the active one (never cleaned)."""
         return self.local.segments
 
+    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """An empty segment written as ``<base>.log.cleaned`` (and its indexes), to
+        fill with the batches a cleaning keeps and pass to :meth:`replace_segments`."""
+        return LogSegment(self.directory, base_offset, self._config(), create=True,
+                          suffix=CLEANED_SUFFIX)
+
     def replace_segments(self, new_segments, old_segments) -> None:
+        """Swap ``new_segments`` (from :meth:`new_cleaned_segment`) in for
+        ``old_segments``, crash-safely (LocalLog.replace_segments)."""
         with self._lock:
             self.local.replace_segments(new_segments, old_segments)
             self._publish_end()

@@ -89,21 +89,32 @@ class TransactionCoordinator:
         self.producer_id_blocks: Callable[[int], int] = self._local_producer_id_block
         self._local_blocks = itertools.count(1000, PRODUCER_ID_BLOCK_SIZE)
         self._next_producer_id = self._block_end = 0
+        self._producer_id_floor = 0   # skip_producer_ids_through: no id below it
         self._producer_id_lock = threading.Lock()
         self._task = BackgroundTask("transaction-coordinator", "kn-txn-timeouts", self._run)
         replica_manager.transaction_verifier = self.verify_transactional_batch
 
     def generate_producer_id(self) -> int:
         with self._producer_id_lock:
-            if self._next_producer_id >= self._block_end:
-                self._next_producer_id = self.producer_id_blocks(0)
-                self._block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
+            while self._next_producer_id >= self._block_end:
+                start = self.producer_id_blocks(0)
+                self._next_producer_id = max(start, self._producer_id_floor)
+                self._block_end = start + PRODUCER_ID_BLOCK_SIZE
             producer_id = self._next_producer_id
             self._next_producer_id += 1
             return producer_id
 
     def _local_producer_id_block(self, broker_id: int) -> int:
         return next(self._local_blocks)
+
+    def skip_producer_ids_through(self, producer_id: int) -> None:
+        """Never hand out ``producer_id`` or a smaller id again: a durable log
+        loaded state for it, and a new producer reusing it would meet that
+        producer's sequences (Kafka keeps allocated id blocks in the metadata
+        log's ProducerIdsRecord; here the logs' producer state bounds them)."""
+        with self._producer_id_lock:
+            self._producer_id_floor = max(self._producer_id_floor, producer_id + 1)
+            self._next_producer_id = max(self._next_producer_id, self._producer_id_floor)
 
     # -- InitProducerId ---------------------------------------------------------------
 

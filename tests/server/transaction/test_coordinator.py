@@ -65,7 +65,8 @@ def test_the_marker_of_a_fenced_epoch_fences_the_partition():
 
 
 def test_idle_transactional_ids_expire():
-    broker = Broker(dataclasses.replace(ServerConfig(log_store="memory"), transactional_id_expiration_ms=1000))
+    broker = Broker(dataclasses.replace(ServerConfig(log_store="memory"),
+                                        transactional_id_expiration_ms=1000))
     now = clocked(broker)
     init(broker, "idle")
     broker.create_topic("t")
@@ -78,7 +79,8 @@ def test_idle_transactional_ids_expire():
 
 def test_the_periodic_check_aborts_without_being_asked():
     config = dataclasses.replace(
-        ServerConfig(log_store="memory"), transaction_abort_timed_out_transaction_cleanup_interval_ms=20)
+        ServerConfig(log_store="memory"),
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=20)
     broker = Broker(config).start()
     try:
         broker.create_topic("t")
