@@ -222,8 +222,8 @@ class LogManager:
         if topic_id is None or existing.topic_id == topic_id:
             return
         if existing.topic_id is not None:
-            # Until topics come back from the metadata log, a topic created again
-            # after a restart gets a new id: the log on disk is adopted under it.
+            # The metadata log gives a replayed topic its id back, so this is a log
+            # dir from a build that kept no metadata: its log is adopted.
             log.warning("Partition %s-%d has topic id %s on disk but %s in metadata; "
                         "keeping its log under the new id", tp[0], tp[1],
                         existing.topic_id, topic_id)
