@@ -9,6 +9,8 @@
   (see ``spark_jobs/compare.py``)
 * ``kafka-net decode FILE [--max N] [--connection C]``: a capture as text, like
   ``tshark -V`` for Kafka (:mod:`kafka_net.capture.decode`; no Spark needed)
+* ``kafka-net dump-log FILE... [--print-data-log] [--cluster-metadata-decoder]``:
+  segment files as text, as Kafka's ``kafka-dump-log.sh`` (:mod:`kafka_net.dump_log`)
 
 Exit codes are defined in :mod:`kafka_net.daemon` and listed by ``kafka-net
 --help`` and ``kafka-net serve --help``.
@@ -101,7 +103,36 @@ def _parser() -> argparse.ArgumentParser:
                         help="only connections whose id contains C")
     decode.add_argument("--broker-port", type=int, action="append",
                         help="broker port(s) in pcaps when no SYN shows the direction")
+    dump = sub.add_parser(
+        "dump-log", help="print segment files (.log) as text (like kafka-dump-log.sh)",
+        description="Print each record batch of log segment files, read only (nothing is "
+                    "recovered or written): offsets, producer, CRC and whether it matches.",
+        epilog="exit codes:\n  0  every file was read\n  2  bad arguments, or a file "
+               "cannot be read", formatter_class=argparse.RawDescriptionHelpFormatter)
+    dump.add_argument("files", nargs="+", metavar="FILE", help="segment files (.log)")
+    dump.add_argument("--print-data-log", action="store_true",
+                      help="also each record's key and value")
+    dump.add_argument("--cluster-metadata-decoder", action="store_true",
+                      help="also each record of __cluster_metadata-0 as its metadata "
+                           "record type and fields (credential bytes shown by length)")
     return parser
+
+
+def _dump_log(args) -> int:
+    from kafka_net.dump_log import dump_file
+    try:
+        for path in args.files:
+            try:
+                for line in dump_file(path, args.print_data_log,
+                                      args.cluster_metadata_decoder):
+                    print(line)
+            except OSError as exc:
+                print(f"kafka-net dump-log: cannot read {path}: {exc.strerror}",
+                      file=sys.stderr)
+                return 2
+    except BrokenPipeError:   # `| head`: stop quietly
+        sys.stderr.close()
+    return 0
 
 
 _DECODE_EXIT_CODES = """exit codes:
@@ -150,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "decode":
         return _decode(args)
+    if args.command == "dump-log":
+        return _dump_log(args)
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr,
         format="[%(asctime)s] %(levelname)s %(message)s (%(threadName)s)")

@@ -67,6 +67,13 @@ class LogDirsConfig:
     flush_start_offset_checkpoint_interval_ms: int = 60000
 
 
+def _is_partition_dir(name: str) -> bool:
+    """A partition's folder; not __cluster_metadata-0, the MetadataLog's (Kafka's
+    LogManager skips it too), nor one being deleted."""
+    tp = parse_topic_partition_name(name)
+    return tp is not None and tp[0] != METADATA_TOPIC and not name.endswith("-delete")
+
+
 class LogManager:
     def __init__(self, replica_manager, retention_check_ms: int, initial_task_delay_ms: int,
                  dirs: LogDirsConfig | None = None,
@@ -119,8 +126,7 @@ class LogManager:
         self.had_clean_shutdown[directory] = clean
         names = [n for n in sorted(os.listdir(directory))
                  if os.path.isdir(os.path.join(directory, n))]
-        count = sum(1 for n in names if parse_topic_partition_name(n) is not None
-                    and not n.endswith("-delete"))
+        count = sum(1 for n in names if _is_partition_dir(n))
         if not formatted:
             log.info("Formatted log dir %s (meta.properties written)", directory)
         elif clean:
@@ -139,9 +145,9 @@ class LogManager:
             if name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
                 continue
+            if not _is_partition_dir(name):
+                continue
             tp = parse_topic_partition_name(name)
-            if tp is None or tp[0] == METADATA_TOPIC:
-                continue   # __cluster_metadata-0 is the MetadataLog's (Kafka skips it too)
             self._logs[tp] = self._open_log(
                 path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
                 read_partition_metadata(path))
@@ -216,8 +222,8 @@ class LogManager:
         if topic_id is None or existing.topic_id == topic_id:
             return
         if existing.topic_id is not None:
-            # Until topics come back from the metadata log, a topic created again
-            # after a restart gets a new id: the log on disk is adopted under it.
+            # The metadata log gives a replayed topic its id back, so this is a log
+            # dir from a build that kept no metadata: its log is adopted.
             log.warning("Partition %s-%d has topic id %s on disk but %s in metadata; "
                         "keeping its log under the new id", tp[0], tp[1],
                         existing.topic_id, topic_id)

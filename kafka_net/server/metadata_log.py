@@ -29,7 +29,8 @@ Each record is one Kafka record in a magic-2 batch: the key is the record
 type's name (UTF-8), the value the fields as a JSON object (bytes fields as
 base64 strings).  Kafka encodes them with its generated message classes
 (``ApiMessageAndVersion``); JSON keeps this log readable with
-``kafka-net decode`` and any JSON tool, and the record and field names are
+``kafka-net dump-log --cluster-metadata-decoder`` and any JSON tool, and the
+record and field names are
 Kafka's.  Records appended together go in one batch, so a change made of
 several records (a topic and its partitions) is replayed whole or not at all.
 

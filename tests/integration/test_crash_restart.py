@@ -55,6 +55,12 @@ def create_topic(port: int) -> None:
     futures[TOPIC].result(timeout=30)
 
 
+def assert_topic_is_back(port: int) -> None:
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    topic = admin.list_topics(TOPIC, timeout=30).topics[TOPIC]
+    assert topic.error is None and len(topic.partitions) == PARTITIONS
+
+
 class Burst(threading.Thread):
     """Produces RECORDS values ``partition:i`` (i growing per partition), keeping
     what was acknowledged and any error."""
@@ -144,7 +150,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_record_once_and_in_order(tmp
     with start(port, log_dirs) as second:
         second.wait_started()
         second.wait_for(rf"Recovering {PARTITIONS} logs from .* since no clean shutdown file")
-        create_topic(port)          # until topics come back from the metadata log
+        assert_topic_is_back(port)   # from the metadata log, not created again
         burst.join(TIMEOUT)
         assert not burst.is_alive()
         assert burst.fatal == [] and burst.failed == []
@@ -176,7 +182,7 @@ def test_a_segment_cut_mid_batch_is_truncated_to_the_last_whole_batch(tmp_path):
     with start(port, log_dirs) as second:
         second.wait_started()
         second.wait_for(rf"Found invalid messages in log segment .*{TOPIC}-0/{last}")
-        create_topic(port)
+        assert_topic_is_back(port)
         seen = read_partitions(port)
         # a new producer carries on (its producer id is not one the logs hold)
         after = Producer({"bootstrap.servers": f"127.0.0.1:{port}",

@@ -242,3 +242,25 @@ def test_a_second_broker_on_the_same_metadata_log_is_refused(tmp_path, separate)
     finally:
         stop(b)
     stop(open_broker(second))   # free again once the first has stopped
+
+
+def test_an_idempotent_producer_carries_on_in_a_partition_the_replay_opened(tmp_path):
+    config = disk_config(tmp_path)
+    b = open_broker(config)
+    create(b, "t")
+    pid = producer_id(b)
+    first = batch([b"a", b"b"], producer_id=pid, producer_epoch=0, base_sequence=0)
+    assert partition_of(produce(b, topic="t", records=first), key="partition_responses")[
+        "error_code"] == ErrorCode.NONE
+    stop(b)
+    b = open_broker(config)   # partition t-0 opened by the replay of its PartitionRecord
+    try:
+        # A retry of the batch before the restart: its original offset, not a new one.
+        again = partition_of(produce(b, topic="t", records=first), key="partition_responses")
+        assert (again["error_code"], again["base_offset"]) == (ErrorCode.NONE, 0)
+        following = batch([b"c"], producer_id=pid, producer_epoch=0, base_sequence=2)
+        after = partition_of(produce(b, topic="t", records=following),
+                             key="partition_responses")
+        assert (after["error_code"], after["base_offset"]) == (ErrorCode.NONE, 2)
+    finally:
+        stop(b)

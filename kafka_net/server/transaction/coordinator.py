@@ -95,17 +95,15 @@ class TransactionCoordinator:
         self.producer_id_blocks: Callable[[int], int] = self._local_producer_id_block
         self._local_blocks = itertools.count(1000, PRODUCER_ID_BLOCK_SIZE)
         self._next_producer_id = self._block_end = 0
-        self._producer_id_floor = 0   # no id below it (skip_producer_ids_through)
+        self._producer_id_floor = 0   # skip_producer_ids_through: no id below it
         self._producer_id_lock = threading.Lock()
         self._task = BackgroundTask("transaction-coordinator", "kn-txn-timeouts", self._run)
         replica_manager.transaction_verifier = self.verify_transactional_batch
 
     def generate_producer_id(self) -> int:
         with self._producer_id_lock:
-            if self._next_producer_id >= self._block_end:
+            while self._next_producer_id >= self._block_end:
                 start = self.producer_id_blocks(0)
-                while start + PRODUCER_ID_BLOCK_SIZE <= self._producer_id_floor:
-                    start = self.producer_id_blocks(0)   # a whole block below the floor
                 self._next_producer_id = max(start, self._producer_id_floor)
                 self._block_end = start + PRODUCER_ID_BLOCK_SIZE
             producer_id = self._next_producer_id
@@ -123,8 +121,7 @@ class TransactionCoordinator:
         broker gave, or blocks a metadata log in memory forgot)."""
         with self._producer_id_lock:
             self._producer_id_floor = max(self._producer_id_floor, producer_id + 1)
-            if self._next_producer_id < self._producer_id_floor:
-                self._next_producer_id = min(self._producer_id_floor, self._block_end)
+            self._next_producer_id = max(self._next_producer_id, self._producer_id_floor)
 
     # -- InitProducerId ---------------------------------------------------------------
 
