@@ -9,9 +9,9 @@ fatal error.  A second test cuts the last segment in the middle of a batch
 while the broker is down: recovery truncates to the last whole batch and
 says so in the log, and a new producer carries on.
 
-Topics do not come back by themselves yet (the metadata log is another
-branch's work): the test creates the topic again after the restart, and the
-LogManager hands the partitions their logs from log.dirs.
+Everything else a client could observe comes back too (issue 19): the topic
+from the metadata log, with its partitions and its config; a SCRAM user; a
+consumer group's committed offsets and its state, from __consumer_offsets.
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: E402
+from confluent_kafka.admin import (  # noqa: E402
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ScramCredentialInfo,
+    ScramMechanism, UserScramCredentialUpsertion)
 
 from kafka_net.protocol.records import read_header, split_batches  # noqa: E402
 from tests.integration.test_cli import serve  # noqa: E402
@@ -59,6 +62,50 @@ def assert_topic_is_back(port: int) -> None:
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
     topic = admin.list_topics(TOPIC, timeout=30).topics[TOPIC]
     assert topic.error is None and len(topic.partitions) == PARTITIONS
+
+
+GROUP = "crash-group"
+COMMITTED = {0: 7, 1: 11, 2: 13}   # partition -> the offset the group commits
+RETENTION_MS = "123456789"
+
+
+def set_up_state(port: int) -> None:
+    """What must come back besides the records: a topic config, a SCRAM user, and
+    a consumer group's committed offsets (Kafka's __consumer_offsets)."""
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, TOPIC, incremental_configs=[
+        ConfigEntry("retention.ms", RETENTION_MS,
+                    incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+    upsert = UserScramCredentialUpsertion(
+        "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"carol-secret")
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(timeout=30)
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": GROUP,
+                         "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(TOPIC, p, o) for p, o in COMMITTED.items()],
+                        asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def assert_state_is_back(port: int) -> None:
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    [configs] = admin.describe_configs(
+        [ConfigResource(ConfigResource.Type.TOPIC, TOPIC)]).values()
+    assert configs.result(timeout=30)["retention.ms"].value == RETENTION_MS
+    [users] = admin.describe_user_scram_credentials(["carol"]).values()
+    [info] = users.result(timeout=30).scram_credential_infos
+    assert (info.mechanism, info.iterations) == (ScramMechanism.SCRAM_SHA_256, 4096)
+    [offsets] = admin.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(GROUP)]).values()
+    committed = {tp.partition: tp.offset for tp in offsets.result(timeout=30).topic_partitions
+                 if tp.topic == TOPIC}
+    assert committed == COMMITTED
+    [group] = admin.describe_consumer_groups([GROUP]).values()
+    assert group.result(timeout=30).group_id == GROUP   # the group itself is known
 
 
 class Burst(threading.Thread):
@@ -140,6 +187,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_record_once_and_in_order(tmp
     with start(port, log_dirs) as first:
         first.wait_started()
         create_topic(port)
+        set_up_state(port)
         burst = Burst(port)
         burst.start()
         wait_until(lambda: burst.acked_count() >= KILL_AFTER)
@@ -149,8 +197,11 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_record_once_and_in_order(tmp
     assert burst.acked_count() < RECORDS, "the burst ended before the kill"
     with start(port, log_dirs) as second:
         second.wait_started()
-        second.wait_for(rf"Recovering {PARTITIONS} logs from .* since no clean shutdown file")
+        # the topic's partitions and __consumer_offsets' 50 (the group committed)
+        second.wait_for(rf"Recovering {PARTITIONS + 50} logs from .* since no clean shutdown "
+                        "file")
         assert_topic_is_back(port)   # from the metadata log, not created again
+        assert_state_is_back(port)
         burst.join(TIMEOUT)
         assert not burst.is_alive()
         assert burst.fatal == [] and burst.failed == []

@@ -151,9 +151,11 @@ class LocalLog:
 
     def _open_segment(self, base_offset: int) -> LogSegment:
         prefix = os.path.join(self.directory, f"{base_offset:020d}")
-        missing = [s for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
-                   if not os.path.exists(prefix + s)]
         segment = LogSegment(self.directory, base_offset, self.config())
+        # An index file is created with its first entry (index.py), so an empty
+        # segment (a partition never written to) rightly has none.
+        missing = [s for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+                   if not os.path.exists(prefix + s)] if segment.size else []
         reason = None
         if missing:
             reason = f"missing index file(s) {', '.join(missing)}"
