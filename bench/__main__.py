@@ -24,6 +24,7 @@ GROUPS = {
     "capture": "bench.capture_group",
     "spark": "bench.spark_group",
     "protections": "bench.protections_group",
+    "durable": "bench.durable_group",
 }
 DEFAULT_GROUPS = ("kload",)
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from bench import harness, kload_group, protections_group
+from bench import durable_group, harness, kload_group, protections_group
 from bench.capture_group import read_capture
 from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
@@ -188,10 +188,30 @@ def test_protections_group_runs_both_servers_and_renders_ratios(tmp_path):
     assert "max.connections=10000" in section and "request_percentage=100000" in section
 
 
+def test_durable_group_runs_both_stores_at_both_thread_counts_and_renders_ratios(tmp_path):
+    args = SimpleNamespace(rounds=1, duration=0.3, warmup=0.0)
+    context = {"date": "d", "command": "c", "load_start": 0.0, "rounds": 1,
+               "duration": 0.3, "warmup": 0.0,
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    problems: list[str] = []
+    section = durable_group.run(args, context, tmp_path, problems)
+    assert problems == []
+    disk_rows = [line for line in section.splitlines()
+                 if line.startswith("| ") and "| disk |" in line]
+    assert len(disk_rows) == len(durable_group.THREADS) * len(durable_group.SCENARIOS)
+    assert all("**" in row for row in disk_rows)     # both ratios present in every row
+    # The disk servers really wrote segment files under their log.dirs.
+    for threads in durable_group.THREADS:
+        logs = list((tmp_path / durable_group.GROUP / f"log-dirs-{threads}").glob(
+            f"{durable_group.TOPIC}-0/*.log"))
+        assert logs and all(p.stat().st_size > 0 for p in logs)
+
+
+@pytest.mark.parametrize("store", ["memory", "disk"])
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])
-def test_request_costs_times_every_step(api):
+def test_request_costs_times_every_step(api, store):
     from bench.request_costs import costs
-    result = costs(api, calls=20)
+    result = costs(api, calls=20, store=store)
     assert list(result) == ["parse_request", "Request()", "handler", "encode_response",
                             "metrics.record", "KafkaApis.handle"]
     assert all(us > 0 for us in result.values())
