@@ -208,6 +208,18 @@ def test_durable_group_runs_both_stores_at_both_thread_counts_and_renders_ratios
 
 
 @pytest.mark.parametrize("store", ["memory", "disk"])
+def test_durable_profile_counts_both_threads_per_request(store, capsys):
+    from bench.durable_profile import main
+    assert main(["--store", store, "--requests", "200", "--top", "60"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"log.store={store}, 200 Produce requests, kafka-net 1+1")
+    assert "Processor poll turns per request" in out and "handler socket sends" in out
+    # the store asked for is the one that appended
+    assert ("unified_log.py" in out) == (store == "disk")
+    assert ("memory.py" in out) == (store == "memory")
+
+
+@pytest.mark.parametrize("store", ["memory", "disk"])
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])
 def test_request_costs_times_every_step(api, store):
     from bench.request_costs import costs
