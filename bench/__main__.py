@@ -25,6 +25,7 @@ GROUPS = {
     "spark": "bench.spark_group",
     "protections": "bench.protections_group",
     "zerocopy": "bench.zero_copy_group",
+    "durable": "bench.durable_group",
 }
 DEFAULT_GROUPS = ("kload",)
 

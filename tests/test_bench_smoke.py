@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from bench import harness, kload_group, protections_group, zero_copy_group
+from bench import durable_group, harness, kload_group, protections_group, zero_copy_group
 from bench.capture_group import read_capture
 from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
@@ -201,10 +201,42 @@ def test_zero_copy_group_serves_every_fetch_from_both_logs(tmp_path):
     assert list((tmp_path / "log-dirs").iterdir())   # the disk side wrote its log
 
 
+def test_durable_group_runs_both_stores_at_both_thread_counts_and_renders_ratios(tmp_path):
+    args = SimpleNamespace(rounds=1, duration=0.3, warmup=0.0)
+    context = {"date": "d", "command": "c", "load_start": 0.0, "rounds": 1,
+               "duration": 0.3, "warmup": 0.0,
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    problems: list[str] = []
+    section = durable_group.run(args, context, tmp_path, problems)
+    assert problems == []
+    disk_rows = [line for line in section.splitlines()
+                 if line.startswith("| ") and "| disk |" in line]
+    assert len(disk_rows) == len(durable_group.THREADS) * len(durable_group.SCENARIOS)
+    assert all("**" in row for row in disk_rows)     # both ratios present in every row
+    # The disk servers really wrote segment files under their log.dirs.
+    for threads in durable_group.THREADS:
+        logs = list((tmp_path / durable_group.GROUP / f"log-dirs-{threads}").glob(
+            f"{durable_group.TOPIC}-0/*.log"))
+        assert logs and all(p.stat().st_size > 0 for p in logs)
+
+
+@pytest.mark.parametrize("store", ["memory", "disk"])
+def test_durable_profile_counts_both_threads_per_request(store, capsys):
+    from bench.durable_profile import main
+    assert main(["--store", store, "--requests", "200", "--top", "60"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"log.store={store}, 200 Produce requests, kafka-net 1+1")
+    assert "Processor poll turns per request" in out and "handler socket sends" in out
+    # the store asked for is the one that appended
+    assert ("unified_log.py" in out) == (store == "disk")
+    assert ("memory.py" in out) == (store == "memory")
+
+
+@pytest.mark.parametrize("store", ["memory", "disk"])
 @pytest.mark.parametrize("api", ["apiversions", "metadata", "produce", "fetch"])
-def test_request_costs_times_every_step(api):
+def test_request_costs_times_every_step(api, store):
     from bench.request_costs import costs
-    result = costs(api, calls=20)
+    result = costs(api, calls=20, store=store)
     assert list(result) == ["parse_request", "Request()", "handler", "encode_response",
                             "metrics.record", "KafkaApis.handle"]
     assert all(us > 0 for us in result.values())

@@ -10,6 +10,7 @@ import pytest
 
 from kafka_net.protocol.records import build_batch, read_header, split_batches
 from kafka_net.server.producer_state import SequenceError
+from kafka_net.server.storage.index import PENDING_ENTRIES
 from kafka_net.server.storage.segment import LogSegment, SegmentConfig
 from kafka_net.server.storage.unified_log import UnifiedLog
 from tests.server.storage_support import as_bytes, read_all
@@ -79,6 +80,43 @@ def test_index_entries_use_kafkas_formats_and_interval(tmp_path):
         times = list(struct.iter_unpack(">qi", fh.read()))
     assert times and [t for t, _ in times] == sorted({t for t, _ in times})
     assert times[-1] == (1009, 18)   # written at close: the max timestamp and its batch
+
+
+def test_index_entries_reach_the_file_in_chunks_at_the_latest_by_a_flush(tmp_path):
+    log = open_log(tmp_path, SegmentConfig(index_interval_bytes=0))   # an entry a batch
+    fill(log, PENDING_ENTRIES + 10)
+    index = log.segments()[0].offset_index
+    entries = PENDING_ENTRIES + 9            # none for the first batch
+    assert index.entries == entries
+    assert index.lookup(2 * 40 + 1) == (81, 40 * len(batch_of(0)))   # in memory at once
+    # One chunk written, the rest pending: the file is a whole number of entries.
+    assert os.path.getsize(index.path) == PENDING_ENTRIES * 8
+    log.flush()
+    with open(index.path, "rb") as fh:
+        on_disk = list(struct.iter_unpack(">ii", fh.read()))
+    assert len(on_disk) == entries
+    assert on_disk[-1] == (2 * entries + 1, entries * len(batch_of(0)))
+    log.close()
+
+
+def test_index_entries_pending_at_a_crash_are_rebuilt_by_recovery(tmp_path):
+    log = open_log(tmp_path, SegmentConfig(index_interval_bytes=0))
+    fill(log, 20)
+    log.flush()
+    fill(log, 20, start=20)
+    before, recovery_point = read_all(log), log.recovery_point
+    expected = list(zip(*[log.segments()[0].offset_index.lookup(o) for o in range(80)]))
+    log.scheduler.shutdown()
+    for segment in log.segments():
+        segment.release()    # a crash: descriptors gone, pending entries never written
+    assert os.path.getsize(log.segments()[0].offset_index.path) == 19 * 8
+    again = open_log(tmp_path, SegmentConfig(index_interval_bytes=0),
+                     recovery_point=recovery_point, had_clean_shutdown=False)
+    assert read_all(again) == before
+    index = again.segments()[0].offset_index
+    assert index.entries == 39
+    assert list(zip(*[index.lookup(o) for o in range(80)])) == expected
+    again.close()
 
 
 def test_reads_answer_a_region_of_one_segment_file(tmp_path):

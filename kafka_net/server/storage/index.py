@@ -13,8 +13,14 @@ ends with a short scan of batch headers.  An index holds at most
 segment.
 
 Kafka preallocates the file to that size, memory-maps it and trims it on
-close.  Here the entries also live in two ``array`` columns (bisect finds
-an entry) and are appended to the file as they come, so the file length is
+close.  Here the entries live in two ``array`` columns (bisect finds an
+entry), and reach the file up to ``PENDING_ENTRIES`` at a time, with one
+``pwrite``, and always before a flush, a close, a rename or a truncation:
+what Kafka's mapped pages give, an entry in memory at once and on disk at
+the next flush, without a system call for every few appends.  An entry
+still pending at a crash is an entry of a segment past the recovery point,
+whose indexes recovery rebuilds anyway (and a sparse index missing its
+last entries is still right, only a longer scan).  The file length is
 always a whole number of entries; a file whose length is not, or whose
 entries do not grow, fails :meth:`sanity_check` and is rebuilt from the
 ``.log`` (Kafka's ``CorruptIndexException`` path).
@@ -36,6 +42,10 @@ class InvalidOffsetError(Exception):
     """Kafka's InvalidOffsetException: an entry out of order."""
 
 
+# Entries kept in memory before one write of them all (see the module docstring).
+PENDING_ENTRIES = 64
+
+
 class _Index:
     ENTRY = struct.Struct(">ii")
     kind = "index"
@@ -51,6 +61,7 @@ class _Index:
         # descriptor per segment (its .log), not three.
         self._fd = -1
         self._dirty = False          # written since the last fsync
+        self._pending = bytearray()  # the last entries, not written to the file yet
         self._load()
 
     def _load(self) -> None:
@@ -89,11 +100,23 @@ class _Index:
         return self._fd
 
     def _append(self, key: int, value: int) -> None:
-        os.pwrite(self._open(), self._to_disk(key, value), len(self._keys) * self.ENTRY.size)
+        if self._fd < 0:
+            self._open()   # the file exists from the first entry on, as before
+        pending = self._pending
+        pending += self._to_disk(key, value)
         self._keys.append(key)
         self._values.append(value)
         self._file_bytes = len(self._keys) * self.ENTRY.size
         self._dirty = True
+        if len(pending) >= PENDING_ENTRIES * self.ENTRY.size:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write the pending entries after the file's written ones."""
+        pending = self._pending
+        if pending:
+            os.pwrite(self._open(), pending, self._file_bytes - len(pending))
+            pending.clear()
 
     def _floor(self, key: int) -> int:
         """Index of the last entry whose key is <= ``key`` (-1 if none)."""
@@ -113,6 +136,7 @@ class _Index:
 
     def truncate_entries(self, count: int) -> None:
         """Keep the first ``count`` entries."""
+        self._write_pending()
         if count < len(self._keys):
             del self._keys[count:], self._values[count:]
         self._file_bytes = len(self._keys) * self.ENTRY.size
@@ -127,6 +151,7 @@ class _Index:
     def flush(self) -> None:
         if not self._dirty:
             return
+        self._write_pending()
         was_open = self._fd >= 0
         os.fsync(self._open())
         self._dirty = False
@@ -142,6 +167,7 @@ class _Index:
     def close(self) -> None:
         """Release the descriptor; the file exists afterwards (empty if no entry was
         ever written), so a clean reopen finds every index."""
+        self._write_pending()
         if self._fd < 0 and not os.path.exists(self.path):
             self._open()
         if self._fd >= 0:
@@ -149,7 +175,9 @@ class _Index:
             self._fd = -1
 
     def release(self) -> None:
-        """Close the descriptor, creating nothing (the folder may be gone)."""
+        """Close the descriptor, creating nothing (the folder may be gone); pending
+        entries go with it (their files are being deleted)."""
+        self._pending.clear()
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

@@ -112,26 +112,28 @@ class LogSegment:
                data: Buffer) -> int:
         """Append one batch already carrying its offsets; index it if
         ``index.interval.bytes`` were written since the last entry."""
-        if self.size == 0:
-            self.rolling_based_timestamp = largest_timestamp
         position = self.log.append(data)
+        if position == 0:   # the segment's first batch
+            self.rolling_based_timestamp = largest_timestamp
         if largest_timestamp > self.max_timestamp_so_far:
             self.max_timestamp_so_far = largest_timestamp
             self.offset_of_max_timestamp = base_offset
-        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+        since = self.bytes_since_last_index_entry
+        if since > self.index_interval_bytes:
             self.offset_index.append(largest_offset, position)
             self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(data)
+            since = 0
+        self.bytes_since_last_index_entry = since + len(data)
         return position
 
     def should_roll(self, batch_size: int, max_timestamp: int, now_ms: int,
                     config: SegmentConfig, last_offset: int = 0) -> bool:
         """Kafka's ``LogSegment.shouldRoll`` (never for an empty segment); also when
         ``last_offset`` is past what an index's int32 relative offset can hold."""
-        if self.size == 0:
+        size = self.log._size   # read once: this runs before every append
+        if size == 0:
             return False
-        return (self.size > config.segment_bytes - batch_size
+        return (size > config.segment_bytes - batch_size
                 or last_offset - self.base_offset > _INT_MAX
                 or self._time_waited_for_roll(now_ms, max_timestamp)
                 > config.segment_ms - self.roll_jitter_ms

@@ -120,19 +120,21 @@ class UnifiedLog:
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
         with self._lock:
-            base = self.local.next_offset
+            local = self.local
+            base = local.next_offset
             # the one copy the log keeps, stamped with the leader's epoch
             stored = with_base_offset_and_epoch(batch, base, leader_epoch)
             self.leader_epoch_cache.assign(leader_epoch, base)
             last = base + record_count - 1
             config = self._config()
-            segment = self.local.active_segment
+            segment = local.segments[-1]   # the active segment
             if segment.should_roll(len(stored), max_timestamp, self.clock_ms(), config, last):
                 segment = self.roll()
             segment.append(last, max_timestamp, base, stored)
-            self.local.next_offset = last + 1
-            self._publish_end()
-            if self.local.next_offset - self.local.recovery_point >= config.flush_messages:
+            local.next_offset = last + 1
+            # _publish_end, inline (this runs per batch): segment is the active one.
+            self._end = (last + 1, segment, segment.log._size)
+            if last + 1 - local.recovery_point >= config.flush_messages:
                 self.flush()
             return AppendResult(base, last, log_append_time_ms, self._log_start)
 
