@@ -36,9 +36,11 @@ class RegionLog(InMemoryLog):
         self.fd, self.path = tempfile.mkstemp(dir=directory, suffix=".log")
         self.regions_served = 0
 
-    def append(self, batch, record_count, max_timestamp, log_append_time_ms=-1):
+    def append(self, batch, record_count, max_timestamp, log_append_time_ms=-1,
+               leader_epoch=0):
         with self._lock:
-            result = super().append(batch, record_count, max_timestamp, log_append_time_ms)
+            result = super().append(batch, record_count, max_timestamp, log_append_time_ms,
+                                    leader_epoch)
             # The file holds every batch ever appended, at its append position.
             os.pwrite(self.fd, self._batches[-1], self._bytes_before[-1])
         return result

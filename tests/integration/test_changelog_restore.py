@@ -12,11 +12,10 @@ broker's LogCleaner, the restore reads fewer records than were written.
 The first test restarts the application only (the broker, on the
 in-memory store, keeps running); the second restarts the broker too, on
 the durable log (``log.store=disk``): the compacted changelog, cleaned on
-disk, is what the restarted broker serves.  Topics do not come back by
-themselves yet (the metadata log is another branch's work), so the
-application creates its changelog topic again after the restart, as
-faust and Kafka Streams do at startup, and the broker hands it its log
-from log.dirs.
+disk, is what the restarted broker serves.  The topic comes back from the
+metadata log with its configs; the application asks to create it again at
+startup, as faust and Kafka Streams do, and takes TOPIC_ALREADY_EXISTS as
+they do.
 
 Rules kept: loopback only, every wait bounded, no assertion on elapsed time,
 every client closed before its server stops.
@@ -29,7 +28,7 @@ import random
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.client_support import bootstrap
@@ -97,12 +96,19 @@ def restore(server) -> tuple[dict[bytes, int], int]:
     return table, read
 
 
-def create_changelog(server) -> None:
+def create_changelog(server) -> bool:
+    """Create the changelog topic; False if it exists already (after a restart)."""
     admin = AdminClient({"bootstrap.servers": bootstrap(server)})
-    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1, config={
+    future = admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1, config={
         "cleanup.policy": "compact", "segment.bytes": "1024",
-        "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0"})])[TOPIC].result(
-        TIMEOUT_S)
+        "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0"})])[TOPIC]
+    try:
+        future.result(TIMEOUT_S)
+        return True
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+        return False
 
 
 def run_application(server) -> WordCountTable:
@@ -144,7 +150,8 @@ def test_a_table_restores_from_its_compacted_changelog_after_a_broker_restart(tm
         app.producer.flush(TIMEOUT_S)
     assert os.path.exists(tmp_path / "cleaner-offset-checkpoint")
     with running_server(durable()) as second:
-        create_changelog(second)          # the application's startup
+        assert not create_changelog(second)   # the application's startup: it came back
+        assert second.replica_manager.config_repository.log_config(TOPIC).compact
         restored, read = restore(second)
     assert restored == app.table
     assert read < app.written // 2

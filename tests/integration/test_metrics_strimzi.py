@@ -147,3 +147,19 @@ def test_openmetrics_when_the_scraper_asks_for_it():
         assert "kafka_controller_kafkacontroller_activecontrollercount 1.0" in body
         plain = scrape(server.metrics_http.url)
         assert "# EOF" not in plain
+
+
+def test_a_broker_on_the_durable_log_reports_its_log_sizes(tmp_path):
+    """kafka.log:type=Log,name=Size comes from the partition's segment files."""
+    config = fast_group_config(metrics_listener="http://127.0.0.1:0", log_store="disk",
+                               log_dirs=(str(tmp_path),))
+    with running_server(config) as server:
+        server.apis.create_topic(TOPIC, 1)
+        producer = KafkaProducer(bootstrap_servers=bootstrap(server))
+        producer.send(TOPIC, b"v", partition=0).get(timeout=30)
+        producer.close()
+        sizes = {s.labels["topic"]: s.value
+                 for family in text_string_to_metric_families(scrape(server.metrics_http.url))
+                 for s in family.samples if s.name == "kafka_log_log_size"}
+    on_disk = sum(p.stat().st_size for p in (tmp_path / f"{TOPIC}-0").glob("*.log"))
+    assert sizes[TOPIC] == on_disk > 0

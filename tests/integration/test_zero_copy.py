@@ -40,7 +40,7 @@ from kafka_net.capture.reader import read_capture_file
 from kafka_net.config import ServerConfig
 from kafka_net.log_safety import TRACE
 from kafka_net.protocol import decode_response, encode_request
-from kafka_net.protocol.records import build_batch, decode_records, with_base_offset
+from kafka_net.protocol.records import build_batch, decode_records, with_base_offset_and_epoch
 from tests.region_log import region_server
 from tests.support import (LOOPBACK, RawClient, fetch_body, produce_body, recv_exactly,
                            running_server, wait_until)
@@ -50,6 +50,12 @@ FETCH_V = 12        # topic names, not ids: the frames of two topics compare by 
 BATCH_BYTES = 256 * 1024
 SLOW_READERS = 20
 MEMORY_BOUND = 50 * 1024 * 1024
+
+
+def stored_as(batch: bytes, base_offset: int) -> bytes:
+    """A produced batch as the log keeps it: its base offset set and stamped with
+    the partition's leader epoch (0: the topic was created by this broker)."""
+    return with_base_offset_and_epoch(batch, base_offset, 0)
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +68,9 @@ def broker(pki, tmp_path_factory):
         # A small SO_SNDBUF (Kafka's default is 100 KiB): every megabyte answer is
         # many partial sends.
         "socket.send.buffer.bytes": "32768",
+        # The RegionLogs below replace the partition logs; the rest (the metadata
+        # log) stays in memory, not in the default log dir.
+        "log.store": "memory",
         "capture.max.frame.bytes": str(16 << 20)})
     with region_server(cfg, str(tmp_path_factory.mktemp("logs")),
                        in_memory=("mm-frames", "mm-slow")) as (server, logs):
@@ -218,7 +227,7 @@ def test_a_fetch_quota_counts_a_response_sent_from_files(broker):
                               partition_max_bytes=8 << 20)
             client.send_raw(encode_request(1, FETCH_V, 1, body, client_id="zc-quota"))
             first = client.recv_frame()
-            assert records_of(first) == with_base_offset(data[0], 0)
+            assert records_of(first) == stored_as(data[0], 0)
             assert decode_response(1, FETCH_V, first)[1]["throttle_time_ms"] == 0
             client.send_raw(encode_request(1, FETCH_V, 2, body, client_id="zc-quota"))
             _, second = decode_response(1, FETCH_V, client.recv_frame())
@@ -279,7 +288,7 @@ def test_twenty_slow_readers_of_4_mib_responses(broker, topic):
         tracemalloc.stop()
     try:
         # As stored: each batch's base offset set (four records a batch).
-        expected = b"".join(with_base_offset(b, 4 * i) for i, b in enumerate(data))
+        expected = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
         for client in clients:
             size = int.from_bytes(recv_exactly(client.sock, 4), "big")
             assert records_of(recv_exactly(client.sock, size)) == expected
@@ -393,7 +402,7 @@ def test_a_fetch_from_segment_files_is_sent_with_sendfile_on_plaintext_only(
     data = batches(8, seed=7)   # 2 MiB
     produce(durable, topic, data)
     del sendfile_calls[:]
-    stored = b"".join(with_base_offset(b, 4 * i) for i, b in enumerate(data))
+    stored = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
     client = (tls_client(durable, pki) if protocol == "SSL"
               else small_window_client(durable.bound_port()))
     with client:
@@ -424,7 +433,7 @@ def test_twenty_slow_readers_of_a_durable_log_hold_bounded_memory(durable):
     finally:
         tracemalloc.stop()
     try:
-        expected = b"".join(with_base_offset(b, 4 * i) for i, b in enumerate(data))
+        expected = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
         for client in clients:
             size = int.from_bytes(recv_exactly(client.sock, 4), "big")
             assert records_of(recv_exactly(client.sock, size)) == expected

@@ -107,6 +107,8 @@ class UnifiedLog:
     def retained_bytes(self) -> int:
         return self.local.size_in_bytes()
 
+    size_in_bytes = retained_bytes   # PartitionLog's name (DescribeLogDirs, kafka.log:type=Log)
+
     @property
     def size_bytes(self) -> int:
         """Bytes held plus those deleted from the front since the log was opened."""
