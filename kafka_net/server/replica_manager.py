@@ -26,7 +26,6 @@ INVALID_TOPIC_EXCEPTION, as Kafka's "Cannot delete records of internal topic").
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import time
 import uuid
@@ -36,11 +35,10 @@ from typing import Callable, NamedTuple
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    ATTRIBUTES_OFFSET, CRC_OFFSET, DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID,
-    RECORDS_COUNT_OFFSET,
-    TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
-    DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError, compute_crc,
-    iter_batches, read_header, validate_produce_records)
+    DEFAULT_MAX_UNCOMPRESSED_BYTES, NO_PRODUCER_ID, TRANSACTIONAL_MASK,
+    DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError,
+    iter_batches, read_header, read_records_count, set_log_append_time,
+    validate_produce_records)
 from kafka_net.server.broker_topic_stats import BrokerTopicStats
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.internal_topics import is_internal
@@ -105,23 +103,12 @@ class ProduceResult(NamedTuple):
     record_errors: tuple | list = ()
 
 
-# The v2 batch header's max_timestamp field (after base_timestamp).
-MAX_TIMESTAMP_OFFSET = 35
 HIGH_WATERMARK = -1   # DeleteRecordsRequest.HIGH_WATERMARK
 READ_COMMITTED = 1    # IsolationLevel.READ_COMMITTED
 
 # (topic, partition, producer id, epoch) -> None, or (error code, message) refusing a
 # transactional batch (the transaction coordinator's check, see transaction/coordinator.py).
 TxnVerifier = Callable[[str, int, int, int], "tuple[int, str] | None"]
-
-
-def set_log_append_time(batch: bytearray, now_ms: int) -> None:
-    """Kafka's ``DefaultRecordBatch.setMaxTimestamp(LOG_APPEND_TIME, now)``: the
-    timestamp type bit and the max timestamp change, so the CRC is recomputed."""
-    attributes = struct.unpack_from(">h", batch, ATTRIBUTES_OFFSET)[0]
-    struct.pack_into(">h", batch, ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_MASK)
-    struct.pack_into(">q", batch, MAX_TIMESTAMP_OFFSET, now_ms)
-    struct.pack_into(">I", batch, CRC_OFFSET, compute_crc(batch))
 
 
 # (topic, partition index, topic id) -> the partition's log: Kafka's
@@ -229,8 +216,7 @@ class ReplicaManager:
         else:
             # Kafka's BytesIn is the records' size; magic 2 sends one batch per
             # partition, whose count field says how many records were appended.
-            self.topic_stats.produced(topic, len(records), int.from_bytes(
-                records[RECORDS_COUNT_OFFSET:RECORDS_COUNT_OFFSET + 4], "big"))
+            self.topic_stats.produced(topic, len(records), read_records_count(records))
         return result
 
     def _append_records(self, partition: Partition, topic: str, index: int,

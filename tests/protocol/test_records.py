@@ -564,3 +564,12 @@ def test_kafka_python_splits_our_blobs_like_we_do():
     assert [b.base_offset for b in kp_batches] == [R.read_header(v).base_offset for v in ours]
     assert [r.offset for b in kp_batches for r in b] == \
         [r.offset for v in ours for r in R.decode_records(v)]
+
+
+def test_set_log_append_time_stamps_the_batch_and_keeps_it_valid():
+    batch = bytearray(R.build_batch([(b"k", b"v", (), 5), (b"k", b"w", (), 7)]))
+    assert R.read_records_count(batch) == 2
+    R.set_log_append_time(batch, 1_700_000_000_000)
+    header = R.validate_batch(batch)   # the CRC was computed again
+    assert header.timestamp_type == R.TimestampType.LOG_APPEND_TIME
+    assert header.max_timestamp == 1_700_000_000_000

@@ -31,7 +31,8 @@ from kafka_net.protocol.records.framing import (
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK, UNSUPPORTED_COMPRESSION_TYPE, BatchHeader, Buffer,
     Compression, CorruptRecordError, DecompressionLimitError, InvalidRecordError, RecordError,
     RecordTooLargeError, TimestampType, UnsupportedCompressionTypeError, compute_crc,
-    iter_batches, read_header, set_base_offset, set_partition_leader_epoch, split_batches,
+    iter_batches, read_header, read_records_count, set_base_offset, set_log_append_time,
+    set_partition_leader_epoch, split_batches,
     with_base_offset, with_base_offset_and_epoch)
 from kafka_net.protocol.records.validation import (
     DecompressionBudget, KeylessRecordsError, keyless_records, validate_batch,
@@ -51,7 +52,7 @@ __all__ = [
     "UnsupportedCompressionTypeError",
     "batch_from_payload", "build_batch", "build_key_value_batch", "compress", "compute_crc",
     "decode_records", "decompress", "encode_record", "iter_batches", "keyless_records",
-    "read_header", "set_base_offset",
+    "read_header", "read_records_count", "set_base_offset", "set_log_append_time",
     "set_partition_leader_epoch", "split_batches", "validate_batch", "validate_produce_records",
     "walk_records", "with_base_offset", "with_base_offset_and_epoch",
 ]

@@ -50,6 +50,7 @@ MAGIC_OFFSET = 16
 HEADER_SIZE_UP_TO_MAGIC = 17
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
+MAX_TIMESTAMP_OFFSET = 35   # after base_timestamp
 RECORDS_COUNT_OFFSET = 57
 RECORD_BATCH_OVERHEAD = 61  # the whole v2 header; also the smallest valid batch
 # The smallest legacy (magic 0) message: Kafka refuses any size field below it
@@ -397,3 +398,18 @@ def with_base_offset_and_epoch(batch: Buffer, base_offset: int, leader_epoch: in
 def set_partition_leader_epoch(buf: bytearray | memoryview, epoch: int, pos: int = 0) -> None:
     """Write the batch's partition leader epoch in place; the CRC does not cover it."""
     _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+
+
+def set_log_append_time(batch: bytearray, now_ms: int) -> None:
+    """Kafka's ``DefaultRecordBatch.setMaxTimestamp(LOG_APPEND_TIME, now)``: the
+    timestamp type bit and the max timestamp change, both under the CRC, so the
+    CRC is computed again."""
+    attributes = _INT16.unpack_from(batch, ATTRIBUTES_OFFSET)[0]
+    _INT16.pack_into(batch, ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_MASK)
+    _INT64.pack_into(batch, MAX_TIMESTAMP_OFFSET, now_ms)
+    UINT32.pack_into(batch, CRC_OFFSET, compute_crc(batch))
+
+
+def read_records_count(batch: Buffer) -> int:
+    """The batch header's records count (its last field)."""
+    return _INT32.unpack_from(batch, RECORDS_COUNT_OFFSET)[0]
