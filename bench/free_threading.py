@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     args = parser.parse_args(argv)
-    ft = str(Path(args.ft_python).resolve()) if "/" in args.ft_python else args.ft_python
+    ft = str(Path(args.ft_python).absolute())   # not resolve(): the venv is a symlink
     base, ftv = version_of(sys.executable), version_of(ft)
     print(f"project CPython: {base} ({sys.executable}); free-threaded: {ftv} ({ft})")
     flavours = [(base, sys.executable, None), (ftv, ft, None)]
