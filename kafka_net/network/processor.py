@@ -156,8 +156,9 @@ class Processor(threading.Thread):
 
     def enqueue_response(self, response: Response) -> None:
         self.response_queue.append(response)   # deque.append is thread-safe
-        if not self.wakeup.pending:            # else one is on its way: no call
-            self.wakeup.wakeup()               # after the append: see wakeup.py
+        # Always through wakeup(): a test of ``pending`` outside its lock may read a
+        # stale True without the GIL (see wakeup.py), and the response would wait.
+        self.wakeup.wakeup()                   # after the append: see wakeup.py
 
     def response_queue_size(self) -> int:
         return len(self.response_queue)

@@ -26,6 +26,17 @@ could set ``pending`` and write its byte in between, the read would take that
 byte, and ``pending`` would stay set with the pipe empty: every later wakeup
 skipped and responses waiting for the 300 ms poll timeout.
 
+Free threading (CPython 3.13t/3.14t): the argument above needs every test of
+``pending`` and its clear in one order that both threads agree on, and the
+handler's append to come before its test.  Under the GIL each switch between
+threads is a full memory barrier, so plain attribute reads and writes gave that.
+Without it, the Processor's ``pending = False`` may still sit in its core's
+store buffer while it reads the (empty) queue, and a handler on another core
+may read the old ``True``, append, and skip the byte: the response then waits
+for the poll timeout.  So the test-and-set and the clear take ``_lock`` (C;
+one uncontended acquire, as Kafka's ``Selector.wakeup`` is one
+``nioSelector.wakeup()``), and every caller goes through :meth:`wakeup`.
+
 Both ends are non-blocking; a full pipe (``BlockingIOError``) on write means a
 wakeup is already pending, which is all we need.
 """
@@ -33,6 +44,7 @@ wakeup is already pending, which is all we need.
 from __future__ import annotations
 
 import socket
+import threading
 
 
 class WakeupSocketpair:
@@ -40,17 +52,18 @@ class WakeupSocketpair:
         self.read_sock, self.write_sock = socket.socketpair()
         self.read_sock.setblocking(False)
         self.write_sock.setblocking(False)
-        # Set by wakeup(), cleared by drain().  Plain attribute reads and writes
-        # are atomic under the GIL; a stale read only costs an extra byte.
+        # Set by wakeup(), cleared by drain(), both under _lock (see the module doc).
         self.pending = False
+        self._lock = threading.Lock()
 
     def fileno(self) -> int:
         return self.read_sock.fileno()
 
     def wakeup(self) -> None:
-        if self.pending:
-            return  # the reader has not drained the last byte yet: it will wake
-        self.pending = True
+        with self._lock:
+            if self.pending:
+                return  # the reader has not drained the last byte yet: it will wake
+            self.pending = True
         try:
             self.write_sock.send(b"\x00")
         except (BlockingIOError, InterruptedError):
@@ -66,7 +79,8 @@ class WakeupSocketpair:
                 pass
         except (BlockingIOError, InterruptedError):
             pass
-        self.pending = False          # after the read: see the module doc
+        with self._lock:
+            self.pending = False      # after the read: see the module doc
 
     def close(self) -> None:
         self.read_sock.close()

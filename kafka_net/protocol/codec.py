@@ -47,6 +47,7 @@ class ParsedRequest(NamedTuple):
 
 
 _new_tuple = tuple.__new__
+_NO_ROUTES: dict = {}
 
 
 def parse_request(frame: bytes, supported: Mapping[int, Versions],
@@ -54,14 +55,18 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions],
     """Decode one frame payload, refusing anything the broker would close on.
 
     ``routes``, if given, is a cache owned by the caller and valid for this one
-    ``supported`` table: (api_key, api_version) of a request that passed every
-    check -> (its header version, its body decoder).  The next request of that
+    ``supported`` table: api_key -> api_version of a request that passed every
+    check -> (its header version, its body decoder).  By key, then version, not
+    by an (api_key, api_version) tuple: the Processors share it, and on
+    free-threaded CPython 3.13 a lookup by a new, equal tuple in a dict another
+    thread filled spins in the dict's lock (docs/design.md, "Free threading");
+    small ints are immortal and need no reference count.  The next request of that
     key and version then skips the lookups and range checks it already passed
     (a request's every other check, its header and body, is still made).
     """
     if routes is not None and len(frame) >= 8:
         api_key, api_version, correlation_id = HEADER_PEEK.unpack_from(frame, 0)
-        route = routes.get((api_key, api_version))
+        route = routes.get(api_key, _NO_ROUTES).get(api_version)
         if route is not None:
             # The common case, written out: every request of a connection after
             # its first takes it, and each call saved is ~0.1 µs on the GIL.
@@ -98,7 +103,7 @@ def parse_request(frame: bytes, supported: Mapping[int, Versions],
     decoder = schema.decoder(api_version)   # served versions are valid ones (tested)
     body = _decode_body(decoder, frame, offset, api_key, api_version)
     if routes is not None:
-        routes[(api_key, api_version)] = (header.header_version, decoder)
+        routes.setdefault(api_key, {})[api_version] = (header.header_version, decoder)
     return ParsedRequest(header, body, len(frame) - offset)
 
 
@@ -138,7 +143,8 @@ def encode_response(api_key: int, api_version: int, correlation_id: int,
     files): then a :class:`~kafka_net.protocol.chunked.ChunkedFrame`, its bytes
     cut around the regions, which are never read here.
     """
-    route = _RESPONSE_ROUTES.get((api_key, api_version)) or _response_route(api_key, api_version)
+    route = (_RESPONSE_ROUTES.get(api_key, _NO_ROUTES).get(api_version)
+             or _response_route(api_key, api_version))
     buf = route[2](_SIZE_AND_CORRELATION_ID.pack(0, correlation_id))
     if route[1]:
         buf.append(0)   # response header v1: an empty tagged-field section
@@ -151,11 +157,12 @@ def encode_response(api_key: int, api_version: int, correlation_id: int,
     return chunk_frame(buf)
 
 
-# (api_key, api_version) -> (the body's compiled encoder, whether the response header
+# api_key -> api_version -> (the body's compiled encoder, whether the response header
 # is v1, the buffer type to encode into): what encode_response would otherwise look up
 # per response (the schema, its encoder, the header version), 0.4 µs of each.  Threads
-# may race to fill it: each stores the same triple.
-_RESPONSE_ROUTES: dict[tuple[int, int], tuple] = {}
+# may race to fill it: each stores the same triple.  Keyed as parse_request's routes,
+# for the same reason (free threading: a lookup by a new tuple key spins).
+_RESPONSE_ROUTES: dict[int, dict[int, tuple]] = {}
 _SIZE_AND_CORRELATION_ID = struct.Struct(">ii")
 
 
@@ -167,7 +174,7 @@ def _response_route(api_key: int, api_version: int) -> tuple:
     # Only a response with a records field (Fetch) can carry regions: only it pays
     # for a ChunkBuffer.
     buffer_type = ChunkBuffer if _has_records(schema.struct) else bytearray
-    route = _RESPONSE_ROUTES[(api_key, api_version)] = (
+    route = _RESPONSE_ROUTES.setdefault(api_key, {})[api_version] = (
         encoder, response_header_version(api_key, api_version, schema.flexible) >= 1,
         buffer_type)
     return route

@@ -348,7 +348,9 @@ class KafkaApis:
         self.metrics = RequestMetrics()
         # (api key, version) -> (read-only body, its frame's bytes before and after
         # the correlation id): see _encode.
-        self._constant_frames: dict[tuple[int, int], tuple[MappingProxyType, bytes, bytes]] = {}
+        # api_key -> version -> (body, frame head, frame tail); nested as codec.py's
+        # routes (free-threaded 3.13: no new tuple keys in shared dicts).
+        self._constant_frames: dict[int, dict[int, tuple[MappingProxyType, bytes, bytes]]] = {}
 
     def _apply_log_defaults(self, values: dict) -> None:
         repository = self.config_repository
@@ -485,12 +487,14 @@ class KafkaApis:
         version = 0 if request.unsupported_version else header.api_version
         if type(body) is not MappingProxyType:
             return encode_response(header.api_key, version, header.correlation_id, body)
-        key = (header.api_key, version)
-        cached = self._constant_frames.get(key)
+        by_version = self._constant_frames.get(header.api_key)
+        if by_version is None:
+            by_version = self._constant_frames.setdefault(header.api_key, {})
+        cached = by_version.get(version)
         if cached is None or cached[0] is not body:
             frame = encode_response(header.api_key, version, 0, body)
             # Handler threads may race here: each builds the same bytes.
-            cached = self._constant_frames[key] = (body, frame[:4], frame[8:])
+            cached = by_version[version] = (body, frame[:4], frame[8:])
         return cached[1] + _CORRELATION_ID.pack(header.correlation_id) + cached[2]
 
     @staticmethod

@@ -117,8 +117,13 @@ class Purgatory:
     def _maybe_purge(self) -> None:
         # Operations completed by their timer stay in the watcher lists of keys
         # that see no event; sweep them now and then so the lists stay bounded.
-        self._added += 1
-        if self._added % PURGE_INTERVAL == 0:
+        # Counted under the lock (Kafka: an AtomicInteger): without the GIL two
+        # handlers' += could both read the same count, and a count that skips or
+        # repeats the multiple of PURGE_INTERVAL skips a sweep.
+        with self._lock:
+            self._added += 1
+            due = self._added % PURGE_INTERVAL == 0
+        if due:
             self.purge_completed()
 
     def schedule(self, op: DelayedOperation) -> None:
