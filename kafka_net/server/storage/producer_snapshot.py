@@ -33,6 +33,7 @@ import struct
 from kafka_net.protocol.records.framing import _crc32c
 from kafka_net.server.producer_state import (
     BatchMetadata, ProducerEntry, ProducerStateManager, next_sequence)
+from kafka_net.server.storage.checkpoint import write_atomically
 from kafka_net.server.storage.segment import SNAPSHOT_SUFFIX, filename_prefix
 
 log = logging.getLogger(__name__)
@@ -115,16 +116,7 @@ def write_snapshot(directory: str, offset: int, producers: ProducerStateManager,
     (at a roll) leaves the fsync to :func:`sync_file`, run by the roll's
     background flush, as Kafka flushes a roll's snapshot asynchronously."""
     path = snapshot_path(directory, offset)
-    temp = path + ".tmp"
-    data = encode_snapshot(producers, ongoing)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    write_atomically(path, encode_snapshot(producers, ongoing), sync)
     return path
 
 
