@@ -504,7 +504,8 @@ def test_kafka_habits_a_positional_file_the_environment_and_a_lowercase_level(tm
     """``kafka-net serve server.properties`` as kafka-server-start.sh takes it, KAFKA_*
     variables as the apache/kafka image reads them (over the file), ``--log-level debug``."""
     path = tmp_path / "server.properties"
-    path.write_text(f"{EPHEMERAL}\nnum.io.threads=1\nnode.id=3\n")
+    # log.store=memory: never the default log dir, which a stored node.id would bind
+    path.write_text(f"{EPHEMERAL}\nnum.io.threads=1\nnode.id=3\nlog.store=memory\n")
     broker = Broker(str(path), "--log-level", "debug",
                     env={"KAFKA_NUM_IO_THREADS": "3", "KAFKA_NODE_ID": "7"})
     try:
