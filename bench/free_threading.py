@@ -47,7 +47,10 @@ def version_of(python: str, gil: str | None = None) -> str:
 def kafka_net(name: str, python: str, gil: str | None, overrides: tuple[str, ...]
               ) -> ServerProcess:
     argv = ["env", *([f"PYTHON_GIL={gil}"] if gil else []), python, "-m", "kafka_net",
-            "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0"]
+            "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+            # in memory, as the other groups' servers: several run at once, and the
+            # default log dir admits one broker
+            "--override", "log.store=memory"]
     for kv in overrides:
         argv += ["--override", kv]
     return ServerProcess(name, argv, ready=harness.KAFKA_NET_READY)
