@@ -73,8 +73,9 @@ class RateLimitedLog:
         self._last: dict[object, float] = {}
         self._suppressed: dict[object, int] = {}
 
-    def log(self, level: int, kind: object, msg: str, *args) -> bool:
-        """Log unless a record of ``kind`` went out less than an interval ago.
+    def log(self, level: int, kind: object, msg: str, *args, exc_info: bool = False) -> bool:
+        """Log unless a record of ``kind`` went out less than an interval ago
+        (``exc_info``: with the traceback of the exception being handled).
 
         Returns True if this record was written.
         """
@@ -91,7 +92,7 @@ class RateLimitedLog:
         if held:
             msg += " (%d similar message(s) suppressed since the last one)"
             args = (*args, held)
-        self._log.log(level, msg, *args)
+        self._log.log(level, msg, *args, exc_info=exc_info)
         return True
 
     def _forget_oldest(self) -> None:

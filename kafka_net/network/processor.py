@@ -348,12 +348,15 @@ class Processor(threading.Thread):
             self.selector.log_memory_error(channel, "parsing")
             self._close(channel.id)
             return None
-        except Exception:
+        except Exception as exc:
             # A parser bug, not bad input: still only this connection pays (Kafka's
-            # processChannelException), not the rest of this batch of receives.
-            log.exception("%s: closing connection %s from %s: unexpected error "
-                          "parsing its request", self.name, channel.id,
-                          channel.peer_text)
+            # processChannelException), not the rest of this batch of receives.  A
+            # client that found the bug can send it again and again: one traceback
+            # per kind of error per interval, the rest counted.
+            _per_connection_log.log(
+                logging.ERROR, ("unexpected parse error", type(exc).__name__),
+                "%s: closing connection %s from %s: unexpected error parsing its request",
+                self.name, channel.id, channel.peer_text, exc_info=True)
             self._close(channel.id)
             return None
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,

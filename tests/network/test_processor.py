@@ -475,6 +475,26 @@ def test_unexpected_parse_exception_closes_only_that_connection(caplog):
         e.close()
 
 
+def test_a_repeated_parser_bug_logs_one_traceback_not_one_per_request(caplog):
+    """A client that found a parser bug and sends it again and again gets each
+    connection closed, and the log one traceback per interval, the rest counted."""
+    def parse(frame):
+        raise KeyError("codec bug")
+
+    e = Env(make_config(), parse_request=parse)
+    try:
+        with caplog.at_level(logging.ERROR):
+            for i in range(20):
+                bad = e.socketpair()
+                bad.sendall(api_versions_frame(i))
+                assert closed_by_peer(bad)
+        lines = [r for r in caplog.records if "unexpected error parsing" in r.getMessage()]
+        assert len(lines) == 1 and lines[0].exc_info is not None
+        assert e.processor.is_alive()
+    finally:
+        e.close()
+
+
 def test_registration_failure_closes_only_that_socket(env, monkeypatch):
     # configureNewConnectionException.
     real = env.processor.selector.register
