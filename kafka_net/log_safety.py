@@ -92,7 +92,7 @@ class RateLimitedLog:
         if held:
             msg += " (%d similar message(s) suppressed since the last one)"
             args = (*args, held)
-        self._log.log(level, msg, *args, exc_info=exc_info)
+        self._log.log(level, msg, *args, exc_info=exc_info or None)   # None: no traceback field
         return True
 
     def _forget_oldest(self) -> None:
