@@ -181,17 +181,22 @@ def _apply_op(repository, raw: dict[str, str], config: dict) -> None:
             raise AlterError(ErrorCode.INVALID_CONFIG,
                              f"Can't {OpType(op).name} to key {name} because its type "
                              "is not LIST.")
-        current = raw.get(name)
-        parts = ([p for p in current.split(",") if p] if current is not None
-                 else list(repository.default_value(name)))
-        for item in value.split(","):
-            if op == OpType.APPEND and item not in parts:
-                parts.append(item)
-            elif op == OpType.SUBTRACT and item in parts:
-                parts.remove(item)
-        raw[name] = ",".join(parts)
+        raw[name] = _append_or_subtract(op, raw.get(name), value,
+                                        list(repository.default_value(name)))
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def _append_or_subtract(op: int, current: str | None, value: str, default: list) -> str:
+    """IncrementalAlterConfigs APPEND / SUBTRACT on a LIST config: ``value``'s items
+    added if absent or removed if present, over the current list (else the default)."""
+    parts = [p for p in current.split(",") if p] if current is not None else default
+    for item in value.split(","):
+        if op == OpType.APPEND and item not in parts:
+            parts.append(item)
+        elif op == OpType.SUBTRACT and item in parts:
+            parts.remove(item)
+    return ",".join(parts)
 
 
 def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
@@ -271,14 +276,7 @@ def _apply_broker_op(values: dict[str, str], config: dict) -> None:
             verb = "append" if op == OpType.APPEND else "subtract"
             raise AlterError(ErrorCode.INVALID_CONFIG,
                              f"Config value {verb} is not allowed for config key: {name}")
-        current = values.get(name)
-        parts = ([p for p in current.split(",") if p] if current is not None
-                 else [str(v) for v in TOPIC_CONFIGS[topic_name].default])
-        for item in value.split(","):
-            if op == OpType.APPEND and item not in parts:
-                parts.append(item)
-            elif op == OpType.SUBTRACT and item in parts:
-                parts.remove(item)
-        values[name] = ",".join(parts)
+        values[name] = _append_or_subtract(op, values.get(name), value,
+                                           [str(v) for v in TOPIC_CONFIGS[topic_name].default])
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
