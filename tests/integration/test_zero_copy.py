@@ -52,6 +52,19 @@ SLOW_READERS = 20
 MEMORY_BOUND = 50 * 1024 * 1024
 
 
+def read_every_answer_then_close(clients, data: list[bytes]) -> None:
+    """Each slow reader finally reads its answer: the batches as stored (base offsets
+    set, four records a batch), byte for byte; every client closed."""
+    try:
+        expected = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
+        for client in clients:
+            size = int.from_bytes(recv_exactly(client.sock, 4), "big")
+            assert records_of(recv_exactly(client.sock, size)) == expected
+    finally:
+        for client in clients:
+            client.close()
+
+
 def stored_as(batch: bytes, base_offset: int) -> bytes:
     """A produced batch as the log keeps it: its base offset set and stamped with
     the partition's leader epoch (0: the topic was created by this broker)."""
@@ -286,15 +299,7 @@ def test_twenty_slow_readers_of_4_mib_responses(broker, topic):
         held = tracemalloc.get_traced_memory()[0] - baseline
     finally:
         tracemalloc.stop()
-    try:
-        # As stored: each batch's base offset set (four records a batch).
-        expected = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
-        for client in clients:
-            size = int.from_bytes(recv_exactly(client.sock, 4), "big")
-            assert records_of(recv_exactly(client.sock, size)) == expected
-    finally:
-        for client in clients:
-            client.close()
+    read_every_answer_then_close(clients, data)
     if topic == "zc-slow":
         assert held < MEMORY_BOUND, f"{held / 2**20:.1f} MiB held by 20 slow readers"
     else:
@@ -439,14 +444,7 @@ def test_twenty_slow_readers_of_a_durable_log_hold_bounded_memory(durable):
         held = tracemalloc.get_traced_memory()[0] - baseline
     finally:
         tracemalloc.stop()
-    try:
-        expected = b"".join(stored_as(b, 4 * i) for i, b in enumerate(data))
-        for client in clients:
-            size = int.from_bytes(recv_exactly(client.sock, 4), "big")
-            assert records_of(recv_exactly(client.sock, size)) == expected
-    finally:
-        for client in clients:
-            client.close()
+    read_every_answer_then_close(clients, data)
     assert held < MEMORY_BOUND, f"{held / 2**20:.1f} MiB held by 20 slow readers"
 
 
