@@ -1,4 +1,11 @@
-"""Kafka's API keys (``ApiKeys.java``), every one Kafka defines.
+"""Kafka's API keys (``ApiKeys.java``), every one Kafka 4.2 defines.
+
+Source of the Kafka 4.2 message facts used across ``protocol/messages``:
+franz-go's ``generate/definitions`` at commit
+adb3a18abe14bdb230f1cd738d03623301013d42 (2026-08-04), which follows
+apache/kafka's ``clients/src/main/resources/common/message/*.json`` through
+4.2; the apache/kafka snapshot reachable here is older (4.0.0-SNAPSHOT,
+1eb7644, 2024-10-25).
 
 Knowing all of them lets us tell "an API key Kafka does not have" (Kafka:
 ``Unexpected api key``) from "an API Kafka has but this broker does not serve"
@@ -98,6 +105,11 @@ class ApiKey(IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    STREAMS_GROUP_HEARTBEAT = 88
+    STREAMS_GROUP_DESCRIBE = 89
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
 
     @property
     def title(self) -> str:
