@@ -7,10 +7,10 @@ controller.
 """
 
 from kafka_net.protocol.schema import (
-    INT16, INT32, STRING, UINT16, UUID, Array, Field, Schema, Struct)
+    BOOL, INT16, INT32, STRING, UINT16, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "AddRaftVoterRequest", valid="0", flexible="0+",
+    "AddRaftVoterRequest", valid="0-1", flexible="0+",
     fields=[
         Field("cluster_id", STRING, nullable="0+"),
         Field("timeout_ms", INT32),
@@ -21,10 +21,11 @@ REQUEST = Schema(
             Field("host", STRING),
             Field("port", UINT16),
         ))),
+        Field("ack_when_committed", BOOL, versions="1+", default=True),
     ])
 
 RESPONSE = Schema(
-    "AddRaftVoterResponse", valid="0", flexible="0+",
+    "AddRaftVoterResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),

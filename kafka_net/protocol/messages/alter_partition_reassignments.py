@@ -6,12 +6,13 @@ Wire schema of ``AlterPartitionReassignmentsRequest.json`` /
 Starts or cancels (null ``replicas``) partition reassignments (KIP-455).
 """
 
-from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct
+from kafka_net.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Schema, Struct
 
 REQUEST = Schema(
-    "AlterPartitionReassignmentsRequest", valid="0", flexible="0+",
+    "AlterPartitionReassignmentsRequest", valid="0-1", flexible="0+",
     fields=[
         Field("timeout_ms", INT32, default=60000),
+        Field("allow_replication_factor_change", BOOL, versions="1+", default=True),
         Field("topics", Array(Struct(
             Field("name", STRING),
             Field("partitions", Array(Struct(
@@ -22,9 +23,10 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "AlterPartitionReassignmentsResponse", valid="0", flexible="0+",
+    "AlterPartitionReassignmentsResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
+        Field("allow_replication_factor_change", BOOL, versions="1+", default=True),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+"),
         Field("responses", Array(Struct(

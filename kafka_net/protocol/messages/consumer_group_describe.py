@@ -9,10 +9,10 @@ GROUP_ID_NOT_FOUND.
 """
 
 from kafka_net.protocol.schema import (
-    BOOL, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
+    BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ConsumerGroupDescribeRequest", valid="0", flexible="0+",
+    "ConsumerGroupDescribeRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_ids", Array(STRING)),
         Field("include_authorized_operations", BOOL),
@@ -27,7 +27,7 @@ _ASSIGNMENT = Struct(
 )
 
 RESPONSE = Schema(
-    "ConsumerGroupDescribeResponse", valid="0", flexible="0+",
+    "ConsumerGroupDescribeResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("groups", Array(Struct(
@@ -49,6 +49,7 @@ RESPONSE = Schema(
                 Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
                 Field("assignment", _ASSIGNMENT),
                 Field("target_assignment", _ASSIGNMENT),
+                Field("member_type", INT8, versions="1+", default=-1),
             ))),
             Field("authorized_operations", INT32, default=-2147483648),
         ))),

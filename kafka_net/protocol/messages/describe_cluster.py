@@ -15,14 +15,15 @@ from kafka_net.protocol.schema import (
 BROKERS, CONTROLLERS = 1, 2   # EndpointType
 
 REQUEST = Schema(
-    "DescribeClusterRequest", valid="0-1", flexible="0+",
+    "DescribeClusterRequest", valid="0-2", flexible="0+",
     fields=[
         Field("include_cluster_authorized_operations", BOOL),
         Field("endpoint_type", INT8, versions="1+", default=BROKERS),
+        Field("include_fenced_brokers", BOOL, versions="2+"),
     ])
 
 RESPONSE = Schema(
-    "DescribeClusterResponse", valid="0-1", flexible="0+",
+    "DescribeClusterResponse", valid="0-2", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
@@ -35,6 +36,7 @@ RESPONSE = Schema(
             Field("host", STRING),
             Field("port", INT32),
             Field("rack", STRING, nullable="0+", default=None),
+            Field("is_fenced", BOOL, versions="2+"),
         ))),
         Field("cluster_authorized_operations", INT32, default=-2147483648),
     ])
