@@ -1,4 +1,4 @@
-"""AlterPartitionReassignments (API key 45): serves v0-v0.
+"""AlterPartitionReassignments (API key 45): serves v0-v1.
 
 Behaviour (Kafka's controller, ``ReplicationControlManager.alterPartitionReassignments``
 and ``validateManualPartitionAssignment``), per partition:
@@ -8,6 +8,11 @@ and ``validateManualPartitionAssignment``), per partition:
 * replicas null cancels a reassignment: none is ever in progress on one
   node, so NO_REASSIGNMENT_IN_PROGRESS "No partition reassignment is in
   progress.";
+* v1, allow_replication_factor_change false (KIP-860): a target whose length
+  is not the partition's replication factor (1 here) gets
+  INVALID_REPLICATION_FACTOR "The replication factor is changed from 1 to N"
+  (Kafka checks this before the assignment itself); the response echoes the
+  flag.  v0 always allows the change;
 * replicas == [this node]: the assignment the partition has; success, and
   nothing changes (Kafka writes no record for it);
 * otherwise INVALID_REPLICA_ASSIGNMENT with Kafka's message: an empty list,
@@ -29,9 +34,10 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
-VERSIONS = Versions(0, 0)
+VERSIONS = Versions(0, 1)
 
 NO_REASSIGNMENT_MESSAGE = "No partition reassignment is in progress."
+CURRENT_REPLICATION_FACTOR = 1   # one node: every partition's replicas are [this node]
 log = logging.getLogger(__name__)
 
 
@@ -39,11 +45,13 @@ def handle(ctx, request: dict) -> dict:
     if not ctx.authorize_cluster(AclOperation.ALTER):
         return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     cache = ctx.metadata_cache
+    allow_rf_change = request["allow_replication_factor_change"]  # True at v0
     responses, done, total = [], 0, 0
     for t in request["topics"]:
         partitions = []
         for p in t["partitions"]:
-            error, message = _alter(cache, t["name"], p["partition_index"], p["replicas"])
+            error, message = _alter(cache, t["name"], p["partition_index"], p["replicas"],
+                                    allow_rf_change)
             partitions.append({"partition_index": p["partition_index"], "error_code": error,
                                "error_message": message})
             done += error == ErrorCode.NONE
@@ -52,10 +60,11 @@ def handle(ctx, request: dict) -> dict:
     log.info("Successfully altered %d out of %d partition reassignment(s) (from %s).",
              done, total, escape(ctx.request.header.client_id or "-"))
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "responses": responses}
+            "allow_replication_factor_change": allow_rf_change, "responses": responses}
 
 
-def _alter(cache, topic: str, index: int, replicas: list | None) -> tuple[int, str | None]:
+def _alter(cache, topic: str, index: int, replicas: list | None,
+           allow_rf_change: bool) -> tuple[int, str | None]:
     metadata = cache.topic(topic)
     if metadata is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
@@ -63,6 +72,10 @@ def _alter(cache, topic: str, index: int, replicas: list | None) -> tuple[int, s
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic}:{index}."
     if replicas is None:
         return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, NO_REASSIGNMENT_MESSAGE
+    # Every partition has one replica, this node: that is the factor to keep.
+    if not allow_rf_change and len(replicas) != CURRENT_REPLICATION_FACTOR:
+        return (ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed "
+                f"from {CURRENT_REPLICATION_FACTOR} to {len(replicas)}")
     problem = assignment_error(replicas, cache.node_id)
     if problem is not None:
         return ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem
@@ -86,6 +99,8 @@ def assignment_error(replicas: list[int], node_id: int) -> str | None:
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": error_code, "error_message": None,
+            "allow_replication_factor_change": request.get(
+                "allow_replication_factor_change", True),
             "responses": [
                 {"name": t["name"], "partitions": [
                     {"partition_index": p["partition_index"], "error_code": error_code,
