@@ -1,9 +1,15 @@
-"""AddRaftVoter (API key 80): version 0, flexible in every version.
+"""AddRaftVoter (API key 80): versions 0-1, flexible in every version.
 
 Wire schema of ``AddRaftVoterRequest.json`` / ``AddRaftVoterResponse.json``.
 
 Adds a voter to the KRaft metadata quorum (KIP-853); brokers forward it to the
 controller.
+
+Version notes:
+
+* v1: ack_when_committed (default true): false lets the leader answer once it
+  has written the new voter set locally, before it is committed (KIP-1186,
+  Kafka 4.2).
 """
 
 from kafka_net.protocol.schema import (

@@ -1,9 +1,15 @@
-"""AlterPartitionReassignments (API key 45): version 0, flexible in every version.
+"""AlterPartitionReassignments (API key 45): versions 0-1, flexible in every version.
 
 Wire schema of ``AlterPartitionReassignmentsRequest.json`` /
 ``AlterPartitionReassignmentsResponse.json``.
 
 Starts or cancels (null ``replicas``) partition reassignments (KIP-455).
+
+Version notes:
+
+* v1: allow_replication_factor_change (default true) in the request and,
+  echoed, in the response (KIP-860): false refuses a target that changes a
+  partition's replication factor.
 """
 
 from kafka_net.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Schema, Struct

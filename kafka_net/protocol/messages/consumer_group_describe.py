@@ -1,4 +1,4 @@
-"""ConsumerGroupDescribe (API key 69): version 0, flexible (KIP-848).
+"""ConsumerGroupDescribe (API key 69): versions 0-1, flexible (KIP-848).
 
 Wire schema of ``ConsumerGroupDescribeRequest.json`` /
 ``ConsumerGroupDescribeResponse.json``: the state of consumer-protocol
@@ -6,6 +6,11 @@ groups, each member with its current assignment (what it owns now) and its
 target assignment (what the assignor wants it to own once reconciled).
 A group that does not exist, or is a classic group, is answered with
 GROUP_ID_NOT_FOUND.
+
+Version notes:
+
+* v1: each member's member_type (KIP-1099): 0 classic (a JoinGroup member
+  of a consumer-protocol group), 1 consumer, -1 unknown (the default).
 """
 
 from kafka_net.protocol.schema import (

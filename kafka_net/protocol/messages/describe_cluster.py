@@ -1,4 +1,4 @@
-"""DescribeCluster (API key 60): versions 0-1, flexible from v0.
+"""DescribeCluster (API key 60): versions 0-2, flexible from v0.
 
 Wire schema of ``DescribeClusterRequest.json`` / ``DescribeClusterResponse.json``
 (KIP-700: the admin client's cluster view without Metadata).
@@ -7,6 +7,7 @@ Version notes:
 
 * v1: request and response gain endpoint_type (KIP-919): 1 = brokers,
   2 = controllers.
+* v2: request gains include_fenced_brokers, each broker is_fenced (KIP-1073).
 """
 
 from kafka_net.protocol.schema import (
