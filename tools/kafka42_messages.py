@@ -153,7 +153,8 @@ def _parse_struct(lines: list[str], i: int, level: int, enums: dict) -> tuple[li
 # --- wire layout: the shape of a message at one version, names aside --------------------
 #
 # Scalars by token, arrays as [inner], structs as {regular,...|tag=inner,...} (the
-# part after | only in flexible versions), a nullable struct prefixed with ?.  The
+# part after | only in flexible versions), a field nullable at that version
+# prefixed with ? (a nullable struct also changes the bytes: a presence byte).  The
 # test computes the same string from kafka-net's Schema objects.
 
 
@@ -164,22 +165,28 @@ def layout(fields: list, version: int, flexible: bool, shared: dict) -> str:
             present = flexible and version >= max(f.low, 0) and (
                 f.high is None or version <= f.high)
             if present:
-                tagged.append((f.tag, _type_layout(f.type, version, flexible, shared)))
+                tagged.append((f.tag, _field_layout(f, version, flexible, shared)))
             continue
         if version < f.low or (f.high is not None and version > f.high):
             continue
-        regular.append(_type_layout(f.type, version, flexible, shared))
+        regular.append(_field_layout(f, version, flexible, shared))
     text = ",".join(regular)
     if flexible:
         text += "|" + ",".join(f"{tag}={t}" for tag, t in sorted(tagged))
     return text
 
 
+def _field_layout(f: DslField, version: int, flexible: bool, shared: dict) -> str:
+    nullable = (f.type[2] if isinstance(f.type, tuple) and f.type[0] == "struct"
+                else f.nullable_from is not None and version >= f.nullable_from)
+    return ("?" if nullable else "") + _type_layout(f.type, version, flexible, shared)
+
+
 def _type_layout(t, version: int, flexible: bool, shared: dict) -> str:
     if isinstance(t, tuple) and t[0] == "array":
         return "[" + _type_layout(t[1], version, flexible, shared) + "]"
     if isinstance(t, tuple):
-        return ("?" if t[2] else "") + "{" + layout(t[1], version, flexible, shared) + "}"
+        return "{" + layout(t[1], version, flexible, shared) + "}"
     if t in shared:
         return "{" + layout(shared[t], version, flexible, shared) + "}"
     return t

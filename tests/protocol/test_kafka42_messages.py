@@ -5,8 +5,8 @@ franz-go's ``generate/definitions`` (commit in the file), which follows
 apache/kafka's message JSON through 4.2.  For every API key it records the
 version range of the request and the response, the first flexible version,
 and a digest of each version's wire layout: the sequence of field types
-(names aside), tagged fields by tag, nullable structs marked.  Here the same
-layout is computed from our :class:`Schema` objects, so a missing field, a
+(names aside), tagged fields by tag, the fields nullable at that version
+marked.  Here the same layout is computed from our :class:`Schema` objects, so a missing field, a
 wrong version bound or a misplaced tag at any version fails the test, naming
 the version.
 
@@ -55,13 +55,19 @@ DSL_GAPS = {
     (ApiKey.STOP_REPLICA, "request", 4): "field order",
     # Kafka's v8 adds a tagged Type (tag 0, KIP-866); franz-go does not declare it.
     (ApiKey.UPDATE_METADATA, "request", 8): "tagged Type missing in franz-go",
-    # A tagged field Kafka adds at v1 (versions "1+"), franz-go declares with no
-    # version, so at v0 its layout has the tag.  Unknown tags are skipped, so both
-    # read the same bytes.
+    # Tagged fields Kafka adds at a later version, which franz-go declares without a
+    # version: its layout has them in every flexible version.  Unknown tags are
+    # skipped, so both read the same bytes.
     (ApiKey.VOTE, "response", 0): "tagged NodeEndpoints from v1",
     (ApiKey.FETCH_SNAPSHOT, "request", 0): "tagged ReplicaDirectoryId from v1",
     (ApiKey.FETCH_SNAPSHOT, "response", 0): "tagged NodeEndpoints from v1",
     (ApiKey.BROKER_HEARTBEAT, "request", 0): "tagged OfflineLogDirs from v1",
+    # (found on main's Produce and Fetch modules, pending on branch "versions")
+    (ApiKey.PRODUCE, "response", 9): "tagged CurrentLeader and NodeEndpoints from v10",
+    **{(ApiKey.FETCH, "request", v): "tagged ReplicaState from v15, partitions' "
+       "ReplicaDirectoryId from v17 and HighWatermark from v18" for v in range(12, 18)},
+    **{(ApiKey.FETCH, "response", v): "tagged NodeEndpoints from v16"
+       for v in range(12, 16)},
 }
 
 PENDING_KEYS = set().union(*PENDING.values())
@@ -78,7 +84,7 @@ def layout(struct: Struct, version: int, flexible: bool) -> str:
     for f in struct.fields:
         if version not in f.versions:
             continue
-        text = _type_layout(f.type, version, flexible, version in f.nullable)
+        text = ("?" if version in f.nullable else "") + _type_layout(f.type, version, flexible)
         if f.tag is None:
             regular.append(text)
         elif flexible:
@@ -89,11 +95,11 @@ def layout(struct: Struct, version: int, flexible: bool) -> str:
     return text
 
 
-def _type_layout(t, version: int, flexible: bool, nullable: bool) -> str:
+def _type_layout(t, version: int, flexible: bool) -> str:
     if isinstance(t, Array):
-        return "[" + _type_layout(t.item, version, flexible, False) + "]"
+        return "[" + _type_layout(t.item, version, flexible) + "]"
     if isinstance(t, Struct):
-        return ("?" if nullable else "") + "{" + layout(t, version, flexible) + "}"
+        return "{" + layout(t, version, flexible) + "}"
     return _TOKENS[t]
 
 
