@@ -6,8 +6,7 @@ A broker asking the controller for a block of producer ids (KIP-730).
 Decode-only here: kafka-net allocates producer ids itself.
 """
 
-from kafka_net.protocol.schema import (
-    INT16, INT32, INT64, Field, Schema)
+from kafka_net.protocol.schema import INT16, INT32, INT64, Field, Schema
 
 REQUEST = Schema(
     "AllocateProducerIdsRequest", valid="0", flexible="0+",

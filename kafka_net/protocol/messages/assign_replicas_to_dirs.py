@@ -6,8 +6,7 @@ A JBOD KRaft broker telling the controller which log directory holds each
 replica (KIP-858).  Decode-only here.
 """
 
-from kafka_net.protocol.schema import (
-    INT16, INT32, INT64, UUID, Array, Field, Schema, Struct)
+from kafka_net.protocol.schema import INT16, INT32, INT64, UUID, Array, Field, Schema, Struct
 
 REQUEST = Schema(
     "AssignReplicasToDirsRequest", valid="0", flexible="0+",

@@ -10,8 +10,7 @@ Version notes:
 * v1: tagged offline_log_dirs (KIP-858).
 """
 
-from kafka_net.protocol.schema import (
-    BOOL, INT16, INT32, INT64, UUID, Array, Field, Schema)
+from kafka_net.protocol.schema import BOOL, INT16, INT32, INT64, UUID, Array, Field, Schema
 
 REQUEST = Schema(
     "BrokerHeartbeatRequest", valid="0-1", flexible="0+",

@@ -8,8 +8,8 @@ Decode-only here.
 Version notes:
 
 * v1: is_migrating_zk_broker (KIP-866).  v2: log_dirs (KIP-858).
-* v3: previous_broker_epoch (KIP-966).  v4: no wire change (features may
-  carry a 0 min version).
+* v3: previous_broker_epoch (KIP-966).  v4: no wire change (KAFKA-17011: a
+  feature's min_supported_version may be 0).
 """
 
 from kafka_net.protocol.schema import (

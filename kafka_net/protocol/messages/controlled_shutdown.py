@@ -11,8 +11,7 @@ Version notes:
 * v1: no wire change.  v2: request gains broker_epoch.  v3: flexible.
 """
 
-from kafka_net.protocol.schema import (
-    INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
+from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Schema, Struct
 
 REQUEST = Schema(
     "ControlledShutdownRequest", valid="0-3", flexible="3+",

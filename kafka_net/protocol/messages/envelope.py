@@ -7,8 +7,7 @@ to the controller (KIP-590).  Decode-only here: kafka-net is a single node
 and forwards nothing.
 """
 
-from kafka_net.protocol.schema import (
-    BYTES, INT16, Field, Schema)
+from kafka_net.protocol.schema import BYTES, INT16, Field, Schema
 
 REQUEST = Schema(
     "EnvelopeRequest", valid="0", flexible="0+",
