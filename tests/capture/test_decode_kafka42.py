@@ -65,3 +65,15 @@ def test_the_cli_prints_a_pre_vote_request_field_by_field(tmp_path):
                  "candidate_directory_id: 00000000-0000-0000-0000-000000000007"):
         assert line in out
     assert "Kafka: Vote v2 response (api key 52), correlation id 1" in out
+
+
+def test_controlled_shutdown_v0_has_the_header_without_client_id():
+    """Kafka's one exception: ControlledShutdown v0 requests use request header v0."""
+    response = {"error_code": 0,
+                "remaining_partitions": [{"topic_name": "t", "partition_index": 1}]}
+    text = "\n".join(decode_file(
+        capture_of(ApiKey.CONTROLLED_SHUTDOWN, 0, {"broker_id": 3}, response), "c.pcap"))
+    # api key, version, correlation id (8 bytes), broker_id (4): no client id field.
+    assert "Length: 12 (after the 4-byte size prefix)" in text
+    assert "broker_id: 3" in text and "topic_name: 't'" in text
+    assert "VIOLATION" not in text
