@@ -8,11 +8,12 @@ and ``validateManualPartitionAssignment``), per partition:
 * replicas null cancels a reassignment: none is ever in progress on one
   node, so NO_REASSIGNMENT_IN_PROGRESS "No partition reassignment is in
   progress.";
-* v1, allow_replication_factor_change false (KIP-860): a target whose length
-  is not the partition's replication factor (1 here) gets
-  INVALID_REPLICATION_FACTOR "The replication factor is changed from 1 to N"
-  (Kafka checks this before the assignment itself); the response echoes the
-  flag.  v0 always allows the change;
+* v1 adds allow_replication_factor_change (KIP-860), echoed in the response.
+  When false Kafka refuses a target that changes the partition's replica
+  count with INVALID_REPLICATION_FACTOR, but only after the target passed
+  ``validateManualPartitionAssignment``; on one node every target of another
+  length than [this node] already fails that (empty, an unregistered broker,
+  or this node twice), so the flag never changes an answer here;
 * replicas == [this node]: the assignment the partition has; success, and
   nothing changes (Kafka writes no record for it);
 * otherwise INVALID_REPLICA_ASSIGNMENT with Kafka's message: an empty list,
@@ -37,7 +38,6 @@ API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
 VERSIONS = Versions(0, 1)
 
 NO_REASSIGNMENT_MESSAGE = "No partition reassignment is in progress."
-CURRENT_REPLICATION_FACTOR = 1   # one node: every partition's replicas are [this node]
 log = logging.getLogger(__name__)
 
 
@@ -50,8 +50,7 @@ def handle(ctx, request: dict) -> dict:
     for t in request["topics"]:
         partitions = []
         for p in t["partitions"]:
-            error, message = _alter(cache, t["name"], p["partition_index"], p["replicas"],
-                                    allow_rf_change)
+            error, message = _alter(cache, t["name"], p["partition_index"], p["replicas"])
             partitions.append({"partition_index": p["partition_index"], "error_code": error,
                                "error_message": message})
             done += error == ErrorCode.NONE
@@ -63,8 +62,7 @@ def handle(ctx, request: dict) -> dict:
             "allow_replication_factor_change": allow_rf_change, "responses": responses}
 
 
-def _alter(cache, topic: str, index: int, replicas: list | None,
-           allow_rf_change: bool) -> tuple[int, str | None]:
+def _alter(cache, topic: str, index: int, replicas: list | None) -> tuple[int, str | None]:
     metadata = cache.topic(topic)
     if metadata is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
@@ -72,10 +70,6 @@ def _alter(cache, topic: str, index: int, replicas: list | None,
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic}:{index}."
     if replicas is None:
         return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, NO_REASSIGNMENT_MESSAGE
-    # Every partition has one replica, this node: that is the factor to keep.
-    if not allow_rf_change and len(replicas) != CURRENT_REPLICATION_FACTOR:
-        return (ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed "
-                f"from {CURRENT_REPLICATION_FACTOR} to {len(replicas)}")
     problem = assignment_error(replicas, cache.node_id)
     if problem is not None:
         return ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem

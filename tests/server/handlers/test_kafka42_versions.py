@@ -2,7 +2,7 @@
 
 * DescribeCluster v2 (KIP-1073): include_fenced_brokers, and is_fenced per broker.
 * ConsumerGroupDescribe v1 (KIP-1099): each member's type.
-* AlterPartitionReassignments v1 (KIP-860): allow_replication_factor_change.
+* AlterPartitionReassignments v1 (KIP-860): allow_replication_factor_change, echoed.
 """
 
 from __future__ import annotations
@@ -77,31 +77,26 @@ def reassign(broker, version: int, replicas, **fields) -> tuple[dict, tuple]:
     return body, (p["error_code"], p["error_message"])
 
 
-@pytest.mark.parametrize("replicas,count", [([1, 2], 2), ([], 0), ([1, 1], 2)])
-def test_a_replication_factor_change_is_refused_when_not_allowed(broker, replicas, count):
+@pytest.mark.parametrize("version,allow", [(0, True), (1, True), (1, False)])
+def test_reassignment_answers_and_the_echoed_flag(broker, version, allow):
+    """The assignment is judged first, as Kafka does; on one node any target that
+    would change the replica count fails that, so the KIP-860 flag changes no
+    answer and is echoed (v0 cannot ask: true)."""
     create_topic(broker)
-    body, result = reassign(broker, 1, replicas, allow_replication_factor_change=False)
-    # Kafka checks the factor before the assignment itself, so this error wins.
-    assert result == (ErrorCode.INVALID_REPLICATION_FACTOR,
-                      f"The replication factor is changed from 1 to {count}")
-    assert body["error_code"] == ErrorCode.NONE
-    assert body["allow_replication_factor_change"] is False
-
-
-def test_same_factor_passes_the_guard(broker):
-    create_topic(broker)
-    body, result = reassign(broker, 1, [1], allow_replication_factor_change=False)
-    assert result == (ErrorCode.NONE, None)
-    body, result = reassign(broker, 1, None, allow_replication_factor_change=False)
-    assert result[0] == ErrorCode.NO_REASSIGNMENT_IN_PROGRESS   # cancelling is not a change
-
-
-@pytest.mark.parametrize("version", [0, 1])
-def test_when_allowed_the_assignment_itself_is_judged(broker, version):
-    """v0 cannot ask for the guard; v1's default (true) does not ask either."""
-    create_topic(broker)
-    body, result = reassign(broker, version, [1, 2])
-    assert result == (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                      "The manual partition assignment includes broker 2, but no such broker "
-                      "is registered.")
-    assert body["allow_replication_factor_change"] is True
+    fields = {} if version == 0 else {"allow_replication_factor_change": allow}
+    for replicas, answer in [
+            ([1], (ErrorCode.NONE, None)),
+            ([1, 2], (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                      "The manual partition assignment includes broker 2, but no such "
+                      "broker is registered.")),
+            ([], (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                  "The manual partition assignment includes an empty replica list.")),
+            ([1, 1], (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                      "The manual partition assignment includes the broker 1 more than "
+                      "once.")),
+            (None, (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
+                    "No partition reassignment is in progress."))]:
+        body, result = reassign(broker, version, replicas, **fields)
+        assert result == answer, replicas
+        assert body["error_code"] == ErrorCode.NONE
+        assert body["allow_replication_factor_change"] is allow
