@@ -43,7 +43,7 @@ PENDING = {
               ApiKey.DELETE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
               ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS,
               ApiKey.DELETE_SHARE_GROUP_OFFSETS},
-    "telemetry": {ApiKey.LIST_CLIENT_METRICS_RESOURCES},
+    "telemetry": {ApiKey(74)},   # ListClientMetricsResources, ListConfigResources in 4.2
     "regex": {ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE},
 }
 # Where franz-go's shorthand says less than Kafka's message JSON, which our modules
