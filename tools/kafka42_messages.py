@@ -1,4 +1,4 @@
-"""Write tests/protocol/kafka42_messages.json: Kafka 4.2's version ranges per API key.
+"""Write tests/protocol/kafka42_messages.json: Kafka 4.2's messages, key by key.
 
 The facts come from franz-go's ``generate/definitions`` (its own DSL, which
 follows apache/kafka's ``clients/src/main/resources/common/message/*.json``
@@ -10,6 +10,11 @@ and its response shares the request's versions, as Kafka's generator
 requires.  franz-go keeps every version down to 0 (Kafka 4.0's KIP-896 raised
 some floors on the broker, not in the wire format), so the range recorded
 here is ``0..max``, the range kafka-net's codec reads.
+
+Beside the ranges, each version of each request and response gets a digest of
+its wire layout (see :func:`layout`): field types in order, tagged fields by
+tag, nullability.  tests/protocol/test_kafka42_messages.py computes the same
+from kafka-net's schemas, so the check needs neither franz-go nor this script.
 
 Not needed at test time: the JSON is checked in.  Run from the repository root::
 
