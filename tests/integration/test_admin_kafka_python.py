@@ -163,3 +163,11 @@ def test_dynamic_broker_config(admin):
     configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
                                      config_filter="all")["broker"]["1"]
     assert configs["max.connections"]["config_source"] == "DEFAULT_CONFIG"
+
+
+def test_describe_cluster_at_v2_lists_this_node_unfenced(admin, server):
+    """kafka-python asks DescribeCluster v2 with include_fenced_brokers (KIP-1073)."""
+    cluster = admin.describe_cluster()
+    [broker] = cluster["brokers"]
+    assert (broker["broker_id"], broker["is_fenced"]) == (1, False)
+    assert cluster["controller_id"] == 1 and cluster["cluster_id"]

@@ -61,7 +61,7 @@ EXPECTED_RANGES = {
     ApiKey.EXPIRE_DELEGATION_TOKEN: ((0, 2), 2),
     ApiKey.DESCRIBE_DELEGATION_TOKEN: ((0, 3), 2),
     ApiKey.ELECT_LEADERS: ((0, 2), 2),
-    ApiKey.ALTER_PARTITION_REASSIGNMENTS: ((0, 0), 0),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: ((0, 1), 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ((0, 0), 0),
     ApiKey.DESCRIBE_QUORUM: ((0, 2), 0),
     ApiKey.UPDATE_FEATURES: ((0, 2), 0),
@@ -69,9 +69,28 @@ EXPECTED_RANGES = {
     ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: ((0, 0), 0),
     ApiKey.PUSH_TELEMETRY: ((0, 0), 0),
     ApiKey.LIST_CLIENT_METRICS_RESOURCES: ((0, 0), 0),
-    ApiKey.ADD_RAFT_VOTER: ((0, 0), 0),
+    ApiKey.ADD_RAFT_VOTER: ((0, 1), 0),
     ApiKey.REMOVE_RAFT_VOTER: ((0, 0), 0),
+    # Inter-broker and KRaft RPCs, decode-only: Kafka 4.2's ranges
+    # (tests/protocol/kafka42_messages.json).
+    ApiKey.LEADER_AND_ISR: ((0, 7), 4),
+    ApiKey.STOP_REPLICA: ((0, 4), 2),
+    ApiKey.UPDATE_METADATA: ((0, 8), 6),
+    ApiKey.CONTROLLED_SHUTDOWN: ((0, 3), 3),
+    ApiKey.VOTE: ((0, 2), 0),
+    ApiKey.BEGIN_QUORUM_EPOCH: ((0, 1), 1),
+    ApiKey.END_QUORUM_EPOCH: ((0, 1), 1),
+    ApiKey.ALTER_PARTITION: ((0, 3), 0),
+    ApiKey.ENVELOPE: ((0, 0), 0),
+    ApiKey.FETCH_SNAPSHOT: ((0, 1), 0),
+    ApiKey.BROKER_REGISTRATION: ((0, 4), 0),
+    ApiKey.BROKER_HEARTBEAT: ((0, 1), 0),
+    ApiKey.ALLOCATE_PRODUCER_IDS: ((0, 0), 0),
+    ApiKey.CONTROLLER_REGISTRATION: ((0, 0), 0),
+    ApiKey.ASSIGN_REPLICAS_TO_DIRS: ((0, 0), 0),
+    ApiKey.UPDATE_RAFT_VOTER: ((0, 0), 0),
 }
+INTER_BROKER = set(list(EXPECTED_RANGES)[-16:])
 NEW_KEYS = sorted(EXPECTED_RANGES)
 
 SCHEMAS = [(key, kind, getattr(MESSAGES[key], kind))
@@ -322,7 +341,8 @@ NO_KAFKA_PYTHON_CLASS = {
     ApiKey.CREATE_DELEGATION_TOKEN, ApiKey.RENEW_DELEGATION_TOKEN,
     ApiKey.EXPIRE_DELEGATION_TOKEN, ApiKey.DESCRIBE_DELEGATION_TOKEN,
     ApiKey.UNREGISTER_BROKER, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY,
-    ApiKey.LIST_CLIENT_METRICS_RESOURCES, ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER}
+    ApiKey.LIST_CLIENT_METRICS_RESOURCES, ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER,
+    *INTER_BROKER}
 KP_SCHEMAS = [s for s in SCHEMAS if s[0] not in NO_KAFKA_PYTHON_CLASS]
 KP_IDS = [i for s, i in zip(SCHEMAS, SCHEMA_IDS) if s[0] not in NO_KAFKA_PYTHON_CLASS]
 

@@ -388,7 +388,8 @@ def test_walk_fields_visits_nested_fields():
 # --- our declarations against upstream Kafka's JSON -------------------------------------
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    # "KRaft" is one word (is_kraft_controller, kraft_version_feature).
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name.replace("KRaft", "Kraft")).lower()
 
 
 def _json_type(t: str) -> str:
@@ -422,7 +423,7 @@ def _describe_json(fields: list, version: int, flexible: bool, common: dict | No
         nested = _describe_json(f.get("fields", shared), version, flexible, common)
         out.append((_snake(f["name"]), _json_type(f["type"]),
                     version in Versions.parse(f.get("nullableVersions", "none")),
-                    f["tag"] if tagged else None, nested))
+                    int(f["tag"]) if tagged else None, nested))  # some JSONs quote it
     return out
 
 

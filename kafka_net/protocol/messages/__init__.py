@@ -11,21 +11,25 @@ from dataclasses import dataclass
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.messages import (
-    add_offsets_to_txn, add_partitions_to_txn, add_raft_voter, alter_client_quotas,
-    alter_configs, alter_partition_reassignments, alter_replica_log_dirs,
-    alter_user_scram_credentials, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_acls, create_delegation_token, create_partitions,
+    add_offsets_to_txn, add_partitions_to_txn, add_raft_voter, allocate_producer_ids,
+    alter_client_quotas, alter_configs, alter_partition, alter_partition_reassignments,
+    alter_replica_log_dirs, alter_user_scram_credentials, api_versions,
+    assign_replicas_to_dirs, begin_quorum_epoch, broker_heartbeat, broker_registration,
+    consumer_group_describe, consumer_group_heartbeat, controlled_shutdown,
+    controller_registration, create_acls, create_delegation_token, create_partitions,
     create_topics, delete_acls, delete_groups, delete_records, delete_topics, describe_acls,
     describe_client_quotas, describe_cluster, describe_configs, describe_delegation_token,
     describe_groups, describe_log_dirs, describe_producers, describe_quorum,
     describe_topic_partitions, describe_transactions, describe_user_scram_credentials,
-    elect_leaders, end_txn, expire_delegation_token, fetch, find_coordinator,
-    get_telemetry_subscriptions, heartbeat, incremental_alter_configs, init_producer_id,
-    join_group, leave_group, list_client_metrics_resources, list_groups, list_offsets,
-    list_partition_reassignments, list_transactions, metadata, offset_commit, offset_delete,
-    offset_fetch, offset_for_leader_epoch, produce, push_telemetry, remove_raft_voter,
-    renew_delegation_token, sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit,
-    unregister_broker, update_features, write_txn_markers)
+    elect_leaders, end_quorum_epoch, end_txn, envelope, expire_delegation_token, fetch,
+    fetch_snapshot, find_coordinator, get_telemetry_subscriptions, heartbeat,
+    incremental_alter_configs, init_producer_id, join_group, leader_and_isr, leave_group,
+    list_client_metrics_resources, list_groups, list_offsets, list_partition_reassignments,
+    list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
+    offset_for_leader_epoch, produce, push_telemetry, remove_raft_voter,
+    renew_delegation_token, sasl_authenticate, sasl_handshake, stop_replica, sync_group,
+    txn_offset_commit, unregister_broker, update_features, update_metadata,
+    update_raft_voter, vote, write_txn_markers)
 from kafka_net.protocol.schema import Schema
 
 
@@ -43,6 +47,14 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.LIST_OFFSETS: ApiMessage(
         ApiKey.LIST_OFFSETS, list_offsets.REQUEST, list_offsets.RESPONSE),
     ApiKey.METADATA: ApiMessage(ApiKey.METADATA, metadata.REQUEST, metadata.RESPONSE),
+    ApiKey.LEADER_AND_ISR: ApiMessage(
+        ApiKey.LEADER_AND_ISR, leader_and_isr.REQUEST, leader_and_isr.RESPONSE),
+    ApiKey.STOP_REPLICA: ApiMessage(
+        ApiKey.STOP_REPLICA, stop_replica.REQUEST, stop_replica.RESPONSE),
+    ApiKey.UPDATE_METADATA: ApiMessage(
+        ApiKey.UPDATE_METADATA, update_metadata.REQUEST, update_metadata.RESPONSE),
+    ApiKey.CONTROLLED_SHUTDOWN: ApiMessage(
+        ApiKey.CONTROLLED_SHUTDOWN, controlled_shutdown.REQUEST, controlled_shutdown.RESPONSE),
     ApiKey.OFFSET_COMMIT: ApiMessage(
         ApiKey.OFFSET_COMMIT, offset_commit.REQUEST, offset_commit.RESPONSE),
     ApiKey.OFFSET_FETCH: ApiMessage(
@@ -141,14 +153,30 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiMessage(
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials.REQUEST,
         alter_user_scram_credentials.RESPONSE),
+    ApiKey.VOTE: ApiMessage(
+        ApiKey.VOTE, vote.REQUEST, vote.RESPONSE),
+    ApiKey.BEGIN_QUORUM_EPOCH: ApiMessage(
+        ApiKey.BEGIN_QUORUM_EPOCH, begin_quorum_epoch.REQUEST, begin_quorum_epoch.RESPONSE),
+    ApiKey.END_QUORUM_EPOCH: ApiMessage(
+        ApiKey.END_QUORUM_EPOCH, end_quorum_epoch.REQUEST, end_quorum_epoch.RESPONSE),
     ApiKey.DESCRIBE_QUORUM: ApiMessage(
         ApiKey.DESCRIBE_QUORUM, describe_quorum.REQUEST, describe_quorum.RESPONSE),
+    ApiKey.ALTER_PARTITION: ApiMessage(
+        ApiKey.ALTER_PARTITION, alter_partition.REQUEST, alter_partition.RESPONSE),
     ApiKey.UPDATE_FEATURES: ApiMessage(
         ApiKey.UPDATE_FEATURES, update_features.REQUEST, update_features.RESPONSE),
+    ApiKey.ENVELOPE: ApiMessage(
+        ApiKey.ENVELOPE, envelope.REQUEST, envelope.RESPONSE),
+    ApiKey.FETCH_SNAPSHOT: ApiMessage(
+        ApiKey.FETCH_SNAPSHOT, fetch_snapshot.REQUEST, fetch_snapshot.RESPONSE),
     ApiKey.DESCRIBE_CLUSTER: ApiMessage(
         ApiKey.DESCRIBE_CLUSTER, describe_cluster.REQUEST, describe_cluster.RESPONSE),
     ApiKey.DESCRIBE_PRODUCERS: ApiMessage(
         ApiKey.DESCRIBE_PRODUCERS, describe_producers.REQUEST, describe_producers.RESPONSE),
+    ApiKey.BROKER_REGISTRATION: ApiMessage(
+        ApiKey.BROKER_REGISTRATION, broker_registration.REQUEST, broker_registration.RESPONSE),
+    ApiKey.BROKER_HEARTBEAT: ApiMessage(
+        ApiKey.BROKER_HEARTBEAT, broker_heartbeat.REQUEST, broker_heartbeat.RESPONSE),
     ApiKey.UNREGISTER_BROKER: ApiMessage(
         ApiKey.UNREGISTER_BROKER, unregister_broker.REQUEST, unregister_broker.RESPONSE),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiMessage(
@@ -156,17 +184,26 @@ MESSAGES: dict[int, ApiMessage] = {
         describe_transactions.REQUEST, describe_transactions.RESPONSE),
     ApiKey.LIST_TRANSACTIONS: ApiMessage(
         ApiKey.LIST_TRANSACTIONS, list_transactions.REQUEST, list_transactions.RESPONSE),
+    ApiKey.ALLOCATE_PRODUCER_IDS: ApiMessage(
+        ApiKey.ALLOCATE_PRODUCER_IDS,
+        allocate_producer_ids.REQUEST, allocate_producer_ids.RESPONSE),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: ApiMessage(
         ApiKey.CONSUMER_GROUP_HEARTBEAT,
         consumer_group_heartbeat.REQUEST, consumer_group_heartbeat.RESPONSE),
     ApiKey.CONSUMER_GROUP_DESCRIBE: ApiMessage(
         ApiKey.CONSUMER_GROUP_DESCRIBE,
         consumer_group_describe.REQUEST, consumer_group_describe.RESPONSE),
+    ApiKey.CONTROLLER_REGISTRATION: ApiMessage(
+        ApiKey.CONTROLLER_REGISTRATION,
+        controller_registration.REQUEST, controller_registration.RESPONSE),
     ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: ApiMessage(
         ApiKey.GET_TELEMETRY_SUBSCRIPTIONS,
         get_telemetry_subscriptions.REQUEST, get_telemetry_subscriptions.RESPONSE),
     ApiKey.PUSH_TELEMETRY: ApiMessage(
         ApiKey.PUSH_TELEMETRY, push_telemetry.REQUEST, push_telemetry.RESPONSE),
+    ApiKey.ASSIGN_REPLICAS_TO_DIRS: ApiMessage(
+        ApiKey.ASSIGN_REPLICAS_TO_DIRS,
+        assign_replicas_to_dirs.REQUEST, assign_replicas_to_dirs.RESPONSE),
     ApiKey.LIST_CLIENT_METRICS_RESOURCES: ApiMessage(
         ApiKey.LIST_CLIENT_METRICS_RESOURCES,
         list_client_metrics_resources.REQUEST, list_client_metrics_resources.RESPONSE),
@@ -177,4 +214,6 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.ADD_RAFT_VOTER, add_raft_voter.REQUEST, add_raft_voter.RESPONSE),
     ApiKey.REMOVE_RAFT_VOTER: ApiMessage(
         ApiKey.REMOVE_RAFT_VOTER, remove_raft_voter.REQUEST, remove_raft_voter.RESPONSE),
+    ApiKey.UPDATE_RAFT_VOTER: ApiMessage(
+        ApiKey.UPDATE_RAFT_VOTER, update_raft_voter.REQUEST, update_raft_voter.RESPONSE),
 }

@@ -1,4 +1,4 @@
-"""ConsumerGroupDescribe (API key 69): version 0, flexible (KIP-848).
+"""ConsumerGroupDescribe (API key 69): versions 0-1, flexible (KIP-848).
 
 Wire schema of ``ConsumerGroupDescribeRequest.json`` /
 ``ConsumerGroupDescribeResponse.json``: the state of consumer-protocol
@@ -6,13 +6,18 @@ groups, each member with its current assignment (what it owns now) and its
 target assignment (what the assignor wants it to own once reconciled).
 A group that does not exist, or is a classic group, is answered with
 GROUP_ID_NOT_FOUND.
+
+Version notes:
+
+* v1: each member's member_type (KIP-1099): 0 classic (a JoinGroup member
+  of a consumer-protocol group), 1 consumer, -1 unknown (the default).
 """
 
 from kafka_net.protocol.schema import (
-    BOOL, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
+    BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ConsumerGroupDescribeRequest", valid="0", flexible="0+",
+    "ConsumerGroupDescribeRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_ids", Array(STRING)),
         Field("include_authorized_operations", BOOL),
@@ -27,7 +32,7 @@ _ASSIGNMENT = Struct(
 )
 
 RESPONSE = Schema(
-    "ConsumerGroupDescribeResponse", valid="0", flexible="0+",
+    "ConsumerGroupDescribeResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("groups", Array(Struct(
@@ -49,6 +54,7 @@ RESPONSE = Schema(
                 Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
                 Field("assignment", _ASSIGNMENT),
                 Field("target_assignment", _ASSIGNMENT),
+                Field("member_type", INT8, versions="1+", default=-1),
             ))),
             Field("authorized_operations", INT32, default=-2147483648),
         ))),

@@ -1,4 +1,4 @@
-"""AlterPartitionReassignments (API key 45): serves v0-v0.
+"""AlterPartitionReassignments (API key 45): serves v0-v1.
 
 Behaviour (Kafka's controller, ``ReplicationControlManager.alterPartitionReassignments``
 and ``validateManualPartitionAssignment``), per partition:
@@ -8,6 +8,12 @@ and ``validateManualPartitionAssignment``), per partition:
 * replicas null cancels a reassignment: none is ever in progress on one
   node, so NO_REASSIGNMENT_IN_PROGRESS "No partition reassignment is in
   progress.";
+* v1 adds allow_replication_factor_change (KIP-860), echoed in the response.
+  When false Kafka refuses a target that changes the partition's replica
+  count with INVALID_REPLICATION_FACTOR, but only after the target passed
+  ``validateManualPartitionAssignment``; on one node every target of another
+  length than [this node] already fails that (empty, an unregistered broker,
+  or this node twice), so the flag never changes an answer here;
 * replicas == [this node]: the assignment the partition has; success, and
   nothing changes (Kafka writes no record for it);
 * otherwise INVALID_REPLICA_ASSIGNMENT with Kafka's message: an empty list,
@@ -29,7 +35,7 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
-VERSIONS = Versions(0, 0)
+VERSIONS = Versions(0, 1)
 
 NO_REASSIGNMENT_MESSAGE = "No partition reassignment is in progress."
 log = logging.getLogger(__name__)
@@ -39,6 +45,7 @@ def handle(ctx, request: dict) -> dict:
     if not ctx.authorize_cluster(AclOperation.ALTER):
         return error_response(request, ctx.api_version, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     cache = ctx.metadata_cache
+    allow_rf_change = request["allow_replication_factor_change"]  # True at v0
     responses, done, total = [], 0, 0
     for t in request["topics"]:
         partitions = []
@@ -52,7 +59,7 @@ def handle(ctx, request: dict) -> dict:
     log.info("Successfully altered %d out of %d partition reassignment(s) (from %s).",
              done, total, escape(ctx.request.header.client_id or "-"))
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "responses": responses}
+            "allow_replication_factor_change": allow_rf_change, "responses": responses}
 
 
 def _alter(cache, topic: str, index: int, replicas: list | None) -> tuple[int, str | None]:
@@ -86,6 +93,8 @@ def assignment_error(replicas: list[int], node_id: int) -> str | None:
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": error_code, "error_message": None,
+            "allow_replication_factor_change": request.get(
+                "allow_replication_factor_change", True),
             "responses": [
                 {"name": t["name"], "partitions": [
                     {"partition_index": p["partition_index"], "error_code": error_code,

@@ -1,8 +1,11 @@
-"""ConsumerGroupDescribe (API key 69): serves v0-v0 (KIP-848).
+"""ConsumerGroupDescribe (API key 69): serves v0-v1 (KIP-848).
 
 Behaviour: each consumer-protocol group with its state (Empty, Assigning,
 Reconciling, Stable), group and assignment epochs, the assignor in use, and
 every member with its current and target assignment (topic ids and names).
+v1 (KIP-1099) adds each member's type: always 1, a consumer-protocol member,
+since this coordinator admits no classic (JoinGroup) member into a
+consumer-protocol group (Kafka's 0).
 An unknown group, or a classic one, gets GROUP_ID_NOT_FOUND with Kafka's
 message.  Authorized operations, when asked for, are the principal's
 (READ, DELETE, DESCRIBE without an authorizer); else -2147483648, Kafka's
@@ -19,7 +22,8 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import GROUP_OPERATIONS
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
-VERSIONS = Versions(0, 0)
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1   # member_type (v1); -1 is "unknown"
+VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
@@ -59,7 +63,8 @@ def _member(ctx, m, target) -> dict:
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "assignment": _assignment(ctx, m.assigned),
-            "target_assignment": _assignment(ctx, target)}
+            "target_assignment": _assignment(ctx, target),
+            "member_type": CONSUMER_MEMBER}
 
 
 def _assignment(ctx, assignment) -> dict:

@@ -1,4 +1,4 @@
-"""DescribeCluster (API key 60): serves v0-v1.
+"""DescribeCluster (API key 60): serves v0-v2.
 
 Behaviour (Kafka's ``KafkaApis.handleDescribeCluster`` with
 ``AuthHelper.computeDescribeClusterResponse``): the cluster id, this node as
@@ -6,7 +6,9 @@ the one broker (at the advertised address of the listener the request came
 in on) and as the controller id.  v1 asks for an endpoint type: a broker
 answers for brokers (1); controllers (2) get MISMATCHED_ENDPOINT_TYPE, any
 other value UNSUPPORTED_ENDPOINT_TYPE (both INVALID_REQUEST at v0), with
-Kafka's messages.  Any principal may ask (Kafka checks nothing here); with
+Kafka's messages.  v2 (KIP-1073) asks whether to list fenced brokers too and
+marks each broker's is_fenced: this node answers, so it is registered and
+unfenced, and there is no other broker, fenced or not, to add.  Any principal may ask (Kafka checks nothing here); with
 an authorizer, the authorized operations asked for are the principal's (0
 without DESCRIBE on the cluster); with none every cluster operation is allowed.
 """
@@ -18,7 +20,7 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers.metadata import cluster_operations
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
-VERSIONS = Versions(0, 1)
+VERSIONS = Versions(0, 2)
 
 ENDPOINT_TYPE_NAMES = {BROKERS: "BROKER", CONTROLLERS: "CONTROLLER"}
 
@@ -29,13 +31,16 @@ def handle(ctx, request: dict) -> dict:
         return {**error_response(request, ctx.api_version, error[0]), "error_message": error[1]}
     cache = ctx.metadata_cache
     endpoint = cache.endpoint_for(ctx.listener_name)
+    brokers = [] if endpoint is None else [
+        {"broker_id": cache.node_id, "host": endpoint.host, "port": endpoint.port,
+         "rack": None, "is_fenced": False}]
+    if not request["include_fenced_brokers"]:   # False before v2: the unfenced only
+        brokers = [b for b in brokers if not b["is_fenced"]]
     return {
         "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
         "endpoint_type": BROKERS, "cluster_id": cache.cluster_id,
         "controller_id": cache.node_id,
-        "brokers": [] if endpoint is None else [
-            {"broker_id": cache.node_id, "host": endpoint.host, "port": endpoint.port,
-             "rack": None}],
+        "brokers": brokers,
         "cluster_authorized_operations": cluster_operations(
             ctx, request["include_cluster_authorized_operations"]),
     }

@@ -18,8 +18,10 @@ def test_describes_this_node(broker, version):
     assert body["error_code"] == ErrorCode.NONE and body["error_message"] is None
     assert body["cluster_id"] == broker.metadata_cache.cluster_id
     assert body["controller_id"] == node
+    # is_fenced exists from v2; below it decodes as its default, False.
     assert body["brokers"] == [
-        {"broker_id": node, "host": "broker.test", "port": 19092, "rack": None}]
+        {"broker_id": node, "host": "broker.test", "port": 19092, "rack": None,
+         "is_fenced": False}]
     assert body["cluster_authorized_operations"] == -2147483648
     assert body["endpoint_type"] == 1
 
