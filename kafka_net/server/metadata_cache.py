@@ -62,6 +62,10 @@ class MetadataCache:
         self._by_id: dict[uuid.UUID, str] = {}   # topic id -> name
         self._unified: dict[str, str] = {}     # unify_collision_chars(name) -> name
         self._total_partitions = 0
+        # Goes up with every topic added: consumer groups resolve their regular
+        # expressions again when it passed their last resolution (Kafka's
+        # lastMetadataImageWithNewTopics).
+        self.new_topics_version = 0
         self._lock = threading.Lock()
 
     def set_advertised_endpoints(self, endpoints: list[EndPoint]) -> None:
@@ -133,6 +137,7 @@ class MetadataCache:
         self._by_id[topic_id] = name
         self._unified[unify_collision_chars(name)] = name
         self._total_partitions += num_partitions
+        self.new_topics_version += 1
         return topic
 
     def _remove_locked(self, name: str) -> TopicMetadata | None:

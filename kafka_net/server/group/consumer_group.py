@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
+from kafka_net.server.group.topic_regex import ResolvedRegularExpression
 
 
 class MemberState(enum.Enum):
@@ -55,6 +56,9 @@ class ConsumerGroupMember:
     # Set while the member must revoke partitions: the monotonic deadline after
     # which it is fenced (its rebalance timeout, Kafka's rebalance timer).
     revocation_deadline: float | None = None
+    # SubscribedTopicRegex (v1+); None or "" = none.  Its topics come from the
+    # group's resolution of it (ConsumerGroup.resolved_regexes).
+    subscribed_topic_regex: str | None = None
 
 
 @dataclass
@@ -65,6 +69,13 @@ class ConsumerGroup:
     members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
     assignor_name: str = DEFAULT_ASSIGNOR
+    # Each regular expression members subscribe to -> what it resolved to
+    # (Kafka's resolvedRegularExpressions; shared by the members using it).
+    resolved_regexes: dict[str, ResolvedRegularExpression] = field(default_factory=dict)
+    # The subscribed topics' (id, partition count) the target was computed for
+    # (Kafka's subscription metadata): a change (a topic created, deleted or
+    # grown) bumps the group epoch.  None until the first heartbeat computes it.
+    subscription_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
 
     def state(self) -> str:
         """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""
@@ -95,8 +106,26 @@ class ConsumerGroup:
                 return member.member_epoch
         return -1
 
+    def member_topics(self, member: ConsumerGroupMember) -> set[str]:
+        """The topic names a member subscribes to: by name and through its regex."""
+        topics = set(member.subscribed_topic_names)
+        resolved = self.resolved_regexes.get(member.subscribed_topic_regex or "")
+        if resolved is not None:
+            topics |= resolved.topics
+        return topics
+
     def subscribed_topics(self) -> set[str]:
-        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+        return {t for m in self.members.values() for t in self.member_topics(m)}
+
+    def subscribed_regexes(self) -> dict[str, int]:
+        """Each regex members subscribe to -> how many do (Kafka's
+        subscribedRegularExpressions)."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            if member.subscribed_topic_regex:
+                regex = member.subscribed_topic_regex
+                counts[regex] = counts.get(regex, 0) + 1
+        return counts
 
     def preferred_assignor(self, supported: dict) -> str:
         """The assignor most members asked for (ties: the first in the supported
