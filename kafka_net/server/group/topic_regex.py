@@ -30,7 +30,9 @@ Windows.
 
 A pattern RE2 cannot compile is answered, as Kafka does, with
 INVALID_REGULAR_EXPRESSION: "SubscribedTopicRegex `<regex>` is not a valid
-regular expression: <RE2's reason>."  RE2's own size limit (8 MiB of
+regular expression: <RE2's reason>." (the reason in C++ RE2's words, which
+differ from RE2/J's Go-derived ones: "missing )" for "missing closing )").
+RE2's own size limit (8 MiB of
 compiled program) bounds what a client can make the broker build.
 """
 
@@ -40,12 +42,17 @@ import functools
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-import re2
-
 from kafka_net.protocol.error_codes import ErrorCode
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False   # RE2 would print every refused pattern to stderr
+
+@functools.lru_cache(maxsize=1)
+def _re2():
+    """google-re2 and its options, imported on the first regex: a broker whose
+    groups never send one starts (and its tests run) without it."""
+    import re2
+    options = re2.Options()
+    options.log_errors = False   # RE2 would print every refused pattern to stderr
+    return re2, options
 
 
 class InvalidRegularExpression(Exception):
@@ -58,8 +65,9 @@ class InvalidRegularExpression(Exception):
 def compile_regex(regex: str):
     """The compiled pattern (cached: every member of a group sends the same),
     or InvalidRegularExpression with RE2's reason."""
+    re2, options = _re2()
     try:
-        return re2.compile(regex, options=_OPTIONS)
+        return re2.compile(regex, options=options)
     except re2.error as e:
         reason = e.args[0] if e.args else str(e)
         if isinstance(reason, bytes):
