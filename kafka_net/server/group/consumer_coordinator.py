@@ -100,6 +100,8 @@ class HeartbeatRequest:
     client_id: str = ""
     client_host: str = ""
     subscribed_topic_regex: str | None = None
+    # v1+ (KIP-1082): the client makes its member id, so it is never empty.
+    api_version: int = 0
     # topic name -> how many regexes matched it; returns the names the member
     # may DESCRIBE (None: no authorizer, all of them).
     authorize_topics: Callable[[dict[str, int]], set[str]] | None = None
@@ -160,17 +162,16 @@ class ConsumerGroupCoordinator:
     def _validate(self, req: HeartbeatRequest) -> None:
         def invalid(message: str) -> HeartbeatError:
             return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+        epoch = req.member_epoch
+        if (req.api_version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not req.member_id:
+            raise invalid("MemberId can't be empty.")
         if not req.group_id:
             raise invalid("GroupId can't be empty.")
         if req.instance_id == "":
             raise invalid("InstanceId can't be empty.")
         if req.rack_id == "":
             raise invalid("RackId can't be empty.")
-        epoch = req.member_epoch
-        if epoch > 0 or epoch == LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == JOIN_EPOCH:
+        if epoch == JOIN_EPOCH:
             if req.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if req.owned is None or req.owned:
@@ -180,11 +181,9 @@ class ConsumerGroupCoordinator:
                 raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be "
                               "non-null when (re-)joining.")
         elif epoch == STATIC_LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
             if req.instance_id is None:
                 raise invalid("InstanceId can't be null.")
-        else:
+        elif epoch < STATIC_LEAVE_EPOCH:
             raise invalid("MemberEpoch is invalid.")
         if req.server_assignor is not None and req.server_assignor not in self._assignors:
             raise HeartbeatError(

@@ -46,6 +46,7 @@ def handle(ctx, request: dict) -> dict:
         rack_id=request["rack_id"], rebalance_timeout_ms=request["rebalance_timeout_ms"],
         subscribed_topic_names=request["subscribed_topic_names"],
         subscribed_topic_regex=request["subscribed_topic_regex"],
+        api_version=ctx.api_version,
         authorize_topics=None if ctx.authorizer is None else _describable(ctx),
         server_assignor=request["server_assignor"],
         owned=None if owned is None else {t["topic_id"]: set(t["partitions"]) for t in owned},
