@@ -216,8 +216,12 @@ class ConsumerGroupCoordinator:
                 or updated.subscribed_topic_names != member.subscribed_topic_names
                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
         cg.members[updated.member_id] = updated
-        self._maybe_refresh_regexes(cg, req)
-        bump |= self._subscription_metadata_changed(cg)
+        refreshed = self._maybe_refresh_regexes(cg, req)
+        # A group whose epoch is already ahead (a member was fenced) gets a new target
+        # anyway: its metadata is brought up to date without another bump.
+        pending = cg.group_epoch > cg.assignment_epoch
+        changed = self._subscription_metadata_changed(cg, bump or refreshed or pending)
+        bump |= changed and not pending
         if bump:
             cg.group_epoch += 1
             log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id),
@@ -326,36 +330,43 @@ class ConsumerGroupCoordinator:
 
     # -- regular expressions and subscription metadata ----------------------------------
 
-    def _maybe_refresh_regexes(self, cg: ConsumerGroup, req: HeartbeatRequest) -> None:
-        """Resolve the group's regexes again if Kafka would now; a resolution
-        that changes a regex's topics changes the subscription metadata, which
-        bumps the group epoch."""
+    def _maybe_refresh_regexes(self, cg: ConsumerGroup, req: HeartbeatRequest) -> bool:
+        """Resolve the group's regexes again if Kafka would now (True if it did);
+        a resolution that changes a regex's topics changes the subscription
+        metadata, which bumps the group epoch."""
         regexes = cg.subscribed_regexes()
         for gone in set(cg.resolved_regexes) - set(regexes):   # its last member left it
             del cg.resolved_regexes[gone]
         if not regexes:
-            return
+            return False
         now = time.monotonic()
         resolved = cg.resolved_regexes.values()
         last_refresh = max((r.resolved_at for r in resolved), default=None)
         if last_refresh is not None and now <= last_refresh + REGEX_REFRESH_MIN_INTERVAL_S:
-            return
+            return False
         version = self._topics.new_topics_version
         interval = self.config.regex_refresh_interval_ms / 1000
         if (len(regexes) == len(cg.resolved_regexes)
                 and all(r.version >= version for r in resolved)
                 and now <= last_refresh + interval):
-            return
+            return False
         names = [t.name for t in self._topics.topics()]
         results = resolve(regexes, names, req.authorize_topics)
         for regex, topics in results.items():
             cg.resolved_regexes[regex] = ResolvedRegularExpression(topics, version, now)
         log.info("[GroupId %s] Scanned %d topics to refresh regular expressions %s.",
                  escape(cg.group_id), len(names), escape(str(sorted(regexes))))
+        return True
 
-    def _subscription_metadata_changed(self, cg: ConsumerGroup) -> bool:
+    def _subscription_metadata_changed(self, cg: ConsumerGroup, recompute: bool) -> bool:
         """Record the subscribed topics' ids and partition counts; True if they
-        differ from those the target was computed for."""
+        differ from those the target was computed for.  Only recomputed when the
+        subscriptions may have changed (``recompute``) or a topic did (Kafka
+        refreshes it on a new metadata image): a plain heartbeat costs nothing."""
+        version = self._topics.topics_version
+        if (not recompute and cg.subscription_metadata is not None
+                and version == cg.subscription_metadata_version):
+            return False
         metadata = {}
         for name in cg.subscribed_topics():
             meta = self._topics.topic(name)
@@ -363,6 +374,7 @@ class ConsumerGroupCoordinator:
                 metadata[name] = (meta.topic_id, meta.num_partitions)
         changed = cg.subscription_metadata is not None and metadata != cg.subscription_metadata
         cg.subscription_metadata = metadata
+        cg.subscription_metadata_version = version
         return changed
 
     def _update_target_assignment(self, cg: ConsumerGroup) -> None:

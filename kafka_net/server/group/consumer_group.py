@@ -76,6 +76,8 @@ class ConsumerGroup:
     # (Kafka's subscription metadata): a change (a topic created, deleted or
     # grown) bumps the group epoch.  None until the first heartbeat computes it.
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
+    # The MetadataCache.topics_version it was computed at.
+    subscription_metadata_version: int = -1
 
     def state(self) -> str:
         """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""

@@ -246,3 +246,26 @@ def test_re2_syntax_python_re_lacks_is_understood():
     assert not compile_regex(r"\Qorders.eu\E").fullmatch("ordersXeu")
     assert compile_regex(r"[[:alpha:]]+-\pN+").fullmatch("orders-42")
     assert compile_regex(r"orders\z").fullmatch("orders")
+
+
+def test_a_subscribed_topic_that_grows_is_assigned_its_new_partitions(b):
+    a = join(b, "m-a", "pay.*")
+    assert assigned(b, a) == {"payments": [0, 1, 2]}
+    body = b.call(ApiKey.CREATE_PARTITIONS, 3, topics=[
+        {"name": "payments", "count": 5, "assignments": None}], timeout_ms=5000,
+        validate_only=False)
+    assert body["results"][0]["error_code"] == ErrorCode.NONE, body
+    got = beat(b, "m-a", a["member_epoch"], {"payments": [0, 1, 2]})
+    assert (got["member_epoch"], assigned(b, got)) == (a["member_epoch"] + 1,
+                                                        {"payments": [0, 1, 2, 3, 4]})
+
+
+def test_a_plain_heartbeat_changes_nothing(b):
+    a = join(b, "m-a", "orders-.*", names=["payments"])
+    owned = {"orders-eu": [0, 1], "orders-us": [0], "payments": [0, 1, 2]}
+    for _ in range(3):
+        got = beat(b, "m-a", a["member_epoch"], owned)
+        assert (got["error_code"], got["member_epoch"], got["assignment"]) == \
+            (ErrorCode.NONE, a["member_epoch"], None)
+    group = described(b)
+    assert (group["group_epoch"], group["group_state"]) == (a["member_epoch"], "Stable")
