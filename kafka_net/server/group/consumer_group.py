@@ -5,7 +5,8 @@ Three epochs drive the protocol:
 
 * the **group epoch** goes up whenever the group's membership or
   subscriptions change (a member joins, leaves, is fenced, or subscribes to
-  other topics, or a subscribed topic gains partitions);
+  other topics or another regular expression, or a subscribed topic is
+  created, deleted or gains partitions, or a regex resolves to other topics);
 * the **assignment epoch** is the group epoch the current *target
   assignment* was computed for; the coordinator recomputes the target when
   the group epoch runs ahead of it;
