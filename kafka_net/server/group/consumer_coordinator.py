@@ -140,10 +140,10 @@ class ConsumerGroupCoordinator:
     def heartbeat(self, req: HeartbeatRequest) -> HeartbeatResult:
         try:
             self._validate(req)
-            if req.subscribed_topic_regex:
-                # Kafka compiles a regex new to the group; one the group has compiles
-                # too (and is cached), so checking every one first changes nothing but
-                # leaves no group or member behind when it fails.
+            if req.subscribed_topic_regex and not self._known_regex(req):
+                # Kafka compiles a regex new to the group (one it has is valid).
+                # Checked before the group is made or a static member replaced, so
+                # a refusal leaves nothing behind.
                 compile_regex(req.subscribed_topic_regex)
             group = self._modern_group(req.group_id, create=req.member_epoch == JOIN_EPOCH)
             with group.lock:
@@ -190,6 +190,14 @@ class ConsumerGroupCoordinator:
                 ErrorCode.UNSUPPORTED_ASSIGNOR,
                 f"ServerAssignor {req.server_assignor} is not supported. "
                 f"Supported assignors: {', '.join(self._assignors)}.")
+
+    def _known_regex(self, req: HeartbeatRequest) -> bool:
+        group = self._groups.group(req.group_id)
+        if group is None:
+            return False
+        with group.lock:
+            return (group.modern is not None
+                    and req.subscribed_topic_regex in group.modern.subscribed_regexes())
 
     def _modern_group(self, group_id: str, create: bool) -> Group:
         group = self._groups.group(group_id, create=create)

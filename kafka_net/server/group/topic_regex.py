@@ -61,10 +61,11 @@ class InvalidRegularExpression(Exception):
     error_code = ErrorCode.INVALID_REGULAR_EXPRESSION
 
 
-@functools.lru_cache(maxsize=1024)
 def compile_regex(regex: str):
-    """The compiled pattern (cached: every member of a group sends the same),
-    or InvalidRegularExpression with RE2's reason."""
+    """The compiled pattern, or InvalidRegularExpression with RE2's reason.
+    Not cached: a compiled pattern may take up to RE2's memory budget, and the
+    coordinator compiles a regex only when it is new to a group and at a
+    refresh (at most every 10 s per group), as Kafka does."""
     re2, options = _re2()
     try:
         return re2.compile(regex, options=options)
