@@ -15,6 +15,8 @@ ZkConfigs, ...) in apache/kafka at commit
 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, between 3.9 and 4.0),
 341 keys.  Per-listener forms (``listener.name.<name>.<key>``) are
 recognised by prefix in :mod:`kafka_net.config.server_config`.
+Added since: ``group.consumer.regex.refresh.interval.ms`` (GroupCoordinatorConfig,
+KIP-848 regex subscriptions, in Kafka 4.2).
 """
 
 KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
@@ -48,6 +50,7 @@ KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
     "group.consumer.max.session.timeout.ms", "group.consumer.max.size",
     "group.consumer.migration.policy", "group.consumer.min.heartbeat.interval.ms",
     "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms",
+    "group.consumer.regex.refresh.interval.ms",
     "group.coordinator.append.linger.ms", "group.coordinator.new.enable",
     "group.coordinator.rebalance.protocols", "group.coordinator.threads",
     "group.initial.rebalance.delay.ms", "group.max.session.timeout.ms", "group.max.size",

@@ -170,6 +170,10 @@ KEYS: tuple[_Key, ...] = (
          "Server-side assignors of consumer-protocol groups; the first is the default."),
     _Key("group.consumer.max.size", "group_consumer_max_size", integer(1), str(2**31 - 1),
          "Most members a consumer-protocol group may have."),
+    _Key("group.consumer.regex.refresh.interval.ms", "group_consumer_regex_refresh_interval_ms",
+         integer(10000), "600000",
+         "How often a consumer-protocol group resolves its subscribed regular expressions "
+         "again even without new topics (ACLs may have changed)."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----

@@ -88,6 +88,8 @@ class ServerConfig:
     group_consumer_session_timeout_ms: int = default_of("group_consumer_session_timeout_ms")
     group_consumer_assignors: tuple = default_of("group_consumer_assignors")
     group_consumer_max_size: int = default_of("group_consumer_max_size")
+    group_consumer_regex_refresh_interval_ms: int = default_of(
+        "group_consumer_regex_refresh_interval_ms")
     offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")
     offsets_retention_minutes: int = default_of("offsets_retention_minutes")
     offsets_retention_check_interval_ms: int = default_of("offsets_retention_check_interval_ms")

@@ -95,7 +95,8 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
     """The group.consumer.* keys: consumer-protocol (KIP-848) groups."""
     return ConsumerGroupConfig(config.group_consumer_heartbeat_interval_ms,
                                config.group_consumer_session_timeout_ms,
-                               config.group_consumer_assignors, config.group_consumer_max_size)
+                               config.group_consumer_assignors, config.group_consumer_max_size,
+                               config.group_consumer_regex_refresh_interval_ms)
 
 
 def log_dirs_config(config: ServerConfig) -> LogDirsConfig:

@@ -62,6 +62,13 @@ class MetadataCache:
         self._by_id: dict[uuid.UUID, str] = {}   # topic id -> name
         self._unified: dict[str, str] = {}     # unify_collision_chars(name) -> name
         self._total_partitions = 0
+        # Goes up with every topic added: consumer groups resolve their regular
+        # expressions again when it passed their last resolution (Kafka's
+        # lastMetadataImageWithNewTopics).
+        self.new_topics_version = 0
+        # Goes up with every change of a topic (added, removed, grown): consumer
+        # groups recompute their subscribed topics' metadata only when it moved.
+        self.topics_version = 0
         self._lock = threading.Lock()
 
     def set_advertised_endpoints(self, endpoints: list[EndPoint]) -> None:
@@ -133,6 +140,8 @@ class MetadataCache:
         self._by_id[topic_id] = name
         self._unified[unify_collision_chars(name)] = name
         self._total_partitions += num_partitions
+        self.new_topics_version += 1
+        self.topics_version += 1
         return topic
 
     def _remove_locked(self, name: str) -> TopicMetadata | None:
@@ -143,6 +152,7 @@ class MetadataCache:
         if self._unified.get(unify_collision_chars(name)) == name:
             del self._unified[unify_collision_chars(name)]
         self._total_partitions -= topic.num_partitions
+        self.topics_version += 1
         return topic
 
     # -- applying metadata records (server/controller.py; the same at replay) ------------
@@ -169,6 +179,7 @@ class MetadataCache:
             updated = TopicMetadata(name, topic_id, count, topic.is_internal)
             self._topics[name] = updated
             self._total_partitions += count - topic.num_partitions
+            self.topics_version += 1
             return updated
 
     def remove_topic(self, topic_id: uuid.UUID) -> TopicMetadata | None:
@@ -196,6 +207,7 @@ class MetadataCache:
             updated = TopicMetadata(topic.name, topic.topic_id, count, topic.is_internal)
             self._topics[name] = updated
             self._total_partitions += adding
+            self.topics_version += 1
             return updated
 
     def growth_error(self, name: str, count: int,

@@ -44,7 +44,6 @@ PENDING = {
               ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS,
               ApiKey.DELETE_SHARE_GROUP_OFFSETS},
     "telemetry": {ApiKey(74)},   # ListClientMetricsResources, ListConfigResources in 4.2
-    "regex": {ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE},
 }
 # Where franz-go's shorthand says less than Kafka's message JSON, which our modules
 # follow (checked against apache/kafka's clients/src/main/resources/common/message):

@@ -27,7 +27,8 @@ from kafka_net.protocol.messages import (
     list_client_metrics_resources, list_groups, list_offsets, list_partition_reassignments,
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
     offset_for_leader_epoch, produce, push_telemetry, remove_raft_voter,
-    renew_delegation_token, sasl_authenticate, sasl_handshake, stop_replica, sync_group,
+    renew_delegation_token, sasl_authenticate, sasl_handshake, stop_replica,
+    streams_group_describe, streams_group_heartbeat, sync_group,
     txn_offset_commit, unregister_broker, update_features, update_metadata,
     update_raft_voter, vote, write_txn_markers)
 from kafka_net.protocol.schema import Schema
@@ -216,4 +217,10 @@ MESSAGES: dict[int, ApiMessage] = {
         ApiKey.REMOVE_RAFT_VOTER, remove_raft_voter.REQUEST, remove_raft_voter.RESPONSE),
     ApiKey.UPDATE_RAFT_VOTER: ApiMessage(
         ApiKey.UPDATE_RAFT_VOTER, update_raft_voter.REQUEST, update_raft_voter.RESPONSE),
+    ApiKey.STREAMS_GROUP_HEARTBEAT: ApiMessage(
+        ApiKey.STREAMS_GROUP_HEARTBEAT,
+        streams_group_heartbeat.REQUEST, streams_group_heartbeat.RESPONSE),
+    ApiKey.STREAMS_GROUP_DESCRIBE: ApiMessage(
+        ApiKey.STREAMS_GROUP_DESCRIBE,
+        streams_group_describe.REQUEST, streams_group_describe.RESPONSE),
 }

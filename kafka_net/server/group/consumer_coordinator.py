@@ -10,6 +10,9 @@ One heartbeat does everything, in Kafka's order:
    (or its previous one, if the member owns no more than it should, since
    the answer with the new epoch may have been lost), else FENCED_MEMBER_EPOCH;
 3. record the member's subscription; a change bumps the **group epoch**;
+   a regular expression (``SubscribedTopicRegex``, v1) is resolved to
+   topics for the whole group (see *Regular expressions* below), and so is
+   a change of the subscribed topics themselves (created, deleted, grown);
 4. if the group epoch ran ahead of the assignment epoch, the assignor
    computes a new **target assignment** for every member;
 5. reconcile this member towards its target
@@ -22,6 +25,26 @@ is fenced; one that does not give up revoked partitions within its
 rebalance timeout is fenced too.  Fencing removes the member and bumps the
 group epoch, so the others are reassigned its partitions.
 
+Regular expressions (Kafka's GroupMetadataManager.maybeUpdateRegularExpressions):
+a member's regex is compiled when it first appears in the group (RE2 syntax,
+:mod:`~kafka_net.server.group.topic_regex`; INVALID_REGULAR_EXPRESSION if it
+does not compile), and every regex of the group is resolved against the
+topic names, keeping the topics the heartbeating member may DESCRIBE.  The
+members with the same regex share its resolution.  The group resolves its
+regexes again at a heartbeat when one is not resolved yet, when topics were
+created since the last resolution, or when ``group.consumer.regex.refresh
+.interval.ms`` passed (ACLs may have changed) - but never twice within 10 s
+(Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS), so a burst of new topics
+costs one rebalance.  A deleted topic leaves the assignment at once (it is
+no longer in the subscription metadata) and the resolution at its next
+refresh, as in Kafka.  Kafka resolves on a background executor and applies
+the result at a later heartbeat; kafka-net resolves inline (RE2 matches in
+linear time; the scan is one pass over the topic names), so the answer to
+the heartbeat that brought the regex already carries its assignment.
+Resolutions are not written to ``__consumer_offsets`` (Kafka's
+ConsumerGroupRegularExpression records): after a restart the first
+heartbeat resolves them again.
+
 The group lives in the coordinator's one group registry (a classic
 :class:`~kafka_net.server.group.group.Group` whose ``modern`` holds this
 protocol's state), so offsets, ListGroups and DeleteGroups see both kinds.
@@ -33,6 +56,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
@@ -42,10 +66,15 @@ from kafka_net.server.group.consumer_group import (
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.rebalance import DelayedHeartbeat
+from kafka_net.server.group.topic_regex import (
+    InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
 
 log = logging.getLogger(__name__)
 
 JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
+# Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: a group's regexes are resolved at
+# most once in this time, whatever asks for it.
+REGEX_REFRESH_MIN_INTERVAL_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +83,7 @@ class ConsumerGroupConfig:
     session_timeout_ms: int = 45000
     assignors: tuple[str, ...] = ("uniform", "range")
     max_size: int = 2**31 - 1
+    regex_refresh_interval_ms: int = 600000
 
 
 @dataclass(frozen=True)
@@ -69,6 +99,12 @@ class HeartbeatRequest:
     owned: Assignment | None
     client_id: str = ""
     client_host: str = ""
+    subscribed_topic_regex: str | None = None
+    # v1+ (KIP-1082): the client makes its member id, so it is never empty.
+    api_version: int = 0
+    # topic name -> how many regexes matched it; returns the names the member
+    # may DESCRIBE (None: no authorizer, all of them).
+    authorize_topics: Callable[[dict[str, int]], set[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +140,11 @@ class ConsumerGroupCoordinator:
     def heartbeat(self, req: HeartbeatRequest) -> HeartbeatResult:
         try:
             self._validate(req)
+            if req.subscribed_topic_regex and not self._known_regex(req):
+                # Kafka compiles a regex new to the group (one it has is valid).
+                # Checked before the group is made or a static member replaced, so
+                # a refusal leaves nothing behind.
+                compile_regex(req.subscribed_topic_regex)
             group = self._modern_group(req.group_id, create=req.member_epoch == JOIN_EPOCH)
             with group.lock:
                 try:
@@ -115,39 +156,48 @@ class ConsumerGroupCoordinator:
             return HeartbeatResult(e.error_code, str(e))
         except FencedMemberEpoch as e:
             return HeartbeatResult(ErrorCode.FENCED_MEMBER_EPOCH, str(e))
+        except InvalidRegularExpression as e:
+            return HeartbeatResult(e.error_code, str(e))
 
     def _validate(self, req: HeartbeatRequest) -> None:
         def invalid(message: str) -> HeartbeatError:
             return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+        epoch = req.member_epoch
+        if (req.api_version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not req.member_id:
+            raise invalid("MemberId can't be empty.")
         if not req.group_id:
             raise invalid("GroupId can't be empty.")
         if req.instance_id == "":
             raise invalid("InstanceId can't be empty.")
         if req.rack_id == "":
             raise invalid("RackId can't be empty.")
-        epoch = req.member_epoch
-        if epoch > 0 or epoch == LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == JOIN_EPOCH:
+        if epoch == JOIN_EPOCH:
             if req.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if req.owned is None or req.owned:
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if not req.subscribed_topic_names:
-                raise invalid("SubscribedTopicNames must be set in first request.")
+            # An empty list of names or an empty regex joins subscribed to nothing.
+            if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                              "non-null when (re-)joining.")
         elif epoch == STATIC_LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
             if req.instance_id is None:
                 raise invalid("InstanceId can't be null.")
-        else:
+        elif epoch < STATIC_LEAVE_EPOCH:
             raise invalid("MemberEpoch is invalid.")
         if req.server_assignor is not None and req.server_assignor not in self._assignors:
             raise HeartbeatError(
                 ErrorCode.UNSUPPORTED_ASSIGNOR,
                 f"ServerAssignor {req.server_assignor} is not supported. "
                 f"Supported assignors: {', '.join(self._assignors)}.")
+
+    def _known_regex(self, req: HeartbeatRequest) -> bool:
+        group = self._groups.group(req.group_id)
+        if group is None:
+            return False
+        with group.lock:
+            return (group.modern is not None
+                    and req.subscribed_topic_regex in group.modern.subscribed_regexes())
 
     def _modern_group(self, group_id: str, create: bool) -> Group:
         group = self._groups.group(group_id, create=create)
@@ -169,12 +219,21 @@ class ConsumerGroupCoordinator:
             return self._leave(group, cg, req)
         member = self._member(cg, req)
         updated = self._updated(member, req)
-        if updated.subscribed_topic_names != member.subscribed_topic_names \
-                or member.member_id not in cg.members:
+        # A regex resolved later (or again) bumps the epoch through the metadata.
+        bump = (member.member_id not in cg.members
+                or updated.subscribed_topic_names != member.subscribed_topic_names
+                or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+        cg.members[updated.member_id] = updated
+        refreshed = self._maybe_refresh_regexes(cg, req)
+        # A group whose epoch is already ahead (a member was fenced) gets a new target
+        # anyway: its metadata is brought up to date without another bump.
+        pending = cg.group_epoch > cg.assignment_epoch
+        changed = self._subscription_metadata_changed(cg, bump or refreshed or pending)
+        bump |= changed and not pending
+        if bump:
             cg.group_epoch += 1
             log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id),
                      cg.group_epoch)
-        cg.members[updated.member_id] = updated
         if cg.group_epoch > cg.assignment_epoch:
             self._update_target_assignment(cg)
         target = cg.target.get(updated.member_id, {})
@@ -273,16 +332,63 @@ class ConsumerGroupCoordinator:
             changes["server_assignor"] = req.server_assignor
         if req.subscribed_topic_names is not None:
             changes["subscribed_topic_names"] = tuple(sorted(set(req.subscribed_topic_names)))
+        if req.subscribed_topic_regex is not None:   # "" drops the member's regex
+            changes["subscribed_topic_regex"] = req.subscribed_topic_regex or None
         return replace(member, **changes)
 
-    def _update_target_assignment(self, cg: ConsumerGroup) -> None:
-        topics = {}
+    # -- regular expressions and subscription metadata ----------------------------------
+
+    def _maybe_refresh_regexes(self, cg: ConsumerGroup, req: HeartbeatRequest) -> bool:
+        """Resolve the group's regexes again if Kafka would now (True if it did);
+        a resolution that changes a regex's topics changes the subscription
+        metadata, which bumps the group epoch."""
+        regexes = cg.subscribed_regexes()
+        for gone in set(cg.resolved_regexes) - set(regexes):   # its last member left it
+            del cg.resolved_regexes[gone]
+        if not regexes:
+            return False
+        now = time.monotonic()
+        resolved = cg.resolved_regexes.values()
+        last_refresh = max((r.resolved_at for r in resolved), default=None)
+        if last_refresh is not None and now <= last_refresh + REGEX_REFRESH_MIN_INTERVAL_S:
+            return False
+        version = self._topics.new_topics_version
+        interval = self.config.regex_refresh_interval_ms / 1000
+        if (len(regexes) == len(cg.resolved_regexes)
+                and all(r.version >= version for r in resolved)
+                and now <= last_refresh + interval):
+            return False
+        names = [t.name for t in self._topics.topics()]
+        results = resolve(regexes, names, req.authorize_topics)
+        for regex, topics in results.items():
+            cg.resolved_regexes[regex] = ResolvedRegularExpression(topics, version, now)
+        log.info("[GroupId %s] Scanned %d topics to refresh regular expressions %s.",
+                 escape(cg.group_id), len(names), escape(str(sorted(regexes))))
+        return True
+
+    def _subscription_metadata_changed(self, cg: ConsumerGroup, recompute: bool) -> bool:
+        """Record the subscribed topics' ids and partition counts; True if they
+        differ from those the target was computed for.  Only recomputed when the
+        subscriptions may have changed (``recompute``) or a topic did (Kafka
+        refreshes it on a new metadata image): a plain heartbeat costs nothing."""
+        version = self._topics.topics_version
+        if (not recompute and cg.subscription_metadata is not None
+                and version == cg.subscription_metadata_version):
+            return False
+        metadata = {}
         for name in cg.subscribed_topics():
             meta = self._topics.topic(name)
             if meta is not None:
-                topics[name] = (meta.topic_id, meta.num_partitions)
+                metadata[name] = (meta.topic_id, meta.num_partitions)
+        changed = cg.subscription_metadata is not None and metadata != cg.subscription_metadata
+        cg.subscription_metadata = metadata
+        cg.subscription_metadata_version = version
+        return changed
+
+    def _update_target_assignment(self, cg: ConsumerGroup) -> None:
+        topics = cg.subscription_metadata or {}
         specs = {m.member_id: MemberSpec(
-                    frozenset(topics[t][0] for t in m.subscribed_topic_names if t in topics),
+                    frozenset(topics[t][0] for t in cg.member_topics(m) if t in topics),
                     cg.target.get(m.member_id, {}))
                  for m in cg.members.values()}
         cg.assignor_name = cg.preferred_assignor(self._assignors)

@@ -5,7 +5,8 @@ Three epochs drive the protocol:
 
 * the **group epoch** goes up whenever the group's membership or
   subscriptions change (a member joins, leaves, is fenced, or subscribes to
-  other topics, or a subscribed topic gains partitions);
+  other topics or another regular expression, or a subscribed topic is
+  created, deleted or gains partitions, or a regex resolves to other topics);
 * the **assignment epoch** is the group epoch the current *target
   assignment* was computed for; the coordinator recomputes the target when
   the group epoch runs ahead of it;
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
+from kafka_net.server.group.topic_regex import ResolvedRegularExpression
 
 
 class MemberState(enum.Enum):
@@ -55,6 +57,9 @@ class ConsumerGroupMember:
     # Set while the member must revoke partitions: the monotonic deadline after
     # which it is fenced (its rebalance timeout, Kafka's rebalance timer).
     revocation_deadline: float | None = None
+    # SubscribedTopicRegex (v1+); None or "" = none.  Its topics come from the
+    # group's resolution of it (ConsumerGroup.resolved_regexes).
+    subscribed_topic_regex: str | None = None
 
 
 @dataclass
@@ -65,6 +70,15 @@ class ConsumerGroup:
     members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
     assignor_name: str = DEFAULT_ASSIGNOR
+    # Each regular expression members subscribe to -> what it resolved to
+    # (Kafka's resolvedRegularExpressions; shared by the members using it).
+    resolved_regexes: dict[str, ResolvedRegularExpression] = field(default_factory=dict)
+    # The subscribed topics' (id, partition count) the target was computed for
+    # (Kafka's subscription metadata): a change (a topic created, deleted or
+    # grown) bumps the group epoch.  None until the first heartbeat computes it.
+    subscription_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
+    # The MetadataCache.topics_version it was computed at.
+    subscription_metadata_version: int = -1
 
     def state(self) -> str:
         """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""
@@ -95,8 +109,26 @@ class ConsumerGroup:
                 return member.member_epoch
         return -1
 
+    def member_topics(self, member: ConsumerGroupMember) -> set[str]:
+        """The topic names a member subscribes to: by name and through its regex."""
+        topics = set(member.subscribed_topic_names)
+        resolved = self.resolved_regexes.get(member.subscribed_topic_regex or "")
+        if resolved is not None:
+            topics |= resolved.topics
+        return topics
+
     def subscribed_topics(self) -> set[str]:
-        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+        return {t for m in self.members.values() for t in self.member_topics(m)}
+
+    def subscribed_regexes(self) -> dict[str, int]:
+        """Each regex members subscribe to -> how many do (Kafka's
+        subscribedRegularExpressions)."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            if member.subscribed_topic_regex:
+                regex = member.subscribed_topic_regex
+                counts[regex] = counts.get(regex, 0) + 1
+        return counts
 
     def preferred_assignor(self, supported: dict) -> str:
         """The assignor most members asked for (ties: the first in the supported

@@ -26,7 +26,9 @@ that changes no epoch and no membership changes at most its own member's
 records, so only those are encoded (:func:`member_records`).
 :class:`ConsumerGroupImage` rebuilds groups from the records at load.
 (ConsumerGroupPartitionMetadata, the subscribed topics' partition counts,
-is not written: kafka-net recomputes the target from the topics.)
+is not written: kafka-net recomputes the target from the topics; nor is
+ConsumerGroupRegularExpression: a member's regex is in its metadata record,
+and the first heartbeat after a load resolves it again.)
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def member_records(cg: ConsumerGroup, member_id: str) -> dict[bytes, bytes]:
             "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
+            "subscribed_topic_regex": m.subscribed_topic_regex,
             "rebalance_timeout_ms": m.rebalance_timeout_ms,
             "server_assignor": m.server_assignor}),
         consumer_group_key(CURRENT, gid, member_id): consumer_group_value(CURRENT, {
@@ -139,7 +142,7 @@ def _group(group_id: str, parts: dict) -> ConsumerGroup:
         cg.members[member_id] = ConsumerGroupMember(
             member_id, m["instance_id"], m["rack_id"], m["client_id"], m["client_host"],
             m["rebalance_timeout_ms"], tuple(m["subscribed_topic_names"]), m["server_assignor"],
-            **progress)
+            subscribed_topic_regex=m.get("subscribed_topic_regex") or None, **progress)
     cg.target = {member_id: _assignment(t["topic_partitions"])
                  for member_id, t in parts["targets"].items()}
     return cg

@@ -62,6 +62,7 @@ def _member(ctx, m, target) -> dict:
             "member_epoch": m.member_epoch, "client_id": m.client_id,
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
+            "subscribed_topic_regex": m.subscribed_topic_regex,
             "assignment": _assignment(ctx, m.assigned),
             "target_assignment": _assignment(ctx, target),
             "member_type": CONSUMER_MEMBER}

@@ -5,7 +5,12 @@ Behaviour: the consumer group protocol's one request (see
 heartbeat with the member's epoch and the partitions it owns; the answer
 carries the member's epoch, the heartbeat interval
 (``group.consumer.heartbeat.interval.ms``) and its assignment when it
-changed.  Errors carry Kafka's message: INVALID_REQUEST,
+changed.  v1's ``subscribed_topic_regex`` subscribes the member to the
+topics whose whole name matches an RE2 regular expression (resolved by the
+coordinator for the group, see
+:mod:`~kafka_net.server.group.topic_regex`); librdkafka sends its ``^``
+subscriptions joined as one ``(^a.*)|(^b.*)``, and "" for none.  Errors
+carry Kafka's message: INVALID_REQUEST, INVALID_REGULAR_EXPRESSION (v1),
 UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
 group of that id has members), GROUP_MAX_SIZE_REACHED.  With the finalized
@@ -14,7 +19,9 @@ UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``, checked
 first.
 
 With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
-(Kafka's handleConsumerGroupHeartbeat).
+(Kafka's handleConsumerGroupHeartbeat); a regex resolves only to the topics
+the heartbeating member may DESCRIBE (Kafka's
+filterTopicDescribeAuthorizedTopics; denials are not logged).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -38,6 +45,9 @@ def handle(ctx, request: dict) -> dict:
         member_epoch=request["member_epoch"], instance_id=request["instance_id"],
         rack_id=request["rack_id"], rebalance_timeout_ms=request["rebalance_timeout_ms"],
         subscribed_topic_names=request["subscribed_topic_names"],
+        subscribed_topic_regex=request["subscribed_topic_regex"],
+        api_version=ctx.api_version,
+        authorize_topics=None if ctx.authorizer is None else _describable(ctx),
         server_assignor=request["server_assignor"],
         owned=None if owned is None else {t["topic_id"]: set(t["partitions"]) for t in owned},
         client_id=ctx.request.header.client_id or "",
@@ -51,6 +61,15 @@ def handle(ctx, request: dict) -> dict:
             "error_message": result.error_message, "member_id": result.member_id,
             "member_epoch": result.member_epoch,
             "heartbeat_interval_ms": result.heartbeat_interval_ms, "assignment": assignment}
+
+
+def _describable(ctx):
+    """The filter of a regex's topics: those this principal may DESCRIBE."""
+    def allowed(counts: dict[str, int]) -> set[str]:
+        return {name for name, count in counts.items()
+                if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name,
+                                 log_if_denied=False, ref_count=count)}
+    return allowed
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -128,10 +128,12 @@ def test_epoch_and_member_errors_carry_kafka_messages(b):
 
 
 @pytest.mark.parametrize("fields, message", [
+    (dict(member_id=""), "MemberId can't be empty."),   # v1: the client makes it (KIP-1082)
     (dict(group=""), "GroupId can't be empty."),
     (dict(rto=-1), "RebalanceTimeoutMs must be provided in first request."),
     (dict(owned=None), "TopicPartitions must be empty when (re-)joining."),
-    (dict(topics=()), "SubscribedTopicNames must be set in first request."),
+    (dict(topics=None), "Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                        "non-null when (re-)joining."),
     (dict(epoch=-3), "MemberEpoch is invalid."),
     (dict(instance=""), "InstanceId can't be empty."),
 ])
