@@ -130,11 +130,12 @@ $(FT_BIN)/python: $(FT_PYTHON)
 # with no free-threaded (cp313t) wheel whose sources need what this machine cannot
 # reach (cramjam and cryptography build with cargo, which needs crates.io;
 # confluent-kafka needs a librdkafka newer than Debian 12's; python-snappy needs
-# cramjam).  --prefer-binary: an older release's wheel over building a newer
+# cramjam; google-re2 builds against abseil and RE2's C++ libraries, which Debian 12
+# has too old).  --prefer-binary: an older release's wheel over building a newer
 # sdist (hypothesis' newest sdists build a Rust part).  tests/conftest.py leaves
 # out, and names, the tests that need them.  With CPython 3.14t all but
 # zstandard have wheels: FT_UNAVAILABLE= then.
-FT_UNAVAILABLE ?= cramjam confluent-kafka cryptography python-snappy
+FT_UNAVAILABLE ?= cramjam confluent-kafka cryptography python-snappy google-re2
 $(FT_STAMP): $(FT_BIN)/python setup.cfg setup.py pyproject.toml
 	rm -f $(FT_VENV)/.installed-test-*
 	$(FT_BIN)/python -m pip install --quiet --no-deps -e .
