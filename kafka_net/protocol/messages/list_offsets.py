@@ -36,7 +36,8 @@ REQUEST = Schema(
                 Field("partition_index", INT32),
                 Field("current_leader_epoch", INT32, versions="4+", default=-1),
                 # -1 latest, -2 earliest, -3 max timestamp (v7+), -4 earliest local (v8+),
-                # -5 latest tiered (v9+), -6 earliest pending upload (v11+), else the first offset with a timestamp >= it.
+                # -5 latest tiered (v9+), -6 earliest pending upload (v11+), else the
+                # first offset with a timestamp >= it.
                 Field("timestamp", INT64),
                 Field("max_num_offsets", INT32, versions="0", default=1),
             ))),

@@ -71,7 +71,8 @@ def _add(ctx, txn_id: str, producer_id: int, epoch: int, topics: list,
         errors = coordinator.handle_verify_partitions_in_transaction(
             txn_id, producer_id, epoch, wanted)
     else:
-        # v4+ comes from a broker adding for a TV2 client (transactionVersionForAddPartitionsToTxn).
+        # v4+ comes from a broker adding for a TV2 client (Kafka's
+        # transactionVersionForAddPartitionsToTxn).
         error = coordinator.handle_add_partitions_to_transaction(
             txn_id, producer_id, epoch, set(wanted), 2 if ctx.api_version >= 4 else 0)
         error = fenced_error_for(error, ctx.api_version, 2)

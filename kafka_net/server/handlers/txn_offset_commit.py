@@ -9,9 +9,9 @@ committed offsets only when the transaction commits; an abort drops them
   ongoing transaction, else INVALID_TXN_STATE; v5 (transaction version 2,
   KIP-890 part 2) adds it here instead, the group's ``__consumer_offsets``
   partition joining the transaction (which becomes Ongoing if it was not;
-  CONCURRENT_TRANSACTIONS while a commit or abort is being completed); an unknown transactional id or
-  another producer id INVALID_PRODUCER_ID_MAPPING; an old epoch
-  INVALID_PRODUCER_EPOCH.
+  CONCURRENT_TRANSACTIONS while a commit or abort is being completed); an
+  unknown transactional id or another producer id INVALID_PRODUCER_ID_MAPPING;
+  an old epoch INVALID_PRODUCER_EPOCH.
 * v3+ with a member id or generation: checked against the group as
   OffsetCommit is (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, and for a static
   member's ``group_instance_id`` FENCED_INSTANCE_ID); without them (v0-v2,

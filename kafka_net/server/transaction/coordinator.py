@@ -392,7 +392,8 @@ class TransactionCoordinator:
             self.pending_offsets.add(group_id, producer_id, commits)
         highest, unfinished = -1, []
         for md in loaded:
-            highest = max(highest, md.producer_id, md.previous_producer_id)
+            highest = max(highest, md.producer_id, md.previous_producer_id,
+                          md.next_producer_id)
             md.topic_partitions = {tp for tp in md.topic_partitions
                                    if tp[0] != GROUP_METADATA_TOPIC_NAME}
             md.groups = {g for g, pid in pending if pid == md.producer_id}

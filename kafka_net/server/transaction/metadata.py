@@ -6,6 +6,7 @@ States and the moves between them (Kafka's ``TransactionState``)::
     Ongoing --EndTxn(commit)--> PrepareCommit --markers written--> CompleteCommit
     Ongoing --EndTxn(abort), timeout, re-init--> PrepareAbort --markers--> CompleteAbort
     Ongoing --InitProducerId or timeout--> PrepareEpochFence (epoch + 1) --> PrepareAbort
+    Empty / Complete* --EndTxn v5 abort (TV2), epoch + 1--> PrepareAbort --> CompleteAbort
 
 InitProducerId bumps the epoch in Empty and Complete* (a producer restarting
 with the same transactional id fences every older instance: their epoch is
@@ -14,8 +15,9 @@ v5) EndTxn bumps the epoch too, at every commit or abort: the markers carry
 the new epoch, so a late batch of the ended transaction is refused by the
 partition, and the client starts its next transaction at that epoch.  An
 epoch that cannot grow (Short.MaxValue) moves the id to a new producer id at
-epoch 0 once the markers are written (``next_producer_id``).  While a Prepare* state's markers are being written, requests that
-would change the state get CONCURRENT_TRANSACTIONS, which clients retry.
+epoch 0 once the markers are written (``next_producer_id``).  While a
+Prepare* state's markers are being written, requests that would change the
+state get CONCURRENT_TRANSACTIONS, which clients retry.
 
 Kafka persists each transition in ``__transaction_state`` first; kafka-net
 keeps the metadata in memory, so a transition is applied at once, under the
