@@ -172,10 +172,13 @@ def request_body(api_key: int, version: int | None = None, /, **fields) -> dict:
 
 
 def produce_body(topic: str, partition: int, records: bytes | None, acks: int = 1,
-                 timeout_ms: int = 10_000) -> dict:
-    """A Produce request: ``records`` (one or more batches) for one partition."""
-    return dict(transactional_id=None, acks=acks, timeout_ms=timeout_ms, topic_data=[
-        {"name": topic, "partition_data": [{"index": partition, "records": records}]}])
+                 timeout_ms: int = 10_000, topic_id=ZERO_UUID,
+                 transactional_id: str | None = None) -> dict:
+    """A Produce request: ``records`` (one or more batches) for one partition;
+    ``topic_id`` names the topic from v13 on."""
+    return dict(transactional_id=transactional_id, acks=acks, timeout_ms=timeout_ms,
+                topic_data=[{"name": topic, "topic_id": topic_id,
+                             "partition_data": [{"index": partition, "records": records}]}])
 
 
 def fetch_body(partitions, max_wait_ms: int = 0, min_bytes: int = 1,

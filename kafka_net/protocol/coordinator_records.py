@@ -294,9 +294,10 @@ def transaction_log_key(transactional_id: str) -> bytes:
                    {"transactional_id": transactional_id})
 
 
-def transaction_log_value(value: dict) -> bytes:
-    """``value``: TransactionLogValue's fields (snake_case)."""
-    return _encode(TRANSACTION_LOG_VALUE, TRANSACTION_LOG_VALUE_VERSION, value)
+def transaction_log_value(value: dict, version: int = TRANSACTION_LOG_VALUE_VERSION) -> bytes:
+    """``value``: TransactionLogValue's fields (snake_case); ``version`` 1 carries
+    the tagged previous/next producer id and client transaction version."""
+    return _encode(TRANSACTION_LOG_VALUE, version, value)
 
 
 def decode_transaction_record(key: bytes, value: bytes | None) -> tuple[str, dict | None]:

@@ -7,14 +7,19 @@ reports both with the finalized features' epoch; clients read them (the
 Java producer uses transaction.version >= 2 to choose the KIP-890 protocol,
 admin tools print them with describeFeatures).
 
-The levels are Kafka 4.0's for what kafka-net serves:
+The levels are Kafka 4.2's for what kafka-net serves:
 
 * metadata.version 4.0-IV3 (25), supported from 3.3-IV3 (7), Kafka 4.0's range;
 * kraft.version 1: a single voter formatted with ``--standalone`` (KIP-853);
 * group.version 1: the consumer group protocol (KIP-848) is served;
-* transaction.version 1: 2 would tell clients to use KIP-890's second part
-  (EndTxn v5, Produce v12 without AddPartitionsToTxn), which kafka-net does
-  not serve, so 1 is the most it supports.
+* transaction.version 2, as a new Kafka 4.x cluster finalizes it (TV_2 is
+  the latest production level): it tells clients they may use KIP-890's
+  second part (EndTxn v5 bumping the epoch per transaction, Produce v12 and
+  TxnOffsetCommit v5 adding partitions without AddPartitionsToTxn /
+  AddOffsetsToTxn).  The broker serves those requests by their version, as
+  Kafka does; the level only guides clients (the Java producer checks it, and
+  caps its requests at Produce v11 / EndTxn v4 below 2).  Levels 0 and 1 are
+  the classic protocol.
 
 A feature at level 0 is not listed among the finalized ones, as Kafka omits
 it.  UpdateFeatures writes FeatureLevelRecords through the Controller; their
@@ -34,14 +39,14 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     "group.version": (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (7, 25),
-    "transaction.version": (0, 1),
+    "transaction.version": (0, 2),
 }
 
 DEFAULT_FINALIZED: dict[str, int] = {
     "group.version": 1,
     "kraft.version": 1,
     METADATA_VERSION: 25,
-    "transaction.version": 1,
+    "transaction.version": 2,
 }
 
 

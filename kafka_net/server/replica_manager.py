@@ -25,6 +25,7 @@ INVALID_TOPIC_EXCEPTION, as Kafka's "Cannot delete records of internal topic").
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -108,7 +109,11 @@ READ_COMMITTED = 1    # IsolationLevel.READ_COMMITTED
 
 # (topic, partition, producer id, epoch) -> None, or (error code, message) refusing a
 # transactional batch (the transaction coordinator's check, see transaction/coordinator.py).
-TxnVerifier = Callable[[str, int, int, int], "tuple[int, str] | None"]
+# (topic, index, producer id, epoch, add_partition=False) -> None or (error, message)
+TxnVerifier = Callable[..., "tuple[int, str] | None"]
+# Produce v12+ (KIP-890 part 2): a transactional batch adds its partition to the
+# transaction (Kafka's AddPartitionsToTxnManager with the addPartition operation).
+IMPLICIT_ADD_PARTITION_PRODUCE_VERSION = 12
 
 
 # (topic, partition index, topic id) -> the partition's log: Kafka's
@@ -244,14 +249,16 @@ class ReplicaManager:
                 error_message=f"Message batch size is {len(batch)} bytes in append to partition "
                               f"{topic}-{index} which exceeds the maximum configured segment "
                               f"size of {config.segment_bytes}.")
+        verify = self.transaction_verifier
+        if verify is not None and api_version >= IMPLICIT_ADD_PARTITION_PRODUCE_VERSION:
+            verify = functools.partial(verify, add_partition=True)
         with partition.lock:
             if partition.config is not config:   # the topic's configs changed
                 self._update_config(partition, config)
             try:
                 result = self._append_locked(
                     partition, header, batch,
-                    self.clock_ms() if config.log_append_time else -1,
-                    self.transaction_verifier)
+                    self.clock_ms() if config.log_append_time else -1, verify)
             except SequenceError as exc:
                 return ProduceResult(exc.error_code, error_message=str(exc))
         self._apply_retention(partition, config)

@@ -115,6 +115,7 @@ Frame 4 (demo.pcap, packet 4)
         topic_data: 1 item(s)
             [0]
                 name: 'orders'
+                topic_id: 00000000-0000-0000-0000-000000000000
                 partition_data: 1 item(s)
                     [0]
                         index: 0

@@ -142,10 +142,10 @@ def test_describe_features(admin):
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {
         "metadata.version", "kraft.version", "group.version", "transaction.version"}
-    assert admin.update_features({"transaction.version": 1}, validate_only=True) == {
+    assert admin.update_features({"transaction.version": 2}, validate_only=True) == {
         "transaction.version": "OK"}
-    with pytest.raises(InvalidUpdateVersionError, match="only supports versions 0-1"):
-        admin.update_features({"transaction.version": 2})
+    with pytest.raises(InvalidUpdateVersionError, match="only supports versions 0-2"):
+        admin.update_features({"transaction.version": 3})
 
 
 def test_dynamic_broker_config(admin):

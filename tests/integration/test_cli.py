@@ -206,7 +206,7 @@ def test_serve_answers_api_versions_and_stops_on_sigterm():
             ranges = {e["api_key"]: (e["min_version"], e["max_version"])
                       for e in body["api_keys"]}
             assert ranges[API_VERSIONS] == (0, 4)
-            assert ranges[METADATA] == (0, 12)
+            assert ranges[METADATA] == (0, 13)
         broker.send_signal(signal.SIGTERM)
         assert broker.wait_exit() == EXIT_OK
         broker.wait_for(r"Received SIGTERM: stopping gracefully")

@@ -29,17 +29,17 @@ from kafka_net.protocol.schema import (
 # (CreatePartitions and the client quota APIs are not in the table; their ranges
 # are Kafka's at the snapshot).
 EXPECTED_RANGES = {
-    ApiKey.PRODUCE: ((0, 11), 9),
-    ApiKey.FETCH: ((0, 17), 12),
-    ApiKey.LIST_OFFSETS: ((0, 10), 6),
-    ApiKey.OFFSET_COMMIT: ((0, 9), 8),
-    ApiKey.OFFSET_FETCH: ((0, 9), 6),
+    ApiKey.PRODUCE: ((0, 13), 9),
+    ApiKey.FETCH: ((0, 18), 12),
+    ApiKey.LIST_OFFSETS: ((0, 11), 6),
+    ApiKey.OFFSET_COMMIT: ((0, 10), 8),
+    ApiKey.OFFSET_FETCH: ((0, 10), 6),
     ApiKey.FIND_COORDINATOR: ((0, 6), 3),
     ApiKey.JOIN_GROUP: ((0, 9), 6),
     ApiKey.HEARTBEAT: ((0, 4), 4),
     ApiKey.LEAVE_GROUP: ((0, 5), 4),
     ApiKey.SYNC_GROUP: ((0, 5), 4),
-    ApiKey.DESCRIBE_GROUPS: ((0, 5), 5),
+    ApiKey.DESCRIBE_GROUPS: ((0, 6), 5),
     ApiKey.LIST_GROUPS: ((0, 5), 3),
     ApiKey.CREATE_TOPICS: ((0, 7), 5),
     ApiKey.DELETE_TOPICS: ((0, 6), 4),
@@ -50,7 +50,7 @@ EXPECTED_RANGES = {
     ApiKey.ALTER_CLIENT_QUOTAS: ((0, 1), 1),
     # Codec only (the broker does not serve them), so that the conformance checker
     # decodes every client-facing API: Kafka's ranges at the snapshot.
-    ApiKey.WRITE_TXN_MARKERS: ((0, 1), 1),
+    ApiKey.WRITE_TXN_MARKERS: ((0, 2), 1),
     ApiKey.DESCRIBE_ACLS: ((0, 3), 2),
     ApiKey.CREATE_ACLS: ((0, 3), 2),
     ApiKey.DELETE_ACLS: ((0, 3), 2),

@@ -20,11 +20,11 @@ from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME as OFFSETS, TRANSACTION_STATE_TOPIC_NAME as TXN_STATE)
 from kafka_net.server.storage import InMemoryLog
 from kafka_net.server.transaction import TransactionState
-from tests.server.conftest import Broker
+from tests.server.conftest import Broker, produce
 from tests.server.handlers.conftest import join_stable, subscription
 from tests.server.test_internal_topics import commit, find
 from tests.server.txn_support import (
-    add_offsets, batches, begin, end_txn, fetch_partition, init, produce_txn)
+    add_offsets, batches, begin, end_txn, fetch_partition, init, produce_txn, txn_batch)
 
 ERR = ErrorCode
 READ_COMMITTED = 1
@@ -220,6 +220,37 @@ def test_a_transaction_found_in_prepare_commit_is_completed_at_load(brokers):
     records = fetch_partition(b, isolation_level=READ_COMMITTED)["records"]
     assert [(control, values) for _, control, values in batches(records)] == \
         [(False, [b"a"]), (True, ["COMMIT"])]
+
+
+def test_a_tv2_transaction_keeps_its_client_version_and_next_producer_id(brokers):
+    """Written at TransactionLogValue v1: after a restart an EndTxn v5 retry is
+    still recognised, and a commit of an exhausted epoch found in PrepareCommit
+    completes onto its new producer id."""
+    b = brokers()
+    pid, epoch = init(b, "tx")
+    assert produce(b, 12, records=txn_batch(pid, epoch, 0, b"a"))["responses"][0][
+        "partition_responses"][0]["error_code"] == ERR.NONE
+    assert end_txn_v5(b, pid, epoch, True) == (ERR.NONE, pid, epoch + 1)
+    b = restart(b, brokers)
+    md = b.transaction_coordinator.describe("tx")
+    assert (md.state, md.producer_epoch, md.client_transaction_version) == \
+        (TransactionState.COMPLETE_COMMIT, epoch + 1, 2)
+    assert end_txn_v5(b, pid, epoch, True) == (ERR.NONE, pid, epoch + 1)   # the retry
+    # The broker dies after the PrepareCommit of an exhausted epoch's commit.
+    with md.lock:
+        md.state, md.producer_epoch, md.next_producer_id = \
+            TransactionState.PREPARE_COMMIT, 2**15 - 1, pid + 500
+        assert b.transaction_coordinator.txn_log.append(md) == ERR.NONE
+    b = restart(b, brokers)
+    md = b.transaction_coordinator.describe("tx")
+    assert (md.state, md.producer_id, md.producer_epoch, md.previous_producer_id) == \
+        (TransactionState.COMPLETE_COMMIT, pid + 500, 0, pid)
+
+
+def end_txn_v5(b, pid: int, epoch: int, commit: bool) -> tuple[int, int, int]:
+    body = b.call(ApiKey.END_TXN, 5, transactional_id="tx", producer_id=pid,
+                  producer_epoch=epoch, committed=commit)
+    return body["error_code"], body["producer_id"], body["producer_epoch"]
 
 
 def test_producer_ids_are_not_handed_out_again(brokers):

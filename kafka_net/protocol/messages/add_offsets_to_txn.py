@@ -7,7 +7,9 @@ Version notes:
 * v1: no wire change (responses sent before throttling).
 * v2: no wire change (PRODUCER_FENCED replaces INVALID_PRODUCER_EPOCH, KIP-588).
 * v3: flexible versions.
-* v4: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+* v4: no wire change (TRANSACTION_ABORTABLE, KIP-890).  Kafka 4.2's newest;
+  clients of transaction version 2 no longer send it (TxnOffsetCommit v5
+  adds the group).
 """
 
 from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Field, Schema

@@ -11,7 +11,10 @@ Version notes:
   producer id, epoch and ``verify_only`` flag; the response gains a top-level
   error_code and ``results_by_transaction``.  Kafka keeps v4+ for brokers
   (partition leaders verifying a transaction) and answers it for clients too.
-* v5: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+* v5: no wire change (TRANSACTION_ABORTABLE, KIP-890).  Kafka 4.2's newest:
+  with transaction version 2 clients stop sending it (Produce v12 adds the
+  partition); a broker's v4+ request without ``verify_only`` adds partitions
+  for such a client.
 """
 
 from kafka_net.protocol.schema import (

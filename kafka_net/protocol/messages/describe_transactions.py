@@ -1,7 +1,8 @@
 """DescribeTransactions (API key 65): version 0, flexible (KIP-664).
 
 Wire schema of ``DescribeTransactionsRequest.json`` /
-``DescribeTransactionsResponse.json``.
+``DescribeTransactionsResponse.json``.  v0 is still the only version in
+Kafka 4.2.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Schema, Struct

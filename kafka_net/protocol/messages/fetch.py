@@ -1,4 +1,4 @@
-"""Fetch (API key 1): versions 0-17, flexible from v12.
+"""Fetch (API key 1): versions 0-18, flexible from v12.
 
 Wire schema of ``FetchRequest.json`` / ``FetchResponse.json``.
 
@@ -22,6 +22,10 @@ Version notes:
 * v15: replica_id moves into the tagged replica_state (KIP-903).
 * v16: response gains tagged node_endpoints (KIP-951).
 * v17: request partitions gain tagged replica_directory_id (KIP-853).
+* v18: request partitions gain tagged high_watermark, the follower's known
+  high watermark (KIP-1166); no response change.  Consumers leave it at its
+  default (int64 max, "not supported"), so a leader with no followers (ours)
+  reads nothing from it.
 
 Kafka deprecates v0-v3 (removed in Kafka 4.0).
 """
@@ -30,7 +34,7 @@ from kafka_net.protocol.schema import (
     INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "FetchRequest", valid="0-17", flexible="12+",
+    "FetchRequest", valid="0-18", flexible="12+",
     fields=[
         Field("cluster_id", STRING, versions="12+", nullable="12+", tag=0, default=None),
         # -1 for consumers; a follower's broker id (v15+: in replica_state).
@@ -57,6 +61,8 @@ REQUEST = Schema(
                 Field("log_start_offset", INT64, versions="5+", default=-1),
                 Field("partition_max_bytes", INT32),
                 Field("replica_directory_id", UUID, versions="17+", tag=0),
+                Field("high_watermark", INT64, versions="18+", tag=1,
+                      default=9223372036854775807),
             ))),
         ))),
         Field("forgotten_topics_data", Array(Struct(
@@ -68,7 +74,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "FetchResponse", valid="0-17", flexible="12+",
+    "FetchResponse", valid="0-18", flexible="12+",
     fields=[
         Field("throttle_time_ms", INT32, versions="1+"),
         Field("error_code", INT16, versions="7+"),

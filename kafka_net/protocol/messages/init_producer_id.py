@@ -9,7 +9,10 @@ Version notes:
 * v3: request gains producer_id and producer_epoch, so a producer can resume
   after INVALID_PRODUCER_EPOCH (KIP-360).
 * v4: no wire change (PRODUCER_FENCED).
-* v5: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+* v5: no wire change (TRANSACTION_ABORTABLE, KIP-890).  Still the newest in
+  Kafka 4.2: v6 (KIP-939 two-phase commit: enable_2pc, keep_prepared_txn,
+  ongoing_txn_producer_id/epoch) is marked unstable there and not
+  advertised, so it is not declared here.
 
 kafka-python's producer is idempotent by default and sends this first.
 """

@@ -1,4 +1,4 @@
-"""ListOffsets (API key 2): versions 0-10, flexible from v6.
+"""ListOffsets (API key 2): versions 0-11, flexible from v6.
 
 Wire schema of ``ListOffsetsRequest.json`` / ``ListOffsetsResponse.json``.
 
@@ -15,6 +15,9 @@ Version notes:
 * v8: timestamp -4 = local log start offset (KIP-405).
 * v9: timestamp -5 = last tiered offset (KIP-1005).
 * v10: request gains timeout_ms (async remote list offsets, KIP-1075).
+* v11: timestamp -6 = earliest pending upload offset (KIP-1023): the first
+  offset not yet copied to tiered storage.  With no tiered storage (ours)
+  Kafka answers offset -1.
 
 Special timestamps: -1 latest, -2 earliest.  Kafka deprecates v0.
 """
@@ -23,7 +26,7 @@ from kafka_net.protocol.schema import (
     INT8, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ListOffsetsRequest", valid="0-10", flexible="6+",
+    "ListOffsetsRequest", valid="0-11", flexible="6+",
     fields=[
         Field("replica_id", INT32),  # -1 for consumers (no default in Kafka's JSON)
         Field("isolation_level", INT8, versions="2+"),
@@ -33,7 +36,8 @@ REQUEST = Schema(
                 Field("partition_index", INT32),
                 Field("current_leader_epoch", INT32, versions="4+", default=-1),
                 # -1 latest, -2 earliest, -3 max timestamp (v7+), -4 earliest local (v8+),
-                # -5 latest tiered (v9+), else the first offset with a timestamp >= it.
+                # -5 latest tiered (v9+), -6 earliest pending upload (v11+), else the
+                # first offset with a timestamp >= it.
                 Field("timestamp", INT64),
                 Field("max_num_offsets", INT32, versions="0", default=1),
             ))),
@@ -42,7 +46,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "ListOffsetsResponse", valid="0-10", flexible="6+",
+    "ListOffsetsResponse", valid="0-11", flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, versions="2+"),
         Field("topics", Array(Struct(

@@ -1,4 +1,4 @@
-"""Metadata (API key 3): versions 0-12, flexible from v9.
+"""Metadata (API key 3): versions 0-13, flexible from v9.
 
 Wire schema of ``MetadataRequest.json`` / ``MetadataResponse.json``.
 
@@ -16,6 +16,9 @@ Version notes:
 * v9: flexible versions.
 * v10: topic ids (request and response); request topic name becomes nullable.
 * v12: response topic name becomes nullable (topics looked up by id).
+* v13: response gains a top-level error_code (KIP-1102): Kafka sets it only
+  to REBOOTSTRAP_REQUIRED, telling the client to forget its bootstrap
+  metadata and start again from bootstrap.servers.
 
 Behaviour notes live with the handler (:mod:`kafka_net.server.handlers.metadata`).
 """
@@ -27,7 +30,7 @@ from kafka_net.protocol.schema import (
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 REQUEST = Schema(
-    "MetadataRequest", valid="0-12", flexible="9+",
+    "MetadataRequest", valid="0-13", flexible="9+",
     fields=[
         # -1 (null, v1+) means "all topics"; in v0 an empty array means all.
         Field("topics", Array(Struct(
@@ -40,7 +43,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "MetadataResponse", valid="0-12", flexible="9+",
+    "MetadataResponse", valid="0-13", flexible="9+",
     fields=[
         Field("throttle_time_ms", INT32, versions="3+"),
         Field("brokers", Array(Struct(
@@ -70,4 +73,5 @@ RESPONSE = Schema(
         ))),
         Field("cluster_authorized_operations", INT32, versions="8-10",
               default=AUTHORIZED_OPERATIONS_OMITTED),
+        Field("error_code", INT16, versions="13+"),
     ])

@@ -1,4 +1,4 @@
-"""OffsetFetch (API key 9): versions 0-9, flexible from v6.
+"""OffsetFetch (API key 9): versions 0-10, flexible from v6.
 
 Wire schema of ``OffsetFetchRequest.json`` / ``OffsetFetchResponse.json``.
 
@@ -14,15 +14,17 @@ Version notes:
 * v8: several groups per request (``groups`` replaces group_id/topics in the
   request and topics/error_code in the response).
 * v9: groups gain member_id and member_epoch (KIP-848).
+* v10: topic ids replace topic names, in request and response (KIP-848); an
+  unknown id is answered UNKNOWN_TOPIC_ID.
 
 Kafka deprecates v0.
 """
 
 from kafka_net.protocol.schema import (
-    BOOL, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
+    BOOL, INT16, INT32, INT64, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "OffsetFetchRequest", valid="0-9", flexible="6+",
+    "OffsetFetchRequest", valid="0-10", flexible="6+",
     fields=[
         Field("group_id", STRING, versions="0-7"),
         Field("topics", Array(Struct(
@@ -34,7 +36,8 @@ REQUEST = Schema(
             Field("member_id", STRING, versions="9+", nullable="9+", default=None),
             Field("member_epoch", INT32, versions="9+", default=-1),
             Field("topics", Array(Struct(
-                Field("name", STRING, versions="8+"),
+                Field("name", STRING, versions="8-9"),
+                Field("topic_id", UUID, versions="10+"),
                 Field("partition_indexes", Array(INT32), versions="8+"),
             )), versions="8+", nullable="8+"),  # null: all topics
         )), versions="8+"),
@@ -42,7 +45,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "OffsetFetchResponse", valid="0-9", flexible="6+",
+    "OffsetFetchResponse", valid="0-10", flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, versions="3+"),
         Field("topics", Array(Struct(
@@ -59,7 +62,8 @@ RESPONSE = Schema(
         Field("groups", Array(Struct(
             Field("group_id", STRING, versions="8+"),
             Field("topics", Array(Struct(
-                Field("name", STRING, versions="8+"),
+                Field("name", STRING, versions="8-9"),
+                Field("topic_id", UUID, versions="10+"),
                 Field("partitions", Array(Struct(
                     Field("partition_index", INT32, versions="8+"),
                     Field("committed_offset", INT64, versions="8+"),

@@ -1,4 +1,4 @@
-"""Produce (API key 0): versions 0-11, flexible from v9.
+"""Produce (API key 0): versions 0-13, flexible from v9.
 
 Wire schema of ``ProduceRequest.json`` / ``ProduceResponse.json``.
 
@@ -16,22 +16,28 @@ Version notes:
 * v10: response may carry tagged current_leader (per partition) and
   node_endpoints (top level) for NOT_LEADER_OR_FOLLOWER errors (KIP-951).
 * v11: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+* v12: no wire change (transactions v2, KIP-890 part 2): inside a transaction
+  a partition not yet added joins it implicitly, no AddPartitionsToTxn needed
+  (only once the finalized ``transaction.version`` is 2 or more).
+* v13: topic ids replace topic names, in request and response (KIP-516); an
+  unknown id is answered UNKNOWN_TOPIC_ID.
 
 Kafka deprecates v0-v6; Kafka 4.0 removes v0-v2 (but keeps advertising them,
 KAFKA-18659).  ``acks=0`` requests get no response at all.
 """
 
 from kafka_net.protocol.schema import (
-    INT16, INT32, INT64, RECORDS, STRING, Array, Field, Schema, Struct)
+    INT16, INT32, INT64, RECORDS, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ProduceRequest", valid="0-11", flexible="9+",
+    "ProduceRequest", valid="0-13", flexible="9+",
     fields=[
         Field("transactional_id", STRING, versions="3+", nullable="3+", default=None),
         Field("acks", INT16),  # 0 none (no response is sent), 1 leader, -1 all ISR
         Field("timeout_ms", INT32),
         Field("topic_data", Array(Struct(
-            Field("name", STRING),
+            Field("name", STRING, versions="0-12"),
+            Field("topic_id", UUID, versions="13+"),
             Field("partition_data", Array(Struct(
                 Field("index", INT32),
                 # Record batches (magic 2 from v3), see kafka_net.protocol.records.
@@ -41,10 +47,11 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "ProduceResponse", valid="0-11", flexible="9+",
+    "ProduceResponse", valid="0-13", flexible="9+",
     fields=[
         Field("responses", Array(Struct(
-            Field("name", STRING),
+            Field("name", STRING, versions="0-12"),
+            Field("topic_id", UUID, versions="13+"),
             Field("partition_responses", Array(Struct(
                 Field("index", INT32),
                 Field("error_code", INT16),

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (API key 28): versions 0-4, flexible from v3.
+"""TxnOffsetCommit (API key 28): versions 0-5, flexible from v3.
 
 Wire schema of ``TxnOffsetCommitRequest.json`` / ``TxnOffsetCommitResponse.json``.
 
@@ -9,12 +9,16 @@ Version notes:
 * v3: flexible versions; the request gains generation_id, member_id and
   group_instance_id, so the group coordinator can fence zombies (KIP-447).
 * v4: no wire change (TRANSACTION_ABORTABLE, KIP-890).
+* v5: no wire change (transactions v2, KIP-890 part 2): it also does the work
+  of AddOffsetsToTxn, adding the group's ``__consumer_offsets`` partition to
+  the transaction implicitly (only once the finalized ``transaction.version``
+  is 2 or more).
 """
 
 from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Schema, Struct
 
 REQUEST = Schema(
-    "TxnOffsetCommitRequest", valid="0-4", flexible="3+",
+    "TxnOffsetCommitRequest", valid="0-5", flexible="3+",
     fields=[
         Field("transactional_id", STRING),
         Field("group_id", STRING),
@@ -35,7 +39,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "TxnOffsetCommitResponse", valid="0-4", flexible="3+",
+    "TxnOffsetCommitResponse", valid="0-5", flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("topics", Array(Struct(

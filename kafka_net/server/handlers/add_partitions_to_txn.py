@@ -71,8 +71,10 @@ def _add(ctx, txn_id: str, producer_id: int, epoch: int, topics: list,
         errors = coordinator.handle_verify_partitions_in_transaction(
             txn_id, producer_id, epoch, wanted)
     else:
+        # v4+ comes from a broker adding for a TV2 client (Kafka's
+        # transactionVersionForAddPartitionsToTxn).
         error = coordinator.handle_add_partitions_to_transaction(
-            txn_id, producer_id, epoch, set(wanted))
+            txn_id, producer_id, epoch, set(wanted), 2 if ctx.api_version >= 4 else 0)
         error = fenced_error_for(error, ctx.api_version, 2)
         errors = dict.fromkeys(wanted, error)
     return _results(topics, lambda name, p: errors[(name, p)])

@@ -1,8 +1,11 @@
-"""DescribeGroups (API key 15): serves v0-v5.
+"""DescribeGroups (API key 15): serves v0-v6.
 
 Behaviour: state, protocol and members of each group; member metadata and
 assignments only when Stable, as Kafka does.  An unknown group is reported
-in state "Dead" with no error.
+in state "Dead": with no error before v6; from v6 (KIP-1043) with
+GROUP_ID_NOT_FOUND and the message "Group <id> not found." ("Group <id> is
+not a classic group." for a consumer-protocol group, which this API cannot
+describe), as Kafka's GroupMetadataManager answers.
 
 With an authorizer: DESCRIBE on each group, else that group answers
 GROUP_AUTHORIZATION_FAILED; the authorized operations asked for are the
@@ -16,15 +19,33 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import GroupDescription
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = Versions(0, 5)
+VERSIONS = Versions(0, 6)
+GROUP_ID_NOT_FOUND_VERSION = 6
 
 GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))  # READ, DELETE, DESCRIBE
 
 
 def handle(ctx, request: dict) -> dict:
     wanted = request.get("include_authorized_operations")
-    return {"throttle_time_ms": 0, "groups": [_describe(ctx, g, wanted)
-                                              for g in request["groups"]]}
+    groups = [_describe(ctx, g, wanted) for g in request["groups"]]
+    if ctx.api_version >= GROUP_ID_NOT_FOUND_VERSION:
+        groups = _not_found(ctx, groups)
+    return {"throttle_time_ms": 0, "groups": groups}
+
+
+def _not_found(ctx, groups: list[dict]) -> list[dict]:
+    """v6: a group described as Dead without an error does not exist as a classic group."""
+    missing = [g for g in groups if g["error_code"] == ErrorCode.NONE
+               and g["group_state"] == "Dead"]
+    if not missing:
+        return groups
+    modern = {o.group_id for o in ctx.group_coordinator.list_groups()
+              if o.group_type != "classic"}
+    for g in missing:
+        what = "is not a classic group" if g["group_id"] in modern else "not found"
+        g.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                 error_message=f"Group {g['group_id']} {what}.")
+    return groups
 
 
 def _describe(ctx, group_id: str, with_operations: bool) -> dict:

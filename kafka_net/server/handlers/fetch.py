@@ -1,4 +1,4 @@
-"""Fetch (API key 1): serves v4-v17 (record batches; topic ids from v13).
+"""Fetch (API key 1): serves v4-v18 (record batches; topic ids from v13).
 
 Behaviour:
 
@@ -41,6 +41,11 @@ Behaviour:
   epoch history: a fetch offset past the end of that epoch (or an epoch the
   log lost) answers diverging_epoch (epoch, end offset) and no records; an
   epoch the log cannot place answers OFFSET_OUT_OF_RANGE.
+* v18 (KIP-1166) adds a follower's known high watermark to each partition
+  (tagged; int64 max, "not supported", from consumers).  A leader uses it
+  to complete a follower's long poll as soon as its high watermark moves;
+  kafka-net has no followers (replica_id -1 everywhere), so a consumer's v18
+  fetch is served as v17.
 * v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
 * With an authorizer: READ on each topic.  A topic the principal may not read
   answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
@@ -58,7 +63,7 @@ from kafka_net.server.handlers import DEFERRED
 from kafka_net.server.purgatory import DelayedOperation
 
 API_KEY = ApiKey.FETCH
-VERSIONS = Versions(4, 17)
+VERSIONS = Versions(4, 18)
 
 _INITIAL_EPOCH, _FINAL_EPOCH = 0, -1
 

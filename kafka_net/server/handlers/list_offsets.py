@@ -1,4 +1,4 @@
-"""ListOffsets (API key 2): serves v1-v10.
+"""ListOffsets (API key 2): serves v1-v11.
 
 Behaviour:
 
@@ -8,7 +8,9 @@ Behaviour:
   -1, as Kafka answers them.
 * -3 (max timestamp, v7+, KIP-734) -> the offset and timestamp of the first
   record holding the largest timestamp (offset -1 on an empty log).
-* -5 (latest tiered, v9+) -> -1, as there is no tiered storage.
+* -5 (latest tiered, v9+) and -6 (earliest pending upload, v11+, KIP-1023)
+  -> -1, as Kafka answers them for a topic without tiered storage (there is
+  none here).
 * any other value -> the earliest record at or after the log start whose
   own timestamp (base timestamp + delta; a LogAppendTime batch's max
   timestamp) is >= it, looked up inside batches; offset -1 if none is.
@@ -36,9 +38,10 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
-VERSIONS = Versions(1, 10)
+VERSIONS = Versions(1, 11)
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+EARLIEST_PENDING_UPLOAD = -6
 
 
 def handle(ctx, request: dict) -> dict:
@@ -77,7 +80,7 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
         found = (log.log_start_offset, -1)
     elif ts == MAX_TIMESTAMP:
         found = log.max_timestamp_offset() or (-1, -1)
-    elif ts == LATEST_TIERED:
+    elif ts in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         found = (-1, -1)
     else:
         hit = log.offset_for_timestamp(ts)

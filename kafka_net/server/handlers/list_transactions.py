@@ -1,13 +1,20 @@
-"""ListTransactions (API key 66): serves v0-v1 (KIP-664).
+"""ListTransactions (API key 66): serves v0-v2 (KIP-664).
 
 Behaviour: every transactional id this coordinator knows (none in state
 Dead), filtered by state names (any of them; unknown names are echoed in
 ``unknown_state_filters``), by producer ids, and (v1) by ``duration_filter``:
-only transactions started more than that many milliseconds ago.
+only transactions started more than that many milliseconds ago, and (v2,
+KIP-1152) by ``transactional_id_pattern``: a regular expression the whole
+transactional id must match (null or empty: no filter); one that does not
+compile answers INVALID_REGULAR_EXPRESSION and nothing else.  The pattern is
+Python's ``re`` syntax where Kafka's is Java's; the common subset (classes,
+quantifiers, alternation, anchors) means the same in both.
 
 With an authorizer: only the transactional ids the principal may DESCRIBE
 are listed (Kafka's handleListTransactionsRequest; nothing is refused).
 """
+
+import re
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
@@ -15,13 +22,20 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
-VERSIONS = Versions(0, 1)
+VERSIONS = Versions(0, 2)
 
 
 def handle(ctx, request: dict) -> dict:
+    pattern = request.get("transactional_id_pattern")
+    try:
+        matcher = re.compile(pattern).fullmatch if pattern else None
+    except (re.error, RecursionError):
+        return error_response(request, ctx.api_version, ErrorCode.INVALID_REGULAR_EXPRESSION)
     unknown, found = ctx.transaction_coordinator.handle_list_transactions(
         set(request["producer_id_filters"]), set(request["state_filters"]),
         request.get("duration_filter", -1))
+    if matcher is not None:
+        found = [m for m in found if matcher(m.transactional_id)]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "unknown_state_filters": sorted(unknown),
             "transaction_states": [

@@ -1,4 +1,4 @@
-"""Metadata (API key 3): serves v0-v12.
+"""Metadata (API key 3): serves v0-v13.
 
 Behaviour:
 
@@ -29,6 +29,12 @@ Behaviour:
   allowed, so when asked we return the full bit set, as Kafka does; with one,
   the operations the principal is allowed (the cluster's only with DESCRIBE
   on it, else 0).
+* v13's top-level error_code (KIP-1102) is 0 in every answer: the only value
+  defined for it, REBOOTSTRAP_REQUIRED (129, "rebootstrap from
+  bootstrap.servers"), is one Kafka 4.2's KafkaApis never sets either (its
+  clients act on it when ``metadata.recovery.strategy=rebootstrap``).  A
+  request refused as a whole (MetadataRequest.getErrorResponse) carries its
+  error there as well as in each topic.
 * With an authorizer (Kafka's handleTopicMetadataRequest): all topics lists
   only those the principal may DESCRIBE; a named topic it may not describe
   answers TOPIC_AUTHORIZATION_FAILED whether it exists or not (by id: with
@@ -46,7 +52,7 @@ from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 
 API_KEY = ApiKey.METADATA
-VERSIONS = Versions(0, 12)
+VERSIONS = Versions(0, 13)
 
 # AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
@@ -67,6 +73,7 @@ def handle(ctx, request: dict) -> dict:
         "topics": [_describe(ctx, request, t) for t in _requested_topics(ctx, request)],
         "cluster_authorized_operations": cluster_operations(
             ctx, request.get("include_cluster_authorized_operations")),
+        "error_code": ErrorCode.NONE,
     }
 
 
@@ -83,7 +90,7 @@ def cluster_operations(ctx, wanted: bool) -> int:
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
     topics = request.get("topics") or []
-    return {"brokers": [], "topics": [
+    return {"brokers": [], "error_code": error_code, "topics": [
         {"error_code": error_code, "partitions": [],
          "name": t.get("name") if version >= 12 else (t.get("name") or "")} for t in topics]}
 

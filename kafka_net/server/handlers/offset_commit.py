@@ -1,4 +1,4 @@
-"""OffsetCommit (API key 8): serves v2-v9.
+"""OffsetCommit (API key 8): serves v2-v10.
 
 Behaviour: a member of the current generation commits (Stable or
 PreparingRebalance); a group with no members accepts commits with generation
@@ -6,8 +6,10 @@ PreparingRebalance); a group with no members accepts commits with generation
 being synced, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID otherwise.  Per
 partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over
 ``offset.metadata.max.bytes``).  v7+ carries group_instance_id: a static
-member's replaced member id gets FENCED_INSTANCE_ID.  v0-v1 were removed in
-Kafka 4.0.
+member's replaced member id gets FENCED_INSTANCE_ID.  v10 (KIP-848) names
+topics by id, in the request and the response: an id no topic has answers
+UNKNOWN_TOPIC_ID for each of its partitions (Kafka's handleOffsetCommitRequest
+resolves ids before anything else).  v0-v1 were removed in Kafka 4.0.
 
 With an authorizer (Kafka's handleOffsetCommitRequest): READ on the group,
 else GROUP_AUTHORIZATION_FAILED for every partition; READ on each topic, else
@@ -16,18 +18,21 @@ its partitions answer TOPIC_AUTHORIZATION_FAILED and the others are committed.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
+from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = Versions(2, 9)
+VERSIONS = Versions(2, 10)
+TOPIC_ID_VERSION = 10
 
 
 def handle(ctx, request: dict) -> dict:
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    topics, refused = request["topics"], []
+    topics, refused, unknown = request["topics"], [], []
+    if ctx.api_version >= TOPIC_ID_VERSION:
+        topics, unknown = resolve_topic_ids(ctx, topics)
     if ctx.authorizer is not None:
         readable = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
                                          [t["name"] for t in topics])
@@ -42,13 +47,28 @@ def handle(ctx, request: dict) -> dict:
         request["group_id"], request["member_id"], generation, commits,
         request["group_instance_id"]) if commits else ())
     return {"throttle_time_ms": 0, "topics": [
-        {"name": t["name"], "partitions": [
+        {"name": t["name"], "topic_id": t.get("topic_id", ZERO_UUID), "partitions": [
             {"partition_index": p["partition_index"], "error_code": next(errors)}
             for p in t["partitions"]]} for t in topics] + error_response(
-        {"topics": refused}, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)["topics"]}
+        {"topics": refused}, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)["topics"]
+        + error_response({"topics": unknown}, ctx.api_version,
+                         ErrorCode.UNKNOWN_TOPIC_ID)["topics"]}
+
+
+def resolve_topic_ids(ctx, topics: list) -> tuple[list, list]:
+    """v10: (the topics whose id names one, each given its name; the unknown ones)."""
+    known, unknown = [], []
+    for t in topics:
+        found = ctx.metadata_cache.topic_by_id(t["topic_id"])
+        if found is None:
+            unknown.append(t)
+        else:
+            known.append({**t, "name": found.name})
+    return known, unknown
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return {"topics": [{"name": t["name"], "partitions": [
+    return {"topics": [{"name": t.get("name") or "", "topic_id": t.get("topic_id", ZERO_UUID),
+                        "partitions": [
         {"partition_index": p["partition_index"], "error_code": error_code}
         for p in t["partitions"]]} for t in request.get("topics", [])]}

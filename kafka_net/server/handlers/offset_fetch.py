@@ -1,10 +1,14 @@
-"""OffsetFetch (API key 9): serves v1-v9; several groups per request from v8.
+"""OffsetFetch (API key 9): serves v1-v10; several groups per request from v8.
 
 Behaviour: committed offsets, or -1 for a partition (or group) with none.
 A null topic list (v2+) means every partition the group committed.
 v7+ ``require_stable`` (KIP-447, sent by read_committed consumers): a
 partition with an offset pending in an open transaction (TxnOffsetCommit)
 answers UNSTABLE_OFFSET_COMMIT and offset -1, and the consumer retries.
+v10 (KIP-848) names topics by id, in the request and the response: an id no
+topic has answers UNKNOWN_TOPIC_ID for each partition asked; asked for all
+committed offsets, the topics are answered with their ids (a committed topic
+that no longer exists has none and is left out).
 v0 (offsets in ZooKeeper) was removed in Kafka 4.0.
 
 With an authorizer (Kafka's handleOffsetFetchRequest): DESCRIBE on the group,
@@ -19,7 +23,8 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = Versions(1, 9)
+VERSIONS = Versions(1, 10)
+TOPIC_ID_VERSION = 10
 
 
 def handle(ctx, request: dict) -> dict:
@@ -37,8 +42,34 @@ def _group(ctx, g: dict, require_stable: bool) -> dict:
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g["group_id"]):
         return {"group_id": g["group_id"], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
                 "topics": []}
+    if ctx.api_version >= TOPIC_ID_VERSION:
+        return {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
+                "topics": _topics_by_id(ctx, g["group_id"], g["topics"], require_stable)}
     return {"group_id": g["group_id"], "error_code": ErrorCode.NONE,
             "topics": _topics(ctx, g["group_id"], g["topics"], require_stable)}
+
+
+def _topics_by_id(ctx, group_id: str, topics: list[dict] | None,
+                  require_stable: bool) -> list[dict]:
+    """v10: the topics named by id; each answer carries its topic's id."""
+    cache, named, unknown = ctx.metadata_cache, None, []
+    if topics is not None:
+        named = []
+        for t in topics:
+            found = cache.topic_by_id(t["topic_id"])
+            if found is None:
+                unknown.append(t)
+            else:
+                named.append({**t, "name": found.name})
+    answers = []
+    for answer in _topics(ctx, group_id, named, require_stable):
+        found = cache.topic(answer["name"])
+        if found is not None:   # all offsets: a deleted topic has no id to name it by
+            answers.append({**answer, "topic_id": found.topic_id})
+    return answers + [{"name": "", "topic_id": t["topic_id"], "partitions": [
+        {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+         "metadata": "", "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
+        for i in t["partition_indexes"]]} for t in unknown]
 
 
 def _topics(ctx, group_id: str, topics: list[dict] | None, require_stable: bool) -> list[dict]:

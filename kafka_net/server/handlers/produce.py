@@ -1,4 +1,4 @@
-"""Produce (API key 0): serves v0-v11; record batches (magic 2) from v3.
+"""Produce (API key 0): serves v0-v13; record batches (magic 2) from v3.
 
 Behaviour:
 
@@ -36,6 +36,14 @@ Behaviour:
   epoch: INVALID_TXN_STATE / INVALID_PRODUCER_EPOCH otherwise (Kafka's
   transaction.partition.verification.enable, on by default); the first one
   of a transaction holds back the partition's last stable offset.
+* v12+ (transaction version 2, KIP-890 part 2): a transactional batch for a
+  partition not yet in the transaction adds it (the transaction becomes
+  Ongoing if it was not), as the AddPartitionsToTxn Kafka's broker sends the
+  coordinator would; an old epoch is still INVALID_PRODUCER_EPOCH,
+  CONCURRENT_TRANSACTIONS while a commit or abort is being completed.
+* v13: topics are named by id (KIP-516), in the request and the response; an
+  id no topic has gets UNKNOWN_TOPIC_ID for each of its partitions (before
+  any authorization: there is no name to authorize).
 * With an authorizer (Kafka's handleProduceRequest): a request carrying
   transactional batches needs WRITE on its transactional id, else every
   partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs
@@ -45,13 +53,14 @@ Behaviour:
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
+from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
 from kafka_net.server.internal_topics import INTERNAL_TOPICS
 
 API_KEY = ApiKey.PRODUCE
-VERSIONS = Versions(0, 11)
+VERSIONS = Versions(0, 13)
+TOPIC_ID_VERSION = 13
 
 
 def handle(ctx, request: dict):
@@ -62,6 +71,8 @@ def handle(ctx, request: dict):
     if version < 3:
         # Advertised only for librdkafka's feature detection (KAFKA-18659).
         return error_response(request, version, ErrorCode.INVALID_RECORD)
+    if version >= TOPIC_ID_VERSION:
+        _resolve_topic_ids(ctx, request)
     unauthorized = ()
     if ctx.authorizer is not None:
         refused = _authorize(ctx, request)
@@ -76,11 +87,16 @@ def handle(ctx, request: dict):
     responses = []
     for topic in request["topic_data"]:
         name = topic["name"]
+        if name is None:   # v13: an id no topic has
+            failed = True
+            responses.append(_refused(topic, ErrorCode.UNKNOWN_TOPIC_ID, None))
+            continue
         # One set lookup per topic, not per batch; an unauthorized principal is
         # told TOPIC_AUTHORIZATION_FAILED first, as Kafka authorizes before appending.
         if name in INTERNAL_TOPICS and name not in unauthorized:
             failed = True
-            responses.append(_internal_refused(name, topic))
+            responses.append(_refused(topic, ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                      f"Cannot append to internal topic {name}"))
             continue
         partitions = []
         for data in topic["partition_data"]:
@@ -98,7 +114,8 @@ def handle(ctx, request: dict):
                 "log_append_time_ms": log_append_time_ms, "log_start_offset": log_start_offset,
                 "error_message": error_message, "record_errors": record_errors,
             })
-        responses.append({"name": name, "partition_responses": partitions})
+        responses.append({"name": name, "topic_id": topic.get("topic_id", ZERO_UUID),
+                          "partition_responses": partitions})
     if acks == 0:
         return CLOSE_CONNECTION if failed else NO_RESPONSE
     return {"responses": responses, "throttle_time_ms": 0}
@@ -112,7 +129,7 @@ def _authorize(ctx, request: dict):
         if transactional_id is None or not ctx.authorize(
                 AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
             return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    names = [t["name"] for t in request["topic_data"]]
+    names = [t["name"] for t in request["topic_data"] if t["name"] is not None]
     return set(names) - ctx.filter_authorized(AclOperation.WRITE, ResourceType.TOPIC, names)
 
 
@@ -132,19 +149,29 @@ def _has_transactional_records(request: dict) -> bool:
     return False
 
 
-def _internal_refused(name: str, topic: dict) -> dict:
-    return {"name": name, "partition_responses": [
-        {"index": data["index"], "error_code": ErrorCode.INVALID_TOPIC_EXCEPTION,
-         "base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
-         "error_message": f"Cannot append to internal topic {name}", "record_errors": ()}
-        for data in topic["partition_data"]]}
+def _resolve_topic_ids(ctx, request: dict) -> None:
+    """v13: each topic's name from its id, None for an id no topic has."""
+    cache = ctx.metadata_cache
+    for topic in request["topic_data"]:
+        found = cache.topic_by_id(topic["topic_id"])
+        topic["name"] = found.name if found is not None else None
+
+
+def _refused(topic: dict, error_code: int, message: str | None) -> dict:
+    return {"name": topic["name"] or "", "topic_id": topic.get("topic_id", ZERO_UUID),
+            "partition_responses": [
+                {"index": data["index"], "error_code": error_code, "base_offset": -1,
+                 "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message,
+                 "record_errors": ()}
+                for data in topic["partition_data"]]}
 
 
 def error_response(request: dict, version: int, error_code: int):
     if request.get("acks") == 0:
         return CLOSE_CONNECTION  # Kafka: no error response exists for acks=0
     return {"responses": [
-        {"name": t["name"], "partition_responses": [
+        {"name": t["name"] or "", "topic_id": t.get("topic_id", ZERO_UUID),
+         "partition_responses": [
             {"index": p["index"], "error_code": error_code, "base_offset": -1}
             for p in t["partition_data"]]}
         for t in request.get("topic_data", [])]}

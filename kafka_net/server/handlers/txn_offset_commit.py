@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (API key 28): serves v0-v4.
+"""TxnOffsetCommit (API key 28): serves v0-v5.
 
 Behaviour: offsets a transactional producer commits for a consumer group
 (``sendOffsetsToTransaction``) are held pending and become the group's
@@ -6,9 +6,12 @@ committed offsets only when the transaction commits; an abort drops them
 (:mod:`kafka_net.server.transaction.txn_offsets`).
 
 * The group must have been added with AddOffsetsToTxn to the producer's
-  ongoing transaction, else INVALID_TXN_STATE; an unknown transactional id or
-  another producer id INVALID_PRODUCER_ID_MAPPING; an old epoch
-  INVALID_PRODUCER_EPOCH.
+  ongoing transaction, else INVALID_TXN_STATE; v5 (transaction version 2,
+  KIP-890 part 2) adds it here instead, the group's ``__consumer_offsets``
+  partition joining the transaction (which becomes Ongoing if it was not;
+  CONCURRENT_TRANSACTIONS while a commit or abort is being completed); an
+  unknown transactional id or another producer id INVALID_PRODUCER_ID_MAPPING;
+  an old epoch INVALID_PRODUCER_EPOCH.
 * v3+ with a member id or generation: checked against the group as
   OffsetCommit is (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, and for a static
   member's ``group_instance_id`` FENCED_INSTANCE_ID); without them (v0-v2,
@@ -28,7 +31,8 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-VERSIONS = Versions(0, 4)
+VERSIONS = Versions(0, 5)
+IMPLICIT_ADD_VERSION = 5   # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation
 
 
 def handle(ctx, request: dict) -> dict:
@@ -46,7 +50,8 @@ def handle(ctx, request: dict) -> dict:
     errors = iter(ctx.transaction_coordinator.handle_txn_offset_commit(
         request["transactional_id"], request["group_id"], request["producer_id"],
         request["producer_epoch"], request.get("member_id", ""),
-        request.get("generation_id", -1), commits, request.get("group_instance_id"))
+        request.get("generation_id", -1), commits, request.get("group_instance_id"),
+        add_group=ctx.api_version >= IMPLICIT_ADD_VERSION)
         if commits else ())
     return _response(request, lambda name: next(errors) if name in readable
                      else ErrorCode.TOPIC_AUTHORIZATION_FAILED)

@@ -20,6 +20,21 @@ unless the broker finalizes ``transaction.version=2``):
    on every partition and the group offsets made visible or dropped
    (:mod:`.markers`), then CompleteCommit/CompleteAbort.
 
+Transaction version 2 (KIP-890 part 2), chosen per request as Kafka does
+(``TransactionVersion.transactionVersionForEndTxn``: EndTxn v5; Produce v12
+and TxnOffsetCommit v5 for the implicit adds), whatever the finalized
+``transaction.version`` (which only tells clients what they may use):
+
+* no AddPartitionsToTxn / AddOffsetsToTxn: a transactional batch on Produce
+  v12+ adds its partition to the transaction (Kafka's broker sends the
+  coordinator an AddPartitionsToTxn for it), TxnOffsetCommit v5 adds the
+  group; Empty or Complete* becomes Ongoing;
+* EndTxn v5 bumps the producer epoch at every commit or abort, writes the
+  markers with the new epoch and answers it (a retry of an EndTxn v5 that
+  completed is recognised by the epoch before the bump); an abort with no
+  transaction open is allowed and bumps the epoch too.  At Short.MaxValue - 1
+  the bump moves the id to a new producer id at epoch 0.
+
 A transaction open longer than its timeout is aborted by a periodic check
 (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``), its
 producer fenced by an epoch bump.  Producer ids come from here for
@@ -42,7 +57,8 @@ from kafka_net.server.internal_topics import (
 from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.transaction.markers import TransactionMarkerWriter
 from kafka_net.server.transaction.metadata import (
-    NO_PRODUCER_EPOCH, PREPARING, TransactionMetadata, TransactionState)
+    COMPLETED, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, PREPARING, TransactionMetadata,
+    TransactionState)
 from kafka_net.server.transaction.state_manager import TransactionStateManager
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
@@ -66,6 +82,21 @@ def fenced_error_for(error: int, api_version: int, fenced_since: int) -> int:
     if error == ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     return error
+
+
+_SHORT_MAX = 2**15 - 1
+# What a commit/abort changes in a TransactionMetadata, restored if its write fails.
+_TRANSITION_FIELDS = ("state", "producer_epoch", "last_producer_epoch",
+                      "client_transaction_version", "next_producer_id", "topic_partitions",
+                      "groups", "txn_start_timestamp", "txn_last_update_timestamp")
+
+
+@dataclass(frozen=True)
+class EndTxnResult:
+    """EndTxn's answer; v5 returns the producer id and (bumped) epoch to go on with."""
+    error_code: int
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -153,7 +184,7 @@ class TransactionCoordinator:
                 return InitProducerIdResult(ErrorCode.NONE, md.producer_id, md.producer_epoch)
             fenced = (md.producer_id, md.producer_epoch)
         # An open transaction: abort it with the fenced epoch, then let the client retry.
-        error = self._end_transaction(md, *fenced, commit=False, from_client=False)
+        error = self._end_transaction(md, *fenced, commit=False, from_client=False).error_code
         return InitProducerIdResult(error or ErrorCode.CONCURRENT_TRANSACTIONS)
 
     def _prepare_init_producer_id(self, md: TransactionMetadata, timeout_ms: int,
@@ -182,15 +213,20 @@ class TransactionCoordinator:
     # -- AddPartitionsToTxn / AddOffsetsToTxn --------------------------------------------
 
     def handle_add_partitions_to_transaction(self, transactional_id: str, producer_id: int,
-                                             epoch: int, partitions: set) -> int:
-        return self._add_to_transaction(transactional_id, producer_id, epoch, partitions, None)
+                                             epoch: int, partitions: set,
+                                             transaction_version: int = 0) -> int:
+        """``transaction_version``: 2 for a broker's AddPartitionsToTxn v4+ (Kafka's
+        transactionVersionForAddPartitionsToTxn), else 0."""
+        return self._add_to_transaction(transactional_id, producer_id, epoch, partitions, None,
+                                        transaction_version)
 
     def handle_add_offsets_to_transaction(self, transactional_id: str, producer_id: int,
                                           epoch: int, group_id: str) -> int:
         return self._add_to_transaction(transactional_id, producer_id, epoch, set(), group_id)
 
     def _add_to_transaction(self, transactional_id: str, producer_id: int, epoch: int,
-                            partitions: set, group_id: str | None) -> int:
+                            partitions: set, group_id: str | None,
+                            transaction_version: int = 0) -> int:
         md = self.state.get(transactional_id)
         if md is None:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING
@@ -198,15 +234,25 @@ class TransactionCoordinator:
             error = self._check_producer(md, producer_id, epoch)
             if error is not None:
                 return error
-            if md.state in PREPARING:
-                return ErrorCode.CONCURRENT_TRANSACTIONS
-            if md.state == TransactionState.ONGOING and partitions <= md.topic_partitions \
-                    and (group_id is None or group_id in md.groups):
-                return ErrorCode.NONE   # nothing new: no transition (Kafka's fast path)
-            md.add_partitions(partitions, self.clock_ms())
-            if group_id is not None:
-                md.groups.add(group_id)
-            return self._persist(md)
+            return self._add_locked(md, partitions, group_id, transaction_version)
+
+    def _add_locked(self, md: TransactionMetadata, partitions: set, group_id: str | None,
+                    transaction_version: int) -> int:
+        """Kafka's prepareAddPartitions, the producer checked (under md.lock)."""
+        if md.state in PREPARING:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if md.state == TransactionState.ONGOING and partitions <= md.topic_partitions \
+                and (group_id is None or group_id in md.groups):
+            return ErrorCode.NONE   # nothing new: no transition (Kafka's fast path)
+        saved = {name: getattr(md, name) for name in _TRANSITION_FIELDS}
+        md.add_partitions(partitions, self.clock_ms(), transaction_version)
+        if group_id is not None:
+            md.groups = md.groups | {group_id}
+        error = self._persist(md)
+        if error:
+            for name, value in saved.items():   # not written: nothing was added
+                setattr(md, name, value)
+        return error
 
     def handle_verify_partitions_in_transaction(self, transactional_id: str, producer_id: int,
                                                 epoch: int, partitions: list) -> dict:
@@ -234,39 +280,87 @@ class TransactionCoordinator:
     # -- EndTxn ---------------------------------------------------------------------------
 
     def handle_end_transaction(self, transactional_id: str, producer_id: int, epoch: int,
-                               commit: bool) -> int:
+                               commit: bool, transaction_version: int = 0) -> EndTxnResult:
+        """``transaction_version``: 2 for an EndTxn v5 (KIP-890 part 2), else 0."""
+        if not transactional_id:
+            return EndTxnResult(ErrorCode.INVALID_REQUEST)
         md = self.state.get(transactional_id)
         if md is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        return self._end_transaction(md, producer_id, epoch, commit, from_client=True)
+            return EndTxnResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        return self._end_transaction(md, producer_id, epoch, commit, from_client=True,
+                                     tv2=transaction_version >= 2)
 
     def _end_transaction(self, md: TransactionMetadata, producer_id: int, epoch: int,
-                         commit: bool, from_client: bool) -> int:
+                         commit: bool, from_client: bool, tv2: bool = False) -> EndTxnResult:
         with md.lock:
-            error = self._check_producer(md, producer_id, epoch)
+            saved = {name: getattr(md, name) for name in _TRANSITION_FIELDS}
+            if tv2:
+                error = self._prepare_end_v2(md, producer_id, epoch, commit)
+            else:
+                error = self._check_producer(md, producer_id, epoch)
+                if error is None:
+                    error = self._prepare_end(md, commit, from_client)
             if error is not None:
-                return error
-            before = md.state
-            error = self._prepare_end(md, commit, from_client)
-            if error is not None:
-                return error
+                return EndTxnResult(error)
             if md.state not in PREPARING:
-                return ErrorCode.NONE   # a retry of an EndTxn that completed
+                # A retry of an EndTxn that completed: the identity to go on with.
+                return EndTxnResult(ErrorCode.NONE, md.producer_id, md.producer_epoch)
             error = self._persist(md)
             if error:
-                md.state = before   # not written: the transaction did not move
-                return error
+                for name, value in saved.items():   # not written: the transaction did not move
+                    setattr(md, name, value)
+                return EndTxnResult(error)
             partitions, groups = set(md.topic_partitions), set(md.groups)
-        self._complete(md, producer_id, epoch, commit, partitions, groups)
+            marker_epoch = md.producer_epoch   # bumped for TV2: fences the ended transaction
+        result = self._complete(md, producer_id, marker_epoch, commit, partitions, groups)
         log.debug("Completed %s of transaction for transactionalId %s with producerId %d "
                   "and producer epoch %d (%d partition(s), %d group(s))",
                   "commit" if commit else "rollback", escape(md.transactional_id),
-                  producer_id, epoch, len(partitions), len(groups))
-        return ErrorCode.NONE
+                  producer_id, marker_epoch, len(partitions), len(groups))
+        return result
+
+    def _prepare_end_v2(self, md: TransactionMetadata, producer_id: int, epoch: int,
+                        commit: bool) -> int | None:
+        """EndTxn v5 (Kafka's endTransaction for a TV_2 client): the checks, then
+        PrepareCommit/PrepareAbort with the epoch bumped.  None when applied, or
+        when it retries an end that completed (the state is left as it is)."""
+        tv2_before = md.client_transaction_version >= 2
+        retry_on_bump = tv2_before and md.producer_id == producer_id \
+            and md.producer_epoch == epoch + 1
+        retry_on_overflow = tv2_before and md.previous_producer_id == producer_id \
+            and epoch == _SHORT_MAX - 1 and md.producer_epoch == 0
+        if md.producer_id != producer_id and not retry_on_overflow:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        state, is_retry = md.state, retry_on_bump or retry_on_overflow
+        if state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+            valid = retry_on_bump
+        elif state in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT):
+            valid = is_retry or md.producer_epoch == epoch
+        else:
+            valid = md.producer_epoch == epoch
+        if not valid:
+            return ErrorCode.PRODUCER_FENCED
+        done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
+        preparing = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
+        if state == done and is_retry:
+            return None
+        if state == preparing:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        # An abort with no transaction open: allowed in TV2, it bumps the epoch (a
+        # client fencing its own earlier attempt after an error it cannot classify).
+        no_partition_added = not commit and not is_retry and state in COMPLETED
+        if state != TransactionState.ONGOING and not no_partition_added:
+            return ErrorCode.INVALID_TXN_STATE
+        next_producer_id = (self.generate_producer_id() if md.is_producer_epoch_exhausted
+                            else NO_PRODUCER_ID)
+        md.prepare_abort_or_commit(commit, True, next_producer_id, self.clock_ms(),
+                                   no_partition_added)
+        return None
 
     def _complete(self, md: TransactionMetadata, producer_id: int, epoch: int, commit: bool,
-                  partitions: set, groups: set) -> None:
-        """Write the markers, then CompleteCommit / CompleteAbort."""
+                  partitions: set, groups: set) -> EndTxnResult:
+        """Write the markers, then CompleteCommit / CompleteAbort; answers the
+        identity the producer goes on with."""
         try:
             self._markers.write(md.transactional_id, producer_id, epoch, commit,
                                 partitions, groups)
@@ -274,6 +368,8 @@ class TransactionCoordinator:
             with md.lock:
                 md.complete(commit, self.clock_ms())
                 self._persist(md)
+                identity = (md.producer_id, md.producer_epoch)
+        return EndTxnResult(ErrorCode.NONE, *identity)
 
     def _persist(self, md: TransactionMetadata) -> int:
         """Write ``md``'s new state to ``__transaction_state`` (under its lock)."""
@@ -296,7 +392,8 @@ class TransactionCoordinator:
             self.pending_offsets.add(group_id, producer_id, commits)
         highest, unfinished = -1, []
         for md in loaded:
-            highest = max(highest, md.producer_id, md.previous_producer_id)
+            highest = max(highest, md.producer_id, md.previous_producer_id,
+                          md.next_producer_id)
             md.topic_partitions = {tp for tp in md.topic_partitions
                                    if tp[0] != GROUP_METADATA_TOPIC_NAME}
             md.groups = {g for g, pid in pending if pid == md.producer_id}
@@ -349,9 +446,11 @@ class TransactionCoordinator:
 
     def handle_txn_offset_commit(self, transactional_id: str, group_id: str, producer_id: int,
                                  epoch: int, member_id: str, generation: int,
-                                 commits: list, group_instance_id: str | None = None
-                                 ) -> list[int]:
-        """One error code per commit; accepted offsets stay pending until EndTxn."""
+                                 commits: list, group_instance_id: str | None = None,
+                                 add_group: bool = False) -> list[int]:
+        """One error code per commit; accepted offsets stay pending until EndTxn.
+        ``add_group`` (TxnOffsetCommit v5, KIP-890 part 2): the group joins the
+        transaction here, as AddOffsetsToTxn would have added it."""
         md = self.state.get(transactional_id)
         error = None
         if md is None:
@@ -364,6 +463,8 @@ class TransactionCoordinator:
             error = self._check_producer(md, producer_id, epoch)
             if error == ErrorCode.PRODUCER_FENCED:
                 error = ErrorCode.INVALID_PRODUCER_EPOCH
+            if error is None and add_group:
+                error = self._add_locked(md, set(), group_id, 2) or None
             if error is None and (md.state != TransactionState.ONGOING
                                   or group_id not in md.groups):
                 error = ErrorCode.INVALID_TXN_STATE
@@ -383,15 +484,28 @@ class TransactionCoordinator:
     # -- Produce: may this transactional batch be appended? --------------------------------
 
     def verify_transactional_batch(self, topic: str, index: int, producer_id: int,
-                                   epoch: int) -> tuple[int, str] | None:
+                                   epoch: int, add_partition: bool = False
+                                   ) -> tuple[int, str] | None:
+        """None if the batch may be appended, else (error code, message).
+        ``add_partition`` (Produce v12+, KIP-890 part 2): a partition not yet in
+        the transaction joins it, as the AddPartitionsToTxn Kafka's broker sends
+        the coordinator for it would (PRODUCER_FENCED answered as
+        INVALID_PRODUCER_EPOCH, as Kafka's AddPartitionsToTxnManager does)."""
         md = self.state.by_producer_id(producer_id)
         if md is None:
+            if add_partition:
+                return (ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                        f"producer id {producer_id} belongs to no transactional id")
             return (ErrorCode.INVALID_TXN_STATE,
                     f"producer id {producer_id} belongs to no transactional id")
         with md.lock:
             if epoch != md.producer_epoch:
                 return (ErrorCode.INVALID_PRODUCER_EPOCH,
                         f"producer epoch {epoch} is not the current {md.producer_epoch}")
+            if add_partition:
+                error = self._add_locked(md, {(topic, index)}, None, 2)
+                return None if error == ErrorCode.NONE else (
+                    error, f"Could not add {topic}-{index} to the transaction")
             if md.state != TransactionState.ONGOING or (topic, index) not in md.topic_partitions:
                 return ErrorCode.INVALID_TXN_STATE, "Partition was not added to the transaction"
         return None
@@ -419,8 +533,8 @@ class TransactionCoordinator:
                     continue   # it ended meanwhile
                 md.prepare_fence_producer_epoch(self.clock_ms())
                 fenced = (md.producer_id, md.producer_epoch)
-            if self._end_transaction(md, *fenced, commit=False, from_client=False) \
-                    == ErrorCode.NONE:
+            if self._end_transaction(md, *fenced, commit=False,
+                                     from_client=False).error_code == ErrorCode.NONE:
                 count += 1
                 log.info("Completed rollback of ongoing transaction for transactionalId %s "
                          "due to timeout", escape(md.transactional_id))

@@ -6,11 +6,18 @@ States and the moves between them (Kafka's ``TransactionState``)::
     Ongoing --EndTxn(commit)--> PrepareCommit --markers written--> CompleteCommit
     Ongoing --EndTxn(abort), timeout, re-init--> PrepareAbort --markers--> CompleteAbort
     Ongoing --InitProducerId or timeout--> PrepareEpochFence (epoch + 1) --> PrepareAbort
+    Empty / Complete* --EndTxn v5 abort (TV2), epoch + 1--> PrepareAbort --> CompleteAbort
 
 InitProducerId bumps the epoch in Empty and Complete* (a producer restarting
 with the same transactional id fences every older instance: their epoch is
-stale).  While a Prepare* state's markers are being written, requests that
-would change the state get CONCURRENT_TRANSACTIONS, which clients retry.
+stale).  With transaction version 2 (KIP-890 part 2, a client sending EndTxn
+v5) EndTxn bumps the epoch too, at every commit or abort: the markers carry
+the new epoch, so a late batch of the ended transaction is refused by the
+partition, and the client starts its next transaction at that epoch.  An
+epoch that cannot grow (Short.MaxValue) moves the id to a new producer id at
+epoch 0 once the markers are written (``next_producer_id``).  While a
+Prepare* state's markers are being written, requests that would change the
+state get CONCURRENT_TRANSACTIONS, which clients retry.
 
 Kafka persists each transition in ``__transaction_state`` first; kafka-net
 keeps the metadata in memory, so a transition is applied at once, under the
@@ -64,6 +71,12 @@ class TransactionMetadata:
     groups: set = field(default_factory=set)             # consumer groups (AddOffsetsToTxn)
     txn_start_timestamp: int = -1
     txn_last_update_timestamp: int = -1
+    # TransactionVersion the client last used on this transaction: 2 when it added
+    # partitions through Produce v12 / TxnOffsetCommit v5 or ended it with EndTxn
+    # v5 (KIP-890 part 2), else 0.  A v5 retry is recognised only at 2.
+    client_transaction_version: int = 0
+    # Set while a TV2 commit/abort of an exhausted epoch writes its markers.
+    next_producer_id: int = NO_PRODUCER_ID
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -102,11 +115,31 @@ class TransactionMetadata:
         self.state = TransactionState.PREPARE_EPOCH_FENCE
         self.txn_last_update_timestamp = now_ms
 
-    def add_partitions(self, partitions: set, now_ms: int) -> None:
+    def add_partitions(self, partitions: set, now_ms: int,
+                       client_transaction_version: int | None = None) -> None:
         if self.state != TransactionState.ONGOING:
             self.txn_start_timestamp = now_ms
-        self.topic_partitions |= partitions
+        self.topic_partitions = self.topic_partitions | partitions   # a new set: undoable
         self.state = TransactionState.ONGOING
+        self.txn_last_update_timestamp = now_ms
+        if client_transaction_version is not None:
+            self.client_transaction_version = client_transaction_version
+
+    def prepare_abort_or_commit(self, commit: bool, bump_epoch: bool, next_producer_id: int,
+                                now_ms: int, no_partition_added: bool = False) -> None:
+        """-> PrepareCommit / PrepareAbort; ``bump_epoch`` for a TV2 client (Kafka's
+        prepareAbortOrCommit).  ``no_partition_added``: a TV2 abort outside a transaction."""
+        if no_partition_added:
+            # Nothing was added: the transaction starts now, with nothing to mark.
+            self.topic_partitions, self.groups = set(), set()
+            self.txn_start_timestamp = now_ms
+        if bump_epoch:
+            self.last_producer_epoch, self.producer_epoch = (self.producer_epoch,
+                                                             self.producer_epoch + 1)
+            self.client_transaction_version = 2
+            self.next_producer_id = next_producer_id
+        self.state = (TransactionState.PREPARE_COMMIT if commit
+                      else TransactionState.PREPARE_ABORT)
         self.txn_last_update_timestamp = now_ms
 
     def complete(self, commit: bool, now_ms: int) -> None:
@@ -114,6 +147,12 @@ class TransactionMetadata:
                       else TransactionState.COMPLETE_ABORT)
         self.topic_partitions, self.groups = set(), set()
         self.txn_last_update_timestamp = now_ms
+        if self.next_producer_id != NO_PRODUCER_ID:
+            # The epoch ran out at this end: the next transaction is a new producer id's.
+            self.previous_producer_id, self.producer_id = (self.producer_id,
+                                                           self.next_producer_id)
+            self.producer_epoch, self.last_producer_epoch = 0, NO_PRODUCER_EPOCH
+            self.next_producer_id = NO_PRODUCER_ID
 
     def _reset(self, state: TransactionState, timeout_ms: int, now_ms: int) -> None:
         self.state, self.txn_timeout_ms = state, timeout_ms

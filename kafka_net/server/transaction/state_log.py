@@ -8,7 +8,10 @@ is one record TransactionLogKey(transactionalId) -> TransactionLogValue
 (producerId, producerEpoch, transactionTimeoutMs, transactionStatus,
 transactionPartitions, transactionLastUpdateTimestampMs,
 transactionStartTimestampMs), version 0, as Kafka writes it for clients of
-transaction version 1 (:mod:`kafka_net.protocol.coordinator_records`).  The
+transaction version 1 (:mod:`kafka_net.protocol.coordinator_records`); a
+transaction of a TV2 client (KIP-890 part 2) is written at version 1, whose
+tagged fields keep the client's transaction version (an EndTxn v5 retry is
+recognised by it) and the next producer id of an exhausted epoch.  The
 transitions written are Kafka's: Empty (InitProducerId's epoch bump or new
 producer id), Ongoing (AddPartitionsToTxn / AddOffsetsToTxn, with the
 partitions), PrepareCommit / PrepareAbort (EndTxn, a timeout, a fencing
@@ -73,7 +76,9 @@ class TransactionLog:
 
     def append(self, md: TransactionMetadata) -> int:
         """Write ``md`` as it is now (the caller holds its lock); an error code."""
-        return self._append(md.transactional_id, transaction_log_value(self._value(md)))
+        version = 1 if md.client_transaction_version >= 2 else 0
+        return self._append(md.transactional_id,
+                            transaction_log_value(self._value(md), version))
 
     def remove(self, transactional_id: str) -> int:
         return self._append(transactional_id, None)
@@ -110,6 +115,9 @@ class TransactionLog:
                 del partitions[GROUP_METADATA_TOPIC_NAME]
         return {
             "producer_id": md.producer_id, "producer_epoch": md.producer_epoch,
+            "previous_producer_id": md.previous_producer_id,
+            "next_producer_id": md.next_producer_id,
+            "client_transaction_version": md.client_transaction_version,
             "transaction_timeout_ms": md.txn_timeout_ms,
             "transaction_status": STATE_IDS[md.state],
             "transaction_partitions": None if md.state == T.EMPTY else [
@@ -147,4 +155,6 @@ def _metadata(transactional_id: str, v: dict) -> TransactionMetadata:
         producer_epoch=v["producer_epoch"], previous_producer_id=v["previous_producer_id"],
         state=STATES[v["transaction_status"]], topic_partitions=partitions,
         txn_start_timestamp=v["transaction_start_timestamp_ms"],
-        txn_last_update_timestamp=v["transaction_last_update_timestamp_ms"])
+        txn_last_update_timestamp=v["transaction_last_update_timestamp_ms"],
+        client_transaction_version=v["client_transaction_version"],
+        next_producer_id=v["next_producer_id"])

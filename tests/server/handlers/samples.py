@@ -94,7 +94,7 @@ def typical_ops_request(api_key: int) -> dict:
                              "partitions": [{"partition_index": 0}]}])
     if api_key == ApiKey.UPDATE_FEATURES:
         return dict(validate_only=True, feature_updates=[
-            {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 1}])
+            {"feature": "transaction.version", "max_version_level": 2, "upgrade_type": 1}])
     raise AssertionError(f"no typical request for {api_key}")
 
 
@@ -188,7 +188,8 @@ def failing_admin_request(api_key: int) -> dict:
 def typical_request(b: Broker, api_key: int, version: int) -> dict:
     """A request each handler answers with data (not an error) where it can."""
     if api_key == ApiKey.PRODUCE:
-        return produce_body("t", 0, batch(), timeout_ms=1000)
+        return produce_body("t", 0, batch(), timeout_ms=1000,
+                            topic_id=b.metadata_cache.topic("t").topic_id)
     if api_key == ApiKey.FETCH:
         return fetch_fields(b, partitions=[("t", 0, 0), ("t", 1, 0)])
     if api_key == ApiKey.LIST_OFFSETS:

@@ -192,9 +192,9 @@ def features(broker, version):
 def test_api_versions_v4_reports_kafka_4_feature_levels(broker):
     supported, finalized, epoch = features(broker, 4)
     assert supported == {"metadata.version": (7, 25), "kraft.version": (0, 1),
-                         "group.version": (0, 1), "transaction.version": (0, 1)}
+                         "group.version": (0, 1), "transaction.version": (0, 2)}
     assert finalized == {"metadata.version": (25, 25), "kraft.version": (1, 1),
-                         "group.version": (1, 1), "transaction.version": (1, 1)}
+                         "group.version": (1, 1), "transaction.version": (2, 2)}
     assert epoch >= 0
 
 
@@ -247,9 +247,9 @@ def test_update_features_refusals_carry_kafkas_messages(broker):
     assert refused(("nope", 1, 1)) == \
         "Invalid update version 1 for feature nope. Local controller 1 does not support this " \
         "feature."
-    assert refused(("transaction.version", 2, 1)) == \
-        "Invalid update version 2 for feature transaction.version. Local controller 1 only " \
-        "supports versions 0-1"
+    assert refused(("transaction.version", 3, 1)) == \
+        "Invalid update version 3 for feature transaction.version. Local controller 1 only " \
+        "supports versions 0-2"
     assert refused(("group.version", 0, 1)).endswith(
         "Can't downgrade the version of this feature without setting the upgrade type to "
         "either safe or unsafe downgrade.")
@@ -258,7 +258,7 @@ def test_update_features_refusals_carry_kafkas_messages(broker):
         "might delete metadata information."
     # all or none: the valid first update is not applied either
     refused(("transaction.version", 0, 2), ("nope", 1, 1))
-    assert features(broker, 4)[1]["transaction.version"] == (1, 1)
+    assert features(broker, 4)[1]["transaction.version"] == (2, 2)
 
 
 def test_finalized_feature_levels_survive_a_restart():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from tests.server.handlers.conftest import versions
 
 
@@ -18,6 +19,11 @@ def test_describe_groups(group_broker, version):
     [m] = g["members"]
     assert (m["member_id"], m["client_id"], m["client_host"], m["member_assignment"]) == \
         (group_broker.group_member, "test-client", "/10.1.2.3", b"x")
-    assert (nope["group_state"], nope["error_code"], nope["members"]) == ("Dead", 0, [])
+    # v6 (KIP-1043) says the group does not exist; earlier versions only show it Dead.
+    expected = (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.") if version >= 6 \
+        else (0, None)
+    assert (nope["group_state"], nope["members"]) == ("Dead", [])
+    assert (nope["error_code"], nope["error_message"]) == expected
+    assert (g["error_code"], g["error_message"]) == (0, None)
     if version >= 3:
         assert g["authorized_operations"] > 0

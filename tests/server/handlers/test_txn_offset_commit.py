@@ -63,8 +63,9 @@ def test_an_abort_drops_the_offsets(txn, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_errors(txn, version):
     broker, pid, epoch = txn
-    assert txn_commit(broker, version, pid, epoch, 1, group="other") == \
-        ErrorCode.INVALID_TXN_STATE    # the group was not added to the transaction
+    # The group was not added to the transaction: v5 (KIP-890 part 2) adds it.
+    assert txn_commit(broker, version, pid, epoch, 1, group="other") == (
+        ErrorCode.NONE if version >= 5 else ErrorCode.INVALID_TXN_STATE)
     assert txn_commit(broker, version, pid, epoch, 1, txn_id="ghost") == \
         ErrorCode.INVALID_PRODUCER_ID_MAPPING
     assert txn_commit(broker, version, pid, epoch + 1, 1) == ErrorCode.INVALID_PRODUCER_EPOCH
