@@ -27,7 +27,7 @@ from types import MappingProxyType
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.features import SUPPORTED, FeatureSnapshot
+from kafka_net.server.features import FeatureSnapshot
 
 API_KEY = ApiKey.API_VERSIONS
 VERSIONS = Versions(0, 4)
@@ -68,7 +68,7 @@ def _answer(supported: dict[int, Versions], features: FeatureSnapshot,
             "throttle_time_ms": 0,
             "supported_features": [
                 {"name": name, "min_version": low, "max_version": high}
-                for name, (low, high) in sorted(SUPPORTED.items()) if level0 or low > 0],
+                for name, (low, high) in features.supported if level0 or low > 0],
             "finalized_features_epoch": features.epoch,
             "finalized_features": [
                 {"name": name, "max_version_level": level, "min_version_level": level}
