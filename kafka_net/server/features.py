@@ -31,10 +31,13 @@ answer per snapshot.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import NamedTuple
 
 from kafka_net.protocol.kafka_releases import FEATURES as KAFKA_RELEASE_FEATURES
+
+log = logging.getLogger(__name__)
 
 METADATA_VERSION = "metadata.version"
 
@@ -131,9 +134,24 @@ class FeatureControl:
         the epoch is the change's metadata offset when it has one, else the next."""
         with self._lock:
             current = self.finalized()
-            current.update(levels)
+            current.update(self._runnable(levels))
             next_epoch = self.snapshot.epoch + 1 if epoch is None else epoch
             self.snapshot = self._snapshot(current, next_epoch)
+
+    def _runnable(self, levels: dict[str, int]) -> dict[str, int]:
+        """``levels`` less those this broker cannot run: a metadata log written at
+        another as.version may hold them (a Kafka broker would refuse to start on
+        incompatible finalized features; kafka-net keeps its release's levels)."""
+        kept = {}
+        for name, level in levels.items():
+            low, high = self.supported.get(name, (0, 0))
+            if level == 0 or low <= level <= high:
+                kept[name] = level
+            else:
+                log.warning("Ignoring the finalized level %d of feature %s: this broker "
+                            "(as.version) supports %s", level, name,
+                            f"versions {low}-{high}" if high else "no such feature")
+        return kept
 
     def _snapshot(self, levels: dict[str, int], epoch: int) -> FeatureSnapshot:
         return FeatureSnapshot(tuple(sorted((k, v) for k, v in levels.items() if v > 0)),

@@ -86,6 +86,7 @@ def test_at_2_8_the_newer_apis_are_not_advertised_nor_any_feature(playing):
     assert got[ApiKey.API_VERSIONS] == (0, 3)
     assert got[ApiKey.METADATA] == (0, 11)
     assert body["supported_features"] == [] and body["finalized_features"] == []
+    assert body["finalized_features_epoch"] == -1   # unknown, as a 2.8 broker says
 
 
 def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):
@@ -168,3 +169,17 @@ def test_as_version_from_the_environment_and_the_command_line():
                        environ={"KAFKA_AS_VERSION": "3.9"}).as_version == "2.8"
     with pytest.raises(ConfigError, match="as.version"):
         load_config(None, [], environ={"KAFKA_AS_VERSION": "1.0"})
+
+
+def test_levels_replayed_from_another_release_that_this_one_cannot_run_are_left_out(caplog):
+    """A metadata log written at the default, replayed at 3.9: group.version and
+    metadata.version 25 are not 3.9's; what 3.9 can run is applied."""
+    features = FeatureControl(release="3.9")
+    with caplog.at_level("WARNING", logger="kafka_net.server.features"):
+        features.set_levels({"group.version": 1, "metadata.version": 25})
+        features.set_levels({"metadata.version": 20})
+    assert features.finalized() == {"kraft.version": 1, "metadata.version": 20}
+    assert "feature group.version: this broker (as.version) supports no such feature" \
+        in caplog.text
+    assert "level 25 of feature metadata.version" in caplog.text
+    assert "supports versions 7-21" in caplog.text
