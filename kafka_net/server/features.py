@@ -73,12 +73,11 @@ def release_features(release: str | None) -> tuple[dict[str, tuple[int, int]],
         return dict(SUPPORTED), dict(DEFAULT_FINALIZED)
     supported, finalized = {}, {}
     for name, (low, high, level) in KAFKA_RELEASE_FEATURES[release].items():
-        ours = SUPPORTED.get(name)
-        if ours is None or max(low, ours[0]) > min(high, ours[1]):
-            continue
-        low, high = max(low, ours[0]), min(high, ours[1])
-        supported[name] = (low, high)
-        finalized[name] = min(max(level, low), high)
+        ours_low, ours_high = SUPPORTED.get(name, (1, 0))   # (1, 0): none of ours
+        low, high = max(low, ours_low), min(high, ours_high)
+        if low <= high:
+            supported[name] = (low, high)
+            finalized[name] = min(max(level, low), high)
     return supported, finalized
 
 
@@ -188,4 +187,3 @@ def _check_update(name: str, level: int, upgrade_type: int, current: int, node_i
     if name == "kraft.version" and level != current:
         # KRaft version changes go through the Raft client (KIP-853), not FeatureLevelRecords.
         raise invalid("kraft.version cannot be changed with UpdateFeatures on this node.")
-
