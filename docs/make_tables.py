@@ -5,10 +5,11 @@
     python docs/make_tables.py groups     # docs/design.md, "Consumer groups"
     python docs/make_tables.py keys       # README.md, "Configuration"
     python docs/make_tables.py apis       # README.md, "What it serves"
+    python docs/make_tables.py releases   # README.md, "Playing an older Kafka"
     python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
 
 Each table is data in the code (``TRANSITIONS``, ``VALID_PREVIOUS_STATES``,
-``KEYS``, ``HANDLERS``), so the
+``KEYS``, ``HANDLERS``, ``kafka_releases``), so the
 docs are pasted from here instead of typed by hand.  After changing one of
 those, run the script and paste its output over the old table; ``--check``
 says whether that is needed.  (The idea is h11's make-state-diagrams.py.)
@@ -26,8 +27,10 @@ from kafka_net.config import KEYS  # noqa: E402
 from kafka_net.network.mute_state import (  # noqa: E402
     TRANSITIONS, ChannelMuteEvent, ChannelMuteState)
 from kafka_net.protocol.api_keys import api_name  # noqa: E402
+from kafka_net.protocol.kafka_releases import RELEASES  # noqa: E402
 from kafka_net.protocol.messages import MESSAGES  # noqa: E402
-from kafka_net.server.apis import HANDLERS  # noqa: E402
+from kafka_net.server.apis import HANDLERS, served_versions  # noqa: E402
+from kafka_net.server.features import release_features  # noqa: E402
 from kafka_net.server.group.state import VALID_PREVIOUS_STATES, GroupState  # noqa: E402
 
 
@@ -79,9 +82,27 @@ def apis_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = {"mute": mute_table, "groups": groups_table, "keys": keys_table, "apis": apis_table}
+def releases_table() -> str:
+    """Per Kafka release (as.version): how many APIs kafka-net advertises, which of
+    them the release before lacked (or had: "no X"), and the features it finalizes."""
+    lines = ["| as.version | APIs | Changed since the release before | Features finalized |",
+             "|---|---:|---|---|"]
+    before: dict = {}
+    for release in RELEASES:
+        served = served_versions(HANDLERS, release)
+        added = [api_name(k) for k in served if k not in before] if before else ["(base)"]
+        added += [f"no {api_name(k)}" for k in before if k not in served]
+        _, finalized = release_features(release)
+        levels = ", ".join(f"{n} {v}" for n, v in sorted(finalized.items()) if v) or "-"
+        lines.append(f"| {release} | {len(served)} | {', '.join(added) or '-'} | {levels} |")
+        before = served
+    return "\n".join(lines)
+
+
+TABLES = {"mute": mute_table, "groups": groups_table, "keys": keys_table, "apis": apis_table,
+          "releases": releases_table}
 WHERE = {"mute": "docs/design.md", "groups": "docs/design.md", "keys": "README.md",
-         "apis": "README.md"}
+         "apis": "README.md", "releases": "README.md"}
 
 
 def check() -> int:

@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="development profile: " + ", ".join(
                            f"{k}={v}" for k, v in DEV_PROFILE.items())
                        + " (under --config and --override)")
+    serve.add_argument("--as-version", metavar="X.Y",
+                       help="play Kafka release X.Y (2.1 ... 4.2): advertise and accept only "
+                            "its API versions and features (same as as.version=X.Y)")
     serve.add_argument("--capture-dir", metavar="DIR",
                        help="record wire captures here (same as capture.dir=DIR)")
     serve.add_argument("--add-scram", metavar="SPEC", action="append", default=[],
@@ -189,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     overrides = list(args.override)
     if args.capture_dir:
         overrides.append(f"capture.dir={args.capture_dir}")
+    if args.as_version:
+        overrides.append(f"as.version={args.as_version}")
     if args.add_scram:
         overrides.append("scram.credentials=" + " ".join(args.add_scram))
     if args.properties and args.config:

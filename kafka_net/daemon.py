@@ -124,6 +124,10 @@ class Daemon:
         if self.config.controller_listener_names:
             log.info("Not opening controller listener(s) %s: kafka-net has no controller",
                      ", ".join(self.config.controller_listener_names))
+        if self.config.as_version:
+            log.info("Playing Kafka %s (as.version): only the API versions and features "
+                     "that release served are advertised and accepted",
+                     self.config.as_version)
         listeners = ", ".join(str(e) for e in self.server.socket_server.bound_endpoints())
         metrics = self.server.metrics_http
         dirs = self.server.log_manager.dirs.log_dirs

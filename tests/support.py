@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import struct
 import time
@@ -57,10 +58,21 @@ def config_error(props: dict[str, str]) -> str:
     return str(info.value)
 
 
-def server_fixture(config=make_config, scope: str = "function"):
+def server_fixture(config=make_config, scope: str = "function", as_version: bool = False):
     """A ``server`` fixture: a running broker on an ephemeral loopback port, made
     with ``config()``; a module that wants other settings or one broker for all
-    its tests writes ``server = server_fixture(..., scope="module")``."""
+    its tests writes ``server = server_fixture(..., scope="module")``.
+
+    ``as_version=True``: the broker plays the release of the module's
+    ``as_version`` fixture (:func:`as_version_fixture`), so each test using
+    ``server`` runs once per release of the client matrix."""
+
+    if as_version:
+        @pytest.fixture(scope=scope)
+        def server(as_version):
+            with running_server(playing(config(), as_version)) as running:
+                yield running
+        return server
 
     @pytest.fixture(scope=scope)
     def server():
@@ -68,6 +80,33 @@ def server_fixture(config=make_config, scope: str = "function"):
             yield running
 
     return server
+
+
+# The client matrix (issue 22): the real-client suites run against kafka-net as
+# it is (None: as.version unset) and playing these Kafka releases.  Test ids
+# carry "as-default", "as-2.8", ...: ``pytest -k as-3.9`` runs one column.
+CLIENT_MATRIX = (None, "2.8", "3.9", "4.2")
+
+
+def as_version_id(release: str | None) -> str:
+    return f"as-{release or 'default'}"
+
+
+def as_version_fixture(releases=CLIENT_MATRIX, scope: str = "module"):
+    """An ``as_version`` fixture: the release (or None) a module's broker plays,
+    one per entry of ``releases``; modules define it next to
+    ``server_fixture(..., as_version=True)``."""
+
+    @pytest.fixture(scope=scope, params=releases, ids=as_version_id)
+    def as_version(request):
+        return request.param
+
+    return as_version
+
+
+def playing(config: ServerConfig, release: str | None) -> ServerConfig:
+    """``config`` with as.version set to ``release`` (None: unset)."""
+    return dataclasses.replace(config, as_version=release)
 
 
 class RawClient:

@@ -331,7 +331,7 @@ def test_the_kafka_key_list_is_plausible():
     # super.users and allow.everyone.if.no.acl.found are StandardAuthorizer's own
     # keys (read by its configure(), from the same server.properties), not CONFIG_DEF's.
     assert {k.name for k in KEYS} - KAFKA_BROKER_KEYS == {
-        "super.users", "allow.everyone.if.no.acl.found", "capture.dir",
+        "super.users", "allow.everyone.if.no.acl.found", "as.version", "capture.dir",
         "capture.max.frame.bytes", "capture.segment.bytes", "cluster.id",
         "connection.authentication.timeout.ms", "log.store", "max.broker.partitions",
         "max.partitions.per.request", "socket.request.read.timeout.ms",

@@ -15,6 +15,7 @@ from kafka_net.config.values import (
     INT_MAX, LONG_MAX, assignor_list, authorizer_class, boolean, choice, decimal,
     http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
     optional_integer, principal_list, protocol_map, string, string_list)
+from kafka_net.config.values import kafka_release
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
@@ -73,6 +74,10 @@ KEYS: tuple[_Key, ...] = (
          "Replication factor of auto-created topics (a single node: 1)."),
     _Key("cluster.id", "cluster_id", string, "kafka-net-cluster",
          "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
+    _Key("as.version", "as_version", kafka_release, "",
+         "kafka-net: play Kafka release X.Y (2.1 ... 4.2): ApiVersions advertises, and "
+         "the broker accepts, only the API versions and features that release served "
+         "(README, \"Playing an older Kafka\"); empty = everything kafka-net serves."),
     _Key("shutdown.timeout.ms", "shutdown_timeout_ms", integer(0), "30000",
          "kafka-net: how long a graceful stop waits for requests already received."),
     _Key("delete.topic.enable", "delete_topic_enable", boolean, "true",

@@ -51,6 +51,7 @@ class ServerConfig:
     num_partitions: int = default_of("num_partitions")
     default_replication_factor: int = default_of("default_replication_factor")
     cluster_id: str = default_of("cluster_id")
+    as_version: str | None = default_of("as_version")
     shutdown_timeout_ms: int = default_of("shutdown_timeout_ms")
     delete_topic_enable: bool = default_of("delete_topic_enable")
     message_max_bytes: int = default_of("message_max_bytes")

@@ -11,6 +11,7 @@ from typing import Callable
 
 from kafka_net.config.errors import ConfigError
 from kafka_net.config.listeners import EndPoint, NAME_RE, parse_listeners, parse_protocol_map
+from kafka_net.protocol.kafka_releases import RELEASES
 
 INT_MAX = 2**31 - 1          # Kafka's INT keys
 LONG_MAX = 2**63 - 1         # Kafka's LONG keys
@@ -156,6 +157,24 @@ def choice(*options: str, upper: bool = False) -> Callable[[str, str], str]:
             raise ConfigError(f"{key}: '{raw.strip()}' is not one of {', '.join(options)}")
         return v
     return convert
+
+
+_RELEASE_RE = re.compile(r"v?([0-9]+)\.([0-9]+)(?:\.[0-9]+)?")
+
+
+def kafka_release(key: str, raw: str) -> str | None:
+    """as.version: a Kafka release of kafka_releases.RELEASES as X.Y (a patch
+    number and a leading v are accepted and dropped, as franz-go's kversion takes
+    them: patch releases did not change the protocol), or None when empty."""
+    text = raw.strip()
+    if not text:
+        return None
+    match = _RELEASE_RE.fullmatch(text)
+    release = f"{int(match.group(1))}.{int(match.group(2))}" if match else None
+    if release not in RELEASES:
+        raise ConfigError(f"{key}: '{text}' is not a Kafka release kafka-net can play "
+                          f"({RELEASES[0]} ... {RELEASES[-1]})")
+    return release
 
 
 def string_list(key: str, raw: str) -> tuple[str, ...]:

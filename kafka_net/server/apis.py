@@ -8,6 +8,10 @@ things are derived from it, so they cannot disagree:
 * which handler runs (:meth:`KafkaApis.build_response`);
 * what ApiVersions advertises (:meth:`KafkaApis.supported_versions`).
 
+With ``as.version`` set, :func:`served_versions` cuts that table to what the
+Kafka release served (:mod:`kafka_net.protocol.kafka_releases`), so all three
+follow it.
+
 Error policy for a request that parsed (the bad-input cases are in
 :mod:`kafka_net.protocol.codec`): a handler that raises is logged with its
 request, and the client gets the API's error response with
@@ -31,6 +35,7 @@ from kafka_net.protocol.api_keys import api_name
 from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.kafka_releases import APIS as KAFKA_RELEASE_APIS
 from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
@@ -117,6 +122,25 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     consumer_group_describe,   # 69
     describe_topic_partitions,  # 75
 )}
+
+
+def served_versions(handlers: dict[int, ModuleType], release: str | None
+                    ) -> dict[int, Versions]:
+    """Each handler's VERSIONS, in key order; with ``as.version`` (``release``), only
+    the versions that Kafka release's broker served too, and no API it lacked.  The
+    Processors then refuse the rest as Kafka refuses a version it does not serve."""
+    served = {key: mod.VERSIONS for key, mod in sorted(handlers.items())}
+    if release is None:
+        return served
+    kafka = KAFKA_RELEASE_APIS[release]
+    limited = {}
+    for key, versions in served.items():
+        if key in kafka:
+            low = max(versions.low, kafka[key][0])
+            high = kafka[key][1] if versions.high is None else min(versions.high, kafka[key][1])
+            if low <= high:
+                limited[key] = Versions(low, high)
+    return limited
 
 
 class RequestContext:
@@ -328,7 +352,7 @@ class KafkaApis:
                 self.quotas.client_quotas, group_coordinator, self.transaction_coordinator)
             controller.register()
         self.controller = controller
-        self.features = FeatureControl()
+        self.features = FeatureControl(release=config.as_version)
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)
         self.controller.group_configs = self.group_configs
@@ -390,7 +414,7 @@ class KafkaApis:
         assignment, so a Processor never sees a half-updated table.
         """
         self.handlers = dict(handlers)
-        self._supported = {key: mod.VERSIONS for key, mod in sorted(self.handlers.items())}
+        self._supported = served_versions(self.handlers, self.config.as_version)
         self._parse_table = (self._supported, {})
 
     def supported_versions(self) -> dict[int, Versions]:

@@ -21,6 +21,12 @@ The levels are Kafka 4.2's for what kafka-net serves:
   caps its requests at Produce v11 / EndTxn v4 below 2).  Levels 0 and 1 are
   the classic protocol.
 
+With ``as.version`` the supported ranges and the levels a fresh broker
+finalizes are those of that Kafka release (:func:`release_features`): what
+kafka-net supports, cut to what the release's broker supported and finalized
+(:mod:`kafka_net.protocol.kafka_releases`); none before 3.3, whose brokers
+advertised no feature (metadata.version came with KIP-778).
+
 A feature at level 0 is not listed among the finalized ones, as Kafka omits
 it.  UpdateFeatures writes FeatureLevelRecords through the Controller; their
 replay (also at a restart) sets the levels.  :meth:`FeatureControl.snapshot`
@@ -30,8 +36,13 @@ answer per snapshot.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import NamedTuple
+
+from kafka_net.protocol.kafka_releases import FEATURES as KAFKA_RELEASE_FEATURES
+
+log = logging.getLogger(__name__)
 
 METADATA_VERSION = "metadata.version"
 
@@ -58,16 +69,39 @@ class FeatureUpdateError(Exception):
     """INVALID_UPDATE_VERSION with Kafka's message (FeatureControlManager)."""
 
 
+def release_features(release: str | None) -> tuple[dict[str, tuple[int, int]],
+                                                   dict[str, int]]:
+    """(supported ranges, default finalized levels): kafka-net's, or with
+    ``as.version`` those of the features both it and Kafka ``release`` have, each
+    range the overlap and each level the release's, within that overlap."""
+    if release is None:
+        return dict(SUPPORTED), dict(DEFAULT_FINALIZED)
+    supported, finalized = {}, {}
+    for name, (low, high, level) in KAFKA_RELEASE_FEATURES[release].items():
+        ours_low, ours_high = SUPPORTED.get(name, (1, 0))   # (1, 0): none of ours
+        low, high = max(low, ours_low), min(high, ours_high)
+        if low <= high:
+            supported[name] = (low, high)
+            finalized[name] = min(max(level, low), high)
+    return supported, finalized
+
+
 class FeatureSnapshot(NamedTuple):
     levels: tuple[tuple[str, int], ...]   # finalized, name-sorted, level 0 left out
     epoch: int
+    # name -> (min, max) supported, name-sorted: fixed per FeatureControl, carried
+    # here so ApiVersions' answer, cached per snapshot, is cached per table too.
+    supported: tuple[tuple[str, tuple[int, int]], ...] = ()
 
 
 class FeatureControl:
-    def __init__(self, finalized: dict[str, int] | None = None, epoch: int = 0) -> None:
+    def __init__(self, finalized: dict[str, int] | None = None, epoch: int = 0,
+                 release: str | None = None) -> None:
         self._lock = threading.Lock()
-        self.snapshot = _snapshot(dict(DEFAULT_FINALIZED if finalized is None else finalized),
-                                  epoch)
+        self.supported, self.defaults = release_features(release)
+        self._supported_items = tuple(sorted(self.supported.items()))
+        self.snapshot = self._snapshot(
+            dict(self.defaults if finalized is None else finalized), epoch)
 
     def finalized(self) -> dict[str, int]:
         return dict(self.snapshot.levels)
@@ -87,34 +121,56 @@ class FeatureControl:
         Controller's FeatureLevelRecords, replayed)."""
         current = self.finalized()
         for name, level, upgrade_type in updates:
-            _check_update(name, level, upgrade_type, current.get(name, 0), node_id)
+            _check_update(name, level, upgrade_type, current.get(name, 0), node_id,
+                          self.supported.get(name, (0, 0)))
         return {name: level for name, level, _ in updates}
 
     def changed_levels(self) -> dict[str, int]:
         """The finalized levels that differ from the defaults (a metadata snapshot's
         FeatureLevelRecords)."""
         current = self.finalized()
-        return {name: current.get(name, 0) for name in set(current) | set(DEFAULT_FINALIZED)
-                if current.get(name, 0) != DEFAULT_FINALIZED.get(name, 0)}
+        defaults = self.defaults
+        return {name: current.get(name, 0) for name in set(current) | set(defaults)
+                if current.get(name, 0) != defaults.get(name, 0)}
 
     def set_levels(self, levels: dict[str, int], epoch: int | None = None) -> None:
         """Apply validated levels (UpdateFeatures, or a FeatureLevelRecord replayed);
         the epoch is the change's metadata offset when it has one, else the next."""
         with self._lock:
             current = self.finalized()
-            current.update(levels)
+            current.update(self._runnable(levels))
             next_epoch = self.snapshot.epoch + 1 if epoch is None else epoch
-            self.snapshot = _snapshot(current, next_epoch)
+            self.snapshot = self._snapshot(current, next_epoch)
+
+    def _runnable(self, levels: dict[str, int]) -> dict[str, int]:
+        """``levels`` less those this broker cannot run: a metadata log written at
+        another as.version may hold them (a Kafka broker would refuse to start on
+        incompatible finalized features; kafka-net keeps its release's levels)."""
+        kept = {}
+        for name, level in levels.items():
+            low, high = self.supported.get(name, (0, 0))
+            if level == 0 or low <= level <= high:
+                kept[name] = level
+            else:
+                log.warning("Ignoring the finalized level %d of feature %s: this broker "
+                            "(as.version) supports %s", level, name,
+                            f"versions {low}-{high}" if high else "no such feature")
+        return kept
+
+    def _snapshot(self, levels: dict[str, int], epoch: int) -> FeatureSnapshot:
+        return FeatureSnapshot(tuple(sorted((k, v) for k, v in levels.items() if v > 0)),
+                               epoch, self._supported_items)
 
 
-def _check_update(name: str, level: int, upgrade_type: int, current: int, node_id: int) -> None:
+def _check_update(name: str, level: int, upgrade_type: int, current: int, node_id: int,
+                  supported: tuple[int, int]) -> None:
     def invalid(message: str) -> FeatureUpdateError:
         return FeatureUpdateError(f"Invalid update version {level} for feature {name}. {message}")
     if upgrade_type not in UPGRADE_TYPES:
         raise invalid("The controller does not support the given upgrade type.")
     if level < 0:
         raise invalid("A feature version cannot be less than 0.")
-    low, high = SUPPORTED.get(name, (0, 0))
+    low, high = supported
     if not low <= level <= high:
         what = f"Local controller {node_id}"
         if high == 0:
@@ -136,7 +192,3 @@ def _check_update(name: str, level: int, upgrade_type: int, current: int, node_i
     if name == "kraft.version" and level != current:
         # KRaft version changes go through the Raft client (KIP-853), not FeatureLevelRecords.
         raise invalid("kraft.version cannot be changed with UpdateFeatures on this node.")
-
-
-def _snapshot(levels: dict[str, int], epoch: int) -> FeatureSnapshot:
-    return FeatureSnapshot(tuple(sorted((k, v) for k, v in levels.items() if v > 0)), epoch)

@@ -12,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -20,7 +20,8 @@ SCENARIO_TIMEOUT_S = 30
 T = recent_timestamps()
 
 
-server = server_fixture(scope="module")
+as_version = as_version_fixture()
+server = server_fixture(scope="module", as_version=True)
 
 
 def run(coro):

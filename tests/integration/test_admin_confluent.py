@@ -20,7 +20,8 @@ from confluent_kafka.admin import (
 from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
 from tests.network.helpers import closed_by_server
-from tests.support import API_VERSIONS_V3_BODY, LOOPBACK, RawClient, server_fixture
+from tests.support import (
+    API_VERSIONS_V3_BODY, LOOPBACK, RawClient, as_version_fixture, server_fixture)
 
 pytestmark = pytest.mark.interop
 
@@ -28,7 +29,8 @@ TIMEOUT_S = 20
 T = recent_timestamps()
 
 
-server = server_fixture(scope="module")
+as_version = as_version_fixture()
+server = server_fixture(scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module")

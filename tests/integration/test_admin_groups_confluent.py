@@ -25,13 +25,14 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap, fast_group_config
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module")

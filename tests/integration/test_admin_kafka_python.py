@@ -14,14 +14,15 @@ from kafka.errors import (
     NoReassignmentInProgressError, UnknownTopicOrPartitionError)
 
 from tests.integration.client_support import bootstrap, recent_timestamps, stored_batches
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 T = recent_timestamps()
 
 
-server = server_fixture(scope="module")
+as_version = as_version_fixture()
+server = server_fixture(scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module")
@@ -101,13 +102,17 @@ def test_delete_records(admin, server, consumer):
 # -- operations APIs ------------------------------------------------------------------------
 
 
-def test_describe_log_dirs_reports_partition_sizes(admin, server):
+def test_describe_log_dirs_reports_partition_sizes(admin, server, as_version):
     admin.create_topics([NewTopic("kp-dirs", 1, 1), NewTopic("kp-dirs-empty", 2, 1)])
     produce_ten_in_one_batch(server, "kp-dirs")
     [broker] = admin.describe_log_dirs(
         topic_partitions={"kp-dirs": [0], "kp-dirs-empty": [0, 1, 2]})
     [log_dir] = broker["log_dirs"]
-    assert log_dir["error_code"] == 0 and log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
+    assert log_dir["error_code"] == 0
+    if as_version == "2.8":   # DescribeLogDirs v4 (KIP-827) came with 3.3
+        assert "total_bytes" not in log_dir
+    else:
+        assert log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
     sizes = {(t["name"], p["partition_index"]): p["partition_size"]
              for t in log_dir["topics"] for p in t["partitions"]}
     [batch] = stored_batches(server, "kp-dirs")
@@ -136,8 +141,19 @@ def test_partition_reassignments(admin):
     assert admin.list_partition_reassignments([tp0]) == {}
 
 
-def test_describe_features(admin):
+def test_describe_features(admin, as_version):
     features = admin.describe_features()
+    if as_version == "2.8":   # no feature before 3.3 (KIP-778)
+        assert features == {}
+        return
+    if as_version == "3.9":   # 3.9-IV0; kraft.version is 3.9's only other feature
+        metadata_version = features["metadata.version"]
+        assert (metadata_version["supported"], metadata_version["finalized"]) == ((7, 21),
+                                                                                (21, 21))
+        assert set(features) == {"metadata.version", "kraft.version"}
+        with pytest.raises(InvalidUpdateVersionError, match="does not support this feature"):
+            admin.update_features({"transaction.version": 1}, validate_only=True)
+        return
     assert features["metadata.version"]["finalized"] == (25, 25)
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {

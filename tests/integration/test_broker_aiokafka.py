@@ -26,7 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.integration.client_support import (
     CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, stored_batches)
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -35,7 +35,8 @@ N = 30
 CLIENT = b"aiokafka"  # the "client" header of every message
 
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def run(coro):

@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.integration.client_support import (
     CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
     stored_batches)
-from tests.support import running_server, server_fixture
+from tests.support import as_version_fixture, playing, running_server, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -44,7 +44,8 @@ FLEXIBLE_FROM = {18: 3, 3: 9, 0: 9, 1: 12, 2: 6, 8: 8, 9: 6}
 
 # -- fixtures and helpers -------------------------------------------------------------
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def produce(server, topic: str, items, **config) -> list[tuple]:
@@ -206,10 +207,10 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
 
 # -- negotiated versions --------------------------------------------------------------
 
-def test_negotiated_versions_are_flexible():
+def test_negotiated_versions_are_flexible(as_version):
     """Produce, group-consume, commit and leave on a fresh broker: every
     request of the APIs librdkafka can send flexibly used a flexible version."""
-    with running_server(fast_group_config()) as s:
+    with running_server(playing(fast_group_config(), as_version)) as s:
         topic = "ck-flexible"
         expected = messages(topic, CLIENT, 5)
         assert [e for e, _, _ in produce(s, topic, expected)] == [None] * 5

@@ -30,7 +30,7 @@ from kafka.admin import NewTopic
 from tests.integration.client_support import (
     CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
     stored_batches)
-from tests.support import running_server, server_fixture
+from tests.support import as_version_fixture, playing, running_server, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -59,7 +59,8 @@ FLEXIBLE_FROM = {
 # -- fixtures and helpers -------------------------------------------------------------
 
 # One broker for the module; each test uses its own topics and groups.
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def as_triples(records) -> list[tuple[bytes, bytes, list]]:
@@ -268,10 +269,10 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
 
 # -- negotiated versions --------------------------------------------------------------
 
-def test_negotiated_versions_are_flexible():
+def test_negotiated_versions_are_flexible(as_version):
     """A whole produce / group-consume / commit / leave cycle on a fresh broker:
     every request of these APIs used a flexible version."""
-    with running_server(fast_group_config()) as s:
+    with running_server(playing(fast_group_config(), as_version)) as s:
         topic = "kp-flexible"
         expected = messages(topic, CLIENT, 5)
         assert produce(s, topic, expected) == list(range(5))

@@ -21,14 +21,15 @@ from pathlib import Path
 import pytest
 
 from tests.integration.client_support import bootstrap, fast_group_config
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 JS_DIR = Path(__file__).resolve().parents[1] / "clients" / "js"
 NODE_TIMEOUT_S = 60
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module", autouse=True)

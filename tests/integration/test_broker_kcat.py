@@ -19,7 +19,7 @@ import pytest
 
 from kafka_net.protocol.records import Compression
 from tests.integration.client_support import bootstrap, fast_group_config, stored_batches
-from tests.support import LOOPBACK, server_fixture
+from tests.support import LOOPBACK, as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
@@ -34,7 +34,8 @@ def kcat_installed():
     assert shutil.which("kcat"), "kcat is not installed: run `make kcat` (apt-get install kcat)"
 
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def kcat(server, *args: str, input: str | None = None) -> str:

@@ -214,6 +214,33 @@ def test_serve_answers_api_versions_and_stops_on_sigterm():
         assert_no_traceback(broker.stderr)
 
 
+def test_as_version_plays_a_release_from_the_command_line_or_the_environment():
+    """--as-version 2.8 (or KAFKA_AS_VERSION): Metadata v0-v11 and ApiVersions
+    v0-v3 advertised, as Kafka 2.8's broker did; --as-version wins."""
+    broker = Broker("--as-version", "2.8", "--override", EPHEMERAL,
+                    "--override", "log.store=memory", env={"KAFKA_AS_VERSION": "3.9"})
+    try:
+        port = broker.wait_started()["PLAINTEXT"]
+        broker.wait_for(r"Playing Kafka 2\.8 \(as\.version\)")
+        with RawClient(port) as client:
+            body = client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)
+        ranges = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
+        assert ranges[METADATA] == (0, 11) and ranges[API_VERSIONS] == (0, 3)
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait_exit() == EXIT_OK
+        assert_no_traceback(broker.stderr)
+    finally:
+        broker.kill()
+
+
+def test_an_unknown_as_version_exits_2():
+    result = run_cli("serve", "--as-version", "1.0")
+    assert result.returncode == EXIT_CONFIG_ERROR
+    assert ("kafka-net: configuration error: as.version: '1.0' is not a Kafka release "
+            "kafka-net can play (2.1 ... 4.2)") in result.stderr
+    assert_no_traceback(result.stderr)
+
+
 def test_sigint_stops_gracefully_too():
     with serve(EPHEMERAL, "num.network.threads=1", "num.io.threads=1") as broker:
         port = broker.wait_started()["PLAINTEXT"]

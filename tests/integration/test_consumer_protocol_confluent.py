@@ -5,7 +5,8 @@ librdkafka sends ConsumerGroupHeartbeat v1 (member ids made by the client),
 commits with its member epoch (OffsetCommit v9) and describes groups with
 ConsumerGroupDescribe.  The broker's heartbeat interval is 300 ms here (the
 default, 5 s, would only slow the test down: members learn of new
-assignments at their next heartbeat).
+assignments at their next heartbeat).  It runs at the default and as Kafka 4.2;
+before 4.0 the protocol is off (tests/server/test_as_version.py).
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.integration.client_support import bootstrap, poll_until
-from tests.support import make_config, server_fixture
+from tests.support import as_version_fixture, make_config, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TOPIC, N = "kip848", 40
 
+# KIP-848 is GA from Kafka 4.0 (group.version 1): the matrix's releases with it.
+as_version = as_version_fixture((None, "4.2"))
 server = server_fixture(lambda: make_config(group_consumer_heartbeat_interval_ms=300),
-                        scope="module")
+                        scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module", autouse=True)

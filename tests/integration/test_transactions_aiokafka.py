@@ -19,13 +19,14 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ProducerFenced
 
 from tests.integration.client_support import bootstrap, fast_group_config
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 SCENARIO_TIMEOUT_S = 60
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def run(coro):

@@ -23,13 +23,14 @@ from confluent_kafka import (
 
 from tests.integration.client_support import (
     bootstrap, fast_group_config, read_all, stored_batches)
-from tests.support import running_server, server_fixture, wait_until
+from tests.support import as_version_fixture, running_server, server_fixture, wait_until
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def poll_once(consumer) -> list:

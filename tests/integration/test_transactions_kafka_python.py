@@ -15,13 +15,14 @@ from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartitio
 from kafka.errors import KafkaError, ProducerFencedError
 
 from tests.integration.client_support import bootstrap, fast_group_config, read_all
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 def poll_once(consumer) -> list:

@@ -14,13 +14,14 @@ from confluent_kafka import Producer
 
 from tests.integration.client_support import bootstrap, fast_group_config
 from tests.integration.test_broker_kcat import json_lines, kcat
-from tests.support import server_fixture
+from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 20
 
-server = server_fixture(fast_group_config, scope="module")
+as_version = as_version_fixture()
+server = server_fixture(fast_group_config, scope="module", as_version=True)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -15,7 +15,8 @@ Behaviour:
 * v3+ answers carry the feature levels (KIP-584, tagged fields):
   supported_features, finalized_features and finalized_features_epoch from
   :class:`~kafka_net.server.features.FeatureControl` (metadata.version,
-  kraft.version, group.version, transaction.version).  A v3 request does not
+  kraft.version, group.version, transaction.version; with as.version, those
+  of that release, and none with epoch -1 before 3.3).  A v3 request does not
   get the features whose supported minimum is 0: older clients fail to read
   them (Kafka's ``alterFeatureLevel0``, KAFKA-17492).
 * The response header is always v0 (see :mod:`kafka_net.protocol.headers`).
@@ -27,7 +28,7 @@ from types import MappingProxyType
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.features import SUPPORTED, FeatureSnapshot
+from kafka_net.server.features import FeatureSnapshot
 
 API_KEY = ApiKey.API_VERSIONS
 VERSIONS = Versions(0, 4)
@@ -68,8 +69,9 @@ def _answer(supported: dict[int, Versions], features: FeatureSnapshot,
             "throttle_time_ms": 0,
             "supported_features": [
                 {"name": name, "min_version": low, "max_version": high}
-                for name, (low, high) in sorted(SUPPORTED.items()) if level0 or low > 0],
-            "finalized_features_epoch": features.epoch,
+                for name, (low, high) in features.supported if level0 or low > 0],
+            # -1: unknown, what a broker without features (before 3.3) answered.
+            "finalized_features_epoch": features.epoch if features.supported else -1,
             "finalized_features": [
                 {"name": name, "max_version_level": level, "min_version_level": level}
                 for name, level in features.levels]})

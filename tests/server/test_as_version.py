@@ -1,0 +1,185 @@
+"""as.version: the broker plays a Kafka release.  ApiVersions advertises, the
+Processor accepts and the features are exactly the overlap of what kafka-net
+serves and what that release's broker served (kafka_net/protocol/kafka_releases.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_net.config import ConfigError, ServerConfig, load_config
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
+from kafka_net.protocol.kafka_releases import APIS, RELEASES
+from kafka_net.server.apis import HANDLERS, served_versions
+from kafka_net.server.features import DEFAULT_FINALIZED, SUPPORTED, FeatureControl
+from tests.server.conftest import Broker
+from tests.support import config_error
+
+SOFTWARE = {"client_software_name": "x", "client_software_version": "1"}
+
+
+@pytest.fixture
+def playing():
+    brokers = []
+
+    def start(release: str | None) -> Broker:
+        broker = Broker(ServerConfig(log_store="memory", as_version=release)).start()
+        brokers.append(broker)
+        return broker
+    yield start
+    for broker in brokers:
+        broker.stop()
+
+
+def advertised(broker, version: int = 4) -> dict:
+    body = broker.call(ApiKey.API_VERSIONS, version, **SOFTWARE)
+    assert body["error_code"] == ErrorCode.NONE
+    return body
+
+
+def ranges(body) -> dict[int, tuple[int, int]]:
+    return {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
+
+
+def overlap(release: str) -> dict[int, tuple[int, int]]:
+    """Written out here, independently of served_versions: each handler's range
+    cut to the release's, where they meet."""
+    out = {}
+    for key, module in HANDLERS.items():
+        if key in APIS[release]:
+            low = max(module.VERSIONS.low, APIS[release][key][0])
+            high = min(module.VERSIONS.high, APIS[release][key][1])
+            if low <= high:
+                out[int(key)] = (low, high)
+    return out
+
+
+def test_at_3_9_api_versions_advertises_exactly_the_overlap(playing):
+    body = advertised(playing("3.9"))
+    assert ranges(body) == overlap("3.9")
+    got = ranges(body)
+    assert got[ApiKey.FETCH] == (4, 17)            # kafka-net serves Fetch from v4
+    assert got[ApiKey.PRODUCE] == (0, 11)          # 3.9's maximum
+    assert got[ApiKey.CONSUMER_GROUP_HEARTBEAT] == (0, 0)
+    assert ApiKey.CONSUMER_GROUP_DESCRIBE in got and ApiKey.DESCRIBE_TOPIC_PARTITIONS in got
+    assert {f["name"]: (f["min_version"], f["max_version"])
+            for f in body["supported_features"]} == {"kraft.version": (0, 1),
+                                                     "metadata.version": (7, 21)}
+    assert {f["name"]: f["max_version_level"] for f in body["finalized_features"]} == {
+        "kraft.version": 1, "metadata.version": 21}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_release_advertises_its_overlap(playing, release):
+    body = advertised(playing(release), 0)
+    assert ranges(body) == overlap(release)
+
+
+def test_at_2_8_the_newer_apis_are_not_advertised_nor_any_feature(playing):
+    body = advertised(playing("2.8"), 3)
+    got = ranges(body)
+    for key in (ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE,
+                ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_TRANSACTIONS,
+                ApiKey.LIST_TRANSACTIONS):
+        assert key not in got
+    assert got[ApiKey.API_VERSIONS] == (0, 3)
+    assert got[ApiKey.METADATA] == (0, 11)
+    assert body["supported_features"] == [] and body["finalized_features"] == []
+    assert body["finalized_features_epoch"] == -1   # unknown, as a 2.8 broker says
+
+
+def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):
+    got = ranges(advertised(playing("4.2")))
+    assert got == overlap("4.2")
+    for key, module in HANDLERS.items():
+        if key in APIS["4.2"]:
+            assert got[key][1] == min(module.VERSIONS.high, APIS["4.2"][key][1])
+
+
+def test_unset_serves_everything_the_handlers_serve(playing):
+    got = ranges(advertised(playing(None)))
+    assert got == {int(k): (m.VERSIONS.low, m.VERSIONS.high) for k, m in HANDLERS.items()}
+    assert served_versions(HANDLERS, None) == {k: m.VERSIONS for k, m in HANDLERS.items()}
+
+
+def test_a_version_the_release_did_not_serve_is_refused_by_the_parser(playing):
+    broker = playing("2.8")
+    # Metadata v12 (3.1), DescribeTopicPartitions (3.8): closed as Kafka closes them.
+    with pytest.raises(UnsupportedVersionError, match="Metadata with version 12 which is not enabled"):
+        broker.make_request(ApiKey.METADATA, 12, {"topics": []})
+    with pytest.raises(InvalidRequestError, match="which is not enabled"):
+        broker.make_request(ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0,
+                            {"topics": [], "response_partition_limit": 10})
+    assert broker.call(ApiKey.METADATA, 11, topics=[])["brokers"]
+
+
+def test_the_consumer_group_protocol_is_off_before_4_0(playing):
+    """3.7-3.9 brokers advertised ConsumerGroupHeartbeat but answered it with
+    UNSUPPORTED_VERSION unless the new protocol was switched on; kafka-net has no
+    group.version there, which its handler reads the same way."""
+    body = playing("3.9").call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, group_id="g",
+                               member_id="m", member_epoch=0, rebalance_timeout_ms=1000,
+                               subscribed_topic_names=["t"], topic_partitions=[])
+    assert body["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_update_features_is_held_to_the_release(playing):
+    broker = playing("3.9")
+
+    def update(name, level):
+        body = broker.call(ApiKey.UPDATE_FEATURES, 1, timeout_ms=1000, validate_only=True,
+                           feature_updates=[{"feature": name, "max_version_level": level,
+                                             "upgrade_type": 1}])
+        return body["error_code"], body["error_message"]
+    code, message = update("metadata.version", 22)
+    assert code == ErrorCode.INVALID_UPDATE_VERSION and "only supports versions 7-21" in message
+    code, message = update("group.version", 1)
+    assert code == ErrorCode.INVALID_UPDATE_VERSION and "does not support this feature" in message
+
+
+def test_release_features_cut_kafka_nets_to_the_release():
+    assert FeatureControl().supported == SUPPORTED
+    assert FeatureControl().defaults == DEFAULT_FINALIZED
+    at_4_2 = FeatureControl(release="4.2")
+    # 4.2 finalizes transaction.version 2 and metadata.version 29; kafka-net runs at most 1 and 25.
+    assert at_4_2.finalized() == {"group.version": 1, "kraft.version": 1,
+                                  "metadata.version": 25, "transaction.version": 1}
+    assert FeatureControl(release="3.3").finalized() == {"metadata.version": 7}
+    assert FeatureControl(release="3.2").finalized() == {}
+    assert FeatureControl(release="3.2").changed_levels() == {}
+
+
+@pytest.mark.parametrize("raw, want", [("3.9", "3.9"), ("v2.8", "2.8"), ("3.9.1", "3.9"),
+                                       (" 4.2 ", "4.2"), ("", None)])
+def test_as_version_values(raw, want):
+    assert ServerConfig.from_properties({"as.version": raw}).as_version == want
+
+
+@pytest.mark.parametrize("raw", ["2.0", "2.9", "4.3", "latest", "3", "3.9.x"])
+def test_as_version_outside_the_table_fails_startup(raw):
+    message = config_error({"as.version": raw})
+    assert "as.version" in message and "2.1 ... 4.2" in message
+
+
+def test_as_version_from_the_environment_and_the_command_line():
+    assert load_config(None, [], environ={"KAFKA_AS_VERSION": "3.9"}).as_version == "3.9"
+    # The command line (--as-version is an override) wins over the environment.
+    assert load_config(None, ["as.version=2.8"],
+                       environ={"KAFKA_AS_VERSION": "3.9"}).as_version == "2.8"
+    with pytest.raises(ConfigError, match="as.version"):
+        load_config(None, [], environ={"KAFKA_AS_VERSION": "1.0"})
+
+
+def test_levels_replayed_from_another_release_that_this_one_cannot_run_are_left_out(caplog):
+    """A metadata log written at the default, replayed at 3.9: group.version and
+    metadata.version 25 are not 3.9's; what 3.9 can run is applied."""
+    features = FeatureControl(release="3.9")
+    with caplog.at_level("WARNING", logger="kafka_net.server.features"):
+        features.set_levels({"group.version": 1, "metadata.version": 25})
+        features.set_levels({"metadata.version": 20})
+    assert features.finalized() == {"kraft.version": 1, "metadata.version": 20}
+    assert "feature group.version: this broker (as.version) supports no such feature" \
+        in caplog.text
+    assert "level 25 of feature metadata.version" in caplog.text
+    assert "supports versions 7-21" in caplog.text
