@@ -267,7 +267,7 @@ class ClientMetricsManager:
         # True: an exporter takes the pushes (the metrics listener): the APIs are
         # advertised and pushes decoded (Kafka's isTelemetryExporterConfigured).
         self.receiver = receiver
-        self._clock = clock or (lambda: time.monotonic() * 1000)
+        self.clock = clock or (lambda: time.monotonic() * 1000)
         self.cache_expiry_ms = cache_expiry_ms
         self.cache_max_size = cache_max_size
         self._lock = threading.Lock()
@@ -333,7 +333,7 @@ class ClientMetricsManager:
     # -- GetTelemetrySubscriptions -----------------------------------------------------------
 
     def get_subscriptions(self, client_instance_id: uuid.UUID, attributes: dict) -> dict:
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             self._expire(now)
             instance_id = client_instance_id
@@ -374,7 +374,7 @@ class ClientMetricsManager:
                           "Invalid PushTelemetry from the client [%s], invalid client "
                           "instance id", kafka_uuid_text(instance_id))
             return ErrorCode.INVALID_REQUEST
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             self._expire(now)
             instance = self._instance(instance_id, attributes, now)
@@ -457,10 +457,9 @@ class ClientMetricsManager:
             while len(self._instances) > self.cache_max_size:
                 self._instances.popitem(last=False)
         elif instance.subscription_version < self._version:
+            # A new instance, as Kafka makes one: no request times (the client gets
+            # its new subscription at once), but the metrics it pushed stay.
             fresh = self._evaluate(instance_id, instance.attributes)
-            fresh.last_get_ms, fresh.last_push_ms = instance.last_get_ms, instance.last_push_ms
-            fresh.terminating, fresh.last_known_error = \
-                instance.terminating, instance.last_known_error
             fresh.series = instance.series
             instance = self._instances[instance_id] = fresh
         self._instances.move_to_end(instance_id)
@@ -499,7 +498,7 @@ class ClientMetricsManager:
     def pushed_series(self) -> list[tuple[dict[str, str], dict]]:
         """Each live instance's labels and pushed series (expired ones dropped first)."""
         with self._lock:
-            self._expire(self._clock())
+            self._expire(self.clock())
             return [(_instance_labels(inst), dict(inst.series))
                     for inst in self._instances.values() if inst.series]
 
