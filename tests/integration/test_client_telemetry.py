@@ -101,8 +101,14 @@ def test_confluent_kafka_pushes_show_on_metrics_with_the_clients_labels(server):
     latency = [s for s in client_samples(server, "tele-producer")
                if s.name == "org_apache_kafka_producer_node_request_latency_avg"]
     assert latency and latency[0].labels["node_id"] == "1"
-    # The broker's own series are still there, beside the clients'.
+    # The broker's own series are still there, beside the clients', and the whole
+    # scrape passes promtool (names, types, labels).
     assert any(s.name.startswith("kafka_server_") for s in scrape(server))
+    with urllib.request.urlopen(server.metrics_http.url + "/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    checked = subprocess.run(["promtool", "check", "metrics"], input=text,
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_kafka_net_decode_shows_librdkafkas_pushed_metrics_in_a_capture(tmp_path):
