@@ -89,6 +89,7 @@ MATCH_PARAMS = ("client_instance_id", "client_id", "client_software_name",
 SUPPORTED_COMPRESSION_TYPES = (4, 3, 1, 2)   # zstd, lz4, gzip, snappy
 CACHE_MAX_SIZE = 16384
 DEFAULT_CACHE_EXPIRY_MS = 60_000
+SWEEP_INTERVAL_MS = 1000
 ZERO_UUID, ONE_UUID = uuid.UUID(int=0), uuid.UUID(int=1)   # Kafka's Uuid.RESERVED
 _LIST_SPLIT = re.compile(r"\s*,\s*")
 
@@ -276,6 +277,7 @@ class ClientMetricsManager:
         self._version = 0
         self._instances: OrderedDict[uuid.UUID, ClientInstance] = OrderedDict()
         self._advertised: tuple[object, dict] | None = None
+        self._next_sweep_ms = NEVER
 
     # -- subscriptions (ConfigRecords of resource CLIENT_METRICS) ---------------------------
 
@@ -481,14 +483,20 @@ class ClientMetricsManager:
                               subscription_id(metrics, interval, instance_id),
                               self._version, metrics, interval)
 
-    def _expire(self, now: float) -> None:
-        """Drop the instances whose expiry passed (Kafka's ExpirationTimerTask)."""
+    def _expire(self, now: float, always: bool = False) -> None:
+        """Drop the instances whose expiry passed (Kafka's ExpirationTimerTask): on a
+        request at most once a second (a scan of up to 16384 instances), on a scrape
+        always."""
+        if not always and now < self._next_sweep_ms:
+            return
+        self._next_sweep_ms = now + SWEEP_INTERVAL_MS
         gone = [i for i, inst in self._instances.items() if inst.expires_at_ms <= now]
         for instance_id in gone:
             del self._instances[instance_id]
 
     def instance_count(self) -> int:
         with self._lock:
+            self._expire(self.clock(), always=True)
             return len(self._instances)
 
     def instance(self, instance_id: uuid.UUID) -> ClientInstance | None:
@@ -498,7 +506,7 @@ class ClientMetricsManager:
     def pushed_series(self) -> list[tuple[dict[str, str], dict]]:
         """Each live instance's labels and pushed series (expired ones dropped first)."""
         with self._lock:
-            self._expire(self.clock())
+            self._expire(self.clock(), always=True)
             return [(_instance_labels(inst), dict(inst.series))
                     for inst in self._instances.values() if inst.series]
 

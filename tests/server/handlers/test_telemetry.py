@@ -336,3 +336,15 @@ def test_a_client_metric_never_takes_a_broker_series_name(broker):
     assert push(broker, got, metrics=payload) == ErrorCode.NONE
     assert client_families(broker.apis.client_metrics,
                            {"kafka_server_replicamanager_leadercount"}) == []
+
+
+def test_the_instance_cache_is_bounded_least_recently_used_first(broker):
+    manager = broker.apis.client_metrics
+    manager.cache_max_size = 2
+    first, second = get(broker), get(broker)
+    assert get(broker, first["client_instance_id"])["error_code"] == \
+        ErrorCode.THROTTLING_QUOTA_EXCEEDED          # first is now the most recently used
+    get(broker)                                      # a third: second goes
+    assert manager.instance_count() == 2
+    assert manager.instance(second["client_instance_id"]) is None
+    assert manager.instance(first["client_instance_id"]) is not None
