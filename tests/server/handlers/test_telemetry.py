@@ -348,3 +348,15 @@ def test_the_instance_cache_is_bounded_least_recently_used_first(broker):
     assert manager.instance_count() == 2
     assert manager.instance(second["client_instance_id"]) is None
     assert manager.instance(first["client_instance_id"]) is not None
+
+
+def test_a_failure_inside_the_manager_is_an_invalid_request(broker, monkeypatch, caplog):
+    # KafkaApis answers INVALID_REQUEST when ClientMetricsManager throws, and logs it.
+    def broken(*args):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(broker.apis.client_metrics, "get_subscriptions", broken)
+    monkeypatch.setattr(broker.apis.client_metrics, "push", broken)
+    assert get(broker)["error_code"] == ErrorCode.INVALID_REQUEST
+    assert push(broker, {"client_instance_id": uuid.uuid4(), "subscription_id": 0}) == \
+        ErrorCode.INVALID_REQUEST
+    assert "Error handling GetTelemetrySubscriptions" in caplog.text
