@@ -36,8 +36,10 @@ types and some field numbers; and this reader's failure is one exception,
 which a broker needs to answer a client's garbage with a defined error.
 
 Bounds: AnyValue arrays and lists nest at most :data:`MAX_DEPTH` deep
-(protobuf's own recursion limit is 100); everything else is bounded by the
-input's length, which the broker bounds by ``telemetry.max.bytes``.
+(protobuf's own recursion limit is 100); at most :data:`MAX_ITEMS` metrics
+and data points are read (memory, not bytes, is what a flood of tiny data
+points costs); everything else is bounded by the input's length, which the
+broker bounds by ``telemetry.max.bytes``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import DecompressionLimitError, RecordError
 
 MAX_DEPTH = 32
+# Metrics and data points per payload: a data point can take 2 bytes on the wire
+# and a few hundred in memory, so 1 MiB of empty ones would cost ~150 MB.  A Java
+# client with per-partition metrics over thousands of partitions stays below.
+MAX_ITEMS = 50_000
 _DOUBLE = struct.Struct("<d")
 _FIXED64 = struct.Struct("<Q")
 _SFIXED64 = struct.Struct("<q")
@@ -218,18 +224,27 @@ def _repeated(data: memoryview, number: int, wire: int, value, scalar_wire: int,
 
 # -- the messages -------------------------------------------------------------------------
 
-def decode_metrics_data(data: bytes | bytearray | memoryview) -> list[ResourceMetrics]:
-    """MetricsData's resource_metrics; raises :class:`OtlpDecodeError` (only)."""
+def decode_metrics_data(data: bytes | bytearray | memoryview,
+                        max_items: int = MAX_ITEMS) -> list[ResourceMetrics]:
+    """MetricsData's resource_metrics; raises :class:`OtlpDecodeError` (only), also
+    past ``max_items`` metrics and data points together."""
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+    budget = [max_items]
     out = []
     for number, wire, value in _fields(view, 0, len(view)):
         if number == 1:
             _expect(number, wire, LEN)
-            out.append(_resource_metrics(view, *value))
+            out.append(_resource_metrics(view, *value, budget))
     return out
 
 
-def _resource_metrics(data, start, end) -> ResourceMetrics:
+def _spend(budget: list) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise OtlpDecodeError("more metrics and data points than the reader takes")
+
+
+def _resource_metrics(data, start, end, budget) -> ResourceMetrics:
     rm = ResourceMetrics()
     for number, wire, value in _fields(data, start, end):
         if number == 1:
@@ -239,11 +254,11 @@ def _resource_metrics(data, start, end) -> ResourceMetrics:
                     _key_value(data, n, w, v, rm.attributes, 0)
         elif number == 2:
             _expect(number, wire, LEN)
-            rm.scopes.append(_scope_metrics(data, *value))
+            rm.scopes.append(_scope_metrics(data, *value, budget))
     return rm
 
 
-def _scope_metrics(data, start, end) -> Scope:
+def _scope_metrics(data, start, end, budget) -> Scope:
     scope = Scope()
     for number, wire, value in _fields(data, start, end):
         if number == 1:
@@ -258,14 +273,15 @@ def _scope_metrics(data, start, end) -> Scope:
                         scope.version = text
         elif number == 2:
             _expect(number, wire, LEN)
-            scope.metrics.append(_metric(data, *value))
+            _spend(budget)
+            scope.metrics.append(_metric(data, *value, budget))
     return scope
 
 
 _KINDS = {5: "gauge", 7: "sum", 9: "histogram", 10: "exponential_histogram", 11: "summary"}
 
 
-def _metric(data, start, end) -> Metric:
+def _metric(data, start, end, budget) -> Metric:
     metric = Metric()
     for number, wire, value in _fields(data, start, end):
         if number in (1, 2, 3):
@@ -275,15 +291,16 @@ def _metric(data, start, end) -> Metric:
             _expect(number, wire, LEN)
             metric.kind = _KINDS[number]   # a oneof: the last one read wins, as protobuf's
             metric.points = []
-            _data(data, number, *value, metric)
+            _data(data, number, *value, metric, budget)
     return metric
 
 
-def _data(data, kind: int, start: int, end: int, metric: Metric) -> None:
+def _data(data, kind: int, start: int, end: int, metric: Metric, budget) -> None:
     """Gauge, Sum, Histogram, ExponentialHistogram or Summary."""
     for number, wire, value in _fields(data, start, end):
         if number == 1:
             _expect(number, wire, LEN)
+            _spend(budget)
             metric.points.append(_POINTS[kind](data, *value))
         elif number == 2 and kind != 5 and kind != 11:
             _expect(number, wire, VARINT)

@@ -138,3 +138,11 @@ def test_gauges_written_are_read_back(points):
     data = metrics_data(*(gauge(name, number_point(value)) for name, value in points))
     decoded = decode_metrics_data(data)[0].scopes[0].metrics
     assert [(m.name, m.points[0].value) for m in decoded] == points
+
+
+def test_the_number_of_metrics_and_points_is_bounded():
+    empty_points = gauge("g", *([b""] * 10))
+    assert len(decode_metrics_data(metrics_data(empty_points), max_items=11)[0]
+               .scopes[0].metrics[0].points) == 10
+    with pytest.raises(OtlpDecodeError, match="more metrics and data points"):
+        decode_metrics_data(metrics_data(empty_points), max_items=10)
