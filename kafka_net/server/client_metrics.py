@@ -90,6 +90,7 @@ SUPPORTED_COMPRESSION_TYPES = (4, 3, 1, 2)   # zstd, lz4, gzip, snappy
 CACHE_MAX_SIZE = 16384
 DEFAULT_CACHE_EXPIRY_MS = 60_000
 SWEEP_INTERVAL_MS = 1000
+MAX_SERIES_PER_INSTANCE = 50_000
 ZERO_UUID, ONE_UUID = uuid.UUID(int=0), uuid.UUID(int=1)   # Kafka's Uuid.RESERVED
 _LIST_SPLIT = re.compile(r"\s*,\s*")
 
@@ -555,13 +556,24 @@ class Series:
 
 def record_push(instance: ClientInstance, resources: list[ResourceMetrics]) -> None:
     """Fold a push into the instance's series: gauges and cumulative (or
-    unspecified) values replace the last one, deltas (KIP-714 asks clients for delta temporality) add up into the running
-    totals Prometheus expects."""
+    unspecified) values replace the last one, deltas (KIP-714 asks clients for
+    delta temporality) add up into the running totals Prometheus expects.  An
+    instance keeps at most MAX_SERIES_PER_INSTANCE series: a client that makes up
+    new attribute values on every push cannot grow the broker's memory without
+    bound (the rest are dropped, with a rate-limited log line)."""
+    before = len(instance.series)
     for resource in resources:
         base = {str(k): attribute_text(v) for k, v in resource.attributes.items()}
         for scope in resource.scopes:
             for metric in scope.metrics:
                 _record_metric(instance.series, metric, base)
+    if len(instance.series) > MAX_SERIES_PER_INSTANCE:
+        for key in list(instance.series)[max(before, MAX_SERIES_PER_INSTANCE):]:
+            del instance.series[key]   # the newest keys: dicts keep insertion order
+        _refusals.log(logging.WARNING, ("series", 0),
+                      "Client instance %s pushed more than %d series; the new ones are "
+                      "not kept", kafka_uuid_text(instance.instance_id),
+                      MAX_SERIES_PER_INSTANCE)
 
 
 def _record_metric(series: dict, metric, base: dict[str, str]) -> None:

@@ -360,3 +360,15 @@ def test_a_failure_inside_the_manager_is_an_invalid_request(broker, monkeypatch,
     assert push(broker, {"client_instance_id": uuid.uuid4(), "subscription_id": 0}) == \
         ErrorCode.INVALID_REQUEST
     assert "Error handling GetTelemetrySubscriptions" in caplog.text
+
+
+def test_an_instance_keeps_a_bounded_number_of_series(broker, clock, monkeypatch):
+    from kafka_net.server import client_metrics
+    monkeypatch.setattr(client_metrics, "MAX_SERIES_PER_INSTANCE", 3)
+    subscribe(broker, "s", metrics="*", interval_ms="100")
+    got = get(broker)
+    for first in (0, 2):   # two made-up attribute values per push
+        points = [number_point(1.0, {"made_up": str(i)}) for i in (first, first + 1)]
+        assert push(broker, got, metrics=metrics_data(gauge("g", *points))) == 0
+        clock.ms += 100
+    assert sorted(dict(labels)["made_up"] for (_, labels) in series(broker)) == ["0", "1", "2"]
