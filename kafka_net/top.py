@@ -123,9 +123,20 @@ def _recent_table(recent: list[dict]):
     for name in ("queue", "local", "remote", "respq", "send", "total"):
         table.add_column(name, justify="right")
     for r in recent:
-        table.add_row(f"{r['api']} v{r['version']} #{r['correlation_id']}",
+        table.add_row(request_label(r["api"], r["version"], r["correlation_id"]),
                       client_end(r["connection"]), *(f"{r[t]:.3f}" for t in TIMINGS))
     return table
+
+
+REQUEST_LABEL_WIDTH = 18   # what 80 columns leave beside the client and six timings
+
+
+def request_label(api: str, version: int, correlation_id: int) -> str:
+    """``Produce v10 #4``; a long API name is cut (``GetTelemetry… v0 #3``) so
+    that the six timings keep their digits in 80 columns (rich would cut those)."""
+    suffix = f" v{version} #{correlation_id}"
+    room = max(REQUEST_LABEL_WIDTH - len(suffix), 4)
+    return (api if len(api) <= room else api[:room - 1] + "\u2026") + suffix
 
 
 def client_end(connection_id: str) -> str:

@@ -6,7 +6,9 @@ byte offset), when (UTC), the connection and direction, the size, the API,
 version, correlation id and client id, its coverage state (as the conformance
 job decides it: the same pairing walk), then the body as an indented tree,
 decoded by the codec's schemas.  Record batches are summarised (base offset,
-count, codec, size); what does not decode is shown as hex.  Gaps (bytes lost
+count, codec, size), a PushTelemetry's metrics decompressed and decoded (OTLP:
+one line per data point, :mod:`kafka_net.protocol.otlp`); what does not decode
+is shown as hex.  Gaps (bytes lost
 from the capture) and the client's FIN are noted where they fall, and any
 violation after the frame it concerns.
 """
@@ -25,6 +27,9 @@ from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import (
     decode_response_header, peek_request_header, read_request_header, response_header_version)
 from kafka_net.protocol.messages import MESSAGES
+from kafka_net.protocol.otlp import (
+    OtlpDecodeError, TelemetryTooLargeError, attribute_text, decode_metrics_data,
+    decompress_payload)
 from kafka_net.protocol.primitives import Reader
 from kafka_net.protocol.records.framing import (
     Compression, RecordError, iter_batches, read_header)
@@ -243,6 +248,9 @@ def _tree(value, depth: int) -> Iterator[str]:
                     yield f"{pad}{INDENT}[{i}] {_scalar(item)}"
         elif isinstance(v, (bytes, bytearray, memoryview)) and name == "records":
             yield from _records(bytes(v), pad, name)
+        elif isinstance(v, (bytes, bytearray, memoryview)) and name == "metrics" \
+                and "compression_type" in value:   # PushTelemetry's OTLP payload
+            yield from _telemetry(bytes(v), value["compression_type"], pad, name)
         else:
             yield f"{pad}{name}: {_scalar(v)}"
 
@@ -276,6 +284,64 @@ def _records(data: bytes, pad: str, name: str) -> Iterator[str]:
                    f"record(s), codec {codec}, {h.size} bytes, producer id {h.producer_id}")
     except RecordError as exc:
         yield f"{pad}{INDENT}batch framing broken: {exc}"
+
+
+def _telemetry(data: bytes, compression_type: int, pad: str, name: str) -> Iterator[str]:
+    """A PushTelemetry payload: decompressed (bounded) and decoded as OTLP
+    MetricsData, one line per data point; what does not decode is said so."""
+    codec = _CODECS.get(compression_type, f"unknown ({compression_type})")
+    if not data:
+        yield f"{pad}{name}: (none)"
+        return
+    try:
+        resources = decode_metrics_data(
+            decompress_payload(compression_type, data, TELEMETRY_LIMIT))
+    except (OtlpDecodeError, TelemetryTooLargeError) as exc:
+        yield f"{pad}{name}: {len(data)} bytes, {codec}: not OTLP metrics ({exc})"
+        yield from (pad + INDENT + line.strip() for line in _hex(data))
+        return
+    count = sum(len(s.metrics) for r in resources for s in r.scopes)
+    yield f"{pad}{name}: {len(data)} bytes, {codec}, OTLP: {count} metric(s)"
+    inner = pad + INDENT
+    for resource in resources:
+        if resource.attributes:
+            yield f"{inner}resource: {_attributes(resource.attributes)}"
+        for scope in resource.scopes:
+            version = f" version {scope.version!r}" if scope.version else ""
+            yield f"{inner}scope: {scope.name!r}{version}"
+            for metric in scope.metrics:
+                yield from _metric_lines(metric, inner + INDENT)
+
+
+_CODECS = {0: "uncompressed", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+_TEMPORALITY = {1: "delta", 2: "cumulative"}
+TELEMETRY_LIMIT = 16 * 1024 * 1024   # decompressed bytes shown per payload, at most
+
+
+def _metric_lines(metric, pad: str) -> Iterator[str]:
+    kind = metric.kind or "no data"
+    if metric.kind in ("sum", "histogram", "exponential_histogram"):
+        kind += f", {_TEMPORALITY.get(metric.temporality, 'unspecified')}"
+    if metric.monotonic:
+        kind += ", monotonic"
+    for point in metric.points or [None]:
+        if point is None:
+            yield f"{pad}{metric.name} ({kind})"
+            continue
+        attrs = f" {_attributes(point.attributes)}" if point.attributes else ""
+        if point.value is not None:
+            shown = f"= {point.value}"
+        else:
+            shown = f"count={point.count} sum={point.sum}"
+            if point.bucket_counts:
+                shown += f" buckets={point.bucket_counts} bounds={point.explicit_bounds}"
+            if point.quantiles:
+                shown += f" quantiles={point.quantiles}"
+        yield f"{pad}{metric.name} ({kind}){attrs} {shown}"
+
+
+def _attributes(attributes: dict) -> str:
+    return "{" + ", ".join(f"{k}={attribute_text(v)}" for k, v in attributes.items()) + "}"
 
 
 def _hex(data: bytes, start: int = 0) -> Iterator[str]:

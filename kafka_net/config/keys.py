@@ -338,6 +338,9 @@ KEYS: tuple[_Key, ...] = (
     _Key("metrics.listener", "metrics_listener", http_address, "",
          "kafka-net: serve /metrics (Prometheus), /health and /requests at http://HOST:PORT "
          "(port 0 picks a free port, shown in the started line); empty = off."),
+    _Key("telemetry.max.bytes", "telemetry_max_bytes", integer(1), "1048576",
+         "Largest client metrics push (KIP-714) accepted, compressed or not; "
+         "GetTelemetrySubscriptions tells clients this bound."),
 )
 
 BY_NAME = {k.name: k for k in KEYS}

@@ -52,9 +52,12 @@ from kafka_net.server.handlers import (
     list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
     offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.handlers import (  # client metrics (KIP-714)
+    get_telemetry_subscriptions, list_config_resources, push_telemetry)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
+from kafka_net.server.client_metrics import ClientMetricsManager
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
@@ -120,6 +123,9 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     list_transactions,       # 66
     consumer_group_heartbeat,  # 68
     consumer_group_describe,   # 69
+    get_telemetry_subscriptions,  # 71 (advertised with an exporter: client_metrics.py)
+    push_telemetry,            # 72
+    list_config_resources,     # 74
     describe_topic_partitions,  # 75
 )}
 
@@ -281,6 +287,10 @@ class RequestContext:
         return self.apis.features
 
     @property
+    def client_metrics(self) -> ClientMetricsManager:
+        return self.apis.client_metrics
+
+    @property
     def metadata_log(self) -> MetadataLog:
         """The KRaft metadata log (``__cluster_metadata``) the controller writes."""
         return self.apis.controller.metadata_log
@@ -356,6 +366,11 @@ class KafkaApis:
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)
         self.controller.group_configs = self.group_configs
+        # Client metrics subscriptions and instances (KIP-714); the metrics listener
+        # is its exporter (/metrics), as a ClientTelemetryExporter plugin is Kafka's.
+        self.client_metrics = ClientMetricsManager(config.telemetry_max_bytes,
+                                                   receiver=bool(config.metrics_listener))
+        self.controller.client_metrics = self.client_metrics
         self.controller.features = self.features
         # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
         # act through the ConfigRepository, the connection quotas through the

@@ -26,10 +26,18 @@ then storing it).  Per resource, in Kafka's order:
    the group's new override set is built as for a topic and validated by
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
    empty name is INVALID_REQUEST ``Default group resources are not
-   allowed.``.  Other resource types are INVALID_REQUEST.
+   allowed.``.
+5. CLIENT_METRICS (KIP-714 subscriptions, :mod:`kafka_net.server.client_metrics`):
+   the subscription's new set is built as for a topic (APPEND / SUBTRACT on
+   the LIST keys ``metrics`` and ``match`` only), then validated by Kafka's
+   ``ClientMetricsConfigs.validate`` (an unknown key or an interval outside
+   100-3600000: INVALID_REQUEST; a bad ``match`` selector or a non-number
+   interval: INVALID_CONFIG; the empty name: INVALID_REQUEST ``Subscription
+   name can't be empty``); no keys left removes the subscription.
+   Other resource types are INVALID_REQUEST.
 
 With an authorizer, ALTER_CONFIGS on the topic, the group or (BROKER,
-BROKER_LOGGER) the cluster comes right after the duplicate-resource check:
+BROKER_LOGGER, CLIENT_METRICS) the cluster comes right after the duplicate-resource check:
 TOPIC_ / GROUP_ / CLUSTER_AUTHORIZATION_FAILED otherwise.
 """
 
@@ -43,6 +51,7 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.config.keys import BY_NAME as BROKER_KEYS
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name)
@@ -118,10 +127,12 @@ def _alter(ctx, resource: dict, validate_only: bool, incremental: bool) -> None:
         _alter_broker(ctx, name, configs, validate_only, incremental)
     elif kind == ConfigResourceType.GROUP:
         _alter_group(ctx, name, configs, validate_only, incremental)
+    elif kind == ConfigResourceType.CLIENT_METRICS:
+        _alter_client_metrics(ctx, name, configs, validate_only, incremental)
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST,
                          f"Unsupported resource type: {resource_type_name(kind)} "
-                         "(kafka-net alters TOPIC, BROKER and GROUP configs)")
+                         "(kafka-net alters TOPIC, BROKER, GROUP and CLIENT_METRICS configs)")
 
 
 def _alter_topic(ctx, topic: str, configs: list[dict], validate_only: bool,
@@ -231,6 +242,42 @@ def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
             return
         ctx.controller.alter_group_configs(group_id, parsed)
     log.info("Group %s configs are now %s", escape(group_id), dict(sorted(parsed.items())))
+
+
+def _alter_client_metrics(ctx, name: str, configs: list[dict], validate_only: bool,
+                          incremental: bool) -> None:
+    """A client metrics subscription (KIP-714): the new set built as for a topic
+    (APPEND / SUBTRACT on the LIST keys ``metrics`` and ``match``), then Kafka's
+    ``ClientMetricsConfigs.validate``; no keys left removes the subscription."""
+    manager = ctx.client_metrics
+    with ctx.controller.lock:
+        if incremental:
+            raw = manager.configs(name)
+            for config in configs:
+                key, op, value = config["name"], config["config_operation"], config["value"]
+                if op == OpType.SET:
+                    raw[key] = value
+                elif op == OpType.DELETE:
+                    raw.pop(key, None)
+                elif op in (OpType.APPEND, OpType.SUBTRACT):
+                    if key not in client_metrics.LIST_CONFIGS:
+                        raise AlterError(ErrorCode.INVALID_CONFIG,
+                                         f"Can't {OpType(op).name} to key {key} because its "
+                                         "type is not LIST.")
+                    raw[key] = _append_or_subtract(op, raw.get(key), value, [])
+                else:
+                    raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+        else:
+            raw = {c["name"]: c["value"] for c in configs}
+        try:
+            client_metrics.validate(name, raw)
+        except client_metrics.ClientMetricsConfigError as exc:
+            raise AlterError(exc.error_code, exc.message) from None
+        if validate_only:
+            return
+        ctx.controller.alter_client_metrics(name, raw)
+    log.info("Client metrics subscription %s is now %s", escape(name),
+             escape(str(dict(sorted(raw.items())))) if raw else "removed")
 
 
 def _alter_broker(ctx, name: str, configs: list[dict], validate_only: bool,

@@ -29,11 +29,12 @@ from kafka_net.config import KEYS, ServerConfig
 from kafka_net.config.keys import BY_NAME
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
+from kafka_net.server.client_metrics import CONFIG_DOCS
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS
 from kafka_net.server.group_config import GROUP_CONFIGS
 from kafka_net.server.topic_config import (
-    BOOLEAN, INT, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
+    BOOLEAN, INT, LIST, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 
 
 class ConfigResourceType(IntEnum):
@@ -194,6 +195,20 @@ def group_entries(repository, group_id: str) -> list[dict]:
                               synonyms=[_synonym(name, str(value), source)],
                               config_type=INT, doc=definition.doc))
     return entries
+
+
+# -- client metrics subscriptions ------------------------------------------------------------
+
+_CLIENT_METRICS_TYPES = {"metrics": LIST, "match": LIST, "interval.ms": INT}
+
+
+def client_metrics_entries(manager, name: str) -> list[dict]:
+    """A subscription's keys that are set, source CLIENT_METRICS_CONFIG (Kafka's
+    ConfigHelper lists the stored entries only, no defaults)."""
+    return [_entry(key, value, ConfigSource.CLIENT_METRICS_CONFIG, read_only=False,
+                   synonyms=[], config_type=_CLIENT_METRICS_TYPES.get(key, STRING),
+                   doc=CONFIG_DOCS.get(key))
+            for key, value in sorted(manager.configs(name).items())]
 
 
 # -- shared -------------------------------------------------------------------------------

@@ -69,6 +69,12 @@ def group_config_record(group: str, name: str, value: int | None) -> tuple[str, 
                             "value": None if value is None else str(value)}
 
 
+def client_metrics_config_record(name: str, key: str, value: str | None) -> tuple[str, dict]:
+    """A ConfigRecord for a client metrics subscription (CLIENT_METRICS; None: removed)."""
+    return "ConfigRecord", {"resourceType": int(ConfigResourceType.CLIENT_METRICS),
+                            "resourceName": name, "name": key, "value": value}
+
+
 def scram_credential_record(user: str, mechanism: scram.ScramMechanism,
                             credential: ScramCredential) -> tuple[str, dict]:
     return "UserScramCredentialRecord", {
@@ -105,6 +111,8 @@ class Controller:
         # (a FeatureControl); KafkaApis sets both.
         self.group_configs = None
         self.features = None
+        # Client metrics subscriptions (a ClientMetricsManager); KafkaApis sets it.
+        self.client_metrics = None
         # (user, mechanism type) of the credentials records made, and of those records
         # removed: a snapshot writes these, never the static ones of the config file
         # (but their removal, or a deleted static user would come back).
@@ -166,6 +174,10 @@ class Controller:
         if self.group_configs is not None:
             for group, values in sorted(self.group_configs.all_overrides().items()):
                 records += [group_config_record(group, key, value)
+                            for key, value in sorted(values.items())]
+        if self.client_metrics is not None:
+            for name, values in sorted(self.client_metrics.all_configs().items()):
+                records += [client_metrics_config_record(name, key, value)
                             for key, value in sorted(values.items())]
         for user, mechanism_type in sorted(self._scram_from_records):
             mechanism = scram.BY_TYPE[mechanism_type]
@@ -326,6 +338,17 @@ class Controller:
                         for key in sorted(current) if key not in overrides]
             self.commit(records)
 
+    def alter_client_metrics(self, name: str, values: dict[str, str]) -> None:
+        """Make ``values`` (validated) subscription ``name``'s whole config set: a
+        ConfigRecord per key that changes; no keys left removes the subscription."""
+        with self.lock:
+            current = self.client_metrics.configs(name)
+            records = [client_metrics_config_record(name, key, value)
+                       for key, value in sorted(values.items()) if current.get(key) != value]
+            records += [client_metrics_config_record(name, key, None)
+                        for key in sorted(current) if key not in values]
+            self.commit(records)
+
     def _replay_config(self, fields: dict) -> None:
         kind, resource, name, value = (fields["resourceType"], fields["resourceName"],
                                        fields["name"], fields["value"])
@@ -337,6 +360,8 @@ class Controller:
         elif kind == ConfigResourceType.GROUP and self.group_configs is not None:
             self.group_configs.set_group_key(resource, name,
                                              None if value is None else int(value))
+        elif kind == ConfigResourceType.CLIENT_METRICS and self.client_metrics is not None:
+            self.client_metrics.set_key(resource, name, value)
         else:
             log.warning("Skipping a ConfigRecord for resource type %s", kind)
 

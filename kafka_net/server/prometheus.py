@@ -43,16 +43,27 @@ other five, with ``_bucket{le=...}``, ``_sum`` and ``_count``.  As in Kafka,
 Fetch requests are counted under ``request="Fetch"`` and again under
 ``request="FetchConsumer"`` (every Fetch here is a consumer's).
 
+The metrics clients push (KIP-714 PushTelemetry, decoded by
+:mod:`kafka_net.server.client_metrics`) follow the broker's own, one family
+per OTLP metric, named as OpenTelemetry's Prometheus exporter names them
+(other characters become ``_``): a monotonic sum is a counter (deltas added
+up), a gauge or other sum a gauge, a histogram a histogram, a summary a
+summary; every sample carries the client's ``client_instance_id``,
+``client_id``, ``client_software_name`` and ``client_software_version`` and
+its own attributes as labels.  They go when the client instance expires.
+
 The process collector of prometheus_client adds ``process_open_fds``,
 ``process_resident_memory_bytes`` and the rest, as the JMX exporter does.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 from prometheus_client.core import HistogramMetricFamily, Metric
 
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.metrics import server_snapshot
 from kafka_net.network.request_metrics import BUCKETS_MS, TIMINGS, merged, quantile
 from kafka_net.protocol.api_keys import api_name
@@ -140,8 +151,83 @@ class BrokerCollector:
                               labels, float(value))
         yield from families.values()
         counts, sums = merged(p.request_timings for p in self.server.socket_server.processors)
-        yield from _timing_summaries(counts, sums)
-        yield from _timing_histograms(counts, sums)
+        timings = [*_timing_summaries(counts, sums), *_timing_histograms(counts, sums)]
+        yield from timings
+        taken = {f.name for f in families.values()} | {f.name for f in timings}
+        yield from client_families(self.server.apis.client_metrics, taken)
+
+
+# -- what clients push (KIP-714) ---------------------------------------------------------------
+
+_CLIENT_METRIC = re.compile(r"[^a-zA-Z0-9_:]+")
+_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created", "_info")
+_LOG = logging.getLogger(__name__)
+_dropped = RateLimitedLog(_LOG)
+
+
+def client_metric_name(otlp_name: str) -> str:
+    """An OTLP metric name as a Prometheus one (``org.apache.kafka.producer.
+    node.request.latency.avg`` -> ``org_apache_kafka_producer_node_request_latency_avg``):
+    runs of other characters become one ``_``, and a leading digit gets a ``_``."""
+    name = _CLIENT_METRIC.sub("_", otlp_name).strip("_")
+    return "_" + name if name[:1].isdigit() else name
+
+
+def client_label_name(key: str) -> str:
+    """An OTLP attribute key as a label name (``__`` is Prometheus' own prefix)."""
+    name = _NOT_NAME.sub("_", key).strip("_")
+    return "_" + name if name[:1].isdigit() else name
+
+
+def client_families(manager, taken: set[str]):
+    """The metrics clients pushed, one family per metric name, each sample with the
+    client's labels (client_instance_id, client_id, client_software_name and
+    _version) and the data point's and resource's attributes.  A name the broker's
+    own series use, or that two clients push with different types, is left out
+    (rate-limited log line): one family per name is what Prometheus accepts."""
+    families: dict[str, Metric] = {}
+    for client, pushed in manager.pushed_series():
+        for (otlp_name, kind, attributes), value in pushed.items():
+            name = client_metric_name(otlp_name)
+            if kind == "counter" and name.endswith("_total"):
+                name = name[:-len("_total")]
+            family = families.get(name)
+            if family is None:
+                if not name or name in taken or name.endswith(_SUFFIXES):
+                    _dropped.log(logging.INFO, ("name", name),
+                                 "Not exporting client metric %s: its name is taken or "
+                                 "reserved", escape(otlp_name))
+                    continue
+                family = families[name] = Metric(name, value.description or otlp_name, kind)
+            elif family.type != kind:
+                _dropped.log(logging.INFO, ("type", name),
+                             "Not exporting client metric %s as a %s: it is a %s already",
+                             escape(otlp_name), kind, family.type)
+                continue
+            labels = {client_label_name(k): v for k, v in attributes if client_label_name(k)}
+            labels.update(client)
+            _add_client_sample(family, name, kind, labels, value)
+    return list(families.values())
+
+
+def _add_client_sample(family: Metric, name: str, kind: str, labels: dict, value) -> None:
+    if kind == "counter":
+        family.add_sample(name + "_total", labels, value.value)
+    elif kind == "gauge":
+        family.add_sample(name, labels, value.value)
+    elif kind == "histogram":
+        running = 0.0
+        bounds = [*(repr(float(b)) for b in value.bounds), "+Inf"]
+        for bound, count in zip(bounds, value.buckets):
+            running += count
+            family.add_sample(name + "_bucket", {**labels, "le": bound}, running)
+        family.add_sample(name + "_count", labels, value.count)
+        family.add_sample(name + "_sum", labels, value.sum)
+    else:
+        for q, v in value.quantiles:
+            family.add_sample(name, {**labels, "quantile": repr(float(q))}, v)
+        family.add_sample(name + "_count", labels, value.count)
+        family.add_sample(name + "_sum", labels, value.sum)
 
 
 def _requests(counts: dict):

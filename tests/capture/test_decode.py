@@ -6,6 +6,7 @@ tshark itself), and a .kncap record's byte offset."""
 from __future__ import annotations
 
 import shutil
+import uuid
 import subprocess
 from dataclasses import replace
 
@@ -209,3 +210,30 @@ def test_decode_never_raises_on_arbitrary_frames(frames):
     lines = list(decode_file(data, "h.kncap"))
     assert lines[0].startswith("h.kncap: kncap capture")
     assert sum(line.startswith("Record at byte") for line in lines) == len(frames)
+
+
+def test_decode_shows_a_push_telemetry_payloads_metrics():
+    import cramjam
+
+    from tests.otlp_support import gauge, metrics_data, number_point, sum_metric
+    otlp = metrics_data(
+        gauge("org.apache.kafka.producer.node.request.latency.avg",
+              number_point(0.5, {"node.id": 1})),
+        sum_metric("org.apache.kafka.producer.connection.creation.total", number_point(2)),
+        scope="librdkafka")
+    body = {"client_instance_id": uuid.UUID(int=5), "subscription_id": 3,
+            "terminating": False, "compression_type": 4,
+            "metrics": bytes(cramjam.zstd.compress(otlp))}
+    frames = [encode_request(ApiKey.PUSH_TELEMETRY, 0, 9, body, client_id="rdkafka")[4:],
+              encode_request(ApiKey.PUSH_TELEMETRY, 0, 10, {**body, "metrics": b"\x01\x02"},
+                             client_id="rdkafka")[4:]]
+    data = encode_file_header(0, 0, 1) + b"".join(
+        encode_record(kncap_record(REQUEST, f, "c", i + 1)) for i, f in enumerate(frames))
+    text = "\n".join(decode_file(data, "t.kncap"))
+    assert "metrics: " in text and ", zstd, OTLP: 2 metric(s)" in text
+    assert "scope: 'librdkafka'" in text
+    assert ("org.apache.kafka.producer.node.request.latency.avg (gauge) {node.id=1} = 0.5"
+            in text)
+    assert ("org.apache.kafka.producer.connection.creation.total (sum, delta, monotonic) = 2"
+            in text)
+    assert "metrics: 2 bytes, zstd: not OTLP metrics (cannot decompress" in text

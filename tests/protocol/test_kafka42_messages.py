@@ -40,7 +40,6 @@ PENDING = {
               ApiKey.DELETE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
               ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS,
               ApiKey.DELETE_SHARE_GROUP_OFFSETS},
-    "telemetry": {ApiKey(74)},   # ListClientMetricsResources, ListConfigResources in 4.2
 }
 # Where franz-go's shorthand says less than Kafka's message JSON, which our modules
 # follow (checked against apache/kafka's clients/src/main/resources/common/message):

@@ -68,7 +68,7 @@ EXPECTED_RANGES = {
     ApiKey.UNREGISTER_BROKER: ((0, 0), 0),
     ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: ((0, 0), 0),
     ApiKey.PUSH_TELEMETRY: ((0, 0), 0),
-    ApiKey.LIST_CLIENT_METRICS_RESOURCES: ((0, 0), 0),
+    ApiKey.LIST_CLIENT_METRICS_RESOURCES: ((0, 1), 0),   # ListConfigResources (4.1: v1)
     ApiKey.ADD_RAFT_VOTER: ((0, 1), 0),
     ApiKey.REMOVE_RAFT_VOTER: ((0, 0), 0),
     # Inter-broker and KRaft RPCs, decode-only: Kafka 4.2's ranges
@@ -335,13 +335,12 @@ def _kafka_python_classes() -> dict:
 
 KP_CLASSES = _kafka_python_classes()
 
-# kafka-python has no class for these; ListClientMetricsResources is there only as
-# Kafka 4.1's ListConfigResources, whose fields are renamed.
+# kafka-python has no class for these.
 NO_KAFKA_PYTHON_CLASS = {
     ApiKey.CREATE_DELEGATION_TOKEN, ApiKey.RENEW_DELEGATION_TOKEN,
     ApiKey.EXPIRE_DELEGATION_TOKEN, ApiKey.DESCRIBE_DELEGATION_TOKEN,
     ApiKey.UNREGISTER_BROKER, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY,
-    ApiKey.LIST_CLIENT_METRICS_RESOURCES, ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER,
+    ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER,
     *INTER_BROKER}
 KP_SCHEMAS = [s for s in SCHEMAS if s[0] not in NO_KAFKA_PYTHON_CLASS]
 KP_IDS = [i for s, i in zip(SCHEMAS, SCHEMA_IDS) if s[0] not in NO_KAFKA_PYTHON_CLASS]

@@ -441,9 +441,16 @@ def _describe_ours(struct: Struct, version: int, flexible: bool) -> list:
 KAFKA_JSON = Path(__file__).parent / "kafka_json"
 
 
+# Kafka 4.1 renamed ListClientMetricsResources (API key 74) ListConfigResources
+# (KIP-1142); kafka-python bundles it under the new name, with v1.
+RENAMED = {"ListClientMetricsResourcesRequest": "ListConfigResourcesRequest",
+           "ListClientMetricsResourcesResponse": "ListConfigResourcesResponse"}
+
+
 def _upstream(name: str) -> dict:
     """Kafka's JSON for a message: kafka-python's bundled copy, or ours for the
     messages it does not bundle (tests/protocol/kafka_json/README.md)."""
+    name = RENAMED.get(name, name)
     ours = KAFKA_JSON / f"{name}.json"
     if ours.exists():
         text = "\n".join(line for line in ours.read_text().splitlines()

@@ -65,7 +65,9 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
         ApiKey.DELETE_ACLS, ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.DESCRIBE_LOG_DIRS,
         ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS,
-        ApiKey.LIST_PARTITION_REASSIGNMENTS, ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES}
+        ApiKey.LIST_PARTITION_REASSIGNMENTS, ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES,
+        ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY,
+        ApiKey.LIST_CLIENT_METRICS_RESOURCES}
 
 
 def test_supported_versions_come_from_the_table():
@@ -273,7 +275,9 @@ def test_a_read_only_answer_is_encoded_once_and_carries_each_correlation_id():
                 body = dict(api_versions.handle(RequestContext(request, b.apis), request.body))
                 assert bytes(response.data) == encode_response(
                     ApiKey.API_VERSIONS, version, request.header.correlation_id, body)
-        assert len(b.decode(request, response)["api_keys"]) == len(table)
+        # Less the two telemetry APIs: this broker exports no client metrics.
+        assert len(b.decode(request, response)["api_keys"]) == len(
+            set(table) - {ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY})
 
 
 def test_metrics_count_requests_and_top_level_errors():

@@ -42,12 +42,17 @@ def ranges(body) -> dict[int, tuple[int, int]]:
     return {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
 
 
+# Listed only with a telemetry exporter (metrics.listener), which these brokers lack.
+TELEMETRY = {ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY}
+
+
 def overlap(release: str) -> dict[int, tuple[int, int]]:
     """Written out here, independently of served_versions: each handler's range
-    cut to the release's, where they meet."""
+    cut to the release's, where they meet (less the telemetry APIs, unlisted
+    without an exporter)."""
     out = {}
     for key, module in HANDLERS.items():
-        if key in APIS[release]:
+        if key in APIS[release] and key not in TELEMETRY:
             low = max(module.VERSIONS.low, APIS[release][key][0])
             high = min(module.VERSIONS.high, APIS[release][key][1])
             if low <= high:
@@ -93,13 +98,14 @@ def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):
     got = ranges(advertised(playing("4.2")))
     assert got == overlap("4.2")
     for key, module in HANDLERS.items():
-        if key in APIS["4.2"]:
+        if key in APIS["4.2"] and key not in TELEMETRY:
             assert got[key][1] == min(module.VERSIONS.high, APIS["4.2"][key][1])
 
 
 def test_unset_serves_everything_the_handlers_serve(playing):
     got = ranges(advertised(playing(None)))
-    assert got == {int(k): (m.VERSIONS.low, m.VERSIONS.high) for k, m in HANDLERS.items()}
+    assert got == {int(k): (m.VERSIONS.low, m.VERSIONS.high) for k, m in HANDLERS.items()
+                   if k not in TELEMETRY}
     assert served_versions(HANDLERS, None) == {k: m.VERSIONS for k, m in HANDLERS.items()}
 
 
@@ -142,9 +148,10 @@ def test_release_features_cut_kafka_nets_to_the_release():
     assert FeatureControl().supported == SUPPORTED
     assert FeatureControl().defaults == DEFAULT_FINALIZED
     at_4_2 = FeatureControl(release="4.2")
-    # 4.2 finalizes transaction.version 2 and metadata.version 29; kafka-net runs at most 1 and 25.
+    # 4.2 finalizes transaction.version 2 (transactions v2, which kafka-net runs too)
+    # and metadata.version 29, where kafka-net runs at most 25.
     assert at_4_2.finalized() == {"group.version": 1, "kraft.version": 1,
-                                  "metadata.version": 25, "transaction.version": 1}
+                                  "metadata.version": 25, "transaction.version": 2}
     assert FeatureControl(release="3.3").finalized() == {"metadata.version": 7}
     assert FeatureControl(release="3.2").finalized() == {}
     assert FeatureControl(release="3.2").changed_levels() == {}

@@ -4,7 +4,9 @@ Behaviour:
 
 * The answer lists every API in the dispatch table with the versions served,
   straight from :data:`kafka_net.server.apis.HANDLERS`: what we advertise is
-  what we serve.
+  what we serve -- except GetTelemetrySubscriptions and PushTelemetry, listed
+  only when ``metrics.listener`` exports client metrics (Kafka lists them only
+  with a telemetry exporter plugin; both are served either way, as Kafka's).
 * A version newer than v4 (or negative) is not a disconnect: the codec marks
   the request ``unsupported_version`` without parsing its body, and we answer
   a **v0** body with UNSUPPORTED_VERSION and only the ApiVersions range, so
@@ -45,7 +47,14 @@ def handle(ctx, request: dict | None) -> dict:
                 "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": []}
-    return _answer(ctx.supported_versions, ctx.features.snapshot, ctx.api_version >= 4)
+    return _answer(advertised(ctx), ctx.features.snapshot, ctx.api_version >= 4)
+
+
+def advertised(ctx) -> dict[int, Versions]:
+    """What is listed: the served table, less GetTelemetrySubscriptions and
+    PushTelemetry while no exporter takes client metrics (Kafka lists them only
+    with a ClientTelemetryExporter: :meth:`ClientMetricsManager.advertised`)."""
+    return ctx.client_metrics.advertised(ctx.supported_versions)
 
 
 # Every client asks for ApiVersions on every connection, and the answer only

@@ -19,16 +19,21 @@ Behaviour (an error is per resource, never a closed connection):
   (source GROUP_CONFIG) or the broker's default (DEFAULT_CONFIG); the group
   need not exist; the empty name is INVALID_REQUEST ``Group name must not be
   empty``.
-* BROKER_LOGGER, CLIENT_METRICS and unknown types: INVALID_REQUEST
-  (kafka-net keeps no such configs).
+* CLIENT_METRICS (KIP-714): the subscription's keys that are set, source
+  CLIENT_METRICS_CONFIG, as Kafka's ConfigHelper lists them (an unknown
+  subscription: no entries, no error); the empty name is INVALID_REQUEST
+  ``Client metrics subscription name must not be empty``.
+* BROKER_LOGGER and unknown types: INVALID_REQUEST (kafka-net keeps no such
+  configs).
 * configuration_keys selects entries (null or empty: all); include_synonyms
   and include_documentation (v3+) add those fields.
 * v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
   DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
 
 With an authorizer: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
-the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER and BROKER_LOGGER, the
-cluster (CLUSTER_AUTHORIZATION_FAILED), per resource (Kafka's ConfigHelper).
+the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER, BROKER_LOGGER and
+CLIENT_METRICS, the cluster (CLUSTER_AUTHORIZATION_FAILED), per resource
+(Kafka's ConfigHelper).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -36,8 +41,8 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, config_authorization_error, default_broker_entries,
-    group_entries, resource_type_name, select, topic_entries)
+    ConfigResourceType, broker_entries, client_metrics_entries, config_authorization_error,
+    default_broker_entries, group_entries, resource_type_name, select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -97,9 +102,14 @@ def _entries(ctx, resource_type: int, name: str, documentation: bool) -> list[di
         if not name:
             raise ResourceError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
         return group_entries(ctx.group_configs, name)
+    if resource_type == ConfigResourceType.CLIENT_METRICS:
+        if not name:
+            raise ResourceError(ErrorCode.INVALID_REQUEST,
+                                "Client metrics subscription name must not be empty")
+        return client_metrics_entries(ctx.client_metrics, name)
     raise ResourceError(ErrorCode.INVALID_REQUEST,
                         f"Unsupported resource type: {resource_type_name(resource_type)} "
-                        "(kafka-net describes TOPIC, BROKER and GROUP configs)")
+                        "(kafka-net describes TOPIC, BROKER, GROUP and CLIENT_METRICS configs)")
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

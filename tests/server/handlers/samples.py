@@ -281,6 +281,14 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(filters=[{"resource_type_filter": 1, "resource_name_filter": None,
                               "pattern_type_filter": 1, "principal_filter": None,
                               "host_filter": None, "operation": 1, "permission_type": 1}])
+    if api_key == ApiKey.GET_TELEMETRY_SUBSCRIPTIONS:
+        return dict(client_instance_id=ZERO_UUID)   # a new client: an id assigned
+    if api_key == ApiKey.PUSH_TELEMETRY:
+        got = b.call(ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, 0, client_instance_id=ZERO_UUID)
+        return dict(client_instance_id=got["client_instance_id"],
+                    subscription_id=got["subscription_id"], compression_type=0, metrics=b"")
+    if api_key == ApiKey.LIST_CLIENT_METRICS_RESOURCES:
+        return dict(resource_types=[])
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -368,4 +376,11 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(deletions=[{"name": "nobody", "mechanism": 1}], upsertions=[])
     if api_key in (ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS):
         return typical_request(b, api_key, version)   # SECURITY_DISABLED: no authorizer
+    if api_key == ApiKey.GET_TELEMETRY_SUBSCRIPTIONS:   # again within the push interval
+        got = b.call(ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, 0, client_instance_id=ZERO_UUID)
+        return dict(client_instance_id=got["client_instance_id"])
+    if api_key == ApiKey.PUSH_TELEMETRY:
+        return dict(client_instance_id=ZERO_UUID, subscription_id=1, metrics=b"x")
+    if api_key == ApiKey.LIST_CLIENT_METRICS_RESOURCES:
+        return dict(resource_types=[1])   # v1: not a type v1 lists
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here

@@ -33,7 +33,8 @@ REFUSALS = {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_
             ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
 # Kafka checks nothing here, or only filters what it shows.
 UNCHECKED = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
-             ApiKey.DESCRIBE_CLUSTER, ApiKey.LIST_GROUPS, ApiKey.LIST_TRANSACTIONS}
+             ApiKey.DESCRIBE_CLUSTER, ApiKey.LIST_GROUPS, ApiKey.LIST_TRANSACTIONS,
+             ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY}
 
 
 def secured_broker(**props) -> Broker:
