@@ -6,6 +6,7 @@
     python docs/make_tables.py keys       # README.md, "Configuration"
     python docs/make_tables.py apis       # README.md, "What it serves"
     python docs/make_tables.py releases   # README.md, "Playing an older Kafka"
+    python docs/make_tables.py versions   # docs/design.md, "API versions: kafka-net, Kafka 2.8, 3.9, 4.2"
     python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
 
 Each table is data in the code (``TRANSITIONS``, ``VALID_PREVIOUS_STATES``,
@@ -27,7 +28,7 @@ from kafka_net.config import KEYS  # noqa: E402
 from kafka_net.network.mute_state import (  # noqa: E402
     TRANSITIONS, ChannelMuteEvent, ChannelMuteState)
 from kafka_net.protocol.api_keys import api_name  # noqa: E402
-from kafka_net.protocol.kafka_releases import RELEASES  # noqa: E402
+from kafka_net.protocol.kafka_releases import APIS, RELEASES  # noqa: E402
 from kafka_net.protocol.messages import MESSAGES  # noqa: E402
 from kafka_net.server.apis import HANDLERS, served_versions  # noqa: E402
 from kafka_net.server.features import release_features  # noqa: E402
@@ -69,7 +70,10 @@ def keys_table() -> str:
 
 
 def apis_table() -> str:
-    lines = ["| Key | API | Versions served | Flexible from |", "|---:|---|---|---|"]
+    """What kafka-net serves (its default: every version it speaks), beside what a
+    Kafka 4.2 broker serves (kafka_releases, from the message definitions)."""
+    lines = ["| Key | API | Versions served | Kafka 4.2 | Flexible from |",
+             "|---:|---|---|---|---|"]
     for key, module in sorted(HANDLERS.items()):
         versions = module.VERSIONS
         flexible = MESSAGES[key].request.flexible
@@ -77,8 +81,27 @@ def apis_table() -> str:
                           if flexible.high is None or flexible.high >= flexible.low else None)
         if first_flexible is not None and first_flexible > versions.high:
             first_flexible = None
+        kafka = APIS["4.2"].get(key)
         lines.append(f"| {key} | {api_name(key)} | {versions.low}-{versions.high} | "
+                     f"{f'{kafka[0]}-{kafka[1]}' if kafka else '-'} | "
                      f"{'v' + str(first_flexible) if first_flexible is not None else '-'} |")
+    return "\n".join(lines)
+
+
+def versions_table() -> str:
+    """Per API, the versions kafka-net advertises by default and with
+    ``--as-version`` 2.8, 3.9 and 4.2 (the overlap with what that release served)."""
+    plays = ("2.8", "3.9", "4.2")
+    served = {release: served_versions(HANDLERS, release) for release in plays}
+    lines = ["| Key | API | default | " + " | ".join(f"as {r}" for r in plays) + " |",
+             "|---:|---|---|" + "---|" * len(plays)]
+    for key, module in sorted(HANDLERS.items()):
+        cells = []
+        for release in plays:
+            v = served[release].get(key)
+            cells.append(f"{v.low}-{v.high}" if v is not None else "-")
+        lines.append(f"| {key} | {api_name(key)} | {module.VERSIONS.low}-{module.VERSIONS.high}"
+                     f" | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -100,9 +123,9 @@ def releases_table() -> str:
 
 
 TABLES = {"mute": mute_table, "groups": groups_table, "keys": keys_table, "apis": apis_table,
-          "releases": releases_table}
+          "releases": releases_table, "versions": versions_table}
 WHERE = {"mute": "docs/design.md", "groups": "docs/design.md", "keys": "README.md",
-         "apis": "README.md", "releases": "README.md"}
+         "apis": "README.md", "releases": "README.md", "versions": "docs/design.md"}
 
 
 def check() -> int:
