@@ -90,6 +90,7 @@ class _Req:
     api_version: int
     client_id: str | None
     acks0: bool = False
+    acks_unknown: bool = False            # a Produce cut before its acks field
     answered: bool = False
     overtaken_by: "Frame | None" = None   # the response that overtook it
     closed: bool = False                  # the client closed the connection after it
@@ -186,10 +187,21 @@ class _Walk:
     def on_close(self, marker: Frame) -> None:
         """The client's FIN.  A request the broker may still hold (a Fetch within
         its max_wait_ms, a Produce within its timeout_ms, a JoinGroup within its
-        rebalance timeout) was abandoned by the client, not skipped by the broker."""
+        rebalance timeout) was abandoned by the client, not skipped by the broker.
+
+        The muted-connection rule: a broker reads one request at a time per
+        connection (Kafka's Processor mutes a connection from a request's receipt
+        until its response is sent), so of the requests waiting here only the
+        oldest one not overtaken can have been read; those behind it were never
+        read by the broker and are abandoned too, never unanswered_before_close.
+        (Overtaken ones were read: a later request was answered.)  A Produce whose
+        acks the capture cut may be acks=0, read and done with: what follows it
+        may have been read, or not, so nothing after it is blamed either."""
+        head = next((r for r in self.waiting if r.overtaken_by is None), None)
         for req in self.waiting:
-            if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
-                req.closed = True
+            if req.overtaken_by is not None or req is head and not req.acks_unknown:
+                if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
+                    req.closed = True
 
     # -- requests -----------------------------------------------------------------------
 
@@ -239,9 +251,12 @@ class _Walk:
                 req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
                     and body.get("acks") == 0
                 req.wait_ms = _wait_ms(api_key, body)
-            if why is not None and api_key == ApiKey.PRODUCE and offset is not None:
-                # Not decoded (cut, or too new): acks is still near the start.
-                req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
+            if why is not None and api_key == ApiKey.PRODUCE:
+                # Not decoded (cut, or too new): acks is still near the start, unless
+                # the capture cut the frame before it (then it may be acks=0).
+                acks = produce_acks(frame.frame, offset, api_version) \
+                    if offset is not None else None
+                req.acks0, req.acks_unknown = acks == 0, acks is None
         except InvalidRequestError as exc:
             self.state(frame, CHECKED)
             self.flag("undecodable_request", frame, corr, str(exc))
@@ -348,6 +363,8 @@ class _Walk:
         Those waiting at a response gap: unverifiable.  Those waiting when the client
         closed: unanswered before close.  The rest were in flight at the end."""
         for req in self.waiting:
+            if req.acks_unknown and (req.overtaken_by is not None or req.closed):
+                continue     # perhaps acks=0: no answer was due (its state: header only)
             if req.suspect is not None and (req.overtaken_by is not None or req.closed):
                 # Perhaps no request at all (a false boundary after lost bytes).
                 self._unverifiable(req, req.suspect)

@@ -653,3 +653,39 @@ def test_a_fetch_abandoned_within_its_max_wait_is_not_unanswered(fin_after_ms, e
     report = pair_connection(frames)
     assert [v.check for v in report.violations] == expected
     assert report.in_flight_at_end == (0 if expected else 1)
+
+
+@pytest.mark.parametrize("fin_after_ms,expected", [
+    (1, []),                                   # the Fetch is rightly held: nothing
+    (600, [("unanswered_before_close", 0)]),   # the Fetch overdue: it alone is blamed
+])
+def test_requests_behind_a_held_request_were_never_read(fin_after_ms, expected):
+    """The muted-connection rule: a broker reads one request at a time per
+    connection, so a Metadata and a Heartbeat sent behind a held Fetch were never
+    read when the client closes 0.1-3.5 ms later: never unanswered_before_close,
+    whether or not the Fetch itself is overdue."""
+    t0 = 10**9
+    fin = t0 + fin_after_ms * 10**6
+    frames = [Frame(0, REQUEST, t0, req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500,
+                                                            "topics": []}), 0),
+              Frame(1, REQUEST, fin - 3_500_000, payload("q10"), 0),
+              Frame(2, REQUEST, fin - 100_000, payload("q9"), 0),
+              Frame(3, REQUEST, fin, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [(v.check, v.position) for v in report.violations] == expected
+    assert report.in_flight_at_end == 3 - len(expected)
+
+
+def test_an_answered_request_moves_the_read_position_on():
+    """After the Fetch is answered the broker reads the next request: left without
+    an answer at the client's FIN (no long poll), that one is unanswered."""
+    t0 = 10**9
+    fetch = req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500, "topics": []})
+    frames = [Frame(0, REQUEST, t0, fetch, 0),
+              Frame(1, REQUEST, t0 + 1_000_000, payload("q10"), 0),
+              Frame(2, RESPONSE, t0 + 2_000_000, resp(ApiKey.FETCH, 12, 1,
+                                                     {"responses": []}), 0),
+              Frame(3, REQUEST, t0 + 900_000_000, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [(v.check, v.position, v.correlation_id) for v in report.violations] == [
+        ("unanswered_before_close", 1, 10)]
