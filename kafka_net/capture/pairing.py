@@ -52,6 +52,13 @@ Requests still waiting when the client closed the connection (its FIN) are
 JoinGroup within its rebalance timeout: the client abandoned those) or the
 responses end cut short; requests still waiting when the frames end
 otherwise were in flight when the capture ended (reported, not a violation).
+Of the requests waiting at the FIN only the oldest one not overtaken can have
+been read by the broker (the muted-connection rule, see :meth:`_Walk.on_close`).
+
+Requests at a version the broker did not advertise on the connection are
+**unadvertised_version** (the client's), and the broker's answer to one, unless
+it refuses, **unadvertised_version_served** (:mod:`.version_checks`).  Whose
+each finding is, and how bad: :mod:`.attribution`.
 
 A paired response whose body decodes but leaves bytes over is
 **trailing_bytes**; a record batch (Produce request, Fetch response) that
@@ -69,6 +76,7 @@ from kafka_net.capture.model import (
 from kafka_net.capture.pairing_checks import (
     CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
     check_request_body, check_response_body, error_codes, produce_acks, read_request)
+from kafka_net.capture.version_checks import check_advertised_versions
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import decode_response_header, peek_request_header
@@ -78,6 +86,7 @@ CHECKS = (
     "duplicate_response", "acks0_answered", "duplicate_correlation_id_in_flight",
     "response_before_request", "undecodable_request", "undecodable_response",
     "trailing_bytes", "corrupt_records", "unanswered_before_close",
+    "unadvertised_version", "unadvertised_version_served",
 )
 
 
@@ -117,6 +126,7 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
         else:
             walk.on_response(frame)
     walk.finish()
+    check_advertised_versions(frames, walk.report)
     return walk.report
 
 
