@@ -19,17 +19,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
-import os
 import re
 import shutil
-import signal
-import subprocess
 import time
 from collections import Counter, defaultdict
 
 import pytest
 
 from kafka_net.capture.pairing import CHECKS
+from tests.capture.tcpdump import Tcpdump
 from tests.spark.conftest import parquet_rows, run_job
 from tests.support import LOOPBACK, make_config, running_server
 
@@ -44,56 +42,6 @@ TIMEOUT_S = 30
 
 N_KP, N_ACKS0, N_CK = 20, 5, 20
 N_ALL = N_KP + N_ACKS0 + N_CK
-
-
-class Tcpdump:
-    """tcpdump -i lo for one port, started and stopped with bounded waits."""
-
-    def __init__(self, path, port: int) -> None:
-        self.path, self.port = str(path), port
-        self.log = str(path) + ".stderr"
-        self.proc = None
-
-    def start(self) -> None:
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                # --immediate-mode: packets reach the file at once (else a SIGINT
-                # can lose what still sits in the kernel's ring); -B 64 MiB: no drops.
-                ["tcpdump", "-i", "lo", "-w", self.path, "-U", "-n", "--immediate-mode",
-                 "-B", "65536", "-s", "0", f"tcp port {self.port}"],
-                stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"tcpdump exited: {self.stderr()}")
-            if "listening on" in self.stderr():
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"tcpdump did not start: {self.stderr()}")
-
-    def stderr(self) -> str:
-        try:
-            with open(self.log, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
-        except FileNotFoundError:
-            return ""
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        # Let the last packets reach the file: wait (bounded) until it stops growing.
-        size, stable_since, deadline = -1, time.monotonic(), time.monotonic() + 5
-        while time.monotonic() < deadline and time.monotonic() - stable_since < 0.5:
-            now = os.path.getsize(self.path) if os.path.exists(self.path) else 0
-            if now != size:
-                size, stable_since = now, time.monotonic()
-            time.sleep(0.05)
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
 
 
 def real_clients(port: int, topic: str) -> dict:
