@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     report_mod.attribute_findings(summary, args.subject, waivers)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
-    _stage("report written to", args.out, f"({summary['totals']['violations']} violations)")
+    _stage("report written to", args.out, f"({summary['totals']['violations']} findings)")
     for line in report_mod.detail.console_lines(summary["violations"], args.show):
         _stage(line)
     # The verdict on stdout, apart from the stage lines and Spark's warnings (stderr).

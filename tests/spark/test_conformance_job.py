@@ -436,7 +436,7 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     stages = [line for line in done.stderr.splitlines() if line.startswith("conformance:")]
     assert any("reading" in s for s in stages), done.stderr
     assert any("checking connections" in s for s in stages), done.stderr
-    assert any("report written to" in s and "(0 violations)" in s for s in stages)
+    assert any("report written to" in s and "(0 findings)" in s for s in stages)
     # The verdict on stdout, alone: not among the stage lines and Spark's warnings.
     assert done.stdout.splitlines() == [
         next(s for s in done.stdout.splitlines() if s.startswith(

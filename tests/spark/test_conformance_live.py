@@ -23,6 +23,7 @@ import re
 import shutil
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -89,6 +90,14 @@ def real_clients(port: int, topic: str) -> dict:
     assert delivered == [None] * N_CK
     del rd
     gc.collect()   # rd_kafka_destroy: its connections close now
+
+    # An AdminClient listing every topic: librdkafka 2.16.0's Metadata v12 request
+    # for all topics has 3 bytes after its body (the client's known deviation).
+    from confluent_kafka.admin import AdminClient
+    admin_ck = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    assert topic in admin_ck.list_topics(timeout=TIMEOUT_S).topics
+    del admin_ck
+    gc.collect()
 
     consumer = kafka.KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id="live-kp",
                                    auto_offset_reset="earliest", **timeouts)
@@ -175,11 +184,21 @@ def test_live_clients_read_everything(live):
     assert live["read"] == {"kafka-python": N_ALL, "aiokafka": N_ALL}
 
 
+def only_known_client_deviations(report) -> None:
+    """PASS for the broker: nothing of the broker's; the client's findings are
+    librdkafka's known deviation, on the AdminClient's connections."""
+    assert report["verdict"] == "PASS", report["checks"]
+    assert [v for v in report["violations"] if v["party"] != "client"] == []
+    assert report["violations"], "librdkafka's Metadata request for all topics is missing"
+    assert {(v["check"], v["severity"], v["known_deviation"]) for v in report["violations"]} \
+        == {("trailing_bytes", "deviation", "librdkafka-2.16.0-metadata-v12-trailing")}
+    assert {c for c in CHECKS if report["checks"][c]["violations"]} == {"trailing_bytes"}
+
+
 def test_live_capture_has_zero_violations(live):
     report = live["kncap"]
     assert report["unreadable"] == []
-    assert report["totals"]["violations"] == 0, report["checks"]
-    assert all(report["checks"][c]["violations"] == 0 for c in CHECKS)
+    only_known_client_deviations(report)
     assert report["totals"]["acks0_requests"] >= 1   # the acks=0 producer's, unanswered
     assert report["totals"]["unverifiable_connections"] == 0
 
@@ -229,7 +248,7 @@ def test_tcpdump_capture_validates(live):
         "tcpdump lost packets (the machine was too busy); the pcap has gaps: "
         + live["tcpdump_stderr"])
     report = live["pcap"]
-    assert report["totals"]["violations"] == 0, report["checks"]
+    only_known_client_deviations(report)
     assert report["totals"]["unverifiable_connections"] == 0, (
         report["connections"], live["tcpdump_stderr"])
     assert report["totals"]["frames"] > 0
@@ -264,3 +283,17 @@ def test_tcpdump_capture_agrees_with_kafka_nets_own(live, spark):
         return {port: [x[1:] for x in sorted(v)] for port, v in by_port.items()}
 
     assert pair_lists(live["pcap_out"]) == pair_lists(live["kncap_out"])
+
+
+def test_the_readmes_example_is_what_a_live_run_reports(live):
+    """README's conformance example (docs/make_conformance_example.py, the same
+    clients) shows this run's headline, numbers aside: PASS for the broker, the
+    clients' known deviations listed."""
+    from kafka_net.spark_jobs import report as report_mod
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("<!-- conformance-example:begin -->"):
+                   readme.index("<!-- conformance-example:end -->")]
+    shown = next(line for line in block.splitlines()
+                 if line.startswith("conformance: PASS: 0 broker finding(s)"))
+    got = "conformance: " + report_mod.headline(live["kncap"])
+    assert re.sub(r"\d+", "N", got) == re.sub(r"\d+", "N", shown)
