@@ -481,4 +481,4 @@ def test_compare_runs_the_job_on_captures_it_is_given(tmp_path, spark, capsys):
     assert load_report(tmp_path / "cmp" / "a")["verdict"] == "FAIL"
     out = capsys.readouterr().out
     assert "answered: Produce (acks=0): A 1 | B 0" in out
-    assert "error_codes: Heartbeat v4: A [27] | B []" in out
+    assert "error_codes: Heartbeat v4: A [REBALANCE_IN_PROGRESS (27)] | B []" in out
