@@ -437,7 +437,8 @@ def _checks_table(checks: dict) -> str:
         if result.get("parties"):
             status += " (" + ", ".join(f"{k}: {n}" for k, n in
                                        sorted(result["parties"].items())) + ")"
-        rows.append(f"<tr class='{'bad' if result.get('subject_findings') else ''}'><td>{_e(name)}</td>"
+        bad = "bad" if result.get("subject_findings") else ""
+        rows.append(f"<tr class='{bad}'><td>{_e(name)}</td>"
                     f"<td>{_e(CHECK_TITLES.get(name, ''))}</td><td>{_e(status)}</td>"
                     f"<td>{_e(where)}</td></tr>")
     return ("<h2>Checks</h2><table><tr><th>check</th><th>rule</th><th>result</th>"

@@ -178,5 +178,5 @@ def matrix_html(rows: list[dict]) -> str:
             + "</table>")
 
 
-__all__ = ["console_lines", "error_name", "matrix", "matrix_html", "versions_served", "violations_html",
-           "where"]
+__all__ = ["console_lines", "error_name", "matrix", "matrix_html", "versions_served",
+           "violations_html", "where"]
