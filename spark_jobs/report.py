@@ -3,18 +3,28 @@
 Pure Python (no Spark), so it is tested directly and the HTML needs nothing
 online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
 
-``report.json`` layout, ``schema_version`` 1::
+``report.json`` layout, ``schema_version`` 4::
 
     {schema_version, generated_at, job: {seconds},
      inputs: [path], unreadable: [{file, problem}],
-     totals: {frames, connections, requests, pairs, violations, in_flight_at_end,
-              unverifiable_connections, acks0_requests},
-     checks: {<check>: {violations: n, examples: [first 20 violations]}},  # every check
-     violations: [{connection, check, position, direction, file, frame_number,
+     totals: {frames, connections, requests, pairs, violations (every finding),
+              in_flight_at_end, unverifiable_connections, acks0_requests,
+              subject_findings (those that fail the verdict)},
+     subject: "broker" | "client",                  # whose findings decide the verdict
+     findings: {client|broker|capture: {violation, deviation, note, waived}},
+     waivers: [{check, client_software, reason, findings}],      # --waive, as applied
+     attribution: {<check>: {request: [party, severity], response: [...]}},
+     known_deviations: [{id, check, client_software, api_key, api_versions, trailing,
+                         evidence, findings}],      # the catalogue, with matches
+     checks: {<check>: {violations: n, subject_findings: n, parties: {"client deviation":
+              n, ...}, examples: [its 20 earliest findings]}},  # every check
+     violations: [{connection, check, position, party, severity, client_software,
+                   known_deviation, direction, file, frame_number,
                    file_offset, timestamp_ns, timestamp, api_key, api_name, api_version,
                    client_id, correlation_id, correlation_ids, request_position,
                    request_frame_number, detail, frame_size, hex_head, fault_offset,
-                   hex_fault}],                     # all of them (violations.parquet too)
+                   hex_fault, waived, waiver}],     # all of them (violations.parquet too,
+                                                    # without waived and waiver)
      matrix: [{api_key, api_name, api_version, client_id, client_software, requests,
                responses, pairs, violations, checked, header_only, unverifiable,
                coverage, error_codes: {code: n}}],  # per API x version x client
@@ -35,7 +45,8 @@ online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
      verdict: "PASS" | "FAIL" | "INCOMPLETE" | "NO DATA"}
 
 Every frame is in exactly one coverage state (kafka_net/capture/pairing_checks.py).
-The verdict (:func:`verdict`): NO DATA without frames; FAIL with a violation;
+The verdict (:func:`verdict`): NO DATA without frames; FAIL with an unwaived
+violation or deviation of the subject (kafka_net/capture/attribution.py);
 INCOMPLETE when the checked share is below ``min_coverage`` (the
 ``--min-coverage`` option, 100% by default); else PASS.
 """

@@ -456,6 +456,15 @@ def test_cli_on_a_clean_capture_exits_0_with_readable_stage_lines(tmp_path, spar
     assert len(list(suite.iter("testcase"))) == len(CHECKS) + 2   # + inputs, coverage
 
 
+def test_cli_help_names_compare_subject_and_waive():
+    done = cli("--help", timeout=120)
+    assert done.returncode == 0, done.stderr
+    for flag in ("--compare A B", "--subject", "--waive CHECK[=CLIENT-SOFTWARE][:REASON]"):
+        assert flag in done.stdout, flag
+    bad = cli("x", "--out", "y", "--waive", "acks0_answered", timeout=120)
+    assert bad.returncode == 2 and "no known deviation explains it; say why" in bad.stderr
+
+
 def test_cli_on_an_empty_directory_exits_2_without_a_traceback(tmp_path):
     (tmp_path / "caps").mkdir()
     done = cli(tmp_path / "caps", "--out", tmp_path / "out", timeout=120)
