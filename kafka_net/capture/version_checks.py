@@ -76,16 +76,16 @@ def check_advertised_versions(frames: list[Frame], report: ConnectionReport) -> 
         outcome = _outcome(pair, report)
         report.violations.append(Violation(
             UNADVERTISED, req.position, req.timestamp_ns, req.correlation_id,
-            f"{title}: the broker advertised {said} on this connection (ApiVersions "
-            f"response at frame {pos}); {outcome}"))
+            f"{title}: the broker advertised {said} on this connection (its ApiVersions "
+            f"response, frame #{pos} of the connection); {outcome}"))
         if pair is None:
             refused_unanswered.add(req.position)
         elif outcome.startswith("answered without"):
             report.violations.append(Violation(
                 SERVED, pair.response_position, pair.response_ns, req.correlation_id,
                 f"answered a {title} without UNSUPPORTED_VERSION, a version it did not "
-                f"advertise on this connection ({said}, ApiVersions response at frame "
-                f"{pos}); Kafka closes the connection instead"))
+                f"advertise on this connection ({said}, ApiVersions response: frame #{pos} "
+                f"of the connection); Kafka closes the connection instead"))
     if refused_unanswered:
         report.violations[:] = [v for v in report.violations if not (
             v.check == "unanswered_before_close" and v.position in refused_unanswered)]
