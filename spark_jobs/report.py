@@ -358,9 +358,11 @@ def render_html(summary: dict) -> str:
 # The page is at most 80em + 2 x 2em margins wide (1344 px at 16 px): it fits a
 # 1400 px screen.  The violations table is laid out to that width (fixed
 # columns, long ids and hex wrapped inside their cells), and scrolls inside its
-# own box rather than the page where a narrower window cannot hold it.
+# own box rather than the page where a narrower window cannot hold it; so does
+# any other table too wide for the page (the matrix).
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
 .scroll{overflow-x:auto;max-width:100%}
+table:not(.violations){display:block;overflow-x:auto;max-width:100%}
 table.violations{table-layout:fixed;width:100%;min-width:60em}
 table.violations td{overflow-wrap:anywhere;word-break:break-word}
 table.violations pre{white-space:pre-wrap;font-size:.75em}

@@ -469,3 +469,4 @@ def test_the_violations_table_fits_a_1400_px_screen():
     fixed = sum(float(w) for w in re.findall(r"col\.\w+\{width:([\d.]+)em\}", css))
     assert fixed < max_width - 20      # the detail column keeps 20em (hex at .75em)
     assert "<div class='scroll'><table class='violations'>" in html
+    assert "table:not(.violations){display:block;overflow-x:auto;max-width:100%}" in css
