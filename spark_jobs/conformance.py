@@ -28,10 +28,18 @@ per-file, per-flow and per-connection logic lives in
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
 
-Exit status: 0 PASS (no violations, coverage at least ``--min-coverage``),
-1 violations found, 2 bad usage or nothing readable, 3 INCOMPLETE (no
-violations, but fewer frames checked than ``--min-coverage`` asks: lost
-bytes, header-only frames; see the report's coverage section).
+Every finding says whose it is (client, broker, capture) and how bad
+(violation, deviation, note): kafka_net/capture/attribution.py.  The verdict is
+about the party under test, ``--subject`` (the broker by default);
+``--waive CHECK[=CLIENT-SOFTWARE][:REASON]`` keeps a check's findings from
+failing it and records why.  The verdict line goes to stdout; stage lines and
+Spark's own warnings to stderr.
+
+Exit status: 0 PASS (no unwaived violation or deviation of the subject,
+coverage at least ``--min-coverage``), 1 FAIL (one found), 2 bad usage or
+nothing readable, 3 INCOMPLETE (none found, but fewer frames checked than
+``--min-coverage`` asks: lost bytes, header-only frames; see the report's
+coverage section).
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ if __package__ in (None, ""):
     # (pip install -e . maps it here; a wheel holds a copy) makes importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  # noqa: E402
+from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
 from kafka_net.spark_jobs import transforms  # noqa: E402
 from kafka_net.spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
@@ -56,7 +66,18 @@ EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--compare" in argv:      # spark-submit conformance.py --compare A B
+        from kafka_net.spark_jobs import compare
+        return compare.main(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        waivers = [Waiver.parse(text, CHECKS) for text in args.waive]
+    except WaiverError as exc:
+        parser.error(str(exc))      # exit 2, as for any bad usage
+    if not args.captures:
+        parser.error("give capture files or directories (or --compare A B)")
     inputs = _expand(args.captures)
     if not inputs:
         print("conformance: no capture files found in " + ", ".join(args.captures),
@@ -75,20 +96,28 @@ def main(argv: list[str] | None = None) -> int:
     _stage("reading", len(inputs), "file(s)")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
+    report_mod.attribute_findings(summary, args.subject, waivers)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
-    _stage("report written to", args.out, f"({summary['totals']['violations']} violations)")
+    _stage("report written to", args.out, f"({summary['totals']['violations']} findings)")
     for line in report_mod.detail.console_lines(summary["violations"], args.show):
         _stage(line)
-    _stage(report_mod.headline(summary))
+    # The verdict on stdout, apart from the stage lines and Spark's warnings (stderr).
+    print("conformance:", report_mod.headline(summary), flush=True)
     return {"NO DATA": EXIT_USAGE, "FAIL": EXIT_VIOLATIONS,
             "INCOMPLETE": EXIT_INCOMPLETE}.get(verdict, EXIT_CLEAN)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kafka-net conformance",
-                                description="Validate correlation ids in Kafka captures.")
-    p.add_argument("captures", nargs="+", help="capture files or directories")
+    p = argparse.ArgumentParser(
+        prog="kafka-net conformance", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Validate Kafka captures (.kncap, pcap, pcapng): correlation ids, "
+                    "bodies, records, versions.\n\nkafka-net conformance --compare A B "
+                    "[--out DIR] puts two reports (or captures) side by side instead.",
+        epilog="exit codes: 0 PASS, 1 FAIL (a finding of the --subject), 2 bad usage or "
+               "nothing readable, 3 INCOMPLETE (coverage below --min-coverage).\n"
+               "The verdict line goes to stdout, stage lines to stderr.")
+    p.add_argument("captures", nargs="*", help="capture files or directories")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--master", default=None,
                    help="Spark master (default: spark-submit's, else local[2])")
@@ -100,6 +129,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--show", type=int, default=report_mod.detail.CONSOLE_VIOLATIONS,
                    metavar="N", help="violations listed on the console (all are in "
                                      "report.json, violations.parquet, report.html)")
+    p.add_argument("--subject", choices=PARTIES[:2], default=BROKER,
+                   help="the party under test, whose findings decide the verdict "
+                        "(default: broker); the other's are listed, never failing")
+    p.add_argument("--waive", action="append", default=[],
+                   metavar="CHECK[=CLIENT-SOFTWARE][:REASON]",
+                   help="do not fail on this check's findings (only from clients whose "
+                        "software, as ApiVersions names it, starts with CLIENT-SOFTWARE); "
+                        "the report records why: the known-deviation catalogue's "
+                        "evidence, or REASON (required where the catalogue explains "
+                        "nothing); repeatable")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="compare two reports instead (see above; handled by "
+                        "spark_jobs/compare.py)")
     p.add_argument("--verbose", action="store_true", help="keep Spark's INFO logging")
     return p
 
@@ -188,8 +230,11 @@ def _write_tables(frames, checked, out: str) -> dict:
 
     tables = {"frames": frames, **{name: exploded(name) for name in
                                    ("pairs", "violations", "requests", "states")}}
+    # frames.parquet: frames only (gap and FIN markers take part in pairing, and
+    # their effects are in the other tables).
+    written = {**tables, "frames": frames.filter(F.col("marker").isNull())}
     for name in ("frames", "pairs", "violations"):
-        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
+        written[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
     return tables
 
 

@@ -3,18 +3,28 @@
 Pure Python (no Spark), so it is tested directly and the HTML needs nothing
 online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
 
-``report.json`` layout, ``schema_version`` 1::
+``report.json`` layout, ``schema_version`` 4::
 
     {schema_version, generated_at, job: {seconds},
      inputs: [path], unreadable: [{file, problem}],
-     totals: {frames, connections, requests, pairs, violations, in_flight_at_end,
-              unverifiable_connections, acks0_requests},
-     checks: {<check>: {violations: n, examples: [first 20 violations]}},  # every check
-     violations: [{connection, check, position, direction, file, frame_number,
+     totals: {frames, connections, requests, pairs, violations (every finding),
+              in_flight_at_end, unverifiable_connections, acks0_requests,
+              subject_findings (those that fail the verdict)},
+     subject: "broker" | "client",                  # whose findings decide the verdict
+     findings: {client|broker|capture: {violation, deviation, note, waived}},
+     waivers: [{check, client_software, reason, findings}],      # --waive, as applied
+     attribution: {<check>: {request: [party, severity], response: [...]}},
+     known_deviations: [{id, check, client_software, api_key, api_versions, trailing,
+                         evidence, findings}],      # the catalogue, with matches
+     checks: {<check>: {violations: n, subject_findings: n, parties: {"client deviation":
+              n, ...}, examples: [its 20 earliest findings]}},  # every check
+     violations: [{connection, check, position, party, severity, client_software,
+                   known_deviation, direction, file, frame_number,
                    file_offset, timestamp_ns, timestamp, api_key, api_name, api_version,
                    client_id, correlation_id, correlation_ids, request_position,
                    request_frame_number, detail, frame_size, hex_head, fault_offset,
-                   hex_fault}],                     # all of them (violations.parquet too)
+                   hex_fault, waived, waiver}],     # all of them (violations.parquet too,
+                                                    # without waived and waiver)
      matrix: [{api_key, api_name, api_version, client_id, client_software, requests,
                responses, pairs, violations, checked, header_only, unverifiable,
                coverage, error_codes: {code: n}}],  # per API x version x client
@@ -35,7 +45,8 @@ online: the plots are inline SVG drawn here, no scripts, no fonts, no CDN.
      verdict: "PASS" | "FAIL" | "INCOMPLETE" | "NO DATA"}
 
 Every frame is in exactly one coverage state (kafka_net/capture/pairing_checks.py).
-The verdict (:func:`verdict`): NO DATA without frames; FAIL with a violation;
+The verdict (:func:`verdict`): NO DATA without frames; FAIL with an unwaived
+violation or deviation of the subject (kafka_net/capture/attribution.py);
 INCOMPLETE when the checked share is below ``min_coverage`` (the
 ``--min-coverage`` option, 100% by default); else PASS.
 """
@@ -48,10 +59,13 @@ import json
 import os
 from xml.etree import ElementTree as ET
 
+from kafka_net.capture.attribution import (
+    BROKER, PARTIES, SEVERITIES, Waiver, apply_waivers, attribute, attribution_table,
+    catalogue, counts_against)
 from kafka_net.capture.pairing import CHECKS
 from kafka_net.spark_jobs import report_detail as detail
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 EXAMPLES_PER_CHECK = 20
 STATES = ("checked", "header_only", "unverifiable", "not_kafka")
 
@@ -68,13 +82,22 @@ CHECK_TITLES = {
     "trailing_bytes": "Every body ends where its frame ends",
     "corrupt_records": "Every record batch passes Kafka's LogValidator checks",
     "unanswered_before_close": "No request is left unanswered when the client closes",
+    "unadvertised_version": "Every request uses a version the broker advertised (ApiVersions)",
+    "unadvertised_version_served": "No version the broker did not advertise is served",
 }
 
 
 def build_summary(per_api, latency, histogram, timeline, violations, connections,
                   frames) -> dict:
-    checks = {c: {"violations": 0, "examples": []} for c in CHECKS}
     for v in violations:
+        if not v.get("party"):       # a row of an older job: attribute it here
+            v["party"], v["severity"] = attribute(v["check"], v.get("direction", "response"))
+        v.setdefault("waived", False)
+        v.setdefault("waiver", "")
+    checks = {c: {"violations": 0, "examples": []} for c in CHECKS}
+    # Each check's examples are its earliest findings, the first of them the
+    # earliest of all (the list itself stays in connection order).
+    for v in sorted(violations, key=_time_order):
         entry = checks.setdefault(v["check"], {"violations": 0, "examples": []})
         entry["violations"] += 1
         if len(entry["examples"]) < EXAMPLES_PER_CHECK:
@@ -102,6 +125,11 @@ def build_summary(per_api, latency, histogram, timeline, violations, connections
                 1 for c in connections if c["unverifiable_from"] is not None),
             "acks0_requests": sum(c["acks0_requests"] for c in connections),
         },
+        "subject": BROKER,
+        "findings": {},
+        "waivers": [],
+        "attribution": attribution_table(),
+        "known_deviations": catalogue(),
         "checks": checks,
         "violations": list(violations),
         "matrix": matrix,
@@ -134,15 +162,62 @@ def coverage(connections: list[dict]) -> dict:
             "gaps": sum(len(c.get("gaps") or ()) for c in connections)}
 
 
+def _time_order(v: dict) -> tuple:
+    return (v.get("timestamp_ns") or 0, v.get("connection") or "", v.get("position") or 0)
+
+
+def attribute_findings(summary: dict, subject: str = BROKER,
+                       waivers: list[Waiver] | None = None) -> None:
+    """Make the verdict about ``subject`` and apply ``waivers`` (see
+    kafka_net/capture/attribution.py): each violation row gets ``waived`` and
+    ``waiver`` (why), and ``findings`` counts them per party and severity."""
+    summary["subject"] = subject
+    rows = summary.get("violations", [])
+    for w in waivers or ():
+        w.matched = 0
+    apply_waivers(rows, list(waivers or ()))
+    summary["waivers"] = [w.to_dict() for w in waivers or ()]
+    _tally(summary)
+
+
+def _tally(summary: dict) -> None:
+    rows = summary.get("violations", [])
+    findings = {p: {**dict.fromkeys(SEVERITIES, 0), "waived": 0} for p in PARTIES}
+    for v in rows:
+        counts = findings[v.get("party") or BROKER]
+        counts[v.get("severity") or "violation"] += 1
+        counts["waived"] += bool(v.get("waived"))
+    summary["findings"] = findings
+    subject = summary.setdefault("subject", BROKER)
+    for name, entry in summary.get("checks", {}).items():
+        entry["subject_findings"] = 0
+        entry["parties"] = {}
+    for v in rows:
+        entry = summary.get("checks", {}).get(v["check"])
+        if entry is not None:
+            entry["subject_findings"] += counts_against(v, subject)
+            key = f"{v.get('party')} {v.get('severity')}"
+            entry["parties"][key] = entry["parties"].get(key, 0) + 1
+    summary["totals"]["subject_findings"] = sum(1 for v in rows if counts_against(v, subject))
+    used = {v.get("known_deviation") for v in rows if v.get("known_deviation")}
+    for entry in summary.get("known_deviations", []):
+        entry["findings"] = sum(1 for v in rows if v.get("known_deviation") == entry["id"])
+    summary["known_deviations_seen"] = sorted(used)
+
+
 def verdict(summary: dict, min_coverage: float | None = None) -> str:
-    """Decide (and store) the verdict; ``min_coverage`` in 0..1, default the stored one."""
+    """Decide (and store) the verdict about the summary's subject (the broker unless
+    :func:`attribute_findings` said otherwise); ``min_coverage`` in 0..1, default the
+    stored one.  FAIL takes an unwaived violation or deviation of the subject; the
+    other parties' findings never decide it."""
     cov = summary.setdefault("coverage", coverage(summary.get("connections", [])))
     if min_coverage is not None:
         cov["min_coverage"] = min_coverage
+    _tally(summary)
     t = summary["totals"]
     if not t["frames"]:
         result = "NO DATA"
-    elif t["violations"]:
+    elif t["subject_findings"]:
         result = "FAIL"
     elif cov["coverage"] < cov["min_coverage"] - 1e-9:
         result = "INCOMPLETE"
@@ -157,13 +232,31 @@ def headline(summary: dict) -> str:
     result = summary.get("verdict") or verdict(summary)
     cov = summary["coverage"]
     shares = cov["shares"]
-    text = (f"{result}: {summary['totals']['violations']} violation(s); of "
+    text = (f"{result}: {_findings_text(summary)}; of "
             f"{cov['frames']} frames {_pct(shares['checked'])} checked, "
             f"{_pct(shares['header_only'])} header only, "
             f"{_pct(shares['unverifiable'])} unverifiable, "
             f"{_pct(shares['not_kafka'])} not Kafka")
     if result == "INCOMPLETE":
         text += f" (below the required {_pct(cov['min_coverage'])})"
+    return text
+
+
+def _findings_text(summary: dict) -> str:
+    """``2 broker finding(s) (of the subject); client: 1 deviation (1 waived)``."""
+    subject = summary.get("subject", BROKER)
+    findings = summary.get("findings") or {}
+    own = findings.get(subject, {})
+    text = f"{summary['totals'].get('subject_findings', 0)} {subject} finding(s)"
+    if own.get("waived"):
+        text += f" ({own['waived']} waived)"
+    for party in PARTIES:
+        counts = findings.get(party, {})
+        if party == subject or not any(counts.get(s) for s in SEVERITIES):
+            continue
+        parts = ", ".join(f"{counts[s]} {s}(s)" for s in SEVERITIES if counts.get(s))
+        waived = f", {counts['waived']} waived" if counts.get("waived") else ""
+        text += f"; {party}: {parts}{waived}"
     return text
 
 
@@ -203,8 +296,8 @@ def render_junit(summary: dict) -> ET.Element:
     result = summary.get("verdict") or verdict(summary)
     cov = summary["coverage"]
     incomplete = result != "NO DATA" and cov["coverage"] < cov["min_coverage"] - 1e-9
-    failures = (sum(1 for c in checks.values() if c["violations"]) + bool(summary["unreadable"])
-                + incomplete)
+    failures = (sum(1 for c in checks.values() if c.get("subject_findings"))
+                + bool(summary["unreadable"]) + incomplete)
     suite = ET.Element("testsuite", name="kafka-net conformance",
                        tests=str(len(checks) + 2), failures=str(failures), errors="0",
                        time=str(summary.get("job", {}).get("seconds", 0)))
@@ -219,12 +312,19 @@ def render_junit(summary: dict) -> ET.Element:
         failure = ET.SubElement(case, "failure", message=(
             f"{len(summary['unreadable'])} problem(s) reading captures"))
         failure.text = "\n".join(f"{u['file']}: {u['problem']}" for u in summary["unreadable"])
+    subject = summary.get("subject", BROKER)
     for name, result in checks.items():
         case = ET.SubElement(suite, "testcase", classname="conformance.checks", name=name)
-        if result["violations"]:
+        if result.get("subject_findings"):
             failure = ET.SubElement(case, "failure", message=(
-                f"{result['violations']} violation(s): {CHECK_TITLES.get(name, name)}"))
-            failure.text = "\n".join(detail.console_lines(result["examples"]))
+                f"{result['subject_findings']} {subject} finding(s): "
+                f"{CHECK_TITLES.get(name, name)}"))
+            failure.text = "\n".join(detail.console_lines(
+                [v for v in result["examples"] if counts_against(v, subject)]))
+        elif result["violations"]:
+            # Another party's findings, or waived ones: listed, not failing.
+            out = ET.SubElement(case, "system-out")
+            out.text = "\n".join(detail.console_lines(result["examples"]))
     return suite
 
 
@@ -241,7 +341,7 @@ def render_html(summary: dict) -> str:
         f"{_e(verdict_text)}</p>",
         f"<p>Generated {_e(summary['generated_at'])} from {len(summary['inputs'])} "
         f"input file(s); schema version {summary['schema_version']}.</p>",
-        _totals_table(t), _coverage_table(summary["coverage"]),
+        _totals_table(t), _findings_table(summary), _coverage_table(summary["coverage"]),
         _checks_table(summary["checks"]), _unreadable(summary["unreadable"]),
         detail.violations_html(summary.get("violations", [])),
         detail.matrix_html(summary.get("matrix", [])),
@@ -255,7 +355,20 @@ def render_html(summary: dict) -> str:
     return "\n".join(parts)
 
 
-_CSS = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
+# The page is at most 80em + 2 x 2em margins wide (1344 px at 16 px): it fits a
+# 1400 px screen.  The violations table is laid out to that width (fixed
+# columns, long ids and hex wrapped inside their cells), and scrolls inside its
+# own box rather than the page where a narrower window cannot hold it; so does
+# any other table too wide for the page (the matrix).
+_CSS = """body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
+.scroll{overflow-x:auto;max-width:100%}
+table:not(.violations){display:block;overflow-x:auto;max-width:100%}
+table.violations{table-layout:fixed;width:100%;min-width:60em}
+table.violations td{overflow-wrap:anywhere;word-break:break-word}
+table.violations pre{white-space:pre-wrap;font-size:.75em}
+col.n{width:2.5em}col.check{width:9em}col.where{width:9em}col.time{width:8em}
+col.conn{width:9em}col.api{width:6em}col.client{width:7em}col.ids{width:5em}
+tr.waived{color:#666}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;
 text-align:left}th{background:#f2f2f2}.verdict{font-size:1.4em;font-weight:bold}
 .pass{color:#17692b}.fail{color:#a31515}.nodata,.incomplete{color:#8a6d00}svg{margin:.5em 0}
@@ -280,6 +393,30 @@ def _coverage_text(cov: dict) -> str:
     lines.append(f"requests whose answers were lost in a capture gap: "
                  f"{cov['unverifiable_requests']}; gaps: {cov['gaps']}")
     return "\n".join(lines)
+
+
+def _findings_table(summary: dict) -> str:
+    """Findings per party and severity, the waivers and why, the known deviations seen."""
+    subject = summary.get("subject", BROKER)
+    findings = summary.get("findings") or {}
+    rows = [(f"{p}{' (subject)' if p == subject else ''}",
+             *(findings.get(p, {}).get(s, 0) for s in SEVERITIES),
+             findings.get(p, {}).get("waived", 0)) for p in PARTIES]
+    parts = [f"<h2>Findings by party</h2><p>The verdict is about the {_e(subject)}: an "
+             "unwaived violation or deviation of it fails; the others' are listed.</p>",
+             _table(["party", *SEVERITIES, "waived"], rows)]
+    if summary.get("waivers"):
+        parts.append("<h3>Waivers</h3>" + _table(
+            ["check", "client software", "reason given", "findings waived"],
+            [(w["check"], w["client_software"] or "(any)", w["reason"] or
+              "(the known-deviation catalogue's evidence)", w["findings"])
+             for w in summary["waivers"]]))
+    seen = [k for k in summary.get("known_deviations", []) if k.get("findings")]
+    if seen:
+        parts.append("<h3>Known client deviations seen</h3>" + _table(
+            ["id", "check", "findings", "evidence"],
+            [(k["id"], k["check"], k["findings"], k["evidence"]) for k in seen], num_from=9))
+    return "".join(parts)
 
 
 def _coverage_table(cov: dict) -> str:
@@ -310,7 +447,11 @@ def _checks_table(checks: dict) -> str:
         status = "ok" if not result["violations"] else f"{result['violations']} violation(s)"
         first = result["examples"][0] if result["examples"] else None
         where = f"{detail.where(first)}: {first['detail']}" if first else ""
-        rows.append(f"<tr class='{'bad' if result['violations'] else ''}'><td>{_e(name)}</td>"
+        if result.get("parties"):
+            status += " (" + ", ".join(f"{k}: {n}" for k, n in
+                                       sorted(result["parties"].items())) + ")"
+        bad = "bad" if result.get("subject_findings") else ""
+        rows.append(f"<tr class='{bad}'><td>{_e(name)}</td>"
                     f"<td>{_e(CHECK_TITLES.get(name, ''))}</td><td>{_e(status)}</td>"
                     f"<td>{_e(where)}</td></tr>")
     return ("<h2>Checks</h2><table><tr><th>check</th><th>rule</th><th>result</th>"

@@ -29,9 +29,28 @@ def api_text(v: dict) -> str:
     return f"{v['api_name']} v{v['api_version']}"
 
 
+def _whose(v: dict) -> str:
+    """``[client deviation, waived] `` (nothing for rows without attribution)."""
+    if not v.get("party"):
+        return ""
+    waived = ", waived" if v.get("waived") else ""
+    known = f", known: {v['known_deviation']}" if v.get("known_deviation") else ""
+    return f"[{v['party']} {v['severity']}{known}{waived}] "
+
+
+def error_name(code) -> str:
+    """``UNKNOWN_TOPIC_OR_PARTITION (3)`` for Kafka's error code 3 (a string key too)."""
+    from kafka_net.protocol.error_codes import ErrorCode
+    try:
+        return f"{ErrorCode(int(code)).name} ({int(code)})"
+    except ValueError:
+        return f"unknown error code {code}"
+
+
 def console_lines(violations: list[dict], limit: int = CONSOLE_VIOLATIONS) -> list[str]:
     """The first ``limit`` violations, one line each (and where the rest are)."""
-    lines = [f"{i}. {v['check']}: {where(v)} {v.get('timestamp', '')} {v['connection']} "
+    lines = [f"{i}. {_whose(v)}{v['check']}: {where(v)} {v.get('timestamp', '')} "
+             f"{v['connection']} "
              f"{api_text(v)} client {v.get('client_id') or '-'!s} correlation id(s) "
              f"{','.join(map(str, v.get('correlation_ids') or [v['correlation_id']]))}: "
              f"{v['detail']}" for i, v in enumerate(violations[:limit], 1)]
@@ -64,6 +83,8 @@ def matrix(connections: list[dict]) -> list[dict]:
     for m in merged.values():
         frames = sum(m[s] for s in _STATES)
         m["coverage"] = round(m["checked"] / frames, 6) if frames else None
+        m["error_names"] = {error_name(c): n for c, n in sorted(
+            m["error_codes"].items(), key=lambda kv: int(kv[0]))}
     return [merged[k] for k in sorted(merged)]
 
 
@@ -100,10 +121,13 @@ def violations_html(violations: list[dict], page_size: int = PAGE_SIZE) -> str:
         rows = "".join(_violation_row(first + i, v) for i, v in enumerate(page))
         parts.append(
             f"<details id='violations-page-{n}'{' open' if n == 1 else ''}><summary>"
-            f"Violations {first}-{first + len(page) - 1}</summary><table class='violations'>"
-            "<tr><th>#</th><th>check</th><th>where</th><th>time (UTC)</th>"
+            f"Violations {first}-{first + len(page) - 1}</summary><div class='scroll'>"
+            "<table class='violations'><colgroup><col class='n'><col class='check'>"
+            "<col class='where'><col class='time'><col class='conn'><col class='api'>"
+            "<col class='client'><col class='ids'><col class='detail'></colgroup>"
+            "<tr><th>#</th><th>check (whose)</th><th>where</th><th>time (UTC)</th>"
             "<th>connection</th><th>API</th><th>client</th><th>correlation ids</th>"
-            f"<th>detail and bytes</th></tr>{rows}</table></details>")
+            f"<th>detail and bytes</th></tr>{rows}</table></div></details>")
     return "\n".join(parts)
 
 
@@ -115,12 +139,20 @@ def _violation_row(n: int, v: dict) -> str:
     request = ""
     if v.get("direction") == "response" and v.get("request_frame_number"):
         request = f"<br>its request: frame {v['request_frame_number']}"
-    return (f"<tr id='v{n}'><td class='num'>{n}</td><td>{_e(v['check'])}</td>"
+    whose = ""
+    if v.get("party"):
+        whose = f"<br>{_e(v['party'])} {_e(v['severity'])}"
+        if v.get("known_deviation"):
+            whose += f"<br>known: {_e(v['known_deviation'])}"
+        if v.get("waived"):
+            whose += f"<br><b>waived</b>: {_e(v.get('waiver', ''))}"
+    return (f"<tr id='v{n}'{' class=waived' if v.get('waived') else ''}>"
+            f"<td class='num'>{n}</td><td>{_e(v['check'])}{whose}</td>"
             f"<td>{_e(where(v))}<br>{_e(v.get('direction', ''))} #{v['position']}"
             f"{request}</td>"
             f"<td>{_e(v.get('timestamp', ''))}<br>{v['timestamp_ns']} ns</td>"
             f"<td>{_e(v['connection'])}</td><td>{_e(api_text(v))}</td>"
-            f"<td>{_e(v.get('client_id', ''))}</td>"
+            f"<td>{_e(v.get('client_id', ''))}<br>{_e(v.get('client_software', ''))}</td>"
             f"<td>{_e(', '.join(map(str, v.get('correlation_ids') or [])))}</td>"
             f"<td>{_e(v['detail'])}<pre>{_e(v.get('hex_head', ''))}</pre>{fault}</td></tr>")
 
@@ -133,7 +165,8 @@ def matrix_html(rows: list[dict]) -> str:
     body = []
     for r in rows:
         cov = "-" if r["coverage"] is None else f"{100 * r['coverage']:.1f}%"
-        codes = ", ".join(f"{c}: {n}" for c, n in sorted(r["error_codes"].items()))
+        codes = ", ".join(f"{error_name(c)}: {n}" for c, n in sorted(
+            r["error_codes"].items(), key=lambda kv: int(kv[0])))
         cls = " class='bad'" if r["violations"] else ""
         body.append(
             f"<tr{cls}><td>{_e(r['api_name'])}</td><td class='num'>{r['api_version']}</td>"
@@ -145,5 +178,5 @@ def matrix_html(rows: list[dict]) -> str:
             + "</table>")
 
 
-__all__ = ["console_lines", "matrix", "matrix_html", "versions_served", "violations_html",
-           "where"]
+__all__ = ["console_lines", "error_name", "matrix", "matrix_html", "versions_served",
+           "violations_html", "where"]

@@ -46,6 +46,10 @@ VIOLATION_SCHEMA = StructType([
     StructField("connection", StringType()),      # client and broker address:port
     StructField("check", StringType()),
     StructField("position", IntegerType()),       # frame index within the connection
+    StructField("party", StringType()),           # client, broker, capture (attribution)
+    StructField("severity", StringType()),        # violation, deviation, note
+    StructField("client_software", StringType()), # "name version" from ApiVersions v3+
+    StructField("known_deviation", StringType()), # the catalogue entry explaining it, or ""
     StructField("direction", StringType()),       # "request" or "response"
     StructField("file", StringType()),
     StructField("frame_number", IntegerType()),   # pcap: as Wireshark numbers it; else 0

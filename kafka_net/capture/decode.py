@@ -10,7 +10,9 @@ count, codec, size), a PushTelemetry's metrics decompressed and decoded (OTLP:
 one line per data point, :mod:`kafka_net.protocol.otlp`); what does not decode
 is shown as hex.  Gaps (bytes lost
 from the capture) and the client's FIN are noted where they fall, and any
-violation after the frame it concerns.
+finding after the frame it concerns, with its severity and whose it is
+(:mod:`.attribution`): ``DEVIATION trailing_bytes (client's, known deviation
+...)``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from kafka_net.capture.findings import RequestIndex, hex_excerpt, iso_utc, pdu
+from kafka_net.capture.findings import (
+    RequestIndex, hex_excerpt, iso_utc, locate_violations, pdu)
 from kafka_net.capture.model import CLOSE, GAP, REQUEST, Frame
 from kafka_net.capture.pairing import pair_connection
 from kafka_net.capture.reader import CapturedConnection, read_capture_file
@@ -95,8 +98,8 @@ def _items(conn: CapturedConnection) -> list[_Item]:
             if req is not None:
                 api[f.position] = (req.api_key, req.api_version, req.client_id)
     violations: dict[int, list] = {}
-    for v in report.violations:
-        violations.setdefault(v.position, []).append(v)
+    for v in locate_violations(conn.frames, report, conn.id):   # with whose they are
+        violations.setdefault(v["position"], []).append(v)
     out = []
     for f in conn.frames:
         st = report.states.get(f.position)
@@ -145,7 +148,12 @@ def _render(item: _Item) -> Iterator[str]:
     yield f"{INDENT}Coverage: {state}{f' ({item.reason})' if item.reason else ''}"
     yield from (INDENT + line for line in _kafka(f, item.api))
     for v in item.violations:
-        yield f"{INDENT}VIOLATION {v.check}: {v.detail}"
+        yield f"{INDENT}{v['severity'].upper()} {v['check']} ({_whose(v)}): {v['detail']}"
+
+
+def _whose(v: dict) -> str:
+    known = f", known deviation {v['known_deviation']}" if v["known_deviation"] else ""
+    return f"{v['party']}'s{known}"
 
 
 def _kafka(f: Frame, api) -> Iterator[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from kafka_net.capture.attribution import attribute, known_deviation
 from kafka_net.capture.model import REQUEST, ConnectionReport, Frame
 from kafka_net.capture.pairing_checks import (
     CHECKED, HEADER_ONLY, UNVERIFIABLE, BodyProblem, check_request_body, check_response_body,
@@ -74,8 +75,11 @@ def cell_of(req) -> tuple[int, int, str]:
 
 def locate_violations(frames: list[Frame], report: ConnectionReport, connection: str
                       ) -> list[dict]:
-    """One dict per violation with everything needed to find it (see the module doc)."""
+    """One dict per violation with everything needed to find it (see the module doc),
+    whose it is (``party``, ``severity``: :mod:`.attribution`), the connection's
+    ``client_software`` and the ``known_deviation`` that explains it, if one does."""
     requests = RequestIndex(report)
+    software = client_software(frames) if report.violations else ""
     out = []
     for v in report.violations:
         frame = frames[v.position]
@@ -93,9 +97,12 @@ def locate_violations(frames: list[Frame], report: ConnectionReport, connection:
             req_frame = frames[req.position] if req else None
         ids = [v.correlation_id] + [int(i) for i in _IDS_IN_DETAIL.findall(v.detail)]
         data = pdu(frame)
-        out.append({
+        direction = "request" if frame.direction == REQUEST else "response"
+        party, severity = attribute(v.check, direction)
+        row = {
             "connection": connection, "check": v.check, "position": v.position,
-            "direction": "request" if frame.direction == REQUEST else "response",
+            "party": party, "severity": severity, "client_software": software,
+            "known_deviation": "", "direction": direction,
             "file": frame.file, "frame_number": frame.frame_number,
             "file_offset": frame.file_offset,
             "timestamp_ns": v.timestamp_ns, "timestamp": iso_utc(v.timestamp_ns),
@@ -110,7 +117,11 @@ def locate_violations(frames: list[Frame], report: ConnectionReport, connection:
             "fault_offset": v.offset + 4 if v.offset >= 0 else -1,
             "hex_fault": hex_excerpt(data, v.offset + 4 - HEX_AROUND, 2 * HEX_AROUND)
             if v.offset >= 0 else "",
-        })
+        }
+        fault = frame.frame[v.offset:] if v.offset >= 0 and not frame.truncated else None
+        known = known_deviation(row, fault)
+        row["known_deviation"] = known.id if known else ""
+        out.append(row)
     return out
 
 

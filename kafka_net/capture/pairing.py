@@ -52,6 +52,13 @@ Requests still waiting when the client closed the connection (its FIN) are
 JoinGroup within its rebalance timeout: the client abandoned those) or the
 responses end cut short; requests still waiting when the frames end
 otherwise were in flight when the capture ended (reported, not a violation).
+Of the requests waiting at the FIN only the oldest one not overtaken can have
+been read by the broker (the muted-connection rule, see :meth:`_Walk.on_close`).
+
+Requests at a version the broker did not advertise on the connection are
+**unadvertised_version** (the client's), and the broker's answer to one, unless
+it refuses, **unadvertised_version_served** (:mod:`.version_checks`).  Whose
+each finding is, and how bad: :mod:`.attribution`.
 
 A paired response whose body decodes but leaves bytes over is
 **trailing_bytes**; a record batch (Produce request, Fetch response) that
@@ -69,6 +76,7 @@ from kafka_net.capture.model import (
 from kafka_net.capture.pairing_checks import (
     CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
     check_request_body, check_response_body, error_codes, produce_acks, read_request)
+from kafka_net.capture.version_checks import check_advertised_versions
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import decode_response_header, peek_request_header
@@ -78,6 +86,7 @@ CHECKS = (
     "duplicate_response", "acks0_answered", "duplicate_correlation_id_in_flight",
     "response_before_request", "undecodable_request", "undecodable_response",
     "trailing_bytes", "corrupt_records", "unanswered_before_close",
+    "unadvertised_version", "unadvertised_version_served",
 )
 
 
@@ -90,6 +99,7 @@ class _Req:
     api_version: int
     client_id: str | None
     acks0: bool = False
+    acks_unknown: bool = False            # a Produce cut before its acks field
     answered: bool = False
     overtaken_by: "Frame | None" = None   # the response that overtook it
     closed: bool = False                  # the client closed the connection after it
@@ -116,6 +126,7 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
         else:
             walk.on_response(frame)
     walk.finish()
+    check_advertised_versions(frames, walk.report)
     return walk.report
 
 
@@ -186,10 +197,21 @@ class _Walk:
     def on_close(self, marker: Frame) -> None:
         """The client's FIN.  A request the broker may still hold (a Fetch within
         its max_wait_ms, a Produce within its timeout_ms, a JoinGroup within its
-        rebalance timeout) was abandoned by the client, not skipped by the broker."""
+        rebalance timeout) was abandoned by the client, not skipped by the broker.
+
+        The muted-connection rule: a broker reads one request at a time per
+        connection (Kafka's Processor mutes a connection from a request's receipt
+        until its response is sent), so of the requests waiting here only the
+        oldest one not overtaken can have been read; those behind it were never
+        read by the broker and are abandoned too, never unanswered_before_close.
+        (Overtaken ones were read: a later request was answered.)  A Produce whose
+        acks the capture cut may be acks=0, read and done with: what follows it
+        may have been read, or not, so nothing after it is blamed either."""
+        head = next((r for r in self.waiting if r.overtaken_by is None), None)
         for req in self.waiting:
-            if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
-                req.closed = True
+            if req.overtaken_by is not None or req is head and not req.acks_unknown:
+                if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
+                    req.closed = True
 
     # -- requests -----------------------------------------------------------------------
 
@@ -239,9 +261,12 @@ class _Walk:
                 req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
                     and body.get("acks") == 0
                 req.wait_ms = _wait_ms(api_key, body)
-            if why is not None and api_key == ApiKey.PRODUCE and offset is not None:
-                # Not decoded (cut, or too new): acks is still near the start.
-                req.acks0 = produce_acks(frame.frame, offset, api_version) == 0
+            if why is not None and api_key == ApiKey.PRODUCE:
+                # Not decoded (cut, or too new): acks is still near the start, unless
+                # the capture cut the frame before it (then it may be acks=0).
+                acks = produce_acks(frame.frame, offset, api_version) \
+                    if offset is not None else None
+                req.acks0, req.acks_unknown = acks == 0, acks is None
         except InvalidRequestError as exc:
             self.state(frame, CHECKED)
             self.flag("undecodable_request", frame, corr, str(exc))
@@ -348,6 +373,8 @@ class _Walk:
         Those waiting at a response gap: unverifiable.  Those waiting when the client
         closed: unanswered before close.  The rest were in flight at the end."""
         for req in self.waiting:
+            if req.acks_unknown and (req.overtaken_by is not None or req.closed):
+                continue     # perhaps acks=0: no answer was due (its state: header only)
             if req.suspect is not None and (req.overtaken_by is not None or req.closed):
                 # Perhaps no request at all (a false boundary after lost bytes).
                 self._unverifiable(req, req.suspect)

@@ -255,8 +255,12 @@ class Flow(ByteStream):
                         frames.append(Framed(ts, payload, size, True, None, pos, fend,
                                              self.ack_at(pos)))
                     break
-                if not self._header_complete(payload, direction):
-                    # Pairing cannot use it: a gap as far as pairing goes.
+                if not self._header_complete(payload, direction) and (
+                        gap is not None or len(payload) < 8):
+                    # Pairing cannot use it: a gap as far as pairing goes.  (A frame
+                    # the snap length cut after its first 8 bytes is still a frame:
+                    # its key, version and correlation id are there; pairing reads
+                    # it header only.)
                     if gap is None:
                         self._unverifiable(pos, f"the snap length cut the header of the "
                                                 f"frame at stream byte {pos}")

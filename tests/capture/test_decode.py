@@ -135,7 +135,7 @@ Frame 5 (demo.pcap, packet 5)
         node_endpoints: 0 item(s)
     Trailing bytes: 2 after the body's end
         000f: ca fe
-    VIOLATION trailing_bytes: Produce v9 response (header v1): 2 bytes after the body's end (offset 11)
+    DEVIATION trailing_bytes (broker's): Produce v9 response (header v1): 2 bytes after the body's end (offset 11)
 
 [close] 10.0.0.1:50123-10.0.0.2:9092: the client closed the connection (FIN) at 2023-11-14T22:13:20.000006000Z"""
 
@@ -190,7 +190,7 @@ def test_decode_of_a_kncap_names_record_offsets_and_shows_violations():
     text = "\n".join(decode_file(data, "s.kncap"))
     assert f"Record at byte {len(header)} of s.kncap" in text
     assert text.count("Kafka: Metadata v12 response (api key 3), correlation id 2") == 2
-    assert "VIOLATION duplicate_response: correlation id 2 was answered already" in text
+    assert "VIOLATION duplicate_response (broker's): correlation id 2 was answered already" in text
 
 
 def test_decode_shows_an_unknown_api_in_hex():

@@ -232,7 +232,25 @@ def closed_unanswered():
     return convo, [("unanswered_before_close", index(convo, "q10"), 10)]
 
 
+def _advertising(metadata_min: int):
+    """r1, advertising Metadata from ``metadata_min`` on."""
+    body = {"api_keys": [dict(k, min_version=metadata_min) if k["api_key"] == ApiKey.METADATA
+                         else k for k in API_VERSIONS_RESPONSE["api_keys"]]}
+    return ("r1 narrowed", RESPONSE, resp(ApiKey.API_VERSIONS, 3, 1, body))
+
+
+def unadvertised_served():
+    """The broker advertises Metadata v4+ and then answers q3 (Metadata v1) as usual:
+    the client's request and the broker's answer are each a finding."""
+    convo = conversation()
+    convo[index(convo, "r1")] = _advertising(4)
+    return convo, [("unadvertised_version", index(convo, "q3"), 3),
+                   ("unadvertised_version_served", index(convo, "r3"), 3)]
+
+
 INJECTIONS = {
+    "unadvertised_version": unadvertised_served,
+    "unadvertised_version_served": lambda: _served_first(unadvertised_served()),
     "trailing_bytes": trailing_response_bytes,
     "corrupt_records": flipped_record_byte,
     "unanswered_before_close": closed_unanswered,
@@ -248,13 +266,18 @@ INJECTIONS = {
 }
 
 
+def _served_first(case):
+    convo, expected = case
+    return convo, sorted(expected, key=lambda e: e[0] != "unadvertised_version_served")
+
+
 @pytest.mark.parametrize("check_name", sorted(INJECTIONS))
 def test_each_violation_is_reported_exactly_once(check_name):
     convo, expected = INJECTIONS[check_name]()
     assert expected[0][0] == check_name
     report = check(convo)
-    assert found(report) == expected
-    v = report.violations[0]
+    assert sorted(found(report)) == sorted(expected)
+    v = next(v for v in report.violations if v.check == check_name)
     assert v.timestamp_ns == 1_000_000 * (v.position + 1)
     assert v.detail
 
@@ -593,7 +616,11 @@ def test_every_frame_ends_in_one_coverage_state_with_its_reason():
         Frame(7, RESPONSE, 8, payload("r2", corr=22)[:10], 100, truncated=True),
     ]
     report = pair_connection(frames)
-    assert report.violations == [] and len(report.pairs) == 4
+    # Neither LeaderAndIsr nor Metadata v99 was advertised in r1: the client's
+    # deviations (whether the broker refused them is not known: header only).
+    assert found(report) == [("unadvertised_version", 2, 20), ("unadvertised_version", 4, 21)]
+    assert "whether it refused is not known" in report.violations[0].detail
+    assert len(report.pairs) == 4
     got = [(s.state, s.reason) for _, s in sorted(report.states.items())]
     assert got == [("checked", ""), ("checked", ""),
                    ("header_only", "unknown API (no schema)"),
@@ -653,3 +680,62 @@ def test_a_fetch_abandoned_within_its_max_wait_is_not_unanswered(fin_after_ms, e
     report = pair_connection(frames)
     assert [v.check for v in report.violations] == expected
     assert report.in_flight_at_end == (0 if expected else 1)
+
+
+@pytest.mark.parametrize("fin_after_ms,expected", [
+    (1, []),                                   # the Fetch is rightly held: nothing
+    (600, [("unanswered_before_close", 0)]),   # the Fetch overdue: it alone is blamed
+])
+def test_requests_behind_a_held_request_were_never_read(fin_after_ms, expected):
+    """The muted-connection rule: a broker reads one request at a time per
+    connection, so a Metadata and a Heartbeat sent behind a held Fetch were never
+    read when the client closes 0.1-3.5 ms later: never unanswered_before_close,
+    whether or not the Fetch itself is overdue."""
+    t0 = 10**9
+    fin = t0 + fin_after_ms * 10**6
+    frames = [Frame(0, REQUEST, t0, req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500,
+                                                            "topics": []}), 0),
+              Frame(1, REQUEST, fin - 3_500_000, payload("q10"), 0),
+              Frame(2, REQUEST, fin - 100_000, payload("q9"), 0),
+              Frame(3, REQUEST, fin, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [(v.check, v.position) for v in report.violations] == expected
+    assert report.in_flight_at_end == 3 - len(expected)
+
+
+def test_an_answered_request_moves_the_read_position_on():
+    """After the Fetch is answered the broker reads the next request: left without
+    an answer at the client's FIN (no long poll), that one is unanswered."""
+    t0 = 10**9
+    fetch = req(ApiKey.FETCH, 12, 1, {"max_wait_ms": 500, "topics": []})
+    frames = [Frame(0, REQUEST, t0, fetch, 0),
+              Frame(1, REQUEST, t0 + 1_000_000, payload("q10"), 0),
+              Frame(2, RESPONSE, t0 + 2_000_000, resp(ApiKey.FETCH, 12, 1,
+                                                     {"responses": []}), 0),
+              Frame(3, REQUEST, t0 + 900_000_000, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert [(v.check, v.position, v.correlation_id) for v in report.violations] == [
+        ("unanswered_before_close", 1, 10)]
+
+
+def test_an_unadvertised_version_refused_is_the_clients_alone():
+    """Answered with UNSUPPORTED_VERSION: the client's deviation, nothing of the broker's."""
+    convo = conversation()
+    convo[index(convo, "r1")] = _advertising(4)
+    refusal = dict(METADATA_RESPONSE, topics=[{"error_code": 35, "name": "orders",
+                                               "partitions": []}])
+    convo[index(convo, "r3")] = ("r3 refused", RESPONSE,
+                                 resp(ApiKey.METADATA, 1, 3, refusal))
+    report = check(convo)
+    assert found(report) == [("unadvertised_version", index(convo, "q3"), 3)]
+    assert "refused it (UNSUPPORTED_VERSION)" in report.violations[0].detail
+
+
+def test_an_unadvertised_version_left_unanswered_is_never_unanswered_before_close():
+    """Kafka's broker refuses by closing the connection: the client's FIN follows,
+    long after; only the client's deviation is reported."""
+    convo = [("q1", REQUEST, payload("q1")), _advertising(4), ("q3", REQUEST, payload("q3"))]
+    frames = frames_of(convo) + [Frame(3, REQUEST, 60 * 10**9, b"", 0, marker=CLOSE)]
+    report = pair_connection(frames)
+    assert found(report) == [("unadvertised_version", 2, 3)]
+    assert "did not answer it" in report.violations[0].detail

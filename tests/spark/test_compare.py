@@ -61,7 +61,9 @@ def test_violations_are_located_as_wireshark_shows_them(tmp_path):
     summary = summary_of(str(cap), cap.read_bytes())
     (v,) = summary["violations"]
     assert v["check"] == "acks0_answered" and v["direction"] == "response"
-    assert list(v) == VIOLATION_SCHEMA.fieldNames()     # the Parquet table's columns
+    # The Parquet table's columns, then the waiver the report applied (the job's driver)
+    assert list(v) == VIOLATION_SCHEMA.fieldNames() + ["waived", "waiver"]
+    assert (v["party"], v["severity"], v["waived"]) == ("broker", "violation", False)
     wireshark = dict((corr, n) for n, corr in reversed(tshark_frames(cap)))  # first per id
     responses = [n for n, corr in tshark_frames(cap) if corr == 4]
     assert v["file"] == str(cap) and v["frame_number"] == responses[-1]

@@ -109,3 +109,28 @@ def test_segment_loss_and_trailing_bytes_fail(recorded, tmp_path, spark):
     report = check_report(tmp_path / "out", expected, states)
     assert report["verdict"] == "FAIL" and code == conformance.EXIT_VIOLATIONS
     assert report["coverage"]["min_coverage"] == 0.5
+
+
+def test_a_snaplen_cut_capture_counts_every_frame(recorded, tmp_path, spark):
+    """tcpdump -s 96 on a loopback with TCP timestamps: 30 bytes of TCP payload per
+    packet.  Every frame is in the coverage (header only where cut), within 1% of
+    the ground truth, and nothing is reported."""
+    keep = 30
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    expected, states = set(), Counter()
+    for conv in recorded:
+        cap = packetize(conv, mss=600)
+        cut_frames = {i for i, ps in cap.carriers.items()
+                      if any(len(p.payload) > keep for p in ps)}
+        v, s = truth(conv, cut_frames=cut_frames)
+        expected |= v
+        states.update(s)
+        (caps / f"conn-{conv.client_port}.pcap").write_bytes(pcap_file(
+            _pcap_records(cap, False, random.Random(0)), nano=True,
+            snaplen=14 + 20 + 20 + keep))
+    assert expected == set() and states["header_only"] > 0.5 * sum(states.values())
+    code = run_main([caps, "--out", tmp_path / "out", "--broker-port", "9092"])
+    report = check_report(tmp_path / "out", expected, states)
+    assert report["verdict"] == "INCOMPLETE" and code == conformance.EXIT_INCOMPLETE
+    assert report["coverage"]["frames"] == sum(states.values())

@@ -86,14 +86,18 @@ def written(tmp_path):
 def test_json_has_schema_version_and_every_check(written):
     out, _ = written
     data = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert data["schema_version"] == 3 == report.SCHEMA_VERSION
+    assert data["schema_version"] == 4 == report.SCHEMA_VERSION
     assert list(data["checks"]) == list(CHECKS)
     counts = {c: data["checks"][c]["violations"] for c in CHECKS}
     assert counts == {**{c: 0 for c in CHECKS}, "correlation_mismatch": 1,
                       "duplicate_response": 2}
-    assert data["checks"]["duplicate_response"]["examples"] == [
-        violation("run/c1", "duplicate_response", 9, 8),
-        violation("run/<c2>", "duplicate_response", 3, 2)]
+    # earliest first (the same time here: then by connection and position)
+    examples = data["checks"]["duplicate_response"]["examples"]
+    assert [(e["connection"], e["position"]) for e in examples] == [("run/<c2>", 3),
+                                                                    ("run/c1", 9)]
+    assert examples[1] == {**violation("run/c1", "duplicate_response", 9, 8),
+                           "party": "broker", "severity": "violation", "waived": False,
+                           "waiver": ""}
     assert data["unreadable"] == [{"file": "/caps/junk", "problem": "garbage <here>"}]
     for key in ("generated_at", "job", "inputs", "totals", "per_api", "latency",
                 "latency_histogram", "timeline", "connections", "coverage", "verdict"):
@@ -104,7 +108,8 @@ def test_json_totals(written):
     _, summary = written
     assert summary["totals"] == {
         "frames": 40, "connections": 4, "requests": 20, "pairs": 20, "violations": 3,
-        "in_flight_at_end": 0, "unverifiable_connections": 1, "acks0_requests": 0}
+        "in_flight_at_end": 0, "unverifiable_connections": 1, "acks0_requests": 0,
+        "subject_findings": 3}
 
 
 def test_json_latency_is_in_milliseconds(written):
@@ -204,8 +209,8 @@ def test_html_escapes_what_came_from_captures(written):
 def test_html_verdicts(tmp_path):
     fail = report.render_html(sample_summary())
     clean = report.render_html(sample_summary(violations=[]))
-    assert "FAIL: 3 violation(s)" in fail
-    assert "PASS: 0 violation(s); of 20 frames 100.00% checked" in clean
+    assert "FAIL: 3 broker finding(s); of 40 frames" in fail
+    assert "PASS: 0 broker finding(s); of 20 frames 100.00% checked" in clean
     # A clean run still has its latency and timeline plots; no violations plot.
     titles = scan(clean).svg_titles
     assert titles == ["latency distribution per API", "requests per second"]
@@ -273,7 +278,7 @@ def test_coverage_shares_and_the_incomplete_verdict_agree_everywhere(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "INCOMPLETE" and data["coverage"] == cov
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    line = ("INCOMPLETE: 0 violation(s); of 20 frames 80.00% checked, 5.00% header only, "
+    line = ("INCOMPLETE: 0 broker finding(s); of 20 frames 80.00% checked, 5.00% header only, "
             "15.00% unverifiable, 0.00% not Kafka (below the required 100.00%)")
     assert line in html and "class='verdict incomplete'" in html
     assert "header only: unknown API (no schema)" in html
@@ -352,3 +357,116 @@ def test_matrix_sums_cells_per_api_version_and_client(tmp_path):
     assert all("cells" not in c for c in summary["connections"])
     html = report.render_html(summary)
     assert "<h2 id='matrix'>" in html and "83.3%" in html and "50.0%" in html
+
+
+def test_a_checks_first_violation_is_the_earliest(tmp_path):
+    """Violations come in connection order; the Checks table's "first violation" and
+    each check's examples go by time."""
+    late = dict(violation("run/a", "duplicate_response", 5, 1), timestamp_ns=9 * 10**18)
+    early = dict(violation("run/b", "duplicate_response", 7, 2), timestamp_ns=10**18)
+    summary = sample_summary(violations=[late, early])
+    assert [v["connection"] for v in summary["violations"]] == ["run/a", "run/b"]
+    assert [e["connection"] for e in summary["checks"]["duplicate_response"]["examples"]] \
+        == ["run/b", "run/a"]
+    html = report.render_html(summary)
+    row = re.search(r"<td>duplicate_response</td>.*?</tr>", html).group(0)
+    assert "frame 107" in row and "frame 105" not in row
+
+
+def librdkafka_trailing(position=4, corr=3, known=True):
+    """The client deviation of confluent-kafka 2.16.1 (librdkafka 2.16.0), as
+    kafka_net.capture.findings makes its row."""
+    return {**violation("run/ck", "trailing_bytes", position, corr, api=(3, 12, "rdkafka")),
+            "direction": "request", "party": "client", "severity": "deviation",
+            "client_software": "confluent-kafka-python 2.16.1-rdkafka-2.16.0",
+            "known_deviation": "librdkafka-2.16.0-metadata-v12-trailing" if known else ""}
+
+
+def test_a_client_deviation_never_fails_the_broker(tmp_path):
+    from kafka_net.capture.attribution import Waiver
+    summary = sample_summary(violations=[librdkafka_trailing()])
+    report.attribute_findings(summary)
+    assert report.verdict(summary) == "PASS"
+    assert summary["findings"]["client"]["deviation"] == 1
+    assert report.headline(summary).startswith(
+        "PASS: 0 broker finding(s); client: 1 deviation(s); of ")
+    # The same findings, the client under test: FAIL, until waived with the
+    # catalogue's evidence as the reason.
+    report.attribute_findings(summary, "client")
+    assert report.verdict(summary) == "FAIL"
+    waiver = Waiver.parse("trailing_bytes=confluent-kafka-python", report.CHECKS)
+    report.attribute_findings(summary, "client", [waiver])
+    assert report.verdict(summary) == "PASS"
+    (v,) = summary["violations"]
+    assert v["waived"] and v["waiver"].startswith(
+        "known deviation librdkafka-2.16.0-metadata-v12-trailing: librdkafka 2.16.0")
+    assert summary["waivers"] == [{"check": "trailing_bytes",
+                                   "client_software": "confluent-kafka-python",
+                                   "reason": "", "findings": 1}]
+    report.write_all(summary, str(tmp_path))
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Known client deviations seen" in html and "01 00 00" in html
+    assert "PASS: 0 client finding(s) (1 waived); of" in html
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    assert suite.get("failures") == "0"
+
+
+def test_a_waiver_the_catalogue_does_not_explain_needs_a_reason():
+    from kafka_net.capture.attribution import Waiver, WaiverError
+    with pytest.raises(WaiverError, match="say why"):
+        Waiver.parse("acks0_answered", report.CHECKS)
+    with pytest.raises(WaiverError, match="no check named"):
+        Waiver.parse("trailing_byte", report.CHECKS)
+    # A trailing_bytes finding the catalogue does not explain (another client, other
+    # bytes) stays unwaived without a reason, and is waived with one.
+    summary = sample_summary(violations=[librdkafka_trailing(known=False)])
+    report.attribute_findings(summary, "client", [Waiver.parse("trailing_bytes", CHECKS)])
+    assert report.verdict(summary) == "FAIL" and not summary["violations"][0]["waived"]
+    reason = Waiver.parse("trailing_bytes=confluent:fixed in the next release, KAFKA-0",
+                          CHECKS)
+    report.attribute_findings(summary, "client", [reason])
+    assert report.verdict(summary) == "PASS"
+    assert summary["violations"][0]["waiver"] == \
+        "waived by the user: fixed in the next release, KAFKA-0"
+
+
+def test_the_broker_fails_on_its_own_findings_only(tmp_path):
+    rows = [librdkafka_trailing(), violation("run/c1", "duplicate_response", 9, 8)]
+    summary = sample_summary(violations=rows)
+    report.attribute_findings(summary)
+    assert report.verdict(summary) == "FAIL"
+    assert report.headline(summary).startswith(
+        "FAIL: 1 broker finding(s); client: 1 deviation(s); of ")
+    suite = report.render_junit(summary)
+    failed = {c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None}
+    assert failed == {"duplicate_response"}
+    (trailing,) = [c for c in suite.iter("testcase") if c.get("name") == "trailing_bytes"]
+    assert "[client deviation, known: " in trailing.find("system-out").text
+
+
+def test_error_codes_show_as_names():
+    from kafka_net.spark_jobs import report_detail
+    cells = [{"api_key": 3, "api_version": 12, "client_id": "a", "client_software": "",
+              "requests": 2, "responses": 2, "pairs": 2, "violations": 0, "checked": 4,
+              "header_only": 0, "unverifiable": 0, "error_codes": {"3": 1, "35": 1}}]
+    (row,) = report_detail.matrix([{"cells": cells}])
+    assert row["error_names"] == {"UNKNOWN_TOPIC_OR_PARTITION (3)": 1,
+                                  "UNSUPPORTED_VERSION (35)": 1}
+    html = report_detail.matrix_html([row])
+    assert "UNKNOWN_TOPIC_OR_PARTITION (3): 1" in html and "UNSUPPORTED_VERSION (35): 1" in html
+
+
+def test_the_violations_table_fits_a_1400_px_screen():
+    """Fixed layout at the page's width (80em + margins: 1344 px at 16 px), cells
+    wrapping their text, the table scrolling inside its own box if need be."""
+    html = report.render_html(sample_summary())
+    css = re.search(r"<style>(.*?)</style>", html, re.S).group(1)
+    max_width = float(re.search(r"body\{[^}]*max-width:([\d.]+)em", css).group(1))
+    margin = float(re.search(r"body\{[^}]*margin:([\d.]+)em", css).group(1))
+    assert (max_width + 2 * margin) * 16 <= 1400
+    assert "table.violations{table-layout:fixed;width:100%" in css
+    assert "overflow-wrap:anywhere" in css and "white-space:pre-wrap" in css
+    fixed = sum(float(w) for w in re.findall(r"col\.\w+\{width:([\d.]+)em\}", css))
+    assert fixed < max_width - 20      # the detail column keeps 20em (hex at .75em)
+    assert "<div class='scroll'><table class='violations'>" in html
+    assert "table:not(.violations){display:block;overflow-x:auto;max-width:100%}" in css
