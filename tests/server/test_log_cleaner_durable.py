@@ -168,6 +168,10 @@ def test_a_crash_mid_swap_is_rolled_back_or_completed(tmp_path, monkeypatch, cap
         _crash_at(patch, killed_at)
         with pytest.raises(SystemExit):
             broker.cleaner.try_clean_filthiest_log()
+    # the killed broker's background thread dies with it: a delete-file job of the
+    # first cleaning still pending (or running, joined here) must not race the load
+    for opened in broker.logs:
+        opened.scheduler.shutdown(run_pending=False)
     names = leftovers(tmp_path)
     assert any(n.endswith(".swap" if swapped else ".cleaned") for n in names)
     # no clean shutdown: the next start loads what the files say
