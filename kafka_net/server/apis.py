@@ -47,6 +47,9 @@ from kafka_net.server.handlers import (
     list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
     offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.handlers import (  # KIP-932 share groups
+    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,
+    share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
@@ -116,6 +119,13 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     consumer_group_heartbeat,  # 68
     consumer_group_describe,   # 69
     describe_topic_partitions,  # 75
+    share_group_heartbeat,      # 76
+    share_group_describe,       # 77
+    share_fetch,                # 78
+    share_acknowledge,          # 79
+    describe_share_group_offsets,  # 90
+    alter_share_group_offsets,     # 91
+    delete_share_group_offsets,    # 92
 )}
 
 
