@@ -5,10 +5,11 @@ SharePartitionManager and share coordinator run them for one broker.
   epoch 0 and a member id it made, is given the group's epoch and its
   partitions from the ``simple`` assignor, heartbeats every
   ``share.heartbeat.interval.ms``; one silent for ``share.session.timeout.ms``
-  is removed (the sweep, and any heartbeat of its group, check), as is one
-  that leaves with epoch -1.  A member that goes releases the records it holds
-  and loses its share session.  Any change of members or subscriptions bumps
-  the group epoch and the assignor runs again.
+  is removed (the sweep, and any heartbeat of its group, check): it loses its
+  share session and the records it holds are released.  One that leaves with
+  epoch -1 keeps its share session until the client closes it (the final
+  ShareAcknowledge, epoch -1, carries the last acknowledgements).  Any change
+  of members or subscriptions bumps the group epoch and the assignor runs again.
 * Records: ShareFetch / ShareAcknowledge go to the
   :class:`~kafka_net.server.share.share_partition_manager.SharePartitionManager`
   through the member's share session
@@ -166,7 +167,9 @@ class ShareGroupCoordinator:
                                       f"{group.group_id}.")
             log.info("[GroupId %s] Member %s left the share group.", escape(group.group_id),
                      escape(req.member_id))
-            self._remove(group, member)
+            # Its share session stays: the client's final ShareAcknowledge (epoch -1)
+            # follows the leave and closes it, releasing what it still holds.
+            self._remove(group, member, fenced=False)
             return ShareHeartbeatResult(member_id=req.member_id, member_epoch=LEAVE_EPOCH)
         member = self._member(group, req)
         updated = replace(member, client_id=req.client_id, client_host=req.client_host,
@@ -241,12 +244,14 @@ class ShareGroupCoordinator:
         group.partition_counts = shape
         group.assignment_epoch = group.group_epoch
 
-    def _remove(self, group: ShareGroup, member: ShareGroupMember) -> None:
+    def _remove(self, group: ShareGroup, member: ShareGroupMember, fenced: bool = True) -> None:
         group.members.pop(member.member_id, None)
         group.target.pop(member.member_id, None)
         group.group_epoch += 1
         log.info("[GroupId %s] Bumped share group epoch to %d.", escape(group.group_id),
                  group.group_epoch)
+        if not fenced:
+            return
         self.sessions.remove(group.group_id, member.member_id)
         released = self.partitions.release(group.group_id, member.member_id)
         if released:
