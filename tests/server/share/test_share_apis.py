@@ -316,3 +316,23 @@ def test_describe_apis_need_describe_on_the_group_and_topics(secured):
     assert refused["error_code"] == E.GROUP_AUTHORIZATION_FAILED   # DELETE is needed
     refused = secured.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="sg", topics=[])
     assert refused["error_code"] == E.GROUP_AUTHORIZATION_FAILED   # READ is needed
+
+
+def test_delete_groups_deletes_an_empty_share_group_and_its_state(broker):
+    m = ShareMember(broker, "sg", "m1")
+    m.join()
+    m.fetch()
+    m.acknowledge({("t", 0): [(0, 0, [ACCEPT])]})
+
+    def delete():
+        [result] = broker.call(ApiKey.DELETE_GROUPS, 2, groups_names=["sg"])["results"]
+        return result["error_code"]
+    assert delete() == E.NON_EMPTY_GROUP
+    m.leave()
+    m.acknowledge({}, epoch=-1)
+    assert delete() == E.NONE
+    assert broker.share_coordinator.persister.states_of("sg") == {}
+    assert delete() == E.GROUP_ID_NOT_FOUND
+    again = ShareMember(broker, "sg", "m2")
+    again.join()
+    assert offsets(again.fetch()) == [0, 1, 2]   # from share.auto.offset.reset again
