@@ -251,6 +251,19 @@ class SharePartition:
                 count += 1
                 yield offset
 
+    def archive_unacquired(self, first: int, last: int) -> None:
+        """Archive the records of [first, last] nobody holds or has completed (an
+        aborted transaction's, under read_committed): never delivered.  Offsets
+        between the SPEO and ``first`` stay in the window as never delivered."""
+        for offset in range(max(first, self.start_offset), last + 1):
+            rec = self._records.get(offset)
+            if rec is None or rec.state == RecordState.AVAILABLE:
+                self._records[offset] = InFlightRecord(
+                    RecordState.ARCHIVED, 0 if rec is None else rec.delivery_count)
+        self.end_offset = max(self.end_offset, last + 1)
+        self._advance_start()
+        self.version += 1
+
     @staticmethod
     def _ranges(taken: list[tuple[int, int]]) -> list[AcquiredRecords]:
         out: list[AcquiredRecords] = []

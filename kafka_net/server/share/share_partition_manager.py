@@ -23,7 +23,11 @@ offset (retention, DeleteRecords) moves up to it.
 Fetching reads the log from the share-partition's next fetch offset (the
 first available record, else its end offset) up to the bytes asked, in whole
 batches, and acquires up to ``max_records`` of them; only the batches holding
-acquired records are answered.
+acquired records are answered.  With the group's ``share.isolation.level``
+``read_committed`` the read stops at the last stable offset and the records of
+aborted transactions are archived, never delivered (Kafka's
+``filterAbortedTransactionalAcquiredRecords``).  Control records (transaction
+markers) are acquired like any offset; clients acknowledge them as gaps.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from dataclasses import dataclass
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import iter_batches, read_header
+from kafka_net.protocol.records import (
+    CONTROL_MASK, TRANSACTIONAL_MASK, iter_batches, read_header)
 from kafka_net.server.group_config import parse_iso_duration_ms
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
@@ -198,6 +203,7 @@ class SharePartitionManager:
                 return ErrorCode.UNKNOWN_TOPIC_ID, None
             return ErrorCode.INVALID_RECORD_STATE, "No records are acquired in this partition."
         with sp.lock:
+            sp.config = self._partition_config(group_id)
             try:
                 sp.acknowledge(member_id, batches, renew_allowed)
             except AcknowledgementError as exc:
@@ -214,19 +220,23 @@ class SharePartitionManager:
                 return PartitionFetch(ErrorCode.UNKNOWN_TOPIC_ID)
             return PartitionFetch(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         with sp.lock:
+            sp.config = self._partition_config(group_id)   # group configs are live
             sp.expire_locks()
             self._follow_log_start(sp)
             if max_records <= 0 or not sp.can_acquire():
                 self.write(sp)
                 return PartitionFetch()
-            error, data = self._read(group_id, sp, max_bytes)
+            error, data, aborted = self._read(group_id, sp, max_bytes)
             if error:
                 self.write(sp)
                 return PartitionFetch(error)
             batches = [(read_header(b).base_offset, _last_offset(b), b)
                        for b in iter_batches(data)] if data else []
-            acquired = sp.acquire(member_id, [(base, last) for base, last, _ in batches],
-                                  max_records)
+            for base, last, _ in batches:
+                if base in aborted:
+                    sp.archive_unacquired(base, last)
+            acquired = sp.acquire(member_id, [(base, last) for base, last, _ in batches
+                                              if base not in aborted], max_records)
             self.write(sp)
         if not acquired:
             return PartitionFetch(records=b"")
@@ -234,21 +244,22 @@ class SharePartitionManager:
         kept = b"".join(bytes(b) for base, last, b in batches if last >= low and base <= high)
         return PartitionFetch(records=kept, acquired=acquired)
 
-    def _read(self, group_id: str, sp: SharePartition, max_bytes: int) -> tuple[int, bytes]:
+    def _read(self, group_id: str, sp: SharePartition, max_bytes: int
+              ) -> tuple[int, bytes, set[int]]:
+        """(error, whole batches from the next fetch offset, the base offsets of
+        the batches of aborted transactions among them: read_committed only)."""
         isolation = self.group_value(group_id, "share.isolation.level", "read_uncommitted")
         level = READ_COMMITTED if isolation == "read_committed" else 0
         error, result = self._rm.read(sp.topic, sp.partition, sp.next_fetch_offset(),
                                       max(max_bytes, 1), True, level)
         if error or result is None:
-            return error or ErrorCode.UNKNOWN_SERVER_ERROR, b""
+            return error or ErrorCode.UNKNOWN_SERVER_ERROR, b"", set()
         records = result.records
-        data = records if isinstance(records, (bytes, bytearray)) else records.read_bytes()
-        if level == READ_COMMITTED and result.aborted_transactions:
-            # kafka-net does not filter aborted records for share groups: stop before them.
-            first_aborted = min(o for _, o in result.aborted_transactions)
-            data = b"".join(bytes(b) for b in iter_batches(data)
-                            if _last_offset(b) < first_aborted)
-        return ErrorCode.NONE, bytes(data)
+        data = bytes(records if isinstance(records, (bytes, bytearray))
+                     else records.read_bytes())
+        if level != READ_COMMITTED or not result.aborted_transactions:
+            return ErrorCode.NONE, data, set()
+        return ErrorCode.NONE, data, _aborted_batches(data, result.aborted_transactions)
 
     def _follow_log_start(self, sp: SharePartition) -> None:
         partition = self._rm.partition(sp.topic, sp.partition)
@@ -282,6 +293,30 @@ class SharePartitionManager:
                     self.write(sp)
                 released += n
         return released
+
+
+def _aborted_batches(data: bytes, aborted_transactions) -> set[int]:
+    """Base offsets of the data batches of aborted transactions (Kafka's consumer
+    rule: a producer's transactional batches from its aborted transaction's first
+    offset until its ABORT marker)."""
+    first_offsets: dict[int, list[int]] = {}
+    for producer_id, first in aborted_transactions:
+        first_offsets.setdefault(producer_id, []).append(first)
+    aborting: set[int] = set()
+    out: set[int] = set()
+    for batch in iter_batches(data):
+        header = read_header(batch)
+        pid = header.producer_id
+        if pid in first_offsets and any(f <= header.base_offset for f in first_offsets[pid]):
+            if header.attributes & CONTROL_MASK:
+                if pid in aborting:   # the ABORT marker ends it
+                    aborting.discard(pid)
+                    first_offsets[pid] = [f for f in first_offsets[pid] if f > header.base_offset]
+                continue
+            if header.attributes & TRANSACTIONAL_MASK:
+                aborting.add(pid)
+                out.add(header.base_offset)
+    return out
 
 
 def _last_offset(batch) -> int:

@@ -19,7 +19,7 @@ from kafka_net.server.internal_topics import SHARE_GROUP_STATE_TOPIC_NAME
 from tests.server.conftest import Broker, Deferred, batch, fill, produce
 from tests.server.handlers.test_acl_checks import grant, secured_broker
 from tests.server.share.support import (
-    ACCEPT, REJECT, RELEASE, RENEW, ShareMember, acquired, offsets, partition_answer, values)
+    ACCEPT, GAP, REJECT, RELEASE, RENEW, ShareMember, acquired, offsets, partition_answer, values)
 
 E = ErrorCode
 
@@ -336,3 +336,26 @@ def test_delete_groups_deletes_an_empty_share_group_and_its_state(broker):
     again = ShareMember(broker, "sg", "m2")
     again.join()
     assert offsets(again.fetch()) == [0, 1, 2]   # from share.auto.offset.reset again
+
+
+def test_read_committed_share_groups_never_deliver_an_aborted_transaction(broker):
+    from tests.server.txn_support import begin, end_txn, produce_txn
+    broker.apis.group_configs.set_group_key("sg", "share.isolation.level", "read_committed")
+    m = ShareMember(broker, "sg", "m1")
+    m.join()
+    assert offsets(m.fetch()) == [0, 1, 2]
+    pid, epoch = begin(broker, "tx-a")
+    produce_txn(broker, pid, epoch, 0, b"aborted-1", b"aborted-2")   # offsets 3-4
+    assert end_txn(broker, "tx-a", pid, epoch, commit=False) == 0    # marker at 5
+    pid, epoch = begin(broker, "tx-c")
+    produce_txn(broker, pid, epoch, 0, b"committed")                 # offset 6
+    # The open transaction holds back the LSO: only the ABORT marker (5) can go;
+    # control records are delivered for the client to acknowledge as gaps.
+    assert offsets(m.fetch(acks={("t", 0): [(0, 2, [ACCEPT])]})) == [5]
+    assert end_txn(broker, "tx-c", pid, epoch, commit=True) == 0     # marker at 7
+    got = m.fetch(acks={("t", 0): [(5, 5, [GAP])]})
+    assert offsets(got) == [6, 7] and values(got)[6] == b"committed"
+    m.acknowledge({("t", 0): [(6, 7, [ACCEPT, GAP])]})
+    # The aborted records (3, 4) were archived, never delivered: the start moves
+    # past everything.
+    assert broker.share_coordinator.start_offsets("sg")[(m.topic_id(), 0)][0] == 8
