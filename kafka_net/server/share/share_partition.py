@@ -216,6 +216,7 @@ class SharePartition:
         self.expire_locks()
         deadline = self._clock() + self.config.record_lock_duration_ms / 1000
         taken: list[tuple[int, int]] = []
+        end_before = self.end_offset
         for offset in self._acquirable(batches, max_records):
             rec = self._records.get(offset)
             if rec is None:
@@ -225,10 +226,9 @@ class SharePartition:
             rec.member_id = member_id
             rec.lock_deadline = deadline
             taken.append((offset, rec.delivery_count))
-        before = self.start_offset
         self._advance_start()
-        if self.start_offset != before:   # gaps archived at the front
-            self.version += 1
+        if taken or self.end_offset != end_before:
+            self.version += 1   # new delivery counts (and gaps) to persist
         return self._ranges(taken)
 
     def _acquirable(self, batches: Iterable[tuple[int, int]], max_records: int):

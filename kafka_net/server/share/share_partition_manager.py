@@ -13,11 +13,13 @@ its first fetch (Kafka's ``getOrCreateSharePartition`` then
   at least now minus the duration (the log end if none); written at once
   (InitializeShareGroupState).
 
-Every change a persisted state shows (an acknowledgement, a release, a lapsed
-lock, gaps archived) is written (WriteShareGroupState) before the request
-that caused it is answered; acquiring alone writes nothing, so after a restart
-a record that was in flight is AVAILABLE again with the delivery count of its
-last write.  A share-partition whose start offset fell behind the log start
+Every change a persisted state shows is written (WriteShareGroupState) before
+the request that caused it is answered: an acknowledgement, a release, a
+lapsed lock, and an acquisition too (its delivery count), so that after a
+restart a record that was in flight is AVAILABLE again with that delivery
+counted, and one whose last allowed delivery was in flight is archived: the
+delivery count limit holds across a crash.  (Kafka writes on acknowledgement
+and lock expiry only, so a crash can lose an in-flight delivery's count.)  A share-partition whose start offset fell behind the log start
 offset (retention, DeleteRecords) moves up to it.
 
 Fetching reads the log from the share-partition's next fetch offset (the

@@ -180,8 +180,11 @@ def test_the_state_is_written_to_share_group_state(broker):
     for index in range(broker.internal_topics.partition_count(SHARE_GROUP_STATE_TOPIC_NAME)):
         for _, b in broker.replica_manager.read_batches(SHARE_GROUP_STATE_TOPIC_NAME, index):
             records += [decode_share_state_record(r.key, r.value) for r in decode_records(b)]
+    # The initial snapshot, then an update per change: the acquisition, the acks.
     assert [(r.kind, r.group_id, r.partition) for r in records] == [
-        (0, "sg", 0), (1, "sg", 0)]    # the initial snapshot, then an update
+        (0, "sg", 0), (1, "sg", 0), (1, "sg", 0)]
+    assert records[1].value["state_batches"] == [
+        {"first_offset": 0, "last_offset": 2, "delivery_state": 0, "delivery_count": 1}]
     assert records[-1].value["start_offset"] == 2
     assert records[-1].value["state_batches"] == [
         {"first_offset": 2, "last_offset": 2, "delivery_state": 0, "delivery_count": 1}]
