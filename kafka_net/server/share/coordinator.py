@@ -279,6 +279,7 @@ class ShareGroupCoordinator:
         with self._lock:
             for group in list(self._groups.values()):
                 self._fence_expired(group)
+            self._drop_orphan_sessions()
         for sp in self.partitions.share_partitions_all():
             with sp.lock:
                 expired = sp.expire_locks()
@@ -286,6 +287,25 @@ class ShareGroupCoordinator:
                     self.partitions.write(sp)
             if expired:
                 self._rm.fetch_purgatory.check_and_complete((sp.topic, sp.partition))
+
+    def _drop_orphan_sessions(self) -> None:
+        """Sessions of members gone from their group (a leave without the final
+        request), idle for the group's session timeout: dropped, their records
+        released."""
+        now = time.monotonic()
+        for session in self.sessions.sessions():
+            group = self._groups.get(session.group_id)
+            if group is not None and session.member_id in group.members:
+                continue
+            timeout_ms = self._group_value(session.group_id, "share.session.timeout.ms",
+                                           self.config.session_timeout_ms)
+            if now - session.last_used < timeout_ms / 1000:
+                continue
+            if self.sessions.discard(session):
+                log.info("[GroupId %s] Removed the share session of member %s, gone from "
+                         "the group.", escape(session.group_id), escape(session.member_id))
+                if self.partitions.release(session.group_id, session.member_id):
+                    self.notify_all(session.group_id)
 
     def notify_all(self, group_id: str) -> None:
         """Records of the group became available: parked ShareFetches re-check."""

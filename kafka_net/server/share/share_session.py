@@ -16,12 +16,15 @@ member fetches, so a request after the first names only what changed:
 
 The next epoch after ``2**31 - 1`` is 1 (Kafka's ``ShareRequestMetadata.nextEpoch``).
 At most ``group.share.max.share.sessions`` sessions exist; one more is
-SHARE_SESSION_LIMIT_REACHED.
+SHARE_SESSION_LIMIT_REACHED.  A session whose member is no longer in its group
+and that was not used for the group's session timeout is dropped by the share
+coordinator's sweep (Kafka drops it when its connection closes).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 from kafka_net.protocol.error_codes import ErrorCode
@@ -45,6 +48,7 @@ class ShareSession:
     epoch: int   # the epoch the next request must carry
     partitions: dict[TopicIdPartition, None] = field(default_factory=dict)   # ordered set
     connection_id: str | None = None
+    last_used: float = field(default_factory=time.monotonic)
 
 
 class ShareSessionError(Exception):
@@ -102,11 +106,25 @@ class ShareSessionCache:
                     f"The share session epoch {epoch} does not match the expected "
                     f"epoch {session.epoch}.")
             session.epoch = next_epoch(epoch)
+            session.last_used = time.monotonic()
             return session
 
     def remove(self, group_id: str, member_id: str) -> ShareSession | None:
         with self._lock:
             return self._sessions.pop((group_id, member_id), None)
+
+    def discard(self, session: ShareSession) -> bool:
+        """Remove ``session`` if it is still its member's session."""
+        key = (session.group_id, session.member_id)
+        with self._lock:
+            if self._sessions.get(key) is not session:
+                return False
+            del self._sessions[key]
+            return True
+
+    def sessions(self) -> list[ShareSession]:
+        with self._lock:
+            return list(self._sessions.values())
 
     def remove_group(self, group_id: str) -> list[ShareSession]:
         with self._lock:

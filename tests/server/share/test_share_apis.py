@@ -362,3 +362,18 @@ def test_read_committed_share_groups_never_deliver_an_aborted_transaction(broker
     # The aborted records (3, 4) were archived, never delivered: the start moves
     # past everything.
     assert broker.share_coordinator.start_offsets("sg")[(m.topic_id(), 0)][0] == 8
+
+
+def test_the_sweep_drops_the_session_of_a_member_gone_without_closing_it(broker):
+    m1, m2 = ShareMember(broker, "sg", "m1"), ShareMember(broker, "sg", "m2")
+    m1.join(), m2.join()
+    assert offsets(m1.fetch()) == [0, 1, 2]
+    m1.leave()   # no final ShareAcknowledge: its session and records linger
+    session = broker.share_coordinator.sessions.get("sg", "m1")
+    broker.share_coordinator.sweep()
+    assert broker.share_coordinator.sessions.get("sg", "m1") is session   # not idle yet
+    assert offsets(m2.fetch()) == []
+    session.last_used -= 46   # idle past share.session.timeout.ms (45 s)
+    broker.share_coordinator.sweep()
+    assert broker.share_coordinator.sessions.get("sg", "m1") is None
+    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 2)]}
