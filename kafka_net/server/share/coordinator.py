@@ -401,7 +401,8 @@ class ShareGroupCoordinator:
 
 
 def _validate(req: ShareHeartbeatRequest) -> None:
-    """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid."""
+    """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid (the member id is
+    required at every epoch: from v1 the client makes it, KIP-1082's rule)."""
     def invalid(message: str) -> ShareGroupError:
         return ShareGroupError(ErrorCode.INVALID_REQUEST, message)
     if not req.group_id:
@@ -414,5 +415,4 @@ def _validate(req: ShareHeartbeatRequest) -> None:
         if not req.subscribed_topic_names:
             raise invalid("SubscribedTopicNames must be set in first request.")
     elif req.member_epoch < LEAVE_EPOCH:
-        raise invalid(f"MemberEpoch is {req.member_epoch}, but must be greater than or equal "
-                      "to -1.")
+        raise invalid("MemberEpoch is invalid.")
