@@ -8,7 +8,8 @@ Behaviour (Kafka's handleShareFetchRequest and SharePartitionManager):
    opens one with the request's partitions (acknowledgements then are
    INVALID_REQUEST); N > 0 must be the session's epoch (else
    INVALID_SHARE_SESSION_EPOCH; no session SHARE_SESSION_NOT_FOUND) and adds
-   the request's partitions, drops ``forgotten_topics_data``; -1 closes it.
+   the request's partitions, drops ``forgotten_topics_data`` (releasing the
+   records the member holds there); -1 closes it.
    Session errors are top-level, nothing else is done.
 3. The piggybacked acknowledgements are applied per partition
    (``acknowledge_error_code``: INVALID_RECORD_STATE for a record the member
@@ -125,9 +126,12 @@ def _session_partitions(ctx, share, request: dict, requested: list) -> list:
     session = sessions.advance(group_id, member_id, epoch)
     if epoch == FINAL_EPOCH:
         return list(dict.fromkeys(list(session.partitions) + requested))
-    for t in request["forgotten_topics_data"]:
-        for p in t["partitions"]:
-            session.partitions.pop((t["topic_id"], p), None)
+    forgotten = {(t["topic_id"], p) for t in request["forgotten_topics_data"]
+                 for p in t["partitions"]}
+    for tp in forgotten:
+        session.partitions.pop(tp, None)
+    if forgotten and share.partitions.release(group_id, member_id, forgotten):
+        share.notify_all(group_id)   # what it held there goes back to the others
     for tp in requested:
         session.partitions[tp] = None
     return list(session.partitions)

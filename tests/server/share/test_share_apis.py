@@ -159,6 +159,11 @@ def test_a_session_fetches_its_partitions_and_forgets_on_request(broker):
     # t-1 is forgotten first.
     later = m.fetch(partitions=(), forgotten=(("t", 1),))
     assert set(acquired(later)) == {(m.topic_id(), 0)}
+    # What it held in t-1 went back: another member gets it.
+    other = ShareMember(broker, "sg", "m2")
+    other.join()
+    assert acquired(other.fetch(partitions=(("t", 1),))) == {(m.topic_id(), 1): [(0, 0, 2),
+                                                                                   (1, 1, 1)]}
 
 
 def test_a_fetch_that_finds_nothing_waits_for_an_append(broker):
