@@ -1,9 +1,9 @@
 """Share groups (KIP-932) with confluent-kafka's ShareConsumer (librdkafka 2.16).
 
 Two share consumers in one share group read a topic as a queue: every record
-is delivered to one of them per acquisition; a released record comes back, a
-rejected one never does, a record whose acquisition lock lapsed is delivered
-again (to the other consumer), the delivery count limit archives a record
+is delivered to one of them per acquisition, and both read; a released record
+comes back, a rejected one never does, a record whose acquisition lock lapsed
+is delivered again (to the other consumer, from the same partition), the delivery count limit archives a record
 released too often; and a broker restarted on its durable ``log.dirs`` keeps
 the share state in ``__share_group_state``: accepted records are not delivered
 again, the ones in flight at the stop are.
@@ -44,11 +44,20 @@ def set_group_config(server, group: str, **values: str) -> None:
     assert [r["error_code"] for r in body["responses"]] == [0], body
 
 
-def produce(server, topic: str, n: int, start: int = 0) -> None:
+def produce(server, topic: str, n: int, start: int = 0, partitions: int = 1) -> None:
     producer = Producer({"bootstrap.servers": bootstrap(server)})
     for i in range(start, start + n):
-        producer.produce(topic, f"v{i}".encode(), partition=0)
+        producer.produce(topic, f"v{i}".encode(), partition=i % partitions)
     assert producer.flush(TIMEOUT_S) == 0
+
+
+def create_topic(server, topic: str, partitions: int) -> None:
+    with RawClient(server.bound_port()) as client:
+        body = client.call(ApiKey.CREATE_TOPICS, 5, {
+            "topics": [{"name": topic, "num_partitions": partitions, "replication_factor": 1,
+                        "assignments": [], "configs": []}],
+            "timeout_ms": 5000, "validate_only": False})
+    assert body["topics"][0]["error_code"] == 0, body
 
 
 def share_consumer(server, group: str, topic: str) -> ShareConsumer:
@@ -94,25 +103,27 @@ def server():
         yield running
 
 
-def test_two_share_consumers_split_a_partition_each_record_once(server):
+def test_two_share_consumers_split_a_topic_each_record_once(server):
     topic, group = "sq-split", "sq-split-g"
+    create_topic(server, topic, 2)
     set_group_config(server, group, share_auto_offset_reset="earliest")
-    produce(server, topic, 60)
+    produce(server, topic, 60, partitions=2)
     seen: dict = {}
     with consumers(share_consumer(server, group, topic),
                    share_consumer(server, group, topic)) as (a, b):
         def accept(consumer, messages):
             for m in messages:
-                seen.setdefault(m.offset(), []).append(consumer)
+                seen.setdefault((m.partition(), m.offset()), []).append(consumer)
                 consumer.acknowledge(m, AcknowledgeType.ACCEPT)
             if messages:
                 consumer.commit_sync(TIMEOUT_S)
         poll_until((a, b), lambda: len(seen) == 60, accept)
-    assert sorted(seen) == list(range(60))
+        error, _, described = server.apis.group_coordinator.share.describe(group)
+    assert sorted(seen) == [(p, o) for p in (0, 1) for o in range(30)]
     # Accepted at first delivery: none was ever delivered twice.
     assert all(len(who) == 1 for who in seen.values()), seen
-    described = server.apis.group_coordinator.share.describe(group)
-    assert described[0] == 0
+    assert {who[0] for who in seen.values()} == {a, b}   # both consumers read
+    assert error == 0 and len(described.members) == 2
 
 
 def test_released_records_come_back_and_rejected_ones_never(server):
