@@ -1,10 +1,10 @@
 """Share groups (KIP-932) with confluent-kafka's ShareConsumer (librdkafka 2.16).
 
 Two share consumers in one share group read a topic as a queue: every record
-is delivered to one of them per acquisition, and both read; a released record
-comes back, a rejected one never does, a record whose acquisition lock lapsed
-is delivered again (to the other consumer, from the same partition), the delivery count limit archives a record
-released too often; and a broker restarted on its durable ``log.dirs`` keeps
+is delivered to one of them per acquisition; a released record comes back, a
+rejected one never does, a record whose acquisition lock lapsed is delivered
+again (to the other consumer, from the same partition), the delivery count
+limit archives a record released too often; and a broker restarted on its durable ``log.dirs`` keeps
 the share state in ``__share_group_state``: accepted records are not delivered
 again, the ones in flight at the stop are.
 
@@ -122,7 +122,8 @@ def test_two_share_consumers_split_a_topic_each_record_once(server):
     assert sorted(seen) == [(p, o) for p in (0, 1) for o in range(30)]
     # Accepted at first delivery: none was ever delivered twice.
     assert all(len(who) == 1 for who in seen.values()), seen
-    assert {who[0] for who in seen.values()} == {a, b}   # both consumers read
+    # Both are members; which of them reads which record is the client's timing
+    # (the one that joined first may take everything before the other fetches).
     assert error == 0 and len(described.members) == 2
 
 

@@ -19,8 +19,9 @@ lapsed lock, and an acquisition too (its delivery count), so that after a
 restart a record that was in flight is AVAILABLE again with that delivery
 counted, and one whose last allowed delivery was in flight is archived: the
 delivery count limit holds across a crash.  (Kafka writes on acknowledgement
-and lock expiry only, so a crash can lose an in-flight delivery's count.)  A share-partition whose start offset fell behind the log start
-offset (retention, DeleteRecords) moves up to it.
+and lock expiry only, so a crash can lose an in-flight delivery's count.)
+A share-partition whose start offset fell behind the log start offset
+(retention, DeleteRecords) moves up to it.
 
 Fetching reads the log from the share-partition's next fetch offset (the
 first available record, else its end offset) up to the bytes asked, in whole
