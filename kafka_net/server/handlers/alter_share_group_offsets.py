@@ -2,15 +2,15 @@
 
 Behaviour: sets the share-partition start offset (SPSO) of partitions of an
 empty share group (Kafka's ``alterShareGroupOffsets``): each named partition
-starts again at the offset given, with a new state epoch and nothing in
-flight (InitializeShareGroupState).  A group with members answers
-NON_EMPTY_GROUP, an unknown group (or a classic or consumer group's id)
-GROUP_ID_NOT_FOUND, both top-level; an unknown topic or partition
+starts again at the offset given, with a new state epoch and nothing in flight
+(InitializeShareGroupState). A group with members answers NON_EMPTY_GROUP, an
+unknown group (or a classic or consumer group's id) GROUP_ID_NOT_FOUND, an
+empty id INVALID_GROUP_ID, all top-level; an unknown topic or partition
 UNKNOWN_TOPIC_OR_PARTITION in its partitions, a negative offset
 INVALID_REQUEST.
 
-With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED; READ
-on each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on
+each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -27,6 +27,8 @@ def handle(ctx, request: dict) -> dict:
     if share is None or ctx.features.level("share.version") < 1:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     group_id = request["group_id"]
+    if not group_id:
+        return error_response(request, ctx.api_version, ErrorCode.INVALID_GROUP_ID)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error, message = share.check_empty(group_id)

@@ -1,12 +1,11 @@
 """DeleteShareGroupOffsets (API key 92): serves v0-v0 (KIP-932 share groups).
 
-Behaviour: forgets the share-partition state of whole topics of an empty
-share group (Kafka's ``deleteShareGroupOffsets``, then
-DeleteShareGroupState): the next member to fetch starts again where
-``share.auto.offset.reset`` says.  A group with members answers
-NON_EMPTY_GROUP, an unknown group (or a classic or consumer group's id)
-GROUP_ID_NOT_FOUND, both top-level; an unknown topic
-UNKNOWN_TOPIC_OR_PARTITION.
+Behaviour: forgets the share-partition state of whole topics of an empty share
+group (Kafka's ``deleteShareGroupOffsets``, then DeleteShareGroupState): the
+next member to fetch starts again where ``share.auto.offset.reset`` says. A
+group with members answers NON_EMPTY_GROUP, an unknown group (or a classic or
+consumer group's id) GROUP_ID_NOT_FOUND, an empty id INVALID_GROUP_ID, all top-
+level; an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
 
 With an authorizer: DELETE on the group, else GROUP_AUTHORIZATION_FAILED; READ
 on each topic, else TOPIC_AUTHORIZATION_FAILED for it.
@@ -26,6 +25,8 @@ def handle(ctx, request: dict) -> dict:
     if share is None or ctx.features.level("share.version") < 1:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     group_id = request["group_id"]
+    if not group_id:
+        return error_response(request, ctx.api_version, ErrorCode.INVALID_GROUP_ID)
     if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, group_id):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error, message = share.check_empty(group_id)

@@ -1,19 +1,19 @@
 """DescribeShareGroupOffsets (API key 90): serves v0-v1 (KIP-932 share groups).
 
-Behaviour: for each group, each partition's share-partition start offset
-(SPSO) and leader epoch, from the share-partition in memory else its state in
+Behaviour: for each group, each partition's share-partition start offset (SPSO)
+and leader epoch, from the share-partition in memory else its state in
 ``__share_group_state`` (Kafka's ReadShareGroupStateSummary); a partition
-without state answers start offset -1.  A null ``topics`` lists every
-partition the group has state for.  v1 (KIP-1226) adds ``lag``: the high
-watermark minus the SPSO minus the records after it already acknowledged or
-archived (-1 without state).  An unknown group, or a classic or consumer
-group, answers GROUP_ID_NOT_FOUND for the group; an unknown topic
-UNKNOWN_TOPIC_OR_PARTITION in its partitions.
+without state answers start offset -1. A null ``topics`` lists every partition
+the group has state for. v1 (KIP-1226) adds ``lag``: the high watermark minus
+the SPSO minus the records after it already acknowledged or archived (-1
+without state). An unknown group, or a classic or consumer group, answers
+GROUP_ID_NOT_FOUND for the group (an empty id INVALID_GROUP_ID); an unknown
+topic UNKNOWN_TOPIC_OR_PARTITION in its partitions.
 
 With an authorizer: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED;
-DESCRIBE on each topic named, else TOPIC_AUTHORIZATION_FAILED in its
-partitions (topics the principal may not describe are left out of a null
-``topics`` answer).
+DESCRIBE on each topic named, else TOPIC_AUTHORIZATION_FAILED in its partitions
+(topics the principal may not describe are left out of a null ``topics``
+answer).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -35,6 +35,8 @@ def handle(ctx, request: dict) -> dict:
 
 def _group(ctx, share, g: dict) -> dict:
     group_id = g["group_id"]
+    if not group_id:
+        return _failed(group_id, ErrorCode.INVALID_GROUP_ID)
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return _failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error, message, _ = share.describe(group_id)

@@ -240,6 +240,9 @@ def test_share_group_offsets_describe_alter_delete(broker):
             for t in named["topics"]] == [[(1, 0), (-1, 0)],
                                           [(-1, E.UNKNOWN_TOPIC_OR_PARTITION)]]
     assert describe(group="ghost")["error_code"] == E.GROUP_ID_NOT_FOUND
+    assert describe(group="")["error_code"] == E.INVALID_GROUP_ID
+    assert broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="", topics=[]
+                       )["error_code"] == E.INVALID_GROUP_ID
 
     def alter(offset):
         return broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="sg", topics=[
