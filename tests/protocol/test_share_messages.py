@@ -238,8 +238,21 @@ def test_alter_and_delete_share_group_offsets():
         + TAGS)
 
 
-def test_version_zero_of_the_early_access_apis_is_not_a_version():
-    # Kafka 4.0's early-access v0 of 76-79 was removed in 4.1.
+def test_version_zero_of_the_early_access_apis_is_read_but_not_served():
+    # Kafka 4.0's early-access v0 of 76-79 was removed from the broker in 4.1: the
+    # codec reads it (captures), the broker does not serve it.
+    from kafka_net.server.apis import HANDLERS
     for key in (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE,
                 ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE):
-        assert 0 not in MESSAGES[key].request.valid
+        assert 0 in MESSAGES[key].request.valid and HANDLERS[key].VERSIONS.low == 1
+
+
+def test_share_fetch_v0_is_the_early_access_layout():
+    check(ApiKey.SHARE_FETCH, "request", 0, {
+        "group_id": "g", "member_id": "m", "share_session_epoch": 0, "max_wait_ms": 1,
+        "min_bytes": 1, "max_bytes": 2,
+        "topics": [{"topic_id": TOPIC, "partitions": [
+            {"partition_index": 0, "partition_max_bytes": 3, "acknowledgement_batches": []}]}],
+        "forgotten_topics_data": []},
+        s("g") + s("m") + i32(0) + i32(1) + i32(1) + i32(2)
+        + arr([TOPIC.bytes + arr([i32(0) + i32(3) + arr([]) + TAGS]) + TAGS]) + arr([]) + TAGS)

@@ -1,4 +1,4 @@
-"""ShareAcknowledge (API key 79): versions 1-2, flexible (KIP-932 share groups).
+"""ShareAcknowledge (API key 79): versions 0-2, flexible (KIP-932 share groups).
 
 Wire schema of ``ShareAcknowledgeRequest.json`` /
 ``ShareAcknowledgeResponse.json`` (franz-go's definitions at adb3a18, Kafka
@@ -8,7 +8,8 @@ Types: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2).
 
 Version notes:
 
-* v0 was Kafka 4.0's early access, removed in 4.1; v1 is the first stable.
+* v0 was Kafka 4.0's early access, removed from the broker in 4.1 (the codec
+  reads it; the broker serves v1-v2); v1 is the first stable, same layout.
 * v2 (Kafka 4.2, KIP-1222): ``is_renew_ack``; the response's
   ``acquisition_lock_timeout_ms``.
 """
@@ -18,7 +19,7 @@ from kafka_net.protocol.schema import (
     BOOL, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ShareAcknowledgeRequest", valid="1-2", flexible="0+",
+    "ShareAcknowledgeRequest", valid="0-2", flexible="0+",
     fields=[
         Field("group_id", STRING, nullable="0+", default=None),
         Field("member_id", STRING, nullable="0+", default=None),
@@ -34,7 +35,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "ShareAcknowledgeResponse", valid="1-2", flexible="0+",
+    "ShareAcknowledgeResponse", valid="0-2", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),

@@ -1,4 +1,4 @@
-"""ShareFetch (API key 78): versions 1-2, flexible (KIP-932 share groups).
+"""ShareFetch (API key 78): versions 0-2, flexible (KIP-932 share groups).
 
 Wire schema of ``ShareFetchRequest.json`` / ``ShareFetchResponse.json``
 (franz-go's definitions at adb3a18, Kafka 4.2).  A share consumer fetches
@@ -12,7 +12,8 @@ otherwise it is the session's next epoch.
 
 Version notes:
 
-* v0 was Kafka 4.0's early access (``partition_max_bytes``), removed in 4.1.
+* v0 was Kafka 4.0's early access (``partition_max_bytes``), removed from the
+  broker in 4.1: the codec reads it, the broker serves v1-v2.
 * v1: ``max_records``, ``batch_size``; the response's
   ``acquisition_lock_timeout_ms``.
 * v2 (Kafka 4.2): ``share_acquire_mode`` (KIP-1206: 0 batch-optimized,
@@ -38,7 +39,7 @@ _NODE_ENDPOINTS = Array(Struct(
 ))
 
 REQUEST = Schema(
-    "ShareFetchRequest", valid="1-2", flexible="0+",
+    "ShareFetchRequest", valid="0-2", flexible="0+",
     fields=[
         Field("group_id", STRING, nullable="0+", default=None),
         Field("member_id", STRING, nullable="0+", default=None),
@@ -65,7 +66,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "ShareFetchResponse", valid="1-2", flexible="0+",
+    "ShareFetchResponse", valid="0-2", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),

@@ -1,23 +1,24 @@
-"""ShareGroupDescribe (API key 77): version 1, flexible (KIP-932 share groups).
+"""ShareGroupDescribe (API key 77): versions 0-1, flexible (KIP-932 share groups).
 
 Wire schema of ``ShareGroupDescribeRequest.json`` /
 ``ShareGroupDescribeResponse.json`` (franz-go's definitions at adb3a18, Kafka
 4.2): each share group's state, epochs, assignor and members with their
-current assignment.  v0 (Kafka 4.0 early access) was removed in 4.1.
+current assignment.  v0 (Kafka 4.0's early access, the same layout) was
+removed from the broker in 4.1: the codec reads it, the broker serves v1.
 """
 
 from kafka_net.protocol.schema import (
     BOOL, INT16, INT32, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "ShareGroupDescribeRequest", valid="1", flexible="0+",
+    "ShareGroupDescribeRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_ids", Array(STRING)),
         Field("include_authorized_operations", BOOL),
     ])
 
 RESPONSE = Schema(
-    "ShareGroupDescribeResponse", valid="1", flexible="0+",
+    "ShareGroupDescribeResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("groups", Array(Struct(

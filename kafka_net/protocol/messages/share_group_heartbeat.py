@@ -1,4 +1,4 @@
-"""ShareGroupHeartbeat (API key 76): version 1, flexible (KIP-932 share groups).
+"""ShareGroupHeartbeat (API key 76): versions 0-1, flexible (KIP-932 share groups).
 
 Wire schema of ``ShareGroupHeartbeatRequest.json`` /
 ``ShareGroupHeartbeatResponse.json`` (facts from franz-go's definitions at
@@ -9,15 +9,16 @@ are null when unchanged since the previous heartbeat.
 
 Version notes:
 
-* v0 was Kafka 4.0's early-access version, removed in 4.1; v1 is the first
-  stable one, so the valid range starts at 1.
+* v0 was Kafka 4.0's early-access version, removed from the broker in 4.1;
+  the codec reads it (a capture of a 4.0 cluster), the broker serves v1, the
+  first stable one.  Same layout.
 * v1: TOPIC_AUTHORIZATION_FAILED is among the answers.
 """
 
 from kafka_net.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Schema, Struct
 
 REQUEST = Schema(
-    "ShareGroupHeartbeatRequest", valid="1", flexible="0+",
+    "ShareGroupHeartbeatRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_id", STRING),
         Field("member_id", STRING),
@@ -27,7 +28,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "ShareGroupHeartbeatResponse", valid="1", flexible="0+",
+    "ShareGroupHeartbeatResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
