@@ -208,16 +208,17 @@ class SharePartition:
     # -- acquiring --------------------------------------------------------------------------
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int]],
-                max_records: int) -> list[AcquiredRecords]:
+                max_records: int, read_from: int | None = None) -> list[AcquiredRecords]:
         """Acquire for ``member_id`` up to ``max_records`` records of the fetched
-        batches ((base offset, last offset) in log order): the available ones in
-        flight and new ones past the SPEO while the window has room.  Offsets the
-        log skipped between batches (compaction) are archived as gaps."""
+        batches ((base offset, last offset) in log order), read from offset
+        ``read_from``: the available ones in flight and new ones past the SPEO
+        while the window has room.  Offsets the log skipped (compaction), before
+        the first batch or between batches, are archived as gaps."""
         self.expire_locks()
         deadline = self._clock() + self.config.record_lock_duration_ms / 1000
         taken: list[tuple[int, int]] = []
         end_before = self.end_offset
-        for offset in self._acquirable(batches, max_records):
+        for offset in self._acquirable(batches, max_records, read_from):
             rec = self._records.get(offset)
             if rec is None:
                 rec = self._records[offset] = InFlightRecord(RecordState.AVAILABLE, 0)
@@ -231,10 +232,15 @@ class SharePartition:
             self.version += 1   # new delivery counts (and gaps) to persist
         return self._ranges(taken)
 
-    def _acquirable(self, batches: Iterable[tuple[int, int]], max_records: int):
+    def _acquirable(self, batches: Iterable[tuple[int, int]], max_records: int,
+                    read_from: int | None):
         """The offsets to acquire, in order; extends the SPEO over new ones."""
         count = 0
+        expected = read_from
         for base, last in batches:
+            if expected is not None:
+                self._archive_missing(expected, min(base, self.end_offset))
+            expected = last + 1
             for offset in range(max(base, self.start_offset), last + 1):
                 if count >= max_records:
                     return
@@ -250,6 +256,14 @@ class SharePartition:
                         continue
                 count += 1
                 yield offset
+
+    def _archive_missing(self, first: int, end: int) -> None:
+        """Offsets in flight the log no longer has (compacted away): gaps."""
+        for offset in range(max(first, self.start_offset), end):
+            rec = self._records.get(offset)
+            if rec is None or rec.state == RecordState.AVAILABLE:
+                self._records[offset] = InFlightRecord(
+                    RecordState.ARCHIVED, 0 if rec is None else rec.delivery_count)
 
     def archive_unacquired(self, first: int, last: int) -> None:
         """Archive the records of [first, last] nobody holds or has completed (an

@@ -229,7 +229,8 @@ class SharePartitionManager:
             if max_records <= 0 or not sp.can_acquire():
                 self.write(sp)
                 return PartitionFetch()
-            error, data, aborted = self._read(group_id, sp, max_bytes)
+            read_from = sp.next_fetch_offset()
+            error, data, aborted = self._read(group_id, sp, read_from, max_bytes)
             if error:
                 self.write(sp)
                 return PartitionFetch(error)
@@ -239,7 +240,8 @@ class SharePartitionManager:
                 if base in aborted:
                     sp.archive_unacquired(base, last)
             acquired = sp.acquire(member_id, [(base, last) for base, last, _ in batches
-                                              if base not in aborted], max_records)
+                                              if base not in aborted], max_records,
+                                  read_from if batches else None)
             self.write(sp)
         if not acquired:
             return PartitionFetch(records=b"")
@@ -247,14 +249,14 @@ class SharePartitionManager:
         kept = b"".join(bytes(b) for base, last, b in batches if last >= low and base <= high)
         return PartitionFetch(records=kept, acquired=acquired)
 
-    def _read(self, group_id: str, sp: SharePartition, max_bytes: int
+    def _read(self, group_id: str, sp: SharePartition, offset: int, max_bytes: int
               ) -> tuple[int, bytes, set[int]]:
         """(error, whole batches from the next fetch offset, the base offsets of
         the batches of aborted transactions among them: read_committed only)."""
         isolation = self.group_value(group_id, "share.isolation.level", "read_uncommitted")
         level = READ_COMMITTED if isolation == "read_committed" else 0
-        error, result = self._rm.read(sp.topic, sp.partition, sp.next_fetch_offset(),
-                                      max(max_bytes, 1), True, level)
+        error, result = self._rm.read(sp.topic, sp.partition, offset, max(max_bytes, 1),
+                                      True, level)
         if error or result is None:
             return error or ErrorCode.UNKNOWN_SERVER_ERROR, b"", set()
         records = result.records
