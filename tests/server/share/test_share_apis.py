@@ -385,3 +385,17 @@ def test_the_sweep_drops_the_session_of_a_member_gone_without_closing_it(broker)
     broker.share_coordinator.sweep()
     assert broker.share_coordinator.sessions.get("sg", "m1") is None
     assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 2)]}
+
+
+@pytest.mark.parametrize("strategy,first", [
+    ("by_duration:PT1H", 3),          # t-0's records are from 1970: none that recent
+    ("by_duration:P36500D", 0),       # a century back: all of them
+    ("earliest", 0), ("latest", 3)])
+def test_share_auto_offset_reset_strategies(broker, strategy, first):
+    broker.apis.group_configs.set_group_key("rs", "share.auto.offset.reset", strategy)
+    m = ShareMember(broker, "rs", "m1")
+    m.join()
+    got = offsets(m.fetch())   # the share-partition starts here, at its first fetch
+    produce(broker, records=batch([b"now"]))   # offset 3, timestamped now
+    got += offsets(m.fetch())
+    assert got == list(range(first, 4))
