@@ -179,6 +179,51 @@ KEYS: tuple[_Key, ...] = (
          integer(10000), "600000",
          "How often a consumer-protocol group resolves its subscribed regular expressions "
          "again even without new topics (ACLs may have changed)."),
+    # -- share groups (KIP-932: Kafka's ShareGroupConfig, ShareCoordinatorConfig) -------
+    _Key("group.share.record.lock.duration.ms", "group_share_record_lock_duration_ms",
+         integer(1000, 3600000), "30000",
+         "How long a share-group member holds the records a ShareFetch acquired for it; "
+         "unacknowledged, they become available again (share.record.lock.duration.ms "
+         "overrides it per group)."),
+    _Key("group.share.min.record.lock.duration.ms", "group_share_min_record_lock_duration_ms",
+         integer(1000, 3600000), "15000",
+         "Lowest group.share.record.lock.duration.ms (and group override) accepted."),
+    _Key("group.share.max.record.lock.duration.ms", "group_share_max_record_lock_duration_ms",
+         integer(1000, 3600000), "60000",
+         "Highest group.share.record.lock.duration.ms (and group override) accepted."),
+    _Key("group.share.delivery.count.limit", "group_share_delivery_count_limit",
+         integer(2, 10), "5",
+         "Deliveries of a record to a share group before it is archived, never delivered "
+         "again."),
+    _Key("group.share.partition.max.record.locks", "group_share_partition_max_record_locks",
+         integer(100, 10000), "2000",
+         "Records in flight (between a share-partition's start and end offsets) at most."),
+    _Key("group.share.session.timeout.ms", "group_share_session_timeout_ms",
+         integer(1), "45000",
+         "A share-group member silent this long is removed from its group; the records "
+         "it holds are released."),
+    _Key("group.share.heartbeat.interval.ms", "group_share_heartbeat_interval_ms",
+         integer(1), "5000", "Heartbeat interval given to share-group members."),
+    _Key("group.share.max.size", "group_share_max_size", integer(1, 1000), "200",
+         "Most members a share group may have."),
+    _Key("group.share.max.share.sessions", "group_share_max_share_sessions",
+         integer(1), "2000",
+         "Share sessions (one per member fetching) the broker keeps at most; past it a new "
+         "one gets SHARE_SESSION_LIMIT_REACHED."),
+    _Key("share.coordinator.state.topic.num.partitions",
+         "share_coordinator_state_topic_num_partitions", integer(1), "50",
+         "Partitions of __share_group_state (share-partition state); fixed once the "
+         "topic exists."),
+    _Key("share.coordinator.state.topic.replication.factor",
+         "share_coordinator_state_topic_replication_factor", integer(1, 32767), "3",
+         "Accepted; one node holds the one replica of __share_group_state."),
+    _Key("share.coordinator.state.topic.segment.bytes",
+         "share_coordinator_state_topic_segment_bytes", integer(1), "104857600",
+         "segment.bytes of __share_group_state."),
+    _Key("share.coordinator.snapshot.update.records.per.snapshot",
+         "share_coordinator_snapshot_update_records_per_snapshot", integer(0, 500), "500",
+         "ShareUpdate records written for a share-partition between two ShareSnapshot "
+         "records of its whole state."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----

@@ -91,6 +91,26 @@ class ServerConfig:
     group_consumer_max_size: int = default_of("group_consumer_max_size")
     group_consumer_regex_refresh_interval_ms: int = default_of(
         "group_consumer_regex_refresh_interval_ms")
+    group_share_record_lock_duration_ms: int = default_of("group_share_record_lock_duration_ms")
+    group_share_min_record_lock_duration_ms: int = default_of(
+        "group_share_min_record_lock_duration_ms")
+    group_share_max_record_lock_duration_ms: int = default_of(
+        "group_share_max_record_lock_duration_ms")
+    group_share_delivery_count_limit: int = default_of("group_share_delivery_count_limit")
+    group_share_partition_max_record_locks: int = default_of(
+        "group_share_partition_max_record_locks")
+    group_share_session_timeout_ms: int = default_of("group_share_session_timeout_ms")
+    group_share_heartbeat_interval_ms: int = default_of("group_share_heartbeat_interval_ms")
+    group_share_max_size: int = default_of("group_share_max_size")
+    group_share_max_share_sessions: int = default_of("group_share_max_share_sessions")
+    share_coordinator_state_topic_num_partitions: int = default_of(
+        "share_coordinator_state_topic_num_partitions")
+    share_coordinator_state_topic_replication_factor: int = default_of(
+        "share_coordinator_state_topic_replication_factor")
+    share_coordinator_state_topic_segment_bytes: int = default_of(
+        "share_coordinator_state_topic_segment_bytes")
+    share_coordinator_snapshot_update_records_per_snapshot: int = default_of(
+        "share_coordinator_snapshot_update_records_per_snapshot")
     offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")
     offsets_retention_minutes: int = default_of("offsets_retention_minutes")
     offsets_retention_check_interval_ms: int = default_of("offsets_retention_check_interval_ms")
@@ -261,6 +281,19 @@ class ServerConfig:
                 if e.port == 0:
                     raise ConfigError(f"advertised.listeners: '{e}' cannot advertise port 0")
         sasl.validate(self)
+        self._validate_share_group_bounds()
+
+    def _validate_share_group_bounds(self) -> None:
+        # Kafka's ShareGroupConfig: the lock duration within its min and max keys.
+        low, value, high = (self.group_share_min_record_lock_duration_ms,
+                            self.group_share_record_lock_duration_ms,
+                            self.group_share_max_record_lock_duration_ms)
+        if value < low:
+            raise ConfigError("group.share.record.lock.duration.ms must be greater than or "
+                              "equal to group.share.min.record.lock.duration.ms")
+        if value > high:
+            raise ConfigError("group.share.record.lock.duration.ms must be less than or "
+                              "equal to group.share.max.record.lock.duration.ms")
 
     def inter_broker_listener(self) -> str:
         """Kafka's interBrokerListenerName: inter.broker.listener.name, else the

@@ -54,6 +54,9 @@ from kafka_net.server.handlers import (
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
 from kafka_net.server.handlers import (  # client metrics (KIP-714)
     get_telemetry_subscriptions, list_config_resources, push_telemetry)
+from kafka_net.server.handlers import (  # KIP-932 share groups
+    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,
+    share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
@@ -127,6 +130,13 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     push_telemetry,            # 72
     list_config_resources,     # 74
     describe_topic_partitions,  # 75
+    share_group_heartbeat,      # 76
+    share_group_describe,       # 77
+    share_fetch,                # 78
+    share_acknowledge,          # 79
+    describe_share_group_offsets,  # 90
+    alter_share_group_offsets,     # 91
+    delete_share_group_offsets,    # 92
 )}
 
 

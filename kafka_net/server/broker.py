@@ -7,6 +7,7 @@ Everything a request meets after the RequestChannel, built from one
                           |-- MetadataCache       (topics, advertised listeners)
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
+                          |-- ShareGroupCoordinator (share groups, their state)
                           |-- TransactionCoordinator (transactions, the timeout check)
                           |-- LogManager          (log.dirs, the logs, their tasks)
                           |-- LogCleaner          (compaction threads)
@@ -71,12 +72,16 @@ from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
 from kafka_net.server.internal_topics import (
-    GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, InternalTopics)
+    GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME,
+    InternalTopics)
 from kafka_net.server.replica_manager import LogFactory, ReplicaManager
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.unified_log import UnifiedLog
 from kafka_net.server.transaction.state_log import TransactionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
+from kafka_net.server.share.coordinator import ShareGroupCoordinator
+from kafka_net.server.share.persister import ShareStatePersister
+from kafka_net.server.share.share_partition_manager import ShareConfig
 from kafka_net.security.credential_cache import CredentialCache
 
 log = logging.getLogger(__name__)
@@ -97,6 +102,16 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
                                config.group_consumer_session_timeout_ms,
                                config.group_consumer_assignors, config.group_consumer_max_size,
                                config.group_consumer_regex_refresh_interval_ms)
+
+
+def share_config(config: ServerConfig) -> ShareConfig:
+    """The group.share.* keys: share groups (KIP-932)."""
+    return ShareConfig(config.group_share_record_lock_duration_ms,
+                       config.group_share_delivery_count_limit,
+                       config.group_share_partition_max_record_locks,
+                       config.group_share_session_timeout_ms,
+                       config.group_share_heartbeat_interval_ms,
+                       config.group_share_max_size, config.group_share_max_share_sessions)
 
 
 def log_dirs_config(config: ServerConfig) -> LogDirsConfig:
@@ -244,6 +259,15 @@ class BrokerCore:
                                              self.group_coordinator.load_groups)
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
                                              self.transaction_coordinator.load_transactions)
+        # Share groups (KIP-932): their share-partition state in __share_group_state.
+        self.share_coordinator = ShareGroupCoordinator(
+            share_config(config), self.replica_manager, self.metadata_cache,
+            ShareStatePersister(self.replica_manager, self.internal_topics,
+                                config.share_coordinator_snapshot_update_records_per_snapshot),
+            classic_groups=self.group_coordinator)
+        self.group_coordinator.share = self.share_coordinator
+        self.internal_topics.register_loader(SHARE_GROUP_STATE_TOPIC_NAME,
+                                             self.share_coordinator.load)
         self.quotas = QuotaManagers(config, self.request_channel)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
@@ -272,6 +296,7 @@ class BrokerCore:
         # (the authorizer registered its ACL records when it was built, above)
         # -- end of registration -------------------------------------------------------
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
+        self.share_coordinator.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:
             log.info("Replayed %d metadata record(s): %d topic(s)", replayed,
@@ -343,10 +368,12 @@ class BrokerCore:
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()
         self.group_coordinator.start()
+        self.share_coordinator.start()
         self.transaction_coordinator.startup()
 
     def stop_purgatories(self) -> None:
         self.transaction_coordinator.shutdown()
+        self.share_coordinator.shutdown()
         self.replica_manager.fetch_purgatory.shutdown()
         self.group_coordinator.shutdown()
 

@@ -193,7 +193,8 @@ def group_entries(repository, group_id: str) -> list[dict]:
             value, source = repository.default(name), ConfigSource.DEFAULT_CONFIG
         entries.append(_entry(name, str(value), source, read_only=False,
                               synonyms=[_synonym(name, str(value), source)],
-                              config_type=INT, doc=definition.doc))
+                              config_type=STRING if definition.kind == "STRING" else INT,
+                              doc=definition.doc))
     return entries
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from kafka_net.security import scram
 from kafka_net.security.scram import ScramCredential
 from kafka_net.server.config_helper import ConfigResourceType
+from kafka_net.server.group_config import parse_group_value
 from kafka_net.server.metadata_cache import MetadataCache, TopicMetadata
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.replica_manager import ReplicaManager
@@ -358,8 +359,8 @@ class Controller:
         elif kind == ConfigResourceType.BROKER:
             self.config_repository.set_broker_config(resource, name, value)
         elif kind == ConfigResourceType.GROUP and self.group_configs is not None:
-            self.group_configs.set_group_key(resource, name,
-                                             None if value is None else int(value))
+            self.group_configs.set_group_key(
+                resource, name, None if value is None else parse_group_value(name, value))
         elif kind == ConfigResourceType.CLIENT_METRICS and self.client_metrics is not None:
             self.client_metrics.set_key(resource, name, value)
         else:

@@ -8,8 +8,15 @@ Kafka's ``GroupConfig`` and ``GroupConfigManager``, the GROUP config resource
   ConsumerGroupCoordinator reads them per group (defaults:
   ``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``);
 * ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
-  ``share.record.lock.duration.ms``: share groups (KIP-932); kafka-net serves
-  no share groups, so they are validated, stored and described only.
+  ``share.record.lock.duration.ms``: a share group's (KIP-932) session
+  timeout, heartbeat interval and acquisition lock duration, read per group by
+  the share coordinator (kafka_net.server.share; defaults
+  ``group.share.session.timeout.ms``, ``group.share.heartbeat.interval.ms``,
+  ``group.share.record.lock.duration.ms``);
+* ``share.auto.offset.reset`` (STRING: ``latest``, ``earliest`` or
+  ``by_duration:<ISO-8601 duration>``) where a share group without state starts
+  in a partition, and ``share.isolation.level`` (``read_uncommitted`` or
+  ``read_committed``) what its fetches read.
 
 Validation is Kafka's ``GroupConfig.validate``: an unknown name, a value that
 is no INT or below its minimum, or a value outside the broker's bounds
@@ -23,6 +30,7 @@ ConfigRecords of resource GROUP (the Controller) and replayed at a restart.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 
@@ -39,6 +47,7 @@ class GroupConfigDef:
     minimum: int             # the ConfigDef's atLeast
     bounds: tuple[str, int, str, int] | None   # (min key, min, max key, max) of the broker
     doc: str
+    kind: str = "INT"        # or "STRING" (checked by _STRING_CHECKS)
 
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
@@ -64,6 +73,10 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
                    ("group.share.min.record.lock.duration.ms", 15000,
                     "group.share.max.record.lock.duration.ms", 60000),
                    "The record acquisition lock duration in milliseconds for share groups."),
+    GroupConfigDef("share.auto.offset.reset", "latest", 0, None,
+                   "The strategy to initialize the share-partition start offset.", "STRING"),
+    GroupConfigDef("share.isolation.level", "read_uncommitted", 0, None,
+                   "Controls how to read records written transactionally.", "STRING"),
 )}
 
 CONFIG_TYPE = INT   # every group config is an INT
@@ -78,9 +91,11 @@ def parse_group_configs(raw: dict[str, str | None]) -> dict[str, int]:
     nulls = [name for name, value in raw.items() if value is None]
     if nulls:
         raise InvalidConfig("Null value not supported for group configs: " + ",".join(nulls))
-    parsed = {name: _parse_int(name, value) for name, value in raw.items()}
+    parsed = {name: parse_group_value(name, value) for name, value in raw.items()}
     values = {name: parsed.get(name, d.default) for name, d in GROUP_CONFIGS.items()}
     for name, d in GROUP_CONFIGS.items():
+        if d.bounds is None:
+            continue
         min_key, low, max_key, high = d.bounds
         if values[name] < low:
             raise InvalidConfig(f"{name} must be greater than or equal to {min_key}")
@@ -91,6 +106,52 @@ def parse_group_configs(raw: dict[str, str | None]) -> dict[str, int]:
             raise InvalidConfig(f"{kind}.session.timeout.ms must be greater than "
                                 f"{kind}.heartbeat.interval.ms")
     return parsed
+
+
+def parse_group_value(name: str, raw: str) -> int | str:
+    """One group config's value from its text (a ConfigRecord replayed, a request)."""
+    if GROUP_CONFIGS[name].kind == "STRING":
+        value = raw.strip()
+        _STRING_CHECKS[name](name, value)
+        return value
+    return _parse_int(name, raw)
+
+
+def _check_auto_offset_reset(name: str, value: str) -> None:
+    """Kafka's ``ShareGroupAutoOffsetResetStrategy`` validator."""
+    lowered = value.lower()
+    if lowered in ("latest", "earliest"):
+        return
+    if lowered.startswith("by_duration:") and parse_iso_duration_ms(value[12:]) is not None:
+        return
+    raise InvalidConfig(f"Invalid value {value} for configuration {name}: Invalid value "
+                        "for auto offset reset strategy; the valid ones are latest, earliest "
+                        "and by_duration:<ISO 8601 duration>")
+
+
+def _check_isolation_level(name: str, value: str) -> None:
+    if value.lower() not in ("read_uncommitted", "read_committed"):
+        raise InvalidConfig(f"Invalid value {value} for configuration {name}: String must be "
+                            "one of: read_committed, read_uncommitted")
+
+
+_STRING_CHECKS = {"share.auto.offset.reset": _check_auto_offset_reset,
+                  "share.isolation.level": _check_isolation_level}
+
+_ISO_DURATION = re.compile(
+    r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)
+
+
+def parse_iso_duration_ms(text: str) -> int | None:
+    """Java's ``Duration.parse`` for the forms Kafka documents (PnDTnHnMn.nS),
+    non-negative; None if it is no such duration."""
+    m = _ISO_DURATION.fullmatch(text.strip())
+    if m is None or text.strip().upper() in ("P", "PT") or text.strip().upper().endswith("T"):
+        return None
+    days, hours, minutes, seconds = m.groups()
+    total = (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60
+             + float(seconds or 0))
+    return int(total * 1000)
 
 
 def _parse_int(name: str, raw: str) -> int:
@@ -118,6 +179,10 @@ class GroupConfigRepository:
         self._defaults["consumer.session.timeout.ms"] = config.group_consumer_session_timeout_ms
         self._defaults["consumer.heartbeat.interval.ms"] = \
             config.group_consumer_heartbeat_interval_ms
+        self._defaults["share.session.timeout.ms"] = config.group_share_session_timeout_ms
+        self._defaults["share.heartbeat.interval.ms"] = config.group_share_heartbeat_interval_ms
+        self._defaults["share.record.lock.duration.ms"] = \
+            config.group_share_record_lock_duration_ms
         self._overrides: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 

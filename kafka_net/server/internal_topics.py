@@ -1,4 +1,4 @@
-"""The broker's internal topics: ``__consumer_offsets`` and ``__transaction_state``.
+"""The broker's internal topics: ``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``.
 
 Kafka's ``org.apache.kafka.common.internals.Topic`` names them, and its
 ``AutoTopicCreationManager.creatableTopic`` creates them with the broker's
@@ -15,6 +15,10 @@ topic                     partitions                             configs
                           partitions`` (50)                      segment.bytes=``transaction.
                                                                  state.log.segment.bytes``,
                                                                  compression.type=uncompressed
+``__share_group_state``   ``share.coordinator.state.topic.       cleanup.policy=compact,
+                          num.partitions`` (50)                  segment.bytes=``share.
+                                                                 coordinator.state.topic.
+                                                                 segment.bytes``
 ========================  =====================================  ==========================
 
 When: as Kafka does, the first time a coordinator is looked for
@@ -31,7 +35,7 @@ INVALID_TOPIC_EXCEPTION "Cannot append to internal topic"), not create them
 
 Once a topic exists, its *owners* (the group coordinator for
 ``__consumer_offsets``, the transaction coordinator for
-``__transaction_state``) load their state from its partitions: Kafka's
+``__transaction_state``, the share coordinator for ``__share_group_state``) load their state from its partitions: Kafka's
 ``loadGroupsAndOffsets`` / ``loadTransactionsForTxnTopicPartition``, run when
 the broker becomes the partitions' leader.  kafka-net leads every partition,
 so that is at creation, or at startup for a topic that came back from the
@@ -50,7 +54,9 @@ log = logging.getLogger(__name__)
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
-INTERNAL_TOPICS = frozenset((GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME))
+SHARE_GROUP_STATE_TOPIC_NAME = "__share_group_state"
+INTERNAL_TOPICS = frozenset((GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME,
+                             SHARE_GROUP_STATE_TOPIC_NAME))
 
 
 def is_internal(topic: str) -> bool:
@@ -83,6 +89,9 @@ class InternalTopics:
                 "cleanup.policy": "compact",
                 "segment.bytes": str(config.transaction_state_log_segment_bytes),
                 "compression.type": "uncompressed"}),
+            SHARE_GROUP_STATE_TOPIC_NAME: (config.share_coordinator_state_topic_num_partitions, {
+                "cleanup.policy": "compact",
+                "segment.bytes": str(config.share_coordinator_state_topic_segment_bytes)}),
         }
         self._loaders: dict[str, Loader] = {}
         self._loaded: set[str] = set()

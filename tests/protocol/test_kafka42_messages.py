@@ -34,12 +34,6 @@ APIS = {api["key"]: api for api in TABLE["apis"]}
 
 # Keys whose 4.2 modules are written on other branches, not yet merged into this one.
 PENDING = {
-    "share": {ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.SHARE_FETCH,
-              ApiKey.SHARE_ACKNOWLEDGE, ApiKey.INITIALIZE_SHARE_GROUP_STATE,
-              ApiKey.READ_SHARE_GROUP_STATE, ApiKey.WRITE_SHARE_GROUP_STATE,
-              ApiKey.DELETE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
-              ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS,
-              ApiKey.DELETE_SHARE_GROUP_OFFSETS},
 }
 # Where franz-go's shorthand says less than Kafka's message JSON, which our modules
 # follow (checked against apache/kafka's clients/src/main/resources/common/message):

@@ -463,7 +463,13 @@ def _upstream(name: str) -> dict:
         return load_json(name)
 
 
-ALL_SCHEMAS = [schema for m in MESSAGES.values() for schema in (m.request, m.response)]
+# Kafka 4.1/4.2's share-group APIs (76-79, 83-87, 90-92): neither kafka-python nor the
+# 4.0 snapshot of kafka_json/ has their JSON; they were written from franz-go's
+# definitions and tests/protocol/test_share_messages.py checks them (hand-encoded
+# frames) instead.
+SHARE_KEYS = frozenset((76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92))
+ALL_SCHEMAS = [schema for key, m in MESSAGES.items() if key not in SHARE_KEYS
+               for schema in (m.request, m.response)]
 
 
 @pytest.mark.parametrize("schema", ALL_SCHEMAS, ids=lambda s: s.name)

@@ -67,7 +67,11 @@ def test_served_apis_are_the_ones_the_clients_need():
         ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS,
         ApiKey.LIST_PARTITION_REASSIGNMENTS, ApiKey.DESCRIBE_QUORUM, ApiKey.UPDATE_FEATURES,
         ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY,
-        ApiKey.LIST_CLIENT_METRICS_RESOURCES}
+        ApiKey.LIST_CLIENT_METRICS_RESOURCES,
+        # KIP-932 share groups
+        ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.SHARE_FETCH,
+        ApiKey.SHARE_ACKNOWLEDGE, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS, ApiKey.DELETE_SHARE_GROUP_OFFSETS}
 
 
 def test_supported_versions_come_from_the_table():

@@ -31,6 +31,11 @@ from kafka_net.protocol.messages import (
     streams_group_describe, streams_group_heartbeat, sync_group,
     txn_offset_commit, unregister_broker, update_features, update_metadata,
     update_raft_voter, vote, write_txn_markers)
+from kafka_net.protocol.messages import (  # KIP-932 share groups
+    alter_share_group_offsets, delete_share_group_offsets, delete_share_group_state,
+    describe_share_group_offsets, initialize_share_group_state, read_share_group_state,
+    read_share_group_state_summary, share_acknowledge, share_fetch, share_group_describe,
+    share_group_heartbeat, write_share_group_state)
 from kafka_net.protocol.schema import Schema
 
 
@@ -211,16 +216,48 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiMessage(
         ApiKey.DESCRIBE_TOPIC_PARTITIONS,
         describe_topic_partitions.REQUEST, describe_topic_partitions.RESPONSE),
+    ApiKey.SHARE_GROUP_HEARTBEAT: ApiMessage(
+        ApiKey.SHARE_GROUP_HEARTBEAT,
+        share_group_heartbeat.REQUEST, share_group_heartbeat.RESPONSE),
+    ApiKey.SHARE_GROUP_DESCRIBE: ApiMessage(
+        ApiKey.SHARE_GROUP_DESCRIBE, share_group_describe.REQUEST, share_group_describe.RESPONSE),
+    ApiKey.SHARE_FETCH: ApiMessage(ApiKey.SHARE_FETCH, share_fetch.REQUEST, share_fetch.RESPONSE),
+    ApiKey.SHARE_ACKNOWLEDGE: ApiMessage(
+        ApiKey.SHARE_ACKNOWLEDGE, share_acknowledge.REQUEST, share_acknowledge.RESPONSE),
     ApiKey.ADD_RAFT_VOTER: ApiMessage(
         ApiKey.ADD_RAFT_VOTER, add_raft_voter.REQUEST, add_raft_voter.RESPONSE),
     ApiKey.REMOVE_RAFT_VOTER: ApiMessage(
         ApiKey.REMOVE_RAFT_VOTER, remove_raft_voter.REQUEST, remove_raft_voter.RESPONSE),
     ApiKey.UPDATE_RAFT_VOTER: ApiMessage(
         ApiKey.UPDATE_RAFT_VOTER, update_raft_voter.REQUEST, update_raft_voter.RESPONSE),
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: ApiMessage(
+        ApiKey.INITIALIZE_SHARE_GROUP_STATE,
+        initialize_share_group_state.REQUEST, initialize_share_group_state.RESPONSE),
+    ApiKey.READ_SHARE_GROUP_STATE: ApiMessage(
+        ApiKey.READ_SHARE_GROUP_STATE,
+        read_share_group_state.REQUEST, read_share_group_state.RESPONSE),
+    ApiKey.WRITE_SHARE_GROUP_STATE: ApiMessage(
+        ApiKey.WRITE_SHARE_GROUP_STATE,
+        write_share_group_state.REQUEST, write_share_group_state.RESPONSE),
+    ApiKey.DELETE_SHARE_GROUP_STATE: ApiMessage(
+        ApiKey.DELETE_SHARE_GROUP_STATE,
+        delete_share_group_state.REQUEST, delete_share_group_state.RESPONSE),
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: ApiMessage(
+        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
+        read_share_group_state_summary.REQUEST, read_share_group_state_summary.RESPONSE),
     ApiKey.STREAMS_GROUP_HEARTBEAT: ApiMessage(
         ApiKey.STREAMS_GROUP_HEARTBEAT,
         streams_group_heartbeat.REQUEST, streams_group_heartbeat.RESPONSE),
     ApiKey.STREAMS_GROUP_DESCRIBE: ApiMessage(
         ApiKey.STREAMS_GROUP_DESCRIBE,
         streams_group_describe.REQUEST, streams_group_describe.RESPONSE),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: ApiMessage(
+        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+        describe_share_group_offsets.REQUEST, describe_share_group_offsets.RESPONSE),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: ApiMessage(
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+        alter_share_group_offsets.REQUEST, alter_share_group_offsets.RESPONSE),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: ApiMessage(
+        ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+        delete_share_group_offsets.REQUEST, delete_share_group_offsets.RESPONSE),
 }

@@ -90,6 +90,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
+        # Share groups (KIP-932): a ShareGroupCoordinator the broker sets
+        # (kafka_net.server.share); None serves none.
+        self.share = None
         # offsets.retention.minutes (offset_expiry.py): Kafka's
         # "delete-expired-group-metadata" task.
         self._expiry = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",

@@ -1,8 +1,8 @@
 """ListGroups (API key 16): serves v0-v5.
 
 Behaviour: every group with its protocol type; v4 adds the state and a state
-filter (case-insensitive), v5 the group type ("classic", or "consumer" for KIP-848 groups) and a type
-filter.
+filter (case-insensitive), v5 the group type ("classic", "consumer" for KIP-848 groups, or "share" for
+KIP-932 share groups, whose protocol type is "share") and a type filter.
 
 With an authorizer: every group for a principal with DESCRIBE on the
 cluster, else only the groups it may DESCRIBE (Kafka's handleListGroupsRequest;
@@ -34,6 +34,15 @@ def handle(ctx, request: dict) -> dict:
             continue
         groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type,
                        "group_state": group.state, "group_type": group.group_type})
+    share = ctx.group_coordinator.share
+    for group_id, state in ([] if share is None else share.list_groups()):
+        if not every and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id,
+                                           log_if_denied=False):
+            continue
+        if (states and state.lower() not in states) or (types and "share" not in types):
+            continue
+        groups.append({"group_id": group_id, "protocol_type": "share", "group_state": state,
+                       "group_type": "share"})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": groups}
 
 

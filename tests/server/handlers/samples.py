@@ -9,6 +9,7 @@ import uuid
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.schema import ZERO_UUID
+from kafka_net.server.share.coordinator import ShareHeartbeatRequest
 from tests.server.conftest import LONG, Broker, batch, fetch_fields
 from tests.support import produce_body
 
@@ -24,6 +25,66 @@ OPS_APIS = (ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ELE
 
 TXN_APIS = (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
             ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS)
+
+
+SHARE_APIS = (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.SHARE_FETCH,
+              ApiKey.SHARE_ACKNOWLEDGE, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+              ApiKey.ALTER_SHARE_GROUP_OFFSETS, ApiKey.DELETE_SHARE_GROUP_OFFSETS)
+
+
+def _share_join(b: Broker, group: str, member: str) -> None:
+    b.share_coordinator.heartbeat(ShareHeartbeatRequest(group, member, 0, None, ["t"]))
+
+
+def typical_share_request(b: Broker, api_key: int, version: int) -> dict:
+    """Share groups (KIP-932): a member of share group "sg" holding a session."""
+    t = b.metadata_cache.topic("t").topic_id
+    if api_key == ApiKey.SHARE_GROUP_HEARTBEAT:
+        return dict(group_id=f"sg-{version}", member_id="m-1", member_epoch=0,
+                    rack_id=None, subscribed_topic_names=["t"])
+    if api_key == ApiKey.SHARE_GROUP_DESCRIBE:
+        _share_join(b, "sg", "m-1")
+        return dict(group_ids=["sg"], include_authorized_operations=True)
+    fetch = dict(group_id="sg", member_id="m-1", max_wait_ms=0, min_bytes=1,
+                 max_bytes=1 << 20, max_records=10, batch_size=10,
+                 forgotten_topics_data=[],
+                 topics=[{"topic_id": t, "partitions": [
+                     {"partition_index": 0, "acknowledgement_batches": []}]}])
+    if api_key == ApiKey.SHARE_FETCH:
+        return dict(fetch, share_session_epoch=0)
+    if api_key == ApiKey.SHARE_ACKNOWLEDGE:
+        b.share_coordinator.sessions.remove("sg", "m-1")
+        b.share_coordinator.sessions.open("sg", "m-1", [(t, 0)])
+        return dict(group_id="sg", member_id="m-1", share_session_epoch=1, topics=[])
+    _share_join(b, "sg-admin", "m-1")   # joins, then leaves: an empty share group
+    b.share_coordinator.heartbeat(ShareHeartbeatRequest("sg-admin", "m-1", -1, None, None))
+    if api_key == ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS:
+        return dict(groups=[{"group_id": "sg-admin", "topics": None}])
+    if api_key == ApiKey.ALTER_SHARE_GROUP_OFFSETS:
+        return dict(group_id="sg-admin", topics=[{"topic_name": "t", "partitions": [
+            {"partition_index": 0, "start_offset": 0}]}])
+    return dict(group_id="sg-admin", topics=[{"topic_name": "t"}])
+
+
+def failing_share_request(b: Broker, api_key: int, version: int) -> dict:
+    if api_key == ApiKey.SHARE_GROUP_HEARTBEAT:
+        return dict(group_id="ghost", member_id="m", member_epoch=5, rack_id=None,
+                    subscribed_topic_names=None)
+    if api_key == ApiKey.SHARE_GROUP_DESCRIBE:
+        return dict(group_ids=["ghost", "g", ""], include_authorized_operations=False)
+    if api_key in (ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE):
+        return dict(group_id="ghost", member_id="m", share_session_epoch=7, max_wait_ms=0,
+                    min_bytes=1, max_bytes=100, max_records=1, batch_size=1,
+                    forgotten_topics_data=[], topics=[{"topic_id": uuid.uuid4(), "partitions": [
+                        {"partition_index": 0, "acknowledgement_batches": []}]}])
+    if api_key == ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS:
+        return dict(groups=[{"group_id": "ghost", "topics": None},
+                            {"group_id": "g", "topics": [{"topic_name": "missing",
+                                                          "partitions": [0]}]}])
+    if api_key == ApiKey.ALTER_SHARE_GROUP_OFFSETS:
+        return dict(group_id="ghost", topics=[{"topic_name": "missing", "partitions": [
+            {"partition_index": 0, "start_offset": 0}]}])
+    return dict(group_id="ghost", topics=[{"topic_name": "missing"}])
 
 
 def _add_partitions_body(version: int, ids: dict, topics: list) -> dict:
@@ -289,6 +350,8 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
                     subscription_id=got["subscription_id"], compression_type=0, metrics=b"")
     if api_key == ApiKey.LIST_CLIENT_METRICS_RESOURCES:
         return dict(resource_types=[])
+    if api_key in SHARE_APIS:
+        return typical_share_request(b, api_key, version)
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -383,4 +446,6 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(client_instance_id=ZERO_UUID, subscription_id=1, metrics=b"x")
     if api_key == ApiKey.LIST_CLIENT_METRICS_RESOURCES:
         return dict(resource_types=[1])   # v1: not a type v1 lists
+    if api_key in SHARE_APIS:
+        return failing_share_request(b, api_key, version)
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here

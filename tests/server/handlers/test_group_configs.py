@@ -30,7 +30,9 @@ def test_a_group_describes_every_group_config_with_its_source(broker):
     assert entries == {
         "consumer.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
         "consumer.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "share.auto.offset.reset": ("latest", ConfigSource.DEFAULT_CONFIG),
         "share.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
+        "share.isolation.level": ("read_uncommitted", ConfigSource.DEFAULT_CONFIG),
         "share.record.lock.duration.ms": ("30000", ConfigSource.DEFAULT_CONFIG),
         "share.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG)}
     assert alter(broker, "g1", ("consumer.session.timeout.ms", SET, "50000"))["error_code"] == 0
@@ -94,3 +96,18 @@ def test_the_consumer_group_heartbeat_interval_follows_the_group_config(broker):
         "error_code"] == 0
     assert join("tuned") == 7000
     assert join("plain") == 5000
+
+
+def test_share_auto_offset_reset_is_a_string_config_kafka_validates(broker):
+    assert alter(broker, "sg", ("share.auto.offset.reset", SET, "earliest"))["error_code"] == 0
+    assert broker.apis.group_configs.value("sg", "share.auto.offset.reset") == "earliest"
+    assert alter(broker, "sg", ("share.auto.offset.reset", SET, "by_duration:PT1H30M")
+                 )["error_code"] == 0
+    entries = {c["name"]: c for c in described(broker, "sg")["configs"]}
+    assert entries["share.auto.offset.reset"]["value"] == "by_duration:PT1H30M"
+    for bad in ("newest", "by_duration:1h", "by_duration:"):
+        result = alter(broker, "sg", ("share.auto.offset.reset", SET, bad))
+        assert result["error_code"] == ErrorCode.INVALID_CONFIG, bad
+    assert alter(broker, "sg", ("share.isolation.level", SET, "read_committed"))["error_code"] == 0
+    assert alter(broker, "sg", ("share.isolation.level", SET, "dirty"))["error_code"] == \
+        ErrorCode.INVALID_CONFIG

@@ -1,0 +1,61 @@
+"""ShareGroupHeartbeat (API key 76): serves v1-v1 (KIP-932 share groups).
+
+Behaviour: a share group's one membership request (see
+:mod:`kafka_net.server.share.coordinator`): join with epoch 0 and a member
+id the client made, heartbeat with the member's epoch, leave with -1.  The
+answer carries the member's epoch, the heartbeat interval
+(``share.heartbeat.interval.ms``) and, on joining or when it changed, the
+member's partitions from the ``simple`` assignor (a partition may be given to
+several members).  Errors carry Kafka's message: INVALID_REQUEST,
+UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED,
+GROUP_ID_NOT_FOUND (the id is a classic or consumer group's).  With the
+finalized ``share.version`` below 1 share groups are off: UNSUPPORTED_VERSION
+(Kafka's ``isShareGroupProtocolEnabled``), checked first.
+
+With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED; then
+DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED naming
+them (Kafka's handleShareGroupHeartbeatRequest).
+"""
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import Versions
+from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.share.coordinator import ShareHeartbeatRequest
+
+API_KEY = ApiKey.SHARE_GROUP_HEARTBEAT
+VERSIONS = Versions(1, 1)
+
+
+def handle(ctx, request: dict) -> dict:
+    share = ctx.group_coordinator.share
+    if share is None or ctx.features.level("share.version") < 1:
+        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    topics = request["subscribed_topic_names"]
+    if topics and ctx.authorizer is not None:
+        allowed = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+        denied = sorted(set(topics) - allowed)
+        if denied:
+            return {**error_response(request, ctx.api_version,
+                                     ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                    "error_message": "Unauthorized topics: " + ", ".join(denied)}
+    result = share.heartbeat(ShareHeartbeatRequest(
+        group_id=request["group_id"], member_id=request["member_id"],
+        member_epoch=request["member_epoch"], rack_id=request["rack_id"],
+        subscribed_topic_names=topics, client_id=ctx.request.header.client_id or "",
+        client_host=str(ctx.request.client_address[0])))
+    assignment = None
+    if result.assignment is not None:
+        assignment = {"topic_partitions": [
+            {"topic_id": topic, "partitions": sorted(parts)}
+            for topic, parts in sorted(result.assignment.items(), key=lambda kv: str(kv[0]))]}
+    return {"throttle_time_ms": 0, "error_code": result.error_code,
+            "error_message": result.error_message, "member_id": result.member_id,
+            "member_epoch": result.member_epoch,
+            "heartbeat_interval_ms": result.heartbeat_interval_ms, "assignment": assignment}
+
+
+def error_response(request: dict, version: int, error_code: int) -> dict:
+    return {"error_code": error_code, "member_epoch": 0, "heartbeat_interval_ms": 0}

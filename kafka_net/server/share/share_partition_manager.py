@@ -1,0 +1,329 @@
+"""SharePartitionManager: the share-partitions of every share group on this broker.
+
+Kafka's ``SharePartitionManager`` (core/src/main/java/kafka/server/share):
+ShareFetch and ShareAcknowledge come here, by way of the share sessions
+(:mod:`kafka_net.server.share.share_session`).  A share-partition is made at
+its first fetch (Kafka's ``getOrCreateSharePartition`` then
+``maybeInitialize``):
+
+* with state in ``__share_group_state`` (ReadShareGroupState): that state;
+* without: the start offset ``share.auto.offset.reset`` picks (the group's
+  config): ``latest`` the log end offset (the default), ``earliest`` the log
+  start offset, ``by_duration:<ISO-8601>`` the first offset whose timestamp is
+  at least now minus the duration (the log end if none); written at once
+  (InitializeShareGroupState).
+
+Every change a persisted state shows is written (WriteShareGroupState) before
+the request that caused it is answered: an acknowledgement, a release, a
+lapsed lock, and an acquisition too (its delivery count), so that after a
+restart a record that was in flight is AVAILABLE again with that delivery
+counted, and one whose last allowed delivery was in flight is archived: the
+delivery count limit holds across a crash.  (Kafka writes on acknowledgement
+and lock expiry only, so a crash can lose an in-flight delivery's count.)
+A share-partition whose start offset fell behind the log start offset
+(retention, DeleteRecords) moves up to it.
+
+Fetching reads the log from the share-partition's next fetch offset (the
+first available record, else its end offset) up to the bytes asked, in whole
+batches, and acquires up to ``max_records`` of them; only the batches holding
+acquired records are answered.  With the group's ``share.isolation.level``
+``read_committed`` the read stops at the last stable offset and the records of
+aborted transactions are archived, never delivered (Kafka's
+``filterAbortedTransactionalAcquiredRecords``).  Control records (transaction
+markers) are acquired like any offset; clients acknowledge them as gaps.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from kafka_net.log_safety import escape
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records import (
+    CONTROL_MASK, TRANSACTIONAL_MASK, iter_batches, read_header)
+from kafka_net.server.group_config import parse_iso_duration_ms
+from kafka_net.server.share.persister import ShareStatePersister
+from kafka_net.server.share.share_partition import (
+    AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, object, int]   # (group id, topic id, partition)
+READ_COMMITTED = 1
+
+
+@dataclass(frozen=True)
+class ShareConfig:
+    """The broker's group.share.* values (Kafka's ShareGroupConfig)."""
+    record_lock_duration_ms: int = 30000
+    delivery_count_limit: int = 5
+    partition_max_record_locks: int = 2000
+    session_timeout_ms: int = 45000
+    heartbeat_interval_ms: int = 5000
+    max_size: int = 200
+    max_share_sessions: int = 2000
+
+
+class PartitionFetch:
+    """One partition's answer to a ShareFetch."""
+    __slots__ = ("error_code", "error_message", "records", "acquired")
+
+    def __init__(self, error_code: int = ErrorCode.NONE, error_message: str | None = None,
+                 records: bytes | None = None,
+                 acquired: list[AcquiredRecords] | None = None) -> None:
+        self.error_code, self.error_message = error_code, error_message
+        self.records, self.acquired = records, acquired or []
+
+
+class SharePartitionManager:
+    def __init__(self, config: ShareConfig, replica_manager, metadata_cache,
+                 persister: ShareStatePersister | None = None, group_configs=None) -> None:
+        self.config = config
+        self._rm = replica_manager
+        self._topics = metadata_cache
+        self.persister = persister or ShareStatePersister()
+        self.group_configs = group_configs   # a GroupConfigRepository, or None
+        self._partitions: dict[Key, SharePartition] = {}
+        self._persisted: dict[Key, int] = {}   # the version last written
+        self._lock = threading.Lock()
+
+    # -- per-group settings ----------------------------------------------------------------
+
+    def group_value(self, group_id: str, name: str, default):
+        configs = self.group_configs
+        own = None if configs is None else configs.override(group_id, name)
+        return default if own is None else own
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        return self.group_value(group_id, "share.record.lock.duration.ms",
+                                self.config.record_lock_duration_ms)
+
+    def _partition_config(self, group_id: str) -> SharePartitionConfig:
+        return SharePartitionConfig(self.lock_duration_ms(group_id),
+                                    self.config.delivery_count_limit,
+                                    self.config.partition_max_record_locks)
+
+    # -- the share-partitions --------------------------------------------------------------
+
+    def share_partition(self, group_id: str, topic_id, partition: int,
+                        create: bool = True) -> SharePartition | None:
+        """The share-partition, made and initialized at first use (None if the
+        topic partition does not exist, or ``create`` is False and it is not there)."""
+        key = (group_id, topic_id, partition)
+        sp = self._partitions.get(key)
+        if sp is not None or not create:
+            return sp
+        topic = self._topics.topic_by_id(topic_id)
+        if topic is None or not 0 <= partition < topic.num_partitions \
+                or self._rm.partition(topic.name, partition) is None:
+            return None
+        with self._lock:
+            sp = self._partitions.get(key)
+            if sp is None:
+                sp = self._initialize(group_id, topic.name, topic_id, partition)
+                self._partitions[key] = sp
+        return sp
+
+    def _initialize(self, group_id: str, topic: str, topic_id, partition: int
+                    ) -> SharePartition:
+        config = self._partition_config(group_id)
+        state = self.persister.read_state(group_id, topic_id, partition)
+        if state is not None:
+            sp = SharePartition(group_id, topic, topic_id, partition, config,
+                                state.start_offset)
+            sp.state_epoch, sp.leader_epoch = state.state_epoch, state.leader_epoch
+            sp.restore(state.start_offset, state.batches)
+            self._persisted[(group_id, topic_id, partition)] = sp.version
+            log.info("[Share group %s] Initialized share-partition %s-%d from its state: "
+                     "start offset %d, end offset %d", escape(group_id), topic, partition,
+                     sp.start_offset, sp.end_offset)
+            return sp
+        start = self._reset_offset(group_id, topic, partition)
+        sp = SharePartition(group_id, topic, topic_id, partition, config, start)
+        sp.leader_epoch = max(self._rm.leader_epoch(topic, partition), 0)
+        self.write(sp, force=True)
+        log.info("[Share group %s] Initialized share-partition %s-%d at offset %d "
+                 "(share.auto.offset.reset %s)", escape(group_id), topic, partition, start,
+                 self._auto_offset_reset(group_id))
+        return sp
+
+    def _auto_offset_reset(self, group_id: str) -> str:
+        return self.group_value(group_id, "share.auto.offset.reset", "latest")
+
+    def _reset_offset(self, group_id: str, topic: str, partition: int) -> int:
+        log_ = self._rm.partition(topic, partition).log
+        strategy = self._auto_offset_reset(group_id).lower()
+        if strategy == "earliest":
+            return log_.log_start_offset
+        if strategy.startswith("by_duration:"):
+            duration = parse_iso_duration_ms(strategy[12:]) or 0
+            found = log_.offset_for_timestamp(int(time.time() * 1000) - duration)
+            return log_.log_end_offset if found is None else found[0]
+        return log_.log_end_offset
+
+    def share_partitions_all(self) -> list[SharePartition]:
+        return list(self._partitions.values())
+
+    def share_partitions(self, group_id: str) -> list[SharePartition]:
+        return [sp for (g, _, _), sp in list(self._partitions.items()) if g == group_id]
+
+    def forget(self, group_id: str, topic_id=None) -> None:
+        """Drop the group's share-partitions (of ``topic_id`` only, if given) from
+        memory: their state was altered or deleted."""
+        with self._lock:
+            for key in [k for k in self._partitions
+                        if k[0] == group_id and (topic_id is None or k[1] == topic_id)]:
+                del self._partitions[key]
+                self._persisted.pop(key, None)
+
+    # -- persisting -------------------------------------------------------------------------
+
+    def write(self, sp: SharePartition, force: bool = False) -> int:
+        """Write the share-partition's state if it changed since the last write
+        (under ``sp.lock``, or before ``sp`` is shared); an error code."""
+        key = (sp.group_id, sp.topic_id, sp.partition)
+        if not force and self._persisted.get(key) == sp.version:
+            return ErrorCode.NONE
+        error = self.persister.write_state(
+            sp.group_id, sp.topic_id, sp.partition, sp.state_epoch, sp.leader_epoch,
+            sp.start_offset, sp.state_batches(), sp.delivery_complete_count())
+        if not error:
+            self._persisted[key] = sp.version
+        return error
+
+    # -- ShareFetch / ShareAcknowledge -----------------------------------------------------
+
+    def acknowledge(self, group_id: str, member_id: str, topic_id, partition: int,
+                    batches: list[tuple[int, int, list[int]]], renew_allowed: bool
+                    ) -> tuple[int, str | None]:
+        """(error code, message) of one partition's acknowledgements."""
+        sp = self.share_partition(group_id, topic_id, partition, create=False)
+        if sp is None:
+            if self._topics.topic_by_id(topic_id) is None:
+                return ErrorCode.UNKNOWN_TOPIC_ID, None
+            return ErrorCode.INVALID_RECORD_STATE, "No records are acquired in this partition."
+        with sp.lock:
+            sp.config = self._partition_config(group_id)
+            try:
+                sp.acknowledge(member_id, batches, renew_allowed)
+            except AcknowledgementError as exc:
+                self.write(sp)   # locks that lapsed on the way
+                return exc.error_code, str(exc)
+            error = self.write(sp)
+        return error, None
+
+    def fetch(self, group_id: str, member_id: str, topic_id, partition: int,
+              max_bytes: int, max_records: int) -> PartitionFetch:
+        sp = self.share_partition(group_id, topic_id, partition)
+        if sp is None:
+            if self._topics.topic_by_id(topic_id) is None:
+                return PartitionFetch(ErrorCode.UNKNOWN_TOPIC_ID)
+            return PartitionFetch(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        with sp.lock:
+            sp.config = self._partition_config(group_id)   # group configs are live
+            sp.expire_locks()
+            self._follow_log_start(sp)
+            if max_records <= 0 or not sp.can_acquire():
+                self.write(sp)
+                return PartitionFetch()
+            read_from = sp.next_fetch_offset()
+            error, data, aborted = self._read(group_id, sp, read_from, max_bytes)
+            if error:
+                self.write(sp)
+                return PartitionFetch(error)
+            batches = [(read_header(b).base_offset, _last_offset(b), b)
+                       for b in iter_batches(data)] if data else []
+            for base, last, _ in batches:
+                if base in aborted:
+                    sp.archive_unacquired(base, last)
+            acquired = sp.acquire(member_id, [(base, last) for base, last, _ in batches
+                                              if base not in aborted], max_records,
+                                  read_from if batches else None)
+            self.write(sp)
+        if not acquired:
+            return PartitionFetch(records=b"")
+        low, high = acquired[0].first_offset, acquired[-1].last_offset
+        kept = b"".join(bytes(b) for base, last, b in batches if last >= low and base <= high)
+        return PartitionFetch(records=kept, acquired=acquired)
+
+    def _read(self, group_id: str, sp: SharePartition, offset: int, max_bytes: int
+              ) -> tuple[int, bytes, set[int]]:
+        """(error, whole batches from the next fetch offset, the base offsets of
+        the batches of aborted transactions among them: read_committed only)."""
+        isolation = self.group_value(group_id, "share.isolation.level", "read_uncommitted")
+        level = READ_COMMITTED if isolation == "read_committed" else 0
+        error, result = self._rm.read(sp.topic, sp.partition, offset, max(max_bytes, 1),
+                                      True, level)
+        if error or result is None:
+            return error or ErrorCode.UNKNOWN_SERVER_ERROR, b"", set()
+        records = result.records
+        data = bytes(records if isinstance(records, (bytes, bytearray))
+                     else records.read_bytes())
+        if level != READ_COMMITTED or not result.aborted_transactions:
+            return ErrorCode.NONE, data, set()
+        return ErrorCode.NONE, data, _aborted_batches(data, result.aborted_transactions)
+
+    def _follow_log_start(self, sp: SharePartition) -> None:
+        partition = self._rm.partition(sp.topic, sp.partition)
+        if partition is not None and sp.start_offset < partition.log.log_start_offset:
+            sp.reset_start(partition.log.log_start_offset)
+
+    def has_available(self, group_id: str, topic_id, partition: int) -> bool:
+        """Could a fetch acquire something now (a parked ShareFetch's check)?"""
+        sp = self._partitions.get((group_id, topic_id, partition))
+        if sp is None:
+            return False
+        with sp.lock:
+            sp.expire_locks()
+            if not sp.can_acquire():
+                return False
+            offset = sp.next_fetch_offset()
+            if offset < sp.end_offset:
+                return True
+            return self._rm.bytes_available(sp.topic, sp.partition, offset) > 0
+
+    def release(self, group_id: str, member_id: str, partitions=None) -> int:
+        """Release the records ``member_id`` holds (in ``partitions``, (topic id,
+        partition) pairs, or all of the group's); how many."""
+        released = 0
+        for sp in self.share_partitions(group_id):
+            if partitions is not None and (sp.topic_id, sp.partition) not in partitions:
+                continue
+            with sp.lock:
+                n = sp.release_member(member_id)
+                if n:
+                    self.write(sp)
+                released += n
+        return released
+
+
+def _aborted_batches(data: bytes, aborted_transactions) -> set[int]:
+    """Base offsets of the data batches of aborted transactions (Kafka's consumer
+    rule: a producer's transactional batches from its aborted transaction's first
+    offset until its ABORT marker)."""
+    first_offsets: dict[int, list[int]] = {}
+    for producer_id, first in aborted_transactions:
+        first_offsets.setdefault(producer_id, []).append(first)
+    aborting: set[int] = set()
+    out: set[int] = set()
+    for batch in iter_batches(data):
+        header = read_header(batch)
+        pid = header.producer_id
+        if pid in first_offsets and any(f <= header.base_offset for f in first_offsets[pid]):
+            if header.attributes & CONTROL_MASK:
+                if pid in aborting:   # the ABORT marker ends it
+                    aborting.discard(pid)
+                    first_offsets[pid] = [f for f in first_offsets[pid] if f > header.base_offset]
+                continue
+            if header.attributes & TRANSACTIONAL_MASK:
+                aborting.add(pid)
+                out.add(header.base_offset)
+    return out
+
+
+def _last_offset(batch) -> int:
+    header = read_header(batch)
+    return header.base_offset + header.last_offset_delta
