@@ -116,17 +116,19 @@ class KnownDeviation:
 
 KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
     KnownDeviation(
-        id="librdkafka-2.16.0-metadata-v12-trailing",
+        id="librdkafka-2.16.0-metadata-v12-trailing",   # v13 alike, where it is served
         check="trailing_bytes",
         software=r"(^librdkafka 2\.16\.0$|rdkafka-2\.16\.0$)",
-        api_key=3, api_versions=(12,), trailing=bytes.fromhex("010000"),
+        api_key=3, api_versions=(12, 13), trailing=bytes.fromhex("010000"),
         evidence="librdkafka 2.16.0 (confluent-kafka-python 2.16.1, client software "
                  "'confluent-kafka-python 2.16.1-rdkafka-2.16.0') sends a Metadata v12 "
                  "request for all topics (topics null) with 3 bytes after the body: "
                  "01 00 00 (a 25-byte frame whose body ends at byte 22); its Metadata v12 "
                  "request with an empty topic list is exact.  Seen against kafka-net with "
                  "AdminClient.list_topics(), in the broker's capture and in tcpdump's "
-                 "(tests/capture/test_live_findings.py).  Kafka's broker ignores bytes "
+                 "(tests/capture/test_live_findings.py).  It sends Metadata v13, the same "
+                 "body and the same 3 bytes, to a broker that serves v13 (Kafka 4.2, kafka-net "
+                 "by default).  Kafka's broker ignores bytes "
                  "after a request body, so it is a deviation, not a violation."),
 )
 

@@ -176,8 +176,8 @@ def _client_port(connection: str) -> int:
 
 
 def all_topics_metadata(paths: list[Path]) -> set[tuple[int, int]]:
-    """(client port, corr) of librdkafka's Metadata v12 requests for all topics (their
-    topics array null: its compact length byte, right after the header, is 0)."""
+    """(client port, corr) of librdkafka's Metadata v12 / v13 requests for all topics
+    (their topics array null: its compact length byte, right after the header, is 0)."""
     out = set()
     for path in paths:
         for conn in read_capture_file(path.read_bytes(), str(path)).connections:
@@ -185,7 +185,7 @@ def all_topics_metadata(paths: list[Path]) -> set[tuple[int, int]]:
                 if f.marker is not None or f.direction != 0 or len(f.frame) < 8:
                     continue
                 key, version, corr = peek_request_header(f.frame)
-                if (key, version) != (ApiKey.METADATA, 12):
+                if key != ApiKey.METADATA or version not in (12, 13):
                     continue
                 header, offset = read_request_header(f.frame, key, version, corr,
                                                      MESSAGES[key].request.flexible)
@@ -215,7 +215,7 @@ def test_findings_match_the_ground_truth(session, source):
     assert trailing     # librdkafka asked for all topics (on each of its connections)
     for row in trailing:
         assert row["client_software"] == "confluent-kafka-python 2.16.1-rdkafka-2.16.0"
-        assert row["api_name"] == "Metadata" and row["api_version"] == 12
+        assert row["api_name"] == "Metadata" and row["api_version"] in (12, 13)
         assert row["hex_fault"].endswith("01 00 00")
     assert not [r for r in rows if r["party"] == "broker"]   # PASS for the broker
 
