@@ -95,9 +95,14 @@ def test_describe_cluster(admin, server, as_version):
         return
     answer = admin.describe_cluster()
     assert answer["cluster_id"] == "kafka-net-cluster" and answer["controller_id"] == 1
-    assert answer["brokers"] == [
-        {"broker_id": 1, "host": "127.0.0.1", "port": server.bound_port(), "rack": None}]
-    assert server.apis.metrics.requests_seen(ApiKey.DESCRIBE_CLUSTER) == [1]
+    broker = {"broker_id": 1, "host": "127.0.0.1", "port": server.bound_port(), "rack": None}
+    if as_version == "3.9":   # DescribeCluster v1 (3.7-3.9)
+        assert answer["brokers"] == [broker]
+        assert server.apis.metrics.requests_seen(ApiKey.DESCRIBE_CLUSTER) == [1]
+        return
+    # v2 (Kafka 4.0+, KIP-1073): fenced brokers on request; this node is not fenced
+    assert answer["brokers"] == [dict(broker, is_fenced=False)]
+    assert server.apis.metrics.requests_seen(ApiKey.DESCRIBE_CLUSTER) == [2]
 
 
 def test_describe_producers(admin, server):

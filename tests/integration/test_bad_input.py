@@ -76,7 +76,7 @@ BAD_INPUTS = {
     "unknown_api_key": (frame(header_v1(9999, 0, 5) + b"\x00" * 8), "9999"),
     "negative_api_key": (frame(header_v1(-1, 0, 5)), "-1"),
     "vote_not_served": (frame(header_v1(52, 0, 5) + b"\x00" * 16), "not enabled"),
-    "metadata_v13": (with_version(encode_request(3, 12, 5, metadata_body(12)), 13),
+    "metadata_v14": (with_version(encode_request(3, 13, 5, metadata_body(13)), 14),
                      "not enabled"),
     "metadata_negative_version": (with_version(encode_request(3, 1, 5, metadata_body(1)), -1),
                                   "not enabled"),

@@ -31,7 +31,7 @@ def client(live):
 def check_api_versions(body: dict, version: int) -> None:
     assert body["error_code"] == 0
     keys = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
-    assert keys[18] == (0, 4) and keys[3] == (0, 12)
+    assert keys[18] == (0, 4) and keys[3] == (0, 13)
     if version >= 1:
         assert body["throttle_time_ms"] == 0
 

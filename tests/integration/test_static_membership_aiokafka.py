@@ -69,7 +69,10 @@ def test_a_restarted_static_member_keeps_its_partitions_and_the_other_is_untouch
         await admin.close()
         a, a_events = await static_member(server, "aio-a", stack)
         b, _ = await static_member(server, "aio-b", stack)
-        await poll_until([a, b], lambda: len(partitions(a)) == len(partitions(b)) == 2)
+        # ... and a's listener has heard of its two: aiokafka updates assignment()
+        # before it calls on_partitions_assigned.
+        await poll_until([a, b], lambda: len(partitions(a)) == len(partitions(b)) == 2
+                         and a_events.events[-1:] == [("assign", partitions(a))])
         a_before, b_before, seen = partitions(a), partitions(b), list(a_events.events)
         group = server.group_coordinator._group(GROUP)
         generation = group.generation_id
