@@ -9,6 +9,7 @@ CAPTURES are files or directories of kafka-net captures (``*.kncap``) and
 pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 
 * ``frames.parquet``      one row per Kafka frame (both sources), with its bytes
+* ``problems.json``       what could not be read, and each file range's record counts
 * ``pairs.parquet``       one row per request/response pair, with latency
 * ``violations.parquet``  one row per violation, at its connection and position
 * ``report.json``         schema-versioned summary (see spark_jobs/report.py)
@@ -16,14 +17,20 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``junit.xml``           one test case per check, for CI systems
 
 Stages, all columnar (Arrow batches in and out of Python, see
-:mod:`kafka_net.spark_jobs.arrow_stages`): read files (Spark's ``binaryFile`` reader)
--> units per file (``mapInArrow``: kafka-net frames, or TCP packets) ->
-packets grouped by flow across files and reassembled
-(``groupBy("flow").applyInArrow``) -> frames grouped by connection and
-paired (``groupBy("connection").applyInArrow``: one row per connection with
-array columns) -> tables exploded and aggregated in Spark SQL.  All the
-per-file, per-flow and per-connection logic lives in
-:mod:`kafka_net.spark_jobs.transforms`.
+:mod:`kafka_net.spark_jobs.arrow_stages`): plan byte ranges on the driver
+(pcap/pcapng files cut at record boundaries, any size, see
+:mod:`kafka_net.capture.capture_split`; kafka-net segments whole) -> each
+range read by an executor into units (``mapInArrow``: kafka-net frames, or
+TCP packets) -> packets grouped by flow across ranges and files and
+reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet``, the
+frames dataset -> read back, frames grouped by connection and paired
+(``groupBy("connection").applyInArrow``: one row per connection with array
+columns) -> tables exploded and aggregated in Spark SQL.  All the per-file,
+per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
+
+``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
+(its ``frames.parquet`` and ``problems.json``: the problems met reading, and
+each range's record counts) without reading the captures again.
 
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
@@ -56,8 +63,15 @@ EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    inputs = _expand(args.captures)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if bool(args.captures) == bool(args.frames_from):
+        parser.error("give CAPTURES or --frames-from DIR (one of them)")
+    inputs = _expand(args.captures) if args.captures else [args.frames_from]
+    if args.frames_from and not os.path.isdir(os.path.join(args.frames_from, FRAMES_TABLE)):
+        print(f"conformance: {args.frames_from} holds no {FRAMES_TABLE} (a conformance "
+              f"run's --out)", file=sys.stderr)
+        return EXIT_USAGE
     if not inputs:
         print("conformance: no capture files found in " + ", ".join(args.captures),
               file=sys.stderr)
@@ -72,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     ship_code(spark)
-    _stage("reading", len(inputs), "file(s)")
-    summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
+    _stage("reading", len(inputs), "file(s)" if not args.frames_from else "frames dataset")
+    summary = run(spark, inputs, args.out, set(args.broker_port or []) or None,
+                  args.split_mb and args.split_mb << 20, args.frames_from)
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
@@ -88,8 +103,14 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-net conformance",
                                 description="Validate correlation ids in Kafka captures.")
-    p.add_argument("captures", nargs="+", help="capture files or directories")
+    p.add_argument("captures", nargs="*", help="capture files or directories")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--frames-from", metavar="DIR",
+                   help="check the frames an earlier run wrote to DIR (its --out: "
+                        "frames.parquet, problems.json) instead of reading captures")
+    p.add_argument("--split-mb", type=int, metavar="MIB",
+                   help="cut pcap/pcapng files into byte ranges of about this size, one "
+                        "task each (default: 4-64 MiB, about four ranges per executor slot)")
     p.add_argument("--master", default=None,
                    help="Spark master (default: spark-submit's, else local[2])")
     p.add_argument("--broker-port", type=int, action="append",
@@ -126,38 +147,130 @@ def _stage(*words) -> None:
     print("conformance:", *words, file=sys.stderr, flush=True)
 
 
-def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None) -> dict:
-    """The whole job; returns the summary dict that report.py renders."""
-    from pyspark.sql import functions as F
-    from kafka_net.spark_jobs import arrow_stages as stages
-    readable, problems = _readable(inputs)
-    # Executors read the files themselves (Spark's binaryFile reader), so the
-    # same code works on a cluster with paths every node can reach (HDFS, S3, a
-    # shared mount).  Every stage takes and returns Arrow batches.
-    files = spark.read.format("binaryFile").load(readable) if readable else \
-        spark.createDataFrame([], "path string, content binary")
-    # Cached, both: each file is decoded once and each flow reassembled once,
-    # though the problems, the frames table and the pairing all read them.
-    units = (files.select("path", "content")
-             .mapInArrow(stages.file_units, stages.UNIT_SCHEMA).cache())
-    flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
-             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
-    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
-    problems += [{"file": r.file, "problem": r.problem}
-                 for r in found.filter(F.col("kind") == stages.PROBLEM)
-                 .select("file", "problem").collect()]
-    frames = found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
+def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None,
+        split_bytes: int | None = None, frames_from: str | None = None) -> dict:
+    """The whole job; returns the summary dict that report.py renders.
+
+    ``frames_from``: a directory an earlier run wrote (its ``frames.parquet``
+    and ``problems.json``): the captures are not read again, only checked."""
+    os.makedirs(out, exist_ok=True)
+    if frames_from is None:
+        problems = parse(spark, inputs, out, broker_ports, split_bytes)
+        frames_dir = out
+    else:
+        problems, frames_dir = _earlier_problems(frames_from), frames_from
+    # Checked from the Parquet frames dataset: the parsing's lineage and caches
+    # are gone by now, and a second analysis (--frames-from) starts here.
+    frames = spark.read.parquet(os.path.join(frames_dir, FRAMES_TABLE))
     _stage("checking connections")
     checked = (frames.groupBy("connection")
-               .applyInArrow(stages.check_connection, stages.CHECKED_SCHEMA).cache())
+               .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA).cache())
     tables = _write_tables(frames, checked, out)
-    units.unpersist()
-    flows.unpersist()
     summary = _summarise(tables, checked)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
     checked.unpersist()
     return summary
+
+
+FRAMES_TABLE = "frames.parquet"
+PROBLEMS_FILE = "problems.json"
+
+
+def _stages():
+    from kafka_net.spark_jobs import arrow_stages
+    return arrow_stages
+
+
+def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None,
+          split_bytes: int | None = None) -> list[dict]:
+    """Captures -> ``out/frames.parquet`` (one row per frame or marker, every
+    connection); returns the problems met (also written to ``out/problems.json``).
+
+    Each file is cut into byte ranges at record boundaries
+    (:func:`plan_inputs`), one task each, read by the executors themselves; TCP
+    packets are shuffled by flow and reassembled there."""
+    from pyspark.sql import functions as F
+    stages = _stages()
+    readable, problems = _readable(inputs)
+    ranges = plan_inputs(readable, split_bytes or _split_bytes(spark, readable))
+    sc = spark.sparkContext
+    rows = sc.parallelize(ranges, max(1, len(ranges))) if ranges else sc.emptyRDD()
+    files = spark.createDataFrame(rows, stages.RANGE_INPUT_SCHEMA)
+    # Cached, both: each range is decoded once and each flow reassembled once,
+    # though the problems and the frames table read them.
+    units = files.mapInArrow(stages.range_units, stages.UNIT_SCHEMA).cache()
+    flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
+             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
+    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
+    (found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
+     .write.mode("overwrite").parquet(os.path.join(out, FRAMES_TABLE)))
+    notes = found.filter(F.col("kind").isin(stages.PROBLEM, stages.RANGE)).select(
+        "kind", "file", "problem", *[f.name for f in stages.RANGE_FIELDS]).collect()
+    problems += [{"file": r.file, "problem": r.problem} for r in notes
+                 if r.kind == stages.PROBLEM]
+    problems += _no_packets([r for r in notes if r.kind == stages.RANGE])
+    units.unpersist()
+    flows.unpersist()
+    split = sorted(({"file": r.file, "start": r.range_start, "records": r.range_records,
+                     "packets": r.range_packets, "non_tcp": r.range_non_tcp}
+                    for r in notes if r.kind == stages.RANGE),
+                   key=lambda r: (r["file"], r["start"]))
+    with open(os.path.join(out, PROBLEMS_FILE), "w", encoding="utf-8") as fh:
+        json.dump({"inputs": inputs, "problems": problems, "ranges": split}, fh, indent=1)
+    return problems
+
+
+def _no_packets(range_rows) -> list[dict]:
+    """A split file none of whose ranges held a TCP packet, said once for the file."""
+    packets: dict[str, int] = {}
+    for r in range_rows:
+        packets[r.file] = packets.get(r.file, 0) + (r.range_packets or 0)
+    return [{"file": f, "problem": "no TCP packets"} for f, n in sorted(packets.items()) if not n]
+
+
+def _earlier_problems(frames_from: str) -> list[dict]:
+    path = os.path.join(frames_from, PROBLEMS_FILE)
+    if not os.path.exists(os.path.join(frames_from, FRAMES_TABLE)):
+        raise FileNotFoundError(f"{frames_from} holds no {FRAMES_TABLE} (written by a "
+                                f"conformance run's --out)")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)["problems"]
+
+
+def _split_bytes(spark, paths: list[str]) -> int:
+    """Ranges of 4-64 MiB, about four per executor slot: slots stay busy while
+    the last ranges finish, and no task holds more than 64 MiB of capture."""
+    from kafka_net.capture.capture_split import DEFAULT_SPLIT_BYTES
+    total = sum(os.path.getsize(p) for p in paths if "://" not in p)
+    slots = max(1, spark.sparkContext.defaultParallelism)
+    return max(4 << 20, min(DEFAULT_SPLIT_BYTES, total // (4 * slots) + 1))
+
+
+def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
+    """One (path, start, end, resume JSON, split) row per byte range: local
+    pcap/pcapng files larger than ``split_bytes`` are cut at record boundaries
+    (:func:`kafka_net.capture.capture_split.plan_ranges`, which reads their
+    record headers once here); other files are one range each, read whole."""
+    import mmap
+    from kafka_net.capture.capture_split import plan_ranges
+    from kafka_net.capture.pcap import sniff_format
+    rows = []
+    for path in paths:
+        if "://" in path or os.path.getsize(path) <= split_bytes:
+            rows.append((path, 0, -1, None, False))
+            continue
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            ranges = plan_ranges(mm, split_bytes) \
+                if sniff_format(mm[:12]) in ("pcap", "pcapng") else []
+        if len(ranges) < 2:
+            rows.append((path, 0, -1, None, False))
+            continue
+        rows += [(path, r.start, r.end, r.resume and json.dumps(r.resume.to_json()), True)
+                 for r in ranges]
+    return rows
 
 
 def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
@@ -188,7 +301,7 @@ def _write_tables(frames, checked, out: str) -> dict:
 
     tables = {"frames": frames, **{name: exploded(name) for name in
                                    ("pairs", "violations", "requests", "states")}}
-    for name in ("frames", "pairs", "violations"):
+    for name in ("pairs", "violations"):
         tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
     return tables
 

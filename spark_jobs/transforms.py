@@ -55,9 +55,17 @@ def local_path(path: str) -> str:
     return path[len("file:"):] if path.startswith("file:") else path
 
 
-def file_units(path: str, data: bytes) -> list[tuple]:
-    """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples."""
+def file_units(path: str, data: bytes, resume: dict | None = None,
+               base: int = 0, split: bool = False) -> list[tuple]:
+    """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples.
+
+    ``data``: a whole file, or a pcap/pcapng range (:mod:`kafka_net.capture.capture_split`)
+    starting at file offset ``base`` where a reader stood in ``resume``'s state
+    (None: the file's start); ``split``: one of several ranges, which then adds a
+    ("range", counts) unit (the job adds them up per file)."""
     path = local_path(path)
+    if split:
+        return _pcap_units(path, data, resume, base, split)
     kind = sniff(data)
     if kind == "kncap":
         return _kncap_units(path, data)
@@ -109,11 +117,16 @@ def kncap_columns(path: str, data: bytes) -> tuple[dict[str, list], list[dict]]:
     return columns, problems
 
 
-def _pcap_units(path: str, data: bytes) -> list[tuple]:
-    from kafka_net.capture.pcap import read_packets
-    packets, problems = read_packets(data)
+def _pcap_units(path: str, data: bytes, resume: dict | None = None,
+                base: int = 0, split: bool = False) -> list[tuple]:
+    from kafka_net.capture.pcap import Resume, read_capture
+    read = read_capture(data, resume and Resume.from_json(resume), base)
+    packets, problems = read.packets, read.problems
     units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in problems]
-    if not packets and not problems:
+    if split:
+        units.append(("range", {"file": path, "range_start": base, "range_records": read.records,
+                                "range_packets": len(packets), "range_non_tcp": read.non_tcp}))
+    elif not packets and not problems:
         units.append(("problem", {"file": path, "problem": "no TCP packets"}))
     for packet in packets:
         a = (str(packet.src_ip), packet.src_port)
