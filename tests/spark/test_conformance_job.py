@@ -213,6 +213,29 @@ def test_violations_parquet_has_exactly_the_injected_rows(synthetic, spark):
     assert len(synthetic["report"]["violations"]) == len(rows)
 
 
+def test_a_second_analysis_reads_the_frames_dataset_not_the_captures(synthetic, tmp_path):
+    """--frames-from: the first run's frames.parquet and problems.json, checked
+    again, give the same findings, totals and problems, with no capture read."""
+    moved = tmp_path / "captures-gone"
+    os.rename(synthetic["caps"], moved)
+    try:
+        out = tmp_path / "again"
+        code = main_in_process(["--frames-from", synthetic["out"], "--out", out])
+    finally:
+        os.rename(moved, synthetic["caps"])
+    first, again = synthetic["report"], load_report(out)
+    assert code == synthetic["code"]
+    assert again["totals"] == first["totals"]
+    assert again["checks"] == first["checks"]
+    assert again["unreadable"] == first["unreadable"]
+    assert not (out / "frames.parquet").exists()   # the frames stay where they are
+
+
+def test_frames_from_needs_a_frames_dataset(tmp_path, capsys):
+    assert main_in_process(["--frames-from", tmp_path, "--out", tmp_path / "o"]) == 2
+    assert "holds no frames.parquet" in capsys.readouterr().err
+
+
 def test_synthetic_exit_code_is_1_for_violations(synthetic):
     assert synthetic["code"] == conformance.EXIT_VIOLATIONS == 1
 
