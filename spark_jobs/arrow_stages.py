@@ -253,3 +253,46 @@ def check_connection(table):
         "pairs": result["pairs"], "violations": result["violations"],
         "requests": result["requests"], "states": result["states"],
     }], schema=_arrow(CHECKED_SCHEMA))
+
+
+# -- the same stages in this process, for small inputs ----------------------------------------
+
+def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
+    """The first two stages (:func:`range_units`, then :func:`flow_frames` per
+    flow) run here, on the driver, over range rows (:data:`RANGE_INPUT_SCHEMA`
+    tuples): the found units (frames, problems, range counts) as one table.
+    For small inputs, where starting Python workers and shuffling cost more
+    than the work: the functions are the executors' own."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    names = RANGE_INPUT_SCHEMA.fieldNames()
+    batch = pa.RecordBatch.from_pylist([dict(zip(names, r)) for r in ranges],
+                                       schema=_arrow(RANGE_INPUT_SCHEMA))
+    schema = _arrow(UNIT_SCHEMA)
+    units = pa.Table.from_batches(list(range_units([batch])), schema=schema)
+    is_packet = pc.equal(units["kind"], PACKET)
+    found = [units.filter(pc.invert(is_packet))]
+    apply = flow_frames(broker_ports)
+    found += [apply(group) for group in groups(units.filter(is_packet), "flow")]
+    return pa.concat_tables(found)
+
+
+def checked_in_process(frames):
+    """:func:`check_connection` per connection of a frames table, here: the
+    checked table (:data:`CHECKED_SCHEMA`)."""
+    import pyarrow as pa
+    parts = [check_connection(group) for group in groups(frames, "connection")]
+    return pa.concat_tables(parts) if parts else _arrow(CHECKED_SCHEMA).empty_table()
+
+
+def groups(table, key: str):
+    """A table's rows grouped by one column's value, each group a table."""
+    if table.num_rows == 0:
+        return
+    table = table.sort_by(key)
+    values = table.column(key).to_pylist()
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            yield table.slice(start, i - start)
+            start = i

@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ship_code(spark)
     _stage("reading", len(inputs), "file(s)" if not args.frames_from else "frames dataset")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None,
-                  args.split_mb and args.split_mb << 20, args.frames_from)
+                  args.split_mb and args.split_mb << 20, args.frames_from,
+                  int(args.in_process_below_mb * (1 << 20)))
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
     report_mod.write_all(summary, args.out)
@@ -111,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--split-mb", type=int, metavar="MIB",
                    help="cut pcap/pcapng files into byte ranges of about this size, one "
                         "task each (default: 4-64 MiB, about four ranges per executor slot)")
+    p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
+                   default=SMALL_INPUT_BYTES / (1 << 20),
+                   help="inputs up to this size are read and checked in this process "
+                        "(no Python workers, no shuffle: a small capture's report in "
+                        "seconds); default %(default)g, 0: always on the executors")
     p.add_argument("--master", default=None,
                    help="Spark master (default: spark-submit's, else local[2])")
     p.add_argument("--broker-port", type=int, action="append",
@@ -148,29 +155,83 @@ def _stage(*words) -> None:
 
 
 def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None,
-        split_bytes: int | None = None, frames_from: str | None = None) -> dict:
+        split_bytes: int | None = None, frames_from: str | None = None,
+        small_input_bytes: int | None = None) -> dict:
     """The whole job; returns the summary dict that report.py renders.
 
     ``frames_from``: a directory an earlier run wrote (its ``frames.parquet``
-    and ``problems.json``): the captures are not read again, only checked."""
+    and ``problems.json``): the captures are not read again, only checked.
+    Inputs up to ``small_input_bytes`` (default :data:`SMALL_INPUT_BYTES`) are
+    read and checked in this process, with the executors' functions."""
     os.makedirs(out, exist_ok=True)
-    if frames_from is None:
-        problems = parse(spark, inputs, out, broker_ports, split_bytes)
-        frames_dir = out
+    limit = SMALL_INPUT_BYTES if small_input_bytes is None else small_input_bytes
+    small = frames_from is None and _is_small(inputs, limit)
+    checked_here = None
+    if small:
+        problems, checked_here = _parse_and_check_here(inputs, out, broker_ports)
+        checked = spark.createDataFrame(checked_here)
     else:
-        problems, frames_dir = _earlier_problems(frames_from), frames_from
-    # Checked from the Parquet frames dataset: the parsing's lineage and caches
-    # are gone by now, and a second analysis (--frames-from) starts here.
-    frames = spark.read.parquet(os.path.join(frames_dir, FRAMES_TABLE))
-    _stage("checking connections")
-    checked = (frames.groupBy("connection")
-               .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA).cache())
-    tables = _write_tables(frames, checked, out)
-    summary = _summarise(tables, checked)
+        if frames_from is None:
+            problems = parse(spark, inputs, out, broker_ports, split_bytes)
+        else:
+            problems = _earlier_problems(frames_from)
+        # Checked from the Parquet frames dataset: the parsing's lineage and caches
+        # are gone by now, and a second analysis (--frames-from) starts here.
+        frames = spark.read.parquet(os.path.join(frames_from or out, FRAMES_TABLE))
+        _stage("checking connections")
+        checked = (frames.groupBy("connection")
+                   .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
+                   .cache())
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    if small:   # a few thousand rows: one task per aggregation, not eight
+        spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        tables = _write_tables(checked, out, checked_here)
+        summary = _summarise(tables, checked)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
     checked.unpersist()
     return summary
+
+
+# Inputs up to this size (all local files) are read and checked in the driver's
+# Python, with the executors' own functions (arrow_stages.units_in_process): no
+# Python workers to start, no shuffle; Spark still writes the tables and the
+# report's aggregates.  About 16,000 frames; under 1,000 is the common CI case.
+SMALL_INPUT_BYTES = 4 << 20
+
+
+def _is_small(inputs: list[str], limit: int) -> bool:
+    local = [p for p in inputs if "://" not in p]
+    return len(local) == len(inputs) and \
+        sum(os.path.getsize(p) for p in local if os.access(p, os.R_OK)) <= limit
+
+
+def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
+    """The small-input path: see :data:`SMALL_INPUT_BYTES`."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    stages = _stages()
+    readable, problems = _readable(inputs)
+    found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
+    frames = found.filter(pc.equal(found["kind"], stages.FRAME)).select(stages.FRAME_COLUMNS)
+    frames_dir = os.path.join(out, FRAMES_TABLE)
+    if os.path.isdir(frames_dir):
+        shutil.rmtree(frames_dir)
+    os.makedirs(frames_dir)
+    pq.write_table(frames, os.path.join(frames_dir, "part-00000.parquet"))
+    notes = found.filter(pc.is_in(found["kind"], value_set=pa_array([stages.PROBLEM,
+                                                                     stages.RANGE])))
+    problems = _write_problems(out, inputs, problems, notes.to_pylist())
+    _stage("checking connections")
+    return problems, stages.checked_in_process(frames)
+
+
+def pa_array(values):
+    import pyarrow as pa
+    return pa.array(values)
 
 
 FRAMES_TABLE = "frames.parquet"
@@ -207,25 +268,34 @@ def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = No
      .write.mode("overwrite").parquet(os.path.join(out, FRAMES_TABLE)))
     notes = found.filter(F.col("kind").isin(stages.PROBLEM, stages.RANGE)).select(
         "kind", "file", "problem", *[f.name for f in stages.RANGE_FIELDS]).collect()
-    problems += [{"file": r.file, "problem": r.problem} for r in notes
-                 if r.kind == stages.PROBLEM]
-    problems += _no_packets([r for r in notes if r.kind == stages.RANGE])
     units.unpersist()
     flows.unpersist()
-    split = sorted(({"file": r.file, "start": r.range_start, "records": r.range_records,
-                     "packets": r.range_packets, "non_tcp": r.range_non_tcp}
-                    for r in notes if r.kind == stages.RANGE),
-                   key=lambda r: (r["file"], r["start"]))
+    return _write_problems(out, inputs, problems, [r.asDict() for r in notes])
+
+
+def _write_problems(out: str, inputs: list[str], problems: list[dict],
+                    notes: list[dict]) -> list[dict]:
+    """The problems met before reading, plus problem and range-count rows ->
+    all the problems (returned) and problems.json."""
+    stages = _stages()
+    problems = problems + [{"file": r["file"], "problem": r["problem"]} for r in notes
+                           if r["kind"] == stages.PROBLEM]
+    ranges = sorted(({"file": r["file"], "start": r["range_start"],
+                      "records": r["range_records"], "packets": r["range_packets"],
+                      "non_tcp": r["range_non_tcp"]}
+                     for r in notes if r["kind"] == stages.RANGE),
+                    key=lambda r: (r["file"], r["start"]))
+    problems += _no_packets(ranges)
     with open(os.path.join(out, PROBLEMS_FILE), "w", encoding="utf-8") as fh:
-        json.dump({"inputs": inputs, "problems": problems, "ranges": split}, fh, indent=1)
+        json.dump({"inputs": inputs, "problems": problems, "ranges": ranges}, fh, indent=1)
     return problems
 
 
-def _no_packets(range_rows) -> list[dict]:
+def _no_packets(ranges: list[dict]) -> list[dict]:
     """A split file none of whose ranges held a TCP packet, said once for the file."""
     packets: dict[str, int] = {}
-    for r in range_rows:
-        packets[r.file] = packets.get(r.file, 0) + (r.range_packets or 0)
+    for r in ranges:
+        packets[r["file"]] = packets.get(r["file"], 0) + (r["packets"] or 0)
     return [{"file": f, "problem": "no TCP packets"} for f, n in sorted(packets.items()) if not n]
 
 
@@ -290,20 +360,38 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
     return readable, problems
 
 
-def _write_tables(frames, checked, out: str) -> dict:
+def _write_tables(checked, out: str, checked_here=None) -> dict:
     """The Parquet tables; pairs, violations, requests and states are the
-    checked rows' array columns, exploded by Spark SQL."""
+    checked rows' array columns, exploded by Spark SQL.  ``checked_here``: the
+    same rows as an Arrow table in this process (a small input), whose tables
+    pyarrow writes at once instead of two Spark jobs."""
     from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
 
     def exploded(column: str):
         return checked.select(F.explode(column).alias("row")).select("row.*")
 
-    tables = {"frames": frames, **{name: exploded(name) for name in
-                                   ("pairs", "violations", "requests", "states")}}
+    tables = {name: exploded(name) for name in ("pairs", "violations", "requests", "states")}
     for name in ("pairs", "violations"):
-        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
+        path = os.path.join(out, f"{name}.parquet")
+        if checked_here is None:
+            tables[name].write.mode("overwrite").parquet(path)
+        else:
+            _write_here(checked_here, name, path)
     return tables
+
+
+def _write_here(checked, column: str, path: str) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    rows = pc.list_flatten(checked[column])
+    table = pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
+                                       pa.array([], type=rows.type))
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    os.makedirs(path)
+    pq.write_table(table, os.path.join(path, "part-00000.parquet"))
 
 
 def _summarise(tables: dict, checked) -> dict:

@@ -29,7 +29,7 @@ from kafka_net.capture import reader
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
-from kafka_net.protocol.headers import peek_client_id, peek_request_header
+from kafka_net.protocol.headers import peek_frame_header
 
 # Once per API key, not per pair and request (an enum lookup and a join each time).
 api_name = functools.lru_cache(maxsize=None)(_api_name)
@@ -138,23 +138,18 @@ def _pcap_units(path: str, data: bytes, resume: dict | None = None,
 def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[tuple]:
     """Reassemble one flow's (path, packet) pairs, from any number of files, into
     ("frame", row) units, or a ("problem", row) for a connection that yields no
-    Kafka frame (not Kafka, or nothing captured), so it is not silently lost."""
-    from kafka_net.capture.tcp import reassemble
+    Kafka frame (:func:`kafka_net.capture.reader.packet_connections`, as
+    ``kafka-net decode`` reads a file)."""
     paths = sorted({path for path, _ in packets})
     files = ", ".join(paths)
     if len(paths) == 1:
-        ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
+        flow = [p for _, p in packets]
     else:   # packets keep their file, for the report's frame numbers
-        ordered = sorted((replace(p, file=path) for path, p in packets),
-                         key=lambda p: p.timestamp_ns)
-    units: list[tuple] = []
-    for conn in reassemble(ordered, broker_ports):
-        if not any(f.marker is None for f in conn.frames):
-            if conn.bytes or conn.gaps:   # a handshake alone: nothing to check, nothing wrong
-                why = "; ".join(conn.notes) or "no Kafka frames"
-                units.append(("problem", {"file": files,
-                                          "problem": f"connection {conn.id}: {why}"}))
-            continue
+        flow = [replace(p, file=path) for path, p in packets]
+    connections, problems = reader.packet_connections(flow, broker_ports,
+                                                      paths[0] if paths else "")
+    units: list[tuple] = [("problem", {"file": files, "problem": p}) for p in problems]
+    for conn in connections:
         for frame in conn.frames:
             units.append(("frame", _pcap_frame_row(conn.id, frame, paths[0])))
     return units
@@ -162,13 +157,9 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
 
 def _pcap_frame_row(connection: str, frame: Frame, path: str) -> dict:
     api_key = api_version = corr = client_id = None
-    if frame.marker is not None:
-        pass
-    elif frame.direction == REQUEST and len(frame.frame) >= 8:
-        api_key, api_version, corr = peek_request_header(frame.frame)
-        client_id = peek_client_id(frame.frame)
-    elif len(frame.frame) >= 4:
-        corr = int.from_bytes(frame.frame[:4], "big", signed=True)
+    if frame.marker is None:
+        api_key, api_version, corr, client_id = peek_frame_header(
+            frame.frame, frame.direction == REQUEST)
     gap = frame.gap or (None, None)
     return {"source": "pcap", "file": frame.file or path, "connection": connection,
             "order_key": (0, 0, frame.position), "direction": frame.direction,

@@ -28,6 +28,7 @@ assertion on elapsed time.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import struct
 import subprocess
@@ -229,6 +230,27 @@ def test_a_second_analysis_reads_the_frames_dataset_not_the_captures(synthetic, 
     assert again["checks"] == first["checks"]
     assert again["unreadable"] == first["unreadable"]
     assert not (out / "frames.parquet").exists()   # the frames stay where they are
+
+
+def test_small_inputs_read_in_process_report_what_the_executors_report(synthetic, spark,
+                                                                       tmp_path):
+    """The synthetic input is small, so the driver read and checked it
+    (SMALL_INPUT_BYTES); through Spark's executors (ranges of 512 bytes, so the
+    pcaps are cut too) the report and the tables are the same."""
+    inputs = conformance._expand([str(synthetic["caps"])])
+    assert sum(os.path.getsize(p) for p in inputs) <= conformance.SMALL_INPUT_BYTES
+    out = tmp_path / "spark"
+    summary = conformance.run(spark, inputs, str(out), split_bytes=512, small_input_bytes=0)
+    first = synthetic["report"]
+    assert summary["totals"] == first["totals"]
+    assert summary["unreadable"] == first["unreadable"]
+    assert {c: e["violations"] for c, e in summary["checks"].items()} == \
+        {c: e["violations"] for c, e in first["checks"].items()}
+    for table in ("frames", "pairs", "violations"):
+        assert sorted(map(repr, parquet_rows(spark, out, table))) == \
+            sorted(map(repr, parquet_rows(spark, synthetic["out"], table))), table
+    with open(out / conformance.PROBLEMS_FILE, encoding="utf-8") as fh:
+        assert len(json.load(fh)["ranges"]) > 2
 
 
 def test_frames_from_needs_a_frames_dataset(tmp_path, capsys):

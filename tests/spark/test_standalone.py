@@ -38,7 +38,7 @@ def test_two_workers_run_the_job_with_no_executor_lost(cluster, tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     argv = [sys.executable, "-m", "kafka_net.spark_jobs.conformance",
             *kncap["paths"], *pcap["paths"], "--out", str(out), "--master", cluster.url,
-            "--split-mb", "1"]
+            "--split-mb", "1", "--in-process-below-mb", "0"]
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True,
                           timeout=400, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-4000:]
