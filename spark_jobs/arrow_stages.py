@@ -123,7 +123,7 @@ def file_units(batches):
 def range_units(batches):
     """``mapInArrow`` function: range rows (:data:`RANGE_INPUT_SCHEMA`) -> unit
     batches.  Each executor reads its own byte range of the file (a local path
-    every node can reach, or a URI pyarrow's file systems open)."""
+    every node can reach: a shared mount on a cluster)."""
     schema = _arrow(UNIT_SCHEMA)
     for batch in batches:
         for row in batch.to_pylist():
@@ -143,13 +143,7 @@ def range_units(batches):
 
 
 def read_range(path: str, start: int, end: int) -> bytes:
-    """Bytes ``[start, end)`` of a file (``end`` -1: to its end)."""
-    if "://" in path and not path.startswith("file:"):
-        from pyarrow import fs
-        filesystem, inner = fs.FileSystem.from_uri(path)
-        with filesystem.open_input_file(inner) as fh:
-            size = fh.size() if end < 0 else end
-            return fh.read_at(size - start, start)
+    """Bytes ``[start, end)`` of a local file (``end`` -1: to its end)."""
     with open(transforms.local_path(path), "rb") as fh:
         fh.seek(start)
         return fh.read(-1 if end < 0 else end - start)

@@ -254,13 +254,23 @@ def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = No
     from pyspark.sql import functions as F
     stages = _stages()
     readable, problems = _readable(inputs)
-    ranges = plan_inputs(readable, split_bytes or _split_bytes(spark, readable))
+    local = [p for p in readable if "://" not in p]
+    ranges = plan_inputs(local, split_bytes or _split_bytes(spark, local))
     sc = spark.sparkContext
     rows = sc.parallelize(ranges, max(1, len(ranges))) if ranges else sc.emptyRDD()
-    files = spark.createDataFrame(rows, stages.RANGE_INPUT_SCHEMA)
+    units = spark.createDataFrame(rows, stages.RANGE_INPUT_SCHEMA).mapInArrow(
+        stages.range_units, stages.UNIT_SCHEMA)
+    uris = [p for p in readable if "://" in p]
+    if uris:
+        # hdfs://, s3a:// ... (files or folders): Spark's Hadoop file systems read
+        # them, whole (binaryFile: files under 2 GiB); local paths are cut above.
+        units = units.unionByName(
+            spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+            .load(uris).select("path", "content")
+            .mapInArrow(stages.file_units, stages.UNIT_SCHEMA))
     # Cached, both: each range is decoded once and each flow reassembled once,
     # though the problems and the frames table read them.
-    units = files.mapInArrow(stages.range_units, stages.UNIT_SCHEMA).cache()
+    units = units.cache()
     flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
              .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
     found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
@@ -320,8 +330,9 @@ def _split_bytes(spark, paths: list[str]) -> int:
 
 
 def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
-    """One (path, start, end, resume JSON, split) row per byte range: local
-    pcap/pcapng files larger than ``split_bytes`` are cut at record boundaries
+    """One (path, start, end, resume JSON, split) row per byte range of local
+    files (a shared mount on a cluster): pcap/pcapng files larger than
+    ``split_bytes`` are cut at record boundaries
     (:func:`kafka_net.capture.capture_split.plan_ranges`, which reads their
     record headers once here); other files are one range each, read whole."""
     import mmap

@@ -253,6 +253,25 @@ def test_small_inputs_read_in_process_report_what_the_executors_report(synthetic
         assert len(json.load(fh)["ranges"]) > 2
 
 
+def test_uri_inputs_are_read_by_spark_file_systems(synthetic, spark, tmp_path):
+    """file:// (as hdfs://, s3a://): folders of URIs read whole by Spark's Hadoop
+    file systems, beside local files cut into ranges; one report."""
+    caps = synthetic["caps"]
+    pcaps = sorted(str(p) for p in caps.iterdir() if p.suffix == ".pcap")
+    kncap_dir = tmp_path / "kncap"
+    kncap_dir.mkdir()
+    for p in caps.iterdir():
+        if p.suffix == ".kncap":
+            os.link(p, kncap_dir / p.name)
+    out = tmp_path / "out"
+    summary = conformance.run(spark, ["file://" + str(kncap_dir)] + pcaps, str(out),
+                              split_bytes=512)
+    first = synthetic["report"]
+    assert summary["totals"] == first["totals"]
+    assert {c: e["violations"] for c, e in summary["checks"].items()} == \
+        {c: e["violations"] for c, e in first["checks"].items()}
+
+
 def test_frames_from_needs_a_frames_dataset(tmp_path, capsys):
     assert main_in_process(["--frames-from", tmp_path, "--out", tmp_path / "o"]) == 2
     assert "holds no frames.parquet" in capsys.readouterr().err
