@@ -116,3 +116,33 @@ def test_pcap_over_2_gib_is_split_across_tasks_with_exact_ground_truth(spark, bi
     frames = spark.read.parquet(str(out / "frames.parquet")).filter("marker is null")
     assert sorted(r.frame_number for r in frames.select("frame_number").collect()) \
         == truth["frame_numbers"]
+
+
+def test_a_pcapng_cut_into_ranges_reads_as_the_whole_file(spark, tmp_path):
+    """pcapng through the job's executors: sections and interfaces carried into each
+    range; the same frames, Wireshark numbers and report as read whole in process."""
+    from tests.capture.packets import pcapng_block, pcapng_epb, pcapng_idb, pcapng_shb
+    packets, _ = _conversations()
+    blocks = [pcapng_shb(), pcapng_idb(1, tsresol=9)]
+    for i, (ts, _c, _i, raw) in enumerate(packets):
+        if i == len(packets) // 2:          # a second interface, described mid-file
+            blocks.append(pcapng_idb(1, tsresol=6))
+        iface, units = (0, ts) if i < len(packets) // 2 else (1, ts // 1000)
+        blocks.append(pcapng_epb(units, raw, iface))
+    blocks.append(pcapng_block(0x0BAD, b"custom"))
+    path = tmp_path / "conv.pcapng"
+    path.write_bytes(b"".join(blocks))
+    whole = conformance.run(spark, [str(path)], str(tmp_path / "whole"))
+    cut = conformance.run(spark, [str(path)], str(tmp_path / "cut"), split_bytes=4096,
+                          small_input_bytes=0)
+    with open(tmp_path / "cut" / conformance.PROBLEMS_FILE, encoding="utf-8") as fh:
+        assert len(json.load(fh)["ranges"]) >= 10
+    assert cut["totals"] == whole["totals"]
+    assert (cut["totals"]["frames"], cut["totals"]["violations"]) == (
+        CONNECTIONS * PAIRS * 2, 0)
+    assert cut["unreadable"] == whole["unreadable"] == []
+
+    def numbers(out):
+        rows = spark.read.parquet(str(tmp_path / out / "frames.parquet")).collect()
+        return sorted((r.connection, r.frame_number, r.timestamp_ns) for r in rows)
+    assert numbers("cut") == numbers("whole")
