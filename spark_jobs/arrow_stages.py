@@ -12,14 +12,19 @@ added there (and filled in by transforms' row dicts) flows through.
 
 Stages:
 
-* :func:`file_units` (``mapInArrow`` over Spark's ``binaryFile`` reader):
-  each file -> *unit* rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP
-  packets of pcap files (with their flow), problems.
+* :func:`range_units` (``mapInArrow`` over :data:`RANGE_INPUT_SCHEMA` rows, one
+  byte range of a local file each, read by the executor): each range -> *unit*
+  rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP packets of pcap files (with
+  their flow), problems, a split file's range counts.  :func:`file_units` does
+  the same over Spark's ``binaryFile`` rows (URIs: hdfs://, s3a://).
 * :func:`flow_frames` (``groupBy("flow").applyInArrow``): one flow's packets,
   from any number of files -> frame units (or a problem).
 * :func:`check_connection` (``groupBy("connection").applyInArrow``): one
   connection's frames -> one :data:`CHECKED_SCHEMA` row, whose array columns
   (pairs, violations, requests, states) Spark SQL explodes into tables.
+
+:func:`units_in_process` and :func:`checked_in_process` run the same
+functions in the driver's process, for small inputs.
 """
 
 from __future__ import annotations
