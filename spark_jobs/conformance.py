@@ -255,9 +255,11 @@ def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = No
     stages = _stages()
     readable, problems = _readable(inputs)
     local = [p for p in readable if "://" not in p]
-    ranges = plan_inputs(local, split_bytes or _split_bytes(spark, local))
+    split = split_bytes or _split_bytes(spark, local)
+    ranges = plan_inputs(local, split)
     sc = spark.sparkContext
-    rows = sc.parallelize(ranges, max(1, len(ranges))) if ranges else sc.emptyRDD()
+    rows = sc.parallelize(ranges, _tasks(ranges, split, sc.defaultParallelism)) \
+        if ranges else sc.emptyRDD()
     units = spark.createDataFrame(rows, stages.RANGE_INPUT_SCHEMA).mapInArrow(
         stages.range_units, stages.UNIT_SCHEMA)
     uris = [p for p in readable if "://" in p]
@@ -327,6 +329,16 @@ def _split_bytes(spark, paths: list[str]) -> int:
     total = sum(os.path.getsize(p) for p in paths if "://" not in p)
     slots = max(1, spark.sparkContext.defaultParallelism)
     return max(4 << 20, min(DEFAULT_SPLIT_BYTES, total // (4 * slots) + 1))
+
+
+def _tasks(ranges: list[tuple], split_bytes: int, slots: int) -> int:
+    """Tasks for the range stage: every range its own when they are few or big;
+    many small files (a long capture's segments) packed about half a range's
+    size to a task, so that ten thousand of them are not ten thousand tasks."""
+    total = sum((end if end >= 0 else os.path.getsize(path)) - start
+                for path, start, end, _, _ in ranges)
+    wanted = max(4 * slots, -(-total // max(1, split_bytes // 2)))
+    return max(1, min(len(ranges), wanted))
 
 
 def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
