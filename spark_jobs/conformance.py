@@ -9,6 +9,7 @@ CAPTURES are files or directories of kafka-net captures (``*.kncap``) and
 pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 
 * ``frames.parquet``      one row per Kafka frame (both sources), with its bytes
+* ``markers.parquet``     the gap and FIN markers placed among them (for the checks)
 * ``problems.json``       what could not be read, and each file range's record counts
 * ``pairs.parquet``       one row per request/response pair, with latency
 * ``violations.parquet``  one row per violation, at its connection and position
@@ -22,15 +23,16 @@ Stages, all columnar (Arrow batches in and out of Python, see
 :mod:`kafka_net.capture.capture_split`; kafka-net segments whole) -> each
 range read by an executor into units (``mapInArrow``: kafka-net frames, or
 TCP packets) -> packets grouped by flow across ranges and files and
-reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet``, the
-frames dataset -> read back, frames grouped by connection and paired
+reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet`` and
+``markers.parquet``, the frames dataset -> read back, frames grouped by connection and paired
 (``groupBy("connection").applyInArrow``: one row per connection with array
 columns) -> tables exploded and aggregated in Spark SQL.  All the per-file,
 per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
-(its ``frames.parquet`` and ``problems.json``: the problems met reading, and
-each range's record counts) without reading the captures again.
+(its ``frames.parquet``, ``markers.parquet`` and ``problems.json``: the
+problems met reading, and each range's record counts) without reading the
+captures again.
 
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
@@ -177,7 +179,7 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
             problems = _earlier_problems(frames_from)
         # Checked from the Parquet frames dataset: the parsing's lineage and caches
         # are gone by now, and a second analysis (--frames-from) starts here.
-        frames = spark.read.parquet(os.path.join(frames_from or out, FRAMES_TABLE))
+        frames = _frames_dataset(spark, frames_from or out)
         _stage("checking connections")
         checked = (frames.groupBy("connection")
                    .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
@@ -217,11 +219,14 @@ def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
     readable, problems = _readable(inputs)
     found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
     frames = found.filter(pc.equal(found["kind"], stages.FRAME)).select(stages.FRAME_COLUMNS)
-    frames_dir = os.path.join(out, FRAMES_TABLE)
-    if os.path.isdir(frames_dir):
-        shutil.rmtree(frames_dir)
-    os.makedirs(frames_dir)
-    pq.write_table(frames, os.path.join(frames_dir, "part-00000.parquet"))
+    is_frame = pc.is_null(frames["marker"])
+    for table, rows in ((FRAMES_TABLE, frames.filter(is_frame)),
+                        (MARKERS_TABLE, frames.filter(pc.invert(is_frame)))):
+        directory = os.path.join(out, table)
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.makedirs(directory)
+        pq.write_table(rows, os.path.join(directory, "part-00000.parquet"))
     notes = found.filter(pc.is_in(found["kind"], value_set=pa_array([stages.PROBLEM,
                                                                      stages.RANGE])))
     problems = _write_problems(out, inputs, problems, notes.to_pylist())
@@ -234,8 +239,20 @@ def pa_array(values):
     return pa.array(values)
 
 
+# The frames dataset: frames.parquet, one row per Kafka frame (what users read),
+# and markers.parquet, the gap and FIN markers that take part in pairing.
 FRAMES_TABLE = "frames.parquet"
+MARKERS_TABLE = "markers.parquet"
 PROBLEMS_FILE = "problems.json"
+
+
+def _frames_dataset(spark, directory: str):
+    """Frames and markers of a run's --out, for the checks."""
+    frames = spark.read.parquet(os.path.join(directory, FRAMES_TABLE))
+    markers = os.path.join(directory, MARKERS_TABLE)
+    if os.path.isdir(markers):
+        frames = frames.unionByName(spark.read.parquet(markers))
+    return frames
 
 
 def _stages():
@@ -276,8 +293,10 @@ def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = No
     flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
              .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
     found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
-    (found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
-     .write.mode("overwrite").parquet(os.path.join(out, FRAMES_TABLE)))
+    rows = found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
+    for table, which in ((FRAMES_TABLE, F.col("marker").isNull()),
+                         (MARKERS_TABLE, F.col("marker").isNotNull())):
+        rows.filter(which).write.mode("overwrite").parquet(os.path.join(out, table))
     notes = found.filter(F.col("kind").isin(stages.PROBLEM, stages.RANGE)).select(
         "kind", "file", "problem", *[f.name for f in stages.RANGE_FIELDS]).collect()
     units.unpersist()

@@ -246,9 +246,12 @@ def test_small_inputs_read_in_process_report_what_the_executors_report(synthetic
     assert summary["unreadable"] == first["unreadable"]
     assert {c: e["violations"] for c, e in summary["checks"].items()} == \
         {c: e["violations"] for c, e in first["checks"].items()}
-    for table in ("frames", "pairs", "violations"):
+    for table in ("frames", "markers", "pairs", "violations"):
         assert sorted(map(repr, parquet_rows(spark, out, table))) == \
             sorted(map(repr, parquet_rows(spark, synthetic["out"], table))), table
+    # frames.parquet holds frames only; the gap and FIN markers are apart
+    assert all(r["marker"] is None for r in parquet_rows(spark, out, "frames"))
+    assert {r["marker"] for r in parquet_rows(spark, out, "markers")} == {"gap", "close"}
     with open(out / conformance.PROBLEMS_FILE, encoding="utf-8") as fh:
         assert len(json.load(fh)["ranges"]) > 2
 
