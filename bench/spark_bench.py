@@ -47,6 +47,7 @@ there.  Exit code 0 when the report checked out, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -446,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processors", type=int, default=2)
     parser.add_argument("--segment-bytes", type=int, default=32 * 1024 * 1024)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--standalone", type=int, metavar="WORKERS",
+                        help="start a standalone master and this many workers (1 core, "
+                             "3g each) on loopback and run the job there (--master ignored)")
     parser.add_argument("--input", choices=("kncap", "pcap"), default="kncap",
                         help="write the conversation as kafka-net captures or as pcap files")
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
@@ -458,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     work = args.dir or tempfile.mkdtemp(prefix="kafka-net-spark-bench-")
+    stack = contextlib.ExitStack()
     captures, out = os.path.join(work, "captures"), os.path.join(work, "out")
     result: dict = {"master": args.master, "ok": False, "problems": []}
     try:
@@ -487,6 +492,15 @@ def main(argv: list[str] | None = None) -> int:
         from kafka_net.spark_jobs import conformance
         from kafka_net.spark_jobs import report as report_mod
         from kafka_net.spark_jobs.session import get_spark, ship_code
+        if args.standalone:
+            from kafka_net.spark_jobs.standalone import LoopbackCluster
+            t0 = time.perf_counter()
+            cluster = stack.enter_context(LoopbackCluster(
+                os.path.join(work, "cluster"), workers=args.standalone, cores=1, memory="3g"))
+            args.master = result["master"] = cluster.url
+            result["cluster_start_s"] = time.perf_counter() - t0
+            _say(f"standalone master and {args.standalone} workers up in "
+                 f"{result['cluster_start_s']:.1f} s at {cluster.url}")
         t0 = time.perf_counter()
         spark = get_spark(args.master)
         ship_code(spark)
@@ -535,11 +549,20 @@ def main(argv: list[str] | None = None) -> int:
                                           f"expected {want}")
         if report.get("unreadable"):
             result["problems"].append(f"unreadable: {report['unreadable'][:3]}")
+        if args.standalone:
+            result["standalone_workers"] = args.standalone
+            result["executors_launched"] = len(cluster.executor_dirs())
+            result["executor_failures"] = cluster.executor_failures()
+            if result["executors_launched"] != args.standalone or result["executor_failures"]:
+                result["problems"].append(
+                    f"executors launched {result['executors_launched']} for "
+                    f"{args.standalone} workers; failures: {result['executor_failures'][:3]}")
         result["ok"] = not result["problems"]
     except Exception as exc:  # reported, not a traceback in RESULTS.md
         result["problems"].append(f"{type(exc).__name__}: {exc}")
         _say(f"failed: {type(exc).__name__}: {exc}")
     finally:
+        stack.close()
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)
     if args.json_out:

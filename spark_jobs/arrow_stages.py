@@ -12,14 +12,19 @@ added there (and filled in by transforms' row dicts) flows through.
 
 Stages:
 
-* :func:`file_units` (``mapInArrow`` over Spark's ``binaryFile`` reader):
-  each file -> *unit* rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP
-  packets of pcap files (with their flow), problems.
+* :func:`range_units` (``mapInArrow`` over :data:`RANGE_INPUT_SCHEMA` rows, one
+  byte range of a local file each, read by the executor): each range -> *unit*
+  rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP packets of pcap files (with
+  their flow), problems, a split file's range counts.  :func:`file_units` does
+  the same over Spark's ``binaryFile`` rows (URIs: hdfs://, s3a://).
 * :func:`flow_frames` (``groupBy("flow").applyInArrow``): one flow's packets,
   from any number of files -> frame units (or a problem).
 * :func:`check_connection` (``groupBy("connection").applyInArrow``): one
   connection's frames -> one :data:`CHECKED_SCHEMA` row, whose array columns
   (pairs, violations, requests, states) Spark SQL explodes into tables.
+
+:func:`units_in_process` and :func:`checked_in_process` run the same
+functions in the driver's process, for small inputs.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import json
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType)
+    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType)
 
 from kafka_net.spark_jobs import transforms
 from kafka_net.spark_jobs.schemas import (
@@ -36,6 +41,20 @@ from kafka_net.spark_jobs.schemas import (
 FRAME = "frame"
 PACKET = "packet"
 PROBLEM = "problem"
+RANGE = "range"       # one range of a split file: its record counts
+
+# The first stage's input: one row per byte range of a capture file
+# (kafka_net.capture.capture_split), read by the executor that runs it.
+RANGE_INPUT_SCHEMA = StructType([
+    StructField("path", StringType()),
+    StructField("start", LongType()),
+    StructField("end", LongType()),       # -1: to the end of the file
+    StructField("resume", StringType()),  # pcap.Resume as JSON; null: the file's start
+    StructField("split", BooleanType()),  # one of several ranges of its file
+])
+
+RANGE_FIELDS = [StructField(name, LongType()) for name in
+                ("range_start", "range_records", "range_packets", "range_non_tcp")]
 
 # A TCP packet of a pcap file, as columns (kafka_net.capture.packet.Packet's fields).
 PACKET_FIELDS = [
@@ -56,7 +75,7 @@ PACKET_FIELDS = [
 # Frames use FRAME_SCHEMA's columns (timestamp_ns and file shared with packets).
 UNIT_SCHEMA = StructType(
     [StructField("kind", StringType())] + list(FRAME_SCHEMA.fields) + PACKET_FIELDS
-    + [StructField("problem", StringType())])
+    + [StructField("problem", StringType())] + RANGE_FIELDS)
 
 CHECKED_SCHEMA = StructType([
     StructField("connection", StringType()),
@@ -106,6 +125,71 @@ def file_units(batches):
                 yield pa.RecordBatch.from_pylist(rows[start:start + BATCH_ROWS], schema=schema)
 
 
+def range_units(batches):
+    """``mapInArrow`` function: range rows (:data:`RANGE_INPUT_SCHEMA`) -> unit
+    batches.  Each executor reads its own byte range of the file (a local path
+    every node can reach: a shared mount on a cluster)."""
+    schema = _arrow(UNIT_SCHEMA)
+    for batch in batches:
+        for row in batch.to_pylist():
+            path = transforms.local_path(row["path"])
+            try:
+                data = read_range(row["path"], row["start"], row["end"])
+            except OSError as exc:
+                yield _problem_batch(path, f"cannot be read ({exc.strerror or exc})", schema)
+                continue
+            resume = json.loads(row["resume"]) if row["resume"] else None
+            if not row["split"] and transforms.sniff(data) == "kncap":
+                # kafka-net's own captures straight to columns (most of a big input)
+                yield from _kncap_batches(path, data, schema)
+                continue
+            units = transforms.file_units(path, data, resume, row["start"], row["split"])
+            yield from _unit_batches(units, schema)
+
+
+def read_range(path: str, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of a local file (``end`` -1: to its end)."""
+    with open(transforms.local_path(path), "rb") as fh:
+        fh.seek(start)
+        return fh.read(-1 if end < 0 else end - start)
+
+
+def _problem_batch(path: str, problem: str, schema):
+    import pyarrow as pa
+    return pa.RecordBatch.from_pylist([{"kind": PROBLEM, "file": path, "problem": problem}],
+                                      schema=schema)
+
+
+def _unit_batches(units: list[tuple], schema):
+    """Packets column by column (most of a pcap's units); the rest as rows."""
+    import pyarrow as pa
+    packets = [u for u in units if u[0] == PACKET]
+    rows = [_unit_row(u) for u in units if u[0] != PACKET]
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    for start in range(0, len(packets), BATCH_ROWS):
+        yield _packet_batch(packets[start:start + BATCH_ROWS], schema)
+
+
+def _packet_batch(units: list[tuple], schema):
+    import pyarrow as pa
+    ps = [u[2][1] for u in units]
+    n = len(ps)
+    columns = {
+        "kind": [PACKET] * n, "flow": [repr(u[1]) for u in units],
+        "file": [u[2][0] for u in units], "timestamp_ns": [p.timestamp_ns for p in ps],
+        "packet_src_ip": [p.src_ip for p in ps], "packet_src_port": [p.src_port for p in ps],
+        "packet_dst_ip": [p.dst_ip for p in ps], "packet_dst_port": [p.dst_port for p in ps],
+        "packet_seq": [p.seq for p in ps], "packet_ack": [p.ack for p in ps],
+        "packet_flags": [p.flags for p in ps], "packet_payload": [p.payload for p in ps],
+        "packet_payload_len": [p.payload_len for p in ps],
+        "packet_record": [p.record for p in ps],
+    }
+    arrays = [pa.array(columns[f.name], type=f.type) if f.name in columns
+              else pa.nulls(n, type=f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def _kncap_batches(path: str, data: bytes, schema):
     import pyarrow as pa
     columns, problems = transforms.kncap_columns(path, data)
@@ -127,6 +211,8 @@ def _unit_row(unit: tuple) -> dict:
         return {"kind": FRAME, **unit[1]}
     if kind == PROBLEM:
         return {"kind": PROBLEM, "file": unit[1]["file"], "problem": unit[1]["problem"]}
+    if kind == RANGE:
+        return {"kind": RANGE, **unit[1]}
     flow, (path, p) = unit[1], unit[2]
     return {"kind": PACKET, "flow": repr(flow), "file": path, "timestamp_ns": p.timestamp_ns,
             "packet_src_ip": p.src_ip, "packet_src_port": p.src_port,
@@ -166,3 +252,46 @@ def check_connection(table):
         "pairs": result["pairs"], "violations": result["violations"],
         "requests": result["requests"], "states": result["states"],
     }], schema=_arrow(CHECKED_SCHEMA))
+
+
+# -- the same stages in this process, for small inputs ----------------------------------------
+
+def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
+    """The first two stages (:func:`range_units`, then :func:`flow_frames` per
+    flow) run here, on the driver, over range rows (:data:`RANGE_INPUT_SCHEMA`
+    tuples): the found units (frames, problems, range counts) as one table.
+    For small inputs, where starting Python workers and shuffling cost more
+    than the work: the functions are the executors' own."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    names = RANGE_INPUT_SCHEMA.fieldNames()
+    batch = pa.RecordBatch.from_pylist([dict(zip(names, r)) for r in ranges],
+                                       schema=_arrow(RANGE_INPUT_SCHEMA))
+    schema = _arrow(UNIT_SCHEMA)
+    units = pa.Table.from_batches(list(range_units([batch])), schema=schema)
+    is_packet = pc.equal(units["kind"], PACKET)
+    found = [units.filter(pc.invert(is_packet))]
+    apply = flow_frames(broker_ports)
+    found += [apply(group) for group in groups(units.filter(is_packet), "flow")]
+    return pa.concat_tables(found)
+
+
+def checked_in_process(frames):
+    """:func:`check_connection` per connection of a frames table, here: the
+    checked table (:data:`CHECKED_SCHEMA`)."""
+    import pyarrow as pa
+    parts = [check_connection(group) for group in groups(frames, "connection")]
+    return pa.concat_tables(parts) if parts else _arrow(CHECKED_SCHEMA).empty_table()
+
+
+def groups(table, key: str):
+    """A table's rows grouped by one column's value, each group a table."""
+    if table.num_rows == 0:
+        return
+    table = table.sort_by(key)
+    values = table.column(key).to_pylist()
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            yield table.slice(start, i - start)
+            start = i

@@ -9,6 +9,8 @@ CAPTURES are files or directories of kafka-net captures (``*.kncap``) and
 pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 
 * ``frames.parquet``      one row per Kafka frame (both sources), with its bytes
+* ``markers.parquet``     the gap and FIN markers placed among them (for the checks)
+* ``problems.json``       what could not be read, and each file range's record counts
 * ``pairs.parquet``       one row per request/response pair, with latency
 * ``violations.parquet``  one row per violation, at its connection and position
 * ``report.json``         schema-versioned summary (see spark_jobs/report.py)
@@ -16,14 +18,21 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``junit.xml``           one test case per check, for CI systems
 
 Stages, all columnar (Arrow batches in and out of Python, see
-:mod:`kafka_net.spark_jobs.arrow_stages`): read files (Spark's ``binaryFile`` reader)
--> units per file (``mapInArrow``: kafka-net frames, or TCP packets) ->
-packets grouped by flow across files and reassembled
-(``groupBy("flow").applyInArrow``) -> frames grouped by connection and
-paired (``groupBy("connection").applyInArrow``: one row per connection with
-array columns) -> tables exploded and aggregated in Spark SQL.  All the
-per-file, per-flow and per-connection logic lives in
-:mod:`kafka_net.spark_jobs.transforms`.
+:mod:`kafka_net.spark_jobs.arrow_stages`): plan byte ranges on the driver
+(pcap/pcapng files cut at record boundaries, any size, see
+:mod:`kafka_net.capture.capture_split`; kafka-net segments whole) -> each
+range read by an executor into units (``mapInArrow``: kafka-net frames, or
+TCP packets) -> packets grouped by flow across ranges and files and
+reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet`` and
+``markers.parquet``, the frames dataset -> read back, frames grouped by connection and paired
+(``groupBy("connection").applyInArrow``: one row per connection with array
+columns) -> tables exploded and aggregated in Spark SQL.  All the per-file,
+per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
+
+``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
+(its ``frames.parquet``, ``markers.parquet`` and ``problems.json``: the
+problems met reading, and each range's record counts) without reading the
+captures again.
 
 ``kafka-net conformance --compare A B`` compares two reports instead
 (spark_jobs/compare.py).
@@ -47,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -76,9 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         waivers = [Waiver.parse(text, CHECKS) for text in args.waive]
     except WaiverError as exc:
         parser.error(str(exc))      # exit 2, as for any bad usage
-    if not args.captures:
-        parser.error("give capture files or directories (or --compare A B)")
-    inputs = _expand(args.captures)
+    if bool(args.captures) == bool(args.frames_from):
+        parser.error("give CAPTURES or --frames-from DIR (one of them)")
+    inputs = _expand(args.captures) if args.captures else [args.frames_from]
+    if args.frames_from and not os.path.isdir(os.path.join(args.frames_from, FRAMES_TABLE)):
+        print(f"conformance: {args.frames_from} holds no {FRAMES_TABLE} (a conformance "
+              f"run's --out)", file=sys.stderr)
+        return EXIT_USAGE
     if not inputs:
         print("conformance: no capture files found in " + ", ".join(args.captures),
               file=sys.stderr)
@@ -93,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     ship_code(spark)
-    _stage("reading", len(inputs), "file(s)")
-    summary = run(spark, inputs, args.out, set(args.broker_port or []) or None)
+    _stage("reading", len(inputs), "file(s)" if not args.frames_from else "frames dataset")
+    summary = run(spark, inputs, args.out, set(args.broker_port or []) or None,
+                  args.split_mb and args.split_mb << 20, args.frames_from,
+                  int(args.in_process_below_mb * (1 << 20)))
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
     report_mod.attribute_findings(summary, args.subject, waivers)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
@@ -119,6 +135,17 @@ def _parser() -> argparse.ArgumentParser:
                "The verdict line goes to stdout, stage lines to stderr.")
     p.add_argument("captures", nargs="*", help="capture files or directories")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--frames-from", metavar="DIR",
+                   help="check the frames an earlier run wrote to DIR (its --out: "
+                        "frames.parquet, problems.json) instead of reading captures")
+    p.add_argument("--split-mb", type=int, metavar="MIB",
+                   help="cut pcap/pcapng files into byte ranges of about this size, one "
+                        "task each (default: 4-64 MiB, about four ranges per executor slot)")
+    p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
+                   default=SMALL_INPUT_BYTES / (1 << 20),
+                   help="inputs up to this size are read and checked in this process "
+                        "(no Python workers, no shuffle: a small capture's report in "
+                        "seconds); default %(default)g, 0: always on the executors")
     p.add_argument("--master", default=None,
                    help="Spark master (default: spark-submit's, else local[2])")
     p.add_argument("--broker-port", type=int, action="append",
@@ -168,38 +195,233 @@ def _stage(*words) -> None:
     print("conformance:", *words, file=sys.stderr, flush=True)
 
 
-def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None) -> dict:
-    """The whole job; returns the summary dict that report.py renders."""
-    from pyspark.sql import functions as F
-    from kafka_net.spark_jobs import arrow_stages as stages
-    readable, problems = _readable(inputs)
-    # Executors read the files themselves (Spark's binaryFile reader), so the
-    # same code works on a cluster with paths every node can reach (HDFS, S3, a
-    # shared mount).  Every stage takes and returns Arrow batches.
-    files = spark.read.format("binaryFile").load(readable) if readable else \
-        spark.createDataFrame([], "path string, content binary")
-    # Cached, both: each file is decoded once and each flow reassembled once,
-    # though the problems, the frames table and the pairing all read them.
-    units = (files.select("path", "content")
-             .mapInArrow(stages.file_units, stages.UNIT_SCHEMA).cache())
-    flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
-             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
-    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
-    problems += [{"file": r.file, "problem": r.problem}
-                 for r in found.filter(F.col("kind") == stages.PROBLEM)
-                 .select("file", "problem").collect()]
-    frames = found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
-    _stage("checking connections")
-    checked = (frames.groupBy("connection")
-               .applyInArrow(stages.check_connection, stages.CHECKED_SCHEMA).cache())
-    tables = _write_tables(frames, checked, out)
-    units.unpersist()
-    flows.unpersist()
-    summary = _summarise(tables, checked)
+def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None,
+        split_bytes: int | None = None, frames_from: str | None = None,
+        small_input_bytes: int | None = None) -> dict:
+    """The whole job; returns the summary dict that report.py renders.
+
+    ``frames_from``: a directory an earlier run wrote (its ``frames.parquet``
+    and ``problems.json``): the captures are not read again, only checked.
+    Inputs up to ``small_input_bytes`` (default :data:`SMALL_INPUT_BYTES`) are
+    read and checked in this process, with the executors' functions."""
+    os.makedirs(out, exist_ok=True)
+    limit = SMALL_INPUT_BYTES if small_input_bytes is None else small_input_bytes
+    small = frames_from is None and _is_small(inputs, limit)
+    checked_here = None
+    if small:
+        problems, checked_here = _parse_and_check_here(inputs, out, broker_ports)
+        checked = spark.createDataFrame(checked_here)
+    else:
+        if frames_from is None:
+            problems = parse(spark, inputs, out, broker_ports, split_bytes)
+        else:
+            problems = _earlier_problems(frames_from)
+        # Checked from the Parquet frames dataset: the parsing's lineage and caches
+        # are gone by now, and a second analysis (--frames-from) starts here.
+        frames = _frames_dataset(spark, frames_from or out)
+        _stage("checking connections")
+        checked = (frames.groupBy("connection")
+                   .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
+                   .cache())
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    if small:   # a few thousand rows: one task per aggregation, not eight
+        spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        tables = _write_tables(checked, out, checked_here)
+        summary = _summarise(tables, checked)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
     checked.unpersist()
     return summary
+
+
+# Inputs up to this size (all local files) are read and checked in the driver's
+# Python, with the executors' own functions (arrow_stages.units_in_process): no
+# Python workers to start, no shuffle; Spark still writes the tables and the
+# report's aggregates.  About 16,000 frames; under 1,000 is the common CI case.
+SMALL_INPUT_BYTES = 4 << 20
+
+
+def _is_small(inputs: list[str], limit: int) -> bool:
+    local = [p for p in inputs if "://" not in p]
+    return len(local) == len(inputs) and \
+        sum(os.path.getsize(p) for p in local if os.access(p, os.R_OK)) <= limit
+
+
+def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
+    """The small-input path: see :data:`SMALL_INPUT_BYTES`."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    stages = _stages()
+    readable, problems = _readable(inputs)
+    found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
+    frames = found.filter(pc.equal(found["kind"], stages.FRAME)).select(stages.FRAME_COLUMNS)
+    is_frame = pc.is_null(frames["marker"])
+    for table, rows in ((FRAMES_TABLE, frames.filter(is_frame)),
+                        (MARKERS_TABLE, frames.filter(pc.invert(is_frame)))):
+        directory = os.path.join(out, table)
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.makedirs(directory)
+        pq.write_table(rows, os.path.join(directory, "part-00000.parquet"))
+    notes = found.filter(pc.is_in(found["kind"], value_set=pa_array([stages.PROBLEM,
+                                                                     stages.RANGE])))
+    problems = _write_problems(out, inputs, problems, notes.to_pylist())
+    _stage("checking connections")
+    return problems, stages.checked_in_process(frames)
+
+
+def pa_array(values):
+    import pyarrow as pa
+    return pa.array(values)
+
+
+# The frames dataset: frames.parquet, one row per Kafka frame (what users read),
+# and markers.parquet, the gap and FIN markers that take part in pairing.
+FRAMES_TABLE = "frames.parquet"
+MARKERS_TABLE = "markers.parquet"
+PROBLEMS_FILE = "problems.json"
+
+
+def _frames_dataset(spark, directory: str):
+    """Frames and markers of a run's --out, for the checks."""
+    frames = spark.read.parquet(os.path.join(directory, FRAMES_TABLE))
+    markers = os.path.join(directory, MARKERS_TABLE)
+    if os.path.isdir(markers):
+        frames = frames.unionByName(spark.read.parquet(markers))
+    return frames
+
+
+def _stages():
+    from kafka_net.spark_jobs import arrow_stages
+    return arrow_stages
+
+
+def parse(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None,
+          split_bytes: int | None = None) -> list[dict]:
+    """Captures -> ``out/frames.parquet`` (one row per frame or marker, every
+    connection); returns the problems met (also written to ``out/problems.json``).
+
+    Each file is cut into byte ranges at record boundaries
+    (:func:`plan_inputs`), one task each, read by the executors themselves; TCP
+    packets are shuffled by flow and reassembled there."""
+    from pyspark.sql import functions as F
+    stages = _stages()
+    readable, problems = _readable(inputs)
+    local = [p for p in readable if "://" not in p]
+    split = split_bytes or _split_bytes(spark, local)
+    ranges = plan_inputs(local, split)
+    sc = spark.sparkContext
+    rows = sc.parallelize(ranges, _tasks(ranges, split, sc.defaultParallelism)) \
+        if ranges else sc.emptyRDD()
+    units = spark.createDataFrame(rows, stages.RANGE_INPUT_SCHEMA).mapInArrow(
+        stages.range_units, stages.UNIT_SCHEMA)
+    uris = [p for p in readable if "://" in p]
+    if uris:
+        # hdfs://, s3a:// ... (files or folders): Spark's Hadoop file systems read
+        # them, whole (binaryFile: files under 2 GiB); local paths are cut above.
+        units = units.unionByName(
+            spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+            .load(uris).select("path", "content")
+            .mapInArrow(stages.file_units, stages.UNIT_SCHEMA))
+    # Cached, both: each range is decoded once and each flow reassembled once,
+    # though the problems and the frames table read them.
+    units = units.cache()
+    flows = (units.filter(F.col("kind") == stages.PACKET).groupBy("flow")
+             .applyInArrow(stages.flow_frames(broker_ports), stages.UNIT_SCHEMA).cache())
+    found = units.filter(F.col("kind") != stages.PACKET).unionByName(flows)
+    rows = found.filter(F.col("kind") == stages.FRAME).select(*stages.FRAME_COLUMNS)
+    for table, which in ((FRAMES_TABLE, F.col("marker").isNull()),
+                         (MARKERS_TABLE, F.col("marker").isNotNull())):
+        rows.filter(which).write.mode("overwrite").parquet(os.path.join(out, table))
+    notes = found.filter(F.col("kind").isin(stages.PROBLEM, stages.RANGE)).select(
+        "kind", "file", "problem", *[f.name for f in stages.RANGE_FIELDS]).collect()
+    units.unpersist()
+    flows.unpersist()
+    return _write_problems(out, inputs, problems, [r.asDict() for r in notes])
+
+
+def _write_problems(out: str, inputs: list[str], problems: list[dict],
+                    notes: list[dict]) -> list[dict]:
+    """The problems met before reading, plus problem and range-count rows ->
+    all the problems (returned) and problems.json."""
+    stages = _stages()
+    problems = problems + [{"file": r["file"], "problem": r["problem"]} for r in notes
+                           if r["kind"] == stages.PROBLEM]
+    ranges = sorted(({"file": r["file"], "start": r["range_start"],
+                      "records": r["range_records"], "packets": r["range_packets"],
+                      "non_tcp": r["range_non_tcp"]}
+                     for r in notes if r["kind"] == stages.RANGE),
+                    key=lambda r: (r["file"], r["start"]))
+    problems += _no_packets(ranges)
+    with open(os.path.join(out, PROBLEMS_FILE), "w", encoding="utf-8") as fh:
+        json.dump({"inputs": inputs, "problems": problems, "ranges": ranges}, fh, indent=1)
+    return problems
+
+
+def _no_packets(ranges: list[dict]) -> list[dict]:
+    """A split file none of whose ranges held a TCP packet, said once for the file."""
+    packets: dict[str, int] = {}
+    for r in ranges:
+        packets[r["file"]] = packets.get(r["file"], 0) + (r["packets"] or 0)
+    return [{"file": f, "problem": "no TCP packets"} for f, n in sorted(packets.items()) if not n]
+
+
+def _earlier_problems(frames_from: str) -> list[dict]:
+    path = os.path.join(frames_from, PROBLEMS_FILE)
+    if not os.path.exists(os.path.join(frames_from, FRAMES_TABLE)):
+        raise FileNotFoundError(f"{frames_from} holds no {FRAMES_TABLE} (written by a "
+                                f"conformance run's --out)")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)["problems"]
+
+
+def _split_bytes(spark, paths: list[str]) -> int:
+    """Ranges of 4-64 MiB, about four per executor slot: slots stay busy while
+    the last ranges finish, and no task holds more than 64 MiB of capture."""
+    from kafka_net.capture.capture_split import DEFAULT_SPLIT_BYTES
+    total = sum(os.path.getsize(p) for p in paths if "://" not in p)
+    slots = max(1, spark.sparkContext.defaultParallelism)
+    return max(4 << 20, min(DEFAULT_SPLIT_BYTES, total // (4 * slots) + 1))
+
+
+def _tasks(ranges: list[tuple], split_bytes: int, slots: int) -> int:
+    """Tasks for the range stage: every range its own when they are few or big;
+    many small files (a long capture's segments) packed about half a range's
+    size to a task, so that ten thousand of them are not ten thousand tasks."""
+    total = sum((end if end >= 0 else os.path.getsize(path)) - start
+                for path, start, end, _, _ in ranges)
+    wanted = max(4 * slots, -(-total // max(1, split_bytes // 2)))
+    return max(1, min(len(ranges), wanted))
+
+
+def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
+    """One (path, start, end, resume JSON, split) row per byte range of local
+    files (a shared mount on a cluster): pcap/pcapng files larger than
+    ``split_bytes`` are cut at record boundaries
+    (:func:`kafka_net.capture.capture_split.plan_ranges`, which reads their
+    record headers once here); other files are one range each, read whole."""
+    import mmap
+    from kafka_net.capture.capture_split import plan_ranges
+    from kafka_net.capture.pcap import sniff_format
+    rows = []
+    for path in paths:
+        if "://" in path or os.path.getsize(path) <= split_bytes:
+            rows.append((path, 0, -1, None, False))
+            continue
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            ranges = plan_ranges(mm, split_bytes) \
+                if sniff_format(mm[:12]) in ("pcap", "pcapng") else []
+        if len(ranges) < 2:
+            rows.append((path, 0, -1, None, False))
+            continue
+        rows += [(path, r.start, r.end, r.resume and json.dumps(r.resume.to_json()), True)
+                 for r in ranges]
+    return rows
 
 
 def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
@@ -219,23 +441,38 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
     return readable, problems
 
 
-def _write_tables(frames, checked, out: str) -> dict:
+def _write_tables(checked, out: str, checked_here=None) -> dict:
     """The Parquet tables; pairs, violations, requests and states are the
-    checked rows' array columns, exploded by Spark SQL."""
+    checked rows' array columns, exploded by Spark SQL.  ``checked_here``: the
+    same rows as an Arrow table in this process (a small input), whose tables
+    pyarrow writes at once instead of two Spark jobs."""
     from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
 
     def exploded(column: str):
         return checked.select(F.explode(column).alias("row")).select("row.*")
 
-    tables = {"frames": frames, **{name: exploded(name) for name in
-                                   ("pairs", "violations", "requests", "states")}}
-    # frames.parquet: frames only (gap and FIN markers take part in pairing, and
-    # their effects are in the other tables).
-    written = {**tables, "frames": frames.filter(F.col("marker").isNull())}
-    for name in ("frames", "pairs", "violations"):
-        written[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
+    tables = {name: exploded(name) for name in ("pairs", "violations", "requests", "states")}
+    for name in ("pairs", "violations"):
+        path = os.path.join(out, f"{name}.parquet")
+        if checked_here is None:
+            tables[name].write.mode("overwrite").parquet(path)
+        else:
+            _write_here(checked_here, name, path)
     return tables
+
+
+def _write_here(checked, column: str, path: str) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    rows = pc.list_flatten(checked[column])
+    table = pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
+                                       pa.array([], type=rows.type))
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    os.makedirs(path)
+    pq.write_table(table, os.path.join(path, "part-00000.parquet"))
 
 
 def _summarise(tables: dict, checked) -> dict:

@@ -52,14 +52,9 @@ def check_runtime() -> None:
 
 
 def get_spark(master: str | None = None, quiet: bool = True):
-    """The session, local unless a master is given or spark-submit runs the job.
-
-    The JVM compiles with its quick JIT tier only (``-XX:TieredStopAtLevel=1``):
-    the job's JVM time is mostly the optimising compiler working on code that
-    runs for seconds to a minute.  JVM CPU seconds with and without
-    (bench/RESULTS.md, Spark): 800 frames 12 / 21, 200,000 frames 18 / 30,
-    1,000,000 frames 45 / 50-52.  No effect when the JVM already runs
-    (spark-submit: pass ``--driver-java-options`` there)."""
+    """The session, local unless a master is given or spark-submit runs the job,
+    with :func:`settings` (the driver's JVM options have no effect when the JVM
+    already runs: under spark-submit pass ``--driver-java-options`` there)."""
     # Executors must run the same Python as the driver (the project's venv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -69,20 +64,8 @@ def get_spark(master: str | None = None, quiet: bool = True):
         os.environ.get("SPARK_ENV_LOADED")
     if master or not under_submit:
         builder = builder.master(master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]"))
-    builder = (builder.config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false" if quiet else "true")
-               .config("spark.sql.shuffle.partitions", "8")
-               # Capture files are read whole (one binaryFile row each): small
-               # partitions give each executor slot its own files to decode.
-               .config("spark.sql.files.maxPartitionBytes", "16m")
-               # Local mode runs the executors in the driver's JVM: each task holds
-               # whole capture files (up to capture.segment.bytes) and their Arrow
-               # copies; Spark's 1g default ran out with 4 task slots on 32 MiB files.
-               .config("spark.driver.memory", os.environ.get("KAFKA_NET_SPARK_DRIVER_MEMORY",
-                                                             "3g"))
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1"))
-    builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    for key, value in settings(quiet).items():
+        builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:   # the JVM did not start (PySparkRuntimeError and kin)
@@ -92,6 +75,47 @@ def get_spark(master: str | None = None, quiet: bool = True):
                              f"(17 or later): {GET_JAVA}") from exc
     spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
     return spark
+
+
+def settings(quiet: bool = True) -> dict[str, str]:
+    """The job's Spark settings, for local mode and a cluster alike.
+
+    * Memory.  Local mode runs the executors in the driver's JVM
+      (``spark.driver.memory``, 3g: Spark's 1g ran out with four task slots on
+      32 MiB files); on a cluster each executor has its own
+      (``spark.executor.memory``, 2g: a standalone executor at Spark's 1g default
+      died of OutOfMemoryError, five times in one 1,000,000-frame run).  A task
+      holds one byte range of at most 64 MiB (the files are cut,
+      kafka_net.capture.capture_split) and its Arrow batches; the Python workers'
+      memory is outside these heaps.  ``KAFKA_NET_SPARK_DRIVER_MEMORY`` and
+      ``KAFKA_NET_SPARK_EXECUTOR_MEMORY`` override them.
+    * Arrow batches of 2,000 rows into the grouped stages
+      (``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000 by default): a
+      row holds a whole frame (up to capture.max.frame.bytes) or TCP segment, so
+      a batch stays tens of MiB, not hundreds.
+    * Shuffle partitions (flows, connections): ``KAFKA_NET_SPARK_SHUFFLE_PARTITIONS``,
+      8 by default: a few per executor slot of a small cluster, and few enough that
+      a small input does not pay for hundreds of empty tasks.
+    * The JVM compiles with its quick JIT tier only (``-XX:TieredStopAtLevel=1``):
+      the job's JVM time is mostly the optimising compiler working on code that
+      runs for seconds to a minute.  JVM CPU seconds with and without
+      (bench/RESULTS.md, Spark): 800 frames 12 / 21, 200,000 frames 18 / 30,
+      1,000,000 frames 45 / 50-52.  Executors of a cluster get the same.
+    """
+    env = os.environ.get
+    quick_jit = "-XX:TieredStopAtLevel=1"
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false" if quiet else "true",
+        "spark.sql.shuffle.partitions": env("KAFKA_NET_SPARK_SHUFFLE_PARTITIONS", "8"),
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
+        "spark.driver.memory": env("KAFKA_NET_SPARK_DRIVER_MEMORY", "3g"),
+        "spark.executor.memory": env("KAFKA_NET_SPARK_EXECUTOR_MEMORY", "2g"),
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.extraJavaOptions": quick_jit,
+        "spark.executor.extraJavaOptions": quick_jit,
+    }
 
 
 _shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it

@@ -29,7 +29,7 @@ from kafka_net.capture import reader
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
-from kafka_net.protocol.headers import peek_client_id, peek_request_header
+from kafka_net.protocol.headers import peek_frame_header
 
 # Once per API key, not per pair and request (an enum lookup and a join each time).
 api_name = functools.lru_cache(maxsize=None)(_api_name)
@@ -55,9 +55,17 @@ def local_path(path: str) -> str:
     return path[len("file:"):] if path.startswith("file:") else path
 
 
-def file_units(path: str, data: bytes) -> list[tuple]:
-    """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples."""
+def file_units(path: str, data: bytes, resume: dict | None = None,
+               base: int = 0, split: bool = False) -> list[tuple]:
+    """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples.
+
+    ``data``: a whole file, or a pcap/pcapng range (:mod:`kafka_net.capture.capture_split`)
+    starting at file offset ``base`` where a reader stood in ``resume``'s state
+    (None: the file's start); ``split``: one of several ranges, which then adds a
+    ("range", counts) unit (the job adds them up per file)."""
     path = local_path(path)
+    if split:
+        return _pcap_units(path, data, resume, base, split)
     kind = sniff(data)
     if kind == "kncap":
         return _kncap_units(path, data)
@@ -109,11 +117,16 @@ def kncap_columns(path: str, data: bytes) -> tuple[dict[str, list], list[dict]]:
     return columns, problems
 
 
-def _pcap_units(path: str, data: bytes) -> list[tuple]:
-    from kafka_net.capture.pcap import read_packets
-    packets, problems = read_packets(data)
+def _pcap_units(path: str, data: bytes, resume: dict | None = None,
+                base: int = 0, split: bool = False) -> list[tuple]:
+    from kafka_net.capture.pcap import Resume, read_capture
+    read = read_capture(data, resume and Resume.from_json(resume), base)
+    packets, problems = read.packets, read.problems
     units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in problems]
-    if not packets and not problems:
+    if split:
+        units.append(("range", {"file": path, "range_start": base, "range_records": read.records,
+                                "range_packets": len(packets), "range_non_tcp": read.non_tcp}))
+    elif not packets and not problems:
         units.append(("problem", {"file": path, "problem": "no TCP packets"}))
     for packet in packets:
         a = (str(packet.src_ip), packet.src_port)
@@ -125,23 +138,18 @@ def _pcap_units(path: str, data: bytes) -> list[tuple]:
 def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[tuple]:
     """Reassemble one flow's (path, packet) pairs, from any number of files, into
     ("frame", row) units, or a ("problem", row) for a connection that yields no
-    Kafka frame (not Kafka, or nothing captured), so it is not silently lost."""
-    from kafka_net.capture.tcp import reassemble
+    Kafka frame (:func:`kafka_net.capture.reader.packet_connections`, as
+    ``kafka-net decode`` reads a file)."""
     paths = sorted({path for path, _ in packets})
     files = ", ".join(paths)
     if len(paths) == 1:
-        ordered = sorted((p for _, p in packets), key=lambda p: p.timestamp_ns)
+        flow = [p for _, p in packets]
     else:   # packets keep their file, for the report's frame numbers
-        ordered = sorted((replace(p, file=path) for path, p in packets),
-                         key=lambda p: p.timestamp_ns)
-    units: list[tuple] = []
-    for conn in reassemble(ordered, broker_ports):
-        if not any(f.marker is None for f in conn.frames):
-            if conn.bytes or conn.gaps:   # a handshake alone: nothing to check, nothing wrong
-                why = "; ".join(conn.notes) or "no Kafka frames"
-                units.append(("problem", {"file": files,
-                                          "problem": f"connection {conn.id}: {why}"}))
-            continue
+        flow = [replace(p, file=path) for path, p in packets]
+    connections, problems = reader.packet_connections(flow, broker_ports,
+                                                      paths[0] if paths else "")
+    units: list[tuple] = [("problem", {"file": files, "problem": p}) for p in problems]
+    for conn in connections:
         for frame in conn.frames:
             units.append(("frame", _pcap_frame_row(conn.id, frame, paths[0])))
     return units
@@ -149,13 +157,9 @@ def frames_of_flow(packets: list, broker_ports: set[int] | None = None) -> list[
 
 def _pcap_frame_row(connection: str, frame: Frame, path: str) -> dict:
     api_key = api_version = corr = client_id = None
-    if frame.marker is not None:
-        pass
-    elif frame.direction == REQUEST and len(frame.frame) >= 8:
-        api_key, api_version, corr = peek_request_header(frame.frame)
-        client_id = peek_client_id(frame.frame)
-    elif len(frame.frame) >= 4:
-        corr = int.from_bytes(frame.frame[:4], "big", signed=True)
+    if frame.marker is None:
+        api_key, api_version, corr, client_id = peek_frame_header(
+            frame.frame, frame.direction == REQUEST)
     gap = frame.gap or (None, None)
     return {"source": "pcap", "file": frame.file or path, "connection": connection,
             "order_key": (0, 0, frame.position), "direction": frame.direction,

@@ -28,7 +28,8 @@ from kafka_net.capture.reader import CapturedConnection, read_capture_file
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import (
-    decode_response_header, peek_request_header, read_request_header, response_header_version)
+    decode_response_header, peek_request_header, peek_response_correlation_id,
+    read_request_header, response_header_version)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.otlp import (
     OtlpDecodeError, TelemetryTooLargeError, attribute_text, decode_metrics_data,
@@ -91,10 +92,10 @@ def _items(conn: CapturedConnection) -> list[_Item]:
         api[p.response_position] = (p.api_key, p.api_version, p.client_id)
     requests = RequestIndex(report)
     for f in conn.frames:   # responses not paired (duplicates, early ones): by their id
-        if f.marker is None and f.direction != REQUEST and f.position not in api \
-                and len(f.frame) >= 4:
-            req = requests.for_response(int.from_bytes(f.frame[:4], "big", signed=True),
-                                        f.position)
+        corr = peek_response_correlation_id(f.frame) \
+            if f.marker is None and f.direction != REQUEST and f.position not in api else None
+        if corr is not None:
+            req = requests.for_response(corr, f.position)
             if req is not None:
                 api[f.position] = (req.api_key, req.api_version, req.client_id)
     violations: dict[int, list] = {}
@@ -165,11 +166,11 @@ def _kafka(f: Frame, api) -> Iterator[str]:
         key, version, corr = peek_request_header(f.frame)
         yield from _request(f, key, version, corr)
         return
-    if len(f.frame) < 4:
+    corr = peek_response_correlation_id(f.frame)
+    if corr is None:
         yield "Kafka: too short for a response header"
         yield from _hex(pdu(f))
         return
-    corr = int.from_bytes(f.frame[:4], "big", signed=True)
     if api is None:
         yield f"Kafka: response, correlation id {corr} (no request to tie it to: body not " \
               f"decoded)"

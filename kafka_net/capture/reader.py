@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.model import Frame
+from kafka_net.capture.packet import Packet
 from kafka_net.capture.pcap import read_packets, sniff_format
 
 
@@ -60,18 +61,32 @@ def _kncap(data: bytes, path: str) -> CaptureFile:
 
 
 def _pcap(kind: str, data: bytes, path: str, broker_ports: set[int] | None) -> CaptureFile:
-    from kafka_net.capture.tcp import reassemble
     packets, problems = read_packets(data)
     out = CaptureFile(kind, problems=list(problems))
-    for conn in reassemble(sorted(packets, key=lambda p: p.timestamp_ns), broker_ports):
-        if not any(f.marker is None for f in conn.frames):
-            if conn.bytes or conn.gaps:
-                out.problems.append(f"connection {conn.id}: "
-                                    + ("; ".join(conn.notes) or "no Kafka frames"))
-            continue
-        frames = [replace(f, file=path) for f in conn.frames]
-        out.connections.append(CapturedConnection(conn.id, frames, list(conn.notes)))
+    connections, more = packet_connections(packets, broker_ports, path)
+    out.connections, out.problems = connections, out.problems + more
     return out
 
 
-__all__ = ["CaptureFile", "CapturedConnection", "read_capture_file", "sniff"]
+def packet_connections(packets: list[Packet], broker_ports: set[int] | None = None,
+                       path: str = "") -> tuple[list[CapturedConnection], list[str]]:
+    """TCP packets (one file's, or one flow's from any number of files: a packet
+    whose ``file`` is set keeps it) -> the connections holding Kafka frames, in
+    the frame model, and a problem for each connection with bytes but no frame
+    (not Kafka, or nothing captured: never silently lost; a handshake alone is
+    neither).  The conformance job's flow stage and this reader share it."""
+    from kafka_net.capture.tcp import reassemble
+    out, problems = [], []
+    for conn in reassemble(sorted(packets, key=lambda p: p.timestamp_ns), broker_ports):
+        if not any(f.marker is None for f in conn.frames):
+            if conn.bytes or conn.gaps:
+                problems.append(f"connection {conn.id}: "
+                                + ("; ".join(conn.notes) or "no Kafka frames"))
+            continue
+        frames = [f if f.file else replace(f, file=path) for f in conn.frames]
+        out.append(CapturedConnection(conn.id, frames, list(conn.notes)))
+    return out, problems
+
+
+__all__ = ["CaptureFile", "CapturedConnection", "packet_connections", "read_capture_file",
+           "sniff"]

@@ -48,8 +48,9 @@ from operator import attrgetter
 from kafka_net.capture.model import CLOSE, GAP, REQUEST, RESPONSE, Frame
 from kafka_net.capture.packet import ACK, FIN, RST, SYN, Packet
 from kafka_net.capture.tcp_frames import (
-    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request, request_correlation_id)
-from kafka_net.protocol.headers import peek_request_header
+    I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request, request_correlation_id,
+    response_correlation_id)
+from kafka_net.protocol.headers import peek_request_header, peek_response_correlation_id
 from kafka_net.capture.tcp_stream import FlowStats
 
 __all__ = ["Connection", "FlowStats", "MAX_FRAME_SIZE", "SYNC_TRIES", "reassemble",
@@ -264,9 +265,9 @@ def _drop_requests_before_first_answer(req: "Flow", resp: "Flow", conn: Connecti
     """Mid-stream response sync: requests before the one the first framed response
     answers had their responses in bytes that were skipped."""
     first = next((f.payload for f in resp.frames if f.marker is None), b"")
-    if len(first) < 4:
+    corr = peek_response_correlation_id(first)
+    if corr is None:
         return
-    corr = I32.unpack_from(first, 0)[0]
     for i, f in enumerate(req.frames):
         if len(f.payload) >= 8 and peek_request_header(f.payload)[2] == corr:
             if i:
@@ -315,6 +316,6 @@ def _request_score(sent: list[bytes], received: list[bytes]) -> int:
         return 0
     return sum(1 for h in received
                if 4 <= I32.unpack_from(h, 0)[0] <= MAX_FRAME_SIZE
-               and I32.unpack_from(h, 4)[0] in ids)
+               and response_correlation_id(h) in ids)
 
 

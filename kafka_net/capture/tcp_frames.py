@@ -53,7 +53,7 @@ from kafka_net.capture.model import GAP, REQUEST, RESPONSE
 from kafka_net.capture.tcp_stream import ByteStream
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.headers import (
-    client_id_length, decode_request_header, peek_request_header)
+    client_id_length, decode_request_header, peek_request_header, peek_response_correlation_id)
 from kafka_net.protocol.messages import MESSAGES
 
 MAX_FRAME_SIZE = 100 * 1024 * 1024      # socket.request.max.bytes' default
@@ -82,6 +82,11 @@ def plausible_request(head: bytes) -> bool:
 def request_correlation_id(head: bytes) -> int:
     """The correlation id of a request starting with its size prefix."""
     return peek_request_header(head[4:12])[2]
+
+
+def response_correlation_id(head: bytes) -> int | None:
+    """The correlation id of a response starting with its size prefix."""
+    return peek_response_correlation_id(head[4:8])
 
 
 class Framed(NamedTuple):
@@ -133,7 +138,7 @@ class Flow(ByteStream):
             if not self._header_complete(self._known(pos + 4, min(size, 4096)), REQUEST):
                 return False
         elif not 4 <= size <= MAX_FRAME_SIZE or (
-                match is not None and I32.unpack_from(head, 4)[0] not in match):
+                match is not None and response_correlation_id(head) not in match):
             return False
         nxt = self._known(pos + 4 + size, 16)
         if direction == REQUEST and len(nxt) >= 8:
@@ -156,7 +161,7 @@ class Flow(ByteStream):
         for start in self.seg_starts[:SYNC_TRIES]:
             head = self._known(start, 8)
             if len(head) == 8 and 4 <= I32.unpack_from(head, 0)[0] <= MAX_FRAME_SIZE:
-                ids.add(I32.unpack_from(head, 4)[0])
+                ids.add(response_correlation_id(head))
         return ids
 
     def _header_complete(self, payload: bytes, direction: int) -> bool:

@@ -84,6 +84,42 @@ def peek_client_id(frame: bytes) -> str | None:
     return bytes(frame[10:10 + n]).decode("utf-8", "replace")
 
 
+class PeekedHeader(NamedTuple):
+    """What :func:`peek_frame_header` could read; None where the bytes are not there."""
+
+    api_key: int | None
+    api_version: int | None
+    correlation_id: int | None
+    client_id: str | None
+
+
+_NOTHING = PeekedHeader(None, None, None, None)
+
+
+def peek_frame_header(frame: bytes, is_request: bool) -> PeekedHeader:
+    """The header fields of a captured frame, leniently: never raises.
+
+    A request: api key, version, correlation id (its first eight bytes, in
+    every header version) and the client id (v1+ headers, when readable).  A
+    response: its correlation id (its first four bytes, in every header
+    version); the API is its request's.  The one place capture tools read
+    these fields from frame bytes (pcap rows, ``kafka-net decode``, test
+    builders); the broker parses its requests strictly instead."""
+    if is_request:
+        if len(frame) < HEADER_PEEK.size:
+            return _NOTHING
+        key, version, corr = HEADER_PEEK.unpack_from(frame, 0)
+        return PeekedHeader(key, version, corr, peek_client_id(frame))
+    if len(frame) < _INT32.size:
+        return _NOTHING
+    return PeekedHeader(None, None, _INT32.unpack_from(frame, 0)[0], None)
+
+
+def peek_response_correlation_id(frame: bytes) -> int | None:
+    """A response frame's correlation id (its first four bytes), None if cut shorter."""
+    return _INT32.unpack_from(frame, 0)[0] if len(frame) >= _INT32.size else None
+
+
 def request_header_version(api_key: int, api_version: int, flexible: Versions) -> int:
     if api_key == _CONTROLLED_SHUTDOWN and api_version == 0:
         return 0

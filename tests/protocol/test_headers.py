@@ -188,3 +188,21 @@ def test_peek_client_id_reads_a_v1_header_and_is_lenient():
     assert peek_client_id(header[:12]) is None                            # cut short
     assert peek_client_id(b"\x00" * 9) is None
     assert peek_client_id(struct.pack(">hhih", 18, 3, 7, 2) + b"\xff\xfe") == "\ufffd\ufffd"
+
+
+# -- the lenient peek of captured frames (capture tools, the conformance job) ------------
+
+def test_peek_frame_header_reads_what_is_there_and_never_raises():
+    from kafka_net.protocol.headers import (
+        PeekedHeader, peek_frame_header, peek_response_correlation_id)
+    request = struct.pack(">hhih", 3, 12, 77, 4) + b"abcd" + b"body"
+    assert peek_frame_header(request, True) == PeekedHeader(3, 12, 77, "abcd")
+    assert peek_frame_header(request[:9], True) == PeekedHeader(3, 12, 77, None)  # id cut
+    assert peek_frame_header(struct.pack(">hhih", 3, 12, 77, -1), True) == \
+        PeekedHeader(3, 12, 77, None)
+    assert peek_frame_header(request[:7], True) == PeekedHeader(None, None, None, None)
+    response = struct.pack(">i", -5) + b"\x00rest"
+    assert peek_frame_header(response, False) == PeekedHeader(None, None, -5, None)
+    assert peek_frame_header(b"\x00\x01\x02", False) == PeekedHeader(None, None, None, None)
+    assert peek_response_correlation_id(response) == -5
+    assert peek_response_correlation_id(b"") is None

@@ -19,7 +19,7 @@ import pytest
 
 from kafka_net.capture.format import CaptureRecord, encode_file_header, encode_record
 from kafka_net.protocol import encode_request, encode_response
-from kafka_net.protocol.headers import peek_client_id, peek_request_header
+from kafka_net.protocol.headers import peek_frame_header
 from tests.capture.packets import pcap_file
 
 REQUEST, RESPONSE = 0, 1
@@ -72,13 +72,9 @@ def response_payload(api_key: int, version: int, corr: int, body: dict | None = 
 def kncap_record(direction: int, payload: bytes, connection: str, ts: int,
                  peer: str = "127.0.0.1:40000", truncated_to: int | None = None) -> CaptureRecord:
     """A record with its header fields peeked from the payload, as the Processor does."""
-    api_key = api_version = corr = -1
-    client_id = None
-    if direction == REQUEST and len(payload) >= 8:
-        api_key, api_version, corr = peek_request_header(payload)
-        client_id = peek_client_id(payload)
-    elif direction == RESPONSE and len(payload) >= 4:
-        (corr,) = struct.unpack_from(">i", payload)
+    head = peek_frame_header(payload, direction == REQUEST)
+    api_key, api_version, corr = (-1 if v is None else v for v in head[:3])
+    client_id = head.client_id
     kept = payload if truncated_to is None else payload[:truncated_to]
     return CaptureRecord(ts, direction, api_key, api_version, corr, len(payload), connection,
                          peer, client_id, kept, len(kept) < len(payload))
