@@ -52,6 +52,8 @@ from kafka_net.server.handlers import (
     list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
     offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.handlers import (  # streams groups (KIP-1071)
+    streams_group_describe, streams_group_heartbeat)
 from kafka_net.server.handlers import (  # client metrics (KIP-714)
     get_telemetry_subscriptions, list_config_resources, push_telemetry)
 from kafka_net.server.authorizer import (
@@ -127,6 +129,8 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     push_telemetry,            # 72
     list_config_resources,     # 74
     describe_topic_partitions,  # 75
+    streams_group_heartbeat,   # 88
+    streams_group_describe,    # 89
 )}
 
 

@@ -12,6 +12,10 @@ The levels are Kafka 4.2's for what kafka-net serves:
 * metadata.version 4.0-IV3 (25), supported from 3.3-IV3 (7), Kafka 4.0's range;
 * kraft.version 1: a single voter formatted with ``--standalone`` (KIP-853);
 * group.version 1: the consumer group protocol (KIP-848) is served;
+* streams.version 1: the streams rebalance protocol (KIP-1071) is served, as
+  a new Kafka 4.2 cluster finalizes it (its production default); at 0
+  StreamsGroupHeartbeat and StreamsGroupDescribe answer UNSUPPORTED_VERSION,
+  as Kafka's ``isStreamsGroupProtocolEnabled``;
 * transaction.version 2, as a new Kafka 4.x cluster finalizes it (TV_2 is
   the latest production level): it tells clients they may use KIP-890's
   second part (EndTxn v5 bumping the epoch per transaction, Produce v12 and
@@ -50,6 +54,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     "group.version": (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (7, 25),
+    "streams.version": (0, 1),
     "transaction.version": (0, 2),
 }
 
@@ -57,6 +62,7 @@ DEFAULT_FINALIZED: dict[str, int] = {
     "group.version": 1,
     "kraft.version": 1,
     METADATA_VERSION: 25,
+    "streams.version": 1,
     "transaction.version": 2,
 }
 
