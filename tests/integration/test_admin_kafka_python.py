@@ -157,7 +157,8 @@ def test_describe_features(admin, as_version):
     assert features["metadata.version"]["finalized"] == (25, 25)
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {
-        "metadata.version", "kraft.version", "group.version", "transaction.version"}
+        "metadata.version", "kraft.version", "group.version", "streams.version",
+        "transaction.version"}
     assert admin.update_features({"transaction.version": 2}, validate_only=True) == {
         "transaction.version": "OK"}
     with pytest.raises(InvalidUpdateVersionError, match="only supports versions 0-2"):

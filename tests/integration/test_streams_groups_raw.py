@@ -270,3 +270,37 @@ def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
         again = hb(c, "appdur", "m1", answer["member_epoch"], owned=owned_now(answer))
         assert again["error_code"] == ErrorCode.NONE
         assert again["member_epoch"] == answer["member_epoch"]
+
+
+def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
+    create_topic(client, "sg-kind", 1)
+    topo = {"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["sg-kind"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [],
+         "repartition_source_topics": [], "copartition_groups": []}]}
+    assert hb(client, "appkind", "m1", topo=topo)["error_code"] == ErrorCode.NONE
+    consumer = client.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {
+        "group_ids": ["appkind"], "include_authorized_operations": False})["groups"][0]
+    assert (consumer["error_code"], consumer["error_message"]) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, "Group appkind is not a consumer group.")
+    classic = client.call(ApiKey.DESCRIBE_GROUPS, 6, {
+        "groups": ["appkind"], "include_authorized_operations": False})["groups"][0]
+    assert (classic["error_code"], classic["error_message"]) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, "Group appkind is not a classic group.")
+
+
+def test_streams_version_0_turns_the_protocol_off():
+    server = KafkaServer(make_config())
+    server.startup()
+    try:
+        with RawClient(server.bound_port()) as c:
+            body = c.call(ApiKey.UPDATE_FEATURES, 1, {
+                "timeout_ms": 1000, "validate_only": False, "feature_updates": [
+                    {"feature": "streams.version", "max_version_level": 0,
+                     "upgrade_type": 2}]})
+            assert body["error_code"] == ErrorCode.NONE, body
+            assert hb(c, "off", "m1", topo=topology("x", "off"))["error_code"] == \
+                ErrorCode.UNSUPPORTED_VERSION
+            assert describe(c, "off")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+    finally:
+        server.shutdown()
