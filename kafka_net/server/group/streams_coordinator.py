@@ -8,13 +8,17 @@ One heartbeat, in Kafka's order (``streamsGroupHeartbeat``):
 2. find the member: ``member_epoch`` 0 joins (making the group if needed),
    otherwise the epoch must be the member's, or its previous one while it
    owns no task it should not (FENCED_MEMBER_EPOCH);
-3. the topology: the first joining member's initializes the group's (a
-   StreamsGroupTopology record); a later member must bring the same epoch
-   (STREAMS_INVALID_TOPOLOGY_EPOCH: Kafka 4.2 does not update a group's
-   topology) and the same topology (STREAMS_INVALID_TOPOLOGY);
-4. record the member's metadata (process, endpoint, tags); a new member, a
-   changed process or endpoint, or a change of the topology's topics (the
-   metadata image) bumps the **group epoch**;
+3. the topology (Kafka's maybeUpdateTopology): the first joining member's
+   initializes the group's (a StreamsGroupTopology record); a later member
+   with an older topology epoch joins with a STALE_TOPOLOGY status, one with
+   another topology at the same or a newer epoch gets INVALID_REQUEST
+   "Topology updates are not supported yet." (Kafka 4.2 defines
+   STREAMS_INVALID_TOPOLOGY_EPOCH and STREAMS_TOPOLOGY_FENCED but its
+   coordinator returns neither);
+4. record the member's metadata (process, endpoint, tags, ...); a new member,
+   changed metadata, a change of the topology's topics (the metadata hash) or
+   a topology validated for the first time bumps the **group epoch**;
+   owned tasks outside a ready topology get INVALID_REQUEST;
 5. the topology is *configured* against the topics
    (:func:`~kafka_net.server.group.streams_group.configure`); internal topics
    it lacks are handed to the handler to create (Kafka's KafkaApis creates
@@ -26,14 +30,17 @@ One heartbeat, in Kafka's order (``streamsGroupHeartbeat``):
    epoch until it has revoked the active tasks the target takes away, and
    gains an active task only once no other member owns it;
 8. answer with its epoch, the heartbeat interval, the status, its tasks when
-   they changed (or on a full request) and, when the endpoint information
-   epoch moved, which partitions each user endpoint serves.
+   it joined or they changed and, when the group's endpoint information epoch
+   (bumped when a member with a user endpoint gets other tasks) differs from
+   the member's, which partitions each user endpoint serves.
 
 A member silent for ``group.streams.session.timeout.ms`` is fenced; one that
 does not revoke within its rebalance timeout too.  Leaving (epoch -1) or
 fencing bumps the group epoch so the others get its tasks.  Static members
-(``instance_id``) are refused, as Kafka 4.2 does ("Static membership is not
-yet supported."), and so are source topic regexes.
+(``instance_id``) get INVALID_REQUEST "Static membership is not yet supported."
+(Kafka's streams coordinator has no static members either: it throws before
+using one), and source topic regexes get Kafka's INVALID_REQUEST "Regular
+expressions for source topics are not supported yet."
 """
 
 from __future__ import annotations
@@ -164,7 +171,8 @@ class StreamsGroupCoordinator:
     def _streams_group(self, group_id: str, create: bool) -> Group:
         group = self._groups.group(group_id, create=create)
         if group is None:
-            raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
+                               f"Streams group {group_id} not found.")
         with group.lock:
             if group.streams is None:
                 if group.members or group.modern is not None or not create:
@@ -181,22 +189,29 @@ class StreamsGroupCoordinator:
             _tasks_of(req["active_tasks"]), _tasks_of(req["standby_tasks"]),
             _tasks_of(req["warmup_tasks"]))
         member = self._member(sg, req, owned)
-        bump = member.member_id not in sg.members
-        if req["topology"] is not None:
-            bump |= self._check_topology(sg, req["topology"], member.member_id)
         updated = self._updated(member, req, client_id, client_host)
-        bump |= (updated.process_id != member.process_id
-                 or updated.user_endpoint != member.user_endpoint)
+        # Checked before anything changes: a refused heartbeat writes nothing (Kafka).
+        self._check_topology(sg, req["topology"], updated.member_id)
+        if sg.topology is None:
+            sg.topology = req["topology"]
+            log.info("[GroupId %s][MemberId %s] Member initialized the topology with epoch %d",
+                     escape(sg.group_id), escape(updated.member_id), sg.topology["epoch"])
+        bump = self._configure(sg, updated.member_id)
+        validated = sg.topology["epoch"] if sg.configured.is_ready() else -1
+        if validated != -1:
+            for tasks in () if owned is None else owned.kinds():
+                _check_tasks(sg.configured.task_counts, tasks)
+        # A new member or changed metadata, a new metadata hash (above) or a newly
+        # validated topology bump the group epoch (Kafka's streamsGroupHeartbeat).
+        bump |= _metadata(updated) != _metadata(member) or member.member_id not in sg.members
+        bump |= validated != sg.validated_topology_epoch
+        sg.validated_topology_epoch = validated
         sg.members[updated.member_id] = updated
-        if req["shutdown_application"] and sg.shutdown_requested_by is None:
-            sg.shutdown_requested_by = updated.member_id
-            log.info("[GroupId %s][MemberId %s] Member requested to shut down the application.",
-                     escape(sg.group_id), escape(updated.member_id))
-        bump |= self._configure(sg)
         if bump:
             sg.group_epoch += 1
-            log.info("[GroupId %s] Bumped streams group epoch to %d.", escape(sg.group_id),
-                     sg.group_epoch)
+            log.info("[GroupId %s][MemberId %s] Bumped streams group epoch to %d with "
+                     "validated topology epoch %d.", escape(sg.group_id),
+                     escape(updated.member_id), sg.group_epoch, validated)
         if sg.group_epoch > sg.assignment_epoch:
             self._update_target_assignment(sg)
         reconciled = reconcile(updated, sg.assignment_epoch,
@@ -204,11 +219,14 @@ class StreamsGroupCoordinator:
                                lambda s, p: sg.active_owner_epoch(s, p, updated.member_id))
         reconciled = self._arm_timers(group, reconciled)
         sg.members[reconciled.member_id] = reconciled
-        # Tasks go out when they changed, on a join, or when the member reports others.
+        if req["shutdown_application"]:
+            sg.shutdown_requested_by = reconciled.member_id
+        # Tasks go out on a join or when they changed; then a member with an
+        # endpoint moves the endpoint information epoch.
         send = (req["member_epoch"] == JOIN_EPOCH
-                or reconciled.assigned.normalized() != member.assigned.normalized()
-                or (owned is not None
-                    and owned.normalized() != reconciled.assigned.normalized()))
+                or reconciled.assigned.normalized() != member.assigned.normalized())
+        if send and reconciled.user_endpoint is not None:
+            sg.endpoint_information_epoch += 1
         return self._answer(sg, reconciled, req, send)
 
     def _member(self, sg: StreamsGroup, req: dict, owned: TasksTuple | None
@@ -217,12 +235,12 @@ class StreamsGroupCoordinator:
         member = sg.members.get(member_id)
         if req["member_epoch"] == JOIN_EPOCH:
             if member is None:
-                if len(sg.members) >= self._value(sg.group_id, "streams.max.size",
-                                                  self.config.max_size):
+                max_size = self.config.max_size
+                if len(sg.members) >= max_size:
                     raise StreamsError(
                         ErrorCode.GROUP_MAX_SIZE_REACHED,
-                        f"The streams group has reached its maximum capacity of "
-                        f"{self.config.max_size} members.")
+                        f"The streams group has reached its maximum capacity of {max_size} "
+                        "members.")
                 log.info("[GroupId %s][MemberId %s] Member joins the streams group.",
                          escape(sg.group_id), escape(member_id))
                 return StreamsGroupMember(member_id)
@@ -233,28 +251,18 @@ class StreamsGroupCoordinator:
         _check_epoch(member, req["member_epoch"], owned)
         return member
 
-    def _check_topology(self, sg: StreamsGroup, topology: dict, member_id: str) -> bool:
-        """Initialize the group's topology, or check a joining member's against it;
-        True if the group's changed."""
-        if sg.topology is None or not sg.members:   # an empty group takes a new one
-            if sg.topology != topology:
-                log.info("[GroupId %s][MemberId %s] Member initialized the topology with "
-                         "epoch %d.", escape(sg.group_id), escape(member_id), topology["epoch"])
-                sg.topology = topology
-                sg.configured = None
-                return True
-            return False
-        if topology["epoch"] != sg.topology["epoch"]:
-            raise StreamsError(
-                ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH,
-                f"Topology epoch {topology['epoch']} differs from the group's topology epoch "
-                f"{sg.topology['epoch']}: topology updates are not supported yet.")
-        if topology != sg.topology:
-            raise StreamsError(
-                ErrorCode.STREAMS_INVALID_TOPOLOGY,
-                f"The topology of member {member_id} differs from the group's topology with "
-                f"the same epoch {topology['epoch']}.")
-        return False
+    def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
+        """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
+        an older epoch is taken as stale (the member is told STALE_TOPOLOGY), another
+        topology at the same or a newer epoch is refused: 4.2 does not update a
+        group's topology."""
+        if topology is None or sg.topology is None:
+            return
+        if sg.topology["epoch"] > topology["epoch"]:
+            log.info("[GroupId %s][MemberId %s] Member joined with stale topology epoch %d",
+                     escape(sg.group_id), escape(member_id), topology["epoch"])
+        elif topology != sg.topology:
+            raise _invalid("Topology updates are not supported yet.")
 
     @staticmethod
     def _updated(member: StreamsGroupMember, req: dict, client_id: str,
@@ -279,9 +287,9 @@ class StreamsGroupCoordinator:
             changes["task_end_offsets"] = list(req["task_end_offsets"])
         return replace(member, **changes)
 
-    def _configure(self, sg: StreamsGroup) -> bool:
-        """Configure the topology against the topics when they or it changed; True if
-        the result changed the group's metadata (bumps the group epoch)."""
+    def _configure(self, sg: StreamsGroup, member_id: str = "") -> bool:
+        """Configure the topology against the topics when they or it changed (Kafka
+        does on a new metadata hash); True if the metadata hash changed."""
         version = self._topics.topics_version
         if sg.topology is None or (sg.configured is not None
                                    and sg.configured_version == version):
@@ -294,12 +302,13 @@ class StreamsGroupCoordinator:
         sg.configured, sg.configured_version = configured, version
         metadata_hash = _hash(configured)
         changed = metadata_hash != sg.metadata_hash
+        if changed:
+            log.info("[GroupId %s][MemberId %s] Computed new metadata hash: %d.",
+                     escape(sg.group_id), escape(member_id), metadata_hash)
         sg.metadata_hash = metadata_hash
-        if configured.is_ready():
-            sg.validated_topology_epoch = configured.epoch
-        elif configured.status is not None:
-            log.info("[GroupId %s] Topology of epoch %d is not ready: %s", escape(sg.group_id),
-                     configured.epoch, escape(configured.status[1]))
+        if configured.status is not None:
+            log.info("[GroupId %s] The topology of epoch %d is not ready: %s",
+                     escape(sg.group_id), configured.epoch, escape(configured.status[1]))
         return changed
 
     def _update_target_assignment(self, sg: StreamsGroup) -> None:
@@ -318,43 +327,41 @@ class StreamsGroupCoordinator:
 
     def _answer(self, sg: StreamsGroup, m: StreamsGroupMember, req: dict,
                 send_tasks: bool) -> StreamsHeartbeatResult:
-        status = []
-        if sg.shutdown_requested_by is not None:
-            status.append((SHUTDOWN_APPLICATION, f"Streams group member "
-                           f"{sg.shutdown_requested_by} encountered a fatal error and "
-                           "requested a shutdown for the entire application."))
+        status = []   # in Kafka's order
         if m.topology_epoch < sg.topology_epoch():
             status.append((STALE_TOPOLOGY, f"The member's topology epoch {m.topology_epoch} "
                            f"is behind the group's topology epoch {sg.topology_epoch()}."))
         configured = sg.configured
+        to_create = {}
         if configured is not None and configured.status is not None:
             status.append(configured.status)
+            to_create = dict(configured.to_create)
+        if sg.shutdown_requested_by is not None:
+            status.append((SHUTDOWN_APPLICATION, f"Streams group member "
+                           f"{sg.shutdown_requested_by} encountered a fatal error and "
+                           "requested a shutdown for the entire application."))
         endpoints = None
-        if sg.group_epoch != req["endpoint_information_epoch"]:
-            endpoints = self._endpoints(sg)
+        if sg.endpoint_information_epoch != req["endpoint_information_epoch"]:
+            endpoints = self._endpoints(sg, m)
         return StreamsHeartbeatResult(
             member_id=m.member_id, member_epoch=m.member_epoch,
             heartbeat_interval_ms=self._value(sg.group_id, "streams.heartbeat.interval.ms",
                                               self.config.heartbeat_interval_ms),
             status=status, tasks=m.assigned if send_tasks else None,
-            endpoint_information_epoch=sg.group_epoch, endpoints=endpoints,
-            to_create=dict(configured.to_create) if configured is not None else {},
-            acceptable_recovery_lag=self.config.acceptable_recovery_lag,
+            endpoint_information_epoch=sg.endpoint_information_epoch, endpoints=endpoints,
+            to_create=to_create, acceptable_recovery_lag=self.config.acceptable_recovery_lag,
             task_offset_interval_ms=self.config.task_offset_interval_ms)
 
-    def _endpoints(self, sg: StreamsGroup) -> list[dict]:
+    def _endpoints(self, sg: StreamsGroup, member: StreamsGroupMember) -> list[dict]:
         """Each member's user endpoint with the source partitions of its active and
-        standby tasks (Kafka's EndpointToPartitionsManager)."""
-        out = []
+        standby tasks, the heartbeating member last (Kafka's EndpointToPartitionsManager)."""
         counts = sg.configured.partitions if sg.configured is not None else {}
-        for m in sorted(sg.members.values(), key=lambda m: m.member_id):
-            if m.user_endpoint is None:
-                continue
-            out.append({"user_endpoint": {"host": m.user_endpoint[0], "port": m.user_endpoint[1]},
-                        "active_partitions": _partitions(sg.topology, m.assigned.active, counts),
-                        "standby_partitions": _partitions(sg.topology, m.assigned.standby,
-                                                          counts)})
-        return out
+        others = sorted((m for m in sg.members.values() if m.member_id != member.member_id),
+                        key=lambda m: m.member_id)
+        return [{"user_endpoint": {"host": m.user_endpoint[0], "port": m.user_endpoint[1]},
+                 "active_partitions": _partitions(sg.topology, m.assigned.active, counts),
+                 "standby_partitions": _partitions(sg.topology, m.assigned.standby, counts)}
+                for m in others + [member] if m.user_endpoint is not None]
 
     def _value(self, group_id: str, name: str, default: int) -> int:
         configs = self.group_configs
@@ -466,22 +473,41 @@ def _check_epoch(member: StreamsGroupMember, epoch: int, owned: TasksTuple | Non
             ErrorCode.FENCED_MEMBER_EPOCH,
             f"The streams group member has a greater member epoch ({epoch}) than the one "
             f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its tasks and rejoin.")
+            "all its partitions and rejoin.")
     if epoch < member.member_epoch and (
             epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
         raise StreamsError(
             ErrorCode.FENCED_MEMBER_EPOCH,
             f"The streams group member has a smaller member epoch ({epoch}) than the one "
             f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its tasks and rejoin.")
+            "all its partitions and rejoin.")
 
 
 def _is_subset(owned: TasksTuple | None, assigned: TasksTuple) -> bool:
+    """Kafka's areOwnedTasksContainedInAssignedTasks: unknown (null) is not."""
     if owned is None:
-        return True
+        return False
     return all(parts <= mine.get(sid, set())
                for theirs, mine in zip(owned.kinds(), assigned.kinds())
                for sid, parts in theirs.items())
+
+
+def _metadata(m: StreamsGroupMember) -> tuple:
+    """What a StreamsGroupMemberMetadata record holds: a change bumps the group epoch."""
+    return (m.instance_id, m.rack_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+            m.topology_epoch, m.process_id, m.user_endpoint, tuple(sorted(m.client_tags.items())))
+
+
+def _check_tasks(task_counts: dict[str, int], tasks: dict) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks."""
+    for sid, parts in tasks.items():
+        count = task_counts.get(sid)
+        if count is None:
+            raise _invalid(f"Subtopology {sid} does not exist in the topology.")
+        for p in sorted(parts):
+            if not 0 <= p < count:
+                raise _invalid(f"Task {p} for subtopology {sid} is invalid. Number of tasks "
+                               f"for this subtopology: {count}")
 
 
 # -- reconciliation: Kafka's streams CurrentAssignmentBuilder ------------------------------

@@ -129,6 +129,10 @@ class StreamsGroup:
     metadata_hash: int = 0
     validated_topology_epoch: int = -1
     shutdown_requested_by: str | None = None
+    # Bumped when a member with a user endpoint gets other tasks; a member whose
+    # endpoint_information_epoch differs is sent every endpoint's partitions.
+    # Not persisted, as in Kafka.
+    endpoint_information_epoch: int = 0
 
     def state(self) -> str:
         """Kafka's StreamsGroupState names: Empty, NotReady, Assigning, Reconciling, Stable."""
@@ -301,7 +305,7 @@ def configure(topology: dict, partitions: Callable[[str], int | None]) -> Config
         if to_create:
             return ConfiguredTopology(epoch, task_counts, to_create, (
                 MISSING_INTERNAL_TOPICS,
-                f"Internal topics are missing: [{', '.join(sorted(to_create))}]"), existing)
+                f"Internal topics are missing: {', '.join(sorted(to_create))}"), existing)
         return ConfiguredTopology(epoch, task_counts, {}, None, existing)
     except TopicConfigurationProblem as problem:
         return ConfiguredTopology(epoch, None, {}, (problem.code, problem.detail), existing)
@@ -320,10 +324,10 @@ def _enforce_copartitioning(subs: list[dict], existing: dict[str, int],
                       for i in group["repartition_source_topics"]]
             external = {n: existing[n] for n in names if n not in repartition}
             if len(set(external.values())) > 1:
-                listed = ", ".join(f"{n}:{c}" for n, c in sorted(external.items()))
-                raise TopicConfigurationProblem(
+                listed = ", ".join(f"{n}={c}" for n, c in sorted(external.items()))
+                raise TopicConfigurationProblem(   # Kafka prints a sorted Java map
                     INCORRECTLY_PARTITIONED_TOPICS,
-                    f"Following topics do not have the same number of partitions: [{listed}]")
+                    f"Following topics do not have the same number of partitions: [{{{listed}}}]")
             if external:
                 count = next(iter(external.values()))
             else:

@@ -7,10 +7,11 @@ tasks it owns; the answer carries its epoch, the heartbeat interval
 (``group.streams.heartbeat.interval.ms``), its active / standby / warm-up
 tasks when they changed, the ``status`` list (MISSING_SOURCE_TOPICS,
 MISSING_INTERNAL_TOPICS, INCORRECTLY_PARTITIONED_TOPICS, STALE_TOPOLOGY,
-SHUTDOWN_APPLICATION) and, when the group epoch moved past the member's
-``endpoint_information_epoch``, the partitions each user endpoint hosts.
-Errors carry Kafka's message: INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY,
-STREAMS_INVALID_TOPOLOGY_EPOCH, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
+SHUTDOWN_APPLICATION) and, when the group's endpoint information epoch
+differs from the member's ``endpoint_information_epoch``, the partitions each
+user endpoint hosts.  Errors carry Kafka's message: INVALID_REQUEST (among
+them "Topology updates are not supported yet."), STREAMS_INVALID_TOPOLOGY,
+UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 GROUP_ID_NOT_FOUND (the id is another kind of group), GROUP_MAX_SIZE_REACHED.
 With the finalized ``streams.version`` below 1 (UpdateFeatures) the protocol
 is off: UNSUPPORTED_VERSION, checked first.
