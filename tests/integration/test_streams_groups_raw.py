@@ -6,8 +6,9 @@ Members join with a topology, get tasks with no active task on two members,
 give a leaving member's tasks to the others only after revoking, never hold
 the standby of a task they run, and bad topologies / topology epochs get
 Kafka 4.2's answers (STREAMS_INVALID_TOPOLOGY; INVALID_REQUEST "Topology
-updates are not supported yet."; a STALE_TOPOLOGY status).  The group survives a restart on a durable log.dirs.
-Rules kept: loopback only, every wait bounded, no assertion on time.
+updates are not supported yet."; a STALE_TOPOLOGY status).  A silent member
+is fenced and its tasks move.  The group survives a restart on a durable
+log.dirs.  Rules kept: loopback only, every wait bounded, no assertion on time.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.kafka_server import KafkaServer
-from tests.support import RawClient, make_config, server_fixture
+from tests.support import RawClient, make_config, server_fixture, wait_until
 
 HB, DESCRIBE = ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE
 LIST_GROUPS = ApiKey.LIST_GROUPS
@@ -233,9 +234,11 @@ def test_standby_tasks_never_on_the_process_of_the_active(tmp_path):
     try:
         with RawClient(server.bound_port()) as c:
             create_topic(c, "sg-sb", 4)
+            store = {"name": "appsb-store-changelog", "partitions": 0,
+                     "replication_factor": 1, "topic_configs": []}
             topo = {"epoch": 1, "subtopologies": [
                 {"subtopology_id": "0", "source_topics": ["sg-sb"], "source_topic_regex": [],
-                 "state_changelog_topics": [], "repartition_sink_topics": [],
+                 "state_changelog_topics": [store], "repartition_sink_topics": [],
                  "repartition_source_topics": [], "copartition_groups": []}]}
             answers = {m: hb(c, "appsb", m, topo=topo) for m in ("a", "b", "c")}
             answers = settle(c, "appsb", ["a", "b", "c"], answers)
@@ -312,5 +315,34 @@ def test_streams_version_0_turns_the_protocol_off():
             assert hb(c, "off", "m1", topo=topology("x", "off"))["error_code"] == \
                 ErrorCode.UNSUPPORTED_VERSION
             assert describe(c, "off")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+    finally:
+        server.shutdown()
+
+
+def test_a_silent_member_is_fenced_and_its_tasks_move():
+    server = KafkaServer(make_config(group_streams_session_timeout_ms=300))
+    server.startup()
+    try:
+        with RawClient(server.bound_port()) as c:
+            create_topic(c, "sg-silent", 4)
+            topo = {"epoch": 1, "subtopologies": [
+                {"subtopology_id": "0", "source_topics": ["sg-silent"], "source_topic_regex": [],
+                 "state_changelog_topics": [], "repartition_sink_topics": [],
+                 "repartition_source_topics": [], "copartition_groups": []}]}
+            answers = {m: hb(c, "appsilent", m, topo=topo) for m in ("a", "b")}
+            answers = settle(c, "appsilent", ["a", "b"], answers)
+            assert len(all_active({"a": answers["a"]})) == 2
+            state = {"last": answers["a"]}
+
+            def a_runs_everything():   # "b" is silent; "a" keeps heartbeating
+                last = state["last"]
+                got = hb(c, "appsilent", "a", last["member_epoch"], owned=owned_now(last))
+                if got["active_tasks"] is None:
+                    got.update({k: last[k] for k in
+                                ("active_tasks", "standby_tasks", "warmup_tasks")})
+                state["last"] = got
+                return tasks_of(got) == {"0": {0, 1, 2, 3}}
+            assert wait_until(a_runs_everything, timeout=20, interval=0.05)
+            assert [m["member_id"] for m in describe(c, "appsilent")["members"]] == ["a"]
     finally:
         server.shutdown()

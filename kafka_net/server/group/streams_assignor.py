@@ -16,7 +16,9 @@ Active tasks, balanced first, sticky second:
    take one more (the ``n % m`` extra places), else to the least loaded
    member (ties: the member id), so an unchanged group gets the same answer.
 
-Standby tasks: each task gets up to ``num_standby_replicas`` standbys, never
+Standby tasks: each *stateful* task (its sub-topology has state changelog
+topics; a stateless task has no state to keep warm, so Kafka gives it none)
+gets up to ``num_standby_replicas`` standbys, never
 on a member of the process that runs its active task, nor twice on one
 process; a member that had the standby keeps it when allowed, else the
 member with the fewest tasks takes it.  With too few processes a task gets
@@ -52,12 +54,14 @@ def _as_tasks(tasks: set[Task]) -> Tasks:
     return out
 
 
-def assign(members: dict[str, MemberSpec], tasks: list[Task],
-           num_standby_replicas: int = 0) -> dict[str, TasksTuple]:
+def assign(members: dict[str, MemberSpec], tasks: list[Task], num_standby_replicas: int = 0,
+           stateful: frozenset[str] | None = None) -> dict[str, TasksTuple]:
+    """``stateful``: the sub-topologies with state (None: all of them)."""
     if not members:
         return {}
     active = _assign_active(members, sorted(tasks))
-    standby = _assign_standby(members, active, sorted(tasks), num_standby_replicas)
+    with_state = sorted(t for t in tasks if stateful is None or t[0] in stateful)
+    standby = _assign_standby(members, active, with_state, num_standby_replicas)
     return {m: TasksTuple(_as_tasks(active[m]), _as_tasks(standby[m])) for m in members}
 
 

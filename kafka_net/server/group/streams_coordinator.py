@@ -319,7 +319,8 @@ class StreamsGroupCoordinator:
                  for m in sg.members.values()}
         standbys = self._value(sg.group_id, "streams.num.standby.replicas",
                                self.config.num_standby_replicas)
-        sg.target = streams_assignor.assign(specs, tasks, standbys)
+        stateful = configured.stateful if configured is not None else frozenset()
+        sg.target = streams_assignor.assign(specs, tasks, standbys, stateful)
         sg.assignment_epoch = sg.group_epoch
         log.info("[GroupId %s] Computed a new target assignment for epoch %d with %d task(s) "
                  "for %d member(s).", escape(sg.group_id), sg.assignment_epoch, len(tasks),

@@ -107,6 +107,8 @@ class ConfiguredTopology:
     status: tuple[int, str] | None = None   # why it is not ready
     # every topic of the topology that exists -> its partition count (for describe)
     partitions: dict[str, int] = field(default_factory=dict)
+    # the sub-topologies with state stores (changelog topics): they get standbys
+    stateful: frozenset[str] = frozenset()
 
     def is_ready(self) -> bool:
         return self.task_counts is not None and self.status is None
@@ -267,6 +269,7 @@ def configure(topology: dict, partitions: Callable[[str], int | None]) -> Config
     Kafka's InternalTopicManager.configureTopics."""
     epoch = topology["epoch"]
     subs = topology["subtopologies"]
+    stateful = frozenset(s["subtopology_id"] for s in subs if s["state_changelog_topics"])
     repartition_names = {t["name"] for s in subs for t in s["repartition_source_topics"]}
     existing = {}
     for name in _all_topics(topology):
@@ -305,10 +308,12 @@ def configure(topology: dict, partitions: Callable[[str], int | None]) -> Config
         if to_create:
             return ConfiguredTopology(epoch, task_counts, to_create, (
                 MISSING_INTERNAL_TOPICS,
-                f"Internal topics are missing: {', '.join(sorted(to_create))}"), existing)
-        return ConfiguredTopology(epoch, task_counts, {}, None, existing)
+                f"Internal topics are missing: {', '.join(sorted(to_create))}"), existing,
+                stateful)
+        return ConfiguredTopology(epoch, task_counts, {}, None, existing, stateful)
     except TopicConfigurationProblem as problem:
-        return ConfiguredTopology(epoch, None, {}, (problem.code, problem.detail), existing)
+        return ConfiguredTopology(epoch, None, {}, (problem.code, problem.detail), existing,
+                                  stateful)
 
 
 def _enforce_copartitioning(subs: list[dict], existing: dict[str, int],
@@ -352,11 +357,3 @@ def _all_topics(topology: dict) -> Iterable[str]:
 def all_tasks(task_counts: dict[str, int]) -> list[tuple[str, int]]:
     return [(sid, p) for sid in sorted(task_counts) for p in range(task_counts[sid])]
 
-
-def topology_partitions(topology: dict, subtopology: str, tasks: set[int]) -> dict[str, set[int]]:
-    """The source partitions of some tasks of a sub-topology (for user endpoints)."""
-    for sub in topology["subtopologies"]:
-        if sub["subtopology_id"] == subtopology:
-            names = list(sub["source_topics"]) + [t["name"] for t in sub["repartition_source_topics"]]
-            return {name: set(tasks) for name in names}
-    return {}

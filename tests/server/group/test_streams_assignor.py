@@ -3,7 +3,7 @@
 Every task is active on exactly one member; active counts differ by at most
 one; an unchanged group given its own assignment back gets the same one;
 a standby is never on the process of its task's active, nor twice on one
-process.
+process, and only stateful tasks get standbys.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ groups = st.fixed_dictionaries({
                                st.sampled_from(["p1", "p2", "p3", "p4"]), min_size=1,
                                max_size=8),
     "standbys": st.integers(0, 3),
+    "stateful": st.frozensets(st.sampled_from("0123")),
 })
 
 
@@ -48,9 +49,9 @@ def test_every_task_is_active_exactly_once_and_counts_differ_by_at_most_one(g):
 def test_an_unchanged_group_keeps_its_assignment(g):
     members = {m: MemberSpec(p) for m, p in g["members"].items()}
     tasks = _tasks(g["counts"])
-    first = assign(members, tasks, g["standbys"])
+    first = assign(members, tasks, g["standbys"], g["stateful"])
     again = assign({m: MemberSpec(p, first[m]) for m, p in g["members"].items()},
-                   tasks, g["standbys"])
+                   tasks, g["standbys"], g["stateful"])
     assert {m: r.normalized() for m, r in again.items()} == \
         {m: r.normalized() for m, r in first.items()}
 
@@ -59,7 +60,7 @@ def test_an_unchanged_group_keeps_its_assignment(g):
 @given(groups)
 def test_standbys_avoid_the_active_s_process(g):
     members = {m: MemberSpec(p) for m, p in g["members"].items()}
-    result = assign(members, _tasks(g["counts"]), g["standbys"])
+    result = assign(members, _tasks(g["counts"]), g["standbys"], g["stateful"])
     process_of_active = {t: g["members"][m] for m, r in result.items() for t in _flat(r.active)}
     holders: dict[tuple[str, int], list[str]] = {}
     for m, r in result.items():
@@ -70,7 +71,8 @@ def test_standbys_avoid_the_active_s_process(g):
     for t in process_of_active:
         got = holders.get(t, [])
         assert len(got) == len(set(got))                       # one per process
-        assert len(got) == min(g["standbys"], processes - 1)   # as many as allowed
+        wanted = g["standbys"] if t[0] in g["stateful"] else 0
+        assert len(got) == min(wanted, processes - 1)          # as many as allowed
 
 
 @settings(max_examples=100, deadline=None)
