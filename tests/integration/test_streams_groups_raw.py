@@ -283,6 +283,12 @@ def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
         again = hb(c, "appdur", "m1", answer["member_epoch"], owned=owned_now(answer))
         assert again["error_code"] == ErrorCode.NONE
         assert again["member_epoch"] == answer["member_epoch"]
+        # Deleted, it stays deleted: DeleteGroups wrote tombstones for its records.
+        assert hb(c, "appdur", "m1", -1)["error_code"] == ErrorCode.NONE
+        deleted = c.call(ApiKey.DELETE_GROUPS, 2, {"groups_names": ["appdur"]})
+        assert deleted["results"][0]["error_code"] == ErrorCode.NONE
+    with durable_server(str(tmp_path)) as server, RawClient(server.bound_port()) as c:
+        assert describe(c, "appdur")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
 
 
 def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
@@ -346,3 +352,33 @@ def test_a_silent_member_is_fenced_and_its_tasks_move():
             assert [m["member_id"] for m in describe(c, "appsilent")["members"]] == ["a"]
     finally:
         server.shutdown()
+
+
+def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(client):
+    create_topic(client, "sg-commit", 1)
+    topo = {"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["sg-commit"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [],
+         "repartition_source_topics": [], "copartition_groups": []}]}
+    joined = hb(client, "appcommit", "m1", topo=topo)
+
+    def commit(member, epoch):
+        body = client.call(ApiKey.OFFSET_COMMIT, 9, {
+            "group_id": "appcommit", "generation_id_or_member_epoch": epoch,
+            "member_id": member, "group_instance_id": None, "topics": [
+                {"name": "sg-commit", "partitions": [
+                    {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
+                     "committed_metadata": None}]}]})
+        return body["topics"][0]["partitions"][0]["error_code"]
+    assert commit("m1", joined["member_epoch"]) == ErrorCode.NONE
+    assert commit("m1", joined["member_epoch"] - 1) == ErrorCode.STALE_MEMBER_EPOCH
+    assert commit("nobody", joined["member_epoch"]) == ErrorCode.UNKNOWN_MEMBER_ID
+
+    def delete():
+        return client.call(ApiKey.DELETE_GROUPS, 2, {"groups_names": ["appcommit"]}
+                           )["results"][0]["error_code"]
+    assert delete() == ErrorCode.NON_EMPTY_GROUP
+    assert hb(client, "appcommit", "m1", -1)["error_code"] == ErrorCode.NONE
+    assert describe(client, "appcommit")["group_state"] == "Empty"
+    assert delete() == ErrorCode.NONE
+    assert describe(client, "appcommit")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
