@@ -45,6 +45,7 @@ expressions for source topics are not supported yet."
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field, replace
@@ -294,11 +295,7 @@ class StreamsGroupCoordinator:
         if sg.topology is None or (sg.configured is not None
                                    and sg.configured_version == version):
             return False
-
-        def partitions(name: str) -> int | None:
-            meta = self._topics.topic(name)
-            return None if meta is None else meta.num_partitions
-        configured = configure(sg.topology, partitions)
+        configured = self._configured(sg.topology)
         sg.configured, sg.configured_version = configured, version
         metadata_hash = _hash(configured)
         changed = metadata_hash != sg.metadata_hash
@@ -310,6 +307,12 @@ class StreamsGroupCoordinator:
             log.info("[GroupId %s] The topology of epoch %d is not ready: %s",
                      escape(sg.group_id), configured.epoch, escape(configured.status[1]))
         return changed
+
+    def _configured(self, topology: dict):
+        def partitions(name: str) -> int | None:
+            meta = self._topics.topic(name)
+            return None if meta is None else meta.num_partitions
+        return configure(topology, partitions)
 
     def _update_target_assignment(self, sg: StreamsGroup) -> None:
         configured = sg.configured
@@ -442,17 +445,24 @@ class StreamsGroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
         with group.lock:
             sg = group.streams
-            if sg.topology is not None:
-                self._configure(sg)
+            configured = sg.configured
+            if configured is None and sg.topology is not None:
+                # Loaded, not heartbeated yet: configured for the answer only; the
+                # next heartbeat configures it for the group (and bumps its epoch
+                # if the topics changed meanwhile).
+                configured = self._configured(sg.topology)
             return ErrorCode.NONE, None, replace(sg, members=dict(sg.members),
-                                                 target=dict(sg.target))
+                                                 target=dict(sg.target),
+                                                 configured=configured)
 
 
 def _hash(configured) -> int:
-    """A stand-in for Kafka's metadata hash: it changes when the topology's topics do."""
+    """A stand-in for Kafka's metadata hash: it changes when the topology's topics do.
+    Stable across processes (it is written, and compared again after a restart)."""
     key = (tuple(sorted(configured.partitions.items())), configured.status,
            tuple(sorted((configured.task_counts or {}).items())))
-    return hash(repr(key)) & 0x7FFFFFFFFFFFFFFF
+    digest = hashlib.blake2b(repr(key).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFFFFFFFFFF
 
 
 def _partitions(topology: dict, tasks: dict, counts: dict[str, int]) -> list[dict]:

@@ -82,3 +82,23 @@ def test_an_existing_internal_topic_with_another_count_is_incorrectly_partitione
 def test_invalid_topologies(topology, message):
     with pytest.raises(InvalidTopology, match="^" + message.replace(".", r"\.") + "$"):
         validate_topology(topology)
+
+
+def test_the_metadata_hash_is_the_same_in_every_process():
+    """It is written to __consumer_offsets and compared after a restart: a hash that
+    changed with PYTHONHASHSEED would bump every group's epoch at each restart."""
+    import os
+    import subprocess
+    import sys
+    code = ("from kafka_net.server.group.streams_group import configure\n"
+            "from kafka_net.server.group.streams_coordinator import _hash\n"
+            "t = {'epoch': 1, 'subtopologies': [{'subtopology_id': '0', 'source_topics': "
+            "['in'], 'source_topic_regex': [], 'state_changelog_topics': [], "
+            "'repartition_sink_topics': [], 'repartition_source_topics': [], "
+            "'copartition_groups': []}]}\n"
+            "print(_hash(configure(t, {'in': 3}.get)))\n")
+    hashes = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+              for seed in ("1", "2")}
+    assert len(hashes) == 1
