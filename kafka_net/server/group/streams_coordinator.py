@@ -217,7 +217,7 @@ class StreamsGroupCoordinator:
             self._update_target_assignment(sg)
         reconciled = reconcile(updated, sg.assignment_epoch,
                                sg.target.get(updated.member_id, EMPTY_TASKS), owned,
-                               lambda s, p: sg.active_owner_epoch(s, p, updated.member_id))
+                               lambda s, p: sg.task_owners(s, p, updated.member_id))
         reconciled = self._arm_timers(group, reconciled)
         sg.members[reconciled.member_id] = reconciled
         if req["shutdown_application"]:
@@ -523,49 +523,69 @@ def _check_tasks(task_counts: dict[str, int], tasks: dict) -> None:
 
 # -- reconciliation: Kafka's streams CurrentAssignmentBuilder ------------------------------
 
-ActiveEpoch = Callable[[str, int], int]
+TaskOwners = Callable[[str, int], tuple]
 
 
 def reconcile(member: StreamsGroupMember, target_epoch: int, target: TasksTuple,
-              owned: TasksTuple | None, active_epoch: ActiveEpoch) -> StreamsGroupMember:
+              owned: TasksTuple | None, owners: TaskOwners) -> StreamsGroupMember:
     """Move a member towards its target: tasks taken away are revoked first (the
     member keeps its epoch, UNREVOKED_TASKS, until its heartbeat no longer lists
-    them); an active task is gained only once no other member owns it
-    (UNRELEASED_TASKS meanwhile)."""
+    them); a task is gained only once it is released (UNRELEASED_TASKS meanwhile):
+    an active task while no other member runs it and no other member of this
+    process keeps it as standby or warm-up; a standby or warm-up task while no
+    other member of this process holds the task in any role."""
     if member.state == MemberState.STABLE:
         if member.member_epoch == target_epoch:
             return member
-        return _next(member, target_epoch, target, owned, active_epoch)
+        return _next(member, member.member_epoch, target_epoch, target, owned, owners)
     if member.state == MemberState.UNREVOKED_TASKS:
         if _still_owns(owned, member.pending_revocation):
             return member
-        return _next(member, target_epoch, target, owned, active_epoch)
-    return _next(member, target_epoch, target, owned, active_epoch)
+        return _next(member, member.member_epoch + 1, target_epoch, target, owned, owners)
+    if member.state == MemberState.UNRELEASED_TASKS:
+        return _next(member, member.member_epoch, target_epoch, target, owned, owners)
+    if owned is None or not owned.is_empty():
+        raise StreamsError(ErrorCode.FENCED_MEMBER_EPOCH,
+                           "The streams group member is in a unknown state. The member must "
+                           "abandon all its tasks and rejoin.")
+    return _next(member, target_epoch, target_epoch, target, owned, owners)
 
 
-def _next(member: StreamsGroupMember, target_epoch: int, target: TasksTuple,
-          owned: TasksTuple | None, active_epoch: ActiveEpoch) -> StreamsGroupMember:
-    keep, revoke = [], []
+def _unreleased(kind: int, process: str, owners: tuple) -> bool:
+    active, standby, warmup = owners
+    if kind == 0:
+        return active is not None or process in standby or process in warmup
+    return active == process or process in standby or process in warmup
+
+
+def _next(member: StreamsGroupMember, epoch: int, target_epoch: int, target: TasksTuple,
+          owned: TasksTuple | None, owners: TaskOwners) -> StreamsGroupMember:
+    """Kafka's computeNextAssignment and buildNewMember."""
+    keep, revoke, gain = [], [], []
     unreleased = False
-    for current, wanted in zip(member.assigned.kinds(), target.kinds()):
-        keep.append({s: current.get(s, set()) & p for s, p in wanted.items()
-                     if current.get(s, set()) & p})
-        revoke.append({s: p - wanted.get(s, set()) for s, p in current.items()
-                       if p - wanted.get(s, set())})
+    for kind, (current, wanted) in enumerate(zip(member.assigned.kinds(), target.kinds())):
+        kept, gone, new = {}, {}, {}
+        for sid in set(current) | set(wanted):
+            have, want = current.get(sid, set()), wanted.get(sid, set())
+            if have & want:
+                kept[sid] = have & want
+            if have - want:
+                gone[sid] = have - want
+            free = {p for p in want - have
+                    if not _unreleased(kind, member.process_id, owners(sid, p))}
+            unreleased = unreleased or len(free) < len(want - have)
+            if free:
+                new[sid] = free
+        keep.append(kept)
+        revoke.append(gone)
+        gain.append(new)
     to_revoke = TasksTuple(*revoke)
     if not to_revoke.is_empty() and _still_owns(owned, to_revoke):
-        return _moved(member, MemberState.UNREVOKED_TASKS, member.member_epoch,
-                      TasksTuple(*keep), to_revoke)
-    gained = [dict(k) for k in keep]
-    for index, (kept, wanted) in enumerate(zip(keep, target.kinds())):
-        for sid, parts in wanted.items():
-            for p in parts - kept.get(sid, set()):
-                if index == 0 and active_epoch(sid, p) != -1:
-                    unreleased = True   # still active on another member
-                    continue
-                gained[index].setdefault(sid, set()).add(p)
+        return _moved(member, MemberState.UNREVOKED_TASKS, epoch, TasksTuple(*keep), to_revoke)
+    merged = TasksTuple(*({**k, **{s: k.get(s, set()) | g[s] for s in g}}
+                          for k, g in zip(keep, gain)))
     state = MemberState.UNRELEASED_TASKS if unreleased else MemberState.STABLE
-    return _moved(member, state, target_epoch, TasksTuple(*gained), EMPTY_TASKS)
+    return _moved(member, state, target_epoch, merged, EMPTY_TASKS)
 
 
 def _moved(member: StreamsGroupMember, state: MemberState, epoch: int, assigned: TasksTuple,

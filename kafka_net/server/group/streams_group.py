@@ -152,15 +152,25 @@ class StreamsGroup:
     def topology_epoch(self) -> int:
         return -1 if self.topology is None else self.topology["epoch"]
 
-    def active_owner_epoch(self, subtopology: str, partition: int, excluding: str) -> int:
-        """The epoch of the member that owns an active task (assigned or pending
-        revocation), -1 if none but ``excluding`` does (Kafka's currentActiveTaskEpoch)."""
+    def task_owners(self, subtopology: str, partition: int, excluding: str
+                    ) -> tuple[str | None, set[str], set[str]]:
+        """The processes of the other members owning a task (assigned or pending
+        revocation): (active's process or None, standby processes, warm-up
+        processes): Kafka's currentActiveTaskProcessId / currentStandbyTaskProcessIds /
+        currentWarmupTaskProcessIds."""
+        active, standby, warmup = None, set(), set()
         for m in self.members.values():
-            if m.member_id != excluding and (
-                    partition in m.assigned.active.get(subtopology, ())
-                    or partition in m.pending_revocation.active.get(subtopology, ())):
-                return m.member_epoch
-        return -1
+            if m.member_id == excluding:
+                continue
+            held = [partition in a.get(subtopology, ()) or partition in p.get(subtopology, ())
+                    for a, p in zip(m.assigned.kinds(), m.pending_revocation.kinds())]
+            if held[0]:
+                active = m.process_id
+            if held[1]:
+                standby.add(m.process_id)
+            if held[2]:
+                warmup.add(m.process_id)
+        return active, standby, warmup
 
     def source_topics(self) -> set[str]:
         """Every topic the topology reads (OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC)."""
