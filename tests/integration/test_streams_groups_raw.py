@@ -382,3 +382,47 @@ def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(clien
     assert describe(client, "appcommit")["group_state"] == "Empty"
     assert delete() == ErrorCode.NONE
     assert describe(client, "appcommit")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_requests_kafka_4_2_refuses(client):
+    create_topic(client, "sg-val", 2)
+    topo = {"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["sg-val"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [],
+         "repartition_source_topics": [], "copartition_groups": []}]}
+
+    def refused(**changes):
+        body = {"group_id": "appval", "member_id": "m1", "member_epoch": 0,
+                "endpoint_information_epoch": 0, "instance_id": None, "rack_id": None,
+                "rebalance_timeout_ms": 1000, "topology": topo, "active_tasks": [],
+                "standby_tasks": [], "warmup_tasks": [], "process_id": "p",
+                "user_endpoint": None, "client_tags": None, "task_offsets": None,
+                "task_end_offsets": None, "shutdown_application": False, **changes}
+        answer = client.call(HB, 0, body)
+        return answer["error_code"], answer["error_message"]
+    invalid = ErrorCode.INVALID_REQUEST
+    assert refused(member_id="") == (invalid, "MemberId can't be empty.")
+    assert refused(rebalance_timeout_ms=-1) == (
+        invalid, "RebalanceTimeoutMs must be provided in first request.")
+    assert refused(topology=None) == (invalid, "Topology must be non-null when (re-)joining.")
+    assert refused(active_tasks=[{"subtopology_id": "0", "partitions": [0]}]) == (
+        invalid, "ActiveTasks must be empty when (re-)joining.")
+    assert refused(member_epoch=-3, topology=None)[0] == invalid
+    assert refused(member_epoch=-2, topology=None) == (invalid, "InstanceId can't be null.")
+    assert refused(instance_id="i")[0] == invalid
+    regex = {"epoch": 1, "subtopologies": [{**topo["subtopologies"][0],
+                                             "source_topic_regex": ["sg-.*"]}]}
+    assert refused(topology=regex) == (
+        invalid, "Regular expressions for source topics are not supported yet.")
+    assert refused(member_epoch=1, topology=None) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, "Streams group appval not found.")
+    joined = hb(client, "appval", "m1", topo=topo)
+    assert refused(member_epoch=joined["member_epoch"], topology=None,
+                   active_tasks=[{"subtopology_id": "9", "partitions": [0]}]) == (
+        invalid, "Subtopology 9 does not exist in the topology.")
+    assert refused(member_epoch=joined["member_epoch"], topology=None,
+                   active_tasks=[{"subtopology_id": "0", "partitions": [5]}]) == (
+        invalid, "Task 5 for subtopology 0 is invalid. Number of tasks for this "
+        "subtopology: 2")
+    assert refused(member_id="ghost", member_epoch=-1, topology=None) == (
+        ErrorCode.UNKNOWN_MEMBER_ID, "Member ghost is not a member of group appval.")

@@ -133,6 +133,8 @@ def validate_request(req: dict) -> None:
             validate_topology(topology)
         except InvalidTopology as e:
             raise StreamsError(ErrorCode.STREAMS_INVALID_TOPOLOGY, str(e)) from None
+    elif epoch == STATIC_LEAVE_EPOCH:
+        raise _invalid("InstanceId can't be null.")   # a non-null one is refused above
     elif epoch < STATIC_LEAVE_EPOCH:
         raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
     if any(t is not None for t in owned) and any(t is None for t in owned):
@@ -184,7 +186,7 @@ class StreamsGroupCoordinator:
 
     def _heartbeat(self, group: Group, sg: StreamsGroup, req: dict, client_id: str,
                    client_host: str) -> StreamsHeartbeatResult:
-        if req["member_epoch"] in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        if req["member_epoch"] == LEAVE_EPOCH:
             return self._leave(sg, req)
         owned = None if req["active_tasks"] is None else TasksTuple(
             _tasks_of(req["active_tasks"]), _tasks_of(req["standby_tasks"]),
@@ -235,13 +237,13 @@ class StreamsGroupCoordinator:
         member_id = req["member_id"]
         member = sg.members.get(member_id)
         if req["member_epoch"] == JOIN_EPOCH:
+            max_size = self.config.max_size
+            if len(sg.members) >= max_size:   # a rejoining member too, as Kafka checks
+                raise StreamsError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"The streams group has reached its maximum capacity of {max_size} "
+                    "members.")
             if member is None:
-                max_size = self.config.max_size
-                if len(sg.members) >= max_size:
-                    raise StreamsError(
-                        ErrorCode.GROUP_MAX_SIZE_REACHED,
-                        f"The streams group has reached its maximum capacity of {max_size} "
-                        "members.")
                 log.info("[GroupId %s][MemberId %s] Member joins the streams group.",
                          escape(sg.group_id), escape(member_id))
                 return StreamsGroupMember(member_id)
@@ -378,7 +380,8 @@ class StreamsGroupCoordinator:
         member = sg.members.get(req["member_id"])
         if member is None:
             raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
-                               f"Member {req['member_id']} is not a member of the group.")
+                               f"Member {req['member_id']} is not a member of group "
+                               f"{sg.group_id}.")
         log.info("[GroupId %s][MemberId %s] Member left the streams group.",
                  escape(sg.group_id), escape(member.member_id))
         self._fence(sg, member)
