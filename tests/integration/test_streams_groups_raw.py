@@ -306,6 +306,17 @@ def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
         "groups": ["appkind"], "include_authorized_operations": False})["groups"][0]
     assert (classic["error_code"], classic["error_message"]) == (
         ErrorCode.GROUP_ID_NOT_FOUND, "Group appkind is not a classic group.")
+    heartbeat = client.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, {
+        "group_id": "appkind", "member_id": "c1", "member_epoch": 0, "instance_id": None,
+        "rack_id": None, "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["sg-kind"],
+        "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []})
+    assert (heartbeat["error_code"], heartbeat["error_message"]) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, "Group appkind is not a consumer group.")
+    join = client.call(ApiKey.JOIN_GROUP, 5, {
+        "group_id": "appkind", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,
+        "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}]})
+    assert join["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_streams_version_0_turns_the_protocol_off():
