@@ -73,7 +73,7 @@ class StreamsGroupConfig:
     session_timeout_ms: int = 45000
     num_standby_replicas: int = 0
     max_size: int = 2**31 - 1
-    # Not broker configs in Kafka 4.2: KIP-1071's defaults, given to members.
+    # Not broker configs: the values Kafka's coordinator gives every member.
     acceptable_recovery_lag: int = 10000
     task_offset_interval_ms: int = 60000
 
