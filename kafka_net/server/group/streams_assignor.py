@@ -13,7 +13,8 @@ Active tasks, balanced first, sticky second:
    ``n % m`` of them one more: the counts differ by at most one;
 2. a member first keeps the tasks it had, up to ``n // m``;
 3. a task left over goes back to its previous owner if that member may still
-   take one more (the ``n % m`` extra places), else to the least loaded
+   take one more (the ``n % m`` extra places), else to another member of the
+   same process (which shares its state directory), else to the least loaded
    member (ties: the member id), so an unchanged group gets the same answer.
 
 Standby tasks: each *stateful* task (its sub-topology has state changelog
@@ -87,7 +88,11 @@ def _assign_active(members: dict[str, MemberSpec], tasks: list[Task]) -> dict[st
         if task in assigned:
             continue
         m = owner.get(task)
-        if m is None or not may_take(m):
+        if m is not None and not may_take(m):   # another member of its process (its state)
+            mates = [c for c in ids if members[c].process_id == members[m].process_id
+                     and may_take(c)]
+            m = min(mates, key=lambda c: (len(result[c]), c)) if mates else None
+        if m is None:
             m = min((c for c in ids if may_take(c)), key=lambda c: (len(result[c]), c))
         result[m].add(task)
         assigned.add(task)

@@ -95,3 +95,12 @@ def test_members_that_stay_keep_their_share_of_previous_tasks(g, data):
 def test_no_members_no_assignment():
     assert assign({}, [("0", 0)]) == {}
     assert assign({"a": MemberSpec("p")}, []) == {"a": TasksTuple({}, {})}
+
+
+def test_a_task_its_owner_cannot_keep_stays_on_its_process():
+    previous = TasksTuple({"0": {0, 1, 2, 3}})
+    members = {"a": MemberSpec("p1", previous), "b": MemberSpec("p1"), "c": MemberSpec("p2")}
+    result = assign(members, _tasks({"0": 6}))
+    assert result["a"].active == {"0": {0, 1}}
+    assert result["b"].active == {"0": {2, 3}}   # a's state is on p1's disk
+    assert result["c"].active == {"0": {4, 5}}
