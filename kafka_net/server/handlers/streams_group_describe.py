@@ -14,8 +14,9 @@ DESCRIBE without an authorizer); else -2147483648, "not requested".
 With the finalized ``streams.version`` below 1: UNSUPPORTED_VERSION.  With an
 authorizer (Kafka's handleStreamsGroupDescribe): DESCRIBE on each group, else
 GROUP_AUTHORIZATION_FAILED; and DESCRIBE on every topic of a described
-group's topology, else TOPIC_AUTHORIZATION_FAILED ("The described group uses
-topics that the client is not authorized to describe.").
+group's configured topology (none to check while it is not ready), else
+TOPIC_AUTHORIZATION_FAILED ("The described group uses topics that the client
+is not authorized to describe.").
 """
 
 from kafka_net.protocol.api_keys import ApiKey
