@@ -187,6 +187,10 @@ KEYS: tuple[_Key, ...] = (
          integer(0), "0", "Standby replicas of each task of a streams group."),
     _Key("group.streams.max.size", "group_streams_max_size", integer(1), str(2**31 - 1),
          "Most members a streams group may have."),
+    _Key("group.streams.initial.rebalance.delay.ms", "group_streams_initial_rebalance_delay_ms",
+         integer(0), "3000",
+         "How long the first assignment of a new (previously empty) streams group waits for "
+         "more members; its members get the status ASSIGNMENT_DELAYED meanwhile."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----

@@ -93,6 +93,8 @@ class ServerConfig:
     group_streams_session_timeout_ms: int = default_of("group_streams_session_timeout_ms")
     group_streams_num_standby_replicas: int = default_of("group_streams_num_standby_replicas")
     group_streams_max_size: int = default_of("group_streams_max_size")
+    group_streams_initial_rebalance_delay_ms: int = default_of(
+        "group_streams_initial_rebalance_delay_ms")
     group_consumer_regex_refresh_interval_ms: int = default_of(
         "group_consumer_regex_refresh_interval_ms")
     offset_metadata_max_bytes: int = default_of("offset_metadata_max_bytes")

@@ -105,7 +105,8 @@ def streams_group_config(config: ServerConfig) -> StreamsGroupConfig:
     return StreamsGroupConfig(config.group_streams_heartbeat_interval_ms,
                               config.group_streams_session_timeout_ms,
                               config.group_streams_num_standby_replicas,
-                              config.group_streams_max_size)
+                              config.group_streams_max_size,
+                              config.group_streams_initial_rebalance_delay_ms)
 
 
 def log_dirs_config(config: ServerConfig) -> LogDirsConfig:

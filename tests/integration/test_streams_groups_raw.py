@@ -26,7 +26,10 @@ HB, DESCRIBE = ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE
 LIST_GROUPS = ApiKey.LIST_GROUPS
 MISSING_SOURCE_TOPICS, MISSING_INTERNAL_TOPICS = 1, 3
 
-server = server_fixture(scope="module")
+# No initial rebalance delay (group.streams.initial.rebalance.delay.ms, 3000 ms by
+# default): assignments come with the first heartbeats; one test below sets it.
+NO_DELAY = dict(group_streams_initial_rebalance_delay_ms=0)
+server = server_fixture(lambda: make_config(**NO_DELAY), scope="module")
 
 
 @pytest.fixture
@@ -228,7 +231,7 @@ def test_describe_of_unknown_and_other_groups(client):
 
 
 def test_standby_tasks_never_on_the_process_of_the_active(tmp_path):
-    config = make_config(group_streams_num_standby_replicas=1)
+    config = make_config(group_streams_num_standby_replicas=1, **NO_DELAY)
     server = KafkaServer(config)
     server.startup()
     try:
@@ -255,7 +258,7 @@ def test_standby_tasks_never_on_the_process_of_the_active(tmp_path):
 
 @contextlib.contextmanager
 def durable_server(log_dir):
-    server = KafkaServer(make_config(log_store="disk", log_dirs=(log_dir,)))
+    server = KafkaServer(make_config(log_store="disk", log_dirs=(log_dir,), **NO_DELAY))
     server.startup()
     try:
         yield server
@@ -320,7 +323,7 @@ def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
 
 
 def test_streams_version_0_turns_the_protocol_off():
-    server = KafkaServer(make_config())
+    server = KafkaServer(make_config(**NO_DELAY))
     server.startup()
     try:
         with RawClient(server.bound_port()) as c:
@@ -337,7 +340,7 @@ def test_streams_version_0_turns_the_protocol_off():
 
 
 def test_a_silent_member_is_fenced_and_its_tasks_move():
-    server = KafkaServer(make_config(group_streams_session_timeout_ms=300))
+    server = KafkaServer(make_config(group_streams_session_timeout_ms=300, **NO_DELAY))
     server.startup()
     try:
         with RawClient(server.bound_port()) as c:
@@ -437,3 +440,36 @@ def test_requests_kafka_4_2_refuses(client):
         "subtopology: 2")
     assert refused(member_id="ghost", member_epoch=-1, topology=None) == (
         ErrorCode.UNKNOWN_MEMBER_ID, "Member ghost is not a member of group appval.")
+
+
+def test_the_first_assignment_of_a_new_group_waits_for_the_initial_delay():
+    server = KafkaServer(make_config(group_streams_initial_rebalance_delay_ms=300))
+    server.startup()
+    try:
+        with RawClient(server.bound_port()) as c:
+            create_topic(c, "sg-delay", 4)
+            topo = {"epoch": 1, "subtopologies": [
+                {"subtopology_id": "0", "source_topics": ["sg-delay"], "source_topic_regex": [],
+                 "state_changelog_topics": [], "repartition_sink_topics": [],
+                 "repartition_source_topics": [], "copartition_groups": []}]}
+            answers = {m: hb(c, "appdelay", m, topo=topo) for m in ("a", "b")}
+            for a in answers.values():   # both joined within the delay: nothing yet
+                assert tasks_of(a) == {} and a["member_epoch"] == 1
+                assert {"status_code": 5, "status_detail": "Assignment delayed due to the "
+                        "configured initial rebalance delay."} in a["status"]
+
+            def shared():
+                for m in ("a", "b"):
+                    last = answers[m]
+                    got = hb(c, "appdelay", m, last["member_epoch"], owned=owned_now(last))
+                    if got["active_tasks"] is None:
+                        got.update({k: last[k] for k in
+                                    ("active_tasks", "standby_tasks", "warmup_tasks")})
+                    answers[m] = got
+                return sorted(all_active(answers)) == [("0", p) for p in range(4)]
+            assert wait_until(shared, timeout=20, interval=0.05)
+            # one assignment for both: two tasks each, none moved after the delay
+            assert {len(all_active({m: answers[m]})) for m in answers} == {2}
+            assert all(a["status"] == [] for a in answers.values())
+    finally:
+        server.shutdown()

@@ -25,7 +25,11 @@ One heartbeat, in Kafka's order (``streamsGroupHeartbeat``):
    them with the heartbeat's answer), and the reason the topology is not
    ready is reported in ``status``;
 6. when the group epoch ran ahead, the sticky assignor
-   (:mod:`~kafka_net.server.group.streams_assignor`) computes a new target;
+   (:mod:`~kafka_net.server.group.streams_assignor`) computes a new target -
+   except during the initial rebalance delay of a new (previously empty)
+   group (``group.streams.initial.rebalance.delay.ms``): its members get an
+   empty target at epoch 1 and the status ASSIGNMENT_DELAYED, and a purgatory
+   timer computes the first target when the delay ends;
 7. reconcile the member towards its target (:func:`reconcile`): it keeps its
    epoch until it has revoked the active tasks the target takes away, and
    gains an active task only once no other member owns it;
@@ -57,8 +61,9 @@ from kafka_net.server.group import streams_assignor
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.rebalance import DelayedHeartbeat
 from kafka_net.server.group.streams_group import (
-    EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
+    ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
     StreamsGroup, StreamsGroupMember, TasksTuple, all_tasks, configure, validate_topology)
+from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +78,7 @@ class StreamsGroupConfig:
     session_timeout_ms: int = 45000
     num_standby_replicas: int = 0
     max_size: int = 2**31 - 1
+    initial_rebalance_delay_ms: int = 3000
     # Not broker configs: the values Kafka's coordinator gives every member.
     acceptable_recovery_lag: int = 10000
     task_offset_interval_ms: int = 60000
@@ -209,16 +215,27 @@ class StreamsGroupCoordinator:
         bump |= _metadata(updated) != _metadata(member) or member.member_id not in sg.members
         bump |= validated != sg.validated_topology_epoch
         sg.validated_topology_epoch = validated
+        if not sg.members and req["member_epoch"] == JOIN_EPOCH:
+            self._maybe_delay_first_assignment(group, sg)
         sg.members[updated.member_id] = updated
         if bump:
             sg.group_epoch += 1
             log.info("[GroupId %s][MemberId %s] Bumped streams group epoch to %d with "
                      "validated topology epoch %d.", escape(sg.group_id),
                      escape(updated.member_id), sg.group_epoch, validated)
+        delayed = False
+        target_epoch, target = sg.assignment_epoch, sg.target.get(updated.member_id, EMPTY_TASKS)
         if sg.group_epoch > sg.assignment_epoch:
-            self._update_target_assignment(sg)
-        reconciled = reconcile(updated, sg.assignment_epoch,
-                               sg.target.get(updated.member_id, EMPTY_TASKS), owned,
+            if sg.initial_delay_deadline is not None:
+                # The first members of a new group get nothing until the delay ends
+                # (more may join meanwhile), at epoch 1 at least (Kafka's initial delay).
+                delayed = True
+                target_epoch, target = max(1, sg.assignment_epoch), EMPTY_TASKS
+            else:
+                self._update_target_assignment(sg)
+                target_epoch = sg.assignment_epoch
+                target = sg.target.get(updated.member_id, EMPTY_TASKS)
+        reconciled = reconcile(updated, target_epoch, target, owned,
                                lambda s, p: sg.task_owners(s, p, updated.member_id))
         reconciled = self._arm_timers(group, reconciled)
         sg.members[reconciled.member_id] = reconciled
@@ -230,7 +247,28 @@ class StreamsGroupCoordinator:
                 or reconciled.assigned.normalized() != member.assigned.normalized())
         if send and reconciled.user_endpoint is not None:
             sg.endpoint_information_epoch += 1
-        return self._answer(sg, reconciled, req, send)
+        return self._answer(sg, reconciled, req, send, delayed)
+
+    def _maybe_delay_first_assignment(self, group: Group, sg: StreamsGroup) -> None:
+        delay_ms = self._value(sg.group_id, "streams.initial.rebalance.delay.ms",
+                               self.config.initial_rebalance_delay_ms)
+        if delay_ms <= 0:
+            return
+        sg.initial_delay_deadline = deadline = time.monotonic() + delay_ms / 1000
+        self._groups.purgatory.schedule(
+            DelayedInitialAssignment(self, group, deadline, delay_ms))
+
+    def end_initial_delay(self, group: Group, deadline: float) -> None:
+        """The initial delay of a group ended: compute its first target assignment,
+        which its members pick up at their next heartbeats."""
+        with group.lock:
+            sg = group.streams
+            if sg is None or sg.initial_delay_deadline != deadline:
+                return   # deleted, or emptied and started over with another delay
+            sg.initial_delay_deadline = None
+            if sg.members and sg.group_epoch > sg.assignment_epoch:
+                self._update_target_assignment(sg)
+            self._groups.store_streams_group(group)
 
     def _member(self, sg: StreamsGroup, req: dict, owned: TasksTuple | None
                 ) -> StreamsGroupMember:
@@ -332,11 +370,13 @@ class StreamsGroupCoordinator:
                  len(specs))
 
     def _answer(self, sg: StreamsGroup, m: StreamsGroupMember, req: dict,
-                send_tasks: bool) -> StreamsHeartbeatResult:
+                send_tasks: bool, delayed: bool = False) -> StreamsHeartbeatResult:
         status = []   # in Kafka's order
         if m.topology_epoch < sg.topology_epoch():
             status.append((STALE_TOPOLOGY, f"The member's topology epoch {m.topology_epoch} "
                            f"is behind the group's topology epoch {sg.topology_epoch()}."))
+        if delayed:
+            status.append((ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL))
         configured = sg.configured
         to_create = {}
         if configured is not None and configured.status is not None:
@@ -457,6 +497,21 @@ class StreamsGroupCoordinator:
             return ErrorCode.NONE, None, replace(sg, members=dict(sg.members),
                                                  target=dict(sg.target),
                                                  configured=configured)
+
+
+class DelayedInitialAssignment(DelayedOperation):
+    """The end of a new group's initial rebalance delay (a purgatory timer)."""
+
+    def __init__(self, coordinator: StreamsGroupCoordinator, group: Group, deadline: float,
+                 delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self.coordinator, self.group, self.group_deadline = coordinator, group, deadline
+
+    def try_complete(self) -> bool:
+        return False   # only its deadline matters
+
+    def on_complete(self) -> None:
+        self.coordinator.end_initial_delay(self.group, self.group_deadline)
 
 
 def _hash(configured) -> int:

@@ -35,6 +35,8 @@ from typing import Callable, Iterable
 Tasks = dict[str, set[int]]          # sub-topology id -> partitions
 TASK_KINDS = ("active", "standby", "warmup")
 
+ASSIGNMENT_DELAYED_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
+
 # StreamsGroupHeartbeatResponse's status codes.
 STALE_TOPOLOGY, MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS = 0, 1, 2
 MISSING_INTERNAL_TOPICS, SHUTDOWN_APPLICATION, ASSIGNMENT_DELAYED = 3, 4, 5
@@ -135,6 +137,10 @@ class StreamsGroup:
     # endpoint_information_epoch differs is sent every endpoint's partitions.
     # Not persisted, as in Kafka.
     endpoint_information_epoch: int = 0
+    # While the first rebalance of a new (previously empty) group waits
+    # (group.streams.initial.rebalance.delay.ms): its monotonic deadline.  Not
+    # persisted: a group loaded after a restart assigns at once.
+    initial_delay_deadline: float | None = None
 
     def state(self) -> str:
         """Kafka's StreamsGroupState names: Empty, NotReady, Assigning, Reconciling, Stable."""

@@ -265,6 +265,16 @@ def streams_join(b: Broker, group: str) -> dict:
         warmup_tasks=[]))
 
 
+@pytest.fixture
+def streams_secured():
+    """``secured`` without the initial rebalance delay of new streams groups."""
+    b = secured_broker(**{"group.streams.initial.rebalance.delay.ms": "0"})
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
 def test_streams_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(secured):
     secured.principal = "User:alice"
     assert streams_join(secured, "sg")["error_code"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -277,7 +287,8 @@ def test_streams_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(se
     assert "sg-store-changelog" in refused["error_message"]
 
 
-def test_streams_internal_topics_are_created_only_with_create(secured):
+def test_streams_internal_topics_are_created_only_with_create(streams_secured):
+    secured = streams_secured
     secured.principal = "User:admin"
     grant(secured, RT.GROUP, "sg", "User:alice", Op.READ)
     grant(secured, RT.TOPIC, "*", "User:alice", Op.DESCRIBE)
@@ -296,7 +307,8 @@ def test_streams_internal_topics_are_created_only_with_create(secured):
     assert secured.metadata_cache.topic("sg-store-changelog") is not None
 
 
-def test_streams_describe_needs_describe_on_the_group_and_its_topics(secured):
+def test_streams_describe_needs_describe_on_the_group_and_its_topics(streams_secured):
+    secured = streams_secured
     secured.principal = "User:admin"
     joined = streams_join(secured, "sg")      # creates the changelog topic
     ready = answer(secured, ApiKey.STREAMS_GROUP_HEARTBEAT, 0, dict(
