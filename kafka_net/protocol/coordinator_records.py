@@ -176,6 +176,9 @@ STREAMS_GROUP_METADATA_VALUE = Schema(
         Field("epoch", INT32),
         Field("metadata_hash", INT64),
         Field("validated_topology_epoch", INT32, tag=0, default=-1),
+        # The assignment configs the target was computed with (num.standby.replicas):
+        # a change triggers a new assignment.
+        Field("assignment_configs", Array(_KEY_VALUE), default=[]),
     ])
 STREAMS_GROUP_MEMBER_METADATA_KEY = _group_key("StreamsGroupMemberMetadataKey", 19, True)
 STREAMS_GROUP_MEMBER_METADATA_VALUE = Schema(

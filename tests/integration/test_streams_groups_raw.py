@@ -257,13 +257,18 @@ def test_standby_tasks_never_on_the_process_of_the_active(tmp_path):
 
 
 @contextlib.contextmanager
-def durable_server(log_dir):
-    server = KafkaServer(make_config(log_store="disk", log_dirs=(log_dir,), **NO_DELAY))
+def durable_server_with(log_dir, **settings):
+    server = KafkaServer(make_config(log_store="disk", log_dirs=(log_dir,), **NO_DELAY,
+                                     **settings))
     server.startup()
     try:
         yield server
     finally:
         server.shutdown()
+
+
+def durable_server(log_dir):
+    return durable_server_with(log_dir)
 
 
 def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
@@ -473,3 +478,22 @@ def test_the_first_assignment_of_a_new_group_waits_for_the_initial_delay():
             assert all(a["status"] == [] for a in answers.values())
     finally:
         server.shutdown()
+
+
+def test_a_changed_standby_config_rebalances_after_a_restart(tmp_path):
+    def server_with(standbys):
+        return durable_server_with(str(tmp_path), group_streams_num_standby_replicas=standbys)
+    topo = topology("sg-cfg", "appcfg")
+    with server_with(0) as server, RawClient(server.bound_port()) as c:
+        create_topic(c, "sg-cfg", 2)
+        answers = settle(c, "appcfg", ["a", "b"],
+                         {m: hb(c, "appcfg", m, topo=topo) for m in ("a", "b")})
+        before = describe(c, "appcfg")
+        assert all(not tasks_of(a, "standby_tasks") for a in answers.values())
+    with server_with(1) as server, RawClient(server.bound_port()) as c:
+        answers = settle(c, "appcfg", ["a", "b"], answers)
+        after = describe(c, "appcfg")
+        assert after["group_epoch"] == before["group_epoch"] + 1
+        standbys = sum(len(all_active({m: {**a, "active_tasks": a["standby_tasks"]}}))
+                       for m, a in answers.items())
+        assert standbys == 2   # sub-topology 1 keeps a store: its 2 tasks get a standby

@@ -126,14 +126,18 @@ def test_streams_group_records_kip_1071():
     # 22 current assignment, 23 topology (18 was the dropped partition metadata).
     assert consumer_group_key(17, "g1") == b"\x00\x11\x00\x02g1"
     assert consumer_group_key(19, "g1", "m1") == b"\x00\x13\x00\x02g1\x00\x02m1"
-    # flexible v0: epoch, metadata hash, then the tagged validated topology epoch (tag 0)
+    # flexible v0: epoch, metadata hash, the assignment configs (a compact array),
+    # then the tagged validated topology epoch (tag 0)
     value = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9,
-                                      "validated_topology_epoch": 1})
-    assert value == struct.pack(">hiq", 0, 3, 9) + b"\x01\x00\x04\x00\x00\x00\x01"
-    assert decode_group_record(consumer_group_key(17, "g"), value).value[
-        "validated_topology_epoch"] == 1
+                                      "validated_topology_epoch": 1,
+                                      "assignment_configs": [{"key": "k", "value": "v"}]})
+    assert value == (struct.pack(">hiq", 0, 3, 9) + b"\x02\x02k\x02v\x00"
+                     + b"\x01\x00\x04\x00\x00\x00\x01")
+    decoded = decode_group_record(consumer_group_key(17, "g"), value).value
+    assert decoded["validated_topology_epoch"] == 1
+    assert decoded["assignment_configs"] == [{"key": "k", "value": "v"}]
     default = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9})
-    assert default == struct.pack(">hiq", 0, 3, 9) + b"\x00"   # -1: the tag is left out
+    assert default == struct.pack(">hiq", 0, 3, 9) + b"\x01\x00"   # -1: no tag
     tasks = [{"subtopology_id": "0", "partitions": [0, 2]}]
     current = consumer_group_value(22, {
         "member_epoch": 4, "previous_member_epoch": 3, "state": 1, "active_tasks": tasks,

@@ -215,6 +215,14 @@ class StreamsGroupCoordinator:
         bump |= _metadata(updated) != _metadata(member) or member.member_id not in sg.members
         bump |= validated != sg.validated_topology_epoch
         sg.validated_topology_epoch = validated
+        configs = self._assignment_configs(sg.group_id)
+        if not bump and configs != sg.assignment_configs:
+            log.info("[GroupId %s][MemberId %s] Assignment configurations changed to %s. "
+                     "Triggering rebalance.", escape(sg.group_id), escape(updated.member_id),
+                     configs)
+            bump = True
+        if bump:
+            sg.assignment_configs = configs
         if not sg.members and req["member_epoch"] == JOIN_EPOCH:
             self._maybe_delay_first_assignment(group, sg)
         sg.members[updated.member_id] = updated
@@ -248,6 +256,12 @@ class StreamsGroupCoordinator:
         if send and reconciled.user_endpoint is not None:
             sg.endpoint_information_epoch += 1
         return self._answer(sg, reconciled, req, send, delayed)
+
+    def _assignment_configs(self, group_id: str) -> dict[str, str]:
+        """Kafka's streamsGroupAssignmentConfigs."""
+        standbys = self._value(group_id, "streams.num.standby.replicas",
+                               self.config.num_standby_replicas)
+        return {"num.standby.replicas": str(standbys)}
 
     def _maybe_delay_first_assignment(self, group: Group, sg: StreamsGroup) -> None:
         delay_ms = self._value(sg.group_id, "streams.initial.rebalance.delay.ms",
@@ -360,8 +374,8 @@ class StreamsGroupCoordinator:
         specs = {m.member_id: streams_assignor.MemberSpec(
                      m.process_id, sg.target.get(m.member_id, EMPTY_TASKS))
                  for m in sg.members.values()}
-        standbys = self._value(sg.group_id, "streams.num.standby.replicas",
-                               self.config.num_standby_replicas)
+        standbys = int(sg.assignment_configs.get(
+            "num.standby.replicas", self.config.num_standby_replicas))
         stateful = configured.stateful if configured is not None else frozenset()
         sg.target = streams_assignor.assign(specs, tasks, standbys, stateful)
         sg.assignment_epoch = sg.group_epoch

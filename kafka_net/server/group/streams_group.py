@@ -132,6 +132,9 @@ class StreamsGroup:
     configured_version: int = -1
     metadata_hash: int = 0
     validated_topology_epoch: int = -1
+    # The assignment configs of the last group epoch bump (Kafka's
+    # lastAssignmentConfigs): num.standby.replicas -> its value, as strings.
+    assignment_configs: dict[str, str] = field(default_factory=dict)
     shutdown_requested_by: str | None = None
     # Bumped when a member with a user endpoint gets other tasks; a member whose
     # endpoint_information_epoch differs is sent every endpoint's partitions.

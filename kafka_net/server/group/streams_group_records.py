@@ -4,7 +4,8 @@
 record (key version)                   value
 =====================================  ==========================================
 StreamsGroupMetadata (17)              group epoch, metadata hash, validated
-                                       topology epoch (tagged)
+                                       topology epoch (tagged), assignment
+                                       configs (num.standby.replicas)
 StreamsGroupMemberMetadata (19)        a member's ids, rebalance timeout, topology
                                        epoch, process id, user endpoint, tags
 StreamsGroupTargetAssignmentMetadata   the assignment epoch
@@ -90,7 +91,9 @@ def records_of(sg: StreamsGroup) -> dict[bytes, bytes]:
         out[consumer_group_key(TOPOLOGY, gid)] = consumer_group_value(TOPOLOGY, sg.topology)
     out[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {
         "epoch": sg.group_epoch, "metadata_hash": sg.metadata_hash,
-        "validated_topology_epoch": sg.validated_topology_epoch})
+        "validated_topology_epoch": sg.validated_topology_epoch,
+        "assignment_configs": [{"key": k, "value": v}
+                               for k, v in sorted(sg.assignment_configs.items())]})
     for member_id, target in sg.target.items():
         out[consumer_group_key(TARGET_MEMBER, gid, member_id)] = consumer_group_value(
             TARGET_MEMBER, _tuple_value(target))
@@ -141,7 +144,9 @@ def _group(group_id: str, parts: dict) -> StreamsGroup:
     meta = parts["metadata"]
     sg = StreamsGroup(group_id, meta["epoch"], parts["assignment_epoch"],
                       topology=parts["topology"], metadata_hash=meta["metadata_hash"],
-                      validated_topology_epoch=meta["validated_topology_epoch"])
+                      validated_topology_epoch=meta["validated_topology_epoch"],
+                      assignment_configs={c["key"]: c["value"]
+                                          for c in meta["assignment_configs"]})
     for member_id, m in parts["members"].items():
         current = parts["current"].get(member_id)
         progress = {} if current is None else dict(
