@@ -497,3 +497,23 @@ def test_a_changed_standby_config_rebalances_after_a_restart(tmp_path):
         standbys = sum(len(all_active({m: {**a, "active_tasks": a["standby_tasks"]}}))
                        for m, a in answers.items())
         assert standbys == 2   # sub-topology 1 keeps a store: its 2 tasks get a standby
+
+
+def test_a_group_s_own_standby_config_rebalances_it(client):
+    create_topic(client, "sg-gcfg", 2)
+    topo = topology("sg-gcfg", "appgcfg")
+    answers = settle(client, "appgcfg", ["a", "b"],
+                     {m: hb(client, "appgcfg", m, topo=topo) for m in ("a", "b")})
+    epoch = describe(client, "appgcfg")["group_epoch"]
+    assert not any(tasks_of(a, "standby_tasks") for a in answers.values())
+    altered = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+        "validate_only": False, "resources": [
+            {"resource_type": 32, "resource_name": "appgcfg", "configs": [
+                {"name": "streams.num.standby.replicas", "config_operation": 0,
+                 "value": "1"}]}]})
+    assert altered["responses"][0]["error_code"] == ErrorCode.NONE
+    answers = settle(client, "appgcfg", ["a", "b"], answers)
+    assert describe(client, "appgcfg")["group_epoch"] == epoch + 1
+    standbys = [(s, p) for a in answers.values()
+                for s, parts in (tasks_of(a, "standby_tasks") or {}).items() for p in parts]
+    assert sorted(standbys) == [("1", 0), ("1", 1)]   # the stateful sub-topology's tasks
