@@ -16,7 +16,9 @@ ZkConfigs, ...) in apache/kafka at commit
 341 keys.  Per-listener forms (``listener.name.<name>.<key>``) are
 recognised by prefix in :mod:`kafka_net.config.server_config`.
 Added since: ``group.consumer.regex.refresh.interval.ms`` (GroupCoordinatorConfig,
-KIP-848 regex subscriptions, in Kafka 4.2).
+KIP-848 regex subscriptions, in Kafka 4.2); the ten ``group.streams.*`` keys
+(GroupCoordinatorConfig, KIP-1071 streams groups, as Kafka 4.2's documentation
+lists them).
 """
 
 KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
@@ -61,6 +63,11 @@ KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
     "group.share.min.heartbeat.interval.ms", "group.share.min.record.lock.duration.ms",
     "group.share.min.session.timeout.ms", "group.share.partition.max.record.locks",
     "group.share.record.lock.duration.ms", "group.share.session.timeout.ms",
+    "group.streams.heartbeat.interval.ms", "group.streams.initial.rebalance.delay.ms",
+    "group.streams.max.heartbeat.interval.ms", "group.streams.max.session.timeout.ms",
+    "group.streams.max.size", "group.streams.max.standby.replicas",
+    "group.streams.min.heartbeat.interval.ms", "group.streams.min.session.timeout.ms",
+    "group.streams.num.standby.replicas", "group.streams.session.timeout.ms",
     "index.interval.bytes", "initial.broker.registration.timeout.ms",
     "inter.broker.listener.name", "inter.broker.protocol.version",
     "kafka.metrics.polling.interval.secs", "kafka.metrics.reporters",

@@ -224,6 +224,18 @@ KEYS: tuple[_Key, ...] = (
          "share_coordinator_snapshot_update_records_per_snapshot", integer(0, 500), "500",
          "ShareUpdate records written for a share-partition between two ShareSnapshot "
          "records of its whole state."),
+    _Key("group.streams.heartbeat.interval.ms", "group_streams_heartbeat_interval_ms",
+         integer(1), "5000", "Heartbeat interval given to streams group (KIP-1071) members."),
+    _Key("group.streams.session.timeout.ms", "group_streams_session_timeout_ms",
+         integer(1), "45000", "A streams group member silent this long is fenced."),
+    _Key("group.streams.num.standby.replicas", "group_streams_num_standby_replicas",
+         integer(0), "0", "Standby replicas of each task of a streams group."),
+    _Key("group.streams.max.size", "group_streams_max_size", integer(1), str(2**31 - 1),
+         "Most members a streams group may have."),
+    _Key("group.streams.initial.rebalance.delay.ms", "group_streams_initial_rebalance_delay_ms",
+         integer(0), "3000",
+         "How long the first assignment of a new (previously empty) streams group waits for "
+         "more members; its members get the status ASSIGNMENT_DELAYED meanwhile."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----

@@ -89,6 +89,12 @@ class ServerConfig:
     group_consumer_session_timeout_ms: int = default_of("group_consumer_session_timeout_ms")
     group_consumer_assignors: tuple = default_of("group_consumer_assignors")
     group_consumer_max_size: int = default_of("group_consumer_max_size")
+    group_streams_heartbeat_interval_ms: int = default_of("group_streams_heartbeat_interval_ms")
+    group_streams_session_timeout_ms: int = default_of("group_streams_session_timeout_ms")
+    group_streams_num_standby_replicas: int = default_of("group_streams_num_standby_replicas")
+    group_streams_max_size: int = default_of("group_streams_max_size")
+    group_streams_initial_rebalance_delay_ms: int = default_of(
+        "group_streams_initial_rebalance_delay_ms")
     group_consumer_regex_refresh_interval_ms: int = default_of(
         "group_consumer_regex_refresh_interval_ms")
     group_share_record_lock_duration_ms: int = default_of("group_share_record_lock_duration_ms")

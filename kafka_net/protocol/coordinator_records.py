@@ -20,6 +20,10 @@ key (version)          schema    value schema (version kafka-net writes)
                        (group, member); ConsumerGroupTargetAssignmentMetadata (group);
                        ConsumerGroupTargetAssignmentMember (group, member);
                        ConsumerGroupCurrentMemberAssignment (group, member); values v0
+17, 19-23               KIP-1071 streams groups: StreamsGroupMetadata (epoch,
+                       metadata hash), StreamsGroupMemberMetadata, StreamsGroupTopology,
+                       StreamsGroupTargetAssignmentMetadata / ...Member,
+                       StreamsGroupCurrentMemberAssignment; values v0
 0 (transaction log)    TransactionLogKey: transactionalId
                                  TransactionLogValue (0)
 =====================  ========  =====================================================
@@ -38,7 +42,7 @@ import struct
 from typing import NamedTuple
 
 from kafka_net.protocol.schema import (
-    BYTES, INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, Schema, Struct)
+    BYTES, INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Schema, Struct)
 
 _VERSION = struct.Struct(">h")
 
@@ -152,6 +156,109 @@ CONSUMER_GROUP_RECORDS = {
 }
 
 
+# -- KIP-1071 streams groups ---------------------------------------------------------------
+# Key versions are the records' apiKeys in Kafka's CoordinatorRecordType (18 was
+# StreamsGroupPartitionMetadata, gone since KIP-1101's metadata hash); values v0.
+
+_KEY_VALUE = Struct(Field("key", STRING), Field("value", STRING))
+_TASK_IDS = Array(Struct(Field("subtopology_id", STRING), Field("partitions", Array(INT32))))
+_STREAMS_TOPIC_INFO = Struct(
+    Field("name", STRING),
+    Field("partitions", INT32),
+    Field("replication_factor", INT16),
+    Field("topic_configs", Array(_KEY_VALUE)),
+)
+
+STREAMS_GROUP_METADATA_KEY = _group_key("StreamsGroupMetadataKey", 17)
+STREAMS_GROUP_METADATA_VALUE = Schema(
+    "StreamsGroupMetadataValue", valid="0", flexible="0+",
+    fields=[
+        Field("epoch", INT32),
+        Field("metadata_hash", INT64),
+        Field("validated_topology_epoch", INT32, tag=0, default=-1),
+        # The assignment configs the target was computed with (num.standby.replicas):
+        # a change triggers a new assignment.
+        Field("assignment_configs", Array(_KEY_VALUE), default=[]),
+    ])
+STREAMS_GROUP_MEMBER_METADATA_KEY = _group_key("StreamsGroupMemberMetadataKey", 19, True)
+STREAMS_GROUP_MEMBER_METADATA_VALUE = Schema(
+    "StreamsGroupMemberMetadataValue", valid="0", flexible="0+",
+    fields=[
+        Field("instance_id", STRING, nullable="0+"),
+        Field("rack_id", STRING, nullable="0+"),
+        Field("client_id", STRING),
+        Field("client_host", STRING),
+        Field("rebalance_timeout_ms", INT32),
+        Field("topology_epoch", INT32),
+        Field("process_id", STRING),
+        Field("user_endpoint", Struct(Field("host", STRING), Field("port", UINT16)),
+              nullable="0+", default=None),
+        Field("client_tags", Array(_KEY_VALUE)),
+    ])
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
+    "StreamsGroupTargetAssignmentMetadataKey", 20)
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Schema(
+    "StreamsGroupTargetAssignmentMetadataValue", valid="0", flexible="0+",
+    fields=[Field("assignment_epoch", INT32)])
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _group_key(
+    "StreamsGroupTargetAssignmentMemberKey", 21, True)
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Schema(
+    "StreamsGroupTargetAssignmentMemberValue", valid="0", flexible="0+",
+    fields=[
+        Field("active_tasks", _TASK_IDS),
+        Field("standby_tasks", _TASK_IDS),
+        Field("warmup_tasks", _TASK_IDS),
+    ])
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _group_key(
+    "StreamsGroupCurrentMemberAssignmentKey", 22, True)
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Schema(
+    "StreamsGroupCurrentMemberAssignmentValue", valid="0", flexible="0+",
+    fields=[
+        Field("member_epoch", INT32),
+        Field("previous_member_epoch", INT32),
+        Field("state", INT8),
+        Field("active_tasks", _TASK_IDS),
+        Field("standby_tasks", _TASK_IDS),
+        Field("warmup_tasks", _TASK_IDS),
+        Field("active_tasks_pending_revocation", _TASK_IDS),
+        Field("standby_tasks_pending_revocation", _TASK_IDS),
+        Field("warmup_tasks_pending_revocation", _TASK_IDS),
+    ])
+STREAMS_GROUP_TOPOLOGY_KEY = _group_key("StreamsGroupTopologyKey", 23)
+STREAMS_GROUP_TOPOLOGY_VALUE = Schema(
+    "StreamsGroupTopologyValue", valid="0", flexible="0+",
+    fields=[
+        Field("epoch", INT32),
+        Field("subtopologies", Array(Struct(
+            Field("subtopology_id", STRING),
+            Field("source_topics", Array(STRING)),
+            Field("source_topic_regex", Array(STRING)),
+            Field("state_changelog_topics", Array(_STREAMS_TOPIC_INFO)),
+            Field("repartition_sink_topics", Array(STRING)),
+            Field("repartition_source_topics", Array(_STREAMS_TOPIC_INFO)),
+            Field("copartition_groups", Array(Struct(
+                Field("source_topics", Array(INT16)),
+                Field("source_topic_regex", Array(INT16)),
+                Field("repartition_source_topics", Array(INT16)),
+            ))),
+        ))),
+    ])
+
+# key version -> (record name, key schema, value schema); decoded as ConsumerGroupRecord
+STREAMS_GROUP_RECORDS = {
+    17: ("StreamsGroupMetadata", STREAMS_GROUP_METADATA_KEY, STREAMS_GROUP_METADATA_VALUE),
+    19: ("StreamsGroupMemberMetadata", STREAMS_GROUP_MEMBER_METADATA_KEY,
+         STREAMS_GROUP_MEMBER_METADATA_VALUE),
+    20: ("StreamsGroupTargetAssignmentMetadata", STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+         STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    21: ("StreamsGroupTargetAssignmentMember", STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+         STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    22: ("StreamsGroupCurrentMemberAssignment", STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+         STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+    23: ("StreamsGroupTopology", STREAMS_GROUP_TOPOLOGY_KEY, STREAMS_GROUP_TOPOLOGY_VALUE),
+}
+
+
 TRANSACTION_LOG_KEY = Schema(
     "TransactionLogKey", valid="0", flexible="none",
     fields=[Field("transactional_id", STRING, versions="0")])
@@ -252,8 +359,13 @@ class ConsumerGroupRecord(NamedTuple):
     value: dict | None      # None: a tombstone
 
 
+def _modern_records(version: int) -> tuple:
+    return CONSUMER_GROUP_RECORDS.get(version) or STREAMS_GROUP_RECORDS[version]
+
+
 def consumer_group_key(version: int, group: str, member_id: str | None = None) -> bytes:
-    key_schema = CONSUMER_GROUP_RECORDS[version][1]
+    """The key of a KIP-848 or KIP-1071 group record (its key version picks which)."""
+    key_schema = _modern_records(version)[1]
     fields = {"group_id": group} if member_id is None else \
         {"group_id": group, "member_id": member_id}
     return _encode(key_schema, version, fields)
@@ -261,7 +373,7 @@ def consumer_group_key(version: int, group: str, member_id: str | None = None) -
 
 def consumer_group_value(version: int, value: dict) -> bytes:
     """The value (version 0) of the record whose key has ``version``."""
-    return _encode(CONSUMER_GROUP_RECORDS[version][2], 0, value)
+    return _encode(_modern_records(version)[2], 0, value)
 
 
 def decode_group_record(key: bytes, value: bytes | None
@@ -279,8 +391,8 @@ def decode_group_record(key: bytes, value: bytes | None
         k = _decode(GROUP_METADATA_KEY, key)[1]
         v = None if value is None else _decode(GROUP_METADATA_VALUE, value)[1]
         return GroupMetadataRecord(k["group"], v)
-    if version in CONSUMER_GROUP_RECORDS:
-        name, key_schema, value_schema = CONSUMER_GROUP_RECORDS[version]
+    if version in CONSUMER_GROUP_RECORDS or version in STREAMS_GROUP_RECORDS:
+        name, key_schema, value_schema = _modern_records(version)
         k = _decode(key_schema, key)[1]
         v = None if value is None else _decode(value_schema, value)[1]
         return ConsumerGroupRecord(name, k["group_id"], k.get("member_id"), v)

@@ -52,6 +52,8 @@ from kafka_net.server.handlers import (
     list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
     offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.handlers import (  # streams groups (KIP-1071)
+    streams_group_describe, streams_group_heartbeat)
 from kafka_net.server.handlers import (  # client metrics (KIP-714)
     get_telemetry_subscriptions, list_config_resources, push_telemetry)
 from kafka_net.server.handlers import (  # KIP-932 share groups
@@ -134,6 +136,8 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     share_group_describe,       # 77
     share_fetch,                # 78
     share_acknowledge,          # 79
+    streams_group_heartbeat,   # 88
+    streams_group_describe,    # 89
     describe_share_group_offsets,  # 90
     alter_share_group_offsets,     # 91
     delete_share_group_offsets,    # 92

@@ -71,6 +71,7 @@ from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
+from kafka_net.server.group.streams_coordinator import StreamsGroupConfig
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME,
     InternalTopics)
@@ -112,6 +113,13 @@ def share_config(config: ServerConfig) -> ShareConfig:
                        config.group_share_session_timeout_ms,
                        config.group_share_heartbeat_interval_ms,
                        config.group_share_max_size, config.group_share_max_share_sessions)
+def streams_group_config(config: ServerConfig) -> StreamsGroupConfig:
+    """The group.streams.* keys: streams groups (KIP-1071)."""
+    return StreamsGroupConfig(config.group_streams_heartbeat_interval_ms,
+                              config.group_streams_session_timeout_ms,
+                              config.group_streams_num_standby_replicas,
+                              config.group_streams_max_size,
+                              config.group_streams_initial_rebalance_delay_ms)
 
 
 def log_dirs_config(config: ServerConfig) -> LogDirsConfig:
@@ -250,7 +258,7 @@ class BrokerCore:
         group_store = GroupMetadataManager(self.replica_manager, self.internal_topics)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
-            consumer_group_config(config), group_store)
+            consumer_group_config(config), group_store, streams_group_config(config))
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
             TransactionLog(self.replica_manager, self.internal_topics,
@@ -297,6 +305,7 @@ class BrokerCore:
         # -- end of registration -------------------------------------------------------
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
         self.share_coordinator.group_configs = self.apis.group_configs
+        self.group_coordinator.streams.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:
             log.info("Replayed %d metadata record(s): %d topic(s)", replayed,

@@ -14,6 +14,10 @@ The levels are Kafka 4.2's for what kafka-net serves:
 * group.version 1: the consumer group protocol (KIP-848) is served;
 * share.version 1: share groups (KIP-932) are served, as Kafka 4.2 finalizes
   it on a new cluster; 0 (UpdateFeatures) turns them off (UNSUPPORTED_VERSION);
+* streams.version 1: the streams rebalance protocol (KIP-1071) is served, as
+  a new Kafka 4.2 cluster finalizes it (its production default); at 0
+  StreamsGroupHeartbeat and StreamsGroupDescribe answer UNSUPPORTED_VERSION,
+  as Kafka's ``isStreamsGroupProtocolEnabled``;
 * transaction.version 2, as a new Kafka 4.x cluster finalizes it (TV_2 is
   the latest production level): it tells clients they may use KIP-890's
   second part (EndTxn v5 bumping the epoch per transaction, Produce v12 and
@@ -53,6 +57,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     "kraft.version": (0, 1),
     METADATA_VERSION: (7, 25),
     "share.version": (0, 1),
+    "streams.version": (0, 1),
     "transaction.version": (0, 2),
 }
 
@@ -61,6 +66,7 @@ DEFAULT_FINALIZED: dict[str, int] = {
     "kraft.version": 1,
     METADATA_VERSION: 25,
     "share.version": 1,
+    "streams.version": 1,
     "transaction.version": 2,
 }
 

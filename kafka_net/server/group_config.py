@@ -7,6 +7,11 @@ Kafka's ``GroupConfig`` and ``GroupConfigManager``, the GROUP config resource
   consumer-protocol group's session timeout and heartbeat interval; the
   ConsumerGroupCoordinator reads them per group (defaults:
   ``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``);
+* ``streams.session.timeout.ms``, ``streams.heartbeat.interval.ms``,
+  ``streams.num.standby.replicas``, ``streams.initial.rebalance.delay.ms``: a
+  streams group's (KIP-1071), read per group by the StreamsGroupCoordinator
+  (defaults: the ``group.streams.*`` keys; the standbys at most
+  ``group.streams.max.standby.replicas``, 2);
 * ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
   ``share.record.lock.duration.ms``: a share group's (KIP-932) session
   timeout, heartbeat interval and acquisition lock duration, read per group by
@@ -77,6 +82,22 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
                    "The strategy to initialize the share-partition start offset.", "STRING"),
     GroupConfigDef("share.isolation.level", "read_uncommitted", 0, None,
                    "Controls how to read records written transactionally.", "STRING"),
+    GroupConfigDef("streams.session.timeout.ms", 45000, 1,
+                   ("group.streams.min.session.timeout.ms", 45000,
+                    "group.streams.max.session.timeout.ms", 60000),
+                   "The timeout to detect client failures when using the streams group "
+                   "protocol."),
+    GroupConfigDef("streams.heartbeat.interval.ms", 5000, 1,
+                   ("group.streams.min.heartbeat.interval.ms", 5000,
+                    "group.streams.max.heartbeat.interval.ms", 15000),
+                   "The heartbeat interval given to the members of a streams group."),
+    GroupConfigDef("streams.num.standby.replicas", 0, 0,
+                   ("group.streams.num.standby.replicas", 0,
+                    "group.streams.max.standby.replicas", 2),
+                   "The number of standby replicas for each task."),
+    GroupConfigDef("streams.initial.rebalance.delay.ms", 3000, 0, None,
+                   "The amount of time the group coordinator will wait for more streams "
+                   "clients to join a new group before performing the first rebalance."),
 )}
 
 CONFIG_TYPE = INT   # every group config is an INT
@@ -101,7 +122,7 @@ def parse_group_configs(raw: dict[str, str | None]) -> dict[str, int]:
             raise InvalidConfig(f"{name} must be greater than or equal to {min_key}")
         if values[name] > high:
             raise InvalidConfig(f"{name} must be less than or equal to {max_key}")
-    for kind in ("consumer", "share"):
+    for kind in ("consumer", "share", "streams"):
         if values[f"{kind}.session.timeout.ms"] <= values[f"{kind}.heartbeat.interval.ms"]:
             raise InvalidConfig(f"{kind}.session.timeout.ms must be greater than "
                                 f"{kind}.heartbeat.interval.ms")
@@ -183,6 +204,13 @@ class GroupConfigRepository:
         self._defaults["share.heartbeat.interval.ms"] = config.group_share_heartbeat_interval_ms
         self._defaults["share.record.lock.duration.ms"] = \
             config.group_share_record_lock_duration_ms
+        self._defaults["streams.session.timeout.ms"] = config.group_streams_session_timeout_ms
+        self._defaults["streams.heartbeat.interval.ms"] = \
+            config.group_streams_heartbeat_interval_ms
+        self._defaults["streams.num.standby.replicas"] = \
+            config.group_streams_num_standby_replicas
+        self._defaults["streams.initial.rebalance.delay.ms"] = \
+            config.group_streams_initial_rebalance_delay_ms
         self._overrides: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 

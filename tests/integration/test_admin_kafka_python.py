@@ -158,6 +158,7 @@ def test_describe_features(admin, as_version):
     assert features["group.version"]["supported"] == (0, 1)
     assert {name for name, f in features.items() if "finalized" in f} == {
         "metadata.version", "kraft.version", "group.version", "share.version",
+        "streams.version",
         "transaction.version"}
     assert admin.update_features({"transaction.version": 2}, validate_only=True) == {
         "transaction.version": "OK"}

@@ -119,3 +119,39 @@ def test_consumer_group_records_kip_848():
     assert decoded.value["subscribed_topic_names"] == ["t"]
     assert decoded.value["classic_member_metadata"] is None
     assert decode_group_record(consumer_group_key(8, "g", "m"), None).value is None
+
+
+def test_streams_group_records_kip_1071():
+    # Kafka's CoordinatorRecordType apiKeys: 17 metadata, 19 member, 20/21 target,
+    # 22 current assignment, 23 topology (18 was the dropped partition metadata).
+    assert consumer_group_key(17, "g1") == b"\x00\x11\x00\x02g1"
+    assert consumer_group_key(19, "g1", "m1") == b"\x00\x13\x00\x02g1\x00\x02m1"
+    # flexible v0: epoch, metadata hash, the assignment configs (a compact array),
+    # then the tagged validated topology epoch (tag 0)
+    value = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9,
+                                      "validated_topology_epoch": 1,
+                                      "assignment_configs": [{"key": "k", "value": "v"}]})
+    assert value == (struct.pack(">hiq", 0, 3, 9) + b"\x02\x02k\x02v\x00"
+                     + b"\x01\x00\x04\x00\x00\x00\x01")
+    decoded = decode_group_record(consumer_group_key(17, "g"), value).value
+    assert decoded["validated_topology_epoch"] == 1
+    assert decoded["assignment_configs"] == [{"key": "k", "value": "v"}]
+    default = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9})
+    assert default == struct.pack(">hiq", 0, 3, 9) + b"\x01\x00"   # -1: no tag
+    tasks = [{"subtopology_id": "0", "partitions": [0, 2]}]
+    current = consumer_group_value(22, {
+        "member_epoch": 4, "previous_member_epoch": 3, "state": 1, "active_tasks": tasks,
+        "standby_tasks": [], "warmup_tasks": [], "active_tasks_pending_revocation": tasks,
+        "standby_tasks_pending_revocation": [], "warmup_tasks_pending_revocation": []})
+    decoded = decode_group_record(consumer_group_key(22, "g", "m"), current)
+    assert (decoded.record, decoded.member_id) == ("StreamsGroupCurrentMemberAssignment", "m")
+    assert decoded.value["active_tasks_pending_revocation"][0]["partitions"] == [0, 2]
+    member = consumer_group_value(19, {
+        "instance_id": None, "rack_id": None, "client_id": "c", "client_host": "/h",
+        "rebalance_timeout_ms": 1000, "topology_epoch": 1, "process_id": "p",
+        "user_endpoint": {"host": "localhost", "port": 8080},
+        "client_tags": [{"key": "zone", "value": "a"}]})
+    got = decode_group_record(consumer_group_key(19, "g", "m"), member).value
+    assert got["user_endpoint"] == {"host": "localhost", "port": 8080}
+    assert decode_group_record(consumer_group_key(23, "g"), None).record == \
+        "StreamsGroupTopology"

@@ -1,8 +1,9 @@
 """Streams groups (KIP-1071, Kafka 4.2): StreamsGroupHeartbeat (88) and
 StreamsGroupDescribe (89) decode from bytes assembled here by hand, field by
 field in Kafka 4.2's order (franz-go's definitions at adb3a18), not by the
-schema under test.  kafka-net does not serve them: the broker's table refuses
-them as Kafka refuses an API it has not enabled.
+schema under test.  The broker serves version 0 (kafka_net.server.handlers
+.streams_group_*); a table without them (as.version before 4.2) refuses them
+as Kafka refuses an API it has not enabled.
 """
 
 from __future__ import annotations
@@ -156,8 +157,8 @@ def test_a_streams_group_describe_round_trip():
 
 
 @pytest.mark.parametrize("key", [ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE])
-def test_the_broker_does_not_serve_them(key):
+def test_the_broker_serves_version_0_and_a_table_without_them_refuses_them(key):
     from kafka_net.server.apis import HANDLERS
-    assert key not in HANDLERS
+    assert HANDLERS[key].VERSIONS == Versions(0, 0)
     with pytest.raises(InvalidRequestError, match="which is not enabled"):
-        parse_request(request_frame(key, 0, b""), {})
+        parse_request(request_frame(key, 0, b""), {})   # as.version before 4.2

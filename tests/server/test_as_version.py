@@ -149,10 +149,12 @@ def test_release_features_cut_kafka_nets_to_the_release():
     assert FeatureControl().defaults == DEFAULT_FINALIZED
     at_4_2 = FeatureControl(release="4.2")
     # 4.2 finalizes transaction.version 2 (transactions v2, which kafka-net runs too)
-    # and metadata.version 29, where kafka-net runs at most 25.
+    # and metadata.version 29, where kafka-net runs at most 25; streams.version 1
+    # (KIP-1071 streams groups), as kafka-net.
     assert at_4_2.finalized() == {"group.version": 1, "kraft.version": 1,
                                   "metadata.version": 25, "share.version": 1,
-                                  "transaction.version": 2}
+                                  "streams.version": 1, "transaction.version": 2}
+    assert "streams.version" not in FeatureControl(release="4.1").supported
     assert FeatureControl(release="3.3").finalized() == {"metadata.version": 7}
     assert FeatureControl(release="3.2").finalized() == {}
     assert FeatureControl(release="3.2").changed_levels() == {}

@@ -11,8 +11,7 @@ and its members, each with its process, endpoint, client tags, changelog
 offsets, and current and target assignments of active, standby and warm-up
 tasks.  ``is_classic`` is true for a member still on the classic protocol.
 
-Codec only: kafka-net does not serve streams groups (ApiVersions does not
-advertise key 89).
+Served by :mod:`kafka_net.server.handlers.streams_group_describe`.
 """
 
 from kafka_net.protocol.schema import (

@@ -17,9 +17,8 @@ heartbeat are sent as null (-1 for ``rebalance_timeout_ms``).
 2 INCORRECTLY_PARTITIONED_TOPICS, 3 MISSING_INTERNAL_TOPICS,
 4 SHUTDOWN_APPLICATION, 5 ASSIGNMENT_DELAYED.
 
-Codec only: kafka-net does not serve streams groups (ApiVersions does not
-advertise key 88), so a request is decoded (captures, the conformance
-checker) and then answered as an unsupported API.
+Served by :mod:`kafka_net.server.handlers.streams_group_heartbeat` (the
+streams group coordinator is :mod:`kafka_net.server.group.streams_coordinator`).
 """
 
 from kafka_net.protocol.schema import (

@@ -63,6 +63,8 @@ def is_subscribed_to_topic(group: Group, topic: str) -> bool:
 def _subscribed(group: Group, topic: str) -> bool:
     if group.modern is not None:   # KIP-848: the members' subscriptions are known
         return topic in group.modern.subscribed_topics()
+    if group.streams is not None:  # KIP-1071: the topology's source topics
+        return topic in group.streams.source_topics()
     return is_subscribed_to_topic(group, topic)
 
 
@@ -93,7 +95,8 @@ class GroupAdmin:
                 return ErrorCode.GROUP_ID_NOT_FOUND
             # A consumer-protocol (KIP-848) group keeps its classic state Empty: its
             # members are in ``group.modern``.
-            if group.state != S.EMPTY or (group.modern is not None and group.modern.members):
+            if group.state != S.EMPTY or (group.modern is not None and group.modern.members) \
+                    or (group.streams is not None and group.streams.members):
                 return ErrorCode.NON_EMPTY_GROUP
             store = self.offsets.store
             if store is not None:
@@ -120,7 +123,7 @@ class GroupAdmin:
         with group.lock:
             if group.state == S.DEAD:
                 return ErrorCode.GROUP_ID_NOT_FOUND, []
-            if (group.modern is None and group.state != S.EMPTY
+            if (group.is_classic and group.state != S.EMPTY
                     and group.protocol_type != PROTOCOL_TYPE):
                 return ErrorCode.NON_EMPTY_GROUP, []
             results = []
@@ -167,7 +170,7 @@ class GroupAdmin:
     def describe_group(self, group_id: str) -> GroupDescription:
         """An unknown group is described as Dead, without an error (as Kafka does)."""
         group = self._group(group_id)
-        if group is None or group.modern is not None:
+        if group is None or not group.is_classic:
             # A consumer-protocol group is not a classic one: Dead, as Kafka answers.
             return GroupDescription(group_id, S.DEAD.value, "", "")
         with group.lock:
@@ -181,6 +184,9 @@ class GroupAdmin:
                     m.assignment if stable else b"") for m in group.members.values()])
 
     def list_groups(self) -> list[GroupOverview]:
-        return [GroupOverview(g.group_id, "consumer" if g.modern else g.protocol_type or "",
+        # A streams group lists the protocol type "consumer", as Kafka's StreamsGroup
+        # (its type, v5's group_type, is "streams").
+        return [GroupOverview(g.group_id, (g.protocol_type or "") if g.is_classic
+                              else "consumer",
                               g.state_name(), g.group_type)
                 for g in self.groups()]

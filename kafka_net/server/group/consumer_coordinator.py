@@ -206,7 +206,7 @@ class ConsumerGroupCoordinator:
                                  f"Group {group_id} not found.")
         with group.lock:
             if group.modern is None:
-                if group.members or not create:
+                if group.members or group.streams is not None or not create:
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                          f"Group {group_id} is not a consumer group.")
                 # An empty classic group (offsets only) becomes a consumer group.
@@ -484,7 +484,9 @@ class ConsumerGroupCoordinator:
         """(error, message, a snapshot of the group) for ConsumerGroupDescribe."""
         group = self._groups.group(group_id)
         if group is None or group.modern is None:
-            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", None
+            what = "is not a consumer group" if group is not None and group.streams \
+                else "not found"
+            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
         with group.lock:
             cg = group.modern
             return ErrorCode.NONE, None, replace(cg, members=dict(cg.members),

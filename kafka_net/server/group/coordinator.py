@@ -54,6 +54,8 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.consumer_coordinator import (
     ConsumerGroupConfig, ConsumerGroupCoordinator)
 from kafka_net.server.group.group import Group, GroupConfig, Member
+from kafka_net.server.group.streams_coordinator import (
+    StreamsGroupConfig, StreamsGroupCoordinator)
 from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
 from kafka_net.server.group.offset_expiry import OffsetExpiry
 from kafka_net.server.group.static_membership import StaticMembership
@@ -75,7 +77,8 @@ SyncCallback = Callable[[SyncResult], None]
 
 class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
-                 consumer_config: ConsumerGroupConfig | None = None, store=None) -> None:
+                 consumer_config: ConsumerGroupConfig | None = None, store=None,
+                 streams_config: StreamsGroupConfig | None = None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
         ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups;
         ``store`` (a GroupMetadataManager) keeps groups and offsets in
@@ -93,6 +96,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         # Share groups (KIP-932): a ShareGroupCoordinator the broker sets
         # (kafka_net.server.share); None serves none.
         self.share = None
+        # KIP-1071 groups: StreamsGroupHeartbeat / StreamsGroupDescribe.
+        self.streams = StreamsGroupCoordinator(self, topics,
+                                               streams_config or StreamsGroupConfig())
         # offsets.retention.minutes (offset_expiry.py): Kafka's
         # "delete-expired-group-metadata" task.
         self._expiry = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
@@ -156,6 +162,8 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                 self._schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
             if loaded.modern is not None:
                 self.consumer.on_loaded(loaded)
+            if loaded.streams is not None:
+                self.streams.on_loaded(loaded)
             with self._lock:
                 group = self._groups.setdefault(loaded.group_id, loaded)
             if group is not loaded:
@@ -188,6 +196,13 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             return ErrorCode.NONE
         return store.store_consumer_group(group.modern, member_id)
 
+    def store_streams_group(self, group: Group, member_id: str | None = None) -> int:
+        """Persist what changed of a KIP-1071 group (under its lock); an error code."""
+        store = self.offsets.store
+        if store is None or group.streams is None:
+            return ErrorCode.NONE
+        return store.store_streams_group(group.streams, member_id)
+
     def _store_group(self, group: Group) -> int:
         """Persist the group's metadata (under its lock); an error code."""
         store = self.offsets.store
@@ -212,7 +227,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                 return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)
             if group.state == S.DEAD:
                 return JoinResult.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
-            if group.modern is not None or not self._protocols_compatible(group, req):
+            if not group.is_classic or not self._protocols_compatible(group, req):
                 # A consumer-protocol group takes no classic members here (Kafka's
                 # online migration between the two protocols is not built).
                 return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)

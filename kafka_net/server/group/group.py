@@ -86,6 +86,8 @@ class Group:
     # A consumer-protocol group (KIP-848) keeps its state here; None for a classic
     # group.  One registry for both kinds, so offsets and admin APIs see either.
     modern: "ConsumerGroup | None" = None
+    # A streams group (KIP-1071): its state; None for the other kinds.
+    streams: "StreamsGroup | None" = None
     # When the state last changed (ms; None: not since this broker has the group):
     # GroupMetadataValue's currentStateTimestamp, where an empty group's offsets
     # start to expire.
@@ -93,10 +95,19 @@ class Group:
 
     @property
     def group_type(self) -> str:
-        """ListGroups v5's group type: "consumer" (KIP-848) or "classic"."""
+        """ListGroups v5's group type: "consumer" (KIP-848), "streams" (KIP-1071) or
+        "classic"."""
+        if self.streams is not None:
+            return "streams"
         return "classic" if self.modern is None else "consumer"
 
+    @property
+    def is_classic(self) -> bool:
+        return self.modern is None and self.streams is None
+
     def state_name(self) -> str:
+        if self.streams is not None:
+            return self.streams.state()
         return self.state.value if self.modern is None else self.modern.state()
 
     def transition_to(self, target: GroupState) -> GroupState:

@@ -45,6 +45,7 @@ from kafka_net.protocol.records import (
     CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
 from kafka_net.server.group.consumer_group_records import (
     ConsumerGroupImage, member_records, records_of, shape)
+from kafka_net.server.group import streams_group_records as streams_records
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
@@ -175,14 +176,22 @@ class GroupMetadataManager:
         """Write what changed of a KIP-848 group since the last write (under the
         group's lock): only ``member_id``'s records when neither an epoch nor the
         membership moved, else the whole group, with tombstones for what went."""
-        gid = cg.group_id
+        return self._store_modern(cg, member_id, records_of, member_records, shape)
+
+    def store_streams_group(self, sg, member_id: str | None = None) -> int:
+        """The same for a KIP-1071 streams group (streams_group_records.py)."""
+        return self._store_modern(sg, member_id, streams_records.records_of,
+                                  streams_records.member_records, streams_records.shape)
+
+    def _store_modern(self, group, member_id, all_records, own_records, shape_of) -> int:
+        gid = group.group_id
         written = self._modern_written.get(gid, {})
-        now_shape = shape(cg)
-        if member_id in cg.members and self._modern_shape.get(gid) == now_shape:
+        now_shape = shape_of(group)
+        if member_id in group.members and self._modern_shape.get(gid) == now_shape:
             current = dict(written)
-            current.update(member_records(cg, member_id))
+            current.update(own_records(group, member_id))
         else:
-            current = records_of(cg)
+            current = all_records(group)
         changed = [(k, v) for k, v in current.items() if written.get(k) != v]
         gone = [(k, None) for k in written if k not in current]
         if not changed and not gone:
@@ -216,20 +225,27 @@ class GroupMetadataManager:
         offsets: dict[str, dict] = {}
         groups: dict[str, dict | None] = {}
         image = ConsumerGroupImage()
+        streams_image = streams_records.StreamsGroupImage()
         started = time.monotonic()
         for index in range(partition_count):
-            self._load_partition(index, offsets, groups, image)
+            self._load_partition(index, offsets, groups, (image, streams_image))
         modern = image.groups()
+        streams = streams_image.groups()
         loaded = []
-        for group_id in sorted(set(offsets) | set(groups) | set(modern)):
+        for group_id in sorted(set(offsets) | set(groups) | set(modern) | set(streams)):
             value = groups.get(group_id)
-            if value is None and not offsets.get(group_id) and group_id not in modern:
+            if (value is None and not offsets.get(group_id) and group_id not in modern
+                    and group_id not in streams):
                 continue   # deleted, or every offset removed
             group = self._group_from(group_id, value)
             if group_id in modern:
                 group.modern = modern[group_id]
                 self._modern_written[group_id] = records_of(group.modern)
                 self._modern_shape[group_id] = shape(group.modern)
+            elif group_id in streams:
+                group.streams = streams[group_id]
+                self._modern_written[group_id] = streams_records.records_of(group.streams)
+                self._modern_shape[group_id] = streams_records.shape(group.streams)
             group.offsets = {tp: OffsetAndMetadata(v["offset"], v["leader_epoch"], v["metadata"],
                                                    v["commit_timestamp"])
                              for tp, v in offsets.get(group_id, {}).items()}
@@ -249,7 +265,7 @@ class GroupMetadataManager:
                 for key, records in pending.items()}
 
     def _load_partition(self, index: int, offsets: dict, groups: dict,
-                        image: ConsumerGroupImage) -> None:
+                        images: tuple) -> None:
         # A transaction's offsets wait for its marker: producer id -> [record].
         pending: dict[int, list[OffsetCommitRecord]] = {}
         for header, batch in self._replica_manager.read_batches(GROUP_METADATA_TOPIC_NAME, index):
@@ -267,7 +283,7 @@ class GroupMetadataManager:
                         _apply_offset(offsets, r)
                 continue
             for record in records:
-                self._replay(index, record, header, offsets, groups, pending, image)
+                self._replay(index, record, header, offsets, groups, pending, images)
         with self._lock:
             for producer_id, records in pending.items():
                 for r in records:
@@ -275,7 +291,7 @@ class GroupMetadataManager:
 
     @staticmethod
     def _replay(index: int, record, header, offsets: dict, groups: dict, pending: dict,
-                image: ConsumerGroupImage) -> None:
+                images: tuple) -> None:
         try:
             decoded = decode_group_record(record.key, record.value)
         except RecordFormatError as exc:
@@ -284,7 +300,9 @@ class GroupMetadataManager:
                              escape(str(exc)))
             return
         if isinstance(decoded, ConsumerGroupRecord):
-            image.replay(decoded)
+            # (KIP-848 image, KIP-1071 image)
+            streams = decoded.record in streams_records.STREAMS_RECORD_NAMES
+            images[streams].replay(decoded)
         elif isinstance(decoded, GroupMetadataRecord):
             # A tombstone alone leaves the offsets (DeleteGroups removes them first).
             groups[decoded.group] = decoded.value

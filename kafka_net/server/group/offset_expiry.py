@@ -40,7 +40,7 @@ S = GroupState
 
 def expired_offsets(group: Group, now_ms: int, retention_ms: int) -> list[tuple[str, int]]:
     """``ClassicGroup.computeExpiredOffsets``: the partitions whose offsets expired."""
-    if group.modern is not None:
+    if not group.is_classic:
         return []
     if group.protocol_type is not None and group.state == S.EMPTY:
         since = group.current_state_timestamp
@@ -80,7 +80,7 @@ class OffsetExpiry:
                 return 0   # not written: try again at the next check
             for tp in expired:
                 del group.offsets[tp]
-            gone = (group.state == S.EMPTY and group.modern is None and not group.offsets
+            gone = (group.state == S.EMPTY and group.is_classic and not group.offsets
                     and not group.pending_members)
             if gone and (store is None or not store.remove_group(group.group_id, [])):
                 group.transition_to(S.DEAD)

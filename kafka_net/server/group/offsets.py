@@ -85,6 +85,8 @@ class OffsetManager:
         with group.lock:
             if group.modern is not None:
                 return group.modern.validate_offset_commit(member_id, generation)
+            if group.streams is not None:
+                return group.streams.validate_offset_commit(member_id, generation)
             if generation < 0 and group.state == GroupState.EMPTY:
                 return None  # a "simple" consumer using assign(), not subscribe()
             if group.state == GroupState.COMPLETING_REBALANCE:

@@ -321,6 +321,17 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, **typical_request(
             b, ApiKey.CONSUMER_GROUP_HEARTBEAT, 0))
         return dict(group_ids=["cg-0", "g"])
+    if api_key == ApiKey.STREAMS_GROUP_HEARTBEAT:
+        return dict(group_id="sg", member_id="m-1", member_epoch=0, rebalance_timeout_ms=LONG,
+                    process_id="p-1", active_tasks=[], standby_tasks=[], warmup_tasks=[],
+                    topology={"epoch": 1, "subtopologies": [{
+                        "subtopology_id": "0", "source_topics": ["t"], "source_topic_regex": [],
+                        "state_changelog_topics": [], "repartition_sink_topics": [],
+                        "repartition_source_topics": [], "copartition_groups": []}]})
+    if api_key == ApiKey.STREAMS_GROUP_DESCRIBE:
+        b.call(ApiKey.STREAMS_GROUP_HEARTBEAT, 0, **typical_request(
+            b, ApiKey.STREAMS_GROUP_HEARTBEAT, 0))
+        return dict(group_ids=["sg", "g"])
     if api_key == ApiKey.SASL_HANDSHAKE:
         return dict(mechanism="PLAIN")
     if api_key == ApiKey.SASL_AUTHENTICATE:
@@ -430,6 +441,10 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
     if api_key == ApiKey.CONSUMER_GROUP_HEARTBEAT:
         return dict(group_id="ghost", member_id="m", member_epoch=5, topic_partitions=None)
     if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
+        return dict(group_ids=["ghost", "g", ""])
+    if api_key == ApiKey.STREAMS_GROUP_HEARTBEAT:
+        return dict(group_id="ghost", member_id="m", member_epoch=5, active_tasks=None)
+    if api_key == ApiKey.STREAMS_GROUP_DESCRIBE:
         return dict(group_ids=["ghost", "g", ""])
     if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
         return typical_request(b, api_key, version)   # always ILLEGAL_SASL_STATE here

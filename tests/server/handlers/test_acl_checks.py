@@ -246,3 +246,84 @@ def test_a_followers_fetch_needs_cluster_action(secured, version):
     grant(secured, RT.CLUSTER, "kafka-cluster", "User:alice", Op.CLUSTER_ACTION)
     body = secured.call(ApiKey.FETCH, version, **fields)
     assert body["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+
+
+# -- streams groups (KIP-1071) ------------------------------------------------------------
+
+STREAMS_TOPOLOGY = {"epoch": 1, "subtopologies": [{
+    "subtopology_id": "0", "source_topics": ["t"], "source_topic_regex": [],
+    "state_changelog_topics": [{"name": "sg-store-changelog", "partitions": 0,
+                                "replication_factor": 0, "topic_configs": []}],
+    "repartition_sink_topics": [], "repartition_source_topics": [],
+    "copartition_groups": []}]}
+
+
+def streams_join(b: Broker, group: str) -> dict:
+    return answer(b, ApiKey.STREAMS_GROUP_HEARTBEAT, 0, dict(
+        group_id=group, member_id="m1", member_epoch=0, rebalance_timeout_ms=1000,
+        process_id="p1", topology=STREAMS_TOPOLOGY, active_tasks=[], standby_tasks=[],
+        warmup_tasks=[]))
+
+
+@pytest.fixture
+def streams_secured():
+    """``secured`` without the initial rebalance delay of new streams groups."""
+    b = secured_broker(**{"group.streams.initial.rebalance.delay.ms": "0"})
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+def test_streams_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(secured):
+    secured.principal = "User:alice"
+    assert streams_join(secured, "sg")["error_code"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    secured.principal = "User:admin"
+    grant(secured, RT.GROUP, "sg", "User:alice", Op.READ)
+    grant(secured, RT.TOPIC, "t", "User:alice", Op.DESCRIBE)
+    secured.principal = "User:alice"
+    refused = streams_join(secured, "sg")
+    assert refused["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert "sg-store-changelog" in refused["error_message"]
+
+
+def test_streams_internal_topics_are_created_only_with_create(streams_secured):
+    secured = streams_secured
+    secured.principal = "User:admin"
+    grant(secured, RT.GROUP, "sg", "User:alice", Op.READ)
+    grant(secured, RT.TOPIC, "*", "User:alice", Op.DESCRIBE)
+    secured.principal = "User:alice"
+    joined = streams_join(secured, "sg")
+    assert joined["error_code"] == ErrorCode.NONE
+    assert [s["status_detail"] for s in joined["status"]] == [
+        "Internal topics are missing: sg-store-changelog",
+        "Unauthorized to CREATE on topics sg-store-changelog."]
+    assert secured.metadata_cache.topic("sg-store-changelog") is None
+    secured.principal = "User:admin"
+    grant(secured, RT.TOPIC, "sg-store-changelog", "User:alice", Op.CREATE)
+    secured.principal = "User:alice"
+    again = streams_join(secured, "sg")
+    assert again["error_code"] == ErrorCode.NONE
+    assert secured.metadata_cache.topic("sg-store-changelog") is not None
+
+
+def test_streams_describe_needs_describe_on_the_group_and_its_topics(streams_secured):
+    secured = streams_secured
+    secured.principal = "User:admin"
+    joined = streams_join(secured, "sg")      # creates the changelog topic
+    ready = answer(secured, ApiKey.STREAMS_GROUP_HEARTBEAT, 0, dict(
+        group_id="sg", member_id="m1", member_epoch=joined["member_epoch"]))
+    assert ready["error_code"] == ErrorCode.NONE and ready["status"] == []
+    grant(secured, RT.GROUP, "sg", "User:bob", Op.DESCRIBE)
+    secured.principal = "User:bob"
+
+    def describe():
+        return answer(secured, ApiKey.STREAMS_GROUP_DESCRIBE, 0, dict(
+            group_ids=["sg"], include_authorized_operations=True))["groups"][0]
+    assert describe()["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    secured.principal = "User:admin"
+    grant(secured, RT.TOPIC, "*", "User:bob", Op.DESCRIBE)
+    secured.principal = "User:bob"
+    described = describe()
+    assert described["error_code"] == ErrorCode.NONE
+    assert described["authorized_operations"] == 1 << Op.DESCRIBE

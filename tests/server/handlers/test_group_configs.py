@@ -34,7 +34,11 @@ def test_a_group_describes_every_group_config_with_its_source(broker):
         "share.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
         "share.isolation.level": ("read_uncommitted", ConfigSource.DEFAULT_CONFIG),
         "share.record.lock.duration.ms": ("30000", ConfigSource.DEFAULT_CONFIG),
-        "share.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG)}
+        "share.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "streams.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
+        "streams.initial.rebalance.delay.ms": ("3000", ConfigSource.DEFAULT_CONFIG),
+        "streams.num.standby.replicas": ("0", ConfigSource.DEFAULT_CONFIG),
+        "streams.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG)}
     assert alter(broker, "g1", ("consumer.session.timeout.ms", SET, "50000"))["error_code"] == 0
     entries = {c["name"]: c for c in described(broker, "g1")["configs"]}
     assert (entries["consumer.session.timeout.ms"]["value"],
@@ -111,3 +115,15 @@ def test_share_auto_offset_reset_is_a_string_config_kafka_validates(broker):
     assert alter(broker, "sg", ("share.isolation.level", SET, "read_committed"))["error_code"] == 0
     assert alter(broker, "sg", ("share.isolation.level", SET, "dirty"))["error_code"] == \
         ErrorCode.INVALID_CONFIG
+
+
+def test_streams_group_configs_are_validated_against_the_broker_bounds(broker):
+    refused = alter(broker, "sg", ("streams.num.standby.replicas", SET, "3"))
+    assert (refused["error_code"], refused["error_message"]) == (
+        ErrorCode.INVALID_CONFIG, "streams.num.standby.replicas must be less than or equal "
+        "to group.streams.max.standby.replicas")
+    assert alter(broker, "sg", ("streams.heartbeat.interval.ms", SET, "4000"))[
+        "error_message"] == ("streams.heartbeat.interval.ms must be greater than or equal "
+                             "to group.streams.min.heartbeat.interval.ms")
+    assert alter(broker, "sg", ("streams.num.standby.replicas", SET, "1"))["error_code"] == 0
+    assert broker.apis.group_configs.overrides("sg") == {"streams.num.standby.replicas": 1}
