@@ -184,7 +184,7 @@ def test_kafka_python_consumer_and_admin_read_metadata(server, kafka_python):
     assert cluster["cluster_id"] == server.config.cluster_id
     assert cluster["controller_id"] == server.config.node_id
     assert cluster["brokers"] == [{"broker_id": server.config.node_id, "host": LOOPBACK,
-                                   "port": port, "rack": None}]
+                                   "port": port, "rack": None, "is_fenced": False}]
     assert "kp-auto" in admin.list_topics()
     (described,) = admin.describe_topics(["kp-auto"])
     assert described["error_code"] == 0
