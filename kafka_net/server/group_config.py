@@ -192,6 +192,15 @@ def _parse_int(name: str, raw: str) -> int:
     return value
 
 
+def group_config_value(configs: "GroupConfigRepository | None", group_id: str, name: str,
+                       default):
+    """A group config in effect for a coordinator: ``group_id``'s own value of
+    ``name``, else ``default``, the coordinator's broker-level value (Kafka's
+    ``groupConfigManager.groupConfig(groupId).map(...).orElse(...)``)."""
+    own = None if configs is None else configs.override(group_id, name)
+    return default if own is None else own
+
+
 class GroupConfigRepository:
     """Each group's overrides, and the values in effect (the broker's defaults else)."""
 

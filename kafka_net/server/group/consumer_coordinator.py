@@ -68,6 +68,7 @@ from kafka_net.server.group.group import Group
 from kafka_net.server.group.rebalance import DelayedHeartbeat
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
+from kafka_net.server.group_config import group_config_value
 
 log = logging.getLogger(__name__)
 
@@ -248,16 +249,10 @@ class ConsumerGroupCoordinator:
                    or reconciled.member_id != member.member_id)
         return HeartbeatResult(
             member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self._group_value(
-                group.group_id, "consumer.heartbeat.interval.ms",
+            heartbeat_interval_ms=group_config_value(
+                self.group_configs, group.group_id, "consumer.heartbeat.interval.ms",
                 self.config.heartbeat_interval_ms),
             assignment=reconciled.assigned if full or changed else None)
-
-    def _group_value(self, group_id: str, name: str, default: int) -> int:
-        """A consumer group config in effect: the group's own, else the broker's."""
-        configs = self.group_configs
-        own = None if configs is None else configs.override(group_id, name)
-        return default if own is None else own
 
     def _member(self, cg: ConsumerGroup, req: HeartbeatRequest) -> ConsumerGroupMember:
         joining = req.member_epoch == JOIN_EPOCH
@@ -431,8 +426,9 @@ class ConsumerGroupCoordinator:
 
     def _arm_timers(self, group: Group, member: ConsumerGroupMember) -> ConsumerGroupMember:
         now = time.monotonic()
-        session_timeout_ms = self._group_value(group.group_id, "consumer.session.timeout.ms",
-                                               self.config.session_timeout_ms)
+        session_timeout_ms = group_config_value(self.group_configs, group.group_id,
+                                                "consumer.session.timeout.ms",
+                                                self.config.session_timeout_ms)
         session = now + session_timeout_ms / 1000
         self._schedule(group, member.member_id, session_timeout_ms)
         revocation = member.revocation_deadline
