@@ -59,7 +59,7 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.rebalance import DelayedHeartbeat
+from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.streams_group import (
     ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
     StreamsGroup, StreamsGroupMember, TasksTuple, all_tasks, configure, validate_topology)
@@ -451,20 +451,12 @@ class StreamsGroupCoordinator:
                  sg.group_epoch)
 
     def _arm_timers(self, group: Group, member: StreamsGroupMember) -> StreamsGroupMember:
-        now = time.monotonic()
         timeout_ms = group_config_value(self.group_configs, group.group_id,
                                         "streams.session.timeout.ms",
                                         self.config.session_timeout_ms)
-        self._schedule(group, member.member_id, timeout_ms)
-        revocation = member.revocation_deadline
-        if member.state == MemberState.UNREVOKED_TASKS:
-            if revocation is None:
-                revocation = now + member.rebalance_timeout_ms / 1000
-                self._schedule(group, member.member_id, member.rebalance_timeout_ms)
-        else:
-            revocation = None
-        return replace(member, session_deadline=now + timeout_ms / 1000,
-                       revocation_deadline=revocation)
+        revoking = member.state == MemberState.UNREVOKED_TASKS
+        return arm_member_timers(self._groups.purgatory, self, group, member, timeout_ms,
+                                 revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A loaded group: each member gets a session to heartbeat in."""
@@ -472,21 +464,14 @@ class StreamsGroupCoordinator:
         for member_id, member in list(sg.members.items()):
             sg.members[member_id] = self._arm_timers(group, member)
 
-    def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
-        self._groups.purgatory.schedule(DelayedHeartbeat(self, group, member_id, delay_ms))
-
     def expire(self, group: Group, member_id: str) -> None:
         with group.lock:
             sg = group.streams
             member = None if sg is None else sg.members.get(member_id)
             if member is None:
                 return
-            now = time.monotonic()
-            if now >= member.session_deadline:
-                reason = "the member session expired"
-            elif member.revocation_deadline is not None and now >= member.revocation_deadline:
-                reason = "the member failed to revoke its tasks within the rebalance timeout"
-            else:
+            reason = member_expiry(member, "tasks")
+            if reason is None:
                 return
             log.info("[GroupId %s][MemberId %s] Member fenced from the streams group because "
                      "%s.", escape(sg.group_id), escape(member_id), reason)
