@@ -23,8 +23,8 @@ VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     group_id = request["group_id"]
     if not group_id:

@@ -32,8 +32,8 @@ VERSIONS = Versions(1, 2)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     error = check_ids(request)
     if error is not None:

@@ -26,8 +26,8 @@ ASSIGNOR = "simple"
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     groups = []
     for group_id in request["group_ids"]:

@@ -28,8 +28,8 @@ VERSIONS = Versions(1, 1)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
