@@ -172,6 +172,14 @@ def lose_segments(convs, rng: random.Random, rate: float, mss: int):
     return captures, expected, states
 
 
+def assert_reordering_is_harmless(convs, rng: random.Random, mss: int) -> None:
+    """Segments of ``mss`` bytes shuffled within each burst: found and counted as
+    the clean capture's ground truth says."""
+    captures = [packetize(c, mss=mss) for c in convs]
+    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
+    assert_matches(found, states, *clean_truth(convs))
+
+
 def snap(convs, keep: int):
     """Each conversation in 600-byte segments, to be read with a snap length of
     ``keep`` bytes of TCP payload (:func:`snapped`): (captures, expected violations,
@@ -230,10 +238,7 @@ def test_segment_loss(recorded, seed, rate):
 
 
 def test_reordered_segments(recorded):
-    rng = random.Random(5)
-    captures = [packetize(c, mss=90) for c in recorded]
-    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
-    assert_matches(found, states, *clean_truth(recorded))
+    assert_reordering_is_harmless(recorded, random.Random(5), mss=90)
 
 
 def test_retransmissions(recorded):
