@@ -63,6 +63,14 @@ def topology(source, app, epoch=1, changelog_partitions=0):
     ]}
 
 
+def one_subtopology(source):
+    """A stateless topology: one sub-topology reading ``source``."""
+    return {"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [],
+         "repartition_source_topics": [], "copartition_groups": []}]}
+
+
 def hb(client, group, member, epoch=0, topo=None, owned=None, process=None,
        endpoint=None, endpoint_epoch=0):
     """One heartbeat; ``owned``: (active, standby, warmup) as {sub: [partitions]}."""
@@ -173,10 +181,7 @@ def test_three_members_share_tasks_and_a_leaver_s_tasks_move_after_revocation(cl
 
 def test_an_active_task_moves_only_after_its_owner_revokes_it(client):
     create_topic(client, "sg-rev", 2)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-rev"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-rev")
     a = hb(client, "apprev", "a", topo=topo)
     assert tasks_of(a) == {"0": {0, 1}}
     b = hb(client, "apprev", "b", topo=topo)
@@ -301,10 +306,7 @@ def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
 
 def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
     create_topic(client, "sg-kind", 1)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-kind"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-kind")
     assert hb(client, "appkind", "m1", topo=topo)["error_code"] == ErrorCode.NONE
     consumer = client.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {
         "group_ids": ["appkind"], "include_authorized_operations": False})["groups"][0]
@@ -350,10 +352,7 @@ def test_a_silent_member_is_fenced_and_its_tasks_move():
     try:
         with RawClient(server.bound_port()) as c:
             create_topic(c, "sg-silent", 4)
-            topo = {"epoch": 1, "subtopologies": [
-                {"subtopology_id": "0", "source_topics": ["sg-silent"], "source_topic_regex": [],
-                 "state_changelog_topics": [], "repartition_sink_topics": [],
-                 "repartition_source_topics": [], "copartition_groups": []}]}
+            topo = one_subtopology("sg-silent")
             answers = {m: hb(c, "appsilent", m, topo=topo) for m in ("a", "b")}
             answers = settle(c, "appsilent", ["a", "b"], answers)
             assert len(all_active({"a": answers["a"]})) == 2
@@ -375,10 +374,7 @@ def test_a_silent_member_is_fenced_and_its_tasks_move():
 
 def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(client):
     create_topic(client, "sg-commit", 1)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-commit"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-commit")
     joined = hb(client, "appcommit", "m1", topo=topo)
 
     def commit(member, epoch):
@@ -405,10 +401,7 @@ def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(clien
 
 def test_requests_kafka_4_2_refuses(client):
     create_topic(client, "sg-val", 2)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-val"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-val")
 
     def refused(**changes):
         body = {"group_id": "appval", "member_id": "m1", "member_epoch": 0,
@@ -453,10 +446,7 @@ def test_the_first_assignment_of_a_new_group_waits_for_the_initial_delay():
     try:
         with RawClient(server.bound_port()) as c:
             create_topic(c, "sg-delay", 4)
-            topo = {"epoch": 1, "subtopologies": [
-                {"subtopology_id": "0", "source_topics": ["sg-delay"], "source_topic_regex": [],
-                 "state_changelog_topics": [], "repartition_sink_topics": [],
-                 "repartition_source_topics": [], "copartition_groups": []}]}
+            topo = one_subtopology("sg-delay")
             answers = {m: hb(c, "appdelay", m, topo=topo) for m in ("a", "b")}
             for a in answers.values():   # both joined within the delay: nothing yet
                 assert tasks_of(a) == {} and a["member_epoch"] == 1
