@@ -40,6 +40,7 @@ import threading
 from dataclasses import dataclass
 
 from kafka_net.config import ServerConfig
+from kafka_net.server.config_repository import with_config
 from kafka_net.server.topic_config import INT, InvalidConfig
 
 INT_MAX = 2**31 - 1
@@ -249,11 +250,7 @@ class GroupConfigRepository:
     def set_group_key(self, group_id: str, name: str, value: int | None) -> None:
         """Set (None: remove) one override: a ConfigRecord of resource GROUP applied."""
         with self._lock:
-            own = dict(self._overrides.get(group_id, {}))
-            if value is None:
-                own.pop(name, None)
-            else:
-                own[name] = value
+            own = with_config(self._overrides.get(group_id), name, value)
             if own:
                 self._overrides[group_id] = own
             else:
