@@ -301,7 +301,7 @@ def _data(data, kind: int, start: int, end: int, metric: Metric, budget) -> None
         if number == 1:
             _expect(number, wire, LEN)
             _spend(budget)
-            metric.points.append(_POINTS[kind](data, *value))
+            metric.points.append(_point(data, *value, *_POINTS[kind]))
         elif number == 2 and kind != 5 and kind != 11:
             _expect(number, wire, VARINT)
             metric.temporality = value & 0xFFFFFFFF
@@ -310,90 +310,76 @@ def _data(data, kind: int, start: int, end: int, metric: Metric, budget) -> None
             metric.monotonic = bool(value)
 
 
-def _number_point(data, start, end) -> DataPoint:
+def _point(data, start: int, end: int, attributes: int, read_field) -> DataPoint:
+    """A data point of any kind: its attributes (each kind has them at its own
+    number), start and time (2 and 3 in every kind), the rest by ``read_field``."""
     point = DataPoint()
     for number, wire, value in _fields(data, start, end):
-        if number == 7:
+        if number == attributes:
             _key_value(data, number, wire, value, point.attributes, 0)
         elif number in (2, 3):
             _times(point, number, wire, value)
-        elif number == 4:
-            _expect(number, wire, FIXED64)
-            point.value = _double(value)
-        elif number == 6:
-            _expect(number, wire, FIXED64)
-            point.value = _signed64(value)
+        else:
+            read_field(data, point, number, wire, value)
     return point
 
 
-def _histogram_point(data, start, end) -> DataPoint:
-    point = DataPoint()
-    for number, wire, value in _fields(data, start, end):
-        if number == 9:
-            _key_value(data, number, wire, value, point.attributes, 0)
-        elif number in (2, 3):
-            _times(point, number, wire, value)
-        elif number == 4:
-            _expect(number, wire, FIXED64)
-            point.count = value
-        elif number == 5:
-            _expect(number, wire, FIXED64)
-            point.sum = _double(value)
-        elif number == 6:
-            _repeated(data, number, wire, value, FIXED64, point.bucket_counts, int)
-        elif number == 7:
-            _repeated(data, number, wire, value, FIXED64, point.explicit_bounds, _double)
-    return point
+def _number_field(data, point: DataPoint, number: int, wire: int, value) -> None:
+    if number == 4:
+        _expect(number, wire, FIXED64)
+        point.value = _double(value)
+    elif number == 6:
+        _expect(number, wire, FIXED64)
+        point.value = _signed64(value)
 
 
-def _exponential_point(data, start, end) -> DataPoint:
-    point = DataPoint()
-    for number, wire, value in _fields(data, start, end):
-        if number == 1:
-            _key_value(data, number, wire, value, point.attributes, 0)
-        elif number in (2, 3):
-            _times(point, number, wire, value)
-        elif number == 4:
-            _expect(number, wire, FIXED64)
-            point.count = value
-        elif number == 5:
-            _expect(number, wire, FIXED64)
-            point.sum = _double(value)
-        elif number == 6:
-            _expect(number, wire, VARINT)
-            point.scale = _zigzag32(value)
-    return point
+def _count_or_sum(point: DataPoint, number: int, wire: int, value) -> None:
+    """count (4) and sum (5), at the same numbers in the three distribution kinds
+    (HistogramDataPoint, ExponentialHistogramDataPoint, SummaryDataPoint)."""
+    if number == 4:
+        _expect(number, wire, FIXED64)
+        point.count = value
+    elif number == 5:
+        _expect(number, wire, FIXED64)
+        point.sum = _double(value)
 
 
-def _summary_point(data, start, end) -> DataPoint:
-    point = DataPoint()
-    for number, wire, value in _fields(data, start, end):
-        if number == 7:
-            _key_value(data, number, wire, value, point.attributes, 0)
-        elif number in (2, 3):
-            _times(point, number, wire, value)
-        elif number == 4:
-            _expect(number, wire, FIXED64)
-            point.count = value
-        elif number == 5:
-            _expect(number, wire, FIXED64)
-            point.sum = _double(value)
-        elif number == 6:
-            _expect(number, wire, LEN)
-            q = v = 0.0
-            for n, w, x in _fields(data, *value):
-                if n in (1, 2):
-                    _expect(n, w, FIXED64)
-                    if n == 1:
-                        q = _double(x)
-                    else:
-                        v = _double(x)
-            point.quantiles.append((q, v))
-    return point
+def _histogram_field(data, point: DataPoint, number: int, wire: int, value) -> None:
+    if number == 6:
+        _repeated(data, number, wire, value, FIXED64, point.bucket_counts, int)
+    elif number == 7:
+        _repeated(data, number, wire, value, FIXED64, point.explicit_bounds, _double)
+    else:
+        _count_or_sum(point, number, wire, value)
 
 
-_POINTS = {5: _number_point, 7: _number_point, 9: _histogram_point,
-           10: _exponential_point, 11: _summary_point}
+def _exponential_field(data, point: DataPoint, number: int, wire: int, value) -> None:
+    if number == 6:
+        _expect(number, wire, VARINT)
+        point.scale = _zigzag32(value)
+    else:
+        _count_or_sum(point, number, wire, value)
+
+
+def _summary_field(data, point: DataPoint, number: int, wire: int, value) -> None:
+    if number != 6:
+        _count_or_sum(point, number, wire, value)
+        return
+    _expect(number, wire, LEN)
+    q = v = 0.0
+    for n, w, x in _fields(data, *value):
+        if n in (1, 2):
+            _expect(n, w, FIXED64)
+            if n == 1:
+                q = _double(x)
+            else:
+                v = _double(x)
+    point.quantiles.append((q, v))
+
+
+# A data point kind's attributes number and its other fields, by Metric's field.
+_POINTS = {5: (7, _number_field), 7: (7, _number_field), 9: (9, _histogram_field),
+           10: (1, _exponential_field), 11: (7, _summary_field)}
 
 
 def _times(point: DataPoint, number: int, wire: int, value: int) -> None:

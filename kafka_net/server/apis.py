@@ -277,6 +277,16 @@ class RequestContext:
         return self.apis.group_coordinator
 
     @property
+    def share_coordinator(self):
+        """The share group coordinator while share groups are served (Kafka's
+        isShareGroupProtocolEnabled: a share coordinator and ``share.version`` 1
+        or more), else None: then the share APIs answer UNSUPPORTED_VERSION."""
+        share = self.apis.group_coordinator.share
+        if share is None or self.features.level("share.version") < 1:
+            return None
+        return share
+
+    @property
     def quotas(self) -> QuotaManagers:
         return self.apis.quotas
 

@@ -67,6 +67,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.otlp import (
     DELTA, OtlpDecodeError, ResourceMetrics, TelemetryTooLargeError,
     attribute_text, decode_metrics_data, decompress_payload)
+from kafka_net.server.config_repository import with_config
 
 log = logging.getLogger(__name__)
 _refusals = RateLimitedLog(log)
@@ -298,11 +299,7 @@ class ClientMetricsManager:
         """One ConfigRecord applied (None: the key removed); a subscription whose
         keys are all gone is removed (Kafka's ``updateSubscription`` with no keys)."""
         with self._lock:
-            values = dict(self._configs.get(name, {}))
-            if value is None:
-                values.pop(key, None)
-            else:
-                values[key] = value
+            values = with_config(self._configs.get(name), key, value)
             if values:
                 self._configs[name] = values
                 try:

@@ -150,7 +150,7 @@ def _alter_topic_locked(ctx, topic: str, configs: list[dict], validate_only: boo
     if incremental:
         raw = _current_raw(repository.topic_overrides(topic))
         for config in configs:
-            _apply_op(repository, raw, config)
+            _apply_op(raw, config, _topic_list_default(repository))
     else:
         raw = {c["name"]: c["value"] for c in configs}
     problem = topic_name_error(topic)
@@ -179,23 +179,33 @@ def _text(name: str, value: Any) -> str:
     return to_string(TOPIC_CONFIGS[name], value)
 
 
-def _apply_op(repository, raw: dict[str, str], config: dict) -> None:
-    """ConfigurationControlManager.incrementalAlterConfigResource, for one key."""
+def _apply_op(raw: dict[str, str], config: dict, list_default) -> None:
+    """ConfigurationControlManager.incrementalAlterConfigResource, for one key of a
+    TOPIC, GROUP or CLIENT_METRICS resource: ``list_default(name)`` is a LIST key's
+    default items, None for a key that is no LIST (APPEND / SUBTRACT refused)."""
     name, op, value = config["name"], config["config_operation"], config["value"]
     if op == OpType.SET:
         raw[name] = value
     elif op == OpType.DELETE:
         raw.pop(name, None)
     elif op in (OpType.APPEND, OpType.SUBTRACT):
-        definition = TOPIC_CONFIGS.get(name)
-        if definition is None or definition.type != LIST:
+        default = list_default(name)
+        if default is None:
             raise AlterError(ErrorCode.INVALID_CONFIG,
                              f"Can't {OpType(op).name} to key {name} because its type "
                              "is not LIST.")
-        raw[name] = _append_or_subtract(op, raw.get(name), value,
-                                        list(repository.default_value(name)))
+        raw[name] = _append_or_subtract(op, raw.get(name), value, default)
     else:
         raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def _topic_list_default(repository):
+    def default(name: str) -> list | None:
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None or definition.type != LIST:
+            return None
+        return list(repository.default_value(name))
+    return default
 
 
 def _append_or_subtract(op: int, current: str | None, value: str, default: list) -> str:
@@ -221,17 +231,7 @@ def _alter_group(ctx, group_id: str, configs: list[dict], validate_only: bool,
             raw: dict[str, str | None] = {
                 k: str(v) for k, v in repository.overrides(group_id).items()}
             for config in configs:
-                name, op = config["name"], config["config_operation"]
-                if op == OpType.SET:
-                    raw[name] = config["value"]
-                elif op == OpType.DELETE:
-                    raw.pop(name, None)
-                elif op in (OpType.APPEND, OpType.SUBTRACT):
-                    raise AlterError(ErrorCode.INVALID_CONFIG,
-                                     f"Can't {OpType(op).name} to key {name} because its type "
-                                     "is not LIST.")
-                else:
-                    raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+                _apply_op(raw, config, lambda name: None)   # no group config is a LIST
         else:
             raw = {c["name"]: c["value"] for c in configs}
         try:
@@ -254,19 +254,8 @@ def _alter_client_metrics(ctx, name: str, configs: list[dict], validate_only: bo
         if incremental:
             raw = manager.configs(name)
             for config in configs:
-                key, op, value = config["name"], config["config_operation"], config["value"]
-                if op == OpType.SET:
-                    raw[key] = value
-                elif op == OpType.DELETE:
-                    raw.pop(key, None)
-                elif op in (OpType.APPEND, OpType.SUBTRACT):
-                    if key not in client_metrics.LIST_CONFIGS:
-                        raise AlterError(ErrorCode.INVALID_CONFIG,
-                                         f"Can't {OpType(op).name} to key {key} because its "
-                                         "type is not LIST.")
-                    raw[key] = _append_or_subtract(op, raw.get(key), value, [])
-                else:
-                    raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+                _apply_op(raw, config,
+                          lambda name: [] if name in client_metrics.LIST_CONFIGS else None)
         else:
             raw = {c["name"]: c["value"] for c in configs}
         try:

@@ -27,6 +27,18 @@ from kafka_net.server.topic_config import (
     TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
 
 
+def with_config(values: dict | None, name: str, value):
+    """A resource's configs after one ConfigRecord (of a TOPIC, GROUP or
+    CLIENT_METRICS resource alike, as Kafka's ConfigurationDelta replays them): a
+    copy with ``name`` set to ``value``, or without it where ``value`` is None."""
+    values = dict(values or {})
+    if value is None:
+        values.pop(name, None)
+    else:
+        values[name] = value
+    return values
+
+
 @dataclass(frozen=True)
 class LogConfig:
     """The topic configs the broker acts on (Kafka's ``LogConfig`` fields)."""
@@ -161,11 +173,7 @@ class ConfigRepository:
         """Set (or with None remove) one override: a ConfigRecord applied."""
         with self._lock:
             self._log_configs.pop(topic, None)
-            overrides = dict(self._overrides.get(topic, {}))
-            if value is None:
-                overrides.pop(name, None)
-            else:
-                overrides[name] = value
+            overrides = with_config(self._overrides.get(topic), name, value)
             if overrides:
                 self._overrides[topic] = overrides
             else:

@@ -314,12 +314,9 @@ class Controller:
         a ConfigRecord per key that changes.  Call holding :attr:`lock` across
         the checks (the topic exists, the set is valid)."""
         with self.lock:
-            current = self.config_repository.topic_overrides(topic)
-            records = [topic_config_record(topic, key, value)
-                       for key, value in sorted(overrides.items()) if current.get(key) != value]
-            records += [topic_config_record(topic, key, None)
-                        for key in sorted(current) if key not in overrides]
-            self.commit(records)
+            self.commit(_config_changes(
+                lambda key, value: topic_config_record(topic, key, value),
+                self.config_repository.topic_overrides(topic), overrides))
 
     def alter_broker_configs(self, resource_name: str, changes: dict[str, str | None]) -> None:
         """Set (None: remove) dynamic configs of broker ``resource_name`` ("": the
@@ -332,23 +329,17 @@ class Controller:
         """Make ``overrides`` (validated) ``group``'s whole override set: a ConfigRecord
         per key that changes (Kafka 4.0's GROUP config resource)."""
         with self.lock:
-            current = self.group_configs.overrides(group)
-            records = [group_config_record(group, key, value)
-                       for key, value in sorted(overrides.items()) if current.get(key) != value]
-            records += [group_config_record(group, key, None)
-                        for key in sorted(current) if key not in overrides]
-            self.commit(records)
+            self.commit(_config_changes(
+                lambda key, value: group_config_record(group, key, value),
+                self.group_configs.overrides(group), overrides))
 
     def alter_client_metrics(self, name: str, values: dict[str, str]) -> None:
         """Make ``values`` (validated) subscription ``name``'s whole config set: a
         ConfigRecord per key that changes; no keys left removes the subscription."""
         with self.lock:
-            current = self.client_metrics.configs(name)
-            records = [client_metrics_config_record(name, key, value)
-                       for key, value in sorted(values.items()) if current.get(key) != value]
-            records += [client_metrics_config_record(name, key, None)
-                        for key in sorted(current) if key not in values]
-            self.commit(records)
+            self.commit(_config_changes(
+                lambda key, value: client_metrics_config_record(name, key, value),
+                self.client_metrics.configs(name), values))
 
     def _replay_config(self, fields: dict) -> None:
         kind, resource, name, value = (fields["resourceType"], fields["resourceName"],
@@ -411,3 +402,11 @@ class Controller:
 
     def _replay_producer_ids(self, fields: dict) -> None:
         self._next_producer_id = max(self._next_producer_id, fields["nextProducerId"])
+
+
+def _config_changes(record, current: dict, wanted: dict) -> list:
+    """The ConfigRecords that make a resource's ``current`` configs ``wanted``: one
+    per key with a new value, a null one per key gone (``record(key, value)``)."""
+    return ([record(key, value) for key, value in sorted(wanted.items())
+             if current.get(key) != value]
+            + [record(key, None) for key in sorted(current) if key not in wanted])

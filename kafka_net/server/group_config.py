@@ -40,6 +40,7 @@ import threading
 from dataclasses import dataclass
 
 from kafka_net.config import ServerConfig
+from kafka_net.server.config_repository import with_config
 from kafka_net.server.topic_config import INT, InvalidConfig
 
 INT_MAX = 2**31 - 1
@@ -192,6 +193,15 @@ def _parse_int(name: str, raw: str) -> int:
     return value
 
 
+def group_config_value(configs: "GroupConfigRepository | None", group_id: str, name: str,
+                       default):
+    """A group config in effect for a coordinator: ``group_id``'s own value of
+    ``name``, else ``default``, the coordinator's broker-level value (Kafka's
+    ``groupConfigManager.groupConfig(groupId).map(...).orElse(...)``)."""
+    own = None if configs is None else configs.override(group_id, name)
+    return default if own is None else own
+
+
 class GroupConfigRepository:
     """Each group's overrides, and the values in effect (the broker's defaults else)."""
 
@@ -240,11 +250,7 @@ class GroupConfigRepository:
     def set_group_key(self, group_id: str, name: str, value: int | None) -> None:
         """Set (None: remove) one override: a ConfigRecord of resource GROUP applied."""
         with self._lock:
-            own = dict(self._overrides.get(group_id, {}))
-            if value is None:
-                own.pop(name, None)
-            else:
-                own[name] = value
+            own = with_config(self._overrides.get(group_id), name, value)
             if own:
                 self._overrides[group_id] = own
             else:

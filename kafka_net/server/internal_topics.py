@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from typing import Callable, Iterator
 
+from kafka_net.protocol.records import RecordError, decode_records
 from kafka_net.server.partition_limits import TopicCreationError
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,20 @@ INTERNAL_TOPICS = frozenset((GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_
 def is_internal(topic: str) -> bool:
     """Kafka's ``Topic.isInternal``."""
     return topic in INTERNAL_TOPICS
+
+
+def loaded_batches(replica_manager, topic: str, index: int, bad_records) -> Iterator[tuple]:
+    """One partition of an internal topic as its owner loads it: each batch as
+    (header, its decoded records); a batch that cannot be decoded is skipped with
+    a rate-limited error on ``bad_records`` (the owner's RateLimitedLog)."""
+    for header, batch in replica_manager.read_batches(topic, index):
+        try:
+            records = decode_records(batch)
+        except RecordError as exc:
+            bad_records.log(logging.ERROR, "batch", "Skipping an unreadable batch at "
+                            "offset %d of %s-%d: %s", header.base_offset, topic, index, exc)
+            continue
+        yield header, records
 
 
 # (topic name, partition count, parsed config overrides) -> (TopicMetadata, created):

@@ -152,6 +152,60 @@ def clean_truth(convs):
     return expected, states
 
 
+def lose_segments(convs, rng: random.Random, rate: float, mss: int):
+    """Each conversation in segments of ``mss`` bytes, each data segment lost with
+    probability ``rate``: (captures, expected violations, expected states), a frame
+    losing its first segment unseen, one losing a later segment unverifiable."""
+    captures, expected, states = [], set(), Counter()
+    for conv in convs:
+        cap = packetize(conv, mss=mss)
+        data = [p for p in cap.packets if p.payload]
+        lost = {id(p) for p in data if rng.random() < rate}
+        head = {i for i, ps in cap.carriers.items() if id(ps[0]) in lost}
+        body = {i for i, ps in cap.carriers.items()
+                if i not in head and any(id(p) in lost for p in ps)}
+        cap.packets = [p for p in cap.packets if id(p) not in lost]
+        v, s = truth(conv, head, body)
+        captures.append(cap)
+        expected |= v
+        states.update(s)
+    return captures, expected, states
+
+
+def assert_reordering_is_harmless(convs, rng: random.Random, mss: int) -> None:
+    """Segments of ``mss`` bytes shuffled within each burst: found and counted as
+    the clean capture's ground truth says."""
+    captures = [packetize(c, mss=mss) for c in convs]
+    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
+    assert_matches(found, states, *clean_truth(convs))
+
+
+def snap(convs, keep: int):
+    """Each conversation in 600-byte segments, to be read with a snap length of
+    ``keep`` bytes of TCP payload (:func:`snapped`): (captures, expected violations,
+    expected states), a frame with a packet longer than that header only."""
+    captures, expected, states = [], set(), Counter()
+    for conv in convs:
+        cap = packetize(conv, mss=600)
+        cut_frames = {i for i, ps in cap.carriers.items()
+                      if any(len(p.payload) > keep for p in ps)}
+        v, s = truth(conv, cut_frames=cut_frames)
+        captures.append(cap)
+        expected |= v
+        states.update(s)
+    return captures, expected, states
+
+
+def snapped(cap, keep: int):
+    """The capture's packets as a pcap with a snap length of ``keep`` bytes of TCP
+    payload (Ethernet, IPv4 and TCP headers of 14, 20 and 20 bytes) reads them."""
+    data = pcap_file(_pcap_records(cap, False, random.Random(0)), nano=True,
+                     snaplen=14 + 20 + 20 + keep)
+    packets, problems = read_packets(data)
+    assert problems == []
+    return packets
+
+
 # -- the recording itself ----------------------------------------------------------------
 
 
@@ -175,31 +229,16 @@ def test_a_clean_capture_is_clean_and_fully_checked(recorded):
 def test_segment_loss(recorded, seed, rate):
     """1-8% of data segments lost: checking goes on after each gap; requests whose
     answers were lost are unverifiable, never violations."""
-    rng = random.Random(seed)
-    captures, expected, states = [], set(), Counter()
-    mss = 120 + 60 * seed           # frames of one or several segments
-    for conv in recorded:
-        cap = packetize(conv, mss=mss)
-        data = [p for p in cap.packets if p.payload]
-        lost = {id(p) for p in data if rng.random() < rate}
-        head = {i for i, ps in cap.carriers.items() if id(ps[0]) in lost}
-        body = {i for i, ps in cap.carriers.items()
-                if i not in head and any(id(p) in lost for p in ps)}
-        cap.packets = [p for p in cap.packets if id(p) not in lost]
-        v, s = truth(conv, head, body)
-        captures.append(cap)
-        expected |= v
-        states.update(s)
+    # mss: frames of one or several segments
+    captures, expected, states = lose_segments(recorded, random.Random(seed), rate,
+                                               mss=120 + 60 * seed)
     assert sum(states.values()) < sum(len(c.frames) for c in recorded)  # something lost
     found, got = checked(captures)
     assert_matches(found, got, expected, states)
 
 
 def test_reordered_segments(recorded):
-    rng = random.Random(5)
-    captures = [packetize(c, mss=90) for c in recorded]
-    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
-    assert_matches(found, states, *clean_truth(recorded))
+    assert_reordering_is_harmless(recorded, random.Random(5), mss=90)
 
 
 def test_retransmissions(recorded):
@@ -282,25 +321,9 @@ def test_snaplen_truncation(recorded, keep):
     loopback with TCP timestamps (30 bytes of payload: a kafka-python request's
     client id is cut): frames cut are checked by header only, the rest in full, and
     every frame counts in the coverage; acks=0 Produces are still recognised."""
-    captures, expected, states = [], set(), Counter()
-    for conv in recorded:
-        cap = packetize(conv, mss=600)
-        cut_frames = {i for i, ps in cap.carriers.items() if any(len(p.payload) > keep
-                                                                 for p in ps)}
-        v, s = truth(conv, cut_frames=cut_frames)
-        captures.append(cap)
-        expected |= v
-        states.update(s)
+    captures, expected, states = snap(recorded, keep)
     assert states["header_only"] > 0
-
-    def snapped(cap):
-        data = pcap_file(_pcap_records(cap, False, random.Random(0)), nano=True,
-                         snaplen=14 + 20 + 20 + keep)
-        packets, problems = read_packets(data)
-        assert problems == []
-        return packets
-
-    found, got = checked(captures, snapped)
+    found, got = checked(captures, lambda cap: snapped(cap, keep))
     assert_matches(found, got, expected, states)
     assert cut(captures[0].packets[0], 0).payload == b""
 

@@ -28,11 +28,10 @@ from kafka_net.protocol.records.building import build_key_value_batch
 from kafka_net.protocol.schema import Array, Struct
 from kafka_net.protocol.wire_types import (
     BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16, UINT32, UUID)
-from kafka_net.capture.pcap import read_packets
 from tests.capture.fault_proxy import REQUEST, RESPONSE, Conversation, KFrame, packetize
-from tests.capture.packets import pcap_file
-from tests.capture.tcp_wire import shuffle_within_bursts
-from tests.capture.test_faults import _pcap_records, assert_matches, checked, clean_truth, truth
+from tests.capture.test_faults import (
+    assert_matches, assert_reordering_is_harmless, checked, clean_truth, lose_segments, snap,
+    snapped)
 
 TOPIC_ID = uuid.UUID("5c3e0f5e-2b43-4f1a-9d0e-6a2a7d1f0c42")
 _SCALARS = {INT8: 1, INT16: 1, UINT16: 1, INT32: 1, UINT32: 1, INT64: 1, FLOAT64: 0.5,
@@ -118,20 +117,8 @@ def test_every_shape_is_a_known_message_at_kafka_42(conversations):
 
 @pytest.mark.parametrize("seed,rate", [(1, 0.01), (3, 0.02), (5, 0.05)])
 def test_segment_loss_on_42_shapes(conversations, seed, rate):
-    rng = random.Random(seed)
-    captures, expected, states = [], set(), Counter()
-    for conv in conversations:
-        cap = packetize(conv, mss=60 + 20 * seed)
-        data = [p for p in cap.packets if p.payload]
-        lost = {id(p) for p in data if rng.random() < rate}
-        head = {i for i, ps in cap.carriers.items() if id(ps[0]) in lost}
-        body = {i for i, ps in cap.carriers.items()
-                if i not in head and any(id(p) in lost for p in ps)}
-        cap.packets = [p for p in cap.packets if id(p) not in lost]
-        v, s = truth(conv, head, body)
-        captures.append(cap)
-        expected |= v
-        states.update(s)
+    captures, expected, states = lose_segments(conversations, random.Random(seed), rate,
+                                               mss=60 + 20 * seed)
     found, got = checked(captures)
     assert_matches(found, got, expected, states)
 
@@ -166,33 +153,13 @@ def test_dropped_push_telemetry_response_then_fin(conversations):
 
 
 def test_reordered_segments_on_42_shapes(conversations):
-    rng = random.Random(11)
-    captures = [packetize(c, mss=70) for c in conversations]
-    found, states = checked(captures, lambda c: shuffle_within_bursts(c.packets, rng, 0))
-    assert_matches(found, states, *clean_truth(conversations))
+    assert_reordering_is_harmless(conversations, random.Random(11), mss=70)
 
 
 def test_snaplen_cut_42_shapes_are_header_only(conversations):
     """tcpdump -s 150 (96 bytes of TCP payload): a frame with a cut packet is read
     by its header only; the rest are checked in full."""
-    keep = 96
-    captures, expected, states = [], set(), Counter()
-    for conv in conversations:
-        cap = packetize(conv, mss=600)
-        cut_frames = {i for i, ps in cap.carriers.items()
-                      if any(len(p.payload) > keep for p in ps)}
-        v, s = truth(conv, cut_frames=cut_frames)
-        captures.append(cap)
-        expected |= v
-        states.update(s)
+    captures, expected, states = snap(conversations, 96)
     assert 0 < states["header_only"] < sum(states.values())
-
-    def snapped(cap):
-        data = pcap_file(_pcap_records(cap, False, random.Random(0)), nano=True,
-                         snaplen=14 + 20 + 20 + keep)
-        packets, problems = read_packets(data)
-        assert problems == []
-        return packets
-
-    found, got = checked(captures, snapped)
+    found, got = checked(captures, lambda cap: snapped(cap, 96))
     assert_matches(found, got, expected, states)

@@ -13,14 +13,11 @@ log.dirs.  Rules kept: loopback only, every wait bounded, no assertion on time.
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.kafka_server import KafkaServer
-from tests.support import RawClient, make_config, server_fixture, wait_until
+from tests.support import RawClient, make_config, running_server, server_fixture, wait_until
 
 HB, DESCRIBE = ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE
 LIST_GROUPS = ApiKey.LIST_GROUPS
@@ -61,6 +58,14 @@ def topology(source, app, epoch=1, changelog_partitions=0):
          "repartition_sink_topics": [],
          "repartition_source_topics": [info(f"{app}-rep")], "copartition_groups": []},
     ]}
+
+
+def one_subtopology(source):
+    """A stateless topology: one sub-topology reading ``source``."""
+    return {"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [],
+         "repartition_source_topics": [], "copartition_groups": []}]}
 
 
 def hb(client, group, member, epoch=0, topo=None, owned=None, process=None,
@@ -173,10 +178,7 @@ def test_three_members_share_tasks_and_a_leaver_s_tasks_move_after_revocation(cl
 
 def test_an_active_task_moves_only_after_its_owner_revokes_it(client):
     create_topic(client, "sg-rev", 2)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-rev"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-rev")
     a = hb(client, "apprev", "a", topo=topo)
     assert tasks_of(a) == {"0": {0, 1}}
     b = hb(client, "apprev", "b", topo=topo)
@@ -232,39 +234,28 @@ def test_describe_of_unknown_and_other_groups(client):
 
 def test_standby_tasks_never_on_the_process_of_the_active(tmp_path):
     config = make_config(group_streams_num_standby_replicas=1, **NO_DELAY)
-    server = KafkaServer(config)
-    server.startup()
-    try:
-        with RawClient(server.bound_port()) as c:
-            create_topic(c, "sg-sb", 4)
-            store = {"name": "appsb-store-changelog", "partitions": 0,
-                     "replication_factor": 1, "topic_configs": []}
-            topo = {"epoch": 1, "subtopologies": [
-                {"subtopology_id": "0", "source_topics": ["sg-sb"], "source_topic_regex": [],
-                 "state_changelog_topics": [store], "repartition_sink_topics": [],
-                 "repartition_source_topics": [], "copartition_groups": []}]}
-            answers = {m: hb(c, "appsb", m, topo=topo) for m in ("a", "b", "c")}
-            answers = settle(c, "appsb", ["a", "b", "c"], answers)
-            standbys = 0
-            for a in answers.values():
-                active = tasks_of(a) or {}
-                for sub, parts in (tasks_of(a, "standby_tasks") or {}).items():
-                    assert not parts & active.get(sub, set())
-                    standbys += len(parts)
-            assert standbys == 4
-    finally:
-        server.shutdown()
+    with running_server(config) as server, RawClient(server.bound_port()) as c:
+        create_topic(c, "sg-sb", 4)
+        store = {"name": "appsb-store-changelog", "partitions": 0,
+                 "replication_factor": 1, "topic_configs": []}
+        topo = {"epoch": 1, "subtopologies": [
+            {"subtopology_id": "0", "source_topics": ["sg-sb"], "source_topic_regex": [],
+             "state_changelog_topics": [store], "repartition_sink_topics": [],
+             "repartition_source_topics": [], "copartition_groups": []}]}
+        answers = {m: hb(c, "appsb", m, topo=topo) for m in ("a", "b", "c")}
+        answers = settle(c, "appsb", ["a", "b", "c"], answers)
+        standbys = 0
+        for a in answers.values():
+            active = tasks_of(a) or {}
+            for sub, parts in (tasks_of(a, "standby_tasks") or {}).items():
+                assert not parts & active.get(sub, set())
+                standbys += len(parts)
+        assert standbys == 4
 
 
-@contextlib.contextmanager
 def durable_server_with(log_dir, **settings):
-    server = KafkaServer(make_config(log_store="disk", log_dirs=(log_dir,), **NO_DELAY,
-                                     **settings))
-    server.startup()
-    try:
-        yield server
-    finally:
-        server.shutdown()
+    return running_server(make_config(log_store="disk", log_dirs=(log_dir,), **NO_DELAY,
+                                      **settings))
 
 
 def durable_server(log_dir):
@@ -301,10 +292,7 @@ def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
 
 def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
     create_topic(client, "sg-kind", 1)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-kind"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-kind")
     assert hb(client, "appkind", "m1", topo=topo)["error_code"] == ErrorCode.NONE
     consumer = client.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {
         "group_ids": ["appkind"], "include_authorized_operations": False})["groups"][0]
@@ -328,57 +316,43 @@ def test_other_group_apis_answer_a_streams_group_id_as_kafka(client):
 
 
 def test_streams_version_0_turns_the_protocol_off():
-    server = KafkaServer(make_config(**NO_DELAY))
-    server.startup()
-    try:
-        with RawClient(server.bound_port()) as c:
-            body = c.call(ApiKey.UPDATE_FEATURES, 1, {
-                "timeout_ms": 1000, "validate_only": False, "feature_updates": [
-                    {"feature": "streams.version", "max_version_level": 0,
-                     "upgrade_type": 2}]})
-            assert body["error_code"] == ErrorCode.NONE, body
-            assert hb(c, "off", "m1", topo=topology("x", "off"))["error_code"] == \
-                ErrorCode.UNSUPPORTED_VERSION
-            assert describe(c, "off")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
-    finally:
-        server.shutdown()
+    config = make_config(**NO_DELAY)
+    with running_server(config) as server, RawClient(server.bound_port()) as c:
+        body = c.call(ApiKey.UPDATE_FEATURES, 1, {
+            "timeout_ms": 1000, "validate_only": False, "feature_updates": [
+                {"feature": "streams.version", "max_version_level": 0,
+                 "upgrade_type": 2}]})
+        assert body["error_code"] == ErrorCode.NONE, body
+        assert hb(c, "off", "m1", topo=topology("x", "off"))["error_code"] == \
+            ErrorCode.UNSUPPORTED_VERSION
+        assert describe(c, "off")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
 
 
 def test_a_silent_member_is_fenced_and_its_tasks_move():
-    server = KafkaServer(make_config(group_streams_session_timeout_ms=300, **NO_DELAY))
-    server.startup()
-    try:
-        with RawClient(server.bound_port()) as c:
-            create_topic(c, "sg-silent", 4)
-            topo = {"epoch": 1, "subtopologies": [
-                {"subtopology_id": "0", "source_topics": ["sg-silent"], "source_topic_regex": [],
-                 "state_changelog_topics": [], "repartition_sink_topics": [],
-                 "repartition_source_topics": [], "copartition_groups": []}]}
-            answers = {m: hb(c, "appsilent", m, topo=topo) for m in ("a", "b")}
-            answers = settle(c, "appsilent", ["a", "b"], answers)
-            assert len(all_active({"a": answers["a"]})) == 2
-            state = {"last": answers["a"]}
+    config = make_config(group_streams_session_timeout_ms=300, **NO_DELAY)
+    with running_server(config) as server, RawClient(server.bound_port()) as c:
+        create_topic(c, "sg-silent", 4)
+        topo = one_subtopology("sg-silent")
+        answers = {m: hb(c, "appsilent", m, topo=topo) for m in ("a", "b")}
+        answers = settle(c, "appsilent", ["a", "b"], answers)
+        assert len(all_active({"a": answers["a"]})) == 2
+        state = {"last": answers["a"]}
 
-            def a_runs_everything():   # "b" is silent; "a" keeps heartbeating
-                last = state["last"]
-                got = hb(c, "appsilent", "a", last["member_epoch"], owned=owned_now(last))
-                if got["active_tasks"] is None:
-                    got.update({k: last[k] for k in
-                                ("active_tasks", "standby_tasks", "warmup_tasks")})
-                state["last"] = got
-                return tasks_of(got) == {"0": {0, 1, 2, 3}}
-            assert wait_until(a_runs_everything, timeout=20, interval=0.05)
-            assert [m["member_id"] for m in describe(c, "appsilent")["members"]] == ["a"]
-    finally:
-        server.shutdown()
+        def a_runs_everything():   # "b" is silent; "a" keeps heartbeating
+            last = state["last"]
+            got = hb(c, "appsilent", "a", last["member_epoch"], owned=owned_now(last))
+            if got["active_tasks"] is None:
+                got.update({k: last[k] for k in
+                            ("active_tasks", "standby_tasks", "warmup_tasks")})
+            state["last"] = got
+            return tasks_of(got) == {"0": {0, 1, 2, 3}}
+        assert wait_until(a_runs_everything, timeout=20, interval=0.05)
+        assert [m["member_id"] for m in describe(c, "appsilent")["members"]] == ["a"]
 
 
 def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(client):
     create_topic(client, "sg-commit", 1)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-commit"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-commit")
     joined = hb(client, "appcommit", "m1", topo=topo)
 
     def commit(member, epoch):
@@ -405,10 +379,7 @@ def test_members_commit_with_their_epoch_and_an_empty_group_can_be_deleted(clien
 
 def test_requests_kafka_4_2_refuses(client):
     create_topic(client, "sg-val", 2)
-    topo = {"epoch": 1, "subtopologies": [
-        {"subtopology_id": "0", "source_topics": ["sg-val"], "source_topic_regex": [],
-         "state_changelog_topics": [], "repartition_sink_topics": [],
-         "repartition_source_topics": [], "copartition_groups": []}]}
+    topo = one_subtopology("sg-val")
 
     def refused(**changes):
         body = {"group_id": "appval", "member_id": "m1", "member_epoch": 0,
@@ -448,36 +419,29 @@ def test_requests_kafka_4_2_refuses(client):
 
 
 def test_the_first_assignment_of_a_new_group_waits_for_the_initial_delay():
-    server = KafkaServer(make_config(group_streams_initial_rebalance_delay_ms=300))
-    server.startup()
-    try:
-        with RawClient(server.bound_port()) as c:
-            create_topic(c, "sg-delay", 4)
-            topo = {"epoch": 1, "subtopologies": [
-                {"subtopology_id": "0", "source_topics": ["sg-delay"], "source_topic_regex": [],
-                 "state_changelog_topics": [], "repartition_sink_topics": [],
-                 "repartition_source_topics": [], "copartition_groups": []}]}
-            answers = {m: hb(c, "appdelay", m, topo=topo) for m in ("a", "b")}
-            for a in answers.values():   # both joined within the delay: nothing yet
-                assert tasks_of(a) == {} and a["member_epoch"] == 1
-                assert {"status_code": 5, "status_detail": "Assignment delayed due to the "
-                        "configured initial rebalance delay."} in a["status"]
+    config = make_config(group_streams_initial_rebalance_delay_ms=300)
+    with running_server(config) as server, RawClient(server.bound_port()) as c:
+        create_topic(c, "sg-delay", 4)
+        topo = one_subtopology("sg-delay")
+        answers = {m: hb(c, "appdelay", m, topo=topo) for m in ("a", "b")}
+        for a in answers.values():   # both joined within the delay: nothing yet
+            assert tasks_of(a) == {} and a["member_epoch"] == 1
+            assert {"status_code": 5, "status_detail": "Assignment delayed due to the "
+                    "configured initial rebalance delay."} in a["status"]
 
-            def shared():
-                for m in ("a", "b"):
-                    last = answers[m]
-                    got = hb(c, "appdelay", m, last["member_epoch"], owned=owned_now(last))
-                    if got["active_tasks"] is None:
-                        got.update({k: last[k] for k in
-                                    ("active_tasks", "standby_tasks", "warmup_tasks")})
-                    answers[m] = got
-                return sorted(all_active(answers)) == [("0", p) for p in range(4)]
-            assert wait_until(shared, timeout=20, interval=0.05)
-            # one assignment for both: two tasks each, none moved after the delay
-            assert {len(all_active({m: answers[m]})) for m in answers} == {2}
-            assert all(a["status"] == [] for a in answers.values())
-    finally:
-        server.shutdown()
+        def shared():
+            for m in ("a", "b"):
+                last = answers[m]
+                got = hb(c, "appdelay", m, last["member_epoch"], owned=owned_now(last))
+                if got["active_tasks"] is None:
+                    got.update({k: last[k] for k in
+                                ("active_tasks", "standby_tasks", "warmup_tasks")})
+                answers[m] = got
+            return sorted(all_active(answers)) == [("0", p) for p in range(4)]
+        assert wait_until(shared, timeout=20, interval=0.05)
+        # one assignment for both: two tasks each, none moved after the delay
+        assert {len(all_active({m: answers[m]})) for m in answers} == {2}
+        assert all(a["status"] == [] for a in answers.values())
 
 
 def test_a_changed_standby_config_rebalances_after_a_restart(tmp_path):

@@ -8,6 +8,7 @@ kafka_net/protocol/coordinator_records.py)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import pytest
 
@@ -17,10 +18,13 @@ from kafka_net.protocol.coordinator_records import (
     GroupMetadataRecord, OffsetCommitRecord, decode_group_record, decode_transaction_record,
     partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import decode_records, iter_batches, read_header
+from kafka_net.log_safety import RateLimitedLog
+from kafka_net.protocol.records import (
+    build_key_value_batch, decode_records, iter_batches, read_header)
 from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.internal_topics import (
-    GROUP_METADATA_TOPIC_NAME as OFFSETS, TRANSACTION_STATE_TOPIC_NAME as TXN_STATE)
+    GROUP_METADATA_TOPIC_NAME as OFFSETS, TRANSACTION_STATE_TOPIC_NAME as TXN_STATE,
+    loaded_batches)
 from tests.server.conftest import Broker, batch, fetch, produce
 from tests.server.handlers.conftest import join_stable, subscription
 from tests.server.txn_support import add_offsets, begin, end_txn, init
@@ -297,3 +301,23 @@ def test_a_consumer_protocol_group_is_written_as_kafkas_consumer_group_records(b
     count = len(group_records(broker, "cg"))
     heartbeat(body["member_epoch"], body["assignment"]["topic_partitions"])
     assert len(group_records(broker, "cg")) == count
+
+
+def test_an_owner_loads_the_readable_batches_and_skips_a_corrupt_one(caplog):
+    good = [build_key_value_batch([(b"k%d" % i, b"v")], timestamp=1, base_offset=i)
+            for i in (0, 2)]
+    corrupt = bytearray(build_key_value_batch([(b"k1", b"v")], timestamp=1, base_offset=1))
+    corrupt[-1] ^= 0xFF   # the CRC no longer matches
+
+    class Log:
+        def read_batches(self, topic, index):
+            assert (topic, index) == (OFFSETS, 3)
+            for data in (good[0], bytes(corrupt), good[1]):
+                yield read_header(memoryview(data)), data
+
+    with caplog.at_level(logging.ERROR):
+        loaded = list(loaded_batches(Log(), OFFSETS, 3,
+                                     RateLimitedLog(logging.getLogger("test-loader"))))
+    assert [(h.base_offset, [r.key for r in records]) for h, records in loaded] == \
+        [(0, [b"k0"]), (2, [b"k2"])]
+    assert "Skipping an unreadable batch at offset 1 of __consumer_offsets-3" in caplog.text

@@ -65,9 +65,10 @@ from kafka_net.server.group.consumer_group import (
     ConsumerGroup, ConsumerGroupMember, MemberState)
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.rebalance import DelayedHeartbeat
+from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
+from kafka_net.server.group_config import group_config_value
 
 log = logging.getLogger(__name__)
 
@@ -248,16 +249,10 @@ class ConsumerGroupCoordinator:
                    or reconciled.member_id != member.member_id)
         return HeartbeatResult(
             member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self._group_value(
-                group.group_id, "consumer.heartbeat.interval.ms",
+            heartbeat_interval_ms=group_config_value(
+                self.group_configs, group.group_id, "consumer.heartbeat.interval.ms",
                 self.config.heartbeat_interval_ms),
             assignment=reconciled.assigned if full or changed else None)
-
-    def _group_value(self, group_id: str, name: str, default: int) -> int:
-        """A consumer group config in effect: the group's own, else the broker's."""
-        configs = self.group_configs
-        own = None if configs is None else configs.override(group_id, name)
-        return default if own is None else own
 
     def _member(self, cg: ConsumerGroup, req: HeartbeatRequest) -> ConsumerGroupMember:
         joining = req.member_epoch == JOIN_EPOCH
@@ -430,19 +425,12 @@ class ConsumerGroupCoordinator:
         log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id), cg.group_epoch)
 
     def _arm_timers(self, group: Group, member: ConsumerGroupMember) -> ConsumerGroupMember:
-        now = time.monotonic()
-        session_timeout_ms = self._group_value(group.group_id, "consumer.session.timeout.ms",
-                                               self.config.session_timeout_ms)
-        session = now + session_timeout_ms / 1000
-        self._schedule(group, member.member_id, session_timeout_ms)
-        revocation = member.revocation_deadline
-        if member.state == MemberState.UNREVOKED_PARTITIONS:
-            if revocation is None:
-                revocation = now + member.rebalance_timeout_ms / 1000
-                self._schedule(group, member.member_id, member.rebalance_timeout_ms)
-        else:
-            revocation = None
-        return replace(member, session_deadline=session, revocation_deadline=revocation)
+        session_timeout_ms = group_config_value(self.group_configs, group.group_id,
+                                                "consumer.session.timeout.ms",
+                                                self.config.session_timeout_ms)
+        revoking = member.state == MemberState.UNREVOKED_PARTITIONS
+        return arm_member_timers(self._groups.purgatory, self, group, member, session_timeout_ms,
+                                 revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A group loaded from ``__consumer_offsets`` (not yet published): each
@@ -451,11 +439,6 @@ class ConsumerGroupCoordinator:
         cg = group.modern
         for member_id, member in list(cg.members.items()):
             cg.members[member_id] = self._arm_timers(group, member)
-
-    def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
-        # The classic protocol's timer: it calls back expire(group, member_id), which
-        # re-checks the member's deadlines, so stale timers are harmless.
-        self._groups.purgatory.schedule(DelayedHeartbeat(self, group, member_id, delay_ms))
 
     def expire(self, group: Group, member_id: str) -> None:
         """A timer fired: fence the member if its session or its revocation
@@ -466,12 +449,8 @@ class ConsumerGroupCoordinator:
             member = None if cg is None else cg.members.get(member_id)
             if member is None:
                 return
-            now = time.monotonic()
-            if now >= member.session_deadline:
-                reason = "the member session expired"
-            elif member.revocation_deadline is not None and now >= member.revocation_deadline:
-                reason = "the member failed to revoke its partitions within the rebalance timeout"
-            else:
+            reason = member_expiry(member, "partitions")
+            if reason is None:
                 return
             log.info("[GroupId %s] Member %s fenced from the group because %s.",
                      escape(cg.group_id), escape(member_id), reason)

@@ -24,7 +24,6 @@ import enum
 import uuid
 from dataclasses import dataclass, field
 
-from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
 from kafka_net.server.group.topic_regex import ResolvedRegularExpression
 
@@ -142,15 +141,3 @@ class ConsumerGroup:
         order = list(supported)
         return max(votes, key=lambda name: (votes[name], -order.index(name)))
 
-    def validate_offset_commit(self, member_id: str, epoch: int) -> int | None:
-        """OffsetCommit's check for a consumer group: an admin or simple commit
-        (no member id, epoch < 0) only while the group is empty; a member's
-        commit carries its current epoch (STALE_MEMBER_EPOCH otherwise)."""
-        if not member_id and epoch < 0:
-            return None if not self.members else ErrorCode.UNKNOWN_MEMBER_ID
-        member = self.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None

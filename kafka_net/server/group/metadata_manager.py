@@ -41,14 +41,13 @@ from kafka_net.protocol.coordinator_records import (
     group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value,
     partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import (
-    CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
+from kafka_net.protocol.records import CONTROL_MASK, build_key_value_batch
 from kafka_net.server.group.consumer_group_records import (
     ConsumerGroupImage, member_records, records_of, shape)
 from kafka_net.server.group import streams_group_records as streams_records
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.state import GroupState
-from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
+from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME, loaded_batches
 from kafka_net.server.partition_limits import TopicCreationError
 
 log = logging.getLogger(__name__)
@@ -268,14 +267,8 @@ class GroupMetadataManager:
                         images: tuple) -> None:
         # A transaction's offsets wait for its marker: producer id -> [record].
         pending: dict[int, list[OffsetCommitRecord]] = {}
-        for header, batch in self._replica_manager.read_batches(GROUP_METADATA_TOPIC_NAME, index):
-            try:
-                records = decode_records(batch)
-            except RecordError as exc:
-                _bad_records.log(logging.ERROR, "batch", "Skipping an unreadable batch at "
-                                 "offset %d of %s-%d: %s", header.base_offset,
-                                 GROUP_METADATA_TOPIC_NAME, index, exc)
-                continue
+        for header, records in loaded_batches(self._replica_manager, GROUP_METADATA_TOPIC_NAME,
+                                              index, _bad_records):
             if header.attributes & CONTROL_MASK:
                 done = pending.pop(header.producer_id, [])
                 if records and _is_commit(records[0].key):

@@ -83,10 +83,9 @@ class OffsetManager:
         if group is None:
             return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
         with group.lock:
-            if group.modern is not None:
-                return group.modern.validate_offset_commit(member_id, generation)
-            if group.streams is not None:
-                return group.streams.validate_offset_commit(member_id, generation)
+            modern = group.modern if group.modern is not None else group.streams
+            if modern is not None:
+                return validate_offset_commit(modern.members, member_id, generation)
             if generation < 0 and group.state == GroupState.EMPTY:
                 return None  # a "simple" consumer using assign(), not subscribe()
             if group.state == GroupState.COMPLETING_REBALANCE:
@@ -172,3 +171,19 @@ class OffsetManager:
                     self.store.remove_offsets(group.group_id, gone)
                 for key in gone:
                     del group.offsets[key]
+
+
+def validate_offset_commit(members: dict, member_id: str, epoch: int) -> int | None:
+    """OffsetCommit's check in a consumer or streams group (Kafka's
+    ConsumerGroup.validateOffsetCommit and StreamsGroup.validateOffsetCommit, the
+    same rule): an admin or simple commit (no member id, epoch < 0) only while
+    the group is empty; a member's commit carries its current epoch
+    (STALE_MEMBER_EPOCH otherwise)."""
+    if not member_id and epoch < 0:
+        return None if not members else ErrorCode.UNKNOWN_MEMBER_ID
+    member = members.get(member_id)
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if epoch != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return None

@@ -2,11 +2,15 @@
 ``DelayedHeartbeat``) and the protocol vote.
 
 They live in the coordinator's "Rebalance" purgatory and call back into the
-:class:`~kafka_net.server.group.coordinator.GroupCoordinator`.
+:class:`~kafka_net.server.group.coordinator.GroupCoordinator` (or, for the
+consumer and streams protocols' members, into their coordinators, whose
+session and rebalance timers :func:`arm_member_timers` sets).
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kafka_net.server.group.group import Group
@@ -55,6 +59,36 @@ class DelayedHeartbeat(DelayedOperation):
 
     def on_complete(self) -> None:
         self.coordinator.expire(self.group, self.member_id)
+
+
+def arm_member_timers(purgatory, coordinator, group: Group, member,
+                      session_timeout_ms: int, revoking: bool):
+    """A consumer or streams group member with its deadlines set (Kafka's session
+    and rebalance timers of both protocols): a new session from now, and while
+    it is ``revoking`` (owns what its target takes away) the rebalance timeout
+    from when it started to; each deadline gets a DelayedHeartbeat that calls
+    ``coordinator.expire`` (which re-checks, so stale timers are harmless)."""
+    now = time.monotonic()
+    purgatory.schedule(DelayedHeartbeat(coordinator, group, member.member_id,
+                                        session_timeout_ms))
+    revocation = member.revocation_deadline if revoking else None
+    if revoking and revocation is None:
+        revocation = now + member.rebalance_timeout_ms / 1000
+        purgatory.schedule(DelayedHeartbeat(coordinator, group, member.member_id,
+                                            member.rebalance_timeout_ms))
+    return replace(member, session_deadline=now + session_timeout_ms / 1000,
+                   revocation_deadline=revocation)
+
+
+def member_expiry(member, owned: str) -> str | None:
+    """Why a consumer or streams group member is fenced now (a passed session or
+    revocation deadline), None while it is not; ``owned``: "partitions", "tasks"."""
+    now = time.monotonic()
+    if now >= member.session_deadline:
+        return "the member session expired"
+    if member.revocation_deadline is not None and now >= member.revocation_deadline:
+        return f"the member failed to revoke its {owned} within the rebalance timeout"
+    return None
 
 
 def select_protocol(group: Group) -> str:

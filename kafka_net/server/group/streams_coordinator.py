@@ -59,10 +59,11 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.rebalance import DelayedHeartbeat
+from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.streams_group import (
     ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
     StreamsGroup, StreamsGroupMember, TasksTuple, all_tasks, configure, validate_topology)
+from kafka_net.server.group_config import group_config_value
 from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)
@@ -259,13 +260,15 @@ class StreamsGroupCoordinator:
 
     def _assignment_configs(self, group_id: str) -> dict[str, str]:
         """Kafka's streamsGroupAssignmentConfigs."""
-        standbys = self._value(group_id, "streams.num.standby.replicas",
-                               self.config.num_standby_replicas)
+        standbys = group_config_value(self.group_configs, group_id,
+                                      "streams.num.standby.replicas",
+                                      self.config.num_standby_replicas)
         return {"num.standby.replicas": str(standbys)}
 
     def _maybe_delay_first_assignment(self, group: Group, sg: StreamsGroup) -> None:
-        delay_ms = self._value(sg.group_id, "streams.initial.rebalance.delay.ms",
-                               self.config.initial_rebalance_delay_ms)
+        delay_ms = group_config_value(self.group_configs, sg.group_id,
+                                      "streams.initial.rebalance.delay.ms",
+                                      self.config.initial_rebalance_delay_ms)
         if delay_ms <= 0:
             return
         sg.initial_delay_deadline = deadline = time.monotonic() + delay_ms / 1000
@@ -405,8 +408,9 @@ class StreamsGroupCoordinator:
             endpoints = self._endpoints(sg, m)
         return StreamsHeartbeatResult(
             member_id=m.member_id, member_epoch=m.member_epoch,
-            heartbeat_interval_ms=self._value(sg.group_id, "streams.heartbeat.interval.ms",
-                                              self.config.heartbeat_interval_ms),
+            heartbeat_interval_ms=group_config_value(
+                self.group_configs, sg.group_id, "streams.heartbeat.interval.ms",
+                self.config.heartbeat_interval_ms),
             status=status, tasks=m.assigned if send_tasks else None,
             endpoint_information_epoch=sg.endpoint_information_epoch, endpoints=endpoints,
             to_create=to_create, acceptable_recovery_lag=self.config.acceptable_recovery_lag,
@@ -422,11 +426,6 @@ class StreamsGroupCoordinator:
                  "active_partitions": _partitions(sg.topology, m.assigned.active, counts),
                  "standby_partitions": _partitions(sg.topology, m.assigned.standby, counts)}
                 for m in others + [member] if m.user_endpoint is not None]
-
-    def _value(self, group_id: str, name: str, default: int) -> int:
-        configs = self.group_configs
-        own = None if configs is None else configs.override(group_id, name)
-        return default if own is None else own
 
     # -- leaving, fencing, timers -------------------------------------------------------
 
@@ -452,19 +451,12 @@ class StreamsGroupCoordinator:
                  sg.group_epoch)
 
     def _arm_timers(self, group: Group, member: StreamsGroupMember) -> StreamsGroupMember:
-        now = time.monotonic()
-        timeout_ms = self._value(group.group_id, "streams.session.timeout.ms",
-                                 self.config.session_timeout_ms)
-        self._schedule(group, member.member_id, timeout_ms)
-        revocation = member.revocation_deadline
-        if member.state == MemberState.UNREVOKED_TASKS:
-            if revocation is None:
-                revocation = now + member.rebalance_timeout_ms / 1000
-                self._schedule(group, member.member_id, member.rebalance_timeout_ms)
-        else:
-            revocation = None
-        return replace(member, session_deadline=now + timeout_ms / 1000,
-                       revocation_deadline=revocation)
+        timeout_ms = group_config_value(self.group_configs, group.group_id,
+                                        "streams.session.timeout.ms",
+                                        self.config.session_timeout_ms)
+        revoking = member.state == MemberState.UNREVOKED_TASKS
+        return arm_member_timers(self._groups.purgatory, self, group, member, timeout_ms,
+                                 revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A loaded group: each member gets a session to heartbeat in."""
@@ -472,21 +464,14 @@ class StreamsGroupCoordinator:
         for member_id, member in list(sg.members.items()):
             sg.members[member_id] = self._arm_timers(group, member)
 
-    def _schedule(self, group: Group, member_id: str, delay_ms: int) -> None:
-        self._groups.purgatory.schedule(DelayedHeartbeat(self, group, member_id, delay_ms))
-
     def expire(self, group: Group, member_id: str) -> None:
         with group.lock:
             sg = group.streams
             member = None if sg is None else sg.members.get(member_id)
             if member is None:
                 return
-            now = time.monotonic()
-            if now >= member.session_deadline:
-                reason = "the member session expired"
-            elif member.revocation_deadline is not None and now >= member.revocation_deadline:
-                reason = "the member failed to revoke its tasks within the rebalance timeout"
-            else:
+            reason = member_expiry(member, "tasks")
+            if reason is None:
                 return
             log.info("[GroupId %s][MemberId %s] Member fenced from the streams group because "
                      "%s.", escape(sg.group_id), escape(member_id), reason)

@@ -191,18 +191,6 @@ class StreamsGroup:
             topics.update(t["name"] for t in sub["repartition_source_topics"])
         return topics
 
-    def validate_offset_commit(self, member_id: str, epoch: int) -> int | None:
-        """As a consumer group's: Kafka's StreamsGroup.validateOffsetCommit."""
-        from kafka_net.protocol.error_codes import ErrorCode
-        if not member_id and epoch < 0:
-            return None if not self.members else ErrorCode.UNKNOWN_MEMBER_ID
-        member = self.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None
-
 
 # -- the topology -----------------------------------------------------------------------------
 

@@ -23,15 +23,8 @@ VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
-        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
-    group_id = request["group_id"]
-    if not group_id:
-        return error_response(request, ctx.api_version, ErrorCode.INVALID_GROUP_ID)
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
-        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    error, message = share.check_empty(group_id)
+    share, group_id = ctx.share_coordinator, request["group_id"]
+    error, message = check_empty_group(ctx, share, group_id, AclOperation.READ)
     if error:
         return {**error_response(request, ctx.api_version, error), "error_message": message}
     allowed = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
@@ -56,6 +49,19 @@ def handle(ctx, request: dict) -> dict:
                           "topic_id": ZERO_UUID if meta is None else meta.topic_id,
                           "partitions": parts})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "responses": responses}
+
+
+def check_empty_group(ctx, share, group_id: str, operation) -> tuple[int, str | None]:
+    """The checks AlterShareGroupOffsets and DeleteShareGroupOffsets begin with
+    (share groups served, a group id, ``operation`` on the group allowed, an
+    empty share group): (error, message), NONE when it passes them."""
+    if share is None:
+        return ErrorCode.UNSUPPORTED_VERSION, None
+    if not group_id:
+        return ErrorCode.INVALID_GROUP_ID, None
+    if not ctx.authorize(operation, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
+    return share.check_empty(group_id)
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -19,7 +19,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
-from kafka_net.server.handlers.describe_groups import GROUP_OPERATIONS
+from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1   # member_type (v1); -1 is "unknown"
@@ -27,17 +27,8 @@ VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
-    return {"throttle_time_ms": 0,
-            "groups": [_with_operations(ctx, _describe(ctx, group_id),
-                                        request["include_authorized_operations"])
-                       for group_id in request["group_ids"]]}
-
-
-def _with_operations(ctx, described: dict, wanted: bool) -> dict:
-    if wanted and described["error_code"] == ErrorCode.NONE:
-        described["authorized_operations"] = ctx.authorized_operations(
-            ResourceType.GROUP, described["group_id"], GROUP_OPERATIONS)
-    return described
+    return {"throttle_time_ms": 0, "groups": described_groups(
+        ctx, request, lambda group_id: _describe(ctx, group_id))}
 
 
 def _describe(ctx, group_id: str) -> dict:

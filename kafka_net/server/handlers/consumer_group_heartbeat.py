@@ -52,6 +52,13 @@ def handle(ctx, request: dict) -> dict:
         owned=None if owned is None else {t["topic_id"]: set(t["partitions"]) for t in owned},
         client_id=ctx.request.header.client_id or "",
         client_host=str(ctx.request.client_address[0])))
+    return response_body(result)
+
+
+def response_body(result) -> dict:
+    """The answer to a heartbeat from the coordinator's result: ConsumerGroupHeartbeat's,
+    and ShareGroupHeartbeat's, which has the same fields and Assignment (each topic
+    id with its partitions)."""
     assignment = None
     if result.assignment is not None:
         assignment = {"topic_partitions": [

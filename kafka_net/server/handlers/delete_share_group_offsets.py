@@ -15,21 +15,15 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.handlers.alter_share_group_offsets import check_empty_group
 
 API_KEY = ApiKey.DELETE_SHARE_GROUP_OFFSETS
 VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
-        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
-    group_id = request["group_id"]
-    if not group_id:
-        return error_response(request, ctx.api_version, ErrorCode.INVALID_GROUP_ID)
-    if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, group_id):
-        return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    error, message = share.check_empty(group_id)
+    share, group_id = ctx.share_coordinator, request["group_id"]
+    error, message = check_empty_group(ctx, share, group_id, AclOperation.DELETE)
     if error:
         return {**error_response(request, ctx.api_version, error), "error_message": message}
     names = [t["topic_name"] for t in request["topics"]]

@@ -25,6 +25,20 @@ GROUP_ID_NOT_FOUND_VERSION = 6
 GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))  # READ, DELETE, DESCRIBE
 
 
+def described_groups(ctx, request: dict, describe) -> list[dict]:
+    """The groups of a ConsumerGroupDescribe, ShareGroupDescribe or
+    StreamsGroupDescribe request, each ``describe(group_id)``, with the principal's
+    operations on it where the request asks for them and it was described."""
+    groups = []
+    for group_id in request["group_ids"]:
+        described = describe(group_id)
+        if request["include_authorized_operations"] and described["error_code"] == 0:
+            described["authorized_operations"] = ctx.authorized_operations(
+                ResourceType.GROUP, group_id, GROUP_OPERATIONS)
+        groups.append(described)
+    return groups
+
+
 def handle(ctx, request: dict) -> dict:
     wanted = request.get("include_authorized_operations")
     groups = [_describe(ctx, g, wanted) for g in request["groups"]]

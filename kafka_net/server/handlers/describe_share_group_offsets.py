@@ -26,8 +26,8 @@ VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     return {"throttle_time_ms": 0,
             "groups": [_group(ctx, share, g) for g in request["groups"]]}

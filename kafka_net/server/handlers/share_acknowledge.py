@@ -22,9 +22,9 @@ on each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
-from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.share_fetch import (
-    apply_acknowledgements, check_ids, denied_topics, request_partitions)
+    apply_acknowledgements, current_leader, denied_topics, refuse, request_partitions,
+    response_body, top_error)
 from kafka_net.server.share.share_session import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError
 
 API_KEY = ApiKey.SHARE_ACKNOWLEDGE
@@ -32,23 +32,19 @@ VERSIONS = Versions(1, 2)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
-        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
-    error = check_ids(request)
-    if error is not None:
-        return _top_error(ErrorCode.INVALID_REQUEST, error)
+    share = ctx.share_coordinator
+    refused = refuse(ctx, share, request)
+    if refused is not None:
+        return refused
     group_id, member_id = request["group_id"], request["member_id"]
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     epoch = request["share_session_epoch"]
     if epoch == INITIAL_EPOCH:
-        return _top_error(ErrorCode.INVALID_SHARE_SESSION_EPOCH,
-                          "A share session cannot be opened by a ShareAcknowledge request.")
+        return top_error(ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+                         "A share session cannot be opened by a ShareAcknowledge request.")
     try:
         session = share.sessions.advance(group_id, member_id, epoch)
     except ShareSessionError as exc:
-        return _top_error(exc.error_code, str(exc))
+        return top_error(exc.error_code, str(exc))
     requested, acks = request_partitions(request)
     answers = {tp: {} for tp in requested}
     renew = ctx.api_version >= 2 and request["is_renew_ack"]
@@ -58,27 +54,15 @@ def handle(ctx, request: dict) -> dict:
         share.partitions.release(group_id, member_id, set(session.partitions) | set(requested))
         share.notify_all(group_id)
     topics: dict = {}
-    node = ctx.metadata_cache.node_id
     for (topic_id, partition), a in answers.items():
         meta = ctx.metadata_cache.topic_by_id(topic_id)
         topics.setdefault(topic_id, []).append({
             "partition_index": partition,
             "error_code": a.get("acknowledge_error_code", ErrorCode.NONE),
             "error_message": a.get("acknowledge_error_message"),
-            "current_leader": {
-                "leader_id": -1 if meta is None else node,
-                "leader_epoch": -1 if meta is None else ctx.replica_manager.leader_epoch(
-                    meta.name, partition)}})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "acquisition_lock_timeout_ms": share.partitions.lock_duration_ms(group_id),
-            "responses": [{"topic_id": t, "partitions": p} for t, p in topics.items()],
-            "node_endpoints": []}
-
-
-def _top_error(error_code: int, message: str | None = None) -> dict:
-    return {"throttle_time_ms": 0, "error_code": error_code, "error_message": message,
-            "responses": [], "node_endpoints": []}
+            "current_leader": current_leader(ctx, meta, partition)})
+    return response_body(share, group_id, topics)
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return _top_error(error_code)
+    return top_error(error_code)

@@ -51,24 +51,20 @@ VERSIONS = Versions(1, 2)
 
 
 def handle(ctx, request: dict):
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
-        return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
-    error = check_ids(request)
-    if error is not None:
-        return _top_error(ErrorCode.INVALID_REQUEST, error)
+    share = ctx.share_coordinator
+    refused = refuse(ctx, share, request)
+    if refused is not None:
+        return refused
     group_id, member_id = request["group_id"], request["member_id"]
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     requested, acks = request_partitions(request)
     epoch = request["share_session_epoch"]
     if epoch == INITIAL_EPOCH and any(acks.values()):
-        return _top_error(ErrorCode.INVALID_REQUEST,
-                          "Acknowledge data present in Initial Fetch Request")
+        return top_error(ErrorCode.INVALID_REQUEST,
+                         "Acknowledge data present in Initial Fetch Request")
     try:
         partitions = _session_partitions(ctx, share, request, requested)
     except ShareSessionError as exc:
-        return _top_error(exc.error_code, str(exc))
+        return top_error(exc.error_code, str(exc))
     denied = denied_topics(ctx, partitions)
     answers = {tp: {} for tp in requested}
     renew = ctx.api_version >= 2 and request["is_renew_ack"]
@@ -88,6 +84,20 @@ def handle(ctx, request: dict):
         return fetch.body()
     ctx.replica_manager.fetch_purgatory.try_complete_else_watch(DelayedShareFetch(fetch), keys)
     return DEFERRED
+
+
+def refuse(ctx, share, request: dict) -> dict | None:
+    """The answer to a ShareFetch or ShareAcknowledge that fails the checks both
+    begin with (share groups served, the ids, READ on the group); None if it
+    passes them."""
+    if share is None:
+        return top_error(ErrorCode.UNSUPPORTED_VERSION)
+    error = check_ids(request)
+    if error is not None:
+        return top_error(ErrorCode.INVALID_REQUEST, error)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    return None
 
 
 def check_ids(request: dict) -> str | None:
@@ -243,32 +253,44 @@ class DelayedShareFetch(DelayedOperation):
 
 
 def _body(ctx, share, group_id: str, answers: dict) -> dict:
-    node = ctx.metadata_cache.node_id
     topics: dict = {}
     for (topic_id, partition), a in answers.items():
         meta = ctx.metadata_cache.topic_by_id(topic_id)
         error = a.get("error_code", ErrorCode.NONE)
         if meta is None and not error and "acknowledge_error_code" not in a:
             error = ErrorCode.UNKNOWN_TOPIC_ID
-        epoch = -1 if meta is None else ctx.replica_manager.leader_epoch(meta.name, partition)
         topics.setdefault(topic_id, []).append({
             "partition_index": partition, "error_code": error,
             "error_message": a.get("error_message"),
             "acknowledge_error_code": a.get("acknowledge_error_code", ErrorCode.NONE),
             "acknowledge_error_message": a.get("acknowledge_error_message"),
-            "current_leader": {"leader_id": node if meta is not None else -1,
-                               "leader_epoch": epoch},
+            "current_leader": current_leader(ctx, meta, partition),
             "records": a.get("records"), "acquired_records": a.get("acquired_records", [])})
+    return response_body(share, group_id, topics)
+
+
+def current_leader(ctx, meta, partition: int) -> dict:
+    """A partition's CurrentLeader in ShareFetch and ShareAcknowledge answers: this
+    broker and the leader epoch for a topic it has, -1 and -1 else."""
+    if meta is None:
+        return {"leader_id": -1, "leader_epoch": -1}
+    return {"leader_id": ctx.metadata_cache.node_id,
+            "leader_epoch": ctx.replica_manager.leader_epoch(meta.name, partition)}
+
+
+def response_body(share, group_id: str, topics: dict) -> dict:
+    """A ShareFetch or ShareAcknowledge answer: ``topics`` is topic id -> its partitions."""
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "acquisition_lock_timeout_ms": share.partitions.lock_duration_ms(group_id),
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in topics.items()],
             "node_endpoints": []}
 
 
-def _top_error(error_code: int, message: str | None = None) -> dict:
+def top_error(error_code: int, message: str | None = None) -> dict:
+    """A ShareFetch or ShareAcknowledge answer with a top-level error."""
     return {"throttle_time_ms": 0, "error_code": error_code, "error_message": message,
             "responses": [], "node_endpoints": []}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:
-    return _top_error(error_code)
+    return top_error(error_code)

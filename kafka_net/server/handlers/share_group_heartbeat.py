@@ -21,6 +21,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.handlers.consumer_group_heartbeat import response_body
 from kafka_net.server.share.coordinator import ShareHeartbeatRequest
 
 API_KEY = ApiKey.SHARE_GROUP_HEARTBEAT
@@ -28,8 +29,8 @@ VERSIONS = Versions(1, 1)
 
 
 def handle(ctx, request: dict) -> dict:
-    share = ctx.group_coordinator.share
-    if share is None or ctx.features.level("share.version") < 1:
+    share = ctx.share_coordinator
+    if share is None:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
@@ -46,15 +47,7 @@ def handle(ctx, request: dict) -> dict:
         member_epoch=request["member_epoch"], rack_id=request["rack_id"],
         subscribed_topic_names=topics, client_id=ctx.request.header.client_id or "",
         client_host=str(ctx.request.client_address[0])))
-    assignment = None
-    if result.assignment is not None:
-        assignment = {"topic_partitions": [
-            {"topic_id": topic, "partitions": sorted(parts)}
-            for topic, parts in sorted(result.assignment.items(), key=lambda kv: str(kv[0]))]}
-    return {"throttle_time_ms": 0, "error_code": result.error_code,
-            "error_message": result.error_message, "member_id": result.member_id,
-            "member_epoch": result.member_epoch,
-            "heartbeat_interval_ms": result.heartbeat_interval_ms, "assignment": assignment}
+    return response_body(result)
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -23,7 +23,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
-from kafka_net.server.handlers.describe_groups import GROUP_OPERATIONS
+from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.STREAMS_GROUP_DESCRIBE
 VERSIONS = Versions(0, 0)
@@ -33,14 +33,8 @@ NOT_REQUESTED = -2**31
 def handle(ctx, request: dict) -> dict:
     if ctx.features.level("streams.version") < 1:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
-    groups = []
-    for group_id in request["group_ids"]:
-        described = _describe(ctx, group_id)
-        if request["include_authorized_operations"] and described["error_code"] == 0:
-            described["authorized_operations"] = ctx.authorized_operations(
-                ResourceType.GROUP, group_id, GROUP_OPERATIONS)
-        groups.append(described)
-    return {"throttle_time_ms": 0, "groups": groups}
+    return {"throttle_time_ms": 0, "groups": described_groups(
+        ctx, request, lambda group_id: _describe(ctx, group_id))}
 
 
 def _failed(group_id: str, error_code: int, message: str | None = None) -> dict:

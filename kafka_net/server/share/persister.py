@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.coordinator_records import RecordFormatError
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import RecordError, build_key_value_batch, decode_records
+from kafka_net.protocol.records import build_key_value_batch
 from kafka_net.protocol.share_records import (
     SNAPSHOT_KEY_VERSION, UPDATE_KEY_VERSION, decode_share_state_record, share_partition_for,
     share_state_key, share_state_value)
-from kafka_net.server.internal_topics import SHARE_GROUP_STATE_TOPIC_NAME
+from kafka_net.server.internal_topics import SHARE_GROUP_STATE_TOPIC_NAME, loaded_batches
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.share.share_partition import StateBatch
 
@@ -199,15 +199,8 @@ class ShareStatePersister:
         started = time.monotonic()
         states: dict[Key, PersistedState] = {}
         for index in range(partition_count):
-            for header, batch in self._replica_manager.read_batches(
-                    SHARE_GROUP_STATE_TOPIC_NAME, index):
-                try:
-                    records = decode_records(batch)
-                except RecordError as exc:
-                    _bad_records.log(logging.ERROR, "batch", "Skipping an unreadable batch at "
-                                     "offset %d of %s-%d: %s", header.base_offset,
-                                     SHARE_GROUP_STATE_TOPIC_NAME, index, exc)
-                    continue
+            for _, records in loaded_batches(self._replica_manager,
+                                             SHARE_GROUP_STATE_TOPIC_NAME, index, _bad_records):
                 for record in records:
                     _replay(states, record, index)
         with self._lock:

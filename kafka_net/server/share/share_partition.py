@@ -350,29 +350,25 @@ class SharePartition:
     def release_member(self, member_id: str) -> int:
         """Release every record ``member_id`` holds (its share session closed, it
         left the group); how many."""
+        return self._release_acquired(lambda rec: rec.member_id == member_id)
+
+    def expire_locks(self) -> int:
+        """Release the records whose acquisition lock ran out (Kafka's
+        AcquisitionLockTimerTask); how many."""
+        now = self._clock()
+        return self._release_acquired(lambda rec: rec.lock_deadline <= now)
+
+    def _release_acquired(self, chosen) -> int:
+        """Release the acquired records ``chosen(record)`` picks; how many."""
         released = 0
         for rec in self._records.values():
-            if rec.state == RecordState.ACQUIRED and rec.member_id == member_id:
+            if rec.state == RecordState.ACQUIRED and chosen(rec):
                 self._release(rec)
                 released += 1
         if released:
             self._advance_start()
             self.version += 1
         return released
-
-    def expire_locks(self) -> int:
-        """Release the records whose acquisition lock ran out (Kafka's
-        AcquisitionLockTimerTask); how many."""
-        now = self._clock()
-        expired = 0
-        for rec in self._records.values():
-            if rec.state == RecordState.ACQUIRED and rec.lock_deadline <= now:
-                self._release(rec)
-                expired += 1
-        if expired:
-            self._advance_start()
-            self.version += 1
-        return expired
 
     def _advance_start(self) -> None:
         """Move the SPSO past the leading records whose delivery is complete."""

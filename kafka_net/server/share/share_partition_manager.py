@@ -44,7 +44,7 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, TRANSACTIONAL_MASK, iter_batches, read_header)
-from kafka_net.server.group_config import parse_iso_duration_ms
+from kafka_net.server.group_config import group_config_value, parse_iso_duration_ms
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
     AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
@@ -93,9 +93,7 @@ class SharePartitionManager:
     # -- per-group settings ----------------------------------------------------------------
 
     def group_value(self, group_id: str, name: str, default):
-        configs = self.group_configs
-        own = None if configs is None else configs.override(group_id, name)
-        return default if own is None else own
+        return group_config_value(self.group_configs, group_id, name, default)
 
     def lock_duration_ms(self, group_id: str) -> int:
         return self.group_value(group_id, "share.record.lock.duration.ms",

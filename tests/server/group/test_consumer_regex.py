@@ -21,9 +21,10 @@ from kafka_net.server.authorizer import (
 from kafka_net.server.group import consumer_coordinator
 from kafka_net.server.group.topic_regex import compile_regex, resolve
 from tests.server.conftest import LONG, Broker
+from tests.server.group.test_consumer_protocol import assigned, describe as described
 from tests.server.test_coordinator_restart import brokers, logs, restart  # noqa: F401
 
-HB, DESCRIBE = ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE
+HB = ApiKey.CONSUMER_GROUP_HEARTBEAT
 IDS = {}   # the ids of deleted topics a member still reports
 
 
@@ -58,18 +59,6 @@ def beat(b, member_id, epoch, owned=None, regex=None, group="cg") -> dict:
     return b.call(HB, 1, group_id=group, member_id=member_id, member_epoch=epoch,
                   rebalance_timeout_ms=-1, subscribed_topic_names=None,
                   subscribed_topic_regex=regex, topic_partitions=owned)
-
-
-def assigned(b, answer) -> dict | None:
-    if answer["assignment"] is None:
-        return None
-    return {b.metadata_cache.topic_by_id(tp["topic_id"]).name: tp["partitions"]
-            for tp in answer["assignment"]["topic_partitions"]}
-
-
-def described(b, group="cg") -> dict:
-    return b.call(DESCRIBE, 0, group_ids=[group], include_authorized_operations=False
-                  )["groups"][0]
 
 
 def test_a_regex_member_gets_the_partitions_of_every_matching_topic(b):

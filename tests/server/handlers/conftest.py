@@ -69,6 +69,21 @@ def describe(broker, name: str = "t", keys=None, resource_type: int = TOPIC,
     return result
 
 
+class ConfigResource:
+    """IncrementalAlterConfigs and DescribeConfigs (with synonyms) on resources of
+    one type, as the tests of that type call them."""
+
+    def __init__(self, resource_type: int) -> None:
+        self.resource_type = resource_type
+
+    def alter(self, broker, name: str, *ops, validate_only: bool = False) -> dict:
+        return incremental(broker, *ops, name=name, resource_type=self.resource_type,
+                           validate_only=validate_only)
+
+    def described(self, broker, name: str) -> dict:
+        return describe(broker, name, resource_type=self.resource_type, synonyms=True)
+
+
 def config_values(result: dict) -> dict[str, str]:
     return {c["name"]: c["value"] for c in result["configs"]}
 

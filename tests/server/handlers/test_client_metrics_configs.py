@@ -9,23 +9,13 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.config_helper import ConfigSource
-from tests.server.handlers.conftest import APPEND, DELETE, SET, SUBTRACT, incremental
+from tests.server.handlers.conftest import (
+    APPEND, DELETE, SET, SUBTRACT, ConfigResource, incremental)
 from tests.server.handlers.test_acl_checks import answer, grant, secured_broker
 from tests.server.test_metadata_restart import Store, restart
 
 CLIENT_METRICS = 16
-
-
-def alter(broker, name, *ops, validate_only=False):
-    return incremental(broker, *ops, name=name, resource_type=CLIENT_METRICS,
-                       validate_only=validate_only)
-
-
-def described(broker, name):
-    body = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, include_synonyms=True, resources=[
-        {"resource_type": CLIENT_METRICS, "resource_name": name, "configuration_keys": None}])
-    [result] = body["results"]
-    return result
+alter, described = ConfigResource(CLIENT_METRICS).alter, ConfigResource(CLIENT_METRICS).described
 
 
 def listed(broker, version=1, types=()):

@@ -6,21 +6,10 @@ from __future__ import annotations
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.config_helper import ConfigSource
-from tests.server.handlers.conftest import APPEND, DELETE, SET, incremental
+from tests.server.handlers.conftest import APPEND, DELETE, SET, ConfigResource
 
 GROUP = 32
-
-
-def alter(broker, group, *ops, validate_only=False):
-    return incremental(broker, *ops, name=group, resource_type=GROUP,
-                       validate_only=validate_only)
-
-
-def described(broker, group):
-    body = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, include_synonyms=True, resources=[
-        {"resource_type": GROUP, "resource_name": group, "configuration_keys": None}])
-    [result] = body["results"]
-    return result
+alter, described = ConfigResource(GROUP).alter, ConfigResource(GROUP).described
 
 
 def test_a_group_describes_every_group_config_with_its_source(broker):
