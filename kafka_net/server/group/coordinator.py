@@ -89,7 +89,8 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
-                                     config.offset_metadata_max_bytes, store)
+                                     config.offset_metadata_max_bytes, store,
+                                     group_type=self.group_type)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
@@ -139,6 +140,19 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def group(self, group_id: str, create: bool = False) -> Group | None:
         """The registry of both group kinds (classic and consumer protocol)."""
         return self._group(group_id, create)
+
+    def group_type(self, group_id: str) -> str | None:
+        """Which kind of group holds ``group_id``: "classic", "consumer", "streams" or
+        "share"; None when none does.  Kafka keeps every kind in one map (one id, one
+        type: a request of another kind is refused); share groups live in the
+        ShareGroupCoordinator here, so every entry point asks this one place."""
+        group = self._group(group_id)
+        if group is not None and group.state != S.DEAD:
+            return group.group_type
+        share = self.share
+        if share is not None and share.group(group_id) is not None:
+            return "share"
+        return None
 
     def groups(self) -> list[Group]:
         self.ready()
@@ -221,6 +235,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         error = self._join_precheck(req)
         if error is not None:
             return JoinResult.failed(error, req.member_id)
+        if self.group_type(req.group_id) in ("share", "streams"):
+            # Kafka's classicGroupJoin: a group of another type, no member id.
+            return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
         group = self._group(req.group_id, create=True)
         with group.lock:
             if self._stopping:

@@ -44,10 +44,14 @@ class OffsetManager:
     def __init__(self, group_of: Callable[..., Group | None],
                  topic_partitions: Callable[[str], int | None],
                  groups: Callable[[], list[Group]], metadata_max_bytes: int,
-                 store=None) -> None:
-        """``group_of(group_id, create=False)`` is the coordinator's group registry;
-        ``store`` a GroupMetadataManager, or None to keep offsets in memory only."""
+                 store=None, group_type: Callable[[str], str | None] = lambda _: None
+                 ) -> None:
+        """``group_of(group_id, create=False)`` is the coordinator's group registry,
+        ``group_type(group_id)`` which kind of group holds an id (share groups are
+        not in the registry); ``store`` a GroupMetadataManager, or None to keep
+        offsets in memory only."""
         self._group_of = group_of
+        self._group_type = group_type
         self._topic_partitions = topic_partitions
         self._groups = groups
         self._metadata_max_bytes = metadata_max_bytes
@@ -79,6 +83,8 @@ class OffsetManager:
                       group_instance_id: str | None = None) -> int | None:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
+        if self._group_type(group_id) == "share":
+            return ErrorCode.GROUP_ID_NOT_FOUND   # Kafka's "Group X is not a consumer group."
         group = self._group_of(group_id)
         if group is None:
             return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
@@ -120,6 +126,8 @@ class OffsetManager:
         group's members, as Kafka does."""
         if not group_id:
             return [ErrorCode.INVALID_GROUP_ID] * len(commits)
+        if self._group_type(group_id) == "share":
+            return [ErrorCode.GROUP_ID_NOT_FOUND] * len(commits)
         error = None if generation < 0 and not member_id else \
             self._commit_check(group_id, member_id, generation, group_instance_id)
         if error is not None:

@@ -22,9 +22,10 @@ SharePartitionManager and share coordinator run them for one broker.
 * Admin: DescribeShareGroupOffsets, AlterShareGroupOffsets (empty group only),
   DeleteShareGroupOffsets (empty group only), ShareGroupDescribe, ListGroups.
 
-Group ids are one namespace with classic and consumer groups: a share group
-cannot take the id of a group the GroupCoordinator holds (GROUP_ID_NOT_FOUND,
-"Group X is not a share group.").
+Group ids are one namespace with classic, consumer and streams groups: a share
+group cannot take the id of a group the GroupCoordinator holds (GROUP_ID_NOT_FOUND,
+"Group X is not a share group."), and the GroupCoordinator's entry points refuse
+a share group's id (its ``group_type`` consults this coordinator).
 
 A sweep thread (``kn-share-sweep``) runs every 250 ms: lapsed acquisition locks
 are released (and written), silent members removed, and parked ShareFetches
@@ -115,8 +116,10 @@ class ShareGroupCoordinator:
     # -- the registry -------------------------------------------------------------------------
 
     def _taken_by_other_kind(self, group_id: str) -> bool:
+        """The id is a classic, consumer or streams group's (GroupCoordinator.group_type,
+        the one place that knows every kind)."""
         classic = self._classic
-        return classic is not None and classic.group(group_id) is not None
+        return classic is not None and classic.group_type(group_id) not in (None, "share")
 
     def group(self, group_id: str) -> ShareGroup | None:
         self._load_persisted_groups()
