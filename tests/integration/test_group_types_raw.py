@@ -18,6 +18,7 @@ Rules kept: loopback only, every wait bounded, no assertion on time.
 from __future__ import annotations
 
 import itertools
+import threading
 
 import pytest
 
@@ -294,3 +295,31 @@ def test_delete_groups_deletes_whichever_type_holds_the_id_then_it_is_free(
     assert listed(client, group) == []
     assert HOLD[other](client, group)["error_code"] == E.NONE
     assert listed(client, group)[0][0] == other
+
+
+
+def test_a_commit_racing_a_share_join_for_a_new_id_leaves_one_type(server, client,
+                                                                    monkeypatch):
+    """A "simple" consumer commits for a new id right after a share join found the id
+    free: the check and the creation are one step (GroupCoordinator.id_claim), so
+    the commit is refused and the id stays the share group's, not both."""
+    group = f"race-{next(_ids)}"
+    share = server.apis.group_coordinator.share
+    check, raced, committed = share._taken_by_other_kind, [], []
+
+    def checked_then_raced(group_id: str) -> bool:
+        taken = check(group_id)
+        if not raced:
+            def other_connection():
+                with RawClient(server.bound_port()) as own:
+                    committed.append(commit(own, group))
+            raced.append(threading.Thread(target=other_connection))
+            raced[0].start()
+            raced[0].join(1.0)   # it ends here only if nothing makes it wait for the claim
+        return taken
+    monkeypatch.setattr(share, "_taken_by_other_kind", checked_then_raced)
+    joined = share_heartbeat(client, group)
+    raced[0].join(10)
+    assert not raced[0].is_alive()
+    assert (joined["error_code"], committed) == (E.NONE, [[E.GROUP_ID_NOT_FOUND]])
+    assert listed(client, group) == [("share", "share")]

@@ -86,6 +86,10 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
+        # Held (before any other group lock) while a new group of any kind is made,
+        # here or by the share coordinator: "no other kind holds this id" and the
+        # creation are one step, so two kinds never share an id.
+        self.id_claim = threading.Lock()
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
@@ -133,12 +137,19 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.ready()
         with self._lock:
             group = self._groups.get(group_id)
-            if group is None and create:
-                group = self._groups[group_id] = Group(group_id)
+        if group is not None or not create:
             return group
+        with self.id_claim:
+            share = self.share
+            if share is not None and share.group(group_id) is not None:
+                return None   # a share group holds the id: nothing is made
+            with self._lock:
+                return self._groups.setdefault(group_id, Group(group_id))
 
     def group(self, group_id: str, create: bool = False) -> Group | None:
-        """The registry of both group kinds (classic and consumer protocol)."""
+        """The registry of the classic, consumer-protocol and streams groups; with
+        ``create``, a new (classic, Empty) group unless a share group holds the id
+        (None then)."""
         return self._group(group_id, create)
 
     def group_type(self, group_id: str) -> str | None:
@@ -235,10 +246,10 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         error = self._join_precheck(req)
         if error is not None:
             return JoinResult.failed(error, req.member_id)
-        if self.group_type(req.group_id) in ("share", "streams"):
-            # Kafka's classicGroupJoin: a group of another type, no member id.
-            return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
         group = self._group(req.group_id, create=True)
+        if group is None or group.streams is not None:
+            # Kafka's classicGroupJoin: a share or streams group's id, no member id.
+            return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
         with group.lock:
             if self._stopping:
                 return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)

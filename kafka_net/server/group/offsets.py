@@ -11,13 +11,17 @@ only then made visible and answered.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.state import GroupState
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class OffsetManager:
         if error is not None:
             return [error] * len(commits)
         group = self._group_of(group_id, create=True)
+        if group is None:   # a share group took the id since the check
+            return [ErrorCode.GROUP_ID_NOT_FOUND] * len(commits)
         errors = [self._partition_error(c) or ErrorCode.NONE for c in commits]
         accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
         now = self.clock_ms()
@@ -150,6 +156,12 @@ class OffsetManager:
     def complete_txn_commit(self, group_id: str, commits: list[PartitionCommit]) -> None:
         """Apply a committed transaction's offsets (its COMMIT marker reached the group)."""
         group = self._group_of(group_id, create=True)
+        if group is None:
+            # The group was deleted and its id taken by a share group before the
+            # marker: a share group keeps no committed offsets.
+            log.warning("Dropping %d transactional offset(s) of group %s: the id is now a "
+                        "share group's.", len(commits), escape(group_id))
+            return
         now = self.clock_ms()
         with group.lock:
             for c in commits:
