@@ -209,6 +209,15 @@ def test_each_describe_api_answers_its_own_type_only(client, holder, other):
     assert describe(client, holder, group)["error_code"] == E.NONE
 
 
+@pytest.mark.parametrize("holder", ["consumer", "streams", "share"])
+def test_describe_groups_before_v6_answers_another_types_id_dead(client, holder):
+    group = held(client, holder)
+    [answer] = call(client, ApiKey.DESCRIBE_GROUPS, 5, groups=[group],
+                    include_authorized_operations=False)["groups"]
+    assert (answer["error_code"], answer["group_state"], answer["members"]) == (
+        E.NONE, "Dead", [])
+
+
 @pytest.mark.parametrize("kind", ["classic", "consumer", "streams", "share"])
 def test_an_unknown_id_is_not_found_by_every_describe_api(client, kind):
     answer = describe(client, kind, "nobody-here")
@@ -237,6 +246,9 @@ def test_offset_commit_on_a_share_group_is_group_id_not_found(client, generation
     [answer] = body["groups"]
     assert answer["error_code"] == E.NONE
     assert answer["topics"][0]["partitions"][0]["committed_offset"] == -1
+    deleted = call(client, ApiKey.OFFSET_DELETE, 0, group_id=group, topics=[
+        {"name": TOPIC, "partitions": [{"partition_index": 0}]}])
+    assert deleted["error_code"] == E.GROUP_ID_NOT_FOUND   # "... is not a consumer group."
     assert listed(client, group) == [("share", "share")]
 
 
