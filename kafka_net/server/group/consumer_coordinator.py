@@ -201,6 +201,9 @@ class ConsumerGroupCoordinator:
                     and req.subscribed_topic_regex in group.modern.subscribed_regexes())
 
     def _modern_group(self, group_id: str, create: bool) -> Group:
+        if self._groups.group_type(group_id) == "share":
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"Group {group_id} is not a consumer group.")
         group = self._groups.group(group_id, create=create)
         if group is None:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
@@ -463,8 +466,8 @@ class ConsumerGroupCoordinator:
         """(error, message, a snapshot of the group) for ConsumerGroupDescribe."""
         group = self._groups.group(group_id)
         if group is None or group.modern is None:
-            what = "is not a consumer group" if group is not None and group.streams \
-                else "not found"
+            what = "not found" if self._groups.group_type(group_id) is None \
+                else "is not a consumer group"
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
         with group.lock:
             cg = group.modern

@@ -86,10 +86,15 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
+        # Held (before any other group lock) while a new group of any kind is made,
+        # here or by the share coordinator: "no other kind holds this id" and the
+        # creation are one step, so two kinds never share an id.
+        self.id_claim = threading.Lock()
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
-                                     config.offset_metadata_max_bytes, store)
+                                     config.offset_metadata_max_bytes, store,
+                                     group_type=self.group_type)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
@@ -132,13 +137,33 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.ready()
         with self._lock:
             group = self._groups.get(group_id)
-            if group is None and create:
-                group = self._groups[group_id] = Group(group_id)
+        if group is not None or not create:
             return group
+        with self.id_claim:
+            share = self.share
+            if share is not None and share.group(group_id) is not None:
+                return None   # a share group holds the id: nothing is made
+            with self._lock:
+                return self._groups.setdefault(group_id, Group(group_id))
 
     def group(self, group_id: str, create: bool = False) -> Group | None:
-        """The registry of both group kinds (classic and consumer protocol)."""
+        """The registry of the classic, consumer-protocol and streams groups; with
+        ``create``, a new (classic, Empty) group unless a share group holds the id
+        (None then)."""
         return self._group(group_id, create)
+
+    def group_type(self, group_id: str) -> str | None:
+        """Which kind of group holds ``group_id``: "classic", "consumer", "streams" or
+        "share"; None when none does.  Kafka keeps every kind in one map (one id, one
+        type: a request of another kind is refused); share groups live in the
+        ShareGroupCoordinator here, so every entry point asks this one place."""
+        group = self._group(group_id)
+        if group is not None and group.state != S.DEAD:
+            return group.group_type
+        share = self.share
+        if share is not None and share.group(group_id) is not None:
+            return "share"
+        return None
 
     def groups(self) -> list[Group]:
         self.ready()
@@ -222,6 +247,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         if error is not None:
             return JoinResult.failed(error, req.member_id)
         group = self._group(req.group_id, create=True)
+        if group is None or group.streams is not None:
+            # Kafka's classicGroupJoin: a share or streams group's id, no member id.
+            return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
         with group.lock:
             if self._stopping:
                 return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)

@@ -11,13 +11,17 @@ only then made visible and answered.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.state import GroupState
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,10 +48,14 @@ class OffsetManager:
     def __init__(self, group_of: Callable[..., Group | None],
                  topic_partitions: Callable[[str], int | None],
                  groups: Callable[[], list[Group]], metadata_max_bytes: int,
-                 store=None) -> None:
-        """``group_of(group_id, create=False)`` is the coordinator's group registry;
-        ``store`` a GroupMetadataManager, or None to keep offsets in memory only."""
+                 store=None, group_type: Callable[[str], str | None] = lambda _: None
+                 ) -> None:
+        """``group_of(group_id, create=False)`` is the coordinator's group registry,
+        ``group_type(group_id)`` which kind of group holds an id (share groups are
+        not in the registry); ``store`` a GroupMetadataManager, or None to keep
+        offsets in memory only."""
         self._group_of = group_of
+        self._group_type = group_type
         self._topic_partitions = topic_partitions
         self._groups = groups
         self._metadata_max_bytes = metadata_max_bytes
@@ -62,6 +70,8 @@ class OffsetManager:
         if error is not None:
             return [error] * len(commits)
         group = self._group_of(group_id, create=True)
+        if group is None:   # a share group took the id since the check
+            return [ErrorCode.GROUP_ID_NOT_FOUND] * len(commits)
         errors = [self._partition_error(c) or ErrorCode.NONE for c in commits]
         accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
         now = self.clock_ms()
@@ -79,6 +89,8 @@ class OffsetManager:
                       group_instance_id: str | None = None) -> int | None:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
+        if self._group_type(group_id) == "share":
+            return ErrorCode.GROUP_ID_NOT_FOUND   # Kafka's "Group X is not a consumer group."
         group = self._group_of(group_id)
         if group is None:
             return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
@@ -119,6 +131,8 @@ class OffsetManager:
         group's members, as Kafka does."""
         if not group_id:
             return [ErrorCode.INVALID_GROUP_ID] * len(commits)
+        if self._group_type(group_id) == "share":
+            return [ErrorCode.GROUP_ID_NOT_FOUND] * len(commits)
         error = None if generation < 0 and not member_id else \
             self._commit_check(group_id, member_id, generation, group_instance_id)
         if error is not None:
@@ -141,6 +155,12 @@ class OffsetManager:
     def complete_txn_commit(self, group_id: str, commits: list[PartitionCommit]) -> None:
         """Apply a committed transaction's offsets (its COMMIT marker reached the group)."""
         group = self._group_of(group_id, create=True)
+        if group is None:
+            # The group was deleted and its id taken by a share group before the
+            # marker: a share group keeps no committed offsets.
+            log.warning("Dropping %d transactional offset(s) of group %s: the id is now a "
+                        "share group's.", len(commits), escape(group_id))
+            return
         now = self.clock_ms()
         with group.lock:
             for c in commits:

@@ -179,6 +179,9 @@ class StreamsGroupCoordinator:
             return StreamsHeartbeatResult(e.error_code, str(e))
 
     def _streams_group(self, group_id: str, create: bool) -> Group:
+        if self._groups.group_type(group_id) == "share":
+            raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
+                               f"Group {group_id} is not a streams group.")
         group = self._groups.group(group_id, create=create)
         if group is None:
             raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
@@ -483,7 +486,8 @@ class StreamsGroupCoordinator:
     def describe(self, group_id: str) -> tuple[int, str | None, StreamsGroup | None]:
         group = self._groups.group(group_id)
         if group is None or group.streams is None:
-            what = "not found" if group is None else "is not a streams group"
+            what = "not found" if self._groups.group_type(group_id) is None \
+                else "is not a streams group"
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
         with group.lock:
             sg = group.streams

@@ -13,7 +13,8 @@ subscriptions joined as one ``(^a.*)|(^b.*)``, and "" for none.  Errors
 carry Kafka's message: INVALID_REQUEST, INVALID_REGULAR_EXPRESSION (v1),
 UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
-group of that id has members), GROUP_MAX_SIZE_REACHED.  With the finalized
+group of that id has members, or the id is a streams or share group's),
+GROUP_MAX_SIZE_REACHED.  With the finalized
 ``group.version`` below 1 (UpdateFeatures) the protocol is off:
 UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``, checked
 first.

@@ -4,8 +4,8 @@ Behaviour: state, protocol and members of each group; member metadata and
 assignments only when Stable, as Kafka does.  An unknown group is reported
 in state "Dead": with no error before v6; from v6 (KIP-1043) with
 GROUP_ID_NOT_FOUND and the message "Group <id> not found." ("Group <id> is
-not a classic group." for a consumer-protocol group, which this API cannot
-describe), as Kafka's GroupMetadataManager answers.
+not a classic group." for a consumer, streams or share group, which this API
+cannot describe), as Kafka's GroupMetadataManager answers.
 
 With an authorizer: DESCRIBE on each group, else that group answers
 GROUP_AUTHORIZATION_FAILED; the authorized operations asked for are the
@@ -53,10 +53,9 @@ def _not_found(ctx, groups: list[dict]) -> list[dict]:
                and g["group_state"] == "Dead"]
     if not missing:
         return groups
-    modern = {o.group_id for o in ctx.group_coordinator.list_groups()
-              if o.group_type != "classic"}
     for g in missing:
-        what = "is not a classic group" if g["group_id"] in modern else "not found"
+        kind = ctx.group_coordinator.group_type(g["group_id"])
+        what = "not found" if kind in (None, "classic") else "is not a classic group"
         g.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND,
                  error_message=f"Group {g['group_id']} {what}.")
     return groups

@@ -7,7 +7,9 @@ Behaviour (details in :mod:`kafka_net.server.group.coordinator`):
 * The request is parked until the rebalance completes (every member rejoined,
   or the rebalance timeout), never holding a handler thread.
 * Errors in the body: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT (outside
-  ``group.min/max.session.timeout.ms``), INCONSISTENT_GROUP_PROTOCOL,
+  ``group.min/max.session.timeout.ms``), INCONSISTENT_GROUP_PROTOCOL (also
+  for a consumer, streams or share group's id: classic members are not
+  admitted into a KIP-848 group here, Kafka's online upgrade is not built),
   UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED.
 * v1: rebalance_timeout_ms; v5: group_instance_id (static membership,
   KIP-345: a static member joins without MEMBER_ID_REQUIRED, and a restarted

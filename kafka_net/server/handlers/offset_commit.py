@@ -3,7 +3,8 @@
 Behaviour: a member of the current generation commits (Stable or
 PreparingRebalance); a group with no members accepts commits with generation
 -1 (consumers using assign()).  REBALANCE_IN_PROGRESS while assignments are
-being synced, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID otherwise.  Per
+being synced, ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID otherwise; a share
+group's id GROUP_ID_NOT_FOUND (Kafka's ShareGroup.validateOffsetCommit).  Per
 partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over
 ``offset.metadata.max.bytes``).  v7+ carries group_instance_id: a static
 member's replaced member id gets FENCED_INSTANCE_ID.  v10 (KIP-848) names

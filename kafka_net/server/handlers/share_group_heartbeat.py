@@ -8,7 +8,7 @@ answer carries the member's epoch, the heartbeat interval
 member's partitions from the ``simple`` assignor (a partition may be given to
 several members).  Errors carry Kafka's message: INVALID_REQUEST,
 UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED,
-GROUP_ID_NOT_FOUND (the id is a classic or consumer group's).  With the
+GROUP_ID_NOT_FOUND (the id is a classic, consumer or streams group's).  With the
 finalized ``share.version`` below 1 share groups are off: UNSUPPORTED_VERSION
 (Kafka's ``isShareGroupProtocolEnabled``), checked first.
 

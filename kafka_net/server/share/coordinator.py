@@ -22,9 +22,10 @@ SharePartitionManager and share coordinator run them for one broker.
 * Admin: DescribeShareGroupOffsets, AlterShareGroupOffsets (empty group only),
   DeleteShareGroupOffsets (empty group only), ShareGroupDescribe, ListGroups.
 
-Group ids are one namespace with classic and consumer groups: a share group
-cannot take the id of a group the GroupCoordinator holds (GROUP_ID_NOT_FOUND,
-"Group X is not a share group.").
+Group ids are one namespace with classic, consumer and streams groups: a share
+group cannot take the id of a group the GroupCoordinator holds (GROUP_ID_NOT_FOUND,
+"Group X is not a share group."), and the GroupCoordinator's entry points refuse
+a share group's id (its ``group_type`` consults this coordinator).
 
 A sweep thread (``kn-share-sweep``) runs every 250 ms: lapsed acquisition locks
 are released (and written), silent members removed, and parked ShareFetches
@@ -33,6 +34,7 @@ of the partitions where records became available are completed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -115,8 +117,23 @@ class ShareGroupCoordinator:
     # -- the registry -------------------------------------------------------------------------
 
     def _taken_by_other_kind(self, group_id: str) -> bool:
+        """The id is a classic, consumer or streams group's (GroupCoordinator.group_type,
+        the one place that knows every kind)."""
         classic = self._classic
-        return classic is not None and classic.group(group_id) is not None
+        return classic is not None and classic.group_type(group_id) not in (None, "share")
+
+    def _claim(self, group_id: str) -> None:
+        """The share group ``group_id``, made if new, unless another kind of group holds
+        the id: checked and made under the GroupCoordinator's ``id_claim``, as it
+        makes its groups (taken before any other lock)."""
+        classic = self._classic
+        with classic.id_claim if classic is not None else contextlib.nullcontext():
+            if self._taken_by_other_kind(group_id):
+                raise ShareGroupError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                      f"Group {group_id} is not a share group.")
+            with self._lock:
+                if self.group(group_id) is None:
+                    self._groups[group_id] = ShareGroup(group_id)
 
     def group(self, group_id: str) -> ShareGroup | None:
         self._load_persisted_groups()
@@ -143,16 +160,16 @@ class ShareGroupCoordinator:
     def heartbeat(self, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
         try:
             _validate(req)
-            if self._taken_by_other_kind(req.group_id):
+            if req.member_epoch == JOIN_EPOCH:
+                self._claim(req.group_id)
+            elif self._taken_by_other_kind(req.group_id):
                 raise ShareGroupError(ErrorCode.GROUP_ID_NOT_FOUND,
                                       f"Group {req.group_id} is not a share group.")
             with self._lock:
                 group = self.group(req.group_id)
-                if group is None:
-                    if req.member_epoch != JOIN_EPOCH:
-                        raise ShareGroupError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                              f"Group {req.group_id} not found.")
-                    group = self._groups[req.group_id] = ShareGroup(req.group_id)
+                if group is None:   # never made, or deleted since the claim
+                    raise ShareGroupError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                          f"Group {req.group_id} not found.")
                 self._fence_expired(group)
                 return self._heartbeat(group, req)
         except ShareGroupError as exc:

@@ -230,9 +230,9 @@ def test_a_classic_group_with_members_is_not_a_consumer_group(rich):
     answer = hb(rich, "m-a", group="g")
     assert answer["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
     assert answer["error_message"] == "Group g is not a consumer group."
-    described = describe(rich, "g")
+    described = describe(rich, "g")   # Kafka's GroupMetadataManager.consumerGroup
     assert (described["error_code"], described["error_message"]) == \
-        (ErrorCode.GROUP_ID_NOT_FOUND, "Group g not found.")
+        (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
 
 
 def test_delete_groups_and_offset_delete_see_consumer_protocol_members(b):
