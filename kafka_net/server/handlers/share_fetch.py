@@ -265,7 +265,11 @@ def _body(ctx, share, group_id: str, answers: dict) -> dict:
             "acknowledge_error_code": a.get("acknowledge_error_code", ErrorCode.NONE),
             "acknowledge_error_message": a.get("acknowledge_error_message"),
             "current_leader": current_leader(ctx, meta, partition),
-            "records": a.get("records"), "acquired_records": a.get("acquired_records", [])})
+            # Empty, never null, where nothing was acquired: Kafka answers
+            # MemoryRecords.EMPTY, and librdkafka's ShareConsumer refuses a null
+            # ("invalid MessageSetSize -1").
+            "records": a.get("records") or b"",
+            "acquired_records": a.get("acquired_records", [])})
     return response_body(share, group_id, topics)
 
 

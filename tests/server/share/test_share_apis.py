@@ -166,6 +166,17 @@ def test_a_session_fetches_its_partitions_and_forgets_on_request(broker):
                                                                                    (1, 1, 1)]}
 
 
+def test_a_partition_with_nothing_acquired_answers_empty_records_not_null(broker):
+    """Kafka answers MemoryRecords.EMPTY; librdkafka's ShareConsumer cannot parse a
+    null records field (MessageSetSize -1)."""
+    m = ShareMember(broker, "sg", "m1")
+    m.join()
+    assert offsets(m.fetch()) == [0, 1, 2]
+    nothing = m.fetch(acks={("t", 0): [(0, 2, [ACCEPT])]})
+    answer = partition_answer(nothing)
+    assert answer["acquired_records"] == [] and answer["records"] == b""
+
+
 def test_a_fetch_that_finds_nothing_waits_for_an_append(broker):
     m = ShareMember(broker, "sg", "m1")
     m.join()
