@@ -37,6 +37,8 @@ from kafka_net.server.group.group import GroupConfig
 from kafka_net.server.purgatory import DelayedOperation
 from kafka_net.server.quotas.client_quota_manager import ClientQuotaManager
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.share.coordinator import ShareGroupCoordinator, ShareGroupError
+from kafka_net.server.share.share_partition_manager import ShareConfig
 from kafka_net.server.storage import InMemoryLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
@@ -262,20 +264,39 @@ def test_concurrent_producers_get_dense_distinct_offsets(guarded):
 
 
 @variants
-def test_one_group_object_per_group_id(guarded):
-    """JoinGroups for a new group on several handler threads: all members must land
-    in one Group, or the rebalance never sees them together."""
+def test_one_group_object_and_one_group_type_per_group_id(guarded):
+    """JoinGroups for a new group on several handler threads must land in one Group
+    (or the rebalance never sees them together), while share-group joins race them
+    for the same ids: an id is made a classic group or a share group, never both.
+    Kafka keeps every kind in one map; here the check of the other kind and the
+    creation are one step under GroupCoordinator.id_claim, which the unguarded
+    variant removes (the registry's own dict insert is atomic either way)."""
 
     def one_round(guarded):
         coordinator = GroupCoordinator(GroupConfig(), lambda topic: None)
+        share = ShareGroupCoordinator(ShareConfig(), ReplicaManager(), None,
+                                      classic_groups=coordinator)
+        coordinator.share = share
         if not guarded:
-            coordinator._lock = NoLock()
+            coordinator.id_claim = NoLock()
         ids = [f"group-{n}" for n in range(1500)]
         got: list[list] = [[] for _ in range(4)]
-        hammer(lambda i: got[i].extend(coordinator.group(g, create=True) for g in ids),
-               threads=4)
-        split = [g for n, g in enumerate(ids) if len({id(per[n]) for per in got}) != 1]
-        return split
+
+        def work(i):
+            for g in ids:
+                if i % 2:
+                    try:
+                        share._claim(g)
+                    except ShareGroupError:
+                        pass
+                else:
+                    got[i].append(coordinator.group(g, create=True))
+        hammer(work, threads=4)
+        split = [g for n, g in enumerate(ids)
+                 if len({id(per[n]) for per in got if per and per[n] is not None}) > 1]
+        both = [g for g in ids if coordinator.group(g) is not None
+                and share.group(g) is not None]
+        return split + both
 
     check(one_round, guarded)
 
