@@ -318,12 +318,12 @@ class ShareGroupCoordinator:
             if stop.is_set():
                 return
             try:
-                self._release_left()
                 self.sweep()
             except Exception:   # the sweep goes on; the next one retries
                 log.exception("Share group sweep failed")
 
     def sweep(self) -> None:
+        self._release_left()
         with self._lock:
             for group in list(self._groups.values()):
                 self._fence_expired(group)
