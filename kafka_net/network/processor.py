@@ -35,6 +35,14 @@ frame, idle expiry, local close, shutdown), and sockets that never became a
 channel (failed registration, still queued at shutdown) are uncounted where
 they are closed.  The Acceptor passes each socket's counted IP with it.
 
+Disconnect listeners (Kafka's ConnectionDisconnectListener, see
+:mod:`.connection_disconnect_listener`): the same ``_on_channel_closed`` tells
+each listener the broker registered, on this thread, the id of every channel
+that goes (a socket that never became a channel never carried a request, so
+nothing is told of it).  Nothing runs on the request path, and with no
+listener a close costs one test of an empty tuple; a listener that raises is
+logged and the others still run.
+
 Errors: a problem with one connection closes that connection with a log line;
 an unexpected exception in a step is logged and the loop goes on.  The thread
 only ends through :meth:`begin_shutdown`.
@@ -87,7 +95,8 @@ class Processor(threading.Thread):
     def __init__(self, processor_id: int, listener_name: str, request_channel: RequestChannel,
                  parse_request, config, node_id: int = 1,
                  memory_pool: MemoryPool = MemoryPool.NONE, connection_quotas=None,
-                 channel_builder: ChannelBuilder = PLAINTEXT) -> None:
+                 channel_builder: ChannelBuilder = PLAINTEXT,
+                 connection_disconnect_listeners=()) -> None:
         super().__init__(
             name=f"data-plane-kafka-network-thread-{node_id}-ListenerName({listener_name})-"
                  f"{channel_builder.security_protocol}-{processor_id}",
@@ -102,6 +111,7 @@ class Processor(threading.Thread):
         # socket -> the IP ConnectionQuotas counted it under, from accept() until
         # the socket is closed; popping it is what makes the decrement happen once.
         self._quota_ips: dict[socket.socket, str] = {}
+        self.connection_disconnect_listeners = tuple(connection_disconnect_listeners)
         self.response_queue: collections.deque[Response] = collections.deque()
         self.wakeup = WakeupSocketpair()
         self.selector = Selector(config.socket_request_max_bytes,
@@ -459,6 +469,20 @@ class Processor(threading.Thread):
 
     def _on_channel_closed(self, channel) -> None:
         self._quota_dec(channel.socket)
+        if self.connection_disconnect_listeners:
+            self._notify_disconnect(channel.id)
+
+    def _notify_disconnect(self, connection_id: str) -> None:
+        # Kafka swallows a listener's exception at ERROR (CoreUtils.swallow): the
+        # Processor and the other listeners go on.
+        for listener in self.connection_disconnect_listeners:
+            try:
+                listener.on_disconnect(connection_id)
+            except Exception:
+                _per_connection_log.log(
+                    logging.ERROR, ("disconnect listener", type(listener).__name__),
+                    "%s: connection disconnect listener %s failed for %s", self.name,
+                    type(listener).__name__, connection_id, exc_info=True)
 
     def _quota_dec(self, sock: socket.socket) -> None:
         ip = self._quota_ips.pop(sock, None)

@@ -40,8 +40,12 @@ log = logging.getLogger(__name__)
 class SocketServer:
     def __init__(self, config: ServerConfig, request_channel: RequestChannel,
                  parse_request, clock_ms=None,
-                 auth_hooks: AuthenticationHooks | None = None) -> None:
+                 auth_hooks: AuthenticationHooks | None = None,
+                 connection_disconnect_listeners=()) -> None:
+        """``connection_disconnect_listeners``: ConnectionDisconnectListeners every
+        Processor tells of each connection it closes (Kafka's SocketServer argument)."""
         self.config = config
+        self.connection_disconnect_listeners = tuple(connection_disconnect_listeners)
         # What SASL listeners' authenticators need of the API layer (see channel_builder).
         self.auth_hooks = auth_hooks
         # One for the whole broker, shared by every listener's Acceptor and
@@ -82,7 +86,9 @@ class SocketServer:
                                   self.request_channel, self._parse_request, self.config,
                                   node_id=self.config.node_id, memory_pool=self.memory_pool,
                                   connection_quotas=self.connection_quotas,
-                                  channel_builder=channel_builder)
+                                  channel_builder=channel_builder,
+                                  connection_disconnect_listeners=(
+                                      self.connection_disconnect_listeners))
             self._next_processor_id += 1
             if self.config.capture_dir:
                 processor.capture = CaptureWriter(

@@ -324,9 +324,14 @@ class BrokerCore:
         enforced by its Acceptors' ConnectionQuotas, so they are wired here."""
         hooks = AuthenticationHooks(self.credential_cache, self.apis.api_versions_body,
                                     self.apis.supported_versions, self.apis.error_body)
+        # Kafka's BrokerServer registers these two: what a connection created (a
+        # client-telemetry instance, share sessions) goes when it closes.
+        listeners = (self.apis.client_metrics.connection_disconnect_listener(),
+                     self.share_coordinator.sessions.connection_disconnect_listener())
         socket_server = SocketServer(self.config, self.request_channel,
                                      self.apis.parse_request, clock_ms=clock_ms,
-                                     auth_hooks=hooks)
+                                     auth_hooks=hooks,
+                                     connection_disconnect_listeners=listeners)
         self.quotas.client_quotas.set_ip_quotas(socket_server.connection_quotas)
         # max.connections & co. changed by AlterConfigs act on the Acceptors' quotas.
         self.apis.dynamic_config.add_reconfigurable(socket_server.connection_quotas.reconfigure)

@@ -44,9 +44,12 @@ but not advertised, so clients never push.
 
 An instance is dropped, with its pushed metrics, when it has made no request
 for ``max(60 s, 3 x its push interval)`` (Kafka's expiration task) or when
-more than 16384 instances are known (Kafka's LRU cache).  Kafka also drops
-an instance when its connection closes; kafka-net's network layer has no
-such listener, so the time bound alone applies.
+more than 16384 instances are known (Kafka's LRU cache), and when the
+connection that created it closes: the manager's
+:meth:`~ClientMetricsManager.connection_disconnect_listener` is registered with
+the SocketServer, whose Processors call it with each closed connection's id
+(Kafka's ``clientConnectionIdMap``; an instance re-created on a later
+connection belongs to that one).
 """
 
 from __future__ import annotations
@@ -243,6 +246,7 @@ class ClientInstance:
     last_known_error: int = ErrorCode.NONE
     expires_at_ms: float = 0.0
     series: dict = field(default_factory=dict)   # what it pushed: ClientTelemetryStore's
+    connection_id: str | None = None   # the connection that created it
 
     def maybe_update_get(self, now: float) -> bool:
         if now - max(self.last_get_ms, self.last_push_ms) >= self.push_interval_ms:
@@ -278,6 +282,9 @@ class ClientMetricsManager:
         self._subscriptions: dict[str, Subscription] = {}
         self._version = 0
         self._instances: OrderedDict[uuid.UUID, ClientInstance] = OrderedDict()
+        # connection id -> the instance it created, kept in step with _instances.
+        self._connections: dict[str, uuid.UUID] = {}
+        self._disconnect_listener = _ClientConnectionDisconnectListener(self)
         self._advertised: tuple[object, dict] | None = None
         self._next_sweep_ms = NEVER
 
@@ -332,14 +339,16 @@ class ClientMetricsManager:
 
     # -- GetTelemetrySubscriptions -----------------------------------------------------------
 
-    def get_subscriptions(self, client_instance_id: uuid.UUID, attributes: dict) -> dict:
+    def get_subscriptions(self, client_instance_id: uuid.UUID, attributes: dict,
+                          connection_id: str | None = None) -> dict:
+        """``connection_id``: the request's (an instance goes when it closes)."""
         now = self.clock()
         with self._lock:
             self._expire(now)
             instance_id = client_instance_id
             if instance_id == ZERO_UUID:
                 instance_id = self._new_instance_id()
-            instance = self._instance(instance_id, attributes, now)
+            instance = self._instance(instance_id, attributes, now, connection_id)
             if not instance.maybe_update_get(now) and instance.last_known_error not in (
                     ErrorCode.UNKNOWN_SUBSCRIPTION_ID, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE):
                 return self._refused(ErrorCode.THROTTLING_QUOTA_EXCEEDED, instance_id,
@@ -366,8 +375,9 @@ class ClientMetricsManager:
 
     # -- PushTelemetry -------------------------------------------------------------------------
 
-    def push(self, request: dict, attributes: dict) -> int:
-        """The error code of a PushTelemetry (its metrics stored when an exporter is on)."""
+    def push(self, request: dict, attributes: dict, connection_id: str | None = None) -> int:
+        """The error code of a PushTelemetry (its metrics stored when an exporter is
+        on); ``connection_id``: the request's."""
         instance_id = request["client_instance_id"]
         if instance_id in (ZERO_UUID, ONE_UUID):
             _refusals.log(logging.INFO, ("push", ErrorCode.INVALID_REQUEST),
@@ -377,7 +387,7 @@ class ClientMetricsManager:
         now = self.clock()
         with self._lock:
             self._expire(now)
-            instance = self._instance(instance_id, attributes, now)
+            instance = self._instance(instance_id, attributes, now, connection_id)
             error = self._validate_push(request, instance, now)
             instance.terminating = request["terminating"]
             if error is not None:
@@ -446,22 +456,25 @@ class ClientMetricsManager:
 
     # -- the instance cache --------------------------------------------------------------------
 
-    def _instance(self, instance_id: uuid.UUID, attributes: dict, now: float) -> ClientInstance:
+    def _instance(self, instance_id: uuid.UUID, attributes: dict, now: float,
+                  connection_id: str | None = None) -> ClientInstance:
         """Kafka's ``clientInstance``: found, created, or re-evaluated after a
         subscription change; its expiry pushed back.  Called holding the lock."""
         instance = self._instances.get(instance_id)
         if instance is None:
             attrs = dict(attributes, client_instance_id=kafka_uuid_text(instance_id))
             instance = self._evaluate(instance_id, attrs)
-            self._instances[instance_id] = instance
+            self._add(instance, connection_id)
             while len(self._instances) > self.cache_max_size:
-                self._instances.popitem(last=False)
+                self._forget(self._instances.popitem(last=False)[1])
         elif instance.subscription_version < self._version:
             # A new instance, as Kafka makes one: no request times (the client gets
             # its new subscription at once), but the metrics it pushed stay.
             fresh = self._evaluate(instance_id, instance.attributes)
             fresh.series = instance.series
-            instance = self._instances[instance_id] = fresh
+            self._forget(instance)
+            instance = fresh
+            self._add(instance, connection_id)
         self._instances.move_to_end(instance_id)
         instance.expires_at_ms = now + max(self.cache_expiry_ms, 3 * instance.push_interval_ms)
         return instance
@@ -490,7 +503,35 @@ class ClientMetricsManager:
         self._next_sweep_ms = now + SWEEP_INTERVAL_MS
         gone = [i for i, inst in self._instances.items() if inst.expires_at_ms <= now]
         for instance_id in gone:
-            del self._instances[instance_id]
+            self._forget(self._instances.pop(instance_id))
+
+    def _add(self, instance: ClientInstance, connection_id: str | None) -> None:
+        # Kafka's createClientInstanceAndUpdateCache: the instance belongs to the
+        # connection of the request that (re)created it.
+        self._instances[instance.instance_id] = instance
+        if connection_id is not None:
+            instance.connection_id = connection_id
+            self._connections[connection_id] = instance.instance_id
+
+    def _forget(self, instance: ClientInstance) -> None:
+        """Drop ``instance``'s connection mapping (it left _instances)."""
+        if instance.connection_id is not None and \
+                self._connections.get(instance.connection_id) == instance.instance_id:
+            del self._connections[instance.connection_id]
+
+    def connection_disconnect_listener(self) -> "_ClientConnectionDisconnectListener":
+        """What the SocketServer's Processors call when a connection closes."""
+        return self._disconnect_listener
+
+    def remove_connection(self, connection_id: str) -> bool:
+        """Drop the instance ``connection_id`` created, with its pushed metrics
+        (Kafka's ClientConnectionDisconnectListener); whether there was one."""
+        with self._lock:
+            instance_id = self._connections.pop(connection_id, None)
+            if instance_id is None:
+                return False
+            self._instances.pop(instance_id, None)
+            return True
 
     def instance_count(self) -> int:
         with self._lock:
@@ -507,6 +548,20 @@ class ClientMetricsManager:
             self._expire(self.clock(), always=True)
             return [(_instance_labels(inst), dict(inst.series))
                     for inst in self._instances.values() if inst.series]
+
+
+class _ClientConnectionDisconnectListener:
+    """A ConnectionDisconnectListener (network/connection_disconnect_listener.py),
+    run on a Processor thread: a dict test when the connection created nothing."""
+
+    def __init__(self, manager: ClientMetricsManager) -> None:
+        self._manager = manager
+
+    def on_disconnect(self, connection_id: str) -> None:
+        if connection_id in self._manager._connections:   # no lock for the usual miss
+            if self._manager.remove_connection(connection_id):
+                log.debug("Removed the client instance of connection %s: it closed",
+                          connection_id)
 
 
 def error_body(error: int) -> dict:

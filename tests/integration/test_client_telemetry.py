@@ -60,7 +60,7 @@ def client_samples(server, client_id: str) -> list:
     return [s for s in scrape(server) if s.labels.get("client_id") == client_id]
 
 
-def test_confluent_kafka_pushes_show_on_metrics_with_the_clients_labels(server):
+def test_confluent_kafka_pushes_show_on_metrics_with_the_clients_labels_until_close(server):
     subscribe(server, "clients", metrics="org.apache.kafka.producer.,org.apache.kafka.consumer.",
               interval_ms="200")
     producer = Producer({"bootstrap.servers": bootstrap(server), "client.id": "tele-producer"})
@@ -84,11 +84,19 @@ def test_confluent_kafka_pushes_show_on_metrics_with_the_clients_labels(server):
             return any(s.name.startswith(prefix) for s in client_samples(server, client_id))
         assert wait_until(lambda: pushed("tele-producer", "org_apache_kafka_producer_"), 30)
         assert wait_until(lambda: pushed("tele-consumer", "org_apache_kafka_consumer_"), 30)
+        check_scrape(server)
     finally:
         consumer.close()
         producer.flush(5)
         del producer
+    # Closed, each client's connections went, and its instance with them (Kafka's
+    # ClientMetricsManager connection disconnect listener), long before any expiry.
+    assert wait_until(lambda: not client_samples(server, "tele-producer")
+                      and not client_samples(server, "tele-consumer"), 30)
 
+
+def check_scrape(server) -> None:
+    """The clients' series, labelled as Kafka labels them, beside the broker's."""
     for client_id, prefix in (("tele-producer", "org_apache_kafka_producer_"),
                               ("tele-consumer", "org_apache_kafka_consumer_")):
         samples = client_samples(server, client_id)

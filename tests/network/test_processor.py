@@ -569,3 +569,84 @@ def test_slow_reader_of_a_large_response_is_not_idle():
         assert bytes(received[4:]) == payload
     finally:
         e.close()
+
+
+# --- connection disconnect listeners (Kafka's ConnectionDisconnectListener) -------------------
+
+class Recorder:
+    """A ConnectionDisconnectListener noting the ids it is told of."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def on_disconnect(self, connection_id: str) -> None:
+        self.ids.append(connection_id)
+
+
+class Broken:
+    def on_disconnect(self, connection_id: str) -> None:
+        raise RuntimeError("listener bug")
+
+
+def listening_env(*listeners) -> Env:
+    e = Env(make_config())
+    e.processor.connection_disconnect_listeners = tuple(listeners)
+    return e
+
+
+def connection_id_of(e: Env, client: socket.socket, correlation_id: int) -> str:
+    client.sendall(api_versions_frame(correlation_id))
+    request = e.next_request()
+    e.answer(request)
+    assert recv_api_versions(client)[0] == correlation_id
+    return request.connection_id
+
+
+def test_each_close_path_tells_the_listeners_the_connection_id_once():
+    recorder = Recorder()
+    e = listening_env(recorder)
+    try:
+        by_client, by_api, at_shutdown = (e.socketpair() for _ in range(3))
+        ids = [connection_id_of(e, c, i) for i, c in enumerate((by_client, by_api, at_shutdown))]
+        by_client.close()                                        # the client's EOF
+        assert wait_until(lambda: recorder.ids == ids[:1], 5)
+        by_api.sendall(api_versions_frame(9))                    # the API layer's close
+        e.channel.send_response(CloseConnectionResponse(e.next_request()))
+        assert closed_by_peer(by_api)
+        assert wait_until(lambda: recorder.ids == ids[:2], 5)
+        by_api.close()
+        e.processor.begin_shutdown()                             # shutdown closes the rest
+        e.processor.join(TIMEOUT)
+        assert recorder.ids == ids
+    finally:
+        with contextlib.suppress(Exception):
+            e.close()
+
+
+def test_a_listener_that_raises_is_logged_and_the_processor_goes_on(caplog):
+    recorder = Recorder()
+    e = listening_env(Broken(), recorder)
+    try:
+        client = e.socketpair()
+        gone = connection_id_of(e, client, 1)
+        with caplog.at_level(logging.ERROR, logger=processor_module.__name__):
+            client.close()
+            assert wait_until(lambda: recorder.ids == [gone], 5)   # the next one still ran
+        [record] = [r for r in caplog.records if "disconnect listener" in r.getMessage()]
+        assert "Broken" in record.getMessage() and gone in record.getMessage()
+        assert record.exc_info and "listener bug" in str(record.exc_info[1])
+        assert e.processor.is_alive()
+        other = e.socketpair()                                   # still serving
+        assert connection_id_of(e, other, 2) != gone
+    finally:
+        e.close()
+
+
+def test_without_listeners_a_close_calls_nothing(env, monkeypatch):
+    called = []
+    monkeypatch.setattr(Processor, "_notify_disconnect", lambda self, cid: called.append(cid))
+    client = env.socketpair()
+    gone = connection_id_of(env, client, 1)
+    client.close()
+    assert wait_until(lambda: gone not in env.processor.selector.channels, 5)
+    assert called == []

@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 def handle(ctx, request: dict) -> dict:
     try:
         return ctx.client_metrics.get_subscriptions(request["client_instance_id"],
-                                                    client_attributes(ctx.request))
+                                                    client_attributes(ctx.request),
+                                                    ctx.request.connection_id)
     except Exception:   # noqa: BLE001 -- Kafka's KafkaApis answers INVALID_REQUEST
         log.exception("Error handling GetTelemetrySubscriptions %s", ctx.request.describe())
         return error_body(ErrorCode.INVALID_REQUEST)

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 def handle(ctx, request: dict) -> dict:
     try:
-        error = ctx.client_metrics.push(request, client_attributes(ctx.request))
+        error = ctx.client_metrics.push(request, client_attributes(ctx.request),
+                                         ctx.request.connection_id)
     except Exception:   # noqa: BLE001 -- Kafka's KafkaApis answers INVALID_REQUEST
         log.exception("Error handling PushTelemetry %s", ctx.request.describe())
         error = ErrorCode.INVALID_REQUEST

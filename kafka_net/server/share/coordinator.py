@@ -34,6 +34,7 @@ of the partitions where records became available are completed.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import threading
@@ -92,8 +93,13 @@ class ShareGroupCoordinator:
         self.partitions = SharePartitionManager(config, replica_manager, metadata_cache,
                                                 persister, group_configs)
         self.sessions = ShareSessionCache(config.max_share_sessions)
+        self.sessions.register_share_group_listener(self)
         self._groups: dict[str, ShareGroup] = {}
         self._lock = threading.RLock()
+        # Members whose session went with its connection, (group id, member id): the
+        # Processor thread queues them, the sweep thread releases their records.
+        self._left: collections.deque[tuple[str, str]] = collections.deque()
+        self._wake = threading.Event()
         self._sweep = BackgroundTask("share-group-sweeper", "kn-share-sweep", self._run_sweep)
 
     @property
@@ -112,7 +118,27 @@ class ShareGroupCoordinator:
         self._sweep.startup()
 
     def shutdown(self) -> None:
+        self._sweep.stop.set()
+        self._wake.set()
         self._sweep.shutdown()
+
+    # -- ShareGroupListener (a closed connection, see share_session.py) -----------------
+
+    def on_member_leave(self, group_id: str, member_id: str) -> None:
+        """Kafka's SharePartitionManager.onMemberLeave: the member's session went
+        with its connection; the records it holds are released.  Called on a
+        Processor thread, so the release (which writes the share state) is left
+        to the sweep thread, woken now."""
+        log.debug("[GroupId %s] Removed the share session of member %s: its connection "
+                 "closed.", escape(group_id), escape(member_id))
+        self._left.append((group_id, member_id))
+        self._wake.set()
+
+    def _release_left(self) -> None:
+        while self._left:
+            group_id, member_id = self._left.popleft()
+            if self.partitions.release(group_id, member_id):
+                self.notify_all(group_id)
 
     # -- the registry -------------------------------------------------------------------------
 
@@ -286,13 +312,18 @@ class ShareGroupCoordinator:
     # -- the sweep -----------------------------------------------------------------------
 
     def _run_sweep(self, stop: threading.Event) -> None:
-        while not stop.wait(SWEEP_INTERVAL_S):
+        while not stop.is_set():
+            self._wake.wait(SWEEP_INTERVAL_S)
+            self._wake.clear()
+            if stop.is_set():
+                return
             try:
                 self.sweep()
             except Exception:   # the sweep goes on; the next one retries
                 log.exception("Share group sweep failed")
 
     def sweep(self) -> None:
+        self._release_left()
         with self._lock:
             for group in list(self._groups.values()):
                 self._fence_expired(group)

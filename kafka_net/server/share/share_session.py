@@ -16,9 +16,16 @@ member fetches, so a request after the first names only what changed:
 
 The next epoch after ``2**31 - 1`` is 1 (Kafka's ``ShareRequestMetadata.nextEpoch``).
 At most ``group.share.max.share.sessions`` sessions exist; one more is
-SHARE_SESSION_LIMIT_REACHED.  A session whose member is no longer in its group
-and that was not used for the group's session timeout is dropped by the share
-coordinator's sweep (Kafka drops it when its connection closes).
+SHARE_SESSION_LIMIT_REACHED.
+
+A session belongs to the connection that opened it (Kafka's
+``connectionIdToSessionMap``): when that connection closes, the Processor calls
+:meth:`ShareSessionCache.connection_disconnect_listener`'s ``on_disconnect``,
+which removes the session and tells the share group listener
+(``on_member_leave``), which releases the records the member holds.  A session
+reopened from another connection belongs to that one.  A session whose member
+is no longer in its group and that was not used for the group's session
+timeout is also dropped by the share coordinator's sweep.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kafka_net.protocol.error_codes import ErrorCode
 
@@ -57,11 +65,49 @@ class ShareSessionError(Exception):
         self.error_code = error_code
 
 
+class ShareGroupListener(Protocol):
+    """Kafka's ShareGroupListener, as far as a closed connection needs it."""
+
+    def on_member_leave(self, group_id: str, member_id: str) -> None: ...
+
+
 class ShareSessionCache:
     def __init__(self, max_sessions: int = 2000) -> None:
         self.max_sessions = max_sessions
         self._sessions: dict[tuple[str, str], ShareSession] = {}
+        # connection id -> the keys of the sessions it opened (kept in step with
+        # _sessions, so it never outgrows it).
+        self._by_connection: dict[str, set[tuple[str, str]]] = {}
         self._lock = threading.Lock()
+        self.share_group_listener: ShareGroupListener | None = None
+        self._disconnect_listener = _ClientConnectionDisconnectListener(self)
+
+    def register_share_group_listener(self, listener: ShareGroupListener) -> None:
+        self.share_group_listener = listener
+
+    def connection_disconnect_listener(self) -> "_ClientConnectionDisconnectListener":
+        """What the SocketServer's Processors call when a connection closes."""
+        return self._disconnect_listener
+
+    def _index(self, session: ShareSession) -> None:
+        if session.connection_id is not None:
+            self._by_connection.setdefault(session.connection_id, set()).add(
+                (session.group_id, session.member_id))
+
+    def _unindex(self, session: ShareSession | None) -> None:
+        if session is None or session.connection_id is None:
+            return
+        keys = self._by_connection.get(session.connection_id)
+        if keys is not None:
+            keys.discard((session.group_id, session.member_id))
+            if not keys:
+                del self._by_connection[session.connection_id]
+
+    def remove_connection(self, connection_id: str) -> list[ShareSession]:
+        """Remove the sessions ``connection_id`` opened; those removed."""
+        with self._lock:
+            keys = self._by_connection.pop(connection_id, ())
+            return [self._sessions.pop(key) for key in keys]
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -76,15 +122,18 @@ class ShareSessionCache:
         key = (group_id, member_id)
         with self._lock:
             old = self._sessions.pop(key, None)
+            self._unindex(old)
             if len(self._sessions) >= self.max_sessions:
                 if old is not None:
                     self._sessions[key] = old
+                    self._index(old)
                 raise ShareSessionError(
                     ErrorCode.SHARE_SESSION_LIMIT_REACHED,
                     f"The share session cache is full ({self.max_sessions} sessions).")
             session = ShareSession(group_id, member_id, 1, dict.fromkeys(partitions),
                                    connection_id)
             self._sessions[key] = session
+            self._index(session)
             return session, old
 
     def advance(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
@@ -99,6 +148,7 @@ class ShareSessionCache:
                     f"Share session for member {member_id} of group {group_id} not found.")
             if epoch == FINAL_EPOCH:
                 del self._sessions[key]
+                self._unindex(session)
                 return session
             if epoch != session.epoch:
                 raise ShareSessionError(
@@ -111,7 +161,9 @@ class ShareSessionCache:
 
     def remove(self, group_id: str, member_id: str) -> ShareSession | None:
         with self._lock:
-            return self._sessions.pop((group_id, member_id), None)
+            session = self._sessions.pop((group_id, member_id), None)
+            self._unindex(session)
+            return session
 
     def discard(self, session: ShareSession) -> bool:
         """Remove ``session`` if it is still its member's session."""
@@ -120,6 +172,7 @@ class ShareSessionCache:
             if self._sessions.get(key) is not session:
                 return False
             del self._sessions[key]
+            self._unindex(session)
             return True
 
     def sessions(self) -> list[ShareSession]:
@@ -128,5 +181,24 @@ class ShareSessionCache:
 
     def remove_group(self, group_id: str) -> list[ShareSession]:
         with self._lock:
-            gone = [k for k in self._sessions if k[0] == group_id]
-            return [self._sessions.pop(k) for k in gone]
+            gone = [self._sessions.pop(k) for k in list(self._sessions) if k[0] == group_id]
+            for session in gone:
+                self._unindex(session)
+            return gone
+
+
+class _ClientConnectionDisconnectListener:
+    """Kafka's ShareSessionCache.ClientConnectionDisconnectListener: a closed
+    connection's sessions go, and their members are reported gone (on the
+    Processor thread: dict work here, the releasing is the listener's)."""
+
+    def __init__(self, cache: ShareSessionCache) -> None:
+        self._cache = cache
+
+    def on_disconnect(self, connection_id: str) -> None:
+        if not self._cache._by_connection:
+            return   # no session ever opened here, the usual close: no lock taken
+        listener = self._cache.share_group_listener
+        for session in self._cache.remove_connection(connection_id):
+            if listener is not None:
+                listener.on_member_leave(session.group_id, session.member_id)

@@ -372,3 +372,29 @@ def test_an_instance_keeps_a_bounded_number_of_series(broker, clock, monkeypatch
         assert push(broker, got, metrics=metrics_data(gauge("g", *points))) == 0
         clock.ms += 100
     assert sorted(dict(labels)["made_up"] for (_, labels) in series(broker)) == ["0", "1", "2"]
+
+
+def test_an_instance_and_its_metrics_go_when_its_connection_closes(broker):
+    """Kafka's ClientMetricsManager ConnectionDisconnectListener: the connection that
+    created an instance (or re-created it after a subscription change) owns it."""
+    subscribe(broker, "s", metrics="*", interval_ms="1000")
+    manager = broker.apis.client_metrics
+    listener = manager.connection_disconnect_listener()
+    got = get(broker)
+    created_on = manager.instance(got["client_instance_id"]).connection_id
+    assert push(broker, got, metrics=metrics_data(gauge("g", number_point(1.0)))) == 0
+    listener.on_disconnect("conn-unrelated")
+    assert series(broker) and manager.instance_count() == 1
+    listener.on_disconnect(created_on)
+    assert series(broker) == {} and manager.instance_count() == 0
+
+    again = get(broker)
+    first = manager.instance(again["client_instance_id"]).connection_id
+    subscribe(broker, "s", metrics="*", interval_ms="2000")   # re-evaluated at its next request
+    later = get(broker, again["client_instance_id"])
+    second = manager.instance(later["client_instance_id"]).connection_id
+    assert second != first
+    listener.on_disconnect(first)
+    assert manager.instance_count() == 1
+    listener.on_disconnect(second)
+    assert manager.instance_count() == 0 and manager._connections == {}

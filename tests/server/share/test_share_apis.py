@@ -410,3 +410,49 @@ def test_share_auto_offset_reset_strategies(broker, strategy, first):
     produce(broker, records=batch([b"now"]))   # offset 3, timestamped now
     got += offsets(m.fetch())
     assert got == list(range(first, 4))
+
+
+# -- a closed connection (Kafka's ShareSessionCache ConnectionDisconnectListener) ------------
+
+def closed(broker, connection_id: str) -> None:
+    """What a Processor does when it lets the connection go, then the sweep's turn."""
+    broker.share_coordinator.sessions.connection_disconnect_listener().on_disconnect(
+        connection_id)
+    broker.share_coordinator.sweep()
+
+
+def test_a_closed_connection_drops_its_session_and_releases_the_records(broker):
+    m1, m2 = ShareMember(broker, "sg", "m1"), ShareMember(broker, "sg", "m2")
+    m1.join(), m2.join()
+    assert offsets(m1.fetch()) == [0, 1, 2]
+    sessions = broker.share_coordinator.sessions
+    connection = sessions.get("sg", "m1").connection_id
+    assert connection is not None
+    closed(broker, "conn-unrelated")                       # another connection: nothing
+    assert sessions.get("sg", "m1") is not None and offsets(m2.fetch()) == []
+    closed(broker, connection)
+    assert sessions.get("sg", "m1") is None
+    assert m1.fetch()["error_code"] == E.SHARE_SESSION_NOT_FOUND
+    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 2)]}
+    assert "m1" in broker.share_coordinator.group("sg").members   # still a member
+
+
+def test_a_session_reopened_elsewhere_or_closed_is_not_the_old_connections(broker):
+    m1, m2 = ShareMember(broker, "sg", "m1"), ShareMember(broker, "sg", "m2")
+    m1.join(), m2.join()
+    sessions = broker.share_coordinator.sessions
+    m1.fetch()
+    first = sessions.get("sg", "m1").connection_id
+    m1.fetch(epoch=0)                                      # reopened: another connection
+    second = sessions.get("sg", "m1")
+    assert second.connection_id != first
+    closed(broker, first)
+    assert sessions.get("sg", "m1") is second
+    m2.fetch()
+    m2_connection = sessions.get("sg", "m2").connection_id
+    m2.fetch(epoch=-1)                                     # closed by its final request
+    left = []
+    sessions.register_share_group_listener(type("L", (), {
+        "on_member_leave": lambda self, g, m: left.append((g, m))})())
+    closed(broker, m2_connection)
+    assert left == [] and sessions._by_connection.keys() == {second.connection_id}
