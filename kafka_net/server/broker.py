@@ -62,6 +62,7 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.controller import Controller
+from kafka_net.server.features import TRANSACTION_VERSION
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
 from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.config_repository import ConfigRepository
@@ -262,7 +263,8 @@ class BrokerCore:
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
             TransactionLog(self.replica_manager, self.internal_topics,
-                           group_store.partition_for))
+                           group_store.partition_for,
+                           lambda: self.apis.features.level(TRANSACTION_VERSION)))
         self.internal_topics.register_loader(GROUP_METADATA_TOPIC_NAME,
                                              self.group_coordinator.load_groups)
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
