@@ -260,11 +260,12 @@ class BrokerCore:
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
             consumer_group_config(config), group_store, streams_group_config(config))
+        transaction_version = lambda: self.apis.features.level(TRANSACTION_VERSION)  # noqa: E731
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
             TransactionLog(self.replica_manager, self.internal_topics,
-                           group_store.partition_for,
-                           lambda: self.apis.features.level(TRANSACTION_VERSION)))
+                           group_store.partition_for, transaction_version),
+            transaction_version)
         self.internal_topics.register_loader(GROUP_METADATA_TOPIC_NAME,
                                              self.group_coordinator.load_groups)
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
