@@ -37,7 +37,12 @@ and TxnOffsetCommit v5 for the implicit adds), whatever the finalized
 
 A transaction open longer than its timeout is aborted by a periodic check
 (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``), its
-producer fenced by an epoch bump.  Producer ids come from here for
+producer fenced by one epoch bump; an InitProducerId finding a transaction
+open aborts it the same way.  These aborts follow the finalized
+``transaction.version``, not the client's (Kafka's coordinator passes its own
+level): at 2 the abort bumps the epoch as an EndTxn v5 would, below 2 the
+classic fence bumps it; once in all either way (Kafka 4.0.0 bumped twice at
+level 2, fixed by KAFKA-19367).  Producer ids come from here for
 idempotent producers too (a null transactional id), as in Kafka.
 """
 
