@@ -62,6 +62,7 @@ from kafka_net.network.request_channel import Request, RequestChannel
 from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.controller import Controller
+from kafka_net.server.features import TRANSACTION_VERSION
 from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
 from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.config_repository import ConfigRepository
@@ -259,10 +260,12 @@ class BrokerCore:
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
             consumer_group_config(config), group_store, streams_group_config(config))
+        transaction_version = lambda: self.apis.features.level(TRANSACTION_VERSION)  # noqa: E731
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets,
             TransactionLog(self.replica_manager, self.internal_topics,
-                           group_store.partition_for))
+                           group_store.partition_for, transaction_version),
+            transaction_version)
         self.internal_topics.register_loader(GROUP_METADATA_TOPIC_NAME,
                                              self.group_coordinator.load_groups)
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,

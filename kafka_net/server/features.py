@@ -51,6 +51,7 @@ from kafka_net.protocol.kafka_releases import FEATURES as KAFKA_RELEASE_FEATURES
 log = logging.getLogger(__name__)
 
 METADATA_VERSION = "metadata.version"
+TRANSACTION_VERSION = "transaction.version"
 
 SUPPORTED: dict[str, tuple[int, int]] = {
     "group.version": (0, 1),

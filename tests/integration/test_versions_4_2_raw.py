@@ -154,3 +154,8 @@ def test_list_transactions_v2_filters_by_pattern(client):
     assert listed("orders") == (ErrorCode.NONE, [])   # the whole id must match
     assert listed(None)[1] == ["orders-1", "orders-2", "payments-1"]
     assert listed("orders-(") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+    # Java's regex, as Kafka 4.2 compiles it: look-ahead and \Q..\E read, a
+    # brace that opens no repetition refused ("Illegal repetition").
+    assert listed("(?!orders-).*") == (ErrorCode.NONE, ["payments-1"])
+    assert listed("\\Qorders-\\E\\p{Digit}") == (ErrorCode.NONE, ["orders-1", "orders-2"])
+    assert listed("orders-{n}") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])

@@ -15,7 +15,9 @@ from __future__ import annotations
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.coordinator_records import decode_transaction_record
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records import decode_records
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME as OFFSETS, TRANSACTION_STATE_TOPIC_NAME as TXN_STATE)
 from kafka_net.server.storage import InMemoryLog
@@ -247,8 +249,68 @@ def test_a_tv2_transaction_keeps_its_client_version_and_next_producer_id(brokers
         (TransactionState.COMPLETE_COMMIT, pid + 500, 0, pid)
 
 
-def end_txn_v5(b, pid: int, epoch: int, commit: bool) -> tuple[int, int, int]:
-    body = b.call(ApiKey.END_TXN, 5, transactional_id="tx", producer_id=pid,
+def set_transaction_version(b, level: int) -> None:
+    body = b.call(ApiKey.UPDATE_FEATURES, 1, validate_only=False, feature_updates=[
+        {"feature": "transaction.version", "max_version_level": level,
+         "upgrade_type": 1 if level >= b.apis.features.level("transaction.version") else 2}])
+    assert body["error_code"] == ERR.NONE and body["results"][0]["error_code"] == ERR.NONE, body
+
+
+def txn_state_value_versions(b) -> list[tuple[str, int, int]]:
+    """(transactional id, TransactionLogValue version, status) of every record
+    in __transaction_state, in each partition's order."""
+    found = []
+    for index in range(b.internal_topics.partition_count(TXN_STATE)):
+        for _, batch in b.replica_manager.read_batches(TXN_STATE, index):
+            for record in decode_records(batch):
+                txn_id, value = decode_transaction_record(record.key, record.value)
+                found.append((txn_id, int.from_bytes(record.value[:2], "big"),
+                              value["transaction_status"]))
+    return found
+
+
+def test_the_log_value_version_follows_the_finalized_transaction_version(brokers):
+    """Kafka's transactionLogValueVersion: v0 at transaction.version 0, v1 (flexible,
+    tagged fields) from level 1 on, whatever version the client uses; a log
+    holding both loads back after a restart."""
+    b = brokers()
+    set_transaction_version(b, 0)
+    pid0, epoch0 = begin(b, "tv0")    # classic requests at level 0: v0 records
+    assert produce_txn(b, pid0, epoch0, 0, b"a")["error_code"] == ERR.NONE
+    assert end_txn(b, "tv0", pid0, epoch0, commit=True) == ERR.NONE
+    set_transaction_version(b, 1)
+    pid1, epoch1 = begin(b, "tv1")    # classic requests at level 1: v1 records
+    assert end_txn(b, "tv1", pid1, epoch1, commit=False) == ERR.NONE
+    set_transaction_version(b, 2)
+    pid2, epoch2 = init(b, "tv2")     # a TV2 transaction at level 2: v1
+    assert produce(b, 12, records=txn_batch(pid2, epoch2, 0, b"b"))["responses"][0][
+        "partition_responses"][0]["error_code"] == ERR.NONE
+    versions = {}
+    for txn_id, version, _ in txn_state_value_versions(b):
+        versions.setdefault(txn_id, set()).add(version)
+    assert versions == {"tv0": {0}, "tv1": {1}, "tv2": {1}}
+    b = restart(b, brokers)
+    assert b.apis.features.level("transaction.version") == 2
+    co = b.transaction_coordinator
+    assert (co.describe("tv0").state, co.describe("tv0").producer_epoch,
+            co.describe("tv0").client_transaction_version) == \
+        (TransactionState.COMPLETE_COMMIT, epoch0, 0)
+    assert (co.describe("tv1").state, co.describe("tv1").producer_id) == \
+        (TransactionState.COMPLETE_ABORT, pid1)
+    md = co.describe("tv2")
+    assert (md.state, md.topic_partitions, md.client_transaction_version) == \
+        (TransactionState.ONGOING, {("t", 0)}, 2)
+    assert end_txn_v5(b, pid2, epoch2, True, "tv2") == (ERR.NONE, pid2, epoch2 + 1)
+    # Back at level 0 (a downgrade): the next records are v0 again.
+    set_transaction_version(b, 0)
+    pid0b, epoch0b = init(b, "tv0")
+    assert [v for t, v, _ in txn_state_value_versions(b) if t == "tv0"][-1] == 0
+    b = restart(b, brokers)
+    assert b.transaction_coordinator.describe("tv0").producer_epoch == epoch0b
+
+
+def end_txn_v5(b, pid: int, epoch: int, commit: bool, txn_id: str = "tx") -> tuple[int, int, int]:
+    body = b.call(ApiKey.END_TXN, 5, transactional_id=txn_id, producer_id=pid,
                   producer_epoch=epoch, committed=commit)
     return body["error_code"], body["producer_id"], body["producer_epoch"]
 

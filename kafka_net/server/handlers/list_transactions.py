@@ -7,19 +7,20 @@ only transactions started more than that many milliseconds ago, and (v2,
 KIP-1152) by ``transactional_id_pattern``: a regular expression the whole
 transactional id must match (null or empty: no filter); one that does not
 compile answers INVALID_REGULAR_EXPRESSION and nothing else.  The pattern is
-Python's ``re`` syntax where Kafka's is Java's; the common subset (classes,
-quantifiers, alternation, anchors) means the same in both.
+read as Kafka 4.2 reads it, a ``java.util.regex.Pattern``: translated to
+Python's ``re``, the backtracking engine closest to it
+(:mod:`kafka_net.server.transaction.id_pattern` lists what differs).
 
 With an authorizer: only the transactional ids the principal may DESCRIBE
 are listed (Kafka's handleListTransactionsRequest; nothing is refused).
 """
 
-import re
-
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.transaction.id_pattern import (
+    InvalidPattern, compile_transactional_id_pattern)
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 VERSIONS = Versions(0, 2)
@@ -28,8 +29,8 @@ VERSIONS = Versions(0, 2)
 def handle(ctx, request: dict) -> dict:
     pattern = request.get("transactional_id_pattern")
     try:
-        matcher = re.compile(pattern).fullmatch if pattern else None
-    except (re.error, RecursionError):
+        matcher = compile_transactional_id_pattern(pattern) if pattern else None
+    except InvalidPattern:
         return error_response(request, ctx.api_version, ErrorCode.INVALID_REGULAR_EXPRESSION)
     unknown, found = ctx.transaction_coordinator.handle_list_transactions(
         set(request["producer_id_filters"]), set(request["state_filters"]),

@@ -37,7 +37,12 @@ and TxnOffsetCommit v5 for the implicit adds), whatever the finalized
 
 A transaction open longer than its timeout is aborted by a periodic check
 (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``), its
-producer fenced by an epoch bump.  Producer ids come from here for
+producer fenced by one epoch bump; an InitProducerId finding a transaction
+open aborts it the same way.  These aborts follow the finalized
+``transaction.version``, not the client's (Kafka's coordinator passes its own
+level): at 2 the abort bumps the epoch as an EndTxn v5 would, below 2 the
+classic fence bumps it; once in all either way (Kafka 4.0.0 bumped twice at
+level 2, fixed by KAFKA-19367).  Producer ids come from here for
 idempotent producers too (a null transactional id), as in Kafka.
 """
 
@@ -52,6 +57,7 @@ from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.features import DEFAULT_FINALIZED, TRANSACTION_VERSION
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 from kafka_net.server.scheduler import BackgroundTask
@@ -108,11 +114,16 @@ class InitProducerIdResult:
 
 class TransactionCoordinator:
     def __init__(self, config: TransactionConfig, replica_manager, group_offsets=None,
-                 txn_log=None) -> None:
+                 txn_log=None, transaction_version_level: Callable[[], int] | None = None
+                 ) -> None:
         """``group_offsets``: the GroupCoordinator's OffsetManager (None: no groups);
         ``txn_log``: a :class:`~.state_log.TransactionLog` writing each transition to
-        ``__transaction_state`` (None: in memory only)."""
+        ``__transaction_state`` (None: in memory only); ``transaction_version_level()``:
+        the finalized ``transaction.version``, which picks how the coordinator
+        aborts a transaction itself (None: a new Kafka 4.2 cluster's level, 2)."""
         self.config = config
+        self.transaction_version_level = transaction_version_level or (
+            lambda: DEFAULT_FINALIZED[TRANSACTION_VERSION])
         self.txn_log = txn_log
         self.clock_ms = lambda: int(time.time() * 1000)   # tests may replace it
         self.state = TransactionStateManager(config.max_timeout_ms, config.id_expiration_ms)
@@ -183,7 +194,8 @@ class TransactionCoordinator:
                          md.producer_epoch)
                 return InitProducerIdResult(ErrorCode.NONE, md.producer_id, md.producer_epoch)
             fenced = (md.producer_id, md.producer_epoch)
-        # An open transaction: abort it with the fenced epoch, then let the client retry.
+        # An open transaction: abort it, fencing its producer, then let the client
+        # retry (that retry bumps the epoch once more, to the one it answers).
         error = self._end_transaction(md, *fenced, commit=False, from_client=False).error_code
         return InitProducerIdResult(error or ErrorCode.CONCURRENT_TRANSACTIONS)
 
@@ -195,7 +207,7 @@ class TransactionCoordinator:
             return ErrorCode.CONCURRENT_TRANSACTIONS
         now = self.clock_ms()
         if md.state == TransactionState.ONGOING:
-            md.prepare_fence_producer_epoch(now)
+            md.prepare_fence_producer_epoch(now, bump=not self._server_tv2())
             return None
         if md.is_producer_epoch_exhausted and (expected is None
                                                or expected[1] == md.producer_epoch):
@@ -294,12 +306,14 @@ class TransactionCoordinator:
                          commit: bool, from_client: bool, tv2: bool = False) -> EndTxnResult:
         with md.lock:
             saved = {name: getattr(md, name) for name in _TRANSITION_FIELDS}
-            if tv2:
+            if not from_client:
+                error = self._prepare_fence_abort(md)
+            elif tv2:
                 error = self._prepare_end_v2(md, producer_id, epoch, commit)
             else:
                 error = self._check_producer(md, producer_id, epoch)
                 if error is None:
-                    error = self._prepare_end(md, commit, from_client)
+                    error = self._prepare_end(md, commit)
             if error is not None:
                 return EndTxnResult(error)
             if md.state not in PREPARING:
@@ -309,6 +323,8 @@ class TransactionCoordinator:
             if error:
                 for name, value in saved.items():   # not written: the transaction did not move
                     setattr(md, name, value)
+                if md.state == TransactionState.PREPARE_EPOCH_FENCE:
+                    self._undo_fence(md)
                 return EndTxnResult(error)
             partitions, groups = set(md.topic_partitions), set(md.groups)
             marker_epoch = md.producer_epoch   # bumped for TV2: fences the ended transaction
@@ -318,6 +334,40 @@ class TransactionCoordinator:
                   "commit" if commit else "rollback", escape(md.transactional_id),
                   producer_id, marker_epoch, len(partitions), len(groups))
         return result
+
+    def _server_tv2(self) -> bool:
+        """Kafka aborts a transaction itself (timeout, fencing InitProducerId) with
+        the finalized transaction.version, not the client's: at 2 the abort bumps
+        the epoch as an EndTxn v5 would (``supportsEpochBump``)."""
+        return self.transaction_version_level() >= 2
+
+    def _prepare_fence_abort(self, md: TransactionMetadata) -> int | None:
+        """PrepareEpochFence -> PrepareAbort (Kafka's endTransaction, not from the
+        client).  The producer's epoch goes up once in all, as in Kafka since
+        KAFKA-19367 (4.0.1, 4.1): at transaction.version 2 by the abort itself
+        (the fence left it; last epoch = the fenced one, the client version
+        becomes 2), below 2 by the fence (last epoch unknown).  A retried EndTxn
+        v5 of the fenced producer then finds CompleteAbort one epoch above its own
+        and is answered as a retry of an abort, as in Kafka."""
+        if md.state != TransactionState.PREPARE_EPOCH_FENCE:
+            return ErrorCode.INVALID_TXN_STATE
+        if self._server_tv2():
+            # Kafka 4.2 rotates no producer id here (its !isEpochFence guard):
+            # at Short.MaxValue - 1 the abort ends at Short.MaxValue and the
+            # client's InitProducerId moves the id on.
+            md.prepare_abort_or_commit(False, True, NO_PRODUCER_ID, self.clock_ms())
+        else:
+            md.state, md.last_producer_epoch = TransactionState.PREPARE_ABORT, NO_PRODUCER_EPOCH
+            md.txn_last_update_timestamp = self.clock_ms()
+        return None
+
+    def _undo_fence(self, md: TransactionMetadata) -> None:
+        """The fence's PrepareAbort was not written: the transaction stays Ongoing,
+        aborted again at the next check or InitProducerId.  A classic fence keeps
+        the epoch it bumped (never answered), and does not bump it again (Kafka's
+        hasFailedEpochFence); a TV2 fence had not bumped it."""
+        md.state = TransactionState.ONGOING
+        md.has_failed_epoch_fence = not self._server_tv2()
 
     def _prepare_end_v2(self, md: TransactionMetadata, producer_id: int, epoch: int,
                         commit: bool) -> int | None:
@@ -425,11 +475,10 @@ class TransactionCoordinator:
             self.txn_log.ready()
 
     @staticmethod
-    def _prepare_end(md: TransactionMetadata, commit: bool, from_client: bool) -> int | None:
+    def _prepare_end(md: TransactionMetadata, commit: bool) -> int | None:
         """Move to PrepareCommit/PrepareAbort, or say why not (Kafka's endTransaction)."""
         state = md.state
-        if state == TransactionState.ONGOING or (
-                state == TransactionState.PREPARE_EPOCH_FENCE and not from_client):
+        if state == TransactionState.ONGOING:
             md.state = (TransactionState.PREPARE_COMMIT if commit
                         else TransactionState.PREPARE_ABORT)
             return None
@@ -531,7 +580,7 @@ class TransactionCoordinator:
             with md.lock:
                 if md.state != TransactionState.ONGOING:
                     continue   # it ended meanwhile
-                md.prepare_fence_producer_epoch(self.clock_ms())
+                md.prepare_fence_producer_epoch(self.clock_ms(), bump=not self._server_tv2())
                 fenced = (md.producer_id, md.producer_epoch)
             if self._end_transaction(md, *fenced, commit=False,
                                      from_client=False).error_code == ErrorCode.NONE:

@@ -77,6 +77,9 @@ class TransactionMetadata:
     client_transaction_version: int = 0
     # Set while a TV2 commit/abort of an exhausted epoch writes its markers.
     next_producer_id: int = NO_PRODUCER_ID
+    # A classic fence bumped the epoch but its PrepareAbort was not written: the
+    # next fence keeps that epoch (Kafka's hasFailedEpochFence, KAFKA-9666).
+    has_failed_epoch_fence: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -108,9 +111,12 @@ class TransactionMetadata:
         self.last_producer_epoch = self.producer_epoch if recovering else NO_PRODUCER_EPOCH
         self._reset(TransactionState.EMPTY, timeout_ms, now_ms)
 
-    def prepare_fence_producer_epoch(self, now_ms: int) -> None:
-        """Fence the current producer before aborting its transaction (re-init or timeout)."""
-        if not self.is_producer_epoch_exhausted:
+    def prepare_fence_producer_epoch(self, now_ms: int, bump: bool = True) -> None:
+        """Fence the current producer before aborting its transaction (re-init or
+        timeout).  ``bump``: the epoch goes up now (the classic abort; Kafka's
+        prepareFenceProducerEpoch, not again after a fence whose write failed nor
+        past Short.MaxValue); a transaction-version-2 abort bumps it itself."""
+        if bump and not self.has_failed_epoch_fence and self.producer_epoch < _SHORT_MAX:
             self.producer_epoch += 1
         self.state = TransactionState.PREPARE_EPOCH_FENCE
         self.txn_last_update_timestamp = now_ms
@@ -134,8 +140,10 @@ class TransactionMetadata:
             self.topic_partitions, self.groups = set(), set()
             self.txn_start_timestamp = now_ms
         if bump_epoch:
-            self.last_producer_epoch, self.producer_epoch = (self.producer_epoch,
-                                                             self.producer_epoch + 1)
+            # At Short.MaxValue (only reachable through a fence) the abort goes
+            # through without the bump, as Kafka's prepareAbortOrCommit lets it.
+            bumped = min(self.producer_epoch + 1, _SHORT_MAX)
+            self.last_producer_epoch, self.producer_epoch = self.producer_epoch, bumped
             self.client_transaction_version = 2
             self.next_producer_id = next_producer_id
         self.state = (TransactionState.PREPARE_COMMIT if commit
@@ -143,6 +151,7 @@ class TransactionMetadata:
         self.txn_last_update_timestamp = now_ms
 
     def complete(self, commit: bool, now_ms: int) -> None:
+        self.has_failed_epoch_fence = False
         self.state = (TransactionState.COMPLETE_COMMIT if commit
                       else TransactionState.COMPLETE_ABORT)
         self.topic_partitions, self.groups = set(), set()

@@ -7,11 +7,16 @@ transaction.state.log.num.partitions``; each transition the coordinator makes
 is one record TransactionLogKey(transactionalId) -> TransactionLogValue
 (producerId, producerEpoch, transactionTimeoutMs, transactionStatus,
 transactionPartitions, transactionLastUpdateTimestampMs,
-transactionStartTimestampMs), version 0, as Kafka writes it for clients of
-transaction version 1 (:mod:`kafka_net.protocol.coordinator_records`); a
-transaction of a TV2 client (KIP-890 part 2) is written at version 1, whose
-tagged fields keep the client's transaction version (an EndTxn v5 retry is
-recognised by it) and the next producer id of an exhausted epoch.  The
+transactionStartTimestampMs), its version chosen as Kafka 4.2's
+``TransactionVersion.transactionLogValueVersion`` chooses it: 1 (flexible,
+with the tagged PreviousProducerId, NextProducerId and ClientTransactionVersion,
+each written only when not its default) whenever the finalized
+``transaction.version`` is 1 or more, 0 at level 0, whatever transaction
+version the client itself uses (:mod:`kafka_net.protocol.coordinator_records`).
+A record at v0 loses the tagged fields: an EndTxn v5 retry of a transaction
+written so is not recognised after a restart, as in Kafka.  A log holding both
+versions (the level changed by UpdateFeatures) loads: each record is read at its
+own version.  The
 transitions written are Kafka's: Empty (InitProducerId's epoch bump or new
 producer id), Ongoing (AddPartitionsToTxn / AddOffsetsToTxn, with the
 partitions), PrepareCommit / PrepareAbort (EndTxn, a timeout, a fencing
@@ -39,6 +44,7 @@ from kafka_net.protocol.coordinator_records import (
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, RecordError, build_key_value_batch, decode_records)
+from kafka_net.server.features import DEFAULT_FINALIZED, TRANSACTION_VERSION
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 from kafka_net.server.partition_limits import TopicCreationError
@@ -56,9 +62,14 @@ STATES = {v: k for k, v in STATE_IDS.items()}
 
 class TransactionLog:
     def __init__(self, replica_manager, internal_topics,
-                 group_partition: Callable[[str], int] | None = None) -> None:
-        """``group_partition(group_id)``: the group's ``__consumer_offsets`` partition."""
+                 group_partition: Callable[[str], int] | None = None,
+                 transaction_version_level: Callable[[], int] | None = None) -> None:
+        """``group_partition(group_id)``: the group's ``__consumer_offsets`` partition;
+        ``transaction_version_level()``: the finalized ``transaction.version``
+        (None: the level a new Kafka 4.2 cluster finalizes)."""
         self._replica_manager = replica_manager
+        self._transaction_version_level = transaction_version_level or (
+            lambda: DEFAULT_FINALIZED[TRANSACTION_VERSION])
         self._internal_topics = internal_topics
         self._group_partition = group_partition
         self._partitions = internal_topics.partition_count(TRANSACTION_STATE_TOPIC_NAME)
@@ -76,9 +87,13 @@ class TransactionLog:
 
     def append(self, md: TransactionMetadata) -> int:
         """Write ``md`` as it is now (the caller holds its lock); an error code."""
-        version = 1 if md.client_transaction_version >= 2 else 0
         return self._append(md.transactional_id,
-                            transaction_log_value(self._value(md), version))
+                            transaction_log_value(self._value(md), self.value_version()))
+
+    def value_version(self) -> int:
+        """TransactionLogValue's version to write now (Kafka's
+        ``transactionLogValueVersion``: flexible from transaction.version 1)."""
+        return 1 if self._transaction_version_level() >= 1 else 0
 
     def remove(self, transactional_id: str) -> int:
         return self._append(transactional_id, None)

@@ -105,3 +105,93 @@ def test_txn_offset_commit_v5_adds_the_group_and_the_commit_marks_its_partition(
     fetched = broker.call(ApiKey.OFFSET_FETCH, 7, group_id="cg", topics=[
         {"name": "t", "partition_indexes": [0]}])
     assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 3
+
+
+# -- the coordinator aborting a transaction itself (Kafka 4.2, after KAFKA-19367) ----------
+
+def last_marker(broker):
+    header = read_header(list(iter_batches(fetch_partition(broker)["records"]))[-1])
+    assert header.is_control
+    return header.producer_id, header.producer_epoch
+
+
+def init_producer_id(broker, txn_id: str = "tx") -> tuple[int, int, int]:
+    body = broker.call(ApiKey.INIT_PRODUCER_ID, 5, transactional_id=txn_id,
+                       transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1)
+    return body["error_code"], body["producer_id"], body["producer_epoch"]
+
+
+def time_out(broker) -> int:
+    coordinator = broker.transaction_coordinator
+    md = coordinator.state.get("tx")
+    coordinator.clock_ms = lambda: md.txn_start_timestamp + md.txn_timeout_ms + 1
+    return coordinator.abort_timed_out_transactions()
+
+
+def test_a_timed_out_tv2_transaction_is_aborted_with_one_epoch_bump(tv2):
+    """transaction.version 2: the abort bumps the epoch once (the fence does not
+    add a second bump), remembers the fenced epoch as the last one, and the
+    fenced producer's EndTxn v5 abort is answered as a retry of that abort."""
+    broker, pid, epoch = tv2
+    assert produce_v12(broker, pid, epoch, 0) == ErrorCode.NONE
+    assert time_out(broker) == 1
+    md = broker.transaction_coordinator.state.get("tx")
+    assert (md.state, md.producer_epoch, md.last_producer_epoch,
+            md.client_transaction_version) == \
+        (TransactionState.COMPLETE_ABORT, epoch + 1, epoch, 2)
+    assert last_marker(broker) == (pid, epoch + 1)
+    assert produce_v12(broker, pid, epoch, 1) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert end(broker, pid, epoch, True)[0] == ErrorCode.INVALID_TXN_STATE
+    assert end(broker, pid, epoch, False) == (ErrorCode.NONE, pid, epoch + 1)
+    # The producer goes on at the epoch the abort gave it.
+    assert produce_v12(broker, pid, epoch + 1, 0) == ErrorCode.NONE
+    assert end(broker, pid, epoch + 1, True) == (ErrorCode.NONE, pid, epoch + 2)
+
+
+def test_a_timed_out_transaction_at_transaction_version_1_is_a_classic_fence(tv2):
+    """Below transaction.version 2 Kafka aborts with the classic path, whatever
+    the client used: the fence bumps the epoch once, the last epoch is unknown."""
+    broker, pid, epoch = tv2
+    broker.apis.features.set_levels({"transaction.version": 1})
+    assert produce_v12(broker, pid, epoch, 0) == ErrorCode.NONE
+    assert time_out(broker) == 1
+    md = broker.transaction_coordinator.state.get("tx")
+    assert (md.state, md.producer_epoch, md.last_producer_epoch) == \
+        (TransactionState.COMPLETE_ABORT, epoch + 1, -1)
+    assert last_marker(broker) == (pid, epoch + 1)
+
+
+def test_init_producer_id_fencing_an_ongoing_tv2_transaction_bumps_once_then_once_more(tv2):
+    """KAFKA-19367: the fencing abort bumps the epoch once (its markers carry it,
+    CONCURRENT_TRANSACTIONS answered), the client's retry bumps it again."""
+    broker, pid, epoch = tv2
+    assert produce_v12(broker, pid, epoch, 0) == ErrorCode.NONE
+    assert init_producer_id(broker) == (ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1)
+    md = broker.transaction_coordinator.state.get("tx")
+    assert (md.state, md.producer_epoch) == (TransactionState.COMPLETE_ABORT, epoch + 1)
+    assert last_marker(broker) == (pid, epoch + 1)
+    assert init_producer_id(broker) == (ErrorCode.NONE, pid, epoch + 2)
+    assert end(broker, pid, epoch, False)[0] == ErrorCode.PRODUCER_FENCED
+
+
+@pytest.mark.parametrize("level, epoch_after_failures", [(2, 0), (1, 1)])
+def test_a_fence_whose_write_fails_leaves_the_transaction_ongoing(tv2, level,
+                                                                  epoch_after_failures):
+    """At level 2 the epoch is not bumped until the abort is written (Kafka drops
+    hasFailedEpochFence there); a classic fence keeps its one bump however often
+    its write fails (hasFailedEpochFence)."""
+    broker, pid, epoch = tv2
+    broker.apis.features.set_levels({"transaction.version": level})
+    assert produce_v12(broker, pid, epoch, 0) == ErrorCode.NONE
+    coordinator = broker.transaction_coordinator
+    md = coordinator.state.get("tx")
+    persist = coordinator._persist
+    coordinator._persist = lambda md: ErrorCode.NOT_COORDINATOR
+    for _ in range(2):
+        assert time_out(broker) == 0
+        assert (md.state, md.producer_epoch) == \
+            (TransactionState.ONGOING, epoch + epoch_after_failures)
+    coordinator._persist = persist
+    assert time_out(broker) == 1
+    assert (md.state, md.producer_epoch) == (TransactionState.COMPLETE_ABORT, epoch + 1)
+    assert last_marker(broker) == (pid, epoch + 1)
