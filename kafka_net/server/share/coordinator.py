@@ -95,6 +95,7 @@ class ShareGroupCoordinator:
         self.sessions = ShareSessionCache(config.max_share_sessions)
         self.sessions.register_share_group_listener(self)
         self._groups: dict[str, ShareGroup] = {}
+        self._persisted_loads = -1   # the persister's load count last folded in
         self._lock = threading.RLock()
         # Members whose session went with its connection, (group id, member id): the
         # Processor thread queues them, the sweep thread releases their records.
@@ -171,11 +172,20 @@ class ShareGroupCoordinator:
             return list(self._groups.values())
 
     def _load_persisted_groups(self) -> None:
-        """Share groups with persisted state exist (Empty) until deleted."""
-        for group_id in self.persister.groups():
+        """Share groups with persisted state exist (Empty) until deleted.  Only a load
+        of ``__share_group_state`` can bring such a group, so the persisted groups
+        are listed once per load, not on every lookup (each listing walks every
+        share-partition's state, and group_type asks here for any unknown id)."""
+        persister = self.persister
+        persister.ready()
+        loads = persister.loads
+        if loads == self._persisted_loads:
+            return
+        for group_id in persister.groups():
             if group_id not in self._groups:
                 with self._lock:
                     self._groups.setdefault(group_id, ShareGroup(group_id))
+        self._persisted_loads = loads
 
     def load(self, partition_count: int):
         """``__share_group_state``'s loader (InternalTopics)."""

@@ -89,6 +89,9 @@ class ShareStatePersister:
         self._updates_per_snapshot = updates_per_snapshot
         self._states: dict[Key, PersistedState] = {}
         self._lock = threading.RLock()
+        # Bumped by each load: only a load brings groups the coordinator has not made
+        # (every write is for a group that exists), so it rescans groups() then only.
+        self.loads = 0
 
     # -- the RPCs, as calls --------------------------------------------------------------
 
@@ -205,6 +208,7 @@ class ShareStatePersister:
                     _replay(states, record, index)
         with self._lock:
             self._states.update(states)
+            self.loads += 1
         log.info("Finished loading the state of %d share-partition(s) from %s in %d ms",
                  len(states), SHARE_GROUP_STATE_TOPIC_NAME,
                  int((time.monotonic() - started) * 1000))
