@@ -61,7 +61,6 @@ SYNC_TRIES = 4096                       # segment starts tried to find a frame b
 MAX_API_KEY, MAX_API_VERSION = 100, 20
 
 I32 = struct.Struct(">i")
-_I16 = struct.Struct(">h")
 
 
 def plausible_request(head: bytes) -> bool:
@@ -170,7 +169,7 @@ class Flow(ByteStream):
             return len(payload) >= 4
         if len(payload) < 8:
             return False
-        message = MESSAGES.get(_I16.unpack_from(payload, 0)[0])
+        message = MESSAGES.get(peek_request_header(payload)[0])
         if message is None:
             return True
         try:

@@ -110,9 +110,8 @@ def peek_frame_header(frame: bytes, is_request: bool) -> PeekedHeader:
             return _NOTHING
         key, version, corr = HEADER_PEEK.unpack_from(frame, 0)
         return PeekedHeader(key, version, corr, peek_client_id(frame))
-    if len(frame) < _INT32.size:
-        return _NOTHING
-    return PeekedHeader(None, None, _INT32.unpack_from(frame, 0)[0], None)
+    corr = peek_response_correlation_id(frame)
+    return _NOTHING if corr is None else PeekedHeader(None, None, corr, None)
 
 
 def peek_response_correlation_id(frame: bytes) -> int | None:
