@@ -66,11 +66,14 @@ from dataclasses import dataclass, field
 from crc32c import crc32c
 
 from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.otlp import (
     DELTA, OtlpDecodeError, ResourceMetrics, TelemetryTooLargeError,
     attribute_text, decode_metrics_data, decompress_payload)
 from kafka_net.server.config_repository import with_config
+
+_TELEMETRY_APIS = (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY)
 
 log = logging.getLogger(__name__)
 _refusals = RateLimitedLog(log)
@@ -333,7 +336,7 @@ class ClientMetricsManager:
             return supported
         cached = self._advertised
         if cached is None or cached[0] is not supported:
-            filtered = {k: v for k, v in supported.items() if k not in (71, 72)}
+            filtered = {k: v for k, v in supported.items() if k not in _TELEMETRY_APIS}
             cached = self._advertised = (supported, filtered)
         return cached[1]
 
