@@ -48,6 +48,29 @@ def read_all(poll_once, consumer, n: int) -> list:
     return got
 
 
+def kafka_python_member(*topics: str, **config):
+    """A kafka-python group member subscribed to ``topics``, with their partitions
+    already in its metadata (asserted).
+
+    kafka-python 3.0.12 can lose its own assignment when its first
+    assignment was made before the topic's metadata arrived: the metadata
+    then triggers a second join, and if ``poll``'s timer runs out while that
+    join is in flight, the next ``poll`` finds nothing to rejoin for and
+    never applies the finished join (``join_group_async`` only loops while
+    ``need_rejoin()``), so the member sits with no partitions for good.
+    Kafka's default group.initial.rebalance.delay.ms (3 s) hides this; the
+    tests use 0, and a loaded machine makes the short polls run out.
+    Reading each topic's partitions first (a blocking Metadata round trip,
+    bounded by request_timeout_ms) puts them in the member's metadata
+    snapshot before its first join, so one join assigns them.
+    """
+    from kafka import KafkaConsumer   # kafka-python: a test extra, imported where used
+    consumer = KafkaConsumer(*topics, **config)
+    for topic in topics:
+        assert consumer.partitions_for_topic(topic), topic
+    return consumer
+
+
 def bootstrap(server) -> str:
     return f"{LOOPBACK}:{server.bound_port()}"
 

@@ -28,8 +28,8 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
 from tests.integration.client_support import (
-    CODECS, bootstrap, fast_group_config, is_split, messages, partitions_of, poll_until, read_all,
-    stored_batches)
+    CODECS, bootstrap, fast_group_config, is_split, kafka_python_member, messages, partitions_of,
+    poll_until, read_all, stored_batches)
 from tests.support import as_version_fixture, playing, running_server, server_fixture
 
 pytestmark = pytest.mark.interop
@@ -107,23 +107,10 @@ def read_assigned(server, topic: str, n: int) -> list:
 
 
 def subscribed(server, topic: str, group: str, **config) -> KafkaConsumer:
-    """A group member subscribed to ``topic``, with the topic in its metadata.
-
-    kafka-python 3.0.12 can lose its own assignment when its first
-    assignment was made before the topic's metadata arrived: the metadata
-    then triggers a second join, and if ``poll``'s timer runs out while that
-    join is in flight, the next ``poll`` finds nothing to rejoin for and
-    never applies the finished join (``join_group_async`` only runs while
-    ``need_rejoin()``), so the member sits with no partitions.  Kafka's
-    default group.initial.rebalance.delay.ms (3 s) hides this; the tests use
-    0.  Reading the topic's partitions first (a blocking Metadata round trip,
-    bounded by request_timeout_ms) puts them in the member's metadata
-    snapshot before its first join.
-    """
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap(server), group_id=group,
-                             auto_offset_reset="earliest", **config)
-    assert consumer.partitions_for_topic(topic)
-    return consumer
+    """A group member subscribed to ``topic``, with the topic in its metadata
+    (see client_support.kafka_python_member for why)."""
+    return kafka_python_member(topic, bootstrap_servers=bootstrap(server), group_id=group,
+                               auto_offset_reset="earliest", **config)
 
 
 def read_as_group(server, topic: str, group: str, n: int) -> list:

@@ -28,7 +28,7 @@ from kafka_net.protocol.coordinator_records import (
     GroupMetadataRecord, OffsetCommitRecord, decode_group_record, partition_for)
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME as OFFSETS, TRANSACTION_STATE_TOPIC_NAME as TXN_STATE)
-from tests.integration.client_support import bootstrap, fast_group_config
+from tests.integration.client_support import bootstrap, fast_group_config, kafka_python_member
 from tests.support import server_fixture
 
 pytestmark = pytest.mark.interop
@@ -51,9 +51,9 @@ def committed_group(server):
             producer.send(TOPIC, f"v{i}".encode(), partition=partition)
     producer.flush(timeout=TIMEOUT_MS / 1000)
     producer.close()
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap(server), group_id=GROUP,
-                             enable_auto_commit=False, auto_offset_reset="earliest",
-                             client_id="burrow-client", request_timeout_ms=TIMEOUT_MS)
+    consumer = kafka_python_member(TOPIC, bootstrap_servers=bootstrap(server), group_id=GROUP,
+                                   enable_auto_commit=False, auto_offset_reset="earliest",
+                                   client_id="burrow-client", request_timeout_ms=TIMEOUT_MS)
     seen = 0
     for _ in range(100):   # bounded: 100 short polls
         seen += sum(len(v) for v in consumer.poll(timeout_ms=200).values())

@@ -22,8 +22,9 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import (
     AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialDeletion,
     UserScramCredentialUpsertion)
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 
+from tests.integration.client_support import kafka_python_member
 from tests.integration.sasl_support import USERS, counter, sasl_config, sasl_port
 from tests.support import LOOPBACK, running_server
 from tests.tls_support import pki  # noqa: F401 (pki: fixture)
@@ -157,8 +158,8 @@ def test_kafka_python_produces_and_consumes_through_a_group(listener, mechanism)
         producer.send(topic, value)
     producer.flush(TIMEOUT_S)
     producer.close()
-    consumer = KafkaConsumer(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
-                             consumer_timeout_ms=TIMEOUT_S * 1000, **settings)
+    consumer = kafka_python_member(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
+                                   consumer_timeout_ms=TIMEOUT_S * 1000, **settings)
     got = []
     for message in consumer:
         got.append(message.value)

@@ -17,10 +17,10 @@ import subprocess
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from confluent_kafka import Consumer, KafkaError, Producer
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 
 from kafka_net.config import ServerConfig
-from tests.integration.client_support import read_all
+from tests.integration.client_support import kafka_python_member, read_all
 from tests.support import LOOPBACK, running_server
 from tests.tls_support import pki  # noqa: F401 (pki: fixture)
 
@@ -104,8 +104,8 @@ def test_kafka_python_produces_and_consumes_as_a_group(server, pki):
         assert [f.get(timeout=TIMEOUT_S).offset for f in futures] == list(range(N))
     finally:
         producer.close(timeout=5)
-    consumer = KafkaConsumer(topic, group_id="g-kafka-python", auto_offset_reset="earliest",
-                             **ssl_args)
+    consumer = kafka_python_member(topic, group_id="g-kafka-python", auto_offset_reset="earliest",
+                                   **ssl_args)
     try:
         got = read_all(lambda c: [r for rs in c.poll(timeout_ms=100).values() for r in rs],
                        consumer, N)

@@ -14,7 +14,8 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
 from kafka.errors import KafkaError, ProducerFencedError
 
-from tests.integration.client_support import bootstrap, fast_group_config, read_all
+from tests.integration.client_support import (
+    bootstrap, fast_group_config, kafka_python_member, read_all)
 from tests.support import as_version_fixture, server_fixture
 
 pytestmark = pytest.mark.interop
@@ -74,9 +75,9 @@ def test_consume_transform_produce_commits_offsets_only_with_the_transaction(ser
     for i in range(4):
         plain.send(source, b"m%d" % i)
     plain.close(TIMEOUT_S)
-    consumer = KafkaConsumer(source, bootstrap_servers=bootstrap(server), group_id=group,
-                             enable_auto_commit=False, auto_offset_reset="earliest",
-                             isolation_level="read_committed")
+    consumer = kafka_python_member(source, bootstrap_servers=bootstrap(server), group_id=group,
+                                   enable_auto_commit=False, auto_offset_reset="earliest",
+                                   isolation_level="read_committed")
     producer = transactional(server, "kp-ctp-id")
     try:
         inputs = read_all(poll_once, consumer, 4)

@@ -103,7 +103,7 @@ def real_clients(port: int, topic: str) -> dict:
                                    auto_offset_reset="earliest", **timeouts)
     got_kp = []
     try:
-        assert consumer.partitions_for_topic(topic)   # see test_broker_kafka_python.subscribed
+        assert consumer.partitions_for_topic(topic)   # see client_support.kafka_python_member
         deadline = time.monotonic() + TIMEOUT_S
         while len(got_kp) < N_ALL and time.monotonic() < deadline:
             for records in consumer.poll(timeout_ms=200).values():
