@@ -19,7 +19,7 @@ FRAME_SCHEMA = StructType([
     StructField("correlation_id", IntegerType()),
     StructField("client_id", StringType()),
     StructField("frame", BinaryType()),
-    StructField("marker", StringType()),          # None for frames; "gap", "close"
+    StructField("marker", StringType()),          # None for frames; "gap", "close", "sync"
     StructField("gap_start", LongType()),         # lost stream bytes (gap markers, and
     StructField("gap_end", LongType()),           # frames with bytes lost inside)
     StructField("frame_number", IntegerType()),   # pcap: Wireshark's 1-based number of

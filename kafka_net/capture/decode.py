@@ -22,7 +22,7 @@ from typing import Iterator
 
 from kafka_net.capture.findings import (
     RequestIndex, hex_excerpt, iso_utc, locate_violations, pdu)
-from kafka_net.capture.model import CLOSE, GAP, REQUEST, Frame
+from kafka_net.capture.model import CLOSE, GAP, REQUEST, SYNC, Frame
 from kafka_net.capture.pairing import pair_connection
 from kafka_net.capture.reader import CapturedConnection, read_capture_file
 from kafka_net.protocol.api_keys import ApiKey, api_name
@@ -130,6 +130,13 @@ def _render(item: _Item) -> Iterator[str]:
         yield (f"[gap] {item.connection} {side}: stream bytes {lo}-{hi} ({hi - lo} bytes) "
                f"lost or unusable; frames after it until a boundary is confirmed are "
                f"unverifiable")
+        return
+    if f.marker == SYNC:
+        side = "client -> broker" if f.direction == REQUEST else "broker -> client"
+        skipped = (f.gap or (0, 0))[1]
+        yield (f"[sync] {item.connection} {side}: the capture started mid-stream; the "
+               f"first frame boundary was found by searching ({skipped} bytes skipped "
+               f"before it); this side's faults are unverifiable until a frame decodes whole")
         return
     if f.marker == CLOSE:
         yield f"[close] {item.connection}: the client closed the connection (FIN) at " \

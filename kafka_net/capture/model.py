@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from kafka_net.capture.pairing_checks import HEADER_ONLY, STATES
 
 REQUEST, RESPONSE = 0, 1
-GAP, CLOSE = "gap", "close"   # markers: bytes lost here; the client's FIN
+# Markers: bytes lost here; the client's FIN; framing of this direction found by
+# searching here (the capture started mid-stream), not yet confirmed.
+GAP, CLOSE, SYNC = "gap", "close", "sync"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +26,7 @@ class Frame:
     truncated: bool = False
     after_gap: bool = False  # bytes of this frame were lost from the capture
     gap: tuple[int, int] | None = None   # those bytes' stream range (or a gap marker's)
-    marker: str | None = None            # None (a Kafka frame), GAP or CLOSE
+    marker: str | None = None            # None (a Kafka frame), GAP, CLOSE or SYNC
     # Where to find it: a pcap/pcapng file and the 1-based number Wireshark gives the
     # packet that completed the frame; or a .kncap segment and the record's offset.
     file: str = ""
@@ -98,4 +100,4 @@ class ConnectionReport:
 
 
 __all__ = ["CLOSE", "ConnectionReport", "Frame", "FrameState", "GAP", "Pair", "REQUEST",
-           "RESPONSE", "Violation"]
+           "RESPONSE", "SYNC", "Violation"]

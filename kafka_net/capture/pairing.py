@@ -46,6 +46,13 @@ on the next plausible frame boundary):
   of that direction decodes cleanly (a request; a response answering a
   waiting request) that direction's own faults are unverifiable too.
 
+A capture that started mid-stream has no gap, but its first boundary in each
+direction was found by searching all the same: a ``"sync"`` marker before a
+direction's first frame makes it suspect in the same way (a false boundary
+reads the middle of a frame, or the other side's bytes when the roles were
+guessed, as headers that fail to decode).  It does not make the connection
+unverifiable: once a frame decodes whole, everything is checked.
+
 Requests still waiting when the client closed the connection (its FIN) are
 **unanswered_before_close**, unless the broker could still rightly hold them
 (a Fetch within its max_wait_ms, a Produce within its timeout_ms, a
@@ -72,7 +79,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_net.capture.model import (
-    CLOSE, GAP, REQUEST, RESPONSE, ConnectionReport, Frame, FrameState, Pair, Violation)
+    CLOSE, GAP, REQUEST, RESPONSE, SYNC, ConnectionReport, Frame, FrameState, Pair, Violation)
 from kafka_net.capture.pairing_checks import (
     CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
     check_request_body, check_response_body, error_codes, produce_acks, read_request)
@@ -119,6 +126,8 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
     for frame in frames:
         if frame.marker == GAP:
             walk.on_gap(frame)
+        elif frame.marker == SYNC:
+            walk.suspect[frame.direction] = frame
         elif frame.marker == CLOSE:
             walk.on_close(frame)
         elif frame.direction == REQUEST:
@@ -171,8 +180,8 @@ class _Walk:
             self.violation(check, frame, corr, detail, offset)
         else:
             self.report.states[frame.position] = FrameState(
-                frame.position, UNVERIFIABLE, "framing not yet confirmed after a gap: "
-                + _gap_text(gap.gap), gap.gap)
+                frame.position, UNVERIFIABLE, "framing not yet confirmed after "
+                + _marker_text(gap), gap.gap)
 
     def state(self, frame: Frame, state: str, reason: str = "") -> None:
         if frame.after_gap and state != NOT_KAFKA:
@@ -364,9 +373,10 @@ class _Walk:
     def _unverifiable(self, req: _Req, gap: Frame) -> None:
         """``gap``: the marker of the lost bytes, or a response cut short."""
         self.report.unverifiable_requests += 1
-        self.report.states[req.position] = FrameState(
-            req.position, UNVERIFIABLE, "its response may have been lost: " + _gap_text(gap.gap),
-            gap.gap)
+        why = ("perhaps no request at all: its boundary was found after "
+               + _marker_text(gap)) if gap.marker == SYNC else \
+            "its response may have been lost: " + _gap_text(gap.gap)
+        self.report.states[req.position] = FrameState(req.position, UNVERIFIABLE, why, gap.gap)
 
     def finish(self) -> None:
         """Waiting requests overtaken by a later response were skipped: unanswered.
@@ -424,6 +434,12 @@ def _gap_text(gap: tuple[int, int] | None) -> str:
     return f"stream bytes {gap[0]}-{gap[1]} lost from the capture"
 
 
+def _marker_text(marker: Frame) -> str:
+    if marker.marker == SYNC:
+        return "a search for the first frame boundary (the capture started mid-stream)"
+    return "a gap: " + _gap_text(marker.gap)
+
+
 def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
     req.answered = True
     req.responses += 1
@@ -453,4 +469,4 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
 
 
 __all__ = ["CHECKS", "ConnectionReport", "Frame", "FrameState", "Pair", "Violation",
-           "pair_connection", "REQUEST", "RESPONSE", "GAP", "CLOSE"]
+           "pair_connection", "REQUEST", "RESPONSE", "GAP", "CLOSE", "SYNC"]

@@ -37,7 +37,8 @@ TCP's acknowledgement numbers (:func:`_merge`): a response whose first
 packet acknowledges all of a request's bytes comes after it, one that does
 not comes before it; timestamps decide only where no ACK says anything (a
 clock skew between two merged interfaces does not reorder anything).  The
-client's FIN is a ``CLOSE`` marker in that order.
+client's FIN is a ``CLOSE`` marker in that order, and a direction whose
+framing was found by searching (no SYN) starts with a ``SYNC`` marker.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from kafka_net.capture.model import CLOSE, GAP, REQUEST, RESPONSE, Frame
+from kafka_net.capture.model import CLOSE, GAP, REQUEST, RESPONSE, SYNC, Frame
 from kafka_net.capture.packet import ACK, FIN, RST, SYN, Packet
 from kafka_net.capture.tcp_frames import (
     I32, MAX_FRAME_SIZE, SYNC_TRIES, Flow, Framed, plausible_request, request_correlation_id,
@@ -198,6 +199,9 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     resp.split(RESPONSE, req_ids)
     if resp.synced_mid_stream and resp.frames and req.frames:
         _drop_requests_before_first_answer(req, resp, conn)
+    for flow in (req, resp):
+        if flow.synced_mid_stream and flow.frames and flow.frames[0].marker is None:
+            _mark_sync(flow)   # (a gap marker first makes the direction suspect anyway)
     conn.not_kafka = req.not_kafka
     for flow, name in ((req, "requests"), (resp, "responses")):
         if flow.stats.unverifiable:
@@ -277,6 +281,17 @@ def _drop_requests_before_first_answer(req: "Flow", resp: "Flow", conn: Connecti
                     f"the first whole response captured")
                 del req.frames[:i]
             return
+
+
+def _mark_sync(flow: "Flow") -> None:
+    """A SYNC marker just before the direction's first frame: its boundary was found
+    by searching, so pairing holds that direction's faults unverifiable until one
+    of its frames decodes whole (see :mod:`.pairing`).  It takes the first frame's
+    times, offsets and ACK, so :func:`_merge` puts it right before that frame; its
+    ``gap`` is the range of bytes skipped before that boundary."""
+    first = flow.frames[0]
+    flow.frames.insert(0, first._replace(payload=b"", size=0, truncated=False,
+                                         gap=(0, first.start), marker=SYNC))
 
 
 def _roles(packets: list[Packet], broker_ports: set[int]):

@@ -176,6 +176,22 @@ def test_decode_notes_gaps_and_keeps_going():
     assert "Metadata v12 request (api key 3), correlation id 10" in text   # after the gap
 
 
+def test_decode_marks_where_a_mid_stream_capture_found_its_framing():
+    wire = wire_of(["q2", "r2", "q9", "r9"], mss=40)
+    # The capture starts after the first packet of response 2 (Metadata, several packets).
+    started = next(i for i, p in enumerate(wire.packets) if p.payload and p.src_port == 9092)
+    wire.packets[:started + 1] = []
+    text = "\n".join(decode_file(pcap_bytes(wire), "m.pcap", broker_ports={9092}))
+    # Each side's first frame is announced; the rest of response 2 is skipped.
+    assert "[sync] 10.0.0.1:50123-10.0.0.2:9092 client -> broker: the capture started " \
+           "mid-stream; the first frame boundary was found by searching (0 bytes " \
+           "skipped before it)" in text
+    assert "[sync] 10.0.0.1:50123-10.0.0.2:9092 broker -> client: the capture started " \
+           "mid-stream; the first frame boundary was found by searching (" in text
+    assert "Heartbeat v4 request (api key 12), correlation id 9" in text
+    assert "Metadata" not in text and "Coverage: unverifiable" not in text
+
+
 def test_decode_says_what_is_not_a_capture():
     (line,) = list(decode_file(b"hello world", "junk"))
     assert line == "junk: not a capture (neither a kafka-net capture nor a pcap/pcapng file)"

@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.format import decode_segment
 from kafka_net.capture.pairing import (
-    CHECKS, CLOSE, GAP, REQUEST, RESPONSE, Frame, pair_connection)
+    CHECKS, CLOSE, GAP, REQUEST, RESPONSE, SYNC, Frame, pair_connection)
 from kafka_net.protocol import ApiKey, encode_request, encode_response
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records.building import build_batch
@@ -475,6 +475,25 @@ def test_violations_before_and_after_a_gap_are_reported():
     convo.insert(at + 1, ("r9 again", RESPONSE, payload("r9")))
     report = pair_connection(frames_with_markers(convo))
     assert found(report) == expected + [("duplicate_response", at + 1, 9)]
+
+
+def test_a_boundary_found_mid_stream_is_suspect_until_a_request_decodes():
+    """A SYNC marker (the capture started mid-stream, the first boundary found by
+    searching): a request that does not decode, or repeats an id, before one
+    decodes whole is unverifiable; after a whole one, the same faults are
+    violations."""
+    bad = req(ApiKey.METADATA, 12, 5, {"topics": None})[:-3]   # body cut short
+    good = req(ApiKey.METADATA, 12, 6, {"topics": None})
+    frames = [Frame(0, REQUEST, 1, b"", 0, gap=(0, 40), marker=SYNC),
+              Frame(1, REQUEST, 2, bad, len(bad)), Frame(2, REQUEST, 3, bad, len(bad)),
+              Frame(3, REQUEST, 4, good, len(good)), Frame(4, REQUEST, 5, bad, len(bad))]
+    report = pair_connection(frames)
+    assert [(v.check, v.position) for v in report.violations] == [
+        ("duplicate_correlation_id_in_flight", 4), ("undecodable_request", 4)]
+    assert {p: (s.state, s.reason[:60]) for p, s in report.states.items() if p < 3} == {
+        p: ("unverifiable", "framing not yet confirmed after a search for the first frame")
+        for p in (1, 2)}
+    assert report.unverifiable_from is None    # nothing was lost
 
 
 # -- versions beyond the schema ------------------------------------------------------------

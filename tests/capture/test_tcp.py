@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from kafka_net.capture.pairing import REQUEST, RESPONSE, pair_connection
+from kafka_net.capture.pairing import REQUEST, RESPONSE, SYNC, pair_connection
+from kafka_net.capture.pairing_checks import CHECKED
 from kafka_net.capture.pcap import ACK, FIN, PSH, RST, SYN, Packet, read_packets
 from kafka_net.capture.tcp import Connection, plausible_request, reassemble
 from tests.capture.packets import ethernet, ip_packet, pcap_file, pcapng_file
@@ -242,6 +243,13 @@ def test_capture_started_mid_stream(with_ports):
     assert conn.broker_rule == ("broker_ports" if with_ports else "request_header")
     report = pair_connection(conn.frames)
     assert report.violations == [] and report.unverifiable_from is None
+    # Each direction's found boundary is marked (SYNC, with the bytes skipped before
+    # it); the first frame of each decodes whole, so every frame is checked.
+    for direction in (REQUEST, RESPONSE):
+        mine = [f for f in conn.frames if f.direction == direction]
+        assert mine[0].marker == SYNC and mine[1].marker is None
+        assert mine[0].gap[1] > 0 and mine[0].timestamp_ns == mine[1].timestamp_ns
+    assert {s.state for s in report.states.values()} == {CHECKED}
     # Requests 1-2 started before the capture; responses 1-2 answer them: left out.
     assert [p.correlation_id for p in report.pairs] == list(range(3, 10))
     assert payloads(conn, REQUEST) == [r[4:] for r in requests[2:]]

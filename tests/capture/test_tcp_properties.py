@@ -39,6 +39,10 @@ def test_reordering_and_duplicates_never_change_the_frames(seed, n, mss, pipelin
 # The responses' size prefix lost and never found again, the requests sent after it
 # still waiting at the client's FIN: unverifiable, not unanswered.
 @example(seed=334, n=4, mss=166, pipeline=1, drops=4, skip=0, handshake=False)
+# No handshake and no broker port: the roles guessed wrong, and a response's bytes
+# searched as requests found a boundary (correlation id 0 also starts a segment
+# of the other side): the SYNC marker keeps those frames unverifiable.
+@example(seed=1, n=6, mss=23, pipeline=1, drops=4, skip=23, handshake=False)
 def test_dropped_packets_never_give_violations(seed, n, mss, pipeline, drops, skip,
                                                handshake):
     """Lost packets (anywhere, also at the start) make frames unverifiable, never wrong."""
