@@ -12,7 +12,9 @@ connection, so such a request left without an answer is never
 client probes with its newest version), and so are api keys no schema knows
 (``undecodable_request`` already).  Requests before the first advertised
 range, or on a connection whose ApiVersions answer was not captured whole,
-are not checked.  See :mod:`.attribution` for whose findings these are.
+are not checked, nor are requests read where the framing was not confirmed
+(after a gap or a mid-stream start, before a frame decoded whole: see
+:mod:`.pairing`).  See :mod:`.attribution` for whose findings these are.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def check_advertised_versions(frames: list[Frame], report: ConnectionReport) -> 
     for req in report.requests:
         if req.api_key == ApiKey.API_VERSIONS or req.api_key not in _KNOWN_KEYS:
             continue    # an api key no schema knows is undecodable_request already
+        if req.suspect is not None:
+            continue    # read where framing was not confirmed: perhaps no request at all
         advert = next(((pos, r) for pos, r in reversed(adverts) if pos < req.position), None)
         if advert is None:
             continue
