@@ -189,3 +189,121 @@ def test_produce_v0_v2_stay_refused_without_legacy_formats(release):
                 answer = produce(client, version, topic,
                                  build_message_set(messages(magic, 1), magic))
                 assert answer["error_code"] == ErrorCode.INVALID_RECORD
+
+
+# --- Fetch v0-v3 ------------------------------------------------------------------------
+
+
+def fetch_legacy(client, version: int, topic: str, offset: int = 0, partition: int = 0,
+                 **limits) -> dict:
+    body = client.call(FETCH, version, fetch_body([(topic, partition, offset)], **limits))
+    return body["responses"][0]["partitions"][0]
+
+
+def produce_v3(client, topic: str, records, version: int = 3, **kw) -> int:
+    body = client.call(PRODUCE, version, produce_body(topic, 0, build_batch(records, **kw)))
+    answer = body["responses"][0]["partition_responses"][0]
+    assert answer["error_code"] == 0
+    return answer["base_offset"]
+
+
+@pytest.mark.parametrize("version, magic", [(0, 0), (1, 0), (2, 1), (3, 1)])
+def test_fetch_down_converts_stored_batches(kafka_2_8, version, magic):
+    topic = new_topic(kafka_2_8)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        produce_v3(client, topic, [(b"k0", b"v0", [("h", b"x")], 1000), (None, b"v1", (), 1001)])
+        produce_v3(client, topic, [(b"k2", b"v2", (), 1002)])
+        answer = fetch_legacy(client, version, topic, offset=1)
+    assert answer["error_code"] == 0 and answer["high_watermark"] == 3
+    ts = (lambda t: t) if magic else (lambda t: -1)
+    # offset 0 is below the fetch offset in an uncompressed batch: skipped
+    assert read_message_set(answer["records"]) == [
+        LegacyRecord(1, ts(1001), None, b"v1"), LegacyRecord(2, ts(1002), b"k2", b"v2")]
+    first_magic = answer["records"][16]
+    assert first_magic == magic
+
+
+def test_fetch_v2_keeps_the_batch_codec_and_reads_produced_legacy_messages(kafka_2_8):
+    topic = new_topic(kafka_2_8)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        produce(client, 2, topic, build_message_set(messages(1, 3), 1,
+                                                    compression=Compression.SNAPPY))
+        answer = fetch_legacy(client, 2, topic)
+    records = bytes(answer["records"])
+    assert records[17] & 0x07 == Compression.SNAPPY   # one snappy wrapper
+    assert read_message_set(records) == messages(1, 3)
+
+
+def test_fetch_v3_zstd_batch_is_unsupported_compression_type(kafka_2_8):
+    topic = new_topic(kafka_2_8, partitions=2)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        produce_v3(client, topic, [(None, b"z")], version=7, compression=Compression.ZSTD)
+        body = client.call(PRODUCE, 3, produce_body(topic, 1, build_batch([(None, b"p")])))
+        assert body["responses"][0]["partition_responses"][0]["error_code"] == 0
+        request = fetch_body([(topic, 0, 0), (topic, 1, 0)])
+        answers = client.call(FETCH, 3, request)["responses"][0]["partitions"]
+    assert answers[0]["error_code"] == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert answers[1]["error_code"] == 0
+    assert read_message_set(answers[1]["records"]) == [LegacyRecord(0, -1, None, b"p")]
+
+
+def test_fetch_drops_control_batches(kafka_2_8):
+    """A transaction's records are read uncommitted below v4; its marker is not sent."""
+    topic = new_topic(kafka_2_8)
+    kafka_2_8.apis.replica_manager.append_txn_marker(topic, 0, bytearray(build_batch(
+        [(b"\x00\x00\x00\x00", b"\x00\x00\x00\x00\x00\x00")], control=True,
+        producer_id=7, producer_epoch=0)), 7, 0, True)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        produce_v3(client, topic, [(None, b"after")])
+        answer = fetch_legacy(client, 1, topic)
+    assert read_message_set(answer["records"]) == [LegacyRecord(1, -1, None, b"after")]
+
+
+def test_fetch_v3_respects_max_bytes_at_whole_messages(kafka_2_8):
+    topic = new_topic(kafka_2_8)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        # one stored batch of 20 one-byte records, 221 bytes; as magic 1 messages
+        # 20 x 35 bytes (12 of log overhead, 22 of message header, 1 of value)
+        produce_v3(client, topic, [(None, b"%d" % (i % 10), (), i) for i in range(20)])
+        produce_v3(client, topic, [(None, b"x", (), 20)])
+        one = fetch_legacy(client, 3, topic, max_bytes=1)
+        assert [r.offset for r in read_message_set(one["records"])] == [0]   # the first always
+        cut = fetch_legacy(client, 3, topic, max_bytes=300)
+        assert len(cut["records"]) == 8 * 35
+        assert [r.offset for r in read_message_set(cut["records"])] == list(range(8))
+        per_partition = fetch_legacy(client, 3, topic, partition_max_bytes=100)
+        assert [r.offset for r in read_message_set(per_partition["records"])] == [0, 1]
+
+
+def test_api_versions_advertises_fetch_from_v0_at_2_8(kafka_2_8):
+    with RawClient(kafka_2_8.bound_port()) as client:
+        body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
+                                                    "client_software_version": "1"})
+    ranges = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
+    assert ranges[FETCH] == (0, 12) and ranges[PRODUCE] == (0, 9)
+
+
+@pytest.mark.parametrize("release", [None, "4.0"])
+def test_fetch_v0_v3_are_not_served_without_legacy_formats(release):
+    with running_server(make_config(as_version=release, num_network_threads=1,
+                                    num_io_threads=1)) as server:
+        topic = new_topic(server)
+        with RawClient(server.bound_port()) as client:
+            body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
+                                                        "client_software_version": "1"})
+            ranges = {e["api_key"]: e["min_version"] for e in body["api_keys"]}
+            assert ranges[FETCH] == 4
+            client.send(FETCH, 3, fetch_body([(topic, 0, 0)]))
+            assert client.is_closed_by_server()
+
+
+def test_fetch_v1_down_converts_from_segment_files(tmp_path):
+    """The durable log answers with a file region; it is read and converted."""
+    with running_server(make_config(as_version="3.9", log_store="disk",
+                                    log_dirs=(str(tmp_path),))) as server:
+        topic = new_topic(server)
+        with RawClient(server.bound_port()) as client:
+            produce(client, 0, topic, build_message_set(messages(0, 3), 0,
+                                                        compression=Compression.GZIP))
+            answer = fetch_legacy(client, 1, topic)
+    assert read_message_set(answer["records"]) == messages(0, 3)

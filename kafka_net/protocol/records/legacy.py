@@ -229,6 +229,20 @@ def read_message_set(data: Buffer, max_uncompressed_bytes: int = 4 * 1024 * 1024
     return out
 
 
+def trim_message_set(data: bytes, limit: int, min_one: bool) -> bytes:
+    """The whole log entries of ``data`` that fit in ``limit`` bytes (with
+    ``min_one``, at least the first, whatever its size: a consumer must always
+    make progress, KIP-74)."""
+    view = memoryview(data)
+    pos = 0
+    while pos < len(view):
+        size = LOG_OVERHEAD + _INT32.unpack_from(view, pos + 8)[0]
+        if pos + size > limit and not (min_one and pos == 0):
+            break
+        pos += size
+    return bytes(view[:pos])
+
+
 # --- building -------------------------------------------------------------------------
 
 
