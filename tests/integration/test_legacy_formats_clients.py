@@ -4,7 +4,9 @@ playing Kafka 2.8 (``as.version``): what a Kafka 2.8 broker served them.
 * kafka-python 3.0.12 with ``api_version=(0, 10, 1)``: Produce v2 with magic-1
   message sets (its kafka/record/legacy_records.py), Fetch v3, assign + seek.
 * kcat (the Debian package, librdkafka 2.0.x) with ``api.version.request=false``
-  and ``broker.version.fallback=0.10.0``: the same formats, no ApiVersions.
+  and ``broker.version.fallback=0.9.0``: magic 0 (Produce v1, Fetch v1,
+  ListOffsets v0), no ApiVersions.  At fallback 0.10.0 librdkafka asks
+  ApiVersions all the same and negotiates record batches.
 
 Each checks the versions the broker saw (the broker's request metrics), what it
 stored (one magic-2 batch per produced message set, the client's codec) and
@@ -93,9 +95,7 @@ def test_kafka_python_0_10_1_produces_and_consumes(kafka_2_8, codec):
 # librdkafka sends ApiVersions whenever broker.version.fallback is 0.10.0 or later, even
 # with api.version.request=false (librdkafka issue #1422): held to 0.10.0 it still
 # negotiates record batches (Produce v7 at 2.8).  Only a fallback before 0.10 keeps it
-# on the legacy formats: Produce v1 and Fetch v1, magic 0.  Its ListOffsets is then v0,
-# which kafka-net does not serve (it starts at v1), so the consumer starts at an
-# absolute offset ("-o 0") and needs none.
+# on the legacy formats: Produce v1 and Fetch v1, magic 0, and ListOffsets v0.
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_kcat_0_9_0_produces_and_consumes_magic_0(fresh_2_8, kcat_installed, cod
     kcat(fresh_2_8, "0.9.0", "-P", "-t", topic, "-p", "0", "-K", ":", "-X",
          f"compression.codec={codec}", input="".join(f"{k}:{v}\n" for k, v in wanted))
     assert {b.compression for b in stored_batches(fresh_2_8, topic)} == {CODECS[codec]}
-    out = kcat(fresh_2_8, "0.9.0", "-C", "-t", topic, "-p", "0", "-o", "0", "-e",
+    out = kcat(fresh_2_8, "0.9.0", "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e",
                "-c", str(N), "-J")
     records = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert [r["offset"] for r in records] == list(range(N))
@@ -134,6 +134,7 @@ def test_kcat_0_9_0_produces_and_consumes_magic_0(fresh_2_8, kcat_installed, cod
     assert all("ts" not in r for r in records)   # magic 0: no timestamps
     assert versions_seen(fresh_2_8, ApiKey.PRODUCE) == [1]
     assert versions_seen(fresh_2_8, ApiKey.FETCH) == [1]
+    assert versions_seen(fresh_2_8, ApiKey.LIST_OFFSETS) == [0]
     assert versions_seen(fresh_2_8, ApiKey.API_VERSIONS) == []
 
 

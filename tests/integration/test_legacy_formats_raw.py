@@ -307,3 +307,44 @@ def test_fetch_v1_down_converts_from_segment_files(tmp_path):
                                                         compression=Compression.GZIP))
             answer = fetch_legacy(client, 1, topic)
     assert read_message_set(answer["records"]) == messages(0, 3)
+
+
+# --- ListOffsets v0 (the consumers of the legacy formats look offsets up with it) ---------
+
+
+def list_offsets_v0(client, topic: str, timestamp: int, max_num_offsets: int = 1) -> dict:
+    body = client.call(ApiKey.LIST_OFFSETS, 0, {"replica_id": -1, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "timestamp": timestamp,
+                                        "max_num_offsets": max_num_offsets}]}]})
+    return body["topics"][0]["partitions"][0]
+
+
+def test_list_offsets_v0_answers_old_style_offsets(kafka_2_8):
+    topic = new_topic(kafka_2_8)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        empty = list_offsets_v0(client, topic, -1)
+        assert (empty["error_code"], empty["old_style_offsets"]) == (0, [0])
+        for i in range(3):
+            produce_v3(client, topic, [(None, b"x", (), 1_000 + i)])
+        assert list_offsets_v0(client, topic, -1)["old_style_offsets"] == [3]
+        assert list_offsets_v0(client, topic, -1, 10)["old_style_offsets"] == [3, 0]
+        assert list_offsets_v0(client, topic, -2, 10)["old_style_offsets"] == [0]
+        # the one segment's newest record is at 1002: before it, no offset
+        assert list_offsets_v0(client, topic, 1_001, 10)["old_style_offsets"] == []
+        assert list_offsets_v0(client, topic, 1_002, 10)["old_style_offsets"] == [0]
+        refused = list_offsets_v0(client, topic, -3)
+        assert refused["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+        unknown = list_offsets_v0(client, "no-such-topic", -1)
+        assert unknown["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@pytest.mark.parametrize("release", [None, "4.0"])
+def test_list_offsets_v0_is_not_served_without_legacy_formats(release):
+    with running_server(make_config(as_version=release, num_network_threads=1,
+                                    num_io_threads=1)) as server:
+        topic = new_topic(server)
+        with RawClient(server.bound_port()) as client:
+            client.send(ApiKey.LIST_OFFSETS, 0, {"replica_id": -1, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1,
+                                                "max_num_offsets": 1}]}]})
+            assert client.is_closed_by_server()
