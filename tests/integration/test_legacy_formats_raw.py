@@ -348,3 +348,13 @@ def test_list_offsets_v0_is_not_served_without_legacy_formats(release):
                 {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1,
                                                 "max_num_offsets": 1}]}]})
             assert client.is_closed_by_server()
+
+
+def test_acks_0_with_a_corrupt_message_closes_the_connection(kafka_2_8):
+    """As for any acks=0 failure: closing is how the producer learns of it."""
+    topic = new_topic(kafka_2_8)
+    bad = bytearray(build_message_set(messages(0, 1), 0))
+    bad[-1] ^= 0xFF
+    with RawClient(kafka_2_8.bound_port()) as client:
+        client.send(PRODUCE, 0, produce_body(topic, 0, bytes(bad), acks=0))
+        assert client.is_closed_by_server()

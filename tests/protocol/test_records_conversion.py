@@ -4,10 +4,13 @@ rules Kafka 3.x's LogValidator and RecordsUtil.downConvert apply)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    Compression, RecordError, TimestampType, build_batch, decode_records, with_base_offset)
+    Compression, DecompressionBudget, RecordError, TimestampType, build_batch, decode_records,
+    with_base_offset)
 from kafka_net.protocol.records.conversion import down_convert, up_convert_produce
 from kafka_net.protocol.records.legacy import (
     LegacyRecord, build_message_set, encode_message, read_message_set)
@@ -84,3 +87,36 @@ def test_down_convert_zstd_is_unsupported_compression_type():
     with pytest.raises(RecordError) as info:
         down_convert([batch], 1, 0, LIMIT)
     assert info.value.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+# --- arbitrary input: only the record errors ------------------------------------------------
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(st.binary(max_size=400), st.booleans(), st.booleans())
+def test_up_convert_of_arbitrary_bytes_raises_only_record_errors(data, compacted, lat):
+    try:
+        up(data, compacted=compacted, log_append_time=lat,
+           budget=DecompressionBudget(LIMIT))
+    except RecordError:
+        pass
+
+
+@FAST
+@given(st.lists(st.tuples(st.one_of(st.none(), st.binary(max_size=8)), st.binary(max_size=30)),
+                min_size=1, max_size=4),
+       st.sampled_from([0, 1]), st.sampled_from([0, 1, 2, 3]), st.data())
+def test_up_convert_of_mutated_message_sets_raises_only_record_errors(items, magic, codec, data):
+    blob = bytearray(build_message_set(
+        [LegacyRecord(i, 5 if magic else -1, k, v) for i, (k, v) in enumerate(items)], magic,
+        compression=codec))
+    for _ in range(data.draw(st.integers(1, 3))):
+        blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
+    try:
+        result = up(bytes(blob), budget=DecompressionBudget(LIMIT))
+    except RecordError:
+        return
+    if result is not None:   # what was accepted is a valid batch
+        decode_records(result[1])
