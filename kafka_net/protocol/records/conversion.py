@@ -39,11 +39,11 @@ from kafka_net.protocol.records.framing import (
     MAGIC_OFFSET, MAGIC_V2, NO_TIMESTAMP, BatchHeader, Buffer, Compression,
     DecompressionLimitError, InvalidRecordError, RecordError, RecordTooLargeError,
     TimestampType, UnsupportedCompressionTypeError, as_byte_view, complete_batch_size,
-    frame_batch, read_header)
+    read_header)
 from kafka_net.protocol.records.legacy import (
     LegacyEntry, LegacyRecord, build_message_set, check_crc, deep_records, read_entry)
 from kafka_net.protocol.records.validation import (
-    DecompressionBudget, KeylessRecordsError, _over_budget, _validate_framed)
+    DecompressionBudget, KeylessRecordsError, _over_budget, validate_batch)
 
 # compression.type values (topic config) -> codec; "producer" keeps the source's.
 TOPIC_CODECS = {"uncompressed": Compression.NONE, "gzip": Compression.GZIP,
@@ -118,8 +118,9 @@ def _magic2(entries: list[memoryview], max_batch_size, max_uncompressed_bytes, b
     if len(entries) > 1:
         raise InvalidRecordError("Compressed outer record has more than one batch")
     first = entries[0]
-    header = _validate_framed(first, frame_batch(first), True, max_batch_size, False,
-                              max_uncompressed_bytes, budget, compacted)
+    header = validate_batch(first, max_batch_size=max_batch_size,
+                            max_uncompressed_bytes=max_uncompressed_bytes, budget=budget,
+                            compacted=compacted)
     return header, first
 
 
