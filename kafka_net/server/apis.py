@@ -36,6 +36,7 @@ from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.kafka_releases import APIS as KAFKA_RELEASE_APIS
+from kafka_net.protocol.kafka_releases import RELEASES as KAFKA_RELEASES
 from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
@@ -144,19 +145,40 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
 )}
 
 
+# Kafka 4.0 removed message formats v0 and v1 (KIP-724) and the API versions that
+# carried them (KIP-896); every release before it still spoke them.
+FIRST_RELEASE_WITHOUT_LEGACY_FORMATS = "4.0"
+
+
+def speaks_legacy_formats(release: str | None) -> bool:
+    """Whether ``as.version`` plays a Kafka release that accepted and served legacy
+    message sets (Produce v0-v2, Fetch v0-v3): any before 4.0.  Without
+    ``as.version`` kafka-net plays Kafka 4.x, which does not."""
+    return release is not None and \
+        KAFKA_RELEASES.index(release) < KAFKA_RELEASES.index(FIRST_RELEASE_WITHOUT_LEGACY_FORMATS)
+
+
 def served_versions(handlers: dict[int, ModuleType], release: str | None
                     ) -> dict[int, Versions]:
     """Each handler's VERSIONS, in key order; with ``as.version`` (``release``), only
     the versions that Kafka release's broker served too, and no API it lacked.  The
-    Processors then refuse the rest as Kafka refuses a version it does not serve."""
+    Processors then refuse the rest as Kafka refuses a version it does not serve.
+
+    A handler whose oldest versions carry legacy message sets names them in
+    ``LEGACY_LOW`` (Fetch: 0): they are served only at a release before 4.0,
+    and only as far as that release served them."""
     served = {key: mod.VERSIONS for key, mod in sorted(handlers.items())}
     if release is None:
         return served
     kafka = KAFKA_RELEASE_APIS[release]
+    legacy = speaks_legacy_formats(release)
     limited = {}
     for key, versions in served.items():
         if key in kafka:
-            low = max(versions.low, kafka[key][0])
+            own_low = versions.low
+            if legacy:
+                own_low = getattr(handlers[key], "LEGACY_LOW", own_low)
+            low = max(own_low, kafka[key][0])
             high = kafka[key][1] if versions.high is None else min(versions.high, kafka[key][1])
             if low <= high:
                 limited[key] = Versions(low, high)
@@ -253,6 +275,11 @@ class RequestContext:
     @property
     def config(self) -> ServerConfig:
         return self.apis.config
+
+    @property
+    def legacy_formats(self) -> bool:
+        """Whether legacy message sets are spoken (``as.version`` before 4.0)."""
+        return speaks_legacy_formats(self.apis.config.as_version)
 
     @property
     def metadata_cache(self) -> MetadataCache:

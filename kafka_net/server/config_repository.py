@@ -58,6 +58,9 @@ class LogConfig:
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = 2**63 - 1
     min_cleanable_ratio: float = 0.5
+    # Acted on where the broker builds a batch itself: a legacy producer's messages
+    # converted to magic 2 (Kafka's LogValidator; "producer" keeps the source's codec).
+    compression_type: str = "producer"
 
 
 class ConfigRepository:
@@ -123,7 +126,8 @@ class ConfigRepository:
                          v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy, retention_set,
                          segment, v["delete.retention.ms"], v["min.compaction.lag.ms"],
-                         v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"])
+                         v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"],
+                         v["compression.type"])
 
     def set_broker_default(self, name: str, value: Any) -> None:
         """A static broker key that is a topic config's synonym (``log.segment.bytes``

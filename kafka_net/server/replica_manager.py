@@ -40,6 +40,7 @@ from kafka_net.protocol.records import (
     DecompressionBudget, DecompressionLimitError, KeylessRecordsError, RecordError,
     iter_batches, read_header, read_records_count, set_log_append_time,
     validate_produce_records)
+from kafka_net.protocol.records.conversion import up_convert_produce
 from kafka_net.server.broker_topic_stats import BrokerTopicStats
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.internal_topics import is_internal
@@ -211,17 +212,26 @@ class ReplicaManager:
 
     def append_records(self, topic: str, index: int, records: bytes | None,
                        api_version: int, budget: DecompressionBudget | None = None,
-                       ) -> ProduceResult:
+                       legacy: bool = False) -> ProduceResult:
+        """Validate and append one partition's records.  ``legacy``: Produce
+        v0-v2 while playing a Kafka release before 4.0, whose message sets are
+        converted to one magic-2 batch first (:func:`up_convert_produce`)."""
         partition = self._partitions.get((topic, index))   # self.partition, once per batch
         if partition is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        result = self._append_records(partition, topic, index, records, api_version, budget)
+        if legacy:
+            result, count = self._append_legacy(partition, topic, index, records, api_version,
+                                                budget)
+        else:
+            result = self._append_records(partition, topic, index, records, api_version, budget)
+            count = -1
         if result[0]:   # error_code
             self.topic_stats.produce_failed(topic)
         else:
             # Kafka's BytesIn is the records' size; magic 2 sends one batch per
             # partition, whose count field says how many records were appended.
-            self.topic_stats.produced(topic, len(records), read_records_count(records))
+            self.topic_stats.produced(topic, len(records),
+                                      read_records_count(records) if count < 0 else count)
         return result
 
     def _append_records(self, partition: Partition, topic: str, index: int,
@@ -236,12 +246,41 @@ class ReplicaManager:
         except KeylessRecordsError as exc:
             return self._refuse_keyless(topic, index, exc)
         except RecordError as exc:
-            # A batch inflating past the bound is most likely an attack: a warning.
-            level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
-            self._rejections.log(level, type(exc).__name__,
-                                 "Rejected a record batch for %s-%d with error code %d: %s",
-                                 escape(topic), index, exc.error_code, exc)
-            return ProduceResult(exc.error_code, error_message=str(exc))
+            return self._refuse(topic, index, exc)
+        return self._append_validated(partition, topic, index, config, header, batch,
+                                      api_version)
+
+    def _append_legacy(self, partition: Partition, topic: str, index: int,
+                       records: bytes | None, api_version: int,
+                       budget: DecompressionBudget | None) -> tuple[ProduceResult, int]:
+        """Produce v0-v2 (as.version before 4.0): (the result, records appended)."""
+        config = self.config_repository.log_config(topic)
+        try:
+            converted = up_convert_produce(
+                records, max_batch_size=config.max_message_bytes,
+                max_uncompressed_bytes=self.max_uncompressed_bytes, budget=budget,
+                compacted=config.compact, log_append_time=config.log_append_time,
+                compression_type=config.compression_type)
+        except KeylessRecordsError as exc:
+            return self._refuse_keyless(topic, index, exc), 0
+        except RecordError as exc:
+            return self._refuse(topic, index, exc), 0
+        if converted is None:   # no complete message: Kafka appends nothing, and says so
+            return ProduceResult(ErrorCode.NONE, -1, partition.log.log_start_offset), 0
+        header, batch = converted
+        return (self._append_validated(partition, topic, index, config, header, batch,
+                                       api_version), header.records_count)
+
+    def _refuse(self, topic: str, index: int, exc: RecordError) -> ProduceResult:
+        # A batch inflating past the bound is most likely an attack: a warning.
+        level = logging.WARNING if isinstance(exc, DecompressionLimitError) else logging.INFO
+        self._rejections.log(level, type(exc).__name__,
+                             "Rejected a record batch for %s-%d with error code %d: %s",
+                             escape(topic), index, exc.error_code, exc)
+        return ProduceResult(exc.error_code, error_message=str(exc))
+
+    def _append_validated(self, partition: Partition, topic: str, index: int, config,
+                          header, batch, api_version: int) -> ProduceResult:
         if len(batch) > config.segment_bytes:
             # UnifiedLog.append: a batch must fit in one segment.
             return ProduceResult(

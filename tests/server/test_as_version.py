@@ -49,11 +49,15 @@ TELEMETRY = {ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY}
 def overlap(release: str) -> dict[int, tuple[int, int]]:
     """Written out here, independently of served_versions: each handler's range
     cut to the release's, where they meet (less the telemetry APIs, unlisted
-    without an exporter)."""
+    without an exporter).  Before 4.0 a handler's legacy versions (LEGACY_LOW:
+    Fetch v0-v3, legacy message sets) count too."""
+    legacy = RELEASES.index(release) < RELEASES.index("4.0")
     out = {}
     for key, module in HANDLERS.items():
         if key in APIS[release] and key not in TELEMETRY:
-            low = max(module.VERSIONS.low, APIS[release][key][0])
+            own_low = getattr(module, "LEGACY_LOW", module.VERSIONS.low) if legacy \
+                else module.VERSIONS.low
+            low = max(own_low, APIS[release][key][0])
             high = min(module.VERSIONS.high, APIS[release][key][1])
             if low <= high:
                 out[int(key)] = (low, high)
@@ -64,7 +68,7 @@ def test_at_3_9_api_versions_advertises_exactly_the_overlap(playing):
     body = advertised(playing("3.9"))
     assert ranges(body) == overlap("3.9")
     got = ranges(body)
-    assert got[ApiKey.FETCH] == (4, 17)            # kafka-net serves Fetch from v4
+    assert got[ApiKey.FETCH] == (0, 17)            # legacy message sets: v0-v3 before 4.0
     assert got[ApiKey.PRODUCE] == (0, 11)          # 3.9's maximum
     assert got[ApiKey.CONSUMER_GROUP_HEARTBEAT] == (0, 0)
     assert ApiKey.CONSUMER_GROUP_DESCRIBE in got and ApiKey.DESCRIBE_TOPIC_PARTITIONS in got
@@ -92,6 +96,11 @@ def test_at_2_8_the_newer_apis_are_not_advertised_nor_any_feature(playing):
     assert got[ApiKey.METADATA] == (0, 11)
     assert body["supported_features"] == [] and body["finalized_features"] == []
     assert body["finalized_features_epoch"] == -1   # unknown, as a 2.8 broker says
+
+
+def test_from_4_0_fetch_starts_at_v4(playing):
+    """Kafka 4.0 removed Fetch v0-v3 (KIP-896), and so does kafka-net playing it."""
+    assert ranges(advertised(playing("4.0")))[ApiKey.FETCH] == (4, 17)
 
 
 def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):

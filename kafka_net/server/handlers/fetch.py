@@ -1,4 +1,5 @@
-"""Fetch (API key 1): serves v4-v18 (record batches; topic ids from v13).
+"""Fetch (API key 1): serves v4-v18 (record batches; topic ids from v13); v0-v3
+(legacy message sets) too while playing a Kafka release before 4.0.
 
 Behaviour:
 
@@ -46,7 +47,17 @@ Behaviour:
   to complete a follower's long poll as soon as its high watermark moves;
   kafka-net has no followers (replica_id -1 everywhere), so a consumer's v18
   fetch is served as v17.
-* v0-v3 (legacy message sets only) were removed in Kafka 4.0; not served.
+* v0-v3 carry legacy message sets (v0-v1 magic 0, v2-v3 magic 1); Kafka 4.0
+  removed them (KIP-896).  They are served only while playing a Kafka
+  release before 4.0 (``as.version``; ``LEGACY_LOW`` below), reading
+  uncommitted, with the stored batches converted down as Kafka 3.x's
+  ``RecordsUtil.downConvert`` does (:mod:`kafka_net.protocol.records.conversion`):
+  control batches and headers dropped, the batch's codec kept, records of an
+  uncompressed batch below the fetch offset skipped.  A zstd batch, or a
+  topic whose compression.type is zstd, answers UNSUPPORTED_COMPRESSION_TYPE
+  for that partition (zstd exists in neither format).  The converted
+  messages are cut at whole messages to partition_max_bytes and max_bytes
+  (v3), the first message always sent.
 * With an authorizer: READ on each topic.  A topic the principal may not read
   answers TOPIC_AUTHORIZATION_FAILED in each of its partitions, whether it
   exists or not (an unknown topic id stays UNKNOWN_TOPIC_ID: ids are not
@@ -57,6 +68,9 @@ from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records import RecordError, iter_batches
+from kafka_net.protocol.records.conversion import down_convert
+from kafka_net.protocol.records.legacy import trim_message_set
 from kafka_net.protocol.schema import ZERO_UUID, Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import DEFERRED
@@ -64,6 +78,9 @@ from kafka_net.server.purgatory import DelayedOperation
 
 API_KEY = ApiKey.FETCH
 VERSIONS = Versions(4, 18)
+# v0-v3 (legacy message sets) are served only as.version before 4.0 (apis.served_versions)
+LEGACY_LOW = 0
+LEGACY_MAX_VERSION = 3
 
 _INITIAL_EPOCH, _FINAL_EPOCH = 0, -1
 
@@ -168,6 +185,8 @@ def _read_all(ctx, request: dict, wanted: list, denied=()) -> tuple[dict, int]:
     budget = request["max_bytes"]
     total = 0
     responses = []
+    version = ctx.api_version
+    to_magic = None if version > LEGACY_MAX_VERSION else (0 if version <= 1 else 1)
     for name, topic_id, partitions in wanted:
         answers = []
         for p in partitions:
@@ -175,6 +194,10 @@ def _read_all(ctx, request: dict, wanted: list, denied=()) -> tuple[dict, int]:
                                            min_one=(total == 0),
                                            isolation_level=request["isolation_level"],
                                            node=ctx.metadata_cache.node_id)
+            if to_magic is not None and answer["error_code"] == ErrorCode.NONE:
+                answer, size = _down_convert(rm, name, p, answer, to_magic,
+                                             min(budget - total, p["partition_max_bytes"]),
+                                             total == 0)
             total += size
             answers.append(answer)
         responses.append({"topic": name or "", "topic_id": topic_id, "partitions": answers})
@@ -215,6 +238,30 @@ def _read_partition(rm, name, p: dict, max_bytes: int, min_one: bool,
             "aborted_transactions": [{"producer_id": pid, "first_offset": first}
                                      for pid, first in result.aborted_transactions or ()],
             "records": result.records}, len(result.records)
+
+
+def _down_convert(rm, name: str, p: dict, answer: dict, to_magic: int, max_bytes: int,
+                  min_one: bool) -> tuple[dict, int]:
+    """Fetch v0-v3: the partition's batches as a message set of ``to_magic``."""
+    if rm.config_repository.log_config(name).compression_type == "zstd":
+        return _unsupported_compression(answer), 0   # Kafka: the topic's config decides
+    records = answer["records"]
+    if not isinstance(records, (bytes, bytearray, memoryview)):
+        records = records.read_bytes()   # a segment file's region: converted in memory
+    try:
+        converted = down_convert(iter_batches(records, allow_partial_tail=True), to_magic,
+                                 p["fetch_offset"], rm.max_uncompressed_bytes)
+    except RecordError as exc:
+        if exc.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:
+            return _unsupported_compression(answer), 0
+        raise
+    converted = trim_message_set(converted, max(max_bytes, 0), min_one)
+    return {**answer, "records": converted}, len(converted)
+
+
+def _unsupported_compression(answer: dict) -> dict:
+    return {**answer, "error_code": ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            "high_watermark": -1, "records": b""}
 
 
 def _diverging_epoch(rm, name: str, p: dict) -> dict | None:

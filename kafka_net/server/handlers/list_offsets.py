@@ -1,4 +1,5 @@
-"""ListOffsets (API key 2): serves v1-v11.
+"""ListOffsets (API key 2): serves v1-v11; v0 too while playing a Kafka release
+before 4.0.
 
 Behaviour:
 
@@ -25,11 +26,22 @@ Behaviour:
   leader epoch cache; the partition's epoch for latest), as Kafka's
   ``Partition.fetchOffsetForTimestamp``; current_leader_epoch is checked
   first: FENCED_LEADER_EPOCH if older, UNKNOWN_LEADER_EPOCH if newer.
-* v0 (the old multi-offset form) was removed in Kafka 4.0; not served.
+* v0 (the old multi-offset form, KIP-896 removed it in Kafka 4.0) is served
+  only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``),
+  as Kafka 3.x's ``UnifiedLog.legacyFetchOffsetsBefore``: up to
+  ``max_num_offsets`` offsets, descending, from the table of each segment's
+  base offset (at least the log start) and, if the active segment holds
+  data, the log end offset.  -1 starts from the log end, -2 is the log start
+  alone, another timestamp starts from the last segment "modified" at or
+  before it; kafka-net keeps no file times, so a segment's time is its
+  largest record timestamp (the log end's is now).  A timestamp below -2
+  answers UNSUPPORTED_VERSION for that partition, as Kafka.
 
 With an authorizer: DESCRIBE on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED, existing or not (Kafka's handleListOffsetRequest).
 """
+
+import functools
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
@@ -39,6 +51,7 @@ from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = Versions(1, 11)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 EARLIEST_PENDING_UPLOAD = -6
@@ -53,16 +66,19 @@ def handle(ctx, request: dict) -> dict:
                                           [t["name"] for t in topics])
         refused = [t for t in topics if t["name"] not in described]
         topics = [t for t in topics if t["name"] in described]
+    if ctx.api_version == 0:
+        lookup = functools.partial(_legacy_lookup, rm)
+    else:
+        lookup = functools.partial(_lookup, isolation_level=request.get("isolation_level", 0))
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
-            _lookup(rm.partition(t["name"], p["partition_index"]), p,
-                    request.get("isolation_level", 0))
+            lookup(rm.partition(t["name"], p["partition_index"]), p)
             for p in t["partitions"]]}
         for t in topics] + error_response(
         {"topics": refused}, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)["topics"]}
 
 
-def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
+def _lookup(partition, wanted: dict, isolation_level: int = 0) -> dict:
     out = {"partition_index": wanted["partition_index"], "leader_epoch": -1}
     if partition is None:
         return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
@@ -100,6 +116,31 @@ def _lookup(partition, wanted: dict, isolation_level: int) -> dict:
         epoch = cache.epoch_for_offset(offset)
     return {**out, "error_code": ErrorCode.NONE, "offset": offset, "timestamp": timestamp,
             "leader_epoch": epoch}
+
+
+def _legacy_lookup(rm, partition, wanted: dict) -> dict:
+    """v0: Kafka 3.x's ``Partition.legacyFetchOffsetsForTimestamp``."""
+    out = {"partition_index": wanted["partition_index"], "old_style_offsets": []}
+    ts = wanted["timestamp"]
+    if ts < EARLIEST:   # v0 knows latest and earliest only among the negative values
+        return {**out, "error_code": ErrorCode.UNSUPPORTED_VERSION}
+    if partition is None:
+        return {**out, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    log = partition.log
+    start, now = log.log_start_offset, rm.clock_ms()
+    infos = log.segment_infos()
+    table = [(max(s.base_offset, start), s.largest_timestamp) for s in infos] or [(start, now)]
+    if infos and infos[-1].size > 0:
+        table.append((log.log_end_offset, now))
+    if ts == LATEST:
+        index = len(table) - 1
+    elif ts == EARLIEST:
+        index = 0
+    else:
+        index = next((i for i in range(len(table) - 1, -1, -1) if table[i][1] <= ts), -1)
+    count = max(0, min(wanted["max_num_offsets"], index + 1))
+    offsets = sorted((table[index - j][0] for j in range(count)), reverse=True)
+    return {**out, "error_code": ErrorCode.NONE, "old_style_offsets": offsets}
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

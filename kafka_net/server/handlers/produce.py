@@ -2,14 +2,24 @@
 
 Behaviour:
 
-* Each partition's ``records`` must be exactly one magic-2 batch, validated
-  as Kafka does (size, magic, CRC32C, count, offsets); a bad batch gets
-  CORRUPT_MESSAGE or INVALID_RECORD for that partition only.  The batch is
-  stored as it came, compression included; only its base offset is rewritten.
+* v3+: each partition's ``records`` must be exactly one magic-2 batch,
+  validated as Kafka does (size, magic, CRC32C, count, offsets); a bad batch
+  gets CORRUPT_MESSAGE or INVALID_RECORD for that partition only.  The batch
+  is stored as it came, compression included; only its base offset is
+  rewritten.
 * Compressed batches are decompressed to be checked, at most
   message.max.uncompressed.bytes each and for the whole request together
   (kafka-net's bound; Kafka has none); past it, CORRUPT_MESSAGE.
-* v0-v2 are advertised but refused with INVALID_RECORD, as Kafka 4.0 does:
+* v0-v2 carry legacy message sets (v0-v1 magic 0, v2 magic 0 or 1).
+  Playing a Kafka release before 4.0 (``as.version``), they are accepted as
+  Kafka 3.x accepted them and converted up to one magic-2 batch
+  (:mod:`kafka_net.protocol.records.conversion`: offsets assigned, magic-0
+  timestamps -1, CRC-32 checked per message, max.message.bytes per message
+  and for the converted batch, keys on compacted topics, the wrapper's codec
+  kept unless the topic's compression.type names another); a magic-2 batch
+  is accepted there too, as Kafka does not check the magic below v3.  v2
+  answers log_append_time_ms.  Without ``as.version``, or at 4.0+, v0-v2
+  are advertised but refused with INVALID_RECORD, as Kafka 4.0 does:
   librdkafka before 2.11.1 only enables record batches when the advertised
   Produce range includes v3 *and* starts low enough (KAFKA-18659).
 * acks: 1 and -1 are answered after the local append (a single node is its
@@ -60,6 +70,7 @@ from kafka_net.server.internal_topics import INTERNAL_TOPICS
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = Versions(0, 13)
+LEGACY_MAX_VERSION = 2   # v0-v2 carry message sets (magic 0, v2 also magic 1)
 TOPIC_ID_VERSION = 13
 
 
@@ -68,8 +79,9 @@ def handle(ctx, request: dict):
     version = ctx.api_version
     if acks not in (0, 1, -1):
         return error_response(request, version, ErrorCode.INVALID_REQUIRED_ACKS)
-    if version < 3:
-        # Advertised only for librdkafka's feature detection (KAFKA-18659).
+    legacy = version <= LEGACY_MAX_VERSION
+    if legacy and not ctx.legacy_formats:
+        # Kafka 4: advertised only for librdkafka's feature detection (KAFKA-18659).
         return error_response(request, version, ErrorCode.INVALID_RECORD)
     if version >= TOPIC_ID_VERSION:
         _resolve_topic_ids(ctx, request)
@@ -106,7 +118,8 @@ def handle(ctx, request: dict):
                     record_errors = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, None, -1, ()
             else:
                 error_code, base_offset, log_start_offset, error_message, log_append_time_ms, \
-                    record_errors = append_records(name, index, data["records"], version, budget)
+                    record_errors = append_records(name, index, data["records"], version, budget,
+                                                   legacy)
             if error_code:
                 failed = True
             partitions.append({
@@ -133,7 +146,8 @@ def _authorize(ctx, request: dict):
     return set(names) - ctx.filter_authorized(AclOperation.WRITE, ResourceType.TOPIC, names)
 
 
-_ATTRIBUTES_AT = 21         # a v2 batch: base offset 8, length 4, epoch 4, magic 1, crc 4
+_MAGIC_AT = 16              # a v2 batch: base offset 8, length 4, epoch 4, then magic
+_ATTRIBUTES_AT = 21         # then crc 4, then attributes
 _TRANSACTIONAL_BIT = 0x10   # attributes bit 4
 
 
@@ -143,7 +157,8 @@ def _has_transactional_records(request: dict) -> bool:
     for topic in request["topic_data"]:
         for data in topic["partition_data"]:
             records = data["records"]
-            if records and len(records) > _ATTRIBUTES_AT + 1 and \
+            # a legacy message set (v0-v2) has no attributes there, and no transactions
+            if records and len(records) > _ATTRIBUTES_AT + 1 and records[_MAGIC_AT] == 2 and \
                     records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT:
                 return True
     return False
