@@ -24,11 +24,22 @@ from tests.support import RawClient, fetch_body, make_config, produce_body, runn
 PRODUCE, FETCH = ApiKey.PRODUCE, ApiKey.FETCH
 
 
+def server_playing(release: str | None, io_threads: int = 1):
+    return running_server(make_config(as_version=release, num_network_threads=1,
+                                      num_io_threads=io_threads))
+
+
 @pytest.fixture(scope="module")
 def kafka_2_8():
-    with running_server(make_config(as_version="2.8", num_network_threads=1,
-                                    num_io_threads=2)) as server:
+    with server_playing("2.8", io_threads=2) as server:
         yield server
+
+
+def advertised(client) -> dict[int, tuple[int, int]]:
+    """{api key: (min, max)} from the broker's ApiVersions answer."""
+    body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
+                                                "client_software_version": "1"})
+    return {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
 
 
 _topics = iter(range(10_000))
@@ -181,8 +192,7 @@ def test_acks_0_appends_without_an_answer(kafka_2_8):
 
 @pytest.mark.parametrize("release", [None, "4.0"])
 def test_produce_v0_v2_stay_refused_without_legacy_formats(release):
-    with running_server(make_config(as_version=release, num_network_threads=1,
-                                    num_io_threads=1)) as server:
+    with server_playing(release) as server:
         topic = new_topic(server)
         with RawClient(server.bound_port()) as client:
             for version, magic in ((0, 0), (1, 0), (2, 1)):
@@ -277,22 +287,16 @@ def test_fetch_v3_respects_max_bytes_at_whole_messages(kafka_2_8):
 
 def test_api_versions_advertises_fetch_from_v0_at_2_8(kafka_2_8):
     with RawClient(kafka_2_8.bound_port()) as client:
-        body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
-                                                    "client_software_version": "1"})
-    ranges = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
+        ranges = advertised(client)
     assert ranges[FETCH] == (0, 12) and ranges[PRODUCE] == (0, 9)
 
 
 @pytest.mark.parametrize("release", [None, "4.0"])
 def test_fetch_v0_v3_are_not_served_without_legacy_formats(release):
-    with running_server(make_config(as_version=release, num_network_threads=1,
-                                    num_io_threads=1)) as server:
+    with server_playing(release) as server:
         topic = new_topic(server)
         with RawClient(server.bound_port()) as client:
-            body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
-                                                        "client_software_version": "1"})
-            ranges = {e["api_key"]: e["min_version"] for e in body["api_keys"]}
-            assert ranges[FETCH] == 4
+            assert advertised(client)[FETCH][0] == 4
             client.send(FETCH, 3, fetch_body([(topic, 0, 0)]))
             assert client.is_closed_by_server()
 
@@ -340,8 +344,7 @@ def test_list_offsets_v0_answers_old_style_offsets(kafka_2_8):
 
 @pytest.mark.parametrize("release", [None, "4.0"])
 def test_list_offsets_v0_is_not_served_without_legacy_formats(release):
-    with running_server(make_config(as_version=release, num_network_threads=1,
-                                    num_io_threads=1)) as server:
+    with server_playing(release) as server:
         topic = new_topic(server)
         with RawClient(server.bound_port()) as client:
             client.send(ApiKey.LIST_OFFSETS, 0, {"replica_id": -1, "topics": [
