@@ -19,6 +19,7 @@ from kafka_net.protocol.records import build_batch
 from kafka_net.server.topic_config import parse_value
 from tests.support import RawClient, make_config, produce_body, running_server
 
+OFFSET_COMMIT, OFFSET_FETCH = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH
 OFFSET_FOR_LEADER_EPOCH = ApiKey.OFFSET_FOR_LEADER_EPOCH
 DESCRIBE_LOG_DIRS = ApiKey.DESCRIBE_LOG_DIRS
 
@@ -30,7 +31,7 @@ def server_playing(release: str | None, **overrides):
 
 @pytest.fixture(scope="module")
 def kafka_2_8():
-    with server_playing("2.8") as server:
+    with server_playing("2.8", group_initial_rebalance_delay_ms=0) as server:
         yield server
 
 
@@ -65,6 +66,15 @@ def produce(client, topic: str, n: int, partition: int = 0) -> None:
 
 # Each removed version, with a request body valid at it: refused unset and at 4.0.
 REMOVED = {
+    (OFFSET_COMMIT, 0): lambda t: {"group_id": "g", "topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                    "committed_metadata": ""}]}]},
+    (OFFSET_COMMIT, 1): lambda t: {"group_id": "g", "generation_id_or_member_epoch": -1,
+                                   "member_id": "", "topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                    "commit_timestamp": -1, "committed_metadata": ""}]}]},
+    (OFFSET_FETCH, 0): lambda t: {"group_id": "g", "topics": [
+        {"name": t, "partition_indexes": [0]}]},
     (OFFSET_FOR_LEADER_EPOCH, 0): lambda t: {"topics": [
         {"topic": t, "partitions": [{"partition": 0, "leader_epoch": 0}]}]},
     (OFFSET_FOR_LEADER_EPOCH, 1): lambda t: {"topics": [
@@ -78,6 +88,8 @@ def test_api_versions_advertises_the_removed_versions_before_4_0(kafka_2_8, kafk
         at_2_8 = advertised(client)
     with RawClient(kafka_3_9.bound_port()) as client:
         at_3_9 = advertised(client)
+    assert at_2_8[OFFSET_COMMIT] == (0, 8) and at_3_9[OFFSET_COMMIT] == (0, 9)
+    assert at_2_8[OFFSET_FETCH] == (0, 7) and at_3_9[OFFSET_FETCH] == (0, 9)
     assert at_2_8[OFFSET_FOR_LEADER_EPOCH] == at_3_9[OFFSET_FOR_LEADER_EPOCH] == (0, 4)
     assert at_2_8[DESCRIBE_LOG_DIRS] == (0, 2) and at_3_9[DESCRIBE_LOG_DIRS] == (0, 4)
 
@@ -93,6 +105,89 @@ def test_the_removed_versions_are_not_served_from_4_0(release):
             with RawClient(server.bound_port()) as client:
                 client.send(key, version, body(topic))
                 assert client.is_closed_by_server(), (key, version)
+
+
+# --- OffsetCommit v0-v1, OffsetFetch v0 ---------------------------------------------------
+
+
+def commit(client, version: int, group: str, topic: str, offsets: dict[int, int],
+           metadata: str = "m", **fields) -> dict[int, int]:
+    """{partition: error code} of one OffsetCommit."""
+    body = client.call(OFFSET_COMMIT, version, {"group_id": group, **fields, "topics": [
+        {"name": topic, "partitions": [
+            {"partition_index": p, "committed_offset": o, "committed_metadata": metadata,
+             "commit_timestamp": fields.pop("commit_timestamp", -1)}
+            for p, o in offsets.items()]}]})
+    [answer] = body["topics"]
+    return {p["partition_index"]: p["error_code"] for p in answer["partitions"]}
+
+
+def fetch_committed(client, version: int, group: str, topic: str, partitions: list[int]
+                    ) -> dict[int, tuple[int, str, int]]:
+    """{partition: (offset, metadata, error code)} of one OffsetFetch."""
+    body = client.call(OFFSET_FETCH, version, {"group_id": group, "topics": [
+        {"name": topic, "partition_indexes": partitions}]})
+    [answer] = body["topics"]
+    return {p["partition_index"]: (p["committed_offset"], p["metadata"], p["error_code"])
+            for p in answer["partitions"]}
+
+
+@pytest.mark.parametrize("release", ["2.8", "3.9"])
+def test_offset_commit_v0_is_read_back_by_offset_fetch_v0_only(kafka_2_8, kafka_3_9, release):
+    """The ZooKeeper broker's v0 offsets: kept apart from the group coordinator's."""
+    server = kafka_2_8 if release == "2.8" else kafka_3_9
+    topic, group = new_topic(server, partitions=2), f"zk-{release}"
+    with RawClient(server.bound_port()) as client:
+        assert commit(client, 0, group, topic, {0: 5, 1: 7, 2: 1}) == {
+            0: 0, 1: 0, 2: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+        # the offset alone is kept: no metadata
+        assert fetch_committed(client, 0, group, topic, [0, 1]) == {0: (5, "", 0), 1: (7, "", 0)}
+        # v1+ read the group coordinator, which has none
+        assert fetch_committed(client, 1, group, topic, [0]) == {0: (-1, "", 0)}
+        assert commit(client, 1, group, topic, {0: 9}, generation_id_or_member_epoch=-1,
+                      member_id="") == {0: 0}
+        assert fetch_committed(client, 1, group, topic, [0])[0][0] == 9
+        assert fetch_committed(client, 0, group, topic, [0])[0][0] == 5   # still v0's
+        # no v0 commit, unknown partition, unknown topic: -1 and UNKNOWN_TOPIC_OR_PARTITION
+        unknown = (-1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        assert fetch_committed(client, 0, "other", topic, [0, 9]) == {0: unknown, 9: unknown}
+        assert fetch_committed(client, 0, group, "no-such-topic", [0]) == {0: unknown}
+        assert commit(client, 0, group, "no-such-topic", {0: 1}) == {
+            0: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def test_offset_commit_v0_checks_no_group_but_the_metadata_size(kafka_2_8):
+    topic = new_topic(kafka_2_8)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        # a group mid-rebalance refuses a v1 commit, not a v0 one
+        join = client.call(ApiKey.JOIN_GROUP, 2, {
+            "group_id": "zk-live", "session_timeout_ms": 30_000,
+            "rebalance_timeout_ms": 30_000, "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b"\0\0\0\0\0\0\0\0\0\0"}]})
+        assert join["error_code"] == 0
+        assert commit(client, 0, "zk-live", topic, {0: 3}) == {0: 0}
+        assert commit(client, 1, "zk-live", topic, {0: 3}, generation_id_or_member_epoch=99,
+                      member_id=join["member_id"]) == {0: ErrorCode.REBALANCE_IN_PROGRESS}
+        assert commit(client, 0, "zk-big", topic, {0: 3}, metadata="x" * 4097) == {
+            0: ErrorCode.OFFSET_METADATA_TOO_LARGE}
+        assert fetch_committed(client, 0, "zk-big", topic, [0])[0][2] == \
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert commit(client, 0, "", topic, {0: 3}) == {0: ErrorCode.UNKNOWN_SERVER_ERROR}
+
+
+def test_offset_commit_v1_keeps_the_commit_timestamp(kafka_2_8):
+    topic = new_topic(kafka_2_8, partitions=2)
+    with RawClient(kafka_2_8.bound_port()) as client:
+        assert commit(client, 1, "v1-ts", topic, {0: 4}, generation_id_or_member_epoch=-1,
+                      member_id="", commit_timestamp=1_234) == {0: 0}
+        assert commit(client, 1, "v1-ts", topic, {1: 6}, generation_id_or_member_epoch=-1,
+                      member_id="") == {1: 0}
+        assert fetch_committed(client, 1, "v1-ts", topic, [0, 1]) == {
+            0: (4, "m", 0), 1: (6, "m", 0)}
+    stored = kafka_2_8.apis.group_coordinator.fetch_offsets("v1-ts", [(topic, [0, 1])])
+    [(_, [(_, given), (_, now)])] = stored
+    assert given.commit_timestamp == 1_234   # the client's, from which retention counts
+    assert now.commit_timestamp > 1_600_000_000_000   # the broker's clock
 
 
 # --- OffsetForLeaderEpoch v0-v1 -------------------------------------------------------------

@@ -66,6 +66,7 @@ from kafka_net.server.group.rebalance import (
 from kafka_net.server.group.results import (
     JoinedMember, JoinRequest, JoinResult, LeaveResult, SyncRequest, SyncResult)
 from kafka_net.server.group.state import GroupState
+from kafka_net.server.group.zookeeper_offsets import ZooKeeperOffsets
 from kafka_net.server.purgatory import Purgatory
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
                                      config.offset_metadata_max_bytes, store,
                                      group_type=self.group_type)
+        # OffsetCommit v0 / OffsetFetch v0 (playing a release before 4.0): the
+        # ZooKeeper broker's separate store, see zookeeper_offsets.py.
+        self.zookeeper_offsets = ZooKeeperOffsets()
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())
