@@ -21,6 +21,8 @@ from tests.support import RawClient, make_config, produce_body, running_server
 
 OFFSET_COMMIT, OFFSET_FETCH = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH
 OFFSET_FOR_LEADER_EPOCH = ApiKey.OFFSET_FOR_LEADER_EPOCH
+DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = (
+    ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS)
 DESCRIBE_LOG_DIRS = ApiKey.DESCRIBE_LOG_DIRS
 
 
@@ -65,6 +67,19 @@ def produce(client, topic: str, n: int, partition: int = 0) -> None:
 
 
 # Each removed version, with a request body valid at it: refused unset and at 4.0.
+TOPIC, GROUP = 2, 3   # resource types
+LITERAL, PREFIXED = 3, 4   # pattern types
+ANY, READ, WRITE, ALLOW = 1, 3, 4, 3   # ANY is every enum's code 1
+ACL_FILTER_ALL = {"resource_type_filter": ANY, "resource_name_filter": None,
+                  "pattern_type_filter": ANY, "principal_filter": None, "host_filter": None,
+                  "operation": ANY, "permission_type": ANY}
+
+
+def acl(name: str, rtype: int = TOPIC, pattern: int = LITERAL, op: int = READ) -> dict:
+    return {"resource_type": rtype, "resource_name": name, "resource_pattern_type": pattern,
+            "principal": "User:alice", "host": "*", "operation": op, "permission_type": ALLOW}
+
+
 REMOVED = {
     (OFFSET_COMMIT, 0): lambda t: {"group_id": "g", "topics": [
         {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 1,
@@ -80,6 +95,9 @@ REMOVED = {
     (OFFSET_FOR_LEADER_EPOCH, 1): lambda t: {"topics": [
         {"topic": t, "partitions": [{"partition": 0, "leader_epoch": 0}]}]},
     (DESCRIBE_LOG_DIRS, 0): lambda t: {"topics": None},
+    (DESCRIBE_ACLS, 0): lambda t: ACL_FILTER_ALL,
+    (CREATE_ACLS, 0): lambda t: {"creations": [acl(t)]},
+    (DELETE_ACLS, 0): lambda t: {"filters": [ACL_FILTER_ALL]},
 }
 
 
@@ -90,6 +108,8 @@ def test_api_versions_advertises_the_removed_versions_before_4_0(kafka_2_8, kafk
         at_3_9 = advertised(client)
     assert at_2_8[OFFSET_COMMIT] == (0, 8) and at_3_9[OFFSET_COMMIT] == (0, 9)
     assert at_2_8[OFFSET_FETCH] == (0, 7) and at_3_9[OFFSET_FETCH] == (0, 9)
+    for key in (DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS):
+        assert at_2_8[key] == (0, 2) and at_3_9[key] == (0, 3)
     assert at_2_8[OFFSET_FOR_LEADER_EPOCH] == at_3_9[OFFSET_FOR_LEADER_EPOCH] == (0, 4)
     assert at_2_8[DESCRIBE_LOG_DIRS] == (0, 2) and at_3_9[DESCRIBE_LOG_DIRS] == (0, 4)
 
@@ -188,6 +208,65 @@ def test_offset_commit_v1_keeps_the_commit_timestamp(kafka_2_8):
     [(_, [(_, given), (_, now)])] = stored
     assert given.commit_timestamp == 1_234   # the client's, from which retention counts
     assert now.commit_timestamp > 1_600_000_000_000   # the broker's clock
+
+
+# --- DescribeAcls, CreateAcls, DeleteAcls v0 -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def secured_3_9():
+    """Kafka 3.9 with StandardAuthorizer; the raw client (User:ANONYMOUS) a super user."""
+    with server_playing("3.9", authorizer_class_name=STANDARD,
+                        super_users=("User:ANONYMOUS",)) as server:
+        yield server
+
+
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def described(client, version: int, **filters) -> set[tuple[str, int, int]]:
+    """{(resource name, pattern type, operation)} a DescribeAcls lists."""
+    body = client.call(DESCRIBE_ACLS, version, {**ACL_FILTER_ALL, **filters})
+    assert body["error_code"] == 0
+    return {(r["resource_name"], r["pattern_type"], a["operation"])
+            for r in body["resources"] for a in r["acls"]}
+
+
+def test_acls_v0_are_literal_only(secured_3_9):
+    """v0 has no pattern type: it creates, lists and deletes LITERAL ACLs, and a
+    PREFIXED ACL is neither listed nor deleted by a v0 filter."""
+    with RawClient(secured_3_9.bound_port()) as client:
+        created = client.call(CREATE_ACLS, 0, {"creations": [acl("orders"),
+                                                             acl("orders", op=WRITE)]})
+        assert [r["error_code"] for r in created["results"]] == [0, 0]
+        assert client.call(CREATE_ACLS, 1, {"creations": [acl("orders-", pattern=PREFIXED),
+                                                          acl("g", GROUP)]})["results"][0][
+            "error_code"] == 0
+        # v1 sees what v0 created as LITERAL
+        assert described(client, 1) == {("orders", LITERAL, READ), ("orders", LITERAL, WRITE),
+                                        ("orders-", PREFIXED, READ), ("g", LITERAL, READ)}
+        # v0 (pattern type 3 on the wire, not sent) sees the LITERAL ones only
+        assert described(client, 0) == {("orders", LITERAL, READ), ("orders", LITERAL, WRITE),
+                                        ("g", LITERAL, READ)}
+        assert described(client, 0, resource_type_filter=TOPIC,
+                         resource_name_filter="orders-") == set()
+        deleted = client.call(DELETE_ACLS, 0, {"filters": [
+            {**ACL_FILTER_ALL, "resource_type_filter": TOPIC, "operation": WRITE},
+            {**ACL_FILTER_ALL, "resource_type_filter": TOPIC}]})
+        assert [[(m["resource_name"], m["operation"]) for m in r["matching_acls"]]
+                for r in deleted["filter_results"]] == [
+            [("orders", WRITE)], [("orders", READ), ("orders", WRITE)]]
+        assert described(client, 1) == {("orders-", PREFIXED, READ), ("g", LITERAL, READ)}
+
+
+def test_acls_v0_without_an_authorizer_answer_security_disabled(kafka_2_8):
+    with RawClient(kafka_2_8.bound_port()) as client:
+        body = client.call(DESCRIBE_ACLS, 0, ACL_FILTER_ALL)
+        assert body["error_code"] == ErrorCode.SECURITY_DISABLED
+        created = client.call(CREATE_ACLS, 0, {"creations": [acl("t")]})
+        assert created["results"][0]["error_code"] == ErrorCode.SECURITY_DISABLED
+        deleted = client.call(DELETE_ACLS, 0, {"filters": [ACL_FILTER_ALL]})
+        assert deleted["filter_results"][0]["error_code"] == ErrorCode.SECURITY_DISABLED
 
 
 # --- OffsetForLeaderEpoch v0-v1 -------------------------------------------------------------
