@@ -24,6 +24,7 @@ OFFSET_FOR_LEADER_EPOCH = ApiKey.OFFSET_FOR_LEADER_EPOCH
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = (
     ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS)
 DESCRIBE_LOG_DIRS = ApiKey.DESCRIBE_LOG_DIRS
+DESCRIBE_CONFIGS = ApiKey.DESCRIBE_CONFIGS
 
 
 def server_playing(release: str | None, **overrides):
@@ -96,6 +97,8 @@ REMOVED = {
         {"topic": t, "partitions": [{"partition": 0, "leader_epoch": 0}]}]},
     (DESCRIBE_LOG_DIRS, 0): lambda t: {"topics": None},
     (DESCRIBE_ACLS, 0): lambda t: ACL_FILTER_ALL,
+    (DESCRIBE_CONFIGS, 0): lambda t: {"resources": [
+        {"resource_type": TOPIC, "resource_name": t, "configuration_keys": None}]},
     (CREATE_ACLS, 0): lambda t: {"creations": [acl(t)]},
     (DELETE_ACLS, 0): lambda t: {"filters": [ACL_FILTER_ALL]},
 }
@@ -110,6 +113,7 @@ def test_api_versions_advertises_the_removed_versions_before_4_0(kafka_2_8, kafk
     assert at_2_8[OFFSET_FETCH] == (0, 7) and at_3_9[OFFSET_FETCH] == (0, 9)
     for key in (DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS):
         assert at_2_8[key] == (0, 2) and at_3_9[key] == (0, 3)
+    assert at_2_8[DESCRIBE_CONFIGS] == at_3_9[DESCRIBE_CONFIGS] == (0, 4)
     assert at_2_8[OFFSET_FOR_LEADER_EPOCH] == at_3_9[OFFSET_FOR_LEADER_EPOCH] == (0, 4)
     assert at_2_8[DESCRIBE_LOG_DIRS] == (0, 2) and at_3_9[DESCRIBE_LOG_DIRS] == (0, 4)
 
@@ -267,6 +271,42 @@ def test_acls_v0_without_an_authorizer_answer_security_disabled(kafka_2_8):
         assert created["results"][0]["error_code"] == ErrorCode.SECURITY_DISABLED
         deleted = client.call(DELETE_ACLS, 0, {"filters": [ACL_FILTER_ALL]})
         assert deleted["filter_results"][0]["error_code"] == ErrorCode.SECURITY_DISABLED
+
+
+# --- DescribeConfigs v0 --------------------------------------------------------------------
+
+BROKER = 4   # config resource type
+
+
+def configs(client, version: int, rtype: int, name: str, keys=None) -> dict[str, dict]:
+    body = client.call(DESCRIBE_CONFIGS, version, {"resources": [
+        {"resource_type": rtype, "resource_name": name, "configuration_keys": keys}],
+        "include_synonyms": True})
+    [result] = body["results"]
+    assert result["error_code"] == 0, result
+    return {c["name"]: c for c in result["configs"]}
+
+
+def test_describe_configs_v0_says_is_default_where_v1_says_the_source(kafka_2_8):
+    topic = new_topic(kafka_2_8, retention_ms="3600000")
+    with RawClient(kafka_2_8.bound_port()) as client:
+        keys = ["retention.ms", "cleanup.policy"]
+        at_v0 = configs(client, 0, TOPIC, topic, keys)
+        at_v1 = configs(client, 1, TOPIC, topic, keys)
+        broker_v0 = configs(client, 0, BROKER, str(kafka_2_8.config.node_id))
+        unknown = client.call(DESCRIBE_CONFIGS, 0, {"resources": [
+            {"resource_type": TOPIC, "resource_name": "no-such-topic",
+             "configuration_keys": None}]})["results"][0]
+    assert at_v1["retention.ms"]["config_source"] == 1    # DYNAMIC_TOPIC_CONFIG
+    assert at_v1["cleanup.policy"]["config_source"] == 5  # DEFAULT_CONFIG
+    assert at_v1["cleanup.policy"]["synonyms"]            # v1 asked for them
+    assert (at_v0["retention.ms"]["value"], at_v0["retention.ms"]["is_default"]) == \
+        ("3600000", False)
+    assert (at_v0["cleanup.policy"]["value"], at_v0["cleanup.policy"]["is_default"]) == \
+        ("delete", True)
+    assert all(c["synonyms"] == [] for c in at_v0.values())   # not on the wire at v0
+    assert {c["is_default"] for c in broker_v0.values()} == {True, False}
+    assert unknown["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 # --- OffsetForLeaderEpoch v0-v1 -------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""DescribeConfigs (API key 32): serves v1-v4.
+"""DescribeConfigs (API key 32): serves v1-v4; v0 while playing a release before 4.0.
 
 Behaviour (an error is per resource, never a closed connection):
 
@@ -27,8 +27,15 @@ Behaviour (an error is per resource, never a closed connection):
   configs).
 * configuration_keys selects entries (null or empty: all); include_synonyms
   and include_documentation (v3+) add those fields.
-* v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
-  DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
+* v0 (Kafka 4.0 removed it, KIP-896; kafka-python 3's bundled
+  DescribeConfigsRequest.json: "Version 1 is the new baseline") is served
+  only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``).
+  It has no include_synonyms (so no synonyms), no config_source and no
+  documentation; each entry says is_default instead: true exactly when its
+  source is DEFAULT_CONFIG (the field's definition, "not set", and what
+  brokers up to 2.6 wrote).  Kafka 2.7-3.9's brokers, once their messages
+  were generated, no longer set the field and sent false for every entry; a
+  v0 client learns nothing from that, so kafka-net keeps the meaning.
 
 With an authorizer: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
 the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER, BROKER_LOGGER and
@@ -41,12 +48,13 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, client_metrics_entries, config_authorization_error,
+    ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries, config_authorization_error,
     default_broker_entries, group_entries, resource_type_name, select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = Versions(1, 4)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 class ResourceError(Exception):
@@ -58,9 +66,17 @@ class ResourceError(Exception):
 def handle(ctx, request: dict) -> dict:
     synonyms = request.get("include_synonyms", False)
     documentation = request.get("include_documentation", False)
-    return {"throttle_time_ms": 0, "results": [
-        _describe(ctx, resource, synonyms, documentation)
-        for resource in request["resources"]]}
+    results = [_describe(ctx, resource, synonyms, documentation)
+               for resource in request["resources"]]
+    if ctx.api_version == 0:
+        for result in results:
+            result["configs"] = [_with_is_default(c) for c in result["configs"]]
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def _with_is_default(entry: dict) -> dict:
+    """v0's is_default in place of config_source."""
+    return {**entry, "is_default": entry["config_source"] == ConfigSource.DEFAULT_CONFIG}
 
 
 def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:
