@@ -12,12 +12,18 @@ offsets with the oldest versions (its kafka/protocol/broker_version_data.py):
 Both consume with Fetch v0 and ListOffsets v0 (legacy formats, also served
 before 4.0).  Each checks the versions the broker saw and that a second
 consumer of the group starts where the first committed.
+
+Its admin client pinned to ``(1, 0)`` sends DescribeAcls, CreateAcls,
+DeleteAcls, DescribeConfigs and DescribeLogDirs v0.
 """
 
 from __future__ import annotations
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import (
+    ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ConfigResource,
+    ConfigResourceType, KafkaAdminClient, ResourcePattern, ResourcePatternFilter, ResourceType)
 
 from kafka_net.protocol.api_keys import ApiKey
 from tests.integration.client_support import bootstrap
@@ -80,3 +86,54 @@ def test_kafka_python_0_8_commits_and_resumes(fresh_2_8, api_version, offsets_ve
     assert seen(ApiKey.OFFSET_COMMIT) == [offsets_version]
     assert seen(ApiKey.OFFSET_FETCH) == [offsets_version]
     assert seen(ApiKey.FETCH) == [0]
+
+
+# --- the admin APIs at v0 -------------------------------------------------------------------
+
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+@pytest.fixture
+def secured_2_8():
+    """Kafka 2.8 with StandardAuthorizer; the plaintext client (User:ANONYMOUS) a super user."""
+    with running_server(make_config(as_version="2.8", authorizer_class_name=STANDARD,
+                                    super_users=("User:ANONYMOUS",))) as server:
+        yield server
+
+
+def topic_acl(name: str, operation) -> ACL:
+    return ACL("User:alice", "*", operation, ACLPermissionType.ALLOW,
+               ResourcePattern(ResourceType.TOPIC, name, ACLResourcePatternType.LITERAL))
+
+
+def test_kafka_python_1_0_admin_uses_the_v0_admin_apis(secured_2_8):
+    server = secured_2_8
+    server.apis.create_topic("orders", 1, {"retention.ms": 3_600_000})
+    everything = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                           ResourcePatternFilter(ResourceType.ANY, None,
+                                                 ACLResourcePatternType.ANY))
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap(server), api_version=(1, 0))
+    try:
+        created = admin.create_acls([topic_acl("orders", ACLOperation.READ),
+                                     topic_acl("orders", ACLOperation.WRITE)])
+        assert created["failed"] == [] and len(created["succeeded"]) == 2
+        acls, error = admin.describe_acls(everything)
+        assert error.errno == 0
+        assert sorted(a.operation.name for a in acls) == ["READ", "WRITE"]
+        # is_default tells the client which configs are set: only the override is
+        # "modified" (were every entry is_default false, all would be)
+        modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "orders")])
+        [(name, entry)] = modified["topic"]["orders"].items()
+        assert (name, entry["value"], entry["is_default"]) == ("retention.ms", "3600000", False)
+        assert entry["config_source"] == "DYNAMIC_TOPIC_CONFIG"   # kafka-python reads v0 so
+        [dirs] = admin.describe_log_dirs()
+        assert [t["name"] for d in dirs["log_dirs"] for t in d["topics"]] == ["orders"]
+        [(_, deleted, error)] = admin.delete_acls([everything])
+        assert error.errno == 0 and len(deleted) == 2
+        assert admin.describe_acls(everything)[0] == []
+    finally:
+        admin.close()
+    seen = server.apis.metrics.requests_seen
+    for key in (ApiKey.CREATE_ACLS, ApiKey.DESCRIBE_ACLS, ApiKey.DELETE_ACLS,
+                ApiKey.DESCRIBE_CONFIGS, ApiKey.DESCRIBE_LOG_DIRS):
+        assert seen(key) == [0], key
