@@ -16,6 +16,7 @@ from kafka_net.protocol import decode_response
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch
+from kafka_net.server.group.zookeeper_offsets import FILE_NAME as ZOOKEEPER_OFFSETS_FILE
 from kafka_net.server.topic_config import parse_value
 from tests.support import RawClient, make_config, produce_body, running_server
 
@@ -197,6 +198,33 @@ def test_offset_commit_v0_checks_no_group_but_the_metadata_size(kafka_2_8):
         assert fetch_committed(client, 0, "zk-big", topic, [0])[0][2] == \
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         assert commit(client, 0, "", topic, {0: 3}) == {0: ErrorCode.UNKNOWN_SERVER_ERROR}
+
+
+def test_offset_commit_v0_offsets_survive_a_restart_on_disk(tmp_path):
+    """ZooKeeper kept them; with log.store=disk so does kafka-net."""
+    config = dict(log_store="disk", log_dirs=(str(tmp_path),))
+    with server_playing("2.8", **config) as server:
+        topic = new_topic(server, partitions=2)
+        with RawClient(server.bound_port()) as client:
+            assert commit(client, 0, "durable", topic, {0: 11, 1: 12}) == {0: 0, 1: 0}
+            assert commit(client, 0, "durable", topic, {1: 13}) == {1: 0}
+    assert (tmp_path / ZOOKEEPER_OFFSETS_FILE).exists()
+    with server_playing("2.8", **config) as server:
+        with RawClient(server.bound_port()) as client:
+            assert fetch_committed(client, 0, "durable", topic, [0, 1]) == {
+                0: (11, "", 0), 1: (13, "", 0)}
+
+
+def test_an_unreadable_offsets_file_is_reported_and_replaced(tmp_path, caplog):
+    (tmp_path / ZOOKEEPER_OFFSETS_FILE).write_text("{not json")
+    with server_playing("2.8", log_store="disk", log_dirs=(str(tmp_path),)) as server:
+        assert "cannot be read" in caplog.text
+        topic = new_topic(server)
+        with RawClient(server.bound_port()) as client:
+            assert fetch_committed(client, 0, "g", topic, [0])[0][2] == \
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            assert commit(client, 0, "g", topic, {0: 2}) == {0: 0}
+            assert fetch_committed(client, 0, "g", topic, [0]) == {0: (2, "", 0)}
 
 
 def test_offset_commit_v1_keeps_the_commit_timestamp(kafka_2_8):

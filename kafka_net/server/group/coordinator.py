@@ -79,11 +79,13 @@ SyncCallback = Callable[[SyncResult], None]
 class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
                  consumer_config: ConsumerGroupConfig | None = None, store=None,
-                 streams_config: StreamsGroupConfig | None = None) -> None:
+                 streams_config: StreamsGroupConfig | None = None,
+                 zookeeper_offsets: ZooKeeperOffsets | None = None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
         ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups;
         ``store`` (a GroupMetadataManager) keeps groups and offsets in
-        ``__consumer_offsets``, None keeps them in memory only."""
+        ``__consumer_offsets``, None keeps them in memory only;
+        ``zookeeper_offsets`` the OffsetCommit v0 store (default: in memory)."""
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
@@ -98,7 +100,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                                      group_type=self.group_type)
         # OffsetCommit v0 / OffsetFetch v0 (playing a release before 4.0): the
         # ZooKeeper broker's separate store, see zookeeper_offsets.py.
-        self.zookeeper_offsets = ZooKeeperOffsets()
+        self.zookeeper_offsets = zookeeper_offsets or ZooKeeperOffsets()
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())

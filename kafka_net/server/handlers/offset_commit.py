@@ -25,13 +25,17 @@ ZooKeeper broker served them (KafkaApis.handleOffsetCommitRequest, 2.8-3.9):
   alone reads it back.  Per partition: TOPIC_AUTHORIZATION_FAILED,
   UNKNOWN_TOPIC_OR_PARTITION and OFFSET_METADATA_TOO_LARGE as for v1+.  An
   empty group id names no ZooKeeper path: Kafka's write failed, and each
-  partition answers UNKNOWN_SERVER_ERROR.
+  partition answers UNKNOWN_SERVER_ERROR, as when kafka-net cannot write the
+  file that keeps them (``log.store=disk``; a rate-limited log line).
 
 With an authorizer (Kafka's handleOffsetCommitRequest): READ on the group,
 else GROUP_AUTHORIZATION_FAILED for every partition; READ on each topic, else
 its partitions answer TOPIC_AUTHORIZATION_FAILED and the others are committed.
 """
 
+import logging
+
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID, Versions
@@ -43,6 +47,9 @@ VERSIONS = Versions(2, 10)
 LEGACY_LOW = 0   # v0-v1 only as.version before 4.0 (apis.served_versions)
 ZOOKEEPER_VERSION = 0   # offsets in ZooKeeper, not the group coordinator
 TOPIC_ID_VERSION = 10
+
+log = logging.getLogger(__name__)
+_write_errors = RateLimitedLog(log)
 
 
 def handle(ctx, request: dict) -> dict:
@@ -76,21 +83,33 @@ def handle(ctx, request: dict) -> dict:
 
 
 def commit_to_zookeeper(ctx, group_id: str, commits: list[PartitionCommit]) -> list[int]:
-    """v0: each offset written to the ZooKeeper broker's consumer offsets; an error
-    code per commit, in order."""
-    zookeeper, errors = ctx.group_coordinator.zookeeper_offsets, []
+    """v0: the offsets written to the ZooKeeper broker's consumer offsets, in one
+    write; an error code per commit, in order."""
     max_bytes = ctx.config.offset_metadata_max_bytes
+    errors = []
     for c in commits:
         topic = ctx.metadata_cache.topic(c.topic)
         if topic is None or not 0 <= c.partition < topic.num_partitions:
             errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         elif c.metadata is not None and len(c.metadata.encode()) > max_bytes:
             errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
-        elif not group_id:
-            errors.append(ErrorCode.UNKNOWN_SERVER_ERROR)
         else:
-            zookeeper.set_or_create(group_id, c.topic, c.partition, c.offset)
             errors.append(ErrorCode.NONE)
+    accepted = [(c.topic, c.partition, c.offset)
+                for c, error in zip(commits, errors) if error == ErrorCode.NONE]
+    if not accepted:
+        return errors
+    # An empty group id names no ZooKeeper path: Kafka's write failed.
+    failed = not group_id
+    if not failed:
+        try:
+            ctx.group_coordinator.zookeeper_offsets.set_or_create(group_id, accepted)
+        except OSError as exc:
+            _write_errors.log(logging.ERROR, "write", "Error writing OffsetCommit v0 offsets "
+                              "of group %s: %s", escape(group_id), exc)
+            failed = True
+    if failed:
+        return [ErrorCode.UNKNOWN_SERVER_ERROR if e == ErrorCode.NONE else e for e in errors]
     return errors
 
 
