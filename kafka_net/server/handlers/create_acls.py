@@ -16,8 +16,8 @@ Behaviour (Kafka's ``AclApis.handleCreateAcls`` and ``AclControlManager.createAc
   (``CreateAclsRequest.validate``), which closes the connection: so does
   kafka-net.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type: each creation
-  is LITERAL (the field's default, as Kafka 3.x read it), so v0 creates
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  each creation is LITERAL (the field's default, as Kafka 3.x read it), so v0 creates
   LITERAL ACLs only.
 """
 

@@ -13,8 +13,8 @@ Behaviour (Kafka's ``AclApis.handleDeleteAcls`` and ``AclControlManager.deleteAc
   (``DeleteAclsRequest.validate``), which closes the connection: so does
   kafka-net.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type: each filter
-  is LITERAL (the field's default, as Kafka 3.x read it), so only
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  each filter is LITERAL (the field's default, as Kafka 3.x read it), so only
   LITERAL ACLs are matched and removed: a PREFIXED ACL survives a v0
   delete-everything filter (and is not listed), as Kafka 3.x did.
 """

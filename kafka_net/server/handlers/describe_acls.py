@@ -12,8 +12,8 @@ Behaviour (Kafka's ``AclApis.handleDescribeAcls``):
   parse in Kafka (``DescribeAclsRequest.validate``), which closes the
   connection: so does kafka-net, with one rate-limited log line.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type: its filter
-  is LITERAL (the field's default, as Kafka 3.x read it), so only
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  its filter is LITERAL (the field's default, as Kafka 3.x read it), so only
   LITERAL ACLs are listed (a PREFIXED one never matches, and the answer
   could not say so), as Kafka 3.x did.
 """

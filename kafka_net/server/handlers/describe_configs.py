@@ -48,8 +48,9 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries, config_authorization_error,
-    default_broker_entries, group_entries, resource_type_name, select, topic_entries)
+    ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries,
+    config_authorization_error, default_broker_entries, group_entries, resource_type_name,
+    select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
