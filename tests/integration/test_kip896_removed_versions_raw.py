@@ -315,6 +315,18 @@ def configs(client, version: int, rtype: int, name: str, keys=None) -> dict[str,
     return {c["name"]: c for c in result["configs"]}
 
 
+def test_describe_configs_v0_has_is_default_set_only_by_releases_before_2_7():
+    """Kafka 2.1-2.6 set v0's is_default where the value is the default; 2.7-3.9's
+    generated messages left it false everywhere."""
+    for release, expected in (("2.6", (False, True)), ("2.7", (False, False))):
+        with server_playing(release) as server:
+            topic = new_topic(server, retention_ms="3600000")
+            with RawClient(server.bound_port()) as client:
+                at_v0 = configs(client, 0, TOPIC, topic, ["retention.ms", "cleanup.policy"])
+        assert (at_v0["retention.ms"]["is_default"],
+                at_v0["cleanup.policy"]["is_default"]) == expected, release
+
+
 def test_describe_configs_v0_says_is_default_where_v1_says_the_source(kafka_2_8):
     topic = new_topic(kafka_2_8, retention_ms="3600000")
     with RawClient(kafka_2_8.bound_port()) as client:
@@ -331,9 +343,9 @@ def test_describe_configs_v0_says_is_default_where_v1_says_the_source(kafka_2_8)
     assert (at_v0["retention.ms"]["value"], at_v0["retention.ms"]["is_default"]) == \
         ("3600000", False)
     assert (at_v0["cleanup.policy"]["value"], at_v0["cleanup.policy"]["is_default"]) == \
-        ("delete", True)
+        ("delete", False)   # 2.8 set it on nothing
     assert all(c["synonyms"] == [] for c in at_v0.values())   # not on the wire at v0
-    assert {c["is_default"] for c in broker_v0.values()} == {True, False}
+    assert {c["is_default"] for c in broker_v0.values()} == {False}
     assert unknown["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 

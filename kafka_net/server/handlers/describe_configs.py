@@ -31,11 +31,12 @@ Behaviour (an error is per resource, never a closed connection):
   DescribeConfigsRequest.json: "Version 1 is the new baseline") is served
   only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``).
   It has no include_synonyms (so no synonyms), no config_source and no
-  documentation; each entry says is_default instead: true exactly when its
-  source is DEFAULT_CONFIG (the field's definition, "not set", and what
-  brokers up to 2.6 wrote).  Kafka 2.7-3.9's brokers, once their messages
-  were generated, no longer set the field and sent false for every entry; a
-  v0 client learns nothing from that, so kafka-net keeps the meaning.
+  documentation; each entry says is_default instead.  Brokers up to 2.6 set
+  it true exactly when the value is the default (source DEFAULT_CONFIG);
+  from 2.7, once their messages were generated, Kafka's brokers no longer
+  set it and sent false for every entry, so playing 2.7-3.9 kafka-net does
+  the same: a client that lists "modified" configs by is_default (as
+  kafka-python does) sees every entry, as against the real release.
 
 With an authorizer: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
 the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER, BROKER_LOGGER and
@@ -45,6 +46,7 @@ CLIENT_METRICS, the cluster (CLUSTER_AUTHORIZATION_FAILED), per resource
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.kafka_releases import RELEASES as KAFKA_RELEASES
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
@@ -70,14 +72,26 @@ def handle(ctx, request: dict) -> dict:
     results = [_describe(ctx, resource, synonyms, documentation)
                for resource in request["resources"]]
     if ctx.api_version == 0:
+        sets_is_default = _sets_is_default(ctx.config.as_version)
         for result in results:
-            result["configs"] = [_with_is_default(c) for c in result["configs"]]
+            result["configs"] = [_with_is_default(c, sets_is_default)
+                                 for c in result["configs"]]
     return {"throttle_time_ms": 0, "results": results}
 
 
-def _with_is_default(entry: dict) -> dict:
-    """v0's is_default in place of config_source."""
-    return {**entry, "is_default": entry["config_source"] == ConfigSource.DEFAULT_CONFIG}
+# The first release whose broker no longer set DescribeConfigs v0's is_default.
+_IS_DEFAULT_UNSET_FROM = "2.7"
+
+
+def _sets_is_default(release: str | None) -> bool:
+    return release is not None and \
+        KAFKA_RELEASES.index(release) < KAFKA_RELEASES.index(_IS_DEFAULT_UNSET_FROM)
+
+
+def _with_is_default(entry: dict, sets_is_default: bool) -> dict:
+    """v0's is_default in place of config_source (see the module docstring)."""
+    return {**entry, "is_default": sets_is_default
+            and entry["config_source"] == ConfigSource.DEFAULT_CONFIG}
 
 
 def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:
