@@ -73,6 +73,8 @@ from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
 from kafka_net.server.group.streams_coordinator import StreamsGroupConfig
+from kafka_net.server.group.zookeeper_offsets import (
+    FILE_NAME as ZOOKEEPER_OFFSETS_FILE, ZooKeeperOffsets)
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME,
     InternalTopics)
@@ -188,6 +190,14 @@ def default_metadata_log(config: ServerConfig) -> PartitionLog:
     return durable_metadata_log(config)
 
 
+def zookeeper_offsets(config: ServerConfig) -> ZooKeeperOffsets:
+    """OffsetCommit v0's store: on disk next to the metadata log where ``log.store``
+    keeps the partitions there, else in memory."""
+    if config.log_store == "memory":
+        return ZooKeeperOffsets()
+    return ZooKeeperOffsets(os.path.join(metadata_log_dir(config), ZOOKEEPER_OFFSETS_FILE))
+
+
 def cleaner_topic_defaults(config: ServerConfig) -> dict:
     """The log.cleaner.* keys that set topic configs' defaults (Kafka's
     ServerTopicConfigSynonyms), by topic config name."""
@@ -259,7 +269,8 @@ class BrokerCore:
         group_store = GroupMetadataManager(self.replica_manager, self.internal_topics)
         self.group_coordinator = GroupCoordinator(
             groups or group_config(config), self._partition_count, self.metadata_cache,
-            consumer_group_config(config), group_store, streams_group_config(config))
+            consumer_group_config(config), group_store, streams_group_config(config),
+            zookeeper_offsets(config))
         transaction_version = lambda: self.apis.features.level(TRANSACTION_VERSION)  # noqa: E731
         self.transaction_coordinator = TransactionCoordinator(
             transaction_config(config), self.replica_manager, self.group_coordinator.offsets,

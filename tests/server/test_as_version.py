@@ -50,7 +50,8 @@ def overlap(release: str) -> dict[int, tuple[int, int]]:
     """Written out here, independently of served_versions: each handler's range
     cut to the release's, where they meet (less the telemetry APIs, unlisted
     without an exporter).  Before 4.0 a handler's legacy versions (LEGACY_LOW:
-    Fetch v0-v3, legacy message sets) count too."""
+    the versions KIP-896 removed, such as Fetch v0-v3 and OffsetCommit v0-v1)
+    count too."""
     legacy = RELEASES.index(release) < RELEASES.index("4.0")
     out = {}
     for key, module in HANDLERS.items():
@@ -101,6 +102,27 @@ def test_at_2_8_the_newer_apis_are_not_advertised_nor_any_feature(playing):
 def test_from_4_0_fetch_starts_at_v4(playing):
     """Kafka 4.0 removed Fetch v0-v3 (KIP-896), and so does kafka-net playing it."""
     assert ranges(advertised(playing("4.0")))[ApiKey.FETCH] == (4, 17)
+
+
+# The client-facing versions KIP-896 removed: (API, first version Kafka 4.0 serves).
+KIP_896_MINIMUMS = {ApiKey.OFFSET_COMMIT: 2, ApiKey.OFFSET_FETCH: 1,
+                    ApiKey.OFFSET_FOR_LEADER_EPOCH: 2, ApiKey.DESCRIBE_ACLS: 1,
+                    ApiKey.CREATE_ACLS: 1, ApiKey.DELETE_ACLS: 1,
+                    ApiKey.DESCRIBE_CONFIGS: 1, ApiKey.DESCRIBE_LOG_DIRS: 1}
+
+
+@pytest.mark.parametrize("release", ["2.8", "3.9"])
+def test_before_4_0_the_kip_896_versions_are_served_from_v0(playing, release):
+    got = ranges(advertised(playing(release), 3))
+    for key in KIP_896_MINIMUMS:
+        assert got[key] == (0, APIS[release][key][1]), key
+
+
+@pytest.mark.parametrize("release", [None, "4.0"])
+def test_unset_and_from_4_0_the_kip_896_versions_are_not_served(playing, release):
+    got = ranges(advertised(playing(release)))
+    for key, low in KIP_896_MINIMUMS.items():
+        assert got[key][0] == low, key
 
 
 def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):

@@ -66,6 +66,7 @@ from kafka_net.server.group.rebalance import (
 from kafka_net.server.group.results import (
     JoinedMember, JoinRequest, JoinResult, LeaveResult, SyncRequest, SyncResult)
 from kafka_net.server.group.state import GroupState
+from kafka_net.server.group.zookeeper_offsets import ZooKeeperOffsets
 from kafka_net.server.purgatory import Purgatory
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,13 @@ SyncCallback = Callable[[SyncResult], None]
 class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
                  consumer_config: ConsumerGroupConfig | None = None, store=None,
-                 streams_config: StreamsGroupConfig | None = None) -> None:
+                 streams_config: StreamsGroupConfig | None = None,
+                 zookeeper_offsets: ZooKeeperOffsets | None = None) -> None:
         """``topic_partitions(topic)`` returns a partition count, or None if unknown;
         ``topics`` (the MetadataCache: topic ids) serves consumer-protocol groups;
         ``store`` (a GroupMetadataManager) keeps groups and offsets in
-        ``__consumer_offsets``, None keeps them in memory only."""
+        ``__consumer_offsets``, None keeps them in memory only;
+        ``zookeeper_offsets`` the OffsetCommit v0 store (default: in memory)."""
         self.config = config
         self._groups: dict[str, Group] = {}
         self._lock = threading.Lock()
@@ -95,6 +98,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
                                      config.offset_metadata_max_bytes, store,
                                      group_type=self.group_type)
+        # OffsetCommit v0 / OffsetFetch v0 (playing a release before 4.0): the
+        # ZooKeeper broker's separate store, see zookeeper_offsets.py.
+        self.zookeeper_offsets = zookeeper_offsets or ZooKeeperOffsets()
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
         self.consumer = ConsumerGroupCoordinator(self, topics,
                                                  consumer_config or ConsumerGroupConfig())

@@ -147,7 +147,7 @@ class GroupMetadataManager:
         now = self.clock_ms() if now is None else now
         return self._append(group_id, [
             (offset_commit_key(group_id, c.topic, c.partition),
-             offset_commit_value(c.offset, c.leader_epoch, c.metadata, now))
+             offset_commit_value(c.offset, c.leader_epoch, c.metadata, c.committed_at(now)))
             for c in commits], producer, now)
 
     def remove_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> int:

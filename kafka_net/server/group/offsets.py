@@ -42,6 +42,12 @@ class PartitionCommit:
     offset: int
     leader_epoch: int
     metadata: str | None
+    # OffsetCommit v1 only: the client's commit time (ms), from which
+    # offsets.retention.minutes counts; -1 (every other version): the broker's now.
+    commit_timestamp: int = -1
+
+    def committed_at(self, now: int) -> int:
+        return now if self.commit_timestamp == -1 else self.commit_timestamp
 
 
 class OffsetManager:
@@ -82,7 +88,7 @@ class OffsetManager:
                     return [e or stored for e in errors]
             for c in accepted:
                 group.offsets[(c.topic, c.partition)] = OffsetAndMetadata(
-                    c.offset, c.leader_epoch, c.metadata, now)
+                    c.offset, c.leader_epoch, c.metadata, c.committed_at(now))
         return errors
 
     def _commit_check(self, group_id: str, member_id: str, generation: int,

@@ -1,4 +1,4 @@
-"""CreateAcls (API key 30): serves v1-v3 (Kafka 4.0's range; v0 went with KIP-896).
+"""CreateAcls (API key 30): serves v1-v3; v0 while playing a release before 4.0.
 
 Behaviour (Kafka's ``AclApis.handleCreateAcls`` and ``AclControlManager.createAcls``):
 
@@ -15,6 +15,10 @@ Behaviour (Kafka's ``AclApis.handleCreateAcls`` and ``AclControlManager.createAc
 * A creation with an UNKNOWN element fails to parse in Kafka
   (``CreateAclsRequest.validate``), which closes the connection: so does
   kafka-net.
+* v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  each creation is LITERAL (the field's default, as Kafka 3.x read it), so v0 creates
+  LITERAL ACLs only.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from kafka_net.server.handlers.describe_acls import close_for_unknown_elements
 
 API_KEY = ApiKey.CREATE_ACLS
 VERSIONS = Versions(1, 3)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 _UNKNOWN = 0   # every ACL enum's UNKNOWN code
 

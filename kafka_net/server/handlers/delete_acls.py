@@ -1,4 +1,4 @@
-"""DeleteAcls (API key 31): serves v1-v3 (Kafka 4.0's range; v0 went with KIP-896).
+"""DeleteAcls (API key 31): serves v1-v3; v0 while playing a release before 4.0.
 
 Behaviour (Kafka's ``AclApis.handleDeleteAcls`` and ``AclControlManager.deleteAcls``):
 
@@ -12,6 +12,11 @@ Behaviour (Kafka's ``AclApis.handleDeleteAcls`` and ``AclControlManager.deleteAc
 * A filter with an UNKNOWN element fails to parse in Kafka
   (``DeleteAclsRequest.validate``), which closes the connection: so does
   kafka-net.
+* v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  each filter is LITERAL (the field's default, as Kafka 3.x read it), so only
+  LITERAL ACLs are matched and removed: a PREFIXED ACL survives a v0
+  delete-everything filter (and is not listed), as Kafka 3.x did.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from kafka_net.server.handlers.describe_acls import close_for_unknown_elements, 
 
 API_KEY = ApiKey.DELETE_ACLS
 VERSIONS = Versions(1, 3)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict):

@@ -1,4 +1,4 @@
-"""DescribeAcls (API key 29): serves v1-v3 (Kafka 4.0's range; v0 went with KIP-896).
+"""DescribeAcls (API key 29): serves v1-v3; v0 while playing a release before 4.0.
 
 Behaviour (Kafka's ``AclApis.handleDescribeAcls``):
 
@@ -11,6 +11,11 @@ Behaviour (Kafka's ``AclApis.handleDescribeAcls``):
 * A filter with an UNKNOWN element (a code Kafka does not define) fails to
   parse in Kafka (``DescribeAclsRequest.validate``), which closes the
   connection: so does kafka-net, with one rate-limited log line.
+* v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  its filter is LITERAL (the field's default, as Kafka 3.x read it), so only
+  LITERAL ACLs are listed (a PREFIXED one never matches, and the answer
+  could not say so), as Kafka 3.x did.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from kafka_net.server.handlers import CLOSE_CONNECTION
 
 API_KEY = ApiKey.DESCRIBE_ACLS
 VERSIONS = Versions(1, 3)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 log = logging.getLogger(__name__)
 unparseable = RateLimitedLog(log)   # shared with DeleteAcls / CreateAcls

@@ -1,4 +1,4 @@
-"""DescribeConfigs (API key 32): serves v1-v4.
+"""DescribeConfigs (API key 32): serves v1-v4; v0 while playing a release before 4.0.
 
 Behaviour (an error is per resource, never a closed connection):
 
@@ -27,8 +27,16 @@ Behaviour (an error is per resource, never a closed connection):
   configs).
 * configuration_keys selects entries (null or empty: all); include_synonyms
   and include_documentation (v3+) add those fields.
-* v0 was removed in Kafka 4.0 (KIP-896; kafka-python 3's bundled
-  DescribeConfigsRequest.json: "Version 1 is the new baseline"); not served.
+* v0 (Kafka 4.0 removed it, KIP-896; kafka-python 3's bundled
+  DescribeConfigsRequest.json: "Version 1 is the new baseline") is served
+  only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``).
+  It has no include_synonyms (so no synonyms), no config_source and no
+  documentation; each entry says is_default instead.  Brokers up to 2.6 set
+  it true exactly when the value is the default (source DEFAULT_CONFIG);
+  from 2.7, once their messages were generated, Kafka's brokers no longer
+  set it and sent false for every entry, so playing 2.7-3.9 kafka-net does
+  the same: a client that lists "modified" configs by is_default (as
+  kafka-python does) sees every entry, as against the real release.
 
 With an authorizer: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
 the group (GROUP_AUTHORIZATION_FAILED) or, for BROKER, BROKER_LOGGER and
@@ -38,15 +46,18 @@ CLIENT_METRICS, the cluster (CLUSTER_AUTHORIZATION_FAILED), per resource
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.kafka_releases import RELEASES as KAFKA_RELEASES
 from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, broker_entries, client_metrics_entries, config_authorization_error,
-    default_broker_entries, group_entries, resource_type_name, select, topic_entries)
+    ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries,
+    config_authorization_error, default_broker_entries, group_entries, resource_type_name,
+    select, topic_entries)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = Versions(1, 4)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 class ResourceError(Exception):
@@ -58,9 +69,29 @@ class ResourceError(Exception):
 def handle(ctx, request: dict) -> dict:
     synonyms = request.get("include_synonyms", False)
     documentation = request.get("include_documentation", False)
-    return {"throttle_time_ms": 0, "results": [
-        _describe(ctx, resource, synonyms, documentation)
-        for resource in request["resources"]]}
+    results = [_describe(ctx, resource, synonyms, documentation)
+               for resource in request["resources"]]
+    if ctx.api_version == 0:
+        sets_is_default = _sets_is_default(ctx.config.as_version)
+        for result in results:
+            result["configs"] = [_with_is_default(c, sets_is_default)
+                                 for c in result["configs"]]
+    return {"throttle_time_ms": 0, "results": results}
+
+
+# The first release whose broker no longer set DescribeConfigs v0's is_default.
+_IS_DEFAULT_UNSET_FROM = "2.7"
+
+
+def _sets_is_default(release: str | None) -> bool:
+    return release is not None and \
+        KAFKA_RELEASES.index(release) < KAFKA_RELEASES.index(_IS_DEFAULT_UNSET_FROM)
+
+
+def _with_is_default(entry: dict, sets_is_default: bool) -> dict:
+    """v0's is_default in place of config_source (see the module docstring)."""
+    return {**entry, "is_default": sets_is_default
+            and entry["config_source"] == ConfigSource.DEFAULT_CONFIG}
 
 
 def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:

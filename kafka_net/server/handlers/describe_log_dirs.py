@@ -1,4 +1,4 @@
-"""DescribeLogDirs (API key 35): serves v1-v4.
+"""DescribeLogDirs (API key 35): serves v1-v4; v0 while playing a release before 4.0.
 
 Behaviour (Kafka's ``KafkaApis.handleDescribeLogDirsRequest`` and
 ``ReplicaManager.describeLogDirs``): one result per log directory, named by
@@ -20,7 +20,11 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
   (``directory``'s parent).
 * A directory whose file system cannot be read: KAFKA_STORAGE_ERROR for it.
 * v3+: the top-level error_code (NONE; CLUSTER_AUTHORIZATION_FAILED with an
-  empty result list when not authorized).  v0 was removed in Kafka 4.0.
+  empty result list when not authorized).
+* v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
+  before 4.0 (``as.version``; ``LEGACY_LOW``).  Its wire format is v1's; v1
+  only told the client that the broker answers before throttling (KIP-219),
+  which kafka-net does at every version, as Kafka 2.0+ did.
 
 ACL: DESCRIBE on the cluster (without it: no results, and CLUSTER_AUTHORIZATION_FAILED
 at the top level from v3; v1-v2 have no field to say so).
@@ -39,6 +43,7 @@ from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 VERSIONS = Versions(1, 4)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"   # Kafka's log.dir default
 log = logging.getLogger(__name__)

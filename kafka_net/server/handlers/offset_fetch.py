@@ -1,4 +1,5 @@
-"""OffsetFetch (API key 9): serves v1-v10; several groups per request from v8.
+"""OffsetFetch (API key 9): serves v1-v10 (v0 while playing a release before 4.0);
+several groups per request from v8.
 
 Behaviour: committed offsets, or -1 for a partition (or group) with none.
 A null topic list (v2+) means every partition the group committed.
@@ -9,7 +10,15 @@ v10 (KIP-848) names topics by id, in the request and the response: an id no
 topic has answers UNKNOWN_TOPIC_ID for each partition asked; asked for all
 committed offsets, the topics are answered with their ids (a committed topic
 that no longer exists has none and is left out).
-v0 (offsets in ZooKeeper) was removed in Kafka 4.0.
+
+v0 (offsets in ZooKeeper; Kafka 4.0 removed it, KIP-896) is served only while
+playing a release before 4.0 (``as.version``; ``LEGACY_LOW``), as that
+release's ZooKeeper broker served it (KafkaApis.handleOffsetFetchRequestFromZookeeper):
+it reads only what OffsetCommit v0 wrote
+(:mod:`kafka_net.server.group.zookeeper_offsets`), never the group
+coordinator's offsets.  A partition with an offset there answers it with
+metadata ""; an unknown partition, or one with no v0 commit, answers offset
+-1 and UNKNOWN_TOPIC_OR_PARTITION (not -1 and no error as v1+ do).
 
 With an authorizer (Kafka's handleOffsetFetchRequest): DESCRIBE on the group,
 else GROUP_AUTHORIZATION_FAILED; DESCRIBE on each topic named, else its
@@ -24,6 +33,8 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = Versions(1, 10)
+LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
+ZOOKEEPER_VERSION = 0   # offsets in ZooKeeper, not the group coordinator
 TOPIC_ID_VERSION = 10
 
 
@@ -33,9 +44,34 @@ def handle(ctx, request: dict) -> dict:
             _group(ctx, g, request.get("require_stable", False)) for g in request["groups"]]}
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if ctx.api_version == ZOOKEEPER_VERSION:
+        return {"topics": _from_zookeeper(ctx, request["group_id"], request["topics"])}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "topics": _topics(ctx, request["group_id"], request["topics"],
                               ctx.api_version >= 7 and request.get("require_stable", False))}
+
+
+def _from_zookeeper(ctx, group_id: str, topics: list[dict]) -> list[dict]:
+    """v0: the offsets OffsetCommit v0 wrote, per partition asked."""
+    described = ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                      [t["name"] for t in topics])
+    zookeeper, cache = ctx.group_coordinator.zookeeper_offsets, ctx.metadata_cache
+
+    def partition(name: str, index: int) -> dict:
+        offset, error = -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        topic = cache.topic(name)
+        if name not in described:
+            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif topic is not None and 0 <= index < topic.num_partitions:
+            found = zookeeper.get(group_id, name, index)
+            if found is not None:
+                offset, error = found, ErrorCode.NONE
+        return {"partition_index": index, "committed_offset": offset, "metadata": "",
+                "error_code": error}
+
+    return [{"name": t["name"], "partitions": [partition(t["name"], i)
+                                               for i in t["partition_indexes"]]}
+            for t in topics]
 
 
 def _group(ctx, g: dict, require_stable: bool) -> dict:

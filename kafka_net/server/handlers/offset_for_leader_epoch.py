@@ -1,4 +1,4 @@
-"""OffsetForLeaderEpoch (API key 23): serves v2-v4.
+"""OffsetForLeaderEpoch (API key 23): serves v2-v4; v0-v1 while playing a release before 4.0.
 
 Behaviour (Kafka's ``KafkaApis.handleOffsetForLeaderEpochRequest`` and
 ``Partition.lastOffsetForLeaderEpoch``): for each partition, the end offset
@@ -18,7 +18,13 @@ when newer.  An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION.
 Consumers validate their positions with this after a leader change, a seek or
 an assignment (KIP-320; librdkafka and the Java consumer send v3/v4 with
 replica_id -1).  A single node leads everything, so replica_id (a follower's
-id) changes nothing.  v0-v1 were removed in Kafka 4.0; not served.
+id) changes nothing.
+
+v0-v1 (Kafka 4.0 removed them, KIP-896) are served only while playing a
+release before 4.0 (``as.version``; ``LEGACY_LOW``), answered as Kafka 3.x's
+broker answered them: the same lookup with no current_leader_epoch to fence
+(it defaults to -1) and replica_id -2; v0's answer has no leader_epoch (the
+end offset alone), v1's has it, and neither has throttle_time_ms.
 
 ACL: CLUSTER_ACTION on the cluster, else DESCRIBE on each topic
 (TOPIC_AUTHORIZATION_FAILED per partition without it).
@@ -31,6 +37,7 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = Versions(2, 4)
+LEGACY_LOW = 0   # v0-v1 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict) -> dict:
