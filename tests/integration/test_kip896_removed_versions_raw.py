@@ -17,8 +17,8 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch
 from kafka_net.server.group.zookeeper_offsets import FILE_NAME as ZOOKEEPER_OFFSETS_FILE
-from kafka_net.server.topic_config import parse_value
-from tests.support import RawClient, make_config, produce_body, running_server
+from tests.integration.as_version_support import advertised, new_topic, server_playing
+from tests.support import RawClient, produce_body
 
 OFFSET_COMMIT, OFFSET_FETCH = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH
 OFFSET_FOR_LEADER_EPOCH = ApiKey.OFFSET_FOR_LEADER_EPOCH
@@ -26,11 +26,6 @@ DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = (
     ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS)
 DESCRIBE_LOG_DIRS = ApiKey.DESCRIBE_LOG_DIRS
 DESCRIBE_CONFIGS = ApiKey.DESCRIBE_CONFIGS
-
-
-def server_playing(release: str | None, **overrides):
-    return running_server(make_config(as_version=release, num_network_threads=1,
-                                      num_io_threads=1, **overrides))
 
 
 @pytest.fixture(scope="module")
@@ -43,23 +38,6 @@ def kafka_2_8():
 def kafka_3_9():
     with server_playing("3.9") as server:
         yield server
-
-
-def advertised(client) -> dict[int, tuple[int, int]]:
-    """{api key: (min, max)} from the broker's ApiVersions answer."""
-    body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
-                                                "client_software_version": "1"})
-    return {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
-
-
-_topics = iter(range(10_000))
-
-
-def new_topic(server, partitions: int = 1, **configs) -> str:
-    name = f"kip896-{next(_topics)}"
-    server.apis.create_topic(name, partitions, {
-        k.replace("_", "."): parse_value(k.replace("_", "."), v) for k, v in configs.items()})
-    return name
 
 
 def produce(client, topic: str, n: int, partition: int = 0) -> None:

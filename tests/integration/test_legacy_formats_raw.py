@@ -18,38 +18,16 @@ from kafka_net.protocol.records import (
     split_batches)
 from kafka_net.protocol.records.legacy import (
     LegacyRecord, build_message_set, encode_message, read_message_set)
-from kafka_net.server.topic_config import parse_value
-from tests.support import RawClient, fetch_body, make_config, produce_body, running_server
+from tests.integration.as_version_support import advertised, new_topic, server_playing
+from tests.support import RawClient, fetch_body, produce_body
 
 PRODUCE, FETCH = ApiKey.PRODUCE, ApiKey.FETCH
 
 
-def server_playing(release: str | None, io_threads: int = 1):
-    return running_server(make_config(as_version=release, num_network_threads=1,
-                                      num_io_threads=io_threads))
-
-
 @pytest.fixture(scope="module")
 def kafka_2_8():
-    with server_playing("2.8", io_threads=2) as server:
+    with server_playing("2.8", num_io_threads=2) as server:
         yield server
-
-
-def advertised(client) -> dict[int, tuple[int, int]]:
-    """{api key: (min, max)} from the broker's ApiVersions answer."""
-    body = client.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
-                                                "client_software_version": "1"})
-    return {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
-
-
-_topics = iter(range(10_000))
-
-
-def new_topic(server, partitions: int = 1, **configs) -> str:
-    name = f"legacy-{next(_topics)}"
-    server.apis.create_topic(name, partitions, {
-        k.replace("_", "."): parse_value(k.replace("_", "."), v) for k, v in configs.items()})
-    return name
 
 
 def messages(magic: int, n: int, start_ts: int = 1_700_000_000_000, key: bool = True):
@@ -303,8 +281,7 @@ def test_fetch_v0_v3_are_not_served_without_legacy_formats(release):
 
 def test_fetch_v1_down_converts_from_segment_files(tmp_path):
     """The durable log answers with a file region; it is read and converted."""
-    with running_server(make_config(as_version="3.9", log_store="disk",
-                                    log_dirs=(str(tmp_path),))) as server:
+    with server_playing("3.9", log_store="disk", log_dirs=(str(tmp_path),)) as server:
         topic = new_topic(server)
         with RawClient(server.bound_port()) as client:
             produce(client, 0, topic, build_message_set(messages(0, 3), 0,
