@@ -455,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
     parser.add_argument("--profile-frames", type=int, default=20_000,
                         help="frames for the per-row Python profile outside Spark (0: skip)")
+    parser.add_argument("--split-mb", type=int, default=0, metavar="MIB",
+                        help="the job's range size (conformance --split-mb); 0: its default, "
+                             "4-64 MiB; more than a file's size: each file read whole")
     parser.add_argument("--json-out", help="write the figures here as JSON")
     parser.add_argument("--python-profile", metavar="DIR",
                         help="profile the executors' Python per RDD (spark.python.profile) "
@@ -512,13 +515,17 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cpu0 = tree_cpu_by_kind()
             t0 = time.perf_counter()
-            summary = conformance.run(spark, sorted(paths), out)
+            summary = conformance.run(spark, sorted(paths), out,
+                                      split_bytes=(args.split_mb << 20) or None)
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
             cpu1 = tree_cpu_by_kind()
             result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
             result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
+            # the first stage's tasks: byte ranges as the job planned them (untimed)
+            result["ranges"] = len(conformance.plan_inputs(
+                sorted(paths), (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
             if args.python_profile:
                 spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)

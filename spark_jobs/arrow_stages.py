@@ -14,8 +14,9 @@ Stages:
 
 * :func:`range_units` (``mapInArrow`` over :data:`RANGE_INPUT_SCHEMA` rows, one
   byte range of a local file each, read by the executor): each range -> *unit*
-  rows (:data:`UNIT_SCHEMA`): kafka-net frames, TCP packets of pcap files (with
-  their flow), problems, a split file's range counts.  :func:`file_units` does
+  rows (:data:`UNIT_SCHEMA`): kafka-net frames (of a whole segment or of a
+  range of one), TCP packets of pcap files (with their flow), problems, a
+  split file's range counts.  :func:`file_units` does
   the same over Spark's ``binaryFile`` rows (URIs: hdfs://, s3a://).
 * :func:`flow_frames` (``groupBy("flow").applyInArrow``): one flow's packets,
   from any number of files -> frame units (or a problem).
@@ -49,7 +50,8 @@ RANGE_INPUT_SCHEMA = StructType([
     StructField("path", StringType()),
     StructField("start", LongType()),
     StructField("end", LongType()),       # -1: to the end of the file
-    StructField("resume", StringType()),  # pcap.Resume as JSON; null: the file's start
+    StructField("resume", StringType()),  # pcap.Resume or format.RangeStart as JSON;
+    #                                       null: a pcap's start, or a whole file
     StructField("split", BooleanType()),  # one of several ranges of its file
 ])
 
@@ -139,9 +141,10 @@ def range_units(batches):
                 yield _problem_batch(path, f"cannot be read ({exc.strerror or exc})", schema)
                 continue
             resume = json.loads(row["resume"]) if row["resume"] else None
-            if not row["split"] and transforms.sniff(data) == "kncap":
+            if transforms.is_kncap_range(resume) or (
+                    not row["split"] and transforms.sniff(data) == "kncap"):
                 # kafka-net's own captures straight to columns (most of a big input)
-                yield from _kncap_batches(path, data, schema)
+                yield from _kncap_batches(path, data, schema, resume, row["start"])
                 continue
             units = transforms.file_units(path, data, resume, row["start"], row["split"])
             yield from _unit_batches(units, schema)
@@ -190,12 +193,18 @@ def _packet_batch(units: list[tuple], schema):
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _kncap_batches(path: str, data: bytes, schema):
+def _kncap_batches(path: str, data: bytes, schema, resume: dict | None = None,
+                   base: int = 0):
+    """A .kncap file, or one range of it (``resume``: its ``RangeStart`` as
+    JSON, at offset ``base``), as the rows of transforms.file_units, in order."""
     import pyarrow as pa
-    columns, problems = transforms.kncap_columns(path, data)
-    if problems:
-        yield pa.RecordBatch.from_pylist([{"kind": PROBLEM, **p} for p in problems],
-                                         schema=schema)
+    columns, problems = transforms.kncap_columns(path, data, resume, base)
+    notes = [{"kind": PROBLEM, **p} for p in problems]
+    if resume:
+        notes.append({"kind": RANGE, **transforms.kncap_range_counts(
+            path, base, len(columns["frame"]))})
+    if notes:
+        yield pa.RecordBatch.from_pylist(notes, schema=schema)
     n = len(columns["frame"])
     columns["kind"] = [FRAME] * n
     for start in range(0, n, BATCH_ROWS):

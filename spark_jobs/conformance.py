@@ -19,14 +19,17 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 
 Stages, all columnar (Arrow batches in and out of Python, see
 :mod:`kafka_net.spark_jobs.arrow_stages`): plan byte ranges on the driver
-(pcap/pcapng files cut at record boundaries, any size, see
-:mod:`kafka_net.capture.capture_split`; kafka-net segments whole) -> each
-range read by an executor into units (``mapInArrow``: kafka-net frames, or
-TCP packets) -> packets grouped by flow across ranges and files and
+(pcap, pcapng and kafka-net capture files larger than the split size cut at
+record boundaries, any size, see :mod:`kafka_net.capture.capture_split`) ->
+each range read by an executor into units (``mapInArrow``: kafka-net frames,
+or TCP packets) -> packets grouped by flow across ranges and files and
 reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet`` and
-``markers.parquet``, the frames dataset -> read back, frames grouped by connection and paired
-(``groupBy("connection").applyInArrow``: one row per connection with array
-columns) -> tables exploded and aggregated in Spark SQL.  All the per-file,
+``markers.parquet``, the frames dataset -> read back, frames grouped by
+connection (a kafka-net connection's frames from any number of ranges and
+segments, put back in write order by their ``order_key``: processor,
+segment, byte offset) and paired (``groupBy("connection").applyInArrow``:
+one row per connection with array columns) -> tables exploded and
+aggregated in Spark SQL.  All the per-file,
 per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
@@ -139,8 +142,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="check the frames an earlier run wrote to DIR (its --out: "
                         "frames.parquet, problems.json) instead of reading captures")
     p.add_argument("--split-mb", type=int, metavar="MIB",
-                   help="cut pcap/pcapng files into byte ranges of about this size, one "
-                        "task each (default: 4-64 MiB, about four ranges per executor slot)")
+                   help="cut pcap, pcapng and .kncap files into byte ranges of about this "
+                        "size, one task each (default: 4-64 MiB, about four ranges per "
+                        "executor slot)")
     p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
                    default=SMALL_INPUT_BYTES / (1 << 20),
                    help="inputs up to this size are read and checked in this process "
@@ -362,10 +366,12 @@ def _write_problems(out: str, inputs: list[str], problems: list[dict],
 
 
 def _no_packets(ranges: list[dict]) -> list[dict]:
-    """A split file none of whose ranges held a TCP packet, said once for the file."""
+    """A split pcap/pcapng file none of whose ranges held a TCP packet, said once
+    for the file (a .kncap's ranges count no packets: None)."""
     packets: dict[str, int] = {}
     for r in ranges:
-        packets[r["file"]] = packets.get(r["file"], 0) + (r["packets"] or 0)
+        if r["packets"] is not None:
+            packets[r["file"]] = packets.get(r["file"], 0) + r["packets"]
     return [{"file": f, "problem": "no TCP packets"} for f, n in sorted(packets.items()) if not n]
 
 
@@ -401,10 +407,10 @@ def _tasks(ranges: list[tuple], split_bytes: int, slots: int) -> int:
 
 def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
     """One (path, start, end, resume JSON, split) row per byte range of local
-    files (a shared mount on a cluster): pcap/pcapng files larger than
-    ``split_bytes`` are cut at record boundaries
+    files (a shared mount on a cluster): pcap, pcapng and kafka-net capture
+    files larger than ``split_bytes`` are cut at record boundaries
     (:func:`kafka_net.capture.capture_split.plan_ranges`, which reads their
-    record headers once here); other files are one range each, read whole."""
+    record lengths once here); other files are one range each, read whole."""
     import mmap
     from kafka_net.capture.capture_split import plan_ranges
     from kafka_net.capture.pcap import sniff_format
@@ -415,7 +421,7 @@ def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
             continue
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             ranges = plan_ranges(mm, split_bytes) \
-                if sniff_format(mm[:12]) in ("pcap", "pcapng") else []
+                if sniff_format(mm[:12]) in ("pcap", "pcapng", "kncap") else []
         if len(ranges) < 2:
             rows.append((path, 0, -1, None, False))
             continue

@@ -26,7 +26,7 @@ from dataclasses import replace
 from kafka_net.capture.findings import (
     client_software, locate_violations, matrix_cells, versions_served)
 from kafka_net.capture import reader
-from kafka_net.capture.format import decode_segment
+from kafka_net.capture.format import RangeStart, decode_range, decode_segment
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
 from kafka_net.protocol.headers import peek_frame_header
@@ -59,12 +59,15 @@ def file_units(path: str, data: bytes, resume: dict | None = None,
                base: int = 0, split: bool = False) -> list[tuple]:
     """("frame", row) / ("packet", flow_key, (path, packet)) / ("problem", row) tuples.
 
-    ``data``: a whole file, or a pcap/pcapng range (:mod:`kafka_net.capture.capture_split`)
+    ``data``: a whole file, or a range of one (:mod:`kafka_net.capture.capture_split`)
     starting at file offset ``base`` where a reader stood in ``resume``'s state
-    (None: the file's start); ``split``: one of several ranges, which then adds a
-    ("range", counts) unit (the job adds them up per file)."""
+    (a pcap/pcapng ``Resume``, None at the file's start; a .kncap's
+    ``RangeStart``, its "kind" "kncap"); ``split``: one of several ranges, which
+    then adds a ("range", counts) unit (the job adds them up per file)."""
     path = local_path(path)
     if split:
+        if is_kncap_range(resume):
+            return _kncap_units(path, data, resume, base)
         return _pcap_units(path, data, resume, base, split)
     kind = sniff(data)
     if kind == "kncap":
@@ -75,19 +78,39 @@ def file_units(path: str, data: bytes, resume: dict | None = None,
     return [("problem", {"file": path, "problem": what})]
 
 
-def _kncap_units(path: str, data: bytes) -> list[tuple]:
-    columns, problems = kncap_columns(path, data)
+def is_kncap_range(resume: dict | None) -> bool:
+    """Whether a range's resume JSON is a .kncap segment's (format.RangeStart)."""
+    return bool(resume) and resume.get("kind") == "kncap"
+
+
+def _kncap_units(path: str, data: bytes, resume: dict | None = None,
+                 base: int = 0) -> list[tuple]:
+    columns, problems = kncap_columns(path, data, resume, base)
     units: list[tuple] = [("problem", p) for p in problems]
+    if resume:
+        units.append(("range", kncap_range_counts(path, base, len(columns["frame"]))))
     names = list(columns)
     units += [("frame", dict(zip(names, values))) for values in zip(*columns.values())]
     return units
 
 
-def kncap_columns(path: str, data: bytes) -> tuple[dict[str, list], list[dict]]:
+def kncap_range_counts(path: str, base: int, records: int) -> dict:
+    """A .kncap range's counts row: the records it read (no packets: not a pcap)."""
+    return {"file": path, "range_start": base, "range_records": records,
+            "range_packets": None, "range_non_tcp": None}
+
+
+def kncap_columns(path: str, data: bytes, resume: dict | None = None,
+                  base: int = 0) -> tuple[dict[str, list], list[dict]]:
     """A kafka-net capture's frame rows as columns ({FRAME_FIELDS name: values}),
-    and its problems.  Column by column: the Spark job's Arrow stage makes its
-    batch straight from these lists, with no dict per frame."""
-    result = decode_segment(data)
+    and its problems: of the whole file, or of the range of it at offset
+    ``base`` that ``resume`` (a ``RangeStart`` as JSON) describes, which are
+    the whole file's rows for those bytes.  Column by column: the Spark job's
+    Arrow stage makes its batch straight from these lists, with no dict per frame."""
+    if resume:
+        result = decode_range(data, base, RangeStart.from_json(resume))
+    else:
+        result = decode_segment(data)
     problems = [{"file": path, "problem": p} for p in result.problems]
     m = _RUN.search(os.path.basename(path))
     run = m.group(1) if m else path
@@ -99,8 +122,11 @@ def kncap_columns(path: str, data: bytes) -> tuple[dict[str, list], list[dict]]:
     columns = {
         "source": ["kafka-net"] * n, "file": [path] * n,
         "connection": [f"{run}/{rec.connection_id}" for rec in recs],
-        # Sorts a connection's records in write order across rotated segments.
-        "order_key": [(pid, seq, index) for index in range(n)],
+        # Sorts a connection's records in write order across rotated segments,
+        # and across the byte ranges of one segment: the record's byte offset,
+        # which every range knows (a range cannot know how many records came
+        # before it: the planner reads lengths only).
+        "order_key": [(pid, seq, offset) for offset in result.offsets],
         "direction": [rec.direction for rec in recs],
         "timestamp_ns": [rec.timestamp_ns for rec in recs],
         "frame_size": [rec.frame_size for rec in recs],

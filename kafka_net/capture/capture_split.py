@@ -18,13 +18,30 @@ Where the chain breaks (a corrupt length), cutting stops: the rest of the
 file is the last range, whose reader meets the same break and reports it.
 IP fragments of one datagram in two ranges are reported as incomplete by
 both (ranges are tens of MiB; fragmented TCP is rare).
+
+A kafka-net segment (``.kncap``) is a chain of length-prefixed records too,
+and is cut the same way: :func:`kafka_net.capture.format.record_offsets`
+follows the lengths (no CRC, nothing decoded) and stops exactly where the
+segment reader stops (a zero length: the zero tail of an unclosed segment or
+a torn record; an impossible length; one running past the end), so every
+cut is a boundary a reader from the start also reaches, and all that comes
+after the last plausible record (a zero tail, a torn tail, garbage) is in
+the last range, whose reader sees it as the whole-file reader does.  A bad
+CRC or an undecodable body in the middle does not stop the segment reader
+(the length frames the record: it is reported and skipped), so the planner
+need not check CRCs for the ranges to agree.  Each range carries the file
+header's fields and the file's size
+(:class:`~kafka_net.capture.format.RangeStart`, the first range's too): a
+range ending before the file does holds no torn tail, and frames keep their
+byte offsets in the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, walk_records
+from kafka_net.capture.format import RangeStart, range_start, record_offsets
+from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, sniff_format, walk_records
 
 # Ranges of about this size: big enough that a task's fixed cost (a Python
 # worker's batch, a Spark task) is small against its work, small enough that
@@ -34,12 +51,14 @@ DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Range:
-    """Bytes ``[start, end)`` of a file; ``resume`` None for the range that
-    starts at the file's header."""
+    """Bytes ``[start, end)`` of a file; ``resume`` where a reader stands at
+    ``start``: a pcap/pcapng :class:`Resume` (None for the range that starts at
+    the file's header) or a segment's :class:`RangeStart` (every range of a
+    ``.kncap``)."""
 
     start: int
     end: int
-    resume: Resume | None = None
+    resume: Resume | RangeStart | None = None
 
 
 class _Skip:
@@ -52,16 +71,35 @@ class _Skip:
 
 def plan_ranges(data, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Range]:
     """``data`` (bytes or an mmap of the whole file) cut into ranges of about
-    ``split_bytes``; one range if it is smaller or not a pcap/pcapng file."""
+    ``split_bytes``; one range if it is smaller or not a pcap, pcapng or
+    kafka-net capture file."""
     size = len(data)
     if size <= split_bytes:
         return [Range(0, size)]
+    if sniff_format(data[:12]) == "kncap":
+        return _kncap_ranges(data, split_bytes)
     cuts = Cuts(split_bytes)
     walk_records(data, _Skip(), CaptureRead(None), cuts=cuts)
     bounds = [0] + [pos for pos, _ in cuts.at] + [size]
     states = [None] + [state for _, state in cuts.at]
     return [Range(bounds[i], bounds[i + 1], states[i]) for i in range(len(states))
             if bounds[i + 1] > bounds[i]]
+
+
+def _kncap_ranges(data, split_bytes: int) -> list[Range]:
+    """A segment cut at the first record boundary at or past every
+    ``split_bytes``; one range (no resume: read whole) if its header is not one
+    the reader reads."""
+    start = range_start(data)
+    if start is None:
+        return [Range(0, len(data))]
+    bounds, next_cut = [0], split_bytes
+    for pos in record_offsets(data):
+        if pos >= next_cut:
+            bounds.append(pos)
+            next_cut = pos + split_bytes
+    bounds.append(len(data))
+    return [Range(a, b, start) for a, b in zip(bounds, bounds[1:])]
 
 
 __all__ = ["DEFAULT_SPLIT_BYTES", "Range", "plan_ranges"]

@@ -53,8 +53,23 @@ had not yet written back are lost, as they were with one ``write`` per
 record and no ``fsync`` (nothing here calls ``fsync`` or ``msync``).  The
 file may then hold zeros, or be shorter, where such pages were, and not
 only at its end: the reader reports what it can (a torn tail, or a CRC
-mismatch where the rest is skipped), and a lost range that starts at a
-record boundary and runs to the end reads as a clean end.
+mismatch), and a lost range that starts at a record boundary and runs to
+the end reads as a clean end.
+
+Framing and damage.  The record lengths alone frame the file (the CRC covers
+the body, not the length), as the batch lengths frame a Kafka log segment
+for ``kafka-dump-log``.  A record whose CRC does not match, or whose body
+does not decode, is reported and skipped, and reading goes on at the next
+record its length points to; only a length that cannot frame a record (0,
+under :data:`MIN_RECORD_LENGTH`, over :data:`MAX_RECORD_BYTES`, or past the
+end of the file) stops the reading.  So where reading stops depends on the
+lengths and nothing else, and a reader given any record boundary that the
+lengths lead to (:func:`record_offsets`, :func:`decode_range`) reads the
+rest exactly as a reader from the start does: a large segment is cut into
+byte ranges read in parallel (:mod:`kafka_net.capture.capture_split`).
+If a damaged length still looks plausible, the records it leads to are
+garbage whose CRCs fail, each reported, until a length stops the reading or
+one lands on a real boundary again.
 """
 
 from __future__ import annotations
@@ -77,6 +92,9 @@ FLAG_TRUNCATED = 0x01
 # capture.max.frame.bytes, far below it): the reader stops rather than
 # trusting the length.
 MAX_RECORD_BYTES = 256 * 1024 * 1024
+# The shortest record: its CRC and a body of the fixed fields, two empty
+# strings, a null client id and an empty frame.  A shorter length is garbage.
+MIN_RECORD_LENGTH = 4 + _FIXED.size + 2 + 2 + 2 + 4
 
 # An unclosed segment ends in at least this many zero bytes (one record
 # prefix, so its first record length reads as 0): the writer maps that much
@@ -163,66 +181,143 @@ def decode_segment(data: bytes) -> ReadResult:
     if version != FORMAT_VERSION:
         result.problems.append(f"unsupported capture format version {version}")
         return result
-    pos = FILE_HEADER.size
-    while pos < len(view):
-        status, pos = _decode_one(view, pos, result)
-        if status != "ok":
-            break
+    _read_records(view, FILE_HEADER.size, result, 0, True)
     return result
 
 
-def _decode_one(view: memoryview, pos: int, result: ReadResult) -> tuple[str, int]:
+@dataclass(frozen=True)
+class RangeStart:
+    """What a reader of a segment's bytes from a record boundary needs from the
+    rest of the file: the file header's fields, and the file's size (a range
+    that ends before the file does holds neither a torn tail nor a zero tail)."""
+
+    processor_id: int
+    segment_seq: int
+    created_ns: int
+    file_size: int
+
+    def to_json(self) -> dict:
+        return {"kind": "kncap", "processor_id": self.processor_id,
+                "segment_seq": self.segment_seq, "created_ns": self.created_ns,
+                "file_size": self.file_size}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "RangeStart":
+        return cls(obj["processor_id"], obj["segment_seq"], obj["created_ns"],
+                   obj["file_size"])
+
+
+def range_start(data) -> RangeStart | None:
+    """``data``'s header (bytes or an mmap of the whole file) as a
+    :class:`RangeStart`, or None if it is not a segment this reader reads."""
+    if len(data) < FILE_HEADER.size or bytes(data[:5]) != MAGIC:
+        return None
+    _, version, processor_id, seq, created = FILE_HEADER.unpack_from(data, 0)
+    if version != FORMAT_VERSION:
+        return None
+    return RangeStart(processor_id, seq, created, len(data))
+
+
+def record_offsets(data, pos: int = FILE_HEADER.size):
+    """The byte offset of every record a reader reads through from ``pos`` (a
+    record boundary) to where it stops, by the record lengths alone: no CRC is
+    checked, nothing decoded.  It stops where :func:`decode_segment` does: a
+    length that cannot frame a record (0, a zero tail or a torn record; under
+    :data:`MIN_RECORD_LENGTH`; over :data:`MAX_RECORD_BYTES`) or one running
+    past the end of ``data``.  Every offset given is a boundary where
+    :func:`decode_range` may start."""
+    size = len(data)
+    unpack = _U32.unpack_from
+    while size - pos >= _RECORD_PREFIX.size:
+        (length,) = unpack(data, pos)
+        if length < MIN_RECORD_LENGTH or length > MAX_RECORD_BYTES or size - pos < 4 + length:
+            return
+        yield pos
+        pos += 4 + length
+
+
+def decode_range(data, base: int, start: RangeStart) -> ReadResult:
+    """The records of ``data``, a segment's bytes from offset ``base`` (0, the
+    file header, or an offset :func:`record_offsets` gave) to such an offset or
+    the end of the file: exactly the records, offsets (in the file) and
+    problems that :func:`decode_segment` finds in those bytes of the whole file."""
+    view = memoryview(data)
+    result = ReadResult(SegmentInfo(start.processor_id, start.segment_seq, start.created_ns))
+    _read_records(view, FILE_HEADER.size if base == 0 else 0, result, base,
+                  base + len(view) >= start.file_size)
+    return result
+
+
+def _read_records(view: memoryview, pos: int, result: ReadResult, base: int,
+                  at_file_end: bool) -> None:
+    """Records from ``pos`` of ``view``, the file's bytes from offset ``base``;
+    ``at_file_end``: ``view`` runs to the end of the file."""
+    while pos < len(view):
+        status, pos = _decode_one(view, pos, result, base, at_file_end)
+        if status == "stop":
+            break
+
+
+def _decode_one(view: memoryview, pos: int, result: ReadResult, base: int,
+                at_file_end: bool) -> tuple[str, int]:
     left = len(view) - pos
     if left < _RECORD_PREFIX.size:
-        return _torn(result, pos, left, "a record length cut short")
+        return _torn(result, base + pos, left, "a record length cut short")
     length, crc = _RECORD_PREFIX.unpack_from(view, pos)
     if length == 0:
         # No record is empty (the CRC alone is 4 bytes): this is where the
         # writer stopped, in a segment it has not closed.
-        return _zero_length(view, pos, result)
-    if length < 4 or length > MAX_RECORD_BYTES:
-        result.problems.append(f"garbage at byte {pos}: record length {length}; rest skipped")
+        return _zero_length(view, pos, result, base)
+    if length < MIN_RECORD_LENGTH or length > MAX_RECORD_BYTES:
+        result.problems.append(f"garbage at byte {base + pos}: record length {length}; "
+                               f"rest skipped")
         return "stop", len(view)
     if left < 4 + length:
-        return _torn(result, pos, left, f"a {length}-byte record cut at {left - 4} bytes")
+        return _torn(result, base + pos, left, f"a {length}-byte record cut at {left - 4} bytes")
     end = pos + 4 + length
     body = view[pos + 8:end]
     if zlib.crc32(body) != crc:
-        return _bad_crc(view, pos, end, result)
+        return _bad_crc(view, pos, end, result, base, at_file_end)
     try:
         result.records.append(_decode_body(bytes(body)))
-        result.offsets.append(pos)
+        result.offsets.append(base + pos)
     except (struct.error, UnicodeDecodeError, ValueError) as exc:
-        result.problems.append(f"record at byte {pos} does not decode: {exc}; rest skipped")
-        return "stop", len(view)
+        # Its CRC matched, so its length frames it: the next record is where it says.
+        result.problems.append(f"record at byte {base + pos} does not decode: {exc}; "
+                               f"{4 + length} bytes skipped")
     return "ok", end
 
 
-def _zero_length(view: memoryview, pos: int, result: ReadResult) -> tuple[str, int]:
+def _zero_length(view: memoryview, pos: int, result: ReadResult,
+                 base: int) -> tuple[str, int]:
     """A zero length at ``pos``: the clean end of an unclosed segment, or a torn
     record whose copy had not yet stored its length when the writer died."""
     written = _written_end(view, pos)
     if written == pos:
-        return "end", len(view)
-    return _torn(result, pos, written - pos,
-                 f"a zero record length, then nonzero bytes up to byte {written}")
+        return "stop", len(view)
+    return _torn(result, base + pos, written - pos,
+                 f"a zero record length, then nonzero bytes up to byte {base + written}")
 
 
-def _bad_crc(view: memoryview, pos: int, end: int, result: ReadResult) -> tuple[str, int]:
+def _bad_crc(view: memoryview, pos: int, end: int, result: ReadResult, base: int,
+             at_file_end: bool) -> tuple[str, int]:
     # The record the writer was copying when it stopped is the last one in the
-    # file, or the last one before the zero tail; any other is damage.
-    if end == len(view):
-        return _torn(result, pos, end - pos, "a last record with a bad CRC")
-    if _is_zero_tail(view, end):
-        return _torn(result, pos, end - pos, "a record with a bad CRC before the zero tail")
-    result.problems.append(f"corrupt record at byte {pos} (CRC mismatch); rest skipped")
-    return "stop", len(view)
+    # file, or the last one before the zero tail; any other is damage, skipped
+    # by its length (see "Framing and damage" above).
+    if at_file_end and end == len(view):
+        return _torn(result, base + pos, end - pos, "a last record with a bad CRC")
+    if at_file_end and _is_zero_tail(view, end):
+        return _torn(result, base + pos, end - pos,
+                     "a record with a bad CRC before the zero tail")
+    result.problems.append(f"corrupt record at byte {base + pos} (CRC mismatch); "
+                           f"{end - pos} bytes skipped")
+    return "ok", end
 
 
-def _torn(result: ReadResult, pos: int, count: int, what: str) -> tuple[str, int]:
+def _torn(result: ReadResult, at: int, count: int, what: str) -> tuple[str, int]:
     result.torn_tail_bytes = count
-    result.problems.append(f"torn tail at byte {pos}: {what} ({count} bytes ignored)")
-    return "stop", pos + count
+    result.problems.append(f"torn tail at byte {at}: {what} ({count} bytes ignored)")
+    return "stop", at + count
 
 
 def _is_zero_tail(view: memoryview, pos: int) -> bool:

@@ -1,14 +1,21 @@
 """Capture files cut into byte ranges (kafka_net.capture.capture_split): every
 range read alone, in any order, gives exactly the packets (numbers, timestamps,
-bytes) and record counts of the whole file read at once."""
+bytes) and record counts of the whole file read at once; for kafka-net
+segments, exactly the records, byte offsets and problems (bad CRCs, torn and
+zero tails, garbage) of the whole segment read at once."""
 
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from kafka_net.capture.capture_split import plan_ranges
+from kafka_net.capture.capture_split import Range, plan_ranges
+from kafka_net.capture.format import (
+    FILE_HEADER, FORMAT_VERSION, CaptureRecord, RangeStart, ReadResult, decode_range,
+    decode_segment, encode_file_header, encode_record, range_start, record_offsets)
 from kafka_net.capture.pcap import Resume, read_capture
 from tests.capture.packets import (
     ethernet, ip_packet, pcap_file, pcapng_block, pcapng_epb, pcapng_idb, pcapng_shb)
@@ -101,3 +108,140 @@ def test_small_files_and_other_files_are_one_range():
     assert [(r.start, r.end, r.resume) for r in plan_ranges(data, 1 << 20)] == \
         [(0, len(data), None)]
     assert len(plan_ranges(b"x" * 100, 10)) == 1
+
+
+# -- kafka-net segments (.kncap) -------------------------------------------------------------
+
+def _kncap_records(n: int):
+    return [CaptureRecord(1_700_000_000_000_000_000 + i, i % 2, 3, 12, i // 2,
+                          30 + (i * 53) % 700, f"conn-{i % 3}", "127.0.0.1:4000",
+                          "c" if i % 2 == 0 else None, bytes([i % 256]) * ((i * 53) % 700))
+            for i in range(n)]
+
+
+def _segment(recs) -> tuple[bytes, list[int]]:
+    """A segment and each record's offset."""
+    out, offsets = [encode_file_header(4, 17, 99)], []
+    pos = FILE_HEADER.size
+    for rec in recs:
+        raw = encode_record(rec)
+        offsets.append(pos)
+        out.append(raw)
+        pos += len(raw)
+    return b"".join(out), offsets
+
+
+def _read_kncap_ranges(data: bytes, ranges) -> ReadResult:
+    """Every range read alone (from the resume's JSON, as an executor gets it),
+    in reverse order, then put together."""
+    got = ReadResult(None)
+    parts = []
+    for r in reversed(ranges):
+        start = RangeStart.from_json(json.loads(json.dumps(r.resume.to_json())))
+        parts.append(decode_range(data[r.start:r.end], r.start, start))
+    for part in reversed(parts):
+        got.segment = got.segment or part.segment
+        got.records += part.records
+        got.offsets += part.offsets
+        got.problems += part.problems
+        got.torn_tail_bytes += part.torn_tail_bytes
+    return got
+
+
+def _same_segment(data: bytes, ranges) -> ReadResult:
+    whole = decode_segment(data)
+    got = _read_kncap_ranges(data, ranges)
+    assert ranges[0].start == 0 and ranges[-1].end == len(data)
+    assert all(a.end == b.start for a, b in zip(ranges, ranges[1:]))
+    assert (got.records, got.offsets, got.problems, got.torn_tail_bytes) == (
+        whole.records, whole.offsets, whole.problems, whole.torn_tail_bytes)
+    assert got.segment == whole.segment
+    return whole
+
+
+# What may follow a segment's records: a zero tail (an unclosed segment), a torn
+# record (a crash), a record torn into the zero tail, garbage.
+_TAILS = st.sampled_from(["", "zeros", "torn", "torn+zeros", "stray", "garbage"])
+
+
+def _damaged_segment(draw, n: int):
+    recs = _kncap_records(n)
+    data, offsets = _segment(recs)
+    data = bytearray(data)
+    for _ in range(draw(st.integers(0, 3))):        # bad CRCs (bodies damaged)
+        i = draw(st.integers(0, n - 1))
+        data[offsets[i] + 8 + draw(st.integers(0, 20))] ^= 0x5A
+    if draw(st.booleans()):                         # a length damaged, anywhere
+        i = draw(st.integers(0, n - 1))
+        data[offsets[i] + draw(st.integers(0, 3))] ^= draw(st.integers(1, 255))
+    tail = draw(_TAILS)
+    extra = encode_record(_kncap_records(n + 1)[-1])
+    data += {"": b"", "zeros": bytes(4096), "torn": extra[:len(extra) // 2],
+             "torn+zeros": extra[:len(extra) // 2] + bytes(2048),
+             "stray": bytes(100) + b"\x01" + bytes(50),
+             "garbage": struct.pack(">II", 3, 0) + b"junk" * 10}[tail]
+    return bytes(data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_kncap_cut_at_any_record_boundaries_reads_as_the_whole_segment(data):
+    """Any cut points the lengths lead to, any damage: the ranges read alone
+    give the whole read's records, offsets and problems, each record once."""
+    raw = _damaged_segment(data.draw, data.draw(st.integers(1, 60)))
+    boundaries = list(record_offsets(raw))
+    cuts = sorted(set(data.draw(st.lists(st.sampled_from(boundaries), max_size=12))
+                      if boundaries else []))
+    start = range_start(raw)
+    bounds = [0] + cuts + [len(raw)]
+    ranges = [Range(a, b, start) for a, b in zip(bounds, bounds[1:])]
+    _same_segment(raw, ranges)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_kncap_planned_ranges_read_as_the_whole_segment(data):
+    raw = _damaged_segment(data.draw, data.draw(st.integers(1, 60)))
+    split = data.draw(st.integers(1, len(raw)))
+    ranges = plan_ranges(raw, split)
+    if len(ranges) > 1:
+        assert all(isinstance(r.resume, RangeStart) for r in ranges)
+        _same_segment(raw, ranges)
+    else:
+        assert ranges == [Range(0, len(raw))] or ranges[0].end == len(raw)
+
+
+def test_kncap_is_cut_near_every_split_and_each_record_read_once():
+    recs = _kncap_records(2000)
+    raw, offsets = _segment(recs)
+    ranges = plan_ranges(raw + bytes(10_000), 50_000)      # a zero tail, too
+    assert len(ranges) >= len(raw) // 50_000
+    assert {r.start for r in ranges[1:]} <= set(offsets)
+    assert all(r.end - r.start < 50_000 + 800 for r in ranges[:-1])
+    whole = _same_segment(raw + bytes(10_000), ranges)
+    assert whole.records == recs and whole.problems == []
+    counts = [len(decode_range(raw[r.start:r.end], r.start, r.resume).records) for r in ranges]
+    assert sum(counts) == 2000 and min(counts[:-1]) > 0
+
+
+def test_kncap_corrupt_length_stops_the_cutting_and_the_last_range_reports_it():
+    recs = _kncap_records(1000)
+    raw, offsets = _segment(recs)
+    data = bytearray(raw)
+    data[offsets[300]:offsets[300] + 4] = struct.pack(">I", 1 << 30)   # over the maximum
+    data[offsets[100] + 20] ^= 1                                       # and a bad CRC
+    ranges = plan_ranges(bytes(data), 20_000)
+    assert max(r.start for r in ranges) < offsets[300] < ranges[-1].end == len(data)
+    whole = _same_segment(bytes(data), ranges)
+    assert whole.records == recs[:100] + recs[101:300]
+    assert whole.problems == [
+        f"corrupt record at byte {offsets[100]} (CRC mismatch); "
+        f"{offsets[101] - offsets[100]} bytes skipped",
+        f"garbage at byte {offsets[300]}: record length {1 << 30}; rest skipped"]
+
+
+def test_kncap_files_not_read_are_one_range_without_resume():
+    raw, _ = _segment(_kncap_records(50))
+    other_version = raw[:5] + bytes([FORMAT_VERSION + 1]) + raw[6:]
+    assert plan_ranges(other_version, 100) == [Range(0, len(raw))]
+    assert [(r.start, r.end) for r in plan_ranges(raw, 1 << 20)] == [(0, len(raw))]

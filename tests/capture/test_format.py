@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.format import (
-    FILE_HEADER, FORMAT_VERSION, MAGIC, REQUEST, RESPONSE, ZERO_TAIL_MIN, CaptureRecord,
+    FILE_HEADER, FORMAT_VERSION, MAGIC, MIN_RECORD_LENGTH, REQUEST, RESPONSE, ZERO_TAIL_MIN,
+    CaptureRecord,
     ReadResult, decode_segment, encode_file_header, encode_record, encode_record_fields,
     encode_strings)
 
@@ -154,15 +155,35 @@ def test_last_record_with_bad_crc_is_a_torn_tail():
     assert "torn tail" in result.problems[0]
 
 
-def test_corrupt_record_in_the_middle_stops_reading_with_a_problem():
+def test_corrupt_record_in_the_middle_is_skipped_by_its_length():
+    """The CRC covers the body, not the length: the record is reported and
+    skipped, the records after it read as written."""
     recs = [record(i) for i in range(3)]
     data = bytearray(segment(recs))
     second = FILE_HEADER.size + len(encode_record(recs[0]))
     data[second + 12] ^= 0x55  # inside the second record's body
     result = decode_segment(bytes(data))
-    assert result.records == recs[:1]
+    assert result.records == [recs[0], recs[2]]
+    assert result.offsets == [record_starts(recs)[0], record_starts(recs)[2]]
     assert result.torn_tail_bytes == 0
-    assert len(result.problems) == 1 and "CRC" in result.problems[0]
+    assert result.problems == [f"corrupt record at byte {second} (CRC mismatch); "
+                               f"{len(encode_record(recs[1]))} bytes skipped"]
+
+
+def test_lengths_under_the_shortest_record_are_garbage():
+    """A length too short for the fixed fields frames no record: reading stops
+    there (before, a record of such a length failed its CRC and stopped it too)."""
+    for length in (4, MIN_RECORD_LENGTH - 1):
+        data = segment([record(0)]) + struct.pack(">II", length, 0) + bytes(length) \
+            + encode_record(record(1))
+        result = decode_segment(data)
+        assert result.records == [record(0)], length
+        assert result.problems == [f"garbage at byte {record_starts([record(0)])[1]}: record "
+                                   f"length {length}; rest skipped"]
+    empty = encode_record(CaptureRecord(0, 0, 0, 0, 0, 0, "", "", None, b""))
+    assert len(empty) == 4 + MIN_RECORD_LENGTH
+    assert_read_is_clean(decode_segment(encode_file_header(0, 0, 0) + empty),
+                         [CaptureRecord(0, 0, 0, 0, 0, 0, "", "", None, b"")])
 
 
 def test_absurd_record_length_is_garbage_not_a_torn_tail():
@@ -172,14 +193,16 @@ def test_absurd_record_length_is_garbage_not_a_torn_tail():
     assert "garbage" in result.problems[0]
 
 
-def test_record_whose_inner_lengths_lie_is_reported():
-    """A body with a good CRC whose frame length does not match the record."""
+def test_record_whose_inner_lengths_lie_is_reported_and_skipped():
+    """A body with a good CRC whose frame length does not match the record: its
+    length still frames it, so the next record reads."""
     body = bytearray(encode_record(record(0))[8:])
     body[-len(record(0).frame) - 4:-len(record(0).frame)] = struct.pack(">I", 5)
     forged = struct.pack(">II", len(body) + 4, zlib.crc32(bytes(body))) + bytes(body)
-    result = decode_segment(encode_file_header(0, 0, 0) + forged)
-    assert result.records == []
-    assert "does not decode" in result.problems[0]
+    result = decode_segment(encode_file_header(0, 0, 0) + forged + encode_record(record(1)))
+    assert result.records == [record(1)]
+    assert len(result.problems) == 1 and "does not decode" in result.problems[0]
+    assert f"{len(forged)} bytes skipped" in result.problems[0]
 
 
 # -- not a capture at all ----------------------------------------------------------------
@@ -229,14 +252,18 @@ def test_arbitrary_bytes_after_a_valid_header_never_raise(tail):
 
 @FAST
 @given(st.lists(records, min_size=1, max_size=5), st.data())
-def test_any_single_byte_flip_gives_a_prefix_of_the_records(recs, data):
-    """Whatever byte is damaged, what the reader returns is a prefix of what was
-    written (the CRC catches the damage), and it never raises."""
+def test_any_single_byte_flip_loses_only_records_and_is_reported(recs, data):
+    """Whatever byte is damaged, the reader returns the written records in order
+    with at least one missing (the CRC catches the damage; a damaged length
+    may lose the records it leads over), reports it, and never raises."""
     raw = bytearray(segment(recs))
     i = data.draw(st.integers(FILE_HEADER.size, len(raw) - 1))
     raw[i] ^= data.draw(st.integers(1, 255))
     result = decode_segment(bytes(raw))
-    assert result.records == recs[:len(result.records)]
+    starts = record_starts(recs)
+    written = dict(zip(starts, recs))
+    assert [written.get(o) for o in result.offsets] == result.records
+    assert result.offsets == sorted(result.offsets)
     assert len(result.records) < len(recs)
     assert result.problems
 
@@ -335,7 +362,7 @@ def test_bad_crc_in_the_middle_of_a_zero_tailed_segment_is_still_corruption():
     data = bytearray(segment(recs) + bytes(100))
     data[record_starts(recs)[1] + 12] ^= 0x55
     result = decode_segment(bytes(data))
-    assert result.records == recs[:1]
+    assert result.records == [recs[0], recs[2]]
     assert result.torn_tail_bytes == 0
     assert len(result.problems) == 1 and "corrupt record" in result.problems[0]
 

@@ -5,6 +5,8 @@ directly, so it is compared with the row path here), in the schemas' types."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 
 from kafka_net.spark_jobs import arrow_stages as stages
@@ -81,3 +83,41 @@ def test_check_connection_row_holds_what_transforms_returns(tmp_path):
     for name in ("pairs", "violations", "requests", "states"):
         assert row[name] == want[name], name
     assert len(row["pairs"]) == 5 and row["violations"] == []
+
+
+def test_kncap_ranges_are_the_rows_of_file_units_and_of_the_whole_file(tmp_path):
+    """A segment cut by plan_inputs: each range's Arrow rows are file_units' for
+    that range (problems, its counts row, frames), and the ranges' frames and
+    problems together are the whole file's, offsets and order keys included."""
+    from kafka_net.spark_jobs.conformance import plan_inputs
+    records = [kncap_record(REQUEST, request_payload(18, 3, corr), CONN, corr)
+               for corr in range(200)]
+    path = kncap_file(tmp_path / "kafka-net-9-p1-000003.kncap", records, processor_id=1,
+                      seq=3)
+    data = bytearray(read(path))
+    data[len(data) // 2] ^= 0x10                   # one record's CRC fails
+    with open(path, "wb") as fh:
+        fh.write(bytes(data) + bytes(64))          # and an unclosed segment's zero tail
+    ranges = plan_inputs([path], 2000)
+    assert len(ranges) > 5 and all(split for *_, split in ranges)
+    names = stages.RANGE_INPUT_SCHEMA.fieldNames()
+    got = unit_rows(stages.range_units([pa.RecordBatch.from_pylist(
+        [dict(zip(names, r)) for r in ranges], schema=stages._arrow(stages.RANGE_INPUT_SCHEMA))]))
+    want = []
+    for _, start, end, resume, split in ranges:
+        want += transforms.file_units(path, read(path)[start:end], json.loads(resume), start,
+                                      split)
+    assert [r["kind"] for r in got] == [u[0] for u in want]
+    assert [r["range_records"] for r in got if r["kind"] == "range"] == [
+        u[1]["range_records"] for u in want if u[0] == "range"]
+    frames = [{k: r[k] for k in stages.FRAME_COLUMNS} for r in got if r["kind"] == "frame"]
+    assert frames == [{**u[1], "order_key": list(u[1]["order_key"])}
+                      for u in want if u[0] == "frame"]
+    whole = transforms.file_units(path, read(path))
+    assert frames == [{**u[1], "order_key": list(u[1]["order_key"])}
+                      for u in whole if u[0] == "frame"]
+    assert len(frames) == 199
+    assert [r["problem"] for r in got if r["kind"] == "problem"] == [
+        u[1]["problem"] for u in whole if u[0] == "problem"]
+    assert [u[1]["problem"] for u in whole if u[0] == "problem"][0].startswith(
+        "corrupt record at byte")
