@@ -321,6 +321,9 @@ def test_a_token_login_acts_as_its_owner_and_may_not_ask_for_tokens(server, mech
     client, answer = token_login(server, alices["token_id"], alices["hmac"], mechanism)
     with client:
         assert answer["error_code"] == 0, answer
+        # The session ends at the token's expiry at the latest (KIP-368's lifetime).
+        assert 0 < answer["session_lifetime_ms"] <= \
+            alices["expiry_timestamp_ms"] - alices["issue_timestamp_ms"]
         produced = client.call(ApiKey.PRODUCE, 9, produce_body(
             topic, 0, build_batch([(b"k", b"sent with a token")])))
         assert produced["responses"][0]["partition_responses"][0]["error_code"] == 0
