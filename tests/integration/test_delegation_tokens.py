@@ -206,8 +206,12 @@ def test_create_for_another_owner_needs_create_tokens_on_that_user(server):
 def test_a_renewer_of_another_type_is_an_invalid_principal_type(server):
     with login(server, "alice") as alice:
         answer = create(alice, renewers=["User:bob", "Group:ops"])
-    assert answer["error_code"] == ErrorCode.INVALID_PRINCIPAL_TYPE
-    assert answer["token_id"] == "" and answer["expiry_timestamp_ms"] == -1
+        assert answer["error_code"] == ErrorCode.INVALID_PRINCIPAL_TYPE
+        assert answer["token_id"] == "" and answer["expiry_timestamp_ms"] == -1
+        nameless_type = alice.call(CREATE, 3, {
+            "owner_principal_type": None, "owner_principal_name": "bob", "renewers": [],
+            "max_lifetime_ms": -1})
+        assert nameless_type["error_code"] == ErrorCode.INVALID_PRINCIPAL_TYPE
 
 
 # -- renew and expire ---------------------------------------------------------------------

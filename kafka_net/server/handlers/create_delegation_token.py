@@ -10,7 +10,9 @@ Behaviour (Kafka's ``KafkaApis.handleCreateTokenRequest``, then the controller's
 * v3 ``owner_principal_type``/``owner_principal_name`` name an owner other than
   the requester: CREATE_TOKENS on the User resource ``Type:name`` is needed,
   else DELEGATION_TOKEN_AUTHORIZATION_FAILED.
-* A renewer whose principal type is not ``User``: INVALID_PRINCIPAL_TYPE.
+* A renewer whose principal type is not ``User``: INVALID_PRINCIPAL_TYPE; so
+  is an owner name with a null ``owner_principal_type`` (Kafka's KafkaPrincipal
+  refuses a null type with an exception: UNKNOWN_SERVER_ERROR there).
 * No ``delegation.token.secret.key``: DELEGATION_TOKEN_AUTH_DISABLED.
 * Otherwise a token: a random id, its HMAC-SHA512 under the secret key, issued
   now, max timestamp now + ``max_lifetime_ms`` (when > 0) bounded by
@@ -40,6 +42,9 @@ def handle(ctx, request: dict) -> dict:
     owner = (requester if not owner_name
              else f"{request.get('owner_principal_type')}:{owner_name}")
     renewers = [f"{r['principal_type']}:{r['principal_name']}" for r in request["renewers"]]
+    if owner_name and request.get("owner_principal_type") is None:
+        owner = f"{USER_TYPE}:{owner_name}"   # for the answer only
+        return _answer(owner, requester, ErrorCode.INVALID_PRINCIPAL_TYPE, -1)
     if not ctx.allow_token_requests():
         return _answer(owner, requester, ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1)
     if owner != requester and not ctx.authorize(AclOperation.CREATE_TOKENS,
