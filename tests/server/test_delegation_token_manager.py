@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from kafka_net.config import ServerConfig
+from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.security.delegation_token import create_hmac, new_token_id
 from kafka_net.server.storage import InMemoryLog
@@ -123,3 +126,27 @@ def test_the_hmac_is_hmac_sha512_of_the_id_under_the_secret():
     assert create_hmac("what do ya want for nothing?", "Jefe").hex() == (
         "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
         "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737")
+
+
+# -- which connections may ask for tokens (KafkaApis.allowTokenRequests) ----------------
+
+
+@pytest.mark.parametrize("protocol,principal,allowed", [
+    ("PLAINTEXT", "User:ANONYMOUS", False),
+    ("SSL", "User:ANONYMOUS", False),            # 1-way TLS: no client certificate
+    ("SSL", "User:CN=alice,O=example", True),    # a client certificate
+    ("SASL_PLAINTEXT", "User:alice", True),
+    ("SASL_SSL", "User:alice", True),
+])
+def test_token_requests_need_an_authenticated_connection(protocol, principal, allowed):
+    b = Store().broker()
+    b.security_protocol, b.principal = protocol, principal
+    created = b.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, renewers=[], max_lifetime_ms=-1)
+    described = b.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, owners=None)
+    expected = ErrorCode.NONE if allowed else ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+    assert (created["error_code"], described["error_code"]) == (expected, expected)
+    if allowed:
+        assert created["principal_name"] == principal.split(":", 1)[1]
+        assert [t["token_id"] for t in described["tokens"]] == [created["token_id"]]
+    b.stop()
+    b.shutdown()
