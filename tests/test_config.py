@@ -408,3 +408,26 @@ def test_metrics_listener_is_off_or_an_http_address(value, expected):
 def test_metrics_listener_that_is_not_http_host_port_is_an_error(value):
     assert config_error({"metrics.listener": value}) == (
         f"metrics.listener: '{value}' is not http://HOST:PORT")
+
+
+# -- delegation tokens (KIP-48) ------------------------------------------------------------
+
+
+def test_delegation_token_keys_have_kafkas_defaults_and_the_secret_is_hidden():
+    cfg = ServerConfig.from_properties({"delegation.token.secret.key": "hush"})
+    assert (cfg.delegation_token_max_lifetime_ms, cfg.delegation_token_expiry_time_ms,
+            cfg.delegation_token_expiry_check_interval_ms) == (604800000, 86400000, 3600000)
+    assert cfg.delegation_token_secret_key == "hush" and "hush" not in repr(cfg)
+    assert ServerConfig.from_properties({}).delegation_token_secret_key == ""
+
+
+def test_delegation_token_master_key_is_the_secret_keys_deprecated_synonym():
+    cfg = ServerConfig.from_properties({"delegation.token.master.key": "old-name"})
+    assert cfg.delegation_token_secret_key == "old-name"
+    message = config_error({"delegation.token.master.key": "a",
+                            "delegation.token.secret.key": "b"})
+    assert "delegation.token.master.key" in message and "disagree" in message
+
+
+def test_delegation_token_lifetimes_must_be_positive():
+    assert "below the minimum 1" in config_error({"delegation.token.expiry.time.ms": "0"})

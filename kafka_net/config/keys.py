@@ -311,6 +311,19 @@ KEYS: tuple[_Key, ...] = (
     _Key("scram.credentials", "scram_credentials", scram_credentials, "",
          "kafka-net: SCRAM users created at startup, as kafka-storage format --add-scram "
          "writes them: SCRAM-SHA-256=[name=alice,password=alice-secret] ..."),
+    # -- delegation tokens (KIP-48; Kafka's DelegationTokenManagerConfigs) ------------
+    _Key("delegation.token.secret.key", "delegation_token_secret_key", string, "",
+         "Secret that signs delegation tokens (their HMAC-SHA512); tokens are enabled "
+         "only when it is set (delegation.token.master.key: its deprecated synonym)."),
+    _Key("delegation.token.max.lifetime.ms", "delegation_token_max_lifetime_ms",
+         integer(1, hi=LONG_MAX), "604800000",
+         "A token cannot be renewed past this long after its creation."),
+    _Key("delegation.token.expiry.time.ms", "delegation_token_expiry_time_ms",
+         integer(1, hi=LONG_MAX), "86400000",
+         "A token expires this long after its creation or last renewal, unless renewed."),
+    _Key("delegation.token.expiry.check.interval.ms",
+         "delegation_token_expiry_check_interval_ms", integer(1, hi=LONG_MAX), "3600000",
+         "How often expired tokens are removed (from the metadata log)."),
     # -- authorization (Kafka's StandardAuthorizer) -------------------------------------
     _Key("authorizer.class.name", "authorizer_class_name", authorizer_class, "",
          "org.apache.kafka.metadata.authorizer.StandardAuthorizer switches ACLs on; empty = "
@@ -404,8 +417,10 @@ BY_NAME = {k.name: k for k in KEYS}
 # The keys a listener.name.<l>. prefix may override for one SSL listener.
 SSL_KEYS = tuple(k for k in KEYS if k.name.startswith("ssl."))
 # Secrets: kept out of ServerConfig's repr (Kafka prints a Password as [hidden]).
-SECRET_ATTRS = ("ssl_key_password", "ssl_keystore_key")
-ALIASES = {"broker.id": "node.id"}
+SECRET_ATTRS = ("ssl_key_password", "ssl_keystore_key", "delegation_token_secret_key")
+ALIASES = {"broker.id": "node.id",
+           # Kafka's deprecated name of the token secret (KIP-681).
+           "delegation.token.master.key": "delegation.token.secret.key"}
 
 
 def default_of(attr: str) -> Any:

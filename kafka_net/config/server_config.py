@@ -155,6 +155,12 @@ class ServerConfig:
         "connection_authentication_timeout_ms")
     sasl_server_max_receive_size: int = default_of("sasl_server_max_receive_size")
     scram_credentials: tuple[str, ...] = default_of("scram_credentials")
+    delegation_token_secret_key: str = field(default=default_of("delegation_token_secret_key"),
+                                             repr=False)
+    delegation_token_max_lifetime_ms: int = default_of("delegation_token_max_lifetime_ms")
+    delegation_token_expiry_time_ms: int = default_of("delegation_token_expiry_time_ms")
+    delegation_token_expiry_check_interval_ms: int = default_of(
+        "delegation_token_expiry_check_interval_ms")
     # listener.name.<l>.<mechanism>.sasl.jaas.config as (LISTENER, MECHANISM, text).
     listener_sasl_jaas_configs: tuple[tuple[str, str, str], ...] = ()
     authorizer_class_name: str = default_of("authorizer_class_name")

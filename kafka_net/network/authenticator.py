@@ -126,6 +126,8 @@ class SaslServerAuthenticator:
         self.mechanism: str | None = None
         self._kafka_headers = False       # SaslHandshake v1+: tokens in SaslAuthenticate
         self._principal = ANONYMOUS
+        # A SCRAM login with a delegation token (KIP-48): no token requests then.
+        self._token_authenticated = False
         self._expiration_ns: int | None = None
         # Re-authentication (KIP-368): what the first authentication settled.
         self._previous: tuple[str, str] | None = None   # (mechanism, principal)
@@ -140,6 +142,9 @@ class SaslServerAuthenticator:
 
     def principal(self) -> str:
         return self._principal
+
+    def token_authenticated(self) -> bool:
+        return self._token_authenticated
 
     def session_expiration_ns(self) -> int | None:
         return self._expiration_ns
@@ -314,15 +319,23 @@ class SaslServerAuthenticator:
                     "Cannot change principals during re-authentication from "
                     f"{old.replace(':', '.', 1)}: {new.replace(':', '.', 1)}")
             self._principal = principal
+            self._token_authenticated = getattr(self._sasl_server, "token_authenticated", False)
         return answer or b""
 
     def _session_lifetime_ms(self) -> int:
-        """KIP-368: the session ends connections.max.reauth.ms after it began (0: never)."""
-        if self._max_reauth_ms <= 0:
+        """KIP-368: the session ends connections.max.reauth.ms after it began (0: never);
+        a delegation token's session ends at the token's expiry at the latest, as
+        Kafka bounds it by the credential's lifetime."""
+        token_expiry = getattr(self._sasl_server, "token_expiry_timestamp", None)
+        lifetimes = [] if self._max_reauth_ms <= 0 else [self._max_reauth_ms]
+        if token_expiry is not None:
+            lifetimes.append(max(token_expiry - int(time.time() * 1000), 0))
+        if not lifetimes:
             self._expiration_ns = None
             return 0
-        self._expiration_ns = time.monotonic_ns() + self._max_reauth_ms * 1_000_000
-        return self._max_reauth_ms
+        lifetime = min(lifetimes)
+        self._expiration_ns = time.monotonic_ns() + lifetime * 1_000_000
+        return lifetime
 
     # -- re-authentication (KIP-368) -------------------------------------------------------
 

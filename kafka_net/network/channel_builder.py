@@ -65,7 +65,8 @@ class SaslSettings:
     def new_sasl_server(self, mechanism: str):
         if mechanism == plain.MECHANISM:
             return plain.PlainSaslServer(self.plain_users)
-        return ScramSaslServer(scram.MECHANISMS[mechanism], self.hooks.credential_cache.get)
+        cache = self.hooks.credential_cache
+        return ScramSaslServer(scram.MECHANISMS[mechanism], cache.get, cache.tokens)
 
 
 class ChannelBuilder:

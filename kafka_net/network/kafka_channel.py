@@ -98,8 +98,11 @@ class KafkaChannel:
         ready = self.ready()
         if ready:
             self.principal_name = self.principal()   # may raise: then not ready
+            self.token_authenticated = getattr(self.authenticator, "token_authenticated",
+                                               bool)()
         elif not hasattr(self, "principal_name"):
             self.principal_name = ANONYMOUS
+            self.token_authenticated = False
         self.is_ready = ready
 
     def prepare(self) -> None:

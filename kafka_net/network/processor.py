@@ -372,6 +372,8 @@ class Processor(threading.Thread):
         request = Request.from_parsed(self.id, channel.id, self.listener_name, channel.peer,
                                       parsed, channel.client_software, channel.principal_name,
                                       self.security_protocol)
+        if channel.token_authenticated:
+            request.token_authenticated = True
         if self._memory_pool is not None:
             request.buffer_size, request.memory_pool = len(frame), self._memory_pool
         if request.header.api_key == 18:   # ApiVersions (KIP-511, below)

@@ -62,6 +62,9 @@ class Request:
     # The listener's security protocol (RequestContext.securityProtocol): the
     # request log's securityProtocol field.
     security_protocol: str = "PLAINTEXT"
+    # The principal logged in with a delegation token (KafkaPrincipal.tokenAuthenticated):
+    # such a connection may not create, renew, expire or describe tokens.
+    token_authenticated: bool = False
     start_time_ns: int = field(default_factory=time.monotonic_ns)
     request_dequeue_time_ns: int = 0
     api_local_complete_time_ns: int = 0

@@ -15,6 +15,7 @@ import re
 import threading
 
 from kafka_net.security import scram
+from kafka_net.security.delegation_token import DelegationTokenCache
 from kafka_net.security.scram import ScramCredential
 
 
@@ -24,6 +25,9 @@ class CredentialCache:
         # mechanism name -> {user: ScramCredential}
         self._by_mechanism: dict[str, dict[str, ScramCredential]] = {
             name: {} for name in scram.MECHANISMS}
+        # The delegation tokens' SCRAM credentials live beside the users' (Kafka's
+        # CredentialProvider holds both caches).
+        self.tokens = DelegationTokenCache()
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         with self._lock:

@@ -40,6 +40,7 @@ from kafka_net.protocol.kafka_releases import RELEASES as KAFKA_RELEASES
 from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
+from kafka_net.server.delegation_token_manager import DelegationTokenManager
 from kafka_net.server.handlers import (
     CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
     alter_client_quotas, alter_configs, alter_partition_reassignments,
@@ -53,6 +54,9 @@ from kafka_net.server.handlers import (
     list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
     offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
+from kafka_net.server.handlers import (  # delegation tokens (KIP-48)
+    create_delegation_token, describe_delegation_token, expire_delegation_token,
+    renew_delegation_token)
 from kafka_net.server.handlers import (  # streams groups (KIP-1071)
     streams_group_describe, streams_group_heartbeat)
 from kafka_net.server.handlers import (  # client metrics (KIP-714)
@@ -111,6 +115,10 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     describe_log_dirs,  # 35
     sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
     create_partitions,  # 37
+    create_delegation_token,    # 38
+    renew_delegation_token,     # 39
+    expire_delegation_token,    # 40
+    describe_delegation_token,  # 41
     delete_groups,      # 42
     elect_leaders,      # 43
     incremental_alter_configs,  # 44
@@ -330,6 +338,18 @@ class RequestContext:
         return self.apis.dynamic_config
 
     @property
+    def delegation_tokens(self) -> DelegationTokenManager:
+        return self.apis.delegation_tokens
+
+    def allow_token_requests(self) -> bool:
+        """Kafka's ``allowTokenRequests``: never on a connection that logged in with
+        a token, on PLAINTEXT, or on SSL without a client certificate."""
+        request = self.request
+        protocol = request.security_protocol
+        return not (request.token_authenticated or protocol == "PLAINTEXT"
+                    or (protocol == "SSL" and request.principal == "User:ANONYMOUS"))
+
+    @property
     def group_configs(self) -> GroupConfigRepository:
         return self.apis.group_configs
 
@@ -423,6 +443,11 @@ class KafkaApis:
                                                    receiver=bool(config.metrics_listener))
         self.controller.client_metrics = self.client_metrics
         self.controller.features = self.features
+        # Delegation tokens (KIP-48): records in the metadata log, replayed into the
+        # CredentialCache's token cache the SCRAM authenticators read.
+        self.delegation_tokens = DelegationTokenManager(
+            config, self.credential_cache.tokens, self.controller)
+        self.delegation_tokens.register(self.controller.metadata_log)
         # Dynamic broker configs (AlterConfigs on BROKER resources); the log defaults
         # act through the ConfigRepository, the connection quotas through the
         # SocketServer's ConnectionQuotas (registered by BrokerCore).

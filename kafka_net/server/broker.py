@@ -369,6 +369,7 @@ class BrokerCore:
         # load them before any request is served (Kafka: on becoming their leader).
         self.internal_topics.load_existing()
         self.quotas.startup()
+        self.apis.delegation_tokens.startup()
         self.start_purgatories()
         self._warn_of_stray_logs()
         highest = self.log_manager.highest_producer_id()
@@ -388,6 +389,7 @@ class BrokerCore:
         self.log_cleaner.shutdown()   # first: a cleaning writes the logs
         self.stop_purgatories()
         self.quotas.shutdown()   # after the handlers: no new throttle can start
+        self.apis.delegation_tokens.shutdown()   # its expiry check writes the metadata log
         # Last: nothing reads or writes a log any more (Kafka's clean shutdown:
         # flush, checkpoints, producer snapshots, then the marker).
         self.log_manager.shutdown()

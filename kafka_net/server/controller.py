@@ -6,7 +6,9 @@ checks the request against the current state and answers with records
 RemoveTopicRecord; ``ConfigurationControlManager``: ConfigRecord;
 ``ScramControlManager``: UserScramCredentialRecord and its removal;
 ``ClientQuotaControlManager``: ClientQuotaRecord; ``ProducerIdControlManager``:
-ProducerIdsRecord).  The records are committed to ``__cluster_metadata`` and
+ProducerIdsRecord; ``DelegationTokenControlManager``: DelegationTokenRecord and
+its removal, in server/delegation_token_manager.py through this class's lock
+and commit).  The records are committed to ``__cluster_metadata`` and
 the broker applies them by replaying them (``BrokerMetadataPublisher``).
 
 On one node this class does both.  A change:

@@ -23,6 +23,9 @@ AccessControlEntryRecord        id, resourceType, resourceName, patternType,
 RemoveAccessControlEntryRecord  id
 FeatureLevelRecord              name, featureLevel
 ProducerIdsRecord               brokerId, nextProducerId
+DelegationTokenRecord           owner, requester, renewers, issueTimestamp,
+                                maxTimestamp, expirationTimestamp, tokenId
+RemoveDelegationTokenRecord     tokenId
 ==============================  ==================================================
 
 Each record is one Kafka record in a magic-2 batch: the key is the record

@@ -73,13 +73,14 @@ def plain_login(client: RawClient, user: str, password: str, version: int = 2) -
 
 
 def scram_login(client: RawClient, mechanism: str, user: str, password: str,
-                version: int = 2) -> dict:
+                version: int = 2, extensions: str = "") -> dict:
     """A full SCRAM exchange (RFC 5802 client side); the final answer, with the
-    server signature checked when it succeeded."""
+    server signature checked when it succeeded.  ``extensions``: appended to the
+    client-first message (",tokenauth=true": a delegation token login, KIP-48)."""
     h = "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
     assert handshake(client, mechanism)["error_code"] == 0
     nonce = base64.b64encode(os.urandom(18)).decode()
-    first_bare = f"n={user},r={nonce}"
+    first_bare = f"n={user},r={nonce}{extensions}"
     first = authenticate(client, f"n,,{first_bare}".encode(), version)
     if first["error_code"]:
         return first

@@ -95,6 +95,8 @@ class Broker(BrokerCore):
         self.channel = self.request_channel
         # Who the requests come from (the authorizer tests change it).
         self.principal = "User:ANONYMOUS"
+        # The listener's security protocol they come through (the token APIs care).
+        self.security_protocol = "PLAINTEXT"
         self.metadata_cache.set_advertised_endpoints([ADVERTISED])
         self._correlation = 0
 
@@ -116,6 +118,7 @@ class Broker(BrokerCore):
         request = self.request_from_frame(frame[4:], f"conn-{self._correlation}",
                                           ("10.1.2.3", 40000))
         request.principal = self.principal
+        request.security_protocol = self.security_protocol
         return request
 
     def respond(self, api_key: int, version: int, body: dict, client_id: str = "test-client"):

@@ -32,6 +32,45 @@ SHARE_APIS = (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.
               ApiKey.ALTER_SHARE_GROUP_OFFSETS, ApiKey.DELETE_SHARE_GROUP_OFFSETS)
 
 
+TOKEN_APIS = (ApiKey.CREATE_DELEGATION_TOKEN, ApiKey.RENEW_DELEGATION_TOKEN,
+              ApiKey.EXPIRE_DELEGATION_TOKEN, ApiKey.DESCRIBE_DELEGATION_TOKEN)
+
+
+def _token_broker(b: Broker) -> Broker:
+    """``b`` serving tokens: a secret, and alice on a SASL connection."""
+    b.apis.delegation_tokens.secret_key = "token-secret"
+    b.security_protocol, b.principal = "SASL_PLAINTEXT", "User:alice"
+    return b
+
+
+def typical_token_request(b: Broker, api_key: int) -> dict:
+    _token_broker(b)
+    if api_key == ApiKey.CREATE_DELEGATION_TOKEN:
+        return dict(renewers=[{"principal_type": "User", "principal_name": "bob"}],
+                    max_lifetime_ms=-1)
+    if api_key == ApiKey.DESCRIBE_DELEGATION_TOKEN:
+        b.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, renewers=[], max_lifetime_ms=-1)
+        return dict(owners=None)
+    token_hmac = b.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, renewers=[],
+                        max_lifetime_ms=-1)["hmac"]
+    if api_key == ApiKey.RENEW_DELEGATION_TOKEN:
+        return dict(hmac=token_hmac, renew_period_ms=1000)
+    return dict(hmac=token_hmac, expiry_time_period_ms=-1)
+
+
+def failing_token_request(b: Broker, api_key: int) -> dict:
+    if api_key == ApiKey.CREATE_DELEGATION_TOKEN:   # INVALID_PRINCIPAL_TYPE
+        _token_broker(b)
+        return dict(renewers=[{"principal_type": "Group", "principal_name": "g"}],
+                    max_lifetime_ms=-1)
+    if api_key == ApiKey.DESCRIBE_DELEGATION_TOKEN:   # PLAINTEXT: not allowed
+        return dict(owners=None)
+    _token_broker(b)   # an unknown HMAC: DELEGATION_TOKEN_NOT_FOUND
+    if api_key == ApiKey.RENEW_DELEGATION_TOKEN:
+        return dict(hmac=b"nothing", renew_period_ms=1000)
+    return dict(hmac=b"nothing", expiry_time_period_ms=1000)
+
+
 def _share_join(b: Broker, group: str, member: str) -> None:
     b.share_coordinator.heartbeat(ShareHeartbeatRequest(group, member, 0, None, ["t"]))
 
@@ -363,6 +402,8 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(resource_types=[])
     if api_key in SHARE_APIS:
         return typical_share_request(b, api_key, version)
+    if api_key in TOKEN_APIS:
+        return typical_token_request(b, api_key)
     raise AssertionError(f"no typical request for {api_key}")  # a new API needs one here
 
 
@@ -463,4 +504,6 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(resource_types=[1])   # v1: not a type v1 lists
     if api_key in SHARE_APIS:
         return failing_share_request(b, api_key, version)
+    if api_key in TOKEN_APIS:
+        return failing_token_request(b, api_key)
     raise AssertionError(f"no failing request for {api_key}")  # a new API needs one here

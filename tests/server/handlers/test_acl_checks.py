@@ -35,6 +35,12 @@ REFUSALS = {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_
 UNCHECKED = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
              ApiKey.DESCRIBE_CLUSTER, ApiKey.LIST_GROUPS, ApiKey.LIST_TRANSACTIONS,
              ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY}
+# The token APIs refuse by ownership, not by ACL (CREATE_TOKENS / DESCRIBE_TOKENS
+# are only asked about other principals' tokens: test_delegation_tokens.py).
+TOKEN_REFUSALS = {ApiKey.CREATE_DELEGATION_TOKEN: ErrorCode.NONE,
+                  ApiKey.RENEW_DELEGATION_TOKEN: ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH,
+                  ApiKey.EXPIRE_DELEGATION_TOKEN: ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH,
+                  ApiKey.DESCRIBE_DELEGATION_TOKEN: ErrorCode.NONE}
 
 
 def secured_broker(**props) -> Broker:
@@ -93,6 +99,13 @@ def test_a_principal_without_acls_is_refused_by_every_api(secured, api_key, vers
         return
     if api_key == ApiKey.DESCRIBE_LOG_DIRS and version < 3:
         assert body["results"] == []       # Kafka's refusal; v1-v2 have no error field
+        return
+    if api_key in TOKEN_REFUSALS:
+        # No ACL is needed for one's own tokens; another's (alice's, built above)
+        # is refused by ownership, and describing shows nothing.
+        assert body["error_code"] == TOKEN_REFUSALS[api_key], body
+        if api_key == ApiKey.DESCRIBE_DELEGATION_TOKEN:
+            assert body["tokens"] == []
         return
     assert codes(body) & REFUSALS, body
 
