@@ -37,10 +37,10 @@ def b():
 
 
 def join(b, member_id="", owned=None, group="g", protocol="range", protocol_type="consumer",
-         session=LONG, instance=None) -> dict:
+         session=LONG, instance=None, rebalance=LONG) -> dict:
     """A JoinGroup's answer (a classic group's parked one waited for)."""
     return answer(b.call(ApiKey.JOIN_GROUP, 5, group_id=group, session_timeout_ms=session,
-                         rebalance_timeout_ms=LONG, member_id=member_id,
+                         rebalance_timeout_ms=rebalance, member_id=member_id,
                          group_instance_id=instance, protocol_type=protocol_type, protocols=[
                              {"name": protocol,
                               "metadata": encode_subscription(["t"], owned)}]))
@@ -234,3 +234,29 @@ def test_a_classic_join_to_an_empty_consumer_group_makes_it_classic(b):
     a = joined(b)
     assert a["leader"] == a["member_id"]          # a classic group's rebalance
     assert describe(b, "g")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_a_classic_member_told_to_rejoin_is_fenced_after_its_rebalance_timeout(b):
+    hb(b, "m-c", group="g")
+    a = joined(b, rebalance=300)["member_id"]
+    hb(b, "m-d", group="g")                                # a new epoch: a must rejoin
+    assert heartbeat(b, a, 2) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert wait_until(lambda: a not in {m["member_id"] for m in describe(b)["members"]})
+    assert heartbeat(b, a, 2) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_static_classic_member_restarting_takes_its_place(b):
+    hb(b, "m-c", group="g")
+    first = join(b, instance="i-a")                        # static: no MEMBER_ID_REQUIRED
+    assert first["error_code"] == ErrorCode.NONE
+    old = first["member_id"]
+    epoch = describe(b)["group_epoch"]
+    again = join(b, instance="i-a")                        # a restarted instance
+    assert again["error_code"] == ErrorCode.NONE and again["member_id"] != old
+    members = {m["member_id"]: m for m in describe(b)["members"]}
+    assert old not in members and members[again["member_id"]]["instance_id"] == "i-a"
+    assert describe(b)["group_epoch"] == epoch             # no new rebalance for it
+    assert join(b, old, instance="i-a")["error_code"] == ErrorCode.FENCED_INSTANCE_ID
+    assert b.call(ApiKey.LEAVE_GROUP, 3, group_id="g", members=[
+        {"member_id": "", "group_instance_id": "i-a"}])["members"][0]["error_code"] == 0
+    assert [m["member_id"] for m in describe(b)["members"]] == ["m-c"]
