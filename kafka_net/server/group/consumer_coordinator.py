@@ -443,10 +443,12 @@ class ConsumerGroupCoordinator(ClassicMembers):
         self._fence(group, cg, member)
         return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
 
-    def _fence(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember) -> None:
+    def _fence(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember,
+               downgrade: bool = True) -> None:
         """Remove a member (left, or fenced) and bump the group epoch; or, if it was
-        the last consumer-protocol member among classic ones, downgrade the group."""
-        if self.maybe_downgrade(group, cg, member.member_id):
+        the last consumer-protocol member among classic ones, downgrade the group
+        (not for a classic LeaveGroup: Kafka's classicGroupLeaveToConsumerGroup)."""
+        if downgrade and self.maybe_downgrade(group, cg, member.member_id):
             return
         cg.members.pop(member.member_id, None)
         cg.target.pop(member.member_id, None)

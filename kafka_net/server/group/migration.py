@@ -22,8 +22,9 @@ that with one consumer group holding both kinds of members
   partitions to revoke, or partitions it waits for became free.  The
   cooperative rule holds: a partition reaches its new owner only once its
   old owner's rejoin no longer lists it.  Classic members time out with
-  their own session timeout, and one told to rejoin is fenced if it does not
-  within its rebalance timeout.
+  their own session timeout; one that does not SyncGroup after its JoinGroup,
+  or does not rejoin when told to, or does not give up revoked partitions, within
+  its rebalance timeout, is fenced.
 * **downgrade**: when the last consumer-protocol member leaves (or is
   fenced) and the remaining members all use the classic protocol (policy
   downgrade or bidirectional, no more than ``group.max.size``), the group
@@ -184,6 +185,10 @@ class ClassicMembers:
                 or updated.subscribed_topic_names != member.subscribed_topic_names)
         owned = by_topic_id(subscription.owned_partitions, self._topics)
         reconciled = self._assign_and_reconcile(group, cg, updated, owned, bump, None)
+        # Kafka's sync timeout: the SyncGroup must follow within the rebalance
+        # timeout (a fresh deadline; the SyncGroup clears it unless still revoking).
+        reconciled = cg.members[reconciled.member_id] = self._arm_timers(
+            group, replace(reconciled, revocation_deadline=None), True)
         return JoinResult(ErrorCode.NONE, reconciled.member_id, reconciled.member_epoch,
                           PROTOCOL_TYPE, reconciled.classic.protocol_name, "", [])
 
@@ -294,15 +299,12 @@ class ClassicMembers:
     def classic_leave(self, group: Group, member_id: str, instance_id: str | None) -> int:
         cg = group.modern
         try:
-            if instance_id is None:
-                member = self._classic_member(cg, member_id, None)
-            else:
-                member = self._classic_member(cg, member_id, instance_id)
+            member = self._classic_member(cg, member_id, instance_id)
         except MemberError as e:
             return e.error_code
         log.info("[GroupId %s] Member %s has left group through explicit `LeaveGroup` "
                  "request.", escape(cg.group_id), escape(member.member_id))
-        self._fence(group, cg, member)
+        self._fence(group, cg, member, downgrade=False)
         return ErrorCode.NONE
 
     # -- the conversions, driven by the coordinator ----------------------------------------

@@ -260,3 +260,13 @@ def test_a_static_classic_member_restarting_takes_its_place(b):
     assert b.call(ApiKey.LEAVE_GROUP, 3, group_id="g", members=[
         {"member_id": "", "group_instance_id": "i-a"}])["members"][0]["error_code"] == 0
     assert [m["member_id"] for m in describe(b)["members"]] == ["m-c"]
+
+
+def test_a_classic_member_that_never_syncs_is_fenced_after_its_rebalance_timeout(b):
+    hb(b, "m-c", group="g")
+    a = joined(b, rebalance=300)["member_id"]
+    assert wait_until(lambda: a not in {m["member_id"] for m in describe(b)["members"]})
+    synced = joined(b, rebalance=300)                   # one that syncs stays
+    assert sync(b, synced["member_id"], synced["generation_id"])["error_code"] == 0
+    # Past its rebalance timeout (bounded wait; it passes only if nobody is fenced).
+    assert not wait_until(lambda: len(describe(b)["members"]) != 2, timeout=0.6)
