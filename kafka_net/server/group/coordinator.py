@@ -251,10 +251,11 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             store.remove_group_metadata(group.group_id)
 
     def convert_to_classic_group(self, group: Group, members: dict[str, Member],
-                                 generation: int) -> None:
+                                 generation: int, rebalance: bool = True) -> None:
         """A consumer group becomes a classic one with ``members`` (under its lock):
-        its records are deleted, the classic group is stored, and a rebalance is
-        prepared so that every member rejoins (Kafka's convertToClassicGroup)."""
+        its records are deleted, the classic group is stored, and (``rebalance``) a
+        rebalance is prepared so that every member rejoins (Kafka's
+        convertToClassicGroup)."""
         self._drop_consumer_group(group)
         group.members = members
         group.generation_id = generation
@@ -269,8 +270,9 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                  generation)
         for member in members.values():
             self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
-        self._prepare_rebalance(group, f"Downgrade group {group.group_id} from consumer "
-                                       "to classic.")
+        if rebalance:
+            self._prepare_rebalance(group, f"Downgrade group {group.group_id} from consumer "
+                                           "to classic.")
 
     def _drop_consumer_group(self, group: Group) -> None:
         group.modern = None

@@ -29,7 +29,10 @@ that with one consumer group holding both kinds of members
   fenced) and the remaining members all use the classic protocol (policy
   downgrade or bidirectional, no more than ``group.max.size``), the group
   becomes a classic group again at generation = the group epoch, its
-  members keep their assignment, and a rebalance follows.
+  members keep their target assignment, and a rebalance follows.  A classic
+  static member replacing the last consumer-protocol static member (the same
+  ``group.instance.id`` restarted with the classic protocol) converts it too,
+  without a rebalance.
 
 The policy governs only the conversions: as in Kafka 4.x, a classic member
 may always join a non-empty consumer group whose classic members share one
@@ -170,6 +173,7 @@ class ClassicMembers:
                 raise MemberError(ErrorCode.UNKNOWN_SERVER_ERROR,
                                   "Malformed embedded consumer protocol in subscription "
                                   "deserialization.") from exc
+            replaces_consumer = self._replaces_consumer_member(cg, req, known)
             member = self._classic_joining_member(cg, req, member_id, known)
         except MemberError as e:
             return JoinResult.failed(e.error_code, member_id if known else "")
@@ -189,8 +193,19 @@ class ClassicMembers:
         # timeout (a fresh deadline; the SyncGroup clears it unless still revoking).
         reconciled = cg.members[reconciled.member_id] = self._arm_timers(
             group, replace(reconciled, revocation_deadline=None), True)
+        if replaces_consumer:
+            # The last consumer-protocol static member restarted as a classic one.
+            self.maybe_downgrade(group, cg, "", rebalance=False)
         return JoinResult(ErrorCode.NONE, reconciled.member_id, reconciled.member_epoch,
                           PROTOCOL_TYPE, reconciled.classic.protocol_name, "", [])
+
+    @staticmethod
+    def _replaces_consumer_member(cg: ConsumerGroup, req: JoinRequest, known: bool) -> bool:
+        """Whether this join replaces a consumer-protocol static member."""
+        if known or req.group_instance_id is None:
+            return False
+        existing = cg.member_by_instance(req.group_instance_id)
+        return existing is not None and existing.classic is None
 
     def _classic_joining_member(self, cg: ConsumerGroup, req: JoinRequest, member_id: str,
                                 known: bool) -> ConsumerGroupMember:
@@ -345,17 +360,19 @@ class ClassicMembers:
                  "classic member(s) at epoch %d.", escape(group.group_id), len(cg.members),
                  cg.group_epoch)
 
-    def maybe_downgrade(self, group: Group, cg: ConsumerGroup, leaving: str) -> bool:
+    def maybe_downgrade(self, group: Group, cg: ConsumerGroup, leaving: str,
+                        rebalance: bool = True) -> bool:
         """Convert back to a classic group if ``leaving`` was the last
-        consumer-protocol member (Kafka's validateOnlineDowngradeWithFencedMember);
-        True if it did."""
-        if not cg.all_classic_except(leaving) or len(cg.members) <= 1:
+        consumer-protocol member (Kafka's validateOnlineDowngradeWithFencedMember),
+        or (``leaving`` "", no rebalance) if a classic static member just replaced
+        it (validateOnlineDowngradeWithReplacedMemberId); True if it did."""
+        if not cg.all_classic_except(leaving) or (leaving and len(cg.members) <= 1):
             return False
         if not downgrade_enabled(self.config.migration_policy):
             log.info("Cannot downgrade consumer group %s to classic group because the "
                      "online downgrade is disabled.", escape(cg.group_id))
             return False
-        if len(cg.members) - 1 > self.config.classic_max_size:
+        if len(cg.members) - (1 if leaving else 0) > self.config.classic_max_size:
             log.info("Cannot downgrade consumer group %s to classic group because its group "
                      "size is greater than classic group max size.", escape(cg.group_id))
             return False
@@ -365,6 +382,6 @@ class ClassicMembers:
             log.warning("Cannot downgrade the consumer group %s: %s", escape(cg.group_id),
                         escape(str(exc)))
             return False
-        self._groups.convert_to_classic_group(group, members, cg.group_epoch)
+        self._groups.convert_to_classic_group(group, members, cg.group_epoch, rebalance)
         return True
 

@@ -270,3 +270,20 @@ def test_a_classic_member_that_never_syncs_is_fenced_after_its_rebalance_timeout
     assert sync(b, synced["member_id"], synced["generation_id"])["error_code"] == 0
     # Past its rebalance timeout (bounded wait; it passes only if nobody is fenced).
     assert not wait_until(lambda: len(describe(b)["members"]) != 2, timeout=0.6)
+
+
+def test_the_last_consumer_static_member_restarted_as_classic_downgrades_without_rebalance(b):
+    hb(b, "m-k", group="g", instance="i-k")
+    a = joined(b)
+    hb(b, "m-k", 1, {"t": ALL}, group="g", instance="i-k")
+    epoch = describe(b)["group_epoch"]
+    k = join(b, instance="i-k")                   # i-k restarted with the classic protocol
+    assert k["error_code"] == ErrorCode.NONE
+    assert describe(b)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    described = b.call(ApiKey.DESCRIBE_GROUPS, 5, groups=["g"])["groups"][0]
+    assert described["group_state"] == "Stable"   # no rebalance
+    assert sorted(m["member_id"] for m in described["members"]) == sorted(
+        [a["member_id"], k["member_id"]])
+    taken = partitions(sync(b, k["member_id"], epoch))
+    assert taken and len(taken) == 2              # the replaced member's target
+    assert heartbeat(b, k["member_id"], epoch) == ErrorCode.NONE
