@@ -45,7 +45,7 @@ import logging
 import uuid
 from dataclasses import replace
 
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.consumer_protocol import (
     PROTOCOL_TYPE, MalformedConsumerProtocol, decode_assignment, decode_subscription,
     encode_assignment, subscription_version)
@@ -58,6 +58,7 @@ from kafka_net.server.group.results import (
     JoinRequest, JoinResult, SyncRequest, SyncResult)
 
 log = logging.getLogger(__name__)
+_malformed = RateLimitedLog(log)   # a client's bad embedded protocol, per group
 
 POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 
@@ -141,6 +142,19 @@ def by_topic_name(assignment: Assignment, topics) -> dict[str, set[int]]:
 # -- classic requests served by a consumer group ----------------------------------------------
 
 
+def _subscription(cg: ConsumerGroup, req: JoinRequest, member_id: str):
+    """The joining member's subscription (its first protocol's, as in Kafka)."""
+    try:
+        return decode_subscription(req.protocols[0][1])
+    except MalformedConsumerProtocol as exc:
+        _malformed.log(logging.WARNING, ("join", cg.group_id),
+                       "[GroupId %s] Malformed embedded consumer protocol from member %s: %s",
+                       escape(cg.group_id), escape(member_id), escape(str(exc)))
+        raise MemberError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                          "Malformed embedded consumer protocol in subscription "
+                          "deserialization.") from exc
+
+
 class ClassicMembers:
     """The classic protocol's requests to a consumer group: a mixin of
     ConsumerGroupCoordinator (its ``_assign_and_reconcile``, ``_fence``,
@@ -148,35 +162,42 @@ class ClassicMembers:
     under the group's lock."""
 
     def classic_join(self, group: Group, req: JoinRequest) -> JoinResult:
+        """Kafka's classicGroupJoinToConsumerGroup: answered at once."""
         cg = group.modern
         known = bool(req.member_id)
         member_id = req.member_id or str(uuid.uuid4())
         try:
-            if member_id not in cg.members and len(cg.members) >= self.config.max_size:
-                raise MemberError(ErrorCode.GROUP_MAX_SIZE_REACHED,
-                                  f"The consumer group has reached its maximum capacity of "
-                                  f"{self.config.max_size} members.")
-            if not cg.supports_classic_protocols(req.protocol_type,
-                                                 {n for n, _ in req.protocols}):
-                raise MemberError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                                  f"Member {member_id}'s protocols are not supported.")
+            self._check_classic_join(cg, req, member_id)
             if not known and req.require_known_member_id and req.group_instance_id is None:
                 log.info("[GroupId %s] Dynamic member with unknown member id joins the "
                          "consumer group. Created a new member id %s and requesting the "
                          "member to rejoin with this id.", escape(cg.group_id), member_id)
                 return JoinResult.failed(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-            try:
-                subscription = decode_subscription(req.protocols[0][1])
-            except MalformedConsumerProtocol as exc:
-                log.warning("[GroupId %s] Malformed embedded consumer protocol from member "
-                            "%s: %s", escape(cg.group_id), escape(member_id), escape(str(exc)))
-                raise MemberError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                                  "Malformed embedded consumer protocol in subscription "
-                                  "deserialization.") from exc
+            subscription = _subscription(cg, req, member_id)
             replaces_consumer = self._replaces_consumer_member(cg, req, known)
             member = self._classic_joining_member(cg, req, member_id, known)
         except MemberError as e:
             return JoinResult.failed(e.error_code, member_id if known else "")
+        reconciled = self._reconcile_classic(group, cg, member, req, subscription)
+        if replaces_consumer:
+            # The last consumer-protocol static member restarted as a classic one.
+            self.maybe_downgrade(group, cg, "", rebalance=False)
+        return JoinResult(ErrorCode.NONE, reconciled.member_id, reconciled.member_epoch,
+                          PROTOCOL_TYPE, reconciled.classic.protocol_name, "", [])
+
+    def _check_classic_join(self, cg: ConsumerGroup, req: JoinRequest, member_id: str) -> None:
+        if member_id not in cg.members and len(cg.members) >= self.config.max_size:
+            raise MemberError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                              f"The consumer group has reached its maximum capacity of "
+                              f"{self.config.max_size} members.")
+        if not cg.supports_classic_protocols(req.protocol_type, {n for n, _ in req.protocols}):
+            raise MemberError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                              f"Member {member_id}'s protocols are not supported.")
+
+    def _reconcile_classic(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember,
+                           req: JoinRequest, subscription) -> ConsumerGroupMember:
+        """The joining member updated from its JoinGroup, assigned and reconciled
+        with the partitions its subscription says it still owns."""
         updated = replace(
             member, client_id=req.client_id, client_host=req.client_host,
             instance_id=req.group_instance_id or member.instance_id,
@@ -193,11 +214,7 @@ class ClassicMembers:
         # timeout (a fresh deadline; the SyncGroup clears it unless still revoking).
         reconciled = cg.members[reconciled.member_id] = self._arm_timers(
             group, replace(reconciled, revocation_deadline=None), True)
-        if replaces_consumer:
-            # The last consumer-protocol static member restarted as a classic one.
-            self.maybe_downgrade(group, cg, "", rebalance=False)
-        return JoinResult(ErrorCode.NONE, reconciled.member_id, reconciled.member_epoch,
-                          PROTOCOL_TYPE, reconciled.classic.protocol_name, "", [])
+        return reconciled
 
     @staticmethod
     def _replaces_consumer_member(cg: ConsumerGroup, req: JoinRequest, known: bool) -> bool:

@@ -118,7 +118,8 @@ def test_a_heartbeat_upgrades_a_classic_group_and_the_classic_member_revokes_fir
     kept = partitions(sync(b, a, generation))
     assert len(kept) == 2                                # two to revoke first
     assert heartbeat(b, a, generation) == ErrorCode.REBALANCE_IN_PROGRESS
-    assert assigned(b, hb(b, "m-c", c["member_epoch"], {}, group="g")) in (None, {})   # not yet freed
+    # Not freed yet: c still waits.
+    assert assigned(b, hb(b, "m-c", c["member_epoch"], {}, group="g")) in (None, {})
 
     done = join(b, a, owned={"t": set(kept)})
     assert done["generation_id"] == generation + 1
@@ -287,3 +288,15 @@ def test_the_last_consumer_static_member_restarted_as_classic_downgrades_without
     taken = partitions(sync(b, k["member_id"], epoch))
     assert taken and len(taken) == 2              # the replaced member's target
     assert heartbeat(b, k["member_id"], epoch) == ErrorCode.NONE
+
+
+def test_a_malformed_subscription_gets_kafkas_answer_and_changes_nothing(b):
+    hb(b, "m-c", group="g")
+    epoch = describe(b)["group_epoch"]
+    bad = b.call(ApiKey.JOIN_GROUP, 5, group_id="g", session_timeout_ms=LONG,
+                 rebalance_timeout_ms=LONG, member_id="x-1", group_instance_id=None,
+                 protocol_type="consumer", protocols=[{"name": "range", "metadata": b"\x00"}])
+    assert bad["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR
+    group = describe(b)
+    assert [m["member_id"] for m in group["members"]] == ["m-c"]
+    assert group["group_epoch"] == epoch
