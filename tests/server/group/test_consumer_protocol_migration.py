@@ -300,3 +300,22 @@ def test_a_malformed_subscription_gets_kafkas_answer_and_changes_nothing(b):
     group = describe(b)
     assert [m["member_id"] for m in group["members"]] == ["m-c"]
     assert group["group_epoch"] == epoch
+
+
+def test_an_upgrade_mid_rebalance_tells_the_parked_join_to_rejoin(b):
+    a, generation = classic_group(b)
+    first = join(b)
+    parked = b.call(ApiKey.JOIN_GROUP, 5, group_id="g", session_timeout_ms=LONG,
+                    rebalance_timeout_ms=LONG, member_id=first["member_id"],
+                    group_instance_id=None, protocol_type="consumer", protocols=[
+                        {"name": "range", "metadata": encode_subscription(["t"])}])
+    assert isinstance(parked, Deferred)                # waits for a to rejoin
+    assert hb(b, "m-c", group="g")["error_code"] == ErrorCode.NONE
+    assert parked.body()["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
+    # Every classic member came over, the joining one with no assignment yet (as
+    # Kafka's fromClassicGroup); its rejoin is served by the consumer group.
+    assert sorted(m["member_id"] for m in describe(b)["members"]) == sorted(
+        [a, first["member_id"], "m-c"])
+    again = join(b, first["member_id"])
+    assert again["error_code"] == ErrorCode.NONE and again["leader"] == ""
+    assert len(describe(b)["members"]) == 3
