@@ -179,6 +179,12 @@ KEYS: tuple[_Key, ...] = (
          integer(10000), "600000",
          "How often a consumer-protocol group resolves its subscribed regular expressions "
          "again even without new topics (ACLs may have changed)."),
+    _Key("group.consumer.migration.policy", "group_consumer_migration_policy",
+         choice("disabled", "upgrade", "downgrade", "bidirectional"), "bidirectional",
+         "Online migration between the classic and consumer group protocols (KIP-848): "
+         "upgrade turns a classic group a ConsumerGroupHeartbeat joins into a consumer "
+         "group, downgrade turns a consumer group whose last consumer-protocol member "
+         "left back into a classic one."),
     # -- share groups (KIP-932: Kafka's ShareGroupConfig, ShareCoordinatorConfig) -------
     _Key("group.share.record.lock.duration.ms", "group_share_record_lock_duration_ms",
          integer(1000, 3600000), "30000",

@@ -97,6 +97,7 @@ class ServerConfig:
         "group_streams_initial_rebalance_delay_ms")
     group_consumer_regex_refresh_interval_ms: int = default_of(
         "group_consumer_regex_refresh_interval_ms")
+    group_consumer_migration_policy: str = default_of("group_consumer_migration_policy")
     group_share_record_lock_duration_ms: int = default_of("group_share_record_lock_duration_ms")
     group_share_min_record_lock_duration_ms: int = default_of(
         "group_share_min_record_lock_duration_ms")

@@ -105,7 +105,8 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
     return ConsumerGroupConfig(config.group_consumer_heartbeat_interval_ms,
                                config.group_consumer_session_timeout_ms,
                                config.group_consumer_assignors, config.group_consumer_max_size,
-                               config.group_consumer_regex_refresh_interval_ms)
+                               config.group_consumer_regex_refresh_interval_ms,
+                               config.group_consumer_migration_policy, config.group_max_size)
 
 
 def share_config(config: ServerConfig) -> ShareConfig:

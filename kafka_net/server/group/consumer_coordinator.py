@@ -65,6 +65,7 @@ from kafka_net.server.group.consumer_group import (
     ConsumerGroup, ConsumerGroupMember, MemberState)
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
+from kafka_net.server.group.migration import ClassicMembers
 from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
@@ -85,6 +86,10 @@ class ConsumerGroupConfig:
     assignors: tuple[str, ...] = ("uniform", "range")
     max_size: int = 2**31 - 1
     regex_refresh_interval_ms: int = 600000
+    # group.consumer.migration.policy (migration.py) and group.max.size (a
+    # downgraded group must fit in a classic group).
+    migration_policy: str = "bidirectional"
+    classic_max_size: int = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,7 @@ class HeartbeatError(Exception):
         self.error_code = error_code
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(ClassicMembers):
     def __init__(self, groups, topics, config: ConsumerGroupConfig) -> None:
         """``groups`` is the GroupCoordinator (its registry and purgatory);
         ``topics`` the MetadataCache (topic ids and partition counts)."""
@@ -210,11 +215,14 @@ class ConsumerGroupCoordinator:
                                  f"Group {group_id} not found.")
         with group.lock:
             if group.modern is None:
-                if group.members or group.streams is not None or not create:
+                if group.streams is not None or not create:
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                          f"Group {group_id} is not a consumer group.")
-                # An empty classic group (offsets only) becomes a consumer group.
-                group.modern = ConsumerGroup(group_id)
+                if group.members:
+                    self.maybe_upgrade(group)   # online migration, or GROUP_ID_NOT_FOUND
+                else:
+                    # An empty classic group (offsets only) becomes a consumer group.
+                    group.modern = ConsumerGroup(group_id)
         return group
 
     def _heartbeat(self, group: Group, cg: ConsumerGroup, req: HeartbeatRequest
@@ -227,8 +235,28 @@ class ConsumerGroupCoordinator:
         bump = (member.member_id not in cg.members
                 or updated.subscribed_topic_names != member.subscribed_topic_names
                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+        reconciled = self._assign_and_reconcile(group, cg, updated, req.owned, bump,
+                                                req.authorize_topics)
+        full = req.member_epoch == JOIN_EPOCH or (
+            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+            and req.owned is not None)
+        changed = (reconciled.assigned != member.assigned
+                   or reconciled.member_id != member.member_id)
+        return HeartbeatResult(
+            member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
+            heartbeat_interval_ms=group_config_value(
+                self.group_configs, group.group_id, "consumer.heartbeat.interval.ms",
+                self.config.heartbeat_interval_ms),
+            assignment=reconciled.assigned if full or changed else None)
+
+    def _assign_and_reconcile(self, group: Group, cg: ConsumerGroup,
+                              updated: ConsumerGroupMember, owned: Assignment | None,
+                              bump: bool, authorize_topics) -> ConsumerGroupMember:
+        """Steps 3-5 for a member of either protocol: record it, bump the group epoch
+        if its subscription (or the topics) changed, compute a new target if the epoch
+        ran ahead, and reconcile it towards its target."""
         cg.members[updated.member_id] = updated
-        refreshed = self._maybe_refresh_regexes(cg, req)
+        refreshed = self._maybe_refresh_regexes(cg, authorize_topics)
         # A group whose epoch is already ahead (a member was fenced) gets a new target
         # anyway: its metadata is brought up to date without another bump.
         pending = cg.group_epoch > cg.assignment_epoch
@@ -241,21 +269,11 @@ class ConsumerGroupCoordinator:
         if cg.group_epoch > cg.assignment_epoch:
             self._update_target_assignment(cg)
         target = cg.target.get(updated.member_id, {})
-        reconciled = reconcile(updated, cg.assignment_epoch, target, req.owned,
+        reconciled = reconcile(updated, cg.assignment_epoch, target, owned,
                                lambda t, p: cg.partition_epoch(t, p, excluding=updated.member_id))
         reconciled = self._arm_timers(group, reconciled)
         cg.members[reconciled.member_id] = reconciled
-        full = req.member_epoch == JOIN_EPOCH or (
-            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
-            and req.owned is not None)
-        changed = (reconciled.assigned != member.assigned
-                   or reconciled.member_id != member.member_id)
-        return HeartbeatResult(
-            member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=group_config_value(
-                self.group_configs, group.group_id, "consumer.heartbeat.interval.ms",
-                self.config.heartbeat_interval_ms),
-            assignment=reconciled.assigned if full or changed else None)
+        return reconciled
 
     def _member(self, cg: ConsumerGroup, req: HeartbeatRequest) -> ConsumerGroupMember:
         joining = req.member_epoch == JOIN_EPOCH
@@ -271,6 +289,10 @@ class ConsumerGroupCoordinator:
             log.info("[GroupId %s] Member %s joins the consumer group.",
                      escape(cg.group_id), escape(member_id))
             return ConsumerGroupMember(member_id)
+        if member.classic is not None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Member {member_id} is a member of group {cg.group_id} but "
+                                 "it does not use the consumer protocol.")
         if not joining:
             _check_epoch(member, req.member_epoch, req.owned)
         return member
@@ -336,7 +358,7 @@ class ConsumerGroupCoordinator:
 
     # -- regular expressions and subscription metadata ----------------------------------
 
-    def _maybe_refresh_regexes(self, cg: ConsumerGroup, req: HeartbeatRequest) -> bool:
+    def _maybe_refresh_regexes(self, cg: ConsumerGroup, authorize_topics) -> bool:
         """Resolve the group's regexes again if Kafka would now (True if it did);
         a resolution that changes a regex's topics changes the subscription
         metadata, which bumps the group epoch."""
@@ -357,7 +379,7 @@ class ConsumerGroupCoordinator:
                 and now <= last_refresh + interval):
             return False
         names = [t.name for t in self._topics.topics()]
-        results = resolve(regexes, names, req.authorize_topics)
+        results = resolve(regexes, names, authorize_topics)
         for regex, topics in results.items():
             cg.resolved_regexes[regex] = ResolvedRegularExpression(topics, version, now)
         log.info("[GroupId %s] Scanned %d topics to refresh regular expressions %s.",
@@ -418,20 +440,33 @@ class ConsumerGroupCoordinator:
                 return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
         log.info("[GroupId %s] Member %s left the consumer group.", escape(cg.group_id),
                  escape(member.member_id))
-        self._fence(cg, member)
+        self._fence(group, cg, member)
         return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
 
-    def _fence(self, cg: ConsumerGroup, member: ConsumerGroupMember) -> None:
+    def _fence(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember,
+               downgrade: bool = True) -> None:
+        """Remove a member (left, or fenced) and bump the group epoch; or, if it was
+        the last consumer-protocol member among classic ones, downgrade the group
+        (not for a classic LeaveGroup: Kafka's classicGroupLeaveToConsumerGroup)."""
+        if downgrade and self.maybe_downgrade(group, cg, member.member_id):
+            return
         cg.members.pop(member.member_id, None)
         cg.target.pop(member.member_id, None)
         cg.group_epoch += 1
         log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id), cg.group_epoch)
 
-    def _arm_timers(self, group: Group, member: ConsumerGroupMember) -> ConsumerGroupMember:
-        session_timeout_ms = group_config_value(self.group_configs, group.group_id,
-                                                "consumer.session.timeout.ms",
-                                                self.config.session_timeout_ms)
-        revoking = member.state == MemberState.UNREVOKED_PARTITIONS
+    def _arm_timers(self, group: Group, member: ConsumerGroupMember,
+                    revoking: bool | None = None) -> ConsumerGroupMember:
+        """A new session for the member (a classic member's own session timeout), and
+        a rebalance deadline while ``revoking`` (default: it has partitions to revoke)."""
+        if member.classic is not None:
+            session_timeout_ms = member.classic.session_timeout_ms
+        else:
+            session_timeout_ms = group_config_value(self.group_configs, group.group_id,
+                                                    "consumer.session.timeout.ms",
+                                                    self.config.session_timeout_ms)
+        if revoking is None:
+            revoking = member.state == MemberState.UNREVOKED_PARTITIONS
         return arm_member_timers(self._groups.purgatory, self, group, member, session_timeout_ms,
                                  revoking)
 
@@ -457,7 +492,7 @@ class ConsumerGroupCoordinator:
                 return
             log.info("[GroupId %s] Member %s fenced from the group because %s.",
                      escape(cg.group_id), escape(member_id), reason)
-            self._fence(cg, member)
+            self._fence(group, cg, member)
             self._groups.store_consumer_group(group)
 
     # -- ConsumerGroupDescribe -------------------------------------------------

@@ -37,6 +37,22 @@ class MemberState(enum.Enum):
     UNKNOWN = "unknown"
 
 
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """A member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat)
+    inside a consumer group (KIP-848's online migration): its session timeout and
+    its (assignor name, subscription bytes) in preference order (Kafka's
+    ConsumerGroupMemberMetadataValue.ClassicMemberMetadata)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol its JoinGroup answer names: its first (Kafka's choice)."""
+        return self.supported_protocols[0][0]
+
+
 @dataclass
 class ConsumerGroupMember:
     member_id: str
@@ -59,6 +75,8 @@ class ConsumerGroupMember:
     # SubscribedTopicRegex (v1+); None or "" = none.  Its topics come from the
     # group's resolution of it (ConsumerGroup.resolved_regexes).
     subscribed_topic_regex: str | None = None
+    # Set for a member using the classic protocol; None for a KIP-848 member.
+    classic: ClassicMemberMetadata | None = None
 
 
 @dataclass
@@ -128,6 +146,36 @@ class ConsumerGroup:
                 regex = member.subscribed_topic_regex
                 counts[regex] = counts.get(regex, 0) + 1
         return counts
+
+    def classic_members(self) -> list[ConsumerGroupMember]:
+        return [m for m in self.members.values() if m.classic is not None]
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Whether a classic member with these protocols may join: the consumer
+        protocol type, and one protocol every classic member supports (Kafka's
+        ConsumerGroup.supportsClassicProtocols)."""
+        if protocol_type != "consumer" or not names:
+            return False
+        classic = self.classic_members()
+        return not self.members or any(
+            all(name in {n for n, _ in m.classic.supported_protocols} for m in classic)
+            for name in names)
+
+    def all_classic_except(self, member_id: str) -> bool:
+        """Kafka's allMembersUseClassicProtocolExcept."""
+        return all(m.classic is not None for m in self.members.values()
+                   if m.member_id != member_id)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """Whether a member lacks a target partition another member still owns."""
+        if member.state != MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, parts in self.target.get(member.member_id, {}).items():
+            assigned = member.assigned.get(topic_id, set())
+            if any(p not in assigned and self.partition_epoch(topic_id, p) != -1
+                   for p in parts):
+                return True
+        return False
 
     def preferred_assignor(self, supported: dict) -> str:
         """The assignor most members asked for (ties: the first in the supported

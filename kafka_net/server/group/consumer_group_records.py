@@ -10,7 +10,8 @@ record (key version)                   holds
 ConsumerGroupMetadata (3)              the group epoch
 ConsumerGroupMemberMetadata (5)        a member: instance id, rack, client id and
                                        host, subscribed topics, rebalance timeout,
-                                       server assignor
+                                       server assignor; a classic member's session
+                                       timeout and protocols
 ConsumerGroupTargetAssignmentMetadata  the assignment epoch
 (6)
 ConsumerGroupTargetAssignmentMember    a member's target partitions
@@ -37,7 +38,7 @@ from kafka_net.protocol.coordinator_records import (
     ConsumerGroupRecord, consumer_group_key, consumer_group_value)
 from kafka_net.server.group.assignors import Assignment
 from kafka_net.server.group.consumer_group import (
-    ConsumerGroup, ConsumerGroupMember, MemberState)
+    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, MemberState)
 
 # Kafka's MemberState ids (the CurrentMemberAssignment's State byte).
 STATE_IDS = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1,
@@ -68,7 +69,11 @@ def member_records(cg: ConsumerGroup, member_id: str) -> dict[bytes, bytes]:
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "subscribed_topic_regex": m.subscribed_topic_regex,
             "rebalance_timeout_ms": m.rebalance_timeout_ms,
-            "server_assignor": m.server_assignor}),
+            "server_assignor": m.server_assignor,
+            "classic_member_metadata": None if m.classic is None else {
+                "session_timeout_ms": m.classic.session_timeout_ms,
+                "supported_protocols": [{"name": n, "metadata": md}
+                                        for n, md in m.classic.supported_protocols]}}),
         consumer_group_key(CURRENT, gid, member_id): consumer_group_value(CURRENT, {
             "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
             "state": STATE_IDS[m.state], "assigned_partitions": _partitions(m.assigned),
@@ -142,10 +147,18 @@ def _group(group_id: str, parts: dict) -> ConsumerGroup:
         cg.members[member_id] = ConsumerGroupMember(
             member_id, m["instance_id"], m["rack_id"], m["client_id"], m["client_host"],
             m["rebalance_timeout_ms"], tuple(m["subscribed_topic_names"]), m["server_assignor"],
-            subscribed_topic_regex=m.get("subscribed_topic_regex") or None, **progress)
+            subscribed_topic_regex=m.get("subscribed_topic_regex") or None,
+            classic=_classic(m.get("classic_member_metadata")), **progress)
     cg.target = {member_id: _assignment(t["topic_partitions"])
                  for member_id, t in parts["targets"].items()}
     return cg
+
+
+def _classic(value: dict | None) -> ClassicMemberMetadata | None:
+    if value is None:
+        return None
+    return ClassicMemberMetadata(value["session_timeout_ms"], tuple(
+        (p["name"], p["metadata"] or b"") for p in value["supported_protocols"]))
 
 
 __all__ = ["ConsumerGroupImage", "member_records", "records_of", "shape"]

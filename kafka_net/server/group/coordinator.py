@@ -234,6 +234,60 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             return ErrorCode.NONE
         return store.store_streams_group(group.streams, member_id)
 
+    # -- KIP-848's online migration (migration.py) ------------------------------------------
+
+    def convert_to_consumer_group(self, group: Group, cg) -> None:
+        """A classic group becomes ``cg`` (under its lock): whatever is parked is told
+        to rejoin, the classic members go, and a GroupMetadata tombstone is written
+        (the consumer group's records follow with the heartbeat's change)."""
+        for member in group.members.values():
+            member.answer_join(JoinResult.failed(ErrorCode.REBALANCE_IN_PROGRESS,
+                                                 member.member_id))
+            member.answer_sync(SyncResult.failed(ErrorCode.REBALANCE_IN_PROGRESS))
+        self._reset_classic(group)
+        group.modern = cg
+        store = self.offsets.store
+        if store is not None:
+            store.remove_group_metadata(group.group_id)
+
+    def convert_to_classic_group(self, group: Group, members: dict[str, Member],
+                                 generation: int, rebalance: bool = True) -> None:
+        """A consumer group becomes a classic one with ``members`` (under its lock):
+        its records are deleted, the classic group is stored, and (``rebalance``) a
+        rebalance is prepared so that every member rejoins (Kafka's
+        convertToClassicGroup)."""
+        self._drop_consumer_group(group)
+        group.members = members
+        group.generation_id = generation
+        group.protocol_type = next(iter(members.values())).protocol_type
+        group.protocol_name = select_protocol(group)
+        group.leader_id = None   # the first member to rejoin leads
+        group.transition_to(S.STABLE, converted=True)
+        group.subscribed_topics = compute_subscribed_topics(group)
+        self._store_group(group)
+        log.info("[GroupId %s] Converted the consumer group to a classic group with %d "
+                 "member(s) at generation %d.", escape(group.group_id), len(members),
+                 generation)
+        for member in members.values():
+            self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+        if rebalance:
+            self._prepare_rebalance(group, f"Downgrade group {group.group_id} from consumer "
+                                           "to classic.")
+
+    def _drop_consumer_group(self, group: Group) -> None:
+        group.modern = None
+        store = self.offsets.store
+        if store is not None:
+            store.remove_consumer_group(group.group_id)
+
+    @staticmethod
+    def _reset_classic(group: Group) -> None:
+        group.members = {}
+        group.pending_members = {}
+        group.transition_to(S.EMPTY, converted=True)
+        group.protocol_name = group.leader_id = None
+        group.join_op = None
+
     def _store_group(self, group: Group) -> int:
         """Persist the group's metadata (under its lock); an error code."""
         store = self.offsets.store
@@ -261,9 +315,16 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                 return JoinResult.failed(ErrorCode.NOT_COORDINATOR, req.member_id)
             if group.state == S.DEAD:
                 return JoinResult.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
-            if not group.is_classic or not self._protocols_compatible(group, req):
-                # A consumer-protocol group takes no classic members here (Kafka's
-                # online migration between the two protocols is not built).
+            if group.modern is not None:
+                if group.modern.members:
+                    # KIP-848's online migration: the consumer group serves it.
+                    result = self.consumer.classic_join(group, req)
+                    self.store_consumer_group(group, result.member_id or None)
+                    return result
+                # Kafka's classicGroupJoinToClassicGroup: an empty consumer group
+                # gives way to a classic one (its records are deleted).
+                self._drop_consumer_group(group)
+            if not self._protocols_compatible(group, req):
                 return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
             if not req.member_id:
                 if req.group_instance_id is not None:
@@ -433,6 +494,10 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         if group is None:
             return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
         with group.lock:
+            if group.modern is not None:
+                result = self.consumer.classic_sync(group, req)
+                self.store_consumer_group(group, req.member_id or None)
+                return result
             error = group.validate_member(req.member_id, req.group_instance_id)
             if error is not None:
                 return SyncResult.failed(error)
@@ -491,6 +556,11 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         with group.lock:
             if group.state == S.DEAD:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            if group.modern is not None:
+                error = self.consumer.classic_heartbeat(group, member_id, generation_id,
+                                                        group_instance_id)
+                self.store_consumer_group(group, member_id or None)
+                return error
             error = group.validate_member(member_id, group_instance_id)
             if error is not None:
                 return error
@@ -546,6 +616,12 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
+            if group.modern is not None:
+                error = self.consumer.classic_leave(group, member_id, instance_id)
+                self.store_consumer_group(group)
+                return error
+            if group.streams is not None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
             if not member_id:
                 # An admin removing a static member by its instance id alone (KIP-345).
                 static_id = None if instance_id is None else group.static_member_id(instance_id)

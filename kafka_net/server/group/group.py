@@ -110,11 +110,14 @@ class Group:
             return self.streams.state()
         return self.state.value if self.modern is None else self.modern.state()
 
-    def transition_to(self, target: GroupState) -> GroupState:
+    def transition_to(self, target: GroupState, converted: bool = False) -> GroupState:
         """Move to ``target`` if the table allows it; returns the old state.
-        Raises IllegalGroupTransition (state unchanged) otherwise."""
+        Raises IllegalGroupTransition (state unchanged) otherwise.  ``converted``:
+        the group changes kind (KIP-848's online migration, migration.py), so its
+        classic state starts afresh, whatever it was."""
         old = self.state
-        check_transition(self.group_id, old, target)
+        if not converted:
+            check_transition(self.group_id, old, target)
         self.state = target
         self.current_state_timestamp = int(time.time() * 1000)
         return old

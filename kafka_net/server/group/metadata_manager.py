@@ -171,6 +171,21 @@ class GroupMetadataManager:
             self._modern_shape.pop(group_id, None)
         return error
 
+    def remove_group_metadata(self, group_id: str) -> int:
+        """A GroupMetadata tombstone: a classic group converted to a consumer group
+        (KIP-848's online upgrade; its offsets stay)."""
+        return self._append(group_id, [(group_metadata_key(group_id), None)])
+
+    def remove_consumer_group(self, group_id: str) -> int:
+        """Tombstones for every KIP-848 record of the group (a consumer group turned
+        classic: a downgrade, or an empty one a JoinGroup takes; its offsets stay)."""
+        written = self._modern_written.get(group_id, {})
+        error = self._append(group_id, [(key, None) for key in written])
+        if not error:
+            self._modern_written.pop(group_id, None)
+            self._modern_shape.pop(group_id, None)
+        return error
+
     def store_consumer_group(self, cg, member_id: str | None = None) -> int:
         """Write what changed of a KIP-848 group since the last write (under the
         group's lock): only ``member_id``'s records when neither an epoch nor the

@@ -204,12 +204,16 @@ def validate_offset_commit(members: dict, member_id: str, epoch: int) -> int | N
     ConsumerGroup.validateOffsetCommit and StreamsGroup.validateOffsetCommit, the
     same rule): an admin or simple commit (no member id, epoch < 0) only while
     the group is empty; a member's commit carries its current epoch
-    (STALE_MEMBER_EPOCH otherwise)."""
+    (STALE_MEMBER_EPOCH otherwise; ILLEGAL_GENERATION for a classic member)."""
     if not member_id and epoch < 0:
         return None if not members else ErrorCode.UNKNOWN_MEMBER_ID
     member = members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
     if epoch != member.member_epoch:
+        # A classic member of a consumer group (KIP-848's online migration) commits
+        # with its generation: Kafka answers it as a classic group would.
+        if getattr(member, "classic", None) is not None:
+            return ErrorCode.ILLEGAL_GENERATION
         return ErrorCode.STALE_MEMBER_EPOCH
     return None

@@ -56,7 +56,8 @@ def _member(ctx, m, target) -> dict:
             "subscribed_topic_regex": m.subscribed_topic_regex,
             "assignment": _assignment(ctx, m.assigned),
             "target_assignment": _assignment(ctx, target),
-            "member_type": CONSUMER_MEMBER}
+            # A classic member inside the group (KIP-848's online migration).
+            "member_type": CONSUMER_MEMBER if m.classic is None else CLASSIC_MEMBER}
 
 
 def _assignment(ctx, assignment) -> dict:

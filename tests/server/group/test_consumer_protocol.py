@@ -215,8 +215,10 @@ def test_offset_commits_carry_the_member_epoch(b):
 
 def test_the_two_protocols_share_one_namespace(b):
     hb(b, "m-a")
+    # A classic member of another protocol type cannot join (one of type "consumer"
+    # can: KIP-848's online migration, test_consumer_protocol_migration.py).
     join = b.call(ApiKey.JOIN_GROUP, 5, group_id="cg", session_timeout_ms=LONG,
-                  rebalance_timeout_ms=LONG, member_id="", protocol_type="consumer",
+                  rebalance_timeout_ms=LONG, member_id="", protocol_type="connect",
                   protocols=[{"name": "range", "metadata": b""}])
     assert join["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     assert b.call(ApiKey.DESCRIBE_GROUPS, 5, groups=["cg"])["groups"][0]["group_state"] == "Dead"
@@ -227,9 +229,11 @@ def test_the_two_protocols_share_one_namespace(b):
 
 
 def test_a_classic_group_with_members_is_not_a_consumer_group(rich):
+    # Its members' embedded protocol (b"m") does not parse: no online upgrade.
     answer = hb(rich, "m-a", group="g")
     assert answer["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
-    assert answer["error_message"] == "Group g is not a consumer group."
+    assert answer["error_message"] == ("Cannot upgrade the classic group g to consumer group "
+                                       "because the embedded consumer protocol is malformed.")
     described = describe(rich, "g")   # Kafka's GroupMetadataManager.consumerGroup
     assert (described["error_code"], described["error_message"]) == \
         (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
