@@ -311,17 +311,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
                     "cannot be replaced because it has not left the group.")
             # The restarted instance takes over the old member's assignment and its
             # place in the target assignment: no group epoch bump, no rebalance.
-            del cg.members[existing.member_id]
-            if existing.member_id in cg.target:
-                cg.target[member_id] = cg.target.pop(existing.member_id)
-            log.info("[GroupId %s] Static member with instance id %s re-joins the consumer "
-                     "group. Created a new member %s to replace the existing member %s.",
-                     escape(cg.group_id), escape(req.instance_id), escape(member_id),
-                     escape(existing.member_id))
-            replaced = replace(existing, member_id=member_id, member_epoch=0,
-                               previous_member_epoch=0)
-            cg.members[member_id] = replaced
-            return replaced
+            return cg.replace_static_member(existing, member_id)
         if existing is None:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Instance id {req.instance_id} is unknown.")

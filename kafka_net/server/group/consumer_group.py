@@ -21,11 +21,15 @@ changes it under the owning :class:`~kafka_net.server.group.group.Group`'s lock.
 from __future__ import annotations
 
 import enum
+import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from kafka_net.log_safety import escape
 from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
 from kafka_net.server.group.topic_regex import ResolvedRegularExpression
+
+log = logging.getLogger(__name__)
 
 
 class MemberState(enum.Enum):
@@ -113,6 +117,23 @@ class ConsumerGroup:
             if member.instance_id == instance_id:
                 return member
         return None
+
+    def replace_static_member(self, existing: ConsumerGroupMember,
+                              member_id: str) -> ConsumerGroupMember:
+        """A restarted static instance (new ``member_id``) takes ``existing``'s place:
+        its assignment and its place in the target assignment, at epoch 0, with no
+        group epoch bump and so no rebalance."""
+        del self.members[existing.member_id]
+        if existing.member_id in self.target:
+            self.target[member_id] = self.target.pop(existing.member_id)
+        log.info("[GroupId %s] Static member with instance id %s re-joins the consumer "
+                 "group. Created a new member %s to replace the existing member %s.",
+                 escape(self.group_id), escape(existing.instance_id), escape(member_id),
+                 escape(existing.member_id))
+        replaced = replace(existing, member_id=member_id, member_epoch=0,
+                           previous_member_epoch=0)
+        self.members[member_id] = replaced
+        return replaced
 
     def partition_epoch(self, topic_id: uuid.UUID, partition: int,
                         excluding: str | None = None) -> int:

@@ -241,17 +241,7 @@ class ClassicMembers:
             if existing is None:
                 return ConsumerGroupMember(member_id, instance_id=req.group_instance_id)
             # The restarted instance takes the old member's place and target.
-            del cg.members[existing.member_id]
-            if existing.member_id in cg.target:
-                cg.target[member_id] = cg.target.pop(existing.member_id)
-            log.info("[GroupId %s] Static member with instance id %s re-joins the consumer "
-                     "group. Created a new member %s to replace the existing member %s.",
-                     escape(cg.group_id), escape(req.group_instance_id), escape(member_id),
-                     escape(existing.member_id))
-            replaced = replace(existing, member_id=member_id, member_epoch=0,
-                               previous_member_epoch=0)
-            cg.members[member_id] = replaced
-            return replaced
+            return cg.replace_static_member(existing, member_id)
         if existing is None:
             raise MemberError(ErrorCode.UNKNOWN_MEMBER_ID,
                               f"Instance id {req.group_instance_id} is unknown.")
