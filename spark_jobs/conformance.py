@@ -264,9 +264,10 @@ SMALL_INPUT_BYTES = 4 << 20
 def is_small_input(inputs: list[str], frames_from: str | None,
                    limit: int | None = None) -> bool:
     """Whether the job runs in this process without Spark (captures only: a
-    --frames-from dataset, or any URI input, goes to Spark)."""
+    --frames-from dataset, or any URI input, goes to Spark; so does every input
+    when the limit is 0, even empty files)."""
     limit = SMALL_INPUT_BYTES if limit is None else limit
-    return frames_from is None and _is_small(inputs, limit)
+    return frames_from is None and limit > 0 and _is_small(inputs, limit)
 
 
 def _is_small(inputs: list[str], limit: int) -> bool:

@@ -74,11 +74,10 @@ def run_both(inputs, tmp_path, capsys) -> dict:
     done = {}
     for way, flags in (("arrow", []), ("spark", ["--in-process-below-mb", "0"])):
         out = tmp_path / way
-        # The small path must not ask for a SparkSession at all.
-        refuse = mock.patch.object(conformance, "get_spark", side_effect=AssertionError(
-            "a small input started Spark")) if way == "arrow" else mock.MagicMock()
-        with refuse:
+        # The small path must not ask for a SparkSession at all; the other must.
+        with mock.patch.object(conformance, "get_spark", wraps=conformance.get_spark) as got:
             code = main_in_process([*inputs, "--out", out, *flags])
+        assert got.called == (way == "spark"), way
         done[way] = {"code": code, "out": out, "stdout": capsys.readouterr().out}
     return done
 
