@@ -4,11 +4,12 @@ is the one Spark SQL makes (conformance._summarise, the reference).
 Each capture goes through ``conformance.main`` twice: as it is (small: read,
 checked and summarised in this process, no SparkSession) and with
 ``--in-process-below-mb 0`` (Spark's executors and Spark SQL).  The exit
-codes, the verdict lines, report.json (less its timings) and every Parquet
-table must be the same.  The captures: several APIs and client ids (one
-null), error codes, latencies over several decades and requests over several
-seconds, violations; the synthetic captures of test_conformance_job (every
-injected violation, pcaps with a lost packet and FINs); a capture file with
+codes, the verdict lines, report.json, report.html and junit.xml (less their
+timings), problems and every Parquet table must be the same.  The captures:
+three APIs, two client ids (one null, which the job keeps as ""), error
+codes, latencies over six decades and requests over several seconds, a
+violation; the synthetic captures of test_conformance_job (every injected
+violation, pcaps with a lost packet and FINs); a capture file with
 no records; an empty file.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from unittest import mock
 
 import pyarrow.parquet as pq
@@ -108,7 +110,15 @@ def assert_same(done: dict) -> None:
     with open(arrow["out"] / conformance.PROBLEMS_FILE, encoding="utf-8") as a, \
             open(spark["out"] / conformance.PROBLEMS_FILE, encoding="utf-8") as b:
         assert json.load(a)["problems"] == json.load(b)["problems"]
-    assert (arrow["out"] / "report.html").exists()
+    for name, timing in (("report.html", r"Generated [0-9T:+-]+"),
+                         ("junit.xml", r' time="[0-9.]+"')):
+        assert without(arrow["out"] / name, timing) == without(spark["out"] / name, timing)
+
+
+def without(path, pattern: str) -> str:
+    """A file's text less its timings (when generated, how long the job took)."""
+    with open(path, encoding="utf-8") as fh:
+        return re.sub(pattern, "", fh.read())
 
 
 def test_mixed_capture_gives_the_same_report_both_ways(spark, tmp_path, capsys):
