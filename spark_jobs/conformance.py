@@ -29,7 +29,10 @@ connection (a kafka-net connection's frames from any number of ranges and
 segments, put back in write order by their ``order_key``: processor,
 segment, byte offset) and paired (``groupBy("connection").applyInArrow``:
 one row per connection with array columns) -> tables exploded and
-aggregated in Spark SQL.  All the per-file,
+aggregated in Spark SQL.  Captures up to ``--in-process-below-mb`` go through
+the same functions in this process, and their aggregates are computed with
+:mod:`kafka_net.spark_jobs.summary_arrow` (Spark SQL's being the reference):
+no SparkSession, no JVM.  All the per-file,
 per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
@@ -103,17 +106,20 @@ def main(argv: list[str] | None = None) -> int:
         report_mod.write_all(summary, args.out)
         return EXIT_USAGE
     started = time.monotonic()
+    limit = int(args.in_process_below_mb * (1 << 20))
     try:
         check_runtime()
-        spark = get_spark(args.master, quiet=not args.verbose)
+        # A small input never needs the JVM (see SMALL_INPUT_BYTES): no session.
+        spark = None if is_small_input(inputs, args.frames_from, limit) else \
+            get_spark(args.master, quiet=not args.verbose)
     except MissingRuntime as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    ship_code(spark)
+    if spark is not None:
+        ship_code(spark)
     _stage("reading", len(inputs), "file(s)" if not args.frames_from else "frames dataset")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None,
-                  args.split_mb and args.split_mb << 20, args.frames_from,
-                  int(args.in_process_below_mb * (1 << 20)))
+                  args.split_mb and args.split_mb << 20, args.frames_from, limit)
     summary["job"]["seconds"] = round(time.monotonic() - started, 3)
     report_mod.attribute_findings(summary, args.subject, waivers)
     verdict = report_mod.verdict(summary, args.min_coverage / 100)
@@ -147,11 +153,14 @@ def _parser() -> argparse.ArgumentParser:
                         "executor slot)")
     p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
                    default=SMALL_INPUT_BYTES / (1 << 20),
-                   help="inputs up to this size are read and checked in this process "
-                        "(no Python workers, no shuffle: a small capture's report in "
-                        "seconds); default %(default)g, 0: always on the executors")
+                   help="captures up to this size are read, checked and summarised "
+                        "in this process, without starting Spark (no JVM: a small "
+                        "capture's report in about a second); default %(default)g, "
+                        "0: always on Spark's executors")
     p.add_argument("--master", default=None,
-                   help="Spark master (default: spark-submit's, else local[2])")
+                   help="Spark master (default: spark-submit's, else local[2]); not "
+                        "used for an input under --in-process-below-mb, which starts "
+                        "no Spark")
     p.add_argument("--broker-port", type=int, action="append",
                    help="broker port(s) in pcaps when no SYN shows the direction")
     p.add_argument("--min-coverage", type=_percent, default=100.0, metavar="PERCENT",
@@ -207,45 +216,58 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     ``frames_from``: a directory an earlier run wrote (its ``frames.parquet``
     and ``problems.json``): the captures are not read again, only checked.
     Inputs up to ``small_input_bytes`` (default :data:`SMALL_INPUT_BYTES`) are
-    read and checked in this process, with the executors' functions."""
+    read and checked in this process, with the executors' functions, and
+    summarised there too (:mod:`kafka_net.spark_jobs.summary_arrow`): ``spark``
+    is not used and may be None."""
     os.makedirs(out, exist_ok=True)
-    limit = SMALL_INPUT_BYTES if small_input_bytes is None else small_input_bytes
-    small = frames_from is None and _is_small(inputs, limit)
-    checked_here = None
-    if small:
-        problems, checked_here = _parse_and_check_here(inputs, out, broker_ports)
-        checked = spark.createDataFrame(checked_here)
+    if is_small_input(inputs, frames_from, small_input_bytes):
+        problems, checked = _parse_and_check_here(inputs, out, broker_ports)
+        for name in ("pairs", "violations"):
+            _write_here(checked, name, os.path.join(out, f"{name}.parquet"))
+        from kafka_net.spark_jobs import summary_arrow
+        summary = summary_arrow.summarise(checked)
     else:
-        if frames_from is None:
-            problems = parse(spark, inputs, out, broker_ports, split_bytes)
-        else:
-            problems = _earlier_problems(frames_from)
-        # Checked from the Parquet frames dataset: the parsing's lineage and caches
-        # are gone by now, and a second analysis (--frames-from) starts here.
-        frames = _frames_dataset(spark, frames_from or out)
-        _stage("checking connections")
-        checked = (frames.groupBy("connection")
-                   .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
-                   .cache())
-    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
-    if small:   # a few thousand rows: one task per aggregation, not eight
-        spark.conf.set("spark.sql.shuffle.partitions", "1")
-    try:
-        tables = _write_tables(checked, out, checked_here)
-        summary = _summarise(tables, checked)
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+        summary, problems = _run_on_spark(spark, inputs, out, broker_ports, split_bytes,
+                                          frames_from)
     summary["inputs"] = inputs
     summary["unreadable"] = problems
-    checked.unpersist()
     return summary
 
 
+def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
+                  frames_from) -> tuple[dict, list[dict]]:
+    """Parse (or read --frames-from), check and summarise on Spark's executors."""
+    if frames_from is None:
+        problems = parse(spark, inputs, out, broker_ports, split_bytes)
+    else:
+        problems = _earlier_problems(frames_from)
+    # Checked from the Parquet frames dataset: the parsing's lineage and caches
+    # are gone by now, and a second analysis (--frames-from) starts here.
+    frames = _frames_dataset(spark, frames_from or out)
+    _stage("checking connections")
+    checked = (frames.groupBy("connection")
+               .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
+               .cache())
+    summary = _summarise(_write_tables(checked, out), checked)
+    checked.unpersist()
+    return summary, problems
+
+
 # Inputs up to this size (all local files) are read and checked in the driver's
-# Python, with the executors' own functions (arrow_stages.units_in_process): no
-# Python workers to start, no shuffle; Spark still writes the tables and the
-# report's aggregates.  About 16,000 frames; under 1,000 is the common CI case.
+# Python, with the executors' own functions (arrow_stages.units_in_process), and
+# the tables and the report's aggregates are made there too (pyarrow and
+# summary_arrow): no JVM, no Python workers, no shuffle.  About 16,000 frames;
+# under 1,000 is the common CI case.
 SMALL_INPUT_BYTES = 4 << 20
+
+
+def is_small_input(inputs: list[str], frames_from: str | None,
+                   limit: int | None = None) -> bool:
+    """Whether the job runs in this process without Spark (captures only: a
+    --frames-from dataset, or any URI input, goes to Spark; so does every input
+    when the limit is 0, even empty files)."""
+    limit = SMALL_INPUT_BYTES if limit is None else limit
+    return frames_from is None and limit > 0 and _is_small(inputs, limit)
 
 
 def _is_small(inputs: list[str], limit: int) -> bool:
@@ -447,11 +469,9 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
     return readable, problems
 
 
-def _write_tables(checked, out: str, checked_here=None) -> dict:
+def _write_tables(checked, out: str) -> dict:
     """The Parquet tables; pairs, violations, requests and states are the
-    checked rows' array columns, exploded by Spark SQL.  ``checked_here``: the
-    same rows as an Arrow table in this process (a small input), whose tables
-    pyarrow writes at once instead of two Spark jobs."""
+    checked rows' array columns, exploded by Spark SQL."""
     from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
 
@@ -460,11 +480,7 @@ def _write_tables(checked, out: str, checked_here=None) -> dict:
 
     tables = {name: exploded(name) for name in ("pairs", "violations", "requests", "states")}
     for name in ("pairs", "violations"):
-        path = os.path.join(out, f"{name}.parquet")
-        if checked_here is None:
-            tables[name].write.mode("overwrite").parquet(path)
-        else:
-            _write_here(checked_here, name, path)
+        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
     return tables
 
 
@@ -482,6 +498,8 @@ def _write_here(checked, column: str, path: str) -> None:
 
 
 def _summarise(tables: dict, checked) -> dict:
+    """The report's aggregates in Spark SQL: the reference for what each one
+    means (summary_arrow computes the same for a small input, without Spark)."""
     from pyspark.sql import functions as F
     pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
     # responses: every response carrying a request's id (an answered acks=0
@@ -502,7 +520,7 @@ def _summarise(tables: dict, checked) -> dict:
                .orderBy("api_key"))
     histogram = (pairs.withColumn("bucket", F.floor(F.log10(F.greatest(F.col("latency_ns"),
                                                                       F.lit(1)))))
-                 .groupBy("api_name", "bucket").count())
+                 .groupBy("api_name", "bucket").count().orderBy("api_name", "bucket"))
     timeline = (requests.withColumn("second", F.floor(F.col("timestamp_ns") / 1e9))
                 .groupBy("second").count().orderBy("second"))
     connections = [json.loads(r.summary) for r in checked.select("summary").collect()]

@@ -1,0 +1,125 @@
+"""The report's aggregates computed in this process, from the checked rows as
+an Arrow table: a small input's summary without starting Spark's JVM.
+
+The reference is the Spark SQL of :func:`kafka_net.spark_jobs.conformance._summarise`;
+every function here computes the same rows, with Spark's meaning of each
+operation spelled out where Python's would differ (null keys, ``percentile``'s
+interpolation, ``log10`` and ``floor`` on doubles, the sort order with nulls
+first).  tests/spark/test_summary_arrow.py runs both on the same captures and
+compares the reports.  Inputs are small (a few thousand rows, see
+``conformance.SMALL_INPUT_BYTES``), so plain Python over ``to_pylist`` rows is
+clear and fast enough.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from kafka_net.spark_jobs import report as report_mod
+
+PERCENTILES = (0.5, 0.99, 0.999)     # the report's p50, p99, p99.9
+
+
+def summarise(checked) -> dict:
+    """The checked rows (``arrow_stages.CHECKED_SCHEMA``) -> the summary dict
+    that report.py renders, as ``conformance._summarise`` builds it."""
+    pairs, requests, violations = (exploded(checked, name)
+                                   for name in ("pairs", "requests", "violations"))
+    connections = [json.loads(s) for s in checked["summary"].to_pylist()]
+    return report_mod.build_summary(
+        per_api=per_api(requests, pairs), latency=latency(pairs),
+        histogram=histogram(pairs), timeline=timeline(requests),
+        violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
+                                                                 v["position"])),
+        connections=connections, frames=sum(c["frames"] for c in connections))
+
+
+def exploded(checked, column: str) -> list[dict]:
+    """``explode(column)`` then ``row.*``: every struct of every row's list."""
+    return [row for rows in checked[column].to_pylist() if rows for row in rows]
+
+
+def per_api(requests: list[dict], pairs: list[dict]) -> list[dict]:
+    """Requests and responses per (API, version, client id), with the pairs
+    whose response carries an error code, ordered by key, version, client."""
+    counts: dict[tuple, list] = {}
+    for r in requests:
+        key = (r["api_key"], r["api_name"], r["api_version"], r["client_id"])
+        entry = counts.setdefault(key, [0, None])
+        entry[0] += 1
+        if r["responses"] is not None:        # sum() skips nulls; all null: null
+            entry[1] = (entry[1] or 0) + r["responses"]
+    errors = _errors(pairs)
+    rows = [{"api_key": k, "api_version": v, "client_id": c, "api_name": name,
+             "requests": n, "responses": responses or 0, "errors": errors.get((k, v, c), 0)}
+            for (k, name, v, c), (n, responses) in counts.items()]
+    return sorted(rows, key=lambda r: _nulls_first(r["api_key"], r["api_version"],
+                                                   r["client_id"]))
+
+
+def _errors(pairs: list[dict]) -> dict[tuple, int]:
+    """Pairs with an error code per join key.  A key with a null in it joins
+    nothing (an equi-join), so its requests count no errors (fillna 0)."""
+    errors: dict[tuple, int] = {}
+    for p in pairs:
+        key = (p["api_key"], p["api_version"], p["client_id"])
+        if None not in key:
+            errors[key] = errors.get(key, 0) + bool(p["error_codes"])
+    return errors
+
+
+def latency(pairs: list[dict]) -> list[dict]:
+    """Pairs per (API key, name): their count, exact percentiles of the latency
+    and its maximum (nulls skipped), ordered by API key."""
+    groups: dict[tuple, list] = {}
+    for p in pairs:
+        groups.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    rows = []
+    for (key, name), values in groups.items():
+        known = sorted(v for v in values if v is not None)
+        rows.append({"api_key": key, "api_name": name, "count": len(values),
+                     "pct": [percentile(known, p) for p in PERCENTILES] if known else None,
+                     "max_ns": known[-1] if known else None})
+    return sorted(rows, key=lambda r: _nulls_first(r["api_key"]))
+
+
+def percentile(ordered: list[int], fraction: float) -> float:
+    """Spark's exact ``percentile``: the value at position (n - 1) * fraction
+    of the ordered values, interpolated linearly between the closest ranks
+    (in doubles, in Spark's order of operations, so that the result is the
+    same to the last bit)."""
+    position = (len(ordered) - 1) * fraction
+    lower, higher = math.floor(position), math.ceil(position)
+    low, high = ordered[lower], ordered[higher]
+    if lower == higher or low == high:
+        return float(low)
+    return (higher - position) * float(low) + (position - lower) * float(high)
+
+
+def histogram(pairs: list[dict]) -> list[dict]:
+    """Pairs per (API name, decade of the latency): bucket floor(log10(ns)),
+    latencies under 1 ns (and null ones: greatest() skips nulls) in bucket 0."""
+    counts: dict[tuple, int] = {}
+    for p in pairs:
+        ns = p["latency_ns"]
+        key = (p["api_name"], math.floor(math.log10(max(ns, 1) if ns is not None else 1)))
+        counts[key] = counts.get(key, 0) + 1
+    return [{"api_name": name, "bucket": bucket, "count": n}
+            for (name, bucket), n in sorted(counts.items(), key=lambda i: _nulls_first(*i[0]))]
+
+
+def timeline(requests: list[dict]) -> list[dict]:
+    """Requests per second of capture time, floor(ns / 1e9) in doubles."""
+    counts: dict = {}
+    for r in requests:
+        ns = r["timestamp_ns"]
+        second = None if ns is None else math.floor(ns / 1e9)
+        counts[second] = counts.get(second, 0) + 1
+    return [{"second": s, "count": n}
+            for s, n in sorted(counts.items(), key=lambda i: _nulls_first(i[0]))]
+
+
+def _nulls_first(*values) -> tuple:
+    """A sort key ordering as Spark's ascending orderBy does: nulls first."""
+    return tuple((v is not None, v) if v is not None else (False, 0) for v in values)
