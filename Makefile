@@ -49,16 +49,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c $(PINS) pip
 
-# The broker alone: no PySpark, no client libraries.
+# The broker and kafka-net top: no PySpark, no client libraries.
 $(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
 	rm -f $(VENV)/.installed-run-*
-	$(BIN)/python -m pip install --quiet -c $(PINS) -e .
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[top]'
 	touch $@
 
 $(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
 	rm -f $(VENV)/.installed-test-*
 	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,spark]'
-	touch $@
+	touch $@ $(RUN_STAMP)   # the test extra holds the run install (rich for top too)
 
 # The newest releases setup.cfg allows, written to constraints.txt (its header kept):
 # run make test on the result and commit both together.
@@ -74,8 +74,14 @@ lock:
 
 install: $(TEST_STAMP)
 
+# make run serves /metrics on loopback, where kafka-net top looks by default
+# (METRICS= turns it off; a CONFIG file's own metrics.listener is overridden).
+# SERVE_ARGS: more arguments for kafka-net serve, e.g. SERVE_ARGS=--dev.
+METRICS ?= http://127.0.0.1:9404
+SERVE_ARGS ?=
 run: $(RUN_STAMP)
-	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),)
+	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),) \
+		--override metrics.listener=$(METRICS) $(SERVE_ARGS)
 
 # Debian packages go in through .ci/apt-install, which holds a machine-wide lock so
 # that two checkouts running make test at once do not race for dpkg's lock.

@@ -226,8 +226,9 @@ def _conformance(argv: list[str]) -> int:
     try:
         from kafka_net.spark_jobs import conformance
     except ImportError as exc:
-        print(f"kafka-net conformance needs PySpark and the spark_jobs package: {exc}\n"
-              "install them with: pip install -e '.[spark]'", file=sys.stderr)
+        print(f"kafka-net conformance needs PySpark (and Java): {exc}\n"
+              "`make test` installs them into the checkout's .venv; or, in the checkout: "
+              ".venv/bin/pip install -c constraints.txt -e '.[spark]'", file=sys.stderr)
         return 2
     try:
         return conformance.main(argv)

@@ -186,19 +186,27 @@ def _keys():
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
+# Where `make run` serves /metrics (the port of Strimzi's and the JMX exporter's
+# Prometheus endpoint), so that `kafka-net top` finds a local broker with no options.
+DEFAULT_METRICS_URL = "http://127.0.0.1:9404"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="kafka-net top",
         description="Watch a running broker's 1 + N + M threads work, live, from its "
                     "metrics.listener (q or Ctrl-C quits).")
-    parser.add_argument("--metrics", required=True, metavar="URL",
-                        help="the broker's metrics.listener, e.g. http://127.0.0.1:9404")
+    parser.add_argument("--metrics", default=DEFAULT_METRICS_URL, metavar="URL",
+                        help="the broker's metrics.listener (default: %(default)s, "
+                             "where `make run` serves it)")
     parser.add_argument("--once", action="store_true", help="print one frame and exit")
     args = parser.parse_args(argv)
     try:
         from rich.console import Console
     except ImportError:
-        print("kafka-net top needs rich: pip install 'kafka-net[top]'", file=sys.stderr)
+        print("kafka-net top needs the rich package: `make run` installs it into the "
+              "checkout's .venv (or, in the checkout: .venv/bin/pip install -c "
+              "constraints.txt -e '.[top]')", file=sys.stderr)
         return 2
     console = Console()
     try:
@@ -209,6 +217,9 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         pass
     except OSError as exc:
-        print(f"kafka-net top: cannot read {args.metrics}/requests: {exc}", file=sys.stderr)
+        print(f"kafka-net top: cannot read {args.metrics}/requests: {exc}\n"
+              f"Is a broker serving metrics there?  `make run` starts one with "
+              f"metrics.listener={DEFAULT_METRICS_URL}; for another broker, give its "
+              f"metrics.listener with --metrics URL.", file=sys.stderr)
         return 1
     return 0

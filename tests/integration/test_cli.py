@@ -55,10 +55,13 @@ class Broker:
     """One ``kafka-net serve`` subprocess; a thread collects its stderr lines.
     ``env`` adds environment variables (KAFKA_* configuration)."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None,
+                 command: list[str] | None = None) -> None:
+        # ``command``: another way to start it (``make run``), in a session of its own
+        # so that kill() stops the whole process group, make and the broker.
         self.proc = subprocess.Popen(
-            _command("serve", *args), cwd=REPO, env={**_env(), **(env or {})},
-            stdin=subprocess.DEVNULL,
+            command or _command("serve", *args), cwd=REPO, env={**_env(), **(env or {})},
+            stdin=subprocess.DEVNULL, start_new_session=command is not None,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             encoding="utf-8", errors="replace")
         self._lines: list[str] = []
@@ -124,7 +127,10 @@ class Broker:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
+            if self.proc.pid == os.getpgid(self.proc.pid):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(TIMEOUT)
         self._reader.join(TIMEOUT)
