@@ -100,6 +100,19 @@ KEYS: tuple[_Key, ...] = (
          "Time after which a segment rolls (segment.ms); empty = log.roll.hours."),
     _Key("log.roll.hours", "log_roll_hours", integer(1), "168",
          "Hours after which a segment rolls, unless log.roll.ms is set."),
+    # Kafka reads retention as ms, else minutes, else hours (LogConfig's
+    # logRetentionTimeMillis); any negative value means no time limit.
+    _Key("log.retention.ms", "log_retention_ms", optional_integer(None, LONG_MAX), "",
+         "How long a batch is kept (topic config retention.ms); empty = "
+         "log.retention.minutes; negative = forever."),
+    _Key("log.retention.minutes", "log_retention_minutes", optional_integer(None), "",
+         "Minutes a batch is kept, unless log.retention.ms is set; empty = "
+         "log.retention.hours."),
+    _Key("log.retention.hours", "log_retention_hours", integer(None), "168",
+         "Hours a batch is kept, unless log.retention.ms or .minutes is set."),
+    _Key("log.retention.bytes", "log_retention_bytes", integer(None, LONG_MAX), "-1",
+         "Largest size a partition's log keeps before old segments are deleted "
+         "(topic config retention.bytes); -1 = no limit."),
     _Key("log.index.interval.bytes", "log_index_interval_bytes", integer(0), "4096",
          "Bytes appended between offset and time index entries (index.interval.bytes)."),
     _Key("log.index.size.max.bytes", "log_index_size_max_bytes", integer(4), "10485760",

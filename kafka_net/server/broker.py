@@ -136,6 +136,18 @@ def log_dirs_config(config: ServerConfig) -> LogDirsConfig:
                          config.log_flush_start_offset_checkpoint_interval_ms)
 
 
+def retention_ms(config: ServerConfig) -> int:
+    """Kafka's ``logRetentionTimeMillis``: log.retention.ms, else .minutes, else
+    .hours; any negative value is -1 (no time limit)."""
+    if config.log_retention_ms is not None:
+        millis = config.log_retention_ms
+    elif config.log_retention_minutes is not None:
+        millis = config.log_retention_minutes * 60_000
+    else:
+        millis = config.log_retention_hours * 3_600_000
+    return -1 if millis < 0 else millis
+
+
 def apply_log_defaults(repository: ConfigRepository, config: ServerConfig) -> None:
     """The broker's log keys become the defaults of their topic configs
     (Kafka's ``ServerTopicConfigSynonyms``)."""
@@ -144,6 +156,8 @@ def apply_log_defaults(repository: ConfigRepository, config: ServerConfig) -> No
     flush_ms = config.log_flush_interval_ms if config.log_flush_interval_ms is not None \
         else config.log_flush_scheduler_interval_ms
     for name, value in (("segment.bytes", config.log_segment_bytes), ("segment.ms", roll_ms),
+                        ("retention.ms", retention_ms(config)),
+                        ("retention.bytes", config.log_retention_bytes),
                         ("index.interval.bytes", config.log_index_interval_bytes),
                         ("segment.index.bytes", config.log_index_size_max_bytes),
                         ("flush.messages", config.log_flush_interval_messages),

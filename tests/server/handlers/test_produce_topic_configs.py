@@ -8,7 +8,13 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     Compression, TimestampType, build_batch, decode_records, read_header, validate_batch)
-from tests.server.handlers.conftest import create_topic, list_offset, produce, records
+import pytest
+
+from kafka_net.config import ServerConfig
+from kafka_net.server.broker import retention_ms
+from tests.server.conftest import make_broker
+from tests.server.handlers.conftest import (
+    config_values, create_topic, describe, list_offset, produce, records)
 
 
 def fetch_records(broker, offset: int = 0) -> bytes:
@@ -114,3 +120,36 @@ def test_keyless_records_are_fine_elsewhere_and_before_v8_get_no_record_errors(b
     answer = produce(broker, version=7)
     assert answer["error_code"] == ErrorCode.INVALID_RECORD
     assert "record_errors" not in answer or answer["record_errors"] == []
+
+
+# -- log.retention.{ms,minutes,hours,bytes}: the broker's static defaults ------------------
+
+def test_log_retention_hours_from_server_properties_is_enforced():
+    b = make_broker(log_retention_hours=1).start()
+    try:
+        create_topic(b)
+        now = int(time.time() * 1000)
+        produce(b, data=records(now - 2 * 3_600_000))     # two hours old: past 1 hour
+        assert produce(b, data=records(now))["log_start_offset"] == 1
+        assert config_values(describe(b, keys=["retention.ms"])) == {"retention.ms": "3600000"}
+    finally:
+        b.stop()
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({}, 604_800_000),                                            # 168 hours
+    ({"log_retention_hours": 2}, 7_200_000),
+    ({"log_retention_minutes": 5, "log_retention_hours": 2}, 300_000),
+    ({"log_retention_ms": 1234, "log_retention_minutes": 5}, 1234),
+    ({"log_retention_ms": -5}, -1),                               # negative: forever
+    ({"log_retention_hours": -1}, -1),
+])
+def test_retention_ms_then_minutes_then_hours_as_kafka_reads_them(overrides, expected):
+    assert retention_ms(ServerConfig(**overrides)) == expected
+
+
+def test_retention_keys_parse_from_a_properties_file():
+    config = ServerConfig.from_properties({"log.retention.minutes": "30",
+                                           "log.retention.bytes": "1048576"})
+    assert (config.log_retention_minutes, config.log_retention_bytes) == (30, 1048576)
+    assert ServerConfig.from_properties({}).log_retention_hours == 168
