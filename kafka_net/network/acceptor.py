@@ -108,9 +108,19 @@ class Acceptor(threading.Thread):
 
     def _open_server_socket(self) -> socket.socket:
         host = self.endpoint.host
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # An empty host is Kafka's wildcard: every interface, IPv6 as well as IPv4
+        # (Java's sockets are dual-stack).  "::" with IPV6_V6ONLY off does the same;
+        # IPv4 clients then arrive as ::ffff:a.b.c.d, which normalize_ip and the
+        # channel's peer turn back into a.b.c.d, as Java's InetAddress does.
+        dual_stack = not host and socket.has_dualstack_ipv6()
+        if dual_stack:
+            family, host = socket.AF_INET6, "::"
+        else:
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
+            if dual_stack:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if self.config.socket_receive_buffer_bytes != -1:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
@@ -120,8 +130,9 @@ class Acceptor(threading.Thread):
             sock.setblocking(False)
         except OSError as exc:
             sock.close()
+            shown = f"[{host}]" if ":" in host else host or "0.0.0.0"
             raise OSError(exc.errno, f"Socket server failed to bind to "
-                                     f"{host or '0.0.0.0'}:{self.endpoint.port}: "
+                                     f"{shown}:{self.endpoint.port}: "
                                      f"{exc.strerror}") from None
         return sock
 

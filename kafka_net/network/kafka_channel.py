@@ -37,6 +37,7 @@ from kafka_net.network.authenticator import (ANONYMOUS, MIN_REAUTH_INTERVAL_NS,
                                              DefaultAuthenticator)
 from kafka_net.network.mute_state import MuteStateMachine
 from kafka_net.network.send import MultiRecordsSend
+from kafka_net.network.server_connection_id import unmapped
 from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.framing import FrameDecoder
@@ -247,6 +248,9 @@ class KafkaChannel:
 
 def _peer(sock: socket.socket) -> tuple:
     try:
-        return sock.getpeername()
+        address = sock.getpeername()
     except OSError:
         return ("?", 0)
+    if isinstance(address, tuple) and address:
+        return (unmapped(address[0]), *address[1:])
+    return address

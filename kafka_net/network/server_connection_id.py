@@ -34,7 +34,14 @@ def host_port(address) -> tuple:
     used by tests driving a Processor directly) gives a str or bytes path, often
     empty, which used to fail with IndexError and refuse the connection."""
     if isinstance(address, tuple) and len(address) >= 2:
-        return address[0], address[1]
+        return unmapped(address[0]), address[1]
     if isinstance(address, bytes):
         address = address.decode("utf-8", "replace")
     return (address or "local"), 0
+
+
+def unmapped(host: str) -> str:
+    """An IPv4 client of a dual-stack listener (``::ffff:127.0.0.1``) as the IPv4
+    address it is (``127.0.0.1``), as Java's InetAddress shows it: in connection ids,
+    logs and the host an ACL matches."""
+    return host[7:] if host.startswith("::ffff:") and "." in host else host

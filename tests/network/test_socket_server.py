@@ -193,3 +193,23 @@ def test_one_memory_pool_for_every_processor():
         assert e.server.memory_pool.size == 1 << 20
     finally:
         e.server.stop_processing_requests()
+
+
+def test_an_empty_host_listens_on_every_interface_ipv6_too():
+    """PLAINTEXT://:0 is Kafka's wildcard: IPv4 and IPv6 clients both get answers,
+    and an IPv4 client is known by its IPv4 address (not ::ffff:127.0.0.1), as in
+    Kafka's connection ids and logs."""
+    e = Env(make_config(listeners=parse_listeners("PLAINTEXT://:0")))
+    e.server.startup()
+    try:
+        port = e.server.bound_port()
+        for host in (LOOPBACK, "::1"):
+            with RawClient(port, host=host) as client:
+                client.send(18, 0, {})
+                request = e.channel.receive_request(TIMEOUT)
+                assert request.connection_id.split("-")[1].rsplit(":", 1)[0] == host
+                e.apis.handle(request)
+                _, body = client.receive(18, 0)
+                assert body["error_code"] == 0
+    finally:
+        e.server.stop_processing_requests()
