@@ -72,6 +72,7 @@ if __package__ in (None, ""):
     # (pip install -e . maps it here; a wheel holds a copy) makes importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from kafka_net.capture import reader as capture_reader  # noqa: E402
 from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  # noqa: E402
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
@@ -272,8 +273,8 @@ def is_small_input(inputs: list[str], frames_from: str | None,
 
 def _is_small(inputs: list[str], limit: int) -> bool:
     local = [p for p in inputs if "://" not in p]
-    return len(local) == len(inputs) and \
-        sum(os.path.getsize(p) for p in local if os.access(p, os.R_OK)) <= limit
+    captures, _ = _readable(local)      # a file that is no capture is never read
+    return len(local) == len(inputs) and sum(os.path.getsize(p) for p in captures) <= limit
 
 
 def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
@@ -454,8 +455,10 @@ def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
 
 def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
     """Local files we cannot open are reported here rather than failing the job,
-    and so are empty ones (Spark's binaryFile reader skips them silently);
-    other URIs (hdfs://, s3a://) are left for Spark to open."""
+    and so are empty ones (Spark's binaryFile reader skips them silently) and
+    files that are no capture, by their first bytes, so a 2 GB log file given by
+    mistake is refused in a moment instead of read whole; other URIs (hdfs://,
+    s3a://) are left for Spark to open."""
     readable, problems = [], []
     for path in inputs:
         if "://" in path:
@@ -464,9 +467,16 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
             problems.append({"file": path, "problem": "cannot be read (permission denied)"})
         elif os.path.getsize(path) == 0:
             problems.append({"file": path, "problem": transforms.EMPTY_FILE})
+        elif not _is_capture(path):
+            problems.append({"file": path, "problem": capture_reader.NOT_A_CAPTURE})
         else:
             readable.append(path)
     return readable, problems
+
+
+def _is_capture(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) is not None
 
 
 def _write_tables(checked, out: str) -> dict:

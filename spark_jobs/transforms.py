@@ -74,7 +74,7 @@ def file_units(path: str, data: bytes, resume: dict | None = None,
         return _kncap_units(path, data)
     if kind in ("pcap", "pcapng"):
         return _pcap_units(path, data)
-    what = EMPTY_FILE if not data else "neither a kafka-net capture nor a pcap/pcapng file"
+    what = EMPTY_FILE if not data else reader.NOT_A_CAPTURE
     return [("problem", {"file": path, "problem": what})]
 
 

@@ -31,6 +31,11 @@ class CaptureFile:
     problems: list[str] = field(default_factory=list)
 
 
+NOT_A_CAPTURE = "neither a kafka-net capture nor a pcap/pcapng file"
+# sniff() decides by this many first bytes: a caller may read only these.
+SNIFF_BYTES = 12
+
+
 def sniff(data: bytes) -> str | None:
     """``"kncap"``, ``"pcap"``, ``"pcapng"`` or None, by the first bytes."""
     return sniff_format(data)
@@ -44,7 +49,7 @@ def read_capture_file(data: bytes, path: str = "",
         return _kncap(data, path)
     if kind in ("pcap", "pcapng"):
         return _pcap(kind, data, path, broker_ports)
-    what = "an empty file" if not data else "neither a kafka-net capture nor a pcap/pcapng file"
+    what = "an empty file" if not data else NOT_A_CAPTURE
     return CaptureFile(None, problems=[what])
 
 

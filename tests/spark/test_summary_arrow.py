@@ -156,3 +156,21 @@ def test_percentile_interpolates_between_closest_ranks_as_spark_does():
     assert summary_arrow.percentile([10, 20, 30, 40], 0.99) == pytest.approx(39.7)
     assert summary_arrow.percentile([7], 0.999) == 7.0
     assert summary_arrow.percentile([5, 5, 9], 0.25) == 5.0
+
+
+def test_a_large_file_that_is_no_capture_is_refused_by_its_first_bytes(tmp_path, capsys):
+    """A 2.2 GB log file given by mistake: refused without reading it and without
+    starting Spark (the first 12 bytes say it is no capture), exit 2 (NO DATA)."""
+    path = tmp_path / "server.log"
+    with open(path, "wb") as fh:
+        fh.write(b"[2026-12-07 01:00:00,000] INFO starting\n")
+        fh.truncate(2_200_000_000)        # sparse: no disk used, nothing to read
+    out = tmp_path / "out"
+    with mock.patch.object(conformance, "get_spark", wraps=conformance.get_spark) as got:
+        code = main_in_process([str(path), "--out", out])
+    assert not got.called
+    assert code == conformance.EXIT_USAGE
+    with open(out / "report.json", encoding="utf-8") as fh:
+        unreadable = json.load(fh)["unreadable"]
+    assert [(u["file"], u["problem"]) for u in unreadable] == [
+        (str(path), "neither a kafka-net capture nor a pcap/pcapng file")]
