@@ -140,9 +140,13 @@ class Broker:
 @contextlib.contextmanager
 def serve(*overrides: str, args: tuple[str, ...] = ()):
     """Start ``kafka-net serve`` with ``--override`` for each item; always killed.
-    Its logs go to a temporary folder (log.dirs) unless the overrides say where:
+    It listens on port 0 unless the overrides name listeners.  Its logs go to a temporary folder (log.dirs) unless the overrides say where:
     never to the default folder, which another test run may hold."""
     log_dirs = None
+    # Port 0 unless the test names its listeners: the default 9092 belongs to
+    # test_make_run (under its lock), and to any other checkout's run at the same time.
+    if not any(item.startswith("listeners=") for item in overrides) and "--config" not in args:
+        overrides = (EPHEMERAL, *overrides)
     if not any(item.startswith(("log.dirs=", "log.dir=", "log.store=")) for item in overrides):
         log_dirs = tempfile.mkdtemp(prefix="kn-serve-logs-")
         overrides = (*overrides, f"log.dirs={log_dirs}")
