@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import time
 
-from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.config.sasl import SASL_PROTOCOLS
 from kafka_net.network.acceptor import Acceptor
@@ -91,6 +90,8 @@ class SocketServer:
                                       self.connection_disconnect_listeners))
             self._next_processor_id += 1
             if self.config.capture_dir:
+                # Imported only when capturing: kept out of every other broker's start-up.
+                from kafka_net.capture.writer import CaptureWriter
                 processor.capture = CaptureWriter(
                     self.config.capture_dir, processor.id, self.config.capture_segment_bytes,
                     self.config.capture_max_frame_bytes, run_id=self._run_id)
