@@ -31,7 +31,6 @@ from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
 from kafka_net.network.request_channel import RequestChannel
-from kafka_net.network.ssl_factory import SslFactory
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +107,9 @@ class SocketServer:
         protocol = endpoint.security_protocol
         ssl_factory = sasl = None
         if protocol in ("SSL", "SASL_SSL"):
+            # Imported only for a TLS listener: its tempfile (and shutil, zlib, bz2,
+            # lzma) would otherwise be loaded by every broker's start-up.
+            from kafka_net.network.ssl_factory import SslFactory
             ssl_factory = SslFactory(self.config.ssl_config(endpoint.listener_name))
         if protocol in SASL_PROTOCOLS:
             if self.auth_hooks is None:
