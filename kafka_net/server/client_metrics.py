@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records.framing import _crc32c
+from kafka_net.protocol.records.framing import _crc32c   # imports crc32c on first use
 from kafka_net.server.config_repository import with_config
 
 if TYPE_CHECKING:
