@@ -26,6 +26,7 @@ GROUPS = {
     "protections": "bench.protections_group",
     "zerocopy": "bench.zero_copy_group",
     "durable": "bench.durable_group",
+    "startup": "bench.startup",
 }
 DEFAULT_GROUPS = ("kload",)
 
@@ -41,10 +42,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--spark-frames", type=int, default=1_000_000,
                         help="spark group: frames in the generated capture")
+    parser.add_argument("--starts", type=int, default=10,
+                        help="startup group: starts of each server")
+    parser.add_argument("--startup-base", metavar="REV",
+                        help="startup group: also time kafka-net at git revision REV "
+                             "(e.g. main), in the same run")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.duration <= 0 or args.warmup < 0:
-        parser.error("rounds >= 1, duration > 0, warmup >= 0")
+    if args.rounds < 1 or args.starts < 1 or args.duration <= 0 or args.warmup < 0:
+        parser.error("rounds >= 1, starts >= 1, duration > 0, warmup >= 0")
     return args
 
 

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from bench import durable_group, harness, kload_group, protections_group, zero_copy_group
+from bench import (
+    durable_group, harness, kload_group, protections_group, startup, zero_copy_group)
 from bench.capture_group import read_capture
 from bench.harness import ServerProcess
 from bench.loadgen import LoadSpec, run_load
@@ -218,6 +219,22 @@ def test_durable_group_runs_both_stores_at_both_thread_counts_and_renders_ratios
         logs = list((tmp_path / durable_group.GROUP / f"log-dirs-{threads}").glob(
             f"{durable_group.TOPIC}-0/*.log"))
         assert logs and all(p.stat().st_size > 0 for p in logs)
+
+
+def test_startup_group_times_every_server_and_a_base_revision(tmp_path):
+    args = SimpleNamespace(starts=1, startup_base="HEAD")
+    context = {"date": "d", "command": "c", "load_start": 0.0,
+               "machine": {"cpus": "x", "os": "y", "python": "z"}}
+    problems: list[str] = []
+    section = startup.run(args, context, tmp_path, problems)
+    assert problems == []
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "**" in line]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| kafka-net --dev", "| kafka-net durable", "| HEAD: kafka-net --dev",
+        "| HEAD: kafka-net durable", "| Tansu"]
+    assert "kafka-net durable: this checkout / HEAD: time to listen" in section
+    # Each durable start (untimed first, then timed) formatted a new, empty log dir.
+    assert len(list((tmp_path / startup.GROUP).glob("log-dirs-*/meta.properties"))) == 4
 
 
 @pytest.mark.parametrize("store", ["memory", "disk"])

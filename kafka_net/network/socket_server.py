@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import time
 
-from kafka_net.capture.writer import CaptureWriter
 from kafka_net.config import EndPoint, ServerConfig
 from kafka_net.config.sasl import SASL_PROTOCOLS
 from kafka_net.network.acceptor import Acceptor
@@ -32,7 +31,6 @@ from kafka_net.network.connection_quotas import ConnectionQuotas
 from kafka_net.network.memory_pool import memory_pool_for
 from kafka_net.network.processor import Processor
 from kafka_net.network.request_channel import RequestChannel
-from kafka_net.network.ssl_factory import SslFactory
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +89,8 @@ class SocketServer:
                                       self.connection_disconnect_listeners))
             self._next_processor_id += 1
             if self.config.capture_dir:
+                # Imported only when capturing: kept out of every other broker's start-up.
+                from kafka_net.capture.writer import CaptureWriter
                 processor.capture = CaptureWriter(
                     self.config.capture_dir, processor.id, self.config.capture_segment_bytes,
                     self.config.capture_max_frame_bytes, run_id=self._run_id)
@@ -107,6 +107,9 @@ class SocketServer:
         protocol = endpoint.security_protocol
         ssl_factory = sasl = None
         if protocol in ("SSL", "SASL_SSL"):
+            # Imported only for a TLS listener: its tempfile (and shutil, zlib, bz2,
+            # lzma) would otherwise be loaded by every broker's start-up.
+            from kafka_net.network.ssl_factory import SslFactory
             ssl_factory = SslFactory(self.config.ssl_config(endpoint.listener_name))
         if protocol in SASL_PROTOCOLS:
             if self.auth_hooks is None:

@@ -21,7 +21,6 @@ Elsewhere than Linux, or without glibc's function, nothing happens.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import re
 import sys
 
@@ -32,7 +31,9 @@ def _pthread_setname():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # The process's own symbols, libc's among them: ctypes.util.find_library
+        # would run ldconfig in a subprocess, at every broker start.
+        libc = ctypes.CDLL(None, use_errno=True)
         setname, self_ = libc.pthread_setname_np, libc.pthread_self
     except (OSError, AttributeError):
         return None

@@ -62,16 +62,16 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-
-from crc32c import crc32c
+from typing import TYPE_CHECKING
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.otlp import (
-    DELTA, OtlpDecodeError, ResourceMetrics, TelemetryTooLargeError,
-    attribute_text, decode_metrics_data, decompress_payload)
+from kafka_net.protocol.records.framing import _crc32c   # imports crc32c on first use
 from kafka_net.server.config_repository import with_config
+
+if TYPE_CHECKING:
+    from kafka_net.protocol.otlp import ResourceMetrics
 
 _TELEMETRY_APIS = (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY)
 
@@ -223,7 +223,7 @@ def _signed32(value: int) -> int:
 def subscription_id(metrics: list[str], interval_ms: int, instance_id: uuid.UUID) -> int:
     """Kafka's ``computeSubscriptionId``."""
     text = "[" + ", ".join(metrics) + "]" + str(interval_ms)
-    crc = crc32c(text.encode("utf-8"))
+    crc = _crc32c(text.encode("utf-8"))
     most, least = instance_id.int >> 64, instance_id.int & 0xFFFFFFFFFFFFFFFF
     folded = most ^ least
     uuid_hash = (folded >> 32) ^ (folded & 0xFFFFFFFF)
@@ -434,6 +434,9 @@ class ClientMetricsManager:
 
     def _decode(self, instance_id, compression_type: int, metrics: bytes):
         """(error code, decoded resource metrics or None): the exporter's work."""
+        # The OTLP decoder is imported on the first push, not at broker start-up.
+        from kafka_net.protocol.otlp import (
+            OtlpDecodeError, TelemetryTooLargeError, decode_metrics_data, decompress_payload)
         try:
             data = decompress_payload(compression_type, metrics, self.telemetry_max_bytes)
             return ErrorCode.NONE, decode_metrics_data(data)
@@ -616,6 +619,7 @@ def record_push(instance: ClientInstance, resources: list[ResourceMetrics]) -> N
     instance keeps at most MAX_SERIES_PER_INSTANCE series: a client that makes up
     new attribute values on every push cannot grow the broker's memory without
     bound (the rest are dropped, with a rate-limited log line)."""
+    from kafka_net.protocol.otlp import attribute_text   # see _decode
     before = len(instance.series)
     for resource in resources:
         base = {str(k): attribute_text(v) for k, v in resource.attributes.items()}
@@ -632,6 +636,7 @@ def record_push(instance: ClientInstance, resources: list[ResourceMetrics]) -> N
 
 
 def _record_metric(series: dict, metric, base: dict[str, str]) -> None:
+    from kafka_net.protocol.otlp import DELTA, attribute_text   # see _decode
     kind = {"gauge": "gauge", "histogram": "histogram", "summary": "summary",
             "sum": "counter" if metric.monotonic else "gauge"}.get(metric.kind)
     if kind is None or not metric.name:

@@ -1,0 +1,93 @@
+"""What ``kafka-net serve`` imports before it listens (issue 28: time to listen).
+
+Importing is most of a broker's start-up time, so what a start does not need is
+imported where it is first used: the Prometheus client and HTTP server with a
+metrics listener, the OTLP decoder on the first telemetry push, crc32c on the
+first record batch, re2 on the first regex subscription, the capture writer
+with capture.dir, PySpark never.  These tests run the real command line
+(``kafka_net.cli.main``) in a fresh interpreter, read ``sys.modules`` once its
+port accepts a connection, then stop it with SIGTERM.  They guard the structure,
+never the time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import LOOPBACK
+
+# Runs in the child: a helper thread waits for the listener, records the modules
+# imported by then, and stops the broker as a user would (SIGTERM).
+CHILD = r"""
+import json, os, signal, socket, sys, threading, time
+from kafka_net.cli import main
+
+port, out, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+
+def watch():
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.01)
+    with open(out, "w") as fh:
+        json.dump(sorted(sys.modules), fh)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=watch, daemon=True).start()
+sys.exit(main(argv))
+"""
+
+# Not needed to start a broker that has no metrics listener and no capture.dir.
+NOT_AT_START = [
+    "pyspark", "py4j",                                  # the conformance job
+    "prometheus_client", "http.server", "kafka_net.server.metrics_http",
+    "kafka_net.server.prometheus",                      # metrics.listener
+    "re2",                                              # a regex subscription
+    "crc32c", "importlib.metadata",                     # the first record batch
+    "cramjam", "snappy", "lz4", "zstandard",            # a compressed batch
+    "kafka_net.protocol.otlp",                          # a telemetry push
+    "kafka_net.capture.writer",                         # capture.dir
+    "kafka_net.network.ssl_factory",                    # an SSL listener
+    "kafka_net.spark_jobs", "rich", "kafka_net.top",    # other subcommands
+    "ctypes.util",                                      # ran ldconfig to name threads
+]
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def modules_at_listen(tmp_path, *args: str) -> set[str]:
+    port = free_port()
+    out = tmp_path / "modules.json"
+    argv = [sys.executable, "-c", CHILD, str(port), str(out), "serve",
+            "--override", f"listeners=PLAINTEXT://{LOOPBACK}:{port}", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "kafka-net started" in done.stderr
+    return set(json.loads(out.read_text()))
+
+
+@pytest.mark.parametrize("profile", ["dev", "durable"])
+def test_serve_listens_without_importing_what_start_up_does_not_need(tmp_path, profile):
+    args = ["--dev"] if profile == "dev" else ["--override", f"log.dirs={tmp_path / 'logs'}"]
+    modules = modules_at_listen(tmp_path, *args)
+    assert "kafka_net.server.kafka_server" in modules   # the broker did start
+    assert sorted(m for m in NOT_AT_START if m in modules) == []
+
+
+def test_a_metrics_listener_imports_the_prometheus_client(tmp_path):
+    # The other side of the lazy import: with metrics.listener the exposition is there.
+    modules = modules_at_listen(tmp_path, "--dev", "--override",
+                                f"metrics.listener=http://{LOOPBACK}:0")
+    assert {"prometheus_client", "kafka_net.server.metrics_http"} <= modules
