@@ -76,12 +76,18 @@ class Block:
     code: str
 
 
-def blocks(page: str) -> list[Block]:
-    text = (REPO / page).read_text(encoding="utf-8")
+FENCE = re.compile(r"^([ ]*)```([^\n`]*)\n(.*?)^\1```[ ]*$", flags=re.MULTILINE | re.DOTALL)
+
+
+def blocks(page: str, text: str | None = None) -> list[Block]:
+    """The page's fenced blocks, those indented in a list item too (dedented)."""
+    if text is None:
+        text = (REPO / page).read_text(encoding="utf-8")
     found = []
-    for m in re.finditer(r"^```([^\n`]*)\n(.*?)^```\s*$", text, flags=re.MULTILINE | re.DOTALL):
-        found.append(Block(page, text.count("\n", 0, m.start()) + 1, m.group(1).strip(),
-                           m.group(2)))
+    for m in FENCE.finditer(text):
+        indent = len(m.group(1))
+        code = "".join(line[indent:] for line in m.group(3).splitlines(keepends=True))
+        found.append(Block(page, text.count("\n", 0, m.start()) + 1, m.group(2).strip(), code))
     return found
 
 
@@ -234,9 +240,9 @@ def test_no_command_is_shown_where_it_does_not_run(page):
     """A ``$ `` prompt in a block that is never run would be a command no test runs
     (blocks a docs/make_*.py script writes from a real run are allowed)."""
     text = GENERATED.sub("", (REPO / page).read_text(encoding="utf-8"))
-    for m in re.finditer(r"^```([^\n`]*)\n(.*?)^```\s*$", text, flags=re.MULTILINE | re.DOTALL):
-        if m.group(1).strip() not in ("sh", "python"):
-            prompts = [x for x in m.group(2).splitlines() if x.startswith("$ ")]
+    for block in blocks(page, text):
+        if block.lang not in ("sh", "python"):
+            prompts = [x for x in block.code.splitlines() if x.startswith("$ ")]
             assert not prompts, f"{page}: {prompts[0]!r} is shown as a command but never runs"
 
 
@@ -278,3 +284,5 @@ def test_the_matcher_takes_what_it_should_and_no_more():
     assert not matches("a\nc\n", "a\nb\nc\n")
     assert not matches("x [...] z\n", "x y\n")
     assert commands("a \\\n  b  # c\n\n# d\ne\n") == ["a  b", "e"]
+    listed = blocks("x.md", "- item:\n\n  ```sh\n  echo 1\n  ```\n\n```text\n1\n```\n")
+    assert [(b.lang, b.code) for b in listed] == [("sh", "echo 1\n"), ("text", "1\n")]
