@@ -1,8 +1,8 @@
-"""Write the README's conformance example: a report of ordinary client traffic.
+"""Write docs/conformance.md's conformance example: a report of ordinary client traffic.
 
     python docs/make_conformance_example.py            # run it, print the block
-    python docs/make_conformance_example.py --write    # run it, update README.md
-    python docs/make_conformance_example.py --check    # run it, exit 1 if README is stale
+    python docs/make_conformance_example.py --write    # run it, update docs/conformance.md
+    python docs/make_conformance_example.py --check    # run it, exit 1 if the page is stale
 
 (``make conformance-example`` runs ``--write``.)  It starts a kafka-net broker in
 this process with ``capture.dir`` set, runs the clients of the live conformance
@@ -11,7 +11,7 @@ consumer group, a kafka-python acks=0 producer, a confluent-kafka producer and
 AdminClient, an aiokafka consumer group), then ``kafka-net conformance`` twice
 on the captures, as a user would: for the broker (the default subject), and for
 the clients with librdkafka's known deviation waived.  The block between the
-README's ``conformance-example`` markers is the console output of both runs and
+page's ``conformance-example`` markers is the console output of both runs and
 one finding as report.json has it.  Counts and times differ from run to run, so
 ``--check`` compares with every number replaced by ``N``.
 """
@@ -81,13 +81,13 @@ def normalised(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    readme = REPO / "README.md"
+    readme = REPO / "docs" / "conformance.md"
     text = readme.read_text(encoding="utf-8")
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     new = "\n" + block() + "\n"
     if "--check" in argv:
         if normalised(text[start:end]) != normalised(new):
-            print("README.md's conformance example is stale: run "
+            print("docs/conformance.md's conformance example is stale: run "
                   "python docs/make_conformance_example.py --write", file=sys.stderr)
             return 1
         return 0

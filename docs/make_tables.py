@@ -3,9 +3,9 @@
     python docs/make_tables.py            # every table
     python docs/make_tables.py mute       # docs/design.md, "The mute state machine"
     python docs/make_tables.py groups     # docs/design.md, "Consumer groups"
-    python docs/make_tables.py keys       # README.md, "Configuration"
-    python docs/make_tables.py apis       # README.md, "What it serves"
-    python docs/make_tables.py releases   # README.md, "Playing an older Kafka"
+    python docs/make_tables.py keys       # docs/operations.md, "Configuration"
+    python docs/make_tables.py apis       # docs/features.md, "What it serves"
+    python docs/make_tables.py releases   # docs/operations.md, "Playing an older Kafka"
     python docs/make_tables.py versions   # docs/design.md, "API versions: kafka-net, Kafka 2.8, 3.9, 4.2"
     python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
 
@@ -124,8 +124,9 @@ def releases_table() -> str:
 
 TABLES = {"mute": mute_table, "groups": groups_table, "keys": keys_table, "apis": apis_table,
           "releases": releases_table, "versions": versions_table}
-WHERE = {"mute": "docs/design.md", "groups": "docs/design.md", "keys": "README.md",
-         "apis": "README.md", "releases": "README.md", "versions": "docs/design.md"}
+WHERE = {"mute": "docs/design.md", "groups": "docs/design.md", "keys": "docs/operations.md",
+         "apis": "docs/features.md", "releases": "docs/operations.md",
+         "versions": "docs/design.md"}
 
 
 def check() -> int:

@@ -67,3 +67,17 @@ def test_the_name_map_names_many_symbols():
 @pytest.mark.parametrize("symbol", _name_map_symbols())
 def test_every_symbol_in_the_name_map_exists(symbol):
     _resolve(symbol)
+
+
+def _pages() -> list[Path]:
+    return [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_of_a_page_resolves(page):
+    """The README was split into docs/ pages: a link written for one folder and
+    left in the other would lead nowhere."""
+    text = re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf-8"))   # code is no link
+    targets = [t for t in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text)
+               if not re.match(r"[a-z]+:", t)]
+    assert [t for t in targets if not (page.parent / t).exists()] == []

@@ -286,11 +286,12 @@ def test_tcpdump_capture_agrees_with_kafka_nets_own(live, spark):
 
 
 def test_the_readmes_example_is_what_a_live_run_reports(live):
-    """README's conformance example (docs/make_conformance_example.py, the same
+    """docs/conformance.md's example (docs/make_conformance_example.py, the same
     clients) shows this run's headline, numbers aside: PASS for the broker, the
     clients' known deviations listed."""
     from kafka_net.spark_jobs import report as report_mod
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text(
+        encoding="utf-8")
     block = readme[readme.index("<!-- conformance-example:begin -->"):
                    readme.index("<!-- conformance-example:end -->")]
     shown = next(line for line in block.splitlines()
