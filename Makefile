@@ -34,7 +34,7 @@ FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
 FT_TESTS   ?= tests/network tests/server tests/integration
 FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
 
-.PHONY: run test test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark kafkajs promtool bench conformance-example clean help
+.PHONY: run test test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark lsof curl kafkajs promtool bench conformance-example clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -43,7 +43,7 @@ help:
 	@echo "             (optional: builds CPython 3.13t once per machine, 20+ minutes on 2 cores)"
 	@echo "make lock    move constraints.txt to the newest releases setup.cfg allows"
 	@echo "make bench   run the benchmarks and update bench/RESULTS.md"
-	@echo "make conformance-example  a live run of real clients, its conformance report into README.md"
+	@echo "make conformance-example  a live run of real clients, its conformance report into docs/conformance.md"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,8 +93,9 @@ java-check:
 
 # Debian tools the tests drive for real: kcat (librdkafka's command-line client)
 # and tcpdump (loopback pcaps that the conformance job must read like its own captures),
-# tshark (Wireshark's frame numbers, which the conformance report and decode must match).
-kcat tcpdump tshark:
+# tshark (Wireshark's frame numbers, which the conformance report and decode must match);
+# lsof and curl, which commands in README.md and docs/ use (tests/test_docs_commands.py).
+kcat tcpdump tshark lsof curl:
 	@$(APT_INSTALL) $@ $@
 
 # kafkajs, the JavaScript client of the client matrix: Node and npm from Debian when
@@ -113,7 +114,7 @@ promtool:
 	@$(APT_INSTALL) promtool prometheus
 
 # make test: the project's tests on the interpreter users run, nothing built first.
-test: install java-check kcat tcpdump tshark kafkajs promtool
+test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Optional: the free-threading stress tests (tests/test_free_threading.py) on
@@ -174,7 +175,7 @@ test-ft: install-ft java-check kcat tcpdump tshark kafkajs promtool
 		$(FT_BIN)/python -m pytest \
 		$(FT_PYTEST_ARGS) $(FT_TESTS) tests/test_free_threading.py
 
-# README's conformance example: a live run of real clients, then the job (needs Java).
+# docs/conformance.md's example: a live run of real clients, then the job (needs Java).
 conformance-example: install java-check
 	$(BIN)/python docs/make_conformance_example.py --write
 

@@ -273,8 +273,37 @@ def is_small_input(inputs: list[str], frames_from: str | None,
 
 def _is_small(inputs: list[str], limit: int) -> bool:
     local = [p for p in inputs if "://" not in p]
+    if len(local) != len(inputs):
+        return False
     captures, _ = _readable(local)      # a file that is no capture is never read
-    return len(local) == len(inputs) and sum(os.path.getsize(p) for p in captures) <= limit
+    total = 0
+    for path in captures:
+        total += _capture_bytes(path, limit - total)
+        if total > limit:
+            return False
+    return True
+
+
+def _capture_bytes(path: str, budget: int) -> int:
+    """How much of ``path`` holds capture data, counted up to just past ``budget``.
+    A .kncap segment is sized up front (64 MiB by default) and a segment still
+    being written ends in zeros, so a broker's capture of a few frames is a
+    64 MiB file: its records, walked by their lengths alone, say how much there is."""
+    size = os.path.getsize(path)
+    if size <= budget:
+        return size
+    import mmap
+    from kafka_net.capture import format as kncap
+    with open(path, "rb") as fh:
+        if capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) != "kncap":
+            return size
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            end = kncap.FILE_HEADER.size
+            for offset in kncap.record_offsets(mm):
+                if offset > budget:
+                    return size
+                end = offset + 4 + int.from_bytes(mm[offset:offset + 4], "big")
+            return end
 
 
 def _parse_and_check_here(inputs: list[str], out: str, broker_ports):

@@ -1,7 +1,7 @@
 """The key table: every key kafka-net reads, with Kafka's name, default and a
 one-line doc.  Each default is written here once: ServerConfig's field
 defaults are these strings, converted (server_config.py); ``kafka-net serve
---help`` and README's key table (``python docs/make_tables.py keys``) print them.
+--help`` and docs/operations.md's key table (``python docs/make_tables.py keys``) print them.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("as.version", "as_version", kafka_release, "",
          "kafka-net: play Kafka release X.Y (2.1 ... 4.2): ApiVersions advertises, and "
          "the broker accepts, only the API versions and features that release served "
-         "(README, \"Playing an older Kafka\"); empty = everything kafka-net serves."),
+         "(docs/operations.md, \"Playing an older Kafka\"); empty = everything kafka-net serves."),
     _Key("shutdown.timeout.ms", "shutdown_timeout_ms", integer(0), "30000",
          "kafka-net: how long a graceful stop waits for requests already received."),
     _Key("delete.topic.enable", "delete_topic_enable", boolean, "true",
@@ -466,7 +466,7 @@ DEV_PROFILE: dict[str, str] = {
     # A first group join otherwise waits 3 s for more members to arrive.
     "group.initial.rebalance.delay.ms": "0",
     # On CPython threads share one GIL: 1 network and 2 handler threads answer
-    # small requests faster than Kafka's 3 + 8 (README, "Thread counts").
+    # small requests faster than Kafka's 3 + 8 (docs/operations.md, "Thread counts").
     "num.network.threads": "1",
     "num.io.threads": "2",
 }

@@ -174,3 +174,17 @@ def test_a_large_file_that_is_no_capture_is_refused_by_its_first_bytes(tmp_path,
         unreadable = json.load(fh)["unreadable"]
     assert [(u["file"], u["problem"]) for u in unreadable] == [
         (str(path), "neither a kafka-net capture nor a pcap/pcapng file")]
+
+
+def test_a_broker_segment_of_a_few_frames_is_small_whatever_its_file_size(tmp_path):
+    """A running broker's .kncap segment is 64 MiB on disk from its first record
+    (sized up front, then a zero tail): its records decide, not its file size."""
+    from kafka_net.capture.writer import CaptureWriter
+    writer = CaptureWriter(str(tmp_path), 0, 64 << 20, 1 << 20, run_id=1)
+    writer.request("127.0.0.1:9092-127.0.0.1:5000-0-0", "127.0.0.1:5000",
+                   b"\x00\x12\x00\x03\x00\x00\x00\x01\xff\xff", 18, 3, 1, None)
+    [path] = [str(p) for p in tmp_path.iterdir()]
+    assert os.path.getsize(path) > 60 << 20        # still open: sized up front
+    assert conformance.is_small_input([path], None, 4 << 20)
+    assert not conformance.is_small_input([path], None, 100)
+    writer.close()
