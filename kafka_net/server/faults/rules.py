@@ -83,6 +83,7 @@ class Action:
     delay_ms: int = 0
     throttle_ms: int = 0
     duration_ms: int = 0              # UNAVAILABLE: how long the broker is away
+    close: str = AFTER                # CLOSE: before or after the answer is sent
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def _selectors(spec: dict) -> Selectors:
 
 
 def _budget(spec: dict) -> Budget:
-    count = 1 if spec.get("once") else spec.get("count")
+    count = 1 if spec.get("once") or "unavailable_ms" in spec else spec.get("count")
     if count is not None:
         count = _int("count", count, 1)
     probability = float(spec.get("probability", 1.0))
@@ -251,7 +252,8 @@ def _action(spec: dict) -> Action:
         raise RuleError("give exactly one action: " + ", ".join(_ACTION_KEYS)
                         + (f" (got {', '.join(given)})" if given else ""))
     key = given[0]
-    when = spec.get("when", BEFORE)
+    # An error comes before the work unless asked; a dropped or cut answer after it.
+    when = spec.get("when", AFTER if key in ("drop", "close") else BEFORE)
     if when not in (BEFORE, AFTER):
         raise RuleError(f"when must be before or after, not {when!r}")
     if key == "error":
@@ -263,8 +265,10 @@ def _action(spec: dict) -> Action:
     if key == "drop":
         return Action(DROP, when=when)
     if key == "close":
-        close = spec["close"]
-        return Action(CLOSE, when=close if close in (BEFORE, AFTER) else when)
+        close = spec["close"] if spec["close"] in (BEFORE, AFTER) else AFTER
+        if close == AFTER and when == BEFORE:
+            raise RuleError("close after the answer needs the work done (when=after)")
+        return Action(CLOSE, when=when, close=close)
     if key == "coordinator_moved":
         return Action(COORDINATOR_MOVED, ErrorCode.NOT_COORDINATOR)
     return Action(UNAVAILABLE, duration_ms=_int(key, spec[key], 1))
