@@ -75,3 +75,53 @@ def test_a_rule_never_fires_outside_its_selectors(broker):
         producer.close()
         assert fault.hits == 0
         assert broker.faults.list()[0]["matched"] == 0
+
+
+def test_a_dropped_offset_commit_answer_is_retried(broker):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    broker.create_topic("jobs")
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    for i in range(3):
+        producer.send("jobs", f"j{i}".encode()).get(timeout=30)
+    producer.close()
+    tp = TopicPartition("jobs", 0)
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id="workers",
+                             enable_auto_commit=False, session_timeout_ms=6000,
+                             heartbeat_interval_ms=2000, request_timeout_ms=6500)
+    consumer.assign([tp])
+    with broker.faults.add(api="OffsetCommit", group="workers", drop=True,
+                           once=True) as fault:
+        # The first answer never comes: the request times out (6.5 s), and the
+        # commit, given longer than that, is sent again.
+        consumer.commit({tp: _offset(3)}, timeout_ms=30000)
+        assert fault.hits == 1
+    assert consumer.committed(tp) == 3
+    consumer.close()
+    commits = [r for r in requests_after(broker.capture_dir, 0)
+               if r.api_key == ApiKey.OFFSET_COMMIT]
+    assert len(commits) == 2
+
+
+def _offset(n: int):
+    from kafka.structs import OffsetAndMetadata
+    try:
+        return OffsetAndMetadata(n, "", -1)
+    except TypeError:               # kafka-python before leader epochs
+        return OffsetAndMetadata(n, "")
+
+
+@pytest.mark.kafka_faults({"api": "CreateTopics", "error": "POLICY_VIOLATION", "once": True})
+def test_the_marker_puts_a_top_level_error_on_the_tests_broker(kafka_broker_function,
+                                                                 _kafka_faults_marker):
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import PolicyViolationError
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka_broker_function.bootstrap_servers)
+    with pytest.raises(PolicyViolationError):
+        admin.create_topics([NewTopic("refused", 1, 1)])
+    admin.create_topics([NewTopic("accepted", 1, 1)])     # once: the next one is served
+    admin.close()
+    assert _kafka_faults_marker[0].hits == 1
+    assert "refused" not in kafka_broker_function.topics()
+    assert "accepted" in kafka_broker_function.topics()
