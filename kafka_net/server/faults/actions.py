@@ -221,7 +221,9 @@ def tell_processor(apis, request, fired: Fired) -> None:
     if channel is None:
         return
     header = request.header
-    data = json.dumps(fired.note(), default=str).encode()
+    note = {**fired.note(), "api_key": header.api_key, "api_version": header.api_version,
+            "correlation_id": header.correlation_id}
+    data = json.dumps(note, default=str).encode()
     stamp = fired.timestamp_ns
 
     def write(processor, conn) -> None:
@@ -239,7 +241,8 @@ def broker_unavailable(server, seconds: float, rule_id: str) -> None:
     for acceptor in socket_server.acceptors:
         acceptor.set_listening(False)
     note = json.dumps({"rule": rule_id, "action": "unavailable", "error_code": None,
-                       "duration_ms": int(seconds * 1000)}).encode()
+                       "duration_ms": int(seconds * 1000), "api_key": -1,
+                       "correlation_id": -1}).encode()
     stamp = _time.time_ns()
 
     def close_all(processor, _channel) -> None:
