@@ -92,6 +92,9 @@ class FaultRegistry:
         self._lock = threading.Condition()
         self._rules: dict[str, RuleState] = {}
         self._next_id = 1
+        # The API keys some live rule may select (None: any), so that a request
+        # of another API costs a set lookup, not its facts.
+        self._api_filter: frozenset[int] | None = frozenset()
         self.server = None               # the KafkaServer (attach): for UNAVAILABLE
         self.recent: list[dict] = []     # the last fired faults, for list() and logs
 
@@ -180,6 +183,9 @@ class FaultRegistry:
     def decide(self, request) -> Fired | None:
         """The first rule (in the order added) that fires on ``request``, if any."""
         header = request.header
+        api_filter = self._api_filter
+        if api_filter is not None and header.api_key not in api_filter:
+            return None
         facts = request_facts(header.api_key, header.api_version, request.body,
                               header.client_id, request.listener_name,
                               request.connection_id, self._topic_name_of)
@@ -217,6 +223,15 @@ class FaultRegistry:
 
     def _armed(self) -> None:
         """Point the request path at this registry while a rule can still fire."""
+        live = [s.rule for s in self._rules.values() if not s.exhausted]
+        keys: set[int] | None = set()
+        for rule in live:
+            if rule.selectors.apis is None:
+                keys = None
+                break
+            keys |= rule.selectors.apis
+            if rule.action.kind == COORDINATOR_MOVED:
+                keys.add(ApiKey.FIND_COORDINATOR)
+        self._api_filter = None if keys is None else frozenset(keys)
         if self._apis is not None:
-            live = any(not s.exhausted for s in self._rules.values())
             self._apis.fault_check = self if live else None
