@@ -117,3 +117,24 @@ def test_a_connection_closed_after_the_answer_is_reopened(broker):
         assert producer.flush(30) == 0
     assert fault.hits == 1
     assert sorted(_consume_all(broker, "cut", 3)) == [b"c0", b"c1", b"c2"]
+
+
+def test_a_seeded_chaos_soak_loses_and_duplicates_nothing(broker):
+    broker.create_topic("soak", partitions=3)
+    chaos = broker.faults.chaos(seed=31, probability=0.2, api="Produce")
+    acked: list[bytes] = []
+    producer = _producer(broker, **{"linger.ms": 0, "message.timeout.ms": 60000,
+                                    "socket.timeout.ms": 3000})
+
+    def delivered(err, msg):
+        if err is None:
+            acked.append(msg.value())
+
+    for i in range(60):
+        producer.produce("soak", f"m{i}".encode(), partition=i % 3, on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert chaos.hits > 0
+    chaos.remove()
+    assert len(acked) == 60
+    assert sorted(_consume_all(broker, "soak", 60)) == sorted(acked)   # once each

@@ -141,3 +141,16 @@ def test_spec_errors_are_named():
         rule_from_spec({"error": "NONE", "topics": ["t"]})
     rule = rule_from_spec({"api": ["OffsetCommit", "produce"], "error": 6, "once": True})
     assert rule.selectors.apis == {8, 0} and rule.budget.count == 1
+
+
+@settings(max_examples=500, deadline=None)
+@given(seed=st.integers(0, 2**32), traffic_seed=st.integers(0, 2**32))
+def test_a_chaos_schedule_is_the_same_from_the_same_seed(seed, traffic_seed):
+    traffic = random_traffic(traffic_seed, 30)
+    spec = {"chaos": True, "seed": seed, "probability": 0.3}
+    runs = []
+    for _ in range(2):
+        state = RuleState("f1", rule_from_spec(spec))
+        runs.append([(state.offer(f) is not None, state.last_action) for f in traffic])
+        assert all(action is None or action.kind != "chaos" for _, action in runs[-1])
+    assert runs[0] == runs[1]

@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="NOT_COORDINATOR until the client sends FindCoordinator")
     action.add_argument("--unavailable-ms", type=int,
                         help="the broker refuses connections this long, then is back")
+    action.add_argument("--chaos", action="store_true",
+                        help="a seeded random fault per match (needs --probability "
+                             "and --seed): a reproducible schedule for soak tests")
     sub.add_parser("list", help="the rules with their hits, as JSON")
     wait = sub.add_parser("wait", help="wait until a rule fired N times")
     wait.add_argument("id")
@@ -87,7 +90,8 @@ def _int_list(text: str) -> list[int]:
 _SPEC_OPTIONS = ("api", "min_version", "max_version", "topic", "topic_id", "partitions",
                  "group", "transactional_id", "client_id", "listener", "connection",
                  "count", "once", "nth", "probability", "seed", "error", "when", "delay_ms",
-                 "drop", "close", "throttle_ms", "coordinator_moved", "unavailable_ms")
+                 "drop", "close", "throttle_ms", "coordinator_moved", "unavailable_ms",
+                 "chaos")
 
 
 def spec_of(args) -> dict:

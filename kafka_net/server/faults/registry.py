@@ -34,10 +34,11 @@ class Fired:
     state: RuleState
     selection: Selection
     timestamp_ns: int          # wall clock, as the capture's records
+    action: object = None      # the rule's Action (a chaos rule's: what it drew)
 
-    @property
-    def action(self):
-        return self.state.rule.action
+    def __post_init__(self) -> None:
+        if self.action is None:
+            self.action = self.state.last_action or self.state.rule.action
 
     def note(self) -> dict:
         """The FAULT record's JSON (and the log line's fields)."""
@@ -46,6 +47,7 @@ class Fired:
         topics = [{"topic": name, "topic_id": topic_id, "partitions": list(parts)}
                   for (name, topic_id), parts in self.selection.items()]
         note = {"rule": self.state.id, "action": action.kind, "error_code": code,
+                "chaos": self.state.rule.action.kind == "chaos",
                 "error": ErrorCode(code).name if code is not None and code in
                 ErrorCode._value2member_map_ else None, "when": action.when,
                 "topic": topics[0]["topic"] if len(topics) == 1 else None,
@@ -92,6 +94,7 @@ class FaultRegistry:
         self._lock = threading.Condition()
         self._rules: dict[str, RuleState] = {}
         self._next_id = 1
+        self._final_hits: dict[str, int] = {}   # removed rules' hits, for their handles
         # The API keys some live rule may select (None: any), so that a request
         # of another API costs a set lookup, not its facts.
         self._api_filter: frozenset[int] | None = frozenset()
@@ -115,7 +118,9 @@ class FaultRegistry:
         Budget: count (or once=True), nth, probability with seed; none: until
         removed.  One action: error (with when="after" for after the work),
         delay_ms, drop=True, close="before"|"after", throttle_ms,
-        coordinator_moved=True, unavailable_ms.  Raises RuleError (ValueError).
+        coordinator_moved=True, unavailable_ms; or chaos=True with probability
+        and seed: each match meets, with that probability, a fault drawn from
+        the seed (a reproducible schedule).  Raises RuleError (ValueError).
         """
         spec = {**(spec or {}), **options}
         rule = rule_from_spec(spec)
@@ -135,16 +140,21 @@ class FaultRegistry:
             broker_unavailable(self.server, rule.action.duration_ms / 1000, rule_id)
         return Fault(self, rule_id)
 
+    def chaos(self, seed: int, probability: float = 0.05, **selectors) -> Fault:
+        """A seeded random fault schedule on the requests ``selectors`` match:
+        the same seed and the same traffic meet the same faults."""
+        return self.add(chaos=True, seed=seed, probability=probability, **selectors)
+
     def remove(self, rule_id: str | None = None) -> int:
         """Remove one rule, or every rule (None); how many went."""
         with self._lock:
-            if rule_id is None:
-                gone = len(self._rules)
-                self._rules.clear()
-            else:
-                gone = 1 if self._rules.pop(rule_id, None) is not None else 0
+            ids = list(self._rules) if rule_id is None else \
+                [rule_id] if rule_id in self._rules else []
+            for gone_id in ids:
+                # A handle still says how often its rule fired, once removed.
+                self._final_hits[gone_id] = self._rules.pop(gone_id).hits
             self._armed()
-        return gone
+        return len(ids)
 
     clear = remove
 
@@ -155,7 +165,7 @@ class FaultRegistry:
     def hits(self, rule_id: str) -> int:
         with self._lock:
             state = self._rules.get(rule_id)
-            return state.hits if state is not None else 0
+            return state.hits if state is not None else self._final_hits.get(rule_id, 0)
 
     def wait(self, rule_id: str, hits: int = 1, timeout: float = 10.0) -> bool:
         """Block until the rule fired ``hits`` times (True) or ``timeout`` s passed."""

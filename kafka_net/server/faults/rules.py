@@ -39,8 +39,8 @@ PARTITION_APIS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS,
 
 # Action kinds.
 ERROR, DELAY, DROP, CLOSE, THROTTLE = "error", "delay", "drop", "close", "throttle"
-COORDINATOR_MOVED, UNAVAILABLE = "coordinator_moved", "unavailable"
-KINDS = (ERROR, DELAY, DROP, CLOSE, THROTTLE, COORDINATOR_MOVED, UNAVAILABLE)
+COORDINATOR_MOVED, UNAVAILABLE, CHAOS = "coordinator_moved", "unavailable", "chaos"
+KINDS = (ERROR, DELAY, DROP, CLOSE, THROTTLE, COORDINATOR_MOVED, UNAVAILABLE, CHAOS)
 BEFORE, AFTER = "before", "after"   # the handler's work (error, drop, close)
 
 # A topic as a request names it: (name, topic id as text); either may be "".
@@ -161,6 +161,7 @@ class RuleState:
         self.matched = 0
         self.hits = 0
         self.disarmed = False          # COORDINATOR_MOVED after the client's FindCoordinator
+        self.last_action: Action | None = None   # CHAOS: what the last firing drew
         self._rng = random.Random(rule.budget.seed)
 
     @property
@@ -182,11 +183,36 @@ class RuleState:
         if budget.probability < 1.0 and self._rng.random() >= budget.probability:
             return None
         self.hits += 1
+        if self.rule.action.kind == CHAOS:
+            self.last_action = chaos_action(self._rng, facts)
         return chosen
 
     def to_json(self) -> dict:
         return {"id": self.id, "rule": self.rule.spec, "hits": self.hits,
                 "matched": self.matched, "active": not self.exhausted}
+
+
+# -- chaos: a seeded random schedule of faults -------------------------------------------
+
+_GROUP_APIS = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.JOIN_GROUP,
+                         ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
+                         ApiKey.TXN_OFFSET_COMMIT, ApiKey.CONSUMER_GROUP_HEARTBEAT})
+
+
+def chaos_action(rng: random.Random, facts: RequestFacts) -> Action:
+    """One fault a real broker's bad day could show for this request, drawn from
+    ``rng`` (the rule's own, seeded: the same traffic gets the same schedule).
+    Only what a client must survive: retriable errors, slow, lost and cut answers."""
+    menu = [Action(DELAY, delay_ms=rng.choice((50, 200, 1000))),
+            Action(CLOSE, close=BEFORE, when=AFTER)]
+    if facts.api_key in PARTITION_APIS:
+        menu.append(Action(ERROR, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+        if facts.api_key == ApiKey.PRODUCE:
+            menu.append(Action(ERROR, ErrorCode.REQUEST_TIMED_OUT, AFTER))
+    elif facts.api_key in _GROUP_APIS:
+        menu.append(Action(ERROR, ErrorCode.NOT_COORDINATOR))
+        menu.append(Action(ERROR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS))
+    return rng.choice(menu)
 
 
 # -- from a spec (Python keywords, the endpoint's JSON, the command's options) ----------
@@ -195,7 +221,7 @@ _SET_KEYS = {"topic": "topics", "topic_id": "topic_ids", "partitions": "partitio
              "group": "groups", "transactional_id": "transactional_ids",
              "client_id": "client_ids", "listener": "listeners", "connection": "connections"}
 _ACTION_KEYS = ("error", "delay_ms", "drop", "close", "throttle_ms", "coordinator_moved",
-                "unavailable_ms")
+                "unavailable_ms", "chaos")
 SPEC_KEYS = frozenset({"api", "min_version", "max_version", "count", "once", "probability",
                        "seed", "nth", "when", *_SET_KEYS, *_ACTION_KEYS})
 
@@ -271,6 +297,11 @@ def _action(spec: dict) -> Action:
         return Action(CLOSE, when=when, close=close)
     if key == "coordinator_moved":
         return Action(COORDINATOR_MOVED, ErrorCode.NOT_COORDINATOR)
+    if key == "chaos":
+        if spec.get("seed") is None or float(spec.get("probability", 1.0)) >= 1.0:
+            raise RuleError("chaos needs a seed and a probability below 1 "
+                            "(the share of matching requests that meet a fault)")
+        return Action(CHAOS)
     return Action(UNAVAILABLE, duration_ms=_int(key, spec[key], 1))
 
 
