@@ -75,3 +75,23 @@ def test_not_leader_on_produce_is_retried(broker):
     meta = _run(scenario())
     assert (meta.partition, meta.offset) == (0, 0)
     assert fault.hits == 2
+
+
+def test_wait_until_a_group_is_stable(broker):
+    broker.create_topic("members")
+
+    async def scenario():
+        consumer = aiokafka.AIOKafkaConsumer(
+            "members", bootstrap_servers=broker.bootstrap_servers, group_id="joiners")
+        await consumer.start()
+        try:
+            await consumer.getmany(timeout_ms=200)      # joins the group
+            stable = await asyncio.to_thread(broker.faults.wait_group, "joiners",
+                                             "Stable", 30)
+        finally:
+            await consumer.stop()
+        return stable
+
+    assert broker.faults.group_state("joiners") == "Dead"
+    assert _run(scenario()) is True
+    assert broker.faults.wait_group("joiners", "Empty", 30)    # it left

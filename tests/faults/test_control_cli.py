@@ -45,6 +45,12 @@ def test_kafka_net_fault_against_a_served_broker():
         assert not_yet.returncode == 1
         bad = run_cli("fault", "--control", url, "add", "--error", "NO_SUCH_ERROR")
         assert bad.returncode == 2 and "unknown error" in bad.stderr
+        dead = run_cli("fault", "--control", url, "wait-group", "no group", "--state", "dead",
+                       "--timeout", "5")
+        assert dead.returncode == 0, dead.stderr
+        not_stable = run_cli("fault", "--control", url, "wait-group", "no group", "--state",
+                             "Stable", "--timeout", "0.2")
+        assert not_stable.returncode == 1
         cleared = run_cli("fault", "--control", url, "clear")
         assert cleared.returncode == 0
         assert json.loads(run_cli("fault", "--control", url, "list").stdout) == []

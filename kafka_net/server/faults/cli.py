@@ -5,6 +5,7 @@ endpoint (``/faults`` on the metrics listener)::
         --partitions 0 --error NOT_LEADER_OR_FOLLOWER --count 2      # prints f1
     kafka-net fault --control URL list                # the rules and hits, as JSON
     kafka-net fault --control URL wait f1 --hits 2 --timeout 30   # exit 0 once fired
+    kafka-net fault --control URL wait-group G --state Stable --timeout 30
     kafka-net fault --control URL clear [f1]
 
 Every option of ``add`` is one of :meth:`FaultRegistry.add`'s, dashes for
@@ -18,12 +19,13 @@ import json
 import sys
 import urllib.error
 import urllib.request
+from urllib.parse import quote
 
 EXIT_OK, EXIT_NOT_FIRED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 _EPILOG = """exit codes:
-  0  done (wait: the rule fired that many times)
-  1  wait: the timeout passed first
+  0  done (wait: the rule fired that many times; wait-group: the state was reached)
+  1  wait, wait-group: the timeout passed first
   2  bad arguments, or the broker refused the request (the reason is printed)
   3  the control endpoint cannot be reached
 """
@@ -78,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     wait.add_argument("id")
     wait.add_argument("--hits", type=int, default=1)
     wait.add_argument("--timeout", type=float, default=30.0, help="seconds")
+    group = sub.add_parser("wait-group", help="wait until a group is in a state")
+    group.add_argument("group")
+    group.add_argument("--state", required=True, help="Stable, Empty, PreparingRebalance, ...")
+    group.add_argument("--timeout", type=float, default=30.0, help="seconds")
     clear = sub.add_parser("clear", help="remove one rule, or all")
     clear.add_argument("id", nargs="?")
     return parser
@@ -127,6 +133,12 @@ def main(argv: list[str]) -> int:
                                           f"&timeout={args.timeout}", timeout=args.timeout + 30)
             if status == 200:
                 return EXIT_OK if answer["fired"] else EXIT_NOT_FIRED
+        elif args.command == "wait-group":
+            status, answer = _call("GET", f"{base}/groups/{quote(args.group, safe='')}/wait"
+                                          f"?state={quote(args.state)}&timeout={args.timeout}",
+                                   timeout=args.timeout + 30)
+            if status == 200:
+                return EXIT_OK if answer["reached"] else EXIT_NOT_FIRED
         else:
             status, answer = _call("DELETE", f"{base}/{args.id}" if args.id else base)
     except OSError as exc:

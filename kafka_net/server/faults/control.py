@@ -6,6 +6,8 @@ drives it; docs/faults.md has the reference).
 ``POST /faults`` (a JSON rule)              add it; answers ``{"id": "f1"}``
 ``GET /faults/ID/wait?hits=N&timeout=S``    wait until rule ID fired N times: ``{"fired":
                                             true|false, "hits": n}``
+``GET /faults/groups/G/wait?state=Stable``  wait until group G is in that state (``&timeout=
+                                            S``): ``{"reached": true|false, "state": s}``
 ``DELETE /faults`` or ``/faults/ID``        remove every rule, or one: ``{"removed": n}``
 ==========================================  =================================================
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from kafka_net.server.faults.rules import RuleError
 
@@ -45,12 +47,14 @@ def handle(registry, method: str, path: str, body: bytes, peer_ip: str,
         return 403, {"error": f"fault control is not allowed from {peer_ip} "
                               "(see faults.control.allowed.hosts)"}
     path, _, query = path.partition("?")
-    parts = [p for p in path[len(PREFIX):].split("/") if p]
+    parts = [unquote(p) for p in path[len(PREFIX):].split("/") if p]
     try:
         if method == "GET" and not parts:
             return 200, {"faults": registry.list()}
         if method == "POST" and not parts:
             return _add(registry, body)
+        if method == "GET" and len(parts) == 3 and parts[0] == "groups" and parts[2] == "wait":
+            return _wait_group(registry, parts[1], parse_qs(query))
         if method == "GET" and len(parts) == 2 and parts[1] == "wait":
             return _wait(registry, parts[0], parse_qs(query))
         if method == "DELETE" and len(parts) <= 1:
@@ -85,3 +89,15 @@ def _wait(registry, rule_id: str, query: dict) -> tuple[int, dict]:
         return 400, {"error": "hits must be an integer and timeout a number of seconds"}
     fired = registry.wait(rule_id, hits, timeout)
     return 200, {"fired": fired, "hits": registry.hits(rule_id)}
+
+
+def _wait_group(registry, group_id: str, query: dict) -> tuple[int, dict]:
+    state = query.get("state", [""])[0]
+    if not state:
+        return 400, {"error": "give the state to wait for: ?state=Stable"}
+    try:
+        timeout = min(float(query.get("timeout", ["10"])[0]), MAX_WAIT_S)
+    except ValueError:
+        return 400, {"error": "timeout must be a number of seconds"}
+    reached = registry.wait_group(group_id, state, timeout)
+    return 200, {"reached": reached, "state": registry.group_state(group_id)}

@@ -182,6 +182,25 @@ class FaultRegistry:
                     return False
                 self._lock.wait(left)
 
+    def group_state(self, group_id: str) -> str:
+        """The group's state as ListGroups says it ("Stable", "Empty", ...), or
+        "Dead" for a group the broker does not know."""
+        for group in self._apis.group_coordinator.list_groups():
+            if group.group_id == group_id:
+                return group.state
+        return "Dead"
+
+    def wait_group(self, group_id: str, state: str, timeout: float = 10.0) -> bool:
+        """Block until the group is in ``state`` (any case: "stable"), or ``timeout`` s
+        passed.  Polled every 20 ms: group states change on the handler threads."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.group_state(group_id).lower() == state.lower():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
     def __enter__(self) -> "FaultRegistry":
         return self
 
