@@ -22,7 +22,7 @@ from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.faults.facts import request_facts
 from kafka_net.server.faults.rules import (
-    COORDINATOR_MOVED, UNAVAILABLE, RuleError, RuleState, Selection, rule_from_spec)
+    CHAOS, COORDINATOR_MOVED, UNAVAILABLE, RuleError, RuleState, Selection, rule_from_spec)
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,7 @@ class Fired:
                   for (name, topic_id), parts in self.selection.items()]
         note = {"rule": self.state.id, "action": action.kind, "error_code": code,
                 "chaos": self.state.rule.action.kind == "chaos",
-                "error": ErrorCode(code).name if code is not None and code in
-                ErrorCode._value2member_map_ else None, "when": action.when,
+                "error": _error_name(code), "when": action.when,
                 "topic": topics[0]["topic"] if len(topics) == 1 else None,
                 "partitions": topics[0]["partitions"] if len(topics) == 1 else [],
                 "topics": topics}
@@ -58,6 +57,15 @@ class Fired:
         if action.throttle_ms:
             note["throttle_ms"] = action.throttle_ms
         return note
+
+
+def _error_name(code: int | None) -> str | None:
+    if code is None:
+        return None
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return None     # a code Kafka does not define: the rule may still inject it
 
 
 class Fault:
@@ -230,8 +238,10 @@ class FaultRegistry:
                     break
             else:
                 return None
-        log.info("Fault %s fired on %s %s", state.id, api_name(header.api_key),
-                 request.describe())
+        # A chaos schedule fires often in a soak: its firings at DEBUG.
+        log.log(logging.DEBUG if state.rule.action.kind == CHAOS else logging.INFO,
+                "Fault %s fired (%s) on %s %s", state.id, fired.action.kind,
+                api_name(header.api_key), request.describe())
         return fired
 
     def _coordinator_looked_up(self, facts) -> None:
