@@ -144,10 +144,19 @@ def finish(apis, request, action, transform, body):
 
 
 def _later(delay_ms: int, fn, arg) -> None:
-    timer = threading.Timer(delay_ms / 1000, fn, (arg,))
+    timer = threading.Timer(delay_ms / 1000, _quietly, (fn, arg))
     timer.daemon = True
     timer.name = "kafka-net-fault-timer"
     timer.start()
+
+
+def _quietly(fn, arg) -> None:
+    # The broker may have stopped while a delayed answer or the broker's return
+    # waited: its Processors' wakeups are closed then, and nothing is owed.
+    try:
+        fn(arg)
+    except OSError as exc:
+        log.debug("fault timer: the broker is gone (%s)", exc)
 
 
 def _close_connection(processor, channel) -> None:
