@@ -11,6 +11,8 @@
   ``tshark -V`` for Kafka (:mod:`kafka_net.capture.decode`; no Spark needed)
 * ``kafka-net dump-log FILE... [--print-data-log] [--cluster-metadata-decoder]``:
   segment files as text, as Kafka's ``kafka-dump-log.sh`` (:mod:`kafka_net.dump_log`)
+* ``kafka-net fault --control URL add|list|wait|clear``: faults on demand in a
+  running broker (:mod:`kafka_net.server.faults.cli`, docs/faults.md)
 
 Exit codes are defined in :mod:`kafka_net.daemon` and listed by ``kafka-net
 --help`` and ``kafka-net serve --help``.
@@ -89,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "top", add_help=False,
         help="watch a running broker's 1 + N + M threads live (run with --help)")
+    sub.add_parser(
+        "fault", add_help=False,
+        help="add, list, wait on and clear faults in a running broker (run with --help)")
     sub.add_parser(
         "conformance", add_help=False,
         help="validate correlation ids in captures with PySpark (run with --help); "
@@ -171,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["conformance"]:
         return _conformance(argv[1:])
+    if argv[:1] == ["fault"]:
+        from kafka_net.server.faults.cli import main as fault_main
+        return fault_main(argv[1:])
     if argv[:1] == ["top"]:
         from kafka_net import top   # needs rich (the top extra); serve does not
         try:

@@ -67,6 +67,7 @@ class Broker:
             raise RuntimeError("this Broker is already started")
         self.server = KafkaServer(self.config)
         self.server.startup()
+        self.server.apis.faults.attach(self.server)
         return self
 
     def stop(self) -> None:
@@ -101,6 +102,18 @@ class Broker:
         """``http://host:port`` of the metrics listener (``metrics.listener``), or None."""
         metrics = self._started().metrics_http
         return metrics.url if metrics is not None else None
+
+    @property
+    def faults(self):
+        """Faults on demand (:class:`kafka_net.server.faults.registry.FaultRegistry`)::
+
+            with broker.faults.add(api="Produce", topic="orders", partitions=[0],
+                                   error="NOT_LEADER_OR_FOLLOWER", count=2) as fault:
+                ...                      # the producer's first two tries fail
+                assert fault.wait(hits=2)
+
+        See docs/faults.md for every selector, budget and action."""
+        return self._started().apis.faults
 
     @property
     def capture_dir(self) -> str | None:

@@ -20,6 +20,14 @@ small capture files (:data:`kafka_net.embedded.SMALL_CAPTURE_SEGMENT_BYTES`).
 
 The ``kafka_broker_config`` fixture, overridden in a conftest.py, adds
 broker settings (Kafka's keys) to both.
+
+Faults (docs/faults.md): ``kafka_broker.faults.add(...)`` in a test, or the
+marker, whose rules are added before the test and removed after it (on
+``kafka_broker_function`` if the test uses it, else on ``kafka_broker``)::
+
+    @pytest.mark.kafka_faults({"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
+                               "count": 2})
+    def test_producer_retries(kafka_broker): ...
 """
 
 from __future__ import annotations
@@ -55,3 +63,27 @@ def kafka_broker_function(kafka_broker_config, kafka_broker_captures):
 
     with Broker(kafka_broker_config, captures=kafka_broker_captures) as broker:
         yield broker
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "kafka_faults(*rules): fault rules (dicts of broker.faults.add's "
+                   "options) on the test's kafka-net broker while the test runs")
+
+
+@pytest.fixture(autouse=True)
+def _kafka_faults_marker(request):
+    """The ``kafka_faults`` marker's rules, on the test's broker for the test only."""
+    marker = request.node.get_closest_marker("kafka_faults")
+    if marker is None:
+        yield
+        return
+    name = "kafka_broker_function" if "kafka_broker_function" in request.fixturenames \
+        else "kafka_broker"
+    faults = request.getfixturevalue(name).faults
+    added = [faults.add(dict(rule)) for rule in marker.args]
+    try:
+        yield added
+    finally:
+        for fault in added:
+            fault.remove()

@@ -26,7 +26,10 @@ from dataclasses import replace
 from kafka_net.capture.findings import (
     client_software, locate_violations, matrix_cells, versions_served)
 from kafka_net.capture import reader
+from kafka_net.capture.format import FAULT as FAULT_RECORD
 from kafka_net.capture.format import RangeStart, decode_range, decode_segment
+from kafka_net.capture.injected import attribute_injected
+from kafka_net.capture.model import FAULT as FAULT_MARKER
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
 from kafka_net.protocol.headers import peek_frame_header
@@ -137,7 +140,9 @@ def kncap_columns(path: str, data: bytes, resume: dict | None = None,
         "correlation_id": [rec.correlation_id for rec in recs],
         "client_id": [rec.client_id for rec in recs],
         "frame": [rec.frame for rec in recs],
-        "marker": [None] * n, "gap_start": [None] * n, "gap_end": [None] * n,
+        # A FAULT record (an injected fault) is a marker of its connection.
+        "marker": [FAULT_MARKER if rec.direction == FAULT_RECORD else None for rec in recs],
+        "gap_start": [None] * n, "gap_end": [None] * n,
         "frame_number": [0] * n, "file_offset": list(result.offsets),
     }
     return columns, problems
@@ -238,6 +243,9 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
         "cells": matrix_cells(report, violations, client_software(frames)),
         "versions_served": versions_served(frames, report),
     }
+    # Findings an injected fault caused are the fault's, not the broker's; each
+    # fault is listed with the client's reaction (kafka_net.capture.injected).
+    violations = attribute_injected(frames, violations, connection)
     return {"pairs": pairs, "violations": violations, "requests": requests,
             "states": frame_states, "connection": summary}
 

@@ -337,7 +337,7 @@ def test_the_kafka_key_list_is_plausible():
         "max.partitions.per.request", "socket.request.read.timeout.ms",
         "socket.request.read.min.bytes.per.second",
         "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
-        "shutdown.timeout.ms",
+        "shutdown.timeout.ms", "faults.control.allowed.hosts",
         # Kafka 4.1's (ShareGroupConfig), after the snapshot of KAFKA_BROKER_KEYS.
         "group.share.max.share.sessions"}
 

@@ -48,7 +48,9 @@ import re
 from dataclasses import dataclass
 
 CLIENT, BROKER, CAPTURE = "client", "broker", "capture"
-PARTIES = (CLIENT, BROKER, CAPTURE)
+# What a fault the broker was asked to inject caused (kafka_net.capture.injected).
+INJECTED = "injected"
+PARTIES = (CLIENT, BROKER, CAPTURE, INJECTED)
 VIOLATION, DEVIATION, NOTE = "violation", "deviation", "note"
 SEVERITIES = (VIOLATION, DEVIATION, NOTE)
 FAILING = (VIOLATION, DEVIATION)   # severities that fail the verdict for the subject

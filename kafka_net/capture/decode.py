@@ -22,7 +22,8 @@ from typing import Iterator
 
 from kafka_net.capture.findings import (
     RequestIndex, hex_excerpt, iso_utc, locate_violations, pdu)
-from kafka_net.capture.model import CLOSE, GAP, REQUEST, SYNC, Frame
+from kafka_net.capture.injected import attribute_injected
+from kafka_net.capture.model import CLOSE, FAULT, GAP, REQUEST, SYNC, Frame
 from kafka_net.capture.pairing import pair_connection
 from kafka_net.capture.reader import CapturedConnection, read_capture_file
 from kafka_net.protocol.api_keys import ApiKey, api_name
@@ -99,7 +100,8 @@ def _items(conn: CapturedConnection) -> list[_Item]:
             if req is not None:
                 api[f.position] = (req.api_key, req.api_version, req.client_id)
     violations: dict[int, list] = {}
-    for v in locate_violations(conn.frames, report, conn.id):   # with whose they are
+    located = locate_violations(conn.frames, report, conn.id)   # with whose they are
+    for v in attribute_injected(conn.frames, located, conn.id):  # and injected faults
         violations.setdefault(v["position"], []).append(v)
     out = []
     for f in conn.frames:
@@ -141,6 +143,12 @@ def _render(item: _Item) -> Iterator[str]:
     if f.marker == CLOSE:
         yield f"[close] {item.connection}: the client closed the connection (FIN) at " \
               f"{iso_utc(f.timestamp_ns)}"
+        return
+    if f.marker == FAULT:
+        yield f"[fault] {item.connection} at {iso_utc(f.timestamp_ns)}: " \
+              f"{bytes(f.frame).decode('utf-8', 'replace')}"
+        for v in item.violations:
+            yield f"{INDENT}{v['severity'].upper()} {v['check']} ({_whose(v)}): {v['detail']}"
         return
     if f.frame_number:
         yield f"Frame {f.frame_number} ({f.file}, packet {f.frame_number})"

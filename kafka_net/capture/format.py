@@ -12,7 +12,8 @@ A capture file (a *segment*) is a file header followed by records::
                   body:
                     timestamp_ns    int64   wall clock (time.time_ns) when the frame
                                             was read (request) or fully written (response)
-                    direction       int8    0 request (client -> broker), 1 response
+                    direction       int8    0 request (client -> broker), 1 response,
+                                            2 a fault the broker injected (FAULT)
                     api_key         int16   -1 if unknown (frame too short to say)
                     api_version     int16   -1 if unknown
                     correlation_id  int32   -1 if unknown
@@ -86,6 +87,11 @@ _FIXED = struct.Struct(">qbhhiBi")
 _U32 = struct.Struct(">I")
 
 REQUEST, RESPONSE = 0, 1
+# A fault the broker injected (server/faults): a marker of its connection, not a
+# Kafka frame.  The request it acted on gives api_key, api_version and
+# correlation_id (-1: none, as the broker going away); client_id is None; the
+# frame is UTF-8 JSON {"rule", "action", "error_code", "topic", "partitions", ...}.
+FAULT = 2
 FLAG_TRUNCATED = 0x01
 
 # A record longer than this is certainly garbage (frames are cut to

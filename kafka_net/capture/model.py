@@ -12,6 +12,9 @@ REQUEST, RESPONSE = 0, 1
 # Markers: bytes lost here; the client's FIN; framing of this direction found by
 # searching here (the capture started mid-stream), not yet confirmed.
 GAP, CLOSE, SYNC = "gap", "close", "sync"
+# A fault the broker injected (a .kncap FAULT record): its frame is the fault's
+# JSON; pairing passes over it, kafka_net.capture.injected reads it.
+FAULT = "fault"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +29,7 @@ class Frame:
     truncated: bool = False
     after_gap: bool = False  # bytes of this frame were lost from the capture
     gap: tuple[int, int] | None = None   # those bytes' stream range (or a gap marker's)
-    marker: str | None = None            # None (a Kafka frame), GAP, CLOSE or SYNC
+    marker: str | None = None            # None (a Kafka frame), GAP, CLOSE, SYNC or FAULT
     # Where to find it: a pcap/pcapng file and the 1-based number Wireshark gives the
     # packet that completed the frame; or a .kncap segment and the record's offset.
     file: str = ""
@@ -99,5 +102,5 @@ class ConnectionReport:
         return out
 
 
-__all__ = ["CLOSE", "ConnectionReport", "Frame", "FrameState", "GAP", "Pair", "REQUEST",
+__all__ = ["CLOSE", "FAULT", "ConnectionReport", "Frame", "FrameState", "GAP", "Pair", "REQUEST",
            "RESPONSE", "SYNC", "Violation"]

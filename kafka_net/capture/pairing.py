@@ -130,6 +130,8 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
             walk.suspect[frame.direction] = frame
         elif frame.marker == CLOSE:
             walk.on_close(frame)
+        elif frame.marker is not None:
+            continue   # a FAULT marker: kafka_net.capture.injected reads it
         elif frame.direction == REQUEST:
             walk.on_request(frame)
         else:

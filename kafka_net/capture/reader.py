@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from kafka_net.capture.format import FAULT as FAULT_RECORD
 from kafka_net.capture.format import decode_segment
-from kafka_net.capture.model import Frame
+from kafka_net.capture.model import FAULT, Frame
 from kafka_net.capture.packet import Packet
 from kafka_net.capture.pcap import read_packets, sniff_format
 
@@ -60,7 +61,8 @@ def _kncap(data: bytes, path: str) -> CaptureFile:
     for rec, offset in zip(result.records, result.offsets):
         frames = by_conn.setdefault(rec.connection_id, [])
         frames.append(Frame(len(frames), rec.direction, rec.timestamp_ns, rec.frame,
-                            rec.frame_size, rec.truncated, file=path, file_offset=offset))
+                            rec.frame_size, rec.truncated, file=path, file_offset=offset,
+                            marker=FAULT if rec.direction == FAULT_RECORD else None))
     out.connections = [CapturedConnection(cid, frames) for cid, frames in by_conn.items()]
     return out
 

@@ -40,7 +40,7 @@ import os
 import time
 
 from kafka_net.capture.format import (
-    REQUEST, RESPONSE, ZERO_TAIL_MIN, encode_file_header, encode_record_fields,
+    FAULT, REQUEST, RESPONSE, ZERO_TAIL_MIN, encode_file_header, encode_record_fields,
     encode_strings)
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,13 @@ class CaptureWriter:
         self._write(RESPONSE, connection_id, peer, frame, api_key, api_version,
                     correlation_id, None, size)
 
+    def fault(self, connection_id: str, peer: str, note: bytes, api_key: int,
+              api_version: int, correlation_id: int, timestamp_ns: int) -> None:
+        """A FAULT record: ``note`` (JSON) about the request of these ids, fired
+        at ``timestamp_ns`` (:mod:`kafka_net.server.faults`)."""
+        self._write(FAULT, connection_id, peer, note, api_key, api_version,
+                    correlation_id, None, timestamp_ns=timestamp_ns)
+
     def close(self) -> None:
         """Close the current segment (cut to the bytes written); capture is off
         afterwards.  Never raises, and may be called again."""
@@ -104,7 +111,7 @@ class CaptureWriter:
     # -- the write path -----------------------------------------------------------------
 
     def _write(self, direction, connection_id, peer, frame, api_key, api_version,
-               correlation_id, client_id, size=None) -> None:
+               correlation_id, client_id, size=None, timestamp_ns=None) -> None:
         if not self.enabled:
             return
         # Cutting a memoryview copies nothing: the frame is copied once, into the record.
@@ -112,7 +119,7 @@ class CaptureWriter:
         if size is None:
             size = len(frame)
         data = encode_record_fields(
-            time.time_ns(), direction, api_key, api_version, correlation_id, size,
+            timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id, size,
             len(kept) < size, self._encoded_strings(connection_id, peer, client_id),
             kept)
         try:

@@ -427,6 +427,9 @@ KEYS: tuple[_Key, ...] = (
     _Key("metrics.listener", "metrics_listener", http_address, "",
          "kafka-net: serve /metrics (Prometheus), /health and /requests at http://HOST:PORT "
          "(port 0 picks a free port, shown in the started line); empty = off."),
+    _Key("faults.control.allowed.hosts", "faults_control_allowed_hosts", string_list, "",
+         "kafka-net: addresses besides loopback that may use the metrics listener's "
+         "/faults control endpoint (docs/faults.md); * = any; empty = loopback only."),
     _Key("telemetry.max.bytes", "telemetry_max_bytes", integer(1), "1048576",
          "Largest client metrics push (KIP-714) accepted, compressed or not; "
          "GetTelemetrySubscriptions tells clients this bound."),

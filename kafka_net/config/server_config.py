@@ -201,6 +201,7 @@ class ServerConfig:
     capture_segment_bytes: int = default_of("capture_segment_bytes")
     capture_max_frame_bytes: int = default_of("capture_max_frame_bytes")
     metrics_listener: str = default_of("metrics_listener")
+    faults_control_allowed_hosts: tuple[str, ...] = default_of("faults_control_allowed_hosts")
     telemetry_max_bytes: int = default_of("telemetry_max_bytes")
     ignored: tuple[str, ...] = ()
 

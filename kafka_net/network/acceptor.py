@@ -101,13 +101,17 @@ class Acceptor(threading.Thread):
         self._wakeup = WakeupSocketpair()
         self._sel = selectors.DefaultSelector()
         self._running = True
+        # Listening, and what another thread asked for (set_listening: the fault
+        # layer's broker unavailable); applied on this thread between selects.
+        self._listening = self._want_listening = True
         self._current = 0
         self.blocked_ns = 0           # AcceptorBlockedPercent's numerator
         self.accepted = 0
         self._started_ns = time.monotonic_ns()
 
-    def _open_server_socket(self) -> socket.socket:
+    def _open_server_socket(self, port: int | None = None) -> socket.socket:
         host = self.endpoint.host
+        port = self.endpoint.port if port is None else port
         # An empty host is Kafka's wildcard: every interface, IPv6 as well as IPv4
         # (Java's sockets are dual-stack).  "::" with IPV6_V6ONLY off does the same;
         # IPv4 clients then arrive as ::ffff:a.b.c.d, which normalize_ip and the
@@ -125,14 +129,14 @@ class Acceptor(threading.Thread):
             if self.config.socket_receive_buffer_bytes != -1:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
                                 self.config.socket_receive_buffer_bytes)
-            sock.bind((host, self.endpoint.port))
+            sock.bind((host, port))
             sock.listen(self.config.socket_listen_backlog_size)
             sock.setblocking(False)
         except OSError as exc:
             sock.close()
             shown = f"[{host}]" if ":" in host else host or "0.0.0.0"
             raise OSError(exc.errno, f"Socket server failed to bind to "
-                                     f"{shown}:{self.endpoint.port}: "
+                                     f"{shown}:{port}: "
                                      f"{exc.strerror}") from None
         return sock
 
@@ -145,12 +149,34 @@ class Acceptor(threading.Thread):
         try:
             while self._running:
                 try:
+                    if self._want_listening is not self._listening:
+                        self._apply_listening()
                     self._accept_new_connections()
                     self._close_throttled_connections()
                 except Exception:
                     log.exception("%s: error in the accept loop", self.name)
         finally:
             self._close_all()
+
+    def set_listening(self, listening: bool) -> None:
+        """Stop listening (a connect is then refused) or listen again on the same
+        port; from any thread.  Accepted connections are not touched."""
+        self._want_listening = listening
+        self._wakeup.wakeup()
+
+    def _apply_listening(self) -> None:
+        if not self._want_listening:
+            self._sel.unregister(self.server_socket)
+            self.server_socket.close()
+            self._listening = False
+            return
+        try:
+            self.server_socket = self._open_server_socket(self.port)   # the port it had
+        except OSError as exc:   # the port taken meanwhile: try again next turn
+            log.error("%s: cannot listen again: %s", self.name, exc)
+            return
+        self._sel.register(self.server_socket, selectors.EVENT_READ, "accept")
+        self._listening = True
 
     def _accept_new_connections(self) -> None:
         for key, _ in self._sel.select(self._select_timeout()):

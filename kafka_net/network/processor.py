@@ -88,6 +88,34 @@ ACCEPT_BLOCK_SLICE_S = 0.1   # longest single blocking offer from the Acceptor
 _THROTTLED_ONLY = ChannelMuteState.MUTED_AND_THROTTLED
 
 
+class ProcessorTask(Response):
+    """Work another thread hands to a Processor, run on its thread in response
+    order (the fault layer: a FAULT capture record before the answer it changed,
+    closing connections).  ``run(processor, channel)``; ``channel`` is None once
+    the request's connection is gone."""
+
+    __slots__ = ("run",)
+    timed = False
+
+    def __init__(self, request, run) -> None:
+        self.request = request
+        self.run = run
+
+    @classmethod
+    def for_processor(cls, processor_id: int, run) -> "ProcessorTask":
+        """A task about no request (every connection of the Processor)."""
+        return cls(_NoRequest(processor_id), run)
+
+
+class _NoRequest:
+    __slots__ = ("processor_id", "connection_id", "response_dequeue_time_ns")
+
+    def __init__(self, processor_id: int) -> None:
+        self.processor_id = processor_id
+        self.connection_id = ""
+        self.response_dequeue_time_ns = 0
+
+
 class Processor(threading.Thread):
     """Methods for the Acceptor: :meth:`accept`.  For handler threads (via the
     RequestChannel): :meth:`enqueue_response`.  Everything else runs on this thread."""
@@ -264,6 +292,9 @@ class Processor(threading.Thread):
     def _process_response(self, response: Response, connection_id: str) -> None:
         channel = self.selector.channels.get(connection_id)
         if channel is None:
+            if response.__class__ is ProcessorTask:
+                response.run(self, None)
+                return
             # A throttle outliving its connection is normal (the client went away).
             level = logging.DEBUG if isinstance(
                 response, (StartThrottlingResponse, EndThrottlingResponse)) else logging.WARNING
@@ -287,6 +318,8 @@ class Processor(threading.Thread):
         elif isinstance(response, EndThrottlingResponse):
             channel.mute_state.handle(Ev.THROTTLE_ENDED)
             self._try_unmute(connection_id)
+        elif response.__class__ is ProcessorTask:
+            response.run(self, channel)
         else:
             raise TypeError(f"unknown response type {type(response).__name__}")
 
@@ -494,6 +527,11 @@ class Processor(threading.Thread):
             self.connection_quotas.dec(self.listener_name, ip)
         except Exception:
             log.exception("%s: could not uncount a connection from %s", self.name, ip)
+
+    def close_connection(self, connection_id: str) -> None:
+        """Close one connection; on this Processor's thread only (a ProcessorTask)."""
+        log.debug("%s: closing %s as a fault asked", self.name, connection_id)
+        self._close(connection_id)
 
     def _close(self, connection_id: str) -> None:
         self.inflight_responses.pop(connection_id, None)

@@ -69,6 +69,8 @@ from kafka_net.server.authorizer import (
 from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.client_metrics import ClientMetricsManager
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
+from kafka_net.server.faults import actions as fault_actions
+from kafka_net.server.faults.registry import FaultRegistry
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
@@ -466,6 +468,13 @@ class KafkaApis:
         # api_key -> version -> (body, frame head, frame tail); nested as codec.py's
         # routes (free-threaded 3.13: no new tuple keys in shared dicts).
         self._constant_frames: dict[int, dict[int, tuple[MappingProxyType, bytes, bytes]]] = {}
+        # Faults on demand (server/faults): ``fault_check`` is the registry while
+        # it holds a rule that can fire, else None, so a broker without faults
+        # pays one attribute test per request.  ``fault_pending``: parked requests
+        # a fault fired on, finished by complete_deferred.
+        self.fault_check: FaultRegistry | None = None
+        self.fault_pending: dict = {}
+        self.faults = FaultRegistry(self)
 
     def _apply_log_defaults(self, values: dict) -> None:
         repository = self.config_repository
@@ -542,6 +551,10 @@ class KafkaApis:
         answered later through :meth:`complete_deferred`.
         """
         module = self.handlers[request.header.api_key]
+        if self.fault_check is not None:
+            fired = self.fault_check.decide(request)
+            if fired is not None:
+                return fault_actions.respond(self, module, request, fired)
         ctx = RequestContext(request, self)
         try:
             if self.quotas.enabled:
@@ -556,7 +569,25 @@ class KafkaApis:
 
     def complete_deferred(self, request: Request, body) -> None:
         """Answer a parked request; any thread may call this, exactly once per request."""
+        if self.fault_pending:
+            finish = self.fault_pending.pop(request, None)
+            if finish is not None:
+                response = finish(body)
+                if response is not None:
+                    self.request_channel.send_response(response)
+                return
         self.request_channel.send_response(self.response_for(request, body))
+
+    def run_handler(self, module: ModuleType, request: Request, body):
+        """The handler's answer to ``body`` (the request's, or the fault layer's
+        copy less some partitions), as build_response runs it."""
+        try:
+            if self.quotas.enabled:
+                quota_helper.before_handle(self.quotas, request)
+            return module.handle(RequestContext(request, self), body)
+        except Exception:
+            log.exception("Error handling request %s", request.describe())
+            return self._error_body(module, request)
 
     def response_for(self, request: Request, body) -> Response:
         """Turn a handler's answer (a body or a marker) into one of the Response kinds."""

@@ -6,6 +6,9 @@
                stopping
 ``/requests``  JSON for ``kafka-net top``: the 1 + N + M threads with their
                numbers now, and the last requests with their six timings
+``/faults``    faults on demand (GET, POST, DELETE; ``kafka-net fault``):
+               loopback peers only unless ``faults.control.allowed.hosts``;
+               see :mod:`kafka_net.server.faults.control`
 =============  ==============================================================
 
 It is the stdlib's ``ThreadingHTTPServer`` on its own thread
@@ -33,6 +36,7 @@ from kafka_net.network.request_metrics import (
     BUCKETS_MS, TIMINGS, merged, quantile, recent_requests)
 from kafka_net.network.thread_name import set_os_thread_name
 from kafka_net.protocol.api_keys import api_name
+from kafka_net.server.faults import control as fault_control
 from kafka_net.server.prometheus import BrokerCollector
 
 log = logging.getLogger(__name__)
@@ -42,6 +46,7 @@ class MetricsHttpServer:
     def __init__(self, server, address: str) -> None:
         host, port = split_http_address(address)
         self.broker = server
+        server.apis.faults.attach(server)    # its broker-unavailable fault needs the server
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(BrokerCollector(server))
         # process_open_fds, process_resident_memory_bytes, ...: what the JMX
@@ -81,6 +86,9 @@ def _handler_class(metrics: MetricsHttpServer):
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:   # noqa: N802 (http.server's name)
             path = self.path.split("?", 1)[0]
+            if path == fault_control.PREFIX or path.startswith(fault_control.PREFIX + "/"):
+                self._faults("GET")
+                return
             try:
                 if path == "/metrics":
                     body, content_type = metrics.metrics_text(self.headers.get("Accept"))
@@ -97,6 +105,28 @@ def _handler_class(metrics: MetricsHttpServer):
             except Exception:
                 log.exception("metrics listener: error answering %s", path)
                 self._answer(500, "text/plain", b"error\n")
+
+        def do_POST(self) -> None:   # noqa: N802
+            self._faults("POST")
+
+        def do_DELETE(self) -> None:   # noqa: N802
+            self._faults("DELETE")
+
+        def _faults(self, method: str) -> None:
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(min(length, 1 << 20)) if length > 0 else b""
+                status, answer = fault_control.handle(
+                    metrics.broker.apis.faults, method, self.path, body,
+                    self.client_address[0],
+                    metrics.broker.config.faults_control_allowed_hosts)
+            except Exception:
+                log.exception("metrics listener: error answering %s %s", method, self.path)
+                status, answer = 500, {"error": "internal error; see the broker's log"}
+            if status == 403:
+                log.warning("metrics listener: refused fault control from %s",
+                            self.client_address[0])
+            self._answer(status, "application/json", json.dumps(answer).encode() + b"\n")
 
         def _answer(self, status: int, content_type: str, body: bytes) -> None:
             self.send_response(status)
