@@ -137,6 +137,9 @@ def _render(item: _Item) -> Iterator[str]:
         yield (f"[sync] {item.connection} {side}: the capture started mid-stream; the "
                f"first frame boundary was found by searching ({skipped} bytes skipped "
                f"before it); this side's faults are unverifiable until a frame decodes whole")
+        if skipped:
+            yield (f"{INDENT}Partial frame: stream bytes 0-{skipped}, the end of a frame "
+                   f"whose start was not captured (counted as one unverifiable frame)")
         return
     if f.marker == CLOSE:
         yield f"[close] {item.connection}: the client closed the connection (FIN) at " \

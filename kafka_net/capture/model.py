@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafka_net.capture.pairing_checks import HEADER_ONLY, STATES
+from kafka_net.capture.pairing_checks import HEADER_ONLY, STATES, UNVERIFIABLE
 
 REQUEST, RESPONSE = 0, 1
 # Markers: bytes lost here; the client's FIN; framing of this direction found by
@@ -84,11 +84,16 @@ class ConnectionReport:
     unverifiable_requests: int = 0        # their answers may have been lost in a gap
     gaps: list[tuple[int, int, int]] = field(default_factory=list)  # direction, start, end
     states: dict[int, FrameState] = field(default_factory=dict)      # by position
+    # Frames the capture has only the end of (it started inside them, mid-stream):
+    # unverifiable, with no position of their own (their bytes are in ``gaps``).
+    partial_frames: int = 0
 
     def state_counts(self) -> dict[str, int]:
+        """Frames per coverage state, the partial frames among the unverifiable."""
         counts = dict.fromkeys(STATES, 0)
         for s in self.states.values():
             counts[s.state] += 1
+        counts[UNVERIFIABLE] += self.partial_frames
         return counts
 
     def header_only_reasons(self) -> dict[str, int]:

@@ -51,7 +51,12 @@ direction was found by searching all the same: a ``"sync"`` marker before a
 direction's first frame makes it suspect in the same way (a false boundary
 reads the middle of a frame, or the other side's bytes when the roles were
 guessed, as headers that fail to decode).  It does not make the connection
-unverifiable: once a frame decodes whole, everything is checked.
+unverifiable: once a frame decodes whole, everything is checked.  The bytes
+skipped before that boundary (the marker's ``gap``) end a frame whose start was
+not captured: that partial frame is counted as one **unverifiable** frame
+(:attr:`ConnectionReport.partial_frames`, in :meth:`~ConnectionReport.state_counts`;
+it has no position of its own), and its bytes are one of the connection's gaps
+(never a silent "100% checked").
 
 Requests still waiting when the client closed the connection (its FIN) are
 **unanswered_before_close**, unless the broker could still rightly hold them
@@ -151,7 +156,7 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
         if frame.marker == GAP:
             walk.on_gap(frame)
         elif frame.marker == SYNC:
-            walk.suspect[frame.direction] = frame
+            walk.on_sync(frame)
         elif frame.marker == CLOSE:
             walk.on_close(frame)
         elif frame.direction == REQUEST:
@@ -228,6 +233,17 @@ class _Walk:
             for req in self.waiting:
                 if req.gap is None:
                     req.gap = marker
+
+    def on_sync(self, marker: Frame) -> None:
+        """The capture started mid-stream: this direction's first boundary was found
+        by searching, after the bytes of ``marker.gap`` (the end of a frame whose
+        start was not captured, or more).  That partial frame is a frame of the
+        connection the capture cannot check: unverifiable, its bytes a gap."""
+        self.suspect[marker.direction] = marker
+        start, end = marker.gap or (0, 0)
+        if end > start:
+            self.report.gaps.append((marker.direction, start, end))
+            self.report.partial_frames += 1
 
     def on_close(self, marker: Frame) -> None:
         """The client's FIN.  A request the broker may still hold (a Fetch within
@@ -455,7 +471,7 @@ class _Walk:
                                "to this request")
             else:
                 self.report.in_flight_at_end += 1
-        self.report.unchecked_frames = sum(
+        self.report.unchecked_frames = self.report.partial_frames + sum(
             1 for s in self.report.states.values() if s.state != CHECKED)
         self.report.violations.sort(key=lambda v: (v.position, v.check))
 
