@@ -139,8 +139,9 @@ def _render(item: _Item) -> Iterator[str]:
                f"first frame boundary was found by searching ({skipped} bytes skipped "
                f"before it); this side's faults are unverifiable until a frame decodes whole")
         if skipped:
-            yield (f"{INDENT}Partial frame: stream bytes 0-{skipped}, the end of a frame "
-                   f"whose start was not captured (counted as one unverifiable frame)")
+            yield (f"{INDENT}Skipped: stream bytes 0-{skipped}, {max(1, f.frame_size)} "
+                   f"frame(s) (the end of the one the capture started inside, and any "
+                   f"whole ones before the boundary), counted as unverifiable")
         return
     if f.marker == CLOSE:
         yield f"[close] {item.connection}: the client closed the connection (FIN) at " \

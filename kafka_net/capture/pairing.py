@@ -53,10 +53,12 @@ reads the middle of a frame, or the other side's bytes when the roles were
 guessed, as headers that fail to decode).  It does not make the connection
 unverifiable: once a frame decodes whole, everything is checked.  The bytes
 skipped before that boundary (the marker's ``gap``) end a frame whose start was
-not captured: that partial frame is counted as one **unverifiable** frame
-(:attr:`ConnectionReport.partial_frames`, in :meth:`~ConnectionReport.state_counts`;
-it has no position of its own), and its bytes are one of the connection's gaps
-(never a silent "100% checked").
+not captured, and may hold whole frames the search passed (answers to requests
+sent before the capture, requests answered there; the marker's ``frame_size``
+says how many frames in all, found by :mod:`.tcp`): each is counted as an
+**unverifiable** frame (:attr:`ConnectionReport.skipped_frames`, in
+:meth:`~ConnectionReport.state_counts`; they have no position of their own), and
+their bytes are one of the connection's gaps (never a silent "100% checked").
 
 Requests still waiting when the client closed the connection (its FIN) are
 **unanswered_before_close**, unless the broker could still rightly hold them
@@ -237,13 +239,14 @@ class _Walk:
     def on_sync(self, marker: Frame) -> None:
         """The capture started mid-stream: this direction's first boundary was found
         by searching, after the bytes of ``marker.gap`` (the end of a frame whose
-        start was not captured, or more).  That partial frame is a frame of the
-        connection the capture cannot check: unverifiable, its bytes a gap."""
+        start was not captured, and perhaps whole frames: ``marker.frame_size``).
+        Frames of the connection the capture cannot check: unverifiable, their
+        bytes a gap."""
         self.suspect[marker.direction] = marker
         start, end = marker.gap or (0, 0)
         if end > start:
             self.report.gaps.append((marker.direction, start, end))
-            self.report.partial_frames += 1
+            self.report.skipped_frames += max(1, marker.frame_size)
 
     def on_close(self, marker: Frame) -> None:
         """The client's FIN.  A request the broker may still hold (a Fetch within
@@ -471,7 +474,7 @@ class _Walk:
                                "to this request")
             else:
                 self.report.in_flight_at_end += 1
-        self.report.unchecked_frames = self.report.partial_frames + sum(
+        self.report.unchecked_frames = self.report.skipped_frames + sum(
             1 for s in self.report.states.values() if s.state != CHECKED)
         self.report.violations.sort(key=lambda v: (v.position, v.check))
 
