@@ -36,6 +36,7 @@ from kafka_net.protocol.otlp import (
     OtlpDecodeError, TelemetryTooLargeError, attribute_text, decode_metrics_data,
     decompress_payload)
 from kafka_net.protocol.primitives import Reader
+from kafka_net.protocol.schema import Array, Field, Struct
 from kafka_net.protocol.records.framing import (
     Compression, RecordError, iter_batches, read_header)
 
@@ -139,6 +140,10 @@ def _render(item: _Item) -> Iterator[str]:
         yield (f"[sync] {item.connection} {side}: the capture started mid-stream; the "
                f"first frame boundary was found by searching ({skipped} bytes skipped "
                f"before it); this side's faults are unverifiable until a frame decodes whole")
+        if skipped:
+            yield (f"{INDENT}Skipped: stream bytes 0-{skipped}, {max(1, f.frame_size)} "
+                   f"frame(s) (the end of the one the capture started inside, and any "
+                   f"whole ones before the boundary), counted as unverifiable")
         return
     if f.marker == CLOSE:
         yield f"[close] {item.connection}: the client closed the connection (FIN) at " \
@@ -250,24 +255,38 @@ def _body(schema, f: Frame, offset: int, version: int) -> Iterator[str]:
         yield from _hex(f.frame[offset:], offset + 4)
         return
     yield "Body:"
-    yield from _tree(body, 1)
+    yield from _tree(body, schema.struct, version, schema.is_flexible(version), 1)
     if r.pos != len(f.frame):
         yield f"Trailing bytes: {len(f.frame) - r.pos} after the body's end"
         yield from _hex(f.frame[r.pos:], r.pos + 4)
 
 
-def _tree(value, depth: int) -> Iterator[str]:
+def _present(struct: Struct, version: int, flexible: bool) -> list[Field]:
+    """The fields of ``struct`` that exist at ``version``: a decoded body holds every
+    field of the schema, those absent at its version at their defaults, which are
+    not in the frame and must not be shown as if they were.  A tagged field exists
+    only in flexible versions (KIP-482)."""
+    return [f for f in struct.fields
+            if version in f.versions and (f.tag is None or flexible)]
+
+
+def _tree(value: dict, struct: Struct, version: int, flexible: bool, depth: int
+          ) -> Iterator[str]:
     pad = INDENT * depth
-    for name, v in value.items():
+    for field in _present(struct, version, flexible):
+        if field.name not in value:
+            continue
+        name, v = field.name, value[field.name]
+        inner = field.type.item if isinstance(field.type, Array) else field.type
         if isinstance(v, dict):
             yield f"{pad}{name}:"
-            yield from _tree(v, depth + 1)
+            yield from _tree(v, inner, version, flexible, depth + 1)
         elif isinstance(v, list):
             yield f"{pad}{name}: {len(v)} item(s)"
             for i, item in enumerate(v):
                 if isinstance(item, dict):
                     yield f"{pad}{INDENT}[{i}]"
-                    yield from _tree(item, depth + 2)
+                    yield from _tree(item, inner, version, flexible, depth + 2)
                 else:
                     yield f"{pad}{INDENT}[{i}] {_scalar(item)}"
         elif isinstance(v, (bytes, bytearray, memoryview)) and name == "records":

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafka_net.capture.pairing_checks import HEADER_ONLY, STATES
+from kafka_net.capture.pairing_checks import HEADER_ONLY, STATES, UNVERIFIABLE
 
 REQUEST, RESPONSE = 0, 1
 # Markers: bytes lost here; the client's FIN; framing of this direction found by
@@ -25,7 +25,7 @@ class Frame:
     direction: int           # REQUEST or RESPONSE
     timestamp_ns: int
     frame: bytes             # payload without the size prefix (maybe cut)
-    frame_size: int
+    frame_size: int          # a SYNC marker's: how many frames its gap holds
     truncated: bool = False
     after_gap: bool = False  # bytes of this frame were lost from the capture
     gap: tuple[int, int] | None = None   # those bytes' stream range (or a gap marker's)
@@ -87,11 +87,17 @@ class ConnectionReport:
     unverifiable_requests: int = 0        # their answers may have been lost in a gap
     gaps: list[tuple[int, int, int]] = field(default_factory=list)  # direction, start, end
     states: dict[int, FrameState] = field(default_factory=dict)      # by position
+    # Frames before the first boundary of a capture that started mid-stream: the
+    # end of the one it started inside, and whole ones the search passed.
+    # Unverifiable, with no position of their own (their bytes are in ``gaps``).
+    skipped_frames: int = 0
 
     def state_counts(self) -> dict[str, int]:
+        """Frames per coverage state, the skipped frames among the unverifiable."""
         counts = dict.fromkeys(STATES, 0)
         for s in self.states.values():
             counts[s.state] += 1
+        counts[UNVERIFIABLE] += self.skipped_frames
         return counts
 
     def header_only_reasons(self) -> dict[str, int]:

@@ -51,7 +51,14 @@ direction was found by searching all the same: a ``"sync"`` marker before a
 direction's first frame makes it suspect in the same way (a false boundary
 reads the middle of a frame, or the other side's bytes when the roles were
 guessed, as headers that fail to decode).  It does not make the connection
-unverifiable: once a frame decodes whole, everything is checked.
+unverifiable: once a frame decodes whole, everything is checked.  The bytes
+skipped before that boundary (the marker's ``gap``) end a frame whose start was
+not captured, and may hold whole frames the search passed (answers to requests
+sent before the capture, requests answered there; the marker's ``frame_size``
+says how many frames in all, found by :mod:`.tcp`): each is counted as an
+**unverifiable** frame (:attr:`ConnectionReport.skipped_frames`, in
+:meth:`~ConnectionReport.state_counts`; they have no position of their own), and
+their bytes are one of the connection's gaps (never a silent "100% checked").
 
 Requests still waiting when the client closed the connection (its FIN) are
 **unanswered_before_close**, unless the broker could still rightly hold them
@@ -60,7 +67,9 @@ JoinGroup within its rebalance timeout: the client abandoned those) or the
 responses end cut short; requests still waiting when the frames end
 otherwise were in flight when the capture ended (reported, not a violation).
 Of the requests waiting at the FIN only the oldest one not overtaken can have
-been read by the broker (the muted-connection rule, see :meth:`_Walk.on_close`).
+been read by the broker (the muted-connection rule, see :meth:`_Walk.on_close`),
+and one that waited behind others is owed an answer only if the FIN came
+:data:`QUEUED_READ_WINDOW_NS` or more after the broker could first take it.
 
 Requests at a version the broker did not advertise on the connection are
 **unadvertised_version** (the client's), and the broker's answer to one, unless
@@ -97,6 +106,25 @@ CHECKS = (
 )
 
 
+# How long after the broker could first take a request that waited behind others
+# (the answer to the one ahead of it on the wire, or its own arrival behind acks=0
+# Produces) the client's FIN must come for that request to be owed an answer.
+# Kafka never answers a connection whose FIN it has read: a request still buffered
+# when the broker sees the close is processed, and its answer is dropped (Kafka's
+# Selector keeps such a channel in closingChannels and fails its next send).  A
+# request that reached an idle connection is taken at once and the connection is
+# muted until its answer is out, so the FIN cannot overtake it; one queued behind
+# others is taken only after the broker's next turn of its network loop, and the
+# acks=0 Produces ahead of it are worked through at a pace the capture never shows
+# (they get no answer).  Half a second: far beyond a healthy broker's turn (µs), and
+# beyond the pauses a loaded one takes (a JVM collection, a Processor with thousands
+# of connections, a burst of acks=0 appends: tens to hundreds of ms); far below the
+# time a client waits for an answer before it gives up (request.timeout.ms, 30 s by
+# default), so a client that waited and closed still shows the broker's fault.
+# Clients closing on shutdown do it 0.1-3.5 ms after their last answer.
+QUEUED_READ_WINDOW_NS = 500_000_000
+
+
 @dataclass(slots=True)
 class _Req:
     position: int
@@ -112,6 +140,9 @@ class _Req:
     closed: bool = False                  # the client closed the connection after it
     responses: int = 0                    # responses carrying its id (acks=0 ones too)
     wait_ms: int = 0                      # how long the broker may hold it (long polls)
+    # The request before it on the connection is a Produce that gets no answer
+    # (acks=0, or acks unknown): the broker may still be working through it.
+    behind_acks0: bool = False
     gap: "Frame | None" = None            # a response gap met while it waited
     # Its own framing is in doubt: bytes of it were lost (the frame), or it came
     # after a request gap before a clean frame confirmed the boundaries (the gap).
@@ -127,7 +158,7 @@ def pair_connection(frames: list[Frame]) -> ConnectionReport:
         if frame.marker == GAP:
             walk.on_gap(frame)
         elif frame.marker == SYNC:
-            walk.suspect[frame.direction] = frame
+            walk.on_sync(frame)
         elif frame.marker == CLOSE:
             walk.on_close(frame)
         elif frame.marker is not None:
@@ -153,6 +184,8 @@ class _Walk:
         self.answered_early: dict[int, Frame] = {}  # id -> its response, which came first
         self.mismatch_reported: set[int] = set() # positions of overtaking responses
         self.request_gap: Frame | None = None    # requests may have been lost here
+        self.last_request: _Req | None = None
+        self.last_answer_ns = 0                  # the latest response paired so far
         # Per direction, the gap after which framing was resynchronised and is not
         # confirmed yet by a frame that decodes cleanly (a boundary found by
         # searching may be a false one): until then a frame's own faults are
@@ -205,6 +238,18 @@ class _Walk:
                 if req.gap is None:
                     req.gap = marker
 
+    def on_sync(self, marker: Frame) -> None:
+        """The capture started mid-stream: this direction's first boundary was found
+        by searching, after the bytes of ``marker.gap`` (the end of a frame whose
+        start was not captured, and perhaps whole frames: ``marker.frame_size``).
+        Frames of the connection the capture cannot check: unverifiable, their
+        bytes a gap."""
+        self.suspect[marker.direction] = marker
+        start, end = marker.gap or (0, 0)
+        if end > start:
+            self.report.gaps.append((marker.direction, start, end))
+            self.report.skipped_frames += max(1, marker.frame_size)
+
     def on_close(self, marker: Frame) -> None:
         """The client's FIN.  A request the broker may still hold (a Fetch within
         its max_wait_ms, a Produce within its timeout_ms, a JoinGroup within its
@@ -217,12 +262,30 @@ class _Walk:
         read by the broker and are abandoned too, never unanswered_before_close.
         (Overtaken ones were read: a later request was answered.)  A Produce whose
         acks the capture cut may be acks=0, read and done with: what follows it
-        may have been read, or not, so nothing after it is blamed either."""
+        may have been read, or not, so nothing after it is blamed either.
+
+        The head itself is owed an answer only if the broker had it before the FIN:
+        see :data:`QUEUED_READ_WINDOW_NS` for a head that waited behind others."""
         head = next((r for r in self.waiting if r.overtaken_by is None), None)
         for req in self.waiting:
-            if req.overtaken_by is not None or req is head and not req.acks_unknown:
-                if marker.timestamp_ns - req.timestamp_ns >= req.wait_ms * 1_000_000:
-                    req.closed = True
+            if req.overtaken_by is not None:
+                owed_from = req.timestamp_ns       # read: a later request was answered
+            elif req is head and not req.acks_unknown:
+                owed_from = self._taken_by(req)
+            else:
+                continue
+            if marker.timestamp_ns - owed_from >= req.wait_ms * 1_000_000:
+                req.closed = True
+
+    def _taken_by(self, req: _Req) -> int:
+        """By when the broker had surely taken the head request: on arrival at an idle
+        connection; else the window after it could first take it, once the answer
+        to everything ahead of it was out (every response paired so far answers a
+        request ahead of it, or it would be overtaken) and it had arrived."""
+        ready = max(req.timestamp_ns, self.last_answer_ns)
+        if self.last_answer_ns > req.timestamp_ns or req.behind_acks0:
+            return ready + QUEUED_READ_WINDOW_NS
+        return ready
 
     # -- requests -----------------------------------------------------------------------
 
@@ -231,6 +294,9 @@ class _Walk:
         if req is None:
             return
         req.suspect = frame if frame.after_gap else self.suspect[REQUEST]
+        last = self.last_request
+        req.behind_acks0 = last is not None and (last.acks0 or last.acks_unknown)
+        self.last_request = req
         self.report.requests.append(req)
         corr = req.correlation_id
         if corr in self.answered_early:
@@ -410,7 +476,7 @@ class _Walk:
                                "to this request")
             else:
                 self.report.in_flight_at_end += 1
-        self.report.unchecked_frames = sum(
+        self.report.unchecked_frames = self.report.skipped_frames + sum(
             1 for s in self.report.states.values() if s.state != CHECKED)
         self.report.violations.sort(key=lambda v: (v.position, v.check))
 
@@ -450,6 +516,7 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
                 req.position, frame.position, req.timestamp_ns, frame.timestamp_ns)
     walk.report.pairs.append(pair)
     walk.answered[req.correlation_id] = pair
+    walk.last_answer_ns = max(walk.last_answer_ns, frame.timestamp_ns)
     if frame.truncated or frame.after_gap:
         walk.state(frame, HEADER_ONLY, "truncated by capture length")
         return

@@ -288,10 +288,34 @@ def _mark_sync(flow: "Flow") -> None:
     by searching, so pairing holds that direction's faults unverifiable until one
     of its frames decodes whole (see :mod:`.pairing`).  It takes the first frame's
     times, offsets and ACK, so :func:`_merge` puts it right before that frame; its
-    ``gap`` is the range of bytes skipped before that boundary."""
+    ``gap`` is the range of bytes skipped before that boundary, its ``size`` how
+    many frames those bytes hold (:func:`_skipped_frames`)."""
     first = flow.frames[0]
-    flow.frames.insert(0, first._replace(payload=b"", size=0, truncated=False,
-                                         gap=(0, first.start), marker=SYNC))
+    flow.frames.insert(0, first._replace(payload=b"", size=_skipped_frames(flow, first.start),
+                                         truncated=False, gap=(0, first.start), marker=SYNC))
+
+
+def _skipped_frames(flow: "Flow", end: int) -> int:
+    """How many frames the bytes before the first boundary found (``end``) hold: the
+    end of the one the capture started inside, and whole ones the search passed
+    (answers to requests sent before the capture, requests answered there).  The
+    first segment start whose chain of size prefixes lands exactly on ``end`` says
+    where whole frames begin; if none does, one frame (the bytes are not empty)."""
+    if end <= 0:
+        return 0
+    for start in flow.seg_starts[:SYNC_TRIES]:
+        if start >= end:
+            break
+        pos, whole = start, 0
+        while pos < end:
+            head = flow._known(pos, 4)
+            size = I32.unpack(head)[0] if len(head) == 4 else -1
+            if not 0 <= size <= MAX_FRAME_SIZE:
+                break
+            pos, whole = pos + 4 + size, whole + 1
+        if pos == end:
+            return whole + (start > 0)
+    return 1
 
 
 def _roles(packets: list[Packet], broker_ports: set[int]):

@@ -116,7 +116,6 @@ Frame 4 (demo.pcap, packet 4)
         topic_data: 1 item(s)
             [0]
                 name: 'orders'
-                topic_id: 00000000-0000-0000-0000-000000000000
                 partition_data: 1 item(s)
                     [0]
                         index: 0
@@ -132,7 +131,6 @@ Frame 5 (demo.pcap, packet 5)
     Body:
         responses: 0 item(s)
         throttle_time_ms: 0
-        node_endpoints: 0 item(s)
     Trailing bytes: 2 after the body's end
         000f: ca fe
     DEVIATION trailing_bytes (broker's): Produce v9 response (header v1): 2 bytes after the body's end (offset 11)
