@@ -71,8 +71,8 @@ def keys_table() -> str:
 
 def apis_table() -> str:
     """What kafka-net serves (its default: every version it speaks), beside what a
-    Kafka 4.2 broker serves (kafka_releases, from the message definitions)."""
-    lines = ["| Key | API | Versions served | Kafka 4.2 | Flexible from |",
+    Kafka 4.4 broker serves (kafka_releases, from the message definitions)."""
+    lines = ["| Key | API | Versions served | Kafka 4.4 | Flexible from |",
              "|---:|---|---|---|---|"]
     for key, module in sorted(HANDLERS.items()):
         versions = module.VERSIONS
@@ -81,7 +81,7 @@ def apis_table() -> str:
                           if flexible.high is None or flexible.high >= flexible.low else None)
         if first_flexible is not None and first_flexible > versions.high:
             first_flexible = None
-        kafka = APIS["4.2"].get(key)
+        kafka = APIS["4.4"].get(key)
         lines.append(f"| {key} | {api_name(key)} | {versions.low}-{versions.high} | "
                      f"{f'{kafka[0]}-{kafka[1]}' if kafka else '-'} | "
                      f"{'v' + str(first_flexible) if first_flexible is not None else '-'} |")

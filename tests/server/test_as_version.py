@@ -133,6 +133,21 @@ def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):
             assert got[key][1] == min(module.VERSIONS.high, APIS["4.2"][key][1])
 
 
+@pytest.mark.parametrize("release", [None, "4.4", "4.3", "4.2"])
+def test_api_versions_advertises_the_release_s_maxima(playing, release):
+    """Unset and at 4.4, Kafka 4.4's broker maxima for every API both serve (key 93
+    included); at 4.3 and 4.2 those releases' (DescribeLogDirs v5 from 4.3,
+    TxnOffsetCommit v6 ... only from 4.4)."""
+    got = ranges(advertised(playing(release)))
+    kafka = APIS[release or "4.4"]
+    assert {key: high for key, (_, high) in got.items()} == {
+        key: high for key, (_, high) in kafka.items() if key in got}
+    assert set(got) == set(kafka) & {int(k) for k in HANDLERS if k not in TELEMETRY}
+    assert (ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION in got) == (release in (None, "4.4"))
+    assert got[ApiKey.DESCRIBE_LOG_DIRS][1] == (4 if release == "4.2" else 5)
+    assert got[ApiKey.TXN_OFFSET_COMMIT][1] == (6 if release in (None, "4.4") else 5)
+
+
 def test_unset_serves_everything_the_handlers_serve(playing):
     got = ranges(advertised(playing(None)))
     assert got == {int(k): (m.VERSIONS.low, m.VERSIONS.high) for k, m in HANDLERS.items()
@@ -197,10 +212,10 @@ def test_as_version_values(raw, want):
     assert ServerConfig.from_properties({"as.version": raw}).as_version == want
 
 
-@pytest.mark.parametrize("raw", ["2.0", "2.9", "4.3", "latest", "3", "3.9.x"])
+@pytest.mark.parametrize("raw", ["2.0", "2.9", "4.5", "latest", "3", "3.9.x"])
 def test_as_version_outside_the_table_fails_startup(raw):
     message = config_error({"as.version": raw})
-    assert "as.version" in message and "2.1 ... 4.2" in message
+    assert "as.version" in message and "2.1 ... 4.4" in message
 
 
 def test_as_version_from_the_environment_and_the_command_line():

@@ -100,6 +100,8 @@ class StreamsHeartbeatResult:
     to_create: dict = field(default_factory=dict)
     acceptable_recovery_lag: int = 0
     task_offset_interval_ms: int = 0
+    # KIP-1331 (v1): the broker holds no description of the member's topology yet.
+    topology_description_required: bool = False
 
 
 class StreamsError(Exception):
@@ -417,7 +419,10 @@ class StreamsGroupCoordinator:
             status=status, tasks=m.assigned if send_tasks else None,
             endpoint_information_epoch=sg.endpoint_information_epoch, endpoints=endpoints,
             to_create=to_create, acceptable_recovery_lag=self.config.acceptable_recovery_lag,
-            task_offset_interval_ms=self.config.task_offset_interval_ms)
+            task_offset_interval_ms=self.config.task_offset_interval_ms,
+            topology_description_required=(
+                m.topology_epoch == sg.topology_epoch() >= 0
+                and sg.stored_description() is None))
 
     def _endpoints(self, sg: StreamsGroup, member: StreamsGroupMember) -> list[dict]:
         """Each member's user endpoint with the source partitions of its active and
@@ -480,6 +485,29 @@ class StreamsGroupCoordinator:
                      "%s.", escape(sg.group_id), escape(member_id), reason)
             self._fence(sg, member)
             self._groups.store_streams_group(group)
+
+    # -- UpdateStreamsGroupTopologyDescription (KIP-1331) --------------------------------
+
+    def update_topology_description(self, group_id: str, member_id: str, epoch: int,
+                                    description: dict) -> tuple[int, str | None]:
+        """Keep a member's description of its topology at ``epoch``: (error, message).
+        A member (or group) that is gone gets UNKNOWN_MEMBER_ID, so the client
+        rejoins; a description of another topology epoch than the group's
+        STREAMS_INVALID_TOPOLOGY_EPOCH."""
+        group = self._groups.group(group_id)
+        if group is None or group.streams is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID, f"Streams group {group_id} not found."
+        with group.lock:
+            sg = group.streams
+            if member_id not in sg.members:
+                return (ErrorCode.UNKNOWN_MEMBER_ID,
+                        f"Member {member_id} is not a member of streams group {group_id}.")
+            if epoch != sg.topology_epoch():
+                return (ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH,
+                        f"The topology description is for topology epoch {epoch}, but the "
+                        f"group's topology epoch is {sg.topology_epoch()}.")
+            sg.topology_description, sg.topology_description_epoch = description, epoch
+        return ErrorCode.NONE, None
 
     # -- StreamsGroupDescribe -----------------------------------------------------------
 
