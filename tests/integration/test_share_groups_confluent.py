@@ -127,6 +127,34 @@ def test_two_share_consumers_split_a_topic_each_record_once(server):
     assert error == 0 and len(described.members) == 2
 
 
+def test_offsets_altered_for_a_share_group_not_yet_joined_are_where_it_starts(server):
+    """KAFKA-19662, as franz-go's TestShareGroupOffsetsAdmin runs it: AlterShareGroupOffsets
+    on a share group nobody has joined creates the group, and the first share
+    consumer starts at the offset set (not at share.auto.offset.reset's latest)."""
+    topic, group = "sq-admin", "sq-admin-g"
+    create_topic(server, topic, 1)
+    produce(server, topic, 10)
+    with RawClient(server.bound_port()) as client:
+        body = client.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": group, "topics": [
+            {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 6}]}]})
+        assert body["error_code"] == 0, body
+        assert body["responses"][0]["partitions"][0]["error_code"] == 0, body
+        described = client.call(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, {"groups": [
+            {"group_id": group, "topics": None}]})["groups"][0]
+    assert described["error_code"] == 0
+    assert described["topics"][0]["partitions"][0]["start_offset"] == 6
+    seen = []
+    with consumers(share_consumer(server, group, topic)) as (consumer,):
+        def accept(consumer, messages):
+            for m in messages:
+                seen.append(m.offset())
+                consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+            if messages:
+                consumer.commit_sync(TIMEOUT_S)
+        poll_until((consumer,), lambda: len(seen) >= 4, accept)
+    assert seen == [6, 7, 8, 9]
+
+
 def test_released_records_come_back_and_rejected_ones_never(server):
     topic, group = "sq-ack", "sq-ack-g"
     set_group_config(server, group, share_auto_offset_reset="earliest")

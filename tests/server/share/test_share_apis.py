@@ -282,6 +282,24 @@ def test_share_group_offsets_describe_alter_delete(broker):
     assert ghost["error_code"] == E.GROUP_ID_NOT_FOUND
 
 
+def test_altering_the_offsets_of_a_new_share_group_creates_it(broker):
+    """KAFKA-19662 (Kafka 4.2): AlterShareGroupOffsets on a share group that does not
+    exist yet creates it, empty, so its first member starts at the offset set;
+    another kind of group's id is still GROUP_ID_NOT_FOUND."""
+    body = broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="fresh", topics=[
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 1}]}])
+    assert body["error_code"] == E.NONE
+    assert body["responses"][0]["partitions"][0]["error_code"] == E.NONE
+    listed = broker.call(ApiKey.LIST_GROUPS, 5, states_filter=[], types_filter=["share"])
+    assert [(g["group_id"], g["group_state"]) for g in listed["groups"]] == [("fresh", "Empty")]
+    first = ShareMember(broker, "fresh", "m1")
+    first.join()
+    assert offsets(first.fetch()) == [1, 2]
+    classic = broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="g", topics=[])
+    assert (classic["error_code"], classic["error_message"]) == (
+        E.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
+
+
 def test_latest_is_the_default_reset(broker):
     m = ShareMember(broker, "late", "m1")
     m.join()
