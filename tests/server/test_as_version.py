@@ -239,3 +239,24 @@ def test_levels_replayed_from_another_release_that_this_one_cannot_run_are_left_
         in caplog.text
     assert "level 25 of feature metadata.version" in caplog.text
     assert "supports versions 7-21" in caplog.text
+
+
+@pytest.mark.parametrize("release, refused", [("3.9", True), ("4.0", False), (None, False)])
+def test_group_configs_exist_only_from_4_0(playing, release, refused):
+    """GROUP config resources (type 32) came with Kafka 4.0: playing 3.9, Describe- and
+    IncrementalAlterConfigs refuse them as an unknown resource type; the others still
+    answer (the topic here: UNKNOWN_TOPIC_OR_PARTITION)."""
+    broker = playing(release)
+    described = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, resources=[
+        {"resource_type": 32, "resource_name": "g", "configuration_keys": None},
+        {"resource_type": 2, "resource_name": "nope", "configuration_keys": None}],
+        include_synonyms=False, include_documentation=False)["results"]
+    altered = broker.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, resources=[
+        {"resource_type": 32, "resource_name": "g", "configs": [
+            {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}],
+        validate_only=False)["responses"]
+    message = "Unexpected resource type UNKNOWN for resource g"
+    want = (ErrorCode.INVALID_REQUEST, message) if refused else (ErrorCode.NONE, None)
+    assert (described[0]["error_code"], described[0]["error_message"]) == want
+    assert (altered[0]["error_code"], altered[0]["error_message"]) == want
+    assert described[1]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
