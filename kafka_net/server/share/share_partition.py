@@ -349,8 +349,23 @@ class SharePartition:
 
     def release_member(self, member_id: str) -> int:
         """Release every record ``member_id`` holds (its share session closed, it
-        left the group); how many."""
-        return self._release_acquired(lambda rec: rec.member_id == member_id)
+        left the group, it forgot the partition); how many.  These were fetched
+        but never handed to the application, so, as Kafka's releaseAcquiredRecords
+        (DeliveryCountOps.DECREASE), their acquisition does not count: the
+        delivery count goes back down and the limit archives none of them.
+        Otherwise every short-lived consumer closing with a full buffer would
+        spend a delivery of each buffered record, and a busy group's records
+        would reach the limit and be archived unprocessed."""
+        released = 0
+        for rec in self._records.values():
+            if rec.state == RecordState.ACQUIRED and rec.member_id == member_id:
+                rec.delivery_count = max(rec.delivery_count - 1, 0)
+                self._finish(rec, RecordState.AVAILABLE)
+                released += 1
+        if released:
+            self._advance_start()
+            self.version += 1
+        return released
 
     def expire_locks(self) -> int:
         """Release the records whose acquisition lock ran out (Kafka's
