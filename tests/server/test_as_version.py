@@ -201,6 +201,9 @@ def test_release_features_cut_kafka_nets_to_the_release():
                                   "metadata.version": 25, "share.version": 1,
                                   "streams.version": 1, "transaction.version": 2}
     assert "streams.version" not in FeatureControl(release="4.1").supported
+    # 4.4 finalizes share.version 2 (dead-letter queues, KIP-1191), as kafka-net.
+    assert FeatureControl(release="4.4").finalized()["share.version"] == 2
+    assert FeatureControl(release="4.3").finalized()["share.version"] == 1
     assert FeatureControl(release="3.3").finalized() == {"metadata.version": 7}
     assert FeatureControl(release="3.2").finalized() == {}
     assert FeatureControl(release="3.2").changed_levels() == {}

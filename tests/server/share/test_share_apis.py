@@ -476,3 +476,28 @@ def test_a_session_reopened_elsewhere_or_closed_is_not_the_old_connections(broke
         "on_member_leave": lambda self, g, m: left.append((g, m))})())
     closed(broker, m2_connection)
     assert left == [] and sessions._by_connection.keys() == {second.connection_id}
+
+
+@pytest.mark.parametrize("level, written", [(2, 1), (1, 0)])
+def test_dead_letters_need_share_version_2(broker, level, written):
+    """KIP-1191's dead-letter queue is share.version 2's: at 1 (Kafka 4.2) a rejected
+    record is archived and nothing is written; a topic without
+    errors.deadletterqueue.group.enable is never written either."""
+    for name, enabled in (("dlq.sg", "true"), ("dlq.plain", "false")):
+        created = broker.call(ApiKey.CREATE_TOPICS, 5, topics=[{
+            "name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+            "configs": [{"name": "errors.deadletterqueue.group.enable", "value": enabled}]}],
+            timeout_ms=1000, validate_only=False)
+        assert created["topics"][0]["error_code"] == E.NONE
+    broker.apis.features.set_levels({"share.version": level})
+    for dlq in ("dlq.sg", "dlq.plain"):
+        broker.apis.group_configs.set_group_key("sg", "errors.deadletterqueue.topic.name", dlq)
+        m = ShareMember(broker, "sg", f"m-{dlq}")
+        m.join()
+        first = min(offsets(m.fetch()))
+        m.acknowledge({("t", 0): [(first, first, [REJECT])]})
+        m.leave()
+        m.acknowledge({}, epoch=-1)
+    logs = {name: broker.replica_manager.partition(name, 0).log for name in ("dlq.sg",
+                                                                             "dlq.plain")}
+    assert (logs["dlq.sg"].log_end_offset, logs["dlq.plain"].log_end_offset) == (written, 0)
