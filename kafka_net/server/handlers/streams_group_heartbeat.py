@@ -21,6 +21,12 @@ v1 sends the acceptable recovery lag as an int64 and sets
 group's current topology and the member runs that topology: the member then
 sends it with UpdateStreamsGroupTopologyDescription (key 93).
 
+Static membership (``instance_id``, as KIP-848's): a member leaving with
+epoch -2 keeps its place and tasks for one session, and the restarted instance
+(same instance id, new member id) takes them back without a rebalance;
+UNRELEASED_INSTANCE_ID for an instance still in the group, FENCED_INSTANCE_ID
+for the member id it replaced.
+
 Internal topics (repartition and changelog topics) the topology needs and
 that do not exist are created here after the coordinator answered, as
 Kafka's KafkaApis does with the heartbeat's creatable topics; the answer
