@@ -1,4 +1,4 @@
-"""Write kafka_net/protocol/kafka_releases.py: what each Kafka release 2.1 ... 4.2 served.
+"""Write kafka_net/protocol/kafka_releases.py: what each Kafka release 2.1 ... 4.4 served.
 
     python docs/make_kafka_releases.py [FRANZ_GO_GIT_DIR] [--check]
 
@@ -15,7 +15,9 @@ is its broker's: up to 3.9 the ZooKeeper broker's keys and versions, with the
 keys only a KRaft broker of that release served added from its KRaft row
 (DescribeQuorum, DescribeTopicPartitions: kafka-net is a KRaft node); from 4.0,
 when ZooKeeper was removed, the KRaft broker's row alone (franz-go's own
-``V4_0_0`` ... ``V4_2_0``).  The minimums are franz-go's ``setmin`` calls, which
+``V4_0_0`` ... ``V4_2_0``).  franz-go's table at :data:`COMMIT` ends at 4.2;
+4.3 and 4.4 are :data:`AFTER_FRANZ_GO`'s steps, in franz-go's own vocabulary,
+each with its source.  The minimums are franz-go's ``setmin`` calls, which
 are KIP-896's removals in 4.0 (and JoinGroup v0-v1's return in 4.1); Produce
 keeps an advertised minimum of 0 there (KAFKA-18659,
 ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION), as franz-go records it.
@@ -40,7 +42,23 @@ SOURCE = "pkg/kversion/requests.go"
 
 RELEASES = ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
             "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9",
-            "4.0", "4.1", "4.2")
+            "4.0", "4.1", "4.2", "4.3", "4.4")
+
+# The KRaft broker's steps after franz-go's last release (b42 at COMMIT), as
+# (operation, key, version), replayed like franz-go's own.  Sources: the
+# version notes of apache/kafka's message JSON and the KIPs named.
+AFTER_FRANZ_GO: dict[str, list[tuple[str, int, int]]] = {
+    "4.3": [
+        ("incmax", 35, 5),   # 5 describe log dirs: IsCordoned KAFKA-19774 KIP-1066
+    ],
+    "4.4": [
+        ("incmax", 28, 6),   # 6 txn offset commit: topic ids KIP-1319
+        ("incmax", 42, 3),   # 3 delete groups: per-group ErrorMessage KIP-1331
+        ("incmax", 88, 1),   # 1 streams group heartbeat: TopologyDescriptionRequired KIP-1331
+        ("incmax", 89, 1),   # 1 streams group describe: IncludeTopologyDescription KIP-1331
+        ("addkey", 93, 0),   # 0 update streams group topology description KIP-1331
+    ],
+}
 
 # name -> (min supported, max supported, finalized on a fresh cluster), per release.
 # A release that does not name a feature neither supports nor finalizes it.
@@ -61,8 +79,14 @@ RELEASES = ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
 # share.version: SV_1 (KIP-932) a preview in 4.1 (not production: not advertised),
 #   production-ready in 4.2.
 # streams.version: SV_1 (KIP-1071) early access in 4.1, GA in 4.2 at 4.2-IV1.
+# 4.3: metadata.version 4.3-IV0 = 30 (cordoned log dirs, KIP-1066).
+# 4.4: metadata.version 4.4-IV2 = 33 (4.4-IV0 31 share group dead-letter queues,
+#   KIP-1191; 4.4-IV1 32 CIDR ACL hosts, KIP-1276; 4.4-IV2 controller
+#   unregistration, KIP-1312); share.version SV_2 (dead-letter queues, KIP-1191)
+#   production and finalized on a new 4.4 cluster.  (franz-go pkg/kversion
+#   features.go at 73358f62f7b7d44400914fd6c9b421445b03c53f records the same.)
 _MV = {"3.3": 7, "3.4": 8, "3.5": 11, "3.6": 14, "3.7": 19, "3.8": 20, "3.9": 21,
-       "4.0": 25, "4.1": 27, "4.2": 29}
+       "4.0": 25, "4.1": 27, "4.2": 29, "4.3": 30, "4.4": 33}
 
 
 def _features(release: str) -> dict[str, tuple[int, int, int]]:
@@ -78,7 +102,7 @@ def _features(release: str) -> dict[str, tuple[int, int, int]]:
         features["group.version"] = (0, 1, 1)
         features["eligible.leader.replicas.version"] = (0, 1, 0 if release == "4.0" else 1)
     if release >= "4.2":
-        features["share.version"] = (0, 1, 1)
+        features["share.version"] = (0, 2, 2) if release >= "4.4" else (0, 1, 1)
         features["streams.version"] = (0, 1, 1)
     return features
 
@@ -134,13 +158,31 @@ def _fn(line: str, release: str) -> str:
     return line + release.replace(".", "")
 
 
+def _after_franz_go(row: dict[int, list[int]], release: str) -> dict[int, list[int]]:
+    """The previous release's row with :data:`AFTER_FRANZ_GO`'s steps for ``release``."""
+    row = {k: list(v) for k, v in row.items()}
+    for op, key, value in AFTER_FRANZ_GO[release]:
+        if op == "incmax":
+            if row[key][1] + 1 != value:
+                raise SystemExit(f"{release}: incmax({key}, {value}) skips a version")
+            row[key][1] = value
+        elif key in row:
+            raise SystemExit(f"{release}: key {key} added twice")
+        else:
+            row[key] = [0, value]
+    return row
+
+
 def release_rows(source: str) -> dict[str, dict[int, tuple[int, int]]]:
     bodies = _functions(source)
     memo: dict = {}
     rows = {}
     for release in RELEASES:
         kraft = _fn("b", release)
-        if release >= "4.0":
+        if release in AFTER_FRANZ_GO:
+            previous = rows[RELEASES[RELEASES.index(release) - 1]]
+            row = _after_franz_go({k: list(v) for k, v in previous.items()}, release)
+        elif release >= "4.0":
             row = _replay(kraft, bodies, memo)
         else:
             row = _replay(_fn("z", release), bodies, memo)
@@ -153,14 +195,15 @@ def release_rows(source: str) -> dict[str, dict[int, tuple[int, int]]]:
 
 def render(rows: dict[str, dict[int, tuple[int, int]]]) -> str:
     out = [
-        '"""What each Kafka release 2.1 ... 4.2 served: its broker\'s API versions and',
+        '"""What each Kafka release 2.1 ... 4.4 served: its broker\'s API versions and',
         "feature levels (``as.version``; docs/operations.md, \"Playing an older Kafka\").",
         "",
         "Generated by docs/make_kafka_releases.py (do not edit by hand) from franz-go's",
         f"{SOURCE} at commit",
         f"{COMMIT}: up to 3.9 the ZooKeeper",
         "broker's APIs plus those only its KRaft broker had, from 4.0 the KRaft broker's;",
-        "minimums are KIP-896's (4.0), with Produce's advertised 0 (KAFKA-18659).  The",
+        "minimums are KIP-896's (4.0), with Produce's advertised 0 (KAFKA-18659).  4.3",
+        "and 4.4, after franz-go's table, are the generator's AFTER_FRANZ_GO steps.  The",
         "feature levels are the generator's FEATURES, with their sources there.",
         "",
         "Sans-IO data: ``APIS[release][api_key] = (min, max)``; ``FEATURES[release][name]",

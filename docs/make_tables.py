@@ -8,6 +8,7 @@
     python docs/make_tables.py releases   # docs/operations.md, "Playing an older Kafka"
     python docs/make_tables.py versions   # docs/design.md, "API versions: kafka-net, Kafka 2.8, 3.9, 4.2"
     python docs/make_tables.py --check    # exit 1 if a doc holds a stale copy
+    python docs/make_tables.py --write    # replace every stale copy in its page
 
 Each table is data in the code (``TRANSITIONS``, ``VALID_PREVIOUS_STATES``,
 ``KEYS``, ``HANDLERS``, ``kafka_releases``), so the
@@ -71,8 +72,8 @@ def keys_table() -> str:
 
 def apis_table() -> str:
     """What kafka-net serves (its default: every version it speaks), beside what a
-    Kafka 4.2 broker serves (kafka_releases, from the message definitions)."""
-    lines = ["| Key | API | Versions served | Kafka 4.2 | Flexible from |",
+    Kafka 4.4 broker serves (kafka_releases, from the message definitions)."""
+    lines = ["| Key | API | Versions served | Kafka 4.4 | Flexible from |",
              "|---:|---|---|---|---|"]
     for key, module in sorted(HANDLERS.items()):
         versions = module.VERSIONS
@@ -81,7 +82,7 @@ def apis_table() -> str:
                           if flexible.high is None or flexible.high >= flexible.low else None)
         if first_flexible is not None and first_flexible > versions.high:
             first_flexible = None
-        kafka = APIS["4.2"].get(key)
+        kafka = APIS["4.4"].get(key)
         lines.append(f"| {key} | {api_name(key)} | {versions.low}-{versions.high} | "
                      f"{f'{kafka[0]}-{kafka[1]}' if kafka else '-'} | "
                      f"{'v' + str(first_flexible) if first_flexible is not None else '-'} |")
@@ -134,13 +135,43 @@ def check() -> int:
              if make() not in (REPO / WHERE[name]).read_text(encoding="utf-8")]
     for name in stale:
         print(f"{WHERE[name]}: the '{name}' table is stale; "
-              f"paste the output of: python docs/make_tables.py {name}")
+              f"run: python docs/make_tables.py --write")
     return 1 if stale else 0
+
+
+def write() -> int:
+    """Replace each table in its page with a fresh copy: the block of ``|`` lines
+    with the same header, else the one sharing most lines with the fresh table
+    (a header whose release column moved on)."""
+    for name, make in TABLES.items():
+        path = REPO / WHERE[name]
+        fresh = make().splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
+        blocks, i = [], 0
+        while i < len(lines):
+            if lines[i].startswith("|"):
+                j = i
+                while j < len(lines) and lines[j].startswith("|"):
+                    j += 1
+                blocks.append((i, j))
+                i = j
+            else:
+                i += 1
+        same = [b for b in blocks if lines[b[0]] == fresh[0]]
+        start, end = same[0] if same else max(
+            blocks, key=lambda b: len(set(lines[b[0]:b[1]]) & set(fresh)))
+        if lines[start:end] != fresh:
+            lines[start:end] = fresh
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            print(f"{WHERE[name]}: '{name}' table rewritten")
+    return 0
 
 
 def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         return check()
+    if argv == ["--write"]:
+        return write()
     names = argv or list(TABLES)
     unknown = [n for n in names if n not in TABLES]
     if unknown:

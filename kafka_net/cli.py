@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                            f"{k}={v}" for k, v in DEV_PROFILE.items())
                        + " (under --config and --override)")
     serve.add_argument("--as-version", metavar="X.Y",
-                       help="play Kafka release X.Y (2.1 ... 4.2): advertise and accept only "
+                       help="play Kafka release X.Y (2.1 ... 4.4): advertise and accept only "
                             "its API versions and features (same as as.version=X.Y)")
     serve.add_argument("--capture-dir", metavar="DIR",
                        help="record wire captures here (same as capture.dir=DIR)")

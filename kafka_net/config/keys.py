@@ -75,7 +75,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("cluster.id", "cluster_id", string, "kafka-net-cluster",
          "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
     _Key("as.version", "as_version", kafka_release, "",
-         "kafka-net: play Kafka release X.Y (2.1 ... 4.2): ApiVersions advertises, and "
+         "kafka-net: play Kafka release X.Y (2.1 ... 4.4): ApiVersions advertises, and "
          "the broker accepts, only the API versions and features that release served "
          "(docs/operations.md, \"Playing an older Kafka\"); empty = everything kafka-net serves."),
     _Key("shutdown.timeout.ms", "shutdown_timeout_ms", integer(0), "30000",

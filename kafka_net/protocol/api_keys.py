@@ -1,11 +1,15 @@
-"""Kafka's API keys (``ApiKeys.java``), every one Kafka 4.2 defines.
+"""Kafka's API keys (``ApiKeys.java``), every one Kafka 4.4 defines.
 
 Source of the Kafka 4.2 message facts used across ``protocol/messages``:
 franz-go's ``generate/definitions`` at commit
 adb3a18abe14bdb230f1cd738d03623301013d42 (2026-08-04), which follows
 apache/kafka's ``clients/src/main/resources/common/message/*.json`` through
 4.2; the apache/kafka snapshot reachable here is older (4.0.0-SNAPSHOT,
-1eb7644, 2024-10-25).
+1eb7644, 2024-10-25).  Kafka 4.3 and 4.4's changes (DescribeLogDirs v5, then
+TxnOffsetCommit v6, DeleteGroups v3, StreamsGroupHeartbeat/Describe v1 and key
+93) are from apache/kafka's message JSON on trunk (UpdateStreamsGroupTopology-
+Description at 8e7e658bbdfee2edbfbcbbe3c73856f9195c1814) and the field order of
+the released versions as tests/protocol/kafka_json/README.md records it.
 
 Knowing all of them lets us tell "an API key Kafka does not have" (Kafka:
 ``Unexpected api key``) from "an API Kafka has but this broker does not serve"
@@ -110,6 +114,7 @@ class ApiKey(IntEnum):
     DESCRIBE_SHARE_GROUP_OFFSETS = 90
     ALTER_SHARE_GROUP_OFFSETS = 91
     DELETE_SHARE_GROUP_OFFSETS = 92
+    UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION = 93
 
     @property
     def title(self) -> str:

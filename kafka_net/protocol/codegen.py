@@ -100,9 +100,17 @@ def _tag_header(buf, p: int, last: int) -> tuple[int, int, int]:
     return tag, size, p
 
 
+def _tag_count(buf, p: int) -> tuple[int, int]:
+    """A tagged-field section's count, refused above the limit before any is read."""
+    count, p = _read_uvarint(buf, p)
+    if count > s.MAX_TAGGED_FIELDS:
+        raise s.too_many_tagged_fields(count)
+    return count, p
+
+
 def _skip_tags(buf, p: int) -> int:
     """Skip a tagged-field section none of whose tags this struct knows."""
-    count, p = _read_uvarint(buf, p)
+    count, p = _tag_count(buf, p)
     last = -1
     for _ in range(count):
         last, size, p = _tag_header(buf, p, last)
@@ -127,6 +135,8 @@ def _truncated(exc: Exception) -> InvalidRequestError:
 _RUNTIME = {
     "InvalidRequestError": InvalidRequestError, "struct": struct, "_UUID": _uuid.UUID,
     "_uvarint": encode_uvarint, "_read_uvarint": _read_uvarint, "_tag_header": _tag_header,
+    "_tag_count": _tag_count, "_MAX_ARRAY": s.MAX_ARRAY_ELEMENTS,
+    "_too_many": s.too_many_elements,
     "_skip_tags": _skip_tags, "_short": _short, "_bad_length": _bad_length,
     "_truncated": _truncated, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
     "_deepcopy": copy.deepcopy, "_MISSING": object(), "_splice_records": splice_records,

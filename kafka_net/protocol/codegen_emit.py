@@ -180,7 +180,7 @@ class Decoder(_Emitter):
             return
         count, last, size = self.src.var("n"), self.src.var("tag"), self.src.var("size")
         self.emit(ind, "else:")
-        self.emit(ind + 1, f"{count}, p = _read_uvarint(buf, p)")
+        self.emit(ind + 1, f"{count}, p = _tag_count(buf, p)")
         self.emit(ind + 1, f"{last} = -1")
         self.emit(ind + 1, f"for _ in range({count}):")
         self.emit(ind + 2, f"{last}, {size}, p = _tag_header(buf, p, {last})")
@@ -264,6 +264,8 @@ class Decoder(_Emitter):
         self.emit(ind, f"if {n} > end - p:")
         self.emit(ind + 1, f'raise InvalidRequestError(f"array of {{{n}}} elements '
                            f'in {{end - p}} bytes")')
+        self.emit(ind, f"if {n} > _MAX_ARRAY:")   # Kafka 4.4's cap, also before allocating
+        self.emit(ind + 1, f"raise _too_many({n})")
         if item in _FIXED and item is not s.UUID:
             code = _FIXED[item]
             self.emit(ind, f"{v} = list(_unpack_from('>%d{code}' % {n}, buf, p))")

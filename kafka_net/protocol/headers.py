@@ -27,7 +27,7 @@ from typing import NamedTuple
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer
-from kafka_net.protocol.schema import Versions
+from kafka_net.protocol.schema import MAX_TAGGED_FIELDS, Versions, too_many_tagged_fields
 
 # api_key, api_version, correlation_id: every request header version starts so
 HEADER_PEEK = struct.Struct(">hhi")
@@ -206,6 +206,9 @@ def decode_response_header(frame: bytes, header_version: int) -> tuple[int, int]
 
 
 def _skip_tagged_fields(r: Reader) -> None:
-    for _ in range(r.uvarint()):
+    count = r.uvarint()
+    if count > MAX_TAGGED_FIELDS:
+        raise too_many_tagged_fields(count)
+    for _ in range(count):
         r.uvarint()
         r.raw(r.uvarint())

@@ -82,6 +82,23 @@ class Versions:
 
 NO_VERSIONS = Versions(0, -1)
 
+# Kafka 4.4's decoders refuse, before allocating, an array of more elements and a
+# tagged-field section of more fields than these: no real message comes near them,
+# and a peer's count alone must not size a list (a 1 MB frame of one-byte elements
+# would otherwise build a million-entry list per array, nested arrays multiplying it).
+MAX_ARRAY_ELEMENTS = 1_000_000
+MAX_TAGGED_FIELDS = 10_000
+
+
+def too_many_elements(n: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"array of {n} elements is over the limit of {MAX_ARRAY_ELEMENTS}")
+
+
+def too_many_tagged_fields(n: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"{n} tagged fields are over the limit of {MAX_TAGGED_FIELDS}")
+
 
 class Array(Type):
     """An array of a type or of a :class:`Struct`; ``-1`` / compact ``0`` is null."""
@@ -100,6 +117,8 @@ class Array(Type):
         # lie: refusing it early stops a 4-byte frame from allocating a huge list.
         if n > r.remaining():
             raise InvalidRequestError(f"array of {n} elements in {r.remaining()} bytes")
+        if n > MAX_ARRAY_ELEMENTS:
+            raise too_many_elements(n)
         item = self.item
         if isinstance(item, Struct):
             return [item.read_struct(r, version, flexible) for _ in range(n)]
@@ -242,6 +261,8 @@ def _write_value(t, w: Writer, v, version: int, flexible: bool, nullable: bool) 
 
 def _read_tagged(r: Reader, tagged: dict, version: int, out: dict) -> None:
     count = r.uvarint()
+    if count > MAX_TAGGED_FIELDS:
+        raise too_many_tagged_fields(count)
     last = -1
     for _ in range(count):
         tag = r.uvarint()

@@ -57,8 +57,8 @@ from kafka_net.server.handlers import (
 from kafka_net.server.handlers import (  # delegation tokens (KIP-48)
     create_delegation_token, describe_delegation_token, expire_delegation_token,
     renew_delegation_token)
-from kafka_net.server.handlers import (  # streams groups (KIP-1071)
-    streams_group_describe, streams_group_heartbeat)
+from kafka_net.server.handlers import (  # streams groups (KIP-1071, KIP-1331)
+    streams_group_describe, streams_group_heartbeat, update_streams_group_topology_description)
 from kafka_net.server.handlers import (  # client metrics (KIP-714)
     get_telemetry_subscriptions, list_config_resources, push_telemetry)
 from kafka_net.server.handlers import (  # KIP-932 share groups
@@ -152,6 +152,7 @@ HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
     describe_share_group_offsets,  # 90
     alter_share_group_offsets,     # 91
     delete_share_group_offsets,    # 92
+    update_streams_group_topology_description,  # 93
 )}
 
 

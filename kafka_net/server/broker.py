@@ -334,6 +334,9 @@ class BrokerCore:
         # -- end of registration -------------------------------------------------------
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
         self.share_coordinator.group_configs = self.apis.group_configs
+        # Dead-letter queues (KIP-1191) follow the finalized share.version.
+        self.share_coordinator.partitions.share_version = \
+            lambda: self.apis.features.level("share.version")
         self.group_coordinator.streams.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:

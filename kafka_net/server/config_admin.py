@@ -26,7 +26,9 @@ then storing it).  Per resource, in Kafka's order:
    the group's new override set is built as for a topic and validated by
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
    empty name is INVALID_REQUEST ``Default group resources are not
-   allowed.``.
+   allowed.``.  Playing a release before 4.0 (``as.version``): INVALID_REQUEST
+   ``Unexpected resource type UNKNOWN for resource <name>`` (CLIENT_METRICS
+   likewise before 3.7), as a broker without the type refused it.
 5. CLIENT_METRICS (KIP-714 subscriptions, :mod:`kafka_net.server.client_metrics`):
    the subscription's new set is built as for a topic (APPEND / SUBTRACT on
    the LIST keys ``metrics`` and ``match`` only), then validated by Kafka's
@@ -54,7 +56,7 @@ from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
-    ConfigResourceType, config_authorization_error, resource_type_name)
+    ConfigResourceType, config_authorization_error, resource_type_name, unknown_to_release)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
 from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
@@ -94,6 +96,10 @@ def alter_resources(ctx, resources: list[dict], validate_only: bool,
             if seen[(r["resource_type"], r["resource_name"])] > 1:
                 raise AlterError(ErrorCode.INVALID_REQUEST,
                                  "Each resource must appear at most once.")
+            unknown = unknown_to_release(r["resource_type"], r["resource_name"],
+                                         ctx.config.as_version)
+            if unknown is not None:   # as.version: a release without this resource type
+                raise AlterError(ErrorCode.INVALID_REQUEST, unknown)
             refused = config_authorization_error(ctx, AclOperation.ALTER_CONFIGS,
                                                  r["resource_type"], r["resource_name"])
             if refused is not None:

@@ -31,10 +31,10 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
 from kafka_net.server.client_metrics import CONFIG_DOCS
 from kafka_net.server.config_repository import ConfigRepository
-from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS
+from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS, PER_BROKER_STORED
 from kafka_net.server.group_config import GROUP_CONFIGS
 from kafka_net.server.topic_config import (
-    BOOLEAN, INT, LIST, LONG, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
+    BOOLEAN, DOUBLE, INT, LIST, LONG, SHORT, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 
 
 class ConfigResourceType(IntEnum):
@@ -67,6 +67,22 @@ def resource_type_name(value: int) -> str:
         return ConfigResourceType(value).name
     except ValueError:
         return "UNKNOWN"
+
+
+# The release whose ConfigResource.Type first had these: before it, the id is
+# Kafka's UNKNOWN (GROUP came with 4.0's group configs, KIP-848; CLIENT_METRICS
+# with 3.7, KIP-714).
+_RESOURCE_TYPE_SINCE = {ConfigResourceType.GROUP: "4.0", ConfigResourceType.CLIENT_METRICS: "3.7"}
+
+
+def unknown_to_release(resource_type: int, name: str, release: str | None) -> str | None:
+    """With ``as.version`` playing a release that had no such config resource type,
+    the INVALID_REQUEST message that release's broker gave; else None."""
+    since = _RESOURCE_TYPE_SINCE.get(resource_type)
+    if release is None or since is None or \
+            tuple(map(int, release.split("."))) >= tuple(map(int, since.split("."))):
+        return None
+    return f"Unexpected resource type UNKNOWN for resource {name}"
 
 
 # -- topics ------------------------------------------------------------------------------
@@ -145,6 +161,24 @@ def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
                               ConfigSource.DEFAULT_CONFIG))
         entries.append(_entry(name, chain[0]["value"], chain[0]["source"], read_only=False,
                               synonyms=chain, config_type=definition.type, doc=definition.doc))
+    entries += _per_broker_sasl_entries(dynamic)
+    return entries
+
+
+_SASL_TYPES = {"string": STRING, "double": DOUBLE, "long": LONG, "short": SHORT, "list": LIST}
+
+
+def _per_broker_sasl_entries(dynamic) -> list[dict]:
+    """The SASL login / ticket refresh keys Kafka lets a broker change (kept, no
+    effect in kafka-net: dynamic_config.PER_BROKER_STORED): this node's value, else
+    Kafka's default."""
+    entries = []
+    for name, (kind, _, _, default) in sorted(PER_BROKER_STORED.items()):
+        chain = [] if dynamic is None else [
+            _synonym(name, raw, source) for raw, source in dynamic.dynamic_synonyms(name)]
+        chain.append(_synonym(name, default, ConfigSource.DEFAULT_CONFIG))
+        entries.append(_entry(name, chain[0]["value"], chain[0]["source"], read_only=False,
+                              synonyms=chain, config_type=_SASL_TYPES[kind], doc=None))
     return entries
 
 

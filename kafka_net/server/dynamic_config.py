@@ -18,6 +18,13 @@ Which keys:
   synonyms of topic configs, ``log.retention.ms``, ``log.segment.bytes``,
   ``message.max.bytes``..., except ``log.message.format.version``): every
   topic that does not override the key follows the new default.
+* **Kept per broker** (:data:`PER_BROKER_STORED`): the SASL/Kerberos login and
+  ticket-refresh keys Kafka reconfigures per listener
+  (``sasl.kerberos.min.time.before.relogin``, ``sasl.login.refresh.*``, ...).
+  Accepted for this node (resource name = its id) with Kafka's value checks,
+  refused at the cluster-default scope as Kafka refuses a per-broker config
+  there, stored and replayed like every other; kafka-net's SASL (PLAIN,
+  SCRAM, OAUTHBEARER) logs nobody in to a KDC, so they change nothing else.
 * **Dynamic in Kafka, not in kafka-net** (thread pools, listeners, SSL and
   SASL settings, the log cleaner...): refused as read-only ones are, with
   INVALID_REQUEST ``Cannot update these configs dynamically: Set(...)``, and
@@ -78,7 +85,7 @@ KAFKA_ONLY_DYNAMIC = frozenset({
     "ssl.secure.random.implementation", "ssl.client.auth", "ssl.engine.factory.class",
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
     "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config", "sasl.enabled.mechanisms",
-    "sasl.kerberos.service.name", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
     "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
     "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms",
     "producer.id.expiration.ms", "transaction.partition.verification.enable",
@@ -86,6 +93,22 @@ KAFKA_ONLY_DYNAMIC = frozenset({
     "remote.log.manager.copy.max.bytes.per.second",
     "remote.log.manager.fetch.max.bytes.per.second",
     "remote.list.offsets.request.timeout.ms"})
+
+# Kafka's per-broker SASL keys (DynamicListenerConfig's SaslConfigs, login and
+# Kerberos ticket refresh): name -> (kind, low, high, Kafka's default), Kafka's
+# ConfigDef checks.
+PER_BROKER_STORED: dict[str, tuple[str, float | None, float | None, str | None]] = {
+    "sasl.kerberos.service.name": ("string", None, None, None),
+    "sasl.kerberos.kinit.cmd": ("string", None, None, "/usr/bin/kinit"),
+    "sasl.kerberos.ticket.renew.window.factor": ("double", None, None, "0.8"),
+    "sasl.kerberos.ticket.renew.jitter": ("double", None, None, "0.05"),
+    "sasl.kerberos.min.time.before.relogin": ("long", None, None, "60000"),
+    "sasl.kerberos.principal.to.local.rules": ("list", None, None, "DEFAULT"),
+    "sasl.login.refresh.window.factor": ("double", 0.5, 1.0, "0.8"),
+    "sasl.login.refresh.window.jitter": ("double", 0.0, 0.25, "0.05"),
+    "sasl.login.refresh.min.period.seconds": ("short", 0, 900, "60"),
+    "sasl.login.refresh.buffer.seconds": ("short", 0, 3600, "300"),
+}
 
 DEFAULT_SCOPE = ""
 
@@ -162,6 +185,13 @@ class DynamicBrokerConfig:
 
     def validate(self, scope: str, values: dict[str, str]) -> None:
         """Kafka's ``DynamicBrokerConfig.validate`` of the complete new set of a scope."""
+        per_broker = sorted(n for n in values if _base(n) in PER_BROKER_STORED)
+        if per_broker and scope == DEFAULT_SCOPE:
+            raise DynamicConfigError(
+                "Cannot update these configs at default cluster level, broker id must be "
+                "specified: Set(" + ", ".join(per_broker) + ")")
+        for name in per_broker:
+            check_per_broker(name, values[name])
         refused = sorted(name for name in values if not _may_change(name))
         if refused:
             note = ""
@@ -206,11 +236,33 @@ def _base(name: str) -> str:
 
 
 def _may_change(name: str) -> bool:
-    if name in APPLIED:
+    if name in APPLIED or _base(name) in PER_BROKER_STORED:
         return True
     # A key neither Kafka nor kafka-net knows is a custom config: kept, as Kafka keeps it.
     known = name in BY_NAME or name in KAFKA_BROKER_KEYS or _base(name) in KAFKA_ONLY_DYNAMIC
     return not known
+
+
+def check_per_broker(name: str, raw: str) -> None:
+    """A :data:`PER_BROKER_STORED` value checked as Kafka's ConfigDef checks it."""
+    kind, low, high, _ = PER_BROKER_STORED[_base(name)]
+    if kind in ("string", "list"):
+        return
+    try:
+        value = float(raw) if kind == "double" else int(raw.strip())
+    except ValueError:
+        raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
+                                 f"Not a number of type {kind.upper()}") from None
+    if kind == "short" and not -2**15 <= value < 2**15 or \
+            kind == "long" and not -2**63 <= value < 2**63:
+        raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
+                                 f"Not a number of type {kind.upper()}")
+    if low is not None and value < low:
+        raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
+                                 f"Value must be at least {low}")
+    if high is not None and value > high:
+        raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
+                                 f"Value must be no more than {high}")
 
 
 def parse(name: str, raw: str) -> Any:

@@ -7,13 +7,15 @@ reports both with the finalized features' epoch; clients read them (the
 Java producer uses transaction.version >= 2 to choose the KIP-890 protocol,
 admin tools print them with describeFeatures).
 
-The levels are Kafka 4.2's for what kafka-net serves:
+The levels are Kafka 4.4's for what kafka-net serves:
 
 * metadata.version 4.0-IV3 (25), supported from 3.3-IV3 (7), Kafka 4.0's range;
 * kraft.version 1: a single voter formatted with ``--standalone`` (KIP-853);
 * group.version 1: the consumer group protocol (KIP-848) is served;
-* share.version 1: share groups (KIP-932) are served, as Kafka 4.2 finalizes
-  it on a new cluster; 0 (UpdateFeatures) turns them off (UNSUPPORTED_VERSION);
+* share.version 2: share groups (KIP-932) with dead-letter queues (KIP-1191),
+  as Kafka 4.4 finalizes it on a new cluster; 1 serves share groups without
+  dead-letter queues (Kafka 4.2's), 0 (UpdateFeatures) turns them off
+  (UNSUPPORTED_VERSION);
 * streams.version 1: the streams rebalance protocol (KIP-1071) is served, as
   a new Kafka 4.2 cluster finalizes it (its production default); at 0
   StreamsGroupHeartbeat and StreamsGroupDescribe answer UNSUPPORTED_VERSION,
@@ -57,7 +59,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     "group.version": (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (7, 25),
-    "share.version": (0, 1),
+    "share.version": (0, 2),
     "streams.version": (0, 1),
     "transaction.version": (0, 2),
 }
@@ -66,7 +68,7 @@ DEFAULT_FINALIZED: dict[str, int] = {
     "group.version": 1,
     "kraft.version": 1,
     METADATA_VERSION: 25,
-    "share.version": 1,
+    "share.version": 2,
     "streams.version": 1,
     "transaction.version": 2,
 }

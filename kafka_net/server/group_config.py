@@ -83,6 +83,13 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
                    "The strategy to initialize the share-partition start offset.", "STRING"),
     GroupConfigDef("share.isolation.level", "read_uncommitted", 0, None,
                    "Controls how to read records written transactionally.", "STRING"),
+    GroupConfigDef("errors.deadletterqueue.topic.name", "", 0, None,
+                   "The share group's dead-letter topic (KIP-1191, share.version 2): the "
+                   "records its consumers reject or that reach the delivery count limit "
+                   "are written there; empty: none.", "STRING"),
+    GroupConfigDef("errors.deadletterqueue.copy.record.enable", "false", 0, None,
+                   "Whether a dead letter carries the record's key and value, or only the "
+                   "headers naming it.", "STRING"),
     GroupConfigDef("streams.session.timeout.ms", 45000, 1,
                    ("group.streams.min.session.timeout.ms", 45000,
                     "group.streams.max.session.timeout.ms", 60000),
@@ -157,8 +164,32 @@ def _check_isolation_level(name: str, value: str) -> None:
                             "one of: read_committed, read_uncommitted")
 
 
+# Kafka's errors.deadletterqueue.topic.name.prefix default: a dead-letter topic's
+# name starts with it (kafka-net does not let the prefix be changed).
+DEAD_LETTER_TOPIC_PREFIX = "dlq."
+
+
+def _check_dead_letter_topic(name: str, value: str) -> None:
+    if not value:
+        return
+    if value.startswith("__"):
+        raise InvalidConfig(f"Invalid value {value} for configuration {name}: a dead-letter "
+                            "topic cannot be an internal topic.")
+    if not value.startswith(DEAD_LETTER_TOPIC_PREFIX):
+        raise InvalidConfig(f"Invalid value {value} for configuration {name}: the dead-letter "
+                            f"topic name must start with {DEAD_LETTER_TOPIC_PREFIX}")
+
+
+def _check_boolean(name: str, value: str) -> None:
+    if value.lower() not in ("true", "false"):
+        raise InvalidConfig(f"Invalid value {value} for configuration {name}: Expected value "
+                            "to be either true or false")
+
+
 _STRING_CHECKS = {"share.auto.offset.reset": _check_auto_offset_reset,
-                  "share.isolation.level": _check_isolation_level}
+                  "share.isolation.level": _check_isolation_level,
+                  "errors.deadletterqueue.topic.name": _check_dead_letter_topic,
+                  "errors.deadletterqueue.copy.record.enable": _check_boolean}
 
 _ISO_DURATION = re.compile(
     r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)

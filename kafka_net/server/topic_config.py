@@ -224,6 +224,8 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
        "Stop copying segments to tiered storage."),
     _T("remote.log.delete.on.disable", BOOLEAN, False, None,
        "Delete tiered data when tiered storage is disabled."),
+    _T("errors.deadletterqueue.group.enable", BOOLEAN, False, None,
+       "Whether share groups may write dead letters to this topic (KIP-1191)."),
 )}
 
 # The configs that change this broker's behaviour (see ReplicaManager).

@@ -638,9 +638,9 @@ def test_any_correct_interleaving_has_no_violations(case):
 def test_every_frame_ends_in_one_coverage_state_with_its_reason():
     """Checked in full; header only for an API without a schema, a version beyond
     the schema and a frame the capture cut; not Kafka for a frame too short."""
-    # Key 93: no API Kafka 4.2 defines, so the codec has no schema for it (every key
-    # 0-92 has one, the inter-broker ones included).
-    no_schema = struct.pack(">hhi", 93, 0, 20) + b"\x00\x01c\x00" + b"x" * 9
+    # Key 94: no API Kafka 4.4 defines, so the codec has no schema for it (every key
+    # 0-93 has one, the inter-broker ones included).
+    no_schema = struct.pack(">hhi", 94, 0, 20) + b"\x00\x01c\x00" + b"x" * 9
     too_new = struct.pack(">hhi", ApiKey.METADATA, 99, 21) + b"\x00\x01c\x00" + b"y" * 9
     cut = payload("q2", corr=22)[:20]
     frames = [
@@ -654,11 +654,11 @@ def test_every_frame_ends_in_one_coverage_state_with_its_reason():
         Frame(7, RESPONSE, 8, payload("r2", corr=22)[:10], 100, truncated=True),
     ]
     report = pair_connection(frames)
-    # Key 93 is no Kafka API at all (Kafka closes the connection: "Unexpected api
+    # Key 94 is no Kafka API at all (Kafka closes the connection: "Unexpected api
     # key"); Metadata v99 was not advertised in r1: the client's deviation (whether
     # the broker refused it is not known: header only).
     assert found(report) == [("undecodable_request", 2, 20), ("unadvertised_version", 4, 21)]
-    assert "unknown api key 93" in report.violations[0].detail
+    assert "unknown api key 94" in report.violations[0].detail
     assert "whether it refused is not known" in report.violations[1].detail
     assert len(report.pairs) == 4
     got = [(s.state, s.reason) for _, s in sorted(report.states.items())]

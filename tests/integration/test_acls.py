@@ -305,6 +305,22 @@ def test_the_consumer_is_refused_another_group(cluster):
         consumer.close()
 
 
+def test_a_kip_848_consumer_subscribed_to_a_denied_topic_is_told(cluster):
+    """KAFKA-18813 (Kafka 4.0): a consumer-protocol member subscribing by name to a
+    topic it may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED from its heartbeat,
+    which librdkafka reports, instead of silently consuming the others only."""
+    consumer = Consumer(cluster.confluent("consumer", **{
+        "group.id": "orders-848", "group.protocol": "consumer",
+        "auto.offset.reset": "earliest"}))
+    try:
+        consumer.subscribe(["orders", "secret"])
+        refused = poll_until(consumer, lambda m: m.error() is not None)
+        assert refused is not None
+        assert refused.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, refused.error()
+    finally:
+        consumer.close()
+
+
 def test_kafka_python_consumer_is_refused_the_secret_topic(cluster, caplog):
     consumer = KafkaConsumer(**cluster.python("consumer", group_id="orders-py",
                                               auto_offset_reset="earliest"))

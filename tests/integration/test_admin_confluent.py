@@ -274,12 +274,18 @@ def test_log_defaults_change_and_read_only_keys_are_refused(admin):
     assert "Cannot update these configs dynamically: Set(node.id)" in error.str()
 
 
-def test_group_configs(admin):
-    """Kafka 4.0's GROUP config resource: set, described with its source, validated."""
+def test_group_configs(admin, as_version):
+    """Kafka 4.0's GROUP config resource: set, described with its source, validated;
+    playing a release before 4.0, which had no such resource, refused."""
     resource = ConfigResource(ResourceType.GROUP, "cf-group", incremental_configs=[
         ConfigEntry("consumer.heartbeat.interval.ms", "6000",
                     incremental_operation=AlterConfigOpType.SET)])
     [future] = admin.incremental_alter_configs([resource]).values()
+    if as_version is not None and as_version < "4.0":
+        refused = error_of(future)
+        assert refused.code() == KafkaError.INVALID_REQUEST
+        assert "Unexpected resource type UNKNOWN for resource cf-group" in refused.str()
+        return
     future.result(TIMEOUT_S)
     entry = describe(admin, ConfigResource(ResourceType.GROUP, "cf-group"))[
         "consumer.heartbeat.interval.ms"]

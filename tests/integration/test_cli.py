@@ -247,7 +247,7 @@ def test_an_unknown_as_version_exits_2():
     result = run_cli("serve", "--as-version", "1.0")
     assert result.returncode == EXIT_CONFIG_ERROR
     assert ("kafka-net: configuration error: as.version: '1.0' is not a Kafka release "
-            "kafka-net can play (2.1 ... 4.2)") in result.stderr
+            "kafka-net can play (2.1 ... 4.4)") in result.stderr
     assert_no_traceback(result.stderr)
 
 

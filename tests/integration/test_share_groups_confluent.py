@@ -127,6 +127,34 @@ def test_two_share_consumers_split_a_topic_each_record_once(server):
     assert error == 0 and len(described.members) == 2
 
 
+def test_offsets_altered_for_a_share_group_not_yet_joined_are_where_it_starts(server):
+    """KAFKA-19662, as franz-go's TestShareGroupOffsetsAdmin runs it: AlterShareGroupOffsets
+    on a share group nobody has joined creates the group, and the first share
+    consumer starts at the offset set (not at share.auto.offset.reset's latest)."""
+    topic, group = "sq-admin", "sq-admin-g"
+    create_topic(server, topic, 1)
+    produce(server, topic, 10)
+    with RawClient(server.bound_port()) as client:
+        body = client.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": group, "topics": [
+            {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 6}]}]})
+        assert body["error_code"] == 0, body
+        assert body["responses"][0]["partitions"][0]["error_code"] == 0, body
+        described = client.call(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, {"groups": [
+            {"group_id": group, "topics": None}]})["groups"][0]
+    assert described["error_code"] == 0
+    assert described["topics"][0]["partitions"][0]["start_offset"] == 6
+    seen = []
+    with consumers(share_consumer(server, group, topic)) as (consumer,):
+        def accept(consumer, messages):
+            for m in messages:
+                seen.append(m.offset())
+                consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+            if messages:
+                consumer.commit_sync(TIMEOUT_S)
+        poll_until((consumer,), lambda: len(seen) >= 4, accept)
+    assert seen == [6, 7, 8, 9]
+
+
 def test_released_records_come_back_and_rejected_ones_never(server):
     topic, group = "sq-ack", "sq-ack-g"
     set_group_config(server, group, share_auto_offset_reset="earliest")
@@ -248,3 +276,69 @@ def test_share_state_survives_a_broker_restart_on_the_durable_log(tmp_path):
         assert redelivered == {i: f"v{i}".encode() for i in range(5, 10)}
         offsets = server.apis.group_coordinator.share.start_offsets(group)
         assert [start for start, _ in offsets.values()] == [10]
+
+
+def read_all(server, topic: str, count: int) -> list:
+    """The first ``count`` records of partition 0 of ``topic``, with a plain consumer."""
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": f"{topic}-reader",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list = []
+    try:
+        def more() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                got.append(message)
+            return len(got) >= count
+        wait_until(more, TIMEOUT_S, interval=0)
+    finally:
+        consumer.close()
+    return got
+
+
+def create_dead_letter_topic(server, topic: str) -> None:
+    with RawClient(server.bound_port()) as client:
+        body = client.call(ApiKey.CREATE_TOPICS, 5, {
+            "topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
+                        "assignments": [], "configs": [
+                            {"name": "errors.deadletterqueue.group.enable", "value": "true"}]}],
+            "timeout_ms": 5000, "validate_only": False})
+    assert body["topics"][0]["error_code"] == 0, body
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_dead_letters_land_in_the_group_s_dead_letter_topic(server, copy):
+    """KIP-1191 (share.version 2, Kafka 4.4): with the group's
+    errors.deadletterqueue.topic.name set, a record the consumer rejects and one
+    released until the delivery count limit (3 here) are written to that topic, headers
+    naming them (and their key and value with copy.record.enable); an accepted one is not."""
+    topic, group, dlq = f"sq-dlq-{copy}", f"sq-dlq-g-{copy}", f"dlq.sq-{copy}"
+    create_topic(server, topic, 1)
+    create_dead_letter_topic(server, dlq)
+    set_group_config(server, group, share_auto_offset_reset="earliest",
+                     **{"errors.deadletterqueue.topic.name": dlq,
+                        "errors.deadletterqueue.copy.record.enable": str(copy).lower()})
+    produce(server, topic, 3)       # v0 rejected, v1 released to the limit, v2 accepted
+    finished: set = set()
+    with consumers(share_consumer(server, group, topic)) as (consumer,):
+        def handle(consumer, messages):
+            for m in messages:
+                ack = (AcknowledgeType.REJECT, AcknowledgeType.RELEASE,
+                       AcknowledgeType.ACCEPT)[m.offset()]
+                consumer.acknowledge(m, ack)
+                if ack != AcknowledgeType.RELEASE or m.delivery_count() == 3:
+                    finished.add(m.offset())
+            if messages:
+                consumer.commit_sync(TIMEOUT_S)
+        poll_until((consumer,), lambda: finished == {0, 1, 2}, handle)
+    letters = read_all(server, dlq, 2)
+    headers = [dict(m.headers()) for m in letters]
+    assert [(h["__dlq.errors.offset"], h["__dlq.errors.delivery.count"],
+             h["__dlq.errors.message"]) for h in headers] == [
+        (b"0", b"1", b"Record rejected by the consumer."),
+        (b"1", b"3", b"Offset delivery count exceeded the threshold.")]
+    assert all((h["__dlq.errors.topic"], h["__dlq.errors.partition"],
+                h["__dlq.errors.group"]) == (topic.encode(), b"0", group.encode())
+               for h in headers)
+    assert [m.value() for m in letters] == ([b"v0", b"v1"] if copy else [None, None])

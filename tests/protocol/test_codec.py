@@ -124,7 +124,7 @@ def test_fewer_than_eight_bytes(frame):
         parse_request(frame, SUPPORTED)
 
 
-@pytest.mark.parametrize("api_key", [9999, -1, 93, 2**15 - 1])
+@pytest.mark.parametrize("api_key", [9999, -1, 94, 2**15 - 1])
 def test_unknown_api_key(api_key):
     with pytest.raises(InvalidRequestError, match=f"Unexpected api key: {api_key}") as err:
         parse_request(head(api_key, 0) + b"\x00\x00", SUPPORTED)

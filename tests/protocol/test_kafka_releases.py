@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 GENERATOR = REPO / "docs" / "make_kafka_releases.py"
 
 
-def test_every_release_from_2_1_to_4_2_has_a_row():
-    assert RELEASES[0] == "2.1" and RELEASES[-1] == "4.2"
+def test_every_release_from_2_1_to_4_4_has_a_row():
+    assert RELEASES[0] == "2.1" and RELEASES[-1] == "4.4"
     assert "2.9" not in RELEASES and "3.0" in RELEASES
     assert set(APIS) == set(FEATURES) == set(RELEASES)
     assert "adb3a18abe14bdb230f1cd738d03623301013d42" in SOURCE
@@ -37,7 +37,7 @@ def test_describe_topic_partitions_arrives_with_3_8():
 
 
 def test_kip_896_removed_old_versions_in_4_0():
-    for release in ("4.0", "4.1", "4.2"):
+    for release in ("4.0", "4.1", "4.2", "4.3", "4.4"):
         assert APIS[release][ApiKey.FETCH][0] == 4
         assert APIS[release][ApiKey.LIST_OFFSETS][0] == 1
         assert APIS[release][ApiKey.OFFSET_COMMIT][0] == 2
@@ -59,6 +59,24 @@ def test_maxima_follow_the_known_bumps():
     assert APIS["3.8"][ApiKey.API_VERSIONS] == (0, 3)
     assert APIS["4.2"][ApiKey.PRODUCE] == (0, 13)     # topic ids, KIP-516
     assert APIS["4.2"][ApiKey.FETCH] == (4, 18)
+
+
+def test_4_3_and_4_4_add_what_kafka_added_after_franz_go_s_table():
+    assert APIS["4.2"][ApiKey.DESCRIBE_LOG_DIRS] == (1, 4)
+    assert APIS["4.3"][ApiKey.DESCRIBE_LOG_DIRS] == (1, 5)          # IsCordoned, KIP-1066
+    changed = {key: versions for key, versions in APIS["4.4"].items()
+               if versions != APIS["4.3"].get(key)}
+    assert changed == {
+        ApiKey.TXN_OFFSET_COMMIT: (0, 6),                           # KIP-1319
+        ApiKey.DELETE_GROUPS: (0, 3),                               # KIP-1331
+        ApiKey.STREAMS_GROUP_HEARTBEAT: (0, 1),
+        ApiKey.STREAMS_GROUP_DESCRIBE: (0, 1),
+        ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION: (0, 0),
+    }
+    assert FEATURES["4.3"]["metadata.version"] == (7, 30, 30)
+    assert FEATURES["4.4"]["metadata.version"] == (7, 33, 33)
+    assert FEATURES["4.4"]["share.version"] == (0, 2, 2)            # DLQ, KIP-1191
+    assert FEATURES["4.3"]["share.version"] == (0, 1, 1)
 
 
 def test_zookeeper_only_inter_broker_apis_end_with_3_9():

@@ -55,7 +55,7 @@ EXPECTED_RANGES = {
     ApiKey.CREATE_ACLS: ((0, 3), 2),
     ApiKey.DELETE_ACLS: ((0, 3), 2),
     ApiKey.ALTER_REPLICA_LOG_DIRS: ((0, 2), 2),
-    ApiKey.DESCRIBE_LOG_DIRS: ((0, 4), 2),
+    ApiKey.DESCRIBE_LOG_DIRS: ((0, 5), 2),   # 4.3: v5
     ApiKey.CREATE_DELEGATION_TOKEN: ((0, 3), 2),
     ApiKey.RENEW_DELEGATION_TOKEN: ((0, 2), 2),
     ApiKey.EXPIRE_DELEGATION_TOKEN: ((0, 2), 2),

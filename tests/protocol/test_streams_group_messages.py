@@ -118,7 +118,7 @@ def test_a_streams_heartbeat_response_decodes():
                     + carr([]) + TAGS])
             + TAGS)
     body = MESSAGES[ApiKey.STREAMS_GROUP_HEARTBEAT].response.decode(data, 0)
-    assert (body["member_epoch"], body["acceptable_recovery_lag"],
+    assert (body["member_epoch"], body["acceptable_recovery_lag_legacy"],
             body["task_offset_interval_ms"]) == (3, 10000, 10000)
     assert body["status"] == [{"status_code": 5, "status_detail": "Assignment delayed"}]
     assert body["active_tasks"] == [{"subtopology_id": "0", "partitions": [0, 2]}]
@@ -135,7 +135,8 @@ def test_a_streams_group_describe_round_trip():
     parsed = parse_request(request_frame(ApiKey.STREAMS_GROUP_DESCRIBE, 0,
                                          carr([cstr("app")]) + b"\x01" + TAGS),
                            {ApiKey.STREAMS_GROUP_DESCRIBE: Versions(0, 0)})
-    assert parsed.body == {"group_ids": ["app"], "include_authorized_operations": True}
+    assert parsed.body == {"group_ids": ["app"], "include_authorized_operations": True,
+                           "include_topology_description": False}   # v1's, absent at v0
     assignment = carr([task_ids("0", [0])]) + carr([]) + carr([]) + TAGS
     member = (cstr("member-1") + i32(3) + cstr(None) + cstr(None) + cstr("c") + cstr("/h")
               + i32(1) + cstr("process-1") + NULL + carr([]) + carr([]) + carr([])
@@ -156,9 +157,35 @@ def test_a_streams_group_describe_round_trip():
     assert MESSAGES[ApiKey.STREAMS_GROUP_DESCRIBE].response.encode(body, 0) == data
 
 
+def test_a_streams_heartbeat_response_v1_widens_the_lag_and_asks_for_the_description():
+    """KIP-1331: v1 drops the int32 lag before task_offset_interval_ms, puts an int64
+    one after it, and adds topology_description_required after the warm-up tasks."""
+    head = i32(0) + i16(0) + cstr(None) + cstr("m") + i32(1) + i32(2)
+    nulls = carr(None) + carr(None) + carr(None) + carr(None)   # status and the three task lists
+    v1 = head + i32(3) + i64(1000) + nulls + b"\x01" + i32(4) + carr(None) + TAGS
+    v0 = head + i32(1000) + i32(3) + nulls + i32(4) + carr(None) + TAGS
+    schema = MESSAGES[ApiKey.STREAMS_GROUP_HEARTBEAT].response
+    body = schema.decode(v1, 1)
+    assert (body["acceptable_recovery_lag"], body["task_offset_interval_ms"],
+            body["topology_description_required"]) == (1000, 3, True)
+    assert schema.encode(body, 1) == v1
+    old = schema.decode(v0, 0)
+    assert (old["acceptable_recovery_lag_legacy"], old["topology_description_required"]) == \
+        (1000, False)
+    assert schema.encode(old, 0) == v0
+
+
+def test_a_streams_group_describe_request_v1_asks_for_the_description():
+    schema = MESSAGES[ApiKey.STREAMS_GROUP_DESCRIBE].request
+    body = {"group_ids": ["g"], "include_authorized_operations": True,
+            "include_topology_description": True}
+    assert schema.encode(body, 1) == carr([cstr("g")]) + b"\x01\x01" + TAGS
+    assert schema.encode(body, 0) == carr([cstr("g")]) + b"\x01" + TAGS
+
+
 @pytest.mark.parametrize("key", [ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE])
-def test_the_broker_serves_version_0_and_a_table_without_them_refuses_them(key):
+def test_the_broker_serves_versions_0_1_and_a_table_without_them_refuses_them(key):
     from kafka_net.server.apis import HANDLERS
-    assert HANDLERS[key].VERSIONS == Versions(0, 0)
+    assert HANDLERS[key].VERSIONS == Versions(0, 1)
     with pytest.raises(InvalidRequestError, match="which is not enabled"):
         parse_request(request_frame(key, 0, b""), {})   # as.version before 4.2

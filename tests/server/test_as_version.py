@@ -133,6 +133,21 @@ def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):
             assert got[key][1] == min(module.VERSIONS.high, APIS["4.2"][key][1])
 
 
+@pytest.mark.parametrize("release", [None, "4.4", "4.3", "4.2"])
+def test_api_versions_advertises_the_release_s_maxima(playing, release):
+    """Unset and at 4.4, Kafka 4.4's broker maxima for every API both serve (key 93
+    included); at 4.3 and 4.2 those releases' (DescribeLogDirs v5 from 4.3,
+    TxnOffsetCommit v6 ... only from 4.4)."""
+    got = ranges(advertised(playing(release)))
+    kafka = APIS[release or "4.4"]
+    assert {key: high for key, (_, high) in got.items()} == {
+        key: high for key, (_, high) in kafka.items() if key in got}
+    assert set(got) == set(kafka) & {int(k) for k in HANDLERS if k not in TELEMETRY}
+    assert (ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION in got) == (release in (None, "4.4"))
+    assert got[ApiKey.DESCRIBE_LOG_DIRS][1] == (4 if release == "4.2" else 5)
+    assert got[ApiKey.TXN_OFFSET_COMMIT][1] == (6 if release in (None, "4.4") else 5)
+
+
 def test_unset_serves_everything_the_handlers_serve(playing):
     got = ranges(advertised(playing(None)))
     assert got == {int(k): (m.VERSIONS.low, m.VERSIONS.high) for k, m in HANDLERS.items()
@@ -186,6 +201,9 @@ def test_release_features_cut_kafka_nets_to_the_release():
                                   "metadata.version": 25, "share.version": 1,
                                   "streams.version": 1, "transaction.version": 2}
     assert "streams.version" not in FeatureControl(release="4.1").supported
+    # 4.4 finalizes share.version 2 (dead-letter queues, KIP-1191), as kafka-net.
+    assert FeatureControl(release="4.4").finalized()["share.version"] == 2
+    assert FeatureControl(release="4.3").finalized()["share.version"] == 1
     assert FeatureControl(release="3.3").finalized() == {"metadata.version": 7}
     assert FeatureControl(release="3.2").finalized() == {}
     assert FeatureControl(release="3.2").changed_levels() == {}
@@ -197,10 +215,10 @@ def test_as_version_values(raw, want):
     assert ServerConfig.from_properties({"as.version": raw}).as_version == want
 
 
-@pytest.mark.parametrize("raw", ["2.0", "2.9", "4.3", "latest", "3", "3.9.x"])
+@pytest.mark.parametrize("raw", ["2.0", "2.9", "4.5", "latest", "3", "3.9.x"])
 def test_as_version_outside_the_table_fails_startup(raw):
     message = config_error({"as.version": raw})
-    assert "as.version" in message and "2.1 ... 4.2" in message
+    assert "as.version" in message and "2.1 ... 4.4" in message
 
 
 def test_as_version_from_the_environment_and_the_command_line():
@@ -224,3 +242,24 @@ def test_levels_replayed_from_another_release_that_this_one_cannot_run_are_left_
         in caplog.text
     assert "level 25 of feature metadata.version" in caplog.text
     assert "supports versions 7-21" in caplog.text
+
+
+@pytest.mark.parametrize("release, refused", [("3.9", True), ("4.0", False), (None, False)])
+def test_group_configs_exist_only_from_4_0(playing, release, refused):
+    """GROUP config resources (type 32) came with Kafka 4.0: playing 3.9, Describe- and
+    IncrementalAlterConfigs refuse them as an unknown resource type; the others still
+    answer (the topic here: UNKNOWN_TOPIC_OR_PARTITION)."""
+    broker = playing(release)
+    described = broker.call(ApiKey.DESCRIBE_CONFIGS, 4, resources=[
+        {"resource_type": 32, "resource_name": "g", "configuration_keys": None},
+        {"resource_type": 2, "resource_name": "nope", "configuration_keys": None}],
+        include_synonyms=False, include_documentation=False)["results"]
+    altered = broker.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, resources=[
+        {"resource_type": 32, "resource_name": "g", "configs": [
+            {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}],
+        validate_only=False)["responses"]
+    message = "Unexpected resource type UNKNOWN for resource g"
+    want = (ErrorCode.INVALID_REQUEST, message) if refused else (ErrorCode.NONE, None)
+    assert (described[0]["error_code"], described[0]["error_message"]) == want
+    assert (altered[0]["error_code"], altered[0]["error_message"]) == want
+    assert described[1]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

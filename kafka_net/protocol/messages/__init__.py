@@ -30,7 +30,7 @@ from kafka_net.protocol.messages import (
     renew_delegation_token, sasl_authenticate, sasl_handshake, stop_replica,
     streams_group_describe, streams_group_heartbeat, sync_group,
     txn_offset_commit, unregister_broker, update_features, update_metadata,
-    update_raft_voter, vote, write_txn_markers)
+    update_raft_voter, update_streams_group_topology_description, vote, write_txn_markers)
 from kafka_net.protocol.messages import (  # KIP-932 share groups
     alter_share_group_offsets, delete_share_group_offsets, delete_share_group_state,
     describe_share_group_offsets, initialize_share_group_state, read_share_group_state,
@@ -260,4 +260,8 @@ MESSAGES: dict[int, ApiMessage] = {
     ApiKey.DELETE_SHARE_GROUP_OFFSETS: ApiMessage(
         ApiKey.DELETE_SHARE_GROUP_OFFSETS,
         delete_share_group_offsets.REQUEST, delete_share_group_offsets.RESPONSE),
+    ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION: ApiMessage(
+        ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION,
+        update_streams_group_topology_description.REQUEST,
+        update_streams_group_topology_description.RESPONSE),
 }

@@ -1,4 +1,4 @@
-"""DescribeLogDirs (API key 35): versions 0-4, flexible from v2.
+"""DescribeLogDirs (API key 35): versions 0-5, flexible from v2.
 
 Wire schema of ``DescribeLogDirsRequest.json`` / ``DescribeLogDirsResponse.json``.
 
@@ -10,6 +10,7 @@ Request history (from Kafka's JSON):
 * Version 2 is the first flexible version.
 * Version 3 is the same as version 2 (new field in response).
 * Version 4 is the same as version 2 (new fields in response).
+* Version 5 is the same as version 2 (new field in response; Kafka 4.3).
 
 Response history (from Kafka's JSON):
 
@@ -18,13 +19,15 @@ Response history (from Kafka's JSON):
 * Version 2 is the first flexible version.
 * Version 3 adds the top-level ErrorCode field
 * Version 4 adds the TotalBytes and UsableBytes fields
+* Version 5 adds IsCordoned (KIP-1066, Kafka 4.3: a cordoned log dir takes no
+  new partitions)
 """
 
 from kafka_net.protocol.schema import (
     BOOL, INT16, INT32, INT64, STRING, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "DescribeLogDirsRequest", valid="0-4", flexible="2+",
+    "DescribeLogDirsRequest", valid="0-5", flexible="2+",
     fields=[
         Field("topics", Array(Struct(
             Field("topic", STRING),
@@ -33,7 +36,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "DescribeLogDirsResponse", valid="0-4", flexible="2+",
+    "DescribeLogDirsResponse", valid="0-5", flexible="2+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16, versions="3+"),
@@ -51,5 +54,6 @@ RESPONSE = Schema(
             ))),
             Field("total_bytes", INT64, versions="4+", default=-1),
             Field("usable_bytes", INT64, versions="4+", default=-1),
+            Field("is_cordoned", BOOL, versions="5+", default=False),
         ))),
     ])

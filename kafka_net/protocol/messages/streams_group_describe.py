@@ -1,4 +1,4 @@
-"""StreamsGroupDescribe (API key 89): version 0, flexible (KIP-1071, Kafka 4.2).
+"""StreamsGroupDescribe (API key 89): versions 0-1, flexible (KIP-1071, Kafka 4.2).
 
 Wire schema of ``StreamsGroupDescribeRequest.json`` /
 ``StreamsGroupDescribeResponse.json`` (field facts from franz-go's
@@ -11,17 +11,27 @@ and its members, each with its process, endpoint, client tags, changelog
 offsets, and current and target assignments of active, standby and warm-up
 tasks.  ``is_classic`` is true for a member still on the classic protocol.
 
+Version 1 (KIP-1331, Kafka 4.4): the request's ``include_topology_description``
+asks for the description a member sent with UpdateStreamsGroupTopologyDescription
+(key 93); each group then carries ``topology_description`` and
+``topology_description_status`` (0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR,
+3 AVAILABLE; the description is present exactly when AVAILABLE).  The
+description's structs are key 93's (:data:`TOPOLOGY_DESCRIPTION`).
+
 Served by :mod:`kafka_net.server.handlers.streams_group_describe`.
 """
 
+from kafka_net.protocol.messages.update_streams_group_topology_description import (
+    TOPOLOGY_DESCRIPTION)
 from kafka_net.protocol.schema import (
-    BOOL, INT16, INT32, INT64, STRING, UINT16, Array, Field, Schema, Struct)
+    BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "StreamsGroupDescribeRequest", valid="0", flexible="0+",
+    "StreamsGroupDescribeRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_ids", Array(STRING)),
         Field("include_authorized_operations", BOOL),
+        Field("include_topology_description", BOOL, versions="1+", default=False),
     ])
 
 _KEY_VALUE = Struct(
@@ -86,7 +96,7 @@ _MEMBER = Struct(
 )
 
 RESPONSE = Schema(
-    "StreamsGroupDescribeResponse", valid="0", flexible="0+",
+    "StreamsGroupDescribeResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("groups", Array(Struct(
@@ -99,5 +109,8 @@ RESPONSE = Schema(
             Field("topology", _TOPOLOGY, nullable="0+", default=None),
             Field("members", Array(_MEMBER)),
             Field("authorized_operations", INT32, default=-2**31),
+            Field("topology_description", TOPOLOGY_DESCRIPTION, versions="1+",
+                  nullable="1+", default=None),
+            Field("topology_description_status", INT8, versions="1+", default=0),
         ))),
     ])

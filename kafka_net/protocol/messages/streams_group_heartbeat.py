@@ -1,4 +1,4 @@
-"""StreamsGroupHeartbeat (API key 88): version 0, flexible (KIP-1071, Kafka 4.2).
+"""StreamsGroupHeartbeat (API key 88): versions 0-1, flexible (KIP-1071, Kafka 4.2).
 
 Wire schema of ``StreamsGroupHeartbeatRequest.json`` /
 ``StreamsGroupHeartbeatResponse.json`` (field facts from franz-go's
@@ -16,6 +16,12 @@ heartbeat are sent as null (-1 for ``rebalance_timeout_ms``).
 ``status`` codes in the response: 0 STALE_TOPOLOGY, 1 MISSING_SOURCE_TOPICS,
 2 INCORRECTLY_PARTITIONED_TOPICS, 3 MISSING_INTERNAL_TOPICS,
 4 SHUTDOWN_APPLICATION, 5 ASSIGNMENT_DELAYED.
+
+Version 1 (KIP-1331, Kafka 4.4) leaves the request as it was; the response
+widens the acceptable recovery lag to int64 (``acceptable_recovery_lag``, after
+``task_offset_interval_ms``; v0's int32 is ``acceptable_recovery_lag_legacy``)
+and adds ``topology_description_required``: the broker asks the member to send
+its topology's description with UpdateStreamsGroupTopologyDescription (key 93).
 
 Served by :mod:`kafka_net.server.handlers.streams_group_heartbeat` (the
 streams group coordinator is :mod:`kafka_net.server.group.streams_coordinator`).
@@ -70,7 +76,7 @@ _TOPOLOGY = Struct(
 )
 
 REQUEST = Schema(
-    "StreamsGroupHeartbeatRequest", valid="0", flexible="0+",
+    "StreamsGroupHeartbeatRequest", valid="0-1", flexible="0+",
     fields=[
         Field("group_id", STRING),
         Field("member_id", STRING),
@@ -97,7 +103,7 @@ _TOPIC_PARTITIONS = Struct(
 )
 
 RESPONSE = Schema(
-    "StreamsGroupHeartbeatResponse", valid="0", flexible="0+",
+    "StreamsGroupHeartbeatResponse", valid="0-1", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
@@ -105,8 +111,9 @@ RESPONSE = Schema(
         Field("member_id", STRING),
         Field("member_epoch", INT32),
         Field("heartbeat_interval_ms", INT32),
-        Field("acceptable_recovery_lag", INT32),
+        Field("acceptable_recovery_lag_legacy", INT32, versions="0"),
         Field("task_offset_interval_ms", INT32),
+        Field("acceptable_recovery_lag", INT64, versions="1+"),
         Field("status", Array(Struct(
             Field("status_code", INT8),
             Field("status_detail", STRING),
@@ -114,6 +121,7 @@ RESPONSE = Schema(
         Field("active_tasks", Array(_TASK_IDS), nullable="0+", default=None),
         Field("standby_tasks", Array(_TASK_IDS), nullable="0+", default=None),
         Field("warmup_tasks", Array(_TASK_IDS), nullable="0+", default=None),
+        Field("topology_description_required", BOOL, versions="1+", default=False),
         Field("endpoint_information_epoch", INT32),
         Field("partitions_by_user_endpoint", Array(Struct(
             Field("user_endpoint", _ENDPOINT),

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (API key 28): versions 0-5, flexible from v3.
+"""TxnOffsetCommit (API key 28): versions 0-6, flexible from v3.
 
 Wire schema of ``TxnOffsetCommitRequest.json`` / ``TxnOffsetCommitResponse.json``.
 
@@ -13,12 +13,15 @@ Version notes:
   of AddOffsetsToTxn, adding the group's ``__consumer_offsets`` partition to
   the transaction implicitly (only once the finalized ``transaction.version``
   is 2 or more).
+* v6: topics are named by id, not by name (KIP-1319, Kafka 4.4), as OffsetCommit
+  v10 names them.
 """
 
-from kafka_net.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Schema, Struct
+from kafka_net.protocol.schema import (
+    INT16, INT32, INT64, STRING, UUID, Array, Field, Schema, Struct)
 
 REQUEST = Schema(
-    "TxnOffsetCommitRequest", valid="0-5", flexible="3+",
+    "TxnOffsetCommitRequest", valid="0-6", flexible="3+",
     fields=[
         Field("transactional_id", STRING),
         Field("group_id", STRING),
@@ -28,7 +31,8 @@ REQUEST = Schema(
         Field("member_id", STRING, versions="3+", default=""),
         Field("group_instance_id", STRING, versions="3+", nullable="3+", default=None),
         Field("topics", Array(Struct(
-            Field("name", STRING),
+            Field("name", STRING, versions="0-5"),
+            Field("topic_id", UUID, versions="6+"),
             Field("partitions", Array(Struct(
                 Field("partition_index", INT32),
                 Field("committed_offset", INT64),
@@ -39,11 +43,12 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "TxnOffsetCommitResponse", valid="0-5", flexible="3+",
+    "TxnOffsetCommitResponse", valid="0-6", flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("topics", Array(Struct(
-            Field("name", STRING),
+            Field("name", STRING, versions="0-5"),
+            Field("topic_id", UUID, versions="6+"),
             Field("partitions", Array(Struct(
                 Field("partition_index", INT32),
                 Field("error_code", INT16),

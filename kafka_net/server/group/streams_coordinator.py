@@ -100,6 +100,8 @@ class StreamsHeartbeatResult:
     to_create: dict = field(default_factory=dict)
     acceptable_recovery_lag: int = 0
     task_offset_interval_ms: int = 0
+    # KIP-1331 (v1): the broker holds no description of the member's topology yet.
+    topology_description_required: bool = False
 
 
 class StreamsError(Exception):
@@ -119,8 +121,6 @@ def validate_request(req: dict) -> None:
                         ("instance_id", "InstanceId"), ("rack_id", "RackId")):
         if req[name] is not None and not req[name].strip():
             raise _invalid(f"{label} can't be empty.")
-    if req["instance_id"] is not None:
-        raise _invalid("Static membership is not yet supported.")
     topology = req["topology"]
     if topology is not None and any(s["source_topic_regex"] for s in topology["subtopologies"]):
         raise _invalid("Regular expressions for source topics are not supported yet.")
@@ -140,8 +140,8 @@ def validate_request(req: dict) -> None:
             validate_topology(topology)
         except InvalidTopology as e:
             raise StreamsError(ErrorCode.STREAMS_INVALID_TOPOLOGY, str(e)) from None
-    elif epoch == STATIC_LEAVE_EPOCH:
-        raise _invalid("InstanceId can't be null.")   # a non-null one is refused above
+    elif epoch == STATIC_LEAVE_EPOCH and req["instance_id"] is None:
+        raise _invalid("InstanceId can't be null.")
     elif epoch < STATIC_LEAVE_EPOCH:
         raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
     if any(t is not None for t in owned) and any(t is None for t in owned):
@@ -196,8 +196,8 @@ class StreamsGroupCoordinator:
 
     def _heartbeat(self, group: Group, sg: StreamsGroup, req: dict, client_id: str,
                    client_host: str) -> StreamsHeartbeatResult:
-        if req["member_epoch"] == LEAVE_EPOCH:
-            return self._leave(sg, req)
+        if req["member_epoch"] in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            return self._leave(group, sg, req)
         owned = None if req["active_tasks"] is None else TasksTuple(
             _tasks_of(req["active_tasks"]), _tasks_of(req["standby_tasks"]),
             _tasks_of(req["warmup_tasks"]))
@@ -292,6 +292,8 @@ class StreamsGroupCoordinator:
 
     def _member(self, sg: StreamsGroup, req: dict, owned: TasksTuple | None
                 ) -> StreamsGroupMember:
+        if req["instance_id"] is not None:
+            return self._static_member(sg, req, owned)
         member_id = req["member_id"]
         member = sg.members.get(member_id)
         if req["member_epoch"] == JOIN_EPOCH:
@@ -311,6 +313,58 @@ class StreamsGroupCoordinator:
                                f"Member {member_id} is not a member of group {sg.group_id}.")
         _check_epoch(member, req["member_epoch"], owned)
         return member
+
+    def _static_member(self, sg: StreamsGroup, req: dict, owned: TasksTuple | None
+                       ) -> StreamsGroupMember:
+        """A member with an instance id (static membership, as KIP-848's): a restarted
+        instance (new member id) takes the place of the one that left with epoch -2,
+        its tasks and its place in the target assignment, with no rebalance; an
+        instance still in the group cannot be replaced (UNRELEASED_INSTANCE_ID); an
+        old member id of a replaced instance is fenced (FENCED_INSTANCE_ID)."""
+        member_id, instance_id = req["member_id"], req["instance_id"]
+        existing = next((m for m in sg.members.values() if m.instance_id == instance_id),
+                        None)
+        if req["member_epoch"] == JOIN_EPOCH:
+            if existing is None:
+                if len(sg.members) >= self.config.max_size:
+                    raise StreamsError(
+                        ErrorCode.GROUP_MAX_SIZE_REACHED,
+                        "The streams group has reached its maximum capacity of "
+                        f"{self.config.max_size} members.")
+                return StreamsGroupMember(member_id, instance_id=instance_id)
+            if existing.member_id == member_id:
+                return existing
+            if existing.member_epoch != STATIC_LEAVE_EPOCH:
+                raise StreamsError(
+                    ErrorCode.UNRELEASED_INSTANCE_ID,
+                    f"Static member {existing.member_id} with instance id {instance_id} "
+                    "cannot be replaced because it has not left the group.")
+            return self._replace_static(sg, existing, member_id)
+        if existing is None:
+            raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
+                               f"Instance id {instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise StreamsError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {member_id} with instance id {instance_id} was fenced by "
+                f"member {existing.member_id}.")
+        _check_epoch(existing, req["member_epoch"], owned)
+        return existing
+
+    @staticmethod
+    def _replace_static(sg: StreamsGroup, existing: StreamsGroupMember, member_id: str
+                        ) -> StreamsGroupMember:
+        del sg.members[existing.member_id]
+        if existing.member_id in sg.target:
+            sg.target[member_id] = sg.target.pop(existing.member_id)
+        log.info("[GroupId %s] Static member with instance id %s re-joins the streams group. "
+                 "Created a new member %s to replace the existing member %s.",
+                 escape(sg.group_id), escape(existing.instance_id), escape(member_id),
+                 escape(existing.member_id))
+        replaced = replace(existing, member_id=member_id, member_epoch=0,
+                           previous_member_epoch=0)
+        sg.members[member_id] = replaced
+        return replaced
 
     def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
         """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
@@ -417,7 +471,10 @@ class StreamsGroupCoordinator:
             status=status, tasks=m.assigned if send_tasks else None,
             endpoint_information_epoch=sg.endpoint_information_epoch, endpoints=endpoints,
             to_create=to_create, acceptable_recovery_lag=self.config.acceptable_recovery_lag,
-            task_offset_interval_ms=self.config.task_offset_interval_ms)
+            task_offset_interval_ms=self.config.task_offset_interval_ms,
+            topology_description_required=(
+                m.topology_epoch == sg.topology_epoch() >= 0
+                and sg.stored_description() is None))
 
     def _endpoints(self, sg: StreamsGroup, member: StreamsGroupMember) -> list[dict]:
         """Each member's user endpoint with the source partitions of its active and
@@ -432,12 +489,24 @@ class StreamsGroupCoordinator:
 
     # -- leaving, fencing, timers -------------------------------------------------------
 
-    def _leave(self, sg: StreamsGroup, req: dict) -> StreamsHeartbeatResult:
+    def _leave(self, group: Group, sg: StreamsGroup, req: dict) -> StreamsHeartbeatResult:
         member = sg.members.get(req["member_id"])
         if member is None:
             raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
                                f"Member {req['member_id']} is not a member of group "
                                f"{sg.group_id}.")
+        if req["instance_id"] is not None and member.instance_id != req["instance_id"]:
+            raise StreamsError(ErrorCode.FENCED_INSTANCE_ID,
+                               f"Static member {req['member_id']} was fenced.")
+        if req["member_epoch"] == STATIC_LEAVE_EPOCH:
+            # Kept with its tasks for one session: its restart takes them back.
+            log.info("[GroupId %s] Static member %s with instance id %s temporarily left "
+                     "the streams group.", escape(sg.group_id), escape(member.member_id),
+                     escape(member.instance_id))
+            sg.members[member.member_id] = self._arm_timers(
+                group, replace(member, member_epoch=STATIC_LEAVE_EPOCH))
+            return StreamsHeartbeatResult(member_id=req["member_id"],
+                                          member_epoch=req["member_epoch"])
         log.info("[GroupId %s][MemberId %s] Member left the streams group.",
                  escape(sg.group_id), escape(member.member_id))
         self._fence(sg, member)
@@ -480,6 +549,29 @@ class StreamsGroupCoordinator:
                      "%s.", escape(sg.group_id), escape(member_id), reason)
             self._fence(sg, member)
             self._groups.store_streams_group(group)
+
+    # -- UpdateStreamsGroupTopologyDescription (KIP-1331) --------------------------------
+
+    def update_topology_description(self, group_id: str, member_id: str, epoch: int,
+                                    description: dict) -> tuple[int, str | None]:
+        """Keep a member's description of its topology at ``epoch``: (error, message).
+        A member (or group) that is gone gets UNKNOWN_MEMBER_ID, so the client
+        rejoins; a description of another topology epoch than the group's
+        STREAMS_INVALID_TOPOLOGY_EPOCH."""
+        group = self._groups.group(group_id)
+        if group is None or group.streams is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID, f"Streams group {group_id} not found."
+        with group.lock:
+            sg = group.streams
+            if member_id not in sg.members:
+                return (ErrorCode.UNKNOWN_MEMBER_ID,
+                        f"Member {member_id} is not a member of streams group {group_id}.")
+            if epoch != sg.topology_epoch():
+                return (ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH,
+                        f"The topology description is for topology epoch {epoch}, but the "
+                        f"group's topology epoch is {sg.topology_epoch()}.")
+            sg.topology_description, sg.topology_description_epoch = description, epoch
+        return ErrorCode.NONE, None
 
     # -- StreamsGroupDescribe -----------------------------------------------------------
 

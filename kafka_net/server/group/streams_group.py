@@ -144,6 +144,12 @@ class StreamsGroup:
     # (group.streams.initial.rebalance.delay.ms): its monotonic deadline.  Not
     # persisted: a group loaded after a restart assigns at once.
     initial_delay_deadline: float | None = None
+    # KIP-1331: the description of the topology a member sent with
+    # UpdateStreamsGroupTopologyDescription, and the topology epoch it describes.
+    # Kept where Kafka's topology description plugin would keep it; not persisted,
+    # so after a restart the next heartbeat asks a member to send it again.
+    topology_description: dict | None = None
+    topology_description_epoch: int = -1
 
     def state(self) -> str:
         """Kafka's StreamsGroupState names: Empty, NotReady, Assigning, Reconciling, Stable."""
@@ -160,6 +166,12 @@ class StreamsGroup:
 
     def topology_epoch(self) -> int:
         return -1 if self.topology is None else self.topology["epoch"]
+
+    def stored_description(self) -> dict | None:
+        """The topology description, if one was sent for the current topology epoch."""
+        if self.topology is None or self.topology_description_epoch != self.topology_epoch():
+            return None
+        return self.topology_description
 
     def task_owners(self, subtopology: str, partition: int, excluding: str
                     ) -> tuple[str | None, set[str], set[str]]:

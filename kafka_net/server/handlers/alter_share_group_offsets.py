@@ -3,9 +3,10 @@
 Behaviour: sets the share-partition start offset (SPSO) of partitions of an
 empty share group (Kafka's ``alterShareGroupOffsets``): each named partition
 starts again at the offset given, with a new state epoch and nothing in flight
-(InitializeShareGroupState). A group with members answers NON_EMPTY_GROUP, an
-unknown group (or a classic or consumer group's id) GROUP_ID_NOT_FOUND, an
-empty id INVALID_GROUP_ID, all top-level; an unknown topic or partition
+(InitializeShareGroupState). A share group that does not exist yet is created,
+empty, with those offsets (Kafka 4.2, KAFKA-19662), so its first members start
+there.  A group with members answers NON_EMPTY_GROUP, a classic, consumer or
+streams group's id GROUP_ID_NOT_FOUND, an empty id INVALID_GROUP_ID, all top-level; an unknown topic or partition
 UNKNOWN_TOPIC_OR_PARTITION in its partitions, a negative offset
 INVALID_REQUEST.
 
@@ -24,7 +25,7 @@ VERSIONS = Versions(0, 0)
 
 def handle(ctx, request: dict) -> dict:
     share, group_id = ctx.share_coordinator, request["group_id"]
-    error, message = check_empty_group(ctx, share, group_id, AclOperation.READ)
+    error, message = check_empty_group(ctx, share, group_id, AclOperation.READ, create=True)
     if error:
         return {**error_response(request, ctx.api_version, error), "error_message": message}
     allowed = ctx.filter_authorized(AclOperation.READ, ResourceType.TOPIC,
@@ -51,17 +52,19 @@ def handle(ctx, request: dict) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "responses": responses}
 
 
-def check_empty_group(ctx, share, group_id: str, operation) -> tuple[int, str | None]:
+def check_empty_group(ctx, share, group_id: str, operation, create: bool = False
+                      ) -> tuple[int, str | None]:
     """The checks AlterShareGroupOffsets and DeleteShareGroupOffsets begin with
     (share groups served, a group id, ``operation`` on the group allowed, an
-    empty share group): (error, message), NONE when it passes them."""
+    empty share group, made first if missing with ``create``): (error, message),
+    NONE when it passes them."""
     if share is None:
         return ErrorCode.UNSUPPORTED_VERSION, None
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID, None
     if not ctx.authorize(operation, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
-    return share.check_empty(group_id)
+    return share.check_empty(group_id, create)
 
 
 def error_response(request: dict, version: int, error_code: int) -> dict:

@@ -12,7 +12,10 @@ message.  Authorized operations, when asked for, are the principal's
 "not requested" value.
 
 With an authorizer: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
-(Kafka's handleConsumerGroupDescribe).
+(Kafka's handleConsumerGroupDescribe); and DESCRIBE on every topic its members
+subscribe to or are (to be) assigned, else TOPIC_AUTHORIZATION_FAILED with no
+members ("The described group uses topics that the client is not authorized
+to describe.", Kafka 4.0, KAFKA-18813).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
@@ -24,6 +27,8 @@ from kafka_net.server.handlers.describe_groups import described_groups
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1   # member_type (v1); -1 is "unknown"
 VERSIONS = Versions(0, 1)
+TOPICS_NOT_AUTHORIZED = ("The described group uses topics that the client is not authorized "
+                         "to describe.")
 
 
 def handle(ctx, request: dict) -> dict:
@@ -41,11 +46,27 @@ def _describe(ctx, group_id: str) -> dict:
         return {"error_code": error, "error_message": message, "group_id": group_id,
                 "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
                 "assignor_name": "", "members": []}
+    members = [_member(ctx, m, group.target.get(m.member_id, {}))
+               for m in group.members.values()]
+    if ctx.authorizer is not None and not _topics_describable(ctx, members):
+        return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                "error_message": TOPICS_NOT_AUTHORIZED, "group_id": group_id,
+                "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
+                "assignor_name": "", "members": []}
     return {"error_code": ErrorCode.NONE, "group_id": group_id,
             "group_state": group.state(), "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch, "assignor_name": group.assignor_name,
-            "members": [_member(ctx, m, group.target.get(m.member_id, {}))
-                        for m in group.members.values()]}
+            "members": members}
+
+
+def _topics_describable(ctx, members: list[dict]) -> bool:
+    topics = set()
+    for m in members:
+        topics.update(m["subscribed_topic_names"])
+        for kind in ("assignment", "target_assignment"):
+            topics.update(t["topic_name"] for t in m[kind]["topic_partitions"] if t["topic_name"])
+    return all(ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t, log_if_denied=False)
+               for t in topics)
 
 
 def _member(ctx, m, target) -> dict:

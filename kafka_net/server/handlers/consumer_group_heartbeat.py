@@ -20,7 +20,10 @@ UNSUPPORTED_VERSION, as Kafka's ``isConsumerGroupProtocolEnabled``, checked
 first.
 
 With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
-(Kafka's handleConsumerGroupHeartbeat); a regex resolves only to the topics
+(Kafka's handleConsumerGroupHeartbeat); DESCRIBE on every topic subscribed by
+name, else TOPIC_AUTHORIZATION_FAILED for the whole heartbeat, so the client
+reports the subscription's error instead of silently missing the topic
+(Kafka 4.0, KAFKA-18813); a regex resolves only to the topics
 the heartbeating member may DESCRIBE (Kafka's
 filterTopicDescribeAuthorizedTopics; denials are not logged).
 """
@@ -40,6 +43,11 @@ def handle(ctx, request: dict) -> dict:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
         return error_response(request, ctx.api_version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    names = request["subscribed_topic_names"]
+    if names and ctx.authorizer is not None and \
+            len(ctx.filter_authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names)) \
+            < len(set(names)):
+        return error_response(request, ctx.api_version, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     owned = request["topic_partitions"]
     result = ctx.group_coordinator.consumer.heartbeat(HeartbeatRequest(
         group_id=request["group_id"], member_id=request["member_id"],

@@ -1,4 +1,4 @@
-"""DeleteGroups (API key 42): serves v0-v2.
+"""DeleteGroups (API key 42): serves v0-v3.
 
 Behaviour (Kafka's ``GroupCoordinatorShard.deleteGroups``), one error code
 per group id, in request order:
@@ -13,6 +13,11 @@ per group id, in request order:
   the empty id: Kafka 4 answers INVALID_GROUP_ID only for a null id, which
   this non-nullable field cannot carry.
 
+v3 (KIP-1331) adds a per-group error_message, for GROUP_DELETION_FAILED when
+Kafka's topology description plugin cannot delete a streams group's stored
+description; kafka-net keeps those descriptions with the group itself, so a
+deletion never fails that way and the message stays null.
+
 With an authorizer: DELETE on each group, else that group answers
 GROUP_AUTHORIZATION_FAILED (Kafka's handleDeleteGroupsRequest).
 """
@@ -23,7 +28,7 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_GROUPS
-VERSIONS = Versions(0, 2)
+VERSIONS = Versions(0, 3)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -18,7 +18,10 @@ Behaviour (an error is per resource, never a closed connection):
 * GROUP (Kafka 4.0): the five group configs, each the group's override
   (source GROUP_CONFIG) or the broker's default (DEFAULT_CONFIG); the group
   need not exist; the empty name is INVALID_REQUEST ``Group name must not be
-  empty``.
+  empty``.  Playing a release before 4.0 (``as.version``), whose
+  ConfigResource.Type had no GROUP, INVALID_REQUEST ``Unexpected resource type
+  UNKNOWN for resource <name>``, as that broker refused an unknown type (so
+  CLIENT_METRICS before 3.7).
 * CLIENT_METRICS (KIP-714): the subscription's keys that are set, source
   CLIENT_METRICS_CONFIG, as Kafka's ConfigHelper lists them (an unknown
   subscription: no entries, no error); the empty name is INVALID_REQUEST
@@ -52,7 +55,7 @@ from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries,
     config_authorization_error, default_broker_entries, group_entries, resource_type_name,
-    select, topic_entries)
+    select, topic_entries, unknown_to_release)
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -97,6 +100,11 @@ def _with_is_default(entry: dict, sets_is_default: bool) -> dict:
 def _describe(ctx, resource: dict, synonyms: bool, documentation: bool) -> dict:
     out = {"resource_type": resource["resource_type"],
            "resource_name": resource["resource_name"]}
+    unknown = unknown_to_release(resource["resource_type"], resource["resource_name"],
+                                 ctx.config.as_version)
+    if unknown is not None:
+        return {**out, "error_code": ErrorCode.INVALID_REQUEST, "error_message": unknown,
+                "configs": []}
     refused = config_authorization_error(ctx, AclOperation.DESCRIBE_CONFIGS,
                                          resource["resource_type"], resource["resource_name"])
     if refused is not None:

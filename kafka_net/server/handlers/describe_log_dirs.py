@@ -1,4 +1,4 @@
-"""DescribeLogDirs (API key 35): serves v1-v4; v0 while playing a release before 4.0.
+"""DescribeLogDirs (API key 35): serves v1-v5; v0 while playing a release before 4.0.
 
 Behaviour (Kafka's ``KafkaApis.handleDescribeLogDirsRequest`` and
 ``ReplicaManager.describeLogDirs``): one result per log directory, named by
@@ -18,6 +18,8 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
   with the file system of the nearest existing directory on that path.  A
   durable log's partitions are grouped by the log dir holding their folder
   (``directory``'s parent).
+* v5: is_cordoned (KIP-1066, Kafka 4.3) false: kafka-net has no
+  ``cordoned.log.dirs``, so every directory takes new partitions.
 * A directory whose file system cannot be read: KAFKA_STORAGE_ERROR for it.
 * v3+: the top-level error_code (NONE; CLUSTER_AUTHORIZATION_FAILED with an
   empty result list when not authorized).
@@ -42,7 +44,7 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
-VERSIONS = Versions(1, 4)
+VERSIONS = Versions(1, 5)
 LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"   # Kafka's log.dir default
@@ -99,7 +101,7 @@ def _result(path: str, topics: dict[str, list]) -> dict:
             "topics": [{"name": name, "partitions": sorted(parts,
                                                            key=lambda p: p["partition_index"])}
                        for name, parts in sorted(topics.items())],
-            "total_bytes": total, "usable_bytes": usable}
+            "total_bytes": total, "usable_bytes": usable, "is_cordoned": False}
 
 
 def file_system_bytes(path: str) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""StreamsGroupDescribe (API key 89): serves v0-v0 (KIP-1071, Kafka 4.2).
+"""StreamsGroupDescribe (API key 89): serves v0-v1 (KIP-1071, Kafka 4.2; v1 KIP-1331, 4.4).
 
 Behaviour: each streams group with its state (Empty, NotReady, Assigning,
 Reconciling, Stable), group and assignment epochs, its topology (the
@@ -10,6 +10,11 @@ and warm-up tasks.  An unknown group gets GROUP_ID_NOT_FOUND ("Group g not
 found."), another kind of group "Group g is not a streams group.", as Kafka.
 Authorized operations, when asked for, are the principal's (READ, DELETE,
 DESCRIBE without an authorizer); else -2147483648, "not requested".
+
+v1: with ``include_topology_description`` each group carries the description a
+member sent with UpdateStreamsGroupTopologyDescription for the group's current
+topology epoch (status AVAILABLE), or none (NOT_STORED: never sent, or sent for
+an older topology); without it, NOT_REQUESTED.
 
 With the finalized ``streams.version`` below 1: UNSUPPORTED_VERSION.  With an
 authorizer (Kafka's handleStreamsGroupDescribe): DESCRIBE on each group, else
@@ -26,15 +31,19 @@ from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.STREAMS_GROUP_DESCRIBE
-VERSIONS = Versions(0, 0)
+VERSIONS = Versions(0, 1)
 NOT_REQUESTED = -2**31
+# TopologyDescriptionStatus (KIP-1331); ERROR (2) is a plugin's failure, which
+# kafka-net, keeping the descriptions itself, never has.
+DESCRIPTION_NOT_REQUESTED, DESCRIPTION_NOT_STORED, DESCRIPTION_AVAILABLE = 0, 1, 3
 
 
 def handle(ctx, request: dict) -> dict:
     if ctx.features.level("streams.version") < 1:
         return error_response(request, ctx.api_version, ErrorCode.UNSUPPORTED_VERSION)
     return {"throttle_time_ms": 0, "groups": described_groups(
-        ctx, request, lambda group_id: _describe(ctx, group_id))}
+        ctx, request, lambda group_id: _describe(
+            ctx, group_id, request.get("include_topology_description", False)))}
 
 
 def _failed(group_id: str, error_code: int, message: str | None = None) -> dict:
@@ -43,7 +52,7 @@ def _failed(group_id: str, error_code: int, message: str | None = None) -> dict:
             "members": [], "authorized_operations": NOT_REQUESTED}
 
 
-def _describe(ctx, group_id: str) -> dict:
+def _describe(ctx, group_id: str, with_description: bool) -> dict:
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return _failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error, message, sg = ctx.group_coordinator.streams.describe(group_id)
@@ -62,7 +71,16 @@ def _describe(ctx, group_id: str) -> dict:
             "assignment_epoch": sg.assignment_epoch, "topology": topology,
             "members": [_member(m, sg.target.get(m.member_id))
                         for m in sorted(sg.members.values(), key=lambda m: m.member_id)],
-            "authorized_operations": NOT_REQUESTED}
+            "authorized_operations": NOT_REQUESTED, **_description(sg, with_description)}
+
+
+def _description(sg, requested: bool) -> dict:
+    if not requested:
+        return {"topology_description": None,
+                "topology_description_status": DESCRIPTION_NOT_REQUESTED}
+    stored = sg.stored_description()
+    return {"topology_description": stored, "topology_description_status":
+            DESCRIPTION_NOT_STORED if stored is None else DESCRIPTION_AVAILABLE}
 
 
 def _topics(sub: dict):

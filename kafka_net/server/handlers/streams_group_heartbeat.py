@@ -1,4 +1,4 @@
-"""StreamsGroupHeartbeat (API key 88): serves v0-v0 (KIP-1071, Kafka 4.2).
+"""StreamsGroupHeartbeat (API key 88): serves v0-v1 (KIP-1071, Kafka 4.2; v1 KIP-1331, 4.4).
 
 Behaviour: the streams rebalance protocol's one request (see
 :mod:`kafka_net.server.group.streams_coordinator`): a member joins with epoch
@@ -15,6 +15,17 @@ UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 GROUP_ID_NOT_FOUND (the id is another kind of group), GROUP_MAX_SIZE_REACHED.
 With the finalized ``streams.version`` below 1 (UpdateFeatures) the protocol
 is off: UNSUPPORTED_VERSION, checked first.
+
+v1 sends the acceptable recovery lag as an int64 and sets
+``topology_description_required`` while the broker holds no description of the
+group's current topology and the member runs that topology: the member then
+sends it with UpdateStreamsGroupTopologyDescription (key 93).
+
+Static membership (``instance_id``, as KIP-848's): a member leaving with
+epoch -2 keeps its place and tasks for one session, and the restarted instance
+(same instance id, new member id) takes them back without a rebalance;
+UNRELEASED_INSTANCE_ID for an instance still in the group, FENCED_INSTANCE_ID
+for the member id it replaced.
 
 Internal topics (repartition and changelog topics) the topology needs and
 that do not exist are created here after the coordinator answered, as
@@ -42,7 +53,7 @@ from kafka_net.server.topic_config import InvalidConfig
 log = logging.getLogger(__name__)
 
 API_KEY = ApiKey.STREAMS_GROUP_HEARTBEAT
-VERSIONS = Versions(0, 0)
+VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
@@ -70,11 +81,13 @@ def handle(ctx, request: dict) -> dict:
             "member_id": result.member_id, "member_epoch": result.member_epoch,
             "heartbeat_interval_ms": result.heartbeat_interval_ms,
             "acceptable_recovery_lag": result.acceptable_recovery_lag,
+            "acceptable_recovery_lag_legacy": result.acceptable_recovery_lag,
             "task_offset_interval_ms": result.task_offset_interval_ms,
             "status": [{"status_code": c, "status_detail": d} for c, d in status],
             "active_tasks": None if result.tasks is None else _task_ids(result.tasks.active),
             "standby_tasks": None if result.tasks is None else _task_ids(result.tasks.standby),
             "warmup_tasks": None if result.tasks is None else _task_ids(result.tasks.warmup),
+            "topology_description_required": result.topology_description_required,
             "endpoint_information_epoch": result.endpoint_information_epoch,
             "partitions_by_user_endpoint": result.endpoints}
 
@@ -125,4 +138,5 @@ def _task_ids(tasks: dict) -> list[dict]:
 def error_response(request: dict, version: int, error_code: int) -> dict:
     return {"error_code": error_code, "member_id": request.get("member_id") or "",
             "member_epoch": -1, "heartbeat_interval_ms": 0, "acceptable_recovery_lag": 0,
+            "acceptable_recovery_lag_legacy": 0,
             "task_offset_interval_ms": 0, "endpoint_information_epoch": 0}

@@ -406,12 +406,20 @@ class ShareGroupCoordinator:
                 out[(sp.topic_id, sp.partition)] = (sp.start_offset, sp.leader_epoch)
         return out
 
-    def check_empty(self, group_id: str) -> tuple[int, str | None]:
+    def check_empty(self, group_id: str, create: bool = False) -> tuple[int, str | None]:
         """NONE if the share group exists and has no member (what the alter and
-        delete APIs need); else GROUP_ID_NOT_FOUND or NON_EMPTY_GROUP."""
+        delete APIs need); else GROUP_ID_NOT_FOUND or NON_EMPTY_GROUP.  With
+        ``create`` a missing share group is made, empty (AlterShareGroupOffsets
+        since Kafka 4.2, KAFKA-19662: offsets can be set before any member joins)."""
         if self._taken_by_other_kind(group_id):
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
         group = self.group(group_id)
+        if group is None and create:
+            try:
+                self._claim(group_id)
+            except ShareGroupError as e:   # another kind took the id meanwhile
+                return e.error_code, str(e)
+            group = self.group(group_id)
         if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
         self._fence_expired(group)

@@ -109,6 +109,15 @@ class SharePartitionConfig:
     record_lock_duration_ms: int = 30000
     delivery_count_limit: int = 5
     max_in_flight_records: int = 2000   # group.share.partition.max.record.locks
+    # KIP-1191 (share.version 2, the group's errors.deadletterqueue.topic.name set):
+    # keep the records a consumer rejects or that reach the delivery limit in
+    # ``dead_letters`` for the manager to write to the group's dead-letter topic.
+    dead_letters: bool = False
+
+
+# Why a record is a dead letter (Kafka's __dlq.errors.message).
+DELIVERY_LIMIT_REACHED = "Offset delivery count exceeded the threshold."
+REJECTED = "Record rejected by the consumer."
 
 
 class SharePartition:
@@ -124,6 +133,9 @@ class SharePartition:
         self.leader_epoch = 0
         self._records: dict[int, InFlightRecord] = {}
         self._clock = clock or time.monotonic
+        # (offset, delivery count, why) archived while config.dead_letters was on,
+        # waiting for the manager's write to the dead-letter topic.
+        self.dead_letters: list[tuple[int, int, str]] = []
         self.lock = threading.RLock()
         # Bumped by every change a persisted state would show (the manager writes
         # __share_group_state when it moved).
@@ -322,17 +334,20 @@ class SharePartition:
                         f"Member is not the owner of the record at offset {offset}.")
                 moves.append((offset, ack))
         for offset, ack in moves:
-            self._apply(self._records[offset], ack)
+            self._apply(offset, self._records[offset], ack)
         self._advance_start()
         self.version += 1
 
-    def _apply(self, rec: InFlightRecord, ack: int) -> None:
+    def _apply(self, offset: int, rec: InFlightRecord, ack: int) -> None:
         if ack == AcknowledgeType.ACCEPT:
             self._finish(rec, RecordState.ACKNOWLEDGED)
-        elif ack in (AcknowledgeType.REJECT, AcknowledgeType.GAP):
+        elif ack == AcknowledgeType.REJECT:
+            self._finish(rec, RecordState.ARCHIVED)
+            self._dead_letter(offset, rec, REJECTED)
+        elif ack == AcknowledgeType.GAP:   # no record there: nothing to dead-letter
             self._finish(rec, RecordState.ARCHIVED)
         elif ack == AcknowledgeType.RELEASE:
-            self._release(rec)
+            self._release(offset, rec)
         else:   # RENEW: the member keeps it, with a fresh lock
             rec.lock_deadline = self._clock() + self.config.record_lock_duration_ms / 1000
 
@@ -340,17 +355,37 @@ class SharePartition:
     def _finish(rec: InFlightRecord, state: RecordState) -> None:
         rec.state, rec.member_id = state, None
 
-    def _release(self, rec: InFlightRecord) -> None:
+    def _release(self, offset: int, rec: InFlightRecord) -> None:
         """Back to AVAILABLE, or ARCHIVED once delivered the limit's number of times."""
         if rec.delivery_count >= self.config.delivery_count_limit:
             self._finish(rec, RecordState.ARCHIVED)
+            self._dead_letter(offset, rec, DELIVERY_LIMIT_REACHED)
         else:
             self._finish(rec, RecordState.AVAILABLE)
 
+    def _dead_letter(self, offset: int, rec: InFlightRecord, why: str) -> None:
+        if self.config.dead_letters:
+            self.dead_letters.append((offset, rec.delivery_count, why))
+
     def release_member(self, member_id: str) -> int:
         """Release every record ``member_id`` holds (its share session closed, it
-        left the group); how many."""
-        return self._release_acquired(lambda rec: rec.member_id == member_id)
+        left the group, it forgot the partition); how many.  These were fetched
+        but never handed to the application, so, as Kafka's releaseAcquiredRecords
+        (DeliveryCountOps.DECREASE), their acquisition does not count: the
+        delivery count goes back down and the limit archives none of them.
+        Otherwise every short-lived consumer closing with a full buffer would
+        spend a delivery of each buffered record, and a busy group's records
+        would reach the limit and be archived unprocessed."""
+        released = 0
+        for rec in self._records.values():
+            if rec.state == RecordState.ACQUIRED and rec.member_id == member_id:
+                rec.delivery_count = max(rec.delivery_count - 1, 0)
+                self._finish(rec, RecordState.AVAILABLE)
+                released += 1
+        if released:
+            self._advance_start()
+            self.version += 1
+        return released
 
     def expire_locks(self) -> int:
         """Release the records whose acquisition lock ran out (Kafka's
@@ -361,9 +396,9 @@ class SharePartition:
     def _release_acquired(self, chosen) -> int:
         """Release the acquired records ``chosen(record)`` picks; how many."""
         released = 0
-        for rec in self._records.values():
+        for offset, rec in self._records.items():
             if rec.state == RecordState.ACQUIRED and chosen(rec):
-                self._release(rec)
+                self._release(offset, rec)
                 released += 1
         if released:
             self._advance_start()

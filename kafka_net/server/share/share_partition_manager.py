@@ -39,17 +39,21 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
-    CONTROL_MASK, TRANSACTIONAL_MASK, iter_batches, read_header)
+    CONTROL_MASK, TRANSACTIONAL_MASK, build_batch, decode_records, iter_batches, read_header)
 from kafka_net.server.group_config import group_config_value, parse_iso_duration_ms
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
     AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
 
 log = logging.getLogger(__name__)
+_dead_letter_warnings = RateLimitedLog(log)
+DEAD_LETTER_SHARE_VERSION = 2     # share.version that brings dead-letter queues
+DEAD_LETTER_PRODUCE_VERSION = 9   # how the broker's own appends are validated
 
 Key = tuple[str, object, int]   # (group id, topic id, partition)
 READ_COMMITTED = 1
@@ -89,6 +93,9 @@ class SharePartitionManager:
         self._partitions: dict[Key, SharePartition] = {}
         self._persisted: dict[Key, int] = {}   # the version last written
         self._lock = threading.Lock()
+        # The finalized share.version (the broker wires in its FeatureControl):
+        # dead-letter queues need 2 (KIP-1191).
+        self.share_version: Callable[[], int] = lambda: 1
 
     # -- per-group settings ----------------------------------------------------------------
 
@@ -102,7 +109,14 @@ class SharePartitionManager:
     def _partition_config(self, group_id: str) -> SharePartitionConfig:
         return SharePartitionConfig(self.lock_duration_ms(group_id),
                                     self.config.delivery_count_limit,
-                                    self.config.partition_max_record_locks)
+                                    self.config.partition_max_record_locks,
+                                    bool(self._dead_letter_topic(group_id)))
+
+    def _dead_letter_topic(self, group_id: str) -> str:
+        """The group's dead-letter topic while share.version allows one, else ""."""
+        if self.share_version() < DEAD_LETTER_SHARE_VERSION:
+            return ""
+        return self.group_value(group_id, "errors.deadletterqueue.topic.name", "")
 
     # -- the share-partitions --------------------------------------------------------------
 
@@ -181,7 +195,11 @@ class SharePartitionManager:
 
     def write(self, sp: SharePartition, force: bool = False) -> int:
         """Write the share-partition's state if it changed since the last write
-        (under ``sp.lock``, or before ``sp`` is shared); an error code."""
+        (under ``sp.lock``, or before ``sp`` is shared), and its new dead letters;
+        an error code."""
+        if sp.dead_letters:
+            letters, sp.dead_letters = sp.dead_letters, []
+            self._write_dead_letters(sp, letters)
         key = (sp.group_id, sp.topic_id, sp.partition)
         if not force and self._persisted.get(key) == sp.version:
             return ErrorCode.NONE
@@ -191,6 +209,69 @@ class SharePartitionManager:
         if not error:
             self._persisted[key] = sp.version
         return error
+
+    # -- dead-letter queues (KIP-1191) ---------------------------------------------------------
+
+    def _write_dead_letters(self, sp: SharePartition, letters: list[tuple[int, int, str]]
+                            ) -> None:
+        """Append one record per dead letter to the group's dead-letter topic, in
+        partition ``source partition % its partitions``: headers naming the record
+        (``__dlq.errors.topic``, ``.partition``, ``.offset``, ``.group``,
+        ``.delivery.count``, ``.message``), its key and value too with the group's
+        ``errors.deadletterqueue.copy.record.enable``.  The topic must exist (it is
+        not created) with ``errors.deadletterqueue.group.enable=true``; otherwise
+        the letters are dropped with a warning, as the record stays archived."""
+        topic = self._dead_letter_topic(sp.group_id)
+        meta = self._topics.topic(topic) if topic else None
+        enabled = meta is not None and self._rm.config_repository.effective(topic).get(
+            "errors.deadletterqueue.group.enable", False)
+        if not enabled:
+            _dead_letter_warnings.log(
+                logging.WARNING, (sp.group_id, topic),
+                "Share group %s cannot write %d dead letter(s) of %s-%d: its dead-letter "
+                "topic %s %s", escape(sp.group_id), len(letters), escape(sp.topic),
+                sp.partition, escape(topic or "(none)"),
+                "does not exist" if meta is None else
+                "lacks errors.deadletterqueue.group.enable=true")
+            return
+        copy = str(self.group_value(sp.group_id, "errors.deadletterqueue.copy.record.enable",
+                                    "false")).lower() == "true"
+        originals = self._originals(sp, [offset for offset, _, _ in letters]) if copy else {}
+        records = []
+        for offset, count, why in letters:
+            key, value = originals.get(offset, (None, None))
+            records.append((key, value, (
+                ("__dlq.errors.topic", sp.topic.encode()),
+                ("__dlq.errors.partition", str(sp.partition).encode()),
+                ("__dlq.errors.offset", str(offset).encode()),
+                ("__dlq.errors.group", sp.group_id.encode()),
+                ("__dlq.errors.delivery.count", str(count).encode()),
+                ("__dlq.errors.message", why.encode()))))
+        result = self._rm.append_records(topic, sp.partition % meta.num_partitions,
+                                         build_batch(records), DEAD_LETTER_PRODUCE_VERSION)
+        if result.error_code:
+            _dead_letter_warnings.log(
+                logging.WARNING, (sp.group_id, topic, result.error_code),
+                "Share group %s could not append %d dead letter(s) to %s: error %d",
+                escape(sp.group_id), len(records), escape(topic), result.error_code)
+
+    def _originals(self, sp: SharePartition, offsets: list[int]) -> dict[int, tuple]:
+        """(key, value) of the source records at ``offsets``, read from the log."""
+        wanted, found = set(offsets), {}
+        offset = min(offsets)
+        while wanted - set(found) and offset <= max(offsets):
+            error, result = self._rm.read(sp.topic, sp.partition, offset, 1 << 20, True)
+            if error or result is None or not len(result.records):
+                break
+            records = result.records
+            data = bytes(records if isinstance(records, (bytes, bytearray))
+                         else records.read_bytes())
+            for batch in iter_batches(data):
+                for rec in decode_records(batch):
+                    if rec.offset in wanted:
+                        found[rec.offset] = (rec.key, rec.value)
+                offset = _last_offset(batch) + 1
+        return found
 
     # -- ShareFetch / ShareAcknowledge -----------------------------------------------------
 

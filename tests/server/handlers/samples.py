@@ -371,6 +371,13 @@ def typical_request(b: Broker, api_key: int, version: int) -> dict:
         b.call(ApiKey.STREAMS_GROUP_HEARTBEAT, 0, **typical_request(
             b, ApiKey.STREAMS_GROUP_HEARTBEAT, 0))
         return dict(group_ids=["sg", "g"])
+    if api_key == ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION:
+        b.call(ApiKey.STREAMS_GROUP_HEARTBEAT, 0, **typical_request(
+            b, ApiKey.STREAMS_GROUP_HEARTBEAT, 0))
+        return dict(group_id="sg", member_id="m-1", topology_epoch=1, topology_description={
+            "subtopologies": [{"subtopology_id": "0", "nodes": [
+                {"name": "KSTREAM-SOURCE-0000000000", "node_type": 1, "source_topics": ["t"],
+                 "stores": [], "successors": []}]}], "global_stores": []})
     if api_key == ApiKey.SASL_HANDSHAKE:
         return dict(mechanism="PLAIN")
     if api_key == ApiKey.SASL_AUTHENTICATE:
@@ -487,6 +494,9 @@ def failing_request(b: Broker, api_key: int, version: int) -> dict:
         return dict(group_id="ghost", member_id="m", member_epoch=5, active_tasks=None)
     if api_key == ApiKey.STREAMS_GROUP_DESCRIBE:
         return dict(group_ids=["ghost", "g", ""])
+    if api_key == ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION:   # UNKNOWN_MEMBER_ID
+        return dict(group_id="ghost", member_id="m", topology_epoch=1,
+                    topology_description={"subtopologies": [], "global_stores": []})
     if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
         return typical_request(b, api_key, version)   # always ILLEGAL_SASL_STATE here
     if api_key == ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:

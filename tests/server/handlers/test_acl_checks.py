@@ -340,3 +340,46 @@ def test_streams_describe_needs_describe_on_the_group_and_its_topics(streams_sec
     described = describe()
     assert described["error_code"] == ErrorCode.NONE
     assert described["authorized_operations"] == 1 << Op.DESCRIBE
+
+
+def consumer_join(b: Broker, group: str, topics: list[str]) -> dict:
+    return answer(b, ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, dict(
+        group_id=group, member_id="m1", member_epoch=0, rebalance_timeout_ms=30000,
+        subscribed_topic_names=topics, subscribed_topic_regex=None, server_assignor=None,
+        topic_partitions=[]))
+
+
+def test_a_consumer_heartbeat_needs_describe_on_each_topic_it_names(secured):
+    """KAFKA-18813: every topic subscribed by name, DESCRIBE, else the heartbeat
+    answers TOPIC_AUTHORIZATION_FAILED (and the member does not join)."""
+    grant(secured, RT.GROUP, "cg", "User:alice", Op.READ)
+    grant(secured, RT.TOPIC, "t", "User:alice", Op.READ)
+    secured.principal = "User:alice"
+    refused = consumer_join(secured, "cg", ["t", "u"])
+    assert refused["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert secured.group_coordinator.group("cg") is None or \
+        not secured.group_coordinator.group("cg").members
+    joined = consumer_join(secured, "cg", ["t"])
+    assert joined["error_code"] == ErrorCode.NONE
+
+
+def test_consumer_group_describe_needs_describe_on_the_group_s_topics(secured):
+    """KAFKA-18813: a group whose members use a topic the caller may not DESCRIBE is
+    answered TOPIC_AUTHORIZATION_FAILED, members left out."""
+    assert consumer_join(secured, "cg", ["t", "u"])["error_code"] == ErrorCode.NONE
+    grant(secured, RT.GROUP, "cg", "User:bob", Op.DESCRIBE)
+    grant(secured, RT.TOPIC, "t", "User:bob", Op.DESCRIBE)
+    secured.principal = "User:bob"
+
+    def describe():
+        return answer(secured, ApiKey.CONSUMER_GROUP_DESCRIBE, 1, dict(
+            group_ids=["cg"], include_authorized_operations=False))["groups"][0]
+    refused = describe()
+    assert (refused["error_code"], refused["error_message"], refused["members"]) == (
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "The described group uses topics that the client is not authorized to describe.", [])
+    secured.principal = "User:admin"
+    grant(secured, RT.TOPIC, "u", "User:bob", Op.DESCRIBE)
+    secured.principal = "User:bob"
+    described = describe()
+    assert described["error_code"] == ErrorCode.NONE and len(described["members"]) == 1

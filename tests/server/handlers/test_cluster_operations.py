@@ -192,10 +192,10 @@ def features(broker, version):
 def test_api_versions_v4_reports_kafka_4_feature_levels(broker):
     supported, finalized, epoch = features(broker, 4)
     assert supported == {"metadata.version": (7, 25), "kraft.version": (0, 1),
-                         "group.version": (0, 1), "share.version": (0, 1),
+                         "group.version": (0, 1), "share.version": (0, 2),
                          "streams.version": (0, 1), "transaction.version": (0, 2)}
     assert finalized == {"metadata.version": (25, 25), "kraft.version": (1, 1),
-                         "group.version": (1, 1), "share.version": (1, 1),
+                         "group.version": (1, 1), "share.version": (2, 2),
                          "streams.version": (1, 1),
                          "transaction.version": (2, 2)}
     assert epoch >= 0

@@ -19,6 +19,8 @@ def test_a_group_describes_every_group_config_with_its_source(broker):
     assert entries == {
         "consumer.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
         "consumer.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "errors.deadletterqueue.copy.record.enable": ("false", ConfigSource.DEFAULT_CONFIG),
+        "errors.deadletterqueue.topic.name": ("", ConfigSource.DEFAULT_CONFIG),
         "share.auto.offset.reset": ("latest", ConfigSource.DEFAULT_CONFIG),
         "share.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
         "share.isolation.level": ("read_uncommitted", ConfigSource.DEFAULT_CONFIG),
@@ -35,6 +37,19 @@ def test_a_group_describes_every_group_config_with_its_source(broker):
         "50000", ConfigSource.GROUP_CONFIG)
     assert alter(broker, "g1", ("consumer.session.timeout.ms", DELETE, None))["error_code"] == 0
     assert broker.apis.group_configs.overrides("g1") == {}
+
+
+def test_a_dead_letter_topic_is_named_with_kafka_s_prefix(broker):
+    """KIP-1191: the group's dead-letter topic starts with dlq. (Kafka's default
+    errors.deadletterqueue.topic.name.prefix), is no internal topic; copy is a boolean."""
+    name = "errors.deadletterqueue.topic.name"
+    assert alter(broker, "g1", (name, SET, "dlq.orders"))["error_code"] == 0
+    for bad in ("orders", "__consumer_offsets"):
+        refused = alter(broker, "g1", (name, SET, bad))
+        assert refused["error_code"] == ErrorCode.INVALID_CONFIG, bad
+        assert name in refused["error_message"]
+    refused = alter(broker, "g1", ("errors.deadletterqueue.copy.record.enable", SET, "yes"))
+    assert refused["error_code"] == ErrorCode.INVALID_CONFIG
 
 
 def test_kafkas_group_config_validation(broker):

@@ -90,3 +90,22 @@ def test_concurrent_changes_to_different_keys_all_land(broker):
     for t in threads:
         t.join(10)
     assert overrides(broker) == dict(keys)
+
+
+def test_sasl_login_refresh_keys_are_per_broker_only(broker):
+    """Kafka's per-broker SASL keys (librdkafka 0081): set for this node, refused at
+    the cluster-default level as Kafka refuses them, and checked as Kafka's ConfigDef
+    checks them."""
+    key = "sasl.kerberos.min.time.before.relogin"
+    assert incremental(broker, (key, SET, "58000"), name="1",
+                       resource_type=BROKER)["error_code"] == ErrorCode.NONE
+    assert broker.apis.dynamic_config.scope_values("1")[key] == "58000"
+    cluster = incremental(broker, (key, SET, "58000"), name="", resource_type=BROKER)
+    assert (cluster["error_code"], cluster["error_message"]) == (
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
+        f"broker id must be specified: Set({key})")
+    for name, bad in (("sasl.login.refresh.window.factor", "0.2"),
+                      ("sasl.login.refresh.min.period.seconds", "lots"), (key, "1.5")):
+        refused = incremental(broker, (name, SET, bad), name="1", resource_type=BROKER)
+        assert refused["error_code"] == ErrorCode.INVALID_REQUEST
+        assert refused["error_message"].startswith(f"Invalid value {bad} for configuration {name}")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.schema import ZERO_UUID
 from tests.server.conftest import versions
 from tests.server.handlers.conftest import join_stable, subscription
 from tests.server.txn_support import add_offsets, end_txn, init
@@ -15,9 +18,10 @@ VERSIONS = versions(ApiKey.TXN_OFFSET_COMMIT)
 
 def txn_commit(broker, version, pid, epoch, offset, group="cg", txn_id="tx", partition=0,
                **kw) -> int:
+    topic_id = broker.metadata_cache.topic("t").topic_id   # v6 names it so (KIP-1319)
     body = broker.call(ApiKey.TXN_OFFSET_COMMIT, version, transactional_id=txn_id,
                        group_id=group, producer_id=pid, producer_epoch=epoch,
-                       topics=[{"name": "t", "partitions": [
+                       topics=[{"name": "t", "topic_id": topic_id, "partitions": [
                            {"partition_index": partition, "committed_offset": offset,
                             "committed_metadata": "m"}]}], **kw)
     [[error]] = [[p["error_code"] for p in t["partitions"]] for t in body["topics"]]
@@ -71,6 +75,26 @@ def test_errors(txn, version):
     assert txn_commit(broker, version, pid, epoch + 1, 1) == ErrorCode.INVALID_PRODUCER_EPOCH
     assert txn_commit(broker, version, pid, epoch, 1, partition=7) == \
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_v6_names_topics_by_id_and_an_unknown_id_is_refused(txn):
+    broker, pid, epoch = txn
+    topic_id = broker.metadata_cache.topic("t").topic_id
+    unknown = uuid.UUID(int=0x0102030405060708090a0b0c0d0e0f10)
+    body = broker.call(ApiKey.TXN_OFFSET_COMMIT, 6, transactional_id="tx", group_id="cg",
+                       producer_id=pid, producer_epoch=epoch, topics=[
+                           {"topic_id": topic_id, "partitions": [
+                               {"partition_index": 0, "committed_offset": 4,
+                                "committed_metadata": None}]},
+                           {"topic_id": unknown, "partitions": [
+                               {"partition_index": 0, "committed_offset": 4,
+                                "committed_metadata": None}]}])
+    assert [(t["topic_id"], [p["error_code"] for p in t["partitions"]])
+            for t in body["topics"]] == [(topic_id, [ErrorCode.NONE]),
+                                         (unknown, [ErrorCode.UNKNOWN_TOPIC_ID])]
+    assert end_txn(broker, "tx", pid, epoch, True) == ErrorCode.NONE
+    assert committed(broker) == 4
+    assert ZERO_UUID not in (t["topic_id"] for t in body["topics"])
 
 
 @pytest.mark.parametrize("version", [3, 4])

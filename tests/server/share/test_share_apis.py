@@ -144,7 +144,9 @@ def test_closing_the_session_releases_what_the_member_holds(broker):
     closed = m1.acknowledge({("t", 0): [(0, 0, [ACCEPT])]}, epoch=-1)
     assert partition_answer(closed)["error_code"] == E.NONE
     assert m1.fetch(epoch=1)["error_code"] == E.SHARE_SESSION_NOT_FOUND
-    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(1, 2, 2)]}
+    # Never handed to m1's application: that acquisition does not count (Kafka's
+    # DeliveryCountOps.DECREASE), so m2 gets them as a first delivery.
+    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(1, 2, 1)]}
 
 
 def test_a_session_fetches_its_partitions_and_forgets_on_request(broker):
@@ -159,11 +161,11 @@ def test_a_session_fetches_its_partitions_and_forgets_on_request(broker):
     # t-1 is forgotten first.
     later = m.fetch(partitions=(), forgotten=(("t", 1),))
     assert set(acquired(later)) == {(m.topic_id(), 0)}
-    # What it held in t-1 went back: another member gets it.
+    # What it held in t-1 went back, its acquisition not counted: another member
+    # gets it as a first delivery.
     other = ShareMember(broker, "sg", "m2")
     other.join()
-    assert acquired(other.fetch(partitions=(("t", 1),))) == {(m.topic_id(), 1): [(0, 0, 2),
-                                                                                   (1, 1, 1)]}
+    assert acquired(other.fetch(partitions=(("t", 1),))) == {(m.topic_id(), 1): [(0, 1, 1)]}
 
 
 def test_a_partition_with_nothing_acquired_answers_empty_records_not_null(broker):
@@ -282,6 +284,24 @@ def test_share_group_offsets_describe_alter_delete(broker):
     assert ghost["error_code"] == E.GROUP_ID_NOT_FOUND
 
 
+def test_altering_the_offsets_of_a_new_share_group_creates_it(broker):
+    """KAFKA-19662 (Kafka 4.2): AlterShareGroupOffsets on a share group that does not
+    exist yet creates it, empty, so its first member starts at the offset set;
+    another kind of group's id is still GROUP_ID_NOT_FOUND."""
+    body = broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="fresh", topics=[
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 1}]}])
+    assert body["error_code"] == E.NONE
+    assert body["responses"][0]["partitions"][0]["error_code"] == E.NONE
+    listed = broker.call(ApiKey.LIST_GROUPS, 5, states_filter=[], types_filter=["share"])
+    assert [(g["group_id"], g["group_state"]) for g in listed["groups"]] == [("fresh", "Empty")]
+    first = ShareMember(broker, "fresh", "m1")
+    first.join()
+    assert offsets(first.fetch()) == [1, 2]
+    classic = broker.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="g", topics=[])
+    assert (classic["error_code"], classic["error_message"]) == (
+        E.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
+
+
 def test_latest_is_the_default_reset(broker):
     m = ShareMember(broker, "late", "m1")
     m.join()
@@ -395,7 +415,7 @@ def test_the_sweep_drops_the_session_of_a_member_gone_without_closing_it(broker)
     session.last_used -= 46   # idle past share.session.timeout.ms (45 s)
     broker.share_coordinator.sweep()
     assert broker.share_coordinator.sessions.get("sg", "m1") is None
-    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 2)]}
+    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 1)]}   # not counted
 
 
 @pytest.mark.parametrize("strategy,first", [
@@ -433,7 +453,7 @@ def test_a_closed_connection_drops_its_session_and_releases_the_records(broker):
     closed(broker, connection)
     assert sessions.get("sg", "m1") is None
     assert m1.fetch()["error_code"] == E.SHARE_SESSION_NOT_FOUND
-    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 2)]}
+    assert acquired(m2.fetch()) == {(m2.topic_id(), 0): [(0, 2, 1)]}   # not counted
     assert "m1" in broker.share_coordinator.group("sg").members   # still a member
 
 
@@ -456,3 +476,28 @@ def test_a_session_reopened_elsewhere_or_closed_is_not_the_old_connections(broke
         "on_member_leave": lambda self, g, m: left.append((g, m))})())
     closed(broker, m2_connection)
     assert left == [] and sessions._by_connection.keys() == {second.connection_id}
+
+
+@pytest.mark.parametrize("level, written", [(2, 1), (1, 0)])
+def test_dead_letters_need_share_version_2(broker, level, written):
+    """KIP-1191's dead-letter queue is share.version 2's: at 1 (Kafka 4.2) a rejected
+    record is archived and nothing is written; a topic without
+    errors.deadletterqueue.group.enable is never written either."""
+    for name, enabled in (("dlq.sg", "true"), ("dlq.plain", "false")):
+        created = broker.call(ApiKey.CREATE_TOPICS, 5, topics=[{
+            "name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+            "configs": [{"name": "errors.deadletterqueue.group.enable", "value": enabled}]}],
+            timeout_ms=1000, validate_only=False)
+        assert created["topics"][0]["error_code"] == E.NONE
+    broker.apis.features.set_levels({"share.version": level})
+    for dlq in ("dlq.sg", "dlq.plain"):
+        broker.apis.group_configs.set_group_key("sg", "errors.deadletterqueue.topic.name", dlq)
+        m = ShareMember(broker, "sg", f"m-{dlq}")
+        m.join()
+        first = min(offsets(m.fetch()))
+        m.acknowledge({("t", 0): [(first, first, [REJECT])]})
+        m.leave()
+        m.acknowledge({}, epoch=-1)
+    logs = {name: broker.replica_manager.partition(name, 0).log for name in ("dlq.sg",
+                                                                             "dlq.plain")}
+    assert (logs["dlq.sg"].log_end_offset, logs["dlq.plain"].log_end_offset) == (written, 0)

@@ -1,8 +1,10 @@
-"""MESSAGES against Kafka 4.2's message definitions, key by key.
+"""MESSAGES against Kafka 4.4's message definitions, key by key (0-93).
 
-``kafka42_messages.json`` is written by ``tools/kafka42_messages.py`` from
-franz-go's ``generate/definitions`` (commit in the file), which follows
-apache/kafka's message JSON through 4.2.  For every API key it records the
+``kafka44_messages.json`` is written by ``tools/kafka44_messages.py``: Kafka
+4.2's table (``kafka42_messages.json``, written by ``tools/kafka42_messages.py``
+from franz-go's ``generate/definitions``, commit in the file, which follows
+apache/kafka's message JSON through 4.2) with the six keys Kafka 4.3 and 4.4
+changed read from their message JSON in ``kafka_json/``.  For every API key it records the
 version range of the request and the response, the first flexible version,
 and a digest of each version's wire layout: the sequence of field types
 (names aside), tagged fields by tag, the fields nullable at that version
@@ -19,24 +21,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.kafka_releases import APIS as KAFKA_RELEASE_APIS
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.schema import (
     BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16, UINT32, UUID,
     Array, Schema, Struct)
 
-TABLE = json.loads((Path(__file__).parent / "kafka42_messages.json").read_text())
+TABLE = json.loads((Path(__file__).parent / "kafka44_messages.json").read_text())
 APIS = {api["key"]: api for api in TABLE["apis"]}
 
-# Keys whose 4.2 modules are written on other branches, not yet merged into this one.
+# Keys whose 4.4 modules are written on other branches, not yet merged into this one.
 PENDING = {
 }
-# Where franz-go's shorthand says less than Kafka's message JSON, which our modules
-# follow (checked against apache/kafka's clients/src/main/resources/common/message):
+# Where franz-go's shorthand (the 4.2 entries) says less than Kafka's message JSON,
+# which our modules follow (checked against apache/kafka's
+# clients/src/main/resources/common/message):
 # (key, kind, version) -> why the digests differ.
 DSL_GAPS = {
     # franz-go puts isKRaftController after ControllerEpoch; Kafka's JSON (and wire)
@@ -98,8 +104,27 @@ def digest(schema: Schema, version: int) -> str:
 
 
 def test_the_table_covers_every_key_kafka_defines():
-    assert TABLE["source"]["commit"] == "adb3a18abe14bdb230f1cd738d03623301013d42"
-    assert sorted(APIS) == sorted(ApiKey) == list(range(93))
+    assert TABLE["source"]["base"]["commit"] == "adb3a18abe14bdb230f1cd738d03623301013d42"
+    assert sorted(APIS) == sorted(ApiKey) == list(range(94))
+
+
+def test_the_table_is_the_tool_s_output():
+    """kafka44_messages.json is what tools/kafka44_messages.py writes from the checked-in
+    4.2 table and kafka_json/ (no mirror needed)."""
+    tool = Path(__file__).resolve().parents[2] / "tools" / "kafka44_messages.py"
+    run = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_the_keys_read_after_4_2_are_those_4_3_and_4_4_changed():
+    """The release table (kafka_releases, as.version) and this one agree on what moved:
+    a key whose broker maximum differs between 4.2 and 4.4 is one read from Kafka's
+    JSON, and its maximum here is 4.4's."""
+    moved = {key for key, (_, high) in KAFKA_RELEASE_APIS["4.4"].items()
+             if KAFKA_RELEASE_APIS["4.2"].get(key, (0, -1))[1] != high}
+    assert moved == {int(key) for key in TABLE["source"]["after_4_2"]}
+    for key in moved:
+        assert APIS[key]["request"]["valid"][1] == KAFKA_RELEASE_APIS["4.4"][key][1]
 
 
 def test_pending_keys_are_really_missing_or_behind():
@@ -109,7 +134,7 @@ def test_pending_keys_are_really_missing_or_behind():
             message = MESSAGES.get(key)
             if message is not None:
                 assert message.request.valid.high != APIS[key]["request"]["valid"][1], (
-                    f"{ApiKey(key).name} is pending on branch {branch} but already at 4.2")
+                    f"{ApiKey(key).name} is pending on branch {branch} but already at 4.4")
 
 
 def test_dsl_gaps_are_still_gaps():
@@ -120,7 +145,7 @@ def test_dsl_gaps_are_still_gaps():
 
 
 @pytest.mark.parametrize("key", CHECKED, ids=lambda k: ApiKey(k).title)
-def test_ranges_match_kafka_4_2(key):
+def test_ranges_match_kafka_4_4(key):
     api = APIS[key]
     assert key in MESSAGES, f"no module for {ApiKey(key).name} ({api['source']})"
     message = MESSAGES[key]
@@ -133,7 +158,7 @@ def test_ranges_match_kafka_4_2(key):
 
 
 @pytest.mark.parametrize("key", CHECKED, ids=lambda k: ApiKey(k).title)
-def test_wire_layout_matches_kafka_4_2_at_every_version(key):
+def test_wire_layout_matches_kafka_4_4_at_every_version(key):
     message, api = MESSAGES[key], APIS[key]
     for kind in ("request", "response"):
         schema = getattr(message, kind)

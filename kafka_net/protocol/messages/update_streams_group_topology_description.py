@@ -1,0 +1,58 @@
+"""UpdateStreamsGroupTopologyDescription (API key 93): version 0, flexible
+(KIP-1331, Kafka 4.4).
+
+Wire schema of ``UpdateStreamsGroupTopologyDescriptionRequest.json`` /
+``...Response.json`` (apache/kafka trunk 8e7e658bbdfee2edbfbcbbe3c73856f9195c1814).
+A streams group member whose heartbeat response set
+``topology_description_required`` sends its application's topology described
+node by node: each sub-topology's nodes (1 SOURCE, 2 PROCESSOR, 3 SINK) with
+the topics they read and write, the state stores they use and their
+successors, plus the global stores, for the topology epoch it runs.  The
+broker keeps it, and StreamsGroupDescribe v1 serves it back to an admin that
+asks (``include_topology_description``).
+
+The response is a top-level error: UNKNOWN_MEMBER_ID when the member (or its
+group) is gone, so the client treats itself as fenced and rejoins.
+
+Served by :mod:`kafka_net.server.handlers.update_streams_group_topology_description`.
+"""
+
+from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
+
+TOPOLOGY_NODE = Struct(
+    Field("name", STRING),
+    Field("node_type", INT8),
+    Field("source_topics", Array(STRING)),
+    Field("sink_topic", STRING, nullable="0+", default=None),
+    Field("stores", Array(STRING)),
+    Field("successors", Array(STRING)),
+)
+
+# Shared with StreamsGroupDescribe v1, which returns what was stored.
+TOPOLOGY_DESCRIPTION = Struct(
+    Field("subtopologies", Array(Struct(
+        Field("subtopology_id", STRING),
+        Field("nodes", Array(TOPOLOGY_NODE)),
+    ))),
+    Field("global_stores", Array(Struct(
+        Field("source", TOPOLOGY_NODE),
+        Field("processor", TOPOLOGY_NODE),
+    ))),
+)
+
+REQUEST = Schema(
+    "UpdateStreamsGroupTopologyDescriptionRequest", valid="0", flexible="0+",
+    fields=[
+        Field("group_id", STRING),
+        Field("member_id", STRING),
+        Field("topology_epoch", INT32),
+        Field("topology_description", TOPOLOGY_DESCRIPTION),
+    ])
+
+RESPONSE = Schema(
+    "UpdateStreamsGroupTopologyDescriptionResponse", valid="0", flexible="0+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable="0+", default=None),
+    ])
