@@ -91,3 +91,35 @@ def test_a_metrics_listener_imports_the_prometheus_client(tmp_path):
     modules = modules_at_listen(tmp_path, "--dev", "--override",
                                 f"metrics.listener=http://{LOOPBACK}:0")
     assert {"prometheus_client", "kafka_net.server.metrics_http"} <= modules
+
+
+def _fresh_interpreter(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_message_schemas_are_imported_per_api_on_first_lookup():
+    # MESSAGES knows every key without importing a schema; a lookup imports
+    # that API's module, and only it.
+    out = _fresh_interpreter(
+        "import json, sys\n"
+        "from kafka_net.protocol.api_keys import ApiKey\n"
+        "from kafka_net.protocol import codec\n"
+        "from kafka_net.protocol.messages import MESSAGES\n"
+        "def schemas(): return sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "                             if m.startswith('kafka_net.protocol.messages.'))\n"
+        "before = schemas()\n"
+        "keys = [int(k) for k in MESSAGES]\n"
+        "known = (ApiKey.FETCH in MESSAGES, 9999 in MESSAGES, MESSAGES.get(9999), len(MESSAGES))\n"
+        "after_keys = schemas()\n"
+        "name = MESSAGES[ApiKey.LIST_OFFSETS].request.name\n"
+        "print(json.dumps([before, keys, list(known), after_keys, name, schemas()]))\n")
+    before, keys, known, after_keys, name, after_lookup = json.loads(out)
+    from kafka_net.protocol.api_keys import ApiKey
+    assert before == [] and after_keys == []
+    assert keys == sorted(int(k) for k in ApiKey)
+    assert known == [True, False, None, len(ApiKey)]
+    assert name == "ListOffsetsRequest"
+    assert after_lookup == ["list_offsets"]
