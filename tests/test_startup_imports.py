@@ -1,7 +1,8 @@
 """What ``kafka-net serve`` imports before it listens (issue 28: time to listen).
 
 Importing is most of a broker's start-up time, so what a start does not need is
-imported where it is first used: the Prometheus client and HTTP server with a
+imported where it is first used: an API's message schemas and its handler
+module on its first request, the Prometheus client and HTTP server with a
 metrics listener, the OTLP decoder on the first telemetry push, crc32c on the
 first record batch, re2 on the first regex subscription, the capture writer
 with capture.dir, PySpark never.  These tests run the real command line
@@ -84,6 +85,9 @@ def test_serve_listens_without_importing_what_start_up_does_not_need(tmp_path, p
     modules = modules_at_listen(tmp_path, *args)
     assert "kafka_net.server.kafka_server" in modules   # the broker did start
     assert sorted(m for m in NOT_AT_START if m in modules) == []
+    # No API has been asked for yet: no schema module, no handler module.
+    per_api = ("kafka_net.protocol.messages.", "kafka_net.server.handlers.")
+    assert sorted(m for m in modules if m.startswith(per_api)) == []
 
 
 def test_a_metrics_listener_imports_the_prometheus_client(tmp_path):
@@ -123,3 +127,24 @@ def test_message_schemas_are_imported_per_api_on_first_lookup():
     assert known == [True, False, None, len(ApiKey)]
     assert name == "ListOffsetsRequest"
     assert after_lookup == ["list_offsets"]
+
+
+def test_a_handler_module_is_imported_on_the_first_request_of_its_api():
+    # The dispatch table knows every API's versions without importing a handler
+    # (ApiVersions and the Processors need no more); a request imports its own.
+    out = _fresh_interpreter(
+        "import json, sys\n"
+        "from kafka_net.protocol.api_keys import ApiKey\n"
+        "from kafka_net.server.apis import HANDLERS, served_versions\n"
+        "def handlers(): return sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "                              if m.startswith('kafka_net.server.handlers.'))\n"
+        "served = served_versions(HANDLERS, None)\n"
+        "legacy = served_versions(HANDLERS, '3.9')\n"
+        "before = handlers()\n"
+        "handle = HANDLERS[ApiKey.HEARTBEAT].handle\n"
+        "print(json.dumps([before, handlers(), handle.__module__, len(served), len(legacy)]))\n")
+    before, after, where, served, legacy = json.loads(out)
+    assert before == []
+    assert after == ["heartbeat"]
+    assert where == "kafka_net.server.handlers.heartbeat"
+    assert served > 60 and legacy > 40

@@ -17,13 +17,11 @@ With an authorizer: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1   # member_type (v1); -1 is "unknown"
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -26,12 +26,10 @@ TOPIC_AUTHORIZATION_FAILED and the others are committed.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-VERSIONS = Versions(0, 5)
 IMPLICIT_ADD_VERSION = 5   # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation
 
 
