@@ -66,7 +66,7 @@ class ApiHandler:
     answers it, imported on the first request of that API.
 
     Why: a broker answers the few APIs its clients use, and importing all ~70
-    handler modules (and what only they use) was a tenth of its start-up.  The
+    handler modules (and what only they use) was 5-10% of its start-up.  The
     Processors and ApiVersions need only the versions, which are here; a
     handler module is imported when ``handle`` or ``error_response`` is first
     read.  The row then holds the module's functions, so a request after the
