@@ -1,7 +1,8 @@
 """What ``kafka-net serve`` imports before it listens (issue 28: time to listen).
 
 Importing is most of a broker's start-up time, so what a start does not need is
-imported where it is first used: the Prometheus client and HTTP server with a
+imported where it is first used: an API's message schemas and its handler
+module on its first request, the Prometheus client and HTTP server with a
 metrics listener, the OTLP decoder on the first telemetry push, crc32c on the
 first record batch, re2 on the first regex subscription, the capture writer
 with capture.dir, PySpark never.  These tests run the real command line
@@ -84,6 +85,9 @@ def test_serve_listens_without_importing_what_start_up_does_not_need(tmp_path, p
     modules = modules_at_listen(tmp_path, *args)
     assert "kafka_net.server.kafka_server" in modules   # the broker did start
     assert sorted(m for m in NOT_AT_START if m in modules) == []
+    # No API has been asked for yet: no schema module, no handler module.
+    per_api = ("kafka_net.protocol.messages.", "kafka_net.server.handlers.")
+    assert sorted(m for m in modules if m.startswith(per_api)) == []
 
 
 def test_a_metrics_listener_imports_the_prometheus_client(tmp_path):
@@ -91,3 +95,56 @@ def test_a_metrics_listener_imports_the_prometheus_client(tmp_path):
     modules = modules_at_listen(tmp_path, "--dev", "--override",
                                 f"metrics.listener=http://{LOOPBACK}:0")
     assert {"prometheus_client", "kafka_net.server.metrics_http"} <= modules
+
+
+def _fresh_interpreter(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_message_schemas_are_imported_per_api_on_first_lookup():
+    # MESSAGES knows every key without importing a schema; a lookup imports
+    # that API's module, and only it.
+    out = _fresh_interpreter(
+        "import json, sys\n"
+        "from kafka_net.protocol.api_keys import ApiKey\n"
+        "from kafka_net.protocol import codec\n"
+        "from kafka_net.protocol.messages import MESSAGES\n"
+        "def schemas(): return sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "                             if m.startswith('kafka_net.protocol.messages.'))\n"
+        "before = schemas()\n"
+        "keys = [int(k) for k in MESSAGES]\n"
+        "known = (ApiKey.FETCH in MESSAGES, 9999 in MESSAGES, MESSAGES.get(9999), len(MESSAGES))\n"
+        "after_keys = schemas()\n"
+        "name = MESSAGES[ApiKey.LIST_OFFSETS].request.name\n"
+        "print(json.dumps([before, keys, list(known), after_keys, name, schemas()]))\n")
+    before, keys, known, after_keys, name, after_lookup = json.loads(out)
+    from kafka_net.protocol.api_keys import ApiKey
+    assert before == [] and after_keys == []
+    assert keys == sorted(int(k) for k in ApiKey)
+    assert known == [True, False, None, len(ApiKey)]
+    assert name == "ListOffsetsRequest"
+    assert after_lookup == ["list_offsets"]
+
+
+def test_a_handler_module_is_imported_on_the_first_request_of_its_api():
+    # The dispatch table knows every API's versions without importing a handler
+    # (ApiVersions and the Processors need no more); a request imports its own.
+    out = _fresh_interpreter(
+        "import json, sys\n"
+        "from kafka_net.protocol.api_keys import ApiKey\n"
+        "from kafka_net.server.apis import HANDLERS, served_versions\n"
+        "def handlers(): return sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "                              if m.startswith('kafka_net.server.handlers.'))\n"
+        "served = served_versions(HANDLERS, None)\n"
+        "legacy = served_versions(HANDLERS, '3.9')\n"
+        "before = handlers()\n"
+        "handle = HANDLERS[ApiKey.HEARTBEAT].handle\n"
+        "print(json.dumps([before, handlers(), handle.__module__, len(served), len(legacy)]))\n")
+    before, after, where, served, legacy = json.loads(out)
+    assert before == []
+    assert after == ["heartbeat"]
+    assert where == "kafka_net.server.handlers.heartbeat"
+    assert served > 60 and legacy > 40

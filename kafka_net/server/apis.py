@@ -21,6 +21,7 @@ UNKNOWN_SERVER_ERROR, or the connection is closed where Kafka would close it
 
 from __future__ import annotations
 
+import importlib
 import logging
 import struct
 import time
@@ -31,7 +32,7 @@ from kafka_net.log_safety import escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
-from kafka_net.protocol.api_keys import api_name
+from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
@@ -41,29 +42,7 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
 from kafka_net.server.delegation_token_manager import DelegationTokenManager
-from kafka_net.server.handlers import (
-    CLOSE_CONNECTION, DEFERRED, NO_RESPONSE, add_offsets_to_txn, add_partitions_to_txn,
-    alter_client_quotas, alter_configs, alter_partition_reassignments,
-    alter_user_scram_credentials, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_acls, create_partitions, create_topics, delete_acls,
-    delete_groups, delete_records, delete_topics, describe_acls, describe_client_quotas,
-    describe_cluster, describe_configs, describe_groups, describe_log_dirs, describe_producers,
-    describe_quorum, describe_topic_partitions, describe_transactions,
-    describe_user_scram_credentials, elect_leaders, end_txn, fetch, find_coordinator,
-    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
-    list_groups, list_offsets, list_partition_reassignments, list_transactions, metadata,
-    offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
-    sasl_authenticate, sasl_handshake, sync_group, txn_offset_commit, update_features)
-from kafka_net.server.handlers import (  # delegation tokens (KIP-48)
-    create_delegation_token, describe_delegation_token, expire_delegation_token,
-    renew_delegation_token)
-from kafka_net.server.handlers import (  # streams groups (KIP-1071, KIP-1331)
-    streams_group_describe, streams_group_heartbeat, update_streams_group_topology_description)
-from kafka_net.server.handlers import (  # client metrics (KIP-714)
-    get_telemetry_subscriptions, list_config_resources, push_telemetry)
-from kafka_net.server.handlers import (  # KIP-932 share groups
-    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,
-    share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)
+from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
@@ -83,76 +62,132 @@ from kafka_net.server.transaction import TransactionConfig, TransactionCoordinat
 log = logging.getLogger(__name__)
 _CORRELATION_ID = struct.Struct(">i")   # a response frame's bytes 4..8, any header version
 
-# In API-key order.  Adding an API = writing its module and listing it here.
-HANDLERS: dict[int, ModuleType] = {module.API_KEY: module for module in (
-    produce,            # 0
-    fetch,              # 1
-    list_offsets,       # 2
-    metadata,           # 3
-    offset_commit,      # 8
-    offset_fetch,       # 9
-    find_coordinator,   # 10
-    join_group,         # 11
-    heartbeat,          # 12
-    leave_group,        # 13
-    sync_group,         # 14
-    describe_groups,    # 15
-    list_groups,        # 16
-    sasl_handshake,     # 17 (after authentication; before it, the authenticator)
-    api_versions,       # 18
-    create_topics,      # 19
-    delete_topics,      # 20
-    delete_records,     # 21
-    init_producer_id,   # 22
-    offset_for_leader_epoch,  # 23
-    add_partitions_to_txn,  # 24
-    add_offsets_to_txn,     # 25
-    end_txn,                # 26
-    txn_offset_commit,      # 28
-    describe_acls,      # 29
-    create_acls,        # 30
-    delete_acls,        # 31
-    describe_configs,   # 32
-    alter_configs,      # 33
-    describe_log_dirs,  # 35
-    sasl_authenticate,  # 36 (after authentication; before it, the authenticator)
-    create_partitions,  # 37
-    create_delegation_token,    # 38
-    renew_delegation_token,     # 39
-    expire_delegation_token,    # 40
-    describe_delegation_token,  # 41
-    delete_groups,      # 42
-    elect_leaders,      # 43
-    incremental_alter_configs,  # 44
-    alter_partition_reassignments,  # 45
-    list_partition_reassignments,   # 46
-    offset_delete,      # 47
-    describe_client_quotas,  # 48
-    alter_client_quotas,     # 49
-    describe_user_scram_credentials,  # 50
-    alter_user_scram_credentials,     # 51
-    describe_quorum,    # 55
-    update_features,    # 57
-    describe_cluster,   # 60
-    describe_producers,  # 61
-    describe_transactions,   # 65
-    list_transactions,       # 66
-    consumer_group_heartbeat,  # 68
-    consumer_group_describe,   # 69
-    get_telemetry_subscriptions,  # 71 (advertised with an exporter: client_metrics.py)
-    push_telemetry,            # 72
-    list_config_resources,     # 74
-    describe_topic_partitions,  # 75
-    share_group_heartbeat,      # 76
-    share_group_describe,       # 77
-    share_fetch,                # 78
-    share_acknowledge,          # 79
-    streams_group_heartbeat,   # 88
-    streams_group_describe,    # 89
-    describe_share_group_offsets,  # 90
-    alter_share_group_offsets,     # 91
-    delete_share_group_offsets,    # 92
-    update_streams_group_topology_description,  # 93
+class ApiHandler:
+    """One row of the dispatch table: an API's key, the versions this broker
+    serves, and the handler module (in :mod:`kafka_net.server.handlers`) that
+    answers it, imported on the first request of that API.
+
+    Why: a broker answers the few APIs its clients use, and importing all ~70
+    handler modules (and what only they use) was 5-10% of its start-up.  The
+    Processors and ApiVersions need only the versions, which are here; a
+    handler module is imported when ``handle`` or ``error_response`` is first
+    read.  The row then holds the module's functions, so a request after the
+    first pays no more than a module's attribute lookup.  Two handler threads
+    may load a row at once: the import system runs the module once, and both
+    store the same functions.
+
+    ``legacy_low``: the oldest version, served only while ``as.version`` plays
+    a release before 4.0 (legacy message sets, KIP-896's removals).  A row reads
+    like a module (``API_KEY``, ``VERSIONS``, ``LEGACY_LOW``, ``handle``,
+    ``error_response``), so a test may put a module of its own in the table.
+    """
+
+    def __init__(self, api_key: ApiKey, module: str, versions: Versions,
+                 legacy_low: int | None = None) -> None:
+        self.API_KEY = api_key
+        self.VERSIONS = versions
+        self.LEGACY_LOW = legacy_low
+        self.module_name = f"kafka_net.server.handlers.{module}"
+
+    def __getattr__(self, name: str):
+        # Called only for what the row does not hold yet: the module's names.
+        if name.startswith("__"):
+            raise AttributeError(name)   # copy, pickle and friends probing
+        return getattr(self.load(), name)
+
+    def load(self) -> ModuleType:
+        module = importlib.import_module(self.module_name)
+        self.handle = module.handle
+        self.error_response = module.error_response
+        return module
+
+    def __repr__(self) -> str:
+        return f"ApiHandler({self.API_KEY.name}, {self.module_name}, {self.VERSIONS})"
+
+
+# In API-key order.  Adding an API = writing its module and adding its row here.
+HANDLERS: dict[int, ApiHandler] = {row.API_KEY: row for row in (
+    ApiHandler(ApiKey.PRODUCE, "produce", Versions(0, 13)),
+    ApiHandler(ApiKey.FETCH, "fetch", Versions(4, 18), legacy_low=0),
+    ApiHandler(ApiKey.LIST_OFFSETS, "list_offsets", Versions(1, 11), legacy_low=0),
+    ApiHandler(ApiKey.METADATA, "metadata", Versions(0, 13)),
+    ApiHandler(ApiKey.OFFSET_COMMIT, "offset_commit", Versions(2, 10), legacy_low=0),
+    ApiHandler(ApiKey.OFFSET_FETCH, "offset_fetch", Versions(1, 10), legacy_low=0),
+    ApiHandler(ApiKey.FIND_COORDINATOR, "find_coordinator", Versions(0, 6)),
+    ApiHandler(ApiKey.JOIN_GROUP, "join_group", Versions(0, 9)),
+    ApiHandler(ApiKey.HEARTBEAT, "heartbeat", Versions(0, 4)),
+    ApiHandler(ApiKey.LEAVE_GROUP, "leave_group", Versions(0, 5)),
+    ApiHandler(ApiKey.SYNC_GROUP, "sync_group", Versions(0, 5)),
+    ApiHandler(ApiKey.DESCRIBE_GROUPS, "describe_groups", Versions(0, 6)),
+    ApiHandler(ApiKey.LIST_GROUPS, "list_groups", Versions(0, 5)),
+    # SaslHandshake and SaslAuthenticate: after authentication; before it, the authenticator.
+    ApiHandler(ApiKey.SASL_HANDSHAKE, "sasl_handshake", Versions(0, 1)),
+    ApiHandler(ApiKey.API_VERSIONS, "api_versions", Versions(0, 4)),
+    ApiHandler(ApiKey.CREATE_TOPICS, "create_topics", Versions(0, 7)),
+    ApiHandler(ApiKey.DELETE_TOPICS, "delete_topics", Versions(0, 6)),
+    ApiHandler(ApiKey.DELETE_RECORDS, "delete_records", Versions(0, 2)),
+    ApiHandler(ApiKey.INIT_PRODUCER_ID, "init_producer_id", Versions(0, 5)),
+    ApiHandler(ApiKey.OFFSET_FOR_LEADER_EPOCH, "offset_for_leader_epoch",
+               Versions(2, 4), legacy_low=0),
+    ApiHandler(ApiKey.ADD_PARTITIONS_TO_TXN, "add_partitions_to_txn", Versions(0, 5)),
+    ApiHandler(ApiKey.ADD_OFFSETS_TO_TXN, "add_offsets_to_txn", Versions(0, 4)),
+    ApiHandler(ApiKey.END_TXN, "end_txn", Versions(0, 5)),
+    ApiHandler(ApiKey.TXN_OFFSET_COMMIT, "txn_offset_commit", Versions(0, 6)),
+    ApiHandler(ApiKey.DESCRIBE_ACLS, "describe_acls", Versions(1, 3), legacy_low=0),
+    ApiHandler(ApiKey.CREATE_ACLS, "create_acls", Versions(1, 3), legacy_low=0),
+    ApiHandler(ApiKey.DELETE_ACLS, "delete_acls", Versions(1, 3), legacy_low=0),
+    ApiHandler(ApiKey.DESCRIBE_CONFIGS, "describe_configs", Versions(1, 4), legacy_low=0),
+    ApiHandler(ApiKey.ALTER_CONFIGS, "alter_configs", Versions(0, 2)),
+    ApiHandler(ApiKey.DESCRIBE_LOG_DIRS, "describe_log_dirs", Versions(1, 5), legacy_low=0),
+    ApiHandler(ApiKey.SASL_AUTHENTICATE, "sasl_authenticate", Versions(0, 2)),
+    ApiHandler(ApiKey.CREATE_PARTITIONS, "create_partitions", Versions(0, 3)),
+    ApiHandler(ApiKey.CREATE_DELEGATION_TOKEN, "create_delegation_token",
+               Versions(1, 3), legacy_low=0),
+    ApiHandler(ApiKey.RENEW_DELEGATION_TOKEN, "renew_delegation_token",
+               Versions(1, 2), legacy_low=0),
+    ApiHandler(ApiKey.EXPIRE_DELEGATION_TOKEN, "expire_delegation_token",
+               Versions(1, 2), legacy_low=0),
+    ApiHandler(ApiKey.DESCRIBE_DELEGATION_TOKEN, "describe_delegation_token",
+               Versions(1, 3), legacy_low=0),
+    ApiHandler(ApiKey.DELETE_GROUPS, "delete_groups", Versions(0, 3)),
+    ApiHandler(ApiKey.ELECT_LEADERS, "elect_leaders", Versions(0, 2)),
+    ApiHandler(ApiKey.INCREMENTAL_ALTER_CONFIGS, "incremental_alter_configs", Versions(0, 1)),
+    ApiHandler(ApiKey.ALTER_PARTITION_REASSIGNMENTS, "alter_partition_reassignments",
+               Versions(0, 1)),
+    ApiHandler(ApiKey.LIST_PARTITION_REASSIGNMENTS, "list_partition_reassignments",
+               Versions(0, 0)),
+    ApiHandler(ApiKey.OFFSET_DELETE, "offset_delete", Versions(0, 0)),
+    ApiHandler(ApiKey.DESCRIBE_CLIENT_QUOTAS, "describe_client_quotas", Versions(0, 1)),
+    ApiHandler(ApiKey.ALTER_CLIENT_QUOTAS, "alter_client_quotas", Versions(0, 1)),
+    ApiHandler(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, "describe_user_scram_credentials",
+               Versions(0, 0)),
+    ApiHandler(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, "alter_user_scram_credentials",
+               Versions(0, 0)),
+    ApiHandler(ApiKey.DESCRIBE_QUORUM, "describe_quorum", Versions(0, 2)),
+    ApiHandler(ApiKey.UPDATE_FEATURES, "update_features", Versions(0, 2)),
+    ApiHandler(ApiKey.DESCRIBE_CLUSTER, "describe_cluster", Versions(0, 2)),
+    ApiHandler(ApiKey.DESCRIBE_PRODUCERS, "describe_producers", Versions(0, 0)),
+    ApiHandler(ApiKey.DESCRIBE_TRANSACTIONS, "describe_transactions", Versions(0, 0)),
+    ApiHandler(ApiKey.LIST_TRANSACTIONS, "list_transactions", Versions(0, 2)),
+    ApiHandler(ApiKey.CONSUMER_GROUP_HEARTBEAT, "consumer_group_heartbeat", Versions(0, 1)),
+    ApiHandler(ApiKey.CONSUMER_GROUP_DESCRIBE, "consumer_group_describe", Versions(0, 1)),
+    # Telemetry: advertised only with an exporter (client_metrics.py), served either way.
+    ApiHandler(ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, "get_telemetry_subscriptions", Versions(0, 0)),
+    ApiHandler(ApiKey.PUSH_TELEMETRY, "push_telemetry", Versions(0, 0)),
+    ApiHandler(ApiKey.LIST_CLIENT_METRICS_RESOURCES, "list_config_resources", Versions(0, 1)),
+    ApiHandler(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "describe_topic_partitions", Versions(0, 0)),
+    ApiHandler(ApiKey.SHARE_GROUP_HEARTBEAT, "share_group_heartbeat", Versions(1, 1)),
+    ApiHandler(ApiKey.SHARE_GROUP_DESCRIBE, "share_group_describe", Versions(1, 1)),
+    ApiHandler(ApiKey.SHARE_FETCH, "share_fetch", Versions(1, 2)),
+    ApiHandler(ApiKey.SHARE_ACKNOWLEDGE, "share_acknowledge", Versions(1, 2)),
+    ApiHandler(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams_group_heartbeat", Versions(0, 1)),
+    ApiHandler(ApiKey.STREAMS_GROUP_DESCRIBE, "streams_group_describe", Versions(0, 1)),
+    ApiHandler(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, "describe_share_group_offsets",
+               Versions(0, 1)),
+    ApiHandler(ApiKey.ALTER_SHARE_GROUP_OFFSETS, "alter_share_group_offsets", Versions(0, 0)),
+    ApiHandler(ApiKey.DELETE_SHARE_GROUP_OFFSETS, "delete_share_group_offsets", Versions(0, 0)),
+    ApiHandler(ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION,
+               "update_streams_group_topology_description", Versions(0, 0)),
 )}
 
 
@@ -187,8 +222,9 @@ def served_versions(handlers: dict[int, ModuleType], release: str | None
     for key, versions in served.items():
         if key in kafka:
             own_low = versions.low
-            if legacy:
-                own_low = getattr(handlers[key], "LEGACY_LOW", own_low)
+            legacy_low = getattr(handlers[key], "LEGACY_LOW", None)
+            if legacy and legacy_low is not None:
+                own_low = legacy_low
             low = max(own_low, kafka[key][0])
             high = kafka[key][1] if versions.high is None else min(versions.high, kafka[key][1])
             if low <= high:
@@ -525,7 +561,7 @@ class KafkaApis:
         """The ApiVersions answer for a SASL authenticator, which serves ApiVersions
         itself on the network thread before authentication (Kafka's apiVersionSupplier)."""
         request = Request.from_parsed(-1, "", "", ("", 0), parsed)
-        return api_versions.handle(RequestContext(request, self), parsed.body)
+        return HANDLERS[ApiKey.API_VERSIONS].handle(RequestContext(request, self), parsed.body)
 
     def error_body(self, parsed: ParsedRequest, error_code: int) -> dict:
         """``parsed``'s API's error response with ``error_code`` (Kafka's

@@ -29,6 +29,7 @@ import types
 import pytest
 
 from kafka_net.protocol.schema import Versions
+from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import api_versions, metadata
 from tests.integration.client_support import bootstrap
 from tests.support import LOOPBACK, make_config, running_server
@@ -65,7 +66,7 @@ def highest_common(client: Versions, broker: Versions) -> int:
 def limited(module, high: int):
     """A handler that serves ``module``'s API, but only up to ``high``."""
     return types.SimpleNamespace(API_KEY=module.API_KEY,
-                                 VERSIONS=Versions(module.VERSIONS.low, high),
+                                 VERSIONS=Versions(HANDLERS[module.API_KEY].VERSIONS.low, high),
                                  handle=module.handle,
                                  error_response=module.error_response)
 

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE, api_versions, metadata
 from tests.network.helpers import (
     closed_by_server, healthy, metadata_body, server_threads_alive, still_open)
@@ -18,7 +19,8 @@ from tests.support import RawClient, make_config, running_server, wait_until
 
 
 def failing_module(base, handle=None, error_response=None):
-    """A handler module like ``base`` whose handle/error_response may be replaced."""
+    """A dispatch-table row like ``base``'s (a handler module) whose
+    handle/error_response may be replaced."""
     calls = {"handle": 0, "error_response": 0}
 
     def _handle(ctx, body):
@@ -29,7 +31,8 @@ def failing_module(base, handle=None, error_response=None):
         calls["error_response"] += 1
         return (error_response or base.error_response)(body, version, code)
 
-    return SimpleNamespace(API_KEY=base.API_KEY, VERSIONS=base.VERSIONS, handle=_handle,
+    return SimpleNamespace(API_KEY=base.API_KEY, VERSIONS=HANDLERS[base.API_KEY].VERSIONS,
+                           handle=_handle,
                            error_response=_error_response, calls=calls)
 
 

@@ -22,6 +22,7 @@ from kafka_net.network import selector as selector_module
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.framing import encode_frame
+from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import list_groups
 from tests.integration.sasl_support import (
     authenticate, counter, handshake, plain_login, sasl_config, sasl_port, scram_login)
@@ -38,7 +39,8 @@ def _recording_list_groups(ctx, body):
 
 
 # ListGroups, recording the principal each request carries into the API layer.
-RECORDING = SimpleNamespace(API_KEY=ApiKey.LIST_GROUPS, VERSIONS=list_groups.VERSIONS,
+RECORDING = SimpleNamespace(API_KEY=ApiKey.LIST_GROUPS,
+                            VERSIONS=HANDLERS[ApiKey.LIST_GROUPS].VERSIONS,
                             handle=_recording_list_groups,
                             error_response=list_groups.error_response)
 

@@ -26,6 +26,7 @@ from kafka_net.metrics import server_snapshot
 from kafka_net.network import selector as selector_module
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import api_versions
 from kafka_net.server.kafka_server import KafkaServer
 from tests.network.helpers import healthy, server_threads_alive
@@ -41,7 +42,7 @@ IDLE_MS = 1500
 class RecordingApiVersions:
     """api_versions, recording each request's principal (RequestContext.principal)."""
 
-    API_KEY, VERSIONS = api_versions.API_KEY, api_versions.VERSIONS
+    API_KEY, VERSIONS = api_versions.API_KEY, HANDLERS[ApiKey.API_VERSIONS].VERSIONS
     error_response = staticmethod(api_versions.error_response)
     principals: list[tuple[str, str]] = []
 

@@ -10,6 +10,7 @@ import struct
 import threading
 import time
 
+from kafka_net.server.apis import HANDLERS
 from tests.support import API_VERSIONS_V3_BODY, RawClient
 
 TIMEOUT = 10.0
@@ -121,7 +122,7 @@ class SlowHandler:
                  gate: threading.Event | None = None) -> None:
         self._module = module
         self.API_KEY = module.API_KEY
-        self.VERSIONS = module.VERSIONS
+        self.VERSIONS = HANDLERS[module.API_KEY].VERSIONS   # the row: modules hold no VERSIONS
         self.error_response = module.error_response
         self.delay = delay
         self.max_delay = max_delay

@@ -86,10 +86,10 @@ def test_supported_versions_come_from_the_table():
 def test_set_handlers_replaces_the_table_and_what_is_advertised():
     b = Broker()
     before = b.apis.supported_versions()
-    b.apis.set_handlers({ApiKey.API_VERSIONS: api_versions, ApiKey.HEARTBEAT: heartbeat})
+    b.apis.set_handlers({k: HANDLERS[k] for k in (ApiKey.API_VERSIONS, ApiKey.HEARTBEAT)})
     after = b.apis.supported_versions()
-    assert after == {ApiKey.API_VERSIONS: api_versions.VERSIONS,
-                     ApiKey.HEARTBEAT: heartbeat.VERSIONS}
+    assert after == {ApiKey.API_VERSIONS: HANDLERS[ApiKey.API_VERSIONS].VERSIONS,
+                     ApiKey.HEARTBEAT: HANDLERS[ApiKey.HEARTBEAT].VERSIONS}
     assert before is not after and ApiKey.METADATA in before  # swapped, not mutated
     body = b.call(ApiKey.API_VERSIONS, 3, client_software_name="a", client_software_version="1")
     assert [(e["api_key"], e["min_version"], e["max_version"]) for e in body["api_keys"]] == [
@@ -102,7 +102,7 @@ def test_set_handlers_replaces_the_table_and_what_is_advertised():
 
 def test_set_handlers_copies_the_mapping():
     b = Broker()
-    table = {ApiKey.API_VERSIONS: api_versions}
+    table = {ApiKey.API_VERSIONS: HANDLERS[ApiKey.API_VERSIONS]}
     b.apis.set_handlers(table)
     table[ApiKey.METADATA] = metadata
     assert ApiKey.METADATA not in b.apis.supported_versions()
@@ -250,7 +250,7 @@ def test_produce_acks_zero_handler_exception_closes_the_connection():
 
     from kafka_net.server.handlers import produce
     b.apis.set_handlers({**HANDLERS, ApiKey.PRODUCE: fake_module(
-        ApiKey.PRODUCE, produce.VERSIONS, boom, produce.error_response)})
+        ApiKey.PRODUCE, HANDLERS[ApiKey.PRODUCE].VERSIONS, boom, produce.error_response)})
     body = dict(acks=0, timeout_ms=1, topic_data=[{"name": "t", "partition_data": [
         {"index": 0, "records": None}]}])
     assert isinstance(b.call(ApiKey.PRODUCE, 9, **body), CloseConnectionResponse)
@@ -273,7 +273,7 @@ def test_a_read_only_answer_is_encoded_once_and_carries_each_correlation_id():
     what encoding it afresh gives, with each request's own correlation id, and must
     follow a new dispatch table."""
     b = Broker()
-    for table in (HANDLERS, {ApiKey.API_VERSIONS: api_versions, ApiKey.HEARTBEAT: heartbeat}):
+    for table in (HANDLERS, {k: HANDLERS[k] for k in (ApiKey.API_VERSIONS, ApiKey.HEARTBEAT)}):
         b.apis.set_handlers(table)
         for version in range(0, 5):
             for _ in range(2):

@@ -56,8 +56,9 @@ def overlap(release: str) -> dict[int, tuple[int, int]]:
     out = {}
     for key, module in HANDLERS.items():
         if key in APIS[release] and key not in TELEMETRY:
-            own_low = getattr(module, "LEGACY_LOW", module.VERSIONS.low) if legacy \
-                else module.VERSIONS.low
+            own_low = module.VERSIONS.low
+            if legacy and module.LEGACY_LOW is not None:
+                own_low = module.LEGACY_LOW
             low = max(own_low, APIS[release][key][0])
             high = min(module.VERSIONS.high, APIS[release][key][1])
             if low <= high:

@@ -3,8 +3,9 @@
 Each module has the same shape (the docstring names the API key, the versions
 served and the behaviour), so a reader can open any of them cold:
 
-* ``API_KEY`` and ``VERSIONS``: the dispatch table in :mod:`kafka_net.server.apis`
-  is built from these, and ApiVersions advertises exactly that table;
+* ``API_KEY``; the versions served are the module's row in the dispatch table
+  (:data:`kafka_net.server.apis.HANDLERS`), which ApiVersions advertises and
+  which imports the module on the first request of its API;
 * ``handle(ctx, request) -> response body`` (a dict), a pure function of the
   request and the broker state reachable from ``ctx``;
 * ``error_response(request, version, error_code) -> response body``, used when

@@ -13,12 +13,10 @@ With an authorizer: WRITE on the transactional id
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
-VERSIONS = Versions(0, 4)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -24,12 +24,10 @@ TOPIC_AUTHORIZATION_FAILED and the others OPERATION_NOT_ATTEMPTED.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
-VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -25,11 +25,9 @@ CLUSTER_AUTHORIZATION_FAILED (Kafka's handleAlterClientQuotasRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_CLIENT_QUOTAS
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

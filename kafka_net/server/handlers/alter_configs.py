@@ -10,11 +10,9 @@ done).  Broker configs cannot be changed (INVALID_REQUEST).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.config_admin import alter_resources
 
 API_KEY = ApiKey.ALTER_CONFIGS
-VERSIONS = Versions(0, 2)
 
 
 def handle(ctx, request: dict) -> dict:

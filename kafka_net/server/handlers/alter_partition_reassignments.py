@@ -31,11 +31,9 @@ import logging
 from kafka_net.log_safety import escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
-VERSIONS = Versions(0, 1)
 
 NO_REASSIGNMENT_MESSAGE = "No partition reassignment is in progress."
 log = logging.getLogger(__name__)

@@ -25,13 +25,11 @@ Behaviour (Kafka's ``ScramControlManager.alterCredentials``), per user:
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.security import scram
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.controller import remove_scram_credential_record, scram_credential_record
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
-VERSIONS = Versions(0, 0)
 
 _TWICE = "A user credential cannot be altered twice in the same request"
 

@@ -33,16 +33,14 @@ from kafka_net.protocol.schema import Versions
 from kafka_net.server.features import FeatureSnapshot
 
 API_KEY = ApiKey.API_VERSIONS
-VERSIONS = Versions(0, 4)
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def handle(ctx, request: dict | None) -> dict:
     if ctx.unsupported_version:
-        # The range actually served (the dispatch table), which may differ from
-        # this module's VERSIONS if the table was narrowed.
-        served = ctx.supported_versions.get(API_KEY, VERSIONS)
+        # The range actually served (the dispatch table, as narrowed by as.version).
+        served = ctx.supported_versions[API_KEY]
         return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
                 "api_keys": [_entry(API_KEY, served)]}
     if ctx.api_version >= 3 and not _valid_software(request):

@@ -20,13 +20,11 @@ to describe.", Kafka 4.0, KAFKA-18813).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1   # member_type (v1); -1 is "unknown"
-VERSIONS = Versions(0, 1)
 TOPICS_NOT_AUTHORIZED = ("The described group uses topics that the client is not authorized "
                          "to describe.")
 

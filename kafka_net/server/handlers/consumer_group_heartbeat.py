@@ -30,12 +30,10 @@ filterTopicDescribeAuthorizedTopics; denials are not logged).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.consumer_coordinator import HeartbeatRequest
 
 API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -16,7 +16,7 @@ Behaviour (Kafka's ``AclApis.handleCreateAcls`` and ``AclControlManager.createAc
   (``CreateAclsRequest.validate``), which closes the connection: so does
   kafka-net.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  before 4.0 (``as.version``; ``legacy_low``).  It has no pattern type:
   each creation is LITERAL (the field's default, as Kafka 3.x read it), so v0 creates
   LITERAL ACLs only.
 """
@@ -25,15 +25,12 @@ from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import (
     AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType,
     ResourcePattern, ResourceType)
 from kafka_net.server.handlers.describe_acls import close_for_unknown_elements
 
 API_KEY = ApiKey.CREATE_ACLS
-VERSIONS = Versions(1, 3)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 _UNKNOWN = 0   # every ACL enum's UNKNOWN code
 

@@ -1,5 +1,5 @@
 """CreateDelegationToken (API key 38): serves v1-v3; v0 while playing a release
-before 4.0 (KIP-896 removed it; ``LEGACY_LOW``).
+before 4.0 (KIP-896 removed it; ``legacy_low``).
 
 Behaviour (Kafka's ``KafkaApis.handleCreateTokenRequest``, then the controller's
 ``DelegationTokenControlManager.createDelegationToken``), checked in order:
@@ -27,13 +27,10 @@ and 0 on the controller's, as in Kafka.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.security.delegation_token import USER_TYPE, split_principal
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.CREATE_DELEGATION_TOKEN
-VERSIONS = Versions(1, 3)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict) -> dict:

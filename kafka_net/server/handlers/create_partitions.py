@@ -15,13 +15,11 @@ With an authorizer: ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.partition_limits import (
     RequestBudget, TopicCreationError, broker_limit_error, not_growing_error)
 
 API_KEY = ApiKey.CREATE_PARTITIONS
-VERSIONS = Versions(0, 3)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -34,7 +34,7 @@ configs of a created topic are returned only with DESCRIBE_CONFIGS on it
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.config_helper import created_topic_configs
 from kafka_net.server.internal_topics import is_internal
@@ -43,7 +43,6 @@ from kafka_net.server.partition_limits import RequestBudget, TopicCreationError
 from kafka_net.server.topic_config import InvalidConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
-VERSIONS = Versions(0, 7)
 
 
 def handle(ctx, request: dict) -> dict:

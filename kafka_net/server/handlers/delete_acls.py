@@ -13,7 +13,7 @@ Behaviour (Kafka's ``AclApis.handleDeleteAcls`` and ``AclControlManager.deleteAc
   (``DeleteAclsRequest.validate``), which closes the connection: so does
   kafka-net.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  before 4.0 (``as.version``; ``legacy_low``).  It has no pattern type:
   each filter is LITERAL (the field's default, as Kafka 3.x read it), so only
   LITERAL ACLs are matched and removed: a PREFIXED ACL survives a v0
   delete-everything filter (and is not listed), as Kafka 3.x did.
@@ -23,13 +23,10 @@ from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.handlers.describe_acls import close_for_unknown_elements, filter_from_wire
 
 API_KEY = ApiKey.DELETE_ACLS
-VERSIONS = Versions(1, 3)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict):

@@ -24,11 +24,9 @@ GROUP_AUTHORIZATION_FAILED (Kafka's handleDeleteGroupsRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_GROUPS
-VERSIONS = Versions(0, 3)
 
 
 def handle(ctx, request: dict) -> dict:

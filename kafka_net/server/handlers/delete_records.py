@@ -23,11 +23,9 @@ import logging
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DELETE_RECORDS
-VERSIONS = Versions(0, 2)
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,11 @@ on each topic, else TOPIC_AUTHORIZATION_FAILED for it.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.alter_share_group_offsets import check_empty_group
 
 API_KEY = ApiKey.DELETE_SHARE_GROUP_OFFSETS
-VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:

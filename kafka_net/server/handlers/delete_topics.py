@@ -17,12 +17,11 @@ needs DESCRIBE too, else its name is left out of the answer.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.internal_topics import is_internal
 
 API_KEY = ApiKey.DELETE_TOPICS
-VERSIONS = Versions(0, 6)
 
 
 def handle(ctx, request: dict) -> dict:

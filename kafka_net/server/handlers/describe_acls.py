@@ -12,7 +12,7 @@ Behaviour (Kafka's ``AclApis.handleDescribeAcls``):
   parse in Kafka (``DescribeAclsRequest.validate``), which closes the
   connection: so does kafka-net, with one rate-limited log line.
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  It has no pattern type:
+  before 4.0 (``as.version``; ``legacy_low``).  It has no pattern type:
   its filter is LITERAL (the field's default, as Kafka 3.x read it), so only
   LITERAL ACLs are listed (a PREFIXED one never matches, and the answer
   could not say so), as Kafka 3.x did.
@@ -25,15 +25,12 @@ import logging
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import (
     AccessControlEntryFilter, AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
     PatternType, ResourcePatternFilter, ResourceType)
 from kafka_net.server.handlers import CLOSE_CONNECTION
 
 API_KEY = ApiKey.DESCRIBE_ACLS
-VERSIONS = Versions(1, 3)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 log = logging.getLogger(__name__)
 unparseable = RateLimitedLog(log)   # shared with DeleteAcls / CreateAcls

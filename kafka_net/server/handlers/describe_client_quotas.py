@@ -19,12 +19,10 @@ CLUSTER_AUTHORIZATION_FAILED (Kafka's handleDescribeClientQuotasRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.quotas.client_quotas import QuotaRequestError
 
 API_KEY = ApiKey.DESCRIBE_CLIENT_QUOTAS
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -16,11 +16,9 @@ without DESCRIBE on the cluster); with none every cluster operation is allowed.
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.describe_cluster import BROKERS, CONTROLLERS
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers.metadata import cluster_operations
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
-VERSIONS = Versions(0, 2)
 
 ENDPOINT_TYPE_NAMES = {BROKERS: "BROKER", CONTROLLERS: "CONTROLLER"}
 

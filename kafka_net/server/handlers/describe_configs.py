@@ -32,7 +32,7 @@ Behaviour (an error is per resource, never a closed connection):
   and include_documentation (v3+) add those fields.
 * v0 (Kafka 4.0 removed it, KIP-896; kafka-python 3's bundled
   DescribeConfigsRequest.json: "Version 1 is the new baseline") is served
-  only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``).
+  only while playing a release before 4.0 (``as.version``; ``legacy_low``).
   It has no include_synonyms (so no synonyms), no config_source and no
   documentation; each entry says is_default instead.  Brokers up to 2.6 set
   it true exactly when the value is the default (source DEFAULT_CONFIG);
@@ -50,7 +50,6 @@ CLIENT_METRICS, the cluster (CLUSTER_AUTHORIZATION_FAILED), per resource
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.kafka_releases import RELEASES as KAFKA_RELEASES
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, ConfigSource, broker_entries, client_metrics_entries,
@@ -59,8 +58,6 @@ from kafka_net.server.config_helper import (
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
-VERSIONS = Versions(1, 4)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 class ResourceError(Exception):

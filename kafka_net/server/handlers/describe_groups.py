@@ -14,12 +14,10 @@ principal's (Kafka's handleDescribeGroupsRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import GroupDescription
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = Versions(0, 6)
 GROUP_ID_NOT_FOUND_VERSION = 6
 
 GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))  # READ, DELETE, DESCRIBE

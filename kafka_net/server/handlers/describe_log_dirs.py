@@ -24,7 +24,7 @@ Kafka's ``max(high watermark - log end offset, 0)``) and is_future_key false
 * v3+: the top-level error_code (NONE; CLUSTER_AUTHORIZATION_FAILED with an
   empty result list when not authorized).
 * v0 (Kafka 4.0 removed it, KIP-896) is served only while playing a release
-  before 4.0 (``as.version``; ``LEGACY_LOW``).  Its wire format is v1's; v1
+  before 4.0 (``as.version``; ``legacy_low``).  Its wire format is v1's; v1
   only told the client that the broker answers before throttling (KIP-219),
   which kafka-net does at every version, as Kafka 2.0+ did.
 
@@ -40,12 +40,9 @@ import os
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
-VERSIONS = Versions(1, 5)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"   # Kafka's log.dir default
 log = logging.getLogger(__name__)

@@ -13,12 +13,10 @@ TOPIC_AUTHORIZATION_FAILED (Kafka's handleDescribeProducersRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
-VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:

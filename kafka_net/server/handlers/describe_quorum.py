@@ -29,11 +29,9 @@ import uuid
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_QUORUM
-VERSIONS = Versions(0, 2)
 
 METADATA_TOPIC = "__cluster_metadata"
 QUORUM_EPOCH = 1

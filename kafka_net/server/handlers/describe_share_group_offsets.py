@@ -18,11 +18,10 @@ answer).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -24,13 +24,12 @@ operations are the principal's.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.metadata import TOPIC_OPERATIONS
 from kafka_net.server.metadata_cache import topic_name_error
 
 API_KEY = ApiKey.DESCRIBE_TOPIC_PARTITIONS
-VERSIONS = Versions(0, 0)
 
 MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000   # Kafka's max.request.partition.size.limit default
 

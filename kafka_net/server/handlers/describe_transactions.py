@@ -12,11 +12,9 @@ topics the principal may DESCRIBE (Kafka's handleDescribeTransactionsRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
-VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:

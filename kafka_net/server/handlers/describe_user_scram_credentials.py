@@ -15,12 +15,10 @@ Behaviour (Kafka's ``ScramImage.describe``):
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.security import scram
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
-VERSIONS = Versions(0, 0)
 
 _NOT_FOUND = "Attempt to describe a user credential that does not exist: "
 _DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a single request: "

@@ -21,11 +21,9 @@ without it).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.ELECT_LEADERS
-VERSIONS = Versions(0, 2)
 
 PREFERRED, UNCLEAN = 0, 1
 NOT_NEEDED_MESSAGE = "Leader election not needed for topic partition."

@@ -29,12 +29,10 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's handleEndTxnRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.END_TXN
-VERSIONS = Versions(0, 5)
 TRANSACTION_V2_VERSION = 5   # Kafka's TransactionVersion.transactionVersionForEndTxn
 
 

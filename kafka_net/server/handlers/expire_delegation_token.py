@@ -1,5 +1,5 @@
 """ExpireDelegationToken (API key 40): serves v1-v2; v0 while playing a release
-before 4.0 (KIP-896 removed it; ``LEGACY_LOW``).
+before 4.0 (KIP-896 removed it; ``legacy_low``).
 
 Behaviour (Kafka's ``KafkaApis.handleExpireTokenRequest``, then
 ``DelegationTokenControlManager.expireDelegationToken``), in order:
@@ -21,11 +21,8 @@ The controller's errors carry expiry 0 (its response's default).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 
 API_KEY = ApiKey.EXPIRE_DELEGATION_TOKEN
-VERSIONS = Versions(1, 2)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict) -> dict:

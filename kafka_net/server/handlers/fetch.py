@@ -49,7 +49,7 @@ Behaviour:
   fetch is served as v17.
 * v0-v3 carry legacy message sets (v0-v1 magic 0, v2-v3 magic 1); Kafka 4.0
   removed them (KIP-896).  They are served only while playing a Kafka
-  release before 4.0 (``as.version``; ``LEGACY_LOW`` below), reading
+  release before 4.0 (``as.version``; ``legacy_low`` in apis.py), reading
   uncommitted, with the stored batches converted down as Kafka 3.x's
   ``RecordsUtil.downConvert`` does (:mod:`kafka_net.protocol.records.conversion`):
   control batches and headers dropped, the batch's codec kept, records of an
@@ -71,15 +71,12 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import RecordError, iter_batches
 from kafka_net.protocol.records.conversion import down_convert
 from kafka_net.protocol.records.legacy import trim_message_set
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import DEFERRED
 from kafka_net.server.purgatory import DelayedOperation
 
 API_KEY = ApiKey.FETCH
-VERSIONS = Versions(4, 18)
-# v0-v3 (legacy message sets) are served only as.version before 4.0 (apis.served_versions)
-LEGACY_LOW = 0
 LEGACY_MAX_VERSION = 3
 
 _INITIAL_EPOCH, _FINAL_EPOCH = 0, -1

@@ -21,13 +21,11 @@ handleFindCoordinatorRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.internal_topics import (
     GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
 
 API_KEY = ApiKey.FIND_COORDINATOR
-VERSIONS = Versions(0, 6)
 
 GROUP, TRANSACTION = 0, 1
 

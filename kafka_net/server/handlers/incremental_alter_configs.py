@@ -10,12 +10,10 @@ cannot be changed (INVALID_REQUEST).
 """
 
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.config_admin import alter_resources
 from kafka_net.server.handlers.alter_configs import error_response  # same response shape
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:
@@ -23,4 +21,4 @@ def handle(ctx, request: dict) -> dict:
         ctx, request["resources"], request["validate_only"], incremental=True)}
 
 
-__all__ = ["API_KEY", "VERSIONS", "error_response", "handle"]
+__all__ = ["API_KEY", "error_response", "handle"]

@@ -23,12 +23,10 @@ topic (CLUSTER_AUTHORIZATION_FAILED).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction import fenced_error_for
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
-VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict) -> dict:

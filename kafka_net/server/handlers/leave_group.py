@@ -13,11 +13,9 @@ With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LEAVE_GROUP
-VERSIONS = Versions(0, 5)
 
 BATCHED = 3   # the first version with a members array
 

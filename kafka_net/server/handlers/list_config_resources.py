@@ -16,12 +16,10 @@ Behaviour (Kafka 4.2's ``KafkaApis.handleListConfigResources``, KIP-1142):
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import ConfigResourceType
 
 API_KEY = ApiKey.LIST_CLIENT_METRICS_RESOURCES
-VERSIONS = Versions(0, 1)
 
 V1_TYPES = (ConfigResourceType.TOPIC, ConfigResourceType.BROKER,
             ConfigResourceType.BROKER_LOGGER, ConfigResourceType.CLIENT_METRICS,

@@ -11,11 +11,9 @@ nothing is refused).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_GROUPS
-VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -27,7 +27,7 @@ Behaviour:
   ``Partition.fetchOffsetForTimestamp``; current_leader_epoch is checked
   first: FENCED_LEADER_EPOCH if older, UNKNOWN_LEADER_EPOCH if newer.
 * v0 (the old multi-offset form, KIP-896 removed it in Kafka 4.0) is served
-  only while playing a release before 4.0 (``as.version``; ``LEGACY_LOW``),
+  only while playing a release before 4.0 (``as.version``; ``legacy_low``),
   as Kafka 3.x's ``UnifiedLog.legacyFetchOffsetsBefore``: up to
   ``max_num_offsets`` offsets, descending, from the table of each segment's
   base offset (at least the log start) and, if the active segment holds
@@ -45,13 +45,10 @@ import functools
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.replica_manager import READ_COMMITTED, ReplicaManager
 
 API_KEY = ApiKey.LIST_OFFSETS
-VERSIONS = Versions(1, 11)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 EARLIEST_PENDING_UPLOAD = -6

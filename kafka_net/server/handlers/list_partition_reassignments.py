@@ -13,11 +13,9 @@ without it).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 
 API_KEY = ApiKey.LIST_PARTITION_REASSIGNMENTS
-VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:

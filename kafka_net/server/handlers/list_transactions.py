@@ -17,13 +17,11 @@ are listed (Kafka's handleListTransactionsRequest; nothing is refused).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.transaction.id_pattern import (
     InvalidPattern, compile_transactional_id_pattern)
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
-VERSIONS = Versions(0, 2)
 
 
 def handle(ctx, request: dict) -> dict:

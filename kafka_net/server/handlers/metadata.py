@@ -45,14 +45,13 @@ Behaviour:
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import TopicCreationError
 
 API_KEY = ApiKey.METADATA
-VERSIONS = Versions(0, 13)
 
 # AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.

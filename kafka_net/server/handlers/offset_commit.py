@@ -13,7 +13,7 @@ UNKNOWN_TOPIC_ID for each of its partitions (Kafka's handleOffsetCommitRequest
 resolves ids before anything else).
 
 v0-v1 (Kafka 4.0 removed them, KIP-896) are served only while playing a
-release before 4.0 (``as.version``; ``LEGACY_LOW``), as that release's
+release before 4.0 (``as.version``; ``legacy_low``), as that release's
 ZooKeeper broker served them (KafkaApis.handleOffsetCommitRequest, 2.8-3.9):
 
 * v1 commits to the group coordinator as v2+ do; each partition may carry
@@ -38,13 +38,11 @@ import logging
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = Versions(2, 10)
-LEGACY_LOW = 0   # v0-v1 only as.version before 4.0 (apis.served_versions)
 ZOOKEEPER_VERSION = 0   # offsets in ZooKeeper, not the group coordinator
 TOPIC_ID_VERSION = 10
 

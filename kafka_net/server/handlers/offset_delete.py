@@ -20,11 +20,9 @@ answer TOPIC_AUTHORIZATION_FAILED.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_DELETE
-VERSIONS = Versions(0, 0)
 
 
 def handle(ctx, request: dict) -> dict:

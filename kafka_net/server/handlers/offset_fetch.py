@@ -12,7 +12,7 @@ committed offsets, the topics are answered with their ids (a committed topic
 that no longer exists has none and is left out).
 
 v0 (offsets in ZooKeeper; Kafka 4.0 removed it, KIP-896) is served only while
-playing a release before 4.0 (``as.version``; ``LEGACY_LOW``), as that
+playing a release before 4.0 (``as.version``; ``legacy_low``), as that
 release's ZooKeeper broker served it (KafkaApis.handleOffsetFetchRequestFromZookeeper):
 it reads only what OffsetCommit v0 wrote
 (:mod:`kafka_net.server.group.zookeeper_offsets`), never the group
@@ -28,12 +28,9 @@ only the topics it may describe are listed.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = Versions(1, 10)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 ZOOKEEPER_VERSION = 0   # offsets in ZooKeeper, not the group coordinator
 TOPIC_ID_VERSION = 10
 

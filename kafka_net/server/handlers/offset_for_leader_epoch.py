@@ -21,7 +21,7 @@ replica_id -1).  A single node leads everything, so replica_id (a follower's
 id) changes nothing.
 
 v0-v1 (Kafka 4.0 removed them, KIP-896) are served only while playing a
-release before 4.0 (``as.version``; ``LEGACY_LOW``), answered as Kafka 3.x's
+release before 4.0 (``as.version``; ``legacy_low``), answered as Kafka 3.x's
 broker answered them: the same lookup with no current_leader_epoch to fence
 (it defaults to -1) and replica_id -2; v0's answer has no leader_epoch (the
 end offset alone), v1's has it, and neither has throttle_time_ms.
@@ -32,12 +32,9 @@ ACL: CLUSTER_ACTION on the cluster, else DESCRIBE on each topic
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
-VERSIONS = Versions(2, 4)
-LEGACY_LOW = 0   # v0-v1 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict) -> dict:

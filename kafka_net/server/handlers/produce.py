@@ -63,13 +63,12 @@ Behaviour:
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import CLOSE_CONNECTION, NO_RESPONSE
 from kafka_net.server.internal_topics import INTERNAL_TOPICS
 
 API_KEY = ApiKey.PRODUCE
-VERSIONS = Versions(0, 13)
 LEGACY_MAX_VERSION = 2   # v0-v2 carry message sets (magic 0, v2 also magic 1)
 TOPIC_ID_VERSION = 13
 

@@ -27,11 +27,9 @@ import logging
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.client_metrics import client_attributes
 
 API_KEY = ApiKey.PUSH_TELEMETRY
-VERSIONS = Versions(0, 0)
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """RenewDelegationToken (API key 39): serves v1-v2; v0 while playing a release
-before 4.0 (KIP-896 removed it; ``LEGACY_LOW``).
+before 4.0 (KIP-896 removed it; ``legacy_low``).
 
 Behaviour (Kafka's ``KafkaApis.handleRenewTokenRequest``, then
 ``DelegationTokenControlManager.renewDelegationToken``), in order:
@@ -20,11 +20,8 @@ The controller's errors carry expiry 0 (its response's default).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 
 API_KEY = ApiKey.RENEW_DELEGATION_TOKEN
-VERSIONS = Versions(1, 2)
-LEGACY_LOW = 0   # v0 only as.version before 4.0 (apis.served_versions)
 
 
 def handle(ctx, request: dict) -> dict:

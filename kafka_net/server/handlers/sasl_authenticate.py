@@ -9,10 +9,8 @@ with Kafka's message.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 
 API_KEY = ApiKey.SASL_AUTHENTICATE
-VERSIONS = Versions(0, 2)
 
 
 def handle(ctx, request: dict) -> dict:

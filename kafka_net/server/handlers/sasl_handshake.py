@@ -12,10 +12,8 @@ Behaviour (Kafka's ``KafkaApis.handleSaslHandshakeRequest``):
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 
 API_KEY = ApiKey.SASL_HANDSHAKE
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

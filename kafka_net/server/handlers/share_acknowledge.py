@@ -21,14 +21,12 @@ on each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.handlers.share_fetch import (
     apply_acknowledgements, current_leader, denied_topics, refuse, request_partitions,
     response_body, top_error)
 from kafka_net.server.share.share_session import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError
 
 API_KEY = ApiKey.SHARE_ACKNOWLEDGE
-VERSIONS = Versions(1, 2)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers import DEFERRED
 from kafka_net.server.purgatory import DelayedOperation
@@ -47,7 +46,6 @@ from kafka_net.server.share.share_session import (
     FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError)
 
 API_KEY = ApiKey.SHARE_FETCH
-VERSIONS = Versions(1, 2)
 
 
 def handle(ctx, request: dict):

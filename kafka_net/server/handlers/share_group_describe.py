@@ -16,12 +16,10 @@ handleShareGroupDescribe, v1).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.SHARE_GROUP_DESCRIBE
-VERSIONS = Versions(1, 1)
 ASSIGNOR = "simple"
 
 

@@ -19,13 +19,11 @@ them (Kafka's handleShareGroupHeartbeatRequest).
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.consumer_group_heartbeat import response_body
 from kafka_net.server.share.coordinator import ShareHeartbeatRequest
 
 API_KEY = ApiKey.SHARE_GROUP_HEARTBEAT
-VERSIONS = Versions(1, 1)
 
 
 def handle(ctx, request: dict) -> dict:

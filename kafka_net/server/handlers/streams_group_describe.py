@@ -26,12 +26,10 @@ is not authorized to describe.").
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.STREAMS_GROUP_DESCRIBE
-VERSIONS = Versions(0, 1)
 NOT_REQUESTED = -2**31
 # TopologyDescriptionStatus (KIP-1331); ERROR (2) is a plugin's failure, which
 # kafka-net, keeping the descriptions itself, never has.

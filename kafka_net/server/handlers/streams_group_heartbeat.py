@@ -44,7 +44,6 @@ import logging
 from kafka_net.log_safety import escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.streams_group import MISSING_INTERNAL_TOPICS
 from kafka_net.server.partition_limits import TopicCreationError
@@ -53,7 +52,6 @@ from kafka_net.server.topic_config import InvalidConfig
 log = logging.getLogger(__name__)
 
 API_KEY = ApiKey.STREAMS_GROUP_HEARTBEAT
-VERSIONS = Versions(0, 1)
 
 
 def handle(ctx, request: dict) -> dict:

@@ -12,13 +12,11 @@ With an authorizer: READ on the group, else GROUP_AUTHORIZATION_FAILED
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.results import SyncRequest, SyncResult
 from kafka_net.server.handlers import DEFERRED
 
 API_KEY = ApiKey.SYNC_GROUP
-VERSIONS = Versions(0, 5)
 
 
 def handle(ctx, request: dict):

@@ -30,13 +30,12 @@ TOPIC_AUTHORIZATION_FAILED and the others are committed.
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import ZERO_UUID, Versions
+from kafka_net.protocol.schema import ZERO_UUID
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.offsets import PartitionCommit
 from kafka_net.server.handlers.offset_commit import resolve_topic_ids
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-VERSIONS = Versions(0, 6)
 IMPLICIT_ADD_VERSION = 5   # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation
 TOPIC_ID_VERSION = 6       # KIP-1319
 

@@ -23,12 +23,10 @@ ACL: ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED at the top level without
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.schema import Versions
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError
 
 API_KEY = ApiKey.UPDATE_FEATURES
-VERSIONS = Versions(0, 2)
 
 FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
 
