@@ -116,14 +116,15 @@ class Walker(_Emitter):
                    or self.wanted(f.type, depth + 1) for f in t.fields)
 
     def fixed_size(self, st: s.Struct, flexible: bool) -> int | None:
-        """Bytes a struct takes when every field is fixed-width at a classic version
-        (nothing to read in it: an array of them is skipped in one step); else None."""
-        if flexible or self.wanted(st):
+        """Bytes a struct of fixed-width fields only, holding nothing kept, takes: at
+        a classic version always, at a flexible one when its tagged-field section is
+        empty (the byte 0, counted in); None for any other struct."""
+        if self.wanted(st):
             return None
         regular, tagged = st._plan(self.version, flexible)
-        if any(f.type not in _FIXED for f, _, _ in regular):
+        if tagged or any(f.type not in _FIXED for f, _, _ in regular):
             return None
-        return sum(_size(_FIXED[f.type]) for f, _, _ in regular)
+        return sum(_size(_FIXED[f.type]) for f, _, _ in regular) + (1 if flexible else 0)
 
     # -- emitting -----------------------------------------------------------------------
 
@@ -262,9 +263,17 @@ class Walker(_Emitter):
             self.emit(ind, f"p += {n} * {_size(_FIXED[item])}")
             return
         size = self.fixed_size(item, flexible) if isinstance(item, s.Struct) else None
-        if size is not None:
+        if size is not None and not flexible:
             self.emit(ind, f"p += {n} * {size}  # fixed-width structs")
             return
+        if size is not None:
+            # Each element ends in its tagged-field count: when every one is 0 (no
+            # tags, as brokers write them) the elements are all {size} bytes long.
+            self.emit(ind, f"if bytes(buf[p + {size - 1}:p + {n} * {size}:{size}]).count(0) "
+                           f"== {n}:")
+            self.emit(ind + 1, f"p += {n} * {size}  # fixed-width structs, no tags")
+            self.emit(ind, "else:")
+            ind += 1
         self.emit(ind, f"for _ in range({n}):")
         if isinstance(item, s.Struct):
             self.block(ind + 1, lambda: self.struct(item, flexible, ind + 1))

@@ -148,3 +148,24 @@ def test_cli_prints_compilable_source():
                          capture_output=True, text=True, check=True).stdout
     compile(out, "walker", "exec")
     assert "def walk_FetchResponse_v13(buf, p):" in out
+
+
+def _api_versions_v3(entries: list[bytes]) -> bytes:
+    """An ApiVersions v3 response body with these api_keys entries (each ending in
+    its own tagged-field section)."""
+    return b"\x00\x00" + bytes([len(entries) + 1]) + b"".join(entries) + b"\x00\x00\x00\x00\x00"
+
+
+@pytest.mark.parametrize("entries", [
+    [],
+    [b"\x00\x12\x00\x00\x00\x03\x00"] * 3,                       # no tags: one step
+    [b"\x00\x12\x00\x00\x00\x03\x00", b"\x00\x01\x00\x00\x00\x0c\x01\x05\x00"],  # a tag
+    [b"\x00\x12\x00\x00\x00\x03\x01\x05\x02ab"],                 # an unknown tag with data
+    [b"\x00\x12\x00\x00\x00\x03\x01\x05\x09ab"],                 # its size runs past the end
+    [b"\x00\x12\x00\x00\x00\x03\x00", b"\x00\x12\x00\x00\x00"],  # the last one cut
+], ids=["none", "untagged", "one-tagged", "unknown-tag", "tag-past-end", "cut"])
+def test_flexible_fixed_width_structs_skip_alike_with_and_without_tags(entries):
+    schema = MESSAGES[18].response
+    body = _api_versions_v3(entries)
+    assert_agree(schema, 3, body)
+    assert_agree(schema, 3, body[:-5])
