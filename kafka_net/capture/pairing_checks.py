@@ -15,6 +15,13 @@ Every Kafka frame ends in exactly one coverage state (:data:`STATES`):
 * ``unverifiable``: bytes of it, or the answer it waited for, were lost
   from the capture (the gap's stream byte range goes with it).
 * ``not_kafka``: too short to hold a Kafka header.
+
+Pairing checks bodies with :func:`walk_request_body` / :func:`walk_response_body`:
+generated walkers (:mod:`kafka_net.protocol.walker`) prove the body reaches its
+exact end under the same rules as the decoders, keeping only the values pairing
+reads, without building the body.  :func:`check_request_body` /
+:func:`check_response_body` decode it whole: for the report's details, and to
+say in the decoder's words what is wrong with a body a walker refused.
 """
 
 from __future__ import annotations
