@@ -171,7 +171,8 @@ class Walker(_Emitter):
                     self.emit(ind + 1, f"codes.append({v})")
             elif f.name == "error_code" and self.codes:
                 self.emit(ind, f"if buf[{at}] or buf[p + {offset + 1}]:")
-                self.emit(ind + 1, f"codes.append({self.src.packer(code)}.unpack_from(buf, {at})[0])")
+                unpack = f"{self.src.packer(code)}.unpack_from(buf, {at})[0]"
+                self.emit(ind + 1, f"codes.append({unpack})")
             offset += _size(code)
         self.emit(ind, f"p += {offset + (1 if tag_byte else 0)}")
         if tag_byte:
