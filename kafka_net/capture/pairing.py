@@ -91,7 +91,7 @@ from kafka_net.capture.model import (
     CLOSE, GAP, REQUEST, RESPONSE, SYNC, ConnectionReport, Frame, FrameState, Pair, Violation)
 from kafka_net.capture.pairing_checks import (
     CHECKED, HEADER_ONLY, NOT_KAFKA, UNKNOWN_API, UNVERIFIABLE, BodyProblem,
-    check_request_body, check_response_body, error_codes, produce_acks, read_request)
+    produce_acks, read_request, walk_request_body, walk_response_body)
 from kafka_net.capture.version_checks import check_advertised_versions
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
@@ -334,7 +334,7 @@ class _Walk:
             req.client_id, offset, why = read_request(
                 frame.frame, api_key, api_version, corr, frame.truncated or frame.after_gap)
             if why is None:
-                body, why = check_request_body(frame.frame, offset, api_key, api_version)
+                body, why = walk_request_body(frame.frame, offset, api_key, api_version)
                 req.acks0 = body is not None and api_key == ApiKey.PRODUCE \
                     and body.get("acks") == 0
                 req.wait_ms = _wait_ms(api_key, body)
@@ -521,7 +521,7 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
         walk.state(frame, HEADER_ONLY, "truncated by capture length")
         return
     try:
-        body, why = check_response_body(frame.frame, req.api_key, req.api_version)
+        codes, why = walk_response_body(frame.frame, req.api_key, req.api_version)
     except BodyProblem as exc:
         walk.state(frame, CHECKED)
         walk.flag(exc.check, frame, req.correlation_id, str(exc), exc.offset)
@@ -533,8 +533,8 @@ def _pair(frame: Frame, req: _Req, walk: _Walk) -> None:
         return
     walk.state(frame, HEADER_ONLY if why else CHECKED, why or "")
     walk.suspect[RESPONSE] = None    # it answers a waiting request and decodes
-    if body is not None:
-        pair.error_codes = tuple(sorted(set(error_codes(body))))
+    if codes is not None:
+        pair.error_codes = tuple(sorted(set(codes)))
 
 
 __all__ = ["CHECKS", "ConnectionReport", "Frame", "FrameState", "Pair", "Violation",

@@ -15,9 +15,18 @@ Every Kafka frame ends in exactly one coverage state (:data:`STATES`):
 * ``unverifiable``: bytes of it, or the answer it waited for, were lost
   from the capture (the gap's stream byte range goes with it).
 * ``not_kafka``: too short to hold a Kafka header.
+
+Pairing checks bodies with :func:`walk_request_body` / :func:`walk_response_body`:
+generated walkers (:mod:`kafka_net.protocol.walker`) prove the body reaches its
+exact end under the same rules as the decoders, keeping only the values pairing
+reads, without building the body.  :func:`check_request_body` /
+:func:`check_response_body` decode it whole: for the report's details, and to
+say in the decoder's words what is wrong with a body a walker refused.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
@@ -28,6 +37,7 @@ from kafka_net.protocol.primitives import Reader
 from kafka_net.protocol.schema import NO_VERSIONS
 from kafka_net.protocol.records.framing import MAGIC_OFFSET, MAGIC_V2, RecordError, iter_batches
 from kafka_net.protocol.records.validation import validate_batch, validate_produce_records
+from kafka_net.protocol.walker import walker
 
 CHECKED, HEADER_ONLY, UNVERIFIABLE, NOT_KAFKA = "checked", "header_only", "unverifiable", \
     "not_kafka"
@@ -106,6 +116,88 @@ def check_response_body(payload: bytes, api_key: int, api_version: int
     if api_key == ApiKey.FETCH:
         _check_records(body, title, _check_fetched_batches)
     return body, None
+
+
+# Request fields pairing reads: acks (acks=0 Produces get no answer) and how long the
+# broker may rightly hold a request (pairing._wait_ms).
+REQUEST_VALUES = ("acks", "timeout_ms", "max_wait_ms", "rebalance_timeout_ms",
+                  "session_timeout_ms")
+_REQUEST_WALKS: dict[tuple[int, int], Callable] = {}
+_RESPONSE_WALKS: dict[tuple[int, int], Callable] = {}
+
+
+def walk_request_body(payload: bytes, offset: int, api_key: int, api_version: int
+                      ) -> tuple[dict | None, str | None]:
+    """:func:`check_request_body` without building the body: ({field: value} of the
+    :data:`REQUEST_VALUES` the request has, or the whole body), why not checked;
+    BodyProblem if it is wrong, in the decoder's words (a body the walker refuses is
+    decoded again to say why: rare, and the findings stay word for word)."""
+    walk = _REQUEST_WALKS.get((api_key, api_version))
+    if walk is None:
+        schema = MESSAGES[api_key].request
+        if api_version not in schema.valid:
+            return None, UNKNOWN_VERSION
+        top = tuple(f.name for f in schema.struct.fields if f.name in REQUEST_VALUES)
+        walk = _REQUEST_WALKS[(api_key, api_version)] = walker(
+            schema, api_version, top, records=api_key == ApiKey.PRODUCE and api_version >= 3)
+    try:
+        end, values, _, records = walk(payload, offset)
+        if end == len(payload):
+            for recs in records:
+                validate_produce_records(recs, api_version)
+            return values, None
+    except (InvalidRequestError, RecordError):
+        pass
+    return check_request_body(payload, offset, api_key, api_version)
+
+
+def walk_response_body(payload: bytes, api_key: int, api_version: int
+                       ) -> tuple[list[int] | None, str | None]:
+    """:func:`check_response_body` without building the body: (its non-zero error
+    codes, why not checked); BodyProblem if it is wrong, in the decoder's words."""
+    walk = _RESPONSE_WALKS.get((api_key, api_version))
+    if walk is None:
+        message = MESSAGES.get(api_key)
+        version = api_version
+        if message is not None and api_key == ApiKey.API_VERSIONS \
+                and version not in message.response.valid:
+            version = 0   # KIP-511, as check_response_body
+        if message is None or version not in message.response.valid:
+            body, why = check_response_body(payload, api_key, api_version)
+            return None, why
+        walk = _RESPONSE_WALKS[(api_key, api_version)] = _response_walk(
+            message.response, api_key, version)
+    try:
+        codes, records = walk(payload)
+        for recs in records:
+            _check_fetched_batches(recs)
+        return codes, None
+    except (InvalidRequestError, RecordError):
+        pass
+    body, why = check_response_body(payload, api_key, api_version)
+    return (None if body is None else error_codes(body)), why
+
+
+def _response_walk(schema, api_key: int, version: int) -> Callable:
+    """payload -> (error codes, records to verify) of a response that walks to its end;
+    InvalidRequestError otherwise."""
+    header_version = response_header_version(api_key, version, schema.flexible)
+    walk = walker(schema, version, codes=True, records=api_key == ApiKey.FETCH)
+
+    def run(payload: bytes) -> tuple[list[int], list]:
+        if len(payload) < 5:
+            offset = decode_response_header(payload, header_version)[1]
+        elif header_version == 0:
+            offset = 4
+        elif payload[4] == 0:
+            offset = 5        # the header's tagged fields: none, as nearly always
+        else:
+            offset = decode_response_header(payload, header_version)[1]
+        end, _, codes, records = walk(payload, offset)
+        if end != len(payload):
+            raise InvalidRequestError("trailing bytes")
+        return codes, records
+    return run
 
 
 def produce_acks(payload: bytes, offset: int, api_version: int) -> int | None:

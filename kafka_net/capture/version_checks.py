@@ -19,6 +19,8 @@ are not checked, nor are requests read where the framing was not confirmed
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kafka_net.capture.attribution import UNSUPPORTED_VERSION
 from kafka_net.capture.model import ConnectionReport, Frame, Violation
 from kafka_net.capture.pairing_checks import CHECKED, BodyProblem, check_response_body
@@ -40,18 +42,32 @@ def advertised_ranges(frames: list[Frame], report: ConnectionReport
         st = report.states.get(p.response_position)
         if st is None or st.state != CHECKED:
             continue          # cut or lost: what it advertised is not known
-        try:
-            body = check_response_body(frames[p.response_position].frame, p.api_key,
-                                       p.api_version)[0]
-        except (BodyProblem, InvalidRequestError):   # a violation pairing reports
-            continue
-        ranges = {k["api_key"]: (k["min_version"], k["max_version"])
-                  for k in (body or {}).get("api_keys") or ()}
-        # A broker always lists ApiVersions itself; a list without it (an empty
-        # one, as test doubles answer) advertises nothing a client could use.
-        if body and body.get("error_code") == 0 and ApiKey.API_VERSIONS in ranges:
+        frame = frames[p.response_position].frame
+        # The broker answers every connection alike: decode each distinct answer once
+        # (the first four bytes are the correlation id, ApiVersions' header is v0).
+        ranges = _advertised(p.api_version, bytes(frame[4:]))
+        if ranges is not None:
             out.append((p.response_position, ranges))
     return out
+
+
+@lru_cache(maxsize=64)
+def _advertised(api_version: int, body: bytes) -> dict[int, tuple[int, int]] | None:
+    """{api key: (min, max)} an ApiVersions response body advertises; None if it
+    advertises nothing (an error, or not decodable: a violation pairing reports).
+    Read-only to callers: it is shared between every answer with these bytes."""
+    try:
+        decoded = check_response_body(b"\0\0\0\0" + body, ApiKey.API_VERSIONS,
+                                      api_version)[0]
+    except (BodyProblem, InvalidRequestError):
+        return None
+    ranges = {k["api_key"]: (k["min_version"], k["max_version"])
+              for k in (decoded or {}).get("api_keys") or ()}
+    # A broker always lists ApiVersions itself; a list without it (an empty
+    # one, as test doubles answer) advertises nothing a client could use.
+    if decoded and decoded.get("error_code") == 0 and ApiKey.API_VERSIONS in ranges:
+        return ranges
+    return None
 
 
 def check_advertised_versions(frames: list[Frame], report: ConnectionReport) -> None:
