@@ -187,16 +187,17 @@ class LogSegment:
                     bound.position + bound.size
         want_end = first.position + max_size
         if want_end < end:
-            end = self._batch_boundary_at_or_below(first.position, want_end)
+            end = self._batch_boundary_at_or_below(first.position, want_end, end)
         if end <= first.position:
             return self.log.slice(first.position, first.size if min_one_batch else 0)
         return self.log.slice(first.position, end - first.position)
 
-    def _batch_boundary_at_or_below(self, start: int, limit: int) -> int:
+    def _batch_boundary_at_or_below(self, start: int, limit: int, end: int) -> int:
         """The end of the last whole batch that ends at or before ``limit``,
-        scanning from the indexed batch nearest below it."""
+        scanning from the indexed batch nearest below it (``end``: where the
+        segment's batches end)."""
         position = max(start, self.offset_index.position_at_or_below(limit))
-        for batch in self.log.batches_from(position, limit):
+        for batch in self.log.batches_from(position, end, limit):
             position = batch.position + batch.size
         return position
 
@@ -213,10 +214,11 @@ class LogSegment:
 
     def scan_tail(self) -> tuple[int, int]:
         """(next offset, end of the last whole batch), scanning from the last index
-        entry; an end short of the file size means a partial batch there."""
+        entry; an end short of the file size means a partial batch (or damage)
+        there, which the caller recovers."""
         _, position = self.offset_index.lookup(2**63 - 1)
         next_offset, end = self.base_offset, position
-        for batch in self.log.batches_from(position):
+        for batch in self.log.batches_from(position, strict=False):
             next_offset, end = batch.last_offset + 1, batch.position + batch.size
         return next_offset, end
 
@@ -239,8 +241,12 @@ class LogSegment:
         self.rolling_based_timestamp = None
         self.truncation_reason = None
         valid_bytes, next_offset = 0, self.base_offset
-        for batch, data in self._batches_with_data():
+        batches = self._batches_with_data()
+        while True:
             try:
+                batch, data = next(batches, (None, None))
+                if batch is None:
+                    break
                 check_batch(data, batch, next_offset)
             except CorruptRecord as exc:
                 self.truncation_reason = str(exc)
@@ -275,8 +281,11 @@ class LogSegment:
             offset = position - buffer_start
             base = _INT64.unpack_from(buffer, offset)[0]
             batch_size = LOG_OVERHEAD + _INT32.unpack_from(buffer, offset + 8)[0]
-            if batch_size < RECORD_BATCH_OVERHEAD or position + batch_size > size:
-                return   # a torn or nonsense size: the rest is not a batch
+            if batch_size < RECORD_BATCH_OVERHEAD:
+                raise CorruptRecord(f"batch size {batch_size - LOG_OVERHEAD} below the "
+                                    f"minimum at position {position}")
+            if position + batch_size > size:
+                return   # a torn last batch (or a nonsense size): recover() says which
             if offset + batch_size > len(buffer):
                 buffer = self.log.read(position, max(chunk, batch_size))
                 buffer_start, offset = position, 0

@@ -38,7 +38,8 @@ from kafka_net.protocol.records.decoding import decode_records
 from kafka_net.protocol.records.framing import RecordError
 from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import (
-    AppendResult, CleaningAborted, FetchResult, OffsetOutOfRange, SegmentInfo)
+    AppendResult, CleaningAborted, CorruptRecordException, FetchResult, OffsetOutOfRange,
+    SegmentInfo)
 from kafka_net.server.storage.checkpoint import write_atomically
 from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
@@ -409,10 +410,16 @@ class UnifiedLog:
     def _replay(self, start: int) -> None:
         segments = self.local.segments
         for segment in segments[self.local.segment_index_for(start, segments):]:
-            for batch in segment.batches(segment.offset_index.lookup(start)[1]):
-                if batch.last_offset < start:
-                    continue
-                self._replay_batch(segment.read_batch(batch))
+            try:
+                for batch in segment.batches(segment.offset_index.lookup(start)[1]):
+                    if batch.last_offset < start:
+                        continue
+                    self._replay_batch(segment.read_batch(batch))
+            except CorruptRecordException as exc:
+                # The broker still starts: Fetch answers CORRUPT_MESSAGE there, and the
+                # producers of the batches past it start from what was read.
+                log.error("%sProducer state rebuilt only up to damage in segment %d: %s",
+                          self.log_ident, segment.base_offset, exc)
 
     def _replay_batch(self, data: bytes) -> None:
         header = read_header(data)
