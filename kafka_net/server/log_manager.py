@@ -67,6 +67,18 @@ class LogDirsConfig:
     flush_start_offset_checkpoint_interval_ms: int = 60000
 
 
+def _read_checkpoint(directory: str, name: str, reset: str) -> dict[tuple[str, int], int]:
+    """A checkpoint file's entries; a garbled one is warned about and read as empty
+    (Kafka's LogManager.loadLogs): recovery then starts at offset 0 after a
+    crash, and each log starts at its first segment."""
+    try:
+        return OffsetCheckpointFile(os.path.join(directory, name)).read()
+    except (StorageError, UnicodeDecodeError) as exc:
+        log.warning("Error occurred while reading %s file of directory %s, %s: %s",
+                    name, directory, reset, exc)
+        return {}
+
+
 def _is_partition_dir(name: str) -> bool:
     """A partition's folder; not __cluster_metadata-0, the MetadataLog's (Kafka's
     LogManager skips it too), nor one being deleted."""
@@ -136,10 +148,11 @@ class LogManager:
             log.info("Recovering %d logs from %s since no clean shutdown file was found",
                      count, directory)
             self.unclean_dirs.append(directory)
-        recovery_points = OffsetCheckpointFile(
-            os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
-        log_starts = OffsetCheckpointFile(
-            os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
+        recovery_points = _read_checkpoint(
+            directory, RECOVERY_POINT_CHECKPOINT, "resetting the recovery checkpoint to 0")
+        log_starts = _read_checkpoint(
+            directory, LOG_START_OFFSET_CHECKPOINT,
+            "resetting to the base offset of the first segment")
         for name in names:
             path = os.path.join(directory, name)
             if name.endswith("-delete"):

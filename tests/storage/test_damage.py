@@ -6,6 +6,7 @@ wrong)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -14,8 +15,10 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from kafka_net.daemon import EXIT_STARTUP_FAILED  # noqa: E402
+from tests.integration.test_cli import assert_no_traceback  # noqa: E402
 from tests.storage.bad_day_support import (  # noqa: E402
-    TOPIC, batch_positions, flip, running, segment_files, stop_cleanly)
+    TOPIC, batch_positions, flip, running, segment_files, serve_on, stop_cleanly)
 
 RECORDS = 24_000
 VALUE = b"v" * 100   # ~24 records per 4 KiB batch: about 3 segments of 1 MiB
@@ -34,8 +37,10 @@ def fill(port: int, records: int = RECORDS) -> None:
     assert producer.flush(TIMEOUT) == 0
 
 
-def consume_from(port: int, offset: int, until_offset: int) -> tuple[int, KafkaError | None]:
-    """Read from ``offset``: (the next offset reached, the first error met)."""
+def consume_from(port: int, offset: int, until_offset: int,
+                 gap: tuple[int, int] | None = None) -> tuple[int, KafkaError | None]:
+    """Read from ``offset``: (the next offset reached, the first error met); only
+    the offsets in ``gap`` (first, last) may be missing."""
     consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "reader",
                          "enable.auto.commit": False, "fetch.error.backoff.ms": 100})
     consumer.assign([TopicPartition(TOPIC, 0, offset)])
@@ -45,6 +50,8 @@ def consume_from(port: int, offset: int, until_offset: int) -> tuple[int, KafkaE
             for message in consumer.consume(1000, timeout=1.0):
                 if message.error() is not None:
                     return position, message.error()
+                if gap is not None and position == gap[0]:
+                    position = gap[1] + 1
                 assert message.offset() == position, "a record skipped"
                 position += 1
             if position >= until_offset:
@@ -91,3 +98,39 @@ def test_damaged_first_header_of_a_segment_is_corrupt_message(filled):
         # CORRUPT_MESSAGE (2), which librdkafka names INVALID_MSG
         assert error is not None and error.code() == KafkaError.INVALID_MSG, error
         broker.wait_for("Corrupt batch header at position 0 ")
+
+
+def test_missing_middle_segment_is_named_at_startup(filled):
+    first, second, third = segment_files(filled)[:3]
+    lost_from = batch_positions(second)[0][1]
+    lost_to = batch_positions(third)[0][1] - 1
+    os.unlink(second)
+    with running(filled) as (broker, port):
+        broker.wait_for(rf"ERROR .*The log file of segment {lost_from} is missing .*: offsets "
+                        rf"{lost_from} to {lost_to} of {TOPIC}-0 are lost")
+        # What is left is served; the named offsets alone are missing.
+        reached, error = consume_from(port, lost_from - 5, lost_to + 10, (lost_from, lost_to))
+        assert reached >= lost_to + 10 and error is None
+
+
+@pytest.mark.parametrize("name", ["recovery-point-offset-checkpoint",
+                                  "log-start-offset-checkpoint"])
+def test_garbled_checkpoint_warns_and_starts(filled, name):
+    with open(os.path.join(filled, name), "wb") as fh:
+        fh.write(b"0\n1\n\xff\xfe garbage\n")
+    with running(filled) as (broker, port):
+        broker.wait_for(rf"WARNING Error occurred while reading {name} file of directory ")
+        reached, error = consume_from(port, 0, 50)
+        assert reached >= 50 and error is None
+
+
+def test_garbage_meta_properties_is_refused(filled):
+    with open(os.path.join(filled, "meta.properties"), "w") as fh:
+        fh.write("this is not\na properties file\n")
+    broker = serve_on(filled)
+    try:
+        assert broker.wait_exit() == EXIT_STARTUP_FAILED
+        assert "meta.properties: version is None, not 0 or 1" in broker.stderr
+        assert_no_traceback(broker.stderr)
+    finally:
+        broker.kill()

@@ -80,6 +80,7 @@ class LocalLog:
             if name.endswith(LOG_SUFFIX):
                 segments.append(self._open_segment(offset_from_filename(name)))
         self._set_segments(segments)
+        self._remove_orphan_indexes()
         if not clean and segments:
             self._recover_unflushed(on_batch)
         if not self.segments:
@@ -96,6 +97,27 @@ class LocalLog:
             self.next_offset = self.active_segment.read_next_offset()
         self.recovery_point = min(self.recovery_point, self.next_offset) if clean \
             else self.next_offset
+
+    def _remove_orphan_indexes(self) -> None:
+        """Index files whose ``.log`` is gone (Kafka's LogLoader deletes them with a
+        warning).  Here the loss is named too: the segment's records are gone, and
+        which offsets they were is known from the file name and the next segment."""
+        bases = set(self._bases)
+        orphans = sorted({offset for name in os.listdir(self.directory)
+                          if name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX))
+                          and (offset := _offset_of(name)) is not None
+                          and offset not in bases})
+        for base in orphans:
+            later = [b for b in self._bases if b > base]
+            lost = f"offsets {base} to {later[0] - 1}" if later else f"offsets from {base}"
+            log.error("%sThe log file of segment %d is missing (its index files are here): "
+                      "%s of %s are lost. Removing the orphaned index files.",
+                      self.log_ident, base, lost, os.path.basename(self.directory))
+            self.truncations.append(f"segment {base} missing: {lost} lost")
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
+                path = os.path.join(self.directory, f"{base:020d}{suffix}")
+                if os.path.exists(path):
+                    os.unlink(path)
 
     def _remove_temp_files(self) -> None:
         """Kafka's ``LogLoader``: ``.deleted`` files removed; ``.swap`` files (cleaned
