@@ -7,7 +7,10 @@ its key and value, and ``--cluster-metadata-decoder`` (for
 ``__cluster_metadata-0``) a line per metadata record with its type and
 fields.  A batch whose CRC does not match says ``isvalid: false``; bytes at
 the end that do not make a whole batch (a write a crash cut short, which the
-broker's recovery truncates) are reported, not an error.
+broker's recovery truncates) are reported, not an error.  A damaged batch
+header (a size or magic no batch has) is reported with its position, and
+the dump resumes at the next position holding a whole batch whose CRC
+matches, so one damaged sector does not hide the rest of the file.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import json
 from typing import Iterator
 
 from kafka_net.protocol.records import (
-    Compression, RecordError, compute_crc, decode_records, iter_batches, read_header)
+    Compression, RecordError, compute_crc, decode_records, read_header)
+from kafka_net.protocol.records.framing import (
+    LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD, complete_batch_size)
 from kafka_net.server.metadata_log import decode_record
 
 
@@ -26,15 +31,48 @@ def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = Fals
     with open(path, "rb") as f:
         data = f.read()
     yield f"Dumping {path}"
-    consumed = 0
-    for batch in iter_batches(data, allow_partial_tail=True):
-        yield _batch_line(batch, consumed)
-        consumed += len(batch)
+    view = memoryview(data)
+    position = 0
+    while position < len(data):
+        try:
+            size = complete_batch_size(view, position)
+            problem = None if size else "the batch runs past the end of the file"
+        except RecordError as exc:
+            size, problem = 0, str(exc)
+        if not size:
+            resume = _next_whole_batch(view, position + 1)
+            if resume is None and problem.startswith("the batch runs past"):
+                break   # a torn tail: reported below
+            yield (f"Found a corrupt batch header at position {position} of {path}: {problem}; "
+                   + (f"{resume - position} bytes skipped, resuming at position {resume}"
+                      if resume is not None else "no whole batch after it"))
+            if resume is None:
+                return
+            position = resume
+            continue
+        batch = view[position:position + size]
+        yield _batch_line(batch, position)
+        position += size
         if print_data or metadata_decoder:
             yield from _record_lines(batch, metadata_decoder)
-    if consumed < len(data):
-        yield (f"Found {len(data) - consumed} invalid bytes at the end of {path} "
-               f"(position {consumed}): not a whole batch")
+    if position < len(data):
+        yield (f"Found {len(data) - position} invalid bytes at the end of {path} "
+               f"(position {position}): not a whole batch")
+
+
+def _next_whole_batch(view: memoryview, start: int) -> int | None:
+    """The first position from ``start`` holding a whole magic-2 batch whose CRC
+    matches (a damaged header's batch boundaries are lost: search for one)."""
+    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
+        if view[position + MAGIC_OFFSET] != MAGIC_V2:
+            continue
+        size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big",
+                                             signed=True)
+        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
+            continue
+        if compute_crc(view, position, size) == read_header(view, position).crc:
+            return position
+    return None
 
 
 def _batch_line(batch, position: int) -> str:

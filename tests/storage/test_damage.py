@@ -16,7 +16,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # no
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from kafka_net.daemon import EXIT_STARTUP_FAILED  # noqa: E402
-from tests.integration.test_cli import assert_no_traceback  # noqa: E402
+from tests.integration.test_cli import assert_no_traceback, run_cli  # noqa: E402
 from tests.storage.bad_day_support import (  # noqa: E402
     TOPIC, batch_positions, flip, running, segment_files, serve_on, stop_cleanly)
 
@@ -134,3 +134,20 @@ def test_garbage_meta_properties_is_refused(filled):
         assert_no_traceback(broker.stderr)
     finally:
         broker.kill()
+
+
+def test_dump_log_prints_the_damage(filled):
+    first = segment_files(filled)[0]
+    batches = batch_positions(first)
+    position, _, _ = batches[len(batches) // 2]
+    resume = batches[len(batches) // 2 + 1][0]
+    flip(first, position)
+    result = run_cli("dump-log", first)
+    assert result.returncode == 0, result.stderr
+    assert_no_traceback(result.stdout + result.stderr)
+    assert (f"Found a corrupt batch header at position {position} of {first}: "
+            in result.stdout), result.stdout[-2000:]
+    assert f"resuming at position {resume}" in result.stdout
+    # every intact batch is listed, the damaged one alone is not
+    listed = re.findall(r"position: (\d+) ", result.stdout)
+    assert [int(p) for p in listed] == [p for p, _, _ in batches if p != position]
