@@ -20,9 +20,9 @@ from typing import Iterator
 
 from kafka_net.protocol.records import (
     Compression, RecordError, compute_crc, decode_records, read_header)
-from kafka_net.protocol.records.framing import (
-    LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD, complete_batch_size)
+from kafka_net.protocol.records.framing import complete_batch_size
 from kafka_net.server.metadata_log import decode_record
+from kafka_net.server.storage.segment import next_whole_batch
 
 
 def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = False,
@@ -40,7 +40,7 @@ def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = Fals
         except RecordError as exc:
             size, problem = 0, str(exc)
         if not size:
-            resume = _next_whole_batch(view, position + 1)
+            resume = next_whole_batch(view, position + 1)
             if resume is None and problem.startswith("the batch runs past"):
                 break   # a torn tail: reported below
             yield (f"Found a corrupt batch header at position {position} of {path}: {problem}; "
@@ -58,21 +58,6 @@ def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = Fals
     if position < len(data):
         yield (f"Found {len(data) - position} invalid bytes at the end of {path} "
                f"(position {position}): not a whole batch")
-
-
-def _next_whole_batch(view: memoryview, start: int) -> int | None:
-    """The first position from ``start`` holding a whole magic-2 batch whose CRC
-    matches (a damaged header's batch boundaries are lost: search for one)."""
-    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
-        if view[position + MAGIC_OFFSET] != MAGIC_V2:
-            continue
-        size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big",
-                                             signed=True)
-        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
-            continue
-        if compute_crc(view, position, size) == read_header(view, position).crc:
-            return position
-    return None
 
 
 def _batch_line(batch, position: int) -> str:

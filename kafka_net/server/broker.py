@@ -69,7 +69,7 @@ from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.log_manager import LogDirsConfig, LogManager
 from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.metadata_cache import MetadataCache
-from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
+from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog, refuse_damaged_log
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
 from kafka_net.server.group.streams_coordinator import StreamsGroupConfig
@@ -181,7 +181,8 @@ def durable_metadata_log(config: ServerConfig) -> PartitionLog:
     the clean-shutdown marker says: it is small (snapshots bound it), and a
     half-written record must never be replayed."""
     path = os.path.join(metadata_log_dir(config), f"{METADATA_TOPIC}-0")
-    return UnifiedLog(path, had_clean_shutdown=False)
+    refuse = None if config.metadata_log_truncate_on_corruption else refuse_damaged_log
+    return UnifiedLog(path, had_clean_shutdown=False, refuse_truncation=refuse)
 
 
 def default_metadata_log(config: ServerConfig) -> PartitionLog:

@@ -84,7 +84,8 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from kafka_net.protocol.records import (
-    Record, build_batch, decode_records, iter_batches, read_header)
+    Record, RecordError, build_batch, decode_records, iter_batches, read_header)
+from kafka_net.protocol.records.framing import complete_batch_size
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,53 @@ def encode_record(record_type: str, fields: dict) -> Record:
     value = json.dumps(fields, default=_to_json, separators=(",", ":"), sort_keys=True)
     return Record(key=record_type.encode("utf-8"), value=value.encode("utf-8"),
                   timestamp=int(time.time() * 1000))
+
+
+def describe_loss(chunks: Iterable[bytes]) -> str:
+    """What a truncation would drop, from the bytes after the cut: records by
+    type, and the bytes no whole batch can be read from."""
+    from kafka_net.server.storage.segment import next_whole_batch   # storage imports us
+    kinds: dict[str, int] = {}
+    unreadable = 0
+    for data in chunks:
+        view, position = memoryview(data), 0
+        while position < len(view):
+            try:
+                size = complete_batch_size(view, position)
+                records = decode_records(view[position:position + size]) if size else None
+            except RecordError:
+                size, records = 0, None
+            if records is None:
+                resume = next_whole_batch(view, position + 1)
+                unreadable += (len(view) if resume is None else resume) - position
+                if resume is None:
+                    break
+                position = resume
+                continue
+            for record in records:
+                kind = (record.key or b"").decode("utf-8", "replace")
+                kinds[kind] = kinds.get(kind, 0) + 1
+            position += size
+    listed = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+    total = sum(kinds.values())
+    text = f"{total} record(s)" + (f": {listed}" if listed else "")
+    return text + (f", and {unreadable} byte(s) no batch can be read from" if unreadable else "")
+
+
+def refuse_damaged_log(segment, valid_bytes: int, reason: str, later) -> None:
+    """Refuse to cut the metadata log at damage (the broker does not start), saying
+    what would be lost: KRaft truncates there, and every later topic, ACL, user
+    and config would be gone with one warning (a lost ACL DENY opens access)."""
+    from kafka_net.server.storage.checkpoint import StorageError
+    size = segment.size
+    chunks = [segment.log.read(valid_bytes, size - valid_bytes)]
+    chunks += [s.log.read(0, s.size) for s in later]
+    raise StorageError(
+        f"The metadata log is damaged in {segment.log.path} at position {valid_bytes}: "
+        f"{reason}. "
+        f"Truncating it there would lose {describe_loss(chunks)}. Not starting: restore "
+        f"the metadata log, or set metadata.log.truncate.on.corruption=true to truncate it "
+        f"and start without them.")
 
 
 def decode_record(record: Record) -> tuple[str, dict]:

@@ -151,3 +151,33 @@ def test_dump_log_prints_the_damage(filled):
     # every intact batch is listed, the damaged one alone is not
     listed = re.findall(r"position: (\d+) ", result.stdout)
     assert [int(p) for p in listed] == [p for p, _, _ in batches if p != position]
+
+
+def test_damaged_metadata_log_refuses_to_start_unless_told_to_truncate(tmp_path):
+    log_dir = str(tmp_path / "logs")
+    with running(log_dir) as (broker, port):
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+        for name in ("first", "second", "third"):
+            admin.create_topics([NewTopic(name, 2, 1)])[name].result(timeout=TIMEOUT)
+        stop_cleanly(broker)
+    segment = os.path.join(log_dir, "__cluster_metadata-0", "00000000000000000000.log")
+    batches = batch_positions(segment)
+    # one byte inside the second topic's batch (the CRC no longer matches)
+    second = next(p for p, _, size in batches
+                  if b"second" in open(segment, "rb").read()[p:p + size])
+    flip(segment, second + 70, 1)
+    refused = serve_on(log_dir)
+    try:
+        assert refused.wait_exit() == EXIT_STARTUP_FAILED
+        assert_no_traceback(refused.stderr)
+        assert re.search(r"The metadata log is damaged in .* at position \d+: Record is corrupt "
+                         r"\(stored crc = \d+, computed crc = \d+\).*Truncating it there would "
+                         r"lose \d+ record\(s\): .*2 PartitionRecord.*TopicRecord.*Not starting",
+                         refused.stderr), refused.stderr
+    finally:
+        refused.kill()
+    with running(log_dir, "metadata.log.truncate.on.corruption=true") as (broker, port):
+        broker.wait_for(r"WARNING .*Found invalid messages in log segment .*__cluster_metadata-0")
+        topics = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(
+            timeout=TIMEOUT).topics
+        assert "first" in topics and "second" not in topics and "third" not in topics

@@ -58,7 +58,7 @@ class LocalLog:
     def __init__(self, directory: str, config: Callable[[], SegmentConfig],
                  scheduler: LogScheduler, *, recovery_point: int = 0,
                  log_start_offset: int = 0, had_clean_shutdown: bool = True,
-                 on_recovered_batch=None) -> None:
+                 on_recovered_batch=None, refuse_truncation=None) -> None:
         self.directory = directory
         self.config = config
         self.scheduler = scheduler
@@ -69,6 +69,9 @@ class LocalLog:
         self._bases: list[int] = []
         self.recovery_point = recovery_point
         self.truncations: list[str] = []   # what recovery cut, for the caller's log line
+        # (segment, valid bytes, reason, later segments) -> raises to refuse cutting a
+        # damaged batch (the metadata log); a torn last batch is cut anyway.
+        self.refuse_truncation = refuse_truncation
         self._load(log_start_offset, had_clean_shutdown, on_recovered_batch)
 
     # -- loading (Kafka's LogLoader) ------------------------------------------------------
@@ -214,8 +217,15 @@ class LocalLog:
                 self._set_segments(self.segments[:index + number + 1])
                 return
 
+    def _before_truncate(self, segment: LogSegment, valid_bytes: int, reason: str,
+                         torn: bool) -> None:
+        later = [s for s in self.segments if s.base_offset > segment.base_offset]
+        if self.refuse_truncation is None or (torn and not later):
+            return
+        self.refuse_truncation(segment, valid_bytes, reason, later)
+
     def _recover_segment(self, segment: LogSegment, on_batch) -> int:
-        truncated = segment.recover(on_batch)
+        truncated = segment.recover(on_batch, self._before_truncate)
         if truncated > 0:
             message = (f"Found invalid messages in log segment {segment.log.path} at byte "
                        f"offset {segment.size}: {segment.truncation_reason}. "

@@ -230,10 +230,14 @@ class LogSegment:
 
     # -- recovery ----------------------------------------------------------------------
 
-    def recover(self, on_batch: Callable[[bytes, BatchPosition], None] | None = None) -> int:
+    def recover(self, on_batch: Callable[[bytes, BatchPosition], None] | None = None,
+                before_truncate: Callable[["LogSegment", int, str, bool], None] | None = None
+                ) -> int:
         """Validate every batch, rebuild both indexes, cut the file after the last
         valid batch (Kafka's ``LogSegment.recover``).  ``on_batch`` sees each valid
-        batch (the producer state rebuild).  Returns the bytes truncated."""
+        batch (the producer state rebuild); ``before_truncate`` (segment, valid
+        bytes, reason, torn tail) may raise to refuse the cut.  Returns the bytes
+        truncated."""
         self.offset_index.reset()
         self.time_index.reset()
         self.max_timestamp_so_far, self.offset_of_max_timestamp = -1, self.base_offset
@@ -264,9 +268,12 @@ class LogSegment:
                 on_batch(data, batch)
             valid_bytes = batch.position + batch.size
             next_offset = batch.last_offset + 1
-        if self.truncation_reason is None and valid_bytes < self.size:
+        torn = self.truncation_reason is None
+        if torn and valid_bytes < self.size:
             self.truncation_reason = (f"a torn batch of {self.size - valid_bytes} bytes "
                                       f"at position {valid_bytes}")
+        if before_truncate is not None and valid_bytes < self.size:
+            before_truncate(self, valid_bytes, self.truncation_reason, torn)
         truncated = self.log.truncate_to(valid_bytes)
         self.on_became_inactive()
         return truncated
@@ -367,3 +374,19 @@ def check_batch(data: bytes, batch: BatchPosition, expected_min_offset: int) -> 
         raise CorruptRecord(
             f"out of order offsets: batch [{batch.base_offset}, {batch.last_offset}] at "
             f"position {batch.position} after offset {expected_min_offset - 1}")
+
+
+def next_whole_batch(view: memoryview, start: int) -> int | None:
+    """The first position from ``start`` holding a whole magic-2 batch whose CRC
+    matches (a damaged header's batch boundaries are lost: search for one)."""
+    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
+        if view[position + MAGIC_OFFSET] != MAGIC_V2:
+            continue
+        size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big",
+                                             signed=True)
+        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
+            continue
+        stored = _CRC.unpack_from(view, position + CRC_OFFSET)[0]
+        if _crc32c(view[position + ATTRIBUTES_OFFSET:position + size]) == stored:
+            return position
+    return None

@@ -64,7 +64,7 @@ class UnifiedLog:
                  = SegmentConfig(), scheduler: LogScheduler | None = None, *,
                  recovery_point: int = 0, log_start_offset: int = 0,
                  had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None,
-                 clock_ms: Callable[[], int] | None = None) -> None:
+                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None) -> None:
         self.directory = directory
         self.topic_id = topic_id
         self._config = config if callable(config) else (lambda: config)
@@ -78,7 +78,8 @@ class UnifiedLog:
         self.txns = TransactionIndex()
         self.local = LocalLog(directory, self._config, self.scheduler,
                               recovery_point=recovery_point, log_start_offset=log_start_offset,
-                              had_clean_shutdown=had_clean_shutdown)
+                              had_clean_shutdown=had_clean_shutdown,
+                              refuse_truncation=refuse_truncation)
         first_base = self.local.segments[0].base_offset
         self._log_start = min(max(log_start_offset, first_base), self.local.next_offset)
         self._publish_end()
