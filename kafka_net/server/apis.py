@@ -76,6 +76,7 @@ from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.storage.base import KafkaStorageException
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 log = logging.getLogger(__name__)
@@ -547,6 +548,10 @@ class KafkaApis:
             if self.quotas.enabled:
                 quota_helper.before_handle(self.quotas, request)
             body = module.handle(ctx, request.body)
+        except KafkaStorageException:
+            # A log dir failed under the request (the LogDirFailureChannel logged it):
+            # Kafka's answer for the whole request, and no traceback.
+            body = self._error_body(module, request, ErrorCode.KAFKA_STORAGE_ERROR)
         except Exception:
             log.exception("Error handling request %s", request.describe())
             body = self._error_body(module, request)
@@ -613,10 +618,10 @@ class KafkaApis:
         return cached[1] + _CORRELATION_ID.pack(header.correlation_id) + cached[2]
 
     @staticmethod
-    def _error_body(module: ModuleType, request: Request):
+    def _error_body(module: ModuleType, request: Request,
+                    error_code: int = ErrorCode.UNKNOWN_SERVER_ERROR):
         try:
-            return module.error_response(request.body, request.header.api_version,
-                                         ErrorCode.UNKNOWN_SERVER_ERROR)
+            return module.error_response(request.body, request.header.api_version, error_code)
         except Exception:
             log.exception("Error building the error response to %s; closing the connection",
                           request.describe())

@@ -52,6 +52,7 @@ are never muted (``QuotaManagers.can_mute``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Callable
@@ -260,6 +261,10 @@ class BrokerCore:
                 raise
         self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
                                         config.metadata_log_max_record_bytes_between_snapshots)
+        if metadata_log_factory is None and self.log_manager.durable:
+            self.metadata_log.on_storage_failure = functools.partial(
+                self.log_manager.metadata_dir_failure,
+                os.path.abspath(metadata_log_dir(config)))
         if log_factory is not None:
             self.replica_manager.log_factory = log_factory
         # __consumer_offsets and __transaction_state, created through KafkaApis

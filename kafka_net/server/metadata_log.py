@@ -83,10 +83,12 @@ import threading
 import time
 from typing import Callable, Iterable, Iterator
 
+from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.records import (
     Record, RecordError, build_batch, decode_records, iter_batches, read_header)
 from kafka_net.protocol.records.framing import complete_batch_size
 from kafka_net.server.storage import InMemoryLog, PartitionLog
+from kafka_net.server.storage.base import KafkaStorageException
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +184,10 @@ class MetadataLog:
         # commit takes it again, and a replay handler may read state guarded by it.
         self.lock = threading.RLock()
         self._handlers: dict[str, ReplayHandler] = {}
+        # (action, OSError) -> the KafkaStorageException to raise: the metadata log
+        # dir's failure (the broker wires it to its LogDirFailureChannel).
+        self.on_storage_failure: Callable[[str, OSError], Exception] | None = None
+        self._storage_errors = RateLimitedLog(log)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -195,8 +201,13 @@ class MetadataLog:
             return -1
         batch = build_batch([encode_record(kind, fields) for kind, fields in records])
         with self.lock:
-            appended = self.log.append(batch, len(records), int(time.time() * 1000))
-            self.log.flush()
+            try:
+                appended = self.log.append(batch, len(records), int(time.time() * 1000))
+                self.log.flush()
+            except OSError as exc:
+                if self.on_storage_failure is None:
+                    raise
+                raise self.on_storage_failure("appending to the metadata log", exc) from None
             self._bytes_since_snapshot += len(batch)
         return appended.base_offset
 
@@ -283,6 +294,13 @@ class MetadataLog:
             return False
         try:
             handler(fields)
+        except KafkaStorageException as exc:
+            # A partition whose log could not be created (its log dir is offline,
+            # logged there): the record stays, the partition is not served.
+            self._storage_errors.log(logging.ERROR, record_type,
+                                     "Could not apply a metadata record of type %s: %s",
+                                     record_type, exc)
+            return False
         except Exception:   # noqa: BLE001 -- the same at commit and replay: memory == log
             # Not the fields: a credential record holds keys.
             log.exception("Error applying a metadata record of type %s", record_type)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 
 import pytest
 
@@ -61,15 +62,23 @@ def consume_from(port: int, offset: int, until_offset: int,
         consumer.close()
 
 
-@pytest.fixture
-def filled(tmp_path):
-    """A log dir holding RECORDS records in about 3 segments, the broker stopped."""
-    log_dir = str(tmp_path / "logs")
+@pytest.fixture(scope="module")
+def filled_once(tmp_path_factory):
+    """A log dir holding RECORDS records in about 3 segments, the broker stopped
+    cleanly (filled once; each test damages its own copy)."""
+    log_dir = str(tmp_path_factory.mktemp("filled") / "logs")
     with running(log_dir) as (broker, port):
         fill(port)
         stop_cleanly(broker)
     assert len(segment_files(log_dir)) >= 3
     return log_dir
+
+
+@pytest.fixture
+def filled(filled_once, tmp_path):
+    copy = str(tmp_path / "logs")
+    shutil.copytree(filled_once, copy)
+    return copy
 
 
 def test_damaged_header_in_an_old_segment_is_corrupt_message(filled):

@@ -61,7 +61,7 @@ class CorruptRecordException(Exception):
     CORRUPT_MESSAGE to Fetch) rather than skipping to whatever comes next."""
 
 
-class KafkaStorageException(OSError):
+class KafkaStorageException(Exception):
     """Kafka's ``KafkaStorageException``: the log dir holding the partition failed
     (a write or a file creation raised an I/O error), so the partition is offline
     and clients get KAFKA_STORAGE_ERROR."""

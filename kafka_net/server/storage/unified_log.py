@@ -87,6 +87,10 @@ class UnifiedLog:
         self._last_flush_ms = self.clock_ms()
         self._closed = False
         self.on_deleted: Callable[[], None] | None = None   # the LogManager forgets it
+        # Set by the LogManager: an I/O error takes the log dir offline (Kafka's
+        # LogDirFailureChannel); without one, the OSError goes to the caller.
+        self.failure_channel = None
+        self.log_dir = os.path.dirname(os.path.abspath(directory))
         self._rebuild_producer_state()
         self.txns.on_aborted = self._append_aborted
         self.leader_epoch_cache = self._load_leader_epochs()
@@ -123,6 +127,26 @@ class UnifiedLog:
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
+        channel = self.failure_channel
+        if channel is None:
+            return self._append(batch, record_count, max_timestamp, log_append_time_ms,
+                                leader_epoch)
+        if channel.is_offline(self.log_dir):
+            raise channel.offline_error(self.log_dir, "appending to " + self.name)
+        try:
+            return self._append(batch, record_count, max_timestamp, log_append_time_ms,
+                                leader_epoch)
+        except OSError as exc:
+            # Nothing half-written is acknowledged: the offsets did not move, and
+            # the bytes past the published size are cut at the next start.
+            raise channel.failure(self.log_dir, "appending to " + self.name, exc) from None
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.directory)
+
+    def _append(self, batch: Buffer, record_count: int, max_timestamp: int,
+                log_append_time_ms: int, leader_epoch: int) -> AppendResult:
         with self._lock:
             local = self.local
             base = local.next_offset
@@ -144,6 +168,18 @@ class UnifiedLog:
 
     def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
              max_offset: int | None = None) -> FetchResult:
+        channel = self.failure_channel
+        if channel is None:
+            return self._read(fetch_offset, max_bytes, min_one_batch, max_offset)
+        if channel.is_offline(self.log_dir):
+            raise channel.offline_error(self.log_dir, "reading " + self.name)
+        try:
+            return self._read(fetch_offset, max_bytes, min_one_batch, max_offset)
+        except OSError as exc:
+            raise channel.failure(self.log_dir, "reading " + self.name, exc) from None
+
+    def _read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
+              max_offset: int | None) -> FetchResult:
         end, active, active_size = self._end
         start = self._log_start
         if fetch_offset < start or fetch_offset > end:
@@ -548,6 +584,18 @@ class UnifiedLog:
             self.take_snapshot()
             self._closed = True
             self.local.close()
+        if self._own_scheduler:
+            self.scheduler.shutdown()
+
+    def release(self) -> None:
+        """Close every file without writing (its log dir failed): the next start
+        recovers from the files as they are."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for segment in self.local.segments:
+                segment.release()
         if self._own_scheduler:
             self.scheduler.shutdown()
 
