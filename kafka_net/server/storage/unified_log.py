@@ -45,7 +45,7 @@ from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
 from kafka_net.server.storage.local_log import LocalLog
 from kafka_net.server.storage.producer_snapshot import (
-    delete_snapshots_before, read_latest_snapshot, sync_file, write_snapshot)
+    delete_snapshots_before, read_latest_snapshot, snapshot_path, sync_file, write_snapshot)
 from kafka_net.server.storage.scheduler import LogScheduler
 from kafka_net.server.storage.segment import CLEANED_SUFFIX, LogSegment, SegmentConfig
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
@@ -551,6 +551,7 @@ class UnifiedLog:
                          new, ",".join(repr(s) for s in old))
                 self.local.replace_segments([new], old)
                 self._publish_end()
+                self._delete_replaced_snapshots([new], old)
         except BaseException:
             new.delete_files()
             raise
@@ -572,6 +573,20 @@ class UnifiedLog:
         with self._lock:
             self.local.replace_segments(new_segments, old_segments)
             self._publish_end()
+            self._delete_replaced_snapshots(new_segments, old_segments)
+
+    def _delete_replaced_snapshots(self, new_segments, old_segments) -> None:
+        """The producer snapshots at the base offsets of replaced segments (Kafka's
+        ``UnifiedLog.replaceSegments``): the cleaner would otherwise leave one per
+        segment it ever merged.  The latest snapshot is at the active segment or
+        past it, never among them."""
+        kept = {s.base_offset for s in new_segments}
+        for segment in old_segments:
+            if segment.base_offset not in kept:
+                try:
+                    os.unlink(snapshot_path(self.directory, segment.base_offset))
+                except FileNotFoundError:
+                    pass
 
     # -- the log's life -------------------------------------------------------------------
 
