@@ -98,6 +98,7 @@ SnapshotSource = Callable[[], "list[tuple[str, dict]]"]
 # Kafka's default metadata.log.max.record.bytes.between.snapshots.
 DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS = 20 * 1024 * 1024
 SNAPSHOT_BATCH_RECORDS = 1000   # records per batch of a snapshot
+_PARTITION_RECORDS = frozenset({"PartitionRecord", "PartitionChangeRecord"})
 
 
 def _to_json(value):
@@ -279,8 +280,21 @@ class MetadataLog:
         """Hand every stored record to its registered handler; returns how many."""
         count = 0
         with self.lock:
-            for record_type, fields in self.records():
+            records = list(self.records())
+            # A topic deleted later in the log: its partitions are not opened (their
+            # logs created) only to be deleted again a few records on -- Kafka
+            # replays into an image and opens only the partitions of the final one.
+            removed = {fields.get("topicId") for record_type, fields in records
+                       if record_type == "RemoveTopicRecord"}
+            skipped = 0
+            for record_type, fields in records:
+                if record_type in _PARTITION_RECORDS and fields.get("topicId") in removed:
+                    skipped += 1
+                    continue
                 count += self.apply(record_type, fields)
+            if skipped:
+                log.info("Skipped %d partition record(s) of %d topic(s) deleted later in the "
+                         "metadata log", skipped, len(removed))
             # Since the last snapshot, as far as can be told: the whole log (one more
             # snapshot than needed after a restart, at most).
             self._bytes_since_snapshot = self.log.bytes_from(self.log.log_start_offset)
