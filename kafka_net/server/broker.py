@@ -260,7 +260,8 @@ class BrokerCore:
                 self.log_manager.release_locks()
                 raise
         self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
-                                        config.metadata_log_max_record_bytes_between_snapshots)
+                                        config.metadata_log_max_record_bytes_between_snapshots,
+                                        config.metadata_log_max_snapshot_interval_ms)
         if metadata_log_factory is None and self.log_manager.durable:
             self.metadata_log.on_storage_failure = functools.partial(
                 self.log_manager.metadata_dir_failure,

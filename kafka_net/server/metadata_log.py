@@ -58,8 +58,12 @@ handler that fails is logged and the next record applied, at commit and at
 replay alike.
 
 Snapshots.  The log grows with every change; KRaft bounds it with snapshots
-(``metadata.log.max.record.bytes.between.snapshots``, 20 MiB).  Here, once
-that many bytes were appended since the last snapshot, the current state is
+(``metadata.log.max.record.bytes.between.snapshots``, 20 MiB, or
+``metadata.log.max.snapshot.interval.ms``, an hour, since the last one while
+records are appended).  A restart that replayed over 1000 records, more than
+twice the state, snapshots at once too, so that the records each restart
+appends (a leader change per partition) never pile up.  Here, once a
+snapshot is due, the current state is
 appended as records -- each owner's :meth:`register_snapshot` source writes
 its part -- and the log start offset is moved to the first of them, so the
 records before go (a durable log first rolls a new segment for the snapshot,
@@ -97,6 +101,12 @@ ReplayHandler = Callable[[dict], None]
 SnapshotSource = Callable[[], "list[tuple[str, dict]]"]
 # Kafka's default metadata.log.max.record.bytes.between.snapshots.
 DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS = 20 * 1024 * 1024
+# Kafka's default metadata.log.max.snapshot.interval.ms: a snapshot at least hourly
+# while anything changes.
+DEFAULT_MAX_SNAPSHOT_INTERVAL_MS = 3_600_000
+# A restart replaying this many records, over twice what a snapshot of the state
+# would hold, snapshots at once (what each restart appends never piles up).
+REPLAY_SNAPSHOT_MIN_RECORDS = 1000
 SNAPSHOT_BATCH_RECORDS = 1000   # records per batch of a snapshot
 _PARTITION_RECORDS = frozenset({"PartitionRecord", "PartitionChangeRecord"})
 
@@ -173,10 +183,15 @@ def decode_record(record: Record) -> tuple[str, dict]:
 
 class MetadataLog:
     def __init__(self, partition_log: PartitionLog | None = None,
-                 max_bytes_between_snapshots: int = DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS) -> None:
+                 max_bytes_between_snapshots: int = DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS,
+                 max_snapshot_interval_ms: int = DEFAULT_MAX_SNAPSHOT_INTERVAL_MS,
+                 clock_ms: Callable[[], int] | None = None) -> None:
         self.log = InMemoryLog() if partition_log is None else partition_log
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self.max_snapshot_interval_ms = max_snapshot_interval_ms   # 0: by size only
+        self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._bytes_since_snapshot = 0
+        self._last_snapshot_ms = self.clock_ms()
         self._snapshot_sources: list[SnapshotSource] = []
         self._covered: set[str] = set()   # record types the snapshot sources stand for
         self._uncovered_warned = False
@@ -220,9 +235,18 @@ class MetadataLog:
             first = self.append_all(records)
             for record_type, fields in records:
                 self.apply(record_type, fields)
-            if self._bytes_since_snapshot >= self.max_bytes_between_snapshots:
+            if self._snapshot_due():
                 self.snapshot()
         return first
+
+    def _snapshot_due(self) -> bool:
+        """KRaft's SnapshotGenerator policy: by bytes appended since the last
+        snapshot, or by time since it while anything was appended."""
+        if self._bytes_since_snapshot >= self.max_bytes_between_snapshots:
+            return True
+        interval = self.max_snapshot_interval_ms
+        return (interval > 0 and self._bytes_since_snapshot > 0
+                and self.clock_ms() - self._last_snapshot_ms >= interval)
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -232,9 +256,10 @@ class MetadataLog:
         self._snapshot_sources.append(source)
         self._covered.update(record_types)
 
-    def snapshot(self) -> int | None:
+    def snapshot(self, only_below: int | None = None) -> int | None:
         """Append the current state as records and start the log at them; returns
-        the snapshot's first offset (None if a record type has no snapshot source)."""
+        the snapshot's first offset (None if a record type has no snapshot source,
+        or if the state is ``only_below`` records or more)."""
         with self.lock:
             uncovered = sorted(set(self._handlers) - self._covered)
             if uncovered:
@@ -245,6 +270,8 @@ class MetadataLog:
                 self._bytes_since_snapshot = 0
                 return None
             records = [record for source in self._snapshot_sources for record in source()]
+            if only_below is not None and len(records) >= only_below:
+                return None
             roll = getattr(self.log, "roll", None)
             if roll is not None:
                 roll()   # a segmented log: the snapshot starts a segment, the older ones go
@@ -253,6 +280,7 @@ class MetadataLog:
                 self.append_all(records[i:i + SNAPSHOT_BATCH_RECORDS])
             self.log.delete_records_before(start)
             self._bytes_since_snapshot = 0
+            self._last_snapshot_ms = self.clock_ms()
         log.info("Wrote a metadata snapshot of %d record(s); the metadata log now starts at "
                  "offset %d", len(records), start)
         return start
@@ -296,9 +324,28 @@ class MetadataLog:
                 log.info("Skipped %d partition record(s) of %d topic(s) deleted later in the "
                          "metadata log", skipped, len(removed))
             # Since the last snapshot, as far as can be told: the whole log (one more
-            # snapshot than needed after a restart, at most).
+            # snapshot than needed after a restart, at most), which starts at it.
             self._bytes_since_snapshot = self.log.bytes_from(self.log.log_start_offset)
+            self._last_snapshot_ms = self._first_timestamp_ms()
+            if len(records) >= REPLAY_SNAPSHOT_MIN_RECORDS:
+                # A log mostly history (restarts' leader changes, topics deleted):
+                # replace it by the state, so the next restart replays that alone.
+                self.snapshot(only_below=len(records) // 2)
         return count
+
+    def _first_timestamp_ms(self) -> int:
+        """When the log's first batch was written (the last snapshot, if any); now
+        for an empty log."""
+        start = self.log.log_start_offset
+        if start >= self.log.log_end_offset:
+            return self.clock_ms()
+        result = self.log.read(start, 1, True)
+        data = result.records if isinstance(result.records, bytes) \
+            else result.records.read_bytes()
+        try:
+            return read_header(data).max_timestamp
+        except RecordError:
+            return self.clock_ms()
 
     def apply(self, record_type: str, fields: dict) -> bool:
         """Hand one record to its handler; False if none is registered or it failed."""

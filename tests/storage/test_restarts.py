@@ -37,3 +37,23 @@ def test_deleted_topics_are_not_rebuilt_at_each_restart(tmp_path):
             stop_cleanly(broker)
             assert "Created log for partition gone-" not in broker.stderr
         assert not [n for n in os.listdir(log_dir) if n.startswith("gone-")]
+
+
+def replayed(broker) -> int:
+    return int(broker.wait_for(r"Replayed (\d+) metadata record\(s\)")[1])
+
+
+def test_metadata_snapshots_on_time_keep_what_a_restart_replays_flat(tmp_path):
+    log_dir = str(tmp_path / "logs")
+    interval = "metadata.log.max.snapshot.interval.ms=1"   # every change is due one
+    with running(log_dir, interval) as (broker, port):
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+        admin.create_topics([NewTopic("t", 30, 1)])["t"].result(timeout=TIMEOUT)
+        broker.wait_for(r"Wrote a metadata snapshot of \d+ record\(s\)")
+        stop_cleanly(broker)
+    counts = []
+    for _ in range(3):   # each restart appends a leader change per partition
+        with running(log_dir, interval) as (broker, port):
+            counts.append(replayed(broker))
+            stop_cleanly(broker)
+    assert counts[0] == counts[1] == counts[2], counts
