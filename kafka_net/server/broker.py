@@ -325,6 +325,7 @@ class BrokerCore:
         self.controller.register()
         # (the authorizer registered its ACL records when it was built, above)
         # -- end of registration -------------------------------------------------------
+        self.apis.dynamic_config.add_reconfigurable(self.log_cleaner.reconfigure)
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
         self.share_coordinator.group_configs = self.apis.group_configs
         self.group_coordinator.streams.group_configs = self.apis.group_configs
