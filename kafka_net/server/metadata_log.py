@@ -60,7 +60,7 @@ replay alike.
 Snapshots.  The log grows with every change; KRaft bounds it with snapshots
 (``metadata.log.max.record.bytes.between.snapshots``, 20 MiB, or
 ``metadata.log.max.snapshot.interval.ms``, an hour, since the last one while
-records are appended).  A restart that replayed over 1000 records, more than
+records are appended).  A restart that replayed over 100 records, more than
 twice the state, snapshots at once too, so that the records each restart
 appends (a leader change per partition) never pile up.  Here, once a
 snapshot is due, the current state is
@@ -106,7 +106,7 @@ DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS = 20 * 1024 * 1024
 DEFAULT_MAX_SNAPSHOT_INTERVAL_MS = 3_600_000
 # A restart replaying this many records, over twice what a snapshot of the state
 # would hold, snapshots at once (what each restart appends never piles up).
-REPLAY_SNAPSHOT_MIN_RECORDS = 1000
+REPLAY_SNAPSHOT_MIN_RECORDS = 100
 SNAPSHOT_BATCH_RECORDS = 1000   # records per batch of a snapshot
 _PARTITION_RECORDS = frozenset({"PartitionRecord", "PartitionChangeRecord"})
 
