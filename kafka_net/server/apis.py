@@ -27,7 +27,7 @@ import time
 from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
@@ -76,10 +76,13 @@ from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
-from kafka_net.server.storage.base import KafkaStorageException
+from kafka_net.server.storage.base import CorruptRecordException, KafkaStorageException
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 log = logging.getLogger(__name__)
+# Damaged segments met outside Fetch (ListOffsets by timestamp, ...): one line per
+# API per interval, as the Fetch path logs its own.
+_damage_lines = RateLimitedLog(log)
 _CORRELATION_ID = struct.Struct(">i")   # a response frame's bytes 4..8, any header version
 
 # In API-key order.  Adding an API = writing its module and listing it here.
@@ -552,6 +555,10 @@ class KafkaApis:
             # A log dir failed under the request (the LogDirFailureChannel logged it):
             # Kafka's answer for the whole request, and no traceback.
             body = self._error_body(module, request, ErrorCode.KAFKA_STORAGE_ERROR)
+        except CorruptRecordException as exc:
+            _damage_lines.log(logging.ERROR, request.header.api_key,
+                              "Error handling request %s: %s", request.describe(), exc)
+            body = self._error_body(module, request, ErrorCode.CORRUPT_MESSAGE)
         except Exception:
             log.exception("Error handling request %s", request.describe())
             body = self._error_body(module, request)
