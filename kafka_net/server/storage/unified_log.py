@@ -25,6 +25,7 @@ published with the last complete append.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -55,6 +56,10 @@ from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
 log = logging.getLogger("kafka_net.server.storage.log")
 
 _ABORT, _COMMIT = 0, 1   # ControlRecordType
+# A read failing with one of these is the disk's failure (its log dir goes offline);
+# an append failing with any OSError is, as in Kafka.
+_DISK_ERRORS = frozenset({errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOSPC, errno.EDQUOT,
+                          errno.EMFILE, errno.ENFILE, errno.EROFS, errno.EFBIG})
 
 
 
@@ -176,6 +181,8 @@ class UnifiedLog:
         try:
             return self._read(fetch_offset, max_bytes, min_one_batch, max_offset)
         except OSError as exc:
+            if exc.errno not in _DISK_ERRORS:
+                raise   # not the disk (a descriptor closed under a slow reader): a bug
             raise channel.failure(self.log_dir, "reading " + self.name, exc) from None
 
     def _read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
