@@ -382,18 +382,32 @@ class UnifiedLog:
                 up_to = segment.base_offset
 
                 def flush_rolled() -> None:
-                    self.flush_up_to(up_to)
+                    self.flush_up_to(up_to, background=True)
                     if snapshot is not None:
                         sync_file(snapshot)
 
                 self.scheduler.schedule_once("flush-log", flush_rolled)
             return segment
 
-    def flush_up_to(self, offset: int) -> None:
+    def flush_up_to(self, offset: int, background: bool = False) -> None:
+        """fsync up to ``offset``.  A failure raises, except in ``background`` (after
+        a roll, ``flush.ms``), where the dir goes offline with one line instead of
+        a traceback per scheduled run; an append's flush (``flush.messages``)
+        must fail the append."""
+        channel = self.failure_channel
+        if channel is not None and channel.is_offline(self.log_dir):
+            return   # nothing is written to a failed dir any more
         with self._lock:
-            if not self._closed:
+            if self._closed:
+                return
+            try:
                 self.local.flush(offset)
-                self._last_flush_ms = self.clock_ms()
+            except OSError as exc:
+                if channel is None or not background:
+                    raise
+                channel.failure(self.log_dir, "flushing " + self.name, exc)
+                return
+            self._last_flush_ms = self.clock_ms()
 
     def flush(self) -> None:
         """fsync everything appended so far; the recovery point moves to the log end."""
@@ -404,7 +418,7 @@ class UnifiedLog:
         ``LogManager.flushDirtyLogs``)."""
         if (now_ms - self._last_flush_ms >= self._config().flush_ms
                 and self.log_end_offset > self.recovery_point):
-            self.flush()
+            self.flush_up_to(self.log_end_offset, background=True)
 
     def take_snapshot(self, sync: bool = True) -> str | None:
         """Write the producer state as of the log end, unless a snapshot there exists
