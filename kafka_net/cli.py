@@ -28,7 +28,8 @@ import sys
 from kafka_net import __version__
 from kafka_net.config import DEV_PROFILE, KEYS, ConfigError, load_config
 from kafka_net.daemon import (
-    EXIT_CONFIG_ERROR, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP, Daemon)
+    EXIT_CONFIG_ERROR, EXIT_LOG_DIRS_FAILED, EXIT_OK, EXIT_STARTUP_FAILED, EXIT_UNCLEAN_STOP,
+    Daemon)
 from kafka_net.log_safety import TRACE  # noqa: F401  (registers the TRACE level name)
 from kafka_net.server.storage.checkpoint import StorageError
 
@@ -39,6 +40,8 @@ _EXIT_CODES = f"""exit codes:
   {EXIT_STARTUP_FAILED}  startup failed (e.g. a listener port is in use)
   {EXIT_UNCLEAN_STOP}  stopped, but requests were left unanswered (shutdown.timeout.ms
      ran out, or a second signal cut the graceful stop short)
+  {EXIT_LOG_DIRS_FAILED}  stopped because every log dir failed (a full or failing disk,
+     too many open files; docs/bad-day.md)
 
 signals: SIGTERM or SIGINT stop gracefully (a second one stops at once);
 SIGUSR1 logs every metric and keeps running.

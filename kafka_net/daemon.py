@@ -48,6 +48,9 @@ EXIT_OK = 0               # stopped by a signal, every received request answered
 EXIT_CONFIG_ERROR = 2     # bad command line or configuration; nothing started
 EXIT_STARTUP_FAILED = 3   # e.g. a listener port could not be bound
 EXIT_UNCLEAN_STOP = 4     # a graceful stop timed out (or was cut short) with requests unanswered
+EXIT_LOG_DIRS_FAILED = 5  # every log dir failed (a full or failing disk): stopped, as Kafka does
+
+_LOG_DIRS_FAILED = -1     # put in the signal queue by the LogManager's failure handler
 
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)
 
@@ -58,6 +61,10 @@ class Daemon:
         self.server = KafkaServer(config)
         self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
         self._stop_now = False
+        # Kafka's ReplicaManager halts the broker when no log dir is left online;
+        # here the main thread stops it the graceful way (any thread may call this).
+        self.server.log_manager.on_all_log_dirs_failed = \
+            lambda directory: self._signals.put(_LOG_DIRS_FAILED)
 
     def _on_signal(self, signum, frame) -> None:
         self._signals.put(signum)  # nothing else: see the module docstring
@@ -85,6 +92,11 @@ class Daemon:
             self._log_ready(time.monotonic() - started)
             while (signum := self._signals.get()) == signal.SIGUSR1:
                 self._log_metrics()
+            if signum == _LOG_DIRS_FAILED:
+                log.error("Stopping: every log dir has failed (see the errors above); start "
+                          "the broker again once the disk is fixed")
+                self._stop()
+                return EXIT_LOG_DIRS_FAILED
             log.info("Received %s: stopping gracefully (a second signal stops at once)",
                      signal.Signals(signum).name)
             return self._stop()
@@ -110,7 +122,7 @@ class Daemon:
                 break
             if signum == signal.SIGUSR1:
                 self._log_metrics()
-            else:
+            elif signum != _LOG_DIRS_FAILED:
                 self._stop_now = True
         return self._stop_now
 

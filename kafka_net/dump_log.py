@@ -7,7 +7,10 @@ its key and value, and ``--cluster-metadata-decoder`` (for
 ``__cluster_metadata-0``) a line per metadata record with its type and
 fields.  A batch whose CRC does not match says ``isvalid: false``; bytes at
 the end that do not make a whole batch (a write a crash cut short, which the
-broker's recovery truncates) are reported, not an error.
+broker's recovery truncates) are reported, not an error.  A damaged batch
+header (a size or magic no batch has) is reported with its position, and
+the dump resumes at the next position holding a whole batch whose CRC
+matches, so one damaged sector does not hide the rest of the file.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import json
 from typing import Iterator
 
 from kafka_net.protocol.records import (
-    Compression, RecordError, compute_crc, decode_records, iter_batches, read_header)
+    Compression, RecordError, compute_crc, decode_records, read_header)
+from kafka_net.protocol.records.framing import complete_batch_size
 from kafka_net.server.metadata_log import decode_record
+from kafka_net.server.storage.segment import next_whole_batch
 
 
 def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = False,
@@ -26,15 +31,33 @@ def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = Fals
     with open(path, "rb") as f:
         data = f.read()
     yield f"Dumping {path}"
-    consumed = 0
-    for batch in iter_batches(data, allow_partial_tail=True):
-        yield _batch_line(batch, consumed)
-        consumed += len(batch)
+    view = memoryview(data)
+    position = 0
+    while position < len(data):
+        try:
+            size = complete_batch_size(view, position)
+            problem = None if size else "the batch runs past the end of the file"
+        except RecordError as exc:
+            size, problem = 0, str(exc)
+        if not size:
+            resume = next_whole_batch(view, position + 1)
+            if resume is None and problem.startswith("the batch runs past"):
+                break   # a torn tail: reported below
+            yield (f"Found a corrupt batch header at position {position} of {path}: {problem}; "
+                   + (f"{resume - position} bytes skipped, resuming at position {resume}"
+                      if resume is not None else "no whole batch after it"))
+            if resume is None:
+                return
+            position = resume
+            continue
+        batch = view[position:position + size]
+        yield _batch_line(batch, position)
+        position += size
         if print_data or metadata_decoder:
             yield from _record_lines(batch, metadata_decoder)
-    if consumed < len(data):
-        yield (f"Found {len(data) - consumed} invalid bytes at the end of {path} "
-               f"(position {consumed}): not a whole batch")
+    if position < len(data):
+        yield (f"Found {len(data) - position} invalid bytes at the end of {path} "
+               f"(position {position}): not a whole batch")
 
 
 def _batch_line(batch, position: int) -> str:

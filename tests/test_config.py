@@ -336,7 +336,8 @@ def test_the_kafka_key_list_is_plausible():
         "connection.authentication.timeout.ms", "log.store", "max.broker.partitions",
         "max.partitions.per.request", "socket.request.read.timeout.ms",
         "socket.request.read.min.bytes.per.second",
-        "message.max.uncompressed.bytes", "metrics.listener", "scram.credentials",
+        "message.max.uncompressed.bytes", "metadata.log.truncate.on.corruption",
+        "metrics.listener", "scram.credentials",
         "shutdown.timeout.ms", "faults.control.allowed.hosts",
         # Kafka 4.1's (ShareGroupConfig), after the snapshot of KAFKA_BROKER_KEYS.
         "group.share.max.share.sessions"}

@@ -385,6 +385,15 @@ KEYS: tuple[_Key, ...] = (
          "metadata_log_max_record_bytes_between_snapshots", integer(1), "20971520",
          "Bytes of metadata records appended before the state is written as a snapshot "
          "and the log before it dropped."),
+    _Key("metadata.log.max.snapshot.interval.ms", "metadata_log_max_snapshot_interval_ms",
+         integer(0), "3600000",
+         "Longest time between metadata snapshots while records are appended; 0 "
+         "snapshots by size only."),
+    _Key("metadata.log.truncate.on.corruption", "metadata_log_truncate_on_corruption", boolean,
+         "false",
+         "kafka-net: a damaged batch in the metadata log (CRC, magic or size) stops the "
+         "startup, naming the records after it; true truncates the log there and starts "
+         "without them (a torn last batch, a write a crash cut short, is cut either way)."),
     # -- SSL listeners (Kafka's SslConfigs; listener.name.<l>.ssl.* forms too) ---------
     _Key("ssl.keystore.type", "ssl_keystore_type", choice("JKS", "PKCS12", "PEM", upper=True),
          "JKS", "Format of the key store; kafka-net reads PEM only (JKS and PKCS12 are "

@@ -180,6 +180,9 @@ class ServerConfig:
     metadata_log_dir: str = default_of("metadata_log_dir")
     metadata_log_max_record_bytes_between_snapshots: int = default_of(
         "metadata_log_max_record_bytes_between_snapshots")
+    metadata_log_max_snapshot_interval_ms: int = default_of(
+        "metadata_log_max_snapshot_interval_ms")
+    metadata_log_truncate_on_corruption: bool = default_of("metadata_log_truncate_on_corruption")
     ssl_keystore_type: str = default_of("ssl_keystore_type")
     ssl_keystore_location: str = default_of("ssl_keystore_location")
     ssl_keystore_certificate_chain: str = default_of("ssl_keystore_certificate_chain")

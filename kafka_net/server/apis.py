@@ -28,7 +28,7 @@ import time
 from types import MappingProxyType, ModuleType
 
 from kafka_net.config import ServerConfig
-from kafka_net.log_safety import escape
+from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
@@ -57,9 +57,13 @@ from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.storage.base import CorruptRecordException, KafkaStorageException
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
 
 log = logging.getLogger(__name__)
+# Damaged segments met outside Fetch (ListOffsets by timestamp, ...): one line per
+# API per interval, as the Fetch path logs its own.
+_damage_lines = RateLimitedLog(log)
 _CORRELATION_ID = struct.Struct(">i")   # a response frame's bytes 4..8, any header version
 
 class ApiHandler:
@@ -597,6 +601,14 @@ class KafkaApis:
             if self.quotas.enabled:
                 quota_helper.before_handle(self.quotas, request)
             body = module.handle(ctx, request.body)
+        except KafkaStorageException:
+            # A log dir failed under the request (the LogDirFailureChannel logged it):
+            # Kafka's answer for the whole request, and no traceback.
+            body = self._error_body(module, request, ErrorCode.KAFKA_STORAGE_ERROR)
+        except CorruptRecordException as exc:
+            _damage_lines.log(logging.ERROR, request.header.api_key,
+                              "Error handling request %s: %s", request.describe(), exc)
+            body = self._error_body(module, request, ErrorCode.CORRUPT_MESSAGE)
         except Exception:
             log.exception("Error handling request %s", request.describe())
             body = self._error_body(module, request)
@@ -681,10 +693,10 @@ class KafkaApis:
         return cached[1] + _CORRELATION_ID.pack(header.correlation_id) + cached[2]
 
     @staticmethod
-    def _error_body(module: ModuleType, request: Request):
+    def _error_body(module: ModuleType, request: Request,
+                    error_code: int = ErrorCode.UNKNOWN_SERVER_ERROR):
         try:
-            return module.error_response(request.body, request.header.api_version,
-                                         ErrorCode.UNKNOWN_SERVER_ERROR)
+            return module.error_response(request.body, request.header.api_version, error_code)
         except Exception:
             log.exception("Error building the error response to %s; closing the connection",
                           request.describe())

@@ -52,6 +52,7 @@ are never muted (``QuotaManagers.can_mute``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Callable
@@ -69,7 +70,7 @@ from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.log_manager import LogDirsConfig, LogManager
 from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.metadata_cache import MetadataCache
-from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog
+from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog, refuse_damaged_log
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
 from kafka_net.server.group.streams_coordinator import StreamsGroupConfig
@@ -195,7 +196,8 @@ def durable_metadata_log(config: ServerConfig) -> PartitionLog:
     the clean-shutdown marker says: it is small (snapshots bound it), and a
     half-written record must never be replayed."""
     path = os.path.join(metadata_log_dir(config), f"{METADATA_TOPIC}-0")
-    return UnifiedLog(path, had_clean_shutdown=False)
+    refuse = None if config.metadata_log_truncate_on_corruption else refuse_damaged_log
+    return UnifiedLog(path, had_clean_shutdown=False, refuse_truncation=refuse)
 
 
 def default_metadata_log(config: ServerConfig) -> PartitionLog:
@@ -272,7 +274,12 @@ class BrokerCore:
                 self.log_manager.release_locks()
                 raise
         self.metadata_log = MetadataLog((metadata_log_factory or default_metadata_log)(config),
-                                        config.metadata_log_max_record_bytes_between_snapshots)
+                                        config.metadata_log_max_record_bytes_between_snapshots,
+                                        config.metadata_log_max_snapshot_interval_ms)
+        if metadata_log_factory is None and self.log_manager.durable:
+            self.metadata_log.on_storage_failure = functools.partial(
+                self.log_manager.metadata_dir_failure,
+                os.path.abspath(metadata_log_dir(config)))
         if log_factory is not None:
             self.replica_manager.log_factory = log_factory
         # __consumer_offsets and __transaction_state, created through KafkaApis
@@ -332,6 +339,7 @@ class BrokerCore:
         self.controller.register()
         # (the authorizer registered its ACL records when it was built, above)
         # -- end of registration -------------------------------------------------------
+        self.apis.dynamic_config.add_reconfigurable(self.log_cleaner.reconfigure)
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
         self.share_coordinator.group_configs = self.apis.group_configs
         # Dead-letter queues (KIP-1191) follow the finalized share.version.

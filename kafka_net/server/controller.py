@@ -34,12 +34,14 @@ import logging
 import uuid
 from typing import Any
 
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.security import scram
 from kafka_net.security.scram import ScramCredential
 from kafka_net.server.config_helper import ConfigResourceType
 from kafka_net.server.group_config import parse_group_value
 from kafka_net.server.metadata_cache import MetadataCache, TopicMetadata
 from kafka_net.server.metadata_log import MetadataLog
+from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.replica_manager import ReplicaManager
 from kafka_net.server.topic_config import TOPIC_CONFIGS, parse_value, to_string
 from kafka_net.server.transaction.coordinator import PRODUCER_ID_BLOCK_SIZE
@@ -222,7 +224,15 @@ class Controller:
             records += [self._partition_record(topic_id, index)
                         for index in range(num_partitions)]
             self.commit(records)
-            return self.metadata_cache.topic(name), True
+            created = self.metadata_cache.topic(name)
+            if created is None or created.num_partitions < num_partitions:
+                # A partition's log could not be created (its log dir failed, logged
+                # there): never an OK for a partition that cannot take a record.
+                raise TopicCreationError(
+                    ErrorCode.KAFKA_STORAGE_ERROR,
+                    f"The log of a partition of topic '{name}' could not be created: "
+                    f"its log dir is offline")
+            return created, True
 
     def create_partitions(self, name: str, count: int,
                           max_total: int | None = None) -> TopicMetadata | None:

@@ -69,7 +69,10 @@ LOG_KEYS: dict[str, str] = {
     d.broker_synonym: name for name, d in TOPIC_CONFIGS.items()
     if d.broker_synonym and name != "message.format.version"}
 
-APPLIED = frozenset(CONNECTION_QUOTA_KEYS) | frozenset(LOG_KEYS)
+# The log cleaner's keys kafka-net changes at run time (LogCleaner.reconfigure).
+CLEANER_KEYS = ("log.cleaner.backoff.ms",)
+
+APPLIED = frozenset(CONNECTION_QUOTA_KEYS) | frozenset(LOG_KEYS) | frozenset(CLEANER_KEYS)
 
 # The rest of Kafka's DynamicBrokerConfig.AllDynamicConfigs (plus the
 # listener.name.<l>. forms of the listener, SSL and SASL ones).
@@ -87,7 +90,7 @@ KAFKA_ONLY_DYNAMIC = frozenset({
     "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config", "sasl.enabled.mechanisms",
     "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
     "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
-    "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms",
+    "log.cleaner.io.max.bytes.per.second",
     "producer.id.expiration.ms", "transaction.partition.verification.enable",
     "remote.log.index.file.cache.total.size.bytes", "remote.fetch.max.wait.ms",
     "remote.log.manager.copy.max.bytes.per.second",
@@ -157,7 +160,7 @@ class DynamicBrokerConfig:
         or statically (log keys left at Kafka's default are absent)."""
         merged = {**self.scope_values(DEFAULT_SCOPE), **self.scope_values(str(self.node_id))}
         out = {name: getattr(self.static, BY_NAME[name].attr)
-               for name in CONNECTION_QUOTA_KEYS}
+               for name in (*CONNECTION_QUOTA_KEYS, *CLEANER_KEYS)}
         if self.static.message_max_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             out["message.max.bytes"] = self.static.message_max_bytes
         for name, raw in merged.items():

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.storage.base import CleaningAborted
@@ -206,9 +207,26 @@ class LogCleaner:
                 except Exception:   # noqa: BLE001 -- the thread must not die
                     log.exception("[kafka-log-cleaner-thread-%d]: Error due to", cleaner.id)
                     cleaned = False
-                if not cleaned and stop.wait(self.backoff_ms / 1000):
+                if not cleaned and self._pause(stop):
                     return
         return run
+
+    def _pause(self, stop: threading.Event) -> bool:
+        """Sleep ``backoff_ms`` (True if stopped meanwhile).  Read again each second:
+        ``log.cleaner.backoff.ms`` changed at run time (AlterConfigs) takes effect
+        within a second, not after the old backoff (Kafka restarts its cleaner
+        threads on a change for the same reason)."""
+        began = time.monotonic()
+        while True:
+            remaining = began + self.backoff_ms / 1000 - time.monotonic()
+            if remaining <= 0:
+                return False
+            if stop.wait(min(remaining, 1.0)):
+                return True
+
+    def reconfigure(self, values: dict) -> None:
+        """The dynamic broker configs in effect (DynamicBrokerConfig)."""
+        self.backoff_ms = values.get("log.cleaner.backoff.ms", self.backoff_ms)
 
     def try_clean_filthiest_log(self, cleaner: Cleaner | None = None) -> bool:
         """One pass of a cleaner thread (Kafka's ``tryCleanFilthiestLog``): clean

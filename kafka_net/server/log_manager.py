@@ -45,7 +45,9 @@ from kafka_net.server.storage.checkpoint import (
     CLEAN_SHUTDOWN_FILE, LOCK_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
     OffsetCheckpointFile, StorageError, ensure_meta_properties, read_partition_metadata,
     write_clean_shutdown_file, write_partition_metadata)
+from kafka_net.server.storage.base import KafkaStorageException
 from kafka_net.server.storage.local_log import parse_topic_partition_name
+from kafka_net.server.storage.log_dir_failure import LogDirFailureChannel
 from kafka_net.server.storage.scheduler import LogScheduler
 from kafka_net.server.storage.segment import SegmentConfig
 from kafka_net.server.storage.unified_log import UnifiedLog
@@ -65,6 +67,24 @@ class LogDirsConfig:
     flush_scheduler_interval_ms: int = LONG_MAX          # log.flush.scheduler.interval.ms
     flush_offset_checkpoint_interval_ms: int = 60000     # log.flush.offset.checkpoint.interval.ms
     flush_start_offset_checkpoint_interval_ms: int = 60000
+
+
+class _CreateFailed(Exception):
+    def __init__(self, directory: str, error: OSError) -> None:
+        super().__init__(directory)
+        self.directory, self.error = directory, error
+
+
+def _read_checkpoint(directory: str, name: str, reset: str) -> dict[tuple[str, int], int]:
+    """A checkpoint file's entries; a garbled one is warned about and read as empty
+    (Kafka's LogManager.loadLogs): recovery then starts at offset 0 after a
+    crash, and each log starts at its first segment."""
+    try:
+        return OffsetCheckpointFile(os.path.join(directory, name)).read()
+    except (StorageError, UnicodeDecodeError) as exc:
+        log.warning("Error occurred while reading %s file of directory %s, %s: %s",
+                    name, directory, reset, exc)
+        return {}
 
 
 def _is_partition_dir(name: str) -> bool:
@@ -93,6 +113,10 @@ class LogManager:
         self.scheduler = LogScheduler()
         self.had_clean_shutdown: dict[str, bool] = {}
         self.unclean_dirs: list[str] = []
+        self.failure_channel = LogDirFailureChannel(self._handle_log_dir_failure)
+        # Called once no log dir is left online (the daemon stops the broker).
+        self.on_all_log_dirs_failed: Callable[[str], None] | None = None
+        self._metadata_failed = False
 
     @property
     def durable(self) -> bool:
@@ -136,10 +160,11 @@ class LogManager:
             log.info("Recovering %d logs from %s since no clean shutdown file was found",
                      count, directory)
             self.unclean_dirs.append(directory)
-        recovery_points = OffsetCheckpointFile(
-            os.path.join(directory, RECOVERY_POINT_CHECKPOINT)).read()
-        log_starts = OffsetCheckpointFile(
-            os.path.join(directory, LOG_START_OFFSET_CHECKPOINT)).read()
+        recovery_points = _read_checkpoint(
+            directory, RECOVERY_POINT_CHECKPOINT, "resetting the recovery checkpoint to 0")
+        log_starts = _read_checkpoint(
+            directory, LOG_START_OFFSET_CHECKPOINT,
+            "resetting to the base offset of the first segment")
         for name in names:
             path = os.path.join(directory, name)
             if name.endswith("-delete"):
@@ -162,6 +187,7 @@ class LogManager:
                             recovery_point=recovery_point, log_start_offset=log_start,
                             had_clean_shutdown=clean, topic_id=topic_id)
         opened.on_deleted = lambda: self.forget(*tp)
+        opened.failure_channel = self.failure_channel
         return opened
 
     def _lock_dir(self, directory: str) -> None:
@@ -200,6 +226,16 @@ class LogManager:
             return InMemoryLog()
         self.load_logs()
         tp = (topic, partition)
+        try:
+            return self._get_or_create(tp, topic_id)
+        except _CreateFailed as failed:
+            # Off the lock: taking the dir offline reads the logs of the dir.
+            raise self.failure_channel.failure(
+                failed.directory, f"creating the log of {topic}-{partition}",
+                failed.error) from None
+
+    def _get_or_create(self, tp: tuple[str, int], topic_id) -> UnifiedLog:
+        topic, partition = tp
         with self._lock:
             existing = self._logs.get(tp)
             if existing is not None:
@@ -207,11 +243,15 @@ class LogManager:
                 return existing
             directory = self._next_log_dir()
             path = os.path.join(directory, f"{topic}-{partition}")
-            created = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
-                                 topic_id=topic_id)
-            if topic_id is not None:
-                write_partition_metadata(path, topic_id)
+            try:
+                created = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
+                                     topic_id=topic_id)
+                if topic_id is not None:
+                    write_partition_metadata(path, topic_id)
+            except OSError as exc:
+                raise _CreateFailed(directory, exc) from None
             created.on_deleted = lambda: self.forget(*tp)
+            created.failure_channel = self.failure_channel
             self._logs[tp] = created
             self._log_dir_of[tp] = directory
             log.info("Created log for partition %s-%d in %s", topic, partition, path)
@@ -231,12 +271,43 @@ class LogManager:
         write_partition_metadata(existing.directory, topic_id)
 
     def _next_log_dir(self) -> str:
-        """The log dir holding the fewest partitions (Kafka's ``nextLogDirs``)."""
-        dirs = [os.path.abspath(d) for d in self.dirs.log_dirs]
+        """The online log dir holding the fewest partitions (Kafka's ``nextLogDirs``)."""
+        offline = self.failure_channel.offline_dirs()
+        dirs = [d for d in (os.path.abspath(d) for d in self.dirs.log_dirs) if d not in offline]
+        if not dirs:
+            raise KafkaStorageException("No log dir is online to create a log in")
         counts = {d: 0 for d in dirs}
         for directory in self._log_dir_of.values():
             counts[directory] = counts.get(directory, 0) + 1
         return min(dirs, key=lambda d: counts.get(d, 0))
+
+    def _handle_log_dir_failure(self, directory: str) -> None:
+        """Kafka's ``ReplicaManager.handleLogDirFailure``: the dir's partitions are
+        offline (their logs refuse I/O through the channel); with no log dir left,
+        the broker stops."""
+        with self._lock:
+            count = sum(1 for d in self._log_dir_of.values() if d == directory)
+        log.error("Partitions of %d log(s) in dir %s are offline due to the failure of the "
+                  "log dir", count, directory)
+        online = [d for d in (os.path.abspath(d) for d in self.dirs.log_dirs)
+                  if not self.failure_channel.is_offline(d)]
+        if not online:
+            log.error("Shutdown broker because all log dirs in %s have failed",
+                      ", ".join(os.path.abspath(d) for d in self.dirs.log_dirs))
+            if self.on_all_log_dirs_failed is not None:
+                self.on_all_log_dirs_failed(directory)
+
+    def metadata_dir_failure(self, directory: str, action: str,
+                             exc: OSError) -> KafkaStorageException:
+        """The metadata log's dir failed: KRaft stops the broker (no metadata can be
+        committed), whatever the other log dirs."""
+        error = self.failure_channel.failure(directory, action, exc)
+        if not self._metadata_failed:
+            self._metadata_failed = True
+            log.error("Shutdown broker because the metadata log dir %s has failed", directory)
+            if self.on_all_log_dirs_failed is not None:
+                self.on_all_log_dirs_failed(directory)
+        return error
 
     def forget(self, topic: str, partition: int) -> None:
         """The partition's log was deleted (DeleteTopics)."""
@@ -265,10 +336,17 @@ class LogManager:
         if not self.durable:
             return
         logs = self.logs()
-        for directory in {os.path.abspath(d) for d in self.dirs.log_dirs}:
+        for directory in self._online_dirs():
             entries = {tp: offset_of(lg) for tp, lg in logs.items()
                        if self._log_dir_of.get(tp) == directory}
-            OffsetCheckpointFile(os.path.join(directory, name)).write(entries)
+            try:
+                OffsetCheckpointFile(os.path.join(directory, name)).write(entries)
+            except OSError as exc:
+                self.failure_channel.failure(directory, f"writing {name}", exc)
+
+    def _online_dirs(self) -> list[str]:
+        return sorted(d for d in {os.path.abspath(d) for d in self.dirs.log_dirs}
+                      if not self.failure_channel.is_offline(d))
 
     def flush_dirty_logs(self, now_ms: int | None = None) -> None:
         """Flush the logs whose ``flush.ms`` passed since their last flush."""
@@ -295,20 +373,36 @@ class LogManager:
             return
         self._flusher.shutdown()
         log.info("Shutting down.")
-        logs = self.logs()
-        for lg in logs.values():
-            lg.close()
+        self._close_logs()
         self.checkpoint_recovery_offsets()
         self.checkpoint_log_start_offsets()
         self.scheduler.shutdown()
         if self._loaded:
-            for directory in {os.path.abspath(d) for d in self.dirs.log_dirs}:
+            # An offline dir gets no marker: its next start recovers what was written.
+            for directory in self._online_dirs():
                 log.info("Writing clean shutdown marker at %s", directory)
-                write_clean_shutdown_file(directory)
+                try:
+                    write_clean_shutdown_file(directory)
+                except OSError as exc:
+                    self.failure_channel.failure(directory, "writing the clean shutdown "
+                                                 "marker", exc)
         for fd in self._locks:
             os.close(fd)
         self._locks.clear()
         log.info("Shutdown complete.")
+
+    def _close_logs(self) -> None:
+        """Flush and close each log; a log dir that fails now goes offline, and its
+        logs only release their files (Kafka skips the offline dirs)."""
+        for tp, lg in self.logs().items():
+            directory = self._log_dir_of.get(tp)
+            if directory is not None and not self.failure_channel.is_offline(directory):
+                try:
+                    lg.close()
+                    continue
+                except OSError as exc:
+                    self.failure_channel.failure(directory, f"closing {tp[0]}-{tp[1]}", exc)
+            lg.release()
 
     def cleanup_logs(self) -> int:
         """One run of the retention task: segments (or, in memory, batches) deleted."""

@@ -58,8 +58,12 @@ handler that fails is logged and the next record applied, at commit and at
 replay alike.
 
 Snapshots.  The log grows with every change; KRaft bounds it with snapshots
-(``metadata.log.max.record.bytes.between.snapshots``, 20 MiB).  Here, once
-that many bytes were appended since the last snapshot, the current state is
+(``metadata.log.max.record.bytes.between.snapshots``, 20 MiB, or
+``metadata.log.max.snapshot.interval.ms``, an hour, since the last one while
+records are appended).  A restart that replayed over 100 records, more than
+twice the state, snapshots at once too, so that the records each restart
+appends (a leader change per partition) never pile up.  Here, once a
+snapshot is due, the current state is
 appended as records -- each owner's :meth:`register_snapshot` source writes
 its part -- and the log start offset is moved to the first of them, so the
 records before go (a durable log first rolls a new segment for the snapshot,
@@ -83,9 +87,12 @@ import threading
 import time
 from typing import Callable, Iterable, Iterator
 
+from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.records import (
-    Record, build_batch, decode_records, iter_batches, read_header)
+    Record, RecordError, build_batch, decode_records, iter_batches, read_header)
+from kafka_net.protocol.records.framing import complete_batch_size
 from kafka_net.server.storage import InMemoryLog, PartitionLog
+from kafka_net.server.storage.base import KafkaStorageException
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +101,14 @@ ReplayHandler = Callable[[dict], None]
 SnapshotSource = Callable[[], "list[tuple[str, dict]]"]
 # Kafka's default metadata.log.max.record.bytes.between.snapshots.
 DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS = 20 * 1024 * 1024
+# Kafka's default metadata.log.max.snapshot.interval.ms: a snapshot at least hourly
+# while anything changes.
+DEFAULT_MAX_SNAPSHOT_INTERVAL_MS = 3_600_000
+# A restart replaying this many records, over twice what a snapshot of the state
+# would hold, snapshots at once (what each restart appends never piles up).
+REPLAY_SNAPSHOT_MIN_RECORDS = 100
 SNAPSHOT_BATCH_RECORDS = 1000   # records per batch of a snapshot
+_PARTITION_RECORDS = frozenset({"PartitionRecord", "PartitionChangeRecord"})
 
 
 def _to_json(value):
@@ -115,6 +129,53 @@ def encode_record(record_type: str, fields: dict) -> Record:
                   timestamp=int(time.time() * 1000))
 
 
+def describe_loss(chunks: Iterable[bytes]) -> str:
+    """What a truncation would drop, from the bytes after the cut: records by
+    type, and the bytes no whole batch can be read from."""
+    from kafka_net.server.storage.segment import next_whole_batch   # storage imports us
+    kinds: dict[str, int] = {}
+    unreadable = 0
+    for data in chunks:
+        view, position = memoryview(data), 0
+        while position < len(view):
+            try:
+                size = complete_batch_size(view, position)
+                records = decode_records(view[position:position + size]) if size else None
+            except RecordError:
+                size, records = 0, None
+            if records is None:
+                resume = next_whole_batch(view, position + 1)
+                unreadable += (len(view) if resume is None else resume) - position
+                if resume is None:
+                    break
+                position = resume
+                continue
+            for record in records:
+                kind = (record.key or b"").decode("utf-8", "replace")
+                kinds[kind] = kinds.get(kind, 0) + 1
+            position += size
+    listed = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+    total = sum(kinds.values())
+    text = f"{total} record(s)" + (f": {listed}" if listed else "")
+    return text + (f", and {unreadable} byte(s) no batch can be read from" if unreadable else "")
+
+
+def refuse_damaged_log(segment, valid_bytes: int, reason: str, later) -> None:
+    """Refuse to cut the metadata log at damage (the broker does not start), saying
+    what would be lost: KRaft truncates there, and every later topic, ACL, user
+    and config would be gone with one warning (a lost ACL DENY opens access)."""
+    from kafka_net.server.storage.checkpoint import StorageError
+    size = segment.size
+    chunks = [segment.log.read(valid_bytes, size - valid_bytes)]
+    chunks += [s.log.read(0, s.size) for s in later]
+    raise StorageError(
+        f"The metadata log is damaged in {segment.log.path} at position {valid_bytes}: "
+        f"{reason}. "
+        f"Truncating it there would lose {describe_loss(chunks)}. Not starting: restore "
+        f"the metadata log, or set metadata.log.truncate.on.corruption=true to truncate it "
+        f"and start without them.")
+
+
 def decode_record(record: Record) -> tuple[str, dict]:
     return (record.key or b"").decode("utf-8"), json.loads(record.value or b"{}",
                                                            object_hook=_from_json)
@@ -122,10 +183,15 @@ def decode_record(record: Record) -> tuple[str, dict]:
 
 class MetadataLog:
     def __init__(self, partition_log: PartitionLog | None = None,
-                 max_bytes_between_snapshots: int = DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS) -> None:
+                 max_bytes_between_snapshots: int = DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS,
+                 max_snapshot_interval_ms: int = DEFAULT_MAX_SNAPSHOT_INTERVAL_MS,
+                 clock_ms: Callable[[], int] | None = None) -> None:
         self.log = InMemoryLog() if partition_log is None else partition_log
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self.max_snapshot_interval_ms = max_snapshot_interval_ms   # 0: by size only
+        self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._bytes_since_snapshot = 0
+        self._last_snapshot_ms = self.clock_ms()
         self._snapshot_sources: list[SnapshotSource] = []
         self._covered: set[str] = set()   # record types the snapshot sources stand for
         self._uncovered_warned = False
@@ -134,6 +200,10 @@ class MetadataLog:
         # commit takes it again, and a replay handler may read state guarded by it.
         self.lock = threading.RLock()
         self._handlers: dict[str, ReplayHandler] = {}
+        # (action, OSError) -> the KafkaStorageException to raise: the metadata log
+        # dir's failure (the broker wires it to its LogDirFailureChannel).
+        self.on_storage_failure: Callable[[str, OSError], Exception] | None = None
+        self._storage_errors = RateLimitedLog(log)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -147,8 +217,13 @@ class MetadataLog:
             return -1
         batch = build_batch([encode_record(kind, fields) for kind, fields in records])
         with self.lock:
-            appended = self.log.append(batch, len(records), int(time.time() * 1000))
-            self.log.flush()
+            try:
+                appended = self.log.append(batch, len(records), int(time.time() * 1000))
+                self.log.flush()
+            except OSError as exc:
+                if self.on_storage_failure is None:
+                    raise
+                raise self.on_storage_failure("appending to the metadata log", exc) from None
             self._bytes_since_snapshot += len(batch)
         return appended.base_offset
 
@@ -160,9 +235,18 @@ class MetadataLog:
             first = self.append_all(records)
             for record_type, fields in records:
                 self.apply(record_type, fields)
-            if self._bytes_since_snapshot >= self.max_bytes_between_snapshots:
+            if self._snapshot_due():
                 self.snapshot()
         return first
+
+    def _snapshot_due(self) -> bool:
+        """KRaft's SnapshotGenerator policy: by bytes appended since the last
+        snapshot, or by time since it while anything was appended."""
+        if self._bytes_since_snapshot >= self.max_bytes_between_snapshots:
+            return True
+        interval = self.max_snapshot_interval_ms
+        return (interval > 0 and self._bytes_since_snapshot > 0
+                and self.clock_ms() - self._last_snapshot_ms >= interval)
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -172,9 +256,10 @@ class MetadataLog:
         self._snapshot_sources.append(source)
         self._covered.update(record_types)
 
-    def snapshot(self) -> int | None:
+    def snapshot(self, only_below: int | None = None) -> int | None:
         """Append the current state as records and start the log at them; returns
-        the snapshot's first offset (None if a record type has no snapshot source)."""
+        the snapshot's first offset (None if a record type has no snapshot source,
+        or if the state is ``only_below`` records or more)."""
         with self.lock:
             uncovered = sorted(set(self._handlers) - self._covered)
             if uncovered:
@@ -185,6 +270,8 @@ class MetadataLog:
                 self._bytes_since_snapshot = 0
                 return None
             records = [record for source in self._snapshot_sources for record in source()]
+            if only_below is not None and len(records) >= only_below:
+                return None
             roll = getattr(self.log, "roll", None)
             if roll is not None:
                 roll()   # a segmented log: the snapshot starts a segment, the older ones go
@@ -193,6 +280,7 @@ class MetadataLog:
                 self.append_all(records[i:i + SNAPSHOT_BATCH_RECORDS])
             self.log.delete_records_before(start)
             self._bytes_since_snapshot = 0
+            self._last_snapshot_ms = self.clock_ms()
         log.info("Wrote a metadata snapshot of %d record(s); the metadata log now starts at "
                  "offset %d", len(records), start)
         return start
@@ -220,12 +308,44 @@ class MetadataLog:
         """Hand every stored record to its registered handler; returns how many."""
         count = 0
         with self.lock:
-            for record_type, fields in self.records():
+            records = list(self.records())
+            # A topic deleted later in the log: its partitions are not opened (their
+            # logs created) only to be deleted again a few records on -- Kafka
+            # replays into an image and opens only the partitions of the final one.
+            removed = {fields.get("topicId") for record_type, fields in records
+                       if record_type == "RemoveTopicRecord"}
+            skipped = 0
+            for record_type, fields in records:
+                if record_type in _PARTITION_RECORDS and fields.get("topicId") in removed:
+                    skipped += 1
+                    continue
                 count += self.apply(record_type, fields)
+            if skipped:
+                log.info("Skipped %d partition record(s) of %d topic(s) deleted later in the "
+                         "metadata log", skipped, len(removed))
             # Since the last snapshot, as far as can be told: the whole log (one more
-            # snapshot than needed after a restart, at most).
+            # snapshot than needed after a restart, at most), which starts at it.
             self._bytes_since_snapshot = self.log.bytes_from(self.log.log_start_offset)
+            self._last_snapshot_ms = self._first_timestamp_ms()
+            if len(records) >= REPLAY_SNAPSHOT_MIN_RECORDS:
+                # A log mostly history (restarts' leader changes, topics deleted):
+                # replace it by the state, so the next restart replays that alone.
+                self.snapshot(only_below=len(records) // 2)
         return count
+
+    def _first_timestamp_ms(self) -> int:
+        """When the log's first batch was written (the last snapshot, if any); now
+        for an empty log."""
+        start = self.log.log_start_offset
+        if start >= self.log.log_end_offset:
+            return self.clock_ms()
+        result = self.log.read(start, 1, True)
+        data = result.records if isinstance(result.records, bytes) \
+            else result.records.read_bytes()
+        try:
+            return read_header(data).max_timestamp
+        except RecordError:
+            return self.clock_ms()
 
     def apply(self, record_type: str, fields: dict) -> bool:
         """Hand one record to its handler; False if none is registered or it failed."""
@@ -235,6 +355,13 @@ class MetadataLog:
             return False
         try:
             handler(fields)
+        except KafkaStorageException as exc:
+            # A partition whose log could not be created (its log dir is offline,
+            # logged there): the record stays, the partition is not served.
+            self._storage_errors.log(logging.ERROR, record_type,
+                                     "Could not apply a metadata record of type %s: %s",
+                                     record_type, exc)
+            return False
         except Exception:   # noqa: BLE001 -- the same at commit and replay: memory == log
             # Not the fields: a credential record holds keys.
             log.exception("Error applying a metadata record of type %s", record_type)

@@ -47,7 +47,8 @@ from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.producer_state import ProducerStateManager, SequenceError
 from kafka_net.server.purgatory import Purgatory
 from kafka_net.server.storage import FetchResult, InMemoryLog, PartitionLog
-from kafka_net.server.storage.base import OffsetOutOfRange
+from kafka_net.server.storage.base import (
+    CorruptRecordException, KafkaStorageException, OffsetOutOfRange)
 from kafka_net.server.storage.txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
@@ -300,6 +301,8 @@ class ReplicaManager:
                     self.clock_ms() if config.log_append_time else -1, verify)
             except SequenceError as exc:
                 return ProduceResult(exc.error_code, error_message=str(exc))
+            except KafkaStorageException as exc:   # logged by the LogDirFailureChannel
+                return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, error_message=str(exc))
         self._apply_retention(partition, config)
         self.fetch_purgatory.check_and_complete((topic, index))
         return result
@@ -531,6 +534,16 @@ class ReplicaManager:
         except OffsetOutOfRange:
             self.topic_stats.fetch_failed(topic)
             return ErrorCode.OFFSET_OUT_OF_RANGE, None
+        except CorruptRecordException as exc:
+            # Kafka's ReplicaManager.readFromLog: logged, CORRUPT_MESSAGE to the client.
+            self.topic_stats.fetch_failed(topic)
+            self._rejections.log(logging.ERROR, ("corrupt", topic, index),
+                                 "Error processing fetch at offset %d on partition %s-%d: %s",
+                                 fetch_offset, escape(topic), index, exc)
+            return ErrorCode.CORRUPT_MESSAGE, None
+        except KafkaStorageException:   # logged by the LogDirFailureChannel
+            self.topic_stats.fetch_failed(topic)
+            return ErrorCode.KAFKA_STORAGE_ERROR, None
         self.topic_stats.fetched(topic, len(result.records))
         if not committed:
             if result.last_stable_offset == lso:   # no open transaction: the common case
@@ -553,4 +566,7 @@ class ReplicaManager:
                 and fetch_offset >= self.last_stable_offset_of(partition) \
                 and fetch_offset <= partition.log.log_end_offset:
             return 0
-        return partition.log.bytes_from(fetch_offset)
+        try:
+            return partition.log.bytes_from(fetch_offset)
+        except CorruptRecordException:
+            return 1   # the read answers the error at once

@@ -20,10 +20,16 @@ Loading (the share coordinator becoming leader of the topic's partitions):
 every partition is read from its start; a snapshot replaces the state, an
 update is applied over it (its start offset only ever moves forward, its
 batches replace the state of their offsets), a tombstone removes it.
+
+Pruning (Kafka's share coordinator, with DeleteRecords): after each snapshot
+and each deletion, a partition of ``__share_group_state`` starts at the
+oldest latest snapshot of the share-partitions kept in it (at its end when
+none is), so a restart replays a bounded tail, not the topic's whole history.
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 import time
@@ -65,19 +71,38 @@ class PersistedState:
 
 
 def merge_batches(old, new, start_offset: int) -> list[StateBatch]:
-    """``new``'s batches over ``old``'s, offset by offset, none before ``start_offset``."""
-    per_offset: dict[int, tuple[int, int]] = {}
-    for b in list(old) + list(new):
-        for offset in range(max(b.first_offset, start_offset), b.last_offset + 1):
-            per_offset[offset] = (b.delivery_state, b.delivery_count)
+    """``new``'s batches over ``old``'s (a later batch wins where they overlap),
+    none before ``start_offset``, runs of one state and count joined.  Works on
+    the runs, not offset by offset: a share group acknowledging millions of
+    offsets writes and replays runs of millions, each in one step."""
+    painted: list[StateBatch] = []   # sorted, not overlapping
+    for batch in (*old, *new):
+        first = max(batch.first_offset, start_offset)
+        if first <= batch.last_offset:
+            _paint(painted, batch._replace(first_offset=first))
     out: list[StateBatch] = []
-    for offset in sorted(per_offset):
-        state, count = per_offset[offset]
-        if out and out[-1].last_offset == offset - 1 and out[-1][2:] == (state, count):
-            out[-1] = out[-1]._replace(last_offset=offset)
+    for batch in painted:
+        if out and out[-1].last_offset == batch.first_offset - 1 \
+                and out[-1][2:] == batch[2:]:
+            out[-1] = out[-1]._replace(last_offset=batch.last_offset)
         else:
-            out.append(StateBatch(offset, offset, state, count))
+            out.append(batch)
     return out
+
+
+def _paint(painted: list[StateBatch], batch: StateBatch) -> None:
+    """Lay ``batch`` over the runs it overlaps, keeping their parts outside it."""
+    lo = bisect.bisect_left(painted, batch.first_offset, key=lambda b: b.last_offset)
+    hi = lo
+    before, after = [], []
+    while hi < len(painted) and painted[hi].first_offset <= batch.last_offset:
+        covered = painted[hi]
+        if covered.first_offset < batch.first_offset:
+            before.append(covered._replace(last_offset=batch.first_offset - 1))
+        if covered.last_offset > batch.last_offset:
+            after.append(covered._replace(first_offset=batch.last_offset + 1))
+        hi += 1
+    painted[lo:hi] = [*before, batch, *after]
 
 
 class ShareStatePersister:
@@ -88,6 +113,9 @@ class ShareStatePersister:
         self._internal_topics = internal_topics
         self._updates_per_snapshot = updates_per_snapshot
         self._states: dict[Key, PersistedState] = {}
+        # Where each share-partition's latest snapshot record is in its partition of
+        # __share_group_state: everything below the lowest of them is redundant.
+        self._snapshot_at: dict[Key, tuple[int, int]] = {}   # (index, offset)
         self._lock = threading.RLock()
         # Bumped by each load: only a load brings groups the coordinator has not made
         # (every write is for a group that exists), so it rescans groups() then only.
@@ -141,13 +169,17 @@ class ShareStatePersister:
                      "create_timestamp": now, "write_timestamp": now,
                      "state_batches": [b._asdict() for b in batches]}
             kind = SNAPSHOT_KEY_VERSION if snapshot else UPDATE_KEY_VERSION
-            error = self._append(key, count, [(share_state_key(kind, *key),
-                                               share_state_value(kind, value))])
+            error, offset = self._append(key, count, [(share_state_key(kind, *key),
+                                                       share_state_value(kind, value))])
             if error:
                 return error
             if snapshot:
                 self._states[key] = PersistedState(state_epoch, leader_epoch, start_offset,
                                                    list(batches), delivery_complete_count)
+                if offset >= 0:
+                    index = share_partition_for(*key, count)
+                    self._snapshot_at[key] = (index, offset)
+                    self._prune(index)
             else:
                 current.apply_update(leader_epoch, start_offset, batches,
                                      delivery_complete_count)
@@ -163,11 +195,32 @@ class ShareStatePersister:
         with self._lock:
             if key not in self._states:
                 return ErrorCode.NONE
-            error = self._append(key, count, [(share_state_key(SNAPSHOT_KEY_VERSION, *key), None),
-                                       (share_state_key(UPDATE_KEY_VERSION, *key), None)])
+            error, _ = self._append(key, count, [
+                (share_state_key(SNAPSHOT_KEY_VERSION, *key), None),
+                (share_state_key(UPDATE_KEY_VERSION, *key), None)])
             if not error:
                 del self._states[key]
+                placed = self._snapshot_at.pop(key, None)
+                if placed is not None:
+                    self._prune(placed[0])
             return error
+
+    def _prune(self, index: int) -> None:
+        """Drop the records of partition ``index`` of ``__share_group_state`` below
+        the oldest latest snapshot of the share-partitions kept there (Kafka's
+        share coordinator prunes the same way, with DeleteRecords): a restart then
+        replays from there, not from the topic's start.  With none kept there,
+        everything up to the log end goes (a tombstone has nothing left to hide)."""
+        if self._internal_topics is None:
+            return
+        partition = self._replica_manager.partition(SHARE_GROUP_STATE_TOPIC_NAME, index)
+        if partition is None:
+            return
+        with partition.lock:
+            offsets = [offset for i, offset in self._snapshot_at.values() if i == index]
+            below = min(offsets) if offsets else partition.log.log_end_offset
+            if below > partition.log.log_start_offset:
+                partition.log.delete_records_before(below)
 
     def _ensure_topic(self, group_id: str) -> tuple[int, int]:
         """(partition count, error): the topic made and loaded before any lock of
@@ -181,9 +234,10 @@ class ShareStatePersister:
             log.warning("Cannot write the state of share group %s: %s", group_id, exc.message)
             return 0, ErrorCode.COORDINATOR_NOT_AVAILABLE
 
-    def _append(self, key: Key, count: int, records: list) -> int:
+    def _append(self, key: Key, count: int, records: list) -> tuple[int, int]:
+        """(error code, offset of the first record appended; -1 without a topic)."""
         if self._internal_topics is None:
-            return ErrorCode.NONE
+            return ErrorCode.NONE, -1
         now = int(time.time() * 1000)
         result = self._replica_manager.append_coordinator_records(
             SHARE_GROUP_STATE_TOPIC_NAME, share_partition_for(*key, count),
@@ -192,8 +246,8 @@ class ShareStatePersister:
             log.error("Appending the state of share-partition %s:%s:%d to %s failed with "
                       "error %d", key[0], key[1], key[2], SHARE_GROUP_STATE_TOPIC_NAME,
                       result.error_code)
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return ErrorCode.NONE
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        return ErrorCode.NONE, result.base_offset
 
     # -- loading ----------------------------------------------------------------------
 
@@ -201,21 +255,25 @@ class ShareStatePersister:
         """Replay ``__share_group_state`` (the loader InternalTopics runs)."""
         started = time.monotonic()
         states: dict[Key, PersistedState] = {}
+        snapshots: dict[Key, tuple[int, int]] = {}
         for index in range(partition_count):
             for _, records in loaded_batches(self._replica_manager,
                                              SHARE_GROUP_STATE_TOPIC_NAME, index, _bad_records):
                 for record in records:
-                    _replay(states, record, index)
+                    _replay(states, record, index, snapshots)
         with self._lock:
             self._states.update(states)
+            self._snapshot_at.update((k, v) for k, v in snapshots.items() if k in states)
             self.loads += 1
+            for index in range(partition_count):
+                self._prune(index)
         log.info("Finished loading the state of %d share-partition(s) from %s in %d ms",
                  len(states), SHARE_GROUP_STATE_TOPIC_NAME,
                  int((time.monotonic() - started) * 1000))
         return None
 
 
-def _replay(states: dict, record, index: int) -> None:
+def _replay(states: dict, record, index: int, snapshots: dict | None = None) -> None:
     try:
         r = decode_share_state_record(record.key, record.value)
     except RecordFormatError as exc:
@@ -232,6 +290,8 @@ def _replay(states: dict, record, index: int) -> None:
     if r.kind == SNAPSHOT_KEY_VERSION:
         states[key] = PersistedState(v["state_epoch"], v["leader_epoch"], v["start_offset"],
                                      batches, v["delivery_complete_count"])
+        if snapshots is not None:
+            snapshots[key] = (index, record.offset)
     elif key in states:   # an update without its snapshot (compacted away) is dropped
         current = states[key]
         current.apply_update(v["leader_epoch"], v["start_offset"], batches,

@@ -54,6 +54,19 @@ class OffsetOutOfRange(Exception):
     """Fetch offset below the log start or above the log end."""
 
 
+class CorruptRecordException(Exception):
+    """Kafka's ``CorruptRecordException``: a batch header in a segment no batch
+    can have (a size below the minimum or past the end of the file, another
+    magic, offsets going back).  A read meeting one fails (the partition answers
+    CORRUPT_MESSAGE to Fetch) rather than skipping to whatever comes next."""
+
+
+class KafkaStorageException(Exception):
+    """Kafka's ``KafkaStorageException``: the log dir holding the partition failed
+    (a write or a file creation raised an I/O error), so the partition is offline
+    and clients get KAFKA_STORAGE_ERROR."""
+
+
 class PartitionLog(Protocol):
     leader_epoch_cache: LeaderEpochCache
 

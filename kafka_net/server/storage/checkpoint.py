@@ -118,15 +118,36 @@ def read_properties(path: str) -> dict[str, str] | None:
     return props
 
 
+def _meta_properties_problem(props: dict[str, str]) -> str | None:
+    """What makes a read ``meta.properties`` unusable (KRaft's ``MetaProperties``
+    requires a version, and a node id and cluster id in version 1), or None."""
+    version = props.get("version")
+    if version not in ("0", "1"):
+        return f"version is {version!r}, not 0 or 1"
+    node_id = props.get("node.id", props.get("broker.id"))
+    if node_id is None or not node_id.lstrip("-").isdigit():
+        return f"node.id is {node_id!r}, not an integer"
+    if not props.get("cluster.id"):
+        return "cluster.id is missing"
+    return None
+
+
 def ensure_meta_properties(directory: str, node_id: int, cluster_id: str) -> str:
-    """Check or write ``meta.properties``; returns the directory id."""
+    """Check or write ``meta.properties``; returns the directory id.  A file that
+    is there but is no meta.properties is refused: writing over it could hand
+    this folder's logs to another cluster."""
     path = os.path.join(directory, META_PROPERTIES)
     props = read_properties(path)
     if props is not None:
-        if props.get("cluster.id") not in (None, cluster_id):
+        problem = _meta_properties_problem(props)
+        if problem is not None:
+            raise StorageError(
+                f"Failed to load {path}: {problem}. This folder's logs are not opened: "
+                f"restore the file, or move the folder away to start on an empty one")
+        if props.get("cluster.id") != cluster_id:
             raise StorageError(f"Invalid cluster.id in: {path}. Expected {cluster_id}, but "
                                f"read {props.get('cluster.id')}")
-        if props.get("node.id") not in (None, str(node_id)):
+        if props.get("node.id", props.get("broker.id")) != str(node_id):
             raise StorageError(f"Stored node id {props.get('node.id')} doesn't match "
                                f"previous node id {node_id} in {path}. If you moved your "
                                f"data, make sure your configured node id matches.")

@@ -21,7 +21,8 @@ from typing import Iterator, NamedTuple
 
 from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
-from kafka_net.protocol.records.framing import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
+from kafka_net.protocol.records.framing import LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD
+from kafka_net.server.storage.base import CorruptRecordException
 
 # base_offset, batch_length, partition_leader_epoch, magic, crc, attributes,
 # last_offset_delta, base_timestamp, max_timestamp (the first 43 header bytes)
@@ -37,6 +38,21 @@ class BatchPosition(NamedTuple):
     size: int               # the whole batch, LOG_OVERHEAD included
     last_offset: int
     max_timestamp: int
+
+
+def _header_problem(batch: BatchPosition, magic: int, end: int, next_offset: int) -> str | None:
+    """Why a header read at a batch boundary cannot be a batch's, or None."""
+    if batch.size < RECORD_BATCH_OVERHEAD:
+        return f"batch size {batch.size - LOG_OVERHEAD} is below the minimum"
+    if batch.position + batch.size > end:
+        return (f"a batch of {batch.size} bytes would run past the end of the data "
+                f"({end} bytes)")
+    if magic != MAGIC_V2:
+        return f"invalid magic {magic}"
+    if batch.base_offset < max(next_offset, 0) or batch.last_offset < batch.base_offset:
+        return (f"offsets [{batch.base_offset}, {batch.last_offset}] out of order "
+                f"after offset {next_offset - 1}")
+    return None
 
 
 class FileRecords:
@@ -83,16 +99,44 @@ class FileRecords:
         base, length, _, _, _, _, delta, _, max_ts = _HEADER_PREFIX.unpack(raw)
         return BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
 
-    def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchPosition]:
-        """The batches from ``position`` (a batch boundary) up to ``end``, headers only;
-        stops at a batch that does not fit (a torn tail is the caller's to judge)."""
+    def batches_from(self, position: int, end: int | None = None, limit: int | None = None,
+                     strict: bool = True) -> Iterator[BatchPosition]:
+        """The batches from ``position`` (a batch boundary), headers only.
+
+        ``end`` is a batch boundary too (the file size, or the size published
+        after a complete append): a header no batch has before it -- a size
+        below the minimum or running past ``end``, another magic, offsets going
+        back -- raises :class:`CorruptRecordException` (Kafka's
+        ``FileLogInputStream``), unless ``strict`` is False (the tail a caller
+        is about to recover), where the walk just stops there.  ``limit`` is
+        any byte bound (what a fetch may take): the walk stops before the first
+        batch ending past it."""
         end = self._size if end is None else end
-        while True:
-            batch = self.header_at(position, end)
-            if batch is None or batch.size < RECORD_BATCH_OVERHEAD \
-                    or position + batch.size > end:
+        limit = end if limit is None else min(limit, end)
+        next_offset = -1
+        while position < limit:
+            if position + HEADER_PREFIX_SIZE > limit:
+                if position + HEADER_PREFIX_SIZE <= end:
+                    return   # a whole batch is longer than a header: it ends past limit
+                if strict:
+                    raise CorruptRecordException(
+                        f"{end - position} bytes at position {position} of {self.path} "
+                        f"are too few for a batch header")
+                return
+            raw = os.pread(self.fd, HEADER_PREFIX_SIZE, position)
+            base, length, _, magic, _, _, delta, _, max_ts = _HEADER_PREFIX.unpack(raw)
+            batch = BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
+            problem = _header_problem(batch, magic, end, next_offset)
+            if problem is not None:
+                if strict:
+                    raise CorruptRecordException(
+                        f"Corrupt batch header at position {position} of {self.path}: "
+                        f"{problem}")
+                return
+            if position + batch.size > limit:
                 return
             yield batch
+            next_offset = batch.last_offset + 1
             position += batch.size
 
     def flush(self) -> None:

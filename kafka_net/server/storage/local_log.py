@@ -58,7 +58,7 @@ class LocalLog:
     def __init__(self, directory: str, config: Callable[[], SegmentConfig],
                  scheduler: LogScheduler, *, recovery_point: int = 0,
                  log_start_offset: int = 0, had_clean_shutdown: bool = True,
-                 on_recovered_batch=None) -> None:
+                 on_recovered_batch=None, refuse_truncation=None) -> None:
         self.directory = directory
         self.config = config
         self.scheduler = scheduler
@@ -69,6 +69,9 @@ class LocalLog:
         self._bases: list[int] = []
         self.recovery_point = recovery_point
         self.truncations: list[str] = []   # what recovery cut, for the caller's log line
+        # (segment, valid bytes, reason, later segments) -> raises to refuse cutting a
+        # damaged batch (the metadata log); a torn last batch is cut anyway.
+        self.refuse_truncation = refuse_truncation
         self._load(log_start_offset, had_clean_shutdown, on_recovered_batch)
 
     # -- loading (Kafka's LogLoader) ------------------------------------------------------
@@ -80,6 +83,7 @@ class LocalLog:
             if name.endswith(LOG_SUFFIX):
                 segments.append(self._open_segment(offset_from_filename(name)))
         self._set_segments(segments)
+        self._remove_orphan_indexes()
         if not clean and segments:
             self._recover_unflushed(on_batch)
         if not self.segments:
@@ -96,6 +100,27 @@ class LocalLog:
             self.next_offset = self.active_segment.read_next_offset()
         self.recovery_point = min(self.recovery_point, self.next_offset) if clean \
             else self.next_offset
+
+    def _remove_orphan_indexes(self) -> None:
+        """Index files whose ``.log`` is gone (Kafka's LogLoader deletes them with a
+        warning).  Here the loss is named too: the segment's records are gone, and
+        which offsets they were is known from the file name and the next segment."""
+        bases = set(self._bases)
+        orphans = sorted({offset for name in os.listdir(self.directory)
+                          if name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX))
+                          and (offset := _offset_of(name)) is not None
+                          and offset not in bases})
+        for base in orphans:
+            later = [b for b in self._bases if b > base]
+            lost = f"offsets {base} to {later[0] - 1}" if later else f"offsets from {base}"
+            log.error("%sThe log file of segment %d is missing (its index files are here): "
+                      "%s of %s are lost. Removing the orphaned index files.",
+                      self.log_ident, base, lost, os.path.basename(self.directory))
+            self.truncations.append(f"segment {base} missing: {lost} lost")
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
+                path = os.path.join(self.directory, f"{base:020d}{suffix}")
+                if os.path.exists(path):
+                    os.unlink(path)
 
     def _remove_temp_files(self) -> None:
         """Kafka's ``LogLoader``: ``.deleted`` files removed; ``.swap`` files (cleaned
@@ -192,8 +217,15 @@ class LocalLog:
                 self._set_segments(self.segments[:index + number + 1])
                 return
 
+    def _before_truncate(self, segment: LogSegment, valid_bytes: int, reason: str,
+                         torn: bool) -> None:
+        later = [s for s in self.segments if s.base_offset > segment.base_offset]
+        if self.refuse_truncation is None or (torn and not later):
+            return
+        self.refuse_truncation(segment, valid_bytes, reason, later)
+
     def _recover_segment(self, segment: LogSegment, on_batch) -> int:
-        truncated = segment.recover(on_batch)
+        truncated = segment.recover(on_batch, self._before_truncate)
         if truncated > 0:
             message = (f"Found invalid messages in log segment {segment.log.path} at byte "
                        f"offset {segment.size}: {segment.truncation_reason}. "

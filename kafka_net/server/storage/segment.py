@@ -187,16 +187,17 @@ class LogSegment:
                     bound.position + bound.size
         want_end = first.position + max_size
         if want_end < end:
-            end = self._batch_boundary_at_or_below(first.position, want_end)
+            end = self._batch_boundary_at_or_below(first.position, want_end, end)
         if end <= first.position:
             return self.log.slice(first.position, first.size if min_one_batch else 0)
         return self.log.slice(first.position, end - first.position)
 
-    def _batch_boundary_at_or_below(self, start: int, limit: int) -> int:
+    def _batch_boundary_at_or_below(self, start: int, limit: int, end: int) -> int:
         """The end of the last whole batch that ends at or before ``limit``,
-        scanning from the indexed batch nearest below it."""
+        scanning from the indexed batch nearest below it (``end``: where the
+        segment's batches end)."""
         position = max(start, self.offset_index.position_at_or_below(limit))
-        for batch in self.log.batches_from(position, limit):
+        for batch in self.log.batches_from(position, end, limit):
             position = batch.position + batch.size
         return position
 
@@ -213,10 +214,11 @@ class LogSegment:
 
     def scan_tail(self) -> tuple[int, int]:
         """(next offset, end of the last whole batch), scanning from the last index
-        entry; an end short of the file size means a partial batch there."""
+        entry; an end short of the file size means a partial batch (or damage)
+        there, which the caller recovers."""
         _, position = self.offset_index.lookup(2**63 - 1)
         next_offset, end = self.base_offset, position
-        for batch in self.log.batches_from(position):
+        for batch in self.log.batches_from(position, strict=False):
             next_offset, end = batch.last_offset + 1, batch.position + batch.size
         return next_offset, end
 
@@ -228,10 +230,14 @@ class LogSegment:
 
     # -- recovery ----------------------------------------------------------------------
 
-    def recover(self, on_batch: Callable[[bytes, BatchPosition], None] | None = None) -> int:
+    def recover(self, on_batch: Callable[[bytes, BatchPosition], None] | None = None,
+                before_truncate: Callable[["LogSegment", int, str, bool], None] | None = None
+                ) -> int:
         """Validate every batch, rebuild both indexes, cut the file after the last
         valid batch (Kafka's ``LogSegment.recover``).  ``on_batch`` sees each valid
-        batch (the producer state rebuild).  Returns the bytes truncated."""
+        batch (the producer state rebuild); ``before_truncate`` (segment, valid
+        bytes, reason, torn tail) may raise to refuse the cut.  Returns the bytes
+        truncated."""
         self.offset_index.reset()
         self.time_index.reset()
         self.max_timestamp_so_far, self.offset_of_max_timestamp = -1, self.base_offset
@@ -239,8 +245,12 @@ class LogSegment:
         self.rolling_based_timestamp = None
         self.truncation_reason = None
         valid_bytes, next_offset = 0, self.base_offset
-        for batch, data in self._batches_with_data():
+        batches = self._batches_with_data()
+        while True:
             try:
+                batch, data = next(batches, (None, None))
+                if batch is None:
+                    break
                 check_batch(data, batch, next_offset)
             except CorruptRecord as exc:
                 self.truncation_reason = str(exc)
@@ -258,9 +268,12 @@ class LogSegment:
                 on_batch(data, batch)
             valid_bytes = batch.position + batch.size
             next_offset = batch.last_offset + 1
-        if self.truncation_reason is None and valid_bytes < self.size:
+        torn = self.truncation_reason is None
+        if torn and valid_bytes < self.size:
             self.truncation_reason = (f"a torn batch of {self.size - valid_bytes} bytes "
                                       f"at position {valid_bytes}")
+        if before_truncate is not None and valid_bytes < self.size:
+            before_truncate(self, valid_bytes, self.truncation_reason, torn)
         truncated = self.log.truncate_to(valid_bytes)
         self.on_became_inactive()
         return truncated
@@ -275,8 +288,11 @@ class LogSegment:
             offset = position - buffer_start
             base = _INT64.unpack_from(buffer, offset)[0]
             batch_size = LOG_OVERHEAD + _INT32.unpack_from(buffer, offset + 8)[0]
-            if batch_size < RECORD_BATCH_OVERHEAD or position + batch_size > size:
-                return   # a torn or nonsense size: the rest is not a batch
+            if batch_size < RECORD_BATCH_OVERHEAD:
+                raise CorruptRecord(f"batch size {batch_size - LOG_OVERHEAD} below the "
+                                    f"minimum at position {position}")
+            if position + batch_size > size:
+                return   # a torn last batch (or a nonsense size): recover() says which
             if offset + batch_size > len(buffer):
                 buffer = self.log.read(position, max(chunk, batch_size))
                 buffer_start, offset = position, 0
@@ -358,3 +374,19 @@ def check_batch(data: bytes, batch: BatchPosition, expected_min_offset: int) -> 
         raise CorruptRecord(
             f"out of order offsets: batch [{batch.base_offset}, {batch.last_offset}] at "
             f"position {batch.position} after offset {expected_min_offset - 1}")
+
+
+def next_whole_batch(view: memoryview, start: int) -> int | None:
+    """The first position from ``start`` holding a whole magic-2 batch whose CRC
+    matches (a damaged header's batch boundaries are lost: search for one)."""
+    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
+        if view[position + MAGIC_OFFSET] != MAGIC_V2:
+            continue
+        size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big",
+                                             signed=True)
+        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
+            continue
+        stored = _CRC.unpack_from(view, position + CRC_OFFSET)[0]
+        if _crc32c(view[position + ATTRIBUTES_OFFSET:position + size]) == stored:
+            return position
+    return None

@@ -25,6 +25,7 @@ published with the last complete append.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -38,13 +39,14 @@ from kafka_net.protocol.records.decoding import decode_records
 from kafka_net.protocol.records.framing import RecordError
 from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import (
-    AppendResult, CleaningAborted, FetchResult, OffsetOutOfRange, SegmentInfo)
+    AppendResult, CleaningAborted, CorruptRecordException, FetchResult, OffsetOutOfRange,
+    SegmentInfo)
 from kafka_net.server.storage.checkpoint import write_atomically
 from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
 from kafka_net.server.storage.local_log import LocalLog
 from kafka_net.server.storage.producer_snapshot import (
-    delete_snapshots_before, read_latest_snapshot, sync_file, write_snapshot)
+    delete_snapshots_before, read_latest_snapshot, snapshot_path, sync_file, write_snapshot)
 from kafka_net.server.storage.scheduler import LogScheduler
 from kafka_net.server.storage.segment import CLEANED_SUFFIX, LogSegment, SegmentConfig
 from kafka_net.server.storage.timestamps import first_record_at_or_after, first_record_with
@@ -54,6 +56,10 @@ from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
 log = logging.getLogger("kafka_net.server.storage.log")
 
 _ABORT, _COMMIT = 0, 1   # ControlRecordType
+# A read failing with one of these is the disk's failure (its log dir goes offline);
+# an append failing with any OSError is, as in Kafka.
+_DISK_ERRORS = frozenset({errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOSPC, errno.EDQUOT,
+                          errno.EMFILE, errno.ENFILE, errno.EROFS, errno.EFBIG})
 
 
 
@@ -63,7 +69,7 @@ class UnifiedLog:
                  = SegmentConfig(), scheduler: LogScheduler | None = None, *,
                  recovery_point: int = 0, log_start_offset: int = 0,
                  had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None,
-                 clock_ms: Callable[[], int] | None = None) -> None:
+                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None) -> None:
         self.directory = directory
         self.topic_id = topic_id
         self._config = config if callable(config) else (lambda: config)
@@ -77,7 +83,8 @@ class UnifiedLog:
         self.txns = TransactionIndex()
         self.local = LocalLog(directory, self._config, self.scheduler,
                               recovery_point=recovery_point, log_start_offset=log_start_offset,
-                              had_clean_shutdown=had_clean_shutdown)
+                              had_clean_shutdown=had_clean_shutdown,
+                              refuse_truncation=refuse_truncation)
         first_base = self.local.segments[0].base_offset
         self._log_start = min(max(log_start_offset, first_base), self.local.next_offset)
         self._publish_end()
@@ -85,6 +92,10 @@ class UnifiedLog:
         self._last_flush_ms = self.clock_ms()
         self._closed = False
         self.on_deleted: Callable[[], None] | None = None   # the LogManager forgets it
+        # Set by the LogManager: an I/O error takes the log dir offline (Kafka's
+        # LogDirFailureChannel); without one, the OSError goes to the caller.
+        self.failure_channel = None
+        self.log_dir = os.path.dirname(os.path.abspath(directory))
         self._rebuild_producer_state()
         self.txns.on_aborted = self._append_aborted
         self.leader_epoch_cache = self._load_leader_epochs()
@@ -121,6 +132,26 @@ class UnifiedLog:
 
     def append(self, batch: Buffer, record_count: int, max_timestamp: int,
                log_append_time_ms: int = -1, leader_epoch: int = 0) -> AppendResult:
+        channel = self.failure_channel
+        if channel is None:
+            return self._append(batch, record_count, max_timestamp, log_append_time_ms,
+                                leader_epoch)
+        if channel.is_offline(self.log_dir):
+            raise channel.offline_error(self.log_dir, "appending to " + self.name)
+        try:
+            return self._append(batch, record_count, max_timestamp, log_append_time_ms,
+                                leader_epoch)
+        except OSError as exc:
+            # Nothing half-written is acknowledged: the offsets did not move, and
+            # the bytes past the published size are cut at the next start.
+            raise channel.failure(self.log_dir, "appending to " + self.name, exc) from None
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.directory)
+
+    def _append(self, batch: Buffer, record_count: int, max_timestamp: int,
+                log_append_time_ms: int, leader_epoch: int) -> AppendResult:
         with self._lock:
             local = self.local
             base = local.next_offset
@@ -142,6 +173,20 @@ class UnifiedLog:
 
     def read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
              max_offset: int | None = None) -> FetchResult:
+        channel = self.failure_channel
+        if channel is None:
+            return self._read(fetch_offset, max_bytes, min_one_batch, max_offset)
+        if channel.is_offline(self.log_dir):
+            raise channel.offline_error(self.log_dir, "reading " + self.name)
+        try:
+            return self._read(fetch_offset, max_bytes, min_one_batch, max_offset)
+        except OSError as exc:
+            if exc.errno not in _DISK_ERRORS:
+                raise   # not the disk (a descriptor closed under a slow reader): a bug
+            raise channel.failure(self.log_dir, "reading " + self.name, exc) from None
+
+    def _read(self, fetch_offset: int, max_bytes: int, min_one_batch: bool,
+              max_offset: int | None) -> FetchResult:
         end, active, active_size = self._end
         start = self._log_start
         if fetch_offset < start or fetch_offset > end:
@@ -337,18 +382,32 @@ class UnifiedLog:
                 up_to = segment.base_offset
 
                 def flush_rolled() -> None:
-                    self.flush_up_to(up_to)
+                    self.flush_up_to(up_to, background=True)
                     if snapshot is not None:
                         sync_file(snapshot)
 
                 self.scheduler.schedule_once("flush-log", flush_rolled)
             return segment
 
-    def flush_up_to(self, offset: int) -> None:
+    def flush_up_to(self, offset: int, background: bool = False) -> None:
+        """fsync up to ``offset``.  A failure raises, except in ``background`` (after
+        a roll, ``flush.ms``), where the dir goes offline with one line instead of
+        a traceback per scheduled run; an append's flush (``flush.messages``)
+        must fail the append."""
+        channel = self.failure_channel
+        if channel is not None and channel.is_offline(self.log_dir):
+            return   # nothing is written to a failed dir any more
         with self._lock:
-            if not self._closed:
+            if self._closed:
+                return
+            try:
                 self.local.flush(offset)
-                self._last_flush_ms = self.clock_ms()
+            except OSError as exc:
+                if channel is None or not background:
+                    raise
+                channel.failure(self.log_dir, "flushing " + self.name, exc)
+                return
+            self._last_flush_ms = self.clock_ms()
 
     def flush(self) -> None:
         """fsync everything appended so far; the recovery point moves to the log end."""
@@ -359,7 +418,7 @@ class UnifiedLog:
         ``LogManager.flushDirtyLogs``)."""
         if (now_ms - self._last_flush_ms >= self._config().flush_ms
                 and self.log_end_offset > self.recovery_point):
-            self.flush()
+            self.flush_up_to(self.log_end_offset, background=True)
 
     def take_snapshot(self, sync: bool = True) -> str | None:
         """Write the producer state as of the log end, unless a snapshot there exists
@@ -409,10 +468,16 @@ class UnifiedLog:
     def _replay(self, start: int) -> None:
         segments = self.local.segments
         for segment in segments[self.local.segment_index_for(start, segments):]:
-            for batch in segment.batches(segment.offset_index.lookup(start)[1]):
-                if batch.last_offset < start:
-                    continue
-                self._replay_batch(segment.read_batch(batch))
+            try:
+                for batch in segment.batches(segment.offset_index.lookup(start)[1]):
+                    if batch.last_offset < start:
+                        continue
+                    self._replay_batch(segment.read_batch(batch))
+            except CorruptRecordException as exc:
+                # The broker still starts: Fetch answers CORRUPT_MESSAGE there, and the
+                # producers of the batches past it start from what was read.
+                log.error("%sProducer state rebuilt only up to damage in segment %d: %s",
+                          self.log_ident, segment.base_offset, exc)
 
     def _replay_batch(self, data: bytes) -> None:
         header = read_header(data)
@@ -507,6 +572,7 @@ class UnifiedLog:
                          new, ",".join(repr(s) for s in old))
                 self.local.replace_segments([new], old)
                 self._publish_end()
+                self._delete_replaced_snapshots([new], old)
         except BaseException:
             new.delete_files()
             raise
@@ -528,6 +594,20 @@ class UnifiedLog:
         with self._lock:
             self.local.replace_segments(new_segments, old_segments)
             self._publish_end()
+            self._delete_replaced_snapshots(new_segments, old_segments)
+
+    def _delete_replaced_snapshots(self, new_segments, old_segments) -> None:
+        """The producer snapshots at the base offsets of replaced segments (Kafka's
+        ``UnifiedLog.replaceSegments``): the cleaner would otherwise leave one per
+        segment it ever merged.  The latest snapshot is at the active segment or
+        past it, never among them."""
+        kept = {s.base_offset for s in new_segments}
+        for segment in old_segments:
+            if segment.base_offset not in kept:
+                try:
+                    os.unlink(snapshot_path(self.directory, segment.base_offset))
+                except FileNotFoundError:
+                    pass
 
     # -- the log's life -------------------------------------------------------------------
 
@@ -540,6 +620,18 @@ class UnifiedLog:
             self.take_snapshot()
             self._closed = True
             self.local.close()
+        if self._own_scheduler:
+            self.scheduler.shutdown()
+
+    def release(self) -> None:
+        """Close every file without writing (its log dir failed): the next start
+        recovers from the files as they are."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for segment in self.local.segments:
+                segment.release()
         if self._own_scheduler:
             self.scheduler.shutdown()
 

@@ -1,0 +1,175 @@
+"""How long ``kafka-net serve`` takes to listen again, against partitions,
+segments and history (issue 30: restarts stay flat).
+
+``python -m bench.restart_time`` starts real brokers on a temporary log dir
+and measures, from the process start to its "kafka-net started" line (the
+port open), each restart of:
+
+* **partitions**: one topic of P partitions, stopped cleanly and started again;
+* **segments**: one partition holding S segments of 1 MiB;
+* **restarts**: a P-partition broker restarted R times, killed with SIGKILL and
+  stopped cleanly in turn (each restart appends a leader change per partition
+  to the metadata log);
+* **create/delete**: R rounds of creating and deleting T topics, a restart after each.
+
+Each figure is one run on a shared machine: read the shape (flat or growing),
+not the milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+STARTED = re.compile(r"kafka-net started in \d+ ms: .*listening on \w+://[^:]+:(\d+)")
+TIMEOUT = 300.0
+
+
+class Serve:
+    def __init__(self, log_dir: str, *overrides: str) -> None:
+        args = [sys.executable, "-m", "kafka_net", "serve"]
+        for item in ("listeners=PLAINTEXT://127.0.0.1:0", f"log.dirs={log_dir}",
+                     "auto.create.topics.enable=false", *overrides):
+            args += ["--override", item]
+        self.began = time.monotonic()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, errors="replace")
+        self.ready = threading.Event()
+        self.port = 0
+        self.listened_s = 0.0
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(TIMEOUT) or not self.port:
+            self.proc.kill()
+            raise RuntimeError("kafka-net did not start")
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            if not self.port and (m := STARTED.search(line)):
+                self.listened_s = time.monotonic() - self.began
+                self.port = int(m[1])
+                self.ready.set()
+        self.ready.set()
+
+    def stop(self, kill: bool = False) -> None:
+        self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        self.proc.wait(TIMEOUT)
+
+    def admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": f"127.0.0.1:{self.port}"})
+
+
+def create(broker: Serve, topics: dict[str, int]) -> None:
+    admin = broker.admin()   # kept: the futures need their handle
+    futures = admin.create_topics([NewTopic(n, p, 1) for n, p in topics.items()])
+    for future in futures.values():
+        future.result(timeout=TIMEOUT)
+
+
+def partitions_case(counts: list[int]) -> list[tuple[str, float]]:
+    rows = []
+    for count in counts:
+        with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+            broker = Serve(log_dir)
+            create(broker, {"t": count})
+            broker.stop()
+            again = Serve(log_dir)
+            rows.append((f"{count} partitions, clean restart", again.listened_s))
+            again.stop()
+    return rows
+
+
+def segments_case(counts: list[int], crash: bool) -> list[tuple[str, float]]:
+    rows = []
+    for count in counts:
+        with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+            broker = Serve(log_dir, "log.segment.bytes=1048576",
+                           "log.flush.offset.checkpoint.interval.ms=3600000")
+            create(broker, {"t": 1})
+            producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.port}",
+                                 "linger.ms": 5})
+            for i in range(count * 1024):   # 1 KiB values: a segment per 1024 or so
+                producer.produce("t", b"v" * 1000)
+                if i % 10000 == 0:
+                    producer.poll(0)
+            producer.flush(TIMEOUT)
+            del producer   # before the broker goes: no reconnect noise
+            broker.stop(kill=crash)
+            again = Serve(log_dir)
+            how = "after SIGKILL (no checkpoint since start)" if crash else "clean restart"
+            rows.append((f"{count} segments of 1 MiB, {how}", again.listened_s))
+            again.stop()
+    return rows
+
+
+def restarts_case(partitions: int, rounds: int) -> list[tuple[str, float]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+        broker = Serve(log_dir)
+        create(broker, {"t": partitions})
+        broker.stop()
+        for n in range(1, rounds + 1):
+            broker = Serve(log_dir)
+            rows.append((f"{partitions} partitions, restart {n} "
+                         f"(after {'SIGKILL' if n % 2 == 0 else 'a clean stop'})",
+                         broker.listened_s))
+            broker.stop(kill=n % 2 == 1)
+    return rows
+
+
+def create_delete_case(topics: int, rounds: int) -> list[tuple[str, float]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+        for n in range(1, rounds + 1):
+            broker = Serve(log_dir)
+            if n > 1:
+                rows.append((f"restart after {n - 1} round(s) of {topics} topics created "
+                             f"and deleted", broker.listened_s))
+            names = {f"r{n}-{i}": 8 for i in range(topics)}
+            create(broker, names)
+            admin = broker.admin()
+            for future in admin.delete_topics(list(names), operation_timeout=60).values():
+                future.result(timeout=TIMEOUT)
+            broker.stop()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", default="10,100,300")
+    parser.add_argument("--segments", default="1,8,32")
+    parser.add_argument("--restart-partitions", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--cases", default="partitions,segments,restarts,create-delete")
+    args = parser.parse_args()
+    cases = args.cases.split(",")
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    rows = []
+    if "partitions" in cases:
+        rows += partitions_case([int(p) for p in args.partitions.split(",")])
+    if "segments" in cases:
+        rows += segments_case([int(s) for s in args.segments.split(",")], crash=False)
+        rows += segments_case([int(s) for s in args.segments.split(",")], crash=True)
+    if "restarts" in cases:
+        rows += restarts_case(args.restart_partitions, args.rounds)
+    if "create-delete" in cases:
+        rows += create_delete_case(args.topics, args.rounds)
+    print("| case | time to listen |\n|---|---|")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.2f} s |")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
