@@ -72,8 +72,9 @@ KEYS: tuple[_Key, ...] = (
          "Partitions of auto-created topics."),
     _Key("default.replication.factor", "default_replication_factor", integer(1, 1), "1",
          "Replication factor of auto-created topics (a single node: 1)."),
-    _Key("cluster.id", "cluster_id", string, "kafka-net-cluster",
-         "kafka-net: the cluster id returned in Metadata (Kafka keeps it in meta.properties)."),
+    _Key("cluster.id", "cluster_id", string, "",
+         "kafka-net: the cluster id (Kafka keeps it in meta.properties); empty = the log "
+         "dirs' own, or a new random one when they are formatted, or per start in memory."),
     _Key("as.version", "as_version", kafka_release, "",
          "kafka-net: play Kafka release X.Y (2.1 ... 4.4): ApiVersions advertises, and "
          "the broker accepts, only the API versions and features that release served "

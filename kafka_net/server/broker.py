@@ -68,6 +68,7 @@ from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordi
 from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.log_manager import LogDirsConfig, LogManager
+from kafka_net.server.storage.checkpoint import new_cluster_id
 from kafka_net.server.log_cleaner import LogCleaner
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog, refuse_damaged_log
@@ -244,7 +245,10 @@ class BrokerCore:
         self.config = config
         self.request_channel = (RequestChannel(config.queued_max_requests)
                                 if request_channel is None else request_channel)
-        self.metadata_cache = MetadataCache(config.node_id, config.cluster_id)
+        # cluster.id, else (durable) the log dirs' own (the LogManager's, below),
+        # else (in memory) a new random one per start, as a freshly formatted Kafka.
+        self.metadata_cache = MetadataCache(config.node_id,
+                                            config.cluster_id or new_cluster_id())
         self.replica_manager = ReplicaManager(config.message_max_bytes,
                                               config.message_max_uncompressed_bytes)
         repository = self.replica_manager.config_repository
@@ -258,6 +262,7 @@ class BrokerCore:
                                       lambda topic: repository.log_config(topic).segment)
         if self.log_manager.durable:
             self.replica_manager.log_factory = self.log_manager.get_or_create_log
+            self.metadata_cache.cluster_id = self.log_manager.cluster_id
         for name, value in cleaner_topic_defaults(config).items():
             repository.set_broker_default(name, value)
         self.log_cleaner = LogCleaner(

@@ -43,8 +43,9 @@ from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.checkpoint import (
     CLEAN_SHUTDOWN_FILE, LOCK_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
-    OffsetCheckpointFile, StorageError, ensure_meta_properties, read_partition_metadata,
-    write_clean_shutdown_file, write_partition_metadata)
+    OffsetCheckpointFile, StorageError, ensure_meta_properties, new_cluster_id,
+    read_partition_metadata, stored_cluster_id, write_clean_shutdown_file,
+    write_partition_metadata)
 from kafka_net.server.storage.base import KafkaStorageException
 from kafka_net.server.storage.local_log import parse_topic_partition_name
 from kafka_net.server.storage.log_dir_failure import LogDirFailureChannel
@@ -63,7 +64,7 @@ class LogDirsConfig:
 
     log_dirs: tuple[str, ...] = ()                       # empty: in memory
     node_id: int = 1
-    cluster_id: str = "kafka-net-cluster"
+    cluster_id: str = ""            # empty: the folders' own, or a new random one
     flush_scheduler_interval_ms: int = LONG_MAX          # log.flush.scheduler.interval.ms
     flush_offset_checkpoint_interval_ms: int = 60000     # log.flush.offset.checkpoint.interval.ms
     flush_start_offset_checkpoint_interval_ms: int = 60000
@@ -117,6 +118,13 @@ class LogManager:
         # Called once no log dir is left online (the daemon stops the broker).
         self.on_all_log_dirs_failed: Callable[[str], None] | None = None
         self._metadata_failed = False
+        # The cluster these folders belong to: cluster.id if configured, else the
+        # one a folder's meta.properties holds, else a new random one, written
+        # when they are formatted (as kafka-storage format does).  A fixed default
+        # would let two brokers' folders pass for one cluster's.
+        self.cluster_id = self.dirs.cluster_id or next(
+            (c for d in self.dirs.log_dirs if (c := stored_cluster_id(d)) is not None),
+            None) or new_cluster_id()
 
     @property
     def durable(self) -> bool:
@@ -144,7 +152,7 @@ class LogManager:
         os.makedirs(directory, exist_ok=True)
         self._lock_dir(directory)
         formatted = os.path.exists(os.path.join(directory, "meta.properties"))
-        ensure_meta_properties(directory, self.dirs.node_id, self.dirs.cluster_id)
+        ensure_meta_properties(directory, self.dirs.node_id, self.cluster_id)
         marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
         clean = os.path.exists(marker) or not formatted   # a new folder has nothing to recover
         self.had_clean_shutdown[directory] = clean

@@ -115,7 +115,7 @@ def test_a_process_deleting_a_group_exits_cleanly(server):
 
 def test_describe_cluster(admin, server):
     result = admin.describe_cluster(request_timeout=TIMEOUT_S).result(TIMEOUT_S)
-    assert result.cluster_id == "kafka-net-cluster"
+    assert result.cluster_id == server.metadata_cache.cluster_id
     assert result.controller.id == 1
     assert [(n.id, n.host, n.port) for n in result.nodes] == [
         (1, "127.0.0.1", server.bound_port())]

@@ -94,7 +94,8 @@ def test_describe_cluster(admin, server, as_version):
         assert server.apis.metrics.requests_seen(ApiKey.DESCRIBE_CLUSTER) == [0]
         return
     answer = admin.describe_cluster()
-    assert answer["cluster_id"] == "kafka-net-cluster" and answer["controller_id"] == 1
+    assert answer["cluster_id"] == server.metadata_cache.cluster_id
+    assert answer["controller_id"] == 1
     broker = {"broker_id": 1, "host": "127.0.0.1", "port": server.bound_port(), "rack": None}
     if as_version == "3.9":   # DescribeCluster v1 (3.7-3.9)
         assert answer["brokers"] == [broker]

@@ -132,6 +132,18 @@ def _meta_properties_problem(props: dict[str, str]) -> str | None:
     return None
 
 
+def stored_cluster_id(directory: str) -> str | None:
+    """The ``cluster.id`` of a formatted folder's meta.properties, else None."""
+    props = read_properties(os.path.join(directory, META_PROPERTIES))
+    return None if props is None else props.get("cluster.id") or None
+
+
+def new_cluster_id() -> str:
+    """A new cluster id, as ``kafka-storage random-uuid`` makes one: a random
+    Uuid in Kafka's text form (22 characters of URL-safe base64)."""
+    return uuid_to_string(uuid.uuid4())
+
+
 def ensure_meta_properties(directory: str, node_id: int, cluster_id: str) -> str:
     """Check or write ``meta.properties``; returns the directory id.  A file that
     is there but is no meta.properties is refused: writing over it could hand
