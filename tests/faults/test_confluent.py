@@ -102,9 +102,12 @@ def test_a_delayed_and_a_throttled_answer_still_arrive(broker):
         producer.produce("slow", f"s{i}".encode())
         assert producer.flush(30) == 0
     assert (delay.hits, throttle.hits) == (1, 1)
-    answers = [r for r in capture_records(broker.capture_dir)
-               if r.direction == RESPONSE and r.api_key == ApiKey.PRODUCE]
-    assert len(answers) == 3
+
+    def answers():
+        return [r for r in capture_records(broker.capture_dir)
+                if r.direction == RESPONSE and r.api_key == ApiKey.PRODUCE]
+    # A response is recorded once fully written, which the client may see first.
+    assert wait_until(lambda: len(answers()) == 3), answers()
     assert sorted(_consume_all(broker, "slow", 3)) == [b"s0", b"s1", b"s2"]
 
 
