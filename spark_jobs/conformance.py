@@ -237,6 +237,8 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
 def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
                   frames_from) -> tuple[dict, list[dict]]:
     """Parse (or read --frames-from), check and summarise on Spark's executors."""
+    if frames_from is None and not any("://" in p for p in inputs):
+        return _check_in_tasks(spark, inputs, out, broker_ports, split_bytes)
     if frames_from is None:
         problems = parse(spark, inputs, out, broker_ports, split_bytes)
     else:
@@ -251,6 +253,100 @@ def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
     summary = _summarise(_write_tables(checked, out), checked)
     checked.unpersist()
     return summary, problems
+
+
+def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
+                    split_bytes) -> tuple[dict, list[dict]]:
+    """Local captures checked by tasks that read their bytes themselves
+    (:mod:`kafka_net.spark_jobs.task_reads`): no frame byte crosses the JVM;
+    Spark shuffles a pcap's packet index by flow and aggregates the checked rows."""
+    from pyspark.sql import functions as F
+    tasks = _task_reads()
+    readable, problems = _readable(inputs)
+    split = split_bytes or _split_bytes(spark, readable)
+    kncap, other = _by_kind(plan_inputs(readable, split))
+    for table in (FRAMES_TABLE, MARKERS_TABLE):
+        directory = os.path.join(out, table)
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.makedirs(directory)
+    sc = spark.sparkContext
+    slots = max(1, sc.defaultParallelism)
+    parts = []
+    if kncap:
+        groups = _pack(kncap, 4 * slots)
+        rows = sc.parallelize(groups, len(groups)).flatMap(lambda group: group)
+        parts.append(spark.createDataFrame(rows, _stages().RANGE_INPUT_SCHEMA)
+                     .mapInArrow(tasks.kncap_checks(out), tasks.OUT_SCHEMA))
+    if other:
+        rows = sc.parallelize(other, _tasks(other, split, slots))
+        index = spark.createDataFrame(rows, _stages().RANGE_INPUT_SCHEMA).mapInArrow(
+            tasks.packet_index, tasks.INDEX_SCHEMA)
+        parts.append(index.repartition(4 * slots, "flow")
+                     .mapInArrow(tasks.flow_checks(broker_ports, out), tasks.OUT_SCHEMA))
+    _stage("checking connections")
+    found = parts[0] if parts else spark.createDataFrame([], tasks.OUT_SCHEMA)
+    for more in parts[1:]:
+        found = found.unionByName(more)
+    found = found.cache()
+    notes = found.filter(F.col("kind") != tasks.CHECKED).select(*tasks.NOTE_COLUMNS).collect()
+    problems = _write_problems(out, inputs, problems, [r.asDict() for r in notes])
+    _complete_tables(out)
+    checked = found.filter(F.col("kind") == tasks.CHECKED).select(*tasks.CHECKED_COLUMNS)
+    summary = _summarise(_write_tables(checked, out), checked)
+    found.unpersist()
+    return summary, problems
+
+
+def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """Range rows of kafka-net captures, and of the other files (pcap, pcapng,
+    and whatever else, which the packet stage reports)."""
+    from kafka_net.capture.pcap import sniff_format
+    kinds: dict[str, str | None] = {}
+    kncap, other = [], []
+    for row in ranges:
+        path = row[0]
+        if path not in kinds:
+            with open(path, "rb") as fh:
+                kinds[path] = sniff_format(fh.read(12))
+        (kncap if kinds[path] == "kncap" else other).append(row)
+    return kncap, other
+
+
+def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
+    """kafka-net range rows -> at most ``most`` lists, each Processor's ranges
+    in one (:func:`task_reads.kncap_group`), the largest first to the least
+    loaded list, so the tasks are about even."""
+    groups: dict[str, list[tuple]] = {}
+    for row in ranges:
+        groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
+    def size(rows):
+        return sum((end if end >= 0 else os.path.getsize(path)) - start
+                   for path, start, end, _, _ in rows)
+    bins: list[list] = [[0, []] for _ in range(min(most, len(groups)))]
+    for rows in sorted(groups.values(), key=size, reverse=True):
+        emptiest = min(bins, key=lambda b: b[0])
+        emptiest[0] += size(rows)
+        emptiest[1].extend(rows)
+    return [b[1] for b in bins]
+
+
+def _complete_tables(out: str) -> None:
+    """frames.parquet and markers.parquet readable even when no task wrote a
+    part (no frames, or no markers): an empty part with the schema."""
+    import pyarrow.parquet as pq
+    from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
+    for table in (FRAMES_TABLE, MARKERS_TABLE):
+        directory = os.path.join(out, table)
+        if not any(n.endswith(".parquet") and not n.startswith(".")
+                   for n in os.listdir(directory)):
+            pq.write_table(_stages()._arrow(FRAME_SCHEMA).empty_table(),
+                           os.path.join(directory, "part-empty.parquet"))
+
+
+def _task_reads():
+    from kafka_net.spark_jobs import task_reads
+    return task_reads
 
 
 # Inputs up to this size (all local files) are read and checked in the driver's
