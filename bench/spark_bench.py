@@ -435,6 +435,15 @@ def tree_cpu_by_kind() -> dict[str, float]:
     return out
 
 
+class _NoSpark:
+    """Stands for the session in an --in-process run (the job starts none)."""
+
+    version = "none"
+
+    def stop(self) -> None:
+        pass
+
+
 def _say(*words) -> None:
     print("spark_bench:", *words, file=sys.stderr, flush=True)
 
@@ -450,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--standalone", type=int, metavar="WORKERS",
                         help="start a standalone master and this many workers (1 core, "
                              "3g each) on loopback and run the job there (--master ignored)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="no Spark: the job in this process, as for a small input "
+                             "(conformance --in-process-below-mb above the input's size)")
     parser.add_argument("--input", choices=("kncap", "pcap"), default="kncap",
                         help="write the conversation as kafka-net captures or as pcap files")
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
@@ -505,8 +517,12 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"standalone master and {args.standalone} workers up in "
                  f"{result['cluster_start_s']:.1f} s at {cluster.url}")
         t0 = time.perf_counter()
-        spark = get_spark(args.master)
-        ship_code(spark)
+        if args.in_process:
+            spark = _NoSpark()
+            args.master = result["master"] = "in-process"
+        else:
+            spark = get_spark(args.master)
+            ship_code(spark)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version
         if args.python_profile:
@@ -515,8 +531,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cpu0 = tree_cpu_by_kind()
             t0 = time.perf_counter()
-            summary = conformance.run(spark, sorted(paths), out,
-                                      split_bytes=(args.split_mb << 20) or None)
+            summary = conformance.run(spark if not args.in_process else None, sorted(paths),
+                                      out, split_bytes=(args.split_mb << 20) or None,
+                                      small_input_bytes=1 << 62 if args.in_process else None)
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
@@ -524,8 +541,10 @@ def main(argv: list[str] | None = None) -> int:
             result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
             result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             # the first stage's tasks: byte ranges as the job planned them (untimed)
-            result["ranges"] = len(conformance.plan_inputs(
-                sorted(paths), (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
+            if not args.in_process:
+                result["ranges"] = len(conformance.plan_inputs(
+                    sorted(paths),
+                    (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
             if args.python_profile:
                 spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)
