@@ -265,7 +265,7 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     readable, problems = _readable(inputs)
     split = split_bytes or _split_bytes(spark, readable)
     kncap, other = _by_kind(plan_inputs(readable, split))
-    for table in (FRAMES_TABLE, MARKERS_TABLE):
+    for table in tasks.TASK_TABLES:
         directory = os.path.join(out, table)
         if os.path.isdir(directory):
             shutil.rmtree(directory)
@@ -293,9 +293,50 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     problems = _write_problems(out, inputs, problems, [r.asDict() for r in notes])
     _complete_tables(out)
     checked = found.filter(F.col("kind") == tasks.CHECKED).select(*tasks.CHECKED_COLUMNS)
-    summary = _summarise(_write_tables(checked, out), checked)
+    summary = _summarise_partials(checked, out)
     found.unpersist()
     return summary, problems
+
+
+def _summarise_partials(checked, out: str) -> dict:
+    """The report's aggregates in Spark SQL from each connection's share
+    (task_reads.partials): the same rows :func:`_summarise` makes from every
+    pair and request, added up instead of counted."""
+    from pyspark.sql import functions as F
+
+    def rows(column: str):
+        return checked.select(F.explode(column).alias("row")).select("row.*")
+
+    violations = rows("violations")
+    violations.write.mode("overwrite").parquet(os.path.join(out, "violations.parquet"))
+    key = ["api_key", "api_version", "client_id"]
+    per_api = (rows("request_counts").groupBy("api_key", "api_name", "api_version", "client_id")
+               .agg(F.sum("requests").alias("requests"), F.sum("responses").alias("responses"))
+               .join(rows("error_counts").groupBy(*key).agg(F.sum("errors").alias("errors")),
+                     key, "left")
+               .fillna(0, ["errors", "responses"])
+               .orderBy(*key))
+    latency = (rows("latencies").select("api_key", "api_name",
+                                        F.explode("latency_ns").alias("latency_ns"))
+               .groupBy("api_key", "api_name")
+               .agg(F.count("*").alias("count"),
+                    F.percentile("latency_ns", F.array(F.lit(0.5), F.lit(0.99), F.lit(0.999)))
+                    .alias("pct"), F.max("latency_ns").alias("max_ns"))
+               .orderBy("api_key"))
+    histogram = (rows("histogram").groupBy("api_name", "bucket")
+                 .agg(F.sum("count").alias("count")).orderBy("api_name", "bucket"))
+    timeline = (rows("timeline").groupBy("second").agg(F.sum("count").alias("count"))
+                .orderBy("second"))
+    connections = [json.loads(r.summary) for r in checked.select("summary").collect()]
+    return report_mod.build_summary(
+        per_api=[r.asDict() for r in per_api.collect()],
+        latency=[r.asDict() for r in latency.collect()],
+        histogram=[r.asDict() for r in histogram.collect()],
+        timeline=[r.asDict() for r in timeline.collect()],
+        violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
+        connections=connections,
+        frames=sum(c["frames"] for c in connections),
+    )
 
 
 def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
@@ -332,15 +373,16 @@ def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
 
 
 def _complete_tables(out: str) -> None:
-    """frames.parquet and markers.parquet readable even when no task wrote a
-    part (no frames, or no markers): an empty part with the schema."""
+    """The tables tasks write (frames, markers, pairs) readable even when no
+    task wrote a part (no frames, or no markers): an empty part with the schema."""
     import pyarrow.parquet as pq
-    from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
-    for table in (FRAMES_TABLE, MARKERS_TABLE):
+    from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA
+    for table, schema in ((FRAMES_TABLE, FRAME_SCHEMA), (MARKERS_TABLE, FRAME_SCHEMA),
+                          (_task_reads().PAIRS_TABLE, PAIR_SCHEMA)):
         directory = os.path.join(out, table)
         if not any(n.endswith(".parquet") and not n.startswith(".")
                    for n in os.listdir(directory)):
-            pq.write_table(_stages()._arrow(FRAME_SCHEMA).empty_table(),
+            pq.write_table(_stages()._arrow(schema).empty_table(),
                            os.path.join(directory, "part-empty.parquet"))
 
 

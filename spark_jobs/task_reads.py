@@ -33,11 +33,10 @@ from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
     StructType)
 
-from kafka_net.spark_jobs import transforms
+from kafka_net.spark_jobs import summary_arrow, transforms
 from kafka_net.spark_jobs.arrow_stages import (
-    CHECKED_SCHEMA, FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, _arrow, checked_row,
-    read_range)
-from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
+    FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, _arrow, read_range)
+from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
 
 CHECKED = "checked"
 INDEX = "index"
@@ -64,14 +63,37 @@ INDEX_SCHEMA = StructType(_NOTE_FIELDS + [
     StructField("inline", ArrayType(BinaryType())),      # reassembled IP fragments only
 ])
 
+# What a checking task returns per connection: its summary and findings, and
+# its share of the report's aggregates (sums Spark SQL adds up; the latencies
+# themselves, for exact percentiles): a few hundred bytes, not a row per frame.
+# The pairs table is written by the task itself.
+_KEY = [StructField("api_key", IntegerType()), StructField("api_name", StringType()),
+        StructField("api_version", IntegerType()), StructField("client_id", StringType())]
+PARTIAL_FIELDS = [
+    StructField("request_counts", ArrayType(StructType(_KEY + [
+        StructField("requests", LongType()), StructField("responses", LongType())]))),
+    StructField("error_counts", ArrayType(StructType(
+        [_KEY[0], _KEY[2], _KEY[3], StructField("errors", LongType())]))),
+    StructField("latencies", ArrayType(StructType(
+        _KEY[:2] + [StructField("latency_ns", ArrayType(LongType()))]))),
+    StructField("histogram", ArrayType(StructType([
+        _KEY[1], StructField("bucket", LongType()), StructField("count", LongType())]))),
+    StructField("timeline", ArrayType(StructType([
+        StructField("second", LongType()), StructField("count", LongType())]))),
+]
+CHECKED_FIELDS = [StructField("connection", StringType()), StructField("summary", StringType()),
+                  StructField("violations", ArrayType(VIOLATION_SCHEMA))] + PARTIAL_FIELDS
+
 # What the checking stages return: notes (problems, range counts) and one
-# checked row per connection (arrow_stages.CHECKED_SCHEMA's columns).
-OUT_SCHEMA = StructType(_NOTE_FIELDS + list(CHECKED_SCHEMA.fields))
-CHECKED_COLUMNS = CHECKED_SCHEMA.fieldNames()
+# checked row per connection.
+OUT_SCHEMA = StructType(_NOTE_FIELDS + CHECKED_FIELDS)
+CHECKED_COLUMNS = [f.name for f in CHECKED_FIELDS]
 NOTE_COLUMNS = [f.name for f in _NOTE_FIELDS]
 
 FRAMES_TABLE = "frames.parquet"
 MARKERS_TABLE = "markers.parquet"
+PAIRS_TABLE = "pairs.parquet"
+TASK_TABLES = (FRAMES_TABLE, MARKERS_TABLE, PAIRS_TABLE)
 _OUT_ROWS = 64          # checked rows (connections) per returned batch
 
 
@@ -95,8 +117,7 @@ def kncap_checks(out: str):
             for values in zip(*columns.values()):
                 row = dict(zip(names, values))
                 rows.setdefault(row["connection"], []).append(row)
-        tables.close()
-        yield from _out_batches(rows, notes)
+        yield from _out_batches(rows, notes, tables)
     return apply
 
 
@@ -200,8 +221,7 @@ def flow_checks(broker_ports: set[int] | None, out: str):
                 tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
                 for f in frames:
                     rows.setdefault(f["connection"], []).append(f)
-        tables.close()
-        yield from _out_batches(rows, notes)
+        yield from _out_batches(rows, notes, tables)
     return apply
 
 
@@ -251,35 +271,84 @@ class PayloadReader:
 
 # -- what every checking task returns and writes ----------------------------------------------
 
-def _out_batches(rows: dict[str, list[dict]], notes: list[dict]):
-    """Each connection checked (transforms.check_connection, via
-    arrow_stages.checked_row) -> OUT_SCHEMA batches, the notes first."""
+def _out_batches(rows: dict[str, list[dict]], notes: list[dict], tables: "FrameTables"):
+    """Each connection checked (:func:`checked_row`) -> OUT_SCHEMA batches, the
+    notes first; the task's table parts complete at the end."""
     import pyarrow as pa
     schema = _arrow(OUT_SCHEMA)
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
     done: list[dict] = []
     for connection in sorted(rows):
-        done.append({"kind": CHECKED, **checked_row(connection, rows.pop(connection))})
+        done.append({"kind": CHECKED, **checked_row(connection, rows.pop(connection), tables)})
         if len(done) == _OUT_ROWS:
             yield pa.RecordBatch.from_pylist(done, schema=schema)
             done = []
+    tables.close()
     if done:
         yield pa.RecordBatch.from_pylist(done, schema=schema)
 
 
+def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dict:
+    """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
+    its pairs go to the task's part of the pairs table.  The one place a task
+    checks a connection: transforms.check_connection, as every path does."""
+    result = transforms.check_connection(connection, rows)
+    pairs, requests = result["pairs"], result["requests"]
+    tables.add_pairs(pairs)
+    return {"connection": connection, "summary": json.dumps(result["connection"]),
+            "violations": result["violations"], **partials(pairs, requests)}
+
+
+def partials(pairs: list[dict], requests: list[dict]) -> dict:
+    """One connection's share of the report's aggregates (see
+    conformance._summarise_partials, which adds them up in Spark SQL): requests
+    and responses per (API, version, client), pairs with an error per (API,
+    version, client), the latencies per API, and the histogram and timeline
+    counts (summary_arrow's functions: Spark's meaning of each bucket)."""
+    counts: dict[tuple, list] = {}
+    for r in requests:
+        entry = counts.setdefault((r["api_key"], r["api_name"], r["api_version"],
+                                   r["client_id"]), [0, None])
+        entry[0] += 1
+        if r["responses"] is not None:
+            entry[1] = (entry[1] or 0) + r["responses"]
+    errors: dict[tuple, int] = {}
+    latencies: dict[tuple, list] = {}
+    for p in pairs:
+        key = (p["api_key"], p["api_version"], p["client_id"])
+        errors[key] = errors.get(key, 0) + bool(p["error_codes"])
+        latencies.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    return {
+        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
+                            "requests": n, "responses": responses}
+                           for (k, name, v, c), (n, responses) in counts.items()],
+        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
+                         for (k, v, c), n in errors.items()],
+        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
+                      for (k, name), values in latencies.items()],
+        "histogram": summary_arrow.histogram(pairs),
+        "timeline": summary_arrow.timeline(requests),
+    }
+
+
 class FrameTables:
-    """A task's part of ``frames.parquet`` and ``markers.parquet`` under ``out``,
-    written with pyarrow (no frame byte goes to the JVM).  Each part is written
-    under a hidden name and renamed when complete; its name is the task's
-    partition, so a retried task replaces its own part."""
+    """A task's parts of ``frames.parquet``, ``markers.parquet`` and
+    ``pairs.parquet`` under ``out``, written with pyarrow (no frame byte goes
+    to the JVM).  Each part is written under a hidden name and renamed when
+    complete; its name is the task's partition, so a retried task replaces its
+    own part."""
+
+    PAIR_ROWS = 8192      # pairs buffered before a row group is written
 
     def __init__(self, out: str, prefix: str) -> None:
         self.out = out
         self.name = f"part-{prefix}-{_partition():05d}.parquet"
         self.writers: dict[str, object] = {}
+        self.pairs: list[dict] = []
 
     def write(self, columns: dict[str, list]) -> None:
+        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart."""
         import pyarrow as pa
         import pyarrow.compute as pc
         if not columns["frame"]:
@@ -288,25 +357,38 @@ class FrameTables:
                                      schema=_arrow(FRAME_SCHEMA))
         is_frame = pc.is_null(table["marker"])
         if pc.all(is_frame).as_py():
-            self._writer(FRAMES_TABLE).write_table(table)
+            self._writer(FRAMES_TABLE, FRAME_SCHEMA).write_table(table)
             return
         for name, rows in ((FRAMES_TABLE, table.filter(is_frame)),
                            (MARKERS_TABLE, table.filter(pc.invert(is_frame)))):
             if rows.num_rows:
-                self._writer(name).write_table(rows)
+                self._writer(name, FRAME_SCHEMA).write_table(rows)
 
-    def _writer(self, table: str):
+    def add_pairs(self, pairs: list[dict]) -> None:
+        self.pairs += pairs
+        if len(self.pairs) >= self.PAIR_ROWS:
+            self._flush_pairs()
+
+    def _flush_pairs(self) -> None:
+        import pyarrow as pa
+        if self.pairs:
+            self._writer(PAIRS_TABLE, PAIR_SCHEMA).write_table(
+                pa.Table.from_pylist(self.pairs, schema=_arrow(PAIR_SCHEMA)))
+            self.pairs = []
+
+    def _writer(self, table: str, schema):
         writer = self.writers.get(table)
         if writer is None:
             import pyarrow.parquet as pq
             writer = self.writers[table] = pq.ParquetWriter(
-                self._path(table, hidden=True), _arrow(FRAME_SCHEMA))
+                self._path(table, hidden=True), _arrow(schema))
         return writer
 
     def _path(self, table: str, hidden: bool) -> str:
         return os.path.join(self.out, table, ("." if hidden else "") + self.name)
 
     def close(self) -> None:
+        self._flush_pairs()
         for table, writer in self.writers.items():
             writer.close()
             os.replace(self._path(table, hidden=True), self._path(table, hidden=False))
