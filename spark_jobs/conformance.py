@@ -258,9 +258,10 @@ def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
 def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
                     split_bytes) -> tuple[dict, list[dict]]:
     """Local captures checked by tasks that read their bytes themselves
-    (:mod:`kafka_net.spark_jobs.task_reads`): no frame byte crosses the JVM;
-    Spark shuffles a pcap's packet index by flow and aggregates the checked rows."""
-    from pyspark.sql import functions as F
+    (:mod:`kafka_net.spark_jobs.task_reads`): no frame byte crosses the JVM.
+    Spark schedules the tasks and shuffles a pcap's packet index by flow; the
+    tasks write the frames and pairs tables, and return a row per connection
+    (its summary, findings and share of the aggregates), added up here."""
     tasks = _task_reads()
     readable, problems = _readable(inputs)
     split = split_bytes or _split_bytes(spark, readable)
@@ -288,55 +289,18 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     found = parts[0] if parts else spark.createDataFrame([], tasks.OUT_SCHEMA)
     for more in parts[1:]:
         found = found.unionByName(more)
-    found = found.cache()
-    notes = found.filter(F.col("kind") != tasks.CHECKED).select(*tasks.NOTE_COLUMNS).collect()
-    problems = _write_problems(out, inputs, problems, [r.asDict() for r in notes])
+    # One Spark job; what comes back is small (a row per connection, the
+    # notes): added up here, as summary_arrow adds up a small input's rows.
+    import pyarrow.compute as pc
+    from kafka_net.spark_jobs import summary_arrow
+    table = found.toArrow()
+    is_checked = pc.equal(table["kind"], tasks.CHECKED)
+    notes = table.filter(pc.invert(is_checked)).select(tasks.NOTE_COLUMNS).to_pylist()
+    problems = _write_problems(out, inputs, problems, notes)
     _complete_tables(out)
-    checked = found.filter(F.col("kind") == tasks.CHECKED).select(*tasks.CHECKED_COLUMNS)
-    summary = _summarise_partials(checked, out)
-    found.unpersist()
-    return summary, problems
-
-
-def _summarise_partials(checked, out: str) -> dict:
-    """The report's aggregates in Spark SQL from each connection's share
-    (task_reads.partials): the same rows :func:`_summarise` makes from every
-    pair and request, added up instead of counted."""
-    from pyspark.sql import functions as F
-
-    def rows(column: str):
-        return checked.select(F.explode(column).alias("row")).select("row.*")
-
-    violations = rows("violations")
-    violations.write.mode("overwrite").parquet(os.path.join(out, "violations.parquet"))
-    key = ["api_key", "api_version", "client_id"]
-    per_api = (rows("request_counts").groupBy("api_key", "api_name", "api_version", "client_id")
-               .agg(F.sum("requests").alias("requests"), F.sum("responses").alias("responses"))
-               .join(rows("error_counts").groupBy(*key).agg(F.sum("errors").alias("errors")),
-                     key, "left")
-               .fillna(0, ["errors", "responses"])
-               .orderBy(*key))
-    latency = (rows("latencies").select("api_key", "api_name",
-                                        F.explode("latency_ns").alias("latency_ns"))
-               .groupBy("api_key", "api_name")
-               .agg(F.count("*").alias("count"),
-                    F.percentile("latency_ns", F.array(F.lit(0.5), F.lit(0.99), F.lit(0.999)))
-                    .alias("pct"), F.max("latency_ns").alias("max_ns"))
-               .orderBy("api_key"))
-    histogram = (rows("histogram").groupBy("api_name", "bucket")
-                 .agg(F.sum("count").alias("count")).orderBy("api_name", "bucket"))
-    timeline = (rows("timeline").groupBy("second").agg(F.sum("count").alias("count"))
-                .orderBy("second"))
-    connections = [json.loads(r.summary) for r in checked.select("summary").collect()]
-    return report_mod.build_summary(
-        per_api=[r.asDict() for r in per_api.collect()],
-        latency=[r.asDict() for r in latency.collect()],
-        histogram=[r.asDict() for r in histogram.collect()],
-        timeline=[r.asDict() for r in timeline.collect()],
-        violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
-        connections=connections,
-        frames=sum(c["frames"] for c in connections),
-    )
+    checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
+    _write_here(checked, "violations", os.path.join(out, "violations.parquet"))
+    return summary_arrow.summarise_partials(checked), problems
 
 
 def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
