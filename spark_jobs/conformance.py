@@ -274,15 +274,16 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     sc = spark.sparkContext
     slots = max(1, sc.defaultParallelism)
     parts = []
+    # The plan travels in the task functions; spark.range(n) gives task i its
+    # id i (no Python RDD, no rows converted by the JVM).
     if kncap:
         groups = _pack(kncap, 4 * slots)
-        rows = sc.parallelize(groups, len(groups)).flatMap(lambda group: group)
-        parts.append(spark.createDataFrame(rows, _stages().RANGE_INPUT_SCHEMA)
-                     .mapInArrow(tasks.kncap_checks(out), tasks.OUT_SCHEMA))
+        parts.append(spark.range(0, len(groups), 1, len(groups))
+                     .mapInArrow(tasks.kncap_checks(out, groups), tasks.OUT_SCHEMA))
     if other:
-        rows = sc.parallelize(other, _tasks(other, split, slots))
-        index = spark.createDataFrame(rows, _stages().RANGE_INPUT_SCHEMA).mapInArrow(
-            tasks.packet_index, tasks.INDEX_SCHEMA)
+        chunks = _chunks(other, _tasks(other, split, slots))
+        index = spark.range(0, len(chunks), 1, len(chunks)).mapInArrow(
+            tasks.packet_index(chunks), tasks.INDEX_SCHEMA)
         parts.append(index.repartition(4 * slots, "flow")
                      .mapInArrow(tasks.flow_checks(broker_ports, out), tasks.OUT_SCHEMA))
     _stage("checking connections")
@@ -334,6 +335,12 @@ def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
         emptiest[0] += size(rows)
         emptiest[1].extend(rows)
     return [b[1] for b in bins]
+
+
+def _chunks(rows: list, n: int) -> list[list]:
+    """``rows`` cut into ``n`` runs of about the same length, in order (as
+    ``sc.parallelize`` slices a list)."""
+    return [rows[i * len(rows) // n:(i + 1) * len(rows) // n] for i in range(n)]
 
 
 def _complete_tables(out: str) -> None:

@@ -35,7 +35,7 @@ from pyspark.sql.types import (
 
 from kafka_net.spark_jobs import summary_arrow, transforms
 from kafka_net.spark_jobs.arrow_stages import (
-    FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, _arrow, read_range)
+    FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
 from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
 
 CHECKED = "checked"
@@ -99,11 +99,12 @@ _OUT_ROWS = 64          # checked rows (connections) per returned batch
 
 # -- kafka-net captures: whole Processors per task ------------------------------------------
 
-def kncap_checks(out: str):
-    """``mapInArrow`` function over range rows (arrow_stages.RANGE_INPUT_SCHEMA),
-    whole Processors' ranges in each partition -> :data:`OUT_SCHEMA` batches."""
+def kncap_checks(out: str, groups: list[list[tuple]]):
+    """``mapInArrow`` function over ``spark.range`` ids: id i checks the range
+    rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of ``groups[i]``, whole
+    Processors' ranges -> :data:`OUT_SCHEMA` batches."""
     def apply(batches):
-        ranges = sorted((r for b in batches for r in b.to_pylist()),
+        ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
                         key=lambda r: (r["path"], r["start"]))
         tables = FrameTables(out, "kncap")
         notes: list[dict] = []
@@ -140,26 +141,41 @@ def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
 
 # -- pcap and pcapng: an index by flow, then the flows' payloads read back -----------------
 
-def packet_index(batches):
-    """``mapInArrow`` function: range rows -> :data:`INDEX_SCHEMA` batches (index
-    rows, problems, range counts)."""
+def packet_index(chunks: list[list[tuple]]):
+    """``mapInArrow`` function over ``spark.range`` ids: id i reads the range
+    rows of ``chunks[i]`` -> :data:`INDEX_SCHEMA` batches (index rows, problems,
+    range counts)."""
+    return lambda batches: _index_batches(r for i in _ids(batches)
+                                          for r in _range_rows(chunks[i]))
+
+
+def _ids(batches):
+    for batch in batches:
+        yield from batch.column("id").to_pylist()
+
+
+def _range_rows(rows: list[tuple]) -> list[dict]:
+    return [dict(zip(RANGE_INPUT_SCHEMA.fieldNames(), row)) for row in rows]
+
+
+def _index_batches(ranges):
+    """Range rows -> index batches, one range at a time."""
     import pyarrow as pa
     schema = _arrow(INDEX_SCHEMA)
-    for batch in batches:
-        for r in batch.to_pylist():
-            path = transforms.local_path(r["path"])
-            try:
-                data = read_range(r["path"], r["start"], r["end"])
-            except OSError as exc:
-                yield pa.RecordBatch.from_pylist([{
-                    "kind": PROBLEM, "file": path,
-                    "problem": f"cannot be read ({exc.strerror or exc})"}], schema=schema)
-                continue
-            resume = json.loads(r["resume"]) if r["resume"] else None
-            units = transforms.file_units(path, data, resume, r["start"], r["split"])
-            rows = index_rows(path, r["start"], units)
-            if rows:
-                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    for r in ranges:
+        path = transforms.local_path(r["path"])
+        try:
+            data = read_range(r["path"], r["start"], r["end"])
+        except OSError as exc:
+            yield pa.RecordBatch.from_pylist([{
+                "kind": PROBLEM, "file": path,
+                "problem": f"cannot be read ({exc.strerror or exc})"}], schema=schema)
+            continue
+        resume = json.loads(r["resume"]) if r["resume"] else None
+        units = transforms.file_units(path, data, resume, r["start"], r["split"])
+        rows = index_rows(path, r["start"], units)
+        if rows:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
 def index_rows(path: str, base: int, units: list[tuple]) -> list[dict]:
