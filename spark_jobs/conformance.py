@@ -17,23 +17,28 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``report.html``         the same for people, with plots; opens offline
 * ``junit.xml``           one test case per check, for CI systems
 
-Stages, all columnar (Arrow batches in and out of Python, see
-:mod:`kafka_net.spark_jobs.arrow_stages`): plan byte ranges on the driver
-(pcap, pcapng and kafka-net capture files larger than the split size cut at
-record boundaries, any size, see :mod:`kafka_net.capture.capture_split`) ->
-each range read by an executor into units (``mapInArrow``: kafka-net frames,
-or TCP packets) -> packets grouped by flow across ranges and files and
-reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet`` and
-``markers.parquet``, the frames dataset -> read back, frames grouped by
-connection (a kafka-net connection's frames from any number of ranges and
-segments, put back in write order by their ``order_key``: processor,
-segment, byte offset) and paired (``groupBy("connection").applyInArrow``:
-one row per connection with array columns) -> tables exploded and
-aggregated in Spark SQL.  Captures up to ``--in-process-below-mb`` go through
-the same functions in this process, and their aggregates are computed with
-:mod:`kafka_net.spark_jobs.summary_arrow` (Spark SQL's being the reference):
-no SparkSession, no JVM.  All the per-file,
-per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
+Stages on Spark, for local files (paths every node can reach): no frame byte
+crosses the JVM (:mod:`kafka_net.spark_jobs.task_reads`, and the picture in
+docs/design.md).  The driver plans byte ranges (pcap, pcapng and kafka-net
+capture files larger than the split size cut at record boundaries, see
+:mod:`kafka_net.capture.capture_split`); kafka-net captures go to tasks a
+Processor's segments at a time (a connection lives in one Processor's
+segments), which read, decode and check their connections in place; pcap and
+pcapng ranges are read by tasks that return an index of their TCP packets
+(where each payload lies in the file), shuffled by flow, and the flow tasks
+read the payloads back, reassemble and check.  Tasks write ``frames.parquet``,
+``markers.parquet`` and ``pairs.parquet`` themselves (pyarrow) and return one
+small row per connection (summary, findings, its share of the aggregates),
+which the driver adds up (:func:`kafka_net.spark_jobs.summary_arrow.summarise_partials`).
+URI inputs (hdfs://, s3a://) and ``--frames-from`` go the columnar way
+through Spark (:mod:`kafka_net.spark_jobs.arrow_stages`): Spark's readers,
+frames grouped by connection (``groupBy("connection").applyInArrow``), the
+tables exploded and aggregated in Spark SQL (the reference for what each
+aggregate means).  Captures up to ``--in-process-below-mb`` go through the
+same functions in this process, and their aggregates are computed with
+:mod:`kafka_net.spark_jobs.summary_arrow`: no SparkSession, no JVM.  All the
+per-file, per-flow and per-connection logic lives in
+:mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
 (its ``frames.parquet``, ``markers.parquet`` and ``problems.json``: the
