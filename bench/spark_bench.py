@@ -435,6 +435,15 @@ def tree_cpu_by_kind() -> dict[str, float]:
     return out
 
 
+class _NoSpark:
+    """Stands for the session in an --in-process run (the job starts none)."""
+
+    version = "none"
+
+    def stop(self) -> None:
+        pass
+
+
 def _say(*words) -> None:
     print("spark_bench:", *words, file=sys.stderr, flush=True)
 
@@ -450,6 +459,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--standalone", type=int, metavar="WORKERS",
                         help="start a standalone master and this many workers (1 core, "
                              "3g each) on loopback and run the job there (--master ignored)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="no Spark: the job in this process, as for a small input "
+                             "(conformance --in-process-below-mb above the input's size)")
+    parser.add_argument("--tshark", action="store_true",
+                        help="instead of the job: tshark -Y kafka over the same files "
+                             "(pcap input), for scale; its PDU count is not checked")
     parser.add_argument("--input", choices=("kncap", "pcap"), default="kncap",
                         help="write the conversation as kafka-net captures or as pcap files")
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
@@ -492,6 +507,10 @@ def main(argv: list[str] | None = None) -> int:
                  "us/frame, "
                  f"check_connection {result['profile']['check_connection_us_per_frame']:.1f} us/frame")
 
+        if args.tshark:
+            result.update(tshark_run(sorted(paths), written["frames"]))
+            result["ok"] = not result["problems"]
+            return _finish(result, args)
         from kafka_net.spark_jobs import conformance
         from kafka_net.spark_jobs import report as report_mod
         from kafka_net.spark_jobs.session import get_spark, ship_code
@@ -505,8 +524,12 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"standalone master and {args.standalone} workers up in "
                  f"{result['cluster_start_s']:.1f} s at {cluster.url}")
         t0 = time.perf_counter()
-        spark = get_spark(args.master)
-        ship_code(spark)
+        if args.in_process:
+            spark = _NoSpark()
+            args.master = result["master"] = "in-process"
+        else:
+            spark = get_spark(args.master)
+            ship_code(spark)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version
         if args.python_profile:
@@ -515,8 +538,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cpu0 = tree_cpu_by_kind()
             t0 = time.perf_counter()
-            summary = conformance.run(spark, sorted(paths), out,
-                                      split_bytes=(args.split_mb << 20) or None)
+            summary = conformance.run(spark if not args.in_process else None, sorted(paths),
+                                      out, split_bytes=(args.split_mb << 20) or None,
+                                      small_input_bytes=1 << 62 if args.in_process else None)
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
@@ -524,8 +548,10 @@ def main(argv: list[str] | None = None) -> int:
             result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
             result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             # the first stage's tasks: byte ranges as the job planned them (untimed)
-            result["ranges"] = len(conformance.plan_inputs(
-                sorted(paths), (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
+            if not args.in_process:
+                result["ranges"] = len(conformance.plan_inputs(
+                    sorted(paths),
+                    (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
             if args.python_profile:
                 spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)
@@ -572,12 +598,42 @@ def main(argv: list[str] | None = None) -> int:
         stack.close()
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)
+    return _finish(result, args)
+
+
+def _finish(result: dict, args) -> int:
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=2)
     for p in result["problems"]:
         _say("problem:", p)
     return 0 if result["ok"] else 1
+
+
+def tshark_run(paths: list[str], frames: int) -> dict:
+    """``tshark -r F -d tcp.port==P,kafka -Y kafka`` over each file, output
+    discarded: its wall time and CPU (its process, from the kernel's child
+    accounting), per frame of the conversation."""
+    import resource
+    import subprocess
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    problems = []
+    for path in paths:
+        code = subprocess.run(["tshark", "-r", path, "-d", f"tcp.port=={BROKER[1]},kafka",
+                               "-Y", "kafka"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        if code:
+            problems.append(f"tshark exited with {code} on {path}")
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    _say(f"tshark: {frames:,} frames in {wall:.1f} s, {cpu:.1f} CPU s "
+         f"({cpu / frames * 1e6:.1f} us/frame)")
+    return {"master": "tshark", "job_s": wall, "job_cpu_s": cpu, "session_s": 0.0,
+            "job_cpu_by_kind_s": {"jvm": 0.0, "python_workers": 0.0, "driver": cpu},
+            "frames_per_s": frames / wall, "cpu_us_per_frame": cpu / frames * 1e6,
+            "report_totals": {"frames": frames}, "problems": problems}
 
 
 if __name__ == "__main__":

@@ -28,7 +28,12 @@ SMALL_FRAMES = 800
 TIMEOUT = 1500.0
 
 # (label, input, master: "standalone 2" for a loopback cluster of 2 workers)
+# "in-process": the job with no Spark (as for a small input); "tshark": tshark
+# -Y kafka over the same pcap files, for scale.
 RUNS = (
+    ("pcap", "pcap", "tshark"),
+    ("kncap", "kncap", "in-process"),
+    ("pcap", "pcap", "in-process"),
     ("kncap", "kncap", "local[2]"),
     ("pcap", "pcap", "local[2]"),
     ("kncap", "kncap", "local[1]"),
@@ -93,7 +98,8 @@ def one_run(tmp: Path, kind: str, master: str, frames: int, problems: list[str])
     tag = master.replace(" ", "-").strip("local[]")
     out_json = tmp / f"spark-{kind}-{tag}-{frames}.json"
     where = (["--standalone", master.split()[1]] if master.startswith("standalone")
-             else ["--master", master])
+             else ["--in-process"] if master == "in-process"
+             else ["--tshark"] if master == "tshark" else ["--master", master])
     argv = [sys.executable, "-m", "bench.spark_bench", "--frames", str(frames),
             "--input", kind, *where, "--json-out", str(out_json)]
     if master != "local[2]" or kind != "kncap":
@@ -160,9 +166,15 @@ def render(results: list[dict], context: dict, frames: int, small: list[dict]) -
     by = {(r["input"], r["master"]): r for r in results if "job_s" in r}
     for kind in ("kncap", "pcap"):
         one, two = by.get((kind, "local[1]")), by.get((kind, "local[2]"))
+        here = by.get((kind, "in-process"))
         if one and two:
             lines += [f"{kind}: local[1] -> local[2] speed-up {one['job_s'] / two['job_s']:.2f}x "
                       f"(job seconds {one['job_s']:.1f} / {two['job_s']:.1f}).", ""]
+        if here and two and one:
+            jvm = two["job_cpu_by_kind_s"]["jvm"] / two["job_cpu_s"]
+            lines += [f"{kind}: local[2] {here['job_s'] / two['job_s']:.2f}x the in-process "
+                      f"rate; local[1] CPU {one['job_cpu_s'] / here['job_cpu_s']:.2f}x the "
+                      f"in-process CPU; JVM {jvm:.0%} of local[2]'s CPU.", ""]
     cluster, local = by.get(("kncap", "standalone 2")), by.get(("kncap", "local[2]"))
     if cluster and local:
         lines += [f"Standalone, 2 workers x 1 core: job {cluster['job_s']:.1f} s against "

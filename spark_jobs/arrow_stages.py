@@ -254,13 +254,17 @@ def check_connection(table):
     """``applyInArrow`` function: one connection's frames -> one checked row."""
     import pyarrow as pa
     rows = _rows(table, FRAME_COLUMNS)
-    connection = rows[0]["connection"]
+    return pa.Table.from_pylist([checked_row(rows[0]["connection"], rows)],
+                                schema=_arrow(CHECKED_SCHEMA))
+
+
+def checked_row(connection: str, rows: list[dict]) -> dict:
+    """One connection's frame rows -> its :data:`CHECKED_SCHEMA` row (every
+    path checks a connection here, through transforms.check_connection)."""
     result = transforms.check_connection(connection, rows)
-    return pa.Table.from_pylist([{
-        "connection": connection, "summary": json.dumps(result["connection"]),
-        "pairs": result["pairs"], "violations": result["violations"],
-        "requests": result["requests"], "states": result["states"],
-    }], schema=_arrow(CHECKED_SCHEMA))
+    return {"connection": connection, "summary": json.dumps(result["connection"]),
+            "pairs": result["pairs"], "violations": result["violations"],
+            "requests": result["requests"], "states": result["states"]}
 
 
 # -- the same stages in this process, for small inputs ----------------------------------------

@@ -17,23 +17,28 @@ pcap/pcapng files of any Kafka broker's traffic.  DIR receives:
 * ``report.html``         the same for people, with plots; opens offline
 * ``junit.xml``           one test case per check, for CI systems
 
-Stages, all columnar (Arrow batches in and out of Python, see
-:mod:`kafka_net.spark_jobs.arrow_stages`): plan byte ranges on the driver
-(pcap, pcapng and kafka-net capture files larger than the split size cut at
-record boundaries, any size, see :mod:`kafka_net.capture.capture_split`) ->
-each range read by an executor into units (``mapInArrow``: kafka-net frames,
-or TCP packets) -> packets grouped by flow across ranges and files and
-reassembled (``groupBy("flow").applyInArrow``) -> ``frames.parquet`` and
-``markers.parquet``, the frames dataset -> read back, frames grouped by
-connection (a kafka-net connection's frames from any number of ranges and
-segments, put back in write order by their ``order_key``: processor,
-segment, byte offset) and paired (``groupBy("connection").applyInArrow``:
-one row per connection with array columns) -> tables exploded and
-aggregated in Spark SQL.  Captures up to ``--in-process-below-mb`` go through
-the same functions in this process, and their aggregates are computed with
-:mod:`kafka_net.spark_jobs.summary_arrow` (Spark SQL's being the reference):
-no SparkSession, no JVM.  All the per-file,
-per-flow and per-connection logic lives in :mod:`kafka_net.spark_jobs.transforms`.
+Stages on Spark, for local files (paths every node can reach): no frame byte
+crosses the JVM (:mod:`kafka_net.spark_jobs.task_reads`, and the picture in
+docs/design.md).  The driver plans byte ranges (pcap, pcapng and kafka-net
+capture files larger than the split size cut at record boundaries, see
+:mod:`kafka_net.capture.capture_split`); kafka-net captures go to tasks a
+Processor's segments at a time (a connection lives in one Processor's
+segments), which read, decode and check their connections in place; pcap and
+pcapng ranges are read by tasks that return an index of their TCP packets
+(where each payload lies in the file), shuffled by flow, and the flow tasks
+read the payloads back, reassemble and check.  Tasks write ``frames.parquet``,
+``markers.parquet`` and ``pairs.parquet`` themselves (pyarrow) and return one
+small row per connection (summary, findings, its share of the aggregates),
+which the driver adds up (:func:`kafka_net.spark_jobs.summary_arrow.summarise_partials`).
+URI inputs (hdfs://, s3a://) and ``--frames-from`` go the columnar way
+through Spark (:mod:`kafka_net.spark_jobs.arrow_stages`): Spark's readers,
+frames grouped by connection (``groupBy("connection").applyInArrow``), the
+tables exploded and aggregated in Spark SQL (the reference for what each
+aggregate means).  Captures up to ``--in-process-below-mb`` go through the
+same functions in this process, and their aggregates are computed with
+:mod:`kafka_net.spark_jobs.summary_arrow`: no SparkSession, no JVM.  All the
+per-file, per-flow and per-connection logic lives in
+:mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
 (its ``frames.parquet``, ``markers.parquet`` and ``problems.json``: the
@@ -238,6 +243,8 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
 def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
                   frames_from) -> tuple[dict, list[dict]]:
     """Parse (or read --frames-from), check and summarise on Spark's executors."""
+    if frames_from is None and not any("://" in p for p in inputs):
+        return _check_in_tasks(spark, inputs, out, broker_ports, split_bytes)
     if frames_from is None:
         problems = parse(spark, inputs, out, broker_ports, split_bytes)
     else:
@@ -252,6 +259,113 @@ def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
     summary = _summarise(_write_tables(checked, out), checked)
     checked.unpersist()
     return summary, problems
+
+
+def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
+                    split_bytes) -> tuple[dict, list[dict]]:
+    """Local captures checked by tasks that read their bytes themselves
+    (:mod:`kafka_net.spark_jobs.task_reads`): no frame byte crosses the JVM.
+    Spark schedules the tasks and shuffles a pcap's packet index by flow; the
+    tasks write the frames and pairs tables, and return a row per connection
+    (its summary, findings and share of the aggregates), added up here."""
+    tasks = _task_reads()
+    readable, problems = _readable(inputs)
+    split = split_bytes or _split_bytes(spark, readable)
+    kncap, other = _by_kind(plan_inputs(readable, split))
+    for table in tasks.TASK_TABLES:
+        directory = os.path.join(out, table)
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.makedirs(directory)
+    sc = spark.sparkContext
+    slots = max(1, sc.defaultParallelism)
+    parts = []
+    # The plan travels in the task functions; spark.range(n) gives task i its
+    # id i (no Python RDD, no rows converted by the JVM).
+    if kncap:
+        groups = _pack(kncap, 4 * slots)
+        parts.append(spark.range(0, len(groups), 1, len(groups))
+                     .mapInArrow(tasks.kncap_checks(out, groups), tasks.OUT_SCHEMA))
+    if other:
+        chunks = _chunks(other, _tasks(other, split, slots))
+        index = spark.range(0, len(chunks), 1, len(chunks)).mapInArrow(
+            tasks.packet_index(chunks), tasks.INDEX_SCHEMA)
+        parts.append(index.repartition(4 * slots, "flow")
+                     .mapInArrow(tasks.flow_checks(broker_ports, out), tasks.OUT_SCHEMA))
+    _stage("checking connections")
+    found = parts[0] if parts else spark.createDataFrame([], tasks.OUT_SCHEMA)
+    for more in parts[1:]:
+        found = found.unionByName(more)
+    # One Spark job; what comes back is small (a row per connection, the
+    # notes): added up here, as summary_arrow adds up a small input's rows.
+    import pyarrow.compute as pc
+    from kafka_net.spark_jobs import summary_arrow
+    table = found.toArrow()
+    is_checked = pc.equal(table["kind"], tasks.CHECKED)
+    notes = table.filter(pc.invert(is_checked)).select(tasks.NOTE_COLUMNS).to_pylist()
+    problems = _write_problems(out, inputs, problems, notes)
+    _complete_tables(out)
+    checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
+    _write_here(checked, "violations", os.path.join(out, "violations.parquet"))
+    return summary_arrow.summarise_partials(checked), problems
+
+
+def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """Range rows of kafka-net captures, and of the other files (pcap, pcapng,
+    and whatever else, which the packet stage reports)."""
+    from kafka_net.capture.pcap import sniff_format
+    kinds: dict[str, str | None] = {}
+    kncap, other = [], []
+    for row in ranges:
+        path = row[0]
+        if path not in kinds:
+            with open(path, "rb") as fh:
+                kinds[path] = sniff_format(fh.read(12))
+        (kncap if kinds[path] == "kncap" else other).append(row)
+    return kncap, other
+
+
+def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
+    """kafka-net range rows -> at most ``most`` lists, each Processor's ranges
+    in one (:func:`task_reads.kncap_group`), the largest first to the least
+    loaded list, so the tasks are about even."""
+    groups: dict[str, list[tuple]] = {}
+    for row in ranges:
+        groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
+    def size(rows):
+        return sum((end if end >= 0 else os.path.getsize(path)) - start
+                   for path, start, end, _, _ in rows)
+    bins: list[list] = [[0, []] for _ in range(min(most, len(groups)))]
+    for rows in sorted(groups.values(), key=size, reverse=True):
+        emptiest = min(bins, key=lambda b: b[0])
+        emptiest[0] += size(rows)
+        emptiest[1].extend(rows)
+    return [b[1] for b in bins]
+
+
+def _chunks(rows: list, n: int) -> list[list]:
+    """``rows`` cut into ``n`` runs of about the same length, in order (as
+    ``sc.parallelize`` slices a list)."""
+    return [rows[i * len(rows) // n:(i + 1) * len(rows) // n] for i in range(n)]
+
+
+def _complete_tables(out: str) -> None:
+    """The tables tasks write (frames, markers, pairs) readable even when no
+    task wrote a part (no frames, or no markers): an empty part with the schema."""
+    import pyarrow.parquet as pq
+    from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA
+    for table, schema in ((FRAMES_TABLE, FRAME_SCHEMA), (MARKERS_TABLE, FRAME_SCHEMA),
+                          (_task_reads().PAIRS_TABLE, PAIR_SCHEMA)):
+        directory = os.path.join(out, table)
+        if not any(n.endswith(".parquet") and not n.startswith(".")
+                   for n in os.listdir(directory)):
+            pq.write_table(_stages()._arrow(schema).empty_table(),
+                           os.path.join(directory, "part-empty.parquet"))
+
+
+def _task_reads():
+    from kafka_net.spark_jobs import task_reads
+    return task_reads
 
 
 # Inputs up to this size (all local files) are read and checked in the driver's

@@ -35,6 +35,58 @@ def summarise(checked) -> dict:
         connections=connections, frames=sum(c["frames"] for c in connections))
 
 
+def summarise_partials(checked) -> dict:
+    """The checked rows of the Spark job's tasks (``task_reads.CHECKED_FIELDS``:
+    each connection's share of the aggregates) -> the same summary dict, added
+    up here: the shares are a few rows per connection and the latencies."""
+    connections = [json.loads(s) for s in checked["summary"].to_pylist()]
+    violations = exploded(checked, "violations")
+    return report_mod.build_summary(
+        per_api=merged_per_api(exploded(checked, "request_counts"),
+                               exploded(checked, "error_counts")),
+        latency=_latency_rows(_groups(((r["api_key"], r["api_name"]), r["latency_ns"])
+                                      for r in exploded(checked, "latencies"))),
+        histogram=_summed(exploded(checked, "histogram"), ("api_name", "bucket")),
+        timeline=_summed(exploded(checked, "timeline"), ("second",)),
+        violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
+                                                                 v["position"])),
+        connections=connections, frames=sum(c["frames"] for c in connections))
+
+
+def merged_per_api(request_counts: list[dict], error_counts: list[dict]) -> list[dict]:
+    """:func:`per_api` from per-connection counts (task_reads.partials)."""
+    counts: dict[tuple, list] = {}
+    for r in request_counts:
+        key = (r["api_key"], r["api_name"], r["api_version"], r["client_id"])
+        entry = counts.setdefault(key, [0, None])
+        entry[0] += r["requests"]
+        if r["responses"] is not None:        # sum() skips nulls; all null: null
+            entry[1] = (entry[1] or 0) + r["responses"]
+    errors: dict[tuple, int] = {}
+    for e in error_counts:
+        key = (e["api_key"], e["api_version"], e["client_id"])
+        if None not in key:                   # a null key joins nothing
+            errors[key] = errors.get(key, 0) + e["errors"]
+    return _per_api_rows(counts, errors)
+
+
+def _groups(items) -> dict[tuple, list]:
+    groups: dict[tuple, list] = {}
+    for key, values in items:
+        groups.setdefault(key, []).extend(values)
+    return groups
+
+
+def _summed(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
+    """Counts added up per key, ordered by it (nulls first)."""
+    counts: dict[tuple, int] = {}
+    for r in rows:
+        k = tuple(r[name] for name in key)
+        counts[k] = counts.get(k, 0) + r["count"]
+    return [{**dict(zip(key, k)), "count": n}
+            for k, n in sorted(counts.items(), key=lambda i: _nulls_first(*i[0]))]
+
+
 def exploded(checked, column: str) -> list[dict]:
     """``explode(column)`` then ``row.*``: every struct of every row's list."""
     return [row for rows in checked[column].to_pylist() if rows for row in rows]
@@ -50,7 +102,10 @@ def per_api(requests: list[dict], pairs: list[dict]) -> list[dict]:
         entry[0] += 1
         if r["responses"] is not None:        # sum() skips nulls; all null: null
             entry[1] = (entry[1] or 0) + r["responses"]
-    errors = _errors(pairs)
+    return _per_api_rows(counts, _errors(pairs))
+
+
+def _per_api_rows(counts: dict[tuple, list], errors: dict[tuple, int]) -> list[dict]:
     rows = [{"api_key": k, "api_version": v, "client_id": c, "api_name": name,
              "requests": n, "responses": responses or 0, "errors": errors.get((k, v, c), 0)}
             for (k, name, v, c), (n, responses) in counts.items()]
@@ -75,6 +130,10 @@ def latency(pairs: list[dict]) -> list[dict]:
     groups: dict[tuple, list] = {}
     for p in pairs:
         groups.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    return _latency_rows(groups)
+
+
+def _latency_rows(groups: dict[tuple, list]) -> list[dict]:
     rows = []
     for (key, name), values in groups.items():
         known = sorted(v for v in values if v is not None)

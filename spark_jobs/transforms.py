@@ -37,7 +37,8 @@ from kafka_net.protocol.headers import peek_frame_header
 # Once per API key, not per pair and request (an enum lookup and a join each time).
 api_name = functools.lru_cache(maxsize=None)(_api_name)
 
-_RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
+# kafka-net's segment names: run id, Processor, segment number.
+RUN_NAME = _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
 
 FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "timestamp_ns",
                 "frame_size", "truncated", "after_gap", "api_key", "api_version",

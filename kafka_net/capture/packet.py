@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafka_net.capture.ip_fragments import FragmentReassembler
@@ -71,6 +71,9 @@ class Packet:
     payload_len: int     # the TCP payload's length on the wire (>= len(payload))
     record: int = -1     # index of the packet record in its file (for messages)
     file: str = ""       # that file, when packets of several files are reassembled
+    # Where the payload starts in the bytes the decoder read (-1: put together
+    # from IP fragments): the conformance job ships this offset, not the bytes.
+    payload_at: int = field(default=-1, compare=False)
 
     @property
     def truncated(self) -> bool:
@@ -289,4 +292,5 @@ class PacketDecoder:
         pend = min(ip_end, cap_end)
         payload = data[pstart:pend] if pend > pstart else b""
         self.out.append(Packet(ts, self._addr(src), sport, self._addr(dst), dport, seq, ack,
-                               flags, payload, payload_len, index))
+                               flags, payload, payload_len, index, "",
+                               pstart if data is self.data else -1))

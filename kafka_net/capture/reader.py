@@ -9,7 +9,7 @@ frames through :func:`kafka_net.capture.tcp.reassemble` as here)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kafka_net.capture.format import FAULT as FAULT_RECORD
 from kafka_net.capture.format import decode_segment
@@ -84,14 +84,14 @@ def packet_connections(packets: list[Packet], broker_ports: set[int] | None = No
     neither).  The conformance job's flow stage and this reader share it."""
     from kafka_net.capture.tcp import reassemble
     out, problems = [], []
-    for conn in reassemble(sorted(packets, key=lambda p: p.timestamp_ns), broker_ports):
+    # reassemble sorts by time (stably, as here); every frame names its file
+    for conn in reassemble(packets, broker_ports, path):
         if not any(f.marker is None for f in conn.frames):
             if conn.bytes or conn.gaps:
                 problems.append(f"connection {conn.id}: "
                                 + ("; ".join(conn.notes) or "no Kafka frames"))
             continue
-        frames = [f if f.file else replace(f, file=path) for f in conn.frames]
-        out.append(CapturedConnection(conn.id, frames, list(conn.notes)))
+        out.append(CapturedConnection(conn.id, conn.frames, list(conn.notes)))
     return out, problems
 
 

@@ -105,10 +105,11 @@ class Connection:
         return self.unverifiable_from_ns is None
 
 
-def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
-               ) -> list[Connection]:
+def reassemble(packets: list[Packet], broker_ports: set[int] | None = None,
+               path: str = "") -> list[Connection]:
     """Group packets into connections and rebuild their Kafka frames; see the module
-    docstring.  ``packets`` may come from several files in any order."""
+    docstring.  ``packets`` may come from several files in any order; a frame
+    whose packet names no file (and a marker) names ``path``."""
     ordered = sorted(packets, key=attrgetter("timestamp_ns"))
     groups: list[_Group] = []
     current: dict[tuple, _Group] = {}
@@ -137,7 +138,7 @@ def reassemble(packets: list[Packet], broker_ports: set[int] | None = None
     for group in groups:
         if group.syn_src is None and not any(p.payload_len for p in group.packets):
             continue   # stray packets of a connection we know nothing about
-        conn = _build(group, broker_ports or set())
+        conn = _build(group, broker_ports or set(), path)
         n = seen_ids.get(conn.id, 0) + 1
         seen_ids[conn.id] = n
         if n > 1:
@@ -163,7 +164,7 @@ class _Group:
         self.packets: list[Packet] = []
 
 
-def _build(group: _Group, broker_ports: set[int]) -> Connection:
+def _build(group: _Group, broker_ports: set[int], path: str = "") -> Connection:
     packets = group.packets
     client, broker, rule = _roles(packets, broker_ports)
     req, resp = Flow(), Flow()
@@ -213,7 +214,7 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     if req.fin_off is not None and (req.frames or resp.frames):
         req.frames.append(Framed(req.fin_ts, b"", 0, False, None, req.fin_off,
                                  req.fin_off + 1, req.fin_ack, CLOSE))
-    conn.frames = [_frame(pos, direction, f, req if direction == REQUEST else resp)
+    conn.frames = [_frame(pos, direction, f, req if direction == REQUEST else resp, path)
                    for pos, (direction, f) in enumerate(_merge(req, resp))]
     gaps = [f.timestamp_ns for f in conn.frames if f.marker == GAP or f.after_gap]
     if req.stats.unverifiable or resp.stats.unverifiable:
@@ -223,11 +224,11 @@ def _build(group: _Group, broker_ports: set[int]) -> Connection:
     return conn
 
 
-def _frame(pos: int, direction: int, f: Framed, flow: Flow) -> Frame:
+def _frame(pos: int, direction: int, f: Framed, flow: Flow, path: str = "") -> Frame:
     packet = flow.completing_packet(f.start, f.end) if f.marker is None else None
     return Frame(pos, direction, f.ts, f.payload, f.size, f.truncated,
                  f.gap is not None and f.marker is None, f.gap, f.marker,
-                 file=packet.file if packet else "",
+                 file=(packet.file if packet else "") or path,
                  frame_number=packet.record + 1 if packet and packet.record >= 0 else 0)
 
 

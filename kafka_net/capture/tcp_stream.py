@@ -268,6 +268,8 @@ class ByteStream:
         """Timestamp of the latest packet holding bytes of [start, end)."""
         i = max(bisect_right(self.piece_starts, start) - 1, 0)
         j = max(bisect_left(self.piece_starts, end) - 1, i)
+        if i == j:              # a frame in one packet: the common case
+            return self.piece_ts[i]
         return max(self.piece_ts[i:j + 1])
 
     def completing_packet(self, start: int, end: int) -> Packet | None:
@@ -277,6 +279,8 @@ class ByteStream:
         j = max(bisect_left(self.piece_starts, end) - 1, i)
         if not self.piece_own_ts:
             return None
+        if i == j:              # a frame in one packet: the common case
+            return self.piece_packets[i]
         last = max(range(i, j + 1), key=lambda k: (self.piece_own_ts[k], k))
         return self.piece_packets[last]
 

@@ -1,0 +1,425 @@
+"""The conformance job's stages on Spark: tasks read the capture bytes themselves.
+
+Frame bytes never cross the JVM.  Spark schedules the tasks, shuffles a small
+index, and aggregates the small checked rows; each Python task reads the bytes
+it needs from the capture files (local paths every node can reach: a shared
+mount on a cluster), checks whole connections, and writes its share of the
+frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
+
+* **kafka-net captures** (:func:`kncap_checks`, ``mapInArrow``): a connection
+  lives in one Processor's segments (its id names the Processor), so the driver
+  gives each task whole Processors' byte ranges, in order; the task decodes
+  them, checks every connection and returns one :data:`OUT_SCHEMA` row per
+  connection.  No shuffle.
+* **pcap and pcapng** (:func:`packet_index`, then :func:`flow_checks`): a TCP
+  flow's packets may lie in any range of any file, so the first stage reads
+  its range and returns, per flow, where each packet's payload lies in the file
+  (:data:`INDEX_SCHEMA`: offsets, lengths, sequence numbers, flags, times; a
+  few dozen bytes a packet, payload bytes only for datagrams put together from
+  IP fragments).  That index is shuffled by flow; the second stage reads its
+  flows' payloads from the files, reassembles them, checks the connections.
+
+Both return the problems met and each split file's range counts as rows of
+the same table.  The per-file, per-flow and per-connection functions are
+:mod:`kafka_net.spark_jobs.transforms`' own, as in every other path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from pyspark.sql.types import (
+    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
+    StructType)
+
+from kafka_net.spark_jobs import summary_arrow, transforms
+from kafka_net.spark_jobs.arrow_stages import (
+    FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
+from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
+
+CHECKED = "checked"
+INDEX = "index"
+
+_NOTE_FIELDS = [StructField("kind", StringType()), StructField("file", StringType()),
+                StructField("problem", StringType())] + RANGE_FIELDS
+
+# One row per flow and byte range: the flow's packets in that range, as arrays.
+INDEX_SCHEMA = StructType(_NOTE_FIELDS + [
+    StructField("flow", StringType()),
+    StructField("a_ip", StringType()),              # the flow's two ends, in order
+    StructField("a_port", IntegerType()),
+    StructField("b_ip", StringType()),
+    StructField("b_port", IntegerType()),
+    StructField("timestamp_ns", ArrayType(LongType())),
+    StructField("from_a", ArrayType(BooleanType())),
+    StructField("seq", ArrayType(LongType())),
+    StructField("ack", ArrayType(LongType())),
+    StructField("flags", ArrayType(IntegerType())),
+    StructField("payload_at", ArrayType(LongType())),    # file offset; -1: see inline
+    StructField("payload_cap", ArrayType(IntegerType())),  # bytes captured there
+    StructField("payload_len", ArrayType(LongType())),   # on the wire
+    StructField("record", ArrayType(LongType())),
+    StructField("inline", ArrayType(BinaryType())),      # reassembled IP fragments only
+])
+
+# What a checking task returns per connection: its summary and findings, and
+# its share of the report's aggregates (sums Spark SQL adds up; the latencies
+# themselves, for exact percentiles): a few hundred bytes, not a row per frame.
+# The pairs table is written by the task itself.
+_KEY = [StructField("api_key", IntegerType()), StructField("api_name", StringType()),
+        StructField("api_version", IntegerType()), StructField("client_id", StringType())]
+PARTIAL_FIELDS = [
+    StructField("request_counts", ArrayType(StructType(_KEY + [
+        StructField("requests", LongType()), StructField("responses", LongType())]))),
+    StructField("error_counts", ArrayType(StructType(
+        [_KEY[0], _KEY[2], _KEY[3], StructField("errors", LongType())]))),
+    StructField("latencies", ArrayType(StructType(
+        _KEY[:2] + [StructField("latency_ns", ArrayType(LongType()))]))),
+    StructField("histogram", ArrayType(StructType([
+        _KEY[1], StructField("bucket", LongType()), StructField("count", LongType())]))),
+    StructField("timeline", ArrayType(StructType([
+        StructField("second", LongType()), StructField("count", LongType())]))),
+]
+CHECKED_FIELDS = [StructField("connection", StringType()), StructField("summary", StringType()),
+                  StructField("violations", ArrayType(VIOLATION_SCHEMA))] + PARTIAL_FIELDS
+
+# What the checking stages return: notes (problems, range counts) and one
+# checked row per connection.
+OUT_SCHEMA = StructType(_NOTE_FIELDS + CHECKED_FIELDS)
+CHECKED_COLUMNS = [f.name for f in CHECKED_FIELDS]
+NOTE_COLUMNS = [f.name for f in _NOTE_FIELDS]
+
+FRAMES_TABLE = "frames.parquet"
+MARKERS_TABLE = "markers.parquet"
+PAIRS_TABLE = "pairs.parquet"
+TASK_TABLES = (FRAMES_TABLE, MARKERS_TABLE, PAIRS_TABLE)
+_OUT_ROWS = 64          # checked rows (connections) per returned batch
+
+
+# -- kafka-net captures: whole Processors per task ------------------------------------------
+
+def kncap_checks(out: str, groups: list[list[tuple]]):
+    """``mapInArrow`` function over ``spark.range`` ids: id i checks the range
+    rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of ``groups[i]``, whole
+    Processors' ranges -> :data:`OUT_SCHEMA` batches."""
+    def apply(batches):
+        ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
+                        key=lambda r: (r["path"], r["start"]))
+        tables = FrameTables(out, "kncap")
+        notes: list[dict] = []
+        rows: dict[str, list[dict]] = {}
+        for r in ranges:
+            columns = _kncap_range(r, notes)
+            if columns is None:
+                continue
+            tables.write(columns)
+            names = list(columns)
+            for values in zip(*columns.values()):
+                row = dict(zip(names, values))
+                rows.setdefault(row["connection"], []).append(row)
+        yield from _out_batches(rows, notes, tables)
+    return apply
+
+
+def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
+    path = transforms.local_path(r["path"])
+    try:
+        data = read_range(r["path"], r["start"], r["end"])
+    except OSError as exc:
+        notes.append({"kind": PROBLEM, "file": path,
+                      "problem": f"cannot be read ({exc.strerror or exc})"})
+        return None
+    resume = json.loads(r["resume"]) if r["resume"] else None
+    columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
+    notes += [{"kind": PROBLEM, **p} for p in problems]
+    if resume:
+        notes.append({"kind": RANGE, **transforms.kncap_range_counts(
+            path, r["start"], len(columns["frame"]))})
+    return columns
+
+
+# -- pcap and pcapng: an index by flow, then the flows' payloads read back -----------------
+
+def packet_index(chunks: list[list[tuple]]):
+    """``mapInArrow`` function over ``spark.range`` ids: id i reads the range
+    rows of ``chunks[i]`` -> :data:`INDEX_SCHEMA` batches (index rows, problems,
+    range counts)."""
+    return lambda batches: _index_batches(r for i in _ids(batches)
+                                          for r in _range_rows(chunks[i]))
+
+
+def _ids(batches):
+    for batch in batches:
+        yield from batch.column("id").to_pylist()
+
+
+def _range_rows(rows: list[tuple]) -> list[dict]:
+    return [dict(zip(RANGE_INPUT_SCHEMA.fieldNames(), row)) for row in rows]
+
+
+def _index_batches(ranges):
+    """Range rows -> index batches, one range at a time."""
+    import pyarrow as pa
+    schema = _arrow(INDEX_SCHEMA)
+    for r in ranges:
+        path = transforms.local_path(r["path"])
+        try:
+            data = read_range(r["path"], r["start"], r["end"])
+        except OSError as exc:
+            yield pa.RecordBatch.from_pylist([{
+                "kind": PROBLEM, "file": path,
+                "problem": f"cannot be read ({exc.strerror or exc})"}], schema=schema)
+            continue
+        resume = json.loads(r["resume"]) if r["resume"] else None
+        units = transforms.file_units(path, data, resume, r["start"], r["split"])
+        rows = index_rows(path, r["start"], units)
+        if rows:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def index_rows(path: str, base: int, units: list[tuple]) -> list[dict]:
+    """transforms.file_units' units of one range (at file offset ``base``) ->
+    index rows, one per flow, and the other units as note rows."""
+    rows = [_note(u) for u in units if u[0] != PACKET]
+    flows: dict[tuple, list] = {}
+    for u in units:
+        if u[0] == PACKET:
+            flows.setdefault(u[1], []).append(u[2][1])
+    for (a, b), ps in flows.items():
+        inside = [p.payload_at >= 0 for p in ps]
+        rows.append({
+            "kind": INDEX, "file": path, "range_start": base, "flow": repr((a, b)),
+            "a_ip": a[0], "a_port": a[1], "b_ip": b[0], "b_port": b[1],
+            "timestamp_ns": [p.timestamp_ns for p in ps],
+            "from_a": [p.src_port == a[1] and p.src_ip == a[0] for p in ps],
+            "seq": [p.seq for p in ps], "ack": [p.ack for p in ps],
+            "flags": [p.flags for p in ps],
+            "payload_at": [base + p.payload_at if i else -1 for p, i in zip(ps, inside)],
+            "payload_cap": [len(p.payload) for p in ps],
+            "payload_len": [p.payload_len for p in ps], "record": [p.record for p in ps],
+            "inline": [None if i else p.payload for p, i in zip(ps, inside)],
+        })
+    return rows
+
+
+def _note(unit: tuple) -> dict:
+    if unit[0] == PROBLEM:
+        return {"kind": PROBLEM, "file": unit[1]["file"], "problem": unit[1]["problem"]}
+    if unit[0] == RANGE:
+        return {"kind": RANGE, **unit[1]}
+    # A kafka-net frame here means the file changed after the driver sniffed it.
+    return {"kind": PROBLEM, "file": unit[1]["file"],
+            "problem": "changed while read (a kafka-net capture now)"}
+
+
+def flow_checks(broker_ports: set[int] | None, out: str):
+    """``mapInArrow`` function over index rows shuffled by flow: each flow's
+    payloads read from the files, reassembled and checked -> :data:`OUT_SCHEMA`
+    batches.  Other rows (problems, range counts) pass through."""
+    def apply(batches):
+        flows: dict[str, list[dict]] = {}
+        notes: list[dict] = []
+        for batch in batches:
+            for r in batch.to_pylist():
+                if r["kind"] == INDEX:
+                    flows.setdefault(r["flow"], []).append(r)
+                else:
+                    notes.append({k: r[k] for k in NOTE_COLUMNS})
+        tables = FrameTables(out, "pcap")
+        rows: dict[str, list[dict]] = {}
+        with PayloadReader() as files:
+            for flow in sorted(flows):
+                units = transforms.frames_of_flow(flow_packets(flows[flow], files),
+                                                  broker_ports)
+                notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
+                frames = [u[1] for u in units if u[0] != PROBLEM]
+                tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+                for f in frames:
+                    rows.setdefault(f["connection"], []).append(f)
+        yield from _out_batches(rows, notes, tables)
+    return apply
+
+
+def flow_packets(parts: list[dict], files: "PayloadReader") -> list[tuple]:
+    """One flow's index rows (from any ranges and files) -> (path, Packet) pairs
+    in file and record order, payloads read from the files."""
+    from kafka_net.capture.packet import Packet
+    packets = []
+    for r in sorted(parts, key=lambda r: (r["file"], r["range_start"])):
+        path = r["file"]
+        ends = ((r["a_ip"], r["a_port"]), (r["b_ip"], r["b_port"]))
+        for ts, from_a, seq, ack, flags, at, cap, plen, rec, inline in zip(
+                r["timestamp_ns"], r["from_a"], r["seq"], r["ack"], r["flags"],
+                r["payload_at"], r["payload_cap"], r["payload_len"], r["record"], r["inline"]):
+            src, dst = ends if from_a else ends[::-1]
+            payload = inline if at < 0 else files.read(path, at, cap)
+            packets.append((path, Packet(ts, src[0], src[1], dst[0], dst[1], seq, ack, flags,
+                                         payload, plen, rec)))
+    return packets
+
+
+class PayloadReader:
+    """Byte ranges of capture files, each file mapped once per task."""
+
+    def __init__(self) -> None:
+        self._maps: dict[str, object] = {}
+        self._files: list = []
+
+    def read(self, path: str, at: int, length: int) -> bytes:
+        mm = self._maps.get(path)
+        if mm is None:
+            import mmap
+            fh = open(path, "rb")
+            self._files.append(fh)
+            mm = self._maps[path] = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        return mm[at:at + length]
+
+    def __enter__(self) -> "PayloadReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for mm in self._maps.values():
+            mm.close()
+        for fh in self._files:
+            fh.close()
+
+
+# -- what every checking task returns and writes ----------------------------------------------
+
+def _out_batches(rows: dict[str, list[dict]], notes: list[dict], tables: "FrameTables"):
+    """Each connection checked (:func:`checked_row`) -> OUT_SCHEMA batches, the
+    notes first; the task's table parts complete at the end."""
+    import pyarrow as pa
+    schema = _arrow(OUT_SCHEMA)
+    if notes:
+        yield pa.RecordBatch.from_pylist(notes, schema=schema)
+    done: list[dict] = []
+    for connection in sorted(rows):
+        done.append({"kind": CHECKED, **checked_row(connection, rows.pop(connection), tables)})
+        if len(done) == _OUT_ROWS:
+            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            done = []
+    tables.close()
+    if done:
+        yield pa.RecordBatch.from_pylist(done, schema=schema)
+
+
+def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dict:
+    """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
+    its pairs go to the task's part of the pairs table.  The one place a task
+    checks a connection: transforms.check_connection, as every path does."""
+    result = transforms.check_connection(connection, rows)
+    pairs, requests = result["pairs"], result["requests"]
+    tables.add_pairs(pairs)
+    return {"connection": connection, "summary": json.dumps(result["connection"]),
+            "violations": result["violations"], **partials(pairs, requests)}
+
+
+def partials(pairs: list[dict], requests: list[dict]) -> dict:
+    """One connection's share of the report's aggregates (see
+    conformance._summarise_partials, which adds them up in Spark SQL): requests
+    and responses per (API, version, client), pairs with an error per (API,
+    version, client), the latencies per API, and the histogram and timeline
+    counts (summary_arrow's functions: Spark's meaning of each bucket)."""
+    counts: dict[tuple, list] = {}
+    for r in requests:
+        entry = counts.setdefault((r["api_key"], r["api_name"], r["api_version"],
+                                   r["client_id"]), [0, None])
+        entry[0] += 1
+        if r["responses"] is not None:
+            entry[1] = (entry[1] or 0) + r["responses"]
+    errors: dict[tuple, int] = {}
+    latencies: dict[tuple, list] = {}
+    for p in pairs:
+        key = (p["api_key"], p["api_version"], p["client_id"])
+        errors[key] = errors.get(key, 0) + bool(p["error_codes"])
+        latencies.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    return {
+        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
+                            "requests": n, "responses": responses}
+                           for (k, name, v, c), (n, responses) in counts.items()],
+        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
+                         for (k, v, c), n in errors.items()],
+        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
+                      for (k, name), values in latencies.items()],
+        "histogram": summary_arrow.histogram(pairs),
+        "timeline": summary_arrow.timeline(requests),
+    }
+
+
+class FrameTables:
+    """A task's parts of ``frames.parquet``, ``markers.parquet`` and
+    ``pairs.parquet`` under ``out``, written with pyarrow (no frame byte goes
+    to the JVM).  Each part is written under a hidden name and renamed when
+    complete; its name is the task's partition, so a retried task replaces its
+    own part."""
+
+    PAIR_ROWS = 8192      # pairs buffered before a row group is written
+
+    def __init__(self, out: str, prefix: str) -> None:
+        self.out = out
+        self.name = f"part-{prefix}-{_partition():05d}.parquet"
+        self.writers: dict[str, object] = {}
+        self.pairs: list[dict] = []
+
+    def write(self, columns: dict[str, list]) -> None:
+        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        if not columns["frame"]:
+            return
+        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
+                                     schema=_arrow(FRAME_SCHEMA))
+        is_frame = pc.is_null(table["marker"])
+        if pc.all(is_frame).as_py():
+            self._writer(FRAMES_TABLE, FRAME_SCHEMA).write_table(table)
+            return
+        for name, rows in ((FRAMES_TABLE, table.filter(is_frame)),
+                           (MARKERS_TABLE, table.filter(pc.invert(is_frame)))):
+            if rows.num_rows:
+                self._writer(name, FRAME_SCHEMA).write_table(rows)
+
+    def add_pairs(self, pairs: list[dict]) -> None:
+        self.pairs += pairs
+        if len(self.pairs) >= self.PAIR_ROWS:
+            self._flush_pairs()
+
+    def _flush_pairs(self) -> None:
+        import pyarrow as pa
+        if self.pairs:
+            self._writer(PAIRS_TABLE, PAIR_SCHEMA).write_table(
+                pa.Table.from_pylist(self.pairs, schema=_arrow(PAIR_SCHEMA)))
+            self.pairs = []
+
+    def _writer(self, table: str, schema):
+        writer = self.writers.get(table)
+        if writer is None:
+            import pyarrow.parquet as pq
+            writer = self.writers[table] = pq.ParquetWriter(
+                self._path(table, hidden=True), _arrow(schema))
+        return writer
+
+    def _path(self, table: str, hidden: bool) -> str:
+        return os.path.join(self.out, table, ("." if hidden else "") + self.name)
+
+    def close(self) -> None:
+        self._flush_pairs()
+        for table, writer in self.writers.items():
+            writer.close()
+            os.replace(self._path(table, hidden=True), self._path(table, hidden=False))
+        self.writers = {}
+
+
+def _partition() -> int:
+    from pyspark import TaskContext
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+def kncap_group(path: str) -> str:
+    """The task group of a .kncap file: its run and Processor, as kafka-net names
+    segments (a connection's id names its Processor, so all its records are in
+    that Processor's segments); any other file name is a group of its own."""
+    m = transforms.RUN_NAME.search(os.path.basename(path))
+    return f"{m.group(1)}-p{m.group(2)}" if m else path
