@@ -182,7 +182,7 @@ def test_kafka_python_consumer_and_admin_read_metadata(server, kafka_python):
     # describe_cluster prefers DescribeCluster (key 60), which the broker serves.
     cluster = admin.describe_cluster()
     assert seen(server, 60) == [2]      # DescribeCluster v2 (Kafka 4.2), negotiated
-    assert cluster["cluster_id"] == server.config.cluster_id
+    assert cluster["cluster_id"] == server.metadata_cache.cluster_id
     assert cluster["controller_id"] == server.config.node_id
     assert cluster["brokers"] == [{"broker_id": server.config.node_id, "host": LOOPBACK,
                                    "port": port, "rack": None, "is_fenced": False}]
@@ -206,7 +206,7 @@ def test_confluent_admin_list_topics(server, confluent):
     port, node = server.bound_port(), server.config.node_id
     admin = confluent("admin", server)
     md = admin.list_topics(timeout=10)
-    assert md.cluster_id == server.config.cluster_id
+    assert md.cluster_id == server.metadata_cache.cluster_id
     assert md.controller_id == node
     assert list(md.brokers) == [node]
     broker = md.brokers[node]
@@ -222,7 +222,7 @@ def test_confluent_admin_list_topics(server, confluent):
 
     # describe_cluster is answered by librdkafka from a Metadata request too.
     cluster = admin.describe_cluster(request_timeout=10).result(timeout=15)
-    assert cluster.cluster_id == server.config.cluster_id
+    assert cluster.cluster_id == server.metadata_cache.cluster_id
     assert [(n.id, n.host, n.port) for n in cluster.nodes] == [(node, LOOPBACK, port)]
 
     assert seen(server, API_VERSIONS) == [3]
@@ -299,7 +299,7 @@ def test_confluent_falls_back_to_api_versions_v0(api_versions_v2_server, conflue
     server = api_versions_v2_server
     admin = confluent("admin", server)
     md = admin.list_topics(timeout=10)
-    assert md.cluster_id == server.config.cluster_id
+    assert md.cluster_id == server.metadata_cache.cluster_id
     assert [(b.id, b.port) for b in md.brokers.values()] == \
         [(server.config.node_id, server.bound_port())]
     # librdkafka reads the v0 error body with its v3 (compact) reader: the int32

@@ -144,8 +144,10 @@ def test_the_broker_finalizes_transaction_version_2_and_advertises_the_v2_reques
     finalized = {f["name"]: f["max_version_level"] for f in body["finalized_features"]}
     assert finalized["transaction.version"] == 2
     ranges = {k["api_key"]: k["max_version"] for k in body["api_keys"]}
+    # TxnOffsetCommit v5 is transaction version 2's; v6 (Kafka 4.4, KIP-1319) adds
+    # topic ids on top of it.
     assert (ranges[ApiKey.PRODUCE], ranges[ApiKey.END_TXN],
-            ranges[ApiKey.TXN_OFFSET_COMMIT]) == (13, 5, 5)
+            ranges[ApiKey.TXN_OFFSET_COMMIT]) == (13, 5, 6)
 
 
 def test_each_end_bumps_the_epoch_and_the_next_transaction_uses_it(client, topic):

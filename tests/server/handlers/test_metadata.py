@@ -37,7 +37,7 @@ def test_metadata_brokers_and_partitions(broker, version):
     if version >= 1:
         assert body["controller_id"] == 1
     if version >= 2:
-        assert body["cluster_id"] == broker.config.cluster_id
+        assert body["cluster_id"] == broker.metadata_cache.cluster_id
     if version >= 10:
         assert t["topic_id"] == broker.metadata_cache.topic("t").topic_id
 
