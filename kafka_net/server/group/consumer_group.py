@@ -120,20 +120,7 @@ class ConsumerGroup:
 
     def replace_static_member(self, existing: ConsumerGroupMember,
                               member_id: str) -> ConsumerGroupMember:
-        """A restarted static instance (new ``member_id``) takes ``existing``'s place:
-        its assignment and its place in the target assignment, at epoch 0, with no
-        group epoch bump and so no rebalance."""
-        del self.members[existing.member_id]
-        if existing.member_id in self.target:
-            self.target[member_id] = self.target.pop(existing.member_id)
-        log.info("[GroupId %s] Static member with instance id %s re-joins the consumer "
-                 "group. Created a new member %s to replace the existing member %s.",
-                 escape(self.group_id), escape(existing.instance_id), escape(member_id),
-                 escape(existing.member_id))
-        replaced = replace(existing, member_id=member_id, member_epoch=0,
-                           previous_member_epoch=0)
-        self.members[member_id] = replaced
-        return replaced
+        return replace_static_member(self, existing, member_id, "consumer group")
 
     def partition_epoch(self, topic_id: uuid.UUID, partition: int,
                         excluding: str | None = None) -> int:
@@ -210,3 +197,20 @@ class ConsumerGroup:
         order = list(supported)
         return max(votes, key=lambda name: (votes[name], -order.index(name)))
 
+
+def replace_static_member(group, existing, member_id: str, kind: str):
+    """A restarted static instance (new ``member_id``) takes ``existing``'s place:
+    its assignment and its place in the target assignment, at epoch 0, with no
+    group epoch bump and so no rebalance.  The same for consumer and streams
+    groups (KIP-848, KIP-1071): ``group`` has ``members`` and ``target`` by member
+    id; ``kind`` names the group in the log line."""
+    del group.members[existing.member_id]
+    if existing.member_id in group.target:
+        group.target[member_id] = group.target.pop(existing.member_id)
+    log.info("[GroupId %s] Static member with instance id %s re-joins the %s. "
+             "Created a new member %s to replace the existing member %s.",
+             escape(group.group_id), escape(existing.instance_id), kind, escape(member_id),
+             escape(existing.member_id))
+    replaced = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+    group.members[member_id] = replaced
+    return replaced

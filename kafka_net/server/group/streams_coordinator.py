@@ -58,6 +58,7 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
+from kafka_net.server.group.consumer_group import replace_static_member
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.streams_group import (
@@ -339,7 +340,7 @@ class StreamsGroupCoordinator:
                     ErrorCode.UNRELEASED_INSTANCE_ID,
                     f"Static member {existing.member_id} with instance id {instance_id} "
                     "cannot be replaced because it has not left the group.")
-            return self._replace_static(sg, existing, member_id)
+            return replace_static_member(sg, existing, member_id, "streams group")
         if existing is None:
             raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
                                f"Instance id {instance_id} is unknown.")
@@ -350,21 +351,6 @@ class StreamsGroupCoordinator:
                 f"member {existing.member_id}.")
         _check_epoch(existing, req["member_epoch"], owned)
         return existing
-
-    @staticmethod
-    def _replace_static(sg: StreamsGroup, existing: StreamsGroupMember, member_id: str
-                        ) -> StreamsGroupMember:
-        del sg.members[existing.member_id]
-        if existing.member_id in sg.target:
-            sg.target[member_id] = sg.target.pop(existing.member_id)
-        log.info("[GroupId %s] Static member with instance id %s re-joins the streams group. "
-                 "Created a new member %s to replace the existing member %s.",
-                 escape(sg.group_id), escape(existing.instance_id), escape(member_id),
-                 escape(existing.member_id))
-        replaced = replace(existing, member_id=member_id, member_epoch=0,
-                           previous_member_epoch=0)
-        sg.members[member_id] = replaced
-        return replaced
 
     def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
         """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
