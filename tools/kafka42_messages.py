@@ -271,13 +271,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if the checked-in JSON differs instead of writing it")
     args = parser.parse_args(argv)
-    text = render(collect(args.repo, args.commit))
-    if args.check:
-        if OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is stale; run {sys.argv[0]}", file=sys.stderr)
+    return write_or_check(OUTPUT, render(collect(args.repo, args.commit)), args.check)
+
+
+def write_or_check(output: Path, text: str, check: bool) -> int:
+    """Write ``text`` to ``output``; with ``check``, exit status 1 if it differs."""
+    if check:
+        if output.read_text() != text:
+            print(f"{output} is stale; run {sys.argv[0]}", file=sys.stderr)
             return 1
         return 0
-    OUTPUT.write_text(text)
+    output.write_text(text)
     return 0
 
 

@@ -22,6 +22,10 @@ import json
 import sys
 from pathlib import Path
 
+# The 4.2 tool's JSON layout and its write-or-check, so both tables read alike
+# (run as a script, this file's folder, tools/, is on the import path).
+from kafka42_messages import render, write_or_check
+
 TESTS = Path(__file__).resolve().parent.parent / "tests" / "protocol"
 BASE = TESTS / "kafka42_messages.json"
 KAFKA_JSON = TESTS / "kafka_json"
@@ -124,27 +128,12 @@ def collect() -> dict:
     }
 
 
-def render(table: dict) -> str:
-    """Indented JSON with one line per API, so a diff shows which key changed."""
-    head = {k: v for k, v in table.items() if k != "apis"}
-    lines = json.dumps(head, indent=1)[:-2] + ',\n "apis": [\n'
-    lines += ",\n".join("  " + json.dumps(api) for api in table["apis"])
-    return lines + "\n ]\n}\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if the checked-in JSON differs instead of writing it")
     args = parser.parse_args(argv)
-    text = render(collect())
-    if args.check:
-        if OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is stale; run {sys.argv[0]}", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    return 0
+    return write_or_check(OUTPUT, render(collect()), args.check)
 
 
 if __name__ == "__main__":
