@@ -58,6 +58,7 @@ NOT_AT_START = [
     "kafka_net.network.ssl_factory",                    # an SSL listener
     "kafka_net.spark_jobs", "rich", "kafka_net.top",    # other subcommands
     "ctypes.util",                                      # ran ldconfig to name threads
+    "kafka_net.server.faults.registry",                 # broker.faults, first used
 ]
 
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 import importlib
 import logging
 import struct
+import threading
 import time
 from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING
 
 from kafka_net.config import ServerConfig
 from kafka_net.log_safety import RateLimitedLog, escape
@@ -43,13 +45,14 @@ from kafka_net.security.credential_cache import CredentialCache
 from kafka_net.server.controller import Controller
 from kafka_net.server.delegation_token_manager import DelegationTokenManager
 from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
+
+if TYPE_CHECKING:
+    from kafka_net.server.faults.registry import FaultRegistry
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.client_metrics import ClientMetricsManager
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
-from kafka_net.server.faults import actions as fault_actions
-from kafka_net.server.faults.registry import FaultRegistry
 from kafka_net.server.features import FeatureControl
 from kafka_net.server.group_config import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
@@ -515,7 +518,21 @@ class KafkaApis:
         # a fault fired on, finished by complete_deferred.
         self.fault_check: FaultRegistry | None = None
         self.fault_pending: dict = {}
-        self.faults = FaultRegistry(self)
+        self._faults: FaultRegistry | None = None    # built on first use: see faults
+        self._faults_lock = threading.Lock()
+
+    @property
+    def faults(self) -> "FaultRegistry":
+        """The broker's fault registry, built (and the fault layer imported) when a
+        test or the control endpoint first asks for it, not at start-up: a broker
+        nobody injects faults into never loads it.  Under a lock, so two first
+        callers (a test and the control endpoint) share one registry."""
+        if self._faults is None:
+            with self._faults_lock:
+                if self._faults is None:
+                    from kafka_net.server.faults.registry import FaultRegistry
+                    self._faults = FaultRegistry(self)
+        return self._faults
 
     def _apply_log_defaults(self, values: dict) -> None:
         repository = self.config_repository
@@ -595,6 +612,7 @@ class KafkaApis:
         if self.fault_check is not None:
             fired = self.fault_check.decide(request)
             if fired is not None:
+                from kafka_net.server.faults import actions as fault_actions
                 return fault_actions.respond(self, module, request, fired)
         ctx = RequestContext(request, self)
         try:
