@@ -5,7 +5,9 @@ The fence of a block says what it is:
 - ```sh: commands, run with bash in the checkout, in page order.  A block whose one
   command starts a daemon (``make run``, ``kafka-net serve``, ``tcpdump``) is started
   in the background until its ready line; the page's later blocks run against it, and
-  it is stopped (SIGTERM) when a daemon of its kind replaces it or the page ends.
+  it is stopped (SIGTERM) when a daemon of its kind replaces it or the page ends.  A
+  block ``pkill -INT -f '<a tcpdump block's command>'`` stops that tcpdump as the
+  page says (once its file has stopped growing, as a person's pause would).
 - ```python: a program, run in a fresh interpreter; one that defines ``test_*``
   functions is run by pytest, where the ``kafka_broker`` plugin serves it.
 - ```text right after one of those: what it prints on stdout.  A line ``...`` stands
@@ -42,6 +44,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.capture.tcpdump import wait_until_written
 from tests.integration.test_make_run import default_ports
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,6 +68,9 @@ DAEMONS = [("broker", re.compile(ENV + r"(make run|(\S*/)?kafka-net serve|(\S*/)
                                        r"kafka_net serve)\b[^|&;]*$"),
             re.compile(r"kafka-net started in \d+ ms")),
            ("tcpdump", re.compile(ENV + r"tcpdump\b[^|&;]*$"), re.compile(r"listening on "))]
+# A block that stops a daemon the page started (as Ctrl-C in its terminal would): its
+# kind, and the command, which must name that daemon's own command line.
+STOPS = [("tcpdump", re.compile(r"^pkill -INT -f '(tcpdump [^']*)'$"))]
 GENERATED = re.compile(r"<!-- (\S+):begin -->.*?<!-- \1:end -->", re.DOTALL)
 
 
@@ -140,6 +146,10 @@ class Page:
                 assert len(cmds) == 1, f"{self.where(block)}: a daemon's block holds it alone"
                 self.start(kind, ready, block, cmds[0])
                 return ""
+        for kind, stops in STOPS:
+            if cmds and stops.match(cmds[0]):
+                assert len(cmds) == 1, f"{self.where(block)}: a stop's block holds it alone"
+                return self.stop_by_command(kind, block, stops.match(cmds[0]).group(1))
         if cmds and DRY_RUN.match(cmds[0]):
             assert len(cmds) == 1, f"{self.where(block)}: make test alone in its block"
             return self.shell(block, cmds[0].replace("make ", "make -n ", 1))
@@ -210,6 +220,25 @@ class Page:
             proc.wait()
         assert running or not check, (f"{self.where(block)} died while the page ran:\n"
                                       + "".join(lines))
+
+    def stop_by_command(self, kind: str, block: Block, names: str) -> str:
+        """Run the page's own stop command for the ``kind`` daemon, whose command must
+        start with what it names (pkill -f matches part of a command line), and wait (bounded) until the daemon has exited."""
+        assert kind in self.daemons, f"{self.where(block)}: no {kind} running to stop"
+        proc, lines, started = self.daemons[kind]
+        assert commands(started.code)[0].startswith(names), (
+            f"{self.where(block)} stops {names!r}, not {self.where(started)}'s command")
+        written = re.search(r"-w (\S+)", self.rewrite(names))
+        if written:
+            wait_until_written(written.group(1))
+        out = self.shell(block, block.code)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{self.where(block)} did not stop {self.where(started)}:\n"
+                        + "".join(lines))
+        del self.daemons[kind]
+        return out
 
     def stop_all(self, check: bool = True) -> None:
         for kind in list(self.daemons):

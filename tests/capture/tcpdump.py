@@ -10,6 +10,18 @@ import subprocess
 import time
 
 
+def wait_until_written(path: str, quiet: float = 0.5, limit: float = 5.0) -> None:
+    """Let the last packets reach the file before tcpdump is stopped (as a person's
+    pause before Ctrl-C does): wait, at most ``limit`` s, until it has not grown for
+    ``quiet`` s."""
+    size, stable_since, deadline = -1, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() < deadline and time.monotonic() - stable_since < quiet:
+        now = os.path.getsize(path) if os.path.exists(path) else 0
+        if now != size:
+            size, stable_since = now, time.monotonic()
+        time.sleep(0.05)
+
+
 class Tcpdump:
     """tcpdump -i lo for one port (``snaplen`` 0: whole packets), started and stopped
     with bounded waits."""
@@ -46,13 +58,7 @@ class Tcpdump:
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        # Let the last packets reach the file: wait (bounded) until it stops growing.
-        size, stable_since, deadline = -1, time.monotonic(), time.monotonic() + 5
-        while time.monotonic() < deadline and time.monotonic() - stable_since < 0.5:
-            now = os.path.getsize(self.path) if os.path.exists(self.path) else 0
-            if now != size:
-                size, stable_since = now, time.monotonic()
-            time.sleep(0.05)
+        wait_until_written(self.path)
         self.proc.send_signal(signal.SIGINT)
         try:
             self.proc.wait(timeout=15)
