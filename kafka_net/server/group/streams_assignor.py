@@ -35,6 +35,10 @@ from kafka_net.server.group.streams_group import Tasks, TasksTuple
 
 log = logging.getLogger(__name__)
 
+# Kafka's StickyTaskAssignor.name(): what StreamsGroupDescribe v1 reports as a
+# group's assignor (KIP-1357's AssignorName).
+NAME = "sticky"
+
 Task = tuple[str, int]
 
 

@@ -536,7 +536,7 @@ class StreamsGroupCoordinator:
             self._fence(sg, member)
             self._groups.store_streams_group(group)
 
-    # -- UpdateStreamsGroupTopologyDescription (KIP-1331) --------------------------------
+    # -- StreamsGroupTopologyDescriptionUpdate (KIP-1331) --------------------------------
 
     def update_topology_description(self, group_id: str, member_id: str, epoch: int,
                                     description: dict) -> tuple[int, str | None]:

@@ -145,7 +145,7 @@ class StreamsGroup:
     # persisted: a group loaded after a restart assigns at once.
     initial_delay_deadline: float | None = None
     # KIP-1331: the description of the topology a member sent with
-    # UpdateStreamsGroupTopologyDescription, and the topology epoch it describes.
+    # StreamsGroupTopologyDescriptionUpdate, and the topology epoch it describes.
     # Kept where Kafka's topology description plugin would keep it; not persisted,
     # so after a restart the next heartbeat asks a member to send it again.
     topology_description: dict | None = None

@@ -19,7 +19,7 @@ is off: UNSUPPORTED_VERSION, checked first.
 v1 sends the acceptable recovery lag as an int64 and sets
 ``topology_description_required`` while the broker holds no description of the
 group's current topology and the member runs that topology: the member then
-sends it with UpdateStreamsGroupTopologyDescription (key 93).
+sends it with StreamsGroupTopologyDescriptionUpdate (key 93).
 
 Static membership (``instance_id``, as KIP-848's): a member leaving with
 epoch -2 keeps its place and tasks for one session, and the restarted instance

@@ -1,8 +1,10 @@
-"""UpdateStreamsGroupTopologyDescription (API key 93): version 0, flexible
+"""StreamsGroupTopologyDescriptionUpdate (API key 93): version 0, flexible
 (KIP-1331, Kafka 4.4).
 
-Wire schema of ``UpdateStreamsGroupTopologyDescriptionRequest.json`` /
-``...Response.json`` (apache/kafka trunk 8e7e658bbdfee2edbfbcbbe3c73856f9195c1814).
+Wire schema of ``StreamsGroupTopologyDescriptionUpdateRequest.json`` /
+``...Response.json`` as Kafka 4.4 released them (KAFKA-20620; apache/kafka
+09ed70433d9abd5972f48503694ef34cdfae4b82 and
+8022dc686d8b6946f87ec90337a055d5a8e6b6bd, after the RPC was marked stable).
 A streams group member whose heartbeat response set
 ``topology_description_required`` sends its application's topology described
 node by node: each sub-topology's nodes (1 SOURCE, 2 PROCESSOR, 3 SINK) with
@@ -14,7 +16,7 @@ asks (``include_topology_description``).
 The response is a top-level error: UNKNOWN_MEMBER_ID when the member (or its
 group) is gone, so the client treats itself as fenced and rejoins.
 
-Served by :mod:`kafka_net.server.handlers.update_streams_group_topology_description`.
+Served by :mod:`kafka_net.server.handlers.streams_group_topology_description_update`.
 """
 
 from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
@@ -41,7 +43,7 @@ TOPOLOGY_DESCRIPTION = Struct(
 )
 
 REQUEST = Schema(
-    "UpdateStreamsGroupTopologyDescriptionRequest", valid="0", flexible="0+",
+    "StreamsGroupTopologyDescriptionUpdateRequest", valid="0", flexible="0+",
     fields=[
         Field("group_id", STRING),
         Field("member_id", STRING),
@@ -50,7 +52,7 @@ REQUEST = Schema(
     ])
 
 RESPONSE = Schema(
-    "UpdateStreamsGroupTopologyDescriptionResponse", valid="0", flexible="0+",
+    "StreamsGroupTopologyDescriptionUpdateResponse", valid="0", flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),

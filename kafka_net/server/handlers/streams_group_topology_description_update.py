@@ -1,4 +1,4 @@
-"""UpdateStreamsGroupTopologyDescription (API key 93): serves v0-v0 (KIP-1331, Kafka 4.4).
+"""StreamsGroupTopologyDescriptionUpdate (API key 93): serves v0-v0 (KIP-1331, Kafka 4.4).
 
 Behaviour: a streams group member sends the description of its application's
 topology (sub-topologies node by node, global stores) for the topology epoch
@@ -22,7 +22,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
-API_KEY = ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION
+API_KEY = ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE
 
 
 def handle(ctx, request: dict) -> dict:
