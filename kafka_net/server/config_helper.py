@@ -227,7 +227,8 @@ def group_entries(repository, group_id: str) -> list[dict]:
             value, source = repository.default(name), ConfigSource.DEFAULT_CONFIG
         entries.append(_entry(name, str(value), source, read_only=False,
                               synonyms=[_synonym(name, str(value), source)],
-                              config_type=STRING if definition.kind == "STRING" else INT,
+                              config_type={"STRING": STRING, "LONG": LONG}.get(
+                                  definition.kind, INT),
                               doc=definition.doc))
     return entries
 
