@@ -256,6 +256,11 @@ KEYS: tuple[_Key, ...] = (
          integer(0), "3000",
          "How long the first assignment of a new (previously empty) streams group waits for "
          "more members; its members get the status ASSIGNMENT_DELAYED meanwhile."),
+    _Key("errors.deadletterqueue.auto.create.topics.enable",
+         "errors_deadletterqueue_auto_create_topics_enable", boolean, "false",
+         "Whether a share group's dead-letter topic (KIP-1191) that does not exist is "
+         "created at its first dead letter (num.partitions, "
+         "errors.deadletterqueue.group.enable=true); dynamic, cluster-wide or per broker."),
     _Key("group.streams.num.warmup.replicas", "group_streams_num_warmup_replicas",
          integer(0), "2",
          "Most warm-up tasks a streams group runs at a time.  Kafka 4.4's coordinator "
