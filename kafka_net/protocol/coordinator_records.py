@@ -21,7 +21,9 @@ key (version)          schema    value schema (version kafka-net writes)
                        ConsumerGroupTargetAssignmentMember (group, member);
                        ConsumerGroupCurrentMemberAssignment (group, member); values v0
 17, 19-23               KIP-1071 streams groups: StreamsGroupMetadata (epoch,
-                       metadata hash), StreamsGroupMemberMetadata, StreamsGroupTopology,
+                       metadata hash; KIP-1331's stored description epoch and, tag
+                       10000, kafka-net's stored topology description),
+                       StreamsGroupMemberMetadata, StreamsGroupTopology,
                        StreamsGroupTargetAssignmentMetadata / ...Member,
                        StreamsGroupCurrentMemberAssignment; values v0
 0 (transaction log)    TransactionLogKey: transactionalId
@@ -43,8 +45,11 @@ from typing import NamedTuple
 
 from kafka_net.protocol.schema import (
     BYTES, INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Schema, Struct)
+from kafka_net.protocol.streams_topology_description import TOPOLOGY_DESCRIPTION
 
 _VERSION = struct.Struct(">h")
+# StreamsGroupMetadataValue's tag for the topology description kafka-net stores.
+TOPOLOGY_DESCRIPTION_TAG = 10000
 
 OFFSET_COMMIT_KEY = Schema(
     "OffsetCommitKey", valid="0-1", flexible="none",
@@ -179,6 +184,15 @@ STREAMS_GROUP_METADATA_VALUE = Schema(
         # The assignment configs the target was computed with (num.standby.replicas):
         # a change triggers a new assignment.
         Field("assignment_configs", Array(_KEY_VALUE), default=[]),
+        # Kafka 4.4 (KIP-1331): the topology epoch whose description the topology
+        # description plugin stored, and the one it refused for good.
+        Field("stored_description_topology_epoch", INT32, tag=2, default=-1),
+        Field("failed_description_topology_epoch", INT32, tag=3, default=-1),
+        # kafka-net's own: the stored description itself (Kafka keeps it in its
+        # plugin; kafka-net, being the plugin, keeps it with the group).  A tag far
+        # above Kafka's, which Kafka's readers skip as any unknown tag.
+        Field("topology_description", TOPOLOGY_DESCRIPTION, nullable="0+",
+              tag=TOPOLOGY_DESCRIPTION_TAG, default=None),
     ])
 STREAMS_GROUP_MEMBER_METADATA_KEY = _group_key("StreamsGroupMemberMetadataKey", 19, True)
 STREAMS_GROUP_MEMBER_METADATA_VALUE = Schema(

@@ -118,3 +118,21 @@ def test_delete_groups_v3_carries_a_null_message_per_group(client):
     assert body["results"] == [{"group_id": "never-was",
                                 "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                                 "error_message": None}]
+
+
+def test_a_durable_broker_serves_the_description_after_a_restart(tmp_path):
+    """The description is kept with the group's StreamsGroupMetadata record: after
+    a restart describe v1 serves it, and the heartbeat does not ask for it again."""
+    from tests.integration.test_streams_groups_raw import durable_server
+    with durable_server(str(tmp_path)) as broker, RawClient(broker.bound_port()) as c:
+        create_topic(c, "words", 2)
+        joined = heartbeat(c, "kip1331-durable", "m-1")
+        assert joined["topology_description_required"] is True
+        assert push(c, "kip1331-durable", "m-1")["error_code"] == ErrorCode.NONE
+    with durable_server(str(tmp_path)) as broker, RawClient(broker.bound_port()) as c:
+        group = describe(c, "kip1331-durable")
+        assert (group["topology_description_status"], group["topology_description"]) == \
+            (AVAILABLE, DESCRIPTION)
+        again = heartbeat(c, "kip1331-durable", "m-1", joined["member_epoch"])
+        assert again["error_code"] == ErrorCode.NONE
+        assert again["topology_description_required"] is False

@@ -16,17 +16,17 @@ asks for the description a member sent with StreamsGroupTopologyDescriptionUpdat
 (key 93); each group then carries ``topology_description`` and
 ``topology_description_status`` (0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR,
 3 AVAILABLE; the description is present exactly when AVAILABLE).  The
-description's structs are key 93's (:data:`TOPOLOGY_DESCRIPTION`).  Each group
-also names the task assignor its next assignment uses, ``assignor_name``
-(KIP-1357, broker-side streams assignors).
+description's structs are key 93's
+(:mod:`kafka_net.protocol.streams_topology_description`).  Each group also
+names the task assignor its next assignment uses, ``assignor_name`` (KIP-1357,
+broker-side streams assignors).
 
 Served by :mod:`kafka_net.server.handlers.streams_group_describe`.
 """
 
-from kafka_net.protocol.messages.streams_group_topology_description_update import (
-    TOPOLOGY_DESCRIPTION)
 from kafka_net.protocol.schema import (
     BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, Array, Field, Schema, Struct)
+from kafka_net.protocol.streams_topology_description import TOPOLOGY_DESCRIPTION
 
 REQUEST = Schema(
     "StreamsGroupDescribeRequest", valid="0-1", flexible="0+",

@@ -19,28 +19,8 @@ group) is gone, so the client treats itself as fenced and rejoins.
 Served by :mod:`kafka_net.server.handlers.streams_group_topology_description_update`.
 """
 
-from kafka_net.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Schema, Struct
-
-TOPOLOGY_NODE = Struct(
-    Field("name", STRING),
-    Field("node_type", INT8),
-    Field("source_topics", Array(STRING)),
-    Field("sink_topic", STRING, nullable="0+", default=None),
-    Field("stores", Array(STRING)),
-    Field("successors", Array(STRING)),
-)
-
-# Shared with StreamsGroupDescribe v1, which returns what was stored.
-TOPOLOGY_DESCRIPTION = Struct(
-    Field("subtopologies", Array(Struct(
-        Field("subtopology_id", STRING),
-        Field("nodes", Array(TOPOLOGY_NODE)),
-    ))),
-    Field("global_stores", Array(Struct(
-        Field("source", TOPOLOGY_NODE),
-        Field("processor", TOPOLOGY_NODE),
-    ))),
-)
+from kafka_net.protocol.schema import INT16, INT32, STRING, Field, Schema
+from kafka_net.protocol.streams_topology_description import TOPOLOGY_DESCRIPTION
 
 REQUEST = Schema(
     "StreamsGroupTopologyDescriptionUpdateRequest", valid="0", flexible="0+",

@@ -575,6 +575,8 @@ class StreamsGroupCoordinator:
                         f"The topology description is for topology epoch {epoch}, but the "
                         f"group's topology epoch is {sg.topology_epoch()}.")
             sg.topology_description, sg.topology_description_epoch = description, epoch
+            # With the group's metadata record, as Kafka records the stored epoch.
+            self._groups.store_streams_group(group)
         return ErrorCode.NONE, None
 
     # -- StreamsGroupDescribe -----------------------------------------------------------
