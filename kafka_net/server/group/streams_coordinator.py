@@ -44,10 +44,12 @@ target into an intermediate assignment in which a stateful task moving to a
 member without its state stays with its processing owner while the new owner
 warms it up, within ``streams.num.warmup.replicas``, until its lag is at most
 ``streams.acceptable.recovery.lag``.  Kafka's broker default is the no-op
-refiner (the working one is switched on only by an internal, testing-only
-broker config), so a 4.4 broker hands out no warm-up task and neither does
-this one: every ``warmup_tasks`` it sends is empty.  The two group configs
-are accepted, validated and described, and the lag is sent to the members.
+refiner; the real one is still being built (an internal, testing-only broker
+config selects it, and its ``refine`` hands the target back unchanged until
+the derivation is wired in), so a 4.4 broker hands out no warm-up task and
+neither does this one: every ``warmup_tasks`` it sends is empty.  The two
+group configs are accepted, validated and described, and the lag is sent to
+the members.
 
 A member silent for ``group.streams.session.timeout.ms`` is fenced; one that
 does not revoke within its rebalance timeout too.  Leaving (epoch -1) or
