@@ -127,7 +127,8 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
 
 # -- the broker ----------------------------------------------------------------------------
 
-_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes"})
+_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
+                        "group.streams.acceptable.recovery.lag"})
 
 
 def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
