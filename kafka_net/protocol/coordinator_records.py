@@ -196,8 +196,10 @@ STREAMS_GROUP_METADATA_VALUE = Schema(
         Field("topology_description", TOPOLOGY_DESCRIPTION, nullable="0+",
               tag=TOPOLOGY_DESCRIPTION_TAG, default=None),
     ])
-# How kafka-net wrote StreamsGroupMetadataValue before it followed Kafka's layout:
-# the assignment configs a plain field after the metadata hash, where Kafka has a
+# How kafka-net wrote StreamsGroupMetadataValue before it followed Kafka's layout
+# (Kafka 4.3.1's, as another implementation's byte-exact tests against it record
+# it; an early apache/kafka trunk, 1291a930, had a plain AssignmentConfigs): the
+# assignment configs a plain field after the metadata hash, where Kafka has a
 # tagged one.  Such a value is still read (see decode_group_record).
 _LEGACY_STREAMS_GROUP_METADATA_VALUE = Schema(
     "StreamsGroupMetadataValue", valid="0", flexible="0+",

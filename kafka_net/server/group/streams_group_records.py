@@ -6,7 +6,7 @@ record (key version)                   value
 StreamsGroupMetadata (17)              group epoch, metadata hash, validated
                                        topology epoch and last assignment
                                        configs (num.standby.replicas), both
-                                       tagged as in Kafka 4.2+, the
+                                       tagged as in Kafka 4.3 and 4.4, the
                                        stored topology description's epoch
                                        (tagged, KIP-1331) and description
                                        (kafka-net's tag 10000)
