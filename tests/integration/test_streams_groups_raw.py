@@ -510,3 +510,17 @@ def test_kafka_4_4_hands_out_no_warmup_task_and_sends_the_group_s_lag(client):
     for member in describe(client, "appwarm")["members"]:
         assert member["assignment"]["warmup_tasks"] == []
         assert member["target_assignment"]["warmup_tasks"] == []
+
+
+def test_a_lag_beyond_int32_is_capped_for_a_v0_member(client):
+    """streams.acceptable.recovery.lag is a LONG; v0's int32 field gets 2**31 - 1."""
+    create_topic(client, "sg-biglag", 1)
+    altered = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+        "validate_only": False, "resources": [
+            {"resource_type": 32, "resource_name": "appbiglag", "configs": [
+                {"name": "streams.acceptable.recovery.lag", "config_operation": 0,
+                 "value": str(2**40)}]}]})
+    assert altered["responses"][0]["error_code"] == ErrorCode.NONE
+    answer = hb(client, "appbiglag", "a", topo=one_subtopology("sg-biglag"))
+    assert answer["error_code"] == ErrorCode.NONE
+    assert answer["acceptable_recovery_lag_legacy"] == 2**31 - 1
