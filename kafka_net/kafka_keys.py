@@ -18,7 +18,14 @@ recognised by prefix in :mod:`kafka_net.config.server_config`.
 Added since: ``group.consumer.regex.refresh.interval.ms`` (GroupCoordinatorConfig,
 KIP-848 regex subscriptions, in Kafka 4.2); the ten ``group.streams.*`` keys
 (GroupCoordinatorConfig, KIP-1071 streams groups, as Kafka 4.2's documentation
-lists them).
+lists them); ``group.streams.num.warmup.replicas``,
+``group.streams.acceptable.recovery.lag`` and ``group.streams.task.offset.interval.ms``
+(GroupCoordinatorConfig, Kafka 4.4: the synonyms of GroupConfig's
+``streams.num.warmup.replicas``, ``streams.acceptable.recovery.lag`` and
+``streams.task.offset.interval.ms``); ``errors.deadletterqueue.auto.create.topics.enable``
+and ``errors.deadletterqueue.topic.name.prefix`` (GroupCoordinatorConfig, Kafka 4.4,
+KIP-1191 share group dead-letter queues; kafka-net keeps the prefix at its default,
+``dlq.``).
 """
 
 KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
@@ -68,6 +75,10 @@ KAFKA_BROKER_KEYS: frozenset[str] = frozenset((
     "group.streams.max.size", "group.streams.max.standby.replicas",
     "group.streams.min.heartbeat.interval.ms", "group.streams.min.session.timeout.ms",
     "group.streams.num.standby.replicas", "group.streams.session.timeout.ms",
+    "group.streams.num.warmup.replicas", "group.streams.acceptable.recovery.lag",
+    "group.streams.task.offset.interval.ms",
+    "errors.deadletterqueue.auto.create.topics.enable",
+    "errors.deadletterqueue.topic.name.prefix",
     "index.interval.bytes", "initial.broker.registration.timeout.ms",
     "inter.broker.listener.name", "inter.broker.protocol.version",
     "kafka.metrics.polling.interval.secs", "kafka.metrics.reporters",

@@ -8,6 +8,20 @@ and computes the same per-version layout digests; every other key keeps its
 4.2 entry, which 4.3 and 4.4 left as it was.  The result is the one table
 ``tests/protocol/test_kafka44_messages.py`` checks every key 0-93 against.
 
+Sources, checked against Kafka 4.4's released definitions where any is
+reachable (apache/kafka commits after the 4.4 RPCs were marked stable):
+DeleteGroups v3 at 07a283acad20eb98936d789eeaa39c2acb5479b7 (request) and
+3ef07f0e9aa755654d0b56c7507851062402a35d (response); StreamsGroupHeartbeat
+request v1 and key 93's request (StreamsGroupTopologyDescriptionUpdate, the
+name 4.4 ships) at 09ed70433d9abd5972f48503694ef34cdfae4b82, key 93's response
+at 8022dc686d8b6946f87ec90337a055d5a8e6b6bd; StreamsGroupDescribe request v1
+at 07a283acad20.  No released JSON of StreamsGroupHeartbeat *response* v1 or
+StreamsGroupDescribe *response* v1 is reachable (every stored copy is v0):
+their layouts follow apache/kafka's streams cross-version system test
+(a6fe4c48bfc5a7aa2a6bdc1ce7c162ab1bc09058, which names the fields each adds)
+and the field order of a codec generated from the schema;
+``tests/protocol/kafka_json/README.md`` gives the details.
+
 Not needed at test time beyond ``--check`` (the JSON is checked in).  Run from
 the repository root::
 
@@ -37,8 +51,9 @@ AFTER_4_2: dict[int, tuple[str, str]] = {
     35: ("DescribeLogDirs", "4.3: v5, IsCordoned (KIP-1066)"),
     42: ("DeleteGroups", "4.4: v3, per-group ErrorMessage (KIP-1331)"),
     88: ("StreamsGroupHeartbeat", "4.4: v1, TopologyDescriptionRequired (KIP-1331)"),
-    89: ("StreamsGroupDescribe", "4.4: v1, IncludeTopologyDescription (KIP-1331)"),
-    93: ("UpdateStreamsGroupTopologyDescription", "4.4: new (KIP-1331)"),
+    89: ("StreamsGroupDescribe",
+         "4.4: v1, IncludeTopologyDescription (KIP-1331), AssignorName (KIP-1357)"),
+    93: ("StreamsGroupTopologyDescriptionUpdate", "4.4: new (KIP-1331, KAFKA-20620)"),
 }
 
 _SCALARS = {"bool", "int8", "int16", "uint16", "int32", "int64", "uint32", "float64",

@@ -256,6 +256,22 @@ KEYS: tuple[_Key, ...] = (
          integer(0), "3000",
          "How long the first assignment of a new (previously empty) streams group waits for "
          "more members; its members get the status ASSIGNMENT_DELAYED meanwhile."),
+    _Key("errors.deadletterqueue.auto.create.topics.enable",
+         "errors_deadletterqueue_auto_create_topics_enable", boolean, "false",
+         "Whether a share group's dead-letter topic (KIP-1191) that does not exist is "
+         "created at its first dead letter (num.partitions, "
+         "errors.deadletterqueue.group.enable=true); dynamic, cluster-wide or per broker."),
+    _Key("group.streams.num.warmup.replicas", "group_streams_num_warmup_replicas",
+         integer(0), "2",
+         "Most warm-up tasks a streams group runs at a time.  Kafka 4.4's coordinator "
+         "derives none by default (its assignment refiner is a no-op), nor does kafka-net."),
+    _Key("group.streams.acceptable.recovery.lag", "group_streams_acceptable_recovery_lag",
+         integer(0, LONG_MAX), "10000",
+         "Changelog lag at or below which a streams task's state counts as caught up; "
+         "sent to the members in each heartbeat answer."),
+    _Key("group.streams.task.offset.interval.ms", "group_streams_task_offset_interval_ms",
+         integer(1), "60000",
+         "How often streams group members send their tasks' changelog offsets."),
     _Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", integer(0), "4096",
          "Largest metadata string an offset commit may carry."),
     # -- the internal topics (Kafka's GroupCoordinatorConfig, TransactionLogConfig) ----

@@ -99,6 +99,13 @@ class ServerConfig:
     group_streams_max_size: int = default_of("group_streams_max_size")
     group_streams_initial_rebalance_delay_ms: int = default_of(
         "group_streams_initial_rebalance_delay_ms")
+    group_streams_num_warmup_replicas: int = default_of("group_streams_num_warmup_replicas")
+    errors_deadletterqueue_auto_create_topics_enable: bool = default_of(
+        "errors_deadletterqueue_auto_create_topics_enable")
+    group_streams_acceptable_recovery_lag: int = default_of(
+        "group_streams_acceptable_recovery_lag")
+    group_streams_task_offset_interval_ms: int = default_of(
+        "group_streams_task_offset_interval_ms")
     group_consumer_regex_refresh_interval_ms: int = default_of(
         "group_consumer_regex_refresh_interval_ms")
     group_consumer_migration_policy: str = default_of("group_consumer_migration_policy")

@@ -21,7 +21,10 @@ key (version)          schema    value schema (version kafka-net writes)
                        ConsumerGroupTargetAssignmentMember (group, member);
                        ConsumerGroupCurrentMemberAssignment (group, member); values v0
 17, 19-23               KIP-1071 streams groups: StreamsGroupMetadata (epoch,
-                       metadata hash), StreamsGroupMemberMetadata, StreamsGroupTopology,
+                       metadata hash; tagged: validated topology epoch, last
+                       assignment configs, KIP-1331's stored description epoch
+                       and, tag 10000, kafka-net's stored topology description),
+                       StreamsGroupMemberMetadata, StreamsGroupTopology,
                        StreamsGroupTargetAssignmentMetadata / ...Member,
                        StreamsGroupCurrentMemberAssignment; values v0
 0 (transaction log)    TransactionLogKey: transactionalId
@@ -43,8 +46,11 @@ from typing import NamedTuple
 
 from kafka_net.protocol.schema import (
     BYTES, INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Schema, Struct)
+from kafka_net.protocol.streams_topology_description import TOPOLOGY_DESCRIPTION
 
 _VERSION = struct.Struct(">h")
+# StreamsGroupMetadataValue's tag for the topology description kafka-net stores.
+TOPOLOGY_DESCRIPTION_TAG = 10000
 
 OFFSET_COMMIT_KEY = Schema(
     "OffsetCommitKey", valid="0-1", flexible="none",
@@ -176,9 +182,32 @@ STREAMS_GROUP_METADATA_VALUE = Schema(
         Field("epoch", INT32),
         Field("metadata_hash", INT64),
         Field("validated_topology_epoch", INT32, tag=0, default=-1),
-        # The assignment configs the target was computed with (num.standby.replicas):
-        # a change triggers a new assignment.
-        Field("assignment_configs", Array(_KEY_VALUE), default=[]),
+        # Kafka's LastAssignmentConfigs: the assignment configs the target was
+        # computed with (num.standby.replicas); a change triggers a new assignment.
+        Field("last_assignment_configs", Array(_KEY_VALUE), nullable="0+", tag=1,
+              default=None),
+        # Kafka 4.4 (KIP-1331): the topology epoch whose description the topology
+        # description plugin stored, and the one it refused for good.
+        Field("stored_description_topology_epoch", INT32, tag=2, default=-1),
+        Field("failed_description_topology_epoch", INT32, tag=3, default=-1),
+        # kafka-net's own: the stored description itself (Kafka keeps it in its
+        # plugin; kafka-net, being the plugin, keeps it with the group).  A tag far
+        # above Kafka's, which Kafka's readers skip as any unknown tag.
+        Field("topology_description", TOPOLOGY_DESCRIPTION, nullable="0+",
+              tag=TOPOLOGY_DESCRIPTION_TAG, default=None),
+    ])
+# How kafka-net wrote StreamsGroupMetadataValue before it followed Kafka's layout
+# (Kafka 4.3.1's, as another implementation's byte-exact tests against it record
+# it; an early apache/kafka trunk, 1291a930, had a plain AssignmentConfigs): the
+# assignment configs a plain field after the metadata hash, where Kafka has a
+# tagged one.  Such a value is still read (see decode_group_record).
+_LEGACY_STREAMS_GROUP_METADATA_VALUE = Schema(
+    "StreamsGroupMetadataValue", valid="0", flexible="0+",
+    fields=[
+        Field("epoch", INT32),
+        Field("metadata_hash", INT64),
+        Field("validated_topology_epoch", INT32, tag=0, default=-1),
+        Field("last_assignment_configs", Array(_KEY_VALUE), default=[]),
     ])
 STREAMS_GROUP_MEMBER_METADATA_KEY = _group_key("StreamsGroupMemberMetadataKey", 19, True)
 STREAMS_GROUP_MEMBER_METADATA_VALUE = Schema(
@@ -302,16 +331,30 @@ def _encode(schema: Schema, version: int, value: dict) -> bytes:
 
 
 
-def _decode(schema: Schema, data: bytes) -> tuple[int, dict]:
+def _decode(schema: Schema, data: bytes, whole: bool = False) -> tuple[int, dict]:
+    """(version, value); ``whole``: the value must end where ``data`` does."""
     if data is None or len(data) < 2:
         raise RecordFormatError(f"{schema.name}: {len(data or b'')} bytes, no version")
     version = _VERSION.unpack_from(data)[0]
     if version not in schema.valid:
         raise RecordFormatError(f"Unknown {schema.name} version {version}")
     try:
-        return version, schema.decode(data, version, 2)
+        body, end = schema.decoder(version)(data, 2)
     except Exception as exc:   # a truncated or garbled struct
         raise RecordFormatError(f"{schema.name} v{version}: {exc}") from exc
+    if whole and end != len(data):
+        raise RecordFormatError(f"{schema.name} v{version}: {len(data) - end} bytes left")
+    return version, body
+
+
+def _decode_streams_group_metadata(data: bytes) -> dict:
+    """Kafka's layout; else the one kafka-net wrote before (its assignment configs a
+    plain field), which Kafka's layout cannot read whole."""
+    try:
+        return _decode(STREAMS_GROUP_METADATA_VALUE, data, whole=True)[1]
+    except RecordFormatError:
+        legacy = _decode(_LEGACY_STREAMS_GROUP_METADATA_VALUE, data, whole=True)[1]
+        return {**STREAMS_GROUP_METADATA_VALUE.defaults(), **legacy}
 
 
 # -- __consumer_offsets ---------------------------------------------------------------
@@ -394,7 +437,12 @@ def decode_group_record(key: bytes, value: bytes | None
     if version in CONSUMER_GROUP_RECORDS or version in STREAMS_GROUP_RECORDS:
         name, key_schema, value_schema = _modern_records(version)
         k = _decode(key_schema, key)[1]
-        v = None if value is None else _decode(value_schema, value)[1]
+        if value is None:
+            v = None
+        elif value_schema is STREAMS_GROUP_METADATA_VALUE:
+            v = _decode_streams_group_metadata(value)
+        else:
+            v = _decode(value_schema, value)[1]
         return ConsumerGroupRecord(name, k["group_id"], k.get("member_id"), v)
     raise RecordFormatError(f"Unknown version {version} from the offset message")
 

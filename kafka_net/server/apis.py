@@ -193,8 +193,8 @@ HANDLERS: dict[int, ApiHandler] = {row.API_KEY: row for row in (
                Versions(0, 1)),
     ApiHandler(ApiKey.ALTER_SHARE_GROUP_OFFSETS, "alter_share_group_offsets", Versions(0, 0)),
     ApiHandler(ApiKey.DELETE_SHARE_GROUP_OFFSETS, "delete_share_group_offsets", Versions(0, 0)),
-    ApiHandler(ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION,
-               "update_streams_group_topology_description", Versions(0, 0)),
+    ApiHandler(ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE,
+               "streams_group_topology_description_update", Versions(0, 0)),
 )}
 
 

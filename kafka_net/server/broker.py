@@ -350,6 +350,7 @@ class BrokerCore:
         # Dead-letter queues (KIP-1191) follow the finalized share.version.
         self.share_coordinator.partitions.share_version = \
             lambda: self.apis.features.level("share.version")
+        self.share_coordinator.partitions.attach_broker(self.apis)
         self.group_coordinator.streams.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:

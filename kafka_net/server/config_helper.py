@@ -127,7 +127,8 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
 
 # -- the broker ----------------------------------------------------------------------------
 
-_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes"})
+_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
+                        "group.streams.acceptable.recovery.lag"})
 
 
 def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
@@ -227,7 +228,8 @@ def group_entries(repository, group_id: str) -> list[dict]:
             value, source = repository.default(name), ConfigSource.DEFAULT_CONFIG
         entries.append(_entry(name, str(value), source, read_only=False,
                               synonyms=[_synonym(name, str(value), source)],
-                              config_type=STRING if definition.kind == "STRING" else INT,
+                              config_type={"STRING": STRING, "LONG": LONG}.get(
+                                  definition.kind, INT),
                               doc=definition.doc))
     return entries
 

@@ -17,7 +17,9 @@ Which keys:
   the log defaults Kafka's ``DynamicLogConfig`` reconfigures (the broker
   synonyms of topic configs, ``log.retention.ms``, ``log.segment.bytes``,
   ``message.max.bytes``..., except ``log.message.format.version``): every
-  topic that does not override the key follows the new default.
+  topic that does not override the key follows the new default; and
+  ``errors.deadletterqueue.auto.create.topics.enable`` (KIP-1191), read at
+  each dead letter a share group writes.
 * **Kept per broker** (:data:`PER_BROKER_STORED`): the SASL/Kerberos login and
   ticket-refresh keys Kafka reconfigures per listener
   (``sasl.kerberos.min.time.before.relogin``, ``sasl.login.refresh.*``, ...).
@@ -72,7 +74,13 @@ LOG_KEYS: dict[str, str] = {
 # The log cleaner's keys kafka-net changes at run time (LogCleaner.reconfigure).
 CLEANER_KEYS = ("log.cleaner.backoff.ms",)
 
-APPLIED = frozenset(CONNECTION_QUOTA_KEYS) | frozenset(LOG_KEYS) | frozenset(CLEANER_KEYS)
+# Group coordinator keys read where they are used (Kafka's
+# GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS kafka-net has): the share
+# partition manager reads the dead-letter one at each dead letter.
+GROUP_COORDINATOR_KEYS = ("errors.deadletterqueue.auto.create.topics.enable",)
+
+APPLIED = (frozenset(CONNECTION_QUOTA_KEYS) | frozenset(LOG_KEYS) | frozenset(CLEANER_KEYS)
+           | frozenset(GROUP_COORDINATOR_KEYS))
 
 # The rest of Kafka's DynamicBrokerConfig.AllDynamicConfigs (plus the
 # listener.name.<l>. forms of the listener, SSL and SASL ones).
@@ -160,7 +168,7 @@ class DynamicBrokerConfig:
         or statically (log keys left at Kafka's default are absent)."""
         merged = {**self.scope_values(DEFAULT_SCOPE), **self.scope_values(str(self.node_id))}
         out = {name: getattr(self.static, BY_NAME[name].attr)
-               for name in (*CONNECTION_QUOTA_KEYS, *CLEANER_KEYS)}
+               for name in (*CONNECTION_QUOTA_KEYS, *CLEANER_KEYS, *GROUP_COORDINATOR_KEYS)}
         if self.static.message_max_bytes != TOPIC_CONFIGS["max.message.bytes"].default:
             out["message.max.bytes"] = self.static.message_max_bytes
         for name, raw in merged.items():

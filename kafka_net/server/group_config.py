@@ -8,10 +8,12 @@ Kafka's ``GroupConfig`` and ``GroupConfigManager``, the GROUP config resource
   ConsumerGroupCoordinator reads them per group (defaults:
   ``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``);
 * ``streams.session.timeout.ms``, ``streams.heartbeat.interval.ms``,
-  ``streams.num.standby.replicas``, ``streams.initial.rebalance.delay.ms``: a
-  streams group's (KIP-1071), read per group by the StreamsGroupCoordinator
-  (defaults: the ``group.streams.*`` keys; the standbys at most
-  ``group.streams.max.standby.replicas``, 2);
+  ``streams.num.standby.replicas``, ``streams.initial.rebalance.delay.ms``,
+  ``streams.acceptable.recovery.lag`` (LONG), ``streams.task.offset.interval.ms``
+  and ``streams.num.warmup.replicas``: a streams group's (KIP-1071), read per
+  group by the StreamsGroupCoordinator (defaults: the ``group.streams.*`` keys;
+  the standbys at most ``group.streams.max.standby.replicas``, 2; the warm-up
+  budget accepted and shown, unused, as by Kafka 4.4's default coordinator);
 * ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
   ``share.record.lock.duration.ms``: a share group's (KIP-932) session
   timeout, heartbeat interval and acquisition lock duration, read per group by
@@ -44,6 +46,7 @@ from kafka_net.server.config_repository import with_config
 from kafka_net.server.topic_config import INT, InvalidConfig
 
 INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class GroupConfigDef:
     minimum: int             # the ConfigDef's atLeast
     bounds: tuple[str, int, str, int] | None   # (min key, min, max key, max) of the broker
     doc: str
-    kind: str = "INT"        # or "STRING" (checked by _STRING_CHECKS)
+    kind: str = "INT"        # or "LONG", or "STRING" (checked by _STRING_CHECKS)
 
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
@@ -106,6 +109,16 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     GroupConfigDef("streams.initial.rebalance.delay.ms", 3000, 0, None,
                    "The amount of time the group coordinator will wait for more streams "
                    "clients to join a new group before performing the first rebalance."),
+    # Kafka 4.4 (KIP-1071's warm-up tasks): the group's warm-up budget and the lag at
+    # which a task counts as caught up, and its members' task offset interval.
+    GroupConfigDef("streams.num.warmup.replicas", 2, 0, None,
+                   "The maximum number of warm-up replicas (extra standbys beyond the "
+                   "configured num.standbys) that can be assigned at once."),
+    GroupConfigDef("streams.acceptable.recovery.lag", 10000, 0, None,
+                   "The maximum acceptable lag (number of offsets to catch up) for a "
+                   "client to be considered caught-up for an active task.", "LONG"),
+    GroupConfigDef("streams.task.offset.interval.ms", 60000, 1, None,
+                   "The interval at which streams group members send their task offsets."),
 )}
 
 CONFIG_TYPE = INT   # every group config is an INT
@@ -143,7 +156,7 @@ def parse_group_value(name: str, raw: str) -> int | str:
         value = raw.strip()
         _STRING_CHECKS[name](name, value)
         return value
-    return _parse_int(name, raw)
+    return _parse_int(name, raw, LONG_MAX if GROUP_CONFIGS[name].kind == "LONG" else INT_MAX)
 
 
 def _check_auto_offset_reset(name: str, value: str) -> None:
@@ -207,16 +220,17 @@ def parse_iso_duration_ms(text: str) -> int | None:
     return int(total * 1000)
 
 
-def _parse_int(name: str, raw: str) -> int:
+def _parse_int(name: str, raw: str, high: int = INT_MAX) -> int:
+    kind = "INT" if high == INT_MAX else "LONG"
     text = raw.strip()
     try:
         value = int(text)
     except ValueError:
         raise InvalidConfig(f"Invalid value {raw} for configuration {name}: "
-                            "Not a number of type INT") from None
-    if not -2**31 <= value <= INT_MAX:
+                            f"Not a number of type {kind}") from None
+    if not -high - 1 <= value <= high:
         raise InvalidConfig(f"Invalid value {raw} for configuration {name}: "
-                            "Not a number of type INT")
+                            f"Not a number of type {kind}")
     minimum = GROUP_CONFIGS[name].minimum
     if value < minimum:
         raise InvalidConfig(f"Invalid value {value} for configuration {name}: "
@@ -252,6 +266,11 @@ class GroupConfigRepository:
             config.group_streams_num_standby_replicas
         self._defaults["streams.initial.rebalance.delay.ms"] = \
             config.group_streams_initial_rebalance_delay_ms
+        self._defaults["streams.num.warmup.replicas"] = config.group_streams_num_warmup_replicas
+        self._defaults["streams.acceptable.recovery.lag"] = \
+            config.group_streams_acceptable_recovery_lag
+        self._defaults["streams.task.offset.interval.ms"] = \
+            config.group_streams_task_offset_interval_ms
         self._overrides: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 

@@ -307,15 +307,33 @@ def create_dead_letter_topic(server, topic: str) -> None:
     assert body["topics"][0]["error_code"] == 0, body
 
 
-@pytest.mark.parametrize("copy", [False, True])
-def test_dead_letters_land_in_the_group_s_dead_letter_topic(server, copy):
+def allow_dead_letter_topic_creation(server) -> None:
+    """The cluster-wide dynamic errors.deadletterqueue.auto.create.topics.enable."""
+    with RawClient(server.bound_port()) as client:
+        body = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+            "validate_only": False, "resources": [{
+                "resource_type": 4, "resource_name": "", "configs": [{
+                    "name": "errors.deadletterqueue.auto.create.topics.enable",
+                    "config_operation": 0, "value": "true"}]}]})
+    assert body["responses"][0]["error_code"] == 0, body
+
+
+@pytest.mark.parametrize("copy, created_by", [(False, "admin"), (True, "admin"),
+                                              (False, "broker")])
+def test_dead_letters_land_in_the_group_s_dead_letter_topic(server, copy, created_by):
     """KIP-1191 (share.version 2, Kafka 4.4): with the group's
     errors.deadletterqueue.topic.name set, a record the consumer rejects and one
     released until the delivery count limit (3 here) are written to that topic, headers
-    naming them (and their key and value with copy.record.enable); an accepted one is not."""
-    topic, group, dlq = f"sq-dlq-{copy}", f"sq-dlq-g-{copy}", f"dlq.sq-{copy}"
+    naming them (and their key and value with copy.record.enable); an accepted one is not.
+    The topic is created beforehand, or by the broker at the first dead letter where
+    errors.deadletterqueue.auto.create.topics.enable allows it."""
+    topic, group = f"sq-dlq-{copy}-{created_by}", f"sq-dlq-g-{copy}-{created_by}"
+    dlq = f"dlq.sq-{copy}-{created_by}"
     create_topic(server, topic, 1)
-    create_dead_letter_topic(server, dlq)
+    if created_by == "admin":
+        create_dead_letter_topic(server, dlq)
+    else:
+        allow_dead_letter_topic_creation(server)
     set_group_config(server, group, share_auto_offset_reset="earliest",
                      **{"errors.deadletterqueue.topic.name": dlq,
                         "errors.deadletterqueue.copy.record.enable": str(copy).lower()})

@@ -483,3 +483,44 @@ def test_a_group_s_own_standby_config_rebalances_it(client):
     standbys = [(s, p) for a in answers.values()
                 for s, parts in (tasks_of(a, "standby_tasks") or {}).items() for p in parts]
     assert sorted(standbys) == [("1", 0), ("1", 1)]   # the stateful sub-topology's tasks
+
+
+def test_kafka_4_4_hands_out_no_warmup_task_and_sends_the_group_s_lag(client):
+    """A stateful task moving to a new member goes to it at once, with no warm-up
+    task (Kafka 4.4's default coordinator derives none); the acceptable recovery lag
+    in every answer is the group's streams.acceptable.recovery.lag."""
+    create_topic(client, "sg-warm", 2)
+    topo = topology("sg-warm", "appwarm")
+    altered = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+        "validate_only": False, "resources": [
+            {"resource_type": 32, "resource_name": "appwarm", "configs": [
+                {"name": "streams.acceptable.recovery.lag", "config_operation": 0,
+                 "value": "123"}]}]})
+    assert altered["responses"][0]["error_code"] == ErrorCode.NONE
+    answers = settle(client, "appwarm", ["a"], {"a": hb(client, "appwarm", "a", topo=topo)})
+    assert len(all_active(answers)) == 4                  # "a" runs every task
+    answers["b"] = hb(client, "appwarm", "b", topo=topo)
+    answers = settle(client, "appwarm", ["a", "b"], answers)
+    moved = {(s, p) for s, parts in tasks_of(answers["b"]).items() for p in parts}
+    assert ("1", 0) in moved or ("1", 1) in moved        # a stateful task moved to "b"
+    for answer in answers.values():
+        assert answer["error_code"] == ErrorCode.NONE
+        assert not tasks_of(answer, "warmup_tasks")
+        assert answer["acceptable_recovery_lag_legacy"] == 123
+    for member in describe(client, "appwarm")["members"]:
+        assert member["assignment"]["warmup_tasks"] == []
+        assert member["target_assignment"]["warmup_tasks"] == []
+
+
+def test_a_lag_beyond_int32_is_capped_for_a_v0_member(client):
+    """streams.acceptable.recovery.lag is a LONG; v0's int32 field gets 2**31 - 1."""
+    create_topic(client, "sg-biglag", 1)
+    altered = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+        "validate_only": False, "resources": [
+            {"resource_type": 32, "resource_name": "appbiglag", "configs": [
+                {"name": "streams.acceptable.recovery.lag", "config_operation": 0,
+                 "value": str(2**40)}]}]})
+    assert altered["responses"][0]["error_code"] == ErrorCode.NONE
+    answer = hb(client, "appbiglag", "a", topo=one_subtopology("sg-biglag"))
+    assert answer["error_code"] == ErrorCode.NONE
+    assert answer["acceptable_recovery_lag_legacy"] == 2**31 - 1

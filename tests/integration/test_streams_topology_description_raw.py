@@ -1,6 +1,6 @@
 """KIP-1331 (Kafka 4.4) on a real server, over raw sockets: a streams group
 member asked by its v1 heartbeat sends its topology's description with
-UpdateStreamsGroupTopologyDescription (key 93); StreamsGroupDescribe v1 serves
+StreamsGroupTopologyDescriptionUpdate (key 93); StreamsGroupDescribe v1 serves
 it back; DeleteGroups v3 answers with its per-group error_message.  Rules kept:
 loopback only, every wait bounded, no assertion on time.
 """
@@ -15,7 +15,7 @@ from tests.integration.test_streams_groups_raw import create_topic, one_subtopol
 from tests.support import RawClient, make_config, server_fixture
 
 HB, DESCRIBE = ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_DESCRIBE
-UPDATE = ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION
+UPDATE = ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE
 NOT_REQUESTED, NOT_STORED, AVAILABLE = 0, 1, 3
 
 server = server_fixture(lambda: make_config(group_streams_initial_rebalance_delay_ms=0),
@@ -95,11 +95,22 @@ def test_a_push_from_a_stranger_or_for_another_epoch_is_refused(client):
     assert describe(client, "kip1331-refused")["topology_description_status"] == NOT_STORED
 
 
+def test_describe_v1_names_the_assignor_and_v0_does_not(client):
+    """KIP-1357's AssignorName: Kafka's sticky assignor; a v0 answer leaves it out."""
+    create_topic(client, "words", 2)
+    heartbeat(client, "kip1357", "m-1")
+    assert describe(client, "kip1357", include=False)["assignor_name"] == "sticky"
+    assert describe(client, "kip1357", version=0)["assignor_name"] is None
+    # A group that is not there has no assignor to name.
+    assert describe(client, "kip1357-none")["assignor_name"] is None
+
+
 def test_a_v0_heartbeat_keeps_its_int32_lag_and_is_never_asked(client):
     create_topic(client, "words", 2)
     answer = heartbeat(client, "kip1331-v0", "m-1", version=0)
     assert answer["acceptable_recovery_lag_legacy"] == 10000
     assert answer["topology_description_required"] is False   # not on v0's wire
+    assert answer["acceptable_recovery_lag"] == -1   # v1's int64: a v0 reader's default
 
 
 def test_delete_groups_v3_carries_a_null_message_per_group(client):
@@ -107,3 +118,21 @@ def test_delete_groups_v3_carries_a_null_message_per_group(client):
     assert body["results"] == [{"group_id": "never-was",
                                 "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                                 "error_message": None}]
+
+
+def test_a_durable_broker_serves_the_description_after_a_restart(tmp_path):
+    """The description is kept with the group's StreamsGroupMetadata record: after
+    a restart describe v1 serves it, and the heartbeat does not ask for it again."""
+    from tests.integration.test_streams_groups_raw import durable_server
+    with durable_server(str(tmp_path)) as broker, RawClient(broker.bound_port()) as c:
+        create_topic(c, "words", 2)
+        joined = heartbeat(c, "kip1331-durable", "m-1")
+        assert joined["topology_description_required"] is True
+        assert push(c, "kip1331-durable", "m-1")["error_code"] == ErrorCode.NONE
+    with durable_server(str(tmp_path)) as broker, RawClient(broker.bound_port()) as c:
+        group = describe(c, "kip1331-durable")
+        assert (group["topology_description_status"], group["topology_description"]) == \
+            (AVAILABLE, DESCRIPTION)
+        again = heartbeat(c, "kip1331-durable", "m-1", joined["member_epoch"])
+        assert again["error_code"] == ErrorCode.NONE
+        assert again["topology_description_required"] is False

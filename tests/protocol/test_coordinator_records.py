@@ -126,18 +126,35 @@ def test_streams_group_records_kip_1071():
     # 22 current assignment, 23 topology (18 was the dropped partition metadata).
     assert consumer_group_key(17, "g1") == b"\x00\x11\x00\x02g1"
     assert consumer_group_key(19, "g1", "m1") == b"\x00\x13\x00\x02g1\x00\x02m1"
-    # flexible v0: epoch, metadata hash, the assignment configs (a compact array),
-    # then the tagged validated topology epoch (tag 0)
+    # flexible v0, Kafka 4.2+'s layout: epoch, metadata hash, then the tagged
+    # validated topology epoch (tag 0) and LastAssignmentConfigs (tag 1, a compact
+    # array), then KIP-1331's stored description epoch (tag 2)
     value = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9,
                                       "validated_topology_epoch": 1,
-                                      "assignment_configs": [{"key": "k", "value": "v"}]})
-    assert value == (struct.pack(">hiq", 0, 3, 9) + b"\x02\x02k\x02v\x00"
-                     + b"\x01\x00\x04\x00\x00\x00\x01")
+                                      "last_assignment_configs": [{"key": "k", "value": "v"}],
+                                      "stored_description_topology_epoch": 1})
+    assert value == (struct.pack(">hiq", 0, 3, 9) + b"\x03" + b"\x00\x04\x00\x00\x00\x01"
+                     + b"\x01\x06\x02\x02k\x02v\x00" + b"\x02\x04\x00\x00\x00\x01")
     decoded = decode_group_record(consumer_group_key(17, "g"), value).value
     assert decoded["validated_topology_epoch"] == 1
-    assert decoded["assignment_configs"] == [{"key": "k", "value": "v"}]
+    assert decoded["last_assignment_configs"] == [{"key": "k", "value": "v"}]
+    assert decoded["stored_description_topology_epoch"] == 1
+    assert decoded["topology_description"] is None
     default = consumer_group_value(17, {"epoch": 3, "metadata_hash": 9})
-    assert default == struct.pack(">hiq", 0, 3, 9) + b"\x01\x00"   # -1: no tag
+    assert default == struct.pack(">hiq", 0, 3, 9) + b"\x00"   # every tag at its default
+    # What kafka-net wrote before (the configs a plain field) still reads.
+    legacy = (struct.pack(">hiq", 0, 3, 9) + b"\x02\x02k\x02v\x00"
+              + b"\x01\x00\x04\x00\x00\x00\x01")
+    decoded = decode_group_record(consumer_group_key(17, "g"), legacy).value
+    assert (decoded["validated_topology_epoch"], decoded["last_assignment_configs"],
+            decoded["stored_description_topology_epoch"]) == (
+        1, [{"key": "k", "value": "v"}], -1)
+    for old_empty, validated in ((b"\x01\x00", -1),
+                                 (b"\x01\x01\x00\x04\x00\x00\x00\x02", 2)):
+        decoded = decode_group_record(consumer_group_key(17, "g"),
+                                      struct.pack(">hiq", 0, 3, 9) + old_empty).value
+        assert (decoded["last_assignment_configs"], decoded["validated_topology_epoch"]) == \
+            ([], validated)
     tasks = [{"subtopology_id": "0", "partitions": [0, 2]}]
     current = consumer_group_value(22, {
         "member_epoch": 4, "previous_member_epoch": 3, "state": 1, "active_tasks": tasks,

@@ -71,7 +71,7 @@ def test_4_3_and_4_4_add_what_kafka_added_after_franz_go_s_table():
         ApiKey.DELETE_GROUPS: (0, 3),                               # KIP-1331
         ApiKey.STREAMS_GROUP_HEARTBEAT: (0, 1),
         ApiKey.STREAMS_GROUP_DESCRIBE: (0, 1),
-        ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION: (0, 0),
+        ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE: (0, 0),
     }
     assert FEATURES["4.3"]["metadata.version"] == (7, 30, 30)
     assert FEATURES["4.4"]["metadata.version"] == (7, 33, 33)

@@ -144,7 +144,7 @@ def test_api_versions_advertises_the_release_s_maxima(playing, release):
     assert {key: high for key, (_, high) in got.items()} == {
         key: high for key, (_, high) in kafka.items() if key in got}
     assert set(got) == set(kafka) & {int(k) for k in HANDLERS if k not in TELEMETRY}
-    assert (ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION in got) == (release in (None, "4.4"))
+    assert (ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE in got) == (release in (None, "4.4"))
     assert got[ApiKey.DESCRIBE_LOG_DIRS][1] == (4 if release == "4.2" else 5)
     assert got[ApiKey.TXN_OFFSET_COMMIT][1] == (6 if release in (None, "4.4") else 5)
 

@@ -12,19 +12,21 @@ offsets, and current and target assignments of active, standby and warm-up
 tasks.  ``is_classic`` is true for a member still on the classic protocol.
 
 Version 1 (KIP-1331, Kafka 4.4): the request's ``include_topology_description``
-asks for the description a member sent with UpdateStreamsGroupTopologyDescription
+asks for the description a member sent with StreamsGroupTopologyDescriptionUpdate
 (key 93); each group then carries ``topology_description`` and
 ``topology_description_status`` (0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR,
 3 AVAILABLE; the description is present exactly when AVAILABLE).  The
-description's structs are key 93's (:data:`TOPOLOGY_DESCRIPTION`).
+description's structs are key 93's
+(:mod:`kafka_net.protocol.streams_topology_description`).  Each group also
+names the task assignor its next assignment uses, ``assignor_name`` (KIP-1357,
+broker-side streams assignors).
 
 Served by :mod:`kafka_net.server.handlers.streams_group_describe`.
 """
 
-from kafka_net.protocol.messages.update_streams_group_topology_description import (
-    TOPOLOGY_DESCRIPTION)
 from kafka_net.protocol.schema import (
     BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, Array, Field, Schema, Struct)
+from kafka_net.protocol.streams_topology_description import TOPOLOGY_DESCRIPTION
 
 REQUEST = Schema(
     "StreamsGroupDescribeRequest", valid="0-1", flexible="0+",
@@ -112,5 +114,6 @@ RESPONSE = Schema(
             Field("topology_description", TOPOLOGY_DESCRIPTION, versions="1+",
                   nullable="1+", default=None),
             Field("topology_description_status", INT8, versions="1+", default=0),
+            Field("assignor_name", STRING, versions="1+", nullable="1+", default=None),
         ))),
     ])

@@ -21,7 +21,7 @@ Version 1 (KIP-1331, Kafka 4.4) leaves the request as it was; the response
 widens the acceptable recovery lag to int64 (``acceptable_recovery_lag``, after
 ``task_offset_interval_ms``; v0's int32 is ``acceptable_recovery_lag_legacy``)
 and adds ``topology_description_required``: the broker asks the member to send
-its topology's description with UpdateStreamsGroupTopologyDescription (key 93).
+its topology's description with StreamsGroupTopologyDescriptionUpdate (key 93).
 
 Served by :mod:`kafka_net.server.handlers.streams_group_heartbeat` (the
 streams group coordinator is :mod:`kafka_net.server.group.streams_coordinator`).
@@ -113,7 +113,8 @@ RESPONSE = Schema(
         Field("heartbeat_interval_ms", INT32),
         Field("acceptable_recovery_lag_legacy", INT32, versions="0"),
         Field("task_offset_interval_ms", INT32),
-        Field("acceptable_recovery_lag", INT64, versions="1+"),
+        # Ignorable in Kafka: a v0 answer drops it; a v0 reader sees the default.
+        Field("acceptable_recovery_lag", INT64, versions="1+", default=-1),
         Field("status", Array(Struct(
             Field("status_code", INT8),
             Field("status_detail", STRING),

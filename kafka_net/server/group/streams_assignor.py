@@ -5,7 +5,8 @@ Input: the tasks (sub-topology id, partition), each member's process id and
 its current *target* (the previous assignment), and the number of standby
 replicas wanted (``group.streams.num.standby.replicas``).  Output: each
 member's active and standby tasks.  Warm-up tasks are not assigned: Kafka's
-sticky assignor assigns none either.
+assignors assign none either (in Kafka 4.4 they are the coordinator's, whose
+default derives none; see :mod:`~kafka_net.server.group.streams_coordinator`).
 
 Active tasks, balanced first, sticky second:
 
@@ -34,6 +35,10 @@ from dataclasses import dataclass, field
 from kafka_net.server.group.streams_group import Tasks, TasksTuple
 
 log = logging.getLogger(__name__)
+
+# Kafka's StickyTaskAssignor.name(): what StreamsGroupDescribe v1 reports as a
+# group's assignor (KIP-1357's AssignorName).
+NAME = "sticky"
 
 Task = tuple[str, int]
 

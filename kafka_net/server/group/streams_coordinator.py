@@ -38,6 +38,19 @@ One heartbeat, in Kafka's order (``streamsGroupHeartbeat``):
    (bumped when a member with a user endpoint gets other tasks) differs from
    the member's, which partitions each user endpoint serves.
 
+Warm-up tasks (Kafka 4.4): not derived.  In Kafka 4.4 warm-ups are not the
+assignor's but the coordinator's job: an ``AssignmentRefiner`` would turn the
+target into an intermediate assignment in which a stateful task moving to a
+member without its state stays with its processing owner while the new owner
+warms it up, within ``streams.num.warmup.replicas``, until its lag is at most
+``streams.acceptable.recovery.lag``.  Kafka's broker default is the no-op
+refiner; the real one is still being built (an internal, testing-only broker
+config selects it, and its ``refine`` hands the target back unchanged until
+the derivation is wired in), so a 4.4 broker hands out no warm-up task and
+neither does this one: every ``warmup_tasks`` it sends is empty.  The two
+group configs are accepted, validated and described, and the lag is sent to
+the members.
+
 A member silent for ``group.streams.session.timeout.ms`` is fenced; one that
 does not revoke within its rebalance timeout too.  Leaving (epoch -1) or
 fencing bumps the group epoch so the others get its tasks.  Static members
@@ -81,7 +94,9 @@ class StreamsGroupConfig:
     num_standby_replicas: int = 0
     max_size: int = 2**31 - 1
     initial_rebalance_delay_ms: int = 3000
-    # Not broker configs: the values Kafka's coordinator gives every member.
+    # Without a group config repository (tests): group.streams.acceptable.recovery.lag
+    # and group.streams.task.offset.interval.ms's defaults; with one, the repository's
+    # (the broker's keys, a group's own streams.* values).
     acceptable_recovery_lag: int = 10000
     task_offset_interval_ms: int = 60000
 
@@ -456,8 +471,13 @@ class StreamsGroupCoordinator:
                 self.config.heartbeat_interval_ms),
             status=status, tasks=m.assigned if send_tasks else None,
             endpoint_information_epoch=sg.endpoint_information_epoch, endpoints=endpoints,
-            to_create=to_create, acceptable_recovery_lag=self.config.acceptable_recovery_lag,
-            task_offset_interval_ms=self.config.task_offset_interval_ms,
+            to_create=to_create,
+            acceptable_recovery_lag=group_config_value(
+                self.group_configs, sg.group_id, "streams.acceptable.recovery.lag",
+                self.config.acceptable_recovery_lag),
+            task_offset_interval_ms=group_config_value(
+                self.group_configs, sg.group_id, "streams.task.offset.interval.ms",
+                self.config.task_offset_interval_ms),
             topology_description_required=(
                 m.topology_epoch == sg.topology_epoch() >= 0
                 and sg.stored_description() is None))
@@ -536,7 +556,7 @@ class StreamsGroupCoordinator:
             self._fence(sg, member)
             self._groups.store_streams_group(group)
 
-    # -- UpdateStreamsGroupTopologyDescription (KIP-1331) --------------------------------
+    # -- StreamsGroupTopologyDescriptionUpdate (KIP-1331) --------------------------------
 
     def update_topology_description(self, group_id: str, member_id: str, epoch: int,
                                     description: dict) -> tuple[int, str | None]:
@@ -557,6 +577,8 @@ class StreamsGroupCoordinator:
                         f"The topology description is for topology epoch {epoch}, but the "
                         f"group's topology epoch is {sg.topology_epoch()}.")
             sg.topology_description, sg.topology_description_epoch = description, epoch
+            # With the group's metadata record, as Kafka records the stored epoch.
+            self._groups.store_streams_group(group)
         return ErrorCode.NONE, None
 
     # -- StreamsGroupDescribe -----------------------------------------------------------

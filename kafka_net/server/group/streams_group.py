@@ -145,9 +145,10 @@ class StreamsGroup:
     # persisted: a group loaded after a restart assigns at once.
     initial_delay_deadline: float | None = None
     # KIP-1331: the description of the topology a member sent with
-    # UpdateStreamsGroupTopologyDescription, and the topology epoch it describes.
-    # Kept where Kafka's topology description plugin would keep it; not persisted,
-    # so after a restart the next heartbeat asks a member to send it again.
+    # StreamsGroupTopologyDescriptionUpdate, and the topology epoch it describes.
+    # Kafka hands it to its topology description plugin and records the epoch in
+    # StreamsGroupMetadata; kafka-net records both there, so a durable broker
+    # serves it again after a restart without asking a member for it.
     topology_description: dict | None = None
     topology_description_epoch: int = -1
 

@@ -4,8 +4,12 @@
 record (key version)                   value
 =====================================  ==========================================
 StreamsGroupMetadata (17)              group epoch, metadata hash, validated
-                                       topology epoch (tagged), assignment
-                                       configs (num.standby.replicas)
+                                       topology epoch and last assignment
+                                       configs (num.standby.replicas), both
+                                       tagged as in Kafka 4.3 and 4.4, the
+                                       stored topology description's epoch
+                                       (tagged, KIP-1331) and description
+                                       (kafka-net's tag 10000)
 StreamsGroupMemberMetadata (19)        a member's ids, rebalance timeout, topology
                                        epoch, process id, user endpoint, tags
 StreamsGroupTargetAssignmentMetadata   the assignment epoch
@@ -92,8 +96,11 @@ def records_of(sg: StreamsGroup) -> dict[bytes, bytes]:
     out[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {
         "epoch": sg.group_epoch, "metadata_hash": sg.metadata_hash,
         "validated_topology_epoch": sg.validated_topology_epoch,
-        "assignment_configs": [{"key": k, "value": v}
-                               for k, v in sorted(sg.assignment_configs.items())]})
+        "last_assignment_configs": [{"key": k, "value": v}
+                                    for k, v in sorted(sg.assignment_configs.items())],
+        "stored_description_topology_epoch": sg.topology_description_epoch,
+        "failed_description_topology_epoch": -1,
+        "topology_description": sg.topology_description})
     for member_id, target in sg.target.items():
         out[consumer_group_key(TARGET_MEMBER, gid, member_id)] = consumer_group_value(
             TARGET_MEMBER, _tuple_value(target))
@@ -146,7 +153,9 @@ def _group(group_id: str, parts: dict) -> StreamsGroup:
                       topology=parts["topology"], metadata_hash=meta["metadata_hash"],
                       validated_topology_epoch=meta["validated_topology_epoch"],
                       assignment_configs={c["key"]: c["value"]
-                                          for c in meta["assignment_configs"]})
+                                          for c in meta["last_assignment_configs"] or ()},
+                      topology_description=meta["topology_description"],
+                      topology_description_epoch=meta["stored_description_topology_epoch"])
     for member_id, m in parts["members"].items():
         current = parts["current"].get(member_id)
         progress = {} if current is None else dict(

@@ -12,9 +12,11 @@ Authorized operations, when asked for, are the principal's (READ, DELETE,
 DESCRIBE without an authorizer); else -2147483648, "not requested".
 
 v1: with ``include_topology_description`` each group carries the description a
-member sent with UpdateStreamsGroupTopologyDescription for the group's current
+member sent with StreamsGroupTopologyDescriptionUpdate for the group's current
 topology epoch (status AVAILABLE), or none (NOT_STORED: never sent, or sent for
-an older topology); without it, NOT_REQUESTED.
+an older topology); without it, NOT_REQUESTED.  Each described group names
+its task assignor, ``assignor_name`` (KIP-1357): "sticky", Kafka's
+StickyTaskAssignor, the one this broker runs.
 
 With the finalized ``streams.version`` below 1: UNSUPPORTED_VERSION.  With an
 authorizer (Kafka's handleStreamsGroupDescribe): DESCRIBE on each group, else
@@ -27,6 +29,7 @@ is not authorized to describe.").
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation, ResourceType
+from kafka_net.server.group import streams_assignor
 from kafka_net.server.handlers.describe_groups import described_groups
 
 API_KEY = ApiKey.STREAMS_GROUP_DESCRIBE
@@ -69,7 +72,8 @@ def _describe(ctx, group_id: str, with_description: bool) -> dict:
             "assignment_epoch": sg.assignment_epoch, "topology": topology,
             "members": [_member(m, sg.target.get(m.member_id))
                         for m in sorted(sg.members.values(), key=lambda m: m.member_id)],
-            "authorized_operations": NOT_REQUESTED, **_description(sg, with_description)}
+            "authorized_operations": NOT_REQUESTED, "assignor_name": streams_assignor.NAME,
+            **_description(sg, with_description)}
 
 
 def _description(sg, requested: bool) -> dict:

@@ -16,10 +16,12 @@ GROUP_ID_NOT_FOUND (the id is another kind of group), GROUP_MAX_SIZE_REACHED.
 With the finalized ``streams.version`` below 1 (UpdateFeatures) the protocol
 is off: UNSUPPORTED_VERSION, checked first.
 
-v1 sends the acceptable recovery lag as an int64 and sets
-``topology_description_required`` while the broker holds no description of the
-group's current topology and the member runs that topology: the member then
-sends it with UpdateStreamsGroupTopologyDescription (key 93).
+The acceptable recovery lag is the group's ``streams.acceptable.recovery.lag``
+(a LONG; v0's int32 field gets it capped at 2**31 - 1).  v1 sends it as an
+int64 and sets ``topology_description_required`` while the broker holds no
+description of the group's current topology and the member runs that
+topology: the member then sends it with StreamsGroupTopologyDescriptionUpdate
+(key 93).
 
 Static membership (``instance_id``, as KIP-848's): a member leaving with
 epoch -2 keeps its place and tasks for one session, and the restarted instance
@@ -50,6 +52,7 @@ from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.topic_config import InvalidConfig
 
 log = logging.getLogger(__name__)
+INT32_MAX = 2**31 - 1
 
 API_KEY = ApiKey.STREAMS_GROUP_HEARTBEAT
 
@@ -79,7 +82,8 @@ def handle(ctx, request: dict) -> dict:
             "member_id": result.member_id, "member_epoch": result.member_epoch,
             "heartbeat_interval_ms": result.heartbeat_interval_ms,
             "acceptable_recovery_lag": result.acceptable_recovery_lag,
-            "acceptable_recovery_lag_legacy": result.acceptable_recovery_lag,
+            # v0's int32: a LONG streams.acceptable.recovery.lag beyond it is capped.
+            "acceptable_recovery_lag_legacy": min(result.acceptable_recovery_lag, INT32_MAX),
             "task_offset_interval_ms": result.task_offset_interval_ms,
             "status": [{"status_code": c, "status_detail": d} for c, d in status],
             "active_tasks": None if result.tasks is None else _task_ids(result.tasks.active),

@@ -46,9 +46,11 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, TRANSACTIONAL_MASK, build_batch, decode_records, iter_batches, read_header)
 from kafka_net.server.group_config import group_config_value, parse_iso_duration_ms
+from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
     AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
+from kafka_net.server.topic_config import InvalidConfig
 
 log = logging.getLogger(__name__)
 _dead_letter_warnings = RateLimitedLog(log)
@@ -96,6 +98,14 @@ class SharePartitionManager:
         # The finalized share.version (the broker wires in its FeatureControl):
         # dead-letter queues need 2 (KIP-1191).
         self.share_version: Callable[[], int] = lambda: 1
+        # The broker's KafkaApis (attach_broker): its dynamic configs and topic
+        # creation, for a dead-letter topic that does not exist yet.
+        self._apis = None
+
+    def attach_broker(self, apis) -> None:
+        """Let dead letters create their topic where the broker allows it
+        (``errors.deadletterqueue.auto.create.topics.enable``)."""
+        self._apis = apis
 
     # -- per-group settings ----------------------------------------------------------------
 
@@ -218,21 +228,27 @@ class SharePartitionManager:
         partition ``source partition % its partitions``: headers naming the record
         (``__dlq.errors.topic``, ``.partition``, ``.offset``, ``.group``,
         ``.delivery.count``, ``.message``), its key and value too with the group's
-        ``errors.deadletterqueue.copy.record.enable``.  The topic must exist (it is
-        not created) with ``errors.deadletterqueue.group.enable=true``; otherwise
-        the letters are dropped with a warning, as the record stays archived."""
+        ``errors.deadletterqueue.copy.record.enable``.  The topic must exist with
+        ``errors.deadletterqueue.group.enable=true``; one that does not exist is
+        created so (``num.partitions``) where the broker's dynamic
+        ``errors.deadletterqueue.auto.create.topics.enable`` is true, as Kafka's
+        ShareGroupDLQ validation allows.  Otherwise the letters are dropped with a
+        warning in Kafka's words, and the record stays archived."""
         topic = self._dead_letter_topic(sp.group_id)
         meta = self._topics.topic(topic) if topic else None
+        if topic and meta is None:
+            meta = self._create_dead_letter_topic(sp.group_id, topic)
         enabled = meta is not None and self._rm.config_repository.effective(topic).get(
             "errors.deadletterqueue.group.enable", False)
         if not enabled:
             _dead_letter_warnings.log(
                 logging.WARNING, (sp.group_id, topic),
-                "Share group %s cannot write %d dead letter(s) of %s-%d: its dead-letter "
-                "topic %s %s", escape(sp.group_id), len(letters), escape(sp.topic),
-                sp.partition, escape(topic or "(none)"),
-                "does not exist" if meta is None else
-                "lacks errors.deadletterqueue.group.enable=true")
+                "Share group %s cannot write %d dead letter(s) of %s-%d: %s",
+                escape(sp.group_id), len(letters), escape(sp.topic), sp.partition,
+                "DLQ topic does not exist and auto create is disabled on cluster for "
+                f"share group: {escape(sp.group_id)}, topic: {escape(topic)}."
+                if meta is None else "DLQ is not enabled on configured DLQ topic for "
+                f"share group: {escape(sp.group_id)}, topic: {escape(topic)}")
             return
         copy = str(self.group_value(sp.group_id, "errors.deadletterqueue.copy.record.enable",
                                     "false")).lower() == "true"
@@ -254,6 +270,28 @@ class SharePartitionManager:
                 logging.WARNING, (sp.group_id, topic, result.error_code),
                 "Share group %s could not append %d dead letter(s) to %s: error %d",
                 escape(sp.group_id), len(records), escape(topic), result.error_code)
+
+    def _create_dead_letter_topic(self, group_id: str, topic: str):
+        """The dead-letter topic, created with the config that opts it in if the
+        broker allows; None if it may not or cannot be created."""
+        apis = self._apis
+        if apis is None or not apis.dynamic_config.effective().get(
+                "errors.deadletterqueue.auto.create.topics.enable", False):
+            return None
+        try:
+            overrides = self._rm.config_repository.validate(
+                topic, {"errors.deadletterqueue.group.enable": "true"})
+            meta, created = apis.create_topic(topic, apis.config.num_partitions, overrides)
+        except (TopicCreationError, InvalidConfig) as exc:   # a collision, a limit...
+            _dead_letter_warnings.log(
+                logging.WARNING, (group_id, topic, "create"),
+                "Share group %s could not create its dead-letter topic %s: %s",
+                escape(group_id), escape(topic), escape(str(exc)))
+            return None
+        if created:
+            log.info("Created dead-letter topic %s with %d partition(s) for share group %s",
+                     escape(topic), meta.num_partitions, escape(group_id))
+        return meta
 
     def _originals(self, sp: SharePartition, offsets: list[int]) -> dict[int, tuple]:
         """(key, value) of the source records at ``offsets``, read from the log."""

@@ -26,10 +26,13 @@ def test_a_group_describes_every_group_config_with_its_source(broker):
         "share.isolation.level": ("read_uncommitted", ConfigSource.DEFAULT_CONFIG),
         "share.record.lock.duration.ms": ("30000", ConfigSource.DEFAULT_CONFIG),
         "share.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "streams.acceptable.recovery.lag": ("10000", ConfigSource.DEFAULT_CONFIG),
         "streams.heartbeat.interval.ms": ("5000", ConfigSource.DEFAULT_CONFIG),
         "streams.initial.rebalance.delay.ms": ("3000", ConfigSource.DEFAULT_CONFIG),
         "streams.num.standby.replicas": ("0", ConfigSource.DEFAULT_CONFIG),
-        "streams.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG)}
+        "streams.num.warmup.replicas": ("2", ConfigSource.DEFAULT_CONFIG),
+        "streams.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG),
+        "streams.task.offset.interval.ms": ("60000", ConfigSource.DEFAULT_CONFIG)}
     assert alter(broker, "g1", ("consumer.session.timeout.ms", SET, "50000"))["error_code"] == 0
     entries = {c["name"]: c for c in described(broker, "g1")["configs"]}
     assert (entries["consumer.session.timeout.ms"]["value"],
@@ -131,3 +134,23 @@ def test_streams_group_configs_are_validated_against_the_broker_bounds(broker):
                              "to group.streams.min.heartbeat.interval.ms")
     assert alter(broker, "sg", ("streams.num.standby.replicas", SET, "1"))["error_code"] == 0
     assert broker.apis.group_configs.overrides("sg") == {"streams.num.standby.replicas": 1}
+
+
+def test_kafka_4_4_streams_warmup_configs(broker):
+    """streams.acceptable.recovery.lag is a LONG (Kafka's ConfigDef), the warm-up
+    budget and the offset interval INTs with Kafka's lower bounds."""
+    lag = "streams.acceptable.recovery.lag"
+    assert alter(broker, "sw", (lag, SET, str(2**40)))["error_code"] == 0
+    assert alter(broker, "sw", ("streams.num.warmup.replicas", SET, "0"))["error_code"] == 0
+    assert broker.apis.group_configs.overrides("sw") == {
+        lag: 2**40, "streams.num.warmup.replicas": 0}
+    types = {c["name"]: c["config_type"] for c in described(broker, "sw")["configs"]}
+    assert (types[lag], types["streams.num.warmup.replicas"]) == (5, 3)   # LONG, INT
+    for name, bad, why in ((lag, "-1", "Value must be at least 0"),
+                           (lag, str(2**63), "Not a number of type LONG"),
+                           ("streams.num.warmup.replicas", "-1", "Value must be at least 0"),
+                           ("streams.task.offset.interval.ms", "0",
+                            "Value must be at least 1")):
+        refused = alter(broker, "sw", (name, SET, bad))
+        assert refused["error_code"] == ErrorCode.INVALID_CONFIG, (name, bad)
+        assert why in refused["error_message"], refused["error_message"]

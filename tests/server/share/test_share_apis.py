@@ -501,3 +501,33 @@ def test_dead_letters_need_share_version_2(broker, level, written):
     logs = {name: broker.replica_manager.partition(name, 0).log for name in ("dlq.sg",
                                                                              "dlq.plain")}
     assert (logs["dlq.sg"].log_end_offset, logs["dlq.plain"].log_end_offset) == (written, 0)
+
+
+@pytest.mark.parametrize("auto_create", [False, True])
+def test_a_missing_dead_letter_topic_is_created_only_where_the_cluster_allows(
+        broker, auto_create):
+    """KIP-1191: a group's dead-letter topic must exist, unless the dynamic broker
+    config errors.deadletterqueue.auto.create.topics.enable (false by default) is
+    set: then the first dead letter creates it, opted in
+    (errors.deadletterqueue.group.enable=true), and lands there."""
+    if auto_create:
+        altered = broker.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False,
+                              resources=[{"resource_type": 4, "resource_name": "",
+                                          "configs": [{
+                                              "name": "errors.deadletterqueue.auto.create."
+                                                      "topics.enable",
+                                              "config_operation": 0, "value": "true"}]}])
+        assert altered["responses"][0]["error_code"] == E.NONE
+    broker.apis.features.set_levels({"share.version": 2})
+    broker.apis.group_configs.set_group_key("sg", "errors.deadletterqueue.topic.name",
+                                            "dlq.made")
+    m = ShareMember(broker, "sg", "m1")
+    m.join()
+    first = min(offsets(m.fetch()))
+    m.acknowledge({("t", 0): [(first, first, [REJECT])]})
+    made = broker.metadata_cache.topic("dlq.made")
+    assert (made is not None) == auto_create
+    if auto_create:
+        assert broker.replica_manager.config_repository.effective("dlq.made")[
+            "errors.deadletterqueue.group.enable"] is True
+        assert broker.replica_manager.partition("dlq.made", 0).log.log_end_offset == 1

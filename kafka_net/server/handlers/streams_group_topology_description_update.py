@@ -1,12 +1,14 @@
-"""UpdateStreamsGroupTopologyDescription (API key 93): serves v0-v0 (KIP-1331, Kafka 4.4).
+"""StreamsGroupTopologyDescriptionUpdate (API key 93): serves v0-v0 (KIP-1331, Kafka 4.4).
 
 Behaviour: a streams group member sends the description of its application's
 topology (sub-topologies node by node, global stores) for the topology epoch
 it runs, after its heartbeat response set ``topology_description_required``.
 The broker keeps it with the group (Kafka hands it to the topology
-description plugin; kafka-net plays one that keeps descriptions in memory),
-and StreamsGroupDescribe v1 serves it.  The heartbeat stops asking once one is
-kept for the group's current topology epoch.
+description plugin and records the epoch stored in the group's
+StreamsGroupMetadata record; kafka-net, playing the plugin, records the
+description there too, so a durable broker still has it after a restart), and
+StreamsGroupDescribe v1 serves it.  The heartbeat stops asking once one is kept
+for the group's current topology epoch.
 
 * a member that is not in the group, or a group that is gone or not a streams
   group: UNKNOWN_MEMBER_ID, so the client treats itself as fenced and rejoins;
@@ -22,7 +24,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation, ResourceType
 
-API_KEY = ApiKey.UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION
+API_KEY = ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE
 
 
 def handle(ctx, request: dict) -> dict:
