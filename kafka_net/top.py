@@ -124,8 +124,18 @@ def _recent_table(recent: list[dict]):
         table.add_column(name, justify="right")
     for r in recent:
         table.add_row(request_label(r["api"], r["version"], r["correlation_id"]),
-                      client_end(r["connection"]), *(f"{r[t]:.3f}" for t in TIMINGS))
+                      client_end(r["connection"]), *(timing_text(r[t]) for t in TIMINGS))
     return table
+
+
+def timing_text(ms: float) -> str:
+    """Five characters for any time below 100 s: microseconds where they fit
+    (``9.068``), fewer decimals as the time grows (``14.62``, ``146.2``), so that
+    80 columns never cut a timing's digits (rich would end it with an ellipsis)."""
+    for limit, decimals in ((10, 3), (100, 2), (1000, 1)):
+        if ms < limit:
+            return f"{ms:.{decimals}f}"
+    return f"{ms:.0f}"
 
 
 REQUEST_LABEL_WIDTH = 18   # what 80 columns leave beside the client and six timings

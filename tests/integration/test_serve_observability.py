@@ -58,11 +58,15 @@ def test_top_once_draws_the_threads_with_numbers_after_a_workload():
                       frame, flags=re.MULTILINE)
     assert len(rows) == 3 and sum(int(r[5]) for r in rows) > 0
     # The last requests with their six timings: the Produce among them.
-    produce = re.search(r"^Produce v\d+ #\d+ .*?((?:\s+\d+\.\d{3}){6})\s*$", frame,
+    # (each timing in five characters: fewer decimals from 10 ms up, never cut)
+    produce = re.search(r"^Produce v\d+ #\d+ .*?((?:\s+\d+(?:\.\d+)?){6})\s*$", frame,
                         flags=re.MULTILINE)
     assert produce, frame
-    *parts, total = (float(x) for x in produce[1].split())
-    assert total > 0 and abs(sum(parts) - total) <= 0.006
+    texts = produce[1].split()
+    assert all(len(x) <= 5 for x in texts), frame
+    *parts, total = (float(x) for x in texts)
+    rounding = sum(0.5 * 10 ** -len(x.partition(".")[2]) for x in texts)
+    assert total > 0 and abs(sum(parts) - total) <= rounding + 1e-9
     # Per API: requests, errors and p99 of TotalTimeMs, the Produce among them.
     api = re.search(r"^Produce\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+([\d.]+)\s*$", frame,
                     flags=re.MULTILINE)
@@ -108,3 +112,9 @@ def test_top_redraws_until_q_is_pressed():
                 top.wait(TIMEOUT)
             os.close(master)
     assert output.count(b"RequestChannel") >= 2
+
+
+def test_top_timings_keep_their_digits_in_five_characters():
+    from kafka_net.top import timing_text
+    assert [timing_text(ms) for ms in (0.0, 9.0684, 14.6249, 146.24, 1462.4, 99999.4)] == [
+        "0.000", "9.068", "14.62", "146.2", "1462", "99999"]
