@@ -34,6 +34,7 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
+from kafka_net.protocol import readable
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
@@ -566,7 +567,8 @@ class KafkaApis:
         """
         self.handlers = dict(handlers)
         self._supported = served_versions(self.handlers, self.config.as_version)
-        self._parse_table = (self._supported, {})
+        # KAFKA_NET_READABLE: no route cache, every request looked up in full.
+        self._parse_table = (self._supported, None if readable.READABLE else {})
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
@@ -691,7 +693,7 @@ class KafkaApis:
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
         header = request.header
         version = 0 if request.unsupported_version else header.api_version
-        if type(body) is not MappingProxyType:
+        if type(body) is not MappingProxyType or readable.READABLE:
             return encode_response(header.api_key, version, header.correlation_id, body)
         by_version = self._constant_frames.get(header.api_key)
         if by_version is None:
