@@ -439,7 +439,7 @@ class NetworkReceive:
             return read_frame_size(self._size, self.max_size)
         except InvalidReceiveError as exc:
             raise AuthenticationError(
-                f"Failing SASL authentication due to invalid receive size ({exc})") from exc
+                f"Failing SASL authentication due to invalid receive size: {exc}") from exc
 
     def has_pushed(self) -> bool:
         return bool(self._pushed)

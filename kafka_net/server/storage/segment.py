@@ -367,4 +367,3 @@ def check_batch(data: bytes, batch: BatchPosition, expected_min_offset: int) -> 
         raise CorruptRecord(
             f"out of order offsets: batch [{batch.base_offset}, {batch.last_offset}] at "
             f"position {batch.position} after offset {expected_min_offset - 1}")
-
