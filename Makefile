@@ -34,11 +34,12 @@ FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
 FT_TESTS   ?= tests/network tests/server tests/integration
 FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
 
-.PHONY: run test test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark lsof curl kafkajs promtool bench conformance-example clean help
+.PHONY: run test test-readable test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark lsof curl kafkajs promtool bench conformance-example clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
 	@echo "make test    install test dependencies and run every test"
+	@echo "             (then the codec tests again on the readable paths: make test-readable)"
 	@echo "make test-ft the network, server and integration suites on free-threaded CPython"
 	@echo "             (optional: builds CPython 3.13t once per machine, 20+ minutes on 2 cores)"
 	@echo "make lock    move constraints.txt to the newest releases setup.cfg allows"
@@ -113,9 +114,21 @@ kafkajs: $(KAFKAJS)
 promtool:
 	@$(APT_INSTALL) promtool prometheus
 
-# make test: the project's tests on the interpreter users run, nothing built first.
+# make test: the project's tests on the interpreter users run, nothing built first;
+# then the codec's tests once more on the readable paths alone (test-readable).
 test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-readable
+
+# KAFKA_NET_READABLE=1 (kafka_net/protocol/readable.py): the schema interpreter
+# instead of the generated codec, no route caches, no cached constant frames.
+# READABLE_TESTS: the tests whose requests and responses go through them.  Left
+# out: test_codegen.py (it compiles the codecs whatever the switch says) and the
+# record batch tests (no codec in them): the same run twice, for nothing.
+READABLE_TESTS ?= tests/protocol tests/capture \
+	--ignore=tests/protocol/test_codegen.py --ignore-glob='tests/protocol/test_record*.py'
+test-readable: install
+	KAFKA_NET_READABLE=1 $(BIN)/python -m pytest -p no:cacheprovider $(READABLE_TESTS)
 
 # Optional: the free-threading stress tests (tests/test_free_threading.py) on
 # free-threaded CPython with the GIL off, where their unguarded variants mean

@@ -20,9 +20,8 @@ from typing import Iterator
 
 from kafka_net.protocol.records import (
     Compression, RecordError, compute_crc, decode_records, read_header)
-from kafka_net.protocol.records.framing import complete_batch_size
+from kafka_net.protocol.records.framing import complete_batch_size, next_whole_batch
 from kafka_net.server.metadata_log import decode_record
-from kafka_net.server.storage.segment import next_whole_batch
 
 
 def dump_file(path: str, print_data: bool = False, metadata_decoder: bool = False,

@@ -27,7 +27,6 @@ requests (KIP-152), whose v1+ answer carries the session lifetime
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from collections.abc import Mapping
 from typing import Callable
@@ -35,8 +34,9 @@ from typing import Callable
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.errors import InvalidRequestError
-from kafka_net.protocol.framing import encode_frame
+from kafka_net.protocol.errors import InvalidReceiveError, InvalidRequestError
+from kafka_net.protocol.framing import encode_frame, read_frame_size
+from kafka_net.protocol.headers import peek_request_header
 from kafka_net.security.errors import SaslAuthenticationError, SaslError
 
 log = logging.getLogger(__name__)
@@ -427,16 +427,19 @@ class NetworkReceive:
             if self._want < 0:
                 self._size += data
                 if len(self._size) == 4:
-                    self._want = struct.unpack(">i", self._size)[0]
-                    if not 0 <= self._want <= self.max_size:
-                        raise AuthenticationError(
-                            "Failing SASL authentication due to invalid receive size "
-                            f"(size = {self._want} larger than {self.max_size})")
+                    self._want = self._read_size()
             else:
                 self._payload += data
         payload = bytes(self._payload)
         self._size, self._payload, self._want = bytearray(), bytearray(), -1
         return payload
+
+    def _read_size(self) -> int:
+        try:
+            return read_frame_size(self._size, self.max_size)
+        except InvalidReceiveError as exc:
+            raise AuthenticationError(
+                f"Failing SASL authentication due to invalid receive size: {exc}") from exc
 
     def has_pushed(self) -> bool:
         return bool(self._pushed)
@@ -453,9 +456,7 @@ class NetworkReceive:
 
 
 def _api_key(frame: bytes) -> int:
-    if len(frame) < 8:
-        raise InvalidRequestError("Error parsing request header: frame too short")
-    key = struct.unpack_from(">h", frame)[0]
+    key = peek_request_header(frame)[0]
     if key not in ApiKey._value2member_map_:
         raise InvalidRequestError(f"Error parsing request header. Unexpected api key: {key}")
     return key

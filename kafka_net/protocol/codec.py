@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Mapping, NamedTuple
 
+from kafka_net.protocol import readable
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.chunked import ChunkBuffer, ChunkedFrame, chunk_frame, region_bytes
 from kafka_net.protocol.errors import InvalidRequestError, UnsupportedVersionError
@@ -174,9 +175,10 @@ def _response_route(api_key: int, api_version: int) -> tuple:
     # Only a response with a records field (Fetch) can carry regions: only it pays
     # for a ChunkBuffer.
     buffer_type = ChunkBuffer if _has_records(schema.struct) else bytearray
-    route = _RESPONSE_ROUTES.setdefault(api_key, {})[api_version] = (
-        encoder, response_header_version(api_key, api_version, schema.flexible) >= 1,
-        buffer_type)
+    route = (encoder, response_header_version(api_key, api_version, schema.flexible) >= 1,
+             buffer_type)
+    if not readable.READABLE:   # KAFKA_NET_READABLE: looked up again every time
+        _RESPONSE_ROUTES.setdefault(api_key, {})[api_version] = route
     return route
 
 

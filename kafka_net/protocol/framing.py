@@ -126,12 +126,10 @@ class FrameDecoder:
         avail = len(buf) - pos
         if avail < 4:
             return None
+        # read_frame_size, written out: one Python call fewer on every request.
         size = _SIZE.unpack_from(buf, pos)[0]
-        if size < 0:
-            raise InvalidReceiveError(f"Invalid receive (size = {size})")
-        if size > self.max_frame_size:
-            raise InvalidReceiveError(
-                f"Invalid receive (size = {size} larger than {self.max_frame_size})")
+        if size < 0 or size > self.max_frame_size:
+            raise invalid_receive(size, self.max_frame_size)
         if self.memory_pool is not None and size and not self._reserved:
             if not self.memory_pool.try_allocate(size):
                 return None
@@ -165,6 +163,24 @@ class FrameDecoder:
             self.receive_data(data)
         while (frame := self.next_frame()) is not None:
             yield frame
+
+
+def read_frame_size(buf: bytes | bytearray | memoryview, max_frame_size: int,
+                    pos: int = 0) -> int:
+    """The size the four bytes at ``pos`` claim for the frame after them (Kafka's
+    ``NetworkReceive``): :class:`InvalidReceiveError` below 0 or above
+    ``max_frame_size``, checked before any byte of the frame is read."""
+    size = _SIZE.unpack_from(buf, pos)[0]
+    if size < 0 or size > max_frame_size:
+        raise invalid_receive(size, max_frame_size)
+    return size
+
+
+def invalid_receive(size: int, max_frame_size: int) -> InvalidReceiveError:
+    """Kafka's ``InvalidReceiveException`` for a size prefix out of range."""
+    if size < 0:
+        return InvalidReceiveError(f"Invalid receive (size = {size})")
+    return InvalidReceiveError(f"Invalid receive (size = {size} larger than {max_frame_size})")
 
 
 def encode_frame(payload: bytes | bytearray) -> bytes:

@@ -119,12 +119,12 @@ class Reader:
 
 
 class Writer:
-    """Accumulates an encoded message in a bytearray."""
+    """Accumulates an encoded message in a bytearray (a new one, or ``buf``)."""
 
     __slots__ = ("buf",)
 
-    def __init__(self) -> None:
-        self.buf = bytearray()
+    def __init__(self, buf: bytearray | None = None) -> None:
+        self.buf = bytearray() if buf is None else buf
 
     def getvalue(self) -> bytes:
         return bytes(self.buf)

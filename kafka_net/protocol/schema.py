@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Callable
 
+from kafka_net.protocol import readable
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer
 from kafka_net.protocol.wire_types import (  # noqa: F401 -- re-exported: schemas import them here
@@ -331,7 +332,8 @@ class Schema:
 
     def decoder(self, version: int) -> Callable | None:
         """The compiled decoder of ``version``, ``(buf, offset) -> (body, next
-        offset)``; None if ``version`` is not one of this message's."""
+        offset)``; None if ``version`` is not one of this message's.  With
+        KAFKA_NET_READABLE (:mod:`kafka_net.protocol.readable`), the interpreter."""
         return self._decoders.get(version) or self._compile(self._decoders, version)
 
     def encode(self, value: dict, version: int) -> bytes:
@@ -341,7 +343,8 @@ class Schema:
 
     def encoder(self, version: int) -> Callable | None:
         """The compiled encoder of ``version``, ``(value, bytearray) -> None``; None
-        if ``version`` is not one of this message's."""
+        if ``version`` is not one of this message's.  With KAFKA_NET_READABLE, the
+        interpreter."""
         return self._encoders.get(version) or self._compile(self._encoders, version)
 
     def encode_into(self, out: Writer | bytearray, value: dict, version: int) -> None:
@@ -354,10 +357,30 @@ class Schema:
     def _compile(self, cache: dict, version: int) -> Callable | None:
         if version not in self.valid:
             return None
+        encode = cache is self._encoders
+        if readable.READABLE and not encode:   # KAFKA_NET_READABLE: the interpreter
+            cache[version] = self._interpreted_decoder(version)
+            return cache[version]
+        if readable.READABLE:
+            cache[version] = self._interpreted_encoder(version)
+            return cache[version]
         from kafka_net.protocol.codegen import compile_codec  # it imports this module
-        cache[version] = compile_codec(
-            self, version, "encode" if cache is self._encoders else "decode")
+        cache[version] = compile_codec(self, version, "encode" if encode else "decode")
         return cache[version]
+
+    def _interpreted_decoder(self, version: int) -> Callable:
+        def decode(buf, offset: int) -> tuple[dict, int]:
+            reader = Reader(buf, offset)
+            return self.decode_interpreted(reader, version), reader.pos
+        return decode
+
+    def _interpreted_encoder(self, version: int) -> Callable:
+        flexible = self.is_flexible(version)
+
+        def encode(value: dict, buf: bytearray) -> None:
+            # Into ``buf`` itself: a ChunkBuffer notes its regions' offsets in it.
+            self.struct.write_struct(Writer(buf), value, version, flexible)
+        return encode
 
     # The interpreter: the reference the compiled codecs are tested against.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid as _uuid
 from typing import Any
 
+from kafka_net.protocol.chunked import splice_records
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.primitives import Reader, Writer
 
@@ -133,6 +134,19 @@ class _Bytes(Type):
 
 STRING = _String()
 BYTES = _Bytes()
-# Record batches travel as (nullable) bytes; the broker stores them as they came.
-RECORDS = _Bytes()
-RECORDS.name = "records"
+class _Records(_Bytes):
+    """Record batches travel as (nullable) bytes; the broker stores them as they
+    came.  A value that is not bytes (a file Region of a Fetch from segment files)
+    goes through :func:`~kafka_net.protocol.chunked.splice_records`, as in the
+    generated encoders."""
+
+    name = "records"
+
+    def write(self, w, value, flexible, nullable):
+        if value is None or value.__class__ is bytes:
+            return super().write(w, value, flexible, nullable)
+        write_length(w, len(value), flexible, 4)
+        splice_records(w.buf, value)
+
+
+RECORDS = _Records()

@@ -34,6 +34,7 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.metrics import RequestMetrics
 from kafka_net.network.request_channel import (
     CloseConnectionResponse, NoOpResponse, Request, RequestChannel, Response, SendResponse)
+from kafka_net.protocol import readable
 from kafka_net.protocol.api_keys import ApiKey, api_name
 from kafka_net.protocol.chunked import ChunkedFrame
 from kafka_net.protocol.codec import ParsedRequest, encode_response, parse_request
@@ -60,8 +61,9 @@ from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.replica_manager import ReplicaManager
+from kafka_net.server.services import BrokerServices, standalone_services
 from kafka_net.server.storage.base import CorruptRecordException, KafkaStorageException
-from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
+from kafka_net.server.transaction import TransactionCoordinator
 
 log = logging.getLogger(__name__)
 # Damaged segments met outside Fetch (ListOffsets by timestamp, ...): one line per
@@ -346,6 +348,12 @@ class RequestContext:
     # The broker's parts a handler may use: its doors, so none reaches into ``apis``.
 
     @property
+    def services(self) -> BrokerServices:
+        """Every part of the broker (:mod:`kafka_net.server.services`): a part added to
+        BrokerCore is reachable here as ``ctx.services.<name>``, with no door of its own."""
+        return self.apis.services
+
+    @property
     def replica_manager(self) -> ReplicaManager:
         return self.apis.replica_manager
 
@@ -448,37 +456,23 @@ class KafkaApis:
     def __init__(self, config: ServerConfig, metadata_cache: MetadataCache,
                  request_channel: RequestChannel | None = None,
                  handlers: dict[int, ModuleType] | None = None,
-                 replica_manager: ReplicaManager | None = None,
-                 group_coordinator=None, quotas: QuotaManagers | None = None,
-                 transaction_coordinator: TransactionCoordinator | None = None,
-                 credential_cache: CredentialCache | None = None,
-                 controller: Controller | None = None,
-                 authorizer: StandardAuthorizer | None = None,
-                 internal_topics=None) -> None:
+                 services: BrokerServices | None = None) -> None:
         self.config = config
-        # authorizer.class.name's authorizer (BrokerCore builds it); None: allow all.
-        self.authorizer = authorizer
-        # The broker's InternalTopics (FindCoordinator and Metadata create them); None
-        # in API tests built without a BrokerCore.
-        self.internal_topics = internal_topics
-        self.credential_cache = credential_cache or CredentialCache()
-        # Client quotas; KafkaServer passes its own (it runs the reaper thread).
-        self.quotas = quotas or QuotaManagers(config, request_channel)
         self.metadata_cache = metadata_cache
         self.request_channel = request_channel
-        self.replica_manager = replica_manager or ReplicaManager()
-        self.group_coordinator = group_coordinator
-        # Producer ids, transactional or not, come from the transaction coordinator.
-        self.transaction_coordinator = transaction_coordinator or TransactionCoordinator(
-            TransactionConfig(config.transaction_max_timeout_ms), self.replica_manager,
-            group_coordinator.offsets if group_coordinator is not None else None)
-        if controller is None:
-            # Built alone (tests, benchmarks): metadata in a log of its own, in memory.
-            controller = Controller(
-                MetadataLog(), metadata_cache, self.replica_manager, self.credential_cache,
-                self.quotas.client_quotas, group_coordinator, self.transaction_coordinator)
-            controller.register()
-        self.controller = controller
+        # The broker's parts (BrokerCore), or in-memory ones for a KafkaApis alone.
+        if services is None:
+            services = standalone_services(config, metadata_cache, request_channel)
+        self.services = services
+        # Each copied once: the request path reads them as one attribute.
+        self.replica_manager = services.replica_manager
+        self.group_coordinator = services.group_coordinator
+        self.quotas = services.quotas
+        self.transaction_coordinator = services.transaction_coordinator
+        self.credential_cache = services.credential_cache
+        self.controller = services.controller
+        self.authorizer: StandardAuthorizer | None = services.authorizer
+        self.internal_topics = services.internal_topics
         self.features = FeatureControl(release=config.as_version)
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)
@@ -573,7 +567,8 @@ class KafkaApis:
         """
         self.handlers = dict(handlers)
         self._supported = served_versions(self.handlers, self.config.as_version)
-        self._parse_table = (self._supported, {})
+        # KAFKA_NET_READABLE: no route cache, every request looked up in full.
+        self._parse_table = (self._supported, None if readable.READABLE else {})
 
     def supported_versions(self) -> dict[int, Versions]:
         return self._supported
@@ -698,7 +693,7 @@ class KafkaApis:
         # An unsupported ApiVersions request is answered at v0 (KIP-511).
         header = request.header
         version = 0 if request.unsupported_version else header.api_version
-        if type(body) is not MappingProxyType:
+        if type(body) is not MappingProxyType or readable.READABLE:
             return encode_response(header.api_key, version, header.correlation_id, body)
         by_version = self._constant_frames.get(header.api_key)
         if by_version is None:

@@ -331,14 +331,8 @@ class BrokerCore:
         # AccessControlEntryRecords in the metadata log (it registers their replay
         # handlers and its snapshot source on the log as it is built).
         self.authorizer = new_authorizer(config, self.metadata_log)
-        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel,
-                              replica_manager=self.replica_manager,
-                              group_coordinator=self.group_coordinator, quotas=self.quotas,
-                              transaction_coordinator=self.transaction_coordinator,
-                              credential_cache=self.credential_cache,
-                              controller=self.controller,
-                              authorizer=self.authorizer,
-                              internal_topics=self.internal_topics)
+        # KafkaApis reads the parts above from this core (server/services.py).
+        self.apis = KafkaApis(config, self.metadata_cache, self.request_channel, services=self)
         # -- metadata record owners register here, before the replay ----------------
         # (self.metadata_log.register(record type, handler); see the module docstring)
         self.controller.register()

@@ -90,7 +90,7 @@ from typing import Callable, Iterable, Iterator
 from kafka_net.log_safety import RateLimitedLog
 from kafka_net.protocol.records import (
     Record, RecordError, build_batch, decode_records, iter_batches, read_header)
-from kafka_net.protocol.records.framing import complete_batch_size
+from kafka_net.protocol.records.framing import complete_batch_size, next_whole_batch
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.base import KafkaStorageException
 
@@ -132,7 +132,6 @@ def encode_record(record_type: str, fields: dict) -> Record:
 def describe_loss(chunks: Iterable[bytes]) -> str:
     """What a truncation would drop, from the bytes after the cut: records by
     type, and the bytes no whole batch can be read from."""
-    from kafka_net.server.storage.segment import next_whole_batch   # storage imports us
     kinds: dict[str, int] = {}
     unreadable = 0
     for data in chunks:

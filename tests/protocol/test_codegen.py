@@ -19,7 +19,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kafka_net.protocol import codegen
+from kafka_net.protocol import codegen, readable
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.messages import MESSAGES, api_versions
 from kafka_net.protocol.primitives import Reader
@@ -49,6 +49,27 @@ SYNTHETIC = Schema("Synthetic", valid="0-3", flexible="2+", fields=[
     ), versions="3+", tag=3),
     Field("late", INT16, versions="3+"),
 ])
+
+@pytest.fixture(autouse=True, scope="module")
+def compiled_codecs():
+    """This module tests the generated codecs themselves, so it compiles them even
+    in a KAFKA_NET_READABLE run (kafka_net/protocol/readable.py): the schemas'
+    interpreted codecs are forgotten before, and the compiled ones after."""
+    was = readable.READABLE
+    readable.READABLE = False
+    if was:
+        _forget_codecs()
+    yield
+    readable.READABLE = was
+    if was:
+        _forget_codecs()
+
+
+def _forget_codecs() -> None:
+    for schema in [s for m in MESSAGES.values() for s in (m.request, m.response)]:
+        schema._encoders.clear()
+        schema._decoders.clear()
+
 
 CASES = [(schema, version)
          for schema in [s for m in MESSAGES.values() for s in (m.request, m.response)]

@@ -13,6 +13,9 @@ return the same bytes.  Since Kafka 0.11 that blob holds record batches
   check on a produced batch, records walked without building objects.
 * :mod:`.decoding`: :class:`Record` objects for consumers (tests, capture, tools).
 * :mod:`.building`: batches for tests and benchmarks.
+* :mod:`.control`: the marker record of a control batch (ABORT or COMMIT),
+  read and written; :mod:`.compaction`: one stored batch rewritten for log
+  compaction.
 * :mod:`.legacy`: message sets of the formats before batches (magic 0 and 1),
   read and built; :mod:`.conversion`: converting them up (Produce v0-v2) and
   stored batches down (Fetch v0-v3) while playing a Kafka release before 4.0.

@@ -45,11 +45,6 @@ DELETE = 0          # drop the whole batch
 DELETE_EMPTY = 1    # drop it if no record is kept
 RETAIN_EMPTY = 2    # keep it even if no record is kept (as an empty batch)
 
-# ControlRecordType (the key of a control record: version int16, type int16)
-ABORT = 0
-COMMIT = 1
-UNKNOWN_CONTROL = -1
-
 
 class CleanRecord(NamedTuple):
     """One record of a stored batch, as the cleaner sees it."""
@@ -100,19 +95,6 @@ def batch_records(batch: Buffer, header: BatchHeader | None = None,
                                value_length >= 0, buf[p:end]))
         pos = end
     return out
-
-
-def control_type(batch: Buffer, header: BatchHeader | None = None) -> int | None:
-    """ABORT or COMMIT for a control batch's marker, UNKNOWN_CONTROL for another
-    type, None for an empty control batch (one already cleaned)."""
-    records = batch_records(batch, header)
-    if not records:
-        return None
-    key = records[0].key
-    if key is None or len(key) < 4:
-        return UNKNOWN_CONTROL
-    kind = int.from_bytes(key[2:4], "big", signed=True)
-    return kind if kind in (ABORT, COMMIT) else UNKNOWN_CONTROL
 
 
 class FilterResult(NamedTuple):

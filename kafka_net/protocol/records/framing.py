@@ -78,6 +78,10 @@ DELETE_HORIZON_MASK = 0x40
 # base_sequence, records_count: one unpack for the whole header.
 HEADER_STRUCT = struct.Struct(">qiibIhiqqqhii")
 assert HEADER_STRUCT.size == RECORD_BATCH_OVERHEAD
+# The same fields up to max_timestamp: what a log needs to place a stored batch
+# (:func:`read_header_prefix`), read without the producer fields.
+_HEADER_PREFIX_STRUCT = struct.Struct(">qiibIhiqq")
+HEADER_PREFIX_SIZE = _HEADER_PREFIX_STRUCT.size   # 43
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
@@ -228,8 +232,24 @@ def read_attributes(batch: Buffer) -> int | None:
     return _INT16.unpack_from(batch, ATTRIBUTES_OFFSET)[0]
 
 
-def read_base_offset(batch: Buffer) -> int:
-    return _INT64.unpack_from(batch, BASE_OFFSET_OFFSET)[0]
+def read_base_offset(batch: Buffer, pos: int = 0) -> int:
+    return _INT64.unpack_from(batch, pos + BASE_OFFSET_OFFSET)[0]
+
+
+def read_batch_size(batch: Buffer, pos: int = 0) -> int:
+    """Bytes of the whole batch at ``pos`` as its size field claims (LOG_OVERHEAD
+    included); unchecked: the caller judges it."""
+    return LOG_OVERHEAD + _INT32.unpack_from(batch, pos + LENGTH_OFFSET)[0]
+
+
+def read_header_prefix(batch: Buffer, pos: int = 0) -> tuple[int, int, int, int, int]:
+    """(base_offset, size, last_offset, max_timestamp, magic) of the batch at
+    ``pos``, from its first :data:`HEADER_PREFIX_SIZE` bytes, unchecked: what a
+    log reads to place a stored batch in its file (Kafka's
+    ``FileLogInputStream``), one unpack."""
+    base, length, _, magic, _, _, delta, _, max_ts = _HEADER_PREFIX_STRUCT.unpack_from(
+        batch, pos)
+    return base, LOG_OVERHEAD + length, base + delta, max_ts, magic
 
 
 # --- the checks (each written once) ---------------------------------------------------
@@ -301,6 +321,22 @@ def check_crc(view: memoryview, header: BatchHeader) -> None:
     if computed != header.crc:
         raise CorruptRecordError(
             f"record is corrupt (stored crc = {header.crc}, computed crc = {computed})")
+
+
+def next_whole_batch(view: memoryview, start: int) -> int | None:
+    """The first position from ``start`` holding a whole magic-2 batch whose CRC
+    matches: where reading can resume past damage, whose batch boundaries are lost
+    (``kafka-dump-log``-style tools, the metadata log's loader)."""
+    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
+        if view[position + MAGIC_OFFSET] != MAGIC_V2:
+            continue
+        size = read_batch_size(view, position)
+        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
+            continue
+        stored = UINT32.unpack_from(view, position + CRC_OFFSET)[0]
+        if compute_crc(view, position, size) == stored:
+            return position
+    return None
 
 
 def check_compression_id(header: BatchHeader) -> None:

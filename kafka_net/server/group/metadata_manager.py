@@ -42,6 +42,7 @@ from kafka_net.protocol.coordinator_records import (
     partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import CONTROL_MASK, build_key_value_batch
+from kafka_net.protocol.records.control import COMMIT, control_key_type
 from kafka_net.server.group.consumer_group_records import (
     ConsumerGroupImage, member_records, records_of, shape)
 from kafka_net.server.group import streams_group_records as streams_records
@@ -53,7 +54,6 @@ from kafka_net.server.partition_limits import TopicCreationError
 log = logging.getLogger(__name__)
 _bad_records = RateLimitedLog(log)
 
-COMMIT = 1   # ControlRecordType of a marker's key
 _PARTITION_CACHE_SIZE = 100_000   # group ids whose partition is remembered
 
 
@@ -286,7 +286,7 @@ class GroupMetadataManager:
                                               index, _bad_records):
             if header.attributes & CONTROL_MASK:
                 done = pending.pop(header.producer_id, [])
-                if records and _is_commit(records[0].key):
+                if records and control_key_type(records[0].key) == COMMIT:
                     for r in done:
                         _apply_offset(offsets, r)
                 continue
@@ -334,10 +334,6 @@ class GroupMetadataManager:
         if value["current_state_timestamp"] >= 0:
             group.current_state_timestamp = value["current_state_timestamp"]
         return group
-
-
-def _is_commit(key: bytes | None) -> bool:
-    return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big") == COMMIT
 
 
 def _apply_offset(offsets: dict, record: OffsetCommitRecord) -> None:

@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 
 from kafka_net.protocol.records import read_header
 from kafka_net.protocol.records.compaction import (
-    ABORT, COMMIT, DELETE, DELETE_EMPTY, RETAIN_EMPTY, CleanRecord, batch_records,
-    control_type, delete_horizon_ms, filter_batch)
+    DELETE, DELETE_EMPTY, RETAIN_EMPTY, CleanRecord, batch_records, delete_horizon_ms,
+    filter_batch)
+from kafka_net.protocol.records.control import ABORT, COMMIT, control_type
 
 log = logging.getLogger("kafka_net.server.storage.log_cleaner")
 

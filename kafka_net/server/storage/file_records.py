@@ -16,18 +16,13 @@ batch.
 from __future__ import annotations
 
 import os
-import struct
 from typing import Iterator, NamedTuple
 
 from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
-from kafka_net.protocol.records.framing import LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD
+from kafka_net.protocol.records.framing import (
+    HEADER_PREFIX_SIZE, LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD, read_header_prefix)
 from kafka_net.server.storage.base import CorruptRecordException
-
-# base_offset, batch_length, partition_leader_epoch, magic, crc, attributes,
-# last_offset_delta, base_timestamp, max_timestamp (the first 43 header bytes)
-_HEADER_PREFIX = struct.Struct(">qiibIhiqq")
-HEADER_PREFIX_SIZE = _HEADER_PREFIX.size
 
 
 class BatchPosition(NamedTuple):
@@ -96,8 +91,8 @@ class FileRecords:
         raw = os.pread(self.fd, HEADER_PREFIX_SIZE, position)
         if len(raw) < HEADER_PREFIX_SIZE:
             return None
-        base, length, _, _, _, _, delta, _, max_ts = _HEADER_PREFIX.unpack(raw)
-        return BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
+        base, size, last_offset, max_ts, _ = read_header_prefix(raw)
+        return BatchPosition(position, base, size, last_offset, max_ts)
 
     def batches_from(self, position: int, end: int | None = None, limit: int | None = None,
                      strict: bool = True) -> Iterator[BatchPosition]:
@@ -124,8 +119,8 @@ class FileRecords:
                         f"are too few for a batch header")
                 return
             raw = os.pread(self.fd, HEADER_PREFIX_SIZE, position)
-            base, length, _, magic, _, _, delta, _, max_ts = _HEADER_PREFIX.unpack(raw)
-            batch = BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
+            base, size, last_offset, max_ts, magic = read_header_prefix(raw)
+            batch = BatchPosition(position, base, size, last_offset, max_ts)
             problem = _header_problem(batch, magic, end, next_offset)
             if problem is not None:
                 if strict:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import random
-import struct
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -28,8 +27,8 @@ from typing import Callable
 from kafka_net.network.send import FileRegion
 from kafka_net.protocol.records import Buffer
 from kafka_net.protocol.records.framing import (
-    ATTRIBUTES_OFFSET, CRC_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD,
-    _crc32c)
+    LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD, compute_crc, read_base_offset,
+    read_batch_size, read_header, read_header_prefix)
 from kafka_net.server.storage.file_records import BatchPosition, FileRecords
 from kafka_net.server.storage.index import OffsetIndex, TimeIndex
 
@@ -42,9 +41,6 @@ DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 
-_INT64 = struct.Struct(">q")
-_INT32 = struct.Struct(">i")
-_CRC = struct.Struct(">I")
 _INT_MAX = 2**31 - 1
 
 
@@ -286,8 +282,8 @@ class LogSegment:
             if position + LOG_OVERHEAD > buffer_start + len(buffer):
                 buffer, buffer_start = self.log.read(position, chunk), position
             offset = position - buffer_start
-            base = _INT64.unpack_from(buffer, offset)[0]
-            batch_size = LOG_OVERHEAD + _INT32.unpack_from(buffer, offset + 8)[0]
+            base = read_base_offset(buffer, offset)
+            batch_size = read_batch_size(buffer, offset)
             if batch_size < RECORD_BATCH_OVERHEAD:
                 raise CorruptRecord(f"batch size {batch_size - LOG_OVERHEAD} below the "
                                     f"minimum at position {position}")
@@ -351,21 +347,18 @@ class LogSegment:
                 f"largestRecordTimestamp={self.max_timestamp_so_far})")
 
 
-_PREFIX = struct.Struct(">qiibIhiqq")
-
-
 def _batch_position(position: int, base: int, data: bytes) -> BatchPosition:
-    _, length, _, _, _, _, delta, _, max_ts = _PREFIX.unpack_from(data, 0)
-    return BatchPosition(position, base, LOG_OVERHEAD + length, base + delta, max_ts)
+    _, size, last_offset, max_ts, _ = read_header_prefix(data)
+    return BatchPosition(position, base, size, last_offset, max_ts)
 
 
 def check_batch(data: bytes, batch: BatchPosition, expected_min_offset: int) -> None:
     """Kafka's checks on a batch read back in recovery: magic, CRC, offsets growing."""
-    magic = data[MAGIC_OFFSET]
-    if magic != MAGIC_V2:
-        raise CorruptRecord(f"invalid magic {magic} in the batch at position {batch.position}")
-    stored = _CRC.unpack_from(data, CRC_OFFSET)[0]
-    computed = _crc32c(memoryview(data)[ATTRIBUTES_OFFSET:])
+    header = read_header(data)
+    if header.magic != MAGIC_V2:
+        raise CorruptRecord(
+            f"invalid magic {header.magic} in the batch at position {batch.position}")
+    stored, computed = header.crc, compute_crc(data)
     if stored != computed:
         raise CorruptRecord(
             f"Record is corrupt (stored crc = {stored}, computed crc = {computed}) in the "
@@ -374,19 +367,3 @@ def check_batch(data: bytes, batch: BatchPosition, expected_min_offset: int) -> 
         raise CorruptRecord(
             f"out of order offsets: batch [{batch.base_offset}, {batch.last_offset}] at "
             f"position {batch.position} after offset {expected_min_offset - 1}")
-
-
-def next_whole_batch(view: memoryview, start: int) -> int | None:
-    """The first position from ``start`` holding a whole magic-2 batch whose CRC
-    matches (a damaged header's batch boundaries are lost: search for one)."""
-    for position in range(start, len(view) - RECORD_BATCH_OVERHEAD + 1):
-        if view[position + MAGIC_OFFSET] != MAGIC_V2:
-            continue
-        size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big",
-                                             signed=True)
-        if size < RECORD_BATCH_OVERHEAD or position + size > len(view):
-            continue
-        stored = _CRC.unpack_from(view, position + CRC_OFFSET)[0]
-        if _crc32c(view[position + ATTRIBUTES_OFFSET:position + size]) == stored:
-            return position
-    return None

@@ -35,7 +35,7 @@ import uuid
 from typing import Callable
 
 from kafka_net.protocol.records import Buffer, read_header, with_base_offset_and_epoch
-from kafka_net.protocol.records.decoding import decode_records
+from kafka_net.protocol.records.control import ABORT, COMMIT, control_type
 from kafka_net.protocol.records.framing import RecordError
 from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import (
@@ -55,7 +55,6 @@ from kafka_net.server.storage.txn_index_file import append_aborted, read_aborted
 
 log = logging.getLogger("kafka_net.server.storage.log")
 
-_ABORT, _COMMIT = 0, 1   # ControlRecordType
 # A read failing with one of these is the disk's failure (its log dir goes offline);
 # an append failing with any OSError is, as in Kafka.
 _DISK_ERRORS = frozenset({errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOSPC, errno.EDQUOT,
@@ -485,13 +484,12 @@ class UnifiedLog:
             return
         if header.is_control:
             try:
-                key = decode_records(data, verify_crc=False)[0].key or b""
+                kind = control_type(data, header)
             except (RecordError, IndexError):
                 return
-            if len(key) >= 4:
-                commit = int.from_bytes(key[2:4], "big", signed=True) == _COMMIT
+            if kind in (ABORT, COMMIT):
                 self.producer_state.record_marker(header.producer_id, header.producer_epoch)
-                self.txns.on_marker(header.producer_id, commit, header.base_offset)
+                self.txns.on_marker(header.producer_id, kind == COMMIT, header.base_offset)
             return
         self.producer_state.record(header.producer_id, header.producer_epoch,
                                    header.base_sequence, header.records_count,

@@ -20,25 +20,24 @@ aborted transaction list, to drop aborted records.
 from __future__ import annotations
 
 import logging
-import struct
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.records import build_batch
+from kafka_net.protocol.records.control import (
+    ABORT, COMMIT, control_key, end_txn_marker_value)
 from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafka_net.server.transaction.txn_offsets import PendingTxnOffsets
 
 log = logging.getLogger(__name__)
 
-ABORT, COMMIT = 0, 1           # ControlRecordType
-CONTROL_RECORD_VERSION = 0
 COORDINATOR_EPOCH = 0          # one coordinator that never moves
 
 
 def build_marker_batch(producer_id: int, producer_epoch: int, commit: bool,
                        timestamp_ms: int, coordinator_epoch: int = COORDINATOR_EPOCH
                        ) -> bytearray:
-    key = struct.pack(">hh", CONTROL_RECORD_VERSION, COMMIT if commit else ABORT)
-    value = struct.pack(">hi", CONTROL_RECORD_VERSION, coordinator_epoch)
+    key = control_key(COMMIT if commit else ABORT)
+    value = end_txn_marker_value(coordinator_epoch)
     return bytearray(build_batch(
         [(key, value, (), timestamp_ms)], producer_id=producer_id,
         producer_epoch=producer_epoch, transactional=True, control=True))

@@ -1,7 +1,8 @@
 """Helpers for the per-API handler tests (the ``broker`` and ``rich`` fixtures,
 ``produce``, ``fetch`` and ``versions`` come from tests/server/conftest.py: a
 KafkaApis without sockets, real encoding); the typical and failing request of
-every API, for tests/server/handlers/test_every_api.py, are in samples.py."""
+every API, for tests/server/handlers/test_every_api.py, are in examples/, one
+module per handler."""
 
 from __future__ import annotations
 

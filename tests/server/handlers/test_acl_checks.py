@@ -3,7 +3,7 @@
 The broker has StandardAuthorizer and the ``rich`` state (topics t and u, a
 Stable group g), built by the super user.  Then:
 
-* a principal with no ACL sends every API's typical request (samples.py) at
+* a principal with no ACL sends every API's typical request (examples/) at
   every served version: each is refused with Kafka's error code for what it
   named (TOPIC_ / GROUP_ / CLUSTER_ / TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
   except the APIs that only filter what they show (they show nothing) and
@@ -25,7 +25,7 @@ from kafka_net.server.authorizer import (
     AccessControlEntry, AclBinding, AclOperation as Op, AclPermissionType, PatternType,
     ResourcePattern, ResourceType as RT)
 from tests.server.conftest import Broker, Deferred, all_served, fill, request_body
-from tests.server.handlers.samples import typical_request
+from tests.server.handlers.examples import typical_request
 
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 REFUSALS = {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,

@@ -31,3 +31,14 @@ def test_the_doors_lead_to_the_brokers_parts(broker):
     assert created and topic.num_partitions == 2
     assert ctx.try_create_topic("doors", 2)[1] is False
     assert ctx.delete_topic("doors") and broker.metadata_cache.topic("doors") is None
+
+
+def test_the_services_door_is_the_broker_itself(broker):
+    """KafkaApis reads every part from one object (BrokerCore): a part added there
+    is ``ctx.services.<name>`` without a constructor parameter or a door."""
+    ctx = RequestContext(broker.make_request(18, 0, {}), broker.apis)
+    assert ctx.services is broker
+    assert ctx.services.log_manager is broker.log_manager
+    for name in ("replica_manager", "group_coordinator", "quotas", "transaction_coordinator",
+                 "credential_cache", "controller", "authorizer", "internal_topics"):
+        assert getattr(broker.apis, name) is getattr(broker, name), name

@@ -6,10 +6,13 @@ Each request is encoded as a client would send it, parsed as the Processor
 parses it, handled, and its response bytes decoded again, so a body that
 does not fit the schema at some version (a null in a non-nullable field, a
 missing array) fails here rather than as a closed connection in production.
-The requests are in samples.py; a new API needs one of each there.
+The requests are in examples/<handler module>.py, found through HANDLERS; a new
+API brings its own (test_every_handler_has_its_examples says which is missing).
 """
 
 from __future__ import annotations
+
+import pkgutil
 
 import pytest
 
@@ -20,7 +23,19 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.apis import HANDLERS
 from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
 from tests.server.conftest import Deferred, all_served, request_body
-from tests.server.handlers.samples import failing_request, typical_request
+from tests.server.handlers import examples
+from tests.server.handlers.examples import failing_request, typical_request
+
+
+def test_every_handler_has_its_examples():
+    """One examples module per row of the table, each with both requests, and no
+    module of examples for an API not served."""
+    for key, row in HANDLERS.items():
+        module = examples.examples_of(key)
+        assert callable(module.typical) and callable(module.failing), row
+    handlers = {row.module_name.rpartition(".")[2] for row in HANDLERS.values()}
+    found = {info.name for info in pkgutil.iter_modules(examples.__path__)}
+    assert found - {"support"} == handlers
 
 
 @pytest.mark.parametrize("api_key,version", all_served())

@@ -1,0 +1,37 @@
+"""``KAFKA_NET_READABLE=1``: run on the readable reference paths only.
+
+Some paths have a fast version beside a readable one that shows what they do
+(and that tests hold the fast one against).  With ``KAFKA_NET_READABLE`` set
+to anything but ``0`` in the environment when kafka-net is imported, each of
+these takes its readable reference instead, so a test run with it shows that
+the references alone give the same answers, and a reader can step through
+the plain code:
+
+* the generated codec (:mod:`kafka_net.protocol.codegen`): bodies are read and
+  written by the schema interpreter (``Schema.decode_interpreted``,
+  ``Struct.write_struct``);
+* the route caches (:func:`kafka_net.protocol.codec.parse_request`'s
+  ``routes``, ``encode_response``'s): every request and response looks its
+  schema and versions up again;
+* the cached constant frames (``KafkaApis._encode``): a read-only body such as
+  ApiVersions' is encoded for every response.
+
+The capture writer's fast path, the columnar .kncap reader and the in-process
+report aggregates are not switched yet (their modules are being reworked).
+
+Read once: a flag checked where a cache is made or a codec chosen, never on
+a request's common path.
+"""
+
+from __future__ import annotations
+
+import os
+
+VARIABLE = "KAFKA_NET_READABLE"
+
+
+def from_environment(environ=os.environ) -> bool:
+    return environ.get(VARIABLE, "0") not in ("", "0")
+
+
+READABLE: bool = from_environment()

@@ -1,0 +1,17 @@
+"""AlterPartitionReassignments (key 45): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    return dict(topics=[{"name": "t", "partitions": [
+        {"partition_index": 0, "replicas": [1]}]}])
+
+
+def failing(b: Broker, version: int) -> dict:
+    return dict(topics=[{"name": "t", "partitions": [
+        {"partition_index": 0, "replicas": [1, 2]},
+        {"partition_index": 1, "replicas": None}]},
+        {"name": "missing", "partitions": [{"partition_index": 0, "replicas": [1]}]}])

@@ -1,0 +1,17 @@
+"""ConsumerGroupDescribe (key 69): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from tests.server.conftest import Broker
+from tests.server.handlers.examples import typical_request
+
+
+def typical(b: Broker, version: int) -> dict:
+    b.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, **typical_request(
+        b, ApiKey.CONSUMER_GROUP_HEARTBEAT, 0))
+    return dict(group_ids=["cg-0", "g"])
+
+
+def failing(b: Broker, version: int) -> dict:
+    return dict(group_ids=["ghost", "g", ""])

@@ -1,0 +1,14 @@
+"""DescribeAcls (key 29): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    return dict(resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                principal_filter=None, host_filter=None, operation=1, permission_type=1)
+
+
+def failing(b: Broker, version: int) -> dict:
+    return typical(b, version)   # SECURITY_DISABLED: no authorizer

@@ -1,0 +1,13 @@
+"""DescribeGroups (key 15): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    return dict(groups=["g", "simple-unknown"], include_authorized_operations=True)
+
+
+def failing(b: Broker, version: int) -> dict:
+    return dict(groups=["ghost", ""])

@@ -1,0 +1,13 @@
+"""DescribeLogDirs (key 35): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    return dict(topics=None)
+
+
+def failing(b: Broker, version: int) -> dict:
+    return dict(topics=[{"topic": "missing", "partitions": [0]}])

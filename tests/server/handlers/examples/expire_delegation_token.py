@@ -1,0 +1,19 @@
+"""ExpireDelegationToken (key 40): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from tests.server.conftest import Broker
+from tests.server.handlers.examples.support import token_broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    token_broker(b)
+    token_hmac = b.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, renewers=[],
+                        max_lifetime_ms=-1)["hmac"]
+    return dict(hmac=token_hmac, expiry_time_period_ms=-1)
+
+
+def failing(b: Broker, version: int) -> dict:
+    token_broker(b)   # an unknown HMAC: DELEGATION_TOKEN_NOT_FOUND
+    return dict(hmac=b"nothing", expiry_time_period_ms=1000)

@@ -1,0 +1,17 @@
+"""PushTelemetry (key 72): a typical request and a failing one."""
+
+from __future__ import annotations
+
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.schema import ZERO_UUID
+from tests.server.conftest import Broker
+
+
+def typical(b: Broker, version: int) -> dict:
+    got = b.call(ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, 0, client_instance_id=ZERO_UUID)
+    return dict(client_instance_id=got["client_instance_id"],
+                subscription_id=got["subscription_id"], compression_type=0, metrics=b"")
+
+
+def failing(b: Broker, version: int) -> dict:
+    return dict(client_instance_id=ZERO_UUID, subscription_id=1, metrics=b"x")
