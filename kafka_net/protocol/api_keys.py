@@ -114,10 +114,6 @@ class ApiKey(IntEnum):
     ALTER_SHARE_GROUP_OFFSETS = 91
     DELETE_SHARE_GROUP_OFFSETS = 92
     STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE = 93
-    # An alias (IntEnum keeps the first name): the name an apache/kafka trunk
-    # commit (8e7e658) gives key 93, which this broker used before 4.4's release
-    # name was checked; code not yet moved to Kafka 4.4's name still reads.
-    UPDATE_STREAMS_GROUP_TOPOLOGY_DESCRIPTION = 93
 
     @property
     def title(self) -> str:

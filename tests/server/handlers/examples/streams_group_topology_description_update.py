@@ -1,4 +1,4 @@
-"""UpdateStreamsGroupTopologyDescription (key 93): a typical request and a failing one."""
+"""StreamsGroupTopologyDescriptionUpdate (key 93): a typical request and a failing one."""
 
 from __future__ import annotations
 
