@@ -116,9 +116,11 @@ promtool:
 
 # make test: the project's tests on the interpreter users run, nothing built first;
 # then the codec's tests once more on the readable paths alone (test-readable).
+# (A run narrowed with PYTEST_ARGS, say -k cli -x, skips the readable run: it is part
+# of "every test", not of the few a developer asked for.)
 test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory test-readable
+	$(if $(strip $(PYTEST_ARGS)),@echo "make test: PYTEST_ARGS given; test-readable not run",$(MAKE) --no-print-directory test-readable)
 
 # KAFKA_NET_READABLE=1 (kafka_net/protocol/readable.py): the schema interpreter
 # instead of the generated codec, no route caches, no cached constant frames.
