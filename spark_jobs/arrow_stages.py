@@ -35,7 +35,7 @@ import json
 from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType)
 
-from kafka_net.spark_jobs import transforms
+from kafka_net.spark_jobs import check_columns, transforms
 from kafka_net.spark_jobs.schemas import (
     FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA, VIOLATION_SCHEMA)
 
@@ -252,19 +252,19 @@ def flow_frames(broker_ports: set[int] | None):
 
 def check_connection(table):
     """``applyInArrow`` function: one connection's frames -> one checked row."""
-    import pyarrow as pa
+    return check_columns.checked_table([connection_result(table)], _arrow(CHECKED_SCHEMA))
+
+
+def connection_result(table) -> dict:
+    """One connection's frames table checked: column-wise if it is plain
+    (:mod:`kafka_net.spark_jobs.check_columns`), else by transforms.check_connection
+    on its rows, the reference every path falls back to."""
+    return check_columns.check_table(table, _reference)
+
+
+def _reference(table) -> dict:
     rows = _rows(table, FRAME_COLUMNS)
-    return pa.Table.from_pylist([checked_row(rows[0]["connection"], rows)],
-                                schema=_arrow(CHECKED_SCHEMA))
-
-
-def checked_row(connection: str, rows: list[dict]) -> dict:
-    """One connection's frame rows -> its :data:`CHECKED_SCHEMA` row (every
-    path checks a connection here, through transforms.check_connection)."""
-    result = transforms.check_connection(connection, rows)
-    return {"connection": connection, "summary": json.dumps(result["connection"]),
-            "pairs": result["pairs"], "violations": result["violations"],
-            "requests": result["requests"], "states": result["states"]}
+    return transforms.check_connection(rows[0]["connection"], rows)
 
 
 # -- the same stages in this process, for small inputs ----------------------------------------
@@ -292,9 +292,8 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
 def checked_in_process(frames):
     """:func:`check_connection` per connection of a frames table, here: the
     checked table (:data:`CHECKED_SCHEMA`)."""
-    import pyarrow as pa
-    parts = [check_connection(group) for group in groups(frames, "connection")]
-    return pa.concat_tables(parts) if parts else _arrow(CHECKED_SCHEMA).empty_table()
+    results = [connection_result(group) for group in groups(frames, "connection")]
+    return check_columns.checked_table(results, _arrow(CHECKED_SCHEMA))
 
 
 def groups(table, key: str):
