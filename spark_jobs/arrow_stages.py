@@ -198,6 +198,17 @@ def _kncap_batches(path: str, data: bytes, schema, resume: dict | None = None,
     """A .kncap file, or one range of it (``resume``: its ``RangeStart`` as
     JSON, at offset ``base``), as the rows of transforms.file_units, in order."""
     import pyarrow as pa
+    from kafka_net.spark_jobs import kncap_arrow
+    table = kncap_arrow.frame_table(path, data, resume, base, _arrow(FRAME_SCHEMA))
+    if table is not None:       # a clean run of records, read column-wise
+        if resume:
+            yield pa.RecordBatch.from_pylist([{"kind": RANGE, **transforms.kncap_range_counts(
+                path, base, table.num_rows)}], schema=schema)
+        n = table.num_rows
+        arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
+                  if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
+        yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
+        return
     columns, problems = transforms.kncap_columns(path, data, resume, base)
     notes = [{"kind": PROBLEM, **p} for p in problems]
     if resume:

@@ -108,21 +108,44 @@ def kncap_checks(out: str, groups: list[list[tuple]]):
                         key=lambda r: (r["path"], r["start"]))
         tables = FrameTables(out, "kncap")
         notes: list[dict] = []
-        rows: dict[str, list[dict]] = {}
+        parts = []
         for r in ranges:
-            columns = _kncap_range(r, notes)
-            if columns is None:
-                continue
-            tables.write(columns)
-            names = list(columns)
-            for values in zip(*columns.values()):
-                row = dict(zip(names, values))
-                rows.setdefault(row["connection"], []).append(row)
-        yield from _out_batches(rows, notes, tables)
+            table = _kncap_range(r, notes)
+            if table is not None and table.num_rows:
+                parts.append(tables.write_table(table))
+        yield from _connection_batches(parts, notes, tables)
     return apply
 
 
-def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
+def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
+    """:func:`_out_batches` over frames as Arrow tables: each connection checked
+    by arrow_stages.connection_result (column-wise when it is plain, else the
+    reference on its rows), the notes first."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import arrow_stages, check_columns
+    schema = _arrow(OUT_SCHEMA)
+    if notes:
+        yield pa.RecordBatch.from_pylist(notes, schema=schema)
+    done: list[dict] = []
+    frames = pa.concat_tables(parts) if parts else None
+    for group in arrow_stages.groups(frames, "connection") if frames is not None else ():
+        result = check_columns.as_rows(arrow_stages.connection_result(group))
+        connection = result["connection"]["connection"]
+        done.append({"kind": CHECKED, **_checked_fields(connection, result, tables)})
+        if len(done) == _OUT_ROWS:
+            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            done = []
+    tables.close()
+    if done:
+        yield pa.RecordBatch.from_pylist(done, schema=schema)
+
+
+def _kncap_range(r: dict, notes: list[dict]):
+    """One range's frame rows as an Arrow table (FRAME_SCHEMA): read column-wise
+    when the bytes are a clean run of records (kncap_arrow), else by
+    transforms.kncap_columns, which reports what is wrong; None if unreadable."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
     try:
         data = read_range(r["path"], r["start"], r["end"])
@@ -131,12 +154,16 @@ def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
                       "problem": f"cannot be read ({exc.strerror or exc})"})
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
-    columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
-    notes += [{"kind": PROBLEM, **p} for p in problems]
+    schema = _arrow(FRAME_SCHEMA)
+    table = kncap_arrow.frame_table(path, data, resume, r["start"], schema)
+    if table is None:
+        columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
+        notes += [{"kind": PROBLEM, **p} for p in problems]
+        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS}, schema=schema)
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
-            path, r["start"], len(columns["frame"]))})
-    return columns
+            path, r["start"], table.num_rows)})
+    return table
 
 
 # -- pcap and pcapng: an index by flow, then the flows' payloads read back -----------------
@@ -309,7 +336,10 @@ def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dic
     """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
     its pairs go to the task's part of the pairs table.  The one place a task
     checks a connection: transforms.check_connection, as every path does."""
-    result = transforms.check_connection(connection, rows)
+    return _checked_fields(connection, transforms.check_connection(connection, rows), tables)
+
+
+def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dict:
     pairs, requests = result["pairs"], result["requests"]
     tables.add_pairs(pairs)
     return {"connection": connection, "summary": json.dumps(result["connection"]),
@@ -363,22 +393,27 @@ class FrameTables:
         self.writers: dict[str, object] = {}
         self.pairs: list[dict] = []
 
-    def write(self, columns: dict[str, list]) -> None:
-        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart."""
+    def write(self, columns: dict[str, list]):
+        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart; the
+        Arrow table of them all, or None if there are none."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         if not columns["frame"]:
-            return
-        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
-                                     schema=_arrow(FRAME_SCHEMA))
+            return None
+        return self.write_table(pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
+                                                     schema=_arrow(FRAME_SCHEMA)))
+
+    def write_table(self, table):
+        """:meth:`write` for rows already in an Arrow table (FRAME_SCHEMA); the table."""
+        import pyarrow.compute as pc
         is_frame = pc.is_null(table["marker"])
         if pc.all(is_frame).as_py():
             self._writer(FRAMES_TABLE, FRAME_SCHEMA).write_table(table)
-            return
+            return table
         for name, rows in ((FRAMES_TABLE, table.filter(is_frame)),
                            (MARKERS_TABLE, table.filter(pc.invert(is_frame)))):
             if rows.num_rows:
                 self._writer(name, FRAME_SCHEMA).write_table(rows)
+        return table
 
     def add_pairs(self, pairs: list[dict]) -> None:
         self.pairs += pairs
