@@ -30,7 +30,7 @@ readable path alone.
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
+from collections import Counter
 
 import numpy as np
 
@@ -179,15 +179,14 @@ def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) 
                 adverts.append((int(resp_pos[k]), ranges))
     if not adverts:
         return
-    starts = [pos for pos, _ in adverts]
-    for r, pos in enumerate(req_pos.tolist()):
-        if keys[r] == _API_VERSIONS:
+    # Each request against the latest answer before it (-1: none): every distinct
+    # (answer, key, version) once.
+    latest = (np.searchsorted([pos for pos, _ in adverts], req_pos) - 1).tolist()
+    for last, key, version in set(zip(latest, keys, versions)):
+        if last < 0 or key == _API_VERSIONS:
             continue
-        last = bisect_left(starts, pos) - 1      # the latest answer before the request
-        if last < 0:
-            continue
-        served = adverts[last][1].get(keys[r])
-        if served is None or not served[0] <= versions[r] <= served[1]:
+        served = adverts[last][1].get(key)
+        if served is None or not served[0] <= version <= served[1]:
             raise NotPlain
 
 
@@ -220,13 +219,13 @@ def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos
     states = {"connection": connection, "position": positions[order],
               "state": [HEADER_ONLY if r else CHECKED for r in reasons], "reason": reasons}
     summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans,
-                       responses, codes, why, order, in_flight)
+                       codes, why, order, in_flight)
     return {"pairs": pairs, "violations": [], "requests": requests, "states": states,
             "connection": summary, "columns": True}
 
 
-def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, responses,
-             codes, why, order, in_flight) -> dict:
+def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, codes, why,
+             order, in_flight) -> dict:
     """The connection row of ``transforms.check_connection``, the same fields in the
     same order."""
     counts = dict.fromkeys(STATES, 0)
@@ -246,42 +245,36 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, r
         "unverifiable_requests": 0,
         **{f"frames_{state}": n for state, n in counts.items()},
         "header_only_reasons": reasons, "gaps": [],
-        "cells": _cells(frames, req_pos, req, ans, responses, codes, why),
+        "cells": _cells(frames, req_pos, req, ans, codes, why),
         "versions_served": _versions_served(frames, resp_pos, req, ans),
     }
 
 
-def _cells(frames, req_pos, req, ans, responses, codes, why) -> list[dict]:
+def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
     the requests, responses, pairs, error codes and coverage states."""
-    software = next((s for s in (software_of(frames[i]) for i in req_pos.tolist())
-                     if s is not None), "")
-    cells: dict[tuple, dict] = {}
     keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
-    requests = len(keys)
-
-    def cell(r: int) -> dict:
-        key = (keys[r], versions[r], clients[r] or "")
-        found = cells.get(key)
-        if found is None:
-            found = cells[key] = {
-                "api_key": key[0], "api_version": key[1], "client_id": key[2],
-                "client_software": software, "requests": 0, "responses": 0, "pairs": 0,
-                "violations": 0, CHECKED: 0, HEADER_ONLY: 0, UNVERIFIABLE: 0,
-                "error_codes": {}}
-        return found
-
-    for r in range(requests):
-        c = cell(r)
-        c["requests"] += 1
-        c["responses"] += int(responses[r])
-        c[HEADER_ONLY if why[r] else CHECKED] += 1
-    for k, r in enumerate(ans):
-        c = cell(r)
-        c["pairs"] += 1
-        for code in codes[k]:
-            c["error_codes"][str(code)] = c["error_codes"].get(str(code), 0) + 1
-        c[HEADER_ONLY if why[requests + k] else CHECKED] += 1
+    software = next((s for s in (software_of(frames[int(req_pos[r])])
+                                 for r, key in enumerate(keys) if key == _API_VERSIONS)
+                     if s is not None), "")
+    of_request = list(zip(keys, versions, (c or "" for c in clients)))
+    of_pair = [of_request[r] for r in ans]     # a pair's cell is its request's
+    requests, pairs = Counter(of_request), Counter(of_pair)
+    cells = {key: {"api_key": key[0], "api_version": key[1], "client_id": key[2],
+                   "client_software": software, "requests": n, "responses": pairs[key],
+                   "pairs": pairs[key], "violations": 0, CHECKED: 0, HEADER_ONLY: 0,
+                   UNVERIFIABLE: 0, "error_codes": {}}
+             for key, n in requests.items()}
+    if any(why):
+        for key, state in zip(of_request + of_pair, why):   # requests, then responses
+            cells[key][HEADER_ONLY if state else CHECKED] += 1
+    else:
+        for key, cell in cells.items():
+            cell[CHECKED] = requests[key] + pairs[key]
+    for key, found in zip(of_pair, codes):
+        for code in found:
+            counted = cells[key]["error_codes"]
+            counted[str(code)] = counted.get(str(code), 0) + 1
     return [cells[k] for k in sorted(cells)]
 
 
