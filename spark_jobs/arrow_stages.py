@@ -294,10 +294,22 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     schema = _arrow(UNIT_SCHEMA)
     units = pa.Table.from_batches(list(range_units([batch])), schema=schema)
     is_packet = pc.equal(units["kind"], PACKET)
-    found = [units.filter(pc.invert(is_packet))]
+    found = [rows_where(units, pc.invert(is_packet))]
     apply = flow_frames(broker_ports)
-    found += [apply(group) for group in groups(units.filter(is_packet), "flow")]
+    found += [apply(group) for group in groups(rows_where(units, is_packet), "flow")]
     return pa.concat_tables(found)
+
+
+def rows_where(table, mask):
+    """``table.filter(mask)``, but the table itself (or none of it) when the mask
+    keeps every row (or none): a filter copies every column, the frame bytes too,
+    and a .kncap's units are all frames."""
+    import pyarrow.compute as pc
+    if pc.all(mask).as_py():
+        return table
+    if not pc.any(mask).as_py():
+        return table.slice(0, 0)
+    return table.filter(mask)
 
 
 def checked_in_process(frames):
