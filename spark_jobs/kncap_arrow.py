@@ -31,7 +31,7 @@ import numpy as np
 
 from kafka_net.capture import format as kncap
 from kafka_net.capture.model import FAULT as FAULT_MARKER
-from kafka_net.spark_jobs.check_columns import ENABLED
+from kafka_net.spark_jobs import check_columns
 
 # The fixed part of a record body (format._FIXED, ">qbhhiBi"), as numpy reads it.
 _FIXED = np.dtype([("timestamp_ns", ">i8"), ("direction", "i1"), ("api_key", ">i2"),
@@ -50,7 +50,7 @@ def frame_table(path: str, data, resume: dict | None, base: int, schema):
     as an Arrow table of ``schema`` (FRAME_SCHEMA), exactly the rows of
     ``transforms.kncap_columns`` (which then has no problems); None if the
     bytes are not a clean run of records, or the fast paths are off."""
-    if not ENABLED:
+    if not check_columns.ENABLED:
         return None
     try:
         return _table(path, memoryview(data), resume, base, schema)

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture.pairing import CLOSE, GAP, REQUEST
 from kafka_net.spark_jobs import arrow_stages as stages
-from kafka_net.spark_jobs import check_columns, transforms
+from kafka_net.spark_jobs import check_columns, kncap_arrow, transforms
 from tests.capture.test_pairing import INJECTIONS, ORDER, conversation
 
 pytestmark = pytest.mark.skipif(not check_columns.ENABLED,
@@ -115,3 +115,62 @@ def mutated(draw):
 def test_any_conversation_gets_the_references_result(rows):
     got = check_columns.check_table(table_of(rows), stages._reference)
     same(got, reference(rows))
+
+
+def run_in_process(inputs, out, fast: bool, monkeypatch) -> tuple[str, dict]:
+    """The job in this process with the fast paths on or off: its summary as
+    JSON, and its pairs and violations tables as rows."""
+    import pyarrow.parquet as pq
+    from kafka_net.spark_jobs import conformance
+    monkeypatch.setattr(check_columns, "ENABLED", fast)
+    summary = conformance.run(None, [str(p) for p in inputs], str(out),
+                              small_input_bytes=1 << 40)
+    tables = {name: pq.read_table(out / f"{name}.parquet").to_pylist()
+              for name in ("pairs", "violations", "frames", "markers")}
+    summary.pop("generated_at")               # when, not what
+    return json.dumps(summary), tables
+
+
+def test_the_job_reports_the_same_with_and_without_the_fast_paths(tmp_path, monkeypatch):
+    """Every injected violation on a kafka-net connection of its own, clean ones
+    beside them, a damaged segment, and pcap connections (a FIN, a lost packet):
+    the same report, pairs, violations and frames, to the byte."""
+    from kafka_net.capture.writer import CaptureWriter
+    from tests.spark.test_conformance_job import (
+        PCAP_ONLY, RUN, closed_unanswered, kncap_conn, pcap_of, write_interleaved)
+    from tests.spark.conftest import write_pcap
+    caps = tmp_path / "captures"
+    writer = CaptureWriter(str(caps), 0, segment_bytes=4000, max_frame_bytes=1 << 20,
+                           run_id=RUN)
+    convos = {kncap_conn(41000 + i, 0, i): INJECTIONS[check]()[0]
+              for i, check in enumerate(sorted(set(INJECTIONS) - PCAP_ONLY))}
+    convos.update({kncap_conn(41100 + i, 0, 100 + i): conversation() for i in range(3)})
+    write_interleaved(writer, convos)
+    writer.close()
+    segments = sorted(caps.iterdir())
+    data = bytearray(segments[1].read_bytes())
+    data[len(data) // 2] ^= 0x20                  # one record of one segment damaged
+    segments[1].write_bytes(bytes(data))
+    lossy = pcap_of(conversation(), 42001, 2 * 10**18, segment=40)
+    del lossy[len(lossy) // 2]
+    write_pcap(caps / "lossy.pcap", lossy)
+    write_pcap(caps / "clean.pcap", pcap_of(conversation(), 42002, 3 * 10**18))
+    write_pcap(caps / "closed.pcap", pcap_of(closed_unanswered()[0], 42003, 4 * 10**18))
+    inputs = sorted(caps.iterdir())
+    taken = {"connections": 0, "segments": 0}
+    check, read = check_columns.check_in_order, kncap_arrow.frame_table
+
+    def counted(count, function):
+        def call(*args):
+            result = function(*args)
+            taken[count] += result is not None
+            return result
+        return call
+    monkeypatch.setattr(check_columns, "check_in_order", counted("connections", check))
+    monkeypatch.setattr(kncap_arrow, "frame_table", counted("segments", read))
+    fast = run_in_process(inputs, tmp_path / "fast", True, monkeypatch)
+    assert taken["connections"] >= 4 and 0 < taken["segments"] < len(segments)
+    readable = run_in_process(inputs, tmp_path / "readable", False, monkeypatch)
+    assert fast[0] == readable[0]
+    assert fast[1] == readable[1]
+    assert len(fast[1]["violations"]) > len(INJECTIONS) and len(segments) > 2
