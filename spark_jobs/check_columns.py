@@ -378,6 +378,22 @@ def _array(chunks: list, type_):
     return pa.array(values, type=type_)
 
 
+def lists(part: dict, names: tuple[str, ...]) -> dict[str, list]:
+    """Fields of a column-wise part ("pairs" or "requests") as lists, as
+    ``summary_arrow.flattened`` gives them ("errors": error codes not empty)."""
+    n = len(part["api_key"])
+    out = {}
+    for name in names:
+        value = part["error_codes"] if name == "errors" else part[name]
+        if name == "errors":
+            out[name] = [bool(codes) for codes in value]
+        elif value is None or isinstance(value, str):
+            out[name] = [value] * n
+        else:
+            out[name] = value.tolist() if isinstance(value, np.ndarray) else list(value)
+    return out
+
+
 def as_rows(result: dict) -> dict:
     """A result of :func:`check_in_order` in the reference's shape: "pairs",
     "requests" and "states" as lists of dicts (the tables' fields in order)."""

@@ -24,13 +24,13 @@ def summarise(checked) -> dict:
     """The checked rows (``arrow_stages.CHECKED_SCHEMA``) -> the summary dict
     that report.py renders, as ``conformance._summarise`` builds it."""
     # The pairs and requests (one per frame or so) column by column: no dict per row.
-    pairs = flattened(checked, "pairs", _PAIR_FIELDS)
-    requests = flattened(checked, "requests", _REQUEST_FIELDS)
+    pairs = flattened(checked, "pairs", PAIR_FIELDS)
+    requests = flattened(checked, "requests", REQUEST_FIELDS)
     violations = exploded(checked, "violations")
     connections = [json.loads(s) for s in checked["summary"].to_pylist()]
     return report_mod.build_summary(
         per_api=_per_api(requests, pairs), latency=_latency(pairs),
-        histogram=_histogram(pairs), timeline=_timeline(requests),
+        histogram=histogram_of(pairs), timeline=timeline_of(requests),
         violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
                                                                  v["position"])),
         connections=connections, frames=sum(c["frames"] for c in connections))
@@ -95,8 +95,8 @@ def exploded(checked, column: str) -> list[dict]:
 
 # The fields of the pairs and requests each aggregate reads ("errors": whether a
 # pair's error_codes is not empty).
-_PAIR_FIELDS = ("api_key", "api_name", "api_version", "client_id", "latency_ns", "errors")
-_REQUEST_FIELDS = ("api_key", "api_name", "api_version", "client_id", "responses",
+PAIR_FIELDS = ("api_key", "api_name", "api_version", "client_id", "latency_ns", "errors")
+REQUEST_FIELDS = ("api_key", "api_name", "api_version", "client_id", "responses",
                    "timestamp_ns")
 
 
@@ -114,7 +114,7 @@ def flattened(checked, column: str, names: tuple[str, ...]) -> dict[str, list]:
     return out
 
 
-def _columns(rows: list[dict], names: tuple[str, ...]) -> dict[str, list]:
+def columns_of(rows: list[dict], names: tuple[str, ...]) -> dict[str, list]:
     """Rows as :func:`flattened` gives them."""
     out = {n: [r[n] for r in rows] for n in names if n != "errors"}
     if "errors" in names:
@@ -125,7 +125,7 @@ def _columns(rows: list[dict], names: tuple[str, ...]) -> dict[str, list]:
 def per_api(requests: list[dict], pairs: list[dict]) -> list[dict]:
     """Requests and responses per (API, version, client id), with the pairs
     whose response carries an error code, ordered by key, version, client."""
-    return _per_api(_columns(requests, _REQUEST_FIELDS), _columns(pairs, _PAIR_FIELDS))
+    return _per_api(columns_of(requests, REQUEST_FIELDS), columns_of(pairs, PAIR_FIELDS))
 
 
 def _per_api(requests: dict[str, list], pairs: dict[str, list]) -> list[dict]:
@@ -162,7 +162,7 @@ def _errors(pairs: dict[str, list]) -> dict[tuple, int]:
 def latency(pairs: list[dict]) -> list[dict]:
     """Pairs per (API key, name): their count, exact percentiles of the latency
     and its maximum (nulls skipped), ordered by API key."""
-    return _latency(_columns(pairs, _PAIR_FIELDS))
+    return _latency(columns_of(pairs, PAIR_FIELDS))
 
 
 def _latency(pairs: dict[str, list]) -> list[dict]:
@@ -198,10 +198,10 @@ def percentile(ordered: list[int], fraction: float) -> float:
 def histogram(pairs: list[dict]) -> list[dict]:
     """Pairs per (API name, decade of the latency): bucket floor(log10(ns)),
     latencies under 1 ns (and null ones: greatest() skips nulls) in bucket 0."""
-    return _histogram(_columns(pairs, _PAIR_FIELDS))
+    return histogram_of(columns_of(pairs, PAIR_FIELDS))
 
 
-def _histogram(pairs: dict[str, list]) -> list[dict]:
+def histogram_of(pairs: dict[str, list]) -> list[dict]:
     counts: dict[tuple, int] = {}
     log10, floor = math.log10, math.floor
     for name, ns in zip(pairs["api_name"], pairs["latency_ns"]):
@@ -213,10 +213,10 @@ def _histogram(pairs: dict[str, list]) -> list[dict]:
 
 def timeline(requests: list[dict]) -> list[dict]:
     """Requests per second of capture time, floor(ns / 1e9) in doubles."""
-    return _timeline(_columns(requests, _REQUEST_FIELDS))
+    return timeline_of(columns_of(requests, REQUEST_FIELDS))
 
 
-def _timeline(requests: dict[str, list]) -> list[dict]:
+def timeline_of(requests: dict[str, list]) -> list[dict]:
     counts: dict = {}
     for ns in requests["timestamp_ns"]:
         second = None if ns is None else math.floor(ns / 1e9)
