@@ -26,6 +26,12 @@ Stages:
 
 :func:`units_in_process` and :func:`checked_in_process` run the same
 functions in the driver's process, for small inputs.
+
+Two fast paths sit beside the readable ones and fall back to them for
+anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
+segment is read into columns by :mod:`.kncap_arrow` instead of
+``transforms.kncap_columns``, and a plain connection is checked column-wise
+by :mod:`.check_columns` instead of ``transforms.check_connection``.
 """
 
 from __future__ import annotations
