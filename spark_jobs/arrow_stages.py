@@ -26,6 +26,12 @@ Stages:
 
 :func:`units_in_process` and :func:`checked_in_process` run the same
 functions in the driver's process, for small inputs.
+
+Two fast paths sit beside the readable ones and fall back to them for
+anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
+segment is read into columns by :mod:`.kncap_arrow` instead of
+``transforms.kncap_columns``, and a plain connection is checked column-wise
+by :mod:`.check_columns` instead of ``transforms.check_connection``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import json
 from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType)
 
-from kafka_net.spark_jobs import transforms
+from kafka_net.spark_jobs import check_columns, transforms
 from kafka_net.spark_jobs.schemas import (
     FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA, VIOLATION_SCHEMA)
 
@@ -198,6 +204,17 @@ def _kncap_batches(path: str, data: bytes, schema, resume: dict | None = None,
     """A .kncap file, or one range of it (``resume``: its ``RangeStart`` as
     JSON, at offset ``base``), as the rows of transforms.file_units, in order."""
     import pyarrow as pa
+    from kafka_net.spark_jobs import kncap_arrow
+    table = kncap_arrow.frame_table(path, data, resume, base, _arrow(FRAME_SCHEMA))
+    if table is not None:       # a clean run of records, read column-wise
+        if resume:
+            yield pa.RecordBatch.from_pylist([{"kind": RANGE, **transforms.kncap_range_counts(
+                path, base, table.num_rows)}], schema=schema)
+        n = table.num_rows
+        arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
+                  if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
+        yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
+        return
     columns, problems = transforms.kncap_columns(path, data, resume, base)
     notes = [{"kind": PROBLEM, **p} for p in problems]
     if resume:
@@ -252,19 +269,19 @@ def flow_frames(broker_ports: set[int] | None):
 
 def check_connection(table):
     """``applyInArrow`` function: one connection's frames -> one checked row."""
-    import pyarrow as pa
+    return check_columns.checked_table([connection_result(table)], _arrow(CHECKED_SCHEMA))
+
+
+def connection_result(table) -> dict:
+    """One connection's frames table checked: column-wise if it is plain
+    (:mod:`kafka_net.spark_jobs.check_columns`), else by transforms.check_connection
+    on its rows, the reference every path falls back to."""
+    return check_columns.check_table(table, _reference)
+
+
+def _reference(table) -> dict:
     rows = _rows(table, FRAME_COLUMNS)
-    return pa.Table.from_pylist([checked_row(rows[0]["connection"], rows)],
-                                schema=_arrow(CHECKED_SCHEMA))
-
-
-def checked_row(connection: str, rows: list[dict]) -> dict:
-    """One connection's frame rows -> its :data:`CHECKED_SCHEMA` row (every
-    path checks a connection here, through transforms.check_connection)."""
-    result = transforms.check_connection(connection, rows)
-    return {"connection": connection, "summary": json.dumps(result["connection"]),
-            "pairs": result["pairs"], "violations": result["violations"],
-            "requests": result["requests"], "states": result["states"]}
+    return transforms.check_connection(rows[0]["connection"], rows)
 
 
 # -- the same stages in this process, for small inputs ----------------------------------------
@@ -283,18 +300,29 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     schema = _arrow(UNIT_SCHEMA)
     units = pa.Table.from_batches(list(range_units([batch])), schema=schema)
     is_packet = pc.equal(units["kind"], PACKET)
-    found = [units.filter(pc.invert(is_packet))]
+    found = [rows_where(units, pc.invert(is_packet))]
     apply = flow_frames(broker_ports)
-    found += [apply(group) for group in groups(units.filter(is_packet), "flow")]
+    found += [apply(group) for group in groups(rows_where(units, is_packet), "flow")]
     return pa.concat_tables(found)
+
+
+def rows_where(table, mask):
+    """``table.filter(mask)``, but the table itself (or none of it) when the mask
+    keeps every row (or none): a filter copies every column, the frame bytes too,
+    and a .kncap's units are all frames."""
+    import pyarrow.compute as pc
+    if pc.all(mask).as_py():
+        return table
+    if not pc.any(mask).as_py():
+        return table.slice(0, 0)
+    return table.filter(mask)
 
 
 def checked_in_process(frames):
     """:func:`check_connection` per connection of a frames table, here: the
     checked table (:data:`CHECKED_SCHEMA`)."""
-    import pyarrow as pa
-    parts = [check_connection(group) for group in groups(frames, "connection")]
-    return pa.concat_tables(parts) if parts else _arrow(CHECKED_SCHEMA).empty_table()
+    results = [connection_result(group) for group in groups(frames, "connection")]
+    return check_columns.checked_table(results, _arrow(CHECKED_SCHEMA))
 
 
 def groups(table, key: str):

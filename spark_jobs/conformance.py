@@ -427,17 +427,18 @@ def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
     stages = _stages()
     readable, problems = _readable(inputs)
     found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
-    frames = found.filter(pc.equal(found["kind"], stages.FRAME)).select(stages.FRAME_COLUMNS)
+    frames = stages.rows_where(found, pc.equal(found["kind"], stages.FRAME)).select(
+        stages.FRAME_COLUMNS)
     is_frame = pc.is_null(frames["marker"])
-    for table, rows in ((FRAMES_TABLE, frames.filter(is_frame)),
-                        (MARKERS_TABLE, frames.filter(pc.invert(is_frame)))):
+    for table, rows in ((FRAMES_TABLE, stages.rows_where(frames, is_frame)),
+                        (MARKERS_TABLE, stages.rows_where(frames, pc.invert(is_frame)))):
         directory = os.path.join(out, table)
         if os.path.isdir(directory):
             shutil.rmtree(directory)
         os.makedirs(directory)
         pq.write_table(rows, os.path.join(directory, "part-00000.parquet"))
-    notes = found.filter(pc.is_in(found["kind"], value_set=pa_array([stages.PROBLEM,
-                                                                     stages.RANGE])))
+    notes = stages.rows_where(found, pc.is_in(found["kind"], value_set=pa_array(
+        [stages.PROBLEM, stages.RANGE])))
     problems = _write_problems(out, inputs, problems, notes.to_pylist())
     _stage("checking connections")
     return problems, stages.checked_in_process(frames)

@@ -6,9 +6,8 @@ every function here computes the same rows, with Spark's meaning of each
 operation spelled out where Python's would differ (null keys, ``percentile``'s
 interpolation, ``log10`` and ``floor`` on doubles, the sort order with nulls
 first).  tests/spark/test_summary_arrow.py runs both on the same captures and
-compares the reports.  Inputs are small (a few thousand rows, see
-``conformance.SMALL_INPUT_BYTES``), so plain Python over ``to_pylist`` rows is
-clear and fast enough.
+compares the reports.  The pairs and requests (about one per frame) are read
+column by column (:func:`flattened`), the rest as rows.
 """
 
 from __future__ import annotations
@@ -24,12 +23,14 @@ PERCENTILES = (0.5, 0.99, 0.999)     # the report's p50, p99, p99.9
 def summarise(checked) -> dict:
     """The checked rows (``arrow_stages.CHECKED_SCHEMA``) -> the summary dict
     that report.py renders, as ``conformance._summarise`` builds it."""
-    pairs, requests, violations = (exploded(checked, name)
-                                   for name in ("pairs", "requests", "violations"))
+    # The pairs and requests (one per frame or so) column by column: no dict per row.
+    pairs = flattened(checked, "pairs", PAIR_FIELDS)
+    requests = flattened(checked, "requests", REQUEST_FIELDS)
+    violations = exploded(checked, "violations")
     connections = [json.loads(s) for s in checked["summary"].to_pylist()]
     return report_mod.build_summary(
-        per_api=per_api(requests, pairs), latency=latency(pairs),
-        histogram=histogram(pairs), timeline=timeline(requests),
+        per_api=_per_api(requests, pairs), latency=_latency(pairs),
+        histogram=histogram_of(pairs), timeline=timeline_of(requests),
         violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
                                                                  v["position"])),
         connections=connections, frames=sum(c["frames"] for c in connections))
@@ -92,16 +93,50 @@ def exploded(checked, column: str) -> list[dict]:
     return [row for rows in checked[column].to_pylist() if rows for row in rows]
 
 
+# The fields of the pairs and requests each aggregate reads ("errors": whether a
+# pair's error_codes is not empty).
+PAIR_FIELDS = ("api_key", "api_name", "api_version", "client_id", "latency_ns", "errors")
+REQUEST_FIELDS = ("api_key", "api_name", "api_version", "client_id", "responses",
+                   "timestamp_ns")
+
+
+def flattened(checked, column: str, names: tuple[str, ...]) -> dict[str, list]:
+    """:func:`exploded`, as one list per field of ``names``."""
+    import pyarrow.compute as pc
+    rows = pc.list_flatten(checked[column])
+    out = {}
+    for name in names:
+        if name == "errors":
+            codes = pc.list_value_length(pc.struct_field(rows, "error_codes"))
+            out[name] = pc.fill_null(pc.greater(codes, 0), False).to_pylist()
+        else:
+            out[name] = pc.struct_field(rows, name).to_pylist()
+    return out
+
+
+def columns_of(rows: list[dict], names: tuple[str, ...]) -> dict[str, list]:
+    """Rows as :func:`flattened` gives them."""
+    out = {n: [r[n] for r in rows] for n in names if n != "errors"}
+    if "errors" in names:
+        out["errors"] = [bool(r["error_codes"]) for r in rows]
+    return out
+
+
 def per_api(requests: list[dict], pairs: list[dict]) -> list[dict]:
     """Requests and responses per (API, version, client id), with the pairs
     whose response carries an error code, ordered by key, version, client."""
+    return _per_api(columns_of(requests, REQUEST_FIELDS), columns_of(pairs, PAIR_FIELDS))
+
+
+def _per_api(requests: dict[str, list], pairs: dict[str, list]) -> list[dict]:
     counts: dict[tuple, list] = {}
-    for r in requests:
-        key = (r["api_key"], r["api_name"], r["api_version"], r["client_id"])
+    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
+               requests["client_id"])
+    for key, responses in zip(keys, requests["responses"]):
         entry = counts.setdefault(key, [0, None])
         entry[0] += 1
-        if r["responses"] is not None:        # sum() skips nulls; all null: null
-            entry[1] = (entry[1] or 0) + r["responses"]
+        if responses is not None:             # sum() skips nulls; all null: null
+            entry[1] = (entry[1] or 0) + responses
     return _per_api_rows(counts, _errors(pairs))
 
 
@@ -113,23 +148,27 @@ def _per_api_rows(counts: dict[tuple, list], errors: dict[tuple, int]) -> list[d
                                                    r["client_id"]))
 
 
-def _errors(pairs: list[dict]) -> dict[tuple, int]:
+def _errors(pairs: dict[str, list]) -> dict[tuple, int]:
     """Pairs with an error code per join key.  A key with a null in it joins
     nothing (an equi-join), so its requests count no errors (fillna 0)."""
     errors: dict[tuple, int] = {}
-    for p in pairs:
-        key = (p["api_key"], p["api_version"], p["client_id"])
+    for key, error in zip(zip(pairs["api_key"], pairs["api_version"], pairs["client_id"]),
+                          pairs["errors"]):
         if None not in key:
-            errors[key] = errors.get(key, 0) + bool(p["error_codes"])
+            errors[key] = errors.get(key, 0) + error
     return errors
 
 
 def latency(pairs: list[dict]) -> list[dict]:
     """Pairs per (API key, name): their count, exact percentiles of the latency
     and its maximum (nulls skipped), ordered by API key."""
+    return _latency(columns_of(pairs, PAIR_FIELDS))
+
+
+def _latency(pairs: dict[str, list]) -> list[dict]:
     groups: dict[tuple, list] = {}
-    for p in pairs:
-        groups.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    for key, ns in zip(zip(pairs["api_key"], pairs["api_name"]), pairs["latency_ns"]):
+        groups.setdefault(key, []).append(ns)
     return _latency_rows(groups)
 
 
@@ -159,10 +198,14 @@ def percentile(ordered: list[int], fraction: float) -> float:
 def histogram(pairs: list[dict]) -> list[dict]:
     """Pairs per (API name, decade of the latency): bucket floor(log10(ns)),
     latencies under 1 ns (and null ones: greatest() skips nulls) in bucket 0."""
+    return histogram_of(columns_of(pairs, PAIR_FIELDS))
+
+
+def histogram_of(pairs: dict[str, list]) -> list[dict]:
     counts: dict[tuple, int] = {}
-    for p in pairs:
-        ns = p["latency_ns"]
-        key = (p["api_name"], math.floor(math.log10(max(ns, 1) if ns is not None else 1)))
+    log10, floor = math.log10, math.floor
+    for name, ns in zip(pairs["api_name"], pairs["latency_ns"]):
+        key = (name, floor(log10(max(ns, 1) if ns is not None else 1)))
         counts[key] = counts.get(key, 0) + 1
     return [{"api_name": name, "bucket": bucket, "count": n}
             for (name, bucket), n in sorted(counts.items(), key=lambda i: _nulls_first(*i[0]))]
@@ -170,9 +213,12 @@ def histogram(pairs: list[dict]) -> list[dict]:
 
 def timeline(requests: list[dict]) -> list[dict]:
     """Requests per second of capture time, floor(ns / 1e9) in doubles."""
+    return timeline_of(columns_of(requests, REQUEST_FIELDS))
+
+
+def timeline_of(requests: dict[str, list]) -> list[dict]:
     counts: dict = {}
-    for r in requests:
-        ns = r["timestamp_ns"]
+    for ns in requests["timestamp_ns"]:
         second = None if ns is None else math.floor(ns / 1e9)
         counts[second] = counts.get(second, 0) + 1
     return [{"second": s, "count": n}

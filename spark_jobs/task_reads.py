@@ -33,7 +33,7 @@ from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
     StructType)
 
-from kafka_net.spark_jobs import summary_arrow, transforms
+from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
 from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
@@ -108,21 +108,44 @@ def kncap_checks(out: str, groups: list[list[tuple]]):
                         key=lambda r: (r["path"], r["start"]))
         tables = FrameTables(out, "kncap")
         notes: list[dict] = []
-        rows: dict[str, list[dict]] = {}
+        parts = []
         for r in ranges:
-            columns = _kncap_range(r, notes)
-            if columns is None:
-                continue
-            tables.write(columns)
-            names = list(columns)
-            for values in zip(*columns.values()):
-                row = dict(zip(names, values))
-                rows.setdefault(row["connection"], []).append(row)
-        yield from _out_batches(rows, notes, tables)
+            table = _kncap_range(r, notes)
+            if table is not None and table.num_rows:
+                parts.append(tables.write_table(table))
+        yield from _connection_batches(parts, notes, tables)
     return apply
 
 
-def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
+def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
+    """:func:`_out_batches` over frames as Arrow tables: each connection checked
+    by arrow_stages.connection_result (column-wise when it is plain, else the
+    reference on its rows), the notes first."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import arrow_stages
+    schema = _arrow(OUT_SCHEMA)
+    if notes:
+        yield pa.RecordBatch.from_pylist(notes, schema=schema)
+    done: list[dict] = []
+    frames = pa.concat_tables(parts) if parts else None
+    for group in arrow_stages.groups(frames, "connection") if frames is not None else ():
+        result = arrow_stages.connection_result(group)
+        connection = result["connection"]["connection"]
+        done.append({"kind": CHECKED, **_checked_fields(connection, result, tables)})
+        if len(done) == _OUT_ROWS:
+            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            done = []
+    tables.close()
+    if done:
+        yield pa.RecordBatch.from_pylist(done, schema=schema)
+
+
+def _kncap_range(r: dict, notes: list[dict]):
+    """One range's frame rows as an Arrow table (FRAME_SCHEMA): read column-wise
+    when the bytes are a clean run of records (kncap_arrow), else by
+    transforms.kncap_columns, which reports what is wrong; None if unreadable."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
     try:
         data = read_range(r["path"], r["start"], r["end"])
@@ -131,12 +154,16 @@ def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
                       "problem": f"cannot be read ({exc.strerror or exc})"})
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
-    columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
-    notes += [{"kind": PROBLEM, **p} for p in problems]
+    schema = _arrow(FRAME_SCHEMA)
+    table = kncap_arrow.frame_table(path, data, resume, r["start"], schema)
+    if table is None:
+        columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
+        notes += [{"kind": PROBLEM, **p} for p in problems]
+        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS}, schema=schema)
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
-            path, r["start"], len(columns["frame"]))})
-    return columns
+            path, r["start"], table.num_rows)})
+    return table
 
 
 # -- pcap and pcapng: an index by flow, then the flows' payloads read back -----------------
@@ -309,32 +336,46 @@ def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dic
     """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
     its pairs go to the task's part of the pairs table.  The one place a task
     checks a connection: transforms.check_connection, as every path does."""
-    result = transforms.check_connection(connection, rows)
-    pairs, requests = result["pairs"], result["requests"]
-    tables.add_pairs(pairs)
+    return _checked_fields(connection, transforms.check_connection(connection, rows), tables)
+
+
+def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dict:
+    """A connection's checked row from its result: the reference's rows, or the
+    columns of check_columns (no dict per pair or request)."""
+    if result.get("columns"):
+        tables.add_pair_columns(result["pairs"])
+        pairs = check_columns.lists(result["pairs"], summary_arrow.PAIR_FIELDS)
+        requests = check_columns.lists(result["requests"], summary_arrow.REQUEST_FIELDS)
+    else:
+        tables.add_pairs(result["pairs"])
+        pairs = summary_arrow.columns_of(result["pairs"], summary_arrow.PAIR_FIELDS)
+        requests = summary_arrow.columns_of(result["requests"], summary_arrow.REQUEST_FIELDS)
     return {"connection": connection, "summary": json.dumps(result["connection"]),
             "violations": result["violations"], **partials(pairs, requests)}
 
 
-def partials(pairs: list[dict], requests: list[dict]) -> dict:
+def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
     """One connection's share of the report's aggregates (see
     conformance._summarise_partials, which adds them up in Spark SQL): requests
     and responses per (API, version, client), pairs with an error per (API,
     version, client), the latencies per API, and the histogram and timeline
-    counts (summary_arrow's functions: Spark's meaning of each bucket)."""
+    counts (summary_arrow's functions: Spark's meaning of each bucket).  The
+    pairs and requests as summary_arrow's field lists."""
     counts: dict[tuple, list] = {}
-    for r in requests:
-        entry = counts.setdefault((r["api_key"], r["api_name"], r["api_version"],
-                                   r["client_id"]), [0, None])
+    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
+               requests["client_id"])
+    for key, responses in zip(keys, requests["responses"]):
+        entry = counts.setdefault(key, [0, None])
         entry[0] += 1
-        if r["responses"] is not None:
-            entry[1] = (entry[1] or 0) + r["responses"]
+        if responses is not None:
+            entry[1] = (entry[1] or 0) + responses
     errors: dict[tuple, int] = {}
     latencies: dict[tuple, list] = {}
-    for p in pairs:
-        key = (p["api_key"], p["api_version"], p["client_id"])
-        errors[key] = errors.get(key, 0) + bool(p["error_codes"])
-        latencies.setdefault((p["api_key"], p["api_name"]), []).append(p["latency_ns"])
+    for k, name, v, c, ns, error in zip(pairs["api_key"], pairs["api_name"],
+                                        pairs["api_version"], pairs["client_id"],
+                                        pairs["latency_ns"], pairs["errors"]):
+        errors[(k, v, c)] = errors.get((k, v, c), 0) + error
+        latencies.setdefault((k, name), []).append(ns)
     return {
         "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
                             "requests": n, "responses": responses}
@@ -343,8 +384,8 @@ def partials(pairs: list[dict], requests: list[dict]) -> dict:
                          for (k, v, c), n in errors.items()],
         "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
                       for (k, name), values in latencies.items()],
-        "histogram": summary_arrow.histogram(pairs),
-        "timeline": summary_arrow.timeline(requests),
+        "histogram": summary_arrow.histogram_of(pairs),
+        "timeline": summary_arrow.timeline_of(requests),
     }
 
 
@@ -361,36 +402,56 @@ class FrameTables:
         self.out = out
         self.name = f"part-{prefix}-{_partition():05d}.parquet"
         self.writers: dict[str, object] = {}
-        self.pairs: list[dict] = []
+        self.pairs: list = []            # Arrow tables of pairs, not yet written
+        self.pair_rows = 0
 
-    def write(self, columns: dict[str, list]) -> None:
-        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart."""
+    def write(self, columns: dict[str, list]):
+        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart; the
+        Arrow table of them all, or None if there are none."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         if not columns["frame"]:
-            return
-        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
-                                     schema=_arrow(FRAME_SCHEMA))
+            return None
+        return self.write_table(pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
+                                                     schema=_arrow(FRAME_SCHEMA)))
+
+    def write_table(self, table):
+        """:meth:`write` for rows already in an Arrow table (FRAME_SCHEMA); the table."""
+        import pyarrow.compute as pc
         is_frame = pc.is_null(table["marker"])
         if pc.all(is_frame).as_py():
             self._writer(FRAMES_TABLE, FRAME_SCHEMA).write_table(table)
-            return
+            return table
         for name, rows in ((FRAMES_TABLE, table.filter(is_frame)),
                            (MARKERS_TABLE, table.filter(pc.invert(is_frame)))):
             if rows.num_rows:
                 self._writer(name, FRAME_SCHEMA).write_table(rows)
+        return table
 
     def add_pairs(self, pairs: list[dict]) -> None:
-        self.pairs += pairs
-        if len(self.pairs) >= self.PAIR_ROWS:
+        import pyarrow as pa
+        if pairs:
+            self._add_pair_table(pa.Table.from_pylist(pairs, schema=_arrow(PAIR_SCHEMA)))
+
+    def add_pair_columns(self, pairs: dict) -> None:
+        """:meth:`add_pairs` for check_columns' columns (a str: every row's)."""
+        import pyarrow as pa
+        n = len(pairs["api_key"])
+        if n:
+            self._add_pair_table(pa.Table.from_pydict(
+                {f: [v] * n if isinstance(v, str) else v for f, v in pairs.items()},
+                schema=_arrow(PAIR_SCHEMA)))
+
+    def _add_pair_table(self, table) -> None:
+        self.pairs.append(table)
+        self.pair_rows += table.num_rows
+        if self.pair_rows >= self.PAIR_ROWS:
             self._flush_pairs()
 
     def _flush_pairs(self) -> None:
         import pyarrow as pa
         if self.pairs:
-            self._writer(PAIRS_TABLE, PAIR_SCHEMA).write_table(
-                pa.Table.from_pylist(self.pairs, schema=_arrow(PAIR_SCHEMA)))
-            self.pairs = []
+            self._writer(PAIRS_TABLE, PAIR_SCHEMA).write_table(pa.concat_tables(self.pairs))
+            self.pairs, self.pair_rows = [], 0
 
     def _writer(self, table: str, schema):
         writer = self.writers.get(table)

@@ -165,37 +165,52 @@ def matrix_cells(report: ConnectionReport, located: list[dict],
 def client_software(frames: list[Frame]) -> str:
     """``name version`` from the connection's ApiVersions v3+ request (KIP-511), or ""."""
     for f in frames:
-        if f.marker is not None or f.direction != REQUEST or len(f.frame) < 8:
-            continue
-        key, version, corr = peek_request_header(f.frame)
-        if key != ApiKey.API_VERSIONS or version < 3:
-            continue
-        try:
-            _, offset, why = read_request(f.frame, key, version, corr, f.truncated)
-            body = check_request_body(f.frame, offset, key, version)[0] if why is None \
-                else None
-        except (BodyProblem, InvalidRequestError):   # a violation pairing reports
-            body = None
-        if body:
-            return f"{body['client_software_name']} {body['client_software_version']}".strip()
+        if f.marker is None and f.direction == REQUEST:
+            software = software_of(f.frame, f.truncated)
+            if software is not None:
+                return software
     return ""
+
+
+def software_of(payload: bytes, truncated: bool = False) -> str | None:
+    """``name version`` of one request frame if it is an ApiVersions v3+ request
+    whose body decodes (perhaps ""), else None."""
+    if len(payload) < 8:
+        return None
+    key, version, corr = peek_request_header(payload)
+    if key != ApiKey.API_VERSIONS or version < 3:
+        return None
+    try:
+        _, offset, why = read_request(payload, key, version, corr, truncated)
+        body = check_request_body(payload, offset, key, version)[0] if why is None else None
+    except (BodyProblem, InvalidRequestError):   # a violation pairing reports
+        body = None
+    if body:
+        return f"{body['client_software_name']} {body['client_software_version']}".strip()
+    return None
 
 
 def versions_served(frames: list[Frame], report: ConnectionReport) -> dict[str, list[int]]:
     """{api key: [min, max]} from the broker's first ApiVersions answer without error."""
     for p in report.pairs:
-        if p.api_key != ApiKey.API_VERSIONS:
-            continue
-        frame = frames[p.response_position]
-        try:
-            body = check_response_body(frame.frame, p.api_key, p.api_version)[0]
-        except (BodyProblem, InvalidRequestError):   # a violation pairing reports
-            continue
-        if body and body.get("error_code") == 0:
-            return {str(k["api_key"]): [k["min_version"], k["max_version"]]
-                    for k in body["api_keys"]}
+        if p.api_key == ApiKey.API_VERSIONS:
+            served = served_by(frames[p.response_position].frame, p.api_version)
+            if served is not None:
+                return served
     return {}
 
 
+def served_by(payload: bytes, api_version: int) -> dict[str, list[int]] | None:
+    """{api key: [min, max]} of one ApiVersions response without error, else None."""
+    try:
+        body = check_response_body(payload, ApiKey.API_VERSIONS, api_version)[0]
+    except (BodyProblem, InvalidRequestError):   # a violation pairing reports
+        return None
+    if body and body.get("error_code") == 0:
+        return {str(k["api_key"]): [k["min_version"], k["max_version"]]
+                for k in body["api_keys"]}
+    return None
+
+
 __all__ = ["RequestIndex", "client_software", "hex_excerpt", "iso_utc", "locate_violations",
-           "matrix_cells", "pdu", "versions_served"]
+           "matrix_cells", "pdu", "served_by", "software_of", "versions_served"]

@@ -1,0 +1,416 @@
+"""One connection checked column by column when it is plain: the fast path beside
+:func:`kafka_net.spark_jobs.transforms.check_connection`, the readable reference.
+
+Most connections of a capture are plain: every frame whole, no gap, no injected
+fault, and every response answers the oldest request still waiting for one
+(Kafka's order).  For those, the pairing walk (:mod:`kafka_net.capture.pairing`)
+pairs the k-th response with the k-th request that expects an answer (acks=0
+Produces expect none), finds nothing wrong, and builds a Frame, a request, a
+pair and a coverage state object per frame on the way.  Here the connection
+is columns (direction, timestamps, frame bytes): each body is still checked by
+the same walkers (:mod:`kafka_net.capture.pairing_checks`), but the pairing is
+one vectorized comparison of correlation ids and positions, and the pairs,
+requests and states come out as columns, never as per-frame objects.
+
+Anything that is not plain returns None and the caller runs the reference
+instead: a marker other than a client's FIN with nothing waiting, a frame cut
+by the capture or after lost bytes, an unknown API, a header or body that does
+not check, a response out of order or without a request, a correlation id used
+twice, a request at a version the connection's ApiVersions answer did not
+advertise.  Those are the only ways the walk finds something, so every finding
+is still the walk's, word for word, and a plain connection's report is the
+walk's too (``tests/spark/test_check_columns.py`` compares the two on every
+connection of the test captures).
+
+``KAFKA_NET_READABLE=1`` in the environment turns this path off (the job then
+checks every connection with the reference), so the test suite can run on the
+readable path alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import numpy as np
+
+from kafka_net.capture.findings import served_by, software_of
+from kafka_net.capture.model import CLOSE, REQUEST, RESPONSE
+from kafka_net.capture.pairing_checks import (
+    CHECKED, HEADER_ONLY, STATES, UNVERIFIABLE, BodyProblem, produce_acks,
+    read_request, walk_request_body, walk_response_body)
+from kafka_net.capture.version_checks import _advertised
+from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.headers import HEADER_PEEK
+from kafka_net.spark_jobs.transforms import api_name
+
+ENABLED = os.environ.get("KAFKA_NET_READABLE", "") not in ("1", "true", "yes")
+
+_KNOWN_KEYS = frozenset(int(k) for k in ApiKey)
+_PRODUCE, _API_VERSIONS = int(ApiKey.PRODUCE), int(ApiKey.API_VERSIONS)
+_peek = HEADER_PEEK.unpack_from
+
+
+class NotPlain(Exception):
+    """This connection needs the reference walk (see the module docstring)."""
+
+
+def check_in_order(connection: str, source: str, direction: np.ndarray,
+                   timestamp_ns: np.ndarray, frames: list, markers: list) -> dict | None:
+    """A plain connection's checks, in the shape of ``transforms.check_connection``'s
+    result but with "pairs", "requests" and "states" as columns ({name: values});
+    None if the connection is not plain.  Its frames in order: ``direction`` and
+    ``timestamp_ns`` as arrays, ``frames`` the payloads, ``markers`` None for a
+    frame (whole, not after a gap: the caller checks)."""
+    try:
+        return _check(connection, source, direction, timestamp_ns, frames, markers)
+    except NotPlain:
+        return None
+
+
+def _check(connection, source, direction, timestamp_ns, frames, markers) -> dict:
+    is_marker = np.fromiter((m is not None for m in markers), bool, len(markers))
+    req_pos = np.flatnonzero((direction == REQUEST) & ~is_marker)
+    resp_pos = np.flatnonzero((direction == RESPONSE) & ~is_marker)
+    req = _requests(frames, req_pos)
+    expects = ~req["acks0"]
+    exp_pos, exp_corr = req_pos[expects], req["correlation_id"][expects]
+    resp_corr = _response_ids(frames, resp_pos)
+    paired = len(resp_pos)
+    # The in-order case: the k-th response answers the k-th request expecting one,
+    # which came before it; no id waits twice (the walk would flag it).
+    if paired > len(exp_pos) or not (exp_pos[:paired] < resp_pos).all() \
+            or not np.array_equal(exp_corr[:paired], resp_corr) \
+            or len(np.unique(exp_corr)) != len(exp_corr):
+        raise NotPlain
+    _markers_pass(markers, is_marker, exp_pos, resp_pos)
+    answered = np.flatnonzero(expects)[:paired]       # request index of each pair
+    codes, resp_states = _responses(frames, resp_pos, req, answered)
+    _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states)
+    responses = np.zeros(len(req_pos), np.int32)
+    responses[answered] = 1
+    return _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos,
+                   req, answered, responses, codes, resp_states, len(exp_pos) - paired)
+
+
+def _requests(frames: list, positions: np.ndarray) -> dict:
+    """Each request's header fields, whether it is an acks=0 Produce, and its state
+    and reason, as ``pairing._Walk._decode`` finds them for a whole frame."""
+    keys, versions, corrs, clients, acks0, states = [], [], [], [], [], []
+    for i in positions.tolist():
+        payload = frames[i]
+        if len(payload) < 8:
+            raise NotPlain
+        key, version, corr = _peek(payload, 0)
+        if key not in _KNOWN_KEYS:
+            raise NotPlain
+        try:
+            client_id, offset, why = read_request(payload, key, version, corr, False)
+            zero = False
+            if why is None:
+                body, why = walk_request_body(payload, offset, key, version)
+                zero = body is not None and key == _PRODUCE and body.get("acks") == 0
+            if why is not None and key == _PRODUCE:
+                zero = produce_acks(payload, offset, version) == 0
+        except (InvalidRequestError, BodyProblem):
+            raise NotPlain from None
+        keys.append(key)
+        versions.append(version)
+        corrs.append(corr)
+        clients.append(client_id)
+        acks0.append(zero)
+        states.append(why)
+    return {"api_key": keys, "api_version": versions, "client_id": clients,
+            "correlation_id": np.array(corrs, np.int64), "acks0": np.array(acks0, bool),
+            "why": states}
+
+
+def _response_ids(frames: list, positions: np.ndarray) -> np.ndarray:
+    ids = []
+    for i in positions.tolist():
+        payload = frames[i]
+        if len(payload) < 4:
+            raise NotPlain
+        ids.append(int.from_bytes(payload[:4], "big", signed=True))
+    return np.array(ids, np.int64)
+
+
+def _markers_pass(markers: list, is_marker: np.ndarray, exp_pos: np.ndarray,
+                  resp_pos: np.ndarray) -> None:
+    """Only a client's FIN with no request waiting at it passes: the walk does
+    nothing there.  Any other marker (gap, sync, injected fault) needs the walk."""
+    at = np.flatnonzero(is_marker)
+    if not len(at):
+        return
+    if any(markers[i] != CLOSE for i in at.tolist()):
+        raise NotPlain
+    waiting = np.searchsorted(exp_pos, at) - np.searchsorted(resp_pos, at)
+    if waiting.any():
+        raise NotPlain
+
+
+def _responses(frames: list, positions: np.ndarray, req: dict, answered: np.ndarray
+               ) -> tuple[list, list]:
+    """Each response's body checked for its request's API and version: its
+    sorted non-zero error codes, and why it is header only (None: checked)."""
+    keys, versions = req["api_key"], req["api_version"]
+    codes, why = [], []
+    for i, r in zip(positions.tolist(), answered.tolist()):
+        try:
+            found, reason = walk_response_body(frames[i], keys[r], versions[r])
+        except (BodyProblem, InvalidRequestError):
+            raise NotPlain from None
+        codes.append(sorted(set(found)) if found else [])
+        why.append(reason)
+    return codes, why
+
+
+def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) -> None:
+    """A request at a version its connection's ApiVersions answer did not
+    advertise is a finding (:mod:`kafka_net.capture.version_checks`): NotPlain."""
+    keys, versions = req["api_key"], req["api_version"]
+    adverts = []
+    for k, r in enumerate(answered.tolist()):
+        if keys[r] == _API_VERSIONS and resp_states[k] is None:
+            payload = frames[int(resp_pos[k])]
+            ranges = _advertised(versions[r], bytes(payload[4:]))
+            if ranges is not None:
+                adverts.append((int(resp_pos[k]), ranges))
+    if not adverts:
+        return
+    # Each request against the latest answer before it (-1: none): every distinct
+    # (answer, key, version) once.
+    latest = (np.searchsorted([pos for pos, _ in adverts], req_pos) - 1).tolist()
+    for last, key, version in set(zip(latest, keys, versions)):
+        if last < 0 or key == _API_VERSIONS:
+            continue
+        served = adverts[last][1].get(key)
+        if served is None or not served[0] <= version <= served[1]:
+            raise NotPlain
+
+
+def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos, req,
+            answered, responses, codes, resp_states, in_flight) -> dict:
+    keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
+    client_or_empty = [c or "" for c in clients]
+    names = [api_name(k) for k in keys]
+    ans = answered.tolist()
+    req_ns = timestamp_ns[req_pos]
+    pair_req_ns = req_ns[answered]
+    resp_ns = timestamp_ns[resp_pos]
+    pairs = {
+        "connection": connection, "correlation_id": req["correlation_id"][answered],
+        "api_key": [keys[r] for r in ans], "api_name": [names[r] for r in ans],
+        "api_version": [versions[r] for r in ans],
+        "client_id": [client_or_empty[r] for r in ans],
+        "request_position": req_pos[answered], "request_ns": pair_req_ns,
+        "response_ns": resp_ns, "latency_ns": resp_ns - pair_req_ns, "error_codes": codes,
+    }
+    requests = {
+        "connection": connection, "api_key": keys, "api_name": names, "api_version": versions,
+        "client_id": client_or_empty, "timestamp_ns": req_ns, "acks0": req["acks0"],
+        "responses": responses,
+    }
+    positions = np.concatenate([req_pos, resp_pos])
+    order = np.argsort(positions, kind="stable")
+    why = req["why"] + resp_states
+    reasons = [why[i] or "" for i in order.tolist()]
+    states = {"connection": connection, "position": positions[order],
+              "state": [HEADER_ONLY if r else CHECKED for r in reasons], "reason": reasons}
+    summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans,
+                       codes, why, order, in_flight)
+    return {"pairs": pairs, "violations": [], "requests": requests, "states": states,
+            "connection": summary, "columns": True}
+
+
+def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, codes, why,
+             order, in_flight) -> dict:
+    """The connection row of ``transforms.check_connection``, the same fields in the
+    same order."""
+    counts = dict.fromkeys(STATES, 0)
+    reasons: dict[str, int] = {}
+    for i in order.tolist():          # by position, as the walk records states
+        if why[i]:
+            counts[HEADER_ONLY] += 1
+            reasons[why[i]] = reasons.get(why[i], 0) + 1
+        else:
+            counts[CHECKED] += 1
+    return {
+        "connection": connection, "source": source,
+        "frames": sum(1 for m in markers if m is None),
+        "requests": len(req_pos), "responses": len(resp_pos), "pairs": len(ans),
+        "violations": 0, "in_flight_at_end": in_flight,
+        "acks0_requests": int(req["acks0"].sum()), "unverifiable_from": None,
+        "unverifiable_requests": 0,
+        **{f"frames_{state}": n for state, n in counts.items()},
+        "header_only_reasons": reasons, "gaps": [],
+        "cells": _cells(frames, req_pos, req, ans, codes, why),
+        "versions_served": _versions_served(frames, resp_pos, req, ans),
+    }
+
+
+def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
+    """findings.matrix_cells with no violation: per (API, version, client id)
+    the requests, responses, pairs, error codes and coverage states."""
+    keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
+    software = next((s for s in (software_of(frames[int(req_pos[r])])
+                                 for r, key in enumerate(keys) if key == _API_VERSIONS)
+                     if s is not None), "")
+    of_request = list(zip(keys, versions, (c or "" for c in clients)))
+    of_pair = [of_request[r] for r in ans]     # a pair's cell is its request's
+    requests, pairs = Counter(of_request), Counter(of_pair)
+    cells = {key: {"api_key": key[0], "api_version": key[1], "client_id": key[2],
+                   "client_software": software, "requests": n, "responses": pairs[key],
+                   "pairs": pairs[key], "violations": 0, CHECKED: 0, HEADER_ONLY: 0,
+                   UNVERIFIABLE: 0, "error_codes": {}}
+             for key, n in requests.items()}
+    if any(why):
+        for key, state in zip(of_request + of_pair, why):   # requests, then responses
+            cells[key][HEADER_ONLY if state else CHECKED] += 1
+    else:
+        for key, cell in cells.items():
+            cell[CHECKED] = requests[key] + pairs[key]
+    for key, found in zip(of_pair, codes):
+        for code in found:
+            counted = cells[key]["error_codes"]
+            counted[str(code)] = counted.get(str(code), 0) + 1
+    return [cells[k] for k in sorted(cells)]
+
+
+def _versions_served(frames, resp_pos, req, ans) -> dict:
+    """findings.versions_served: the first ApiVersions answer without error."""
+    keys, versions = req["api_key"], req["api_version"]
+    for k, r in enumerate(ans):
+        if keys[r] == _API_VERSIONS:
+            served = served_by(frames[int(resp_pos[k])], versions[r])
+            if served is not None:
+                return served
+    return {}
+
+
+__all__ = ["ENABLED", "check_in_order"]
+
+
+# -- a connection's frames table in, the checked rows out (Arrow) ---------------------------
+
+def check_table(table, reference) -> dict:
+    """One connection's frame rows (an Arrow table of the frame columns) checked:
+    by :func:`check_in_order` if the connection is plain, else by ``reference``
+    (``rows -> transforms.check_connection's result``) on the rows as dicts."""
+    if ENABLED and table.num_rows:
+        result = _in_order_table(table)
+        if result is not None:
+            return result
+    return reference(table)
+
+
+def _in_order_table(table) -> dict | None:
+    import pyarrow.compute as pc
+    if table["truncated"].to_numpy().any() or table["after_gap"].to_numpy().any():
+        return None
+    n = table.num_rows
+    keys = pc.list_flatten(table["order_key"]).to_numpy()
+    if len(keys) != 3 * n:
+        return None                  # not (processor, segment, offset) keys: the reference sorts
+    order = np.lexsort((keys[2::3], keys[1::3], keys[0::3]))   # as sorted(tuple(order_key))
+    take = table.select(["source", "connection", "direction", "timestamp_ns", "frame",
+                         "marker"])
+    if (order[1:] < order[:-1]).any():
+        take = take.take(order)      # not in order yet (a take copies the frame bytes)
+    markers = take["marker"]
+    return check_in_order(
+        take["connection"][0].as_py(), take["source"][0].as_py(),
+        take["direction"].to_numpy(), take["timestamp_ns"].to_numpy(),
+        take["frame"].to_pylist(),
+        [None] * n if markers.null_count == n else markers.to_pylist())
+
+
+def checked_table(results: list[dict], schema):
+    """Checked results (columns from :func:`check_in_order`, or the reference's
+    rows) -> the checked table (``arrow_stages.CHECKED_SCHEMA``), one row per
+    connection, its list columns built from whole columns at once."""
+    import json
+    import pyarrow as pa
+    columns = {"connection": pa.array([r["connection"]["connection"] for r in results],
+                                      pa.string()),
+               "summary": pa.array([json.dumps(r["connection"]) for r in results],
+                                   pa.string()),
+               "violations": pa.array([r["violations"] for r in results],
+                                      schema.field("violations").type)}
+    for name in ("pairs", "requests", "states"):
+        columns[name] = _list_column([r[name] for r in results],
+                                     [bool(r.get("columns")) for r in results],
+                                     schema.field(name).type)
+    return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
+
+
+def _list_column(parts: list, is_columns: list[bool], list_type):
+    """One list-of-structs column from each connection's part: columns
+    ({field: values}, a str value meaning the same for every row) or rows."""
+    import pyarrow as pa
+    struct = list_type.value_type
+    chunks: dict[str, list] = {f.name: [] for f in struct}
+    offsets = [0]
+    for part, columnar in zip(parts, is_columns):
+        if columnar:
+            n = len(part["position"] if "position" in part else part["api_key"])
+            for f in struct:
+                value = part.get(f.name)
+                chunks[f.name].append([value] * n if value is None or isinstance(value, str)
+                                      else value)
+        else:
+            n = len(part)
+            for f in struct:
+                chunks[f.name].append([row[f.name] for row in part])
+        offsets.append(offsets[-1] + n)
+    arrays = [_array(chunks[f.name], f.type) for f in struct]
+    values = pa.StructArray.from_arrays(arrays, fields=list(struct))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=list_type)
+
+
+def _array(chunks: list, type_):
+    """One Arrow array of the chunks (numpy arrays at numpy speed)."""
+    import pyarrow as pa
+    if chunks and all(isinstance(c, np.ndarray) for c in chunks):
+        return pa.array(np.concatenate(chunks), type=type_)
+    values: list = []
+    for c in chunks:
+        values += c.tolist() if isinstance(c, np.ndarray) else c
+    return pa.array(values, type=type_)
+
+
+def lists(part: dict, names: tuple[str, ...]) -> dict[str, list]:
+    """Fields of a column-wise part ("pairs" or "requests") as lists, as
+    ``summary_arrow.flattened`` gives them ("errors": error codes not empty)."""
+    n = len(part["api_key"])
+    out = {}
+    for name in names:
+        value = part["error_codes"] if name == "errors" else part[name]
+        if name == "errors":
+            out[name] = [bool(codes) for codes in value]
+        elif value is None or isinstance(value, str):
+            out[name] = [value] * n
+        else:
+            out[name] = value.tolist() if isinstance(value, np.ndarray) else list(value)
+    return out
+
+
+def as_rows(result: dict) -> dict:
+    """A result of :func:`check_in_order` in the reference's shape: "pairs",
+    "requests" and "states" as lists of dicts (the tables' fields in order)."""
+    if not result.get("columns"):
+        return result
+    from kafka_net.spark_jobs.schemas import PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA
+    out = {k: v for k, v in result.items() if k != "columns"}
+    for name, schema in (("pairs", PAIR_SCHEMA), ("requests", REQUEST_SCHEMA),
+                         ("states", STATE_SCHEMA)):
+        part = result[name]
+        n = len(part["position"] if "position" in part else part["api_key"])
+        columns = []
+        for field in schema.fieldNames():
+            value = part.get(field)
+            columns.append([value] * n if value is None or isinstance(value, str)
+                           else value.tolist() if isinstance(value, np.ndarray) else value)
+        out[name] = [dict(zip(schema.fieldNames(), row)) for row in zip(*columns)]
+    return out

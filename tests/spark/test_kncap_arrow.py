@@ -1,0 +1,106 @@
+"""A .kncap segment read column-wise (kafka_net.spark_jobs.kncap_arrow) against
+the reference, transforms.kncap_columns: the same rows for a clean segment, whole
+or in ranges, and None (the reference reads and reports) wherever it finds a
+problem: damaged, torn or padded files from Hypothesis."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kafka_net.capture.format import FAULT, CaptureRecord
+from kafka_net.protocol import ApiKey
+from kafka_net.spark_jobs import arrow_stages as stages
+from kafka_net.spark_jobs import check_columns, kncap_arrow, transforms
+from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
+from tests.spark.conftest import (
+    REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+
+pytestmark = pytest.mark.skipif(not check_columns.ENABLED,
+                                reason="KAFKA_NET_READABLE=1: the readable path only")
+
+
+def records() -> list[CaptureRecord]:
+    """Requests and answers on two connections, a client id of none and one not
+    ASCII, a frame cut by the capture, an empty peer, an injected fault."""
+    out = []
+    for corr in range(6):
+        conn = f"127.0.0.1:9092-127.0.0.1:{40000 + corr % 2}-0-{corr % 2}"
+        client = [None, "tester", "prodücer-ü", ""][corr % 4]
+        out.append(kncap_record(REQUEST, request_payload(ApiKey.METADATA, 12, corr,
+                                                         {"topics": None}, client), conn, corr))
+        out.append(kncap_record(RESPONSE, response_payload(ApiKey.METADATA, 12, corr,
+                                                           {"brokers": []}),
+                                conn, 10 + corr, peer="" if corr == 3 else "127.0.0.1:1",
+                                truncated_to=6 if corr == 4 else None))
+    out.append(CaptureRecord(99, FAULT, 3, 12, 5, 20, out[0].connection_id, "p", None,
+                             b'{"rule": "r", "action": "close"}'))
+    return out
+
+
+def reference(path: str, data: bytes, resume=None, base: int = 0):
+    columns, problems = transforms.kncap_columns(path, data, resume, base)
+    table = pa.Table.from_pydict({c: columns[c] for c in stages.FRAME_COLUMNS},
+                                 schema=stages._arrow(FRAME_SCHEMA))
+    return table, problems
+
+
+def fast(path: str, data: bytes, resume=None, base: int = 0):
+    return kncap_arrow.frame_table(path, data, resume, base, stages._arrow(FRAME_SCHEMA))
+
+
+def test_a_clean_segment_reads_as_the_reference_reads_it_whole_and_in_ranges(tmp_path):
+    from kafka_net.spark_jobs.conformance import plan_inputs
+    path = kncap_file(tmp_path / "kafka-net-7-p2-000004.kncap", records() * 30,
+                      processor_id=2, seq=4)
+    data = open(path, "rb").read()
+    want, problems = reference(path, data)
+    got = fast(path, data + bytes(64))           # an unclosed segment's zero tail too
+    assert problems == [] and got is not None and want.num_rows == 13 * 30
+    assert got.equals(want)
+    ranges = plan_inputs([path], 1000)
+    assert len(ranges) > 3
+    for _, start, end, resume, _ in ranges:
+        part = data[start:end if end >= 0 else len(data)]
+        got = fast(path, part, json.loads(resume), start)
+        assert got is not None and got.equals(reference(path, part, json.loads(resume),
+                                                         start)[0])
+
+
+def damaged(draw, data: bytes) -> bytes:
+    data = bytearray(data)
+    for _ in range(draw(st.integers(1, 3))):
+        edit = draw(st.sampled_from(["flip", "cut", "zeros", "junk"]))
+        if edit == "flip" and data:
+            at = draw(st.integers(0, len(data) - 1))
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        elif edit == "cut":
+            del data[draw(st.integers(0, len(data))):]
+        elif edit == "zeros":
+            data += bytes(draw(st.integers(1, 12)))
+        else:
+            data += draw(st.binary(min_size=1, max_size=12))
+    return bytes(data)
+
+
+SEGMENT = b""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def segment(tmp_path_factory):
+    global SEGMENT
+    path = kncap_file(tmp_path_factory.mktemp("k") / "kafka-net-7-p0-000000.kncap", records())
+    SEGMENT = open(path, "rb").read()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_damaged_segment_is_the_references_or_none(data):
+    raw = damaged(data.draw, SEGMENT)
+    got = fast("kafka-net-7-p0-000000.kncap", raw)
+    want, problems = reference("kafka-net-7-p0-000000.kncap", raw)
+    if got is not None:
+        assert problems == [] and got.equals(want)
