@@ -38,6 +38,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.server.log_cleaner import CLEANER_OFFSET_CHECKPOINT
 from kafka_net.server.metadata_log import METADATA_TOPIC
 from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.storage import InMemoryLog, PartitionLog
@@ -173,6 +174,10 @@ class LogManager:
         log_starts = _read_checkpoint(
             directory, LOG_START_OFFSET_CHECKPOINT,
             "resetting to the base offset of the first segment")
+        # Where cleaning got to: below it, a gap between segments is the cleaner's
+        # (the log names any other gap as segments gone missing).
+        cleaned_to = _read_checkpoint(directory, CLEANER_OFFSET_CHECKPOINT,
+                                      "cleaning each compacted log from its start")
         for name in names:
             path = os.path.join(directory, name)
             if name.endswith("-delete"):
@@ -182,18 +187,20 @@ class LogManager:
                 continue
             tp = parse_topic_partition_name(name)
             self._logs[tp] = self._open_log(
-                path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
-                read_partition_metadata(path))
+                path, tp, recovery_points.get(tp, 0), log_starts.get(tp), clean,
+                read_partition_metadata(path), cleaned_to.get(tp, 0))
             self._log_dir_of[tp] = directory
         if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
-                  log_start: int, clean: bool, topic_id) -> UnifiedLog:
+                  log_start: int | None, clean: bool, topic_id,
+                  cleaned_to: int) -> UnifiedLog:
         topic = tp[0]
         opened = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
                             recovery_point=recovery_point, log_start_offset=log_start,
-                            had_clean_shutdown=clean, topic_id=topic_id)
+                            had_clean_shutdown=clean, topic_id=topic_id,
+                            cleaner_checkpoint=cleaned_to)
         opened.on_deleted = lambda: self.forget(*tp)
         opened.failure_channel = self.failure_channel
         return opened

@@ -122,6 +122,24 @@ def test_missing_middle_segment_is_named_at_startup(filled):
         assert reached >= lost_to + 10 and error is None
 
 
+def test_middle_segment_gone_with_every_file_is_named_at_startup(filled):
+    first, second, third = segment_files(filled)[:3]
+    lost_from = batch_positions(second)[0][1]
+    lost_to = batch_positions(third)[0][1] - 1
+    folder = os.path.dirname(second)
+    prefix = os.path.basename(second)[:-len(".log")]
+    for name in os.listdir(folder):
+        if name.startswith(prefix):   # .log, .index, .timeindex, .snapshot: all of it
+            os.unlink(os.path.join(folder, name))
+    with running(filled) as (broker, port):
+        broker.wait_for(rf"ERROR .*No segment holds offsets {lost_from} to {lost_to} of "
+                        rf"{TOPIC}-0: the segment files that held them are missing, and their "
+                        rf"records are lost. A Fetch there is answered from offset {lost_to + 1}")
+        # Kafka's answer for a gap: the next batch there is; nothing else is missing.
+        reached, error = consume_from(port, lost_from - 5, lost_to + 10, (lost_from, lost_to))
+        assert reached >= lost_to + 10 and error is None
+
+
 @pytest.mark.parametrize("name", ["recovery-point-offset-checkpoint",
                                   "log-start-offset-checkpoint"])
 def test_garbled_checkpoint_warns_and_starts(filled, name):

@@ -67,9 +67,10 @@ _DISK_ERRORS = frozenset({errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOSPC, er
 class UnifiedLog:
     def __init__(self, directory: str, config: Callable[[], SegmentConfig] | SegmentConfig
                  = SegmentConfig(), scheduler: LogScheduler | None = None, *,
-                 recovery_point: int = 0, log_start_offset: int = 0,
+                 recovery_point: int = 0, log_start_offset: int | None = 0,
                  had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None,
-                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None) -> None:
+                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None,
+                 cleaner_checkpoint: int = 0) -> None:
         self.directory = directory
         self.topic_id = topic_id
         self._config = config if callable(config) else (lambda: config)
@@ -84,9 +85,10 @@ class UnifiedLog:
         self.local = LocalLog(directory, self._config, self.scheduler,
                               recovery_point=recovery_point, log_start_offset=log_start_offset,
                               had_clean_shutdown=had_clean_shutdown,
-                              refuse_truncation=refuse_truncation)
+                              refuse_truncation=refuse_truncation,
+                              cleaner_checkpoint=cleaner_checkpoint)
         first_base = self.local.segments[0].base_offset
-        self._log_start = min(max(log_start_offset, first_base), self.local.next_offset)
+        self._log_start = min(max(log_start_offset or 0, first_base), self.local.next_offset)
         self._publish_end()
         self.deleted_bytes = 0
         self._last_flush_ms = self.clock_ms()
