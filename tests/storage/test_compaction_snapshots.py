@@ -29,7 +29,7 @@ def test_compaction_deletes_the_snapshots_of_replaced_segments(tmp_path):
     with running(log_dir, "log.cleaner.backoff.ms=50") as (broker, port):
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
         admin.create_topics([NewTopic("compacted", 1, 1, config={
-            "cleanup.policy": "compact", "segment.bytes": "4096",
+            "cleanup.policy": "compact", "internal.segment.bytes": "4096",
             "min.cleanable.dirty.ratio": "0.01"})])["compacted"].result(timeout=TIMEOUT)
         producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}",
                              "enable.idempotence": True, "linger.ms": 1,
@@ -61,7 +61,7 @@ def test_log_cleaner_backoff_changes_at_run_time(tmp_path):
     with running(log_dir, "log.cleaner.backoff.ms=3600000") as (broker, port):
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
         admin.create_topics([NewTopic("later", 1, 1, config={
-            "cleanup.policy": "compact", "segment.bytes": "4096",
+            "cleanup.policy": "compact", "internal.segment.bytes": "4096",
             "min.cleanable.dirty.ratio": "0.01"})])["later"].result(timeout=TIMEOUT)
         producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "linger.ms": 1,
                              "batch.size": 1024})
