@@ -132,7 +132,20 @@ class LocalLog:
                                checkpointed_recovery_point: int,
                                cleaner_checkpoint: int) -> None:
         """Segments gone with every file.  Kafka's LogLoader cannot see them (no
-        file is left to find) and starts with a hole.  What is left tells: the
+        file is left to find) and starts with a hole; here each hole is named."""
+        holes = self._holes(log_start_offset, clean, checkpointed_recovery_point,
+                            cleaner_checkpoint)
+        for first, after, answer in holes:
+            if any(first <= base < after for base in self._named_lost):
+                continue   # named with its orphaned index files
+            log.error("%sNo segment holds offsets %d to %d of %s: the segment files that held "
+                      "them are missing, and their records are lost. %s", self.log_ident,
+                      first, after - 1, os.path.basename(self.directory), answer)
+            self.truncations.append(f"offsets {first} to {after - 1} missing")
+
+    def _holes(self, log_start_offset: int | None, clean: bool,
+               checkpointed_recovery_point: int, cleaner_checkpoint: int) -> list:
+        """(first offset, offset after, what a Fetch there gets) of each hole.  The
         segments of a log follow each other without a gap except where the cleaner
         removed records (below its checkpoint); after a clean stop the log started
         at the checkpointed log start offset and ended at the recovery point."""
@@ -148,19 +161,13 @@ class LocalLog:
             end = previous.read_next_offset()
             if end < following.base_offset:
                 # Kafka answers a Fetch in a gap (a compacted log's) with the next
-                # batch there is, so the consumer jumps it: this line is what tells.
+                # batch there is, so the consumer jumps it: the log line is what tells.
                 holes.append((end, following.base_offset,
                               f"A Fetch there is answered from offset {following.base_offset}."))
         if clean and not self.truncations and self.next_offset < checkpointed_recovery_point:
             holes.append((self.next_offset, checkpointed_recovery_point,
                           "The log now ends there; new records take those offsets again."))
-        for first, after, answer in holes:
-            if any(first <= base < after for base in self._named_lost):
-                continue   # named with its orphaned index files
-            log.error("%sNo segment holds offsets %d to %d of %s: the segment files that held "
-                      "them are missing, and their records are lost. %s", self.log_ident,
-                      first, after - 1, os.path.basename(self.directory), answer)
-            self.truncations.append(f"offsets {first} to {after - 1} missing")
+        return holes
 
     def _remove_temp_files(self) -> None:
         """Kafka's ``LogLoader``: ``.deleted`` files removed; ``.swap`` files (cleaned
