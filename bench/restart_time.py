@@ -10,7 +10,11 @@ port open), each restart of:
 * **restarts**: a P-partition broker restarted R times, killed with SIGKILL and
   stopped cleanly in turn (each restart appends a leader change per partition
   to the metadata log);
-* **create/delete**: R rounds of creating and deleting T topics, a restart after each.
+* **create/delete**: R rounds of creating and deleting T topics, a restart after each;
+* **share-group**: N records through a share group (confluent-kafka's
+  ShareConsumer, acknowledging each poll's records), its topic then deleted,
+  and the broker restarted: against the same with a few records and against a
+  fresh broker (issue 30: within 2x of a fresh one).
 
 Each figure is one run on a shared machine: read the shape (flat or growing),
 not the milliseconds.
@@ -28,8 +32,9 @@ import tempfile
 import threading
 import time
 
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Producer, ShareConsumer
+from confluent_kafka.admin import (
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic)
 
 STARTED = re.compile(r"kafka-net started in \d+ ms: .*listening on \w+://[^:]+:(\d+)")
 TIMEOUT = 300.0
@@ -144,6 +149,72 @@ def create_delete_case(topics: int, rounds: int) -> list[tuple[str, float]]:
     return rows
 
 
+def share_group_history(broker: Serve, records: int, per_poll: int) -> float:
+    """``records`` records through share group "sg", ``per_poll`` a poll (each
+    poll's acknowledgements are a state write), then the topic deleted; returns
+    the seconds the share group took to read them."""
+    admin = broker.admin()
+    reset = ConfigResource(ConfigResource.Type.GROUP, "sg", incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest",
+                    incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([reset]).values():
+        future.result(timeout=TIMEOUT)
+    create(broker, {"work": 1})
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.port}", "linger.ms": 5})
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce("work", b"v" * 100)
+                break
+            except BufferError:   # the local queue is full: let it drain
+                producer.poll(0.1)
+    producer.flush(TIMEOUT)
+    del producer
+    consumer = ShareConsumer({"bootstrap.servers": f"127.0.0.1:{broker.port}",
+                              "group.id": "sg", "max.poll.records": per_poll})
+    consumer.subscribe(["work"])
+    began, seen = time.monotonic(), 0
+    deadline = began + 3600   # bounded: an hour at most
+    try:
+        while seen < records and time.monotonic() < deadline:
+            # implicit acknowledgement: each poll accepts the previous poll's records
+            seen += sum(1 for m in consumer.poll(1.0) if m.error() is None)
+        consumer.poll(0.5)   # acknowledges the last poll's records
+    finally:
+        consumer.close()
+    if seen < records:
+        raise RuntimeError(f"the share group read {seen} of {records} records in an hour")
+    read_s = time.monotonic() - began
+    for future in admin.delete_topics(["work"], operation_timeout=60).values():
+        future.result(timeout=TIMEOUT)
+    return read_s
+
+
+def share_group_case(counts: list[int], per_poll: int) -> list[tuple[str, float]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+        Serve(log_dir).stop()
+        fresh = Serve(log_dir)
+        rows.append(("fresh broker (empty log dir started once), clean restart",
+                     fresh.listened_s))
+        fresh.stop()
+    for count in counts:
+        with tempfile.TemporaryDirectory(prefix="kn-restart-") as log_dir:
+            broker = Serve(log_dir)
+            read_s = share_group_history(broker, count, per_poll)
+            broker.stop()
+            again = Serve(log_dir)
+            state = sum(os.path.getsize(os.path.join(d, n))
+                        for d, _, names in os.walk(log_dir) if "__share_group_state" in d
+                        for n in names if n.endswith(".log"))
+            rows.append((f"{count:,} records through a share group, {per_poll} a poll (read in "
+                         f"{read_s:.0f} s), "
+                         f"topic deleted, clean restart ({state / 1e6:.1f} MB of "
+                         f"__share_group_state segments left)", again.listened_s))
+            again.stop()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", default="10,100,300")
@@ -151,7 +222,10 @@ def main() -> None:
     parser.add_argument("--restart-partitions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--topics", type=int, default=20)
-    parser.add_argument("--cases", default="partitions,segments,restarts,create-delete")
+    parser.add_argument("--share-records", default="1000,500000")
+    parser.add_argument("--share-poll-records", type=int, default=10)
+    parser.add_argument("--cases", default="partitions,segments,restarts,create-delete,"
+                                           "share-group")
     args = parser.parse_args()
     cases = args.cases.split(",")
     print(f"load average before: {os.getloadavg()[0]:.1f}")
@@ -165,6 +239,9 @@ def main() -> None:
         rows += restarts_case(args.restart_partitions, args.rounds)
     if "create-delete" in cases:
         rows += create_delete_case(args.topics, args.rounds)
+    if "share-group" in cases:
+        rows += share_group_case([int(n) for n in args.share_records.split(",")],
+                                 args.share_poll_records)
     print("| case | time to listen |\n|---|---|")
     for name, seconds in rows:
         print(f"| {name} | {seconds:.2f} s |")

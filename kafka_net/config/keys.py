@@ -14,7 +14,7 @@ from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
     INT_MAX, LONG_MAX, assignor_list, authorizer_class, boolean, choice, decimal,
     http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
-    optional_integer, principal_list, protocol_map, string, string_list)
+    optional_integer, principal_list, protocol_map, segment_bytes, string, string_list)
 from kafka_net.config.values import kafka_release
 from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
@@ -95,8 +95,10 @@ KEYS: tuple[_Key, ...] = (
     _Key("log.dir", "log_dir", string, "/tmp/kafka-logs",
          "The log folder when log.dirs is empty (Kafka's default; its KRaft "
          "quickstart file sets log.dirs=/tmp/kraft-combined-logs)."),
-    _Key("log.segment.bytes", "log_segment_bytes", integer(14), "1073741824",
-         "Size at which a segment file rolls (topic config segment.bytes)."),
+    _Key("log.segment.bytes", "log_segment_bytes", segment_bytes, "1073741824",
+         "Size at which a segment file rolls (topic config segment.bytes); at least "
+         "1048576, as in Kafka 4 (tests that roll small segments set the topic config "
+         "internal.segment.bytes)."),
     _Key("log.roll.ms", "log_roll_ms", optional_integer(1, LONG_MAX), "",
          "Time after which a segment rolls (segment.ms); empty = log.roll.hours."),
     _Key("log.roll.hours", "log_roll_hours", integer(1), "168",

@@ -18,6 +18,20 @@ LONG_MAX = 2**63 - 1         # Kafka's LONG keys
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 
 
+# Kafka 4's least segment.bytes / log.segment.bytes (KIP-1030): 1 MiB.
+MIN_SEGMENT_BYTES = 1024 * 1024
+
+
+def segment_bytes(key: str, raw: str) -> int:
+    """``log.segment.bytes``: refused below 1 MiB in Kafka's words (its ConfigDef
+    range), since a value Kafka 4 refuses must not pass here."""
+    value = integer()(key, raw)
+    if value < MIN_SEGMENT_BYTES:
+        raise ConfigError(f"Invalid value {value} for configuration {key}: "
+                          f"Value must be at least {MIN_SEGMENT_BYTES}")
+    return value
+
+
 def integer(lo: int | None = None, hi: int = INT_MAX) -> Callable[[str, str], int]:
     def convert(key: str, raw: str) -> int:
         text = raw.strip()

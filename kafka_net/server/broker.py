@@ -263,6 +263,7 @@ class BrokerCore:
         if self.log_manager.durable:
             self.replica_manager.log_factory = self.log_manager.get_or_create_log
             self.metadata_cache.cluster_id = self.log_manager.cluster_id
+            self.log_manager.defer_epoch_writes = True   # until the replay's end
         for name, value in cleaner_topic_defaults(config).items():
             repository.set_broker_default(name, value)
         self.log_cleaner = LogCleaner(
@@ -353,6 +354,7 @@ class BrokerCore:
             # Each partition is led again, at a new leader epoch (clients validate
             # their positions against it, KIP-320).
             self.controller.elect_leaders_after_restart()
+        self.log_manager.end_replay()
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)

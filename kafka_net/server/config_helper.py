@@ -91,7 +91,12 @@ def topic_entries(repository: ConfigRepository, topic: str,
                   documentation: bool) -> list[dict]:
     overrides = repository.topic_overrides(topic)
     return [_topic_entry(repository, definition, overrides, documentation)
-            for _, definition in sorted(TOPIC_CONFIGS.items())]
+            for definition in _listed(overrides)]
+
+
+def _listed(overrides: dict[str, Any]) -> list[TopicConfigDef]:
+    """The topic configs described: an internal one only where the topic sets it."""
+    return [d for _, d in sorted(TOPIC_CONFIGS.items()) if not d.internal or d.name in overrides]
 
 
 def _topic_entry(repository: ConfigRepository, definition: TopicConfigDef,
@@ -122,7 +127,7 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
     """The configs a CreateTopics v5+ response lists: all of them, as described."""
     return [{k: e[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
             for e in (_topic_entry(repository, d, overrides, False)
-                      for _, d in sorted(TOPIC_CONFIGS.items()))]
+                      for d in _listed(overrides))]
 
 
 # -- the broker ----------------------------------------------------------------------------

@@ -114,7 +114,9 @@ class ConfigRepository:
         # so no record waits in the never-cleaned active segment past that lag
         segment_ms = (min(v["segment.ms"], v["max.compaction.lag.ms"]) if "compact" in policy
                       else v["segment.ms"])
-        segment = SegmentConfig(v["segment.bytes"], segment_ms, v["segment.jitter.ms"],
+        # LogConfig.segmentSize(): internal.segment.bytes, where a topic sets it
+        segment_bytes = v["internal.segment.bytes"] or v["segment.bytes"]
+        segment = SegmentConfig(segment_bytes, segment_ms, v["segment.jitter.ms"],
                                 v["segment.index.bytes"], v["index.interval.bytes"],
                                 v["flush.messages"], v["flush.ms"], v["file.delete.delay.ms"])
         # A topic's own retention or a dynamic broker default for it (log.retention.ms,
@@ -123,7 +125,7 @@ class ConfigRepository:
         retention_set = any(k in overrides or k in self.broker_values
                             for k in ("retention.ms", "retention.bytes"))
         return LogConfig(v["retention.ms"], v["retention.bytes"], v["max.message.bytes"],
-                         v["segment.bytes"], v["message.timestamp.type"] == "LogAppendTime",
+                         segment_bytes, v["message.timestamp.type"] == "LogAppendTime",
                          "delete" in policy, "compact" in policy, retention_set,
                          segment, v["delete.retention.ms"], v["min.compaction.lag.ms"],
                          v["max.compaction.lag.ms"], v["min.cleanable.dirty.ratio"],

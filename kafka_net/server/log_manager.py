@@ -38,6 +38,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.server.log_cleaner import CLEANER_OFFSET_CHECKPOINT
 from kafka_net.server.metadata_log import METADATA_TOPIC
 from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.storage import InMemoryLog, PartitionLog
@@ -118,6 +119,8 @@ class LogManager:
         # Called once no log dir is left online (the daemon stops the broker).
         self.on_all_log_dirs_failed: Callable[[str], None] | None = None
         self._metadata_failed = False
+        # Set while the broker replays its metadata log (see end_replay).
+        self.defer_epoch_writes = False
         # The cluster these folders belong to: cluster.id if configured, else the
         # one a folder's meta.properties holds, else a new random one, written
         # when they are formatted (as kafka-storage format does).  A fixed default
@@ -173,6 +176,10 @@ class LogManager:
         log_starts = _read_checkpoint(
             directory, LOG_START_OFFSET_CHECKPOINT,
             "resetting to the base offset of the first segment")
+        # Where cleaning got to: below it, a gap between segments is the cleaner's
+        # (the log names any other gap as segments gone missing).
+        cleaned_to = _read_checkpoint(directory, CLEANER_OFFSET_CHECKPOINT,
+                                      "cleaning each compacted log from its start")
         for name in names:
             path = os.path.join(directory, name)
             if name.endswith("-delete"):
@@ -182,18 +189,21 @@ class LogManager:
                 continue
             tp = parse_topic_partition_name(name)
             self._logs[tp] = self._open_log(
-                path, tp, recovery_points.get(tp, 0), log_starts.get(tp, 0), clean,
-                read_partition_metadata(path))
+                path, tp, recovery_points.get(tp, 0), log_starts.get(tp), clean,
+                read_partition_metadata(path), cleaned_to.get(tp, 0))
             self._log_dir_of[tp] = directory
         if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
-                  log_start: int, clean: bool, topic_id) -> UnifiedLog:
+                  log_start: int | None, clean: bool, topic_id,
+                  cleaned_to: int) -> UnifiedLog:
         topic = tp[0]
         opened = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
                             recovery_point=recovery_point, log_start_offset=log_start,
-                            had_clean_shutdown=clean, topic_id=topic_id)
+                            had_clean_shutdown=clean, topic_id=topic_id,
+                            cleaner_checkpoint=cleaned_to,
+                            defer_epoch_writes=self.defer_epoch_writes)
         opened.on_deleted = lambda: self.forget(*tp)
         opened.failure_channel = self.failure_channel
         return opened
@@ -253,7 +263,8 @@ class LogManager:
             path = os.path.join(directory, f"{topic}-{partition}")
             try:
                 created = UnifiedLog(path, lambda: self.segment_config(topic), self.scheduler,
-                                     topic_id=topic_id)
+                                     topic_id=topic_id,
+                                     defer_epoch_writes=self.defer_epoch_writes)
                 if topic_id is not None:
                     write_partition_metadata(path, topic_id)
             except OSError as exc:
@@ -327,6 +338,21 @@ class LogManager:
         """The largest producer id with state in any loaded log (-1 if none)."""
         return max((pid for lg in self.logs().values()
                     for pid, _ in lg.producer_state.active_producers()), default=-1)
+
+    def end_replay(self) -> None:
+        """The metadata log is replayed: each partition's leader-epoch-checkpoint is
+        written once now.  A replay passes every leader epoch a partition ever had
+        (each restart adds one), and an empty partition's cache is emptied at each
+        load (no epoch starts before its log end), so writing at each step cost an
+        fsync per partition per past restart.  Nothing is served before this, and a
+        crash before it replays the same records again."""
+        self.defer_epoch_writes = False
+        for tp, lg in self.logs().items():
+            try:
+                lg.write_deferred_epochs()
+            except OSError as exc:
+                self.failure_channel.failure(self._log_dir_of[tp],
+                                             f"writing the leader epochs of {tp[0]}-{tp[1]}", exc)
 
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:

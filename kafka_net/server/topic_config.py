@@ -133,14 +133,22 @@ class TopicConfigDef:
     # (log.retention.ms has none: log.retention.hours supplies it).
     broker_synonym: str | None = None
     broker_default: bool = True
+    # Kafka's defineInternal: accepted and acted on, but listed by DescribeConfigs
+    # (and CreateTopics' answer) only where a topic sets it.
+    internal: bool = False
 
 
 _T = TopicConfigDef
 _COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
 TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
-    _T("segment.bytes", INT, 1073741824, at_least(14),
+    _T("segment.bytes", INT, 1073741824, at_least(1024 * 1024),
        "Size of a log segment file.", "log.segment.bytes"),
+    # LogConfig.INTERNAL_SEGMENT_BYTES_CONFIG (Kafka 4): set, it replaces segment.bytes
+    # and has no minimum, so tests roll small segments where users cannot.
+    _T("internal.segment.bytes", INT, None, None,
+       "The maximum size of a single log file. This should be used for testing only.",
+       internal=True),
     _T("segment.ms", LONG, 604800000, at_least(1),
        "Time after which a segment is rolled.", "log.roll.ms", False),
     _T("segment.jitter.ms", LONG, 0, at_least(0),
@@ -230,6 +238,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {c.name: c for c in (
 
 # The configs that change this broker's behaviour (see ReplicaManager).
 EFFECTIVE = ("retention.ms", "retention.bytes", "max.message.bytes", "segment.bytes",
+             "internal.segment.bytes",
              "message.timestamp.type", "cleanup.policy",
              # the durable log's (log.store=disk; kafka_net/server/storage/segment.py)
              "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",

@@ -100,7 +100,7 @@ def create_changelog(server) -> bool:
     """Create the changelog topic; False if it exists already (after a restart)."""
     admin = AdminClient({"bootstrap.servers": bootstrap(server)})
     future = admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1, config={
-        "cleanup.policy": "compact", "segment.bytes": "1024",
+        "cleanup.policy": "compact", "internal.segment.bytes": "1024",
         "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0"})])[TOPIC]
     try:
         future.result(TIMEOUT_S)

@@ -488,6 +488,9 @@ def test_two_listeners_each_advertise_their_own_address():
                              "did you mean 'num.network.threads'?"),
     ("num.io.threads=0", "num.io.threads: 0 is below the minimum 1"),
     ("num.io.threads=eight", "num.io.threads: 'eight' is not an integer"),
+    # Kafka 4's floor and wording (KIP-1030)
+    ("log.segment.bytes=1048575", "Invalid value 1048575 for configuration log.segment.bytes: "
+                                  "Value must be at least 1048576"),
     ("auto.create.topics.enable=maybe", "auto.create.topics.enable: 'maybe' is not true "
                                         "or false"),
     ("listeners=SASL_SSL://127.0.0.1:9093",

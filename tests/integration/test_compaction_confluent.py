@@ -38,7 +38,7 @@ server = server_fixture(lambda: make_config(log_cleaner_backoff_ms=20), scope="m
 def create_compacted(server, topic: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap(server)})
     futures = admin.create_topics([NewTopic(topic, 1, 1, config={
-        "cleanup.policy": "compact", "segment.bytes": "2048",
+        "cleanup.policy": "compact", "internal.segment.bytes": "2048",
         "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0"})])
     futures[topic].result(TIMEOUT_S)
 

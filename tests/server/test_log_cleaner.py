@@ -72,7 +72,7 @@ def compacted(configs: dict | None = None, **kw):
     Store.close_all()     # the previous Hypothesis example's logs
     rm = ReplicaManager()
     rm.clock_ms = Clock()
-    overrides = {"cleanup.policy": ["compact"], "segment.bytes": 400,
+    overrides = {"cleanup.policy": ["compact"], "internal.segment.bytes": 400,
                  "segment.ms": SEGMENT_MS, "delete.retention.ms": DELETE_RETENTION,
                  "min.cleanable.dirty.ratio": 0.0, "file.delete.delay.ms": 0}
     overrides.update(configs or {})
@@ -179,7 +179,7 @@ def test_a_small_offset_map_cleans_in_several_rounds_to_the_same_result(batches)
 
 def test_appends_retention_and_cleaning_at_once():
     rm, cleaner = compacted({"cleanup.policy": ["compact", "delete"],
-                             "retention.bytes": 20_000, "segment.bytes": 1000})
+                             "retention.bytes": 20_000, "internal.segment.bytes": 1000})
     last: dict[bytes, tuple] = {}
     done = threading.Event()
 
@@ -256,7 +256,7 @@ def test_a_tombstone_gets_a_delete_horizon_and_goes_after_it():
 
 
 def test_the_active_segment_is_never_cleaned():
-    rm, cleaner = compacted({"segment.bytes": 1 << 20})
+    rm, cleaner = compacted({"internal.segment.bytes": 1 << 20})
     for n in range(5):
         write(rm, [(b"k", str(n).encode())])
     assert not cleaner.try_clean_filthiest_log()          # one segment: the active one
@@ -267,12 +267,12 @@ def test_the_active_segment_is_never_cleaned():
 
 
 def test_segments_roll_by_bytes_and_by_time():
-    rm, _ = compacted({"segment.bytes": 200})
+    rm, _ = compacted({"internal.segment.bytes": 200})
     log = rm.partition(TOPIC, 0).log
     write(rm, [(b"k", b"x" * 100)])
     write(rm, [(b"k", b"x" * 100)])                       # would pass 200 bytes: a new one
     assert [s.base_offset for s in log.segment_infos()] == [0, 1]
-    rm, _ = compacted({"segment.bytes": 1 << 20})
+    rm, _ = compacted({"internal.segment.bytes": 1 << 20})
     log = rm.partition(TOPIC, 0).log
     write(rm, [(b"k", b"x")], timestamp=T0)
     write(rm, [(b"k", b"y")], timestamp=T0 + SEGMENT_MS)  # not past segment.ms yet
@@ -288,7 +288,7 @@ def test_a_compacted_log_rolls_by_max_compaction_lag_too():
 
 
 def test_min_cleanable_dirty_ratio():
-    rm, cleaner = compacted({"min.cleanable.dirty.ratio": 0.5, "segment.bytes": 1 << 20})
+    rm, cleaner = compacted({"min.cleanable.dirty.ratio": 0.5, "internal.segment.bytes": 1 << 20})
     for n in range(6):
         write(rm, [(b"k%d" % n, b"v")])
     roll(rm, T0 + 10 * SEGMENT_MS)
@@ -328,7 +328,7 @@ def test_min_compaction_lag_keeps_young_segments_dirty():
 def test_max_compaction_lag_cleans_below_the_ratio():
     rm, cleaner = compacted({"min.cleanable.dirty.ratio": 0.99,
                              "max.compaction.lag.ms": 100 * SEGMENT_MS,
-                             "segment.bytes": 1 << 20})
+                             "internal.segment.bytes": 1 << 20})
     for n in range(3):
         write(rm, [(b"k", str(n).encode())])
     roll(rm, T0 + 10 * SEGMENT_MS)
@@ -407,7 +407,7 @@ def test_aborted_records_go_and_their_marker_after_the_horizon():
 
 
 def test_an_open_transaction_stops_the_cleaning_at_the_last_stable_offset():
-    rm, cleaner = compacted({"segment.bytes": 100})     # a segment per batch
+    rm, cleaner = compacted({"internal.segment.bytes": 100})     # a segment per batch
     write(rm, [(b"k", b"1")])
     write(rm, [(b"k", b"2")])
     _txn_write(rm, 9, 0, [(b"k", b"open")])          # holds the LSO at offset 2

@@ -35,7 +35,7 @@ class Broker:
         self.rm = ReplicaManager()
         self.rm.clock_ms = lambda: T0
         self.rm.config_repository.set_topic_config(TOPIC, {
-            "cleanup.policy": ["compact"], "segment.bytes": 300, "segment.ms": 1000,
+            "cleanup.policy": ["compact"], "internal.segment.bytes": 300, "segment.ms": 1000,
             "min.cleanable.dirty.ratio": 0.0, "file.delete.delay.ms": 0})
         self.logs = []
 

@@ -182,8 +182,11 @@ def test_a_deleted_topic_leaves_the_log_dir(tmp_path):
 # -- a broker's API layer over log.dirs ---------------------------------------------------------
 
 def durable_core(tmp_path) -> BrokerCore:
-    core = BrokerCore(ServerConfig(log_dirs=(str(tmp_path),), log_segment_bytes=4000))
+    core = BrokerCore(ServerConfig(log_dirs=(str(tmp_path),)))
     core.startup()
+    # small segments, so the records cross rolls (below log.segment.bytes' minimum)
+    core.replica_manager.config_repository.set_topic_config(
+        "orders", {"internal.segment.bytes": 4000})
     core.replica_manager.ensure_partitions("orders", TOPIC_ID, 3)
     return core
 
@@ -265,7 +268,7 @@ def test_topic_configs_act_on_the_durable_log(tmp_path):
     rm = core.replica_manager
     repo = rm.config_repository
     repo.set_topic_config("orders", repo.validate("orders", {
-        "segment.bytes": "1000", "index.interval.bytes": "200"}))
+        "internal.segment.bytes": "1000", "index.interval.bytes": "200"}))
     for i in range(40):
         batch = build_batch([(None, b"x" * 100, (), 1000 + i)])
         assert rm.append_records("orders", 2, batch, 9).error_code == 0
@@ -273,7 +276,7 @@ def test_topic_configs_act_on_the_durable_log(tmp_path):
     assert len(lg.segments()) >= 5 and all(s.size <= 1000 for s in lg.segments())
     assert lg.segments()[1].offset_index.entries >= 2   # segments made after the change
     repo.set_topic_config("orders", repo.validate("orders", {
-        "segment.bytes": "1000", "retention.ms": "10"}))
+        "internal.segment.bytes": "1000", "retention.ms": "10"}))
     rm.clock_ms = lambda: 1000 + 30
     deleted = rm.apply_retention("orders")
     assert deleted >= 2 and lg.log_start_offset == lg.segments()[0].base_offset > 0

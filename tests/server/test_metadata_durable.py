@@ -264,3 +264,32 @@ def test_an_idempotent_producer_carries_on_in_a_partition_the_replay_opened(tmp_
         assert (after["error_code"], after["base_offset"]) == (ErrorCode.NONE, 2)
     finally:
         stop(b)
+
+
+def test_a_restart_writes_each_leader_epoch_checkpoint_once(tmp_path, monkeypatch):
+    """A replay passes every leader epoch a partition had (one more per restart);
+    its leader-epoch-checkpoint is written once, at the end, with the latest."""
+    from kafka_net.server.storage import unified_log
+
+    config = disk_config(tmp_path)
+    b = open_broker(config)
+    assert create(b, "t", 4)["error_code"] == ErrorCode.NONE
+    for _ in range(3):
+        stop(b)
+        b = open_broker(config)
+    epoch = b.replica_manager.partition("t", 0).leader_epoch
+    stop(b)
+    written = []
+    real = unified_log.write_atomically
+    monkeypatch.setattr(unified_log, "write_atomically",
+                        lambda path, data, *a: (written.append(path), real(path, data, *a)))
+    b = open_broker(config)
+    try:
+        epochs = [p for p in written if p.endswith("leader-epoch-checkpoint")]
+        assert sorted(epochs) == sorted({*epochs}) and len(epochs) == 4, epochs
+        now = b.replica_manager.partition("t", 0).leader_epoch
+        assert now > epoch   # led again at a new epoch (fenced, then led: two steps)
+        with open(tmp_path / "t-0" / "leader-epoch-checkpoint") as fh:
+            assert fh.read().splitlines()[-1] == f"{now} 0"
+    finally:
+        stop(b)

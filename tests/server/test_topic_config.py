@@ -41,8 +41,9 @@ def test_values_parse_and_print_as_kafka(name, raw, parsed, printed):
     ("compression.lz4.level", "18",
      "Invalid value 18 for configuration compression.lz4.level: Value must be between 1 "
      "and 17"),
-    ("segment.bytes", "13",
-     "Invalid value 13 for configuration segment.bytes: Value must be at least 14"),
+    # Kafka 4's floor (KIP-1030); internal.segment.bytes is the tests' way below it
+    ("segment.bytes", "1048575",
+     "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576"),
     ("retention.hours", "1", "Unknown topic config name: retention.hours"),
     ("retention.ms", None, "Null value not supported for topic configs: retention.ms"),
 ])
@@ -54,8 +55,20 @@ def test_bad_values_get_kafkas_messages(name, raw, message):
 
 def test_every_default_passes_its_own_validator():
     for definition in TOPIC_CONFIGS.values():
+        if definition.default is None:
+            continue   # internal.segment.bytes: unset unless a topic sets it
         printed = to_string(definition, definition.default)
         assert parse_value(definition.name, printed) == definition.default
+
+
+def test_internal_segment_bytes_goes_below_the_floor_and_wins_over_segment_bytes():
+    repository = ConfigRepository()
+    overrides = repository.validate("t", {"internal.segment.bytes": "1024",
+                                          "segment.bytes": "1048576"})
+    repository.set_topic_config("t", overrides)
+    config = repository.log_config("t")
+    assert config.segment_bytes == config.segment.segment_bytes == 1024
+    assert repository.log_config("other").segment_bytes == 1073741824
 
 
 def test_remote_storage_is_refused_as_kafka_does_without_tiered_storage():

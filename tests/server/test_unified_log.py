@@ -296,6 +296,58 @@ def test_a_missing_or_corrupt_index_is_rebuilt_from_the_log(tmp_path, caplog, da
     again.close()
 
 
+def remove_every_file_of(log: UnifiedLog, base: int) -> None:
+    prefix = f"{base:020d}."
+    for name in os.listdir(log.directory):
+        if name.startswith(prefix):
+            os.unlink(os.path.join(log.directory, name))
+
+
+def test_a_middle_segment_gone_with_every_file_is_named(tmp_path, caplog):
+    log = open_log(tmp_path)
+    fill(log, 30)
+    bases = [s.base_offset for s in log.segments()]
+    assert len(bases) >= 4
+    log.close()
+    remove_every_file_of(log, bases[1])
+    with caplog.at_level(logging.ERROR):
+        again = open_log(tmp_path)
+    assert (f"No segment holds offsets {bases[1]} to {bases[2] - 1} of orders-0: the segment "
+            f"files that held them are missing, and their records are lost. A Fetch there is "
+            f"answered from offset {bases[2]}.") in caplog.text
+    # Kafka's answer for a gap: the next batch there is.
+    assert base_offsets(as_bytes(again.read(bases[1], 10_000, True).records))[0] == bases[2]
+    again.close()
+
+
+def test_the_first_and_the_last_segments_gone_are_named_after_a_clean_stop(tmp_path, caplog):
+    log = open_log(tmp_path)
+    fill(log, 30)
+    bases = [s.base_offset for s in log.segments()]
+    end = log.log_end_offset
+    log.close()
+    remove_every_file_of(log, bases[0])
+    remove_every_file_of(log, bases[-1])
+    with caplog.at_level(logging.ERROR):
+        again = open_log(tmp_path, recovery_point=end, log_start_offset=0)
+    assert f"No segment holds offsets 0 to {bases[1] - 1} of orders-0" in caplog.text
+    assert f"No segment holds offsets {bases[-1]} to {end - 1} of orders-0" in caplog.text
+    assert (again.log_start_offset, again.log_end_offset) == (bases[1], bases[-1])
+    again.close()
+
+
+def test_a_gap_below_the_cleaner_checkpoint_is_the_cleaners(tmp_path, caplog):
+    log = open_log(tmp_path)
+    fill(log, 30)
+    bases = [s.base_offset for s in log.segments()]
+    log.close()
+    remove_every_file_of(log, bases[1])
+    with caplog.at_level(logging.ERROR):
+        again = open_log(tmp_path, cleaner_checkpoint=bases[2])
+    assert "No segment holds" not in caplog.text
+    again.close()
+
+
 # -- retention and DeleteRecords ---------------------------------------------------------------
 
 def test_retention_deletes_whole_segments_and_moves_the_log_start(tmp_path):

@@ -29,12 +29,12 @@ def test_compaction_deletes_the_snapshots_of_replaced_segments(tmp_path):
     with running(log_dir, "log.cleaner.backoff.ms=50") as (broker, port):
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
         admin.create_topics([NewTopic("compacted", 1, 1, config={
-            "cleanup.policy": "compact", "segment.bytes": "4096",
+            "cleanup.policy": "compact", "internal.segment.bytes": "4096",
             "min.cleanable.dirty.ratio": "0.01"})])["compacted"].result(timeout=TIMEOUT)
         producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}",
                              "enable.idempotence": True, "linger.ms": 1,
                              "batch.size": 1024})
-        for i in range(3000):
+        for i in range(1500):
             producer.produce("compacted", b"v" * 40, key=f"k{i % 10}".encode())
             if i % 50 == 0:
                 producer.flush(TIMEOUT)   # many small batches: many rolls
@@ -42,11 +42,11 @@ def test_compaction_deletes_the_snapshots_of_replaced_segments(tmp_path):
         folder = os.path.join(log_dir, "compacted-0")
 
         def settled() -> bool:
-            """Cleaned (the first segment, merged, reaches past offset 1000: dozens
+            """Cleaned (the first segment, merged, reaches past offset 500: dozens
             of rolled segments), and at most one snapshot per remaining segment,
             plus the latest."""
             bases = [int(n.split(".")[0]) for n in files(folder, ".log")]
-            return len(bases) >= 2 and bases[1] > 1000 \
+            return len(bases) >= 2 and bases[1] > 500 \
                 and len(files(folder, ".snapshot")) <= len(bases) + 1
 
         deadline = time.monotonic() + TIMEOUT
@@ -61,11 +61,11 @@ def test_log_cleaner_backoff_changes_at_run_time(tmp_path):
     with running(log_dir, "log.cleaner.backoff.ms=3600000") as (broker, port):
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
         admin.create_topics([NewTopic("later", 1, 1, config={
-            "cleanup.policy": "compact", "segment.bytes": "4096",
+            "cleanup.policy": "compact", "internal.segment.bytes": "4096",
             "min.cleanable.dirty.ratio": "0.01"})])["later"].result(timeout=TIMEOUT)
         producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "linger.ms": 1,
                              "batch.size": 1024})
-        for i in range(2000):
+        for i in range(1000):
             producer.produce("later", b"v" * 40, key=f"k{i % 10}".encode())
             if i % 50 == 0:
                 producer.flush(TIMEOUT)

@@ -21,8 +21,8 @@ from tests.integration.test_cli import assert_no_traceback, run_cli  # noqa: E40
 from tests.storage.bad_day_support import (  # noqa: E402
     TOPIC, batch_positions, flip, running, segment_files, serve_on, stop_cleanly)
 
-RECORDS = 24_000
-VALUE = b"v" * 100   # ~24 records per 4 KiB batch: about 3 segments of 1 MiB
+RECORDS = 40_000
+VALUE = b"v" * 100   # ~24 records per 4 KiB batch: about 5 segments of 1 MiB
 TIMEOUT = 60.0
 
 
@@ -39,9 +39,10 @@ def fill(port: int, records: int = RECORDS) -> None:
 
 
 def consume_from(port: int, offset: int, until_offset: int,
-                 gap: tuple[int, int] | None = None) -> tuple[int, KafkaError | None]:
+                 *gaps: tuple[int, int]) -> tuple[int, KafkaError | None]:
     """Read from ``offset``: (the next offset reached, the first error met); only
-    the offsets in ``gap`` (first, last) may be missing."""
+    the offsets in ``gaps`` (first, last) may be missing."""
+    jumps = dict(gaps)
     consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "reader",
                          "enable.auto.commit": False, "fetch.error.backoff.ms": 100})
     consumer.assign([TopicPartition(TOPIC, 0, offset)])
@@ -51,8 +52,8 @@ def consume_from(port: int, offset: int, until_offset: int,
             for message in consumer.consume(1000, timeout=1.0):
                 if message.error() is not None:
                     return position, message.error()
-                if gap is not None and position == gap[0]:
-                    position = gap[1] + 1
+                if position in jumps:
+                    position = jumps[position] + 1
                 assert message.offset() == position, "a record skipped"
                 position += 1
             if position >= until_offset:
@@ -70,7 +71,7 @@ def filled_once(tmp_path_factory):
     with running(log_dir) as (broker, port):
         fill(port)
         stop_cleanly(broker)
-    assert len(segment_files(log_dir)) >= 3
+    assert len(segment_files(log_dir)) >= 5
     return log_dir
 
 
@@ -109,28 +110,39 @@ def test_damaged_first_header_of_a_segment_is_corrupt_message(filled):
         broker.wait_for("Corrupt batch header at position 0 ")
 
 
-def test_missing_middle_segment_is_named_at_startup(filled):
-    first, second, third = segment_files(filled)[:3]
-    lost_from = batch_positions(second)[0][1]
-    lost_to = batch_positions(third)[0][1] - 1
-    os.unlink(second)
+def test_missing_segments_are_named_at_startup(filled):
+    """Two segments gone in one start: one's ``.log`` alone (its index files are
+    left), and one with every file."""
+    segments = segment_files(filled)
+    bases = [batch_positions(path)[0][1] for path in segments[:5]]
+    os.unlink(segments[1])
+    folder = os.path.dirname(segments[3])
+    prefix = os.path.basename(segments[3])[:-len(".log")]
+    for name in os.listdir(folder):
+        if name.startswith(prefix):   # .log, .index, .timeindex, .snapshot: all of it
+            os.unlink(os.path.join(folder, name))
     with running(filled) as (broker, port):
-        broker.wait_for(rf"ERROR .*The log file of segment {lost_from} is missing .*: offsets "
-                        rf"{lost_from} to {lost_to} of {TOPIC}-0 are lost")
-        # What is left is served; the named offsets alone are missing.
-        reached, error = consume_from(port, lost_from - 5, lost_to + 10, (lost_from, lost_to))
-        assert reached >= lost_to + 10 and error is None
+        broker.wait_for(rf"ERROR .*The log file of segment {bases[1]} is missing .*: offsets "
+                        rf"{bases[1]} to {bases[2] - 1} of {TOPIC}-0 are lost")
+        broker.wait_for(rf"ERROR .*No segment holds offsets {bases[3]} to {bases[4] - 1} of "
+                        rf"{TOPIC}-0: the segment files that held them are missing, and their "
+                        rf"records are lost. A Fetch there is answered from offset {bases[4]}")
+        # Kafka's answer for a gap: the next batch there is; nothing else is missing.
+        reached, error = consume_from(port, bases[1] - 5, bases[4] + 10,
+                                      (bases[1], bases[2] - 1), (bases[3], bases[4] - 1))
+        assert reached >= bases[4] + 10 and error is None
 
 
-@pytest.mark.parametrize("name", ["recovery-point-offset-checkpoint",
-                                  "log-start-offset-checkpoint"])
-def test_garbled_checkpoint_warns_and_starts(filled, name):
-    with open(os.path.join(filled, name), "wb") as fh:
-        fh.write(b"0\n1\n\xff\xfe garbage\n")
+def test_garbled_checkpoints_warn_and_start(filled):
+    for name in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint"):
+        with open(os.path.join(filled, name), "wb") as fh:
+            fh.write(b"0\n1\n\xff\xfe garbage\n")
     with running(filled) as (broker, port):
-        broker.wait_for(rf"WARNING Error occurred while reading {name} file of directory ")
+        for name in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint"):
+            broker.wait_for(rf"WARNING Error occurred while reading {name} file of directory ")
         reached, error = consume_from(port, 0, 50)
         assert reached >= 50 and error is None
+        assert "No segment holds" not in broker.stderr
 
 
 def test_garbage_meta_properties_is_refused(filled):

@@ -48,12 +48,12 @@ def test_metadata_snapshots_on_time_keep_what_a_restart_replays_flat(tmp_path):
     interval = "metadata.log.max.snapshot.interval.ms=1"   # every change is due one
     with running(log_dir, interval) as (broker, port):
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
-        admin.create_topics([NewTopic("t", 30, 1)])["t"].result(timeout=TIMEOUT)
+        admin.create_topics([NewTopic("t", 10, 1)])["t"].result(timeout=TIMEOUT)
         broker.wait_for(r"Wrote a metadata snapshot of \d+ record\(s\)")
         stop_cleanly(broker)
     counts = []
-    for _ in range(3):   # each restart appends a leader change per partition
+    for _ in range(2):   # each restart appends a leader change per partition (10 here)
         with running(log_dir, interval) as (broker, port):
             counts.append(replayed(broker))
             stop_cleanly(broker)
-    assert counts[0] == counts[1] == counts[2], counts
+    assert counts[0] == counts[1], counts

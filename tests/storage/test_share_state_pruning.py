@@ -18,7 +18,7 @@ from kafka_net.server.storage.checkpoint import (  # noqa: E402
 from tests.storage.bad_day_support import running, stop_cleanly  # noqa: E402
 from tests.support import RawClient, wait_until  # noqa: E402
 
-RECORDS = 200
+RECORDS = 60   # 12 state snapshots at 5 updates each: enough to prune
 TIMEOUT = 60.0
 
 

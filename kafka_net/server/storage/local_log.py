@@ -57,8 +57,9 @@ def parse_topic_partition_name(name: str) -> tuple[str, int] | None:
 class LocalLog:
     def __init__(self, directory: str, config: Callable[[], SegmentConfig],
                  scheduler: LogScheduler, *, recovery_point: int = 0,
-                 log_start_offset: int = 0, had_clean_shutdown: bool = True,
-                 on_recovered_batch=None, refuse_truncation=None) -> None:
+                 log_start_offset: int | None = 0, had_clean_shutdown: bool = True,
+                 on_recovered_batch=None, refuse_truncation=None,
+                 cleaner_checkpoint: int = 0) -> None:
         self.directory = directory
         self.config = config
         self.scheduler = scheduler
@@ -72,7 +73,11 @@ class LocalLog:
         # (segment, valid bytes, reason, later segments) -> raises to refuse cutting a
         # damaged batch (the metadata log); a torn last batch is cut anyway.
         self.refuse_truncation = refuse_truncation
-        self._load(log_start_offset, had_clean_shutdown, on_recovered_batch)
+        self._named_lost: set[int] = set()   # base offsets whose loss was already named
+        # None: not checkpointed (or the checkpoint was garbled), so unknown.
+        self._load(log_start_offset or 0, had_clean_shutdown, on_recovered_batch)
+        self._name_missing_segments(log_start_offset, had_clean_shutdown, recovery_point,
+                                    cleaner_checkpoint)
 
     # -- loading (Kafka's LogLoader) ------------------------------------------------------
 
@@ -117,10 +122,52 @@ class LocalLog:
                       "%s of %s are lost. Removing the orphaned index files.",
                       self.log_ident, base, lost, os.path.basename(self.directory))
             self.truncations.append(f"segment {base} missing: {lost} lost")
+            self._named_lost.add(base)
             for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 path = os.path.join(self.directory, f"{base:020d}{suffix}")
                 if os.path.exists(path):
                     os.unlink(path)
+
+    def _name_missing_segments(self, log_start_offset: int | None, clean: bool,
+                               checkpointed_recovery_point: int,
+                               cleaner_checkpoint: int) -> None:
+        """Segments gone with every file.  Kafka's LogLoader cannot see them (no
+        file is left to find) and starts with a hole; here each hole is named."""
+        holes = self._holes(log_start_offset, clean, checkpointed_recovery_point,
+                            cleaner_checkpoint)
+        for first, after, answer in holes:
+            if any(first <= base < after for base in self._named_lost):
+                continue   # named with its orphaned index files
+            log.error("%sNo segment holds offsets %d to %d of %s: the segment files that held "
+                      "them are missing, and their records are lost. %s", self.log_ident,
+                      first, after - 1, os.path.basename(self.directory), answer)
+            self.truncations.append(f"offsets {first} to {after - 1} missing")
+
+    def _holes(self, log_start_offset: int | None, clean: bool,
+               checkpointed_recovery_point: int, cleaner_checkpoint: int) -> list:
+        """(first offset, offset after, what a Fetch there gets) of each hole.  The
+        segments of a log follow each other without a gap except where the cleaner
+        removed records (below its checkpoint); after a clean stop the log started
+        at the checkpointed log start offset and ended at the recovery point."""
+        segments = self.segments
+        holes = []
+        if clean and log_start_offset is not None and log_start_offset < segments[0].base_offset:
+            holes.append((log_start_offset, segments[0].base_offset,
+                          "The log now starts there; a Fetch below it is answered "
+                          "OFFSET_OUT_OF_RANGE."))
+        for previous, following in zip(segments, segments[1:]):
+            if following.base_offset <= cleaner_checkpoint:
+                continue   # the cleaner leaves gaps in what it cleaned
+            end = previous.read_next_offset()
+            if end < following.base_offset:
+                # Kafka answers a Fetch in a gap (a compacted log's) with the next
+                # batch there is, so the consumer jumps it: the log line is what tells.
+                holes.append((end, following.base_offset,
+                              f"A Fetch there is answered from offset {following.base_offset}."))
+        if clean and not self.truncations and self.next_offset < checkpointed_recovery_point:
+            holes.append((self.next_offset, checkpointed_recovery_point,
+                          "The log now ends there; new records take those offsets again."))
+        return holes
 
     def _remove_temp_files(self) -> None:
         """Kafka's ``LogLoader``: ``.deleted`` files removed; ``.swap`` files (cleaned

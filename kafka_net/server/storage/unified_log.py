@@ -66,9 +66,10 @@ _DISK_ERRORS = frozenset({errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOSPC, er
 class UnifiedLog:
     def __init__(self, directory: str, config: Callable[[], SegmentConfig] | SegmentConfig
                  = SegmentConfig(), scheduler: LogScheduler | None = None, *,
-                 recovery_point: int = 0, log_start_offset: int = 0,
+                 recovery_point: int = 0, log_start_offset: int | None = 0,
                  had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None,
-                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None) -> None:
+                 clock_ms: Callable[[], int] | None = None, refuse_truncation=None,
+                 cleaner_checkpoint: int = 0, defer_epoch_writes: bool = False) -> None:
         self.directory = directory
         self.topic_id = topic_id
         self._config = config if callable(config) else (lambda: config)
@@ -83,9 +84,10 @@ class UnifiedLog:
         self.local = LocalLog(directory, self._config, self.scheduler,
                               recovery_point=recovery_point, log_start_offset=log_start_offset,
                               had_clean_shutdown=had_clean_shutdown,
-                              refuse_truncation=refuse_truncation)
+                              refuse_truncation=refuse_truncation,
+                              cleaner_checkpoint=cleaner_checkpoint)
         first_base = self.local.segments[0].base_offset
-        self._log_start = min(max(log_start_offset, first_base), self.local.next_offset)
+        self._log_start = min(max(log_start_offset or 0, first_base), self.local.next_offset)
         self._publish_end()
         self.deleted_bytes = 0
         self._last_flush_ms = self.clock_ms()
@@ -97,6 +99,10 @@ class UnifiedLog:
         self.log_dir = os.path.dirname(os.path.abspath(directory))
         self._rebuild_producer_state()
         self.txns.on_aborted = self._append_aborted
+        # While the broker replays its metadata log, the leader-epoch-checkpoint is
+        # written once at the end (write_deferred_epochs), not once per epoch replayed.
+        self._defer_epochs = defer_epoch_writes
+        self._epochs_dirty = False
         self.leader_epoch_cache = self._load_leader_epochs()
 
     # -- the PartitionLog protocol ------------------------------------------------------------
@@ -363,9 +369,19 @@ class UnifiedLog:
     def _write_leader_epochs(self, cache: LeaderEpochCache | None = None) -> None:
         if self._closed:
             return
+        if self._defer_epochs:
+            self._epochs_dirty = True
+            return
         cache = cache or self.leader_epoch_cache
         write_atomically(os.path.join(self.directory, LEADER_EPOCH_CHECKPOINT),
                          checkpoint_text(cache.entries()).encode("ascii"))
+
+    def write_deferred_epochs(self) -> None:
+        """The end of a replay: the checkpoint written once, if the cache changed."""
+        self._defer_epochs = False
+        if self._epochs_dirty:
+            self._epochs_dirty = False
+            self._write_leader_epochs()
 
     # -- rolling, flushing, producer state ------------------------------------------------
 

@@ -16,7 +16,7 @@ from tests.server.handlers.conftest import (
 
 @pytest.mark.parametrize("version", versions(ApiKey.ALTER_CONFIGS))
 def test_alter_replaces_the_whole_set(broker, version):
-    create_topic(broker, configs={"retention.ms": "5000", "segment.bytes": "2000"})
+    create_topic(broker, configs={"retention.ms": "5000", "segment.bytes": "2000000"})
     result = alter(broker, configs={"cleanup.policy": "compact"}, version=version)
     assert (result["error_code"], result["error_message"]) == (ErrorCode.NONE, None)
     assert (result["resource_type"], result["resource_name"]) == (2, "t")
@@ -38,6 +38,8 @@ def test_an_empty_set_removes_every_override(broker):
      "Invalid value soon for configuration retention.ms: Not a number of type LONG"),
     ({"retention.ms": "-2"},
      "Invalid value -2 for configuration retention.ms: Value must be at least -1"),
+    ({"segment.bytes": "1024"},
+     "Invalid value 1024 for configuration segment.bytes: Value must be at least 1048576"),
     ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
      "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
 ])

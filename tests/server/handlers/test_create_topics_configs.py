@@ -21,6 +21,10 @@ def test_an_invalid_config_refuses_the_topic(broker):
         "Invalid value nonsense for configuration cleanup.policy: String must be one of: "
         "compact, delete")
     assert broker.metadata_cache.topic("t") is None
+    small = create_topic(broker, configs={"segment.bytes": "1048575"})
+    assert (small["error_code"], small["error_message"]) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576")
     unknown = create_topic(broker, configs={"retention.hours": "1"})
     assert unknown["error_message"] == "Unknown topic config name: retention.hours"
 

@@ -19,7 +19,9 @@ def test_a_new_topic_reports_every_config_at_its_default(broker, version):
     result = describe(broker, version=version)
     assert result["error_code"] == ErrorCode.NONE and result["error_message"] is None
     values = config_values(result)
-    assert set(values) == set(TOPIC_CONFIGS)
+    # every config but the internal ones (internal.segment.bytes), which a topic
+    # that does not set them does not list
+    assert set(values) == {n for n, d in TOPIC_CONFIGS.items() if not d.internal}
     assert values["retention.ms"] == "604800000"
     assert values["cleanup.policy"] == "delete"
     assert values["max.message.bytes"] == "1048588"
@@ -42,19 +44,26 @@ def test_an_override_is_a_dynamic_topic_config(broker, version):
 
 
 def test_synonyms_name_the_override_then_the_broker_setting(broker):
-    create_topic(broker, configs={"segment.bytes": "2000"})
+    create_topic(broker, configs={"segment.bytes": "2000000"})
     result = describe(broker, keys=["segment.bytes", "retention.ms"], synonyms=True)
     synonyms = {c["name"]: [(s["name"], s["value"], s["source"]) for s in c["synonyms"]]
                 for c in result["configs"]}
     assert synonyms == {
-        "segment.bytes": [("segment.bytes", "2000", DYNAMIC_TOPIC_CONFIG),
+        "segment.bytes": [("segment.bytes", "2000000", DYNAMIC_TOPIC_CONFIG),
                           ("log.segment.bytes", "1073741824", DEFAULT_CONFIG)],
         # log.retention.ms has no default of its own (log.retention.hours does).
         "retention.ms": []}
 
 
+def test_internal_segment_bytes_is_listed_where_a_topic_sets_it(broker):
+    create_topic(broker, configs={"internal.segment.bytes": "1024"})
+    values = config_values(describe(broker))
+    assert values["internal.segment.bytes"] == "1024"
+    assert values["segment.bytes"] == "1073741824"
+
+
 def test_synonyms_and_documentation_only_when_asked(broker):
-    create_topic(broker, configs={"segment.bytes": "2000"})
+    create_topic(broker, configs={"segment.bytes": "2000000"})
     plain = describe(broker, keys=["segment.bytes"])["configs"][0]
     assert plain["synonyms"] == [] and plain["documentation"] is None
     rich = describe(broker, keys=["segment.bytes"], synonyms=True, documentation=True)

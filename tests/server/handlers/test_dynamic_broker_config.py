@@ -91,6 +91,10 @@ def test_bad_values_and_validate_only(broker):
     result = alter(broker, "1", ("log.retention.ms", SET, "x"))
     assert result["error_code"] == ErrorCode.INVALID_REQUEST
     assert "for configuration log.retention.ms:" in result["error_message"]
+    result = alter(broker, "1", ("log.segment.bytes", SET, "1024"))
+    assert (result["error_code"], result["error_message"]) == (
+        ErrorCode.INVALID_REQUEST,
+        "Invalid value 1024 for configuration log.segment.bytes: Value must be at least 1048576")
     result = alter(broker, "1", ("max.connections.per.ip.overrides", SET, "nohost"))
     assert result["error_code"] == ErrorCode.INVALID_REQUEST
     result = alter(broker, "1", ("max.connections", APPEND, "1"))

@@ -14,7 +14,7 @@ from tests.server.handlers.conftest import (
 
 @pytest.mark.parametrize("version", versions(ApiKey.INCREMENTAL_ALTER_CONFIGS))
 def test_set_and_delete_change_single_keys(broker, version):
-    create_topic(broker, configs={"retention.ms": "5000", "segment.bytes": "2000"})
+    create_topic(broker, configs={"retention.ms": "5000", "segment.bytes": "2000000"})
     result = incremental(broker, ("retention.ms", SET, "6000"), ("segment.bytes", DELETE, None),
                          ("flush.ms", DELETE, None), version=version)
     assert (result["error_code"], result["error_message"]) == (ErrorCode.NONE, None)
@@ -46,6 +46,10 @@ def test_bad_values_and_unknown_names(broker):
         ErrorCode.INVALID_CONFIG,
         "Invalid value nonsense for configuration cleanup.policy: String must be one of: "
         "compact, delete")
+    small = incremental(broker, ("segment.bytes", SET, "1024"))
+    assert (small["error_code"], small["error_message"]) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value 1024 for configuration segment.bytes: Value must be at least 1048576")
     unknown = incremental(broker, ("bogus", SET, "1"))
     assert unknown["error_message"] == "Unknown topic config name: bogus"
     assert incremental(broker, ("retention.ms", 7, "1"))["error_code"] == \
@@ -76,7 +80,7 @@ def test_unknown_topic_and_broker(broker):
 
 def test_concurrent_changes_to_different_keys_all_land(broker):
     create_topic(broker)
-    keys = [("retention.ms", "1000"), ("segment.bytes", "2000"), ("flush.ms", "3000"),
+    keys = [("retention.ms", "1000"), ("segment.bytes", "2000000"), ("flush.ms", "3000"),
             ("retention.bytes", "4000"), ("segment.ms", "5000"), ("flush.messages", "6000")]
     barrier = threading.Barrier(len(keys))
 

@@ -77,7 +77,7 @@ def test_compact_only_topics_are_not_trimmed_by_retention(broker):
 
 
 def test_a_batch_larger_than_a_segment_is_record_list_too_large(broker):
-    create_topic(broker, configs={"segment.bytes": "100"})
+    create_topic(broker, configs={"internal.segment.bytes": "100"})
     big = records(*range(20))
     refused = produce(broker, data=big)
     assert refused["error_code"] == ErrorCode.RECORD_LIST_TOO_LARGE
