@@ -105,22 +105,28 @@ def kncap_checks(out: str, groups: list[list[tuple]]):
     rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of ``groups[i]``, whole
     Processors' ranges -> :data:`OUT_SCHEMA` batches."""
     def apply(batches):
-        ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
-                        key=lambda r: (r["path"], r["start"]))
-        tables = FrameTables(out, "kncap")
-        notes: list[dict] = []
-        rows: dict[str, list[dict]] = {}
-        for r in ranges:
-            columns = _kncap_range(r, notes)
-            if columns is None:
-                continue
-            tables.write(columns)
-            names = list(columns)
-            for values in zip(*columns.values()):
-                row = dict(zip(names, values))
-                rows.setdefault(row["connection"], []).append(row)
-        yield from _out_batches(rows, notes, tables)
+        with fewer_collections():    # as the pcap tasks and the in-process run
+            yield from _kncap_checks(batches, out, groups)
     return apply
+
+
+def _kncap_checks(batches, out: str, groups: list[list[tuple]]):
+    """:func:`kncap_checks`' work, for its batches."""
+    ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
+                    key=lambda r: (r["path"], r["start"]))
+    tables = FrameTables(out, "kncap")
+    notes: list[dict] = []
+    rows: dict[str, list[dict]] = {}
+    for r in ranges:
+        columns = _kncap_range(r, notes)
+        if columns is None:
+            continue
+        tables.write(columns)
+        names = list(columns)
+        for values in zip(*columns.values()):
+            row = dict(zip(names, values))
+            rows.setdefault(row["connection"], []).append(row)
+    yield from _out_batches(rows, notes, tables)
 
 
 def _kncap_range(r: dict, notes: list[dict]) -> dict[str, list] | None:
