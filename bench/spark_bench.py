@@ -506,7 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         result["generate_s"] = time.perf_counter() - t0
         paths = written.pop("paths")
         result["capture"] = written
-        _say(f"{'input' if written.get('real') else 'wrote'} {written['frames']:,} frames, {written['files']} files, "
+        _say(f"{'input' if written.get('real') else 'wrote'} {written['frames']:,} frames, "
+             f"{written['files']} files, "
              f"{written['bytes'] / 1e6:.0f} MB in {result['generate_s']:.1f} s")
 
         if args.profile_frames:

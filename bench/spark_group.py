@@ -191,7 +191,8 @@ def _describe_capture(context: dict, results: list[dict], frames: int) -> list[s
     sizes = " / ".join(f"{b / 1e6:.0f}" for b in m.get("processor_bytes", []))
     return [f"- Conversation: real clients against `kafka-net serve` (capture.dir on, "
             f"{m.get('processors', '?')} Processors, their segments {sizes} MB), recorded at "
-            f"once by its capture ({len(m['kncap'])} .kncap segments) and by `tcpdump -i lo --immediate-mode -U -B 65536` (one pcap, "
+            f"once by its capture ({len(m['kncap'])} .kncap segments) and by `tcpdump -i lo "
+            "--immediate-mode -U -B 524288` (real-time priority, to tmpfs; one pcap, "
             f"{m['pcap_bytes'] / 1e6:.0f} MB; tcpdump: "
             f"{'; '.join(m['tcpdump'][-1:])}): {frames:,} frames, made "
             f"{m['made_at']} by `python -m bench.spark_capture --scale {m['scale']:g}` "
@@ -209,8 +210,8 @@ def _ratios(results: list[dict]) -> list[str]:
                         if i == kind and m.startswith("standalone")), None)
         said = []
         if here and tshark:
-            said.append(f"in one process {here['cpu_us_per_frame'] / tshark['cpu_us_per_frame']:.2f}x "
-                        "tshark's CPU per frame")
+            ratio = here["cpu_us_per_frame"] / tshark["cpu_us_per_frame"]
+            said.append(f"in one process {ratio:.2f}x tshark's CPU per frame")
         if here and two:
             said.append(f"`local[2]` {two['frames_per_s'] / here['frames_per_s']:.2f}x the "
                         "in-process rate")
@@ -218,11 +219,13 @@ def _ratios(results: list[dict]) -> list[str]:
             said.append(f"`local[1]` CPU {one['job_cpu_s'] / here['job_cpu_s']:.2f}x the "
                         "in-process CPU")
         if one and two:
-            said.append(f"`local[1]` -> `local[2]` {two['frames_per_s'] / one['frames_per_s']:.2f}x")
+            ratio = two["frames_per_s"] / one["frames_per_s"]
+            said.append(f"`local[1]` -> `local[2]` {ratio:.2f}x")
         if cluster and one:
-            said.append(f"standalone 2 workers {cluster['frames_per_s'] / one['frames_per_s']:.2f}x "
-                        f"`local[1]` (executors launched {cluster.get('executors_launched')}, "
-                        f"failures {len(cluster.get('executor_failures', []))}, cluster start "
+            ratio = cluster["frames_per_s"] / one["frames_per_s"]
+            said.append(f"standalone 2 workers {ratio:.2f}x `local[1]` (executors launched "
+                        f"{cluster.get('executors_launched')}, failures "
+                        f"{len(cluster.get('executor_failures', []))}, cluster start "
                         f"{cluster.get('cluster_start_s', 0):.1f} s)")
         if said:
             out += [f"{kind}: " + "; ".join(said) + ".", ""]
