@@ -311,20 +311,24 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     problems: list[dict] = []
     for flow in sorted(flows, key=repr):
         for u in transforms.frames_of_flow(flows.pop(flow), broker_ports):
-            (frames if u[0] == FRAME else problems).append(_unit_row(u))
+            if u[0] == FRAME:
+                frames.append(u[1])      # its kind is the batch's (no copy per row)
+            else:
+                problems.append(_unit_row(u))
     if problems:
         found.append(pa.RecordBatch.from_pylist(problems, schema=schema))
     if frames:
-        found.append(_rows_batch(frames, schema))
+        found.append(_rows_batch(frames, schema, FRAME))
     return pa.Table.from_batches(found, schema=schema)
 
 
-def _rows_batch(rows: list[dict], schema):
-    """Unit rows of one kind (the same keys) -> one record batch, column by column
-    (``from_pylist`` is slower)."""
+def _rows_batch(rows: list[dict], schema, kind: str):
+    """Rows of one ``kind`` (the same keys; "kind" itself not among them) -> one
+    unit record batch, column by column (``from_pylist`` is slower)."""
     import pyarrow as pa
     n = len(rows)
-    arrays = [pa.array([r.get(f.name) for r in rows], type=f.type) if f.name in rows[0]
+    arrays = [pa.array([kind] * n, type=f.type) if f.name == "kind"
+              else pa.array([r[f.name] for r in rows], type=f.type) if f.name in rows[0]
               else pa.nulls(n, type=f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
