@@ -40,6 +40,12 @@ subprocess, under a timeout):
    Python time goes, per stage.  The profiler slows the job down about 2-3x, so the job time
    of such a run is not a figure.
 
+``--capture real`` (what ``python -m bench --group spark`` runs) skips step 1:
+the input is the real-client capture of :mod:`bench.spark_capture` (recorded
+once, then reused), its .kncap segments or its pcap (``--input``); step 4 then
+checks the frame count and 0 violations, and the group compares the totals of
+every row.
+
 Prints progress on stderr and, with ``--json-out PATH``, writes the figures
 there.  Exit code 0 when the report checked out, 1 otherwise.
 """
