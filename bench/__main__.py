@@ -41,7 +41,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="seconds measured per load run (after --warmup)")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--spark-frames", type=int, default=1_000_000,
-                        help="spark group: frames in the generated capture")
+                        help="spark group with --spark-capture synthetic: frames in the "
+                             "generated conversation")
+    parser.add_argument("--spark-capture", choices=("real", "synthetic"), default="real",
+                        help="spark group: the real-client capture (bench/spark_capture.py, "
+                             "recorded once, then reused) or the generated conversation")
+    parser.add_argument("--spark-scale", type=float, default=1.0,
+                        help="spark group, real capture: workload scale (1.0: about "
+                             "1,000,000 frames)")
     parser.add_argument("--starts", type=int, default=10,
                         help="startup group: starts of each server")
     parser.add_argument("--startup-base", metavar="REV",

@@ -140,20 +140,30 @@ def range_units(batches):
     schema = _arrow(UNIT_SCHEMA)
     for batch in batches:
         for row in batch.to_pylist():
-            path = transforms.local_path(row["path"])
-            try:
-                data = read_range(row["path"], row["start"], row["end"])
-            except OSError as exc:
-                yield _problem_batch(path, f"cannot be read ({exc.strerror or exc})", schema)
-                continue
-            resume = json.loads(row["resume"]) if row["resume"] else None
-            if transforms.is_kncap_range(resume) or (
-                    not row["split"] and transforms.sniff(data) == "kncap"):
-                # kafka-net's own captures straight to columns (most of a big input)
-                yield from _kncap_batches(path, data, schema, resume, row["start"])
-                continue
-            units = transforms.file_units(path, data, resume, row["start"], row["split"])
-            yield from _unit_batches(units, schema)
+            for part in _range_parts(row, schema):
+                if isinstance(part, list):
+                    yield from _unit_batches(part, schema)
+                else:
+                    yield part
+
+
+def _range_parts(row: dict, schema):
+    """One range row -> record batches (problems; kafka-net frames, as columns) and,
+    for pcap files, the list of transforms.file_units' units (packets, problems,
+    range counts), for the caller to ship or to group by flow itself."""
+    path = transforms.local_path(row["path"])
+    try:
+        data = read_range(row["path"], row["start"], row["end"])
+    except OSError as exc:
+        yield _problem_batch(path, f"cannot be read ({exc.strerror or exc})", schema)
+        return
+    resume = json.loads(row["resume"]) if row["resume"] else None
+    if transforms.is_kncap_range(resume) or (
+            not row["split"] and transforms.sniff(data) == "kncap"):
+        # kafka-net's own captures straight to columns (most of a big input)
+        yield from _kncap_batches(path, data, schema, resume, row["start"])
+        return
+    yield transforms.file_units(path, data, resume, row["start"], row["split"])
 
 
 def read_range(path: str, start: int, end: int) -> bytes:
@@ -291,19 +301,53 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     flow) run here, on the driver, over range rows (:data:`RANGE_INPUT_SCHEMA`
     tuples): the found units (frames, problems, range counts) as one table.
     For small inputs, where starting Python workers and shuffling cost more
-    than the work: the functions are the executors' own."""
+    than the work: the functions are the executors' own.
+
+    A pcap's packets stay Python objects here, grouped by flow in a dict, in
+    their order (what a stable sort by flow gives the Spark stage): no Arrow
+    table of packets and payload bytes made, sorted and read back.  Flows are
+    reassembled in the order of their ``flow`` column (``repr`` of the key), as
+    Spark's grouping would list them, and their frames made into one table."""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    names = RANGE_INPUT_SCHEMA.fieldNames()
-    batch = pa.RecordBatch.from_pylist([dict(zip(names, r)) for r in ranges],
-                                       schema=_arrow(RANGE_INPUT_SCHEMA))
     schema = _arrow(UNIT_SCHEMA)
-    units = pa.Table.from_batches(list(range_units([batch])), schema=schema)
-    is_packet = pc.equal(units["kind"], PACKET)
-    found = [rows_where(units, pc.invert(is_packet))]
-    apply = flow_frames(broker_ports)
-    found += [apply(group) for group in groups(rows_where(units, is_packet), "flow")]
-    return pa.concat_tables(found)
+    names = RANGE_INPUT_SCHEMA.fieldNames()
+    found: list = []
+    flows: dict[tuple, list] = {}
+    for row in ranges:
+        for part in _range_parts(dict(zip(names, row)), schema):
+            if not isinstance(part, list):
+                found.append(part)
+                continue
+            rows = [_unit_row(u) for u in part if u[0] != PACKET]
+            if rows:
+                found.append(pa.RecordBatch.from_pylist(rows, schema=schema))
+            for u in part:
+                if u[0] == PACKET:
+                    flows.setdefault(u[1], []).append(u[2])
+    frames: list[dict] = []
+    problems: list[dict] = []
+    for flow in sorted(flows, key=repr):
+        for u in transforms.frames_of_flow(flows.pop(flow), broker_ports):
+            if u[0] == FRAME:
+                frames.append(u[1])      # its kind is the batch's (no copy per row)
+            else:
+                problems.append(_unit_row(u))
+    if problems:
+        found.append(pa.RecordBatch.from_pylist(problems, schema=schema))
+    if frames:
+        found.append(_rows_batch(frames, schema, FRAME))
+    return pa.Table.from_batches(found, schema=schema)
+
+
+def _rows_batch(rows: list[dict], schema, kind: str):
+    """Rows of one ``kind`` (the same keys; "kind" itself not among them) -> one
+    unit record batch, column by column (``from_pylist`` is slower)."""
+    import pyarrow as pa
+    n = len(rows)
+    arrays = [pa.array([kind] * n, type=f.type) if f.name == "kind"
+              else pa.array([r[f.name] for r in rows], type=f.type) if f.name in rows[0]
+              else pa.nulls(n, type=f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def rows_where(table, mask):

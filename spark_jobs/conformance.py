@@ -227,11 +227,13 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     is not used and may be None."""
     os.makedirs(out, exist_ok=True)
     if is_small_input(inputs, frames_from, small_input_bytes):
-        problems, checked = _parse_and_check_here(inputs, out, broker_ports)
-        for name in ("pairs", "violations"):
-            _write_here(checked, name, os.path.join(out, f"{name}.parquet"))
         from kafka_net.spark_jobs import summary_arrow
-        summary = summary_arrow.summarise(checked)
+        from kafka_net.spark_jobs.gc_policy import fewer_collections
+        with fewer_collections():     # as the executors' tasks do
+            problems, checked = _parse_and_check_here(inputs, out, broker_ports)
+            for name in ("pairs", "violations"):
+                _write_here(checked, name, os.path.join(out, f"{name}.parquet"))
+            summary = summary_arrow.summarise(checked)
     else:
         summary, problems = _run_on_spark(spark, inputs, out, broker_ports, split_bytes,
                                           frames_from)

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
     StructType)
 
 from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
+from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
 from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
@@ -104,17 +105,23 @@ def kncap_checks(out: str, groups: list[list[tuple]]):
     rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of ``groups[i]``, whole
     Processors' ranges -> :data:`OUT_SCHEMA` batches."""
     def apply(batches):
-        ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
-                        key=lambda r: (r["path"], r["start"]))
-        tables = FrameTables(out, "kncap")
-        notes: list[dict] = []
-        parts = []
-        for r in ranges:
-            table = _kncap_range(r, notes)
-            if table is not None and table.num_rows:
-                parts.append(tables.write_table(table))
-        yield from _connection_batches(parts, notes, tables)
+        with fewer_collections():    # as the pcap tasks and the in-process run
+            yield from _kncap_checks(batches, out, groups)
     return apply
+
+
+def _kncap_checks(batches, out: str, groups: list[list[tuple]]):
+    """:func:`kncap_checks`' work, for its batches."""
+    ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
+                    key=lambda r: (r["path"], r["start"]))
+    tables = FrameTables(out, "kncap")
+    notes: list[dict] = []
+    parts = []
+    for r in ranges:
+        table = _kncap_range(r, notes)
+        if table is not None and table.num_rows:
+            parts.append(tables.write_table(table))
+    yield from _connection_batches(parts, notes, tables)
 
 
 def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
@@ -172,8 +179,10 @@ def packet_index(chunks: list[list[tuple]]):
     """``mapInArrow`` function over ``spark.range`` ids: id i reads the range
     rows of ``chunks[i]`` -> :data:`INDEX_SCHEMA` batches (index rows, problems,
     range counts)."""
-    return lambda batches: _index_batches(r for i in _ids(batches)
-                                          for r in _range_rows(chunks[i]))
+    def apply(batches):
+        with fewer_collections():
+            yield from _index_batches(r for i in _ids(batches) for r in _range_rows(chunks[i]))
+    return apply
 
 
 def _ids(batches):
@@ -245,27 +254,33 @@ def flow_checks(broker_ports: set[int] | None, out: str):
     payloads read from the files, reassembled and checked -> :data:`OUT_SCHEMA`
     batches.  Other rows (problems, range counts) pass through."""
     def apply(batches):
-        flows: dict[str, list[dict]] = {}
-        notes: list[dict] = []
-        for batch in batches:
-            for r in batch.to_pylist():
-                if r["kind"] == INDEX:
-                    flows.setdefault(r["flow"], []).append(r)
-                else:
-                    notes.append({k: r[k] for k in NOTE_COLUMNS})
-        tables = FrameTables(out, "pcap")
-        rows: dict[str, list[dict]] = {}
-        with PayloadReader() as files:
-            for flow in sorted(flows):
-                units = transforms.frames_of_flow(flow_packets(flows[flow], files),
-                                                  broker_ports)
-                notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
-                frames = [u[1] for u in units if u[0] != PROBLEM]
-                tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
-                for f in frames:
-                    rows.setdefault(f["connection"], []).append(f)
-        yield from _out_batches(rows, notes, tables)
+        with fewer_collections():
+            yield from _flow_checks(batches, broker_ports, out)
     return apply
+
+
+def _flow_checks(batches, broker_ports: set[int] | None, out: str):
+    """:func:`flow_checks`' work, for its batches."""
+    flows: dict[str, list[dict]] = {}
+    notes: list[dict] = []
+    for batch in batches:
+        for r in batch.to_pylist():
+            if r["kind"] == INDEX:
+                flows.setdefault(r["flow"], []).append(r)
+            else:
+                notes.append({k: r[k] for k in NOTE_COLUMNS})
+    tables = FrameTables(out, "pcap")
+    rows: dict[str, list[dict]] = {}
+    with PayloadReader() as files:
+        for flow in sorted(flows):
+            units = transforms.frames_of_flow(flow_packets(flows.pop(flow), files),
+                                              broker_ports)
+            notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
+            frames = [u[1] for u in units if u[0] != PROBLEM]
+            tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+            for f in frames:
+                rows.setdefault(f["connection"], []).append(f)
+    yield from _out_batches(rows, notes, tables)
 
 
 def flow_packets(parts: list[dict], files: "PayloadReader") -> list[tuple]:

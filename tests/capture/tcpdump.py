@@ -24,10 +24,13 @@ def wait_until_written(path: str, quiet: float = 0.5, limit: float = 5.0) -> Non
 
 class Tcpdump:
     """tcpdump -i lo for one port (``snaplen`` 0: whole packets), started and stopped
-    with bounded waits."""
+    with bounded waits.  ``buffer_kib``: the kernel's capture ring (-B); with
+    --immediate-mode each packet takes a slot of the interface's MTU (64 KiB on
+    lo), so 64 MiB holds about a thousand packets."""
 
-    def __init__(self, path, port: int, snaplen: int = 0) -> None:
+    def __init__(self, path, port: int, snaplen: int = 0, buffer_kib: int = 65536) -> None:
         self.path, self.port, self.snaplen = str(path), port, snaplen
+        self.buffer_kib = buffer_kib
         self.log = str(path) + ".stderr"
         self.proc = None
 
@@ -35,9 +38,11 @@ class Tcpdump:
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
                 # --immediate-mode: packets reach the file at once (else a SIGINT
-                # can lose what still sits in the kernel's ring); -B 64 MiB: no drops.
+                # can lose what still sits in the kernel's ring); -B 64 MiB: no drops
+                # at the tests' rates.
                 ["tcpdump", "-i", "lo", "-w", self.path, "-U", "-n", "--immediate-mode",
-                 "-B", "65536", "-s", str(self.snaplen), f"tcp port {self.port}"],
+                 "-B", str(self.buffer_kib), "-s", str(self.snaplen),
+                 f"tcp port {self.port}"],
                 stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

@@ -268,3 +268,43 @@ def test_mutated_files_never_raise(base, flips, cut):
 def test_flags_helpers():
     p = Packet(0, A, 1, B, 2, 0, 0, SYN | ACK | FIN | RST, b"", 0)
     assert p.syn and p.has_ack and p.fin and p.rst and not p.truncated
+
+
+# -- the common packet's fast path (PacketDecoder._eth_ipv4_tcp) against the general one ----
+
+# Half the records the common kind (the fast path's), half any other.
+_COMMON = st.fixed_dictionaries({"vhl": st.just(0x45), "frag": st.sampled_from([0, 0x4000]),
+                                 "proto": st.just(6), "ethertype": st.just(0x0800)})
+_OTHER = st.fixed_dictionaries({
+    "vhl": st.sampled_from([0x45, 0x46, 0x44, 0x55, 0x4F]),           # options, bad
+    "frag": st.sampled_from([0, 0x4000, 0x2000, 0x0001, 0x2001]),     # DF, MF, offsets
+    "proto": st.sampled_from([6, 17]), "ethertype": st.sampled_from([0x0800, 0x86DD, 0x8100])})
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=st.one_of(_COMMON, _OTHER), doff=st.integers(0, 15),
+       payload=st.binary(max_size=64), total_delta=st.integers(-70, 10),
+       cut=st.integers(0, 80))
+def test_the_fast_path_decodes_as_the_general_path(head, doff, payload, total_delta, cut):
+    """Any Ethernet record, well formed or not, cut by the snap length or not: the
+    same packets, problems and counts with the fast path as without it."""
+    from kafka_net.capture import packet
+    tcp = struct.pack(">HHIIBBHHH", 50000, 9092, 7, 9, doff << 4, 0x18, 65535, 0, 0)
+    body = b"\x01" * (max(0, (head["vhl"] & 0x0F) * 4 - 20)) + tcp + payload
+    ip = struct.pack(">BBHHHBBH4s4s", head["vhl"], 0, max(0, 20 + len(body) + total_delta),
+                     1, head["frag"], 64, head["proto"], 0, bytes([10, 0, 0, 1]),
+                     bytes([10, 0, 0, 2])) + body
+    frame = (b"\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x02"
+             + struct.pack(">H", head["ethertype"]) + ip)
+    data = pcap_file([(1_000, frame[:len(frame) - cut] if cut < len(frame) else frame[:1],
+                       len(frame))])
+    fast = read_capture(data)
+    packet.FAST_PATH = False
+    try:
+        general = read_capture(data)
+    finally:
+        packet.FAST_PATH = True
+    assert fast.packets == general.packets
+    assert [p.payload_at for p in fast.packets] == [p.payload_at for p in general.packets]
+    assert (fast.problems, fast.records, fast.non_tcp) == \
+        (general.problems, general.records, general.non_tcp)
