@@ -34,7 +34,7 @@ FT_STAMP   := $(FT_VENV)/.installed-test-$(SUM)
 FT_TESTS   ?= tests/network tests/server tests/integration
 FT_PYTEST_ARGS ?= -m 'not spark and not slow' -p no:cacheprovider
 
-.PHONY: run test test-readable test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark lsof curl kafkajs promtool bench conformance-example clean help
+.PHONY: run test test-readable bytecode test-ft test-ft-stress python-ft install install-ft lock java-check kcat tcpdump tshark lsof curl kafkajs promtool bench conformance-example clean help
 
 help:
 	@echo "make run     start kafka-net serve on its defaults (PLAINTEXT://127.0.0.1:9092)"
@@ -75,12 +75,21 @@ lock:
 
 install: $(TEST_STAMP)
 
+# The checkout's bytecode, written ahead (only what changed; well under a second).
+# pip compiles the packages it installs, but an editable install leaves the
+# checkout to the importer, and where PYTHONDONTWRITEBYTECODE is set (CI
+# machines often set it) every `kafka-net serve` would compile ~150 modules
+# again before it listens.
+bytecode: $(BIN)/python
+	$(BIN)/python -m compileall -q kafka_net spark_jobs
+
 # make run serves /metrics on loopback, where kafka-net top looks by default
 # (METRICS= turns it off; a CONFIG file's own metrics.listener is overridden).
 # SERVE_ARGS: more arguments for kafka-net serve, e.g. SERVE_ARGS=--dev.
 METRICS ?= http://127.0.0.1:9404
 SERVE_ARGS ?=
 run: $(RUN_STAMP)
+	@$(MAKE) --no-print-directory bytecode
 	$(BIN)/kafka-net serve $(if $(CONFIG),--config $(CONFIG),) \
 		--override metrics.listener=$(METRICS) $(SERVE_ARGS)
 
@@ -118,7 +127,7 @@ promtool:
 # then the codec's tests once more on the readable paths alone (test-readable).
 # (A run narrowed with PYTEST_ARGS, say -k cli -x, skips the readable run: it is part
 # of "every test", not of the few a developer asked for.)
-test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl
+test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl bytecode
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	$(if $(strip $(PYTEST_ARGS)),@echo "make test: PYTEST_ARGS given; test-readable not run",$(MAKE) --no-print-directory test-readable)
 
