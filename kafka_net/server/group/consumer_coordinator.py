@@ -62,7 +62,7 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import ASSIGNORS, Assignment, MemberSpec
 from kafka_net.server.group.consumer_group import (
-    ConsumerGroup, ConsumerGroupMember, MemberState)
+    ConsumerGroup, ConsumerGroupMember, HeartbeatError, MemberState)
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.migration import ClassicMembers
@@ -121,12 +121,6 @@ class HeartbeatResult:
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: Assignment | None = None
-
-
-class HeartbeatError(Exception):
-    def __init__(self, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.error_code = error_code
 
 
 class ConsumerGroupCoordinator(ClassicMembers):
@@ -457,8 +451,8 @@ class ConsumerGroupCoordinator(ClassicMembers):
                                                     self.config.session_timeout_ms)
         if revoking is None:
             revoking = member.state == MemberState.UNREVOKED_PARTITIONS
-        return arm_member_timers(self._groups.purgatory, self, group, member, session_timeout_ms,
-                                 revoking)
+        return arm_member_timers(self._groups.purgatory, self.expire, group, member,
+                                 session_timeout_ms, revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A group loaded from ``__consumer_offsets`` (not yet published): each

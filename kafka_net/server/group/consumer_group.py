@@ -32,6 +32,16 @@ from kafka_net.server.group.topic_regex import ResolvedRegularExpression
 log = logging.getLogger(__name__)
 
 
+class HeartbeatError(Exception):
+    """What a ConsumerGroupHeartbeat is answered with instead of an assignment
+    (here, not in the coordinator, so that migration.py raises it too without
+    importing the coordinator that holds it)."""
+
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+
+
 class MemberState(enum.Enum):
     """Where a member is on its way to its target assignment (Kafka's MemberState)."""
 

@@ -421,10 +421,10 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                  escape(group.group_id), old_state, group.generation_id, escape(reason))
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if old_state == S.EMPTY and self.config.initial_rebalance_delay_ms > 0:
-            op = InitialDelayedJoin(self, group, min(
+            op = InitialDelayedJoin(self.complete_join, group, min(
                 self.config.initial_rebalance_delay_ms, timeout))
         else:
-            op = DelayedJoin(self, group, timeout)
+            op = DelayedJoin(self.complete_join, group, timeout)
         self._schedule_join(group, op)
 
     def _schedule_join(self, group: Group, op: DelayedJoin) -> None:
@@ -448,7 +448,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             if group.members and not any(m.on_join for m in group.members.values()):
                 log.error("Group %s could not complete rebalance because no members "
                           "rejoined.", escape(group.group_id))
-                self._schedule_join(group, DelayedJoin(self, group, max(
+                self._schedule_join(group, DelayedJoin(self.complete_join, group, max(
                     m.rebalance_timeout_ms for m in group.members.values())))
                 return
             # Pending members (given an id, not yet rejoined) stay pending: if they
@@ -582,7 +582,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             member.heartbeat_deadline = deadline
         # Timer only: each heartbeat arms a new one, and an expiry re-checks the
         # member's current deadline, so stale timers are harmless.
-        self.purgatory.schedule(DelayedHeartbeat(self, group, member_id, timeout_ms))
+        self.purgatory.schedule(DelayedHeartbeat(self.expire, group, member_id, timeout_ms))
 
     def expire(self, group: Group, member_id: str) -> None:
         with group.lock:

@@ -52,7 +52,7 @@ from kafka_net.protocol.consumer_protocol import (
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import Assignment
 from kafka_net.server.group.consumer_group import (
-    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, MemberState)
+    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, HeartbeatError, MemberState)
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.results import (
     JoinRequest, JoinResult, SyncRequest, SyncResult)
@@ -334,7 +334,6 @@ class ClassicMembers:
     def maybe_upgrade(self, group: Group) -> None:
         """Convert a non-empty classic group a ConsumerGroupHeartbeat joins, or raise
         the HeartbeatError Kafka answers (under the group's lock)."""
-        from kafka_net.server.group.consumer_coordinator import HeartbeatError
         not_consumer = HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                       f"Group {group.group_id} is not a consumer group.")
         policy = self.config.migration_policy

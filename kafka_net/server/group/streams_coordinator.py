@@ -533,7 +533,7 @@ class StreamsGroupCoordinator:
                                         "streams.session.timeout.ms",
                                         self.config.session_timeout_ms)
         revoking = member.state == MemberState.UNREVOKED_TASKS
-        return arm_member_timers(self._groups.purgatory, self, group, member, timeout_ms,
+        return arm_member_timers(self._groups.purgatory, self.expire, group, member, timeout_ms,
                                  revoking)
 
     def on_loaded(self, group: Group) -> None:
