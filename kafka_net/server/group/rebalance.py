@@ -14,12 +14,15 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from kafka_net.server.group.group import Group
+from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.group.group import Group, Member
+from kafka_net.server.group.results import JoinedMember, JoinRequest, JoinResult
 from kafka_net.server.purgatory import DelayedOperation
 
 # complete_join(group); expire(group, member_id)
 CompleteJoin = Callable[[Group], None]
 Expire = Callable[[Group, str], None]
+JoinCallback = Callable[[JoinResult], None]
 
 
 class DelayedJoin(DelayedOperation):
@@ -101,3 +104,28 @@ def select_protocol(group: Group) -> str:
         choice = next(n for n, _ in m.protocols if n in common)
         votes[choice] = votes.get(choice, 0) + 1
     return max(sorted(votes), key=votes.__getitem__)
+
+
+# -- the classic join's answers (the coordinator's and a returning static member's) --
+
+
+def update_member(member: Member, req: JoinRequest, respond: JoinCallback) -> None:
+    member.protocols = req.protocols
+    member.session_timeout_ms = req.session_timeout_ms
+    if req.rebalance_timeout_ms > 0:
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+    # A JoinGroup already parked for this member came, necessarily, from another
+    # connection (the first one is muted while its JoinGroup is parked): the
+    # client gave up on it.  Answer it anyway so that its connection is
+    # unmuted; the new request is the one that counts.
+    member.answer_join(JoinResult.failed(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
+    member.on_join = respond
+
+
+def join_answer(group: Group, member: Member) -> JoinResult:
+    is_leader = member.member_id == group.leader_id
+    return JoinResult(
+        ErrorCode.NONE, member.member_id, group.generation_id, group.protocol_type,
+        group.protocol_name, group.leader_id or "",
+        [JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+         for m in group.members.values()] if is_leader else [])
