@@ -102,10 +102,11 @@ class GroupCoordinator:
         # KIP-345: a returning static member takes its old place (static_membership.py).
         self.static_members = StaticMembership(config, self.registry, self)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
-        self.consumer = ConsumerGroupCoordinator(self, topics,
-                                                 consumer_config or ConsumerGroupConfig())
+        self.consumer = ConsumerGroupCoordinator(
+            self.registry, self.purgatory, topics, consumer_config or ConsumerGroupConfig(),
+            conversions=self)
         # KIP-1071 groups: StreamsGroupHeartbeat / StreamsGroupDescribe.
-        self.streams = StreamsGroupCoordinator(self, topics,
+        self.streams = StreamsGroupCoordinator(self.registry, self.purgatory, topics,
                                                streams_config or StreamsGroupConfig())
         # offsets.retention.minutes (offset_expiry.py): Kafka's
         # "delete-expired-group-metadata" task.
@@ -315,7 +316,7 @@ class GroupCoordinator:
             if group.modern is not None:
                 if group.modern.members:
                     # KIP-848's online migration: the consumer group serves it.
-                    result = self.consumer.classic_join(group, req)
+                    result = self.consumer.classic_members.classic_join(group, req)
                     self.store_consumer_group(group, result.member_id or None)
                     return result
                 # Kafka's classicGroupJoinToClassicGroup: an empty consumer group
@@ -470,7 +471,7 @@ class GroupCoordinator:
             return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
         with group.lock:
             if group.modern is not None:
-                result = self.consumer.classic_sync(group, req)
+                result = self.consumer.classic_members.classic_sync(group, req)
                 self.store_consumer_group(group, req.member_id or None)
                 return result
             error = group.validate_member(req.member_id, req.group_instance_id)
@@ -532,8 +533,8 @@ class GroupCoordinator:
             if group.state == S.DEAD:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
             if group.modern is not None:
-                error = self.consumer.classic_heartbeat(group, member_id, generation_id,
-                                                        group_instance_id)
+                error = self.consumer.classic_members.classic_heartbeat(
+                    group, member_id, generation_id, group_instance_id)
                 self.store_consumer_group(group, member_id or None)
                 return error
             error = group.validate_member(member_id, group_instance_id)
@@ -592,7 +593,7 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
             if group.modern is not None:
-                error = self.consumer.classic_leave(group, member_id, instance_id)
+                error = self.consumer.classic_members.classic_leave(group, member_id, instance_id)
                 self.store_consumer_group(group)
                 return error
             if group.streams is not None:
