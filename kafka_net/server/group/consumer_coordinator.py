@@ -66,7 +66,9 @@ from kafka_net.server.group.consumer_group import (
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.migration import ClassicMembers
-from kafka_net.server.group.modern_group import GroupKind, ModernGroups
+from kafka_net.server.group.modern_group import (
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
+    static_member_error)
 from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
@@ -74,7 +76,6 @@ from kafka_net.server.group_config import group_config_value
 
 log = logging.getLogger(__name__)
 
-JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: a group's regexes are resolved at
 # most once in this time, whatever asks for it.
 REGEX_REFRESH_MIN_INTERVAL_S = 10.0
@@ -303,28 +304,18 @@ class ConsumerGroupCoordinator:
     def _static_member(self, cg: ConsumerGroup, req: HeartbeatRequest, member_id: str,
                        joining: bool) -> ConsumerGroupMember:
         existing = cg.member_by_instance(req.instance_id)
-        if joining:
-            if existing is None:
-                self._check_size(cg)
-                return ConsumerGroupMember(member_id, instance_id=req.instance_id)
-            if existing.member_epoch != STATIC_LEAVE_EPOCH:
-                raise HeartbeatError(
-                    ErrorCode.UNRELEASED_INSTANCE_ID,
-                    f"Static member {existing.member_id} with instance id {req.instance_id} "
-                    "cannot be replaced because it has not left the group.")
-            # The restarted instance takes over the old member's assignment and its
-            # place in the target assignment: no group epoch bump, no rebalance.
-            return cg.replace_static_member(existing, member_id)
+        error = static_member_error(existing, member_id, req.instance_id, joining)
+        if error is not None:
+            raise HeartbeatError(*error)
+        if not joining:
+            _check_epoch(existing, req.member_epoch, req.owned)
+            return existing
         if existing is None:
-            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Instance id {req.instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise HeartbeatError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {req.instance_id} "
-                f"was fenced by member {existing.member_id}.")
-        _check_epoch(existing, req.member_epoch, req.owned)
-        return existing
+            self._check_size(cg)
+            return ConsumerGroupMember(member_id, instance_id=req.instance_id)
+        # The restarted instance takes over the old member's assignment and its
+        # place in the target assignment: no group epoch bump, no rebalance.
+        return cg.replace_static_member(existing, member_id)
 
     def _check_size(self, cg: ConsumerGroup) -> None:
         if len(cg.members) >= self.config.max_size:
@@ -478,17 +469,10 @@ class ConsumerGroupCoordinator:
 
 def _check_epoch(member: ConsumerGroupMember, epoch: int, owned: Assignment | None) -> None:
     """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
-    if epoch > member.member_epoch:
-        raise FencedMemberEpoch(
-            f"The consumer group member has a greater member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
-    if epoch < member.member_epoch and (
-            epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
-        raise FencedMemberEpoch(
-            f"The consumer group member has a smaller member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
+    error = member_epoch_error(member, epoch, lambda: _is_subset(owned, member.assigned),
+                               "consumer")
+    if error is not None:
+        raise FencedMemberEpoch(error)
 
 
 def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:

@@ -12,7 +12,9 @@ differ, fencing a member and storing the group:
 * finding (or making) the group for a heartbeat, refusing another kind's id;
 * arming a member's timers, and expiring it when one fires;
 * the timers of a group loaded from ``__consumer_offsets``;
-* the Describe answer: GROUP_ID_NOT_FOUND, or a snapshot under the lock.
+* the Describe answer: GROUP_ID_NOT_FOUND, or a snapshot under the lock;
+* the member epoch check of a heartbeat (:func:`member_epoch_error`) and a
+  static member's (:func:`static_member_error`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
 from kafka_net.server.group.registry import GroupRegistry
 
 log = logging.getLogger(__name__)
+
+# A heartbeat's member epoch: joining, leaving, leaving for a restart (static).
+JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 
 
 @dataclass(frozen=True)
@@ -112,3 +117,42 @@ class ModernGroups:
             return ErrorCode.GROUP_ID_NOT_FOUND, message, None
         with group.lock:
             return ErrorCode.NONE, None, snapshot(self.kind.state(group))
+
+
+def member_epoch_error(member, epoch: int, owns_only_assigned: Callable[[], bool],
+                       kind: str) -> str | None:
+    """Kafka's throwIf{Consumer,Streams}GroupMemberEpochIsInvalid: why a heartbeat at
+    ``epoch`` is fenced, or None.  An epoch behind the member's is accepted when it
+    is the previous one and the member owns nothing it was not assigned (the
+    answer with the new epoch may have been lost): ``owns_only_assigned()``."""
+    if epoch > member.member_epoch:
+        relation = "greater"
+    elif epoch < member.member_epoch and (epoch != member.previous_member_epoch
+                                          or not owns_only_assigned()):
+        relation = "smaller"
+    else:
+        return None
+    return (f"The {kind} group member has a {relation} member epoch ({epoch}) than the one "
+            f"known by the group coordinator ({member.member_epoch}). The member must "
+            "abandon all its partitions and rejoin.")
+
+
+def static_member_error(existing, member_id: str, instance_id: str,
+                        joining: bool) -> tuple[int, str] | None:
+    """A heartbeat naming ``instance_id``, whose member now is ``existing`` (None if
+    none): (error code, message) when it is refused, else None.  A joining
+    instance may replace only a member that left for a restart (epoch -2);
+    otherwise the instance must be known and held by this member id."""
+    if joining:
+        if existing is not None and existing.member_epoch != STATIC_LEAVE_EPOCH:
+            return (ErrorCode.UNRELEASED_INSTANCE_ID,
+                    f"Static member {existing.member_id} with instance id {instance_id} "
+                    "cannot be replaced because it has not left the group.")
+        return None
+    if existing is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown."
+    if existing.member_id != member_id:
+        return (ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {member_id} with instance id {instance_id} was fenced by "
+                f"member {existing.member_id}.")
+    return None

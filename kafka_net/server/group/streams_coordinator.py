@@ -73,7 +73,9 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
 from kafka_net.server.group.consumer_group import replace_static_member
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.modern_group import GroupKind, ModernGroups
+from kafka_net.server.group.modern_group import (
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
+    static_member_error)
 from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.streams_group import (
     ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
@@ -83,7 +85,6 @@ from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)
 
-JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 
 
 @dataclass(frozen=True)
@@ -349,32 +350,23 @@ class StreamsGroupCoordinator:
         member_id, instance_id = req["member_id"], req["instance_id"]
         existing = next((m for m in sg.members.values() if m.instance_id == instance_id),
                         None)
-        if req["member_epoch"] == JOIN_EPOCH:
-            if existing is None:
-                if len(sg.members) >= self.config.max_size:
-                    raise StreamsError(
-                        ErrorCode.GROUP_MAX_SIZE_REACHED,
-                        "The streams group has reached its maximum capacity of "
-                        f"{self.config.max_size} members.")
-                return StreamsGroupMember(member_id, instance_id=instance_id)
-            if existing.member_id == member_id:
-                return existing
-            if existing.member_epoch != STATIC_LEAVE_EPOCH:
-                raise StreamsError(
-                    ErrorCode.UNRELEASED_INSTANCE_ID,
-                    f"Static member {existing.member_id} with instance id {instance_id} "
-                    "cannot be replaced because it has not left the group.")
-            return replace_static_member(sg, existing, member_id, "streams group")
+        joining = req["member_epoch"] == JOIN_EPOCH
+        if joining and existing is not None and existing.member_id == member_id:
+            return existing
+        error = static_member_error(existing, member_id, instance_id, joining)
+        if error is not None:
+            raise StreamsError(*error)
+        if not joining:
+            _check_epoch(existing, req["member_epoch"], owned)
+            return existing
         if existing is None:
-            raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
-                               f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise StreamsError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by "
-                f"member {existing.member_id}.")
-        _check_epoch(existing, req["member_epoch"], owned)
-        return existing
+            if len(sg.members) >= self.config.max_size:
+                raise StreamsError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    "The streams group has reached its maximum capacity of "
+                    f"{self.config.max_size} members.")
+            return StreamsGroupMember(member_id, instance_id=instance_id)
+        return replace_static_member(sg, existing, member_id, "streams group")
 
     def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
         """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
@@ -627,19 +619,10 @@ def _partitions(topology: dict, tasks: dict, counts: dict[str, int]) -> list[dic
 
 def _check_epoch(member: StreamsGroupMember, epoch: int, owned: TasksTuple | None) -> None:
     """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
-    if epoch > member.member_epoch:
-        raise StreamsError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a greater member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
-    if epoch < member.member_epoch and (
-            epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
-        raise StreamsError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a smaller member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
+    error = member_epoch_error(member, epoch, lambda: _is_subset(owned, member.assigned),
+                               "streams")
+    if error is not None:
+        raise StreamsError(ErrorCode.FENCED_MEMBER_EPOCH, error)
 
 
 def _is_subset(owned: TasksTuple | None, assigned: TasksTuple) -> bool:
