@@ -71,7 +71,6 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
-from kafka_net.server.group.consumer_group import replace_static_member
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.modern_group import (
     JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
@@ -348,8 +347,7 @@ class StreamsGroupCoordinator:
         instance still in the group cannot be replaced (UNRELEASED_INSTANCE_ID); an
         old member id of a replaced instance is fenced (FENCED_INSTANCE_ID)."""
         member_id, instance_id = req["member_id"], req["instance_id"]
-        existing = next((m for m in sg.members.values() if m.instance_id == instance_id),
-                        None)
+        existing = sg.member_by_instance(instance_id)
         joining = req["member_epoch"] == JOIN_EPOCH
         if joining and existing is not None and existing.member_id == member_id:
             return existing
@@ -366,7 +364,7 @@ class StreamsGroupCoordinator:
                     "The streams group has reached its maximum capacity of "
                     f"{self.config.max_size} members.")
             return StreamsGroupMember(member_id, instance_id=instance_id)
-        return replace_static_member(sg, existing, member_id, "streams group")
+        return sg.replace_static_member(existing, member_id)
 
     def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
         """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
