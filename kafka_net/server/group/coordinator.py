@@ -33,8 +33,14 @@ The states and their legal moves are the table in
    heartbeating is removed and the group rebalances.  **LeaveGroup** removes
    members at once.
 
-Offsets, describe/list and deletion are in :mod:`kafka_net.server.group.admin`
-(offset storage in :mod:`kafka_net.server.group.offsets`).
+The coordinator is composed, not inherited: the groups and offsets belong to
+one :class:`~kafka_net.server.group.registry.GroupRegistry` it makes and hands
+to its parts: offsets, describe/list and deletion
+(:mod:`kafka_net.server.group.admin`, storage in
+:mod:`kafka_net.server.group.offsets`), static members
+(:mod:`kafka_net.server.group.static_membership`), offset expiry
+(:mod:`kafka_net.server.group.offset_expiry`), and the consumer and streams
+coordinators.  Its methods for those are thin doors the handlers call.
 
 Threads: every method runs on a handler thread or the purgatory timer; each
 group has its own re-entrant lock (a completion can run inside a check that
