@@ -120,8 +120,8 @@ class GroupCoordinator:
         self._expiry_task = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
                                            self.expiry.run)
 
-    # Share groups (KIP-932) and the id claim live in the registry; the broker and
-    # the share coordinator reach them here as well.
+    # Share groups (KIP-932) have their seat in the registry; the broker and the
+    # handlers reach it here as well.
     @property
     def share(self):
         return self.registry.share
@@ -129,14 +129,6 @@ class GroupCoordinator:
     @share.setter
     def share(self, coordinator) -> None:
         self.registry.share = coordinator
-
-    @property
-    def id_claim(self):
-        return self.registry.id_claim
-
-    @id_claim.setter
-    def id_claim(self, lock) -> None:
-        self.registry.id_claim = lock
 
     def start(self) -> None:
         self.purgatory.start()
