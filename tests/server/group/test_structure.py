@@ -111,9 +111,12 @@ def _defined(cls: ast.ClassDef) -> set[str]:
 
 
 def _read(cls: ast.ClassDef) -> set[str]:
+    """The ``self.NAME`` a class reads; dunders (``__dataclass_fields__``, ...) are the
+    object model's, not a host's."""
     return {node.attr for node in ast.walk(cls)
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Name) and node.value.id == "self"}
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
+            and not node.attr.startswith("__")}
 
 
 def mixins(sources: dict[str, str]) -> list[str]:
