@@ -269,16 +269,16 @@ def test_one_group_object_and_one_group_type_per_group_id(guarded):
     (or the rebalance never sees them together), while share-group joins race them
     for the same ids: an id is made a classic group or a share group, never both.
     Kafka keeps every kind in one map; here the check of the other kind and the
-    creation are one step under GroupCoordinator.id_claim, which the unguarded
+    creation are one step under GroupRegistry.id_claim, which the unguarded
     variant removes (the registry's own dict insert is atomic either way)."""
 
     def one_round(guarded):
         coordinator = GroupCoordinator(GroupConfig(), lambda topic: None)
         share = ShareGroupCoordinator(ShareConfig(), ReplicaManager(), None,
-                                      classic_groups=coordinator)
+                                      classic_groups=coordinator.registry)
         coordinator.share = share
         if not guarded:
-            coordinator.id_claim = NoLock()
+            coordinator.registry.id_claim = NoLock()
         ids = [f"group-{n}" for n in range(1500)]
         got: list[list] = [[] for _ in range(4)]
 

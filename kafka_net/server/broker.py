@@ -314,7 +314,7 @@ class BrokerCore:
             share_config(config), self.replica_manager, self.metadata_cache,
             ShareStatePersister(self.replica_manager, self.internal_topics,
                                 config.share_coordinator_snapshot_update_records_per_snapshot),
-            classic_groups=self.group_coordinator)
+            classic_groups=self.group_coordinator.registry)
         self.group_coordinator.share = self.share_coordinator
         self.internal_topics.register_loader(SHARE_GROUP_STATE_TOPIC_NAME,
                                              self.share_coordinator.load)

@@ -313,7 +313,7 @@ def test_delete_groups_deletes_whichever_type_holds_the_id_then_it_is_free(
 def test_a_commit_racing_a_share_join_for_a_new_id_leaves_one_type(server, client,
                                                                     monkeypatch):
     """A "simple" consumer commits for a new id right after a share join found the id
-    free: the check and the creation are one step (GroupCoordinator.id_claim), so
+    free: the check and the creation are one step (GroupRegistry.id_claim), so
     the commit is refused and the id stays the share group's, not both."""
     group = f"race-{next(_ids)}"
     share = server.apis.group_coordinator.share

@@ -74,7 +74,7 @@ def test_a_restarted_static_member_keeps_its_partitions_and_the_other_is_untouch
         await poll_until([a, b], lambda: len(partitions(a)) == len(partitions(b)) == 2
                          and a_events.events[-1:] == [("assign", partitions(a))])
         a_before, b_before, seen = partitions(a), partitions(b), list(a_events.events)
-        group = server.group_coordinator._group(GROUP)
+        group = server.group_coordinator.group(GROUP)
         generation = group.generation_id
 
         await b.stop()

@@ -74,7 +74,7 @@ def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(
     assert sorted((m.group_instance_id, frozenset(p.partition for p in m.assignment.topic_partitions))
                   for m in members) == [("instance-a", a_before), ("instance-b", b_before)]
     a_events = list(a.events)
-    group = server.group_coordinator._group(GROUP)
+    group = server.group_coordinator.group(GROUP)
     generation = group.generation_id
     old_b_member = group.static_member_id("instance-b")
 

@@ -2,10 +2,11 @@
 commit, fetch and delete offsets (Kafka's ``GroupCoordinator`` methods of the
 same names; the rebalance protocol is in :mod:`.coordinator`).
 
-:class:`GroupAdmin` is a mixin of
-:class:`~kafka_net.server.group.coordinator.GroupCoordinator`: it uses the
-coordinator's group registry (``_group``, ``groups``, ``_forget``) and its
-``offsets`` (:mod:`.offsets`).
+:class:`GroupAdmin` works on the one group registry
+(:class:`~kafka_net.server.group.registry.GroupRegistry`: the groups and their
+``offsets``, :mod:`.offsets`); the
+:class:`~kafka_net.server.group.coordinator.GroupCoordinator` holds one and
+hands these requests to it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.consumer_protocol import PROTOCOL_TYPE, subscribed_topics
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.offsets import OffsetAndMetadata, PartitionCommit
-from kafka_net.server.group.results import GroupDescription, GroupOverview, MemberDescription
+from kafka_net.server.group.registry import GroupRegistry
+from kafka_net.server.group.results import (
+    GroupDescription, GroupOverview, MemberDescription, OffsetAndMetadata, PartitionCommit)
 from kafka_net.server.group.state import GroupState
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,9 @@ def _subscribed(group: Group, topic: str) -> bool:
 
 
 class GroupAdmin:
+    def __init__(self, registry: GroupRegistry) -> None:
+        self._registry = registry
+
     # -- DeleteGroups -------------------------------------------------------------------
 
     def delete_groups(self, group_ids: list[str]) -> list[int]:
@@ -87,7 +92,7 @@ class GroupAdmin:
         return errors
 
     def _delete_group(self, group_id: str) -> int:
-        group = self._group(group_id)
+        group = self._registry.group(group_id)
         if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND
         with group.lock:
@@ -98,14 +103,14 @@ class GroupAdmin:
             if group.state != S.EMPTY or (group.modern is not None and group.modern.members) \
                     or (group.streams is not None and group.streams.members):
                 return ErrorCode.NON_EMPTY_GROUP
-            store = self.offsets.store
+            store = self._registry.offsets.store
             if store is not None:
                 error = store.remove_group(group_id, list(group.offsets))
                 if error:
                     return error
             group.transition_to(S.DEAD)
             group.offsets.clear()
-        self._forget(group)
+        self._registry.forget(group)
         return ErrorCode.NONE
 
     # -- OffsetDelete -------------------------------------------------------------------
@@ -117,7 +122,7 @@ class GroupAdmin:
         GROUP_SUBSCRIBED_TO_TOPIC on each partition; other offsets are deleted."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
-        group = self._group(group_id)
+        group = self._registry.group(group_id)
         if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
         with group.lock:
@@ -139,7 +144,7 @@ class GroupAdmin:
     def _remove_offsets(self, group: Group, partitions: list[tuple[str, int]]) -> int:
         """Tombstones for the committed ones among ``partitions``, then forget them."""
         committed = [tp for tp in partitions if tp in group.offsets]
-        store = self.offsets.store
+        store = self._registry.offsets.store
         if committed and store is not None:
             error = store.remove_offsets(group.group_id, committed)
             if error:
@@ -154,22 +159,22 @@ class GroupAdmin:
                        commits: list[PartitionCommit],
                        group_instance_id: str | None = None) -> list[int]:
         """One error code per commit, in order (generation -1: a "simple" consumer)."""
-        return self.offsets.commit(group_id, member_id, generation, commits,
+        return self._registry.offsets.commit(group_id, member_id, generation, commits,
                                    group_instance_id)
 
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
                       ) -> list[tuple[str, list[tuple[int, OffsetAndMetadata]]]]:
         """(topic, [(partition, committed)]); ``topics`` None means all committed."""
-        return self.offsets.fetch(group_id, topics)
+        return self._registry.offsets.fetch(group_id, topics)
 
     def delete_topic_offsets(self, topic: str) -> None:
-        self.offsets.delete_topic(topic)
+        self._registry.offsets.delete_topic(topic)
 
     # -- describe / list ----------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> GroupDescription:
         """An unknown group is described as Dead, without an error (as Kafka does)."""
-        group = self._group(group_id)
+        group = self._registry.group(group_id)
         if group is None or not group.is_classic:
             # A consumer-protocol group is not a classic one: Dead, as Kafka answers.
             return GroupDescription(group_id, S.DEAD.value, "", "")
@@ -189,4 +194,4 @@ class GroupAdmin:
         return [GroupOverview(g.group_id, (g.protocol_type or "") if g.is_classic
                               else "consumer",
                               g.state_name(), g.group_type)
-                for g in self.groups()]
+                for g in self._registry.groups()]

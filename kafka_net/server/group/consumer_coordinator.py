@@ -62,18 +62,20 @@ from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import ASSIGNORS, Assignment, MemberSpec
 from kafka_net.server.group.consumer_group import (
-    ConsumerGroup, ConsumerGroupMember, MemberState)
+    ConsumerGroup, ConsumerGroupMember, HeartbeatError, MemberState)
 from kafka_net.server.group.current_assignment import FencedMemberEpoch, reconcile
 from kafka_net.server.group.group import Group
 from kafka_net.server.group.migration import ClassicMembers
-from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
+from kafka_net.server.group.modern_group import (
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
+    static_member_error)
+from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
 from kafka_net.server.group_config import group_config_value
 
 log = logging.getLogger(__name__)
 
-JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: a group's regexes are resolved at
 # most once in this time, whatever asks for it.
 REGEX_REFRESH_MIN_INTERVAL_S = 10.0
@@ -123,23 +125,30 @@ class HeartbeatResult:
     assignment: Assignment | None = None
 
 
-class HeartbeatError(Exception):
-    def __init__(self, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.error_code = error_code
+CONSUMER = GroupKind(
+    "consumer", lambda group: group.modern, "partitions", HeartbeatError,
+    "Group {} not found.", "[GroupId %s] Member %s fenced from the group because %s.")
 
 
-class ConsumerGroupCoordinator(ClassicMembers):
-    def __init__(self, groups, topics, config: ConsumerGroupConfig) -> None:
-        """``groups`` is the GroupCoordinator (its registry and purgatory);
-        ``topics`` the MetadataCache (topic ids and partition counts)."""
-        self._groups = groups
+class ConsumerGroupCoordinator:
+    def __init__(self, registry: GroupRegistry, purgatory, topics, config: ConsumerGroupConfig,
+                 conversions) -> None:
+        """``registry``: the one group registry; ``purgatory``: the coordinator's
+        "Rebalance" purgatory (the members' timers); ``topics``: the MetadataCache
+        (topic ids and partition counts); ``conversions``: the GroupCoordinator,
+        which turns a classic group into a consumer group and back (migration.py)."""
+        self._registry = registry
         self._topics = topics
         self.config = config
         self._assignors = {name: ASSIGNORS[name] for name in config.assignors}
         # Per-group overrides (GROUP config resources, KIP-848): a GroupConfigRepository,
         # set by the broker; None = every group gets ``config``'s values.
         self.group_configs = None
+        # What consumer and streams groups share (lookup, member sessions, describe).
+        self._modern = ModernGroups(registry, purgatory, CONSUMER, self.fence,
+                                    registry.store_consumer_group)
+        # KIP-848's online migration: classic members inside a consumer group.
+        self.classic_members = ClassicMembers(self, topics, config, conversions)
 
     # -- ConsumerGroupHeartbeat --------------------------------------------------------
 
@@ -156,7 +165,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
                 try:
                     result = self._heartbeat(group, group.modern, req)
                 finally:   # whatever changed, even on the way to an error, is written
-                    self._groups.store_consumer_group(group, req.member_id)
+                    self._registry.store_consumer_group(group, req.member_id)
                 return result
         except HeartbeatError as e:
             return HeartbeatResult(e.error_code, str(e))
@@ -198,7 +207,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
                 f"Supported assignors: {', '.join(self._assignors)}.")
 
     def _known_regex(self, req: HeartbeatRequest) -> bool:
-        group = self._groups.group(req.group_id)
+        group = self._registry.group(req.group_id)
         if group is None:
             return False
         with group.lock:
@@ -206,20 +215,15 @@ class ConsumerGroupCoordinator(ClassicMembers):
                     and req.subscribed_topic_regex in group.modern.subscribed_regexes())
 
     def _modern_group(self, group_id: str, create: bool) -> Group:
-        if self._groups.group_type(group_id) == "share":
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                 f"Group {group_id} is not a consumer group.")
-        group = self._groups.group(group_id, create=create)
-        if group is None:
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                 f"Group {group_id} not found.")
+        group = self._modern.find(group_id, create)
         with group.lock:
             if group.modern is None:
                 if group.streams is not None or not create:
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                         f"Group {group_id} is not a consumer group.")
+                                         self._modern.not_this_kind(group_id))
                 if group.members:
-                    self.maybe_upgrade(group)   # online migration, or GROUP_ID_NOT_FOUND
+                    # online migration, or GROUP_ID_NOT_FOUND
+                    self.classic_members.maybe_upgrade(group)
                 else:
                     # An empty classic group (offsets only) becomes a consumer group.
                     group.modern = ConsumerGroup(group_id)
@@ -235,7 +239,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
         bump = (member.member_id not in cg.members
                 or updated.subscribed_topic_names != member.subscribed_topic_names
                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
-        reconciled = self._assign_and_reconcile(group, cg, updated, req.owned, bump,
+        reconciled = self.assign_and_reconcile(group, cg, updated, req.owned, bump,
                                                 req.authorize_topics)
         full = req.member_epoch == JOIN_EPOCH or (
             req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
@@ -249,7 +253,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
                 self.config.heartbeat_interval_ms),
             assignment=reconciled.assigned if full or changed else None)
 
-    def _assign_and_reconcile(self, group: Group, cg: ConsumerGroup,
+    def assign_and_reconcile(self, group: Group, cg: ConsumerGroup,
                               updated: ConsumerGroupMember, owned: Assignment | None,
                               bump: bool, authorize_topics) -> ConsumerGroupMember:
         """Steps 3-5 for a member of either protocol: record it, bump the group epoch
@@ -271,7 +275,7 @@ class ConsumerGroupCoordinator(ClassicMembers):
         target = cg.target.get(updated.member_id, {})
         reconciled = reconcile(updated, cg.assignment_epoch, target, owned,
                                lambda t, p: cg.partition_epoch(t, p, excluding=updated.member_id))
-        reconciled = self._arm_timers(group, reconciled)
+        reconciled = self.arm_timers(group, reconciled)
         cg.members[reconciled.member_id] = reconciled
         return reconciled
 
@@ -300,28 +304,18 @@ class ConsumerGroupCoordinator(ClassicMembers):
     def _static_member(self, cg: ConsumerGroup, req: HeartbeatRequest, member_id: str,
                        joining: bool) -> ConsumerGroupMember:
         existing = cg.member_by_instance(req.instance_id)
-        if joining:
-            if existing is None:
-                self._check_size(cg)
-                return ConsumerGroupMember(member_id, instance_id=req.instance_id)
-            if existing.member_epoch != STATIC_LEAVE_EPOCH:
-                raise HeartbeatError(
-                    ErrorCode.UNRELEASED_INSTANCE_ID,
-                    f"Static member {existing.member_id} with instance id {req.instance_id} "
-                    "cannot be replaced because it has not left the group.")
-            # The restarted instance takes over the old member's assignment and its
-            # place in the target assignment: no group epoch bump, no rebalance.
-            return cg.replace_static_member(existing, member_id)
+        error = static_member_error(existing, member_id, req.instance_id, joining)
+        if error is not None:
+            raise HeartbeatError(*error)
+        if not joining:
+            _check_epoch(existing, req.member_epoch, req.owned)
+            return existing
         if existing is None:
-            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Instance id {req.instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise HeartbeatError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {req.instance_id} "
-                f"was fenced by member {existing.member_id}.")
-        _check_epoch(existing, req.member_epoch, req.owned)
-        return existing
+            self._check_size(cg)
+            return ConsumerGroupMember(member_id, instance_id=req.instance_id)
+        # The restarted instance takes over the old member's assignment and its
+        # place in the target assignment: no group epoch bump, no rebalance.
+        return cg.replace_static_member(existing, member_id)
 
     def _check_size(self, cg: ConsumerGroup) -> None:
         if len(cg.members) >= self.config.max_size:
@@ -430,22 +424,22 @@ class ConsumerGroupCoordinator(ClassicMembers):
                 return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
         log.info("[GroupId %s] Member %s left the consumer group.", escape(cg.group_id),
                  escape(member.member_id))
-        self._fence(group, cg, member)
+        self.fence(group, cg, member)
         return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
 
-    def _fence(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember,
+    def fence(self, group: Group, cg: ConsumerGroup, member: ConsumerGroupMember,
                downgrade: bool = True) -> None:
         """Remove a member (left, or fenced) and bump the group epoch; or, if it was
         the last consumer-protocol member among classic ones, downgrade the group
         (not for a classic LeaveGroup: Kafka's classicGroupLeaveToConsumerGroup)."""
-        if downgrade and self.maybe_downgrade(group, cg, member.member_id):
+        if downgrade and self.classic_members.maybe_downgrade(group, cg, member.member_id):
             return
         cg.members.pop(member.member_id, None)
         cg.target.pop(member.member_id, None)
         cg.group_epoch += 1
         log.info("[GroupId %s] Bumped group epoch to %d.", escape(cg.group_id), cg.group_epoch)
 
-    def _arm_timers(self, group: Group, member: ConsumerGroupMember,
+    def arm_timers(self, group: Group, member: ConsumerGroupMember,
                     revoking: bool | None = None) -> ConsumerGroupMember:
         """A new session for the member (a classic member's own session timeout), and
         a rebalance deadline while ``revoking`` (default: it has partitions to revoke)."""
@@ -457,62 +451,28 @@ class ConsumerGroupCoordinator(ClassicMembers):
                                                     self.config.session_timeout_ms)
         if revoking is None:
             revoking = member.state == MemberState.UNREVOKED_PARTITIONS
-        return arm_member_timers(self._groups.purgatory, self, group, member, session_timeout_ms,
-                                 revoking)
+        return self._modern.arm_timers(group, member, session_timeout_ms, revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A group loaded from ``__consumer_offsets`` (not yet published): each
         member gets a session to heartbeat in, and a rebalance timeout if it
         still has partitions to revoke (Kafka's onLoaded)."""
-        cg = group.modern
-        for member_id, member in list(cg.members.items()):
-            cg.members[member_id] = self._arm_timers(group, member)
-
-    def expire(self, group: Group, member_id: str) -> None:
-        """A timer fired: fence the member if its session or its revocation
-        deadline has passed (a later heartbeat moves the first, a completed
-        revocation clears the second)."""
-        with group.lock:
-            cg = group.modern
-            member = None if cg is None else cg.members.get(member_id)
-            if member is None:
-                return
-            reason = member_expiry(member, "partitions")
-            if reason is None:
-                return
-            log.info("[GroupId %s] Member %s fenced from the group because %s.",
-                     escape(cg.group_id), escape(member_id), reason)
-            self._fence(group, cg, member)
-            self._groups.store_consumer_group(group)
+        self._modern.on_loaded(group, self.arm_timers)
 
     # -- ConsumerGroupDescribe -------------------------------------------------
 
     def describe(self, group_id: str) -> tuple[int, str | None, ConsumerGroup | None]:
         """(error, message, a snapshot of the group) for ConsumerGroupDescribe."""
-        group = self._groups.group(group_id)
-        if group is None or group.modern is None:
-            what = "not found" if self._groups.group_type(group_id) is None \
-                else "is not a consumer group"
-            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
-        with group.lock:
-            cg = group.modern
-            return ErrorCode.NONE, None, replace(cg, members=dict(cg.members),
-                                                 target=dict(cg.target))
+        return self._modern.describe(group_id, lambda cg: replace(
+            cg, members=dict(cg.members), target=dict(cg.target)))
 
 
 def _check_epoch(member: ConsumerGroupMember, epoch: int, owned: Assignment | None) -> None:
     """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
-    if epoch > member.member_epoch:
-        raise FencedMemberEpoch(
-            f"The consumer group member has a greater member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
-    if epoch < member.member_epoch and (
-            epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
-        raise FencedMemberEpoch(
-            f"The consumer group member has a smaller member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
+    error = member_epoch_error(member, epoch, lambda: _is_subset(owned, member.assigned),
+                               "consumer")
+    if error is not None:
+        raise FencedMemberEpoch(error)
 
 
 def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:

@@ -21,15 +21,23 @@ changes it under the owning :class:`~kafka_net.server.group.group.Group`'s lock.
 from __future__ import annotations
 
 import enum
-import logging
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-from kafka_net.log_safety import escape
 from kafka_net.server.group.assignors import DEFAULT_ASSIGNOR, Assignment
+from kafka_net.server.group.modern_data import ModernGroup, ModernGroupMember
 from kafka_net.server.group.topic_regex import ResolvedRegularExpression
 
-log = logging.getLogger(__name__)
+
+class HeartbeatError(Exception):
+    """What a ConsumerGroupHeartbeat is answered with instead of an assignment
+    (here, not in the coordinator, so that migration.py raises it too without
+    importing the coordinator that holds it)."""
+
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
 
 
 class MemberState(enum.Enum):
@@ -58,13 +66,7 @@ class ClassicMemberMetadata:
 
 
 @dataclass
-class ConsumerGroupMember:
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    rebalance_timeout_ms: int = 300000
+class ConsumerGroupMember(ModernGroupMember):
     subscribed_topic_names: tuple[str, ...] = ()
     server_assignor: str | None = None
     member_epoch: int = 0
@@ -84,12 +86,10 @@ class ConsumerGroupMember:
 
 
 @dataclass
-class ConsumerGroup:
-    group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
-    target: dict[str, Assignment] = field(default_factory=dict)
+class ConsumerGroup(ModernGroup):
+    KIND: ClassVar[str] = "consumer group"
+    MEMBER_STABLE: ClassVar[MemberState] = MemberState.STABLE
+
     assignor_name: str = DEFAULT_ASSIGNOR
     # Each regular expression members subscribe to -> what it resolved to
     # (Kafka's resolvedRegularExpressions; shared by the members using it).
@@ -105,22 +105,7 @@ class ConsumerGroup:
         """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""
         if not self.members:
             return "Empty"
-        if self.group_epoch != self.assignment_epoch:
-            return "Assigning"
-        if any(m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE
-               for m in self.members.values()):
-            return "Reconciling"
-        return "Stable"
-
-    def member_by_instance(self, instance_id: str) -> ConsumerGroupMember | None:
-        for member in self.members.values():
-            if member.instance_id == instance_id:
-                return member
-        return None
-
-    def replace_static_member(self, existing: ConsumerGroupMember,
-                              member_id: str) -> ConsumerGroupMember:
-        return replace_static_member(self, existing, member_id, "consumer group")
+        return self.progress_state()
 
     def partition_epoch(self, topic_id: uuid.UUID, partition: int,
                         excluding: str | None = None) -> int:
@@ -196,21 +181,3 @@ class ConsumerGroup:
             return next(iter(supported))
         order = list(supported)
         return max(votes, key=lambda name: (votes[name], -order.index(name)))
-
-
-def replace_static_member(group, existing, member_id: str, kind: str):
-    """A restarted static instance (new ``member_id``) takes ``existing``'s place:
-    its assignment and its place in the target assignment, at epoch 0, with no
-    group epoch bump and so no rebalance.  The same for consumer and streams
-    groups (KIP-848, KIP-1071): ``group`` has ``members`` and ``target`` by member
-    id; ``kind`` names the group in the log line."""
-    del group.members[existing.member_id]
-    if existing.member_id in group.target:
-        group.target[member_id] = group.target.pop(existing.member_id)
-    log.info("[GroupId %s] Static member with instance id %s re-joins the %s. "
-             "Created a new member %s to replace the existing member %s.",
-             escape(group.group_id), escape(existing.instance_id), kind, escape(member_id),
-             escape(existing.member_id))
-    replaced = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-    group.members[member_id] = replaced
-    return replaced

@@ -34,11 +34,14 @@ and the first heartbeat after a load resolves it again.)
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from kafka_net.protocol.coordinator_records import (
-    ConsumerGroupRecord, consumer_group_key, consumer_group_value)
+    consumer_group_key, consumer_group_value)
 from kafka_net.server.group.assignors import Assignment
 from kafka_net.server.group.consumer_group import (
     ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, MemberState)
+from kafka_net.server.group.modern_data import ModernGroupImage, records_in_order
 
 # Kafka's MemberState ids (the CurrentMemberAssignment's State byte).
 STATE_IDS = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1,
@@ -83,21 +86,11 @@ def member_records(cg: ConsumerGroup, member_id: str) -> dict[bytes, bytes]:
 
 def records_of(cg: ConsumerGroup) -> dict[bytes, bytes]:
     """Every record of the group, in Kafka's order within a change."""
-    gid = cg.group_id
-    members = {member_id: member_records(cg, member_id) for member_id in cg.members}
-    out: dict[bytes, bytes] = {}
-    for records in members.values():
-        metadata_key = next(iter(records))
-        out[metadata_key] = records[metadata_key]
-    out[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {"epoch": cg.group_epoch})
-    for member_id, target in cg.target.items():
-        out[consumer_group_key(TARGET_MEMBER, gid, member_id)] = consumer_group_value(
-            TARGET_MEMBER, {"topic_partitions": _partitions(target)})
-    out[consumer_group_key(TARGET, gid)] = consumer_group_value(
-        TARGET, {"assignment_epoch": cg.assignment_epoch})
-    for records in members.values():
-        out.update(records)   # the metadata keys are there already: adds the assignments
-    return out
+    group_record = {consumer_group_key(GROUP, cg.group_id):
+                    consumer_group_value(GROUP, {"epoch": cg.group_epoch})}
+    return records_in_order(cg, lambda member_id: member_records(cg, member_id), group_record,
+                            (TARGET, TARGET_MEMBER),
+                            lambda target: {"topic_partitions": _partitions(target)})
 
 
 def shape(cg: ConsumerGroup) -> tuple:
@@ -105,37 +98,18 @@ def shape(cg: ConsumerGroup) -> tuple:
     return cg.group_epoch, cg.assignment_epoch, frozenset(cg.members), frozenset(cg.target)
 
 
-class ConsumerGroupImage:
-    """The KIP-848 records of one load, replayed: the last value per key wins."""
+class ConsumerGroupImage(ModernGroupImage):
+    """The KIP-848 records of one load, replayed (modern_data.ModernGroupImage)."""
 
-    def __init__(self) -> None:
-        self._parts: dict[str, dict] = {}
-
-    def replay(self, r: ConsumerGroupRecord) -> None:
-        parts = self._parts.setdefault(r.group, {"epoch": None, "assignment_epoch": 0,
-                                                 "members": {}, "targets": {},
-                                                 "current": {}})
-        if r.record == "ConsumerGroupMetadata":
-            parts["epoch"] = None if r.value is None else r.value["epoch"]
-        elif r.record == "ConsumerGroupTargetAssignmentMetadata":
-            parts["assignment_epoch"] = 0 if r.value is None else r.value["assignment_epoch"]
-        else:
-            table = {"ConsumerGroupMemberMetadata": "members",
-                     "ConsumerGroupTargetAssignmentMember": "targets",
-                     "ConsumerGroupCurrentMemberAssignment": "current"}[r.record]
-            if r.value is None:
-                parts[table].pop(r.member_id, None)
-            else:
-                parts[table][r.member_id] = r.value
+    PREFIX: ClassVar[str] = "ConsumerGroup"
 
     def groups(self) -> dict[str, ConsumerGroup]:
-        """The groups whose metadata record stands (a tombstone deleted the group)."""
-        return {gid: _group(gid, parts) for gid, parts in self._parts.items()
-                if parts["epoch"] is not None}
+        return {gid: _group(gid, parts) for gid, parts in self.standing().items()}
 
 
 def _group(group_id: str, parts: dict) -> ConsumerGroup:
-    cg = ConsumerGroup(group_id, parts["epoch"], parts["assignment_epoch"])
+    cg = ConsumerGroup(group_id, parts["Metadata"]["epoch"],
+                       ModernGroupImage.assignment_epoch(parts))
     for member_id, m in parts["members"].items():
         current = parts["current"].get(member_id)
         progress = {} if current is None else dict(

@@ -33,8 +33,14 @@ The states and their legal moves are the table in
    heartbeating is removed and the group rebalances.  **LeaveGroup** removes
    members at once.
 
-Offsets, describe/list and deletion are in :mod:`kafka_net.server.group.admin`
-(offset storage in :mod:`kafka_net.server.group.offsets`).
+The coordinator is composed, not inherited: the groups and offsets belong to
+one :class:`~kafka_net.server.group.registry.GroupRegistry` it makes and hands
+to its parts: offsets, describe/list and deletion
+(:mod:`kafka_net.server.group.admin`, storage in
+:mod:`kafka_net.server.group.offsets`), static members
+(:mod:`kafka_net.server.group.static_membership`), offset expiry
+(:mod:`kafka_net.server.group.offset_expiry`), and the consumer and streams
+coordinators.  Its methods for those are thin doors the handlers call.
 
 Threads: every method runs on a handler thread or the purgatory timer; each
 group has its own re-entrant lock (a completion can run inside a check that
@@ -44,7 +50,6 @@ already holds it).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from typing import Callable
@@ -58,13 +63,15 @@ from kafka_net.server.group.streams_coordinator import (
     StreamsGroupConfig, StreamsGroupCoordinator)
 from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
 from kafka_net.server.group.offset_expiry import OffsetExpiry
+from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.static_membership import StaticMembership
 from kafka_net.server.scheduler import BackgroundTask
-from kafka_net.server.group.offsets import OffsetManager
 from kafka_net.server.group.rebalance import (
-    DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, select_protocol)
+    DelayedHeartbeat, DelayedJoin, InitialDelayedJoin, join_answer, select_protocol,
+    update_member)
 from kafka_net.server.group.results import (
-    JoinedMember, JoinRequest, JoinResult, LeaveResult, SyncRequest, SyncResult)
+    GroupDescription, GroupOverview, JoinRequest, JoinResult, LeaveResult,
+    PartitionCommit, SyncRequest, SyncResult)
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.group.zookeeper_offsets import ZooKeeperOffsets
 from kafka_net.server.purgatory import Purgatory
@@ -76,7 +83,7 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
+class GroupCoordinator:
     def __init__(self, config: GroupConfig, topic_partitions, topics=None,
                  consumer_config: ConsumerGroupConfig | None = None, store=None,
                  streams_config: StreamsGroupConfig | None = None,
@@ -87,40 +94,48 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         ``__consumer_offsets``, None keeps them in memory only;
         ``zookeeper_offsets`` the OffsetCommit v0 store (default: in memory)."""
         self.config = config
-        self._groups: dict[str, Group] = {}
-        self._lock = threading.Lock()
-        # Held (before any other group lock) while a new group of any kind is made,
-        # here or by the share coordinator: "no other kind holds this id" and the
-        # creation are one step, so two kinds never share an id.
-        self.id_claim = threading.Lock()
+        # The one owner of the groups (every kind) and their offsets, which each part
+        # below holds: Kafka's GroupMetadataManager role.
+        self.registry = GroupRegistry(topic_partitions, config.offset_metadata_max_bytes, store)
+        self.offsets = self.registry.offsets
         self.purgatory = Purgatory("Rebalance")
         self._stopping = False   # set by complete_parked: nothing parks any more
-        self.offsets = OffsetManager(self._group, topic_partitions, self.groups,
-                                     config.offset_metadata_max_bytes, store,
-                                     group_type=self.group_type)
         # OffsetCommit v0 / OffsetFetch v0 (playing a release before 4.0): the
         # ZooKeeper broker's separate store, see zookeeper_offsets.py.
         self.zookeeper_offsets = zookeeper_offsets or ZooKeeperOffsets()
+        # DescribeGroups, ListGroups, DeleteGroups, OffsetCommit/Fetch/Delete.
+        self.admin = GroupAdmin(self.registry)
+        # KIP-345: a returning static member takes its old place (static_membership.py).
+        self.static_members = StaticMembership(config, self.registry, self)
         # KIP-848 groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe.
-        self.consumer = ConsumerGroupCoordinator(self, topics,
-                                                 consumer_config or ConsumerGroupConfig())
-        # Share groups (KIP-932): a ShareGroupCoordinator the broker sets
-        # (kafka_net.server.share); None serves none.
-        self.share = None
+        self.consumer = ConsumerGroupCoordinator(
+            self.registry, self.purgatory, topics, consumer_config or ConsumerGroupConfig(),
+            conversions=self)
         # KIP-1071 groups: StreamsGroupHeartbeat / StreamsGroupDescribe.
-        self.streams = StreamsGroupCoordinator(self, topics,
+        self.streams = StreamsGroupCoordinator(self.registry, self.purgatory, topics,
                                                streams_config or StreamsGroupConfig())
         # offsets.retention.minutes (offset_expiry.py): Kafka's
         # "delete-expired-group-metadata" task.
-        self._expiry = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
-                                      self._run_expiry)
+        self.expiry = OffsetExpiry(self.registry, config)
+        self._expiry_task = BackgroundTask("group-metadata-manager-0", "kn-offset-expiry",
+                                           self.expiry.run)
+
+    # Share groups (KIP-932) have their seat in the registry; the broker and the
+    # handlers reach it here as well.
+    @property
+    def share(self):
+        return self.registry.share
+
+    @share.setter
+    def share(self, coordinator) -> None:
+        self.registry.share = coordinator
 
     def start(self) -> None:
         self.purgatory.start()
-        self._expiry.startup()
+        self._expiry_task.startup()
 
     def shutdown(self) -> None:
-        self._expiry.shutdown()
+        self._expiry_task.shutdown()
         self.purgatory.shutdown()
 
     def complete_parked(self) -> None:
@@ -139,42 +154,54 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                                                          member.member_id))
                     member.answer_sync(SyncResult.failed(ErrorCode.NOT_COORDINATOR))
 
-    def _group(self, group_id: str, create: bool = False) -> Group | None:
-        self.ready()
-        with self._lock:
-            group = self._groups.get(group_id)
-        if group is not None or not create:
-            return group
-        with self.id_claim:
-            share = self.share
-            if share is not None and share.group(group_id) is not None:
-                return None   # a share group holds the id: nothing is made
-            with self._lock:
-                return self._groups.setdefault(group_id, Group(group_id))
+    # -- the registry's doors (the handlers, the share coordinator and tests use them) --
 
     def group(self, group_id: str, create: bool = False) -> Group | None:
-        """The registry of the classic, consumer-protocol and streams groups; with
-        ``create``, a new (classic, Empty) group unless a share group holds the id
-        (None then)."""
-        return self._group(group_id, create)
+        return self.registry.group(group_id, create)
 
     def group_type(self, group_id: str) -> str | None:
-        """Which kind of group holds ``group_id``: "classic", "consumer", "streams" or
-        "share"; None when none does.  Kafka keeps every kind in one map (one id, one
-        type: a request of another kind is refused); share groups live in the
-        ShareGroupCoordinator here, so every entry point asks this one place."""
-        group = self._group(group_id)
-        if group is not None and group.state != S.DEAD:
-            return group.group_type
-        share = self.share
-        if share is not None and share.group(group_id) is not None:
-            return "share"
-        return None
+        return self.registry.group_type(group_id)
 
     def groups(self) -> list[Group]:
-        self.ready()
-        with self._lock:
-            return list(self._groups.values())
+        return self.registry.groups()
+
+    def ready(self) -> None:
+        self.registry.ready()
+
+    def store_consumer_group(self, group: Group, member_id: str | None = None) -> int:
+        return self.registry.store_consumer_group(group, member_id)
+
+    def store_streams_group(self, group: Group, member_id: str | None = None) -> int:
+        return self.registry.store_streams_group(group, member_id)
+
+    # -- the admin side (admin.py) and the offset expiry (offset_expiry.py) -------------
+
+    def delete_groups(self, group_ids: list[str]) -> list[int]:
+        return self.admin.delete_groups(group_ids)
+
+    def delete_offsets(self, group_id: str, topics: list[tuple[str, list[int]]]):
+        return self.admin.delete_offsets(group_id, topics)
+
+    def commit_offsets(self, group_id: str, member_id: str, generation: int,
+                       commits: list[PartitionCommit],
+                       group_instance_id: str | None = None) -> list[int]:
+        return self.admin.commit_offsets(group_id, member_id, generation, commits,
+                                         group_instance_id)
+
+    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None):
+        return self.admin.fetch_offsets(group_id, topics)
+
+    def delete_topic_offsets(self, topic: str) -> None:
+        self.admin.delete_topic_offsets(topic)
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        return self.admin.describe_group(group_id)
+
+    def list_groups(self) -> list[GroupOverview]:
+        return self.admin.list_groups()
+
+    def cleanup_group_metadata(self, now_ms: int | None = None) -> int:
+        return self.expiry.cleanup_group_metadata(now_ms)
 
     def load_groups(self, partition_count: int):
         """Take the groups stored in ``__consumer_offsets`` (Kafka's onGroupLoaded):
@@ -182,7 +209,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         already known here (created before the load) keeps its state and gains
         the offsets it does not have, once the caller released the internal
         topics' lock (returned as the step to run then)."""
-        store = self.offsets.store
+        store = self.registry.store
         if store is None:
             return None
         known = []
@@ -190,13 +217,12 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             # Made whole before anyone can see it: no group lock is taken here.
             loaded.subscribed_topics = compute_subscribed_topics(loaded)
             for member in loaded.members.values():
-                self._schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
+                self.schedule_expiry(loaded, member.member_id, member.session_timeout_ms)
             if loaded.modern is not None:
                 self.consumer.on_loaded(loaded)
             if loaded.streams is not None:
                 self.streams.on_loaded(loaded)
-            with self._lock:
-                group = self._groups.setdefault(loaded.group_id, loaded)
+            group = self.registry.publish(loaded)
             if group is not loaded:
                 known.append((group, loaded))
                 continue
@@ -211,29 +237,6 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                         group.offsets.setdefault(tp, offset)
         return merge if known else None
 
-    def ready(self) -> None:
-        """Load ``__consumer_offsets``, if it exists, before a group is touched: a
-        request never holds a group's lock while the load runs (a load that starts
-        later, at the topic's creation, takes no group lock)."""
-        store = self.offsets.store
-        if store is not None:
-            store.ready()
-
-    def store_consumer_group(self, group: Group, member_id: str | None = None) -> int:
-        """Persist what changed of a KIP-848 group (under its lock); an error code
-        (a failed write is logged; the next change writes it again)."""
-        store = self.offsets.store
-        if store is None or group.modern is None:
-            return ErrorCode.NONE
-        return store.store_consumer_group(group.modern, member_id)
-
-    def store_streams_group(self, group: Group, member_id: str | None = None) -> int:
-        """Persist what changed of a KIP-1071 group (under its lock); an error code."""
-        store = self.offsets.store
-        if store is None or group.streams is None:
-            return ErrorCode.NONE
-        return store.store_streams_group(group.streams, member_id)
-
     # -- KIP-848's online migration (migration.py) ------------------------------------------
 
     def convert_to_consumer_group(self, group: Group, cg) -> None:
@@ -246,7 +249,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             member.answer_sync(SyncResult.failed(ErrorCode.REBALANCE_IN_PROGRESS))
         self._reset_classic(group)
         group.modern = cg
-        store = self.offsets.store
+        store = self.registry.store
         if store is not None:
             store.remove_group_metadata(group.group_id)
 
@@ -269,14 +272,14 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                  "member(s) at generation %d.", escape(group.group_id), len(members),
                  generation)
         for member in members.values():
-            self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+            self.schedule_expiry(group, member.member_id, member.session_timeout_ms)
         if rebalance:
-            self._prepare_rebalance(group, f"Downgrade group {group.group_id} from consumer "
+            self.prepare_rebalance(group, f"Downgrade group {group.group_id} from consumer "
                                            "to classic.")
 
     def _drop_consumer_group(self, group: Group) -> None:
         group.modern = None
-        store = self.offsets.store
+        store = self.registry.store
         if store is not None:
             store.remove_consumer_group(group.group_id)
 
@@ -290,14 +293,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
 
     def _store_group(self, group: Group) -> int:
         """Persist the group's metadata (under its lock); an error code."""
-        store = self.offsets.store
-        return ErrorCode.NONE if store is None else store.store_group(group)
-
-    def _forget(self, group: Group) -> None:
-        """Drop a deleted (Dead) group from the registry; its id may be reused."""
-        with self._lock:
-            if self._groups.get(group.group_id) is group:
-                del self._groups[group.group_id]
+        return self.registry.store_group(group)
 
     # -- JoinGroup ----------------------------------------------------------------------
 
@@ -306,7 +302,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         error = self._join_precheck(req)
         if error is not None:
             return JoinResult.failed(error, req.member_id)
-        group = self._group(req.group_id, create=True)
+        group = self.registry.group(req.group_id, create=True)
         if group is None or group.streams is not None:
             # Kafka's classicGroupJoin: a share or streams group's id, no member id.
             return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
@@ -318,7 +314,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             if group.modern is not None:
                 if group.modern.members:
                     # KIP-848's online migration: the consumer group serves it.
-                    result = self.consumer.classic_join(group, req)
+                    result = self.consumer.classic_members.classic_join(group, req)
                     self.store_consumer_group(group, result.member_id or None)
                     return result
                 # Kafka's classicGroupJoinToClassicGroup: an empty consumer group
@@ -328,7 +324,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                 return JoinResult.failed(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
             if not req.member_id:
                 if req.group_instance_id is not None:
-                    return self._join_new_static_member(group, req, respond)
+                    return self.static_members.join_new_static_member(group, req, respond)
                 return self._join_new_member(group, req, respond)
             return self._join_known_member(group, req, respond)
 
@@ -359,15 +355,15 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             # KIP-394: hand out the id first; the member must rejoin with it.
             deadline = time.monotonic() + req.session_timeout_ms / 1000
             group.pending_members[member_id] = deadline
-            self._schedule_expiry(group, member_id, req.session_timeout_ms)
+            self.schedule_expiry(group, member_id, req.session_timeout_ms)
             return JoinResult.failed(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        return self._add_member_and_rebalance(group, req, member_id, respond)
+        return self.add_member_and_rebalance(group, req, member_id, respond)
 
     def _join_known_member(self, group: Group, req: JoinRequest, respond: JoinCallback):
         member_id = req.member_id
         if member_id in group.pending_members:
             del group.pending_members[member_id]
-            return self._add_member_and_rebalance(group, req, member_id, respond)
+            return self.add_member_and_rebalance(group, req, member_id, respond)
         error = group.validate_member(member_id, req.group_instance_id)
         if error is not None:
             return JoinResult.failed(error, member_id)
@@ -375,16 +371,16 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         same = req.protocols == member.protocols
         if group.state == S.COMPLETING_REBALANCE and same:
             # It lost our JoinGroup answer: give it again, no new rebalance.
-            return self._join_answer(group, member)
+            return join_answer(group, member)
         if group.state == S.STABLE and same and member_id != group.leader_id:
-            return self._join_answer(group, member)
-        self._update_member(member, req, respond)
+            return join_answer(group, member)
+        update_member(member, req, respond)
         if group.state != S.PREPARING_REBALANCE:
-            self._prepare_rebalance(group, f"member {member_id} rejoined")
-        self._try_complete_join(group)
+            self.prepare_rebalance(group, f"member {member_id} rejoined")
+        self.try_complete_join(group)
         return None
 
-    def _add_member_and_rebalance(self, group: Group, req: JoinRequest, member_id: str,
+    def add_member_and_rebalance(self, group: Group, req: JoinRequest, member_id: str,
                                   respond: JoinCallback) -> None:
         member = Member(
             member_id, req.group_instance_id, req.client_id, req.client_host,
@@ -394,26 +390,13 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
         if not group.members:
             group.protocol_type = req.protocol_type
         group.members[member_id] = member
-        self._update_member(member, req, respond)
+        update_member(member, req, respond)
         if group.state != S.PREPARING_REBALANCE:
-            self._prepare_rebalance(group, f"member {member_id} joined")
-        self._try_complete_join(group)
+            self.prepare_rebalance(group, f"member {member_id} joined")
+        self.try_complete_join(group)
         return None
 
-    @staticmethod
-    def _update_member(member: Member, req: JoinRequest, respond: JoinCallback) -> None:
-        member.protocols = req.protocols
-        member.session_timeout_ms = req.session_timeout_ms
-        if req.rebalance_timeout_ms > 0:
-            member.rebalance_timeout_ms = req.rebalance_timeout_ms
-        # A JoinGroup already parked for this member came, necessarily, from another
-        # connection (the first one is muted while its JoinGroup is parked): the
-        # client gave up on it.  Answer it anyway so that its connection is
-        # unmuted; the new request is the one that counts.
-        member.answer_join(JoinResult.failed(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
-        member.on_join = respond
-
-    def _prepare_rebalance(self, group: Group, reason: str) -> None:
+    def prepare_rebalance(self, group: Group, reason: str) -> None:
         if group.state == S.COMPLETING_REBALANCE:
             self._fail_pending_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
         old_state = group.transition_to(S.PREPARING_REBALANCE)
@@ -421,17 +404,17 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                  escape(group.group_id), old_state, group.generation_id, escape(reason))
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if old_state == S.EMPTY and self.config.initial_rebalance_delay_ms > 0:
-            op = InitialDelayedJoin(self, group, min(
+            op = InitialDelayedJoin(self.complete_join, group, min(
                 self.config.initial_rebalance_delay_ms, timeout))
         else:
-            op = DelayedJoin(self, group, timeout)
+            op = DelayedJoin(self.complete_join, group, timeout)
         self._schedule_join(group, op)
 
     def _schedule_join(self, group: Group, op: DelayedJoin) -> None:
         group.join_op = op
         self.purgatory.try_complete_else_watch(op, [("join", group.group_id)])
 
-    def _try_complete_join(self, group: Group) -> None:
+    def try_complete_join(self, group: Group) -> None:
         self.purgatory.check_and_complete(("join", group.group_id))
 
     def complete_join(self, group: Group) -> None:
@@ -448,7 +431,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             if group.members and not any(m.on_join for m in group.members.values()):
                 log.error("Group %s could not complete rebalance because no members "
                           "rejoined.", escape(group.group_id))
-                self._schedule_join(group, DelayedJoin(self, group, max(
+                self._schedule_join(group, DelayedJoin(self.complete_join, group, max(
                     m.rebalance_timeout_ms for m in group.members.values())))
                 return
             # Pending members (given an id, not yet rejoined) stay pending: if they
@@ -474,28 +457,19 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             for member in group.members.values():
                 member.is_new = False
                 if member.on_join is not None:
-                    member.answer_join(self._join_answer(group, member))
-                    self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
-
-    @staticmethod
-    def _join_answer(group: Group, member: Member) -> JoinResult:
-        is_leader = member.member_id == group.leader_id
-        return JoinResult(
-            ErrorCode.NONE, member.member_id, group.generation_id, group.protocol_type,
-            group.protocol_name, group.leader_id or "",
-            [JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
-             for m in group.members.values()] if is_leader else [])
+                    member.answer_join(join_answer(group, member))
+                    self.schedule_expiry(group, member.member_id, member.session_timeout_ms)
 
     # -- SyncGroup ----------------------------------------------------------------------
 
     def sync_group(self, req: SyncRequest, respond: SyncCallback) -> SyncResult | None:
         """The answer, or None: parked until the leader's assignment, then ``respond``."""
-        group = self._group(req.group_id)
+        group = self.registry.group(req.group_id)
         if group is None:
             return SyncResult.failed(ErrorCode.UNKNOWN_MEMBER_ID)
         with group.lock:
             if group.modern is not None:
-                result = self.consumer.classic_sync(group, req)
+                result = self.consumer.classic_members.classic_sync(group, req)
                 self.store_consumer_group(group, req.member_id or None)
                 return result
             error = group.validate_member(req.member_id, req.group_instance_id)
@@ -528,7 +502,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             for member in group.members.values():
                 member.assignment = b""
             self._fail_pending_syncs(group, error)
-            self._prepare_rebalance(group, f"storing the assignment failed with error {error}")
+            self.prepare_rebalance(group, f"storing the assignment failed with error {error}")
             return
         group.transition_to(S.STABLE)
         log.info("Assignment received from leader %s for group %s generation %d",
@@ -550,15 +524,15 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
 
     def heartbeat(self, group_id: str, member_id: str, generation_id: int,
                   group_instance_id: str | None = None) -> int:
-        group = self._group(group_id)
+        group = self.registry.group(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
             if group.state == S.DEAD:
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
             if group.modern is not None:
-                error = self.consumer.classic_heartbeat(group, member_id, generation_id,
-                                                        group_instance_id)
+                error = self.consumer.classic_members.classic_heartbeat(
+                    group, member_id, generation_id, group_instance_id)
                 self.store_consumer_group(group, member_id or None)
                 return error
             error = group.validate_member(member_id, group_instance_id)
@@ -573,16 +547,16 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             return ErrorCode.NONE
 
     def _heartbeat(self, group: Group, member: Member) -> None:
-        self._schedule_expiry(group, member.member_id, member.session_timeout_ms)
+        self.schedule_expiry(group, member.member_id, member.session_timeout_ms)
 
-    def _schedule_expiry(self, group: Group, member_id: str, timeout_ms: int) -> None:
+    def schedule_expiry(self, group: Group, member_id: str, timeout_ms: int) -> None:
         deadline = time.monotonic() + timeout_ms / 1000
         member = group.members.get(member_id)
         if member is not None:
             member.heartbeat_deadline = deadline
         # Timer only: each heartbeat arms a new one, and an expiry re-checks the
         # member's current deadline, so stale timers are harmless.
-        self.purgatory.schedule(DelayedHeartbeat(self, group, member_id, timeout_ms))
+        self.purgatory.schedule(DelayedHeartbeat(self.expire, group, member_id, timeout_ms))
 
     def expire(self, group: Group, member_id: str) -> None:
         with group.lock:
@@ -591,7 +565,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                     del group.pending_members[member_id]
                     log.info("Pending member %s of group %s expired",
                              escape(member_id), escape(group.group_id))
-                    self._try_complete_join(group)
+                    self.try_complete_join(group)
                 return
             member = group.members.get(member_id)
             if member is None or time.monotonic() < member.heartbeat_deadline:
@@ -599,7 +573,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             if member.on_join is not None or member.on_sync is not None:
                 # Parked in a rebalance: kept alive (the rebalance timeout, or the
                 # leader's expiry, governs it); look again one session later.
-                self._schedule_expiry(group, member_id, member.session_timeout_ms)
+                self.schedule_expiry(group, member_id, member.session_timeout_ms)
                 return
             log.info("Member %s in group %s has failed (no heartbeat for %d ms); removing it",
                      escape(member_id), escape(group.group_id), member.session_timeout_ms)
@@ -608,7 +582,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def leave_group(self, group_id: str,
                     leaving: list[tuple[str, str | None]]) -> list[LeaveResult]:
         """``leaving``: (member id, group instance id) pairs; one result each, in order."""
-        group = self._group(group_id)
+        group = self.registry.group(group_id)
         return [LeaveResult(member_id, instance_id, self._leave(group, member_id, instance_id))
                 for member_id, instance_id in leaving]
 
@@ -617,7 +591,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
             if group.modern is not None:
-                error = self.consumer.classic_leave(group, member_id, instance_id)
+                error = self.consumer.classic_members.classic_leave(group, member_id, instance_id)
                 self.store_consumer_group(group)
                 return error
             if group.streams is not None:
@@ -629,7 +603,7 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
                     return ErrorCode.UNKNOWN_MEMBER_ID
                 member_id = static_id
             elif group.pending_members.pop(member_id, None) is not None:
-                self._try_complete_join(group)
+                self.try_complete_join(group)
                 return ErrorCode.NONE
             error = group.validate_member(member_id, instance_id)
             if error is not None:
@@ -640,8 +614,8 @@ class GroupCoordinator(GroupAdmin, StaticMembership, OffsetExpiry):
     def _remove_member_and_rebalance(self, group: Group, member: Member, reason: str) -> None:
         self._remove_member(group, member)
         if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
-            self._prepare_rebalance(group, f"member {member.member_id}: {reason}")
-        self._try_complete_join(group)
+            self.prepare_rebalance(group, f"member {member.member_id}: {reason}")
+        self.try_complete_join(group)
 
     @staticmethod
     def _remove_member(group: Group, member: Member) -> None:

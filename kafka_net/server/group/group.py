@@ -15,12 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.group.results import JoinResult, SyncResult
+from kafka_net.server.group.results import JoinResult, OffsetAndMetadata, SyncResult
 from kafka_net.server.group.state import GroupState, check_transition
 
 if TYPE_CHECKING:
     from kafka_net.server.group.consumer_group import ConsumerGroup
-    from kafka_net.server.group.offsets import OffsetAndMetadata
     from kafka_net.server.purgatory import DelayedOperation
 
 
@@ -78,7 +77,7 @@ class Group:
     leader_id: str | None = None
     members: dict[str, Member] = field(default_factory=dict)
     pending_members: dict[str, float] = field(default_factory=dict)  # id -> deadline
-    offsets: dict[tuple[str, int], "OffsetAndMetadata"] = field(default_factory=dict)
+    offsets: dict[tuple[str, int], OffsetAndMetadata] = field(default_factory=dict)
     # The topics the members consume, set at each new generation (None: unknown).
     subscribed_topics: frozenset[str] | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)

@@ -47,6 +47,7 @@ from kafka_net.server.group.consumer_group_records import (
     ConsumerGroupImage, member_records, records_of, shape)
 from kafka_net.server.group import streams_group_records as streams_records
 from kafka_net.server.group.group import Group, Member
+from kafka_net.server.group.results import OffsetAndMetadata, PartitionCommit
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.internal_topics import GROUP_METADATA_TOPIC_NAME, loaded_batches
 from kafka_net.server.partition_limits import TopicCreationError
@@ -234,7 +235,6 @@ class GroupMetadataManager:
 
     def load(self, partition_count: int) -> list[Group]:
         """Every group stored in ``__consumer_offsets``, rebuilt."""
-        from kafka_net.server.group.offsets import OffsetAndMetadata
         self._set_partitions(partition_count)
         offsets: dict[str, dict] = {}
         groups: dict[str, dict | None] = {}
@@ -270,7 +270,6 @@ class GroupMetadataManager:
         return loaded
 
     def take_loaded_pending(self) -> dict[tuple[str, int], list]:
-        from kafka_net.server.group.offsets import PartitionCommit
         with self._lock:
             pending, self._loaded_pending = self._loaded_pending, {}
         return {key: [PartitionCommit(r.topic, r.partition, r.value["offset"],

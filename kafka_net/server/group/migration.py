@@ -52,7 +52,7 @@ from kafka_net.protocol.consumer_protocol import (
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.assignors import Assignment
 from kafka_net.server.group.consumer_group import (
-    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, MemberState)
+    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, HeartbeatError, MemberState)
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.results import (
     JoinRequest, JoinResult, SyncRequest, SyncResult)
@@ -156,10 +156,18 @@ def _subscription(cg: ConsumerGroup, req: JoinRequest, member_id: str):
 
 
 class ClassicMembers:
-    """The classic protocol's requests to a consumer group: a mixin of
-    ConsumerGroupCoordinator (its ``_assign_and_reconcile``, ``_fence``,
-    ``_arm_timers``, ``_topics``, ``config``, ``_groups``).  Every method runs
-    under the group's lock."""
+    """The classic protocol's requests to a consumer group, a part the
+    ConsumerGroupCoordinator holds.  Every method runs under the group's lock."""
+
+    def __init__(self, consumer, topics, config, conversions) -> None:
+        """``consumer``: the ConsumerGroupCoordinator (its ``assign_and_reconcile``,
+        ``fence`` and ``arm_timers`` serve classic members too); ``topics``: the
+        MetadataCache; ``config``: its ConsumerGroupConfig; ``conversions``: the
+        GroupCoordinator (``convert_to_consumer_group``, ``convert_to_classic_group``)."""
+        self._consumer = consumer
+        self._topics = topics
+        self.config = config
+        self._conversions = conversions
 
     def classic_join(self, group: Group, req: JoinRequest) -> JoinResult:
         """Kafka's classicGroupJoinToConsumerGroup: answered at once."""
@@ -209,10 +217,10 @@ class ClassicMembers:
         bump = (member.member_id not in cg.members
                 or updated.subscribed_topic_names != member.subscribed_topic_names)
         owned = by_topic_id(subscription.owned_partitions, self._topics)
-        reconciled = self._assign_and_reconcile(group, cg, updated, owned, bump, None)
+        reconciled = self._consumer.assign_and_reconcile(group, cg, updated, owned, bump, None)
         # Kafka's sync timeout: the SyncGroup must follow within the rebalance
         # timeout (a fresh deadline; the SyncGroup clears it unless still revoking).
-        reconciled = cg.members[reconciled.member_id] = self._arm_timers(
+        reconciled = cg.members[reconciled.member_id] = self._consumer.arm_timers(
             group, replace(reconciled, revocation_deadline=None), True)
         return reconciled
 
@@ -292,7 +300,7 @@ class ClassicMembers:
             return SyncResult.failed(e.error_code)
         unrevoked = member.state == MemberState.UNREVOKED_PARTITIONS
         rejoin = cg.group_epoch > member.member_epoch and not unrevoked
-        cg.members[member.member_id] = self._arm_timers(group, member, rejoin or unrevoked)
+        cg.members[member.member_id] = self._consumer.arm_timers(group, member, rejoin or unrevoked)
         if rejoin:
             return SyncResult.failed(ErrorCode.REBALANCE_IN_PROGRESS)
         version = subscription_version(member.classic.supported_protocols[0][1])
@@ -315,7 +323,7 @@ class ClassicMembers:
                       and not cg.waiting_on_unreleased_partition(member)))
         # A member told to rejoin must within its rebalance timeout (Kafka's join
         # timeout): arm_member_timers' revocation deadline, kept until it rejoins.
-        cg.members[member.member_id] = self._arm_timers(group, member, rejoin)
+        cg.members[member.member_id] = self._consumer.arm_timers(group, member, rejoin)
         return ErrorCode.REBALANCE_IN_PROGRESS if rejoin else ErrorCode.NONE
 
     def classic_leave(self, group: Group, member_id: str, instance_id: str | None) -> int:
@@ -326,7 +334,7 @@ class ClassicMembers:
             return e.error_code
         log.info("[GroupId %s] Member %s has left group through explicit `LeaveGroup` "
                  "request.", escape(cg.group_id), escape(member.member_id))
-        self._fence(group, cg, member, downgrade=False)
+        self._consumer.fence(group, cg, member, downgrade=False)
         return ErrorCode.NONE
 
     # -- the conversions, driven by the coordinator ----------------------------------------
@@ -334,7 +342,6 @@ class ClassicMembers:
     def maybe_upgrade(self, group: Group) -> None:
         """Convert a non-empty classic group a ConsumerGroupHeartbeat joins, or raise
         the HeartbeatError Kafka answers (under the group's lock)."""
-        from kafka_net.server.group.consumer_coordinator import HeartbeatError
         not_consumer = HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                       f"Group {group.group_id} is not a consumer group.")
         policy = self.config.migration_policy
@@ -360,9 +367,9 @@ class ClassicMembers:
                 ErrorCode.GROUP_ID_NOT_FOUND,
                 f"Cannot upgrade the classic group {group.group_id} to consumer group because "
                 "the embedded consumer protocol is malformed.") from exc
-        self._groups.convert_to_consumer_group(group, cg)
+        self._conversions.convert_to_consumer_group(group, cg)
         for member in list(cg.members.values()):
-            cg.members[member.member_id] = self._arm_timers(group, member, False)
+            cg.members[member.member_id] = self._consumer.arm_timers(group, member, False)
         log.info("[GroupId %s] Converted the classic group to a consumer group with %d "
                  "classic member(s) at epoch %d.", escape(group.group_id), len(cg.members),
                  cg.group_epoch)
@@ -389,6 +396,6 @@ class ClassicMembers:
             log.warning("Cannot downgrade the consumer group %s: %s", escape(cg.group_id),
                         escape(str(exc)))
             return False
-        self._groups.convert_to_classic_group(group, members, cg.group_epoch, rebalance)
+        self._conversions.convert_to_classic_group(group, members, cg.group_epoch, rebalance)
         return True
 

@@ -18,8 +18,10 @@ group left Empty with no offsets is removed too (Dead, then a tombstone for
 its metadata), so its id may start afresh.  KIP-848 groups keep their
 offsets (their expiry is not built here).
 
-:class:`OffsetExpiry` is a mixin of
-:class:`~kafka_net.server.group.coordinator.GroupCoordinator`.
+:class:`OffsetExpiry` works on the one group registry
+(:class:`~kafka_net.server.group.registry.GroupRegistry`); the
+:class:`~kafka_net.server.group.coordinator.GroupCoordinator` runs it on its
+"delete-expired-group-metadata" task.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import time
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.consumer_protocol import PROTOCOL_TYPE
-from kafka_net.server.group.group import Group
+from kafka_net.server.group.group import Group, GroupConfig
+from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.state import GroupState
 
 log = logging.getLogger(__name__)
@@ -58,12 +61,17 @@ def expired_offsets(group: Group, now_ms: int, retention_ms: int) -> list[tuple[
 
 
 class OffsetExpiry:
+    def __init__(self, registry: GroupRegistry, config: GroupConfig) -> None:
+        """``config``: offsets.retention.minutes and its check interval."""
+        self._registry = registry
+        self.config = config
+
     def cleanup_group_metadata(self, now_ms: int | None = None) -> int:
         """Remove expired offsets, then empty groups with none left; how many offsets."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         started = time.monotonic()
         removed = 0
-        for group in self.groups():
+        for group in self._registry.groups():
             removed += self._expire_group(group, now_ms)
         if removed:
             log.info("Removed %d expired offsets in %d milliseconds.", removed,
@@ -71,7 +79,7 @@ class OffsetExpiry:
         return removed
 
     def _expire_group(self, group: Group, now_ms: int) -> int:
-        store = self.offsets.store
+        store = self._registry.store
         with group.lock:
             if group.state == S.DEAD:
                 return 0
@@ -87,10 +95,10 @@ class OffsetExpiry:
                 log.info("Group %s transitioned to Dead in generation %d",
                          escape(group.group_id), group.generation_id)
         if gone and group.state == S.DEAD:
-            self._forget(group)
+            self._registry.forget(group)
         return len(expired)
 
-    def _run_expiry(self, stop: threading.Event) -> None:
+    def run(self, stop: threading.Event) -> None:
         interval = self.config.offsets_retention_check_interval_ms / 1000
         while not stop.wait(interval):
             try:

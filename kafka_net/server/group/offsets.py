@@ -13,41 +13,20 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.group import Group
+# The offset values live with the other domain values (results.py), so that
+# group.py, which keeps them, needs no import of this module.
+from kafka_net.server.group.results import OffsetAndMetadata, PartitionCommit
 from kafka_net.server.group.state import GroupState
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class OffsetAndMetadata:
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-    commit_timestamp: int = -1   # ms; offsets.retention.minutes counts from it
-
-
 NO_OFFSET = OffsetAndMetadata(-1, -1, "")   # what OffsetFetch says for "none committed"
-
-
-@dataclass(frozen=True)
-class PartitionCommit:
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-    # OffsetCommit v1 only: the client's commit time (ms), from which
-    # offsets.retention.minutes counts; -1 (every other version): the broker's now.
-    commit_timestamp: int = -1
-
-    def committed_at(self, now: int) -> int:
-        return now if self.commit_timestamp == -1 else self.commit_timestamp
 
 
 class OffsetManager:

@@ -110,3 +110,26 @@ class GroupOverview:
     protocol_type: str
     state: str
     group_type: str = "classic"
+
+
+@dataclass(frozen=True)
+class OffsetAndMetadata:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    commit_timestamp: int = -1   # ms; offsets.retention.minutes counts from it
+
+
+@dataclass(frozen=True)
+class PartitionCommit:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    # OffsetCommit v1 only: the client's commit time (ms), from which
+    # offsets.retention.minutes counts; -1 (every other version): the broker's now.
+    commit_timestamp: int = -1
+
+    def committed_at(self, now: int) -> int:
+        return now if self.commit_timestamp == -1 else self.commit_timestamp

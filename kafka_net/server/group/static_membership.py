@@ -20,8 +20,11 @@ Kafka's ``GroupMetadataManager.classicGroupJoinNewStaticMember`` then:
 Static members also survive the end of a join phase they did not rejoin in:
 only their session timeout removes them (and that rebalances the group).
 
-:class:`StaticMembership` is a mixin of
-:class:`~kafka_net.server.group.coordinator.GroupCoordinator`.
+:class:`StaticMembership` is a part the
+:class:`~kafka_net.server.group.coordinator.GroupCoordinator` holds: it gets the
+group registry (to store the group) and the coordinator's rebalance entry
+points (``add_member_and_rebalance``, ``prepare_rebalance``,
+``try_complete_join``, ``schedule_expiry``), passed in, not inherited.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from dataclasses import replace
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.group.group import Group
-from kafka_net.server.group.rebalance import select_protocol
+from kafka_net.server.group.group import Group, GroupConfig
+from kafka_net.server.group.rebalance import join_answer, select_protocol, update_member
+from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.results import JoinRequest, JoinResult
 from kafka_net.server.group.state import GroupState
 
@@ -43,7 +47,14 @@ S = GroupState
 
 
 class StaticMembership:
-    def _join_new_static_member(self, group: Group, req: JoinRequest, respond):
+    def __init__(self, config: GroupConfig, registry: GroupRegistry, rebalance) -> None:
+        """``rebalance``: the GroupCoordinator, whose rebalance steps a join may take."""
+        self.config = config
+        self._registry = registry
+        self._rebalance = rebalance
+
+    def join_new_static_member(self, group: Group, req: JoinRequest, respond):
+        """A JoinGroup with an instance id and no member id (under the group's lock)."""
         instance_id = req.group_instance_id
         new_member_id = f"{instance_id}-{uuid.uuid4()}"
         old_member_id = group.static_member_id(instance_id)
@@ -54,7 +65,7 @@ class StaticMembership:
                      "%s in %s state. Created a new member id %s for this member and added "
                      "to the group.", escape(instance_id), escape(group.group_id), group.state,
                      escape(new_member_id))
-            return self._add_member_and_rebalance(group, req, new_member_id, respond)
+            return self._rebalance.add_member_and_rebalance(group, req, new_member_id, respond)
         log.info("Static member with groupInstanceId=%s and unknown member id joins group %s "
                  "in %s state. Replacing previously mapped member %s with this "
                  "groupInstanceId.", escape(instance_id), escape(group.group_id), group.state,
@@ -67,35 +78,35 @@ class StaticMembership:
         current_leader = group.leader_id
         member = group.replace_static_member(old_member_id, new_member_id)
         # The old id's heartbeat timer finds no member and does nothing.
-        self._schedule_expiry(group, new_member_id, member.session_timeout_ms)
+        self._rebalance.schedule_expiry(group, new_member_id, member.session_timeout_ms)
         if group.state == S.STABLE:
             member.protocols = req.protocols
             if select_protocol(group) == group.protocol_name:
                 log.info("Static member which joins during Stable stage and doesn't affect "
                          "the selected protocol will not trigger a rebalance.")
-                self._update_member(member, req, respond)
+                update_member(member, req, respond)
                 member.on_join = None   # answered here, not parked
-                self._store_group(group)   # the new member id, as Kafka persists it
+                self._registry.store_group(group)   # the new member id, as Kafka persists it
                 return self._static_join_answer(group, member, current_leader, req)
-            self._update_member(member, req, respond)
-            self._prepare_rebalance(
+            update_member(member, req, respond)
+            self._rebalance.prepare_rebalance(
                 group, f"Group's selectedProtocol will change because static member "
                        f"{new_member_id} with instance id {req.group_instance_id} joined "
                        f"with change of protocol")
         else:
-            self._update_member(member, req, respond)
+            update_member(member, req, respond)
             if group.state == S.COMPLETING_REBALANCE:
                 # The leader may already hold the old id in its assignment: start over.
-                self._prepare_rebalance(
+                self._rebalance.prepare_rebalance(
                     group, f"Updating metadata for static member {new_member_id} with "
                            f"instance id {req.group_instance_id}")
-        self._try_complete_join(group)
+        self._rebalance.try_complete_join(group)
         return None
 
     def _static_join_answer(self, group: Group, member, previous_leader: str | None,
                             req: JoinRequest) -> JoinResult:
         if req.supports_skip_assignment:
-            answer = self._join_answer(group, member)   # the leader's lists the members
+            answer = join_answer(group, member)   # the leader's lists the members
             return replace(answer, skip_assignment=member.member_id == group.leader_id)
         return JoinResult(ErrorCode.NONE, member.member_id, group.generation_id,
                           group.protocol_type, group.protocol_name, previous_leader or "")

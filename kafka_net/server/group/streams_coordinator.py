@@ -71,9 +71,11 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
-from kafka_net.server.group.consumer_group import replace_static_member
 from kafka_net.server.group.group import Group
-from kafka_net.server.group.rebalance import arm_member_timers, member_expiry
+from kafka_net.server.group.modern_group import (
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
+    static_member_error)
+from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.streams_group import (
     ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
     StreamsGroup, StreamsGroupMember, TasksTuple, all_tasks, configure, validate_topology)
@@ -82,7 +84,6 @@ from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)
 
-JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 
 
 @dataclass(frozen=True)
@@ -170,13 +171,27 @@ def _tasks_of(wire: list[dict] | None):
     return None if wire is None else {t["subtopology_id"]: set(t["partitions"]) for t in wire}
 
 
+STREAMS = GroupKind(
+    "streams", lambda group: group.streams, "tasks", StreamsError,
+    "Streams group {} not found.",
+    "[GroupId %s][MemberId %s] Member fenced from the streams group because %s.")
+
+
 class StreamsGroupCoordinator:
-    def __init__(self, groups, topics, config: StreamsGroupConfig) -> None:
-        """``groups``: the GroupCoordinator; ``topics``: the MetadataCache."""
-        self._groups = groups
+    def __init__(self, registry: GroupRegistry, purgatory, topics,
+                 config: StreamsGroupConfig) -> None:
+        """``registry``: the one group registry; ``purgatory``: the coordinator's
+        "Rebalance" purgatory (member and initial-delay timers); ``topics``: the
+        MetadataCache."""
+        self._registry = registry
+        self._purgatory = purgatory
         self._topics = topics
         self.config = config
         self.group_configs = None   # a GroupConfigRepository (set by the broker)
+        # What consumer and streams groups share (lookup, member sessions, describe).
+        self._modern = ModernGroups(registry, purgatory, STREAMS,
+                                    lambda group, sg, member: self._fence(sg, member),
+                                    registry.store_streams_group)
 
     # -- StreamsGroupHeartbeat ---------------------------------------------------------
 
@@ -190,23 +205,17 @@ class StreamsGroupCoordinator:
                 try:
                     return self._heartbeat(group, group.streams, req, client_id, client_host)
                 finally:
-                    self._groups.store_streams_group(group, req["member_id"])
+                    self._registry.store_streams_group(group, req["member_id"])
         except StreamsError as e:
             return StreamsHeartbeatResult(e.error_code, str(e))
 
     def _streams_group(self, group_id: str, create: bool) -> Group:
-        if self._groups.group_type(group_id) == "share":
-            raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
-                               f"Group {group_id} is not a streams group.")
-        group = self._groups.group(group_id, create=create)
-        if group is None:
-            raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
-                               f"Streams group {group_id} not found.")
+        group = self._modern.find(group_id, create)
         with group.lock:
             if group.streams is None:
                 if group.members or group.modern is not None or not create:
                     raise StreamsError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                       f"Group {group_id} is not a streams group.")
+                                       self._modern.not_this_kind(group_id))
                 group.streams = StreamsGroup(group_id)   # an empty classic group (offsets)
         return group
 
@@ -291,7 +300,7 @@ class StreamsGroupCoordinator:
         if delay_ms <= 0:
             return
         sg.initial_delay_deadline = deadline = time.monotonic() + delay_ms / 1000
-        self._groups.purgatory.schedule(
+        self._purgatory.schedule(
             DelayedInitialAssignment(self, group, deadline, delay_ms))
 
     def end_initial_delay(self, group: Group, deadline: float) -> None:
@@ -304,7 +313,7 @@ class StreamsGroupCoordinator:
             sg.initial_delay_deadline = None
             if sg.members and sg.group_epoch > sg.assignment_epoch:
                 self._update_target_assignment(sg)
-            self._groups.store_streams_group(group)
+            self._registry.store_streams_group(group)
 
     def _member(self, sg: StreamsGroup, req: dict, owned: TasksTuple | None
                 ) -> StreamsGroupMember:
@@ -338,34 +347,24 @@ class StreamsGroupCoordinator:
         instance still in the group cannot be replaced (UNRELEASED_INSTANCE_ID); an
         old member id of a replaced instance is fenced (FENCED_INSTANCE_ID)."""
         member_id, instance_id = req["member_id"], req["instance_id"]
-        existing = next((m for m in sg.members.values() if m.instance_id == instance_id),
-                        None)
-        if req["member_epoch"] == JOIN_EPOCH:
-            if existing is None:
-                if len(sg.members) >= self.config.max_size:
-                    raise StreamsError(
-                        ErrorCode.GROUP_MAX_SIZE_REACHED,
-                        "The streams group has reached its maximum capacity of "
-                        f"{self.config.max_size} members.")
-                return StreamsGroupMember(member_id, instance_id=instance_id)
-            if existing.member_id == member_id:
-                return existing
-            if existing.member_epoch != STATIC_LEAVE_EPOCH:
-                raise StreamsError(
-                    ErrorCode.UNRELEASED_INSTANCE_ID,
-                    f"Static member {existing.member_id} with instance id {instance_id} "
-                    "cannot be replaced because it has not left the group.")
-            return replace_static_member(sg, existing, member_id, "streams group")
+        existing = sg.member_by_instance(instance_id)
+        joining = req["member_epoch"] == JOIN_EPOCH
+        if joining and existing is not None and existing.member_id == member_id:
+            return existing
+        error = static_member_error(existing, member_id, instance_id, joining)
+        if error is not None:
+            raise StreamsError(*error)
+        if not joining:
+            _check_epoch(existing, req["member_epoch"], owned)
+            return existing
         if existing is None:
-            raise StreamsError(ErrorCode.UNKNOWN_MEMBER_ID,
-                               f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise StreamsError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by "
-                f"member {existing.member_id}.")
-        _check_epoch(existing, req["member_epoch"], owned)
-        return existing
+            if len(sg.members) >= self.config.max_size:
+                raise StreamsError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    "The streams group has reached its maximum capacity of "
+                    f"{self.config.max_size} members.")
+            return StreamsGroupMember(member_id, instance_id=instance_id)
+        return sg.replace_static_member(existing, member_id)
 
     def _check_topology(self, sg: StreamsGroup, topology: dict | None, member_id: str) -> None:
         """A joining member's topology against the group's (Kafka's maybeUpdateTopology):
@@ -533,28 +532,11 @@ class StreamsGroupCoordinator:
                                         "streams.session.timeout.ms",
                                         self.config.session_timeout_ms)
         revoking = member.state == MemberState.UNREVOKED_TASKS
-        return arm_member_timers(self._groups.purgatory, self, group, member, timeout_ms,
-                                 revoking)
+        return self._modern.arm_timers(group, member, timeout_ms, revoking)
 
     def on_loaded(self, group: Group) -> None:
         """A loaded group: each member gets a session to heartbeat in."""
-        sg = group.streams
-        for member_id, member in list(sg.members.items()):
-            sg.members[member_id] = self._arm_timers(group, member)
-
-    def expire(self, group: Group, member_id: str) -> None:
-        with group.lock:
-            sg = group.streams
-            member = None if sg is None else sg.members.get(member_id)
-            if member is None:
-                return
-            reason = member_expiry(member, "tasks")
-            if reason is None:
-                return
-            log.info("[GroupId %s][MemberId %s] Member fenced from the streams group because "
-                     "%s.", escape(sg.group_id), escape(member_id), reason)
-            self._fence(sg, member)
-            self._groups.store_streams_group(group)
+        self._modern.on_loaded(group, self._arm_timers)
 
     # -- StreamsGroupTopologyDescriptionUpdate (KIP-1331) --------------------------------
 
@@ -564,7 +546,7 @@ class StreamsGroupCoordinator:
         A member (or group) that is gone gets UNKNOWN_MEMBER_ID, so the client
         rejoins; a description of another topology epoch than the group's
         STREAMS_INVALID_TOPOLOGY_EPOCH."""
-        group = self._groups.group(group_id)
+        group = self._registry.group(group_id)
         if group is None or group.streams is None:
             return ErrorCode.UNKNOWN_MEMBER_ID, f"Streams group {group_id} not found."
         with group.lock:
@@ -578,28 +560,23 @@ class StreamsGroupCoordinator:
                         f"group's topology epoch is {sg.topology_epoch()}.")
             sg.topology_description, sg.topology_description_epoch = description, epoch
             # With the group's metadata record, as Kafka records the stored epoch.
-            self._groups.store_streams_group(group)
+            self._registry.store_streams_group(group)
         return ErrorCode.NONE, None
 
     # -- StreamsGroupDescribe -----------------------------------------------------------
 
     def describe(self, group_id: str) -> tuple[int, str | None, StreamsGroup | None]:
-        group = self._groups.group(group_id)
-        if group is None or group.streams is None:
-            what = "not found" if self._groups.group_type(group_id) is None \
-                else "is not a streams group"
-            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} {what}.", None
-        with group.lock:
-            sg = group.streams
-            configured = sg.configured
-            if configured is None and sg.topology is not None:
-                # Loaded, not heartbeated yet: configured for the answer only; the
-                # next heartbeat configures it for the group (and bumps its epoch
-                # if the topics changed meanwhile).
-                configured = self._configured(sg.topology)
-            return ErrorCode.NONE, None, replace(sg, members=dict(sg.members),
-                                                 target=dict(sg.target),
-                                                 configured=configured)
+        return self._modern.describe(group_id, self._snapshot)
+
+    def _snapshot(self, sg: StreamsGroup) -> StreamsGroup:
+        configured = sg.configured
+        if configured is None and sg.topology is not None:
+            # Loaded, not heartbeated yet: configured for the answer only; the
+            # next heartbeat configures it for the group (and bumps its epoch
+            # if the topics changed meanwhile).
+            configured = self._configured(sg.topology)
+        return replace(sg, members=dict(sg.members), target=dict(sg.target),
+                       configured=configured)
 
 
 class DelayedInitialAssignment(DelayedOperation):
@@ -640,19 +617,10 @@ def _partitions(topology: dict, tasks: dict, counts: dict[str, int]) -> list[dic
 
 def _check_epoch(member: StreamsGroupMember, epoch: int, owned: TasksTuple | None) -> None:
     """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
-    if epoch > member.member_epoch:
-        raise StreamsError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a greater member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
-    if epoch < member.member_epoch and (
-            epoch != member.previous_member_epoch or not _is_subset(owned, member.assigned)):
-        raise StreamsError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a smaller member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
-            "all its partitions and rejoin.")
+    error = member_epoch_error(member, epoch, lambda: _is_subset(owned, member.assigned),
+                               "streams")
+    if error is not None:
+        raise StreamsError(ErrorCode.FENCED_MEMBER_EPOCH, error)
 
 
 def _is_subset(owned: TasksTuple | None, assigned: TasksTuple) -> bool:

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, ClassVar, Iterable
+
+from kafka_net.server.group.modern_data import ModernGroup, ModernGroupMember
 
 Tasks = dict[str, set[int]]          # sub-topology id -> partitions
 TASK_KINDS = ("active", "standby", "warmup")
@@ -75,13 +77,7 @@ EMPTY_TASKS = TasksTuple()
 
 
 @dataclass
-class StreamsGroupMember:
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    rebalance_timeout_ms: int = 300000
+class StreamsGroupMember(ModernGroupMember):
     topology_epoch: int = -1
     process_id: str = ""
     user_endpoint: tuple[str, int] | None = None
@@ -117,12 +113,10 @@ class ConfiguredTopology:
 
 
 @dataclass
-class StreamsGroup:
-    group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    members: dict[str, StreamsGroupMember] = field(default_factory=dict)
-    target: dict[str, TasksTuple] = field(default_factory=dict)
+class StreamsGroup(ModernGroup):
+    KIND: ClassVar[str] = "streams group"
+    MEMBER_STABLE: ClassVar[MemberState] = MemberState.STABLE
+
     # The request's topology (wire form, as StreamsGroupTopologyValue keeps it); None
     # until the first member brings one.
     topology: dict | None = None
@@ -158,12 +152,7 @@ class StreamsGroup:
             return "Empty"
         if self.configured is None or not self.configured.is_ready():
             return "NotReady"
-        if self.group_epoch != self.assignment_epoch:
-            return "Assigning"
-        if any(m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE
-               for m in self.members.values()):
-            return "Reconciling"
-        return "Stable"
+        return self.progress_state()
 
     def topology_epoch(self) -> int:
         return -1 if self.topology is None else self.topology["epoch"]

@@ -30,8 +30,11 @@ again with the next heartbeats.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from kafka_net.protocol.coordinator_records import (
-    ConsumerGroupRecord, consumer_group_key, consumer_group_value)
+    consumer_group_key, consumer_group_value)
+from kafka_net.server.group.modern_data import ModernGroupImage, records_in_order
 from kafka_net.server.group.streams_group import (
     MemberState, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple)
 
@@ -86,14 +89,11 @@ def member_records(sg: StreamsGroup, member_id: str) -> dict[bytes, bytes]:
 def records_of(sg: StreamsGroup) -> dict[bytes, bytes]:
     """Every record of the group, in Kafka's order within a change."""
     gid = sg.group_id
-    members = {member_id: member_records(sg, member_id) for member_id in sg.members}
-    out: dict[bytes, bytes] = {}
-    for records in members.values():
-        metadata_key = next(iter(records))
-        out[metadata_key] = records[metadata_key]
+    group_records: dict[bytes, bytes] = {}
     if sg.topology is not None:
-        out[consumer_group_key(TOPOLOGY, gid)] = consumer_group_value(TOPOLOGY, sg.topology)
-    out[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {
+        group_records[consumer_group_key(TOPOLOGY, gid)] = consumer_group_value(
+            TOPOLOGY, sg.topology)
+    group_records[consumer_group_key(GROUP, gid)] = consumer_group_value(GROUP, {
         "epoch": sg.group_epoch, "metadata_hash": sg.metadata_hash,
         "validated_topology_epoch": sg.validated_topology_epoch,
         "last_assignment_configs": [{"key": k, "value": v}
@@ -101,14 +101,8 @@ def records_of(sg: StreamsGroup) -> dict[bytes, bytes]:
         "stored_description_topology_epoch": sg.topology_description_epoch,
         "failed_description_topology_epoch": -1,
         "topology_description": sg.topology_description})
-    for member_id, target in sg.target.items():
-        out[consumer_group_key(TARGET_MEMBER, gid, member_id)] = consumer_group_value(
-            TARGET_MEMBER, _tuple_value(target))
-    out[consumer_group_key(TARGET, gid)] = consumer_group_value(
-        TARGET, {"assignment_epoch": sg.assignment_epoch})
-    for records in members.values():
-        out.update(records)
-    return out
+    return records_in_order(sg, lambda member_id: member_records(sg, member_id),
+                            group_records, (TARGET, TARGET_MEMBER), _tuple_value)
 
 
 def shape(sg: StreamsGroup) -> tuple:
@@ -117,40 +111,19 @@ def shape(sg: StreamsGroup) -> tuple:
             sg.topology_epoch(), sg.metadata_hash)
 
 
-class StreamsGroupImage:
-    """The KIP-1071 records of one load, replayed: the last value per key wins."""
+class StreamsGroupImage(ModernGroupImage):
+    """The KIP-1071 records of one load, replayed (modern_data.ModernGroupImage)."""
 
-    def __init__(self) -> None:
-        self._parts: dict[str, dict] = {}
-
-    def replay(self, r: ConsumerGroupRecord) -> None:
-        parts = self._parts.setdefault(r.group, {"metadata": None, "assignment_epoch": 0,
-                                                 "topology": None, "members": {},
-                                                 "targets": {}, "current": {}})
-        if r.record == "StreamsGroupMetadata":
-            parts["metadata"] = r.value
-        elif r.record == "StreamsGroupTargetAssignmentMetadata":
-            parts["assignment_epoch"] = 0 if r.value is None else r.value["assignment_epoch"]
-        elif r.record == "StreamsGroupTopology":
-            parts["topology"] = r.value
-        else:
-            table = {"StreamsGroupMemberMetadata": "members",
-                     "StreamsGroupTargetAssignmentMember": "targets",
-                     "StreamsGroupCurrentMemberAssignment": "current"}[r.record]
-            if r.value is None:
-                parts[table].pop(r.member_id, None)
-            else:
-                parts[table][r.member_id] = r.value
+    PREFIX: ClassVar[str] = "StreamsGroup"
 
     def groups(self) -> dict[str, StreamsGroup]:
-        return {gid: _group(gid, parts) for gid, parts in self._parts.items()
-                if parts["metadata"] is not None}
+        return {gid: _group(gid, parts) for gid, parts in self.standing().items()}
 
 
 def _group(group_id: str, parts: dict) -> StreamsGroup:
-    meta = parts["metadata"]
-    sg = StreamsGroup(group_id, meta["epoch"], parts["assignment_epoch"],
-                      topology=parts["topology"], metadata_hash=meta["metadata_hash"],
+    meta = parts["Metadata"]
+    sg = StreamsGroup(group_id, meta["epoch"], ModernGroupImage.assignment_epoch(parts),
+                      topology=parts.get("Topology"), metadata_hash=meta["metadata_hash"],
                       validated_topology_epoch=meta["validated_topology_epoch"],
                       assignment_configs={c["key"]: c["value"]
                                           for c in meta["last_assignment_configs"] or ()},

@@ -84,8 +84,9 @@ class ShareGroupError(Exception):
 class ShareGroupCoordinator:
     def __init__(self, config: ShareConfig, replica_manager, metadata_cache,
                  persister=None, classic_groups=None, group_configs=None) -> None:
-        """``classic_groups``: the GroupCoordinator (its ids are taken); ``persister``:
-        a ShareStatePersister (None: state in memory only)."""
+        """``classic_groups``: the GroupRegistry of the other kinds (its ids are taken:
+        ``group_type`` and ``id_claim``); ``persister``: a ShareStatePersister (None:
+        state in memory only)."""
         self.config = config
         self._rm = replica_manager
         self._topics = metadata_cache
@@ -144,14 +145,14 @@ class ShareGroupCoordinator:
     # -- the registry -------------------------------------------------------------------------
 
     def _taken_by_other_kind(self, group_id: str) -> bool:
-        """The id is a classic, consumer or streams group's (GroupCoordinator.group_type,
+        """The id is a classic, consumer or streams group's (GroupRegistry.group_type,
         the one place that knows every kind)."""
         classic = self._classic
         return classic is not None and classic.group_type(group_id) not in (None, "share")
 
     def _claim(self, group_id: str) -> None:
         """The share group ``group_id``, made if new, unless another kind of group holds
-        the id: checked and made under the GroupCoordinator's ``id_claim``, as it
+        the id: checked and made under the GroupRegistry's ``id_claim``, as it
         makes its groups (taken before any other lock)."""
         classic = self._classic
         with classic.id_claim if classic is not None else contextlib.nullcontext():

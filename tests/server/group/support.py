@@ -160,5 +160,5 @@ def stable_group(coord, group="g", members=2, version=5, session=LONG, rebalance
         group, generation, leader, [(m, f"assign-{m}".encode()) for m in ids])) is DEFERRED
     for sctx in [lctx, *syncs]:
         assert sctx.wait()["error_code"] == ErrorCode.NONE
-    assert coord._group(group).state == STABLE
+    assert coord.group(group).state == STABLE
     return ids, generation

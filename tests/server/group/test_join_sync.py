@@ -23,7 +23,7 @@ def test_v4_plus_first_join_gets_member_id_required(coord, version):
     assert result["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
     assert result["member_id"].startswith("my-client-")
     assert result["generation_id"] == -1
-    group = coord._group("g")
+    group = coord.group("g")
     assert group.state == EMPTY and result["member_id"] in group.pending_members
     assert not group.members
     encode_response(ApiKey.JOIN_GROUP, version, 1, result)
@@ -35,7 +35,7 @@ def test_full_rebalance_with_two_members(coord):
     assert a != b
     actx, result = join(coord, group="g", member_id=a)
     assert result is DEFERRED and not actx.answers
-    group = coord._group("g")
+    group = coord.group("g")
     assert group.state == PREPARING  # waits for the pending member b
     bctx, result = join(coord, group="g", member_id=b)
     assert result is DEFERRED
@@ -106,7 +106,7 @@ def test_v0_to_v3_join_without_member_id_joins_immediately(coord, version):
     assert answer["generation_id"] == 1
     assert answer["member_id"].startswith("old-")
     assert answer["leader"] == answer["member_id"]
-    assert coord._group("g").state == COMPLETING
+    assert coord.group("g").state == COMPLETING
     encode_response(ApiKey.JOIN_GROUP, version, 1, answer)
 
 
@@ -116,14 +116,14 @@ def test_rejoin_of_known_member_in_completing_returns_the_same_answer(coord):
     again_ctx, again = join(coord, 3, member_id=first["member_id"])
     assert again["generation_id"] == first["generation_id"]
     assert again["member_id"] == first["member_id"]
-    assert coord._group("g").state == COMPLETING
+    assert coord.group("g").state == COMPLETING
 
 
 def test_rejoin_with_new_protocols_triggers_a_rebalance(coord):
     (a, b), gen = stable_group(coord)
     actx, result = join(coord, member_id=a, protocols=[{"name": "range", "metadata": b"new"}])
     assert result is DEFERRED
-    assert coord._group("g").state == PREPARING
+    assert coord.group("g").state == PREPARING
     assert coord.heartbeat(hb_req("g", gen, b)) == ErrorCode.REBALANCE_IN_PROGRESS
     bctx, _ = join(coord, member_id=b)
     assert actx.wait()["generation_id"] == gen + 1
@@ -134,7 +134,7 @@ def test_follower_rejoin_in_stable_with_same_protocols_is_answered_at_once(coord
     (a, b), gen = stable_group(coord)
     ctx, answer = join(coord, member_id=b)
     assert answer["generation_id"] == gen and answer["leader"] == a
-    assert coord._group("g").state == STABLE
+    assert coord.group("g").state == STABLE
 
 
 def test_rejoin_from_a_second_connection_answers_the_first(coord):
@@ -158,7 +158,7 @@ def test_leader_sync_before_followers(coord):
     lctx = FakeCtx(5)
     coord.sync_group(lctx, sync_req("g", gen, a, [(a, b"A"), (b, b"B")]))
     assert lctx.answer["assignment"] == b"A"
-    assert coord._group("g").state == STABLE
+    assert coord.group("g").state == STABLE
     follower = coord.sync_group(FakeCtx(5), sync_req("g", gen, b))
     assert follower["assignment"] == b"B"  # Stable: answered at once
 
@@ -166,7 +166,7 @@ def test_leader_sync_before_followers(coord):
 @pytest.mark.parametrize("version", [3, 5])
 def test_new_member_joining_a_stable_group_triggers_a_rebalance(coord, version):
     (a, b), gen = stable_group(coord)
-    group = coord._group("g")
+    group = coord.group("g")
     if version >= 4:
         c = new_member_id(coord, version)
         assert group.state == STABLE  # handing out an id changes nothing yet
@@ -245,4 +245,4 @@ def test_parked_follower_sync_fails_when_a_rebalance_starts(coord):
     # The leader leaves before sending its assignment.
     coord.leave_group(request_body(ApiKey.LEAVE_GROUP, 0, group_id="g", member_id=a), 0)
     assert bsync.answer["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
-    assert coord._group("g").state == PREPARING
+    assert coord.group("g").state == PREPARING

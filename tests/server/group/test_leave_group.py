@@ -20,7 +20,7 @@ def test_leave_group_v0_to_v2(coord, version):
     leave = request_body(ApiKey.LEAVE_GROUP, version, group_id="g", member_id=b)
     response = coord.leave_group(leave, version)
     assert response["error_code"] == ErrorCode.NONE
-    group = coord._group("g")
+    group = coord.group("g")
     assert b not in group.members and group.state == PREPARING
     again = coord.leave_group(leave, version)
     assert again["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
@@ -42,7 +42,7 @@ def test_leave_group_batched_v3_plus(coord, version):
             for m in response["members"]] == [
         (a, None, ErrorCode.NONE), ("stranger", "inst-1", ErrorCode.UNKNOWN_MEMBER_ID),
         (c, None, ErrorCode.NONE)]
-    group = coord._group("g")
+    group = coord.group("g")
     assert list(group.members) == [b]
     _, decoded = decode_response(ApiKey.LEAVE_GROUP, version,
                                  encode_response(ApiKey.LEAVE_GROUP, version, 7, response)[4:])
@@ -56,7 +56,7 @@ def test_leave_group_batched_v3_plus(coord, version):
 def test_last_member_leaving_empties_the_group(coord):
     (a,), gen = stable_group(coord, members=1)
     coord.leave_group(request_body(ApiKey.LEAVE_GROUP, 0, group_id="g", member_id=a), 0)
-    group = coord._group("g")
+    group = coord.group("g")
     assert group.state == EMPTY and not group.members
     assert group.protocol_name is None and group.leader_id is None
 
@@ -74,4 +74,4 @@ def test_pending_member_can_leave(coord):
         request_body(ApiKey.LEAVE_GROUP, 3, group_id="g",
                      members=[{"member_id": a, "group_instance_id": None}]), 3)
     assert response["members"][0]["error_code"] == ErrorCode.NONE
-    assert a not in coord._group("g").pending_members
+    assert a not in coord.group("g").pending_members

@@ -27,14 +27,14 @@ def test_heartbeat_errors(coord):
 def test_heartbeat_in_completing_rebalance_is_ok(coord):
     ctx, _ = join(coord, 3)
     answer = ctx.answer
-    assert coord._group("g").state == COMPLETING
+    assert coord.group("g").state == COMPLETING
     assert coord.heartbeat(hb_req("g", answer["generation_id"], answer["member_id"])) == \
         ErrorCode.NONE
 
 
 def test_heartbeat_in_empty_group_is_unknown_member(coord):
     coord.commit_offsets(commit_req("simple"), 2)
-    assert coord._group("simple").state == EMPTY
+    assert coord.group("simple").state == EMPTY
     assert coord.heartbeat(hb_req("simple", -1, "")) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
@@ -51,7 +51,7 @@ def test_member_that_stops_heartbeating_is_expired_and_the_group_rebalances(coor
     bsync = FakeCtx(5)
     coord.sync_group(bsync, sync_req("g", gen, b))
     coord.sync_group(FakeCtx(5), sync_req("g", gen, a, [(a, b"A"), (b, b"B")]))
-    group = coord._group("g")
+    group = coord.group("g")
     assert group.state == STABLE
     # b never heartbeats again: it is removed, and a must rejoin.
     assert wait_until(lambda: b not in group.members)
@@ -66,7 +66,7 @@ def test_member_that_stops_heartbeating_is_expired_and_the_group_rebalances(coor
 
 def test_heartbeats_keep_a_member_alive(coord):
     (a,), gen = stable_group(coord, members=1, session=300)
-    group = coord._group("g")
+    group = coord.group("g")
     # Heartbeat for two session timeouts; the member must survive.
     for _ in range(15):
         assert coord.heartbeat(hb_req("g", gen, a)) == ErrorCode.NONE
@@ -76,7 +76,7 @@ def test_heartbeats_keep_a_member_alive(coord):
 
 def test_last_member_expiring_empties_the_group(coord):
     (a,), gen = stable_group(coord, members=1, session=250)
-    group = coord._group("g")
+    group = coord.group("g")
     assert wait_until(lambda: group.state == EMPTY)
     assert not group.members
     assert group.generation_id == gen + 1
@@ -88,7 +88,7 @@ def test_member_parked_in_join_is_not_expired(coord):
     a = new_member_id(coord, session=LONG)
     b = new_member_id(coord, session=LONG)
     actx, _ = join(coord, member_id=a, session=40, rebalance=LONG)
-    group = coord._group("g")
+    group = coord.group("g")
     # Several of a's session timeouts go by while it waits for b.
     wait_until(lambda: False, timeout=0.2)
     assert a in group.members and not actx.answers
@@ -105,7 +105,7 @@ def test_rebalance_timeout_removes_members_that_did_not_rejoin(coord):
     assert answer["generation_id"] == gen + 1
     assert answer["leader"] == a
     assert [m["member_id"] for m in answer["members"]] == [a]
-    assert b not in coord._group("g").members
+    assert b not in coord.group("g").members
     assert coord.heartbeat(hb_req("g", gen, b)) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
@@ -130,7 +130,7 @@ def test_leader_that_never_syncs_expires_and_parked_followers_are_told_to_rejoin
     # The leader never sends its SyncGroup nor heartbeats: it expires, and the
     # follower's parked SyncGroup is answered so that it rejoins.
     assert bsync.wait()["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
-    group = coord._group("g")
+    group = coord.group("g")
     assert a not in group.members and group.state == PREPARING
     rejoin, _ = join(coord, member_id=b)
     answer = rejoin.wait()
@@ -141,7 +141,7 @@ def test_pending_member_that_never_rejoins_expires(coord):
     a = new_member_id(coord, session=LONG)
     b = new_member_id(coord, session=60)
     actx, _ = join(coord, member_id=a)
-    group = coord._group("g")
+    group = coord.group("g")
     # The join waits for b until b's pending membership expires.
     answer = actx.wait()
     assert answer["error_code"] == ErrorCode.NONE

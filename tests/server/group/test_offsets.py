@@ -15,7 +15,7 @@ def test_simple_consumer_commits_to_an_unknown_group(coord):
     response = coord.commit_offsets(commit_req("simple", offsets=[("t", 0, 5), ("t", 3, 9)],
                                                metadata="meta"), 2)
     assert commit_errors(response) == {("t", 0): 0, ("t", 3): 0}
-    group = coord._group("simple")
+    group = coord.group("simple")
     assert group is not None and group.state == EMPTY
     fetched = coord.fetch_offsets("simple", [{"name": "t", "partition_indexes": [0, 1, 3]}])
     assert fetched == [{"name": "t", "partitions": [
@@ -30,7 +30,7 @@ def test_simple_consumer_commits_to_an_unknown_group(coord):
 def test_commit_with_generation_to_unknown_group_is_illegal_generation(coord):
     response = coord.commit_offsets(commit_req("ghost", generation=1, member_id="m"), 2)
     assert commit_errors(response) == {("t", 0): ErrorCode.ILLEGAL_GENERATION}
-    assert coord._group("ghost") is None
+    assert coord.group("ghost") is None
 
 
 def test_commit_rules_for_a_managed_group(coord):
@@ -45,7 +45,7 @@ def test_commit_rules_for_a_managed_group(coord):
     assert commit_errors(simple) == {("t", 0): ErrorCode.UNKNOWN_MEMBER_ID}
     # PreparingRebalance: the current generation may still commit.
     join(coord, member_id=a, protocols=[{"name": "range", "metadata": b"x"}])
-    assert coord._group("g").state == PREPARING
+    assert coord.group("g").state == PREPARING
     assert commit_errors(coord.commit_offsets(commit_req("g", gen, b), 8)) == \
         {("t", 0): ErrorCode.NONE}
 
@@ -53,7 +53,7 @@ def test_commit_rules_for_a_managed_group(coord):
 def test_commit_in_completing_rebalance_is_rebalance_in_progress(coord):
     ctx, _ = join(coord, 3)
     answer = ctx.answer
-    assert coord._group("g").state == COMPLETING
+    assert coord.group("g").state == COMPLETING
     response = coord.commit_offsets(
         commit_req("g", answer["generation_id"], answer["member_id"]), 5)
     assert commit_errors(response) == {("t", 0): ErrorCode.REBALANCE_IN_PROGRESS}

@@ -50,7 +50,7 @@ def static_group(coord, *instances, session=LONG, rebalance=LONG):
                      [(m, f"assign-{i}".encode()) for i, m in ids.items()])
     for ctx, _ in [(leader, None), *followers]:
         assert ctx.wait()["error_code"] == ErrorCode.NONE
-    assert coord._group("g").state == STABLE
+    assert coord.group("g").state == STABLE
     return ids, generation
 
 
@@ -66,7 +66,7 @@ def test_a_restarted_member_gets_its_assignment_back_without_a_rebalance(coord):
     new_b = answer["member_id"]
     assert new_b != ids["b"] and new_b.startswith("b-")
     assert (answer["generation_id"], answer["leader"], answer["members"]) == (gen, ids["a"], [])
-    group = coord._group("g")
+    group = coord.group("g")
     assert group.state == STABLE and group.generation_id == gen
     # The other member is not disturbed; the new one syncs into its old assignment.
     assert hb(coord, gen, ids["a"], "a") == ErrorCode.NONE
@@ -97,7 +97,7 @@ def test_the_old_member_id_is_fenced_everywhere(coord):
     _, rejoined = join(coord, member_id=old_b, group_instance_id="b")
     assert rejoined["error_code"] == ErrorCode.FENCED_INSTANCE_ID
     # None of that disturbed the group or the new member.
-    assert coord._group("g").state == STABLE
+    assert coord.group("g").state == STABLE
     assert hb(coord, gen, new_b, "b") == ErrorCode.NONE
     commit = commit_req("g", gen, new_b)
     commit["group_instance_id"] = "b"
@@ -112,7 +112,7 @@ def test_a_restarted_leader_before_v9_is_not_told_it_leads(coord, version):
     # The previous leader id: the new member does not think it must assign...
     assert (answer["leader"], answer["members"]) == (ids["a"], [])
     # ...although it does lead now, and syncs into its old assignment.
-    assert coord._group("g").leader_id == new_a
+    assert coord.group("g").leader_id == new_a
     _, synced = sync(coord, gen, new_a, "a")
     assert synced["assignment"] == b"assign-a"
 
@@ -122,7 +122,7 @@ def test_a_restarted_leader_at_v9_is_told_to_skip_the_assignment(coord):
     _, body = restart(coord, "a", version=9)
     assert body["leader"] == body["member_id"] and body["skip_assignment"] is True
     assert sorted(m["group_instance_id"] for m in body["members"]) == ["a", "b"]
-    assert coord._group("g").state == STABLE
+    assert coord.group("g").state == STABLE
 
 
 def test_a_changed_protocol_rebalances(coord):
@@ -131,7 +131,7 @@ def test_a_changed_protocol_rebalances(coord):
     # No protocol both members support: INCONSISTENT_GROUP_PROTOCOL, nothing replaced.
     assert answer["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     ctx, answer = restart(coord, "b", protocols=[{"name": "roundrobin", "metadata": b"rr"}])
-    assert answer is DEFERRED and coord._group("g").state == PREPARING
+    assert answer is DEFERRED and coord.group("g").state == PREPARING
     assert hb(coord, gen, ids["a"], "a") == ErrorCode.REBALANCE_IN_PROGRESS
 
 
@@ -140,13 +140,13 @@ def test_a_restart_mid_rebalance_fences_the_old_parked_join(coord):
     # b (old incarnation) rejoins with new metadata: a rebalance starts and b is parked.
     old_ctx, result = join(coord, member_id=ids["b"], group_instance_id="b",
                            protocols=[{"name": "range", "metadata": b"new"}])
-    assert result is DEFERRED and coord._group("g").state == PREPARING
+    assert result is DEFERRED and coord.group("g").state == PREPARING
     new_ctx, result = restart(coord, "b")
     assert result is DEFERRED
     assert old_ctx.answer["error_code"] == ErrorCode.FENCED_INSTANCE_ID
     join(coord, member_id=ids["a"], group_instance_id="a")
     assert new_ctx.wait()["generation_id"] == gen + 1
-    assert coord._group("g").state == COMPLETING
+    assert coord.group("g").state == COMPLETING
 
 
 def test_leave_by_instance_id_alone(coord):
@@ -158,13 +158,13 @@ def test_leave_by_instance_id_alone(coord):
     assert [(m["member_id"], m["group_instance_id"], m["error_code"])
             for m in answer["members"]] == [
         ("", "b", ErrorCode.NONE), ("", "nobody", ErrorCode.UNKNOWN_MEMBER_ID)]
-    group = coord._group("g")
+    group = coord.group("g")
     assert list(group.members) == [ids["a"]] and group.state == PREPARING
 
 
 def test_a_static_member_is_removed_by_its_session_timeout(coord):
     ids, gen = static_group(coord, "a", "b", session=300)
-    group = coord._group("g")
+    group = coord.group("g")
     # Only a heartbeats: b's session runs out, and that rebalances the group.
     assert wait_until(lambda: hb(coord, gen, ids["a"], "a") == ErrorCode.REBALANCE_IN_PROGRESS,
                       timeout=10)
@@ -180,4 +180,4 @@ def test_a_static_member_that_does_not_rejoin_stays_until_its_session_ends(coord
     assert answer["generation_id"] == gen + 1 and answer["leader"] == ids["a"]
     # A dynamic member would be gone; the static one is still a member.
     assert sorted(m["group_instance_id"] for m in answer["members"]) == ["a", "b"]
-    assert ids["b"] in coord._group("g").members
+    assert ids["b"] in coord.group("g").members

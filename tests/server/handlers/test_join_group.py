@@ -42,4 +42,4 @@ def test_group_lifecycle_through_the_handlers(broker):
     left = broker.call(ApiKey.LEAVE_GROUP, 5, group_id="g", members=[
         {"member_id": member, "group_instance_id": None, "reason": "bye"}])
     assert left["members"][0]["error_code"] == ErrorCode.NONE
-    assert broker.group_coordinator._group("g").state == "Empty"
+    assert broker.group_coordinator.group("g").state == "Empty"
