@@ -55,7 +55,8 @@ NOT_AT_START = [
     "cramjam", "snappy", "lz4", "zstandard",            # a compressed batch
     "kafka_net.protocol.otlp",                          # a telemetry push
     "kafka_net.capture.writer",                         # capture.dir
-    "kafka_net.network.ssl_factory",                    # an SSL listener
+    "kafka_net.network.ssl_factory", "ssl", "_ssl",     # an SSL listener
+    "kafka_net.network.ssl_transport_layer",
     "kafka_net.spark_jobs", "rich", "kafka_net.top",    # other subcommands
     "ctypes.util",                                      # ran ldconfig to name threads
     "kafka_net.server.faults.registry",                 # broker.faults, first used
