@@ -27,6 +27,9 @@ class JaasConfigError(ValueError):
 
 @dataclass(frozen=True)
 class AppConfigurationEntry:
+    """One login module of a JAAS configuration: its class name, control flag and
+    options."""
+
     login_module: str
     control_flag: str
     options: dict[str, str] = field(default_factory=dict)

@@ -59,6 +59,8 @@ class ClassicMemberMetadata:
 
 @dataclass
 class ConsumerGroupMember:
+    """A member of a consumer-protocol (KIP-848) group, as its heartbeats describe it."""
+
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None
@@ -85,6 +87,8 @@ class ConsumerGroupMember:
 
 @dataclass
 class ConsumerGroup:
+    """A consumer-protocol (KIP-848) group: its members, epochs and target assignment."""
+
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class OffsetAndMetadata:
+    """A committed offset, with its leader epoch, metadata and commit time."""
+
     offset: int
     leader_epoch: int
     metadata: str | None
@@ -37,6 +39,8 @@ NO_OFFSET = OffsetAndMetadata(-1, -1, "")   # what OffsetFetch says for "none co
 
 @dataclass(frozen=True)
 class PartitionCommit:
+    """One partition of an OffsetCommit or TxnOffsetCommit request."""
+
     topic: str
     partition: int
     offset: int

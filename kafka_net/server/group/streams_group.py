@@ -76,6 +76,8 @@ EMPTY_TASKS = TasksTuple()
 
 @dataclass
 class StreamsGroupMember:
+    """A member of a streams (KIP-1071) group, as its heartbeats describe it."""
+
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None
@@ -118,6 +120,8 @@ class ConfiguredTopology:
 
 @dataclass
 class StreamsGroup:
+    """A streams (KIP-1071) group: its topology, members, epochs and target assignment."""
+
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0
