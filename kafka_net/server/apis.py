@@ -362,10 +362,9 @@ class RequestContext:
         """The share group coordinator while share groups are served (Kafka's
         isShareGroupProtocolEnabled: a share coordinator and ``share.version`` 1
         or more), else None: then the share APIs answer UNSUPPORTED_VERSION."""
-        share = self.apis.group_coordinator.share
-        if share is None or self.features.level("share.version") < 1:
+        if self.features.level("share.version") < 1:
             return None
-        return share
+        return self.apis.share_coordinator()   # built by the first request that asks
 
     @property
     def quotas(self) -> QuotaManagers:
@@ -454,8 +453,12 @@ class KafkaApis:
                  credential_cache: CredentialCache | None = None,
                  controller: Controller | None = None,
                  authorizer: StandardAuthorizer | None = None,
-                 internal_topics=None) -> None:
+                 internal_topics=None, share_coordinator=None) -> None:
         self.config = config
+        # () -> the ShareGroupCoordinator: BrokerCore's builds it on first use; without
+        # one (API tests), the GroupCoordinator's own, None if it has none.
+        self.share_coordinator = share_coordinator or (
+            lambda: None if self.group_coordinator is None else self.group_coordinator.share)
         # authorizer.class.name's authorizer (BrokerCore builds it); None: allow all.
         self.authorizer = authorizer
         # The broker's InternalTopics (FindCoordinator and Metadata create them); None
