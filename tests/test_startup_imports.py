@@ -59,6 +59,7 @@ NOT_AT_START = [
     "kafka_net.network.ssl_transport_layer",
     "kafka_net.spark_jobs", "rich", "kafka_net.top",    # other subcommands
     "ctypes.util",                                      # ran ldconfig to name threads
+    "difflib",                                          # an unknown configuration key
     "kafka_net.server.faults.registry",                 # broker.faults, first used
     "kafka_net.server.share.coordinator",               # a share group's first request
     "kafka_net.server.share.persister", "kafka_net.protocol.share_records",

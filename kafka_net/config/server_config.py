@@ -8,7 +8,6 @@ place a default is written.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Mapping
@@ -424,6 +423,7 @@ def is_known_key(key: str) -> bool:
 
 def _unknown_key_message(key: str) -> str:
     known = [k.name for k in KEYS] + list(ALIASES) + sorted(IGNORED_KAFKA_KEYS)
+    import difflib   # only a key nobody knows needs it: not imported by every start
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"unknown configuration key '{key}'{hint}"
