@@ -13,6 +13,9 @@ round so that drift in the machine's load hits them alike:
 * kafka-net ``serve --dev`` (logs in memory);
 * kafka-net ``serve`` on its defaults with ``log.dirs`` a new, empty folder
   (the durable log);
+* ``kafka-net serve --dev`` as ``make run`` starts it: the console script
+  beside the interpreter, which finds the package through the editable
+  install, started from another folder;
 * Tansu (the Rust broker, in-memory storage);
 * with ``--startup-base REV`` also kafka-net at git revision REV (e.g. ``main``
   before a change), ``--dev`` and durable, exported with ``git archive`` and run
@@ -74,6 +77,19 @@ def kafka_net(name: str, checkout: Path, durable: bool, label: str = "") -> Subj
     shown = ("`python -m kafka_net serve --override listeners=PLAINTEXT://127.0.0.1:PORT "
              + ("--override log.dirs=NEW_EMPTY_DIR`" if durable else "--dev`"))
     return Subject(name, argv, shown + label, cwd=checkout)
+
+
+def console_script(name: str) -> Subject:
+    """``kafka-net serve --dev`` by its console script, as a user of ``make run``
+    starts it: kafka_net comes through the editable install (its path finder),
+    not from the current folder as with ``python -m``."""
+    script = Path(sys.executable).parent / "kafka-net"
+
+    def argv(port: int, tmp: Path) -> list[str]:
+        return [str(script), "serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
+                "--dev"]
+    return Subject(name, argv, "`kafka-net serve --override listeners=PLAINTEXT://127.0.0.1:"
+                   "PORT --dev` (the console script, run from another folder)", cwd=Path("/"))
 
 
 def tansu() -> Subject:
@@ -150,6 +166,8 @@ def start_once(subject: Subject, tmp: Path, env: dict, problems: list[str],
 def subjects(args, tmp: Path) -> list[Subject]:
     chosen = [kafka_net("kafka-net --dev", harness.ROOT, durable=False),
               kafka_net("kafka-net durable", harness.ROOT, durable=True)]
+    if (Path(sys.executable).parent / "kafka-net").exists():
+        chosen.append(console_script("kafka-net --dev, console script"))
     rev = getattr(args, "startup_base", None)
     if rev:
         base = export_revision(rev, tmp / "base")

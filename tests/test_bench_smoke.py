@@ -230,8 +230,8 @@ def test_startup_group_times_every_server_and_a_base_revision(tmp_path):
     assert problems == []
     rows = [line for line in section.splitlines() if line.startswith("| ") and "**" in line]
     assert [row.split(" | ")[0] for row in rows] == [
-        "| kafka-net --dev", "| kafka-net durable", "| HEAD: kafka-net --dev",
-        "| HEAD: kafka-net durable", "| Tansu"]
+        "| kafka-net --dev", "| kafka-net durable", "| kafka-net --dev, console script",
+        "| HEAD: kafka-net --dev", "| HEAD: kafka-net durable", "| Tansu"]
     assert "kafka-net durable: this checkout / HEAD: time to listen" in section
     # Each durable start (untimed first, then timed) formatted a new, empty log dir.
     assert len(list((tmp_path / startup.GROUP).glob("log-dirs-*/meta.properties"))) == 4

@@ -156,6 +156,9 @@ class WaiverError(ValueError):
 
 @dataclass
 class Waiver:
+    """One --waive: a check to stop counting as a violation, for which clients, and
+    why."""
+
     check: str
     client_software: str = ""    # prefix of "name version"; "" = any client
     reason: str = ""             # the user's; "" = the catalogue's evidence

@@ -111,6 +111,8 @@ _ZEROS = bytes(64 * 1024)
 
 @dataclass(frozen=True, slots=True)
 class CaptureRecord:
+    """One frame as a kafka-net capture holds it, with its connection and timing."""
+
     timestamp_ns: int
     direction: int
     api_key: int
@@ -126,6 +128,8 @@ class CaptureRecord:
 
 @dataclass
 class SegmentInfo:
+    """A capture segment file's header: which Processor wrote it, its number, when."""
+
     processor_id: int
     segment_seq: int
     created_ns: int

@@ -23,12 +23,16 @@ from dataclasses import dataclass, field
 
 @dataclass
 class _Datagram:
+    """The fragments of one IP datagram received so far."""
+
     pieces: list[tuple[int, int, bytes]] = field(default_factory=list)  # offset, wire len,
     end: int | None = None                                             # captured bytes
 
 
 @dataclass
 class Reassembled:
+    """An IP datagram put back together from its fragments."""
+
     payload: bytes        # the captured bytes of the datagram's payload, from offset 0
     wire_len: int         # its length on the wire
 

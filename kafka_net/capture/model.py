@@ -39,6 +39,8 @@ class Frame:
 
 @dataclass(slots=True)
 class Pair:
+    """A request and its response, matched by correlation id."""
+
     correlation_id: int
     api_key: int
     api_version: int
@@ -56,6 +58,8 @@ class Pair:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
+    """A protocol check that failed, and where in the capture."""
+
     check: str
     position: int
     timestamp_ns: int
@@ -76,6 +80,8 @@ class FrameState:
 
 @dataclass
 class ConnectionReport:
+    """What checking one connection's frames found."""
+
     pairs: list[Pair] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     requests: list = field(default_factory=list)

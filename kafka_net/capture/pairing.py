@@ -127,6 +127,8 @@ QUEUED_READ_WINDOW_NS = 500_000_000
 
 @dataclass(slots=True)
 class _Req:
+    """A request still waiting for its response."""
+
     position: int
     timestamp_ns: int
     correlation_id: int

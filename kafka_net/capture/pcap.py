@@ -118,6 +118,8 @@ def read_capture(data: bytes, resume: "Resume | None" = None, base: int = 0,
 
 @dataclass(slots=True)
 class _Interface:
+    """A pcapng interface: its link type, snap length and timestamp units."""
+
     linktype: int
     snaplen: int
     ts_mul: int = 1000      # timestamp units -> ns: units * ts_mul // ts_div

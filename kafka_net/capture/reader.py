@@ -20,6 +20,8 @@ from kafka_net.capture.pcap import read_packets, sniff_format
 
 @dataclass
 class CapturedConnection:
+    """One connection's frames as a capture file holds them."""
+
     id: str                       # pcap: "client-broker" addresses; kncap: Kafka's id
     frames: list[Frame]           # in order, markers (gaps, the client's FIN) included
     notes: list[str] = field(default_factory=list)   # why parts cannot be checked
@@ -27,6 +29,8 @@ class CapturedConnection:
 
 @dataclass
 class CaptureFile:
+    """A capture file read: its kind, its connections, what could not be read."""
+
     kind: str | None              # "kncap", "pcap", "pcapng"; None: not a capture
     connections: list[CapturedConnection] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)

@@ -21,6 +21,9 @@ from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 @dataclass(frozen=True)
 class _Key:
+    """One configuration key: its name, the ServerConfig attribute, how its text converts,
+    its default (as text) and what it does."""
+
     name: str
     attr: str
     convert: Callable[[str, str], Any]

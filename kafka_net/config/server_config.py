@@ -8,9 +8,8 @@ place a default is written.
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Mapping
 
 from kafka_net.config.errors import ConfigError
@@ -30,8 +29,18 @@ _LISTENER_KEYS = ("listeners", "advertised.listeners")
 _SSL_KEY_NAMES = frozenset(k.name for k in SSL_KEYS)
 
 
-@dataclass(frozen=True)
+# Why ``init=False, repr=False, eq=False``: a plain ``@dataclass(frozen=True)``
+# writes the source of an ``__init__`` with one parameter per field, a
+# ``__repr__``, ``__eq__`` and ``__hash__`` over all of them, and compiles each at
+# import: for ~140 fields that was 8-14 ms of every ``kafka-net serve`` start
+# (issue 28; the whole start-up's budget is 150 ms).  The four methods below do
+# the same by looping over the field table once per call instead.  It is still a
+# dataclass: ``fields()``, ``dataclasses.replace()`` and ``frozen`` work as before.
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class ServerConfig:
+    """The broker's settings: one field per key, named after it (``node.id`` is
+    ``node_id``); build one with :meth:`from_properties`, or with keywords."""
+
     # Each key's field; its default comes from KEYS (default_of), where it is documented.
     node_id: int = default_of("node_id")
     listeners: tuple[EndPoint, ...] = default_of("listeners")
@@ -215,6 +224,37 @@ class ServerConfig:
     telemetry_max_bytes: int = default_of("telemetry_max_bytes")
     ignored: tuple[str, ...] = ()
 
+    def __init__(self, **values: Any) -> None:
+        for f in _FIELDS:
+            if f.name in values:
+                value = values.pop(f.name)
+            elif f.default is not MISSING:
+                value = f.default
+            elif f.default_factory is not MISSING:
+                value = f.default_factory()
+            else:
+                raise TypeError(f"ServerConfig() missing keyword argument: '{f.name}'")
+            object.__setattr__(self, f.name, value)   # frozen: no plain assignment
+        if values:
+            raise TypeError(f"ServerConfig() got an unexpected keyword argument "
+                            f"'{next(iter(values))}'")
+        self.__post_init__()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f.name) for f in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in _FIELDS if f.repr)
+        return f"{type(self).__qualname__}({shown})"
+
     def __post_init__(self) -> None:
         # ServerConfig(listeners="PLAINTEXT://127.0.0.1:0") is the natural first
         # guess in Python; it used to fail only at startup with an AttributeError.
@@ -353,6 +393,9 @@ class ServerConfig:
         return cfg
 
 
+_FIELDS = fields(ServerConfig)   # in declaration order, as the generated methods had them
+
+
 def _parse_listener_quotas(per_listener, values: dict, controller, ignored: list) -> None:
     """listener.name.<l>.max.connections, .max.connection.creation.rate and .ssl.*
     into ``values``; a controller listener's are ignored (kafka-net opens none)."""
@@ -387,6 +430,7 @@ def is_known_key(key: str) -> bool:
 
 def _unknown_key_message(key: str) -> str:
     known = [k.name for k in KEYS] + list(ALIASES) + sorted(IGNORED_KAFKA_KEYS)
+    import difflib   # only a key nobody knows needs it: not imported by every start
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"unknown configuration key '{key}'{hint}"

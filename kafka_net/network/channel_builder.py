@@ -38,6 +38,9 @@ from kafka_net.security.scram_server import ScramSaslServer
 
 @dataclass
 class AuthenticationHooks:
+    """What a SASL authenticator needs from the API layer: the SCRAM credentials, and the
+    ApiVersions answer and error bodies it gives before authentication."""
+
     credential_cache: CredentialCache
     api_versions_body: Callable
     supported_versions: Callable[[], dict]

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 from kafka_net.config.errors import ConfigError
 from kafka_net.network.ssl_principal_mapper import SslPrincipalMapper
-from kafka_net.network.transport_layer import SslTransportLayer
+from kafka_net.network.ssl_transport_layer import SslTransportLayer
 
 _CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL,
                 "required": ssl.CERT_REQUIRED}

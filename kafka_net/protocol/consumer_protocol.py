@@ -46,6 +46,9 @@ class MalformedConsumerProtocol(ValueError):
 
 @dataclass(frozen=True)
 class Subscription:
+    """A classic consumer's JoinGroup metadata (ConsumerProtocolSubscription): its topics,
+    the partitions it owns, its rack."""
+
     version: int
     topics: list[str]
     owned_partitions: dict[str, set[int]]

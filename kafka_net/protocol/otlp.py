@@ -110,6 +110,8 @@ class DataPoint:
 
 @dataclass(slots=True)
 class Metric:
+    """One OTLP metric and its data points."""
+
     name: str = ""
     description: str = ""
     unit: str = ""
@@ -121,6 +123,8 @@ class Metric:
 
 @dataclass(slots=True)
 class Scope:
+    """An OTLP instrumentation scope and its metrics."""
+
     name: str = ""
     version: str = ""
     metrics: list[Metric] = field(default_factory=list)
@@ -128,6 +132,8 @@ class Scope:
 
 @dataclass(slots=True)
 class ResourceMetrics:
+    """An OTLP resource (its attributes) and its scopes."""
+
     attributes: dict[str, Any] = field(default_factory=dict)
     scopes: list[Scope] = field(default_factory=list)
 

@@ -81,6 +81,8 @@ class TokenInformation:
 
 @dataclass(frozen=True)
 class DelegationToken:
+    """A token's information and its HMAC, the password a client authenticates with."""
+
     info: TokenInformation
     hmac: bytes
 

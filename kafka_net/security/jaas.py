@@ -27,6 +27,9 @@ class JaasConfigError(ValueError):
 
 @dataclass(frozen=True)
 class AppConfigurationEntry:
+    """One login module of a JAAS configuration: its class name, control flag and
+    options."""
+
     login_module: str
     control_flag: str
     options: dict[str, str] = field(default_factory=dict)
@@ -34,11 +37,13 @@ class AppConfigurationEntry:
 
 # StreamTokenizer as Kafka sets it up: words of letters, digits, '.', '-', '_',
 # '$' (plus anything >= 0xA0); quoted strings; every other character a token of its own.
+# ">= 0xA0" is written as "not in \x00-\x9f": the same characters, but the range
+# [\u00a0-\U0010ffff] took re several milliseconds to compile, at every start.
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
   | (?P<comment>//[^\n\r]*|/\*.*?(?:\*/|\Z))
   | "(?P<quoted>(?:[^"\\\n\r]|\\.)*)(?:"|(?=[\n\r])|\Z)
-  | (?P<word>[A-Za-z0-9.\-_$\u00a0-\U0010ffff]+)
+  | (?P<word>(?:[A-Za-z0-9.\-_$]|[^\x00-\x9f])+)
   | (?P<char>.)
 """, re.X | re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "a": "\a", "v": "\v"}

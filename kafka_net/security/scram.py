@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ScramMechanism:
+    """A SCRAM mechanism (SCRAM-SHA-256 or -512): its hash and MAC, minimum iterations and
+    wire code."""
+
     mechanism_name: str
     hash_algorithm: str       # hashlib's name
     mac_algorithm: str
@@ -46,6 +49,9 @@ def for_name(name: str) -> ScramMechanism | None:
 
 @dataclass(frozen=True)
 class ScramCredential:
+    """What a broker keeps of a SCRAM password (RFC 5802): salt, StoredKey, ServerKey,
+    iterations."""
+
     salt: bytes
     stored_key: bytes
     server_key: bytes

@@ -370,10 +370,9 @@ class RequestContext:
         """The share group coordinator while share groups are served (Kafka's
         isShareGroupProtocolEnabled: a share coordinator and ``share.version`` 1
         or more), else None: then the share APIs answer UNSUPPORTED_VERSION."""
-        share = self.apis.group_coordinator.share
-        if share is None or self.features.level("share.version") < 1:
+        if self.features.level("share.version") < 1:
             return None
-        return share
+        return self.apis.share_coordinator()   # built by the first request that asks
 
     @property
     def quotas(self) -> QuotaManagers:
@@ -473,6 +472,14 @@ class KafkaApis:
         self.controller = services.controller
         self.authorizer: StandardAuthorizer | None = services.authorizer
         self.internal_topics = services.internal_topics
+        # () -> the ShareGroupCoordinator.  BrokerCore builds it on first use (its
+        # share_coordinator property, read only when this is called); parts without
+        # one (a KafkaApis alone) answer with the GroupCoordinator's, None if none.
+        if hasattr(type(services), "share_coordinator"):
+            self.share_coordinator = lambda: services.share_coordinator
+        else:
+            self.share_coordinator = lambda: (
+                None if self.group_coordinator is None else self.group_coordinator.share)
         self.features = FeatureControl(release=config.as_version)
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)

@@ -7,7 +7,8 @@ Everything a request meets after the RequestChannel, built from one
                           |-- MetadataCache       (topics, advertised listeners)
                           |-- ReplicaManager      (logs, the fetch purgatory)
                           |-- GroupCoordinator    (groups, its purgatories)
-                          |-- ShareGroupCoordinator (share groups, their state)
+                          |-- ShareGroupCoordinator (share groups, their state;
+                          |                          built on first use)
                           |-- TransactionCoordinator (transactions, the timeout check)
                           |-- LogManager          (log.dirs, the logs, their tasks)
                           |-- LogCleaner          (compaction threads)
@@ -55,6 +56,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from typing import Callable
 
 from kafka_net.config import ServerConfig
@@ -85,9 +87,6 @@ from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.unified_log import UnifiedLog
 from kafka_net.server.transaction.state_log import TransactionLog
 from kafka_net.server.transaction import TransactionConfig, TransactionCoordinator
-from kafka_net.server.share.coordinator import ShareGroupCoordinator
-from kafka_net.server.share.persister import ShareStatePersister
-from kafka_net.server.share.share_partition_manager import ShareConfig
 from kafka_net.security.credential_cache import CredentialCache
 
 log = logging.getLogger(__name__)
@@ -111,14 +110,17 @@ def consumer_group_config(config: ServerConfig) -> ConsumerGroupConfig:
                                config.group_consumer_migration_policy, config.group_max_size)
 
 
-def share_config(config: ServerConfig) -> ShareConfig:
+def share_config(config: ServerConfig) -> "ShareConfig":
     """The group.share.* keys: share groups (KIP-932)."""
+    from kafka_net.server.share.share_partition_manager import ShareConfig
     return ShareConfig(config.group_share_record_lock_duration_ms,
                        config.group_share_delivery_count_limit,
                        config.group_share_partition_max_record_locks,
                        config.group_share_session_timeout_ms,
                        config.group_share_heartbeat_interval_ms,
                        config.group_share_max_size, config.group_share_max_share_sessions)
+
+
 def streams_group_config(config: ServerConfig) -> StreamsGroupConfig:
     """The group.streams.* keys: streams groups (KIP-1071)."""
     return StreamsGroupConfig(config.group_streams_heartbeat_interval_ms,
@@ -309,15 +311,15 @@ class BrokerCore:
                                              self.group_coordinator.load_groups)
         self.internal_topics.register_loader(TRANSACTION_STATE_TOPIC_NAME,
                                              self.transaction_coordinator.load_transactions)
-        # Share groups (KIP-932): their share-partition state in __share_group_state.
-        self.share_coordinator = ShareGroupCoordinator(
-            share_config(config), self.replica_manager, self.metadata_cache,
-            ShareStatePersister(self.replica_manager, self.internal_topics,
-                                config.share_coordinator_snapshot_update_records_per_snapshot),
-            classic_groups=self.group_coordinator.registry)
-        self.group_coordinator.share = self.share_coordinator
-        self.internal_topics.register_loader(SHARE_GROUP_STATE_TOPIC_NAME,
-                                             self.share_coordinator.load)
+        # Share groups (KIP-932), their state in __share_group_state: built on
+        # first use (see share_coordinator); a __share_group_state that came back
+        # builds them at startup, when its loader runs.
+        self._share = None
+        self._share_lock = threading.Lock()   # guards _share and _share_running
+        self._share_running = False           # start_purgatories ran, stop did not
+        self.internal_topics.register_loader(
+            SHARE_GROUP_STATE_TOPIC_NAME,
+            lambda partition_count: self.share_coordinator.load(partition_count))
         self.quotas = QuotaManagers(config, self.request_channel)
         # SCRAM credentials, shared by the SASL authenticators (network threads)
         # and Describe/AlterUserScramCredentials (handler threads).
@@ -341,11 +343,6 @@ class BrokerCore:
         # -- end of registration -------------------------------------------------------
         self.apis.dynamic_config.add_reconfigurable(self.log_cleaner.reconfigure)
         self.group_coordinator.consumer.group_configs = self.apis.group_configs
-        self.share_coordinator.group_configs = self.apis.group_configs
-        # Dead-letter queues (KIP-1191) follow the finalized share.version.
-        self.share_coordinator.partitions.share_version = \
-            lambda: self.apis.features.level("share.version")
-        self.share_coordinator.partitions.attach_broker(self.apis)
         self.group_coordinator.streams.group_configs = self.apis.group_configs
         replayed = self.metadata_log.replay()
         if replayed:
@@ -355,6 +352,48 @@ class BrokerCore:
             # their positions against it, KIP-320).
             self.controller.elect_leaders_after_restart()
         self.log_manager.end_replay()
+
+    @property
+    def share_coordinator(self):
+        """The ShareGroupCoordinator (KIP-932), built the first time anything asks
+        for it: a share API's request (``RequestContext.share_coordinator``), or
+        the loader of a ``__share_group_state`` that exists at startup.
+
+        Why on first use: most brokers never serve a share group, and the share
+        modules and their dataclasses were a few milliseconds of every start
+        (issue 28).  Nothing changes for a client: until it is built there is no
+        share group to find (none was made, none was persisted), so
+        ``GroupCoordinator.share`` stays None, which ListGroups, DeleteGroups and
+        the group id checks read as "no share groups" -- as they always have for a
+        GroupCoordinator without one.  Built under a lock, so two first requests
+        on two handler threads build one; started if the purgatories run."""
+        share = self._share
+        if share is None:
+            with self._share_lock:
+                if self._share is None:
+                    self._share = self._new_share_coordinator()
+                share = self._share
+        return share
+
+    def _new_share_coordinator(self):
+        from kafka_net.server.share.coordinator import ShareGroupCoordinator
+        from kafka_net.server.share.persister import ShareStatePersister
+        config = self.config
+        share = ShareGroupCoordinator(
+            share_config(config), self.replica_manager, self.metadata_cache,
+            ShareStatePersister(self.replica_manager, self.internal_topics,
+                                config.share_coordinator_snapshot_update_records_per_snapshot),
+            classic_groups=self.group_coordinator.registry,
+            group_configs=self.apis.group_configs)
+        # Dead-letter queues (KIP-1191) follow the finalized share.version, and may
+        # create their topic through the broker's own CreateTopics path.
+        share.partitions.share_version = lambda: self.apis.features.level("share.version")
+        share.partitions.attach_broker(self.apis)
+        if self._share_running:
+            share.start()
+        self.group_coordinator.share = share   # last: now other kinds' checks see it
+        log.debug("Share group coordinator built (first use)")
+        return share
 
     def _partition_count(self, topic: str) -> int | None:
         metadata = self.metadata_cache.topic(topic)
@@ -369,7 +408,7 @@ class BrokerCore:
         # Kafka's BrokerServer registers these two: what a connection created (a
         # client-telemetry instance, share sessions) goes when it closes.
         listeners = (self.apis.client_metrics.connection_disconnect_listener(),
-                     self.share_coordinator.sessions.connection_disconnect_listener())
+                     _ShareSessionsDisconnect(self))
         socket_server = SocketServer(self.config, self.request_channel,
                                      self.apis.parse_request, clock_ms=clock_ms,
                                      auth_hooks=hooks,
@@ -426,12 +465,18 @@ class BrokerCore:
     def start_purgatories(self) -> None:
         self.replica_manager.fetch_purgatory.start()
         self.group_coordinator.start()
-        self.share_coordinator.start()
+        with self._share_lock:
+            self._share_running = True
+            if self._share is not None:
+                self._share.start()
         self.transaction_coordinator.startup()
 
     def stop_purgatories(self) -> None:
         self.transaction_coordinator.shutdown()
-        self.share_coordinator.shutdown()
+        with self._share_lock:
+            self._share_running = False
+            if self._share is not None:
+                self._share.shutdown()
         self.replica_manager.fetch_purgatory.shutdown()
         self.group_coordinator.shutdown()
 
@@ -439,3 +484,17 @@ class BrokerCore:
         """Answer every parked request now (a graceful stop's drain)."""
         self.replica_manager.fetch_purgatory.complete_all()
         self.group_coordinator.complete_parked()
+
+
+class _ShareSessionsDisconnect:
+    """The share session cache's ConnectionDisconnectListener, for a share
+    coordinator built on first use: a connection that closes before it is built
+    had no share session."""
+
+    def __init__(self, core: BrokerCore) -> None:
+        self._core = core
+
+    def on_disconnect(self, connection_id: str) -> None:
+        share = self._core._share
+        if share is not None:
+            share.sessions.connection_disconnect_listener().on_disconnect(connection_id)

@@ -175,6 +175,9 @@ def _parse_int(raw: str) -> int:
 
 @dataclass(frozen=True)
 class Subscription:
+    """One client-metrics resource (KIP-714): the metrics it asks for, how often, of which
+    clients."""
+
     name: str
     metrics: tuple[str, ...]
     interval_ms: int
@@ -237,6 +240,9 @@ NEVER = float("-inf")
 
 @dataclass
 class ClientInstance:
+    """A client that asked for its telemetry subscription: its attributes, what it was
+    sent and when it last pushed."""
+
     instance_id: uuid.UUID
     attributes: dict[str, str | None]
     subscription_id: int

@@ -51,6 +51,8 @@ LONG_MAX = 2**63 - 1
 
 @dataclass(frozen=True)
 class GroupConfigDef:
+    """One group config key (Kafka's GroupConfig): its default, bounds and doc."""
+
     name: str
     default: int             # Kafka's ConfigDef default (what validation fills in)
     minimum: int             # the ConfigDef's atLeast

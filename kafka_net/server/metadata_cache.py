@@ -47,6 +47,8 @@ def unify_collision_chars(name: str) -> str:
 
 @dataclass(frozen=True)
 class TopicMetadata:
+    """A topic as Metadata answers describe it: name, id, partition count."""
+
     name: str
     topic_id: uuid.UUID
     num_partitions: int

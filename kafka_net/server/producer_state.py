@@ -31,6 +31,8 @@ _INT_MAX = 2**31 - 1
 
 @dataclass(frozen=True)
 class BatchMetadata:
+    """One batch a producer wrote: its sequence numbers and offsets (to spot a retry)."""
+
     first_seq: int
     last_seq: int
     first_offset: int
@@ -39,6 +41,8 @@ class BatchMetadata:
 
 @dataclass
 class ProducerEntry:
+    """A producer id's state in one partition: its epoch and its last batches."""
+
     epoch: int
     batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     last_timestamp: int = -1   # the max timestamp of its last batch (DescribeProducers)

@@ -58,6 +58,9 @@ TopicPartition = tuple[str, int]
 
 @dataclass
 class Partition:
+    """One partition this broker leads: its log, producer state, transaction index and
+    lock."""
+
     topic: str
     index: int
     topic_id: uuid.UUID

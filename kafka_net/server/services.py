@@ -40,6 +40,8 @@ class BrokerServices(Protocol):
 
 @dataclass
 class StandaloneServices:
+    """The in-memory parts of a KafkaApis built without a BrokerCore."""
+
     replica_manager: ReplicaManager
     group_coordinator: Any
     quotas: QuotaManagers

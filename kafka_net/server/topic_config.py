@@ -123,6 +123,9 @@ def _throttled_replicas(name: str, value: Any) -> None:
 
 @dataclass(frozen=True)
 class TopicConfigDef:
+    """One topic config key: type, default, validator, doc, and the broker key that sets
+    its default."""
+
     name: str
     type: int
     default: Any                    # parsed, as LogConfig holds it

@@ -16,8 +16,8 @@ import pytest
 
 from kafka_net.network.kafka_channel import KafkaChannel
 from kafka_net.network.send import FileRegion, MultiRecordsSend, TruncatedRegionError, read_prefix
-from kafka_net.network.transport_layer import (APP_WRITE_CHUNK, PlaintextTransportLayer,
-                                               SslTransportLayer)
+from kafka_net.network.ssl_transport_layer import SslTransportLayer
+from kafka_net.network.transport_layer import APP_WRITE_CHUNK, PlaintextTransportLayer
 from kafka_net.protocol.chunked import ChunkedFrame
 from tests.network.test_transport_layer import Client, factory
 from tests.tls_support import pki  # noqa: F401  (pki is a fixture)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from kafka_net.config import ServerConfig
 from kafka_net.network.ssl_factory import SslFactory
-from kafka_net.network.transport_layer import PlaintextTransportLayer, SslTransportLayer
+from kafka_net.network.ssl_transport_layer import SslTransportLayer
+from kafka_net.network.transport_layer import PlaintextTransportLayer
 from kafka_net.testing import split_at
 from tests.tls_support import pki  # noqa: F401  (pki is a fixture)
 

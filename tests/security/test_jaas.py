@@ -64,3 +64,14 @@ def test_any_text_parses_or_raises_a_jaas_error(text):
         jaas.parse(text)
     except jaas.JaasConfigError:
         pass
+
+
+def test_word_characters_are_kafkas_stream_tokenizer_word_characters():
+    # Kafka's JaasConfig tokenizer: wordChars('a','z'), ('A','Z'), ('0','9'), '.',
+    # '-', '_', '$', and StreamTokenizer's own 0xA0..0xFF (here every character from
+    # 0xA0 up).  Checked for every code point that is not white space (read first).
+    ascii_words = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_$")
+    wrong = [hex(c) for c in range(0x110000) if not chr(c).isspace()
+             and (jaas._TOKEN.match(chr(c)).lastgroup == "word")
+             != (chr(c) in ascii_words or c >= 0xA0)]
+    assert wrong == []

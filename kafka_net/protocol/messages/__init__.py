@@ -21,6 +21,8 @@ from kafka_net.protocol.schema import Schema
 
 @dataclass(frozen=True)
 class ApiMessage:
+    """One API's request and response schemas, by API key."""
+
     key: ApiKey
     request: Schema
     response: Schema

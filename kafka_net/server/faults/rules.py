@@ -49,6 +49,8 @@ TopicRef = tuple[str, str]
 
 @dataclass(frozen=True)
 class Selectors:
+    """Which requests a fault rule matches: APIs, versions, topics, groups and more."""
+
     apis: frozenset[int] | None = None
     min_version: int | None = None
     max_version: int | None = None
@@ -69,6 +71,8 @@ class Selectors:
 
 @dataclass(frozen=True)
 class Budget:
+    """How often a fault rule fires: a count, a probability, from the nth match."""
+
     count: int | None = None          # None: until removed
     probability: float = 1.0
     seed: int | None = None
@@ -77,6 +81,9 @@ class Budget:
 
 @dataclass(frozen=True)
 class Action:
+    """What a fault rule does to a matched request: an error, a delay, a throttle, a
+    close."""
+
     kind: str
     error_code: int | None = None
     when: str = BEFORE
@@ -88,6 +95,8 @@ class Action:
 
 @dataclass(frozen=True)
 class FaultRule:
+    """A fault: which requests, how often, what happens."""
+
     selectors: Selectors
     budget: Budget
     action: Action

@@ -28,6 +28,9 @@ Assignment = dict[uuid.UUID, set[int]]
 
 @dataclass(frozen=True)
 class MemberSpec:
+    """What an assignor knows of a member: the topics it subscribes to and what it holds
+    now."""
+
     topics: frozenset[uuid.UUID]
     current: Assignment = field(default_factory=dict)
 

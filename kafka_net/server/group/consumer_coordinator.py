@@ -83,6 +83,8 @@ REGEX_REFRESH_MIN_INTERVAL_S = 10.0
 
 @dataclass(frozen=True)
 class ConsumerGroupConfig:
+    """The group.consumer.* keys: consumer-protocol (KIP-848) groups."""
+
     heartbeat_interval_ms: int = 5000
     session_timeout_ms: int = 45000
     assignors: tuple[str, ...] = ("uniform", "range")
@@ -96,6 +98,9 @@ class ConsumerGroupConfig:
 
 @dataclass(frozen=True)
 class HeartbeatRequest:
+    """A ConsumerGroupHeartbeat, decoded: who the member is and what it subscribes to and
+    owns."""
+
     group_id: str
     member_id: str
     member_epoch: int
@@ -117,6 +122,9 @@ class HeartbeatRequest:
 
 @dataclass(frozen=True)
 class HeartbeatResult:
+    """The coordinator's answer to a ConsumerGroupHeartbeat: an error, or the member's
+    epoch and assignment."""
+
     error_code: int = ErrorCode.NONE
     error_message: str | None = None
     member_id: str | None = None

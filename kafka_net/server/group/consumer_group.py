@@ -67,6 +67,8 @@ class ClassicMemberMetadata:
 
 @dataclass
 class ConsumerGroupMember(ModernGroupMember):
+    """A member of a consumer-protocol (KIP-848) group, as its heartbeats describe it."""
+
     subscribed_topic_names: tuple[str, ...] = ()
     server_assignor: str | None = None
     member_epoch: int = 0
@@ -87,6 +89,8 @@ class ConsumerGroupMember(ModernGroupMember):
 
 @dataclass
 class ConsumerGroup(ModernGroup):
+    """A consumer-protocol (KIP-848) group: its members, epochs and target assignment."""
+
     KIND: ClassVar[str] = "consumer group"
     MEMBER_STABLE: ClassVar[MemberState] = MemberState.STABLE
 

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GroupConfig:
+    """The group.* and offsets.* keys a classic group follows."""
+
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1800000
     initial_rebalance_delay_ms: int = 3000
@@ -36,6 +38,8 @@ class GroupConfig:
 
 @dataclass
 class Member:
+    """A member of a classic group, as its JoinGroup describes it."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -69,6 +73,8 @@ class Member:
 
 @dataclass
 class Group:
+    """A classic group: its state, generation, leader and members."""
+
     group_id: str
     state: GroupState = GroupState.EMPTY
     generation_id: int = 0

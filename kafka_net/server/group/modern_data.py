@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class ModernGroupMember:
+    """What a member of a consumer (KIP-848) or streams (KIP-1071) group has either way."""
+
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None
@@ -31,6 +33,8 @@ class ModernGroupMember:
 
 @dataclass
 class ModernGroup:
+    """What consumer (KIP-848) and streams (KIP-1071) groups share: id, epochs, members."""
+
     # How the log names this kind of group ("consumer group", "streams group").
     KIND: ClassVar[str] = "group"
     # The kind's MemberState.STABLE: a member that reached its target.

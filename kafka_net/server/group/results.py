@@ -15,6 +15,8 @@ from kafka_net.protocol.error_codes import ErrorCode
 
 @dataclass(frozen=True)
 class JoinRequest:
+    """A JoinGroup, decoded."""
+
     group_id: str
     member_id: str
     group_instance_id: str | None
@@ -38,11 +40,15 @@ class MemberIdentity:
 
 @dataclass(frozen=True)
 class JoinedMember(MemberIdentity):
+    """A member as the leader's JoinGroup answer lists it, with its protocol metadata."""
+
     metadata: bytes
 
 
 @dataclass(frozen=True)
 class JoinResult:
+    """The coordinator's answer to a JoinGroup."""
+
     error: int
     member_id: str
     generation_id: int = -1
@@ -60,6 +66,8 @@ class JoinResult:
 
 @dataclass(frozen=True)
 class SyncRequest:
+    """A SyncGroup, decoded."""
+
     group_id: str
     generation_id: int
     member_id: str
@@ -71,6 +79,8 @@ class SyncRequest:
 
 @dataclass(frozen=True)
 class SyncResult:
+    """The coordinator's answer to a SyncGroup: the member's assignment."""
+
     error: int
     protocol_type: str | None = None
     protocol_name: str | None = None
@@ -83,11 +93,15 @@ class SyncResult:
 
 @dataclass(frozen=True)
 class LeaveResult(MemberIdentity):
+    """One member's answer in a LeaveGroup."""
+
     error: int
 
 
 @dataclass(frozen=True)
 class MemberDescription(MemberIdentity):
+    """A member as DescribeGroups shows it."""
+
     client_id: str
     client_host: str
     metadata: bytes
@@ -96,6 +110,8 @@ class MemberDescription(MemberIdentity):
 
 @dataclass(frozen=True)
 class GroupDescription:
+    """A group as DescribeGroups shows it."""
+
     group_id: str
     state: str
     protocol_type: str
@@ -106,6 +122,8 @@ class GroupDescription:
 
 @dataclass(frozen=True)
 class GroupOverview:
+    """A group as ListGroups shows it."""
+
     group_id: str
     protocol_type: str
     state: str
@@ -114,6 +132,8 @@ class GroupOverview:
 
 @dataclass(frozen=True)
 class OffsetAndMetadata:
+    """A committed offset, with its leader epoch, metadata and commit time."""
+
     offset: int
     leader_epoch: int
     metadata: str | None
@@ -122,6 +142,8 @@ class OffsetAndMetadata:
 
 @dataclass(frozen=True)
 class PartitionCommit:
+    """One partition of an OffsetCommit or TxnOffsetCommit request."""
+
     topic: str
     partition: int
     offset: int

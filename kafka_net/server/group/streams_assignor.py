@@ -45,6 +45,8 @@ Task = tuple[str, int]
 
 @dataclass(frozen=True)
 class MemberSpec:
+    """What the streams assignor knows of a member: its process and the tasks it had."""
+
     process_id: str
     previous: TasksTuple = field(default_factory=TasksTuple)
 

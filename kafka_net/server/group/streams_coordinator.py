@@ -104,6 +104,9 @@ class StreamsGroupConfig:
 
 @dataclass(frozen=True)
 class StreamsHeartbeatResult:
+    """The coordinator's answer to a StreamsGroupHeartbeat: an error, or the member's
+    epoch, tasks and status."""
+
     error_code: int = ErrorCode.NONE
     error_message: str | None = None
     member_id: str = ""

@@ -78,6 +78,8 @@ EMPTY_TASKS = TasksTuple()
 
 @dataclass
 class StreamsGroupMember(ModernGroupMember):
+    """A member of a streams (KIP-1071) group, as its heartbeats describe it."""
+
     topology_epoch: int = -1
     process_id: str = ""
     user_endpoint: tuple[str, int] | None = None
@@ -114,6 +116,8 @@ class ConfiguredTopology:
 
 @dataclass
 class StreamsGroup(ModernGroup):
+    """A streams (KIP-1071) group: its topology, members, epochs and target assignment."""
+
     KIND: ClassVar[str] = "streams group"
     MEMBER_STABLE: ClassVar[MemberState] = MemberState.STABLE
 

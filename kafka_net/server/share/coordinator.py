@@ -56,6 +56,8 @@ SWEEP_INTERVAL_S = 0.25
 
 @dataclass(frozen=True)
 class ShareHeartbeatRequest:
+    """A ShareGroupHeartbeat, decoded."""
+
     group_id: str
     member_id: str
     member_epoch: int
@@ -67,6 +69,9 @@ class ShareHeartbeatRequest:
 
 @dataclass(frozen=True)
 class ShareHeartbeatResult:
+    """The coordinator's answer to a ShareGroupHeartbeat: an error, or the member's epoch
+    and assignment."""
+
     error_code: int = ErrorCode.NONE
     error_message: str | None = None
     member_id: str | None = None

@@ -17,6 +17,8 @@ Assignment = dict[object, set[int]]   # topic id -> partitions
 
 @dataclass
 class ShareGroupMember:
+    """A member of a share (KIP-932) group, as its heartbeats describe it."""
+
     member_id: str
     member_epoch: int = 0
     rack_id: str | None = None
@@ -29,6 +31,8 @@ class ShareGroupMember:
 
 @dataclass
 class ShareGroup:
+    """A share (KIP-932) group: its members, epochs and target assignment."""
+
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0

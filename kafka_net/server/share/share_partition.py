@@ -77,6 +77,9 @@ DONE = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 
 @dataclass
 class InFlightRecord:
+    """A record of a share partition between fetch and acknowledgement: its state,
+    deliveries and lock."""
+
     state: RecordState
     delivery_count: int
     member_id: str | None = None
@@ -106,6 +109,8 @@ class AcknowledgementError(Exception):
 
 @dataclass(frozen=True)
 class SharePartitionConfig:
+    """The group.share.* keys one share partition follows."""
+
     record_lock_duration_ms: int = 30000
     delivery_count_limit: int = 5
     max_in_flight_records: int = 2000   # group.share.partition.max.record.locks

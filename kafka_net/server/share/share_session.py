@@ -51,6 +51,9 @@ def next_epoch(epoch: int) -> int:
 
 @dataclass
 class ShareSession:
+    """A member's share session (ShareFetch): its partitions and the epoch its next
+    request carries."""
+
     group_id: str
     member_id: str
     epoch: int   # the epoch the next request must carry

@@ -142,6 +142,8 @@ class CleanedTransactionMetadata:
 
 @dataclass
 class CleanerStats:
+    """What one cleaning read, wrote and took (Kafka's CleanerStats)."""
+
     start_time: float = field(default_factory=time.monotonic)
     map_complete_time: float = 0.0
     end_time: float = 0.0

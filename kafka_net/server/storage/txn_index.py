@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class AbortedTxn:
+    """One aborted transaction of a partition: its producer and offset range."""
+
     producer_id: int
     first_offset: int
     last_offset: int      # the offset of the ABORT marker

@@ -107,6 +107,8 @@ class EndTxnResult:
 
 @dataclass(frozen=True)
 class InitProducerIdResult:
+    """The coordinator's answer to an InitProducerId."""
+
     error_code: int
     producer_id: int = -1
     producer_epoch: int = -1

@@ -60,6 +60,9 @@ COMPLETED = (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
 
 @dataclass
 class TransactionMetadata:
+    """One transactional id's state (Kafka's TransactionMetadata): producer, epoch, state,
+    partitions."""
+
     transactional_id: str
     producer_id: int
     txn_timeout_ms: int

@@ -531,3 +531,31 @@ def test_a_missing_dead_letter_topic_is_created_only_where_the_cluster_allows(
         assert broker.replica_manager.config_repository.effective("dlq.made")[
             "errors.deadletterqueue.group.enable"] is True
         assert broker.replica_manager.partition("dlq.made", 0).log.log_end_offset == 1
+
+
+def test_the_share_coordinator_is_built_by_the_first_share_request():
+    # BrokerCore builds share groups on first use (issue 28: time to listen); until
+    # then no share group can exist, and the classic side sees none.
+    sweepers = sweeper_threads()
+    b = make()
+    try:
+        assert b._share is None and b.group_coordinator.share is None
+        assert share_group_ids(b) == [] and sweeper_threads() == sweepers
+        first = ShareMember(b, "sg", "m1").join()
+        assert first["error_code"] == E.NONE and first["member_epoch"] == 1
+        assert b.group_coordinator.share is b.share_coordinator is b._share
+        assert sweeper_threads() == sweepers + 1   # started: the purgatories run
+        assert share_group_ids(b) == ["sg"]
+    finally:
+        b.stop()
+    assert sweeper_threads() == sweepers
+
+
+def sweeper_threads() -> int:
+    import threading
+    return sum(t.name == "share-group-sweeper" for t in threading.enumerate())
+
+
+def share_group_ids(b) -> list[str]:
+    body = b.call(ApiKey.LIST_GROUPS, 5, states_filter=[], types_filter=["share"])
+    return sorted(g["group_id"] for g in body["groups"])

@@ -47,6 +47,9 @@ def test_share_state_comes_back_after_a_restart():
     # 3, 5, 6, 7 are held when the broker stops.
     first.stop()
     second = start(logs, metadata_log, **config)
+    # The coordinator is built on first use: here by __share_group_state's loader,
+    # before any share request (BrokerCore.share_coordinator).
+    assert second.group_coordinator.share is not None
     again = ShareMember(second, "sg", "m2")
     again.join()
     # 0-2 done, 4 done, 5 was delivered twice (the limit): archived; the rest again.
