@@ -13,14 +13,15 @@ one vectorized comparison of correlation ids and positions, and the pairs,
 requests and states come out as columns, never as per-frame objects.
 
 Anything that is not plain returns None and the caller runs the reference
-instead: a marker other than a client's FIN with nothing waiting, a frame cut
-by the capture or after lost bytes, an unknown API, a header or body that does
-not check, a response out of order or without a request, a correlation id used
-twice, a request at a version the connection's ApiVersions answer did not
-advertise.  Those are the only ways the walk finds something, so every finding
-is still the walk's, word for word, and a plain connection's report is the
-walk's too (``tests/spark/test_check_columns.py`` compares the two on every
-connection of the test captures).
+instead: a marker other than a client's FIN, a FIN at which the oldest request
+waiting is never answered, a frame cut by the capture or after lost bytes, an
+unknown API, a header or body that does not check, a response out of order or
+without a request, a correlation id used twice, a request at a version the
+connection's ApiVersions answer did not advertise.  Those are the only ways the
+walk finds something, so every finding is still the walk's, word for word, and a
+plain connection's report is the walk's too
+(``tests/spark/test_check_columns.py`` compares the two on every connection of
+the test captures).
 
 ``KAFKA_NET_READABLE=1`` in the environment turns this path off (the job then
 checks every connection with the reference), so the test suite can run on the
@@ -138,15 +139,21 @@ def _response_ids(frames: list, positions: np.ndarray) -> np.ndarray:
 
 def _markers_pass(markers: list, is_marker: np.ndarray, exp_pos: np.ndarray,
                   resp_pos: np.ndarray) -> None:
-    """Only a client's FIN with no request waiting at it passes: the walk does
-    nothing there.  Any other marker (gap, sync, injected fault) needs the walk."""
+    """Only a client's FIN passes, and only if the oldest request waiting at it
+    (if any) is answered later.  At a FIN the walk marks that one request alone
+    as closed (the muted-connection rule: those behind it were never read), and
+    the mark matters only if it is still waiting at the end.  A pipelining client
+    that closes with answers still on the way (the pcap shows its FIN before
+    them) stays here.  Any other marker (gap, sync, injected fault), or a FIN
+    whose oldest waiting request is never answered, needs the walk."""
     at = np.flatnonzero(is_marker)
     if not len(at):
         return
     if any(markers[i] != CLOSE for i in at.tolist()):
         raise NotPlain
-    waiting = np.searchsorted(exp_pos, at) - np.searchsorted(resp_pos, at)
-    if waiting.any():
+    answered_before = np.searchsorted(resp_pos, at)   # the head's index, in order
+    waiting = np.searchsorted(exp_pos, at) > answered_before
+    if (answered_before[waiting] >= len(resp_pos)).any():
         raise NotPlain
 
 

@@ -85,7 +85,9 @@ coverage state (checked, header_only and why, unverifiable, not_kafka) is in
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 
 from kafka_net.capture.model import (
     CLOSE, GAP, REQUEST, RESPONSE, SYNC, ConnectionReport, Frame, FrameState, Pair, Violation)
@@ -151,6 +153,68 @@ class _Req:
     suspect: "Frame | None" = None
 
 
+class _Waiting:
+    """The requests waiting for an answer, oldest (lowest position) first, and how
+    many of them carry each correlation id.
+
+    A client that pipelines (librdkafka sends hundreds of Produces before the first
+    answer) keeps this long, and each request asks whether its id is waiting and
+    each answer which one it answers: the counts answer the first at once, and the
+    second at the head of the queue when the broker keeps Kafka's order.  Only an
+    answer out of order walks the queue."""
+
+    __slots__ = ("_queue", "_ids")
+
+    def __init__(self) -> None:
+        self._queue: deque[_Req] = deque()
+        self._ids: dict[int, int] = {}
+
+    def __iter__(self):
+        return iter(self._queue)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def __contains__(self, corr: int) -> bool:
+        return corr in self._ids
+
+    def append(self, req: _Req) -> None:
+        self._queue.append(req)
+        self._ids[req.correlation_id] = self._ids.get(req.correlation_id, 0) + 1
+
+    def index(self, corr: int) -> int | None:
+        """Where the oldest waiting request with this id is, or None."""
+        if corr not in self._ids:
+            return None
+        if self._queue[0].correlation_id == corr:
+            return 0
+        return next(i for i, w in enumerate(self._queue) if w.correlation_id == corr)
+
+    def older(self, index: int) -> list[_Req]:
+        """The requests ahead of the one at ``index``."""
+        return list(islice(self._queue, index))
+
+    def take(self, index: int) -> tuple[_Req, list[_Req]]:
+        """Remove the request at ``index`` and those ahead of it: (it, them)."""
+        older = [self._forget(self._queue.popleft()) for _ in range(index)]
+        return self._forget(self._queue.popleft()), older
+
+    def put_back(self, older: list[_Req]) -> None:
+        """Requests taken from the head go back there, in their order (they are
+        older than every request still waiting, so the queue stays by position)."""
+        self._queue.extendleft(reversed(older))
+        for req in older:
+            self._ids[req.correlation_id] = self._ids.get(req.correlation_id, 0) + 1
+
+    def _forget(self, req: _Req) -> _Req:
+        left = self._ids[req.correlation_id] - 1
+        if left:
+            self._ids[req.correlation_id] = left
+        else:
+            del self._ids[req.correlation_id]
+        return req
+
+
 def pair_connection(frames: list[Frame]) -> ConnectionReport:
     """Walk one connection's frames in order; see the module docstring."""
     walk = _Walk(frames)
@@ -179,7 +243,10 @@ class _Walk:
 
     def __init__(self, frames: list[Frame]) -> None:
         self.report = ConnectionReport()
-        self.waiting: list[_Req] = []            # oldest first
+        self.waiting = _Waiting()                # oldest first
+        # A response gap has marked waiting requests (their ``gap``) since the last
+        # answer: the next answer clears the marks.
+        self.gap_marked = False
         self.answered: dict[int, Pair] = {}
         self.answered_req: dict[int, _Req] = {}
         self.acks0: dict[int, _Req] = {}
@@ -236,6 +303,7 @@ class _Walk:
             self.request_gap = marker
         else:
             self.open_response_gap = marker
+            self.gap_marked = True
             for req in self.waiting:
                 if req.gap is None:
                     req.gap = marker
@@ -313,7 +381,7 @@ class _Walk:
             self.report.acks0_requests += 1
             self.acks0[corr] = req
         else:
-            if any(w.correlation_id == corr for w in self.waiting):
+            if corr in self.waiting:
                 self.flag("duplicate_correlation_id_in_flight", frame, corr,
                                f"correlation id {corr} is already waiting for a response")
             self.waiting.append(req)
@@ -375,9 +443,9 @@ class _Walk:
             if not frame.after_gap:
                 self.flag("undecodable_response", frame, -1, f"no correlation id: {exc}")
             return
-        match = next((i for i, w in enumerate(self.waiting) if w.correlation_id == corr), None)
-        if match is not None and self.suspect[RESPONSE] is not None and any(
-                w.gap is None for w in self.waiting[:match]):
+        match = self.waiting.index(corr)
+        if match and self.suspect[RESPONSE] is not None and any(
+                w.gap is None for w in self.waiting.older(match)):
             # Framing not confirmed, and pairing it would accuse the broker: no.
             self.flag("correlation_mismatch", frame, corr, "")
         elif match is not None:
@@ -415,20 +483,22 @@ class _Walk:
         return next((p for p in self.request_positions.get(corr, ()) if p > position), None)
 
     def _answer(self, frame: Frame, index: int) -> None:
-        req = self.waiting.pop(index)
+        req, older = self.waiting.take(index)
         if self.request_gap is not None and req.position > self.request_gap.position:
             self.request_gap = None    # answers to requests lost in it are all past
-        older, self.waiting[:index] = self.waiting[:index], []
+        kept = []
         for skipped in older:
             if skipped.gap is not None:
                 # Its answer was in the response bytes lost since: cannot tell.
                 self._unverifiable(skipped, skipped.gap)
             else:
                 skipped.overtaken_by = skipped.overtaken_by or frame
-                self.waiting.append(skipped)
-        self.waiting.sort(key=lambda w: w.position)
-        for younger in self.waiting:
-            younger.gap = None   # answers to requests after the answered one come later
+                kept.append(skipped)
+        self.waiting.put_back(kept)
+        if self.gap_marked:
+            self.gap_marked = False
+            for younger in self.waiting:
+                younger.gap = None   # answers to requests after the answered one come later
         _pair(frame, req, self)
         overtaker = req.overtaken_by
         if overtaker is not None and overtaker.position not in self.mismatch_reported:

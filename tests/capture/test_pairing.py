@@ -779,3 +779,35 @@ def test_an_unadvertised_version_left_unanswered_is_never_unanswered_before_clos
     report = pair_connection(frames)
     assert found(report) == [("unadvertised_version", 2, 3)]
     assert "did not answer it" in report.violations[0].detail
+
+
+# -- long pipelines (a client with hundreds of requests in flight) -----------------------------
+
+def pipeline(ids: list[int], answers: list[int]) -> list[Frame]:
+    """Heartbeat requests with ``ids`` all sent first, then responses for ``answers``."""
+    api_key, version, rq, rs = CALLS[9]
+    sent = [(REQUEST, req(api_key, version, c, rq)) for c in ids]
+    answered = [(RESPONSE, resp(api_key, version, c, rs)) for c in answers]
+    return [Frame(i, d, 1_000_000 * (i + 1), p, len(p))
+            for i, (d, p) in enumerate(sent + answered)]
+
+
+def test_an_id_repeated_deep_in_a_long_pipeline_is_still_found():
+    """300 requests waiting, then one reusing the id of the 101st: found at the
+    repeat; each is then answered in order, the repeat by the second answer."""
+    ids = list(range(1000, 1300)) + [1100]
+    report = pair_connection(pipeline(ids, ids))
+    assert found(report) == [("duplicate_correlation_id_in_flight", 300, 1100)]
+    assert [p.request_position for p in report.pairs] == list(range(301))
+    assert report.in_flight_at_end == 0
+
+
+def test_an_answer_overtaking_half_a_long_pipeline_is_blamed_once():
+    """The 151st of 300 waiting requests answered first, then the others in order:
+    one correlation_mismatch at the overtaking answer, every request paired."""
+    ids = list(range(1000, 1300))
+    report = pair_connection(pipeline(ids, [1150] + ids[:150] + ids[151:]))
+    assert found(report) == [("correlation_mismatch", 300, 1150)]
+    assert [p.request_position for p in report.pairs] == [150] + list(range(150)) + \
+        list(range(151, 300))
+    assert report.in_flight_at_end == 0

@@ -74,6 +74,38 @@ def test_a_fin_with_nothing_waiting_stays_plain_and_one_with_a_request_waiting_d
     assert check_columns._in_order_table(table_of(rows)) is None
 
 
+@pytest.mark.parametrize("at", range(len(ORDER) + 1))
+def test_a_fin_ahead_of_answers_on_the_way_stays_column_wise(at):
+    """A pipelining client's FIN with answers still on the way (a pcap shows it
+    before them), at every place in the conversation: each request waiting at it
+    is answered later, so the walk finds nothing there and the column-wise
+    report is the walk's."""
+    convo = conversation()
+    convo.insert(at, ("fin", REQUEST, b""))
+    rows = rows_of(convo, markers={at: CLOSE})
+    got = check_columns.check_table(table_of(rows), stages._reference)
+    assert got.get("columns")
+    same(got, reference(rows))
+
+
+def test_a_fin_whose_oldest_waiting_request_is_answered_leaves_the_rest_in_flight():
+    """q5, q6, q7 wait at the FIN; q5 and q6 are answered after it, q7 never (the
+    capture ends there): the walk marks only the oldest as closed, so q7 is in
+    flight, not unanswered."""
+    convo = conversation(ORDER[:ORDER.index("r7")])
+    convo.insert(index_of(convo, "r5"), ("fin", REQUEST, b""))
+    rows = rows_of(convo, markers={index_of(convo, "fin"): CLOSE})
+    got = check_columns.check_table(table_of(rows), stages._reference)
+    assert got.get("columns")
+    want = reference(rows)
+    same(got, want)
+    assert want["connection"]["in_flight_at_end"] == 1 and not want["violations"]
+
+
+def index_of(convo, name: str) -> int:
+    return [n for n, _, _ in convo].index(name)
+
+
 @pytest.mark.parametrize("case", sorted(INJECTIONS))
 def test_every_injected_violation_goes_to_the_reference(case):
     convo, expected = INJECTIONS[case]()
