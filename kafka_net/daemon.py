@@ -31,6 +31,7 @@ import signal
 import time
 
 from kafka_net.config import ConfigError, ServerConfig
+from kafka_net.collector import resume_collector
 from kafka_net.metrics import server_snapshot
 from kafka_net.server.kafka_server import KafkaServer
 from kafka_net.server.storage.checkpoint import StorageError
@@ -90,6 +91,7 @@ class Daemon:
             return EXIT_STARTUP_FAILED
         try:
             self._log_ready(time.monotonic() - started)
+            resume_collector()   # listening: the start's objects frozen, the GC back on
             while (signum := self._signals.get()) == signal.SIGUSR1:
                 self._log_metrics()
             if signum == _LOG_DIRS_FAILED:

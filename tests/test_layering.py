@@ -155,12 +155,13 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("protocol", {"protocol"}),
     ("capture", {"capture"}),
     ("helpers", {"config", "kafka_keys", "log_safety", "metrics", "rate", "security",
-                 "testing"}),
+                 "testing", "collector"}),
     ("network", {"network"}),
     ("server", {"server"}),
     ("assembly", {"embedded", "daemon"}),
     ("spark jobs", {"spark_jobs"}),
-    ("entry points", {"kafka_net", "cli", "__main__", "pytest_plugin", "top", "dump_log"}),
+    ("entry points", {"kafka_net", "cli", "__main__", "entry", "pytest_plugin", "top",
+                      "dump_log"}),
 ]
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 SPARK_JOBS_MAY_IMPORT = {"protocol", "capture"}
