@@ -30,7 +30,6 @@ readable path alone.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import numpy as np
@@ -43,10 +42,11 @@ from kafka_net.capture.pairing_checks import (
 from kafka_net.capture.version_checks import _advertised
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol import readable
 from kafka_net.protocol.headers import HEADER_PEEK
 from kafka_net.spark_jobs.transforms import api_name
 
-ENABLED = os.environ.get("KAFKA_NET_READABLE", "") not in ("1", "true", "yes")
+ENABLED = not readable.READABLE   # KAFKA_NET_READABLE, read once (protocol/readable.py)
 
 _KNOWN_KEYS = frozenset(int(k) for k in ApiKey)
 _PRODUCE, _API_VERSIONS = int(ApiKey.PRODUCE), int(ApiKey.API_VERSIONS)

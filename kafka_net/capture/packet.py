@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafka_net.capture.ip_fragments import FragmentReassembler
+from kafka_net.protocol import readable
 
 if TYPE_CHECKING:
     from kafka_net.capture.pcap import CaptureRead
@@ -59,8 +60,8 @@ _IPV4_FIXED = struct.Struct(">BBHHHBB")  # vhl, tos, total len, id, frag, ttl, p
 _ETH_IPV4_TCP = struct.Struct(">12xH B1xH2xH1xB2x4s4s HHIIBB")
 _ETH_IPV4_TCP_MIN = 14 + 20 + 14
 # The switch to the reference path alone (False: every packet goes the general
-# way); tests compare the two on arbitrary records.
-FAST_PATH = True
+# way; KAFKA_NET_READABLE sets it so); tests compare the two on arbitrary records.
+FAST_PATH = not readable.READABLE
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,15 @@ the plain code:
 * the cached constant frames (``KafkaApis._encode``): a read-only body such as
   ApiVersions' is encoded for every response.
 
-The capture writer's fast path, the columnar .kncap reader and the in-process
-report aggregates are not switched yet (their modules are being reworked).
+* the conformance job's column-wise paths (``spark_jobs/check_columns.py``,
+  ``spark_jobs/kncap_arrow.py``): every connection is checked by the pairing walk
+  and every .kncap segment read by ``transforms.kncap_columns``;
+* the one-unpack Ethernet/IPv4/TCP parse of pcap packets
+  (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way.
+
+The capture writer's fast path and the in-process report aggregates
+(``spark_jobs/summary_arrow.py``, whose reference is the job's Spark SQL) are
+not switched.
 
 Read once: a flag checked where a cache is made or a codec chosen, never on
 a request's common path.
