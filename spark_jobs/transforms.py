@@ -28,7 +28,7 @@ from kafka_net.capture.findings import (
 from kafka_net.capture import reader
 from kafka_net.capture.format import FAULT as FAULT_RECORD
 from kafka_net.capture.format import RangeStart, decode_range, decode_segment
-from kafka_net.capture.injected import attribute_injected
+from kafka_net.capture.injected import INJECTED, attribute_injected
 from kafka_net.capture.model import FAULT as FAULT_MARKER
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
@@ -247,6 +247,9 @@ def check_connection(connection: str, rows: list[dict]) -> dict:
     # Findings an injected fault caused are the fault's, not the broker's; each
     # fault is listed with the client's reaction (kafka_net.capture.injected).
     violations = attribute_injected(frames, violations, connection)
+    # The connection's count is of its subject's findings, as the report's verdict
+    # is: what a fault caused (and the fault's own row) is the fault's.
+    summary["violations"] = sum(1 for v in violations if v.get("party") != INJECTED)
     return {"pairs": pairs, "violations": violations, "requests": requests,
             "states": frame_states, "connection": summary}
 

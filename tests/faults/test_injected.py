@@ -71,3 +71,24 @@ def test_only_the_findings_a_fault_explains_are_relabelled():
         ("correlation_mismatch", "broker"), ("injected_fault", "injected")]
     assert rows[0]["detail"] == "never answered (caused by injected fault f1: drop)"
     assert injected.attribute_injected(_conn(("req", 0, 1)), findings) is findings
+
+
+def test_a_connection_counts_only_the_findings_no_fault_explains():
+    """transforms.check_connection: a request the fault dropped is a finding of the
+    fault's (party injected), listed, but not counted in the connection's summary."""
+    from kafka_net.spark_jobs import transforms
+    from kafka_net.protocol import encode_response
+    from kafka_net.protocol.messages import MESSAGES
+    frames = _conn(("req", 3, 1), _fault(3, 1, action="drop"), ("req", 3, 2))
+    answer = encode_response(3, 1, 2, MESSAGES[3].response.defaults())[4:]
+    frames.append(Frame(len(frames), RESPONSE, len(frames), answer, len(answer)))
+    rows = [{"connection": "c1", "source": "kncap", "order_key": (0, 0, f.position),
+             "direction": f.direction, "timestamp_ns": f.timestamp_ns,
+             "frame": f.frame, "frame_size": f.frame_size, "truncated": False,
+             "after_gap": False, "marker": f.marker} for f in frames]
+    result = transforms.check_connection("c1", rows)
+    parties = [(v["check"], v["party"]) for v in result["violations"]]
+    assert ("injected_fault", "injected") in parties
+    assert [p for p in parties if p[1] != "injected"] == []
+    assert any(c != "injected_fault" for c, _ in parties)   # a finding it relabelled
+    assert result["connection"]["violations"] == 0
