@@ -66,6 +66,7 @@ NOT_AT_START = [
     "kafka_net.server.group.streams_coordinator",       # a streams group's first request
     "kafka_net.server.group.streams_group", "kafka_net.server.group.streams_assignor",
     "kafka_net.server.group.streams_group_records",
+    "hashlib", "_hashlib", "hmac", "secrets",           # a SASL login (OpenSSL's libcrypto)
 ]
 
 
