@@ -63,6 +63,10 @@ NOT_AT_START = [
     "kafka_net.server.faults.registry",                 # broker.faults, first used
     "kafka_net.server.share.coordinator",               # a share group's first request
     "kafka_net.server.share.persister", "kafka_net.protocol.share_records",
+    "kafka_net.server.group.streams_coordinator",       # a streams group's first request
+    "kafka_net.server.group.streams_group", "kafka_net.server.group.streams_assignor",
+    "kafka_net.server.group.streams_group_records",
+    "hashlib", "_hashlib", "hmac", "secrets",           # a SASL login (OpenSSL's libcrypto)
 ]
 
 

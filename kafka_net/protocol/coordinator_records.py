@@ -286,6 +286,9 @@ STREAMS_GROUP_RECORDS = {
          STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     23: ("StreamsGroupTopology", STREAMS_GROUP_TOPOLOGY_KEY, STREAMS_GROUP_TOPOLOGY_VALUE),
 }
+# Their names (ConsumerGroupRecord.record): what tells a reader of
+# __consumer_offsets that a record is a streams group's.
+STREAMS_RECORD_NAMES = frozenset(name for name, _key, _value in STREAMS_GROUP_RECORDS.values())
 
 
 TRANSACTION_LOG_KEY = Schema(

@@ -20,13 +20,13 @@ are frozen.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import secrets
 import threading
 from dataclasses import dataclass
 
 from kafka_net.security import scram
+
+# hashlib, hmac and secrets are imported where they are used, as in scram.py: they
+# load OpenSSL's libcrypto, which a start without delegation tokens need not pay for.
 
 USER_TYPE = "User"   # KafkaPrincipal.USER_TYPE: the only type a token owner or renewer has
 
@@ -34,6 +34,8 @@ USER_TYPE = "User"   # KafkaPrincipal.USER_TYPE: the only type a token owner or 
 def create_hmac(token_id: str, secret_key: str) -> bytes:
     """HmacSHA512 of the id's UTF-8 bytes, keyed by the secret's UTF-8 bytes
     (``DelegationTokenManager.createHmac``)."""
+    import hashlib
+    import hmac
     return hmac.new(secret_key.encode("utf-8"), token_id.encode("utf-8"),
                     hashlib.sha512).digest()
 
@@ -47,6 +49,7 @@ def new_token_id() -> str:
     """A random Kafka ``Uuid`` as text (URL-safe base64 of 16 bytes, unpadded);
     like ``Uuid.randomUuid`` never one that starts with '-' (a command line
     would take it for an option)."""
+    import secrets
     while True:
         text = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode("ascii").rstrip("=")
         if not text.startswith("-"):

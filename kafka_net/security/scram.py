@@ -17,10 +17,11 @@ AlterUserScramCredentials carries SaltedPassword, not the password
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from dataclasses import dataclass
+
+# hashlib, hmac and secrets are imported where they are used: every start imports
+# this module (the configuration's SASL users), and they load OpenSSL's libcrypto,
+# about 3 ms, which only an authentication needs (issue 28: time to listen).
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,15 @@ class ScramFormatter:
         self._hash = mechanism.hash_algorithm
 
     def hmac(self, key: bytes, data: bytes) -> bytes:
+        import hmac
         return hmac.new(key, data, self._hash).digest()
 
     def hash(self, data: bytes) -> bytes:
+        import hashlib
         return hashlib.new(self._hash, data).digest()
 
     def hi(self, password: bytes, salt: bytes, iterations: int) -> bytes:
+        import hashlib
         return hashlib.pbkdf2_hmac(self._hash, password, salt, iterations)
 
     def salted_password(self, password: str, salt: bytes, iterations: int) -> bytes:
@@ -121,6 +125,7 @@ def normalize(text: str) -> bytes:
 
 
 def secure_random_bytes() -> bytes:
+    import secrets
     return secrets.token_bytes(32)
 
 
@@ -128,6 +133,7 @@ def secure_random_string() -> str:
     """A nonce: 130 random bits in base 32, digits and a-v, as Kafka's
     ``new BigInteger(130, random).toString(32)`` (no '-' or '_': librdkafka 2.0
     mangles a server nonce holding them)."""
+    import secrets
     value, digits = secrets.randbits(130), "0123456789abcdefghijklmnopqrstuv"
     text = ""
     while value:

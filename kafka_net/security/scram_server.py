@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import re
 import time
 from typing import Callable
@@ -152,6 +151,7 @@ class ScramSaslServer:
         if len(proof) != len(signature):
             raise SaslError("Invalid client credentials")
         client_key = scram.xor(signature, proof)
+        import hmac   # here: it loads OpenSSL, which only a SCRAM login needs (issue 28)
         if not hmac.compare_digest(f.hash(client_key), credential.stored_key):
             raise SaslError("Invalid client credentials")
 

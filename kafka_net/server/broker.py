@@ -66,7 +66,9 @@ from kafka_net.network.socket_server import SocketServer
 from kafka_net.server.apis import KafkaApis
 from kafka_net.server.controller import Controller
 from kafka_net.server.features import TRANSACTION_VERSION
-from kafka_net.server.group import ConsumerGroupConfig, GroupConfig, GroupCoordinator
+from kafka_net.server.group.consumer_coordinator import ConsumerGroupConfig
+from kafka_net.server.group.coordinator import GroupCoordinator
+from kafka_net.server.group.group import GroupConfig, StreamsGroupConfig
 from kafka_net.server.authorizer import new_authorizer
 from kafka_net.server.config_repository import ConfigRepository
 from kafka_net.server.log_manager import LogDirsConfig, LogManager
@@ -76,7 +78,6 @@ from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import METADATA_TOPIC, MetadataLog, refuse_damaged_log
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 from kafka_net.server.group.metadata_manager import GroupMetadataManager
-from kafka_net.server.group.streams_coordinator import StreamsGroupConfig
 from kafka_net.server.group.zookeeper_offsets import (
     FILE_NAME as ZOOKEEPER_OFFSETS_FILE, ZooKeeperOffsets)
 from kafka_net.server.internal_topics import (
@@ -342,8 +343,7 @@ class BrokerCore:
         # (the authorizer registered its ACL records when it was built, above)
         # -- end of registration -------------------------------------------------------
         self.apis.dynamic_config.add_reconfigurable(self.log_cleaner.reconfigure)
-        self.group_coordinator.consumer.group_configs = self.apis.group_configs
-        self.group_coordinator.streams.group_configs = self.apis.group_configs
+        self.group_coordinator.use_group_configs(self.apis.group_configs)
         replayed = self.metadata_log.replay()
         if replayed:
             log.info("Replayed %d metadata record(s): %d topic(s)", replayed,

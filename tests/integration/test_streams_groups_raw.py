@@ -264,13 +264,19 @@ def durable_server(log_dir):
 
 def test_a_restart_on_a_durable_log_keeps_the_group(tmp_path):
     with durable_server(str(tmp_path)) as server, RawClient(server.bound_port()) as c:
+        # Streams groups are built on first use (issue 28): a fresh broker has none.
+        assert server.group_coordinator._streams is None
         create_topic(c, "sg-dur", 3)
         topo = topology("sg-dur", "appdur")
         first = hb(c, "appdur", "m1", topo=topo, endpoint={"host": "localhost", "port": 8080})
         answer = hb(c, "appdur", "m1", first["member_epoch"], owned=({}, {}, {}))
         before = describe(c, "appdur")
         assert before["group_state"] == "Stable"
+        assert server.group_coordinator._streams is not None   # the heartbeat built it
     with durable_server(str(tmp_path)) as server, RawClient(server.bound_port()) as c:
+        # __consumer_offsets' loader built it before any request: the group's
+        # member timers run from the start, as Kafka's onGroupLoaded arms them.
+        assert server.group_coordinator._streams is not None
         after = describe(c, "appdur")
         assert after["error_code"] == ErrorCode.NONE
         for key in ("group_epoch", "assignment_epoch", "group_state", "topology"):

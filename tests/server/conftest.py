@@ -32,7 +32,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import build_batch, decode_records, split_batches
 from kafka_net.server.apis import HANDLERS, RequestContext
 from kafka_net.server.broker import BrokerCore
-from kafka_net.server.group import GroupConfig
+from kafka_net.server.group.group import GroupConfig
 from tests.support import fetch_body, produce_body, request_body, wait_until
 
 ADVERTISED = EndPoint("PLAINTEXT", "broker.test", 19092)

@@ -27,6 +27,8 @@ small partitions that each inflate to the bound.
 
 from __future__ import annotations
 
+import itertools
+
 from kafka_net.protocol.records.compression import decompress
 from kafka_net.protocol.records.framing import (
     COMPRESSION_MASK, CONTROL_MASK, DEFAULT_MAX_UNCOMPRESSED_BYTES, MAGIC_OFFSET, MAGIC_V2,
@@ -263,8 +265,11 @@ def keyless_records(buf: bytes, count: int) -> list[int]:
 # (``b`` with its continuation bit set) are ``_ZIGZAG[b & 0x7F | c << 7]``.
 # Lengths of keys and values up to 8 KB take one of these; longer ones call _varint.
 # The table (16,384 ints, about 0.6 MB) saves 0.6 µs per batch of 10 x 100 B records
-# over decoding two bytes inline.
-_ZIGZAG = tuple((v >> 1) ^ -(v & 1) for v in range(1 << 14))
+# over decoding two bytes inline.  ZigZag maps 2n to n and 2n + 1 to -n - 1, so the
+# table is 0, -1, 1, -2, ... : built by interleaving two ranges in C, a third of
+# the time a per-entry Python expression took at every import (issue 28).
+_ZIGZAG = tuple(itertools.chain.from_iterable(
+    zip(range(1 << 13), range(-1, -(1 << 13) - 1, -1))))
 
 
 def walk_records(buf: bytes, count: int, check_record_offsets: bool = False,

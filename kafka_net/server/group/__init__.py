@@ -26,11 +26,10 @@ circle).
   :mod:`.streams_assignor`.
 
 The wire shapes live in the handlers (kafka_net/server/handlers/), one per API.
+
+This package imports none of its modules: a caller imports the ones it needs
+(``kafka_net.server.group.coordinator`` for the GroupCoordinator, ``.group``
+for GroupConfig, ...).  Transactions need only :mod:`.offsets`, and a broker
+builds streams groups on first use (``GroupCoordinator.streams``), so importing
+one module must not import every coordinator (issue 28: time to listen).
 """
-
-from kafka_net.server.group.consumer_coordinator import ConsumerGroupConfig
-from kafka_net.server.group.coordinator import GroupCoordinator
-from kafka_net.server.group.group import GroupConfig
-from kafka_net.server.group.state import GroupState, IllegalGroupTransition
-
-__all__ = ["ConsumerGroupConfig", "GroupConfig", "GroupCoordinator", "GroupState", "IllegalGroupTransition"]

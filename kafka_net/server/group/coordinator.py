@@ -50,17 +50,16 @@ already holds it).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group.consumer_coordinator import (
     ConsumerGroupConfig, ConsumerGroupCoordinator)
-from kafka_net.server.group.group import Group, GroupConfig, Member
-from kafka_net.server.group.streams_coordinator import (
-    StreamsGroupConfig, StreamsGroupCoordinator)
+from kafka_net.server.group.group import Group, GroupConfig, Member, StreamsGroupConfig
 from kafka_net.server.group.admin import GroupAdmin, compute_subscribed_topics
 from kafka_net.server.group.offset_expiry import OffsetExpiry
 from kafka_net.server.group.registry import GroupRegistry
@@ -75,6 +74,9 @@ from kafka_net.server.group.results import (
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.group.zookeeper_offsets import ZooKeeperOffsets
 from kafka_net.server.purgatory import Purgatory
+
+if TYPE_CHECKING:
+    from kafka_net.server.group.streams_coordinator import StreamsGroupCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +113,13 @@ class GroupCoordinator:
         self.consumer = ConsumerGroupCoordinator(
             self.registry, self.purgatory, topics, consumer_config or ConsumerGroupConfig(),
             conversions=self)
-        # KIP-1071 groups: StreamsGroupHeartbeat / StreamsGroupDescribe.
-        self.streams = StreamsGroupCoordinator(self.registry, self.purgatory, topics,
-                                               streams_config or StreamsGroupConfig())
+        # KIP-1071 groups: StreamsGroupHeartbeat / StreamsGroupDescribe, built on
+        # first use (see streams).
+        self._topics = topics
+        self._streams_config = streams_config or StreamsGroupConfig()
+        self._streams: StreamsGroupCoordinator | None = None
+        self._streams_lock = threading.Lock()
+        self._group_configs = None
         # offsets.retention.minutes (offset_expiry.py): Kafka's
         # "delete-expired-group-metadata" task.
         self.expiry = OffsetExpiry(self.registry, config)
@@ -129,6 +135,45 @@ class GroupCoordinator:
     @share.setter
     def share(self, coordinator) -> None:
         self.registry.share = coordinator
+
+    @property
+    def streams(self) -> StreamsGroupCoordinator:
+        """The StreamsGroupCoordinator (KIP-1071), built the first time anything
+        asks for it: a streams API's request, or :meth:`load_groups` when
+        ``__consumer_offsets`` holds a streams group.
+
+        Why on first use: most brokers never serve a streams group, and the
+        streams modules (coordinator, group, assignor, records) were a few
+        milliseconds of every start (issue 28).  Nothing changes for a client: a
+        streams group is only made by a StreamsGroupHeartbeat or loaded from its
+        records, and both ask for this first; until then the registry holds none,
+        which is what every other kind's check reads.  Its timers live in this
+        coordinator's purgatory, which runs from :meth:`start` either way.  Built
+        under a lock, so two first heartbeats on two handler threads build one."""
+        streams = self._streams
+        if streams is None:
+            with self._streams_lock:
+                if self._streams is None:
+                    self._streams = self._new_streams_coordinator()
+                streams = self._streams
+        return streams
+
+    def _new_streams_coordinator(self) -> StreamsGroupCoordinator:
+        from kafka_net.server.group.streams_coordinator import StreamsGroupCoordinator
+        streams = StreamsGroupCoordinator(self.registry, self.purgatory, self._topics,
+                                          self._streams_config)
+        streams.group_configs = self._group_configs
+        log.debug("Streams group coordinator built (first use)")
+        return streams
+
+    def use_group_configs(self, group_configs) -> None:
+        """The broker's GroupConfigRepository (a group's own configs, KIP-848 and
+        KIP-1071), for the consumer and streams coordinators."""
+        with self._streams_lock:
+            self._group_configs = group_configs
+            self.consumer.group_configs = group_configs
+            if self._streams is not None:
+                self._streams.group_configs = group_configs
 
     def start(self) -> None:
         self.purgatory.start()

@@ -36,6 +36,22 @@ class GroupConfig:
     offsets_retention_check_interval_ms: int = 600_000
 
 
+@dataclass(frozen=True)
+class StreamsGroupConfig:
+    """Kafka's group.streams.* broker configs, with their defaults."""
+
+    heartbeat_interval_ms: int = 5000
+    session_timeout_ms: int = 45000
+    num_standby_replicas: int = 0
+    max_size: int = 2**31 - 1
+    initial_rebalance_delay_ms: int = 3000
+    # Without a group config repository (tests): group.streams.acceptable.recovery.lag
+    # and group.streams.task.offset.interval.ms's defaults; with one, the repository's
+    # (the broker's keys, a group's own streams.* values).
+    acceptable_recovery_lag: int = 10000
+    task_offset_interval_ms: int = 60000
+
+
 @dataclass
 class Member:
     """A member of a classic group, as its JoinGroup describes it."""

@@ -37,15 +37,14 @@ from typing import Callable
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.coordinator_records import (
-    ConsumerGroupRecord, GroupMetadataRecord, OffsetCommitRecord, RecordFormatError, decode_group_record,
-    group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value,
-    partition_for)
+    STREAMS_RECORD_NAMES, ConsumerGroupRecord, GroupMetadataRecord, OffsetCommitRecord,
+    RecordFormatError, decode_group_record, group_metadata_key, group_metadata_value,
+    offset_commit_key, offset_commit_value, partition_for)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import CONTROL_MASK, build_key_value_batch
 from kafka_net.protocol.records.control import COMMIT, control_key_type
 from kafka_net.server.group.consumer_group_records import (
     ConsumerGroupImage, member_records, records_of, shape)
-from kafka_net.server.group import streams_group_records as streams_records
 from kafka_net.server.group.group import Group, Member
 from kafka_net.server.group.results import OffsetAndMetadata, PartitionCommit
 from kafka_net.server.group.state import GroupState
@@ -54,6 +53,14 @@ from kafka_net.server.partition_limits import TopicCreationError
 
 log = logging.getLogger(__name__)
 _bad_records = RateLimitedLog(log)
+
+
+def _streams_records():
+    """streams_group_records, imported by the first streams group stored or
+    loaded: a broker that has none never imports the streams modules."""
+    from kafka_net.server.group import streams_group_records
+    return streams_group_records
+
 
 _PARTITION_CACHE_SIZE = 100_000   # group ids whose partition is remembered
 
@@ -195,6 +202,7 @@ class GroupMetadataManager:
 
     def store_streams_group(self, sg, member_id: str | None = None) -> int:
         """The same for a KIP-1071 streams group (streams_group_records.py)."""
+        streams_records = _streams_records()
         return self._store_modern(sg, member_id, streams_records.records_of,
                                   streams_records.member_records, streams_records.shape)
 
@@ -238,13 +246,15 @@ class GroupMetadataManager:
         self._set_partitions(partition_count)
         offsets: dict[str, dict] = {}
         groups: dict[str, dict | None] = {}
-        image = ConsumerGroupImage()
-        streams_image = streams_records.StreamsGroupImage()
+        # [KIP-848 image, KIP-1071 image]: the second made by the first streams
+        # record (see _replay), so a broker without streams groups imports no
+        # streams module (issue 28).
+        images = [ConsumerGroupImage(), None]
         started = time.monotonic()
         for index in range(partition_count):
-            self._load_partition(index, offsets, groups, (image, streams_image))
-        modern = image.groups()
-        streams = streams_image.groups()
+            self._load_partition(index, offsets, groups, images)
+        modern = images[0].groups()
+        streams = images[1].groups() if images[1] is not None else {}
         loaded = []
         for group_id in sorted(set(offsets) | set(groups) | set(modern) | set(streams)):
             value = groups.get(group_id)
@@ -257,6 +267,7 @@ class GroupMetadataManager:
                 self._modern_written[group_id] = records_of(group.modern)
                 self._modern_shape[group_id] = shape(group.modern)
             elif group_id in streams:
+                streams_records = _streams_records()
                 group.streams = streams[group_id]
                 self._modern_written[group_id] = streams_records.records_of(group.streams)
                 self._modern_shape[group_id] = streams_records.shape(group.streams)
@@ -278,7 +289,7 @@ class GroupMetadataManager:
                 for key, records in pending.items()}
 
     def _load_partition(self, index: int, offsets: dict, groups: dict,
-                        images: tuple) -> None:
+                        images: list) -> None:
         # A transaction's offsets wait for its marker: producer id -> [record].
         pending: dict[int, list[OffsetCommitRecord]] = {}
         for header, records in loaded_batches(self._replica_manager, GROUP_METADATA_TOPIC_NAME,
@@ -298,7 +309,7 @@ class GroupMetadataManager:
 
     @staticmethod
     def _replay(index: int, record, header, offsets: dict, groups: dict, pending: dict,
-                images: tuple) -> None:
+                images: list) -> None:
         try:
             decoded = decode_group_record(record.key, record.value)
         except RecordFormatError as exc:
@@ -307,8 +318,10 @@ class GroupMetadataManager:
                              escape(str(exc)))
             return
         if isinstance(decoded, ConsumerGroupRecord):
-            # (KIP-848 image, KIP-1071 image)
-            streams = decoded.record in streams_records.STREAMS_RECORD_NAMES
+            # [KIP-848 image, KIP-1071 image (None until its first record)]
+            streams = decoded.record in STREAMS_RECORD_NAMES
+            if images[streams] is None:
+                images[streams] = _streams_records().StreamsGroupImage()
             images[streams].replay(decoded)
         elif isinstance(decoded, GroupMetadataRecord):
             # A tombstone alone leaves the offsets (DeleteGroups removes them first).

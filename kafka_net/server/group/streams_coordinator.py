@@ -71,7 +71,9 @@ from typing import Callable
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.group import streams_assignor
-from kafka_net.server.group.group import Group
+# StreamsGroupConfig lives with GroupConfig: the broker builds it at every start,
+# the streams modules only on first use (GroupCoordinator.streams).
+from kafka_net.server.group.group import Group, StreamsGroupConfig
 from kafka_net.server.group.modern_group import (
     JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, GroupKind, ModernGroups, member_epoch_error,
     static_member_error)
@@ -84,22 +86,6 @@ from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)
 
-
-
-@dataclass(frozen=True)
-class StreamsGroupConfig:
-    """Kafka's group.streams.* broker configs, with their defaults."""
-
-    heartbeat_interval_ms: int = 5000
-    session_timeout_ms: int = 45000
-    num_standby_replicas: int = 0
-    max_size: int = 2**31 - 1
-    initial_rebalance_delay_ms: int = 3000
-    # Without a group config repository (tests): group.streams.acceptable.recovery.lag
-    # and group.streams.task.offset.interval.ms's defaults; with one, the repository's
-    # (the broker's keys, a group's own streams.* values).
-    acceptable_recovery_lag: int = 10000
-    task_offset_interval_ms: int = 60000
 
 
 @dataclass(frozen=True)

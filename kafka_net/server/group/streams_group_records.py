@@ -32,17 +32,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kafka_net.protocol.coordinator_records import (
-    consumer_group_key, consumer_group_value)
+from kafka_net.protocol.coordinator_records import (  # noqa: F401  (STREAMS_RECORD_NAMES: re-exported)
+    STREAMS_RECORD_NAMES, consumer_group_key, consumer_group_value)
 from kafka_net.server.group.modern_data import ModernGroupImage, records_in_order
 from kafka_net.server.group.streams_group import (
     MemberState, StreamsGroup, StreamsGroupMember, Tasks, TasksTuple)
 
 GROUP, MEMBER, TARGET, TARGET_MEMBER, CURRENT, TOPOLOGY = 17, 19, 20, 21, 22, 23
-STREAMS_RECORD_NAMES = frozenset({
-    "StreamsGroupMetadata", "StreamsGroupMemberMetadata", "StreamsGroupTargetAssignmentMetadata",
-    "StreamsGroupTargetAssignmentMember", "StreamsGroupCurrentMemberAssignment",
-    "StreamsGroupTopology"})
 
 
 def _task_ids(tasks: Tasks) -> list[dict]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.group import GroupConfig, GroupCoordinator
+from kafka_net.server.group.coordinator import GroupCoordinator
+from kafka_net.server.group.group import GroupConfig
 from kafka_net.server.group.state import GroupState
 from kafka_net.server.handlers import (
     DEFERRED, describe_groups, heartbeat, join_group, leave_group, offset_commit, offset_fetch,
