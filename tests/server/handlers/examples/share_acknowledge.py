@@ -9,11 +9,6 @@ from tests.server.conftest import Broker
 
 def typical(b: Broker, version: int) -> dict:
     t = b.metadata_cache.topic("t").topic_id
-    fetch = dict(group_id="sg", member_id="m-1", max_wait_ms=0, min_bytes=1,
-                 max_bytes=1 << 20, max_records=10, batch_size=10,
-                 forgotten_topics_data=[],
-                 topics=[{"topic_id": t, "partitions": [
-                     {"partition_index": 0, "acknowledgement_batches": []}]}])
     b.share_coordinator.sessions.remove("sg", "m-1")
     b.share_coordinator.sessions.open("sg", "m-1", [(t, 0)])
     return dict(group_id="sg", member_id="m-1", share_session_epoch=1, topics=[])

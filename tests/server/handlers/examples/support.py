@@ -18,6 +18,13 @@ def share_join(b: Broker, group: str, member: str) -> None:
     b.share_coordinator.heartbeat(ShareHeartbeatRequest(group, member, 0, None, ["t"]))
 
 
+def empty_share_group(b: Broker, group: str) -> None:
+    """A share group with no members left: one joins, then leaves (epoch -1), as the
+    share-group offsets admin APIs need."""
+    share_join(b, group, "m-1")
+    b.share_coordinator.heartbeat(ShareHeartbeatRequest(group, "m-1", -1, None, None))
+
+
 def add_partitions_body(version: int, ids: dict, topics: list) -> dict:
     """AddPartitionsToTxn in its batched (v4+) or single-transaction form."""
     if version >= 4:
