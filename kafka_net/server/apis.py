@@ -472,14 +472,9 @@ class KafkaApis:
         self.controller = services.controller
         self.authorizer: StandardAuthorizer | None = services.authorizer
         self.internal_topics = services.internal_topics
-        # () -> the ShareGroupCoordinator.  BrokerCore builds it on first use (its
-        # share_coordinator property, read only when this is called); parts without
-        # one (a KafkaApis alone) answer with the GroupCoordinator's, None if none.
-        if hasattr(type(services), "share_coordinator"):
-            self.share_coordinator = lambda: services.share_coordinator
-        else:
-            self.share_coordinator = lambda: (
-                None if self.group_coordinator is None else self.group_coordinator.share)
+        # () -> the ShareGroupCoordinator, read only when called: BrokerCore builds
+        # it on first use (its share_coordinator property).
+        self.share_coordinator = lambda: services.share_coordinator
         self.features = FeatureControl(release=config.as_version)
         # GROUP config resources; the consumer group coordinator reads them per group.
         self.group_configs = GroupConfigRepository(config)

@@ -36,6 +36,8 @@ class BrokerServices(Protocol):
     controller: Controller
     authorizer: Any                   # StandardAuthorizer, or None: allow all
     internal_topics: Any              # InternalTopics, or None without a BrokerCore
+    # The ShareGroupCoordinator, or None; BrokerCore's is built when first read.
+    share_coordinator: Any
 
 
 @dataclass
@@ -50,6 +52,11 @@ class StandaloneServices:
     controller: Controller
     authorizer: Any = None
     internal_topics: Any = None
+
+    @property
+    def share_coordinator(self):
+        """The group coordinator's share side: None here unless one was given."""
+        return None if self.group_coordinator is None else self.group_coordinator.share
 
 
 def standalone_services(config: ServerConfig, metadata_cache: MetadataCache,
