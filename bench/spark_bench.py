@@ -490,13 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-profile", metavar="DIR",
                         help="profile the executors' Python per RDD (spark.python.profile) "
                              "and dump the stats here; slows the job down")
-    parser.add_argument("--python-pcap-loop", action="store_true",
-                        help="read pcap records with the readable Python loop "
-                             "(pcap._read_pcap), not the compiled one: its before")
     args = parser.parse_args(argv)
-    if args.python_pcap_loop:     # this process only (--in-process, --tshark rows)
-        from kafka_net.capture import pcap
-        pcap._pcap_loop = None
 
     work = args.dir or tempfile.mkdtemp(prefix="kafka-net-spark-bench-")
     stack = contextlib.ExitStack()

@@ -31,16 +31,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from kafka_net.capture import packet as _packet
 from kafka_net.capture.packet import (
     ACK, FIN, PSH, RST, SUPPORTED_LINK_TYPES, SYN, Packet, PacketDecoder)
-
-if not _packet.FAST_PATH:     # KAFKA_NET_READABLE: the loop below, never the compiled one
-    _pcap_loop = None
-else:
-    # The same loop compiled (_pcap_loop.pyx), built with the package: a missing
-    # build is an ImportError here, never a silent fall back to the slower loop.
-    from kafka_net.capture import _pcap_loop
 
 __all__ = [
     "ACK", "FIN", "PSH", "RST", "SYN", "CaptureRead", "Packet", "SUPPORTED_LINK_TYPES",
@@ -224,10 +216,6 @@ def _pcap_header(data, state: Resume, result: CaptureRead) -> bool:
 
 def _read_pcap(data, decoder, result: CaptureRead, state: Resume, pos: int, stop: int,
                base: int, cuts: "Cuts | None") -> None:
-    if (_pcap_loop is not None and _packet.FAST_PATH and type(data) is bytes
-            and type(decoder) is PacketDecoder):
-        _pcap_loop.read_pcap(data, decoder, result, state, pos, stop, base, cuts)
-        return
     rec = struct.Struct(state.endian + "IIII")
     n, index, rec_size, frac_ns, linktype = (len(data), state.index, state.rec_size,
                                              state.frac_ns, state.linktype)

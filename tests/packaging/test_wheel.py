@@ -7,8 +7,7 @@ once did, and ``kafka-net --version`` failed for every user).  Here the wheel
 is built, installed into a new virtualenv in a temporary folder, and the
 console script it installs runs a broker that a real client produces to and
 consumes from.  The test process's own source tree is never on that
-interpreter's path.  The compiled pcap loop (kafka_net/capture/_pcap_loop.pyx,
-built by setup.py with Cython) must ship in the wheel and be built from the sdist.
+interpreter's path.
 """
 
 from __future__ import annotations
@@ -89,42 +88,14 @@ def test_the_wheel_holds_every_module(dist):
     assert not missing, f"the wheel leaves out {sorted(missing)}"
 
 
-def test_the_wheel_ships_the_compiled_pcap_loop(dist):
-    wheel = next(dist.glob("kafka_net-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    assert [n for n in names if re.fullmatch(r"kafka_net/capture/_pcap_loop\..+\.so", n)], \
-        "the wheel has no compiled kafka_net/capture/_pcap_loop"
-
-
-def test_the_installed_package_reads_pcap_with_the_compiled_loop(clean_venv, tmp_path):
-    code = ("from kafka_net.capture import pcap; "
-            "assert pcap._pcap_loop is not None; print(pcap._pcap_loop.__file__)")
-    where = _run(str(clean_venv / "bin" / "python"), "-c", code, cwd=tmp_path,
-                 env=_clean_env())
-    assert str(clean_venv) in where and where.strip().endswith(".so"), where
-
-
-def test_the_sdist_builds_the_compiled_pcap_loop(dist, tmp_path):
-    """From the sdist alone (the .pyx, no generated C): a wheel with the extension."""
-    sdist = next(dist.glob("kafka[-_]net-*.tar.gz"))
-    with tarfile.open(sdist) as tar:
-        assert not [n for n in tar.getnames() if n.endswith((".c", ".so"))]
-        tar.extractall(tmp_path, filter="data")
-    source = next(tmp_path.glob("kafka[-_]net-*"))
-    _run(sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir",
-         str(tmp_path / "out"), str(source), cwd=tmp_path)
-    names = zipfile.ZipFile(next((tmp_path / "out").glob("kafka_net-*.whl"))).namelist()
-    assert [n for n in names if re.fullmatch(r"kafka_net/capture/_pcap_loop\..+\.so", n)]
-
-
 def test_the_sdist_holds_every_module_and_the_project_files(dist):
     sdist = next(dist.glob("kafka[-_]net-*.tar.gz"))
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     checkout = {str(p.relative_to(REPO)) for d in ("kafka_net", "spark_jobs")
                 for p in (REPO / d).rglob("*.py") if "__pycache__" not in p.parts}
-    missing = (checkout | {"setup.cfg", "setup.py", "pyproject.toml", "README.md", "LICENSE",
-                           "MANIFEST.in", "kafka_net/capture/_pcap_loop.pyx"}) - names
+    missing = (checkout | {"setup.cfg", "setup.py", "pyproject.toml", "README.md", "LICENSE"}
+               ) - names
     assert not missing, f"the sdist leaves out {sorted(missing)}"
 
 
