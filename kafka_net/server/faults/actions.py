@@ -27,17 +27,14 @@ record into the capture before anything of the answer, then:
   the answer is sent, then the connection is closed.
 * ``throttle``: the answer carries ``throttle_time_ms`` and the connection is
   muted that long, as a quota throttles it (KIP-219).
-* ``unavailable`` (no request): every listener stops listening (a connect is
-  refused) and every client connection is closed; after the duration the
-  listeners listen again on the same ports.  Topics, offsets and groups are
-  kept: only the network went away.
+
+``unavailable`` fires on no request: :mod:`.unavailable` does it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import types
 
 from kafka_net.network.processor import ProcessorTask
@@ -49,6 +46,7 @@ from kafka_net.server.faults.facts import topic_partitions, topic_ref
 from kafka_net.server.faults.registry import Fired
 from kafka_net.server.faults.rules import (
     AFTER, BEFORE, CLOSE, COORDINATOR_MOVED, DELAY, DROP, ERROR, THROTTLE)
+from kafka_net.server.faults.unavailable import later
 from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
 
 log = logging.getLogger(__name__)
@@ -135,28 +133,12 @@ def finish(apis, request, action, transform, body):
         response.on_complete = lambda: channel.send_response(
             ProcessorTask(request, _close_connection))
     elif kind == DELAY:
-        _later(action.delay_ms, channel.send_response, response)
+        later(action.delay_ms, channel.send_response, response)
         return None
     elif kind == THROTTLE:
         channel.send_response(StartThrottlingResponse(request))
-        _later(action.throttle_ms, channel.send_response, EndThrottlingResponse(request))
+        later(action.throttle_ms, channel.send_response, EndThrottlingResponse(request))
     return response
-
-
-def _later(delay_ms: int, fn, arg) -> None:
-    timer = threading.Timer(delay_ms / 1000, _quietly, (fn, arg))
-    timer.daemon = True
-    timer.name = "kafka-net-fault-timer"
-    timer.start()
-
-
-def _quietly(fn, arg) -> None:
-    # The broker may have stopped while a delayed answer or the broker's return
-    # waited: its Processors' wakeups are closed then, and nothing is owed.
-    try:
-        fn(arg)
-    except OSError as exc:
-        log.debug("fault timer: the broker is gone (%s)", exc)
 
 
 def _close_connection(processor, channel) -> None:
@@ -240,31 +222,3 @@ def tell_processor(apis, request, fired: Fired) -> None:
             processor.capture.fault(conn.id, conn.peer_text, data, header.api_key,
                                     header.api_version, header.correlation_id, stamp)
     channel.send_response(ProcessorTask(request, write))
-
-
-def broker_unavailable(server, seconds: float, rule_id: str) -> None:
-    """Stop listening and close every client connection; listen again after ``seconds``."""
-    import time as _time
-    socket_server = server.socket_server
-    log.warning("Fault %s: the broker is unavailable for %.3f s", rule_id, seconds)
-    for acceptor in socket_server.acceptors:
-        acceptor.set_listening(False)
-    note = json.dumps({"rule": rule_id, "action": "unavailable", "error_code": None,
-                       "duration_ms": int(seconds * 1000), "api_key": -1,
-                       "correlation_id": -1}).encode()
-    stamp = _time.time_ns()
-
-    def close_all(processor, _channel) -> None:
-        for conn in list(processor.selector.channels.values()):
-            if processor.capture is not None:
-                processor.capture.fault(conn.id, conn.peer_text, note, -1, -1, -1, stamp)
-            processor.close_connection(conn.id)
-
-    for processor in socket_server.processors:
-        processor.enqueue_response(ProcessorTask.for_processor(processor.id, close_all))
-
-    def back() -> None:
-        for acceptor in socket_server.acceptors:
-            acceptor.set_listening(True)
-        log.warning("Fault %s: the broker is available again", rule_id)
-    _later(int(seconds * 1000), lambda _arg: back(), None)

@@ -23,6 +23,7 @@ from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.faults.facts import request_facts
 from kafka_net.server.faults.rules import (
     CHAOS, COORDINATOR_MOVED, UNAVAILABLE, RuleError, RuleState, Selection, rule_from_spec)
+from kafka_net.server.faults.unavailable import broker_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,6 @@ class FaultRegistry:
             self._lock.notify_all()
         log.info("Fault %s added: %s", rule_id, json.dumps(rule.spec, default=str))
         if rule.action.kind == UNAVAILABLE:
-            from kafka_net.server.faults.actions import broker_unavailable
             broker_unavailable(self.server, rule.action.duration_ms / 1000, rule_id)
         return Fault(self, rule_id)
 
