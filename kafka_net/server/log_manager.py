@@ -89,6 +89,10 @@ def _read_checkpoint(directory: str, name: str, reset: str) -> dict[tuple[str, i
         return {}
 
 
+# The most leader-epoch checkpoints end_replay writes at once (see there).
+EPOCH_WRITERS = 16
+
+
 def _is_partition_dir(name: str) -> bool:
     """A partition's folder; not __cluster_metadata-0, the MetadataLog's (Kafka's
     LogManager skips it too), nor one being deleted."""
@@ -347,12 +351,34 @@ class LogManager:
         fsync per partition per past restart.  Nothing is served before this, and a
         crash before it replays the same records again."""
         self.defer_epoch_writes = False
+        pending = []
         for tp, lg in self.logs().items():
-            try:
-                lg.write_deferred_epochs()
-            except OSError as exc:
-                self.failure_channel.failure(self._log_dir_of[tp],
-                                             f"writing the leader epochs of {tp[0]}-{tp[1]}", exc)
+            if lg.epochs_pending:
+                pending.append((tp, lg))
+            else:
+                lg.write_deferred_epochs()   # nothing to write: it only stops deferring
+        if len(pending) < 2:
+            for item in pending:
+                self._write_deferred_epochs(item)
+            return
+        # Each write is two fsyncs (the file, then its folder), and a restart
+        # writes one per partition (each restart gives every partition a new
+        # leader epoch).  One after another, 100 partitions waited on 200 journal
+        # commits: 80 ms idle, 0.6 s with other I/O on the disk.  Waiting fsyncs
+        # share the filesystem's next journal commit, so they are issued from a
+        # pool: the threads wait on the disk, not on the CPU.
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(EPOCH_WRITERS, len(pending)),
+                                thread_name_prefix="kn-epoch-writer") as pool:
+            list(pool.map(self._write_deferred_epochs, pending))
+
+    def _write_deferred_epochs(self, item: tuple[tuple[str, int], UnifiedLog]) -> None:
+        tp, lg = item
+        try:
+            lg.write_deferred_epochs()
+        except OSError as exc:
+            self.failure_channel.failure(self._log_dir_of[tp],
+                                         f"writing the leader epochs of {tp[0]}-{tp[1]}", exc)
 
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:

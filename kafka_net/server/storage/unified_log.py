@@ -376,6 +376,11 @@ class UnifiedLog:
         write_atomically(os.path.join(self.directory, LEADER_EPOCH_CHECKPOINT),
                          checkpoint_text(cache.entries()).encode("ascii"))
 
+    @property
+    def epochs_pending(self) -> bool:
+        """A replay changed the leader epochs and the checkpoint is not written yet."""
+        return self._epochs_dirty
+
     def write_deferred_epochs(self) -> None:
         """The end of a replay: the checkpoint written once, if the cache changed."""
         self._defer_epochs = False
