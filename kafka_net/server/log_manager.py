@@ -125,6 +125,7 @@ class LogManager:
         self._metadata_failed = False
         # Set while the broker replays its metadata log (see end_replay).
         self.defer_epoch_writes = False
+        self._epoch_writers = None    # end_replay's pool while its writes run
         # The cluster these folders belong to: cluster.id if configured, else the
         # one a folder's meta.properties holds, else a new random one, written
         # when they are formatted (as kafka-storage format does).  A fixed default
@@ -348,8 +349,15 @@ class LogManager:
         written once now.  A replay passes every leader epoch a partition ever had
         (each restart adds one), and an empty partition's cache is emptied at each
         load (no epoch starts before its log end), so writing at each step cost an
-        fsync per partition per past restart.  Nothing is served before this, and a
-        crash before it replays the same records again."""
+        fsync per partition per past restart.  A crash before the writes end
+        replays the same records again.
+
+        Each write is two fsyncs (the file, then its folder), and a restart writes
+        one per partition: one after another, 100 partitions waited on 200 journal
+        commits (80 ms idle, 0.6 s with other I/O on the disk).  Waiting fsyncs
+        share the filesystem's next journal commit, so the writes go to a pool of
+        threads that wait on the disk while the start goes on;
+        :meth:`await_epoch_writes` waits for them before anything is served."""
         self.defer_epoch_writes = False
         pending = []
         for tp, lg in self.logs().items():
@@ -361,16 +369,22 @@ class LogManager:
             for item in pending:
                 self._write_deferred_epochs(item)
             return
-        # Each write is two fsyncs (the file, then its folder), and a restart
-        # writes one per partition (each restart gives every partition a new
-        # leader epoch).  One after another, 100 partitions waited on 200 journal
-        # commits: 80 ms idle, 0.6 s with other I/O on the disk.  Waiting fsyncs
-        # share the filesystem's next journal commit, so they are issued from a
-        # pool: the threads wait on the disk, not on the CPU.
         from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(EPOCH_WRITERS, len(pending)),
-                                thread_name_prefix="kn-epoch-writer") as pool:
-            list(pool.map(self._write_deferred_epochs, pending))
+        pool = ThreadPoolExecutor(min(EPOCH_WRITERS, len(pending)),
+                                  thread_name_prefix="kn-epoch-writer")
+        self._epoch_writers = (pool, [pool.submit(self._write_deferred_epochs, item)
+                                      for item in pending])
+
+    def await_epoch_writes(self) -> None:
+        """The leader-epoch checkpoints :meth:`end_replay` started are on disk (or
+        their log dir is offline): called before the broker serves, and before
+        a shutdown closes the logs."""
+        writers, self._epoch_writers = self._epoch_writers, None
+        if writers is not None:
+            pool, futures = writers
+            pool.shutdown(wait=True)
+            for future in futures:
+                future.result()   # an OSError took its dir offline; anything else raises
 
     def _write_deferred_epochs(self, item: tuple[tuple[str, int], UnifiedLog]) -> None:
         tp, lg = item
@@ -431,6 +445,7 @@ class LogManager:
         self._task.shutdown()
         if not self.durable:
             return
+        self.await_epoch_writes()
         self._flusher.shutdown()
         log.info("Shutting down.")
         self._close_logs()

@@ -383,10 +383,11 @@ class UnifiedLog:
 
     def write_deferred_epochs(self) -> None:
         """The end of a replay: the checkpoint written once, if the cache changed."""
-        self._defer_epochs = False
-        if self._epochs_dirty:
-            self._epochs_dirty = False
-            self._write_leader_epochs()
+        with self._lock:   # an append may assign an epoch meanwhile
+            self._defer_epochs = False
+            if self._epochs_dirty:
+                self._epochs_dirty = False
+                self._write_leader_epochs()
 
     # -- rolling, flushing, producer state ------------------------------------------------
 
