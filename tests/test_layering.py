@@ -292,3 +292,27 @@ def test_relative_imports_in_a_package_init_resolve_from_the_package():
         (1, "kafka_net.protocol.codec")]
     assert own_imports("from .. import config", "kafka_net.network.processor") == [
         (1, "kafka_net.config")]
+
+
+def test_checking_a_crc_pulls_in_no_io_modules_and_uses_the_c_function():
+    """The CRC32C function is loaded from the crc32c package's extension alone
+    (framing._load_crc32c): its __init__ would import importlib.metadata and with
+    it socket, threading and selectors."""
+    code = (
+        "import sys, json\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from kafka_net.protocol.records import framing\n"
+        "before = set(sys.modules)\n"
+        "value = framing._crc32c(memoryview(b'123456789'))\n"
+        "print(json.dumps([value, type(framing._crc32c_function).__name__,\n"
+        "                  sorted(set(sys.modules) - before)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-c", code],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    value, kind, new_modules = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert value == 0xE3069283                      # CRC-32C's check value
+    assert kind == "builtin_function_or_method"     # the C function, not Python
+    roots = {name.split(".")[0] for name in new_modules}
+    assert roots & FORBIDDEN == set(), sorted(roots & FORBIDDEN)
+    assert "importlib.metadata" not in new_modules

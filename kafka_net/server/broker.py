@@ -442,6 +442,9 @@ class BrokerCore:
         highest = self.log_manager.highest_producer_id()
         if highest >= 0:
             self.transaction_coordinator.skip_producer_ids_through(highest)
+        # Last: the replay's leader-epoch checkpoints were written while the
+        # rest started; they are on disk before anything is served.
+        self.log_manager.await_epoch_writes()
 
     def _warn_of_stray_logs(self) -> None:
         """Partition folders of no topic in the metadata log (left by a build that

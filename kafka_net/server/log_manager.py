@@ -89,6 +89,10 @@ def _read_checkpoint(directory: str, name: str, reset: str) -> dict[tuple[str, i
         return {}
 
 
+# The most leader-epoch checkpoints end_replay writes at once (see there).
+EPOCH_WRITERS = 16
+
+
 def _is_partition_dir(name: str) -> bool:
     """A partition's folder; not __cluster_metadata-0, the MetadataLog's (Kafka's
     LogManager skips it too), nor one being deleted."""
@@ -121,6 +125,7 @@ class LogManager:
         self._metadata_failed = False
         # Set while the broker replays its metadata log (see end_replay).
         self.defer_epoch_writes = False
+        self._epoch_writers = None    # end_replay's pool while its writes run
         # The cluster these folders belong to: cluster.id if configured, else the
         # one a folder's meta.properties holds, else a new random one, written
         # when they are formatted (as kafka-storage format does).  A fixed default
@@ -344,15 +349,50 @@ class LogManager:
         written once now.  A replay passes every leader epoch a partition ever had
         (each restart adds one), and an empty partition's cache is emptied at each
         load (no epoch starts before its log end), so writing at each step cost an
-        fsync per partition per past restart.  Nothing is served before this, and a
-        crash before it replays the same records again."""
+        fsync per partition per past restart.  A crash before the writes end
+        replays the same records again.
+
+        Each write is two fsyncs (the file, then its folder), and a restart writes
+        one per partition: one after another, 100 partitions waited on 200 journal
+        commits (80 ms idle, 0.6 s with other I/O on the disk).  Waiting fsyncs
+        share the filesystem's next journal commit, so the writes go to a pool of
+        threads that wait on the disk while the start goes on;
+        :meth:`await_epoch_writes` waits for them before anything is served."""
         self.defer_epoch_writes = False
+        pending = []
         for tp, lg in self.logs().items():
-            try:
-                lg.write_deferred_epochs()
-            except OSError as exc:
-                self.failure_channel.failure(self._log_dir_of[tp],
-                                             f"writing the leader epochs of {tp[0]}-{tp[1]}", exc)
+            if lg.epochs_pending:
+                pending.append((tp, lg))
+            else:
+                lg.write_deferred_epochs()   # nothing to write: it only stops deferring
+        if len(pending) < 2:
+            for item in pending:
+                self._write_deferred_epochs(item)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(min(EPOCH_WRITERS, len(pending)),
+                                  thread_name_prefix="kn-epoch-writer")
+        self._epoch_writers = (pool, [pool.submit(self._write_deferred_epochs, item)
+                                      for item in pending])
+
+    def await_epoch_writes(self) -> None:
+        """The leader-epoch checkpoints :meth:`end_replay` started are on disk (or
+        their log dir is offline): called before the broker serves, and before
+        a shutdown closes the logs."""
+        writers, self._epoch_writers = self._epoch_writers, None
+        if writers is not None:
+            pool, futures = writers
+            pool.shutdown(wait=True)
+            for future in futures:
+                future.result()   # an OSError took its dir offline; anything else raises
+
+    def _write_deferred_epochs(self, item: tuple[tuple[str, int], UnifiedLog]) -> None:
+        tp, lg = item
+        try:
+            lg.write_deferred_epochs()
+        except OSError as exc:
+            self.failure_channel.failure(self._log_dir_of[tp],
+                                         f"writing the leader epochs of {tp[0]}-{tp[1]}", exc)
 
     def logs(self) -> dict[tuple[str, int], UnifiedLog]:
         with self._lock:
@@ -405,6 +445,7 @@ class LogManager:
         self._task.shutdown()
         if not self.durable:
             return
+        self.await_epoch_writes()
         self._flusher.shutdown()
         log.info("Shutting down.")
         self._close_logs()

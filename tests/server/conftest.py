@@ -103,6 +103,9 @@ class Broker(BrokerCore):
     def start(self) -> "Broker":
         # Purgatories only: no throttle reaper, so throttled channels are not muted.
         self.start_purgatories()
+        # As BrokerCore.startup ends: the replay's leader-epoch checkpoints are
+        # on disk before a request is served.
+        self.log_manager.await_epoch_writes()
         return self
 
     def stop(self) -> None:

@@ -293,3 +293,42 @@ def test_a_restart_writes_each_leader_epoch_checkpoint_once(tmp_path, monkeypatc
             assert fh.read().splitlines()[-1] == f"{now} 0"
     finally:
         stop(b)
+
+
+def test_a_restarts_checkpoints_are_written_from_a_pool_then_at_once(tmp_path, monkeypatch):
+    """The restart's leader-epoch checkpoints are written together, from
+    LogManager.end_replay's pool (their fsyncs share journal commits); once it
+    ends, every log writes a new epoch at once again, deferring nothing."""
+    import threading
+
+    from kafka_net.server.storage import unified_log
+
+    config = disk_config(tmp_path)
+    b = open_broker(config)
+    assert create(b, "t", 20)["error_code"] == ErrorCode.NONE
+    stop(b)
+    writers = {}
+    real = unified_log.write_atomically
+
+    def record(path, data, *a):
+        writers[path] = threading.current_thread().name
+        real(path, data, *a)
+
+    monkeypatch.setattr(unified_log, "write_atomically", record)
+    b = open_broker(config)
+    try:
+        epochs = {p: n for p, n in writers.items() if p.endswith("leader-epoch-checkpoint")}
+        assert len(epochs) == 20
+        assert all(n.startswith("kn-epoch-writer") for n in epochs.values()), epochs
+        for partition in range(20):
+            now = b.replica_manager.partition("t", partition).leader_epoch
+            with open(tmp_path / f"t-{partition}" / "leader-epoch-checkpoint") as fh:
+                assert fh.read().splitlines()[-1] == f"{now} 0"
+        log = b.replica_manager.partition("t", 3).log
+        writers.clear()
+        log.leader_epoch_cache.assign(now + 5, log.log_end_offset)
+        assert list(writers) == [str(tmp_path / "t-3" / "leader-epoch-checkpoint")]
+        with open(tmp_path / "t-3" / "leader-epoch-checkpoint") as fh:
+            assert fh.read().splitlines()[-1] == f"{now + 5} 0"
+    finally:
+        stop(b)

@@ -376,12 +376,18 @@ class UnifiedLog:
         write_atomically(os.path.join(self.directory, LEADER_EPOCH_CHECKPOINT),
                          checkpoint_text(cache.entries()).encode("ascii"))
 
+    @property
+    def epochs_pending(self) -> bool:
+        """A replay changed the leader epochs and the checkpoint is not written yet."""
+        return self._epochs_dirty
+
     def write_deferred_epochs(self) -> None:
         """The end of a replay: the checkpoint written once, if the cache changed."""
-        self._defer_epochs = False
-        if self._epochs_dirty:
-            self._epochs_dirty = False
-            self._write_leader_epochs()
+        with self._lock:   # an append may assign an epoch meanwhile
+            self._defer_epochs = False
+            if self._epochs_dirty:
+                self._epochs_dirty = False
+                self._write_leader_epochs()
 
     # -- rolling, flushing, producer state ------------------------------------------------
 
