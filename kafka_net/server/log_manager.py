@@ -211,6 +211,8 @@ class LogManager:
                             defer_epoch_writes=self.defer_epoch_writes)
         opened.on_deleted = lambda: self.forget(*tp)
         opened.failure_channel = self.failure_channel
+        if not clean:
+            opened.flush_recovered_in_background()
         return opened
 
     def _lock_dir(self, directory: str) -> None:

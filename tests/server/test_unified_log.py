@@ -206,6 +206,38 @@ def test_crash_recovery_scans_only_segments_from_the_recovery_point(tmp_path, mo
     again.close()
 
 
+def test_after_a_crash_the_recovery_point_moves_only_with_a_background_flush(
+        tmp_path, monkeypatch):
+    """Kafka's LogLoader: recovered segments are checked, not flushed, and the
+    recovery point stays; flush_recovered_in_background (the LogManager calls it
+    for a log opened after a crash) fsyncs them off the start and moves it."""
+    import threading
+
+    from tests.server.conftest import wait_until
+
+    log = open_log(tmp_path)
+    fill(log, 30)
+    end = log.log_end_offset
+    log.scheduler.shutdown()
+    recovery_point = log.recovery_point
+    log.local.close()   # a crash
+    flushed = []
+    real = LogSegment.flush
+
+    def spy(self, *args, **kwargs):
+        flushed.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogSegment, "flush", spy)
+    again = open_log(tmp_path, recovery_point=recovery_point, had_clean_shutdown=False)
+    assert (again.log_end_offset, again.recovery_point) == (end, recovery_point)
+    assert recovery_point < end and flushed == []
+    again.flush_recovered_in_background()
+    assert wait_until(lambda: again.recovery_point == end)
+    assert flushed and threading.current_thread().name not in flushed
+    again.close()
+
+
 def crash_and_damage(tmp_path, damage) -> tuple[bytes, UnifiedLog]:
     log = open_log(tmp_path, SegmentConfig(index_interval_bytes=100))
     fill(log, 12)

@@ -103,8 +103,9 @@ class LocalLog:
                         self.active_segment.size - end)
             self._recover_segment(self.active_segment, on_batch)
             self.next_offset = self.active_segment.read_next_offset()
-        self.recovery_point = min(self.recovery_point, self.next_offset) if clean \
-            else self.next_offset
+        # Kafka's LogLoader: after a crash too, the recovery point moves only when a
+        # flush puts what it passes on disk; never past the log end.
+        self.recovery_point = min(self.recovery_point, self.next_offset)
 
     def _remove_orphan_indexes(self) -> None:
         """Index files whose ``.log`` is gone (Kafka's LogLoader deletes them with a
@@ -251,10 +252,9 @@ class LocalLog:
             log.info("%sRecovering unflushed segment %d. %d/%d recovered for %s.",
                      self.log_ident, segment.base_offset, number, len(unflushed),
                      os.path.basename(self.directory))
+            # Checked, not necessarily on disk: the recovery point stays where it
+            # was until a flush (UnifiedLog.flush_recovered_in_background).
             truncated = self._recover_segment(segment, on_batch)
-            # The recovered bytes were checked, not necessarily on disk: fsync them
-            # before the recovery point moves past them.
-            segment.flush()
             if truncated > 0:
                 rest = unflushed[number + 1:]
                 log.warning("%sCorruption found in segment %d, truncating to offset %d",

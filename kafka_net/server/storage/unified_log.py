@@ -430,6 +430,16 @@ class UnifiedLog:
                 return
             self._last_flush_ms = self.clock_ms()
 
+    def flush_recovered_in_background(self) -> None:
+        """After a crash: the segments past the recovery point were checked, not
+        flushed, and the recovery point stayed (Kafka's LogLoader).  One flush on the
+        scheduler moves it, so that the next crash re-scans what came since and not
+        the same segments again; the start does not wait on the fsyncs."""
+        end = self.log_end_offset
+        if end > self.recovery_point:
+            self.scheduler.schedule_once(
+                "flush-recovered", lambda: self.flush_up_to(end, background=True))
+
     def flush(self) -> None:
         """fsync everything appended so far; the recovery point moves to the log end."""
         self.flush_up_to(self.log_end_offset)
