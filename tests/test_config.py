@@ -325,7 +325,7 @@ def test_a_typo_of_a_kafka_key_is_still_an_error_with_a_hint():
 
 
 def test_the_kafka_key_list_is_plausible():
-    from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+    from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 
     assert len(KAFKA_BROKER_KEYS) > 300
     # super.users and allow.everyone.if.no.acl.found are StandardAuthorizer's own

@@ -18,8 +18,11 @@ The package, by subject:
 * :mod:`~kafka_net.config.listeners`: ``NAME://host:port`` entries (:class:`EndPoint`,
   :func:`parse_listeners`) and ``listener.security.protocol.map``;
 * :mod:`~kafka_net.config.values`: the converters from a key's text to its value;
-* :mod:`~kafka_net.config.keys`: the key table :data:`KEYS` (name, default, doc;
-  each default written only there), aliases, ignored Kafka keys, the dev profile;
+* :mod:`~kafka_net.config.broker_keys`: the broker key table :data:`KEYS` (name,
+  default, doc; each default written only there), aliases, ignored Kafka keys, the
+  dev profile;
+* :mod:`~kafka_net.config.kafka_broker_names`: the names of every key a Kafka broker
+  knows (only names: what kafka-net accepts and ignores is derived from it);
 * :mod:`~kafka_net.config.server_config`: :class:`ServerConfig`, built from
   string key/values and checked as a whole;
 * :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and
@@ -29,7 +32,7 @@ Every name is re-exported here: ``from kafka_net.config import X`` is the way in
 """
 
 from kafka_net.config.errors import ConfigError
-from kafka_net.config.keys import (
+from kafka_net.config.broker_keys import (
     DEV_PROFILE, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
 from kafka_net.config.listeners import (
     DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, parse_listeners, parse_protocol_map)

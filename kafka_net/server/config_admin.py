@@ -51,8 +51,8 @@ from typing import Any
 
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.config.keys import BY_NAME as BROKER_KEYS
-from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (

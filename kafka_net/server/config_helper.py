@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
-from kafka_net.config.keys import BY_NAME
+from kafka_net.config.broker_keys import BY_NAME
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
 from kafka_net.server.client_metrics import CONFIG_DOCS

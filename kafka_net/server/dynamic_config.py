@@ -53,8 +53,8 @@ import logging
 from typing import Any, Callable
 
 from kafka_net.config import ConfigError, ServerConfig
-from kafka_net.config.keys import BY_NAME
-from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+from kafka_net.config.broker_keys import BY_NAME
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.log_safety import escape
 from kafka_net.network.connection_quotas import resolve_host
 from kafka_net.server.config_repository import ConfigRepository

@@ -16,7 +16,7 @@ from kafka_net.config.values import (
     http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
     optional_integer, principal_list, protocol_map, segment_bytes, string, string_list)
 from kafka_net.config.values import kafka_release
-from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 
 
 @dataclass(frozen=True)
@@ -486,7 +486,7 @@ def default_of(attr: str) -> Any:
 _BY_ATTR = {k.attr: k for k in KEYS}
 
 # Real Kafka broker keys that kafka-net does not use: accepted with a warning, as
-# Kafka itself warns about keys it does not know (the list: kafka_keys.py).
+# Kafka itself warns about keys it does not know (the list: kafka_broker_names.py).
 IGNORED_KAFKA_KEYS = KAFKA_BROKER_KEYS - BY_NAME.keys()
 
 
