@@ -23,6 +23,9 @@ The package, by subject:
   dev profile;
 * :mod:`~kafka_net.config.kafka_broker_names`: the names of every key a Kafka broker
   knows (only names: what kafka-net accepts and ignores is derived from it);
+* :mod:`~kafka_net.config.topic_keys`: every topic config (:data:`TOPIC_CONFIGS`: Kafka's
+  name, type, default, validator and broker synonym), parsed and validated as Kafka's
+  ``LogConfig`` does;
 * :mod:`~kafka_net.config.server_config`: :class:`ServerConfig`, built from
   string key/values and checked as a whole;
 * :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and
@@ -31,9 +34,9 @@ The package, by subject:
 Every name is re-exported here: ``from kafka_net.config import X`` is the way in.
 """
 
-from kafka_net.config.errors import ConfigError
 from kafka_net.config.broker_keys import (
     DEV_PROFILE, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
+from kafka_net.config.errors import ConfigError, InvalidConfig
 from kafka_net.config.listeners import (
     DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, parse_listeners, parse_protocol_map)
 from kafka_net.config.properties import load_config, parse_properties
@@ -42,7 +45,7 @@ from kafka_net.config.values import INT_MAX, LONG_MAX
 
 __all__ = [
     "DEFAULT_PROTOCOL_MAP", "DEV_PROFILE", "IGNORED_KAFKA_KEYS", "INT_MAX", "KEYS",
-    "LONG_MAX", "SECURITY_PROTOCOLS", "ConfigError", "EndPoint", "ServerConfig",
-    "canonical_key", "default_of", "load_config", "parse_listeners",
+    "LONG_MAX", "SECURITY_PROTOCOLS", "ConfigError", "EndPoint", "InvalidConfig",
+    "ServerConfig", "canonical_key", "default_of", "load_config", "parse_listeners",
     "parse_properties", "parse_protocol_map",
 ]

@@ -49,10 +49,11 @@ import logging
 from enum import IntEnum
 from typing import Any
 
-from kafka_net.log_safety import RateLimitedLog, escape
-from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
+from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
+from kafka_net.log_safety import RateLimitedLog, escape
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
@@ -60,7 +61,6 @@ from kafka_net.server.config_helper import (
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
 from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
-from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
 log = logging.getLogger(__name__)
 # A client retrying a bad request must not flood the log: one line per error

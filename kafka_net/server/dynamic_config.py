@@ -55,10 +55,10 @@ from typing import Any, Callable
 from kafka_net.config import ConfigError, ServerConfig
 from kafka_net.config.broker_keys import BY_NAME
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, InvalidConfig, parse_value
 from kafka_net.log_safety import escape
 from kafka_net.network.connection_quotas import resolve_host
 from kafka_net.server.config_repository import ConfigRepository
-from kafka_net.server.topic_config import TOPIC_CONFIGS, InvalidConfig, parse_value
 
 log = logging.getLogger(__name__)
 

@@ -42,8 +42,8 @@ import threading
 from dataclasses import dataclass
 
 from kafka_net.config import ServerConfig
+from kafka_net.config.topic_keys import INT, InvalidConfig
 from kafka_net.server.config_repository import with_config
-from kafka_net.server.topic_config import INT, InvalidConfig
 
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1

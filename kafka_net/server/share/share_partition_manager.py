@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.config.errors import InvalidConfig
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
@@ -50,7 +51,6 @@ from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
     AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
-from kafka_net.server.topic_config import InvalidConfig
 
 log = logging.getLogger(__name__)
 _dead_letter_warnings = RateLimitedLog(log)
