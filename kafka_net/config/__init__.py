@@ -26,6 +26,9 @@ The package, by subject:
 * :mod:`~kafka_net.config.topic_keys`: every topic config (:data:`TOPIC_CONFIGS`: Kafka's
   name, type, default, validator and broker synonym), parsed and validated as Kafka's
   ``LogConfig`` does;
+* :mod:`~kafka_net.config.group_keys`: every group config (:data:`GROUP_CONFIGS`, the
+  GROUP resource of KIP-848: Kafka's name, default, bounds and broker synonym) and
+  Kafka's ``GroupConfig.validate``;
 * :mod:`~kafka_net.config.server_config`: :class:`ServerConfig`, built from
   string key/values and checked as a whole;
 * :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and

@@ -55,7 +55,7 @@ from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.client_metrics import ClientMetricsManager
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
-from kafka_net.server.group_config import GroupConfigRepository
+from kafka_net.server.group_config_repository import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper

@@ -22,7 +22,7 @@ then storing it).  Per resource, in Kafka's order:
    cannot change at run time or a bad value is INVALID_REQUEST (Kafka's
    ``Cannot update these configs dynamically: Set(...)`` / ConfigException
    wording).
-4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.server.group_config`):
+4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.config.group_keys`):
    the group's new override set is built as for a topic and validated by
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
    empty name is INVALID_REQUEST ``Default group resources are not
@@ -50,6 +50,7 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
+from kafka_net.config.group_keys import parse_group_configs
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 from kafka_net.log_safety import RateLimitedLog, escape
@@ -59,7 +60,6 @@ from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name, unknown_to_release)
 from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
-from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
 
 log = logging.getLogger(__name__)

@@ -42,11 +42,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.group_keys import parse_iso_duration_ms
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, TRANSACTIONAL_MASK, build_batch, decode_records, iter_batches, read_header)
-from kafka_net.server.group_config import group_config_value, parse_iso_duration_ms
+from kafka_net.server.group_config_repository import group_config_value
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
