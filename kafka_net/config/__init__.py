@@ -29,6 +29,9 @@ The package, by subject:
 * :mod:`~kafka_net.config.group_keys`: every group config (:data:`GROUP_CONFIGS`, the
   GROUP resource of KIP-848: Kafka's name, default, bounds and broker synonym) and
   Kafka's ``GroupConfig.validate``;
+* :mod:`~kafka_net.config.dynamic_rules`: which broker keys may change while the
+  broker runs (:data:`APPLIED`, per-broker, dynamic only in Kafka, read-only) and the
+  checks a change passes (Kafka's ``DynamicBrokerConfig`` rules);
 * :mod:`~kafka_net.config.server_config`: :class:`ServerConfig`, built from
   string key/values and checked as a whole;
 * :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and
@@ -39,7 +42,7 @@ Every name is re-exported here: ``from kafka_net.config import X`` is the way in
 
 from kafka_net.config.broker_keys import (
     DEV_PROFILE, IGNORED_KAFKA_KEYS, KEYS, canonical_key, default_of)
-from kafka_net.config.errors import ConfigError, InvalidConfig
+from kafka_net.config.errors import ConfigError, DynamicConfigError, InvalidConfig
 from kafka_net.config.listeners import (
     DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, parse_listeners, parse_protocol_map)
 from kafka_net.config.properties import load_config, parse_properties
@@ -48,7 +51,7 @@ from kafka_net.config.values import INT_MAX, LONG_MAX
 
 __all__ = [
     "DEFAULT_PROTOCOL_MAP", "DEV_PROFILE", "IGNORED_KAFKA_KEYS", "INT_MAX", "KEYS",
-    "LONG_MAX", "SECURITY_PROTOCOLS", "ConfigError", "EndPoint", "InvalidConfig",
-    "ServerConfig", "canonical_key", "default_of", "load_config", "parse_listeners",
-    "parse_properties", "parse_protocol_map",
+    "LONG_MAX", "SECURITY_PROTOCOLS", "ConfigError", "DynamicConfigError", "EndPoint",
+    "InvalidConfig", "ServerConfig", "canonical_key", "default_of", "load_config",
+    "parse_listeners", "parse_properties", "parse_protocol_map",
 ]

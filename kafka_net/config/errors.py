@@ -9,3 +9,8 @@ class ConfigError(ValueError):
 class InvalidConfig(Exception):
     """A bad topic or group config in a request: Kafka's InvalidConfigurationException /
     ConfigException, answered INVALID_CONFIG with the message."""
+
+
+class DynamicConfigError(Exception):
+    """A change of broker configs refused; the config APIs answer it INVALID_REQUEST
+    with this message."""

@@ -18,10 +18,10 @@ then storing it).  Per resource, in Kafka's order:
    set of dynamic values of that scope is built (AlterConfigs: the request's;
    IncrementalAlterConfigs: the ops applied to the scope's current values,
    APPEND/SUBTRACT on list configs only), then validated and applied by
-   :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig`: a key that
-   cannot change at run time or a bad value is INVALID_REQUEST (Kafka's
-   ``Cannot update these configs dynamically: Set(...)`` / ConfigException
-   wording).
+   :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig` (the rules:
+   :mod:`kafka_net.config.dynamic_rules`): a key that cannot change at run
+   time or a bad value is INVALID_REQUEST (Kafka's ``Cannot update these
+   configs dynamically: Set(...)`` / ConfigException wording).
 4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.config.group_keys`):
    the group's new override set is built as for a topic and validated by
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
@@ -50,6 +50,8 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
+from kafka_net.config.dynamic_rules import LOG_KEYS
+from kafka_net.config.errors import DynamicConfigError
 from kafka_net.config.group_keys import parse_group_configs
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
@@ -59,7 +61,6 @@ from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name, unknown_to_release)
-from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
 from kafka_net.server.metadata_cache import topic_name_error
 
 log = logging.getLogger(__name__)
