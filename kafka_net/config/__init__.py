@@ -29,6 +29,9 @@ The package, by subject:
 * :mod:`~kafka_net.config.group_keys`: every group config (:data:`GROUP_CONFIGS`, the
   GROUP resource of KIP-848: Kafka's name, default, bounds and broker synonym) and
   Kafka's ``GroupConfig.validate``;
+* :mod:`~kafka_net.config.client_metrics_keys`: the keys of a KIP-714 client metrics
+  subscription (``metrics``, ``interval.ms``, ``match``) and Kafka's
+  ``ClientMetricsConfigs.validate``;
 * :mod:`~kafka_net.config.dynamic_rules`: which broker keys may change while the
   broker runs (:data:`APPLIED`, per-broker, dynamic only in Kafka, read-only) and the
   checks a change passes (Kafka's ``DynamicBrokerConfig`` rules);

@@ -29,7 +29,7 @@ then storing it).  Per resource, in Kafka's order:
    allowed.``.  Playing a release before 4.0 (``as.version``): INVALID_REQUEST
    ``Unexpected resource type UNKNOWN for resource <name>`` (CLIENT_METRICS
    likewise before 3.7), as a broker without the type refused it.
-5. CLIENT_METRICS (KIP-714 subscriptions, :mod:`kafka_net.server.client_metrics`):
+5. CLIENT_METRICS (KIP-714 subscriptions; keys: :mod:`kafka_net.config.client_metrics_keys`):
    the subscription's new set is built as for a topic (APPEND / SUBTRACT on
    the LIST keys ``metrics`` and ``match`` only), then validated by Kafka's
    ``ClientMetricsConfigs.validate`` (an unknown key or an interval outside
@@ -49,6 +49,7 @@ import logging
 from enum import IntEnum
 from typing import Any
 
+from kafka_net.config import client_metrics_keys
 from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
 from kafka_net.config.dynamic_rules import LOG_KEYS
 from kafka_net.config.errors import DynamicConfigError
@@ -57,7 +58,6 @@ from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name, unknown_to_release)
@@ -262,12 +262,12 @@ def _alter_client_metrics(ctx, name: str, configs: list[dict], validate_only: bo
             raw = manager.configs(name)
             for config in configs:
                 _apply_op(raw, config,
-                          lambda name: [] if name in client_metrics.LIST_CONFIGS else None)
+                          lambda name: [] if name in client_metrics_keys.LIST_CONFIGS else None)
         else:
             raw = {c["name"]: c["value"] for c in configs}
         try:
-            client_metrics.validate(name, raw)
-        except client_metrics.ClientMetricsConfigError as exc:
+            client_metrics_keys.validate(name, raw)
+        except client_metrics_keys.ClientMetricsConfigError as exc:
             raise AlterError(exc.error_code, exc.message) from None
         if validate_only:
             return

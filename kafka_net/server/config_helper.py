@@ -27,13 +27,13 @@ from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
 from kafka_net.config.broker_keys import BY_NAME
+from kafka_net.config.client_metrics_keys import CONFIG_DOCS
 from kafka_net.config.dynamic_rules import APPLIED, LOG_KEYS, PER_BROKER_STORED
 from kafka_net.config.group_keys import GROUP_CONFIGS
 from kafka_net.config.topic_keys import (
     BOOLEAN, DOUBLE, INT, LIST, LONG, SHORT, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
-from kafka_net.server.client_metrics import CONFIG_DOCS
 from kafka_net.server.config_repository import ConfigRepository
 
 
