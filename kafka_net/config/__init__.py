@@ -1,4 +1,11 @@
-"""Broker configuration with Kafka's key names and defaults.
+"""Configuration: every key kafka-net reads, with Kafka's names, defaults and checks.
+
+This package is where configuration is defined (``kafka-net serve --help`` names
+its modules): the broker's keys, the topic, group and client metrics configs the
+admin APIs take, and which broker keys may change while the broker runs.  The
+machinery that uses them stays in :mod:`kafka_net.server`: the repositories that
+hold topic and group overrides and dynamic broker values, and the describe and
+alter code of the config APIs.
 
 ``kafka-net serve --config server.properties --override key=value`` reads a
 Java ``.properties`` file (the format Kafka's ``server.properties`` uses) and
@@ -18,6 +25,10 @@ The package, by subject:
 * :mod:`~kafka_net.config.listeners`: ``NAME://host:port`` entries (:class:`EndPoint`,
   :func:`parse_listeners`) and ``listener.security.protocol.map``;
 * :mod:`~kafka_net.config.values`: the converters from a key's text to its value;
+* :mod:`~kafka_net.config.sasl`: the SASL keys' values (mechanisms, JAAS, SCRAM users);
+* :mod:`~kafka_net.config.errors`: :class:`ConfigError` (a bad broker key or value),
+  :class:`InvalidConfig` (a bad topic or group config in a request) and
+  :class:`DynamicConfigError` (a broker config that cannot change so);
 * :mod:`~kafka_net.config.broker_keys`: the broker key table :data:`KEYS` (name,
   default, doc; each default written only there), aliases, ignored Kafka keys, the
   dev profile;
@@ -40,7 +51,10 @@ The package, by subject:
 * :mod:`~kafka_net.config.properties`: Java's ``.properties`` format and
   :func:`load_config`.
 
-Every name is re-exported here: ``from kafka_net.config import X`` is the way in.
+The broker's names and the errors are re-exported here (``from kafka_net.config
+import X``); the topic, group, client metrics and dynamic-update tables are
+imported from their modules, so that reading a ``server.properties`` file does not
+load them.
 """
 
 from kafka_net.config.broker_keys import (

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
@@ -16,7 +17,6 @@ from kafka_net.config.values import (
     http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
     optional_integer, principal_list, protocol_map, segment_bytes, string, string_list)
 from kafka_net.config.values import kafka_release
-from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Mapping
 
-from kafka_net.config.errors import ConfigError
+from kafka_net.config import sasl
 from kafka_net.config.broker_keys import (
     ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, SSL_KEYS, canonical_key, default_of)
-from kafka_net.config import sasl
+from kafka_net.config.errors import ConfigError
 from kafka_net.config.listeners import EndPoint, parse_listeners
 from kafka_net.config.values import integer
 
