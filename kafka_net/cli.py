@@ -59,6 +59,7 @@ _CONFIG_PACKAGE = """configuration is defined in the kafka_net/config package
                           names, types, defaults, checks and broker synonyms
   group_keys.py           group configs (KIP-848's GROUP resource)
   client_metrics_keys.py  client metrics subscriptions (KIP-714)
+  quota_keys.py           client quotas (AlterClientQuotas: producer_byte_rate...)
   dynamic_rules.py        which broker keys AlterConfigs may change at run time
   server_config.py        ServerConfig: the broker keys read and checked as a whole
   properties.py           the server.properties format, --override, and the

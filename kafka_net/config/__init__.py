@@ -2,7 +2,7 @@
 
 This package is where configuration is defined (``kafka-net serve --help`` names
 its modules): the broker's keys, the topic, group and client metrics configs the
-admin APIs take, and which broker keys may change while the broker runs.  The
+admin APIs take, the client quota keys, and which broker keys may change while the broker runs.  The
 machinery that uses them stays in :mod:`kafka_net.server`: the repositories that
 hold topic and group overrides and dynamic broker values, and the describe and
 alter code of the config APIs.
@@ -43,6 +43,8 @@ The package, by subject:
 * :mod:`~kafka_net.config.client_metrics_keys`: the keys of a KIP-714 client metrics
   subscription (``metrics``, ``interval.ms``, ``match``) and Kafka's
   ``ClientMetricsConfigs.validate``;
+* :mod:`~kafka_net.config.quota_keys`: the client quota keys of KIP-546
+  (``producer_byte_rate``...), their types and Kafka's checks of a value;
 * :mod:`~kafka_net.config.dynamic_rules`: which broker keys may change while the
   broker runs (:data:`APPLIED`, per-broker, dynamic only in Kafka, read-only) and the
   checks a change passes (Kafka's ``DynamicBrokerConfig`` rules);
@@ -52,7 +54,7 @@ The package, by subject:
   :func:`load_config`.
 
 The broker's names and the errors are re-exported here (``from kafka_net.config
-import X``); the topic, group, client metrics and dynamic-update tables are
+import X``); the topic, group, client metrics, quota and dynamic-update tables are
 imported from their modules, so that reading a ``server.properties`` file does not
 load them.
 """
