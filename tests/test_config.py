@@ -18,7 +18,7 @@ import pytest
 from kafka_net.config import (
     DEFAULT_PROTOCOL_MAP, IGNORED_KAFKA_KEYS, KEYS, ConfigError, EndPoint, ServerConfig,
     default_of, load_config, parse_properties)
-from kafka_net.config.broker_keys import BY_NAME
+from kafka_net.config.broker_keys import BY_NAME, LONG_KEYS
 from kafka_net.config.group_keys import GROUP_CONFIGS
 from tests.support import config, config_error
 
@@ -435,6 +435,12 @@ def test_delegation_token_master_key_is_the_secret_keys_deprecated_synonym():
 def test_delegation_token_lifetimes_must_be_positive():
     assert "below the minimum 1" in config_error({"delegation.token.expiry.time.ms": "0"})
 
+
+
+def test_keys_typed_long_are_integer_broker_keys():
+    defaults = ServerConfig()
+    assert [k for k in LONG_KEYS
+            if k not in BY_NAME or type(getattr(defaults, BY_NAME[k].attr)) is not int] == []
 
 # -- group configs (KIP-848's GROUP resource) ----------------------------------------------
 

@@ -467,6 +467,9 @@ KEYS: tuple[_Key, ...] = (
 )
 
 BY_NAME = {k.name: k for k in KEYS}
+# The integer keys DescribeConfigs types LONG, as Kafka's ConfigDef does; the others: INT.
+LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
+                       "group.streams.acceptable.recovery.lag"})
 # The keys a listener.name.<l>. prefix may override for one SSL listener.
 SSL_KEYS = tuple(k for k in KEYS if k.name.startswith("ssl."))
 # Secrets: kept out of ServerConfig's repr (Kafka prints a Password as [hidden]).

@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
-from kafka_net.config.broker_keys import BY_NAME
+from kafka_net.config.broker_keys import BY_NAME, LONG_KEYS
 from kafka_net.config.client_metrics_keys import CONFIG_DOCS
 from kafka_net.config.dynamic_rules import APPLIED, LOG_KEYS, PER_BROKER_STORED
 from kafka_net.config.group_keys import GROUP_CONFIGS
@@ -132,10 +132,6 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
 
 # -- the broker ----------------------------------------------------------------------------
 
-_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
-                        "group.streams.acceptable.recovery.lag"})
-
-
 def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
     """This node's configs: kafka-net's keys, then the log defaults Kafka lets a
     broker change at run time (``log.retention.ms`` ...), each with its source
@@ -215,7 +211,7 @@ def _broker_type(name: str, value: Any) -> int:
     if isinstance(value, bool):
         return BOOLEAN
     if isinstance(value, int):
-        return LONG if name in _LONG_KEYS else INT
+        return LONG if name in LONG_KEYS else INT
     return STRING
 
 
