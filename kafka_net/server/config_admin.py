@@ -52,10 +52,10 @@ from typing import Any
 from kafka_net.config import client_metrics_keys
 from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
 from kafka_net.config.dynamic_rules import LOG_KEYS
-from kafka_net.config.errors import DynamicConfigError
+from kafka_net.config.errors import DynamicConfigError, InvalidConfig
 from kafka_net.config.group_keys import parse_group_configs
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
-from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
+from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, to_string
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation

@@ -22,8 +22,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kafka_net.config.topic_keys import (
-    TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value, validate_values
 from kafka_net.server.storage.segment import SegmentConfig
 
 

@@ -32,8 +32,8 @@ from kafka_net.config.broker_keys import BY_NAME
 from kafka_net.config.dynamic_rules import (
     APPLIED, CLEANER_KEYS, CONNECTION_QUOTA_KEYS, GROUP_COORDINATOR_KEYS, LOG_KEYS,
     refuse_unchangeable)
-from kafka_net.config.errors import DynamicConfigError
-from kafka_net.config.topic_keys import TOPIC_CONFIGS, InvalidConfig, parse_value
+from kafka_net.config.errors import DynamicConfigError, InvalidConfig
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value
 from kafka_net.log_safety import escape
 from kafka_net.network.connection_quotas import resolve_host
 from kafka_net.server.config_repository import ConfigRepository

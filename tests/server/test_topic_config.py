@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from kafka_net.config.topic_keys import (
-    TOPIC_CONFIGS, InvalidConfig, parse_value, to_string)
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value, to_string
 from kafka_net.server.config_repository import ConfigRepository
 
 
