@@ -35,10 +35,12 @@ The values themselves are kept and applied by
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafka_net.config.broker_keys import BY_NAME
-from kafka_net.config.errors import DynamicConfigError
+from kafka_net.config.errors import ConfigError, DynamicConfigError, InvalidConfig
 from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
-from kafka_net.config.topic_keys import TOPIC_CONFIGS
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value
 
 CONNECTION_QUOTA_KEYS = ("max.connections", "max.connections.per.ip",
                          "max.connections.per.ip.overrides", "max.connection.creation.rate")
@@ -161,3 +163,21 @@ def check_per_broker(name: str, raw: str) -> None:
     if high is not None and value > high:
         raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
                                  f"Value must be no more than {high}")
+
+
+def parse_applied(name: str, raw: str) -> Any:
+    """An APPLIED key's value parsed as a broker config (a log default as its topic
+    config is); raises DynamicConfigError with Kafka's ConfigException wording."""
+    if name in LOG_KEYS:
+        try:
+            return parse_value(LOG_KEYS[name], raw)
+        except InvalidConfig as exc:
+            # The topic key's wording, under the broker key's name.
+            raise DynamicConfigError(str(exc).replace(
+                f"configuration {LOG_KEYS[name]}:", f"configuration {name}:")) from None
+    try:
+        return BY_NAME[name].convert(name, raw)
+    except ConfigError as exc:
+        detail = str(exc).removeprefix(f"{name}: ")
+        raise DynamicConfigError(
+            f"Invalid value {raw} for configuration {name}: {detail}") from None

@@ -27,13 +27,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from kafka_net.config import ConfigError, ServerConfig
+from kafka_net.config import ServerConfig
 from kafka_net.config.broker_keys import BY_NAME
 from kafka_net.config.dynamic_rules import (
-    APPLIED, CLEANER_KEYS, CONNECTION_QUOTA_KEYS, GROUP_COORDINATOR_KEYS, LOG_KEYS,
+    APPLIED, CLEANER_KEYS, CONNECTION_QUOTA_KEYS, GROUP_COORDINATOR_KEYS, parse_applied,
     refuse_unchangeable)
-from kafka_net.config.errors import DynamicConfigError, InvalidConfig
-from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value
+from kafka_net.config.errors import DynamicConfigError
+from kafka_net.config.topic_keys import TOPIC_CONFIGS
 from kafka_net.log_safety import escape
 from kafka_net.network.connection_quotas import resolve_host
 from kafka_net.server.config_repository import ConfigRepository
@@ -139,25 +139,15 @@ class DynamicBrokerConfig:
 
 
 def parse(name: str, raw: str) -> Any:
-    """An APPLIED key's value parsed as a broker config; raises DynamicConfigError."""
-    if name in LOG_KEYS:
+    """An APPLIED key's value parsed as a broker config, the hosts of
+    ``max.connections.per.ip.overrides`` resolved (as Kafka's ConnectionQuotas
+    resolves them); raises DynamicConfigError."""
+    value = parse_applied(name, raw)
+    if name == "max.connections.per.ip.overrides":
         try:
-            return parse_value(LOG_KEYS[name], raw)
-        except InvalidConfig as exc:
-            # The topic key's wording, under the broker key's name.
-            raise DynamicConfigError(str(exc).replace(
-                f"configuration {LOG_KEYS[name]}:", f"configuration {name}:")) from None
-    key = BY_NAME[name]
-    try:
-        value = key.convert(name, raw)
-        if name == "max.connections.per.ip.overrides":
             for host, _ in value:
                 resolve_host(host)
-    except ConfigError as exc:
-        detail = str(exc).removeprefix(f"{name}: ")
-        raise DynamicConfigError(
-            f"Invalid value {raw} for configuration {name}: {detail}") from None
-    except OSError as exc:
-        raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
-                                 f"cannot resolve a host: {exc}") from None
+        except OSError as exc:
+            raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: "
+                                     f"cannot resolve a host: {exc}") from None
     return value
