@@ -10,6 +10,7 @@ are kept and enforced by :mod:`kafka_net.server.quotas`.
 
 from __future__ import annotations
 
+from kafka_net.config.values import INT_MAX, LONG_MAX
 from kafka_net.log_safety import escape
 
 PRODUCER_BYTE_RATE = "producer_byte_rate"
@@ -23,7 +24,7 @@ _LONG, _INT, _DOUBLE = "LONG", "INT", "DOUBLE"
 USER_AND_CLIENT_KEYS = {PRODUCER_BYTE_RATE: _LONG, CONSUMER_BYTE_RATE: _LONG,
                         REQUEST_PERCENTAGE: _DOUBLE, CONTROLLER_MUTATION_RATE: _DOUBLE}
 IP_KEYS = {IP_CONNECTION_RATE: _INT}
-_TYPE_MAX = {_INT: (2**31 - 1, "an INT"), _LONG: (2**63 - 1, "a LONG")}
+_TYPE_MAX = {_INT: (INT_MAX, "an INT"), _LONG: (LONG_MAX, "a LONG")}
 
 
 def validate_quota_value(valid_keys: dict, key: str, value: float) -> str | None:
