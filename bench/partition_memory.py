@@ -5,7 +5,7 @@ partitions through the :class:`KafkaApis` of a ``BrokerCore`` (as CreateTopics d
 per N) and prints the RSS growth per partition, then answers one Metadata
 request for every topic (v12, encoded as it goes on the wire) and prints the
 response size and the RSS it took to build.  ``max.partitions.per.request``
-and ``max.broker.partitions`` (kafka_net/config/keys.py) are set from these
+and ``max.broker.partitions`` (kafka_net/config/broker_keys.py) are set from these
 figures; see :mod:`kafka_net.server.partition_limits`.
 """
 

@@ -48,8 +48,30 @@ SIGUSR1 logs every metric and keeps running.
 """
 
 
+# Where configuration is defined: one line per module of kafka_net/config (a test
+# holds this list to the package's modules).
+_CONFIG_PACKAGE = """configuration is defined in the kafka_net/config package
+(docs/operations.md, "Configuration", describes it):
+  broker_keys.py          the broker keys listed below: name, default, doc
+  kafka_broker_names.py   every key a Kafka broker knows; those kafka-net does not
+                          use are accepted with a warning
+  topic_keys.py           topic configs (CreateTopics, AlterConfigs): Kafka's
+                          names, types, defaults, checks and broker synonyms
+  group_keys.py           group configs (KIP-848's GROUP resource)
+  client_metrics_keys.py  client metrics subscriptions (KIP-714)
+  quota_keys.py           client quotas (AlterClientQuotas: producer_byte_rate...)
+  dynamic_rules.py        which broker keys AlterConfigs may change at run time
+  server_config.py        ServerConfig: the broker keys read and checked as a whole
+  properties.py           the server.properties format, --override, and the
+                          KAFKA_* environment variables
+  listeners.py, sasl.py, values.py, errors.py
+                          listener entries, SASL keys, how a key's text becomes
+                          its value, and the errors a bad key or value raises
+"""
+
+
 def _key_help() -> str:
-    lines = ["keys (Kafka's names and defaults; see README.md):"]
+    lines = [_CONFIG_PACKAGE, "broker keys (Kafka's names and defaults; see README.md):"]
     for k in KEYS:
         default = k.default if k.default else "(empty)"
         lines.append(f"  {k.name} = {default}\n      {k.doc}")
@@ -60,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-net", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="kafka-net: Apache Kafka's broker network layer, in Python.",
-        epilog="Run 'kafka-net serve --help' for the configuration keys.\n\n" + _EXIT_CODES)
+        epilog="Run 'kafka-net serve --help' for the configuration keys and where they\n"
+               "are defined (the kafka_net/config package).\n\n" + _EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"kafka-net {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser(

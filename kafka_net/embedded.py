@@ -129,7 +129,7 @@ class Broker:
         Kafka would refuse (with Kafka's INVALID_CONFIG message).
         """
         from kafka_net.server.metadata_cache import topic_name_error
-        from kafka_net.server.topic_config import InvalidConfig
+        from kafka_net.config.errors import InvalidConfig
 
         error = topic_name_error(name)
         if error or partitions < 1:

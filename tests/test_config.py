@@ -17,7 +17,9 @@ import pytest
 
 from kafka_net.config import (
     DEFAULT_PROTOCOL_MAP, IGNORED_KAFKA_KEYS, KEYS, ConfigError, EndPoint, ServerConfig,
-    load_config, parse_properties)
+    default_of, load_config, parse_properties)
+from kafka_net.config.broker_keys import BY_NAME, LONG_KEYS
+from kafka_net.config.group_keys import GROUP_CONFIGS
 from tests.support import config, config_error
 
 REPO = Path(__file__).resolve().parents[1]
@@ -325,7 +327,7 @@ def test_a_typo_of_a_kafka_key_is_still_an_error_with_a_hint():
 
 
 def test_the_kafka_key_list_is_plausible():
-    from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
+    from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 
     assert len(KAFKA_BROKER_KEYS) > 300
     # super.users and allow.everyone.if.no.acl.found are StandardAuthorizer's own
@@ -432,3 +434,30 @@ def test_delegation_token_master_key_is_the_secret_keys_deprecated_synonym():
 
 def test_delegation_token_lifetimes_must_be_positive():
     assert "below the minimum 1" in config_error({"delegation.token.expiry.time.ms": "0"})
+
+
+
+def test_keys_typed_long_are_integer_broker_keys():
+    defaults = ServerConfig()
+    assert [k for k in LONG_KEYS
+            if k not in BY_NAME or type(getattr(defaults, BY_NAME[k].attr)) is not int] == []
+
+# -- group configs (KIP-848's GROUP resource) ----------------------------------------------
+
+_SYNONYMS = [d for d in GROUP_CONFIGS.values() if d.broker_default is not None]
+
+
+@pytest.mark.parametrize("definition", _SYNONYMS, ids=lambda d: d.name)
+def test_a_group_configs_broker_synonym_is_a_broker_key_with_the_same_default(definition):
+    key = BY_NAME[definition.broker_default]
+    assert default_of(key.attr) == definition.default
+
+
+def test_a_group_without_overrides_follows_the_broker_keys():
+    from kafka_net.server.group_config_repository import GroupConfigRepository
+    repository = GroupConfigRepository(ServerConfig.from_properties({
+        "group.streams.num.standby.replicas": "1",
+        "group.share.record.lock.duration.ms": "20000"}))
+    assert repository.value("g", "streams.num.standby.replicas") == 1
+    assert repository.value("g", "share.record.lock.duration.ms") == 20000
+    assert repository.value("g", "share.isolation.level") == "read_uncommitted"

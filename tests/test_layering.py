@@ -133,7 +133,7 @@ def test_importing_protocol_pulls_in_no_io_modules():
 # protocol      the sans-IO codec; imports nothing of kafka_net above it.
 # capture       sans-IO capture files and pairing; imports protocol.
 # helpers       modules over protocol that no lower layer needs:
-#               config (+ kafka_keys, its table of Kafka's key names) and
+#               config (keys, defaults, validation and Kafka's key names) and
 #               log_safety import nothing of kafka_net but each other, and are
 #               imported from network up (log_safety imports threading, so it
 #               must stay above the sans-IO layers); metrics imports protocol and
@@ -154,7 +154,7 @@ def test_importing_protocol_pulls_in_no_io_modules():
 LAYERS: list[tuple[str, set[str]]] = [
     ("protocol", {"protocol"}),
     ("capture", {"capture"}),
-    ("helpers", {"config", "kafka_keys", "log_safety", "metrics", "rate", "security",
+    ("helpers", {"config", "log_safety", "metrics", "rate", "security",
                  "testing", "collector"}),
     ("network", {"network"}),
     ("server", {"server"}),
@@ -258,7 +258,7 @@ def test_every_unit_has_a_layer():
     ("kafka_net.server.apis", "from kafka_net.daemon import run"),
     ("kafka_net.server.apis", "importlib.import_module('kafka_net.cli')"),
     ("kafka_net.config", "from kafka_net.network.acceptor import Acceptor"),
-    ("kafka_net.config.keys", "from kafka_net.server import apis"),  # a subpackage's module
+    ("kafka_net.config.broker_keys", "from kafka_net.server import apis"),  # a submodule
     ("kafka_net.daemon", "from kafka_net import cli"),
     ("kafka_net.network.processor", "import spark_jobs.conformance"),
     ("spark_jobs.report", "from kafka_net.config import ServerConfig"),
@@ -275,7 +275,8 @@ def test_layering_checker_catches_an_upward_import(module, source):
     ("kafka_net.network.processor", "from .selector import Selector"),   # same unit
     ("kafka_net.server.apis", "from ..network.request_channel import Request"),
     ("kafka_net.server.apis", "from kafka_net.config import ServerConfig"),
-    ("kafka_net.config.keys", "from kafka_net.kafka_keys import KAFKA_BROKER_KEYS"),
+    ("kafka_net.config.broker_keys",
+     "from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS"),
     ("kafka_net.cli", "from kafka_net import __version__"),
     ("kafka_net.cli", "from kafka_net.spark_jobs import conformance"),
     ("spark_jobs.report", "from kafka_net.capture.pairing import pair"),

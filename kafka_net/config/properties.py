@@ -8,8 +8,8 @@ import logging
 import re
 from typing import Iterable, Mapping
 
+from kafka_net.config.broker_keys import canonical_key
 from kafka_net.config.errors import ConfigError
-from kafka_net.config.keys import canonical_key
 from kafka_net.config.server_config import ServerConfig, is_known_key
 
 log = logging.getLogger(__name__)

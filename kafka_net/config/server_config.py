@@ -1,8 +1,8 @@
 """ServerConfig: the broker's settings as typed values, built from string
 key/values (a ``.properties`` file and overrides) and checked as a whole.
 
-Every field default is its key's default in :data:`~kafka_net.config.keys.KEYS`,
-converted (:func:`~kafka_net.config.keys.default_of`): the table is the one
+Every field default is its key's default in :data:`~kafka_net.config.broker_keys.KEYS`,
+converted (:func:`~kafka_net.config.broker_keys.default_of`): the table is the one
 place a default is written.
 """
 
@@ -12,10 +12,10 @@ import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Mapping
 
-from kafka_net.config.errors import ConfigError
-from kafka_net.config.keys import (
-    ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, SSL_KEYS, canonical_key, default_of)
 from kafka_net.config import sasl
+from kafka_net.config.broker_keys import (
+    ALIASES, BY_NAME, IGNORED_KAFKA_KEYS, KEYS, SSL_KEYS, canonical_key, default_of)
+from kafka_net.config.errors import ConfigError
 from kafka_net.config.listeners import EndPoint, parse_listeners
 from kafka_net.config.values import integer
 

@@ -49,13 +49,14 @@ from kafka_net.server.handlers import CLOSE_CONNECTION, DEFERRED, NO_RESPONSE
 
 if TYPE_CHECKING:
     from kafka_net.server.faults.registry import FaultRegistry
+from kafka_net.config.dynamic_rules import LOG_KEYS
 from kafka_net.server.authorizer import (
     CLUSTER_NAME, AclOperation, Action, AuthorizationResult, ResourceType, StandardAuthorizer)
 from kafka_net.server.authorizer.acl import host_address
 from kafka_net.server.client_metrics import ClientMetricsManager
-from kafka_net.server.dynamic_config import LOG_KEYS, DynamicBrokerConfig
+from kafka_net.server.dynamic_config import DynamicBrokerConfig
 from kafka_net.server.features import FeatureControl
-from kafka_net.server.group_config import GroupConfigRepository
+from kafka_net.server.group_config_repository import GroupConfigRepository
 from kafka_net.server.metadata_cache import MetadataCache
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.quotas import request_helper as quota_helper

@@ -1,7 +1,8 @@
 """Client metrics (KIP-714): subscriptions, client instances, and what clients push.
 
-Kafka's ``ClientMetricsConfigs``, ``ClientMetricsInstance`` and
-``ClientMetricsManager``, on one node.
+Kafka's ``ClientMetricsInstance`` and ``ClientMetricsManager``, on one node;
+the subscription keys and their checks (Kafka's ``ClientMetricsConfigs``) are
+:mod:`kafka_net.config.client_metrics_keys`.
 
 Subscriptions are CLIENT_METRICS config resources (type 16), set with
 IncrementalAlterConfigs / AlterConfigs and kept as ConfigRecords in the
@@ -64,6 +65,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kafka_net.config.client_metrics_keys import (
+    INTERVAL_MS_CONFIG, INTERVAL_MS_DEFAULT, MATCH_CONFIG, METRICS_CONFIG,
+    ClientMetricsConfigError, parse_list, parse_matching_patterns)
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
@@ -78,20 +82,7 @@ _TELEMETRY_APIS = (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY)
 log = logging.getLogger(__name__)
 _refusals = RateLimitedLog(log)
 
-METRICS_CONFIG = "metrics"
-INTERVAL_MS_CONFIG = "interval.ms"
-MATCH_CONFIG = "match"
 ALL_SUBSCRIBED_METRICS = "*"
-INTERVAL_MS_DEFAULT = 5 * 60 * 1000
-MIN_INTERVAL_MS, MAX_INTERVAL_MS = 100, 3_600_000
-CONFIG_DOCS = {
-    METRICS_CONFIG: "Telemetry metric name prefix list",
-    INTERVAL_MS_CONFIG: "Metrics push interval in milliseconds",
-    MATCH_CONFIG: "Client match criteria",
-}
-LIST_CONFIGS = (METRICS_CONFIG, MATCH_CONFIG)   # the rest (interval.ms) is an INT
-MATCH_PARAMS = ("client_instance_id", "client_id", "client_software_name",
-                "client_software_version", "client_source_address", "client_source_port")
 # Kafka's order: the client picks the first it supports.
 SUPPORTED_COMPRESSION_TYPES = (4, 3, 1, 2)   # zstd, lz4, gzip, snappy
 CACHE_MAX_SIZE = 16384
@@ -99,13 +90,6 @@ DEFAULT_CACHE_EXPIRY_MS = 60_000
 SWEEP_INTERVAL_MS = 1000
 MAX_SERIES_PER_INSTANCE = 50_000
 ZERO_UUID, ONE_UUID = uuid.UUID(int=0), uuid.UUID(int=1)   # Kafka's Uuid.RESERVED
-_LIST_SPLIT = re.compile(r"\s*,\s*")
-
-
-class ClientMetricsConfigError(Exception):
-    def __init__(self, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.error_code, self.message = error_code, message
 
 
 def kafka_uuid_text(value: uuid.UUID) -> str:
@@ -113,65 +97,7 @@ def kafka_uuid_text(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
-# -- subscriptions (ClientMetricsConfigs) --------------------------------------------------
-
-def parse_list(text: str) -> list[str]:
-    """A LIST config value as Kafka's ConfigDef parses it."""
-    trimmed = text.strip()
-    return _LIST_SPLIT.split(trimmed) if trimmed else []
-
-
-def parse_matching_patterns(patterns: list[str]) -> dict[str, re.Pattern]:
-    """``name=regex`` selectors; INVALID_CONFIG for a bad one (Kafka's wording)."""
-    out = {}
-    for pattern in patterns:
-        parts = pattern.split("=")
-        while parts and parts[-1] == "":   # Java's String.split drops trailing empties
-            parts.pop()
-        param = parts[0].strip() if len(parts) == 2 else ""
-        if param not in MATCH_PARAMS:
-            raise ClientMetricsConfigError(ErrorCode.INVALID_CONFIG,
-                                           f"Illegal client matching pattern: {pattern}")
-        try:
-            out[param] = re.compile(parts[1].strip())
-        except re.error:
-            raise ClientMetricsConfigError(ErrorCode.INVALID_CONFIG,
-                                           f"Illegal client matching pattern: {pattern}") from None
-    return out
-
-
-def validate(name: str, props: dict[str, str]) -> None:
-    """Kafka's ``ClientMetricsConfigs.validate`` of a subscription's whole new config set."""
-    if not name:
-        raise ClientMetricsConfigError(ErrorCode.INVALID_REQUEST,
-                                       "Subscription name can't be empty")
-    for key in props:
-        if key not in CONFIG_DOCS:
-            raise ClientMetricsConfigError(ErrorCode.INVALID_REQUEST,
-                                           f"Unknown client metrics configuration: {key}")
-    if INTERVAL_MS_CONFIG in props:
-        interval = _parse_int(props[INTERVAL_MS_CONFIG])
-        if not MIN_INTERVAL_MS <= interval <= MAX_INTERVAL_MS:
-            raise ClientMetricsConfigError(
-                ErrorCode.INVALID_REQUEST,
-                f"Invalid value {interval} for {INTERVAL_MS_CONFIG}, interval must be between "
-                f"{MIN_INTERVAL_MS} and {MAX_INTERVAL_MS} (1 hour)")
-    if MATCH_CONFIG in props:
-        parse_matching_patterns(parse_list(props[MATCH_CONFIG]))
-
-
-def _parse_int(raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = None
-    if value is None or not -2**31 <= value < 2**31:
-        raise ClientMetricsConfigError(
-            ErrorCode.INVALID_CONFIG,
-            f"Invalid value {raw} for configuration {INTERVAL_MS_CONFIG}: "
-            "Not a number of type INT")
-    return value
-
+# -- subscriptions (ClientMetricsConfigs; their keys: config/client_metrics_keys.py) ---------
 
 @dataclass(frozen=True)
 class Subscription:
@@ -676,7 +602,6 @@ def _record_metric(series: dict, metric, base: dict[str, str]) -> None:
                                  sum=float(point.sum or 0.0), quantiles=tuple(point.quantiles))
 
 
-__all__ = ["ALL_SUBSCRIBED_METRICS", "CONFIG_DOCS", "ClientMetricsConfigError",
-           "ClientMetricsManager", "Series", "Subscription", "client_attributes",
-           "error_body", "java_hash_set_order", "kafka_uuid_text", "subscription_id",
-           "validate"]
+__all__ = ["ALL_SUBSCRIBED_METRICS", "ClientMetricsManager", "Series", "Subscription",
+           "client_attributes", "error_body", "java_hash_set_order", "kafka_uuid_text",
+           "subscription_id"]

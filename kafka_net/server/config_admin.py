@@ -18,18 +18,18 @@ then storing it).  Per resource, in Kafka's order:
    set of dynamic values of that scope is built (AlterConfigs: the request's;
    IncrementalAlterConfigs: the ops applied to the scope's current values,
    APPEND/SUBTRACT on list configs only), then validated and applied by
-   :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig`: a key that
-   cannot change at run time or a bad value is INVALID_REQUEST (Kafka's
-   ``Cannot update these configs dynamically: Set(...)`` / ConfigException
-   wording).
-4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.server.group_config`):
+   :class:`~kafka_net.server.dynamic_config.DynamicBrokerConfig` (the rules:
+   :mod:`kafka_net.config.dynamic_rules`): a key that cannot change at run
+   time or a bad value is INVALID_REQUEST (Kafka's ``Cannot update these
+   configs dynamically: Set(...)`` / ConfigException wording).
+4. GROUP (Kafka 4.0's group configs, :mod:`kafka_net.config.group_keys`):
    the group's new override set is built as for a topic and validated by
    Kafka's ``GroupConfig.validate`` (INVALID_CONFIG with its message); the
    empty name is INVALID_REQUEST ``Default group resources are not
    allowed.``.  Playing a release before 4.0 (``as.version``): INVALID_REQUEST
    ``Unexpected resource type UNKNOWN for resource <name>`` (CLIENT_METRICS
    likewise before 3.7), as a broker without the type refused it.
-5. CLIENT_METRICS (KIP-714 subscriptions, :mod:`kafka_net.server.client_metrics`):
+5. CLIENT_METRICS (KIP-714 subscriptions; keys: :mod:`kafka_net.config.client_metrics_keys`):
    the subscription's new set is built as for a topic (APPEND / SUBTRACT on
    the LIST keys ``metrics`` and ``match`` only), then validated by Kafka's
    ``ClientMetricsConfigs.validate`` (an unknown key or an interval outside
@@ -49,18 +49,19 @@ import logging
 from enum import IntEnum
 from typing import Any
 
+from kafka_net.config import client_metrics_keys
+from kafka_net.config.broker_keys import BY_NAME as BROKER_KEYS
+from kafka_net.config.dynamic_rules import LOG_KEYS
+from kafka_net.config.errors import DynamicConfigError, InvalidConfig
+from kafka_net.config.group_keys import parse_group_configs
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
+from kafka_net.config.topic_keys import LIST, TOPIC_CONFIGS, to_string
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.config.keys import BY_NAME as BROKER_KEYS
-from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
-from kafka_net.server import client_metrics
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.config_helper import (
     ConfigResourceType, config_authorization_error, resource_type_name, unknown_to_release)
-from kafka_net.server.dynamic_config import LOG_KEYS, DynamicConfigError
-from kafka_net.server.group_config import parse_group_configs
 from kafka_net.server.metadata_cache import topic_name_error
-from kafka_net.server.topic_config import LIST, TOPIC_CONFIGS, InvalidConfig, to_string
 
 log = logging.getLogger(__name__)
 # A client retrying a bad request must not flood the log: one line per error
@@ -261,12 +262,12 @@ def _alter_client_metrics(ctx, name: str, configs: list[dict], validate_only: bo
             raw = manager.configs(name)
             for config in configs:
                 _apply_op(raw, config,
-                          lambda name: [] if name in client_metrics.LIST_CONFIGS else None)
+                          lambda name: [] if name in client_metrics_keys.LIST_CONFIGS else None)
         else:
             raw = {c["name"]: c["value"] for c in configs}
         try:
-            client_metrics.validate(name, raw)
-        except client_metrics.ClientMetricsConfigError as exc:
+            client_metrics_keys.validate(name, raw)
+        except client_metrics_keys.ClientMetricsConfigError as exc:
             raise AlterError(exc.error_code, exc.message) from None
         if validate_only:
             return

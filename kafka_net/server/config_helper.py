@@ -16,7 +16,7 @@ DYNAMIC_BROKER_CONFIG (this node's dynamic value), DYNAMIC_DEFAULT_BROKER_CONFIG
 (the cluster-wide one), STATIC_BROKER_CONFIG (server.properties, when it
 differs from the default), DEFAULT_CONFIG; the first is the value in effect.
 Only the keys kafka-net changes at run time
-(:data:`kafka_net.server.dynamic_config.APPLIED`) are not read-only.
+(:data:`kafka_net.config.dynamic_rules.APPLIED`) are not read-only.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from enum import IntEnum
 from typing import Any
 
 from kafka_net.config import KEYS, ServerConfig
-from kafka_net.config.keys import BY_NAME
+from kafka_net.config.broker_keys import BY_NAME, LONG_KEYS
+from kafka_net.config.client_metrics_keys import CONFIG_DOCS
+from kafka_net.config.dynamic_rules import APPLIED, LOG_KEYS, PER_BROKER_STORED
+from kafka_net.config.group_keys import GROUP_CONFIGS
+from kafka_net.config.topic_keys import (
+    BOOLEAN, DOUBLE, INT, LIST, LONG, SHORT, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import CLUSTER_NAME, ResourceType
-from kafka_net.server.client_metrics import CONFIG_DOCS
 from kafka_net.server.config_repository import ConfigRepository
-from kafka_net.server.dynamic_config import APPLIED, LOG_KEYS, PER_BROKER_STORED
-from kafka_net.server.group_config import GROUP_CONFIGS
-from kafka_net.server.topic_config import (
-    BOOLEAN, DOUBLE, INT, LIST, LONG, SHORT, STRING, TOPIC_CONFIGS, TopicConfigDef, to_string)
 
 
 class ConfigResourceType(IntEnum):
@@ -132,10 +132,6 @@ def created_topic_configs(repository: ConfigRepository, topic: str,
 
 # -- the broker ----------------------------------------------------------------------------
 
-_LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
-                        "group.streams.acceptable.recovery.lag"})
-
-
 def broker_entries(config: ServerConfig, dynamic=None) -> list[dict]:
     """This node's configs: kafka-net's keys, then the log defaults Kafka lets a
     broker change at run time (``log.retention.ms`` ...), each with its source
@@ -176,7 +172,7 @@ _SASL_TYPES = {"string": STRING, "double": DOUBLE, "long": LONG, "short": SHORT,
 
 def _per_broker_sasl_entries(dynamic) -> list[dict]:
     """The SASL login / ticket refresh keys Kafka lets a broker change (kept, no
-    effect in kafka-net: dynamic_config.PER_BROKER_STORED): this node's value, else
+    effect in kafka-net: dynamic_rules.PER_BROKER_STORED): this node's value, else
     Kafka's default."""
     entries = []
     for name, (kind, _, _, default) in sorted(PER_BROKER_STORED.items()):
@@ -215,7 +211,7 @@ def _broker_type(name: str, value: Any) -> int:
     if isinstance(value, bool):
         return BOOLEAN
     if isinstance(value, int):
-        return LONG if name in _LONG_KEYS else INT
+        return LONG if name in LONG_KEYS else INT
     return STRING
 
 

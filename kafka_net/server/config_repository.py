@@ -8,7 +8,7 @@ log keys ``log.segment.bytes``, ``log.roll.ms``/``hours``, ``log.index.*``,
 ``log.flush.interval.*``, ``log.segment.delete.delay.ms``, and the
 ``log.cleaner.*`` keys -> ``delete.retention.ms``, ``min.compaction.lag.ms``,
 ``max.compaction.lag.ms``, ``min.cleanable.dirty.ratio``) and then to Kafka's default
-(:mod:`kafka_net.server.topic_config`).  Handler threads read and write it
+(:mod:`kafka_net.config.topic_keys`).  Handler threads read and write it
 concurrently, so the table sits behind a lock and values are replaced, never
 mutated in place.  Each topic's :class:`LogConfig` is built once and kept
 until its overrides change (Kafka's ``UnifiedLog`` holds its ``LogConfig``
@@ -22,9 +22,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value, validate_values
 from kafka_net.server.storage.segment import SegmentConfig
-from kafka_net.server.topic_config import (
-    TOPIC_CONFIGS, InvalidConfig, parse_value, validate_values)
 
 
 def with_config(values: dict | None, name: str, value):

@@ -34,16 +34,16 @@ import logging
 import uuid
 from typing import Any
 
+from kafka_net.config.group_keys import parse_group_value
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value, to_string
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.security import scram
 from kafka_net.security.scram import ScramCredential
 from kafka_net.server.config_helper import ConfigResourceType
-from kafka_net.server.group_config import parse_group_value
 from kafka_net.server.metadata_cache import MetadataCache, TopicMetadata
 from kafka_net.server.metadata_log import MetadataLog
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.replica_manager import ReplicaManager
-from kafka_net.server.topic_config import TOPIC_CONFIGS, parse_value, to_string
 from kafka_net.server.transaction.coordinator import PRODUCER_ID_BLOCK_SIZE
 
 log = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 
+from kafka_net.config.topic_keys import parse_value
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.server.topic_config import parse_value
 from tests.support import make_config, running_server
 
 _topics = itertools.count()

@@ -618,6 +618,14 @@ def test_serve_help_lists_every_key_with_its_default():
         assert f"  {key.name} = {key.default or '(empty)'}" in text, key.name
 
 
+def test_serve_help_names_every_module_of_the_config_package():
+    text = run_cli("serve", "--help").stdout
+    assert "configuration is defined in the kafka_net/config package" in text
+    modules = sorted(path.name for path in (REPO / "kafka_net" / "config").glob("*.py")
+                     if path.name != "__init__.py")
+    assert modules and [m for m in modules if m not in text] == []
+
+
 def test_version():
     result = run_cli("--version")
     assert result.returncode == 0

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_net.config import ServerConfig
+from kafka_net.config.quota_keys import IP_KEYS, USER_AND_CLIENT_KEYS
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.messages import alter_client_quotas, describe_client_quotas
-from kafka_net.server.quotas.client_quotas import (
-    IP_KEYS, USER_AND_CLIENT_KEYS, QuotaRequestError)
+from kafka_net.server.quotas.client_quotas import QuotaRequestError
 from kafka_net.server.quotas.quota_managers import QuotaManagers
 
 ENTITY_TYPES = st.sampled_from(["user", "client-id", "ip", "group", ""])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.topic_keys import TOPIC_CONFIGS, parse_value, to_string
 from kafka_net.server.config_repository import ConfigRepository
-from kafka_net.server.topic_config import (
-    TOPIC_CONFIGS, InvalidConfig, parse_value, to_string)
 
 
 @pytest.mark.parametrize("name,raw,parsed,printed", [

@@ -72,7 +72,7 @@ from kafka_net.server.group.modern_group import (
 from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.topic_regex import (
     InvalidRegularExpression, ResolvedRegularExpression, compile_regex, resolve)
-from kafka_net.server.group_config import group_config_value
+from kafka_net.server.group_config_repository import group_config_value
 
 log = logging.getLogger(__name__)
 

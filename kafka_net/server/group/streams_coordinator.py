@@ -81,7 +81,7 @@ from kafka_net.server.group.registry import GroupRegistry
 from kafka_net.server.group.streams_group import (
     ASSIGNMENT_DELAYED, ASSIGNMENT_DELAYED_DETAIL, EMPTY_TASKS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, MemberState,
     StreamsGroup, StreamsGroupMember, TasksTuple, all_tasks, configure, validate_topology)
-from kafka_net.server.group_config import group_config_value
+from kafka_net.server.group_config_repository import group_config_value
 from kafka_net.server.purgatory import DelayedOperation
 
 log = logging.getLogger(__name__)

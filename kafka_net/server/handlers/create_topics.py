@@ -32,6 +32,7 @@ configs of a created topic are returned only with DESCRIBE_CONFIGS on it
 (else topic_config_error_code TOPIC_AUTHORIZATION_FAILED, v5+).
 """
 
+from kafka_net.config.errors import InvalidConfig
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.schema import ZERO_UUID
@@ -40,7 +41,6 @@ from kafka_net.server.config_helper import created_topic_configs
 from kafka_net.server.internal_topics import is_internal
 from kafka_net.server.metadata_cache import topic_name_error
 from kafka_net.server.partition_limits import RequestBudget, TopicCreationError
-from kafka_net.server.topic_config import InvalidConfig
 
 API_KEY = ApiKey.CREATE_TOPICS
 

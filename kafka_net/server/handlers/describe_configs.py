@@ -2,7 +2,7 @@
 
 Behaviour (an error is per resource, never a closed connection):
 
-* TOPIC: every topic config (:mod:`kafka_net.server.topic_config`) with its
+* TOPIC: every topic config (:mod:`kafka_net.config.topic_keys`) with its
   value and source (DYNAMIC_TOPIC_CONFIG for an override, else the broker
   synonym's or the default), as :mod:`kafka_net.server.config_helper`
   describes them.  An illegal name: INVALID_TOPIC_EXCEPTION; an unknown

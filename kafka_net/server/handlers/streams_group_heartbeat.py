@@ -43,13 +43,13 @@ status says which were not.
 
 import logging
 
+from kafka_net.config.errors import InvalidConfig
 from kafka_net.log_safety import escape
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation, ResourceType
 from kafka_net.server.group.streams_group import MISSING_INTERNAL_TOPICS
 from kafka_net.server.partition_limits import TopicCreationError
-from kafka_net.server.topic_config import InvalidConfig
 
 log = logging.getLogger(__name__)
 INT32_MAX = 2**31 - 1

@@ -13,7 +13,8 @@ default entity of that type.  Valid entities are a user and/or a client-id
 (keys ``producer_byte_rate``, ``consumer_byte_rate``, ``request_percentage``,
 ``controller_mutation_rate``), or an ip alone (``connection_creation_rate``).
 ``controller_mutation_rate`` is stored and described but not enforced: this
-broker has no controller mutation quota.
+broker has no controller mutation quota.  The keys, their types and Kafka's
+checks of a value are :mod:`kafka_net.config.quota_keys`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import logging
 import socket
 import threading
 
+from kafka_net.config.quota_keys import IP_KEYS, USER_AND_CLIENT_KEYS, validate_quota_value
 from kafka_net.log_safety import escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.quotas.client_quota_manager import DEFAULT
@@ -31,19 +33,6 @@ log = logging.getLogger(__name__)
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 MATCH_TYPE_EXACT, MATCH_TYPE_DEFAULT, MATCH_TYPE_SPECIFIED = 0, 1, 2
-
-PRODUCER_BYTE_RATE = "producer_byte_rate"
-CONSUMER_BYTE_RATE = "consumer_byte_rate"
-REQUEST_PERCENTAGE = "request_percentage"
-CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
-IP_CONNECTION_RATE = "connection_creation_rate"
-
-_LONG, _INT, _DOUBLE = "LONG", "INT", "DOUBLE"
-# QuotaConfig.userAndClientQuotaConfigs() and ipConfigs(): key -> ConfigDef type.
-USER_AND_CLIENT_KEYS = {PRODUCER_BYTE_RATE: _LONG, CONSUMER_BYTE_RATE: _LONG,
-                        REQUEST_PERCENTAGE: _DOUBLE, CONTROLLER_MUTATION_RATE: _DOUBLE}
-IP_KEYS = {IP_CONNECTION_RATE: _INT}
-_TYPE_MAX = {_INT: (2**31 - 1, "an INT"), _LONG: (2**63 - 1, "a LONG")}
 
 EntityKey = tuple  # ((entity type, name or None), ...) sorted by type
 
@@ -160,7 +149,7 @@ class ClientQuotas:
                 if quota_key in current:
                     mine.append((entity, quota_key, None))
                 continue
-            error = _validate_value(valid_keys, quota_key, value)
+            error = validate_quota_value(valid_keys, quota_key, value)
             if error:
                 return ErrorCode.INVALID_REQUEST, error
             if current.get(quota_key) != value:
@@ -257,23 +246,6 @@ def _config_keys_for(entity: dict) -> tuple[dict, tuple[int, str] | None]:
                         f"{escape(ip)} is not a valid IP or resolvable host.")
         return IP_KEYS, None
     return USER_AND_CLIENT_KEYS, None
-
-
-def _validate_value(valid_keys: dict, key: str, value: float) -> str | None:
-    """validateQuotaKeyValue: None if fine, else Kafka's message."""
-    config_type = valid_keys.get(key)
-    if config_type is None:
-        return f"Invalid configuration key {escape(key)}"
-    if not value > 0.0:   # NaN fails this too
-        return f"Quota {key} must be greater than 0"
-    if config_type == _DOUBLE:
-        return None
-    limit, article = _TYPE_MAX[config_type]
-    if value > limit:
-        return f"Proposed value for {key} is too large for {article}."
-    if abs(value % 1.0) > 1e-6:
-        return f"{key} cannot be a fractional value."
-    return None
 
 
 def _resolve(host: str) -> str | None:

@@ -12,10 +12,11 @@ import time
 from typing import Callable
 
 from kafka_net.config import ServerConfig
+from kafka_net.config.quota_keys import (
+    CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE)
 from kafka_net.server.quotas.client_quota_manager import (
     ClientQuotaManager, ClientRequestQuotaManager)
-from kafka_net.server.quotas.client_quotas import (
-    CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE, ClientQuotas)
+from kafka_net.server.quotas.client_quotas import ClientQuotas
 from kafka_net.server.quotas.throttled_channel import ThrottledChannelReaper
 
 

@@ -41,18 +41,20 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.group_keys import GROUP_CONFIGS, parse_iso_duration_ms
 from kafka_net.log_safety import RateLimitedLog, escape
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.protocol.records import (
     CONTROL_MASK, TRANSACTIONAL_MASK, build_batch, decode_records, iter_batches, read_header)
-from kafka_net.server.group_config import group_config_value, parse_iso_duration_ms
+from kafka_net.server.group_config_repository import group_config_value
 from kafka_net.server.partition_limits import TopicCreationError
 from kafka_net.server.share.persister import ShareStatePersister
 from kafka_net.server.share.share_partition import (
     AcknowledgementError, AcquiredRecords, SharePartition, SharePartitionConfig)
-from kafka_net.server.topic_config import InvalidConfig
 
 log = logging.getLogger(__name__)
+_KEY_DEFAULT = object()   # group_value's default: the key's own, from GROUP_CONFIGS
 _dead_letter_warnings = RateLimitedLog(log)
 DEAD_LETTER_SHARE_VERSION = 2     # share.version that brings dead-letter queues
 DEAD_LETTER_PRODUCE_VERSION = 9   # how the broker's own appends are validated
@@ -109,7 +111,11 @@ class SharePartitionManager:
 
     # -- per-group settings ----------------------------------------------------------------
 
-    def group_value(self, group_id: str, name: str, default):
+    def group_value(self, group_id: str, name: str, default=_KEY_DEFAULT):
+        """``name`` in effect for ``group_id``: its override, else ``default`` (by
+        default the key's own, from the group config table)."""
+        if default is _KEY_DEFAULT:
+            default = GROUP_CONFIGS[name].default
         return group_config_value(self.group_configs, group_id, name, default)
 
     def lock_duration_ms(self, group_id: str) -> int:
@@ -126,7 +132,7 @@ class SharePartitionManager:
         """The group's dead-letter topic while share.version allows one, else ""."""
         if self.share_version() < DEAD_LETTER_SHARE_VERSION:
             return ""
-        return self.group_value(group_id, "errors.deadletterqueue.topic.name", "")
+        return self.group_value(group_id, "errors.deadletterqueue.topic.name")
 
     # -- the share-partitions --------------------------------------------------------------
 
@@ -173,7 +179,7 @@ class SharePartitionManager:
         return sp
 
     def _auto_offset_reset(self, group_id: str) -> str:
-        return self.group_value(group_id, "share.auto.offset.reset", "latest")
+        return self.group_value(group_id, "share.auto.offset.reset")
 
     def _reset_offset(self, group_id: str, topic: str, partition: int) -> int:
         log_ = self._rm.partition(topic, partition).log
@@ -250,8 +256,8 @@ class SharePartitionManager:
                 if meta is None else "DLQ is not enabled on configured DLQ topic for "
                 f"share group: {escape(sp.group_id)}, topic: {escape(topic)}")
             return
-        copy = str(self.group_value(sp.group_id, "errors.deadletterqueue.copy.record.enable",
-                                    "false")).lower() == "true"
+        copy_key = "errors.deadletterqueue.copy.record.enable"
+        copy = str(self.group_value(sp.group_id, copy_key)).lower() == "true"
         originals = self._originals(sp, [offset for offset, _, _ in letters]) if copy else {}
         records = []
         for offset, count, why in letters:
@@ -370,7 +376,7 @@ class SharePartitionManager:
               ) -> tuple[int, bytes, set[int]]:
         """(error, whole batches from the next fetch offset, the base offsets of
         the batches of aborted transactions among them: read_committed only)."""
-        isolation = self.group_value(group_id, "share.isolation.level", "read_uncommitted")
+        isolation = self.group_value(group_id, "share.isolation.level")
         level = READ_COMMITTED if isolation == "read_committed" else 0
         error, result = self._rm.read(sp.topic, sp.partition, offset, max(max_bytes, 1),
                                       True, level)

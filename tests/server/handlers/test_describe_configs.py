@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_net.config.topic_keys import TOPIC_CONFIGS
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.server.topic_config import TOPIC_CONFIGS
 from tests.server.conftest import make_broker
 from tests.server.handlers.conftest import (
     BROKER, DEFAULT_CONFIG, DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, config_values,

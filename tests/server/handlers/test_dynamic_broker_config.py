@@ -8,6 +8,7 @@ import time
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.config_helper import ConfigSource
+from kafka_net.server import dynamic_config
 from kafka_net.server.dynamic_config import DynamicBrokerConfig
 from kafka_net.config import ServerConfig
 from tests.server.handlers.conftest import (
@@ -81,6 +82,19 @@ def test_dynamic_log_retention_is_enforced(broker):
     produce(broker, data=records(int(time.time() * 1000)))
     assert alter(broker, "", ("log.retention.ms", SET, "60000"))["error_code"] == 0
     assert broker.replica_manager.partition("t", 0).log.log_start_offset == 1
+
+
+def test_an_override_host_that_does_not_resolve_is_an_invalid_request(broker, monkeypatch):
+    # Resolution fails as it would for an unknown name, without asking a DNS server.
+    def no_such_host(host):
+        raise OSError(f"no address for {host}")
+    monkeypatch.setattr(dynamic_config, "resolve_host", no_such_host)
+    result = alter(broker, "1", ("max.connections.per.ip.overrides", SET, "db.example:3"))
+    assert (result["error_code"], result["error_message"]) == (
+        ErrorCode.INVALID_REQUEST,
+        "Invalid value db.example:3 for configuration max.connections.per.ip.overrides: "
+        "cannot resolve a host: no address for db.example")
+    assert broker.apis.dynamic_config.scope_values("1") == {}
 
 
 def test_bad_values_and_validate_only(broker):

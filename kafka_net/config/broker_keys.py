@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kafka_net.config.kafka_broker_names import KAFKA_BROKER_KEYS
 from kafka_net.config.listeners import DEFAULT_PROTOCOL_MAP
 from kafka_net.config.sasl import mechanism_list, scram_credentials
 from kafka_net.config.values import (
@@ -16,7 +17,6 @@ from kafka_net.config.values import (
     http_address, integer, ip_overrides, listener_list, listener_name, listener_names,
     optional_integer, principal_list, protocol_map, segment_bytes, string, string_list)
 from kafka_net.config.values import kafka_release
-from kafka_net.kafka_keys import KAFKA_BROKER_KEYS
 
 
 @dataclass(frozen=True)
@@ -467,6 +467,9 @@ KEYS: tuple[_Key, ...] = (
 )
 
 BY_NAME = {k.name: k for k in KEYS}
+# The integer keys DescribeConfigs types LONG, as Kafka's ConfigDef does; the others: INT.
+LONG_KEYS = frozenset({"connections.max.idle.ms", "queued.max.request.bytes",
+                       "group.streams.acceptable.recovery.lag"})
 # The keys a listener.name.<l>. prefix may override for one SSL listener.
 SSL_KEYS = tuple(k for k in KEYS if k.name.startswith("ssl."))
 # Secrets: kept out of ServerConfig's repr (Kafka prints a Password as [hidden]).
@@ -486,7 +489,7 @@ def default_of(attr: str) -> Any:
 _BY_ATTR = {k.attr: k for k in KEYS}
 
 # Real Kafka broker keys that kafka-net does not use: accepted with a warning, as
-# Kafka itself warns about keys it does not know (the list: kafka_keys.py).
+# Kafka itself warns about keys it does not know (the list: kafka_broker_names.py).
 IGNORED_KAFKA_KEYS = KAFKA_BROKER_KEYS - BY_NAME.keys()
 
 

@@ -24,17 +24,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-LONG_MAX = 2**63 - 1
-INT_MAX = 2**31 - 1
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.values import INT_MAX, LONG_MAX
 
 # DescribeConfigsResponse.ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST = 1, 2, 3, 4, 5, 6, 7
 _TYPE_NAMES = {BOOLEAN: "BOOLEAN", STRING: "STRING", INT: "INT", SHORT: "SHORT",
                LONG: "LONG", DOUBLE: "DOUBLE", LIST: "LIST"}
-
-
-class InvalidConfig(Exception):
-    """Kafka's InvalidConfigurationException / ConfigException: INVALID_CONFIG."""
 
 
 def _invalid(name: str, value: Any, message: str) -> InvalidConfig:

@@ -1,7 +1,7 @@
-"""Group configs (KIP-848, Kafka 4.0): per-group overrides of the group coordinator's defaults.
+"""Group configs (KIP-848, Kafka 4.0): the keys a group may override, their defaults and checks.
 
-Kafka's ``GroupConfig`` and ``GroupConfigManager``, the GROUP config resource
-(type 32) of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs:
+Kafka's ``GroupConfig``: the keys of the GROUP config resource (type 32) of
+DescribeConfigs, AlterConfigs and IncrementalAlterConfigs:
 
 * ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``: a
   consumer-protocol group's session timeout and heartbeat interval; the
@@ -32,21 +32,18 @@ is no INT or below its minimum, or a value outside the broker's bounds
 alike, the record lock 15000-60000: Kafka's defaults, as kafka-net has no such
 keys), or a session timeout not above the heartbeat interval: INVALID_CONFIG
 with Kafka's message.  The group need not exist.  Changes are written as
-ConfigRecords of resource GROUP (the Controller) and replayed at a restart.
+ConfigRecords of resource GROUP (the Controller) and replayed at a restart;
+each group's overrides are kept by
+:class:`kafka_net.server.group_config_repository.GroupConfigRepository`.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 
-from kafka_net.config import ServerConfig
-from kafka_net.server.config_repository import with_config
-from kafka_net.server.topic_config import INT, InvalidConfig
-
-INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
+from kafka_net.config.errors import InvalidConfig
+from kafka_net.config.values import INT_MAX, LONG_MAX
 
 
 @dataclass(frozen=True)
@@ -59,6 +56,9 @@ class GroupConfigDef:
     bounds: tuple[str, int, str, int] | None   # (min key, min, max key, max) of the broker
     doc: str
     kind: str = "INT"        # or "LONG", or "STRING" (checked by _STRING_CHECKS)
+    # The broker key (Kafka's synonym) whose value a group that does not override this
+    # key gets; None: the default above.
+    broker_default: str | None = None
 
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
@@ -66,24 +66,29 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
                    ("group.consumer.min.session.timeout.ms", 45000,
                     "group.consumer.max.session.timeout.ms", 60000),
                    "The timeout to detect client failures when using the consumer group "
-                   "protocol."),
+                   "protocol.",
+                   broker_default="group.consumer.session.timeout.ms"),
     GroupConfigDef("consumer.heartbeat.interval.ms", 5000, 1,
                    ("group.consumer.min.heartbeat.interval.ms", 5000,
                     "group.consumer.max.heartbeat.interval.ms", 15000),
-                   "The heartbeat interval given to the members of a consumer group."),
+                   "The heartbeat interval given to the members of a consumer group.",
+                   broker_default="group.consumer.heartbeat.interval.ms"),
     GroupConfigDef("share.session.timeout.ms", 45000, 1,
                    ("group.share.min.session.timeout.ms", 45000,
                     "group.share.max.session.timeout.ms", 60000),
                    "The timeout to detect client failures when using the share group "
-                   "protocol."),
+                   "protocol.",
+                   broker_default="group.share.session.timeout.ms"),
     GroupConfigDef("share.heartbeat.interval.ms", 5000, 1,
                    ("group.share.min.heartbeat.interval.ms", 5000,
                     "group.share.max.heartbeat.interval.ms", 15000),
-                   "The heartbeat interval given to the members of a share group."),
+                   "The heartbeat interval given to the members of a share group.",
+                   broker_default="group.share.heartbeat.interval.ms"),
     GroupConfigDef("share.record.lock.duration.ms", 30000, 1000,
                    ("group.share.min.record.lock.duration.ms", 15000,
                     "group.share.max.record.lock.duration.ms", 60000),
-                   "The record acquisition lock duration in milliseconds for share groups."),
+                   "The record acquisition lock duration in milliseconds for share groups.",
+                   broker_default="group.share.record.lock.duration.ms"),
     GroupConfigDef("share.auto.offset.reset", "latest", 0, None,
                    "The strategy to initialize the share-partition start offset.", "STRING"),
     GroupConfigDef("share.isolation.level", "read_uncommitted", 0, None,
@@ -99,31 +104,36 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
                    ("group.streams.min.session.timeout.ms", 45000,
                     "group.streams.max.session.timeout.ms", 60000),
                    "The timeout to detect client failures when using the streams group "
-                   "protocol."),
+                   "protocol.",
+                   broker_default="group.streams.session.timeout.ms"),
     GroupConfigDef("streams.heartbeat.interval.ms", 5000, 1,
                    ("group.streams.min.heartbeat.interval.ms", 5000,
                     "group.streams.max.heartbeat.interval.ms", 15000),
-                   "The heartbeat interval given to the members of a streams group."),
+                   "The heartbeat interval given to the members of a streams group.",
+                   broker_default="group.streams.heartbeat.interval.ms"),
     GroupConfigDef("streams.num.standby.replicas", 0, 0,
                    ("group.streams.num.standby.replicas", 0,
                     "group.streams.max.standby.replicas", 2),
-                   "The number of standby replicas for each task."),
+                   "The number of standby replicas for each task.",
+                   broker_default="group.streams.num.standby.replicas"),
     GroupConfigDef("streams.initial.rebalance.delay.ms", 3000, 0, None,
                    "The amount of time the group coordinator will wait for more streams "
-                   "clients to join a new group before performing the first rebalance."),
+                   "clients to join a new group before performing the first rebalance.",
+                   broker_default="group.streams.initial.rebalance.delay.ms"),
     # Kafka 4.4 (KIP-1071's warm-up tasks): the group's warm-up budget and the lag at
     # which a task counts as caught up, and its members' task offset interval.
     GroupConfigDef("streams.num.warmup.replicas", 2, 0, None,
                    "The maximum number of warm-up replicas (extra standbys beyond the "
-                   "configured num.standbys) that can be assigned at once."),
+                   "configured num.standbys) that can be assigned at once.",
+                   broker_default="group.streams.num.warmup.replicas"),
     GroupConfigDef("streams.acceptable.recovery.lag", 10000, 0, None,
                    "The maximum acceptable lag (number of offsets to catch up) for a "
-                   "client to be considered caught-up for an active task.", "LONG"),
+                   "client to be considered caught-up for an active task.", "LONG",
+                   broker_default="group.streams.acceptable.recovery.lag"),
     GroupConfigDef("streams.task.offset.interval.ms", 60000, 1, None,
-                   "The interval at which streams group members send their task offsets."),
+                   "The interval at which streams group members send their task offsets.",
+                   broker_default="group.streams.task.offset.interval.ms"),
 )}
-
-CONFIG_TYPE = INT   # every group config is an INT
 
 
 def parse_group_configs(raw: dict[str, str | None]) -> dict[str, int]:
@@ -238,80 +248,3 @@ def _parse_int(name: str, raw: str, high: int = INT_MAX) -> int:
         raise InvalidConfig(f"Invalid value {value} for configuration {name}: "
                             f"Value must be at least {minimum}")
     return value
-
-
-def group_config_value(configs: "GroupConfigRepository | None", group_id: str, name: str,
-                       default):
-    """A group config in effect for a coordinator: ``group_id``'s own value of
-    ``name``, else ``default``, the coordinator's broker-level value (Kafka's
-    ``groupConfigManager.groupConfig(groupId).map(...).orElse(...)``)."""
-    own = None if configs is None else configs.override(group_id, name)
-    return default if own is None else own
-
-
-class GroupConfigRepository:
-    """Each group's overrides, and the values in effect (the broker's defaults else)."""
-
-    def __init__(self, config: ServerConfig) -> None:
-        self._defaults = {name: d.default for name, d in GROUP_CONFIGS.items()}
-        self._defaults["consumer.session.timeout.ms"] = config.group_consumer_session_timeout_ms
-        self._defaults["consumer.heartbeat.interval.ms"] = \
-            config.group_consumer_heartbeat_interval_ms
-        self._defaults["share.session.timeout.ms"] = config.group_share_session_timeout_ms
-        self._defaults["share.heartbeat.interval.ms"] = config.group_share_heartbeat_interval_ms
-        self._defaults["share.record.lock.duration.ms"] = \
-            config.group_share_record_lock_duration_ms
-        self._defaults["streams.session.timeout.ms"] = config.group_streams_session_timeout_ms
-        self._defaults["streams.heartbeat.interval.ms"] = \
-            config.group_streams_heartbeat_interval_ms
-        self._defaults["streams.num.standby.replicas"] = \
-            config.group_streams_num_standby_replicas
-        self._defaults["streams.initial.rebalance.delay.ms"] = \
-            config.group_streams_initial_rebalance_delay_ms
-        self._defaults["streams.num.warmup.replicas"] = config.group_streams_num_warmup_replicas
-        self._defaults["streams.acceptable.recovery.lag"] = \
-            config.group_streams_acceptable_recovery_lag
-        self._defaults["streams.task.offset.interval.ms"] = \
-            config.group_streams_task_offset_interval_ms
-        self._overrides: dict[str, dict[str, int]] = {}
-        self._lock = threading.Lock()
-
-    def default(self, name: str) -> int:
-        return self._defaults[name]
-
-    def overrides(self, group_id: str) -> dict[str, int]:
-        with self._lock:
-            return dict(self._overrides.get(group_id, {}))
-
-    def all_overrides(self) -> dict[str, dict[str, int]]:
-        with self._lock:
-            return {group: dict(values) for group, values in self._overrides.items()}
-
-    def override(self, group_id: str, name: str) -> int | None:
-        """``group_id``'s own value of ``name``, None if it has none (hot path)."""
-        own = self._overrides.get(group_id)
-        return None if own is None else own.get(name)
-
-    def value(self, group_id: str, name: str) -> int:
-        """``name`` in effect for ``group_id`` (hot path: one dict lookup per level)."""
-        own = self._overrides.get(group_id)
-        if own is not None and name in own:
-            return own[name]
-        return self._defaults[name]
-
-    def set_group_key(self, group_id: str, name: str, value: int | None) -> None:
-        """Set (None: remove) one override: a ConfigRecord of resource GROUP applied."""
-        with self._lock:
-            own = with_config(self._overrides.get(group_id), name, value)
-            if own:
-                self._overrides[group_id] = own
-            else:
-                self._overrides.pop(group_id, None)
-
-    def set_group_config(self, group_id: str, overrides: dict[str, int]) -> None:
-        """Replace ``group_id``'s overrides (already validated)."""
-        with self._lock:
-            if overrides:
-                self._overrides[group_id] = dict(overrides)
-            else:
-                self._overrides.pop(group_id, None)
