@@ -81,7 +81,6 @@ from kafka_net.capture import reader as capture_reader  # noqa: E402
 from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  # noqa: E402
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
-from kafka_net.spark_jobs import transforms  # noqa: E402
 from kafka_net.spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -315,15 +314,14 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
 def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     """Range rows of kafka-net captures, and of the other files (pcap, pcapng,
     and whatever else, which the packet stage reports)."""
-    from kafka_net.capture.pcap import sniff_format
     kinds: dict[str, str | None] = {}
     kncap, other = [], []
     for row in ranges:
         path = row[0]
         if path not in kinds:
             with open(path, "rb") as fh:
-                kinds[path] = sniff_format(fh.read(12))
-        (kncap if kinds[path] == "kncap" else other).append(row)
+                kinds[path] = capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES))
+        (kncap if kinds[path] == capture_reader.KNCAP else other).append(row)
     return kncap, other
 
 
@@ -411,7 +409,7 @@ def _capture_bytes(path: str, budget: int) -> int:
     import mmap
     from kafka_net.capture import format as kncap
     with open(path, "rb") as fh:
-        if capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) != "kncap":
+        if capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) != capture_reader.KNCAP:
             return size
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             end = kncap.FILE_HEADER.size
@@ -582,15 +580,13 @@ def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
     record lengths once here); other files are one range each, read whole."""
     import mmap
     from kafka_net.capture.capture_split import plan_ranges
-    from kafka_net.capture.pcap import sniff_format
     rows = []
     for path in paths:
         if "://" in path or os.path.getsize(path) <= split_bytes:
             rows.append((path, 0, -1, None, False))
             continue
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            ranges = plan_ranges(mm, split_bytes) \
-                if sniff_format(mm[:12]) in ("pcap", "pcapng", "kncap") else []
+            ranges = plan_ranges(mm, split_bytes) if capture_reader.sniff(mm) else []
         if len(ranges) < 2:
             rows.append((path, 0, -1, None, False))
             continue
@@ -611,18 +607,18 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
             readable.append(path)
         elif not os.access(path, os.R_OK):
             problems.append({"file": path, "problem": "cannot be read (permission denied)"})
-        elif os.path.getsize(path) == 0:
-            problems.append({"file": path, "problem": transforms.EMPTY_FILE})
-        elif not _is_capture(path):
-            problems.append({"file": path, "problem": capture_reader.NOT_A_CAPTURE})
+        elif why := _not_a_capture(path):
+            problems.append({"file": path, "problem": why})
         else:
             readable.append(path)
     return readable, problems
 
 
-def _is_capture(path: str) -> bool:
+def _not_a_capture(path: str) -> str | None:
+    """The capture reader's reason to refuse ``path`` by its first bytes, or None."""
     with open(path, "rb") as fh:
-        return capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) is not None
+        return capture_reader.not_a_capture(fh.read(capture_reader.SNIFF_BYTES),
+                                            os.fstat(fh.fileno()).st_size)
 
 
 def _write_tables(checked, out: str) -> dict:

@@ -33,6 +33,7 @@ from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
     StructType)
 
+from kafka_net.capture import reader
 from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
 from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
@@ -150,7 +151,7 @@ def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
 def _kncap_range(r: dict, notes: list[dict]):
     """One range's frame rows as an Arrow table (FRAME_SCHEMA): read column-wise
     when the bytes are a clean run of records (kncap_arrow), else by
-    transforms.kncap_columns, which reports what is wrong; None if unreadable."""
+    the capture reader's kncap_columns, which reports what is wrong; None if unreadable."""
     import pyarrow as pa
     from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
@@ -164,8 +165,8 @@ def _kncap_range(r: dict, notes: list[dict]):
     schema = _arrow(FRAME_SCHEMA)
     table = kncap_arrow.frame_table(path, data, resume, r["start"], schema)
     if table is None:
-        columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
-        notes += [{"kind": PROBLEM, **p} for p in problems]
+        columns, problems = reader.kncap_columns(path, data, resume, r["start"])
+        notes += [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
         table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS}, schema=schema)
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
@@ -497,5 +498,5 @@ def kncap_group(path: str) -> str:
     """The task group of a .kncap file: its run and Processor, as kafka-net names
     segments (a connection's id names its Processor, so all its records are in
     that Processor's segments); any other file name is a group of its own."""
-    m = transforms.RUN_NAME.search(os.path.basename(path))
+    m = reader.RUN_NAME.search(os.path.basename(path))
     return f"{m.group(1)}-p{m.group(2)}" if m else path
