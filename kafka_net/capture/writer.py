@@ -40,8 +40,9 @@ import os
 import time
 
 from kafka_net.capture.format import (
-    FAULT, REQUEST, RESPONSE, ZERO_TAIL_MIN, encode_file_header, encode_record_fields,
-    encode_strings)
+    FAULT, REQUEST, RESPONSE, ZERO_TAIL_MIN, CaptureRecord, encode_file_header, encode_record,
+    encode_record_fields, encode_strings)
+from kafka_net.protocol import readable
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,9 @@ class CaptureWriter:
         self._segment: _MappedSegment | None = None
         self._seq = -1
         self._strings: dict[tuple, bytes] = {}
+        # KAFKA_NET_READABLE (read once, here): each record is built as a
+        # CaptureRecord and encoded whole, its strings encoded every time.
+        self._encode = _encode_readable if readable.READABLE else self._encode_fast
         self.enabled = True
         self.records_written = 0
         os.makedirs(directory, exist_ok=True)
@@ -118,16 +122,22 @@ class CaptureWriter:
         kept = frame[:self.max_frame_bytes]
         if size is None:
             size = len(frame)
-        data = encode_record_fields(
-            timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id, size,
-            len(kept) < size, self._encoded_strings(connection_id, peer, client_id),
-            kept)
+        data = self._encode(timestamp_ns or time.time_ns(), direction, api_key, api_version,
+                            correlation_id, size, connection_id, peer, client_id, kept)
         try:
             self._append(data)
         except OSError as exc:
             self._fail(exc)
             return
         self.records_written += 1
+
+    def _encode_fast(self, timestamp_ns, direction, api_key, api_version, correlation_id,
+                     size, connection_id, peer, client_id, kept) -> bytes:
+        """The record's bytes from its fields, no CaptureRecord made, and the
+        strings' encoding kept per connection (format.encode_record_fields)."""
+        return encode_record_fields(
+            timestamp_ns, direction, api_key, api_version, correlation_id, size,
+            len(kept) < size, self._encoded_strings(connection_id, peer, client_id), kept)
 
     def _encoded_strings(self, connection_id: str, peer: str, client_id: str | None) -> bytes:
         key = (connection_id, peer, client_id)
@@ -173,6 +183,15 @@ class CaptureWriter:
             self._close_segment()
         except OSError:
             pass    # the same failing disk, most likely; said once already
+
+
+def _encode_readable(timestamp_ns, direction, api_key, api_version, correlation_id, size,
+                     connection_id, peer, client_id, kept) -> bytes:
+    """:meth:`CaptureWriter._encode_fast`'s reference: the same bytes, by way of
+    a :class:`~kafka_net.capture.format.CaptureRecord` and ``format.encode_record``."""
+    return encode_record(CaptureRecord(
+        timestamp_ns, direction, api_key, api_version, correlation_id, size, connection_id,
+        peer, client_id, bytes(kept), len(kept) < size))
 
 
 class _MappedSegment:
