@@ -33,10 +33,12 @@ which the driver adds up (:func:`kafka_net.spark_jobs.summary_arrow.summarise_pa
 URI inputs (hdfs://, s3a://) and ``--frames-from`` go the columnar way
 through Spark (:mod:`kafka_net.spark_jobs.arrow_stages`): Spark's readers,
 frames grouped by connection (``groupBy("connection").applyInArrow``), the
-tables exploded and aggregated in Spark SQL (the reference for what each
-aggregate means).  Captures up to ``--in-process-below-mb`` go through the
-same functions in this process, and their aggregates are computed with
-:mod:`kafka_net.spark_jobs.summary_arrow`: no SparkSession, no JVM.  All the
+pairs and violations tables exploded by Spark SQL, and each batch of checked
+rows' share of the aggregates computed by the executors and added up here.
+Captures up to ``--in-process-below-mb`` go through the same functions in
+this process: no SparkSession, no JVM.  Every path computes the report's
+aggregates with :mod:`kafka_net.spark_jobs.summary_arrow`'s two functions
+(a share, the sum of shares).  All the
 per-file, per-flow and per-connection logic lives in
 :mod:`kafka_net.spark_jobs.transforms`.
 
@@ -257,7 +259,8 @@ def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
     checked = (frames.groupBy("connection")
                .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
                .cache())
-    summary = _summarise(_write_tables(checked, out), checked)
+    _write_tables(checked, out)
+    summary = _summarise(checked)
     checked.unpersist()
     return summary, problems
 
@@ -621,19 +624,14 @@ def _not_a_capture(path: str) -> str | None:
                                             os.fstat(fh.fileno()).st_size)
 
 
-def _write_tables(checked, out: str) -> dict:
-    """The Parquet tables; pairs, violations, requests and states are the
-    checked rows' array columns, exploded by Spark SQL."""
+def _write_tables(checked, out: str) -> None:
+    """The pairs and violations tables: the checked rows' array columns,
+    exploded by Spark SQL."""
     from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
-
-    def exploded(column: str):
-        return checked.select(F.explode(column).alias("row")).select("row.*")
-
-    tables = {name: exploded(name) for name in ("pairs", "violations", "requests", "states")}
     for name in ("pairs", "violations"):
-        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
-    return tables
+        (checked.select(F.explode(name).alias("row")).select("row.*")
+         .write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet")))
 
 
 def _write_here(checked, column: str, path: str) -> None:
@@ -649,43 +647,15 @@ def _write_here(checked, column: str, path: str) -> None:
     pq.write_table(table, os.path.join(path, "part-00000.parquet"))
 
 
-def _summarise(tables: dict, checked) -> dict:
-    """The report's aggregates in Spark SQL: the reference for what each one
-    means (summary_arrow computes the same for a small input, without Spark)."""
-    from pyspark.sql import functions as F
-    pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
-    # responses: every response carrying a request's id (an answered acks=0
-    # Produce counts too), not the pairs.
-    per_api = (requests.groupBy("api_key", "api_name", "api_version", "client_id")
-               .agg(F.count("*").alias("requests"),
-                    F.sum(F.col("responses").cast("long")).alias("responses"))
-               .join(pairs.withColumn("is_error", F.size("error_codes") > 0)
-                     .groupBy("api_key", "api_version", "client_id")
-                     .agg(F.sum(F.col("is_error").cast("long")).alias("errors")),
-                     ["api_key", "api_version", "client_id"], "left")
-               .fillna(0, ["errors", "responses"])
-               .orderBy("api_key", "api_version", "client_id"))
-    latency = (pairs.groupBy("api_key", "api_name")
-               .agg(F.count("*").alias("count"),
-                    F.percentile("latency_ns", F.array(F.lit(0.5), F.lit(0.99), F.lit(0.999)))
-                    .alias("pct"), F.max("latency_ns").alias("max_ns"))
-               .orderBy("api_key"))
-    histogram = (pairs.withColumn("bucket", F.floor(F.log10(F.greatest(F.col("latency_ns"),
-                                                                      F.lit(1)))))
-                 .groupBy("api_name", "bucket").count().orderBy("api_name", "bucket"))
-    timeline = (requests.withColumn("second", F.floor(F.col("timestamp_ns") / 1e9))
-                .groupBy("second").count().orderBy("second"))
-    connections = [json.loads(r.summary) for r in checked.select("summary").collect()]
-    return report_mod.build_summary(
-        per_api=[r.asDict() for r in per_api.collect()],
-        latency=[r.asDict() for r in latency.collect()],
-        histogram=[r.asDict() for r in histogram.collect()],
-        timeline=[r.asDict() for r in timeline.collect()],
-        violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
-        connections=connections,
-        # every frame (not a marker) of every connection
-        frames=sum(c["frames"] for c in connections),
-    )
+def _summarise(checked) -> dict:
+    """The report's aggregates of checked rows on Spark: each batch's share
+    computed by the executors (task_reads.shares), added up here, by the same
+    functions as every other path (summary_arrow)."""
+    from kafka_net.spark_jobs import summary_arrow
+    tasks = _task_reads()
+    from pyspark.sql.types import StructType
+    found = checked.mapInArrow(tasks.shares, StructType(tasks.CHECKED_FIELDS)).toArrow()
+    return summary_arrow.summarise_partials(found)
 
 
 if __name__ == "__main__":

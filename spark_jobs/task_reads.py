@@ -66,8 +66,8 @@ INDEX_SCHEMA = StructType(_NOTE_FIELDS + [
 ])
 
 # What a checking task returns per connection: its summary and findings, and
-# its share of the report's aggregates (sums Spark SQL adds up; the latencies
-# themselves, for exact percentiles): a few hundred bytes, not a row per frame.
+# its share of the report's aggregates (summary_arrow.partials: counts the
+# driver adds up; the latencies themselves, for exact percentiles): a few hundred bytes, not a row per frame.
 # The pairs table is written by the task itself.
 _KEY = [StructField("api_key", IntegerType()), StructField("api_name", StringType()),
         StructField("api_version", IntegerType()), StructField("client_id", StringType())]
@@ -367,42 +367,28 @@ def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dic
         pairs = summary_arrow.columns_of(result["pairs"], summary_arrow.PAIR_FIELDS)
         requests = summary_arrow.columns_of(result["requests"], summary_arrow.REQUEST_FIELDS)
     return {"connection": connection, "summary": json.dumps(result["connection"]),
-            "violations": result["violations"], **partials(pairs, requests)}
+            "violations": result["violations"], **summary_arrow.partials(pairs, requests)}
 
 
-def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
-    """One connection's share of the report's aggregates (see
-    conformance._summarise_partials, which adds them up in Spark SQL): requests
-    and responses per (API, version, client), pairs with an error per (API,
-    version, client), the latencies per API, and the histogram and timeline
-    counts (summary_arrow's functions: Spark's meaning of each bucket).  The
-    pairs and requests as summary_arrow's field lists."""
-    counts: dict[tuple, list] = {}
-    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
-               requests["client_id"])
-    for key, responses in zip(keys, requests["responses"]):
-        entry = counts.setdefault(key, [0, None])
-        entry[0] += 1
-        if responses is not None:
-            entry[1] = (entry[1] or 0) + responses
-    errors: dict[tuple, int] = {}
-    latencies: dict[tuple, list] = {}
-    for k, name, v, c, ns, error in zip(pairs["api_key"], pairs["api_name"],
-                                        pairs["api_version"], pairs["client_id"],
-                                        pairs["latency_ns"], pairs["errors"]):
-        errors[(k, v, c)] = errors.get((k, v, c), 0) + error
-        latencies.setdefault((k, name), []).append(ns)
-    return {
-        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
-                            "requests": n, "responses": responses}
-                           for (k, name, v, c), (n, responses) in counts.items()],
-        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
-                         for (k, v, c), n in errors.items()],
-        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
-                      for (k, name), values in latencies.items()],
-        "histogram": summary_arrow.histogram_of(pairs),
-        "timeline": summary_arrow.timeline_of(requests),
-    }
+def shares(batches):
+    """``mapInArrow`` function over checked rows (``arrow_stages.CHECKED_SCHEMA``:
+    a connection's pairs and requests) -> :data:`CHECKED_FIELDS` rows: each
+    batch's share of the aggregates (summary_arrow.partials, as every path
+    makes it) on its first row, the others' share columns empty, so the driver
+    adds them up as it adds up the tasks' (summary_arrow.summarise_partials)."""
+    import pyarrow as pa
+    schema = _arrow(StructType(CHECKED_FIELDS))
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        share = summary_arrow.partials(
+            summary_arrow.flattened(batch, "pairs", summary_arrow.PAIR_FIELDS),
+            summary_arrow.flattened(batch, "requests", summary_arrow.REQUEST_FIELDS))
+        empty = [[]] * (batch.num_rows - 1)
+        yield pa.RecordBatch.from_arrays(
+            [batch.column(f.name) if f.name in ("connection", "summary", "violations")
+             else pa.array([share[f.name]] + empty, type=f.type) for f in schema],
+            schema=schema)
 
 
 class FrameTables:
