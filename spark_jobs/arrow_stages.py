@@ -215,30 +215,17 @@ def _kncap_batches(path: str, data: bytes, schema, resume: dict | None = None,
     JSON, at offset ``base``), as the rows of transforms.file_units, in order."""
     import pyarrow as pa
     from kafka_net.spark_jobs import kncap_arrow
-    table = kncap_arrow.frame_table(path, data, resume, base, _arrow(FRAME_SCHEMA))
-    if table is not None:       # a clean run of records, read column-wise
-        if resume:
-            yield pa.RecordBatch.from_pylist([{"kind": RANGE, **transforms.kncap_range_counts(
-                path, base, table.num_rows)}], schema=schema)
-        n = table.num_rows
-        arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
-                  if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
-        yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
-        return
-    columns, problems = reader.kncap_columns(path, data, resume, base)
+    table, problems = kncap_arrow.frame_rows(path, data, resume, base, _arrow(FRAME_SCHEMA))
     notes = [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
-            path, base, len(columns["frame"]))})
+            path, base, table.num_rows)})
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
-    n = len(columns["frame"])
-    columns["kind"] = [FRAME] * n
-    for start in range(0, n, BATCH_ROWS):
-        arrays = [pa.array(columns[f.name][start:start + BATCH_ROWS], type=f.type)
-                  if f.name in columns else pa.nulls(min(BATCH_ROWS, n - start), type=f.type)
-                  for f in schema]
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+    n = table.num_rows
+    arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
+              if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
+    yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
 
 
 def _unit_row(unit: tuple) -> dict:

@@ -33,7 +33,7 @@ import numpy as np
 
 from kafka_net.capture import format as kncap
 from kafka_net.capture.model import FAULT as FAULT_MARKER
-from kafka_net.capture.reader import kncap_run
+from kafka_net.capture.reader import kncap_columns, kncap_run
 from kafka_net.spark_jobs import check_columns
 
 # The fixed part of a record body (format.FIXED_FIELDS), as numpy reads it: the
@@ -44,6 +44,21 @@ _FIXED = np.dtype([(name, _NUMPY[code]) for name, code in kncap.FIXED_FIELDS])
 
 class _NotClean(Exception):
     """The bytes need the reference reader (see the module docstring)."""
+
+
+def frame_rows(path: str, data, resume: dict | None, base: int, schema):
+    """The frame rows of a whole segment (``resume`` None) or of the range at
+    file offset ``base`` that ``resume`` describes, as an Arrow table of
+    ``schema`` (FRAME_SCHEMA), and the problems met: read column-wise
+    (:func:`frame_table`) when the bytes are a clean run of records, else by
+    the capture reader (``reader.kncap_columns``), which says what is wrong."""
+    import pyarrow as pa
+    table = frame_table(path, data, resume, base, schema)
+    if table is not None:
+        return table, []
+    columns, problems = kncap_columns(path, data, resume, base)
+    return pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema), \
+        problems
 
 
 def frame_table(path: str, data, resume: dict | None, base: int, schema):
@@ -216,4 +231,4 @@ def _frames(view, starts, lengths):
                                         pa.py_buffer(data)])
 
 
-__all__ = ["frame_table", "kncap_run"]
+__all__ = ["frame_rows", "frame_table"]

@@ -149,10 +149,10 @@ def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
 
 
 def _kncap_range(r: dict, notes: list[dict]):
-    """One range's frame rows as an Arrow table (FRAME_SCHEMA): read column-wise
-    when the bytes are a clean run of records (kncap_arrow), else by
-    the capture reader's kncap_columns, which reports what is wrong; None if unreadable."""
-    import pyarrow as pa
+    """One range's frame rows as an Arrow table (FRAME_SCHEMA), read by
+    kncap_arrow.frame_rows (column-wise when the bytes are a clean run of
+    records, else the capture reader, which reports what is wrong); None if
+    unreadable."""
     from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
     try:
@@ -162,12 +162,9 @@ def _kncap_range(r: dict, notes: list[dict]):
                       "problem": f"cannot be read ({exc.strerror or exc})"})
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
-    schema = _arrow(FRAME_SCHEMA)
-    table = kncap_arrow.frame_table(path, data, resume, r["start"], schema)
-    if table is None:
-        columns, problems = reader.kncap_columns(path, data, resume, r["start"])
-        notes += [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
-        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS}, schema=schema)
+    table, problems = kncap_arrow.frame_rows(path, data, resume, r["start"],
+                                             _arrow(FRAME_SCHEMA))
+    notes += [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
             path, r["start"], table.num_rows)})
