@@ -67,9 +67,8 @@ class CaptureWriter:
         self._segment: _MappedSegment | None = None
         self._seq = -1
         self._strings: dict[tuple, bytes] = {}
-        # KAFKA_NET_READABLE (read once, here): each record is built as a
-        # CaptureRecord and encoded whole, its strings encoded every time.
-        self._encode = _encode_readable if readable.READABLE else self._encode_fast
+        if readable.READABLE:    # KAFKA_NET_READABLE, read once, here
+            self._write = self._write_readable
         self.enabled = True
         self.records_written = 0
         os.makedirs(directory, exist_ok=True)
@@ -122,22 +121,24 @@ class CaptureWriter:
         kept = frame[:self.max_frame_bytes]
         if size is None:
             size = len(frame)
-        data = self._encode(timestamp_ns or time.time_ns(), direction, api_key, api_version,
-                            correlation_id, size, connection_id, peer, client_id, kept)
-        try:
-            self._append(data)
-        except OSError as exc:
-            self._fail(exc)
-            return
-        self.records_written += 1
+        # The fast path: no CaptureRecord made, the strings' encoding kept per connection.
+        self._store(encode_record_fields(
+            timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id, size,
+            len(kept) < size, self._encoded_strings(connection_id, peer, client_id),
+            kept))
 
-    def _encode_fast(self, timestamp_ns, direction, api_key, api_version, correlation_id,
-                     size, connection_id, peer, client_id, kept) -> bytes:
-        """The record's bytes from its fields, no CaptureRecord made, and the
-        strings' encoding kept per connection (format.encode_record_fields)."""
-        return encode_record_fields(
-            timestamp_ns, direction, api_key, api_version, correlation_id, size,
-            len(kept) < size, self._encoded_strings(connection_id, peer, client_id), kept)
+    def _write_readable(self, direction, connection_id, peer, frame, api_key, api_version,
+                        correlation_id, client_id, size=None, timestamp_ns=None) -> None:
+        """:meth:`_write`'s reference (KAFKA_NET_READABLE): the same bytes, by way
+        of a :class:`~kafka_net.capture.format.CaptureRecord` encoded whole by
+        ``format.encode_record``, its strings encoded every time."""
+        if not self.enabled:
+            return
+        kept = bytes(frame[:self.max_frame_bytes])
+        size = len(frame) if size is None else size
+        self._store(encode_record(CaptureRecord(
+            timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id,
+            size, connection_id, peer, client_id, kept, len(kept) < size)))
 
     def _encoded_strings(self, connection_id: str, peer: str, client_id: str | None) -> bytes:
         key = (connection_id, peer, client_id)
@@ -148,17 +149,23 @@ class CaptureWriter:
             encoded = self._strings[key] = encode_strings(connection_id, peer, client_id)
         return encoded
 
-    def _append(self, data: bytes) -> None:
-        segment = self._segment
-        if not segment.has_room(len(data)):
-            if segment.has_records():
-                self._roll(len(data))
-            else:
-                # Only the first segment can be empty and too small (a new one is
-                # made big enough for the record that started it): no empty file
-                # is left behind for a record bigger than a segment.
-                segment.grow(len(data))
-        self._segment.append(data)
+    def _store(self, data: bytes) -> None:
+        """Append one record's bytes; the first error turns capture off."""
+        try:
+            segment = self._segment
+            if not segment.has_room(len(data)):
+                if segment.has_records():
+                    self._roll(len(data))
+                else:
+                    # Only the first segment can be empty and too small (a new one is
+                    # made big enough for the record that started it): no empty file
+                    # is left behind for a record bigger than a segment.
+                    segment.grow(len(data))
+            self._segment.append(data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self.records_written += 1
 
     def _roll(self, first_record_bytes: int) -> None:
         """Close the current segment and start the next, with room for at least
@@ -183,15 +190,6 @@ class CaptureWriter:
             self._close_segment()
         except OSError:
             pass    # the same failing disk, most likely; said once already
-
-
-def _encode_readable(timestamp_ns, direction, api_key, api_version, correlation_id, size,
-                     connection_id, peer, client_id, kept) -> bytes:
-    """:meth:`CaptureWriter._encode_fast`'s reference: the same bytes, by way of
-    a :class:`~kafka_net.capture.format.CaptureRecord` and ``format.encode_record``."""
-    return encode_record(CaptureRecord(
-        timestamp_ns, direction, api_key, api_version, correlation_id, size, connection_id,
-        peer, client_id, bytes(kept), len(kept) < size))
 
 
 class _MappedSegment:
