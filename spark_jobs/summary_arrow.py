@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from itertools import compress
 
 from kafka_net.spark_jobs import report as report_mod
 
@@ -75,13 +77,12 @@ def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
         entry[0] += 1
         if responses is not None:
             entry[1] = (entry[1] or 0) + responses
-    errors: dict[tuple, int] = {}
+    # Only the pairs with an error are counted (a key without one counts 0 anyway).
+    errors = Counter(compress(zip(pairs["api_key"], pairs["api_version"], pairs["client_id"]),
+                              pairs["errors"]))
     latencies: dict[tuple, list] = {}
-    for k, name, v, c, ns, error in zip(pairs["api_key"], pairs["api_name"],
-                                        pairs["api_version"], pairs["client_id"],
-                                        pairs["latency_ns"], pairs["errors"]):
-        errors[(k, v, c)] = errors.get((k, v, c), 0) + error
-        latencies.setdefault((k, name), []).append(ns)
+    for key, ns in zip(zip(pairs["api_key"], pairs["api_name"]), pairs["latency_ns"]):
+        latencies.setdefault(key, []).append(ns)
     return {
         "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
                             "requests": n, "responses": responses}
