@@ -52,7 +52,7 @@ def file_units(path: str, data: bytes, resume: dict | None = None,
     read = reader.read_file(data, path, resume, base, split)
     units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in read.problems]
     if read.columns is not None:
-        return units + _kncap_units(path, read.columns, resume, base)
+        return units + _kncap_units(path, read.columns, resume if split else None, base)
     if read.capture is not None:
         return units + _pcap_units(path, read.capture, base, split)
     return units
