@@ -114,7 +114,7 @@ def read_file(data, path: str = "", resume: dict | None = None, base: int = 0,
         columns, problems = kncap_columns(path, data, resume, base)
         return FileRead(KNCAP, problems, columns=columns)
     if kind is None:
-        return FileRead(None, [EMPTY_FILE if not data else NOT_A_CAPTURE])
+        return FileRead(None, [not_a_capture(data, len(data))])
     read = read_capture(data, resume and Resume.from_json(resume), base)
     return FileRead(read.format or kind, list(read.problems), capture=read)
 
