@@ -17,7 +17,8 @@ from bench.capture_profile import table as profile_table
 from bench.harness import ROOT
 from bench.measure import Run, interleaved_kload, median
 from bench.results import context_lines, num, rate, table
-from kafka_net.capture.format import REQUEST, decode_segment
+from kafka_net.capture.format import REQUEST
+from kafka_net.capture.reader import kncap_columns
 
 GROUP = "capture"
 TARGET = 0.15
@@ -37,10 +38,10 @@ def read_capture(directory: Path) -> dict:
     requests = responses = 0
     problems: list[str] = []
     for path in files:
-        result = decode_segment(path.read_bytes())
-        problems += [f"{path.name}: {p}" for p in result.problems]
-        for rec in result.records:
-            if rec.direction == REQUEST:
+        columns, found = kncap_columns(str(path), path.read_bytes())
+        problems += [f"{path.name}: {p}" for p in found]
+        for direction in columns["direction"]:
+            if direction == REQUEST:
                 requests += 1
             else:
                 responses += 1

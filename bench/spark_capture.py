@@ -164,11 +164,13 @@ def _ahead(pid: int) -> None:
 
 def count_kncap_frames(paths: list[str]) -> int:
     """Records in kafka-net capture segments (one per frame)."""
-    from kafka_net.capture.format import REQUEST, RESPONSE, decode_segment
+    from kafka_net.capture.format import REQUEST, RESPONSE
+    from kafka_net.capture.reader import kncap_columns
     n = 0
     for path in paths:
         with open(path, "rb") as fh:
-            n += sum(r.direction in (REQUEST, RESPONSE) for r in decode_segment(fh.read()).records)
+            columns, _ = kncap_columns(path, fh.read())
+        n += sum(d in (REQUEST, RESPONSE) for d in columns["direction"])
     return n
 
 

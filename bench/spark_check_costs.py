@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.spark_bench import generate
-from kafka_net.capture import pairing, pairing_checks
+from kafka_net.capture import pairing, pairing_checks, reader
 from kafka_net.spark_jobs import transforms
 
 
@@ -33,7 +33,7 @@ def _rows(frames: int, directory: str) -> list[dict]:
     rows = []
     for path in written["paths"]:
         with open(path, "rb") as fh:
-            cols, _ = transforms.kncap_columns(path, fh.read())
+            cols, _ = reader.kncap_columns(path, fh.read())
         names = list(cols)
         rows += [dict(zip(names, values)) for values in zip(*cols.values())]
     return rows

@@ -5,7 +5,7 @@ job before the per-connection checks, in one process (issue 29, "Cheaper reassem
 the spark_bench conversation over 200 connections, written both ways): per frame,
 best of three, the garbage collector off while timing,
 
-* kncap: ``transforms.kncap_columns`` over each segment (decode, CRC, columns);
+* kncap: ``reader.kncap_columns`` over each segment (decode, CRC, columns);
 * pcap: ``pcap.read_capture`` over each file (records, link, IP, TCP headers),
   then ``transforms.frames_of_flow`` per flow (TCP reassembly, framing, the
   frame rows), and the two apart;
@@ -28,6 +28,7 @@ import tempfile
 import time
 
 from bench.spark_bench import generate, generate_pcap
+from kafka_net.capture import reader
 from kafka_net.capture.pcap import read_capture
 from kafka_net.spark_jobs import transforms
 
@@ -55,7 +56,7 @@ def _files(paths: list[str]) -> list[tuple[str, bytes]]:
 def kncap_read(files) -> list[dict]:
     rows = []
     for path, data in files:
-        cols, _ = transforms.kncap_columns(path, data)
+        cols, _ = reader.kncap_columns(path, data)
         names = list(cols)
         rows += [dict(zip(names, values)) for values in zip(*cols.values())]
     return rows

@@ -177,7 +177,7 @@ _DECODE_EXIT_CODES = """exit codes:
 
 def _decode(args) -> int:
     from kafka_net.capture.decode import decode_file
-    from kafka_net.capture.reader import sniff
+    from kafka_net.capture.reader import NOT_A_CAPTURE, sniff
     try:
         with open(args.file, "rb") as fh:
             data = fh.read()
@@ -185,8 +185,8 @@ def _decode(args) -> int:
         print(f"kafka-net decode: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
     if sniff(data) is None:
-        print(f"kafka-net decode: {args.file} is not a capture (neither a kafka-net "
-              f"capture nor a pcap/pcapng file)", file=sys.stderr)
+        print(f"kafka-net decode: {args.file} is not a capture ({NOT_A_CAPTURE})",
+              file=sys.stderr)
         return 2
     lines = decode_file(data, args.file, args.max, args.connection,
                         set(args.broker_port or []) or None)

@@ -30,7 +30,7 @@ functions in the driver's process, for small inputs.
 Two fast paths sit beside the readable ones and fall back to them for
 anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
 segment is read into columns by :mod:`.kncap_arrow` instead of
-``transforms.kncap_columns``, and a plain connection is checked column-wise
+``kafka_net.capture.reader.kncap_columns``, and a plain connection is checked column-wise
 by :mod:`.check_columns` instead of ``transforms.check_connection``.
 """
 
@@ -41,6 +41,7 @@ import json
 from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType)
 
+from kafka_net.capture import reader
 from kafka_net.spark_jobs import check_columns, transforms
 from kafka_net.spark_jobs.schemas import (
     FRAME_SCHEMA, PAIR_SCHEMA, REQUEST_SCHEMA, STATE_SCHEMA, VIOLATION_SCHEMA)
@@ -124,7 +125,7 @@ def file_units(batches):
         contents = batch.column("content")
         for i, path in enumerate(paths):
             data = contents[i].as_py()
-            if transforms.sniff(data) == "kncap":
+            if reader.kind_of(data) == reader.KNCAP:
                 # kafka-net's own captures straight to columns (most of a big input)
                 yield from _kncap_batches(transforms.local_path(path), data, schema)
                 continue
@@ -158,8 +159,7 @@ def _range_parts(row: dict, schema):
         yield _problem_batch(path, f"cannot be read ({exc.strerror or exc})", schema)
         return
     resume = json.loads(row["resume"]) if row["resume"] else None
-    if transforms.is_kncap_range(resume) or (
-            not row["split"] and transforms.sniff(data) == "kncap"):
+    if reader.kind_of(data, resume, row["split"]) == reader.KNCAP:
         # kafka-net's own captures straight to columns (most of a big input)
         yield from _kncap_batches(path, data, schema, resume, row["start"])
         return
@@ -215,30 +215,17 @@ def _kncap_batches(path: str, data: bytes, schema, resume: dict | None = None,
     JSON, at offset ``base``), as the rows of transforms.file_units, in order."""
     import pyarrow as pa
     from kafka_net.spark_jobs import kncap_arrow
-    table = kncap_arrow.frame_table(path, data, resume, base, _arrow(FRAME_SCHEMA))
-    if table is not None:       # a clean run of records, read column-wise
-        if resume:
-            yield pa.RecordBatch.from_pylist([{"kind": RANGE, **transforms.kncap_range_counts(
-                path, base, table.num_rows)}], schema=schema)
-        n = table.num_rows
-        arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
-                  if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
-        yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
-        return
-    columns, problems = transforms.kncap_columns(path, data, resume, base)
-    notes = [{"kind": PROBLEM, **p} for p in problems]
+    table, problems = kncap_arrow.frame_rows(path, data, resume, base, _arrow(FRAME_SCHEMA))
+    notes = [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
-            path, base, len(columns["frame"]))})
+            path, base, table.num_rows)})
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
-    n = len(columns["frame"])
-    columns["kind"] = [FRAME] * n
-    for start in range(0, n, BATCH_ROWS):
-        arrays = [pa.array(columns[f.name][start:start + BATCH_ROWS], type=f.type)
-                  if f.name in columns else pa.nulls(min(BATCH_ROWS, n - start), type=f.type)
-                  for f in schema]
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+    n = table.num_rows
+    arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
+              if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
+    yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(BATCH_ROWS)
 
 
 def _unit_row(unit: tuple) -> dict:

@@ -33,10 +33,12 @@ which the driver adds up (:func:`kafka_net.spark_jobs.summary_arrow.summarise_pa
 URI inputs (hdfs://, s3a://) and ``--frames-from`` go the columnar way
 through Spark (:mod:`kafka_net.spark_jobs.arrow_stages`): Spark's readers,
 frames grouped by connection (``groupBy("connection").applyInArrow``), the
-tables exploded and aggregated in Spark SQL (the reference for what each
-aggregate means).  Captures up to ``--in-process-below-mb`` go through the
-same functions in this process, and their aggregates are computed with
-:mod:`kafka_net.spark_jobs.summary_arrow`: no SparkSession, no JVM.  All the
+pairs and violations tables exploded by Spark SQL, and each batch of checked
+rows' share of the aggregates computed by the executors and added up here.
+Captures up to ``--in-process-below-mb`` go through the same functions in
+this process: no SparkSession, no JVM.  Every path computes the report's
+aggregates with :mod:`kafka_net.spark_jobs.summary_arrow`'s two functions
+(a share, the sum of shares).  All the
 per-file, per-flow and per-connection logic lives in
 :mod:`kafka_net.spark_jobs.transforms`.
 
@@ -81,7 +83,6 @@ from kafka_net.capture import reader as capture_reader  # noqa: E402
 from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  # noqa: E402
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
-from kafka_net.spark_jobs import transforms  # noqa: E402
 from kafka_net.spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -258,7 +259,8 @@ def _run_on_spark(spark, inputs: list[str], out: str, broker_ports, split_bytes,
     checked = (frames.groupBy("connection")
                .applyInArrow(_stages().check_connection, _stages().CHECKED_SCHEMA)
                .cache())
-    summary = _summarise(_write_tables(checked, out), checked)
+    _write_tables(checked, out)
+    summary = _summarise(checked)
     checked.unpersist()
     return summary, problems
 
@@ -315,15 +317,14 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
 def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     """Range rows of kafka-net captures, and of the other files (pcap, pcapng,
     and whatever else, which the packet stage reports)."""
-    from kafka_net.capture.pcap import sniff_format
     kinds: dict[str, str | None] = {}
     kncap, other = [], []
     for row in ranges:
         path = row[0]
         if path not in kinds:
             with open(path, "rb") as fh:
-                kinds[path] = sniff_format(fh.read(12))
-        (kncap if kinds[path] == "kncap" else other).append(row)
+                kinds[path] = capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES))
+        (kncap if kinds[path] == capture_reader.KNCAP else other).append(row)
     return kncap, other
 
 
@@ -411,7 +412,7 @@ def _capture_bytes(path: str, budget: int) -> int:
     import mmap
     from kafka_net.capture import format as kncap
     with open(path, "rb") as fh:
-        if capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) != "kncap":
+        if capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) != capture_reader.KNCAP:
             return size
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             end = kncap.FILE_HEADER.size
@@ -582,15 +583,13 @@ def plan_inputs(paths: list[str], split_bytes: int) -> list[tuple]:
     record lengths once here); other files are one range each, read whole."""
     import mmap
     from kafka_net.capture.capture_split import plan_ranges
-    from kafka_net.capture.pcap import sniff_format
     rows = []
     for path in paths:
         if "://" in path or os.path.getsize(path) <= split_bytes:
             rows.append((path, 0, -1, None, False))
             continue
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            ranges = plan_ranges(mm, split_bytes) \
-                if sniff_format(mm[:12]) in ("pcap", "pcapng", "kncap") else []
+            ranges = plan_ranges(mm, split_bytes) if capture_reader.sniff(mm) else []
         if len(ranges) < 2:
             rows.append((path, 0, -1, None, False))
             continue
@@ -611,33 +610,28 @@ def _readable(inputs: list[str]) -> tuple[list[str], list[dict]]:
             readable.append(path)
         elif not os.access(path, os.R_OK):
             problems.append({"file": path, "problem": "cannot be read (permission denied)"})
-        elif os.path.getsize(path) == 0:
-            problems.append({"file": path, "problem": transforms.EMPTY_FILE})
-        elif not _is_capture(path):
-            problems.append({"file": path, "problem": capture_reader.NOT_A_CAPTURE})
+        elif why := _not_a_capture(path):
+            problems.append({"file": path, "problem": why})
         else:
             readable.append(path)
     return readable, problems
 
 
-def _is_capture(path: str) -> bool:
+def _not_a_capture(path: str) -> str | None:
+    """The capture reader's reason to refuse ``path`` by its first bytes, or None."""
     with open(path, "rb") as fh:
-        return capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES)) is not None
+        return capture_reader.not_a_capture(fh.read(capture_reader.SNIFF_BYTES),
+                                            os.fstat(fh.fileno()).st_size)
 
 
-def _write_tables(checked, out: str) -> dict:
-    """The Parquet tables; pairs, violations, requests and states are the
-    checked rows' array columns, exploded by Spark SQL."""
+def _write_tables(checked, out: str) -> None:
+    """The pairs and violations tables: the checked rows' array columns,
+    exploded by Spark SQL."""
     from pyspark.sql import functions as F
     os.makedirs(out, exist_ok=True)
-
-    def exploded(column: str):
-        return checked.select(F.explode(column).alias("row")).select("row.*")
-
-    tables = {name: exploded(name) for name in ("pairs", "violations", "requests", "states")}
     for name in ("pairs", "violations"):
-        tables[name].write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
-    return tables
+        (checked.select(F.explode(name).alias("row")).select("row.*")
+         .write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet")))
 
 
 def _write_here(checked, column: str, path: str) -> None:
@@ -653,43 +647,15 @@ def _write_here(checked, column: str, path: str) -> None:
     pq.write_table(table, os.path.join(path, "part-00000.parquet"))
 
 
-def _summarise(tables: dict, checked) -> dict:
-    """The report's aggregates in Spark SQL: the reference for what each one
-    means (summary_arrow computes the same for a small input, without Spark)."""
-    from pyspark.sql import functions as F
-    pairs, requests, violations = tables["pairs"], tables["requests"], tables["violations"]
-    # responses: every response carrying a request's id (an answered acks=0
-    # Produce counts too), not the pairs.
-    per_api = (requests.groupBy("api_key", "api_name", "api_version", "client_id")
-               .agg(F.count("*").alias("requests"),
-                    F.sum(F.col("responses").cast("long")).alias("responses"))
-               .join(pairs.withColumn("is_error", F.size("error_codes") > 0)
-                     .groupBy("api_key", "api_version", "client_id")
-                     .agg(F.sum(F.col("is_error").cast("long")).alias("errors")),
-                     ["api_key", "api_version", "client_id"], "left")
-               .fillna(0, ["errors", "responses"])
-               .orderBy("api_key", "api_version", "client_id"))
-    latency = (pairs.groupBy("api_key", "api_name")
-               .agg(F.count("*").alias("count"),
-                    F.percentile("latency_ns", F.array(F.lit(0.5), F.lit(0.99), F.lit(0.999)))
-                    .alias("pct"), F.max("latency_ns").alias("max_ns"))
-               .orderBy("api_key"))
-    histogram = (pairs.withColumn("bucket", F.floor(F.log10(F.greatest(F.col("latency_ns"),
-                                                                      F.lit(1)))))
-                 .groupBy("api_name", "bucket").count().orderBy("api_name", "bucket"))
-    timeline = (requests.withColumn("second", F.floor(F.col("timestamp_ns") / 1e9))
-                .groupBy("second").count().orderBy("second"))
-    connections = [json.loads(r.summary) for r in checked.select("summary").collect()]
-    return report_mod.build_summary(
-        per_api=[r.asDict() for r in per_api.collect()],
-        latency=[r.asDict() for r in latency.collect()],
-        histogram=[r.asDict() for r in histogram.collect()],
-        timeline=[r.asDict() for r in timeline.collect()],
-        violations=[r.asDict() for r in violations.orderBy("connection", "position").collect()],
-        connections=connections,
-        # every frame (not a marker) of every connection
-        frames=sum(c["frames"] for c in connections),
-    )
+def _summarise(checked) -> dict:
+    """The report's aggregates of checked rows on Spark: each batch's share
+    computed by the executors (task_reads.shares), added up here, by the same
+    functions as every other path (summary_arrow)."""
+    from kafka_net.spark_jobs import summary_arrow
+    tasks = _task_reads()
+    from pyspark.sql.types import StructType
+    found = checked.mapInArrow(tasks.shares, StructType(tasks.CHECKED_FIELDS)).toArrow()
+    return summary_arrow.summarise_partials(found)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """A kafka-net capture segment (or a byte range of one) read straight into an
-Arrow table of frame rows: the fast path beside
-:func:`kafka_net.spark_jobs.transforms.kncap_columns`, the readable reference,
+Arrow table of frame rows: the fast path beside the capture reader's
+:func:`kafka_net.capture.reader.kncap_columns`, the readable reference,
 which decodes each record into a :class:`~kafka_net.capture.format.CaptureRecord`
 and builds the columns as Python lists.
 
 The record format (:mod:`kafka_net.capture.format`) has a fixed part at a
-fixed place in every record (timestamp, direction, API key and version,
-correlation id, flags, frame size) and then four length-prefixed fields
-(connection id, peer, client id, frame).  Here the record lengths are walked
+fixed place in every record (``format.FIXED_FIELDS``: timestamp, direction,
+API key and version, correlation id, flags, frame size) and then four
+length-prefixed fields (``format.VARIABLE_FIELDS``: connection id, peer,
+client id, frame); both are read here from those tables, not written out
+again.  The header is read by ``format.range_start``.  Here the record lengths are walked
 once (:func:`~kafka_net.capture.format.record_offsets`, the reference's own
 walk) and each record's CRC checked, one C call a record; everything else is
 read for all records at once: the fixed parts as a numpy structured array
@@ -24,31 +26,46 @@ rows and problems are the reference's for every input.
 
 from __future__ import annotations
 
-import os
+import struct
 import zlib
 
 import numpy as np
 
 from kafka_net.capture import format as kncap
 from kafka_net.capture.model import FAULT as FAULT_MARKER
+from kafka_net.capture.reader import kncap_columns, kncap_run
 from kafka_net.spark_jobs import check_columns
 
-# The fixed part of a record body (format._FIXED, ">qbhhiBi"), as numpy reads it.
-_FIXED = np.dtype([("timestamp_ns", ">i8"), ("direction", "i1"), ("api_key", ">i2"),
-                   ("api_version", ">i2"), ("correlation_id", ">i4"), ("flags", "u1"),
-                   ("frame_size", ">i4")])
-assert _FIXED.itemsize == kncap._FIXED.size
+# The fixed part of a record body (format.FIXED_FIELDS), as numpy reads it: the
+# struct codes' big-endian numpy types.
+_NUMPY = {"q": ">i8", "b": "i1", "h": ">i2", "i": ">i4", "B": "u1"}
+_FIXED = np.dtype([(name, _NUMPY[code]) for name, code in kncap.FIXED_FIELDS])
 
 
 class _NotClean(Exception):
     """The bytes need the reference reader (see the module docstring)."""
 
 
+def frame_rows(path: str, data, resume: dict | None, base: int, schema):
+    """The frame rows of a whole segment (``resume`` None) or of the range at
+    file offset ``base`` that ``resume`` describes, as an Arrow table of
+    ``schema`` (FRAME_SCHEMA), and the problems met: read column-wise
+    (:func:`frame_table`) when the bytes are a clean run of records, else by
+    the capture reader (``reader.kncap_columns``), which says what is wrong."""
+    import pyarrow as pa
+    table = frame_table(path, data, resume, base, schema)
+    if table is not None:
+        return table, []
+    columns, problems = kncap_columns(path, data, resume, base)
+    return pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema), \
+        problems
+
+
 def frame_table(path: str, data, resume: dict | None, base: int, schema):
     """The frame rows of a whole segment (``resume`` None) or of the range at
     file offset ``base`` that ``resume`` (a ``RangeStart`` as JSON) describes,
     as an Arrow table of ``schema`` (FRAME_SCHEMA), exactly the rows of
-    ``transforms.kncap_columns`` (which then has no problems); None if the
+    ``reader.kncap_columns`` (which then has no problems); None if the
     bytes are not a clean run of records, or the fast paths are off."""
     if not check_columns.ENABLED:
         return None
@@ -85,7 +102,8 @@ def _table(path, view, resume, base, schema):
         "source": pa.repeat(pa.scalar("kafka-net"), n),
         "file": pa.repeat(pa.scalar(path), n),
         # "<run>/<connection id>", as the reference names a connection
-        "connection": pc.binary_join_element_wise(run, _strings(fields["connection"]), "/"),
+        "connection": pc.binary_join_element_wise(run, _strings(fields["connection_id"]),
+                                                  "/"),
         "order_key": pa.ListArray.from_arrays(
             pa.array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)),
             pa.array(np.column_stack([np.full(n, pid, np.int64), np.full(n, seq, np.int64),
@@ -109,20 +127,11 @@ def _table(path, view, resume, base, schema):
     return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)
 
 
-def kncap_run(path: str) -> str:
-    """The run id a segment's file name gives (as transforms.kncap_columns reads it)."""
-    from kafka_net.spark_jobs.transforms import RUN_NAME
-    m = RUN_NAME.search(os.path.basename(path))
-    return m.group(1) if m else path
-
-
 def _header(view) -> tuple[int, int]:
-    if len(view) < kncap.FILE_HEADER.size or bytes(view[:5]) != kncap.MAGIC:
-        raise _NotClean
-    _, version, pid, seq, _ = kncap.FILE_HEADER.unpack_from(view, 0)
-    if version != kncap.FORMAT_VERSION:
-        raise _NotClean
-    return pid, seq
+    start = kncap.range_start(view)
+    if start is None:
+        raise _NotClean          # not a segment the reference reads: it says why
+    return start.processor_id, start.segment_seq
 
 
 def _check_crcs(view, offsets, crcs, ends) -> None:
@@ -141,34 +150,37 @@ def _u32(arr, at):
             | (arr[at + 2].astype(np.int64) << 8) | arr[at + 3])
 
 
+_LENGTHS = {2: _u16, 4: _u32}     # a length prefix's size -> its reader
+
+
 def _fields(view, arr, offsets, ends) -> dict:
-    """Each record's fixed part and the places of its four variable fields; a
-    field running past its record (the reference's ValueError) is not clean."""
+    """Each record's fixed part and its variable fields (format.VARIABLE_FIELDS,
+    in order) as (bytes, starts, lengths, null mask or None); the frame as a
+    binary column.  A field running past its record, or a frame not ending
+    where its record does (the reference's ValueError), is not clean."""
     n = len(offsets)
     body = offsets + 8
     fixed = arr[(body[:, None] + np.arange(_FIXED.itemsize))].view(_FIXED).reshape(n) \
         if n else np.zeros(0, _FIXED)
     last = len(arr) - 1
-    at = body + _FIXED.itemsize                    # connection id's length
-    _within(at + 2, ends)
-    conn_len = _u16(arr, np.minimum(at, last - 1))
-    peer_at = at + 2 + conn_len
-    _within(peer_at + 2, ends)
-    peer_len = _u16(arr, np.minimum(peer_at, last - 1))
-    client_at = peer_at + 2 + peer_len
-    _within(client_at + 2, ends)
-    client_len = _u16(arr, np.minimum(client_at, last - 1))
-    client_len = np.where(client_len >= 0x8000, client_len - 0x10000, client_len)
-    frame_at = client_at + 2 + np.maximum(client_len, 0)
-    _within(frame_at + 4, ends)
-    frame_len = _u32(arr, np.minimum(frame_at, last - 3))
-    if not np.array_equal(frame_at + 4 + frame_len, ends):
+    at = body + _FIXED.itemsize
+    out = {"fixed": fixed}
+    for name, code in kncap.VARIABLE_FIELDS:
+        size = struct.calcsize(code)
+        _within(at + size, ends)
+        length = _LENGTHS[size](arr, np.minimum(at, last - (size - 1)))
+        nulls = None
+        if code.islower():          # signed: below zero is a null, no bytes
+            length = np.where(length >= 1 << (8 * size - 1), length - (1 << 8 * size), length)
+            nulls, length = length < 0, np.maximum(length, 0)
+        out[name] = (arr, at + size, length, nulls)
+        at = at + size + length
+    if not np.array_equal(at, ends):
         raise _NotClean          # "frame length does not match the record"
-    peer = (arr, peer_at + 2, peer_len, None)
-    _strings(peer)               # decoded, and thrown away, as the reference does
-    return {"fixed": fixed, "connection": (arr, at + 2, conn_len, None),
-            "client_id": (arr, client_at + 2, np.maximum(client_len, 0), client_len < 0),
-            "frame": _frames(view, frame_at + 4, frame_len)}
+    _strings(out["peer"])        # decoded, and thrown away, as the reference does
+    _, starts, lengths, _ = out["frame"]
+    out["frame"] = _frames(view, starts, lengths)
+    return out
 
 
 def _within(limit, ends) -> None:
@@ -219,4 +231,4 @@ def _frames(view, starts, lengths):
                                         pa.py_buffer(data)])
 
 
-__all__ = ["frame_table", "kncap_run"]
+__all__ = ["frame_rows", "frame_table"]

@@ -1,61 +1,106 @@
-"""The report's aggregates computed in this process, from the checked rows as
-an Arrow table: a small input's summary without starting Spark's JVM.
+"""The report's aggregates, written once: each part of the checked rows
+gives its *share* (:func:`partials`: counts per key, the latencies), and the
+shares are added up (:func:`merged`) into the summary that report.py renders.
 
-The reference is the Spark SQL of :func:`kafka_net.spark_jobs.conformance._summarise`;
-every function here computes the same rows, with Spark's meaning of each
-operation spelled out where Python's would differ (null keys, ``percentile``'s
-interpolation, ``log10`` and ``floor`` on doubles, the sort order with nulls
-first).  tests/spark/test_summary_arrow.py runs both on the same captures and
-compares the reports.  The pairs and requests (about one per frame) are read
-column by column (:func:`flattened`), the rest as rows.
+Every path uses these two functions.  A small input (no Spark) makes one
+share of all its checked rows (:func:`summarise`); a Spark task makes one per
+connection it checked (``task_reads.checked_row``), and a Spark job checking
+a frames dataset (URI inputs, ``--frames-from``) one per batch of checked
+rows (``task_reads.shares``); the driver adds those up
+(:func:`summarise_partials`).  Each aggregate keeps Spark SQL's meaning, as
+the job computed them there before: null keys (a null joins nothing),
+``percentile``'s interpolation, ``log10`` and ``floor`` on doubles, the sort
+order with nulls first.  tests/spark/test_summary_arrow.py holds the paths'
+reports equal to the byte.  The pairs and requests (about one per frame) are
+read column by column (:func:`flattened`), the rest as rows.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from itertools import compress
 
 from kafka_net.spark_jobs import report as report_mod
 
 PERCENTILES = (0.5, 0.99, 0.999)     # the report's p50, p99, p99.9
+# The share columns of a checked row (task_reads.PARTIAL_FIELDS), as partials() names them.
+SHARES = ("request_counts", "error_counts", "latencies", "histogram", "timeline")
 
 
 def summarise(checked) -> dict:
-    """The checked rows (``arrow_stages.CHECKED_SCHEMA``) -> the summary dict
-    that report.py renders, as ``conformance._summarise`` builds it."""
-    # The pairs and requests (one per frame or so) column by column: no dict per row.
-    pairs = flattened(checked, "pairs", PAIR_FIELDS)
-    requests = flattened(checked, "requests", REQUEST_FIELDS)
-    violations = exploded(checked, "violations")
-    connections = [json.loads(s) for s in checked["summary"].to_pylist()]
-    return report_mod.build_summary(
-        per_api=_per_api(requests, pairs), latency=_latency(pairs),
-        histogram=histogram_of(pairs), timeline=timeline_of(requests),
-        violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
-                                                                 v["position"])),
-        connections=connections, frames=sum(c["frames"] for c in connections))
+    """The checked rows (``arrow_stages.CHECKED_SCHEMA``: each connection's
+    pairs and requests) -> the summary dict, their aggregates as one share."""
+    share = partials(flattened(checked, "pairs", PAIR_FIELDS),
+                     flattened(checked, "requests", REQUEST_FIELDS))
+    return merged(checked, [share])
 
 
 def summarise_partials(checked) -> dict:
-    """The checked rows of the Spark job's tasks (``task_reads.CHECKED_FIELDS``:
-    each connection's share of the aggregates) -> the same summary dict, added
-    up here: the shares are a few rows per connection and the latencies."""
+    """The checked rows of the Spark job (``task_reads.CHECKED_FIELDS``: shares
+    in place of the pairs and requests) -> the same summary dict, the shares
+    added up here."""
+    return merged(checked, [{name: exploded(checked, name) for name in SHARES}])
+
+
+def merged(checked, shares: list[dict]) -> dict:
+    """The summary of checked rows (their connection summaries and findings)
+    whose aggregates are the sum of ``shares`` (each as :func:`partials` gives it)."""
     connections = [json.loads(s) for s in checked["summary"].to_pylist()]
     violations = exploded(checked, "violations")
+
+    def every(name: str) -> list[dict]:
+        return [row for share in shares for row in share[name]]
     return report_mod.build_summary(
-        per_api=merged_per_api(exploded(checked, "request_counts"),
-                               exploded(checked, "error_counts")),
+        per_api=merged_per_api(every("request_counts"), every("error_counts")),
         latency=_latency_rows(_groups(((r["api_key"], r["api_name"]), r["latency_ns"])
-                                      for r in exploded(checked, "latencies"))),
-        histogram=_summed(exploded(checked, "histogram"), ("api_name", "bucket")),
-        timeline=_summed(exploded(checked, "timeline"), ("second",)),
+                                      for r in every("latencies"))),
+        histogram=_summed(every("histogram"), ("api_name", "bucket")),
+        timeline=_summed(every("timeline"), ("second",)),
         violations=sorted(violations, key=lambda v: _nulls_first(v["connection"],
                                                                  v["position"])),
         connections=connections, frames=sum(c["frames"] for c in connections))
 
 
+def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
+    """The share of the report's aggregates of some pairs and requests (the
+    field lists of :data:`PAIR_FIELDS` and :data:`REQUEST_FIELDS`): requests
+    and responses per (API, version, client), pairs with an error per (API,
+    version, client), the latencies per API, and the histogram and timeline
+    counts."""
+    counts: dict[tuple, list] = {}
+    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
+               requests["client_id"])
+    for key, responses in zip(keys, requests["responses"]):
+        entry = counts.setdefault(key, [0, None])
+        entry[0] += 1
+        if responses is not None:
+            entry[1] = (entry[1] or 0) + responses
+    # Only the pairs with an error are counted (a key without one counts 0 anyway).
+    errors = Counter(compress(zip(pairs["api_key"], pairs["api_version"], pairs["client_id"]),
+                              pairs["errors"]))
+    latencies: dict[tuple, list] = {}
+    for key, ns in zip(zip(pairs["api_key"], pairs["api_name"]), pairs["latency_ns"]):
+        latencies.setdefault(key, []).append(ns)
+    return {
+        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
+                            "requests": n, "responses": responses}
+                           for (k, name, v, c), (n, responses) in counts.items()],
+        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
+                         for (k, v, c), n in errors.items()],
+        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
+                      for (k, name), values in latencies.items()],
+        "histogram": histogram_of(pairs),
+        "timeline": timeline_of(requests),
+    }
+
+
 def merged_per_api(request_counts: list[dict], error_counts: list[dict]) -> list[dict]:
-    """:func:`per_api` from per-connection counts (task_reads.partials)."""
+    """Requests and responses per (API, version, client id), with the pairs
+    whose response carries an error code, ordered by key, version, client:
+    added up from shares.  A key with a null in it joins nothing (Spark's
+    equi-join), so its requests count no errors (fillna 0)."""
     counts: dict[tuple, list] = {}
     for r in request_counts:
         key = (r["api_key"], r["api_name"], r["api_version"], r["client_id"])
@@ -122,24 +167,6 @@ def columns_of(rows: list[dict], names: tuple[str, ...]) -> dict[str, list]:
     return out
 
 
-def per_api(requests: list[dict], pairs: list[dict]) -> list[dict]:
-    """Requests and responses per (API, version, client id), with the pairs
-    whose response carries an error code, ordered by key, version, client."""
-    return _per_api(columns_of(requests, REQUEST_FIELDS), columns_of(pairs, PAIR_FIELDS))
-
-
-def _per_api(requests: dict[str, list], pairs: dict[str, list]) -> list[dict]:
-    counts: dict[tuple, list] = {}
-    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
-               requests["client_id"])
-    for key, responses in zip(keys, requests["responses"]):
-        entry = counts.setdefault(key, [0, None])
-        entry[0] += 1
-        if responses is not None:             # sum() skips nulls; all null: null
-            entry[1] = (entry[1] or 0) + responses
-    return _per_api_rows(counts, _errors(pairs))
-
-
 def _per_api_rows(counts: dict[tuple, list], errors: dict[tuple, int]) -> list[dict]:
     rows = [{"api_key": k, "api_version": v, "client_id": c, "api_name": name,
              "requests": n, "responses": responses or 0, "errors": errors.get((k, v, c), 0)}
@@ -148,31 +175,9 @@ def _per_api_rows(counts: dict[tuple, list], errors: dict[tuple, int]) -> list[d
                                                    r["client_id"]))
 
 
-def _errors(pairs: dict[str, list]) -> dict[tuple, int]:
-    """Pairs with an error code per join key.  A key with a null in it joins
-    nothing (an equi-join), so its requests count no errors (fillna 0)."""
-    errors: dict[tuple, int] = {}
-    for key, error in zip(zip(pairs["api_key"], pairs["api_version"], pairs["client_id"]),
-                          pairs["errors"]):
-        if None not in key:
-            errors[key] = errors.get(key, 0) + error
-    return errors
-
-
-def latency(pairs: list[dict]) -> list[dict]:
-    """Pairs per (API key, name): their count, exact percentiles of the latency
-    and its maximum (nulls skipped), ordered by API key."""
-    return _latency(columns_of(pairs, PAIR_FIELDS))
-
-
-def _latency(pairs: dict[str, list]) -> list[dict]:
-    groups: dict[tuple, list] = {}
-    for key, ns in zip(zip(pairs["api_key"], pairs["api_name"]), pairs["latency_ns"]):
-        groups.setdefault(key, []).append(ns)
-    return _latency_rows(groups)
-
-
 def _latency_rows(groups: dict[tuple, list]) -> list[dict]:
+    """Latencies per (API key, name): their count, exact percentiles and the
+    maximum (nulls skipped), ordered by API key."""
     rows = []
     for (key, name), values in groups.items():
         known = sorted(v for v in values if v is not None)
@@ -195,13 +200,9 @@ def percentile(ordered: list[int], fraction: float) -> float:
     return (higher - position) * float(low) + (position - lower) * float(high)
 
 
-def histogram(pairs: list[dict]) -> list[dict]:
+def histogram_of(pairs: dict[str, list]) -> list[dict]:
     """Pairs per (API name, decade of the latency): bucket floor(log10(ns)),
     latencies under 1 ns (and null ones: greatest() skips nulls) in bucket 0."""
-    return histogram_of(columns_of(pairs, PAIR_FIELDS))
-
-
-def histogram_of(pairs: dict[str, list]) -> list[dict]:
     counts: dict[tuple, int] = {}
     log10, floor = math.log10, math.floor
     for name, ns in zip(pairs["api_name"], pairs["latency_ns"]):
@@ -211,12 +212,8 @@ def histogram_of(pairs: dict[str, list]) -> list[dict]:
             for (name, bucket), n in sorted(counts.items(), key=lambda i: _nulls_first(*i[0]))]
 
 
-def timeline(requests: list[dict]) -> list[dict]:
-    """Requests per second of capture time, floor(ns / 1e9) in doubles."""
-    return timeline_of(columns_of(requests, REQUEST_FIELDS))
-
-
 def timeline_of(requests: dict[str, list]) -> list[dict]:
+    """Requests per second of capture time, floor(ns / 1e9) in doubles."""
     counts: dict = {}
     for ns in requests["timestamp_ns"]:
         second = None if ns is None else math.floor(ns / 1e9)

@@ -33,6 +33,7 @@ from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
     StructType)
 
+from kafka_net.capture import reader
 from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
 from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
@@ -65,8 +66,8 @@ INDEX_SCHEMA = StructType(_NOTE_FIELDS + [
 ])
 
 # What a checking task returns per connection: its summary and findings, and
-# its share of the report's aggregates (sums Spark SQL adds up; the latencies
-# themselves, for exact percentiles): a few hundred bytes, not a row per frame.
+# its share of the report's aggregates (summary_arrow.partials: counts the
+# driver adds up; the latencies themselves, for exact percentiles): a few hundred bytes, not a row per frame.
 # The pairs table is written by the task itself.
 _KEY = [StructField("api_key", IntegerType()), StructField("api_name", StringType()),
         StructField("api_version", IntegerType()), StructField("client_id", StringType())]
@@ -148,10 +149,10 @@ def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
 
 
 def _kncap_range(r: dict, notes: list[dict]):
-    """One range's frame rows as an Arrow table (FRAME_SCHEMA): read column-wise
-    when the bytes are a clean run of records (kncap_arrow), else by
-    transforms.kncap_columns, which reports what is wrong; None if unreadable."""
-    import pyarrow as pa
+    """One range's frame rows as an Arrow table (FRAME_SCHEMA), read by
+    kncap_arrow.frame_rows (column-wise when the bytes are a clean run of
+    records, else the capture reader, which reports what is wrong); None if
+    unreadable."""
     from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
     try:
@@ -161,12 +162,9 @@ def _kncap_range(r: dict, notes: list[dict]):
                       "problem": f"cannot be read ({exc.strerror or exc})"})
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
-    schema = _arrow(FRAME_SCHEMA)
-    table = kncap_arrow.frame_table(path, data, resume, r["start"], schema)
-    if table is None:
-        columns, problems = transforms.kncap_columns(path, data, resume, r["start"])
-        notes += [{"kind": PROBLEM, **p} for p in problems]
-        table = pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS}, schema=schema)
+    table, problems = kncap_arrow.frame_rows(path, data, resume, r["start"],
+                                             _arrow(FRAME_SCHEMA))
+    notes += [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
     if resume:
         notes.append({"kind": RANGE, **transforms.kncap_range_counts(
             path, r["start"], table.num_rows)})
@@ -366,42 +364,28 @@ def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dic
         pairs = summary_arrow.columns_of(result["pairs"], summary_arrow.PAIR_FIELDS)
         requests = summary_arrow.columns_of(result["requests"], summary_arrow.REQUEST_FIELDS)
     return {"connection": connection, "summary": json.dumps(result["connection"]),
-            "violations": result["violations"], **partials(pairs, requests)}
+            "violations": result["violations"], **summary_arrow.partials(pairs, requests)}
 
 
-def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
-    """One connection's share of the report's aggregates (see
-    conformance._summarise_partials, which adds them up in Spark SQL): requests
-    and responses per (API, version, client), pairs with an error per (API,
-    version, client), the latencies per API, and the histogram and timeline
-    counts (summary_arrow's functions: Spark's meaning of each bucket).  The
-    pairs and requests as summary_arrow's field lists."""
-    counts: dict[tuple, list] = {}
-    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
-               requests["client_id"])
-    for key, responses in zip(keys, requests["responses"]):
-        entry = counts.setdefault(key, [0, None])
-        entry[0] += 1
-        if responses is not None:
-            entry[1] = (entry[1] or 0) + responses
-    errors: dict[tuple, int] = {}
-    latencies: dict[tuple, list] = {}
-    for k, name, v, c, ns, error in zip(pairs["api_key"], pairs["api_name"],
-                                        pairs["api_version"], pairs["client_id"],
-                                        pairs["latency_ns"], pairs["errors"]):
-        errors[(k, v, c)] = errors.get((k, v, c), 0) + error
-        latencies.setdefault((k, name), []).append(ns)
-    return {
-        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
-                            "requests": n, "responses": responses}
-                           for (k, name, v, c), (n, responses) in counts.items()],
-        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
-                         for (k, v, c), n in errors.items()],
-        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
-                      for (k, name), values in latencies.items()],
-        "histogram": summary_arrow.histogram_of(pairs),
-        "timeline": summary_arrow.timeline_of(requests),
-    }
+def shares(batches):
+    """``mapInArrow`` function over checked rows (``arrow_stages.CHECKED_SCHEMA``:
+    a connection's pairs and requests) -> :data:`CHECKED_FIELDS` rows: each
+    batch's share of the aggregates (summary_arrow.partials, as every path
+    makes it) on its first row, the others' share columns empty, so the driver
+    adds them up as it adds up the tasks' (summary_arrow.summarise_partials)."""
+    import pyarrow as pa
+    schema = _arrow(StructType(CHECKED_FIELDS))
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        share = summary_arrow.partials(
+            summary_arrow.flattened(batch, "pairs", summary_arrow.PAIR_FIELDS),
+            summary_arrow.flattened(batch, "requests", summary_arrow.REQUEST_FIELDS))
+        empty = [[]] * (batch.num_rows - 1)
+        yield pa.RecordBatch.from_arrays(
+            [batch.column(f.name) if f.name in ("connection", "summary", "violations")
+             else pa.array([share[f.name]] + empty, type=f.type) for f in schema],
+            schema=schema)
 
 
 class FrameTables:
@@ -497,5 +481,5 @@ def kncap_group(path: str) -> str:
     """The task group of a .kncap file: its run and Processor, as kafka-net names
     segments (a connection's id names its Processor, so all its records are in
     that Processor's segments); any other file name is a group of its own."""
-    m = transforms.RUN_NAME.search(os.path.basename(path))
+    m = reader.RUN_NAME.search(os.path.basename(path))
     return f"{m.group(1)}-p{m.group(2)}" if m else path

@@ -18,40 +18,18 @@ Stages and the rows they make:
 from __future__ import annotations
 
 import functools
-import os
-import re
-
 from dataclasses import replace
 
 from kafka_net.capture.findings import (
     client_software, locate_violations, matrix_cells, versions_served)
 from kafka_net.capture import reader
-from kafka_net.capture.format import FAULT as FAULT_RECORD
-from kafka_net.capture.format import RangeStart, decode_range, decode_segment
 from kafka_net.capture.injected import INJECTED, attribute_injected
-from kafka_net.capture.model import FAULT as FAULT_MARKER
 from kafka_net.capture.pairing import REQUEST, Frame, pair_connection
 from kafka_net.protocol.api_keys import api_name as _api_name
 from kafka_net.protocol.headers import peek_frame_header
 
 # Once per API key, not per pair and request (an enum lookup and a join each time).
 api_name = functools.lru_cache(maxsize=None)(_api_name)
-
-# kafka-net's segment names: run id, Processor, segment number.
-RUN_NAME = _RUN = re.compile(r"kafka-net-(\d+)-p(\d+)-(\d+)\.kncap$")
-
-FRAME_FIELDS = ("source", "file", "connection", "order_key", "direction", "timestamp_ns",
-                "frame_size", "truncated", "after_gap", "api_key", "api_version",
-                "correlation_id", "client_id", "frame", "marker", "gap_start", "gap_end",
-                "frame_number", "file_offset")
-
-
-EMPTY_FILE = "an empty file"
-
-
-def sniff(data: bytes) -> str | None:
-    """The one sniffing reader's (kafka_net.capture.reader) verdict on a file."""
-    return reader.sniff(data)
 
 
 def local_path(path: str) -> str:
@@ -67,30 +45,22 @@ def file_units(path: str, data: bytes, resume: dict | None = None,
     starting at file offset ``base`` where a reader stood in ``resume``'s state
     (a pcap/pcapng ``Resume``, None at the file's start; a .kncap's
     ``RangeStart``, its "kind" "kncap"); ``split``: one of several ranges, which
-    then adds a ("range", counts) unit (the job adds them up per file)."""
+    then adds a ("range", counts) unit (the job adds them up per file).  The
+    capture reader (:func:`kafka_net.capture.reader.read_file`) tells the kind
+    and reads it; here its result becomes units."""
     path = local_path(path)
-    if split:
-        if is_kncap_range(resume):
-            return _kncap_units(path, data, resume, base)
-        return _pcap_units(path, data, resume, base, split)
-    kind = sniff(data)
-    if kind == "kncap":
-        return _kncap_units(path, data)
-    if kind in ("pcap", "pcapng"):
-        return _pcap_units(path, data)
-    what = EMPTY_FILE if not data else reader.NOT_A_CAPTURE
-    return [("problem", {"file": path, "problem": what})]
+    read = reader.read_file(data, path, resume, base, split)
+    units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in read.problems]
+    if read.columns is not None:
+        return units + _kncap_units(path, read.columns, resume if split else None, base)
+    if read.capture is not None:
+        return units + _pcap_units(path, read.capture, base, split)
+    return units
 
 
-def is_kncap_range(resume: dict | None) -> bool:
-    """Whether a range's resume JSON is a .kncap segment's (format.RangeStart)."""
-    return bool(resume) and resume.get("kind") == "kncap"
-
-
-def _kncap_units(path: str, data: bytes, resume: dict | None = None,
-                 base: int = 0) -> list[tuple]:
-    columns, problems = kncap_columns(path, data, resume, base)
-    units: list[tuple] = [("problem", p) for p in problems]
+def _kncap_units(path: str, columns: dict[str, list], resume: dict | None,
+                 base: int) -> list[tuple]:
+    units: list[tuple] = []
     if resume:
         units.append(("range", kncap_range_counts(path, base, len(columns["frame"]))))
     names = list(columns)
@@ -104,63 +74,16 @@ def kncap_range_counts(path: str, base: int, records: int) -> dict:
             "range_packets": None, "range_non_tcp": None}
 
 
-def kncap_columns(path: str, data: bytes, resume: dict | None = None,
-                  base: int = 0) -> tuple[dict[str, list], list[dict]]:
-    """A kafka-net capture's frame rows as columns ({FRAME_FIELDS name: values}),
-    and its problems: of the whole file, or of the range of it at offset
-    ``base`` that ``resume`` (a ``RangeStart`` as JSON) describes, which are
-    the whole file's rows for those bytes.  Column by column: the Spark job's
-    Arrow stage makes its batch straight from these lists, with no dict per frame."""
-    if resume:
-        result = decode_range(data, base, RangeStart.from_json(resume))
-    else:
-        result = decode_segment(data)
-    problems = [{"file": path, "problem": p} for p in result.problems]
-    m = _RUN.search(os.path.basename(path))
-    run = m.group(1) if m else path
-    seq = result.segment.segment_seq if result.segment else 0
-    pid = result.segment.processor_id if result.segment else 0
-    recs = result.records
-    n = len(recs)
-    is_request = [rec.direction == REQUEST for rec in recs]
-    columns = {
-        "source": ["kafka-net"] * n, "file": [path] * n,
-        "connection": [f"{run}/{rec.connection_id}" for rec in recs],
-        # Sorts a connection's records in write order across rotated segments,
-        # and across the byte ranges of one segment: the record's byte offset,
-        # which every range knows (a range cannot know how many records came
-        # before it: the planner reads lengths only).
-        "order_key": [(pid, seq, offset) for offset in result.offsets],
-        "direction": [rec.direction for rec in recs],
-        "timestamp_ns": [rec.timestamp_ns for rec in recs],
-        "frame_size": [rec.frame_size for rec in recs],
-        "truncated": [rec.truncated for rec in recs], "after_gap": [False] * n,
-        "api_key": [rec.api_key if req else None for rec, req in zip(recs, is_request)],
-        "api_version": [rec.api_version if req else None
-                        for rec, req in zip(recs, is_request)],
-        "correlation_id": [rec.correlation_id for rec in recs],
-        "client_id": [rec.client_id for rec in recs],
-        "frame": [rec.frame for rec in recs],
-        # A FAULT record (an injected fault) is a marker of its connection.
-        "marker": [FAULT_MARKER if rec.direction == FAULT_RECORD else None for rec in recs],
-        "gap_start": [None] * n, "gap_end": [None] * n,
-        "frame_number": [0] * n, "file_offset": list(result.offsets),
-    }
-    return columns, problems
-
-
-def _pcap_units(path: str, data: bytes, resume: dict | None = None,
-                base: int = 0, split: bool = False) -> list[tuple]:
-    from kafka_net.capture.pcap import Resume, read_capture
-    read = read_capture(data, resume and Resume.from_json(resume), base)
-    packets, problems = read.packets, read.problems
-    units: list[tuple] = [("problem", {"file": path, "problem": p}) for p in problems]
+def _pcap_units(path: str, read, base: int, split: bool) -> list[tuple]:
+    """A pcap read's units after its problems: the range counts, and its packets."""
+    units: list[tuple] = []
     if split:
         units.append(("range", {"file": path, "range_start": base, "range_records": read.records,
-                                "range_packets": len(packets), "range_non_tcp": read.non_tcp}))
-    elif not packets and not problems:
+                                "range_packets": len(read.packets),
+                                "range_non_tcp": read.non_tcp}))
+    elif not read.packets and not read.problems:
         units.append(("problem", {"file": path, "problem": "no TCP packets"}))
-    for packet in packets:
+    for packet in read.packets:
         a = (str(packet.src_ip), packet.src_port)
         b = (str(packet.dst_ip), packet.dst_port)
         units.append(("packet", (min(a, b), max(a, b)), (path, packet)))

@@ -9,7 +9,9 @@ was checked.  Captures of any broker: :mod:`.pcap` reads pcap and pcapng
 files (:mod:`.packet` decodes each record's headers, :mod:`.ip_fragments`
 reassembles IP fragments), :mod:`.tcp` reassembles connections
 (:mod:`.tcp_stream` the byte streams, :mod:`.tcp_frames` the Kafka frames).
-:mod:`.reader` sniffs any capture file and gives its connections' frames;
+:mod:`.reader` is the one reader of capture files: it alone tells a file's
+kind and turns .kncap records into frame rows, for ``kafka-net decode`` and
+the conformance job alike;
 :mod:`.findings` says where each violation is (file, Wireshark frame number or
 .kncap offset, bytes) and counts the API x version x client cells;
 :mod:`.decode` prints frames as text (``kafka-net decode``).  The Spark jobs in

@@ -41,7 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_net.capture.format import RangeStart, range_start, record_offsets
-from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, sniff_format, walk_records
+from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, walk_records
+from kafka_net.capture.reader import KNCAP, sniff
 
 # Ranges of about this size: big enough that a task's fixed cost (a Python
 # worker's batch, a Spark task) is small against its work, small enough that
@@ -76,7 +77,7 @@ def plan_ranges(data, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Range]:
     size = len(data)
     if size <= split_bytes:
         return [Range(0, size)]
-    if sniff_format(data[:12]) == "kncap":
+    if sniff(data) == KNCAP:
         return _kncap_ranges(data, split_bytes)
     cuts = Cuts(split_bytes)
     walk_records(data, _Skip(), CaptureRead(None), cuts=cuts)

@@ -83,7 +83,18 @@ MAGIC = b"KNCAP"
 FORMAT_VERSION = 1
 FILE_HEADER = struct.Struct(">5sBiqq")
 _RECORD_PREFIX = struct.Struct(">II")
-_FIXED = struct.Struct(">qbhhiBi")
+# A record body's layout (see the module docstring), which every reader of it
+# takes from these two tables: _decode_body here, and the conformance job's
+# column-wise reader (spark_jobs/kncap_arrow.py).  First the fixed part, as
+# (name, struct code, big-endian) ...
+FIXED_FIELDS = (("timestamp_ns", "q"), ("direction", "b"), ("api_key", "h"),
+                ("api_version", "h"), ("correlation_id", "i"), ("flags", "B"),
+                ("frame_size", "i"))
+# ... then the length-prefixed fields in order, as (name, the length's struct
+# code): a signed length below zero is a null (no bytes follow it).
+VARIABLE_FIELDS = (("connection_id", "H"), ("peer", "H"), ("client_id", "h"),
+                   ("frame", "I"))
+_FIXED = struct.Struct(">" + "".join(code for _, code in FIXED_FIELDS))
 _U32 = struct.Struct(">I")
 
 REQUEST, RESPONSE = 0, 1

@@ -40,8 +40,9 @@ import os
 import time
 
 from kafka_net.capture.format import (
-    FAULT, REQUEST, RESPONSE, ZERO_TAIL_MIN, encode_file_header, encode_record_fields,
-    encode_strings)
+    FAULT, REQUEST, RESPONSE, ZERO_TAIL_MIN, CaptureRecord, encode_file_header, encode_record,
+    encode_record_fields, encode_strings)
+from kafka_net.protocol import readable
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class CaptureWriter:
         self._segment: _MappedSegment | None = None
         self._seq = -1
         self._strings: dict[tuple, bytes] = {}
+        if readable.READABLE:    # KAFKA_NET_READABLE, read once, here
+            self._write = self._write_readable
         self.enabled = True
         self.records_written = 0
         os.makedirs(directory, exist_ok=True)
@@ -118,16 +121,24 @@ class CaptureWriter:
         kept = frame[:self.max_frame_bytes]
         if size is None:
             size = len(frame)
-        data = encode_record_fields(
+        # The fast path: no CaptureRecord made, the strings' encoding kept per connection.
+        self._store(encode_record_fields(
             timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id, size,
             len(kept) < size, self._encoded_strings(connection_id, peer, client_id),
-            kept)
-        try:
-            self._append(data)
-        except OSError as exc:
-            self._fail(exc)
+            kept))
+
+    def _write_readable(self, direction, connection_id, peer, frame, api_key, api_version,
+                        correlation_id, client_id, size=None, timestamp_ns=None) -> None:
+        """:meth:`_write`'s reference (KAFKA_NET_READABLE): the same bytes, by way
+        of a :class:`~kafka_net.capture.format.CaptureRecord` encoded whole by
+        ``format.encode_record``, its strings encoded every time."""
+        if not self.enabled:
             return
-        self.records_written += 1
+        kept = bytes(frame[:self.max_frame_bytes])
+        size = len(frame) if size is None else size
+        self._store(encode_record(CaptureRecord(
+            timestamp_ns or time.time_ns(), direction, api_key, api_version, correlation_id,
+            size, connection_id, peer, client_id, kept, len(kept) < size)))
 
     def _encoded_strings(self, connection_id: str, peer: str, client_id: str | None) -> bytes:
         key = (connection_id, peer, client_id)
@@ -138,17 +149,23 @@ class CaptureWriter:
             encoded = self._strings[key] = encode_strings(connection_id, peer, client_id)
         return encoded
 
-    def _append(self, data: bytes) -> None:
-        segment = self._segment
-        if not segment.has_room(len(data)):
-            if segment.has_records():
-                self._roll(len(data))
-            else:
-                # Only the first segment can be empty and too small (a new one is
-                # made big enough for the record that started it): no empty file
-                # is left behind for a record bigger than a segment.
-                segment.grow(len(data))
-        self._segment.append(data)
+    def _store(self, data: bytes) -> None:
+        """Append one record's bytes; the first error turns capture off."""
+        try:
+            segment = self._segment
+            if not segment.has_room(len(data)):
+                if segment.has_records():
+                    self._roll(len(data))
+                else:
+                    # Only the first segment can be empty and too small (a new one is
+                    # made big enough for the record that started it): no empty file
+                    # is left behind for a record bigger than a segment.
+                    segment.grow(len(data))
+            self._segment.append(data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self.records_written += 1
 
     def _roll(self, first_record_bytes: int) -> None:
         """Close the current segment and start the next, with room for at least

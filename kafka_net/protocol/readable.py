@@ -18,13 +18,17 @@ the plain code:
 
 * the conformance job's column-wise paths (``spark_jobs/check_columns.py``,
   ``spark_jobs/kncap_arrow.py``): every connection is checked by the pairing walk
-  and every .kncap segment read by ``transforms.kncap_columns``;
+  and every .kncap segment read by the capture reader's ``kncap_columns``;
 * the one-unpack Ethernet/IPv4/TCP parse of pcap packets
-  (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way.
+  (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way;
+* the capture writer's record encoding (``kafka_net.capture.writer``): each
+  record is built as a ``CaptureRecord`` and encoded whole by
+  ``format.encode_record``, its strings encoded every time (checked when a
+  writer is made).
 
-The capture writer's fast path and the in-process report aggregates
-(``spark_jobs/summary_arrow.py``, whose reference is the job's Spark SQL) are
-not switched.
+The report's aggregates have one implementation on every path
+(``spark_jobs/summary_arrow.py``: a share, the sum of shares), so there is
+nothing of theirs to switch.
 
 Read once: a flag checked where a cache is made or a codec chosen, never on
 a request's common path.

@@ -55,6 +55,35 @@ def write_requests(w: CaptureWriter, n: int, size: int = 100) -> list[bytes]:
     return frames
 
 
+# -- the readable switch ------------------------------------------------------------------
+
+def test_readable_switch_encodes_each_record_whole_with_the_same_bytes(tmp_path, monkeypatch):
+    """KAFKA_NET_READABLE (read when a writer is made) swaps the fast encoder
+    (fields straight to bytes, strings cached per connection) for the
+    reference (a CaptureRecord, format.encode_record): the segment's bytes are
+    the same, and the reference is what ran."""
+    from types import SimpleNamespace
+    from kafka_net.protocol import readable
+    written, calls = {}, []
+    monkeypatch.setattr(writer_mod, "encode_record",
+                        lambda rec: calls.append(rec) or encode_record(rec))
+    monkeypatch.setattr(writer_mod, "time", SimpleNamespace(time_ns=lambda: 1234))
+    for way in (False, True):
+        monkeypatch.setattr(readable, "READABLE", way)
+        directory = tmp_path / str(way)
+        w = CaptureWriter(str(directory), 0, 1 << 16, 64, run_id=1)
+        w.request(CONN, PEER, b"q" * 100, 3, 12, 7, "c")           # cut to 64 bytes
+        w.request(CONN, PEER, memoryview(b"r" * 10), 3, 12, 8, None)
+        w.response(CONN, PEER, b"s" * 20, 3, 12, 8, size=4000)
+        w.fault(CONN, PEER, b'{"rule": "r"}', 3, 12, 9, timestamp_ns=5)
+        w.close()
+        [name] = os.listdir(directory)
+        written[way] = (directory / name).read_bytes()
+        assert len(calls) == (4 if way else 0), way
+    assert written[True] == written[False]
+    assert [r.correlation_id for r in read_dir(tmp_path / "True")] == [7, 8, 8, 9]
+
+
 # -- segments and rotation ----------------------------------------------------------------
 
 def test_first_segment_exists_at_once_and_is_named_by_run_processor_and_seq(tmp_path):

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from kafka_net.capture import reader
 from kafka_net.capture.pairing import CLOSE, GAP, REQUEST
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import check_columns, kncap_arrow, transforms
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.skipif(not check_columns.ENABLED,
 
 
 def rows_of(convo, order=None, truncated=(), markers=None) -> list[dict]:
-    """Frame rows (transforms.FRAME_FIELDS) of one connection; ``order``: the
+    """Frame rows (reader.FRAME_FIELDS) of one connection; ``order``: the
     rows' order in the table (their order keys keep the conversation's)."""
     markers = markers or {}
     rows = []

@@ -1,5 +1,5 @@
 """A .kncap segment read column-wise (kafka_net.spark_jobs.kncap_arrow) against
-the reference, transforms.kncap_columns: the same rows for a clean segment, whole
+the reference, reader.kncap_columns: the same rows for a clean segment, whole
 or in ranges, and None (the reference reads and reports) wherever it finds a
 problem: damaged, torn or padded files from Hypothesis."""
 
@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from kafka_net.capture import reader
 from kafka_net.capture.format import FAULT, CaptureRecord
 from kafka_net.protocol import ApiKey
 from kafka_net.spark_jobs import arrow_stages as stages
@@ -42,7 +43,7 @@ def records() -> list[CaptureRecord]:
 
 
 def reference(path: str, data: bytes, resume=None, base: int = 0):
-    columns, problems = transforms.kncap_columns(path, data, resume, base)
+    columns, problems = reader.kncap_columns(path, data, resume, base)
     table = pa.Table.from_pydict({c: columns[c] for c in stages.FRAME_COLUMNS},
                                  schema=stages._arrow(FRAME_SCHEMA))
     return table, problems

@@ -1,9 +1,12 @@
-"""A small input's report, made without Spark (spark_jobs/summary_arrow.py),
-is the one Spark SQL makes (conformance._summarise, the reference).
+"""A small input's report, made without Spark, is the one Spark makes: every
+path computes the aggregates with spark_jobs/summary_arrow.py (a share of
+the checked rows, the sum of shares), from one share in process, one per
+connection in Spark's tasks, one per batch of checked rows on the
+``--frames-from`` path.
 
 Each capture goes through ``conformance.main`` twice: as it is (small: read,
 checked and summarised in this process, no SparkSession) and with
-``--in-process-below-mb 0`` (Spark's executors and Spark SQL).  The exit
+``--in-process-below-mb 0`` (Spark's executors).  The exit
 codes, the verdict lines, report.json, report.html and junit.xml (less their
 timings), problems and every Parquet table must be the same.  The captures:
 three APIs, two client ids (one null, which the job keeps as ""), error
@@ -188,3 +191,23 @@ def test_a_broker_segment_of_a_few_frames_is_small_whatever_its_file_size(tmp_pa
     assert conformance.is_small_input([path], None, 4 << 20)
     assert not conformance.is_small_input([path], None, 100)
     writer.close()
+
+
+@pytest.mark.parametrize("capture", [mixed_capture, "synthetic"])
+def test_a_second_analysis_on_spark_gives_the_in_process_report(capture, request, spark,
+                                                                 tmp_path, capsys):
+    """--frames-from runs the checks and the aggregates on Spark (the path URI
+    inputs take too): its report is the small input's, to the byte, less the
+    timings and the inputs (a second analysis names none)."""
+    inputs = ([request.getfixturevalue("synthetic")["caps"]] if capture == "synthetic"
+              else capture(tmp_path / "caps"))
+    first, again = tmp_path / "first", tmp_path / "again"
+    code = main_in_process([*inputs, "--out", first])
+    with mock.patch.object(conformance, "get_spark", wraps=conformance.get_spark) as got:
+        assert main_in_process(["--frames-from", first, "--out", again]) == code
+    assert got.called
+    want, have = report(first), report(again)
+    del want["inputs"], have["inputs"]
+    assert json.dumps(have) == json.dumps(want)
+    for name in ("pairs", "violations"):
+        assert table(again, name) == table(first, name), name

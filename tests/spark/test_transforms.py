@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from kafka_net.capture import reader
 from kafka_net.capture.writer import CaptureWriter
 from kafka_net.protocol import ApiKey
 from kafka_net.spark_jobs import transforms
@@ -49,11 +50,11 @@ def test_sniff(tmp_path):
     conv = kafka_pcap_conversation(40001)
     pcap = read(write_pcap(tmp_path / "a.pcap", conv.packets))
     kncap = read(kncap_file(tmp_path / "a.kncap", []))
-    assert transforms.sniff(kncap) == "kncap"
-    assert transforms.sniff(pcap) == "pcap"
-    assert transforms.sniff(b"\x0a\x0d\x0d\x0a\x1c\x00\x00\x00\x4d\x3c\x2b\x1a") == "pcapng"
-    assert transforms.sniff(b"") is None
-    assert transforms.sniff(b"GET / HTTP/1.1\r\n") is None
+    assert reader.sniff(kncap) == "kncap"
+    assert reader.sniff(pcap) == "pcap"
+    assert reader.sniff(b"\x0a\x0d\x0d\x0a\x1c\x00\x00\x00\x4d\x3c\x2b\x1a") == "pcapng"
+    assert reader.sniff(b"") is None
+    assert reader.sniff(b"GET / HTTP/1.1\r\n") is None
 
 
 # -- kafka-net captures ------------------------------------------------------------------------
