@@ -20,10 +20,17 @@ order:
 * the partition already in that dir: NONE, nothing moves.  The in-memory log
   (``log.store=memory``) counts as being in the first log dir, where
   DescribeLogDirs reports it.
-* another online log dir: Kafka creates a future log there and copies the
-  replica into it in the background.  kafka-net does not move a replica between
-  log dirs; it answers what Kafka answers when it cannot create the future log,
-  KAFKA_STORAGE_ERROR, and logs a WARN naming the partition and both dirs.
+* another online log dir: the replica moves there (Kafka's future replica and
+  ``replaceCurrentWithFutureLog``, LogManager.move_log): its folder is copied
+  into that dir, fsynced, renamed to the partition's name there, and swapped in;
+  the old folder is renamed ``-delete`` and removed after
+  ``file.delete.delay.ms``.  Kafka answers at once and copies in the background
+  (DescribeLogDirs shows the future replica meanwhile); kafka-net copies before
+  it answers, under the partition's lock, so appends to that partition wait for
+  the copy, and the answer (NONE) means the move is done.  An I/O error takes
+  the failing dir offline: KAFKA_STORAGE_ERROR.  The in-memory log has no folder
+  to move: KAFKA_STORAGE_ERROR (Kafka's answer when it cannot create the future
+  log), with a WARN.
 
 A partition named twice is answered once, for the last dir naming it (Kafka
 reads the request into a map).  The results are grouped by topic.
@@ -47,6 +54,7 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.authorizer import AclOperation
 from kafka_net.server.handlers.describe_log_dirs import log_dirs
+from kafka_net.server.storage.base import KafkaStorageException
 
 API_KEY = ApiKey.ALTER_REPLICA_LOG_DIRS
 
@@ -100,8 +108,23 @@ def _alter(ctx, topic: str, index: int, destination: str, dirs: list[str],
                         f"the partition is in the offline log dir {current}")
     if current == destination:
         return ErrorCode.NONE
-    return _refused(ErrorCode.KAFKA_STORAGE_ERROR, topic, index, destination,
-                    f"kafka-net does not move replicas between log dirs (it is in {current})")
+    return _move(ctx, partition, destination)
+
+
+def _move(ctx, partition, destination: str) -> int:
+    """The partition's log copied to ``destination`` and swapped in (LogManager.move_log)."""
+    log_manager = getattr(ctx.services, "log_manager", None)
+    if log_manager is None or not log_manager.durable:
+        return _refused(ErrorCode.KAFKA_STORAGE_ERROR, partition.topic, partition.index,
+                        destination, "the in-memory log (log.store=memory) has no folder to move")
+    tp = (partition.topic, partition.index)
+    try:
+        ctx.replica_manager.replace_log(partition, lambda _: log_manager.move_log(tp, destination))
+    except KafkaStorageException:
+        return ErrorCode.KAFKA_STORAGE_ERROR   # the dir is offline now; logged by its channel
+    except KeyError:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION   # deleted while the request waited
+    return ErrorCode.NONE
 
 
 def current_log_dir(partition, dirs: list[str]) -> str:

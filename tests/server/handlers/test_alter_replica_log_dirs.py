@@ -12,10 +12,15 @@ import pytest
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.protocol.records import build_batch
 from kafka_net.server.handlers.describe_log_dirs import DEFAULT_LOG_DIR
+from kafka_net.server.replica_manager import READ_COMMITTED
+from kafka_net.server.transaction.markers import build_marker_batch
 from tests.server.conftest import Broker
-from tests.server.handlers.conftest import create_topic, produce, versions
+from tests.server.handlers.conftest import create_topic, produce, records, versions
 from tests.server.handlers.test_acl_checks import secured_broker
+from tests.server.storage_support import as_bytes
+from tests.server.test_log_dirs import txn_batch
 
 
 def alter(broker, *dirs, version: int = 2) -> dict:
@@ -122,20 +127,68 @@ def test_on_disk_a_partition_in_its_dir_is_none_and_stays(two_dirs):
     assert where(b) == homes
 
 
-def test_on_disk_a_move_to_the_other_dir_is_refused_and_nothing_moves(two_dirs, caplog):
-    """kafka-net does not move replicas between log dirs: Kafka's answer when it
-    cannot create the future log, and a WARN saying why."""
-    b, (a, other) = two_dirs
+def stored(b, partition: int = 0) -> bytes:
+    code, result = b.replica_manager.read("t", partition, 0, 1 << 20, True)
+    assert code == ErrorCode.NONE
+    return as_bytes(result.records)
+
+
+def other_dir(dirs, here: str) -> str:
+    a, b = dirs
+    return b if here == a else a
+
+
+def test_on_disk_a_move_to_the_other_dir_copies_the_log_and_serves_it_from_there(two_dirs):
+    b, dirs = two_dirs
     create_topic(b)
-    assert produce(b)["error_code"] == ErrorCode.NONE
+    for ts in (1000, 2000, 3000):
+        assert produce(b, data=records(ts))["error_code"] == ErrorCode.NONE
+    before = stored(b)
     here = where(b)[("t", 0)]
-    there = other if here == a else a
+    there = other_dir(dirs, here)
+    assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}
+    assert where(b) == {("t", 0): there}
+    assert stored(b) == before
+    assert os.path.isdir(os.path.join(there, "t-0"))
+    # The old folder waits for file.delete.delay.ms under its -delete name.
+    assert not os.path.exists(os.path.join(here, "t-0"))
+    assert [n for n in os.listdir(here) if n.startswith("t-0.")][0].endswith("-delete")
+    appended = produce(b, data=records(4000))
+    assert (appended["error_code"], appended["base_offset"]) == (ErrorCode.NONE, 3)
+    assert stored(b).startswith(before) and len(stored(b)) > len(before)
+    assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}   # already there
+
+
+def test_on_disk_a_moved_log_comes_back_from_its_new_dir_after_a_restart(tmp_path):
+    dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
+    first = Broker(ServerConfig(log_store="disk", log_dirs=dirs))
+    first.startup()
+    create_topic(first)
+    produce(first, data=records(1000, 2000))
+    here = where(first)[("t", 0)]
+    there = other_dir(dirs, here)
+    assert alter(first, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}
+    produce(first, data=records(3000))
+    contents = stored(first)
+    first.shutdown()
+    again = Broker(ServerConfig(log_store="disk", log_dirs=dirs))
+    again.startup()
+    try:
+        assert where(again) == {("t", 0): there}
+        assert stored(again) == contents
+        assert not [n for n in os.listdir(here) if n.startswith("t-0")]
+    finally:
+        again.shutdown()
+
+
+def test_the_in_memory_log_is_not_moved(tmp_path, caplog):
+    dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
+    b = Broker(ServerConfig(log_store="memory", log_dirs=dirs))
+    create_topic(b)
     with caplog.at_level(logging.WARNING):
-        assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
-    assert "does not move replicas between log dirs" in caplog.text
-    assert where(b) == {("t", 0): here}
-    assert os.listdir(there) == [n for n in os.listdir(there) if not n.startswith("t-0")]
-    assert produce(b)["error_code"] == ErrorCode.NONE   # the partition is served as before
+        assert alter(b, (dirs[1], {"t": [0]})) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
+    assert "has no folder to move" in caplog.text
+    assert alter(b, (dirs[0], {"t": [0]})) == {("t", 0): ErrorCode.NONE}
 
 
 def test_on_disk_an_offline_destination_is_kafka_storage_error(two_dirs):
@@ -148,3 +201,73 @@ def test_on_disk_an_offline_destination_is_kafka_storage_error(two_dirs):
     assert alter(b, (there, {"t": [0]}), (here, {"t": [1]})) == {
         ("t", 0): ErrorCode.KAFKA_STORAGE_ERROR,
         ("t", 1): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def test_on_disk_a_failed_copy_takes_the_destination_offline_and_the_log_stays(two_dirs):
+    """The rename onto the partition's folder name fails (a file sits there): the
+    destination dir goes offline, its -future copy is removed, and the partition
+    is served from where it was."""
+    b, dirs = two_dirs
+    create_topic(b)
+    produce(b)
+    here = where(b)[("t", 0)]
+    there = other_dir(dirs, here)
+    with open(os.path.join(there, "t-0"), "w") as blocker:
+        blocker.write("not a log")
+    assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
+    assert b.log_manager.failure_channel.is_offline(there)
+    assert not [n for n in os.listdir(there) if n.endswith("-future")]
+    assert where(b)[("t", 0)] == here
+    assert produce(b)["error_code"] == ErrorCode.NONE
+
+
+
+def test_on_disk_a_compacted_log_moves_with_its_cleaner_checkpoint(tmp_path, caplog):
+    """The cleaner leaves gaps between segments; moved, and after a restart, they are
+    still known as the cleaner's, not named as missing segments."""
+    caplog.set_level(logging.INFO)
+    dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
+    first = Broker(ServerConfig(log_store="disk", log_dirs=dirs))
+    first.startup()
+    create_topic(first, configs={"cleanup.policy": "compact", "internal.segment.bytes": "300",
+                                 "min.cleanable.dirty.ratio": "0.0"})
+    for i in range(12):
+        batch = build_batch([(b"k%d" % (i % 2), b"v%d" % i, (), 1000 + i)])
+        assert produce(first, data=batch)["error_code"] == ErrorCode.NONE
+    assert first.log_cleaner.try_clean_filthiest_log()
+    contents = stored(first)
+    there = other_dir(dirs, where(first)[("t", 0)])
+    assert alter(first, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}
+    assert stored(first) == contents
+    first.shutdown()
+    again = Broker(ServerConfig(log_store="disk", log_dirs=dirs))
+    again.startup()
+    try:
+        assert where(again) == {("t", 0): there} and stored(again) == contents
+    finally:
+        again.shutdown()
+    assert "Swapping in cleaned segment" in caplog.text
+    assert "No segment holds offsets" not in caplog.text
+
+
+def test_on_disk_transactions_move_with_the_log(two_dirs):
+    """An aborted transaction (.txnindex) and an open one (the producer snapshot
+    written for the copy): read_committed sees the same LSO and aborted list after
+    the move, and the open transaction commits in the moved log."""
+    b, dirs = two_dirs
+    rm = b.replica_manager
+    rm.transaction_verifier = None
+    create_topic(b)
+    for seq in range(3):                                   # pid 5: aborted, offsets 0-2
+        assert rm.append_records("t", 0, txn_batch(5, seq), 9).error_code == 0
+    rm.append_txn_marker("t", 0, build_marker_batch(5, 0, False, 1000), 5, 0, False)
+    for seq in range(2):                                   # pid 6: still open, 4-5
+        assert rm.append_records("t", 0, txn_batch(6, seq), 9).error_code == 0
+    there = other_dir(dirs, where(b)[("t", 0)])
+    assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}
+    after = rm.read("t", 0, 0, 1 << 20, True, READ_COMMITTED)[1]
+    assert after.last_stable_offset == 4 and after.aborted_transactions == [(5, 0)]
+    rm.append_txn_marker("t", 0, build_marker_batch(6, 0, True, 1000), 6, 0, True)
+    assert rm.last_stable_offset("t", 0) == 7
+    # The sequence of pid 6 goes on where it was: the producer state moved too.
+    assert rm.append_records("t", 0, txn_batch(6, 2), 9).error_code == ErrorCode.NONE
