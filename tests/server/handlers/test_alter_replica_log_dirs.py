@@ -6,13 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 
 import pytest
 
 from kafka_net.config import ServerConfig
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
-from kafka_net.protocol.records import build_batch
+from kafka_net.protocol.records import build_batch, read_header, split_batches
 from kafka_net.server.handlers.describe_log_dirs import DEFAULT_LOG_DIR
 from kafka_net.server.replica_manager import READ_COMMITTED
 from kafka_net.server.transaction.markers import build_marker_batch
@@ -271,3 +272,34 @@ def test_on_disk_transactions_move_with_the_log(two_dirs):
     assert rm.last_stable_offset("t", 0) == 7
     # The sequence of pid 6 goes on where it was: the producer state moved too.
     assert rm.append_records("t", 0, txn_batch(6, 2), 9).error_code == ErrorCode.NONE
+
+
+def test_on_disk_appends_during_moves_all_land_in_the_log_that_stays(two_dirs):
+    """A producer thread appends while the partition moves back and forth: every
+    acknowledged batch is in the final log, at its offset, none twice."""
+    b, dirs = two_dirs
+    create_topic(b)
+    rm = b.replica_manager
+    acknowledged: list[int] = []
+    failures: list[object] = []
+
+    def produce_batches() -> None:
+        for i in range(300):
+            result = rm.append_records("t", 0, records(10_000 + i), 9)
+            if result.error_code != ErrorCode.NONE:
+                failures.append(result)
+                return
+            acknowledged.append(result.base_offset)
+
+    producer = threading.Thread(target=produce_batches, name="test-producer")
+    producer.start()
+    try:
+        for move in range(6):
+            there = other_dir(dirs, where(b)[("t", 0)])
+            assert alter(b, (there, {"t": [0]})) == {("t", 0): ErrorCode.NONE}, move
+    finally:
+        producer.join(timeout=120)
+    assert not producer.is_alive() and not failures
+    assert acknowledged == list(range(300))
+    batches = split_batches(stored(b))
+    assert [read_header(batch).base_offset for batch in batches] == list(range(300))
