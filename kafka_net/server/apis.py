@@ -148,6 +148,8 @@ HANDLERS: dict[int, ApiHandler] = {row.API_KEY: row for row in (
     ApiHandler(ApiKey.DELETE_ACLS, "delete_acls", Versions(1, 3), legacy_low=0),
     ApiHandler(ApiKey.DESCRIBE_CONFIGS, "describe_configs", Versions(1, 4), legacy_low=0),
     ApiHandler(ApiKey.ALTER_CONFIGS, "alter_configs", Versions(0, 2)),
+    ApiHandler(ApiKey.ALTER_REPLICA_LOG_DIRS, "alter_replica_log_dirs", Versions(1, 2),
+               legacy_low=0),
     ApiHandler(ApiKey.DESCRIBE_LOG_DIRS, "describe_log_dirs", Versions(1, 5), legacy_low=0),
     ApiHandler(ApiKey.SASL_AUTHENTICATE, "sasl_authenticate", Versions(0, 2)),
     ApiHandler(ApiKey.CREATE_PARTITIONS, "create_partitions", Versions(0, 3)),

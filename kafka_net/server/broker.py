@@ -273,6 +273,7 @@ class BrokerCore:
             self.replica_manager, enable=config.log_cleaner_enable,
             threads=config.log_cleaner_threads, backoff_ms=config.log_cleaner_backoff_ms,
             dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
+        self.log_manager.on_log_moved = self.log_cleaner.manager.alter_checkpoint_dir
         if metadata_log_factory is None and self.log_manager.durable:
             # The folders locked before the metadata log in one of them is opened:
             # a second broker on the same folders stops here.

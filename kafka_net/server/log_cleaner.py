@@ -120,10 +120,7 @@ class LogCleanerManager:
         log_dir = log_dir_of(partition)
         if log_dir is None:
             return None
-        if log_dir not in self._from_files:
-            self._from_files[log_dir] = OffsetCheckpointFile(
-                os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)).read()
-        offset = self._from_files[log_dir].pop((partition.topic, partition.index), None)
+        offset = self._file_entries(log_dir).pop((partition.topic, partition.index), None)
         if offset is not None:
             self._checkpoints[key] = offset
             self._dir_of[key] = log_dir
@@ -145,6 +142,32 @@ class LogCleanerManager:
         entries.update({(k[0], k[1]): offset for k, offset in self._checkpoints.items()
                         if self._dir_of.get(k) == log_dir})
         OffsetCheckpointFile(os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)).write(entries)
+
+    def alter_checkpoint_dir(self, tp: tuple[str, int], source: str, destination: str) -> None:
+        """Kafka's ``alterCheckpointDir``: a log moved to another log dir takes its
+        cleaner checkpoint along, so the next start reads it there (below it, gaps
+        between segments are the cleaner's, not missing segments)."""
+        partition = self.replica_manager.partition(*tp)
+        if partition is None:
+            return
+        key = self.key(partition)
+        with self._lock:
+            if key not in self._checkpoints:
+                offset = self._file_entries(source).pop(tp, None)
+                if offset is None:
+                    return   # never cleaned: nothing to carry
+                self._checkpoints[key] = offset
+            self._dir_of[key] = destination
+            self._file_entries(destination)   # read before it is rewritten
+            self._write_checkpoint(source)
+            self._write_checkpoint(destination)
+
+    def _file_entries(self, log_dir: str) -> dict:
+        """The checkpoints read from ``log_dir``'s file and not yet taken up."""
+        if log_dir not in self._from_files:
+            self._from_files[log_dir] = OffsetCheckpointFile(
+                os.path.join(log_dir, CLEANER_OFFSET_CHECKPOINT)).read()
+        return self._from_files[log_dir]
 
     def abort(self, partition) -> None:
         with self._lock:

@@ -44,7 +44,7 @@ from kafka_net.server.scheduler import BackgroundTask
 from kafka_net.server.storage import InMemoryLog, PartitionLog
 from kafka_net.server.storage.checkpoint import (
     CLEAN_SHUTDOWN_FILE, LOCK_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
-    OffsetCheckpointFile, StorageError, ensure_meta_properties, new_cluster_id,
+    OffsetCheckpointFile, StorageError, ensure_meta_properties, fsync_dir, new_cluster_id,
     read_partition_metadata, stored_cluster_id, write_clean_shutdown_file,
     write_partition_metadata)
 from kafka_net.server.storage.base import KafkaStorageException
@@ -100,6 +100,15 @@ def _is_partition_dir(name: str) -> bool:
     return tp is not None and tp[0] != METADATA_TOPIC and not name.endswith("-delete")
 
 
+def _drop_unfinished_move(path: str) -> None:
+    """A ``-future`` folder is a move to this log dir cut short by a crash (the
+    partition's own folder, elsewhere, is whole).  Kafka resumes the copy; kafka-net
+    copies at once, so it drops the folder: the move can be asked for again."""
+    log.warning("Deleting %s: a move of its partition to this log dir (AlterReplicaLogDirs) "
+                "did not finish; the partition stays where it was", path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class LogManager:
     def __init__(self, replica_manager, retention_check_ms: int, initial_task_delay_ms: int,
                  dirs: LogDirsConfig | None = None,
@@ -122,6 +131,9 @@ class LogManager:
         self.failure_channel = LogDirFailureChannel(self._handle_log_dir_failure)
         # Called once no log dir is left online (the daemon stops the broker).
         self.on_all_log_dirs_failed: Callable[[str], None] | None = None
+        # (partition, old log dir, new log dir) after move_log: the cleaner's
+        # checkpoint follows the log (Kafka's LogCleaner.alterCheckpointDir).
+        self.on_log_moved: Callable[[tuple[str, int], str, str], None] | None = None
         self._metadata_failed = False
         # Set while the broker replays its metadata log (see end_replay).
         self.defer_epoch_writes = False
@@ -190,15 +202,32 @@ class LogManager:
             if name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)   # a deletion cut short
                 continue
+            if name.endswith("-future"):
+                _drop_unfinished_move(path)
+                continue
             if not _is_partition_dir(name):
                 continue
             tp = parse_topic_partition_name(name)
+            self._refuse_duplicate(tp, path)
             self._logs[tp] = self._open_log(
                 path, tp, recovery_points.get(tp, 0), log_starts.get(tp), clean,
                 read_partition_metadata(path), cleaned_to.get(tp, 0))
             self._log_dir_of[tp] = directory
         if os.path.exists(marker):
             os.unlink(marker)   # a crash from now on must be seen as one
+
+    def _refuse_duplicate(self, tp: tuple[str, int], path: str) -> None:
+        """A partition in two log dirs: a crash between the two renames of a move
+        (move_log).  Kafka refuses to start; so does kafka-net, with its message."""
+        previous = self._log_dir_of.get(tp)
+        if previous is not None:
+            raise StorageError(
+                f"Duplicate log directories for {tp[0]}-{tp[1]} are found in both {path} and "
+                f"{os.path.join(previous, os.path.basename(path))}. It is likely because log "
+                f"directory failure happened while broker was replacing current replica with "
+                f"future replica. Recover broker from this failure by manually deleting one of "
+                f"the two directories for this partition. It is recommended to delete the "
+                f"partition in the log directory that is known to have failed recently.")
 
     def _open_log(self, path: str, tp: tuple[str, int], recovery_point: int,
                   log_start: int | None, clean: bool, topic_id,
@@ -334,6 +363,78 @@ class LogManager:
             if self.on_all_log_dirs_failed is not None:
                 self.on_all_log_dirs_failed(directory)
         return error
+
+    # -- moving a log to another log dir (AlterReplicaLogDirs) ---------------------------------
+
+    def move_log(self, tp: tuple[str, int], destination: str) -> UnifiedLog:
+        """The partition's log copied into the log dir ``destination`` and opened
+        there; the old folder renamed ``<topic>-<partition>.<id>-delete`` and
+        removed after ``file.delete.delay.ms`` (reads already under way finish on
+        its open files).  The caller holds the partition's lock and swaps in the
+        log returned, so nothing is appended to the old one meanwhile.
+
+        Kafka's future replica and ``replaceCurrentWithFutureLog``, done at once:
+        the copy goes to ``<topic>-<partition>.<id>-future`` first, then is renamed
+        to the partition's folder, then the old one is renamed.  A crash during the
+        copy leaves the ``-future`` folder, dropped at the next start; a crash
+        between the two renames leaves the partition in both dirs, which the next
+        start refuses with Kafka's message."""
+        with self._lock:
+            old, source = self._logs[tp], self._log_dir_of[tp]   # KeyError: deleted
+        if source == destination:
+            return old   # a move asked twice at once: the first one made it
+        path = self._copy_into(old, f"{tp[0]}-{tp[1]}", source, destination)
+        moved = self._open_moved(old, tp, path, source, destination)
+        with self._lock:
+            self._logs[tp], self._log_dir_of[tp] = moved, destination
+        if self.on_log_moved is not None:
+            self.on_log_moved(tp, source, destination)
+        self._retire(old, source)
+        log.info("Moved the log of partition %s from %s to %s", old.name, source, destination)
+        self.checkpoint_recovery_offsets()
+        self.checkpoint_log_start_offsets()
+        return moved
+
+    def _copy_into(self, old: UnifiedLog, name: str, source: str, destination: str) -> str:
+        """The old log's files in ``destination/<name>``, through a ``-future`` folder."""
+        future = os.path.join(destination, f"{name}.{uuid.uuid4().hex}-future")
+        try:
+            old.copy_to(future)
+            os.replace(future, os.path.join(destination, name))
+            fsync_dir(destination)
+        except OSError as exc:
+            shutil.rmtree(future, ignore_errors=True)
+            # A file of the old log names the source dir; anything else (no space
+            # left, a write error) is the destination's.
+            failed = source if (exc.filename or "").startswith(source + os.sep) else destination
+            raise self.failure_channel.failure(
+                failed, f"moving the log of {name} from {source} to {destination}", exc) from None
+        return os.path.join(destination, name)
+
+    def _open_moved(self, old: UnifiedLog, tp: tuple[str, int], path: str, source: str,
+                    destination: str) -> UnifiedLog:
+        """The copy opened as a cleanly shut down log; if that fails, the copy is
+        removed (the partition stays in ``source``) and ``destination`` goes offline."""
+        # The cleaner's gaps are not missing segments: its checkpoint goes along.
+        cleaned_to = _read_checkpoint(source, CLEANER_OFFSET_CHECKPOINT,
+                                      "cleaning the moved log from its start").get(tp, 0)
+        try:
+            return self._open_log(path, tp, old.log_end_offset, old.log_start_offset, True,
+                                  old.topic_id, cleaned_to)
+        except OSError as exc:
+            shutil.rmtree(path, ignore_errors=True)
+            raise self.failure_channel.failure(
+                destination, f"opening the moved log of {old.name}", exc) from None
+
+    def _retire(self, old: UnifiedLog, source: str) -> None:
+        """The moved log's old folder, renamed for deletion.  If its dir fails now,
+        the dir goes offline and the next start finds the partition twice (Kafka's
+        case too)."""
+        old.on_deleted = None   # the partition lives on in the moved log
+        try:
+            old.delete()
+        except OSError as exc:
+            self.failure_channel.failure(source, f"renaming {old.name} for deletion", exc)
 
     def forget(self, topic: str, partition: int) -> None:
         """The partition's log was deleted (DeleteTopics)."""

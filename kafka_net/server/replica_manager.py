@@ -193,6 +193,19 @@ class ReplicaManager:
         for tp in deleted:
             self.fetch_purgatory.check_and_complete(tp)
 
+    def replace_log(self, partition: Partition,
+                    replace: Callable[[PartitionLog], PartitionLog]) -> None:
+        """The partition's log swapped for ``replace(its log)`` (AlterReplicaLogDirs
+        moving it to another log dir).  Under the partition lock, as every append,
+        marker, retention run and DeleteRecords, so none lands in the old log once
+        the copy began; reads already under way finish on the old log's files."""
+        with partition.lock:
+            new = replace(partition.log)
+            partition.log = new
+            partition.producers = new.producer_state
+            partition.txns = new.txns
+            partition.config = None   # the next append gives the new log its config
+
     def partition(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
 

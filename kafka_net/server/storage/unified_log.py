@@ -41,7 +41,7 @@ from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import (
     AppendResult, CleaningAborted, CorruptRecordException, FetchResult, OffsetOutOfRange,
     SegmentInfo)
-from kafka_net.server.storage.checkpoint import write_atomically
+from kafka_net.server.storage.checkpoint import fsync_dir, write_atomically
 from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
 from kafka_net.server.storage.local_log import LocalLog
@@ -653,6 +653,23 @@ class UnifiedLog:
         if self._own_scheduler:
             self.scheduler.shutdown()
 
+    def copy_to(self, directory: str) -> None:
+        """Copy the log, as a clean shutdown would leave it (flushed, a producer
+        snapshot at the log end), into the new folder ``directory``, every file
+        fsynced (AlterReplicaLogDirs: the future replica in another log dir).
+        Under the log's lock, so no append, roll, retention or cleaned-segment swap
+        changes the files meanwhile; a half-written ``.cleaned`` file copied along
+        is removed when the copy is opened, as after a crash."""
+        with self._lock:
+            self.flush()
+            self.take_snapshot()
+            os.makedirs(directory)
+            for name in sorted(os.listdir(self.directory)):
+                source = os.path.join(self.directory, name)
+                if os.path.isfile(source):
+                    _copy_synced(source, os.path.join(directory, name))
+            fsync_dir(directory)
+
     def release(self) -> None:
         """Close every file without writing (its log dir failed): the next start
         recovers from the files as they are."""
@@ -687,3 +704,14 @@ class UnifiedLog:
             self.on_deleted()
         if self._own_scheduler:
             self.scheduler.shutdown()
+
+
+def _copy_synced(source: str, destination: str) -> None:
+    """One file copied and fsynced (the copy must outlive a crash before the rename
+    that makes it the partition's folder)."""
+    shutil.copyfile(source, destination)
+    fd = os.open(destination, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -21,26 +21,24 @@ from kafka_net.config import ServerConfig
 from kafka_net.network.request_channel import SendResponse
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.error_codes import ErrorCode
+from kafka_net.server.apis import HANDLERS
 from kafka_net.server.authorizer import (
     AccessControlEntry, AclBinding, AclOperation as Op, AclPermissionType, PatternType,
     ResourcePattern, ResourceType as RT)
 from tests.server.conftest import Broker, Deferred, all_served, fill, request_body
-from tests.server.handlers.examples import typical_request
+from tests.server.handlers.examples import (
+    OWN_TESTS, REFUSED, UNCHECKED, typical_request, without_acls)
 
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 REFUSALS = {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
             ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
-# Kafka checks nothing here, or only filters what it shows.
-UNCHECKED = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
-             ApiKey.DESCRIBE_CLUSTER, ApiKey.LIST_GROUPS, ApiKey.LIST_TRANSACTIONS,
-             ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY}
-# The token APIs refuse by ownership, not by ACL (CREATE_TOKENS / DESCRIBE_TOKENS
-# are only asked about other principals' tokens: test_delegation_tokens.py).
-TOKEN_REFUSALS = {ApiKey.CREATE_DELEGATION_TOKEN: ErrorCode.NONE,
-                  ApiKey.RENEW_DELEGATION_TOKEN: ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH,
-                  ApiKey.EXPIRE_DELEGATION_TOKEN: ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH,
-                  ApiKey.DESCRIBE_DELEGATION_TOKEN: ErrorCode.NONE}
+# What each API answers a principal with no ACL is in its examples module
+# (WITHOUT_ACLS): Kafka checks nothing, or only filters what it shows (UNCHECKED);
+# the token APIs refuse by ownership, not by ACL (an error code; CREATE_TOKENS /
+# DESCRIBE_TOKENS are only asked about other principals' tokens:
+# test_delegation_tokens.py); the rest refuse with an *_AUTHORIZATION_FAILED code.
+UNCHECKED_APIS = sorted(k for k in HANDLERS if without_acls(k) == UNCHECKED)
 
 
 def secured_broker(**props) -> Broker:
@@ -83,9 +81,7 @@ def codes(body) -> set[int]:
 
 
 @pytest.mark.parametrize("api_key,version", [
-    (k, v) for k, v in all_served()
-    if k not in UNCHECKED and k not in (ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
-                                        ApiKey.DELETE_ACLS)
+    (k, v) for k, v in all_served() if without_acls(k) not in (UNCHECKED, OWN_TESTS)
     and not (k == ApiKey.PRODUCE and v < 3)])   # refused as INVALID_RECORD before anything
 def test_a_principal_without_acls_is_refused_by_every_api(secured, api_key, version):
     fields = typical_request(secured, api_key, version)   # built as the super user
@@ -100,18 +96,19 @@ def test_a_principal_without_acls_is_refused_by_every_api(secured, api_key, vers
     if api_key == ApiKey.DESCRIBE_LOG_DIRS and version < 3:
         assert body["results"] == []       # Kafka's refusal; v1-v2 have no error field
         return
-    if api_key in TOKEN_REFUSALS:
+    if without_acls(api_key) != REFUSED:
         # No ACL is needed for one's own tokens; another's (alice's, built above)
         # is refused by ownership, and describing shows nothing.
-        assert body["error_code"] == TOKEN_REFUSALS[api_key], body
+        assert body["error_code"] == without_acls(api_key), body
         if api_key == ApiKey.DESCRIBE_DELEGATION_TOKEN:
             assert body["tokens"] == []
         return
     assert codes(body) & REFUSALS, body
 
 
-@pytest.mark.parametrize("api_key", sorted(UNCHECKED - {ApiKey.SASL_HANDSHAKE,
-                                                         ApiKey.SASL_AUTHENTICATE}))
+@pytest.mark.parametrize("api_key", [k for k in UNCHECKED_APIS
+                                     if k not in (ApiKey.SASL_HANDSHAKE,
+                                                  ApiKey.SASL_AUTHENTICATE)])
 def test_the_filtering_apis_show_nothing_and_refuse_nothing(secured, api_key):
     version = max(v for k, v in all_served() if k == api_key)
     fields = typical_request(secured, api_key, version)

@@ -9,7 +9,21 @@ against the ``rich`` broker of tests/server/conftest.py (topic "t" with two
 partitions and data, topic "u", a Stable group "g" with a committed offset),
 in tests/server/handlers/test_every_api.py and test_acl_checks.py.
 
-A new API brings its module here; the tests find it through the table.
+A new API brings its module here; the tests find it through the table.  What
+an API answers unlike most is said in its own module too, so that the tests
+hold no list of API keys:
+
+* ``typical_error(version)``: the error code its typical request gets (None:
+  not checked); without it, NONE;
+* ``failing_may_answer_none(version)``: True where its failing request may be
+  answered with no error (it filters or lists, or the version has no field to
+  refuse with); without it, False;
+* ``WITHOUT_ACLS``: what a principal with no ACL gets from its typical request
+  (test_acl_checks.py): :data:`UNCHECKED` (Kafka checks nothing, or only
+  filters what it shows), :data:`OWN_TESTS` (the ACL APIs, tested in
+  test_acl_apis.py), or the top-level error code of an API that refuses by
+  something other than an ACL (the token APIs); without it, a refusal with an
+  ``*_AUTHORIZATION_FAILED`` code.
 """
 
 from __future__ import annotations
@@ -17,7 +31,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from kafka_net.protocol.error_codes import ErrorCode
 from kafka_net.server.apis import HANDLERS
+
+UNCHECKED = "unchecked"    # WITHOUT_ACLS: Kafka checks nothing, or only filters
+OWN_TESTS = "own tests"    # WITHOUT_ACLS: the ACL APIs, tested on their own
+REFUSED = "refused"        # the default: an *_AUTHORIZATION_FAILED code
 
 
 def examples_of(api_key: int) -> ModuleType:
@@ -32,3 +51,17 @@ def typical_request(b, api_key: int, version: int) -> dict:
 
 def failing_request(b, api_key: int, version: int) -> dict:
     return examples_of(api_key).failing(b, version)
+
+
+def typical_error(api_key: int, version: int) -> int | None:
+    answer = getattr(examples_of(api_key), "typical_error", None)
+    return ErrorCode.NONE if answer is None else answer(version)
+
+
+def failing_may_answer_none(api_key: int, version: int) -> bool:
+    check = getattr(examples_of(api_key), "failing_may_answer_none", None)
+    return check is not None and check(version)
+
+
+def without_acls(api_key: int):
+    return getattr(examples_of(api_key), "WITHOUT_ACLS", REFUSED)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.server.conftest import Broker
+from tests.server.handlers.examples import OWN_TESTS
 
 
 def typical(b: Broker, version: int) -> dict:
@@ -13,3 +14,6 @@ def typical(b: Broker, version: int) -> dict:
 
 def failing(b: Broker, version: int) -> dict:
     return typical(b, version)   # SECURITY_DISABLED: no authorizer
+
+
+WITHOUT_ACLS = OWN_TESTS   # tests/server/handlers/test_acl_apis.py

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from kafka_net.protocol.error_codes import ErrorCode
 from tests.server.conftest import Broker
+from tests.server.handlers.examples import OWN_TESTS
 
 
 def typical(b: Broker, version: int) -> dict:
@@ -12,3 +14,10 @@ def typical(b: Broker, version: int) -> dict:
 
 def failing(b: Broker, version: int) -> dict:
     return typical(b, version)   # SECURITY_DISABLED: no authorizer
+
+
+def typical_error(version: int) -> int:
+    return ErrorCode.SECURITY_DISABLED   # the examples' broker has no authorizer
+
+
+WITHOUT_ACLS = OWN_TESTS   # tests/server/handlers/test_acl_apis.py

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from tests.server.conftest import Broker
 from tests.server.handlers.examples.support import token_broker
 
@@ -15,3 +16,7 @@ def typical(b: Broker, version: int) -> dict:
 
 def failing(b: Broker, version: int) -> dict:
     return dict(owners=None)
+
+
+# Describing shows only one's own tokens (and those DESCRIBE allows): none, no error.
+WITHOUT_ACLS = ErrorCode.NONE

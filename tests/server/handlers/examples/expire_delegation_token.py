@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka_net.protocol.api_keys import ApiKey
+from kafka_net.protocol.error_codes import ErrorCode
 from tests.server.conftest import Broker
 from tests.server.handlers.examples.support import token_broker
 
@@ -17,3 +18,7 @@ def typical(b: Broker, version: int) -> dict:
 def failing(b: Broker, version: int) -> dict:
     token_broker(b)   # an unknown HMAC: DELEGATION_TOKEN_NOT_FOUND
     return dict(hmac=b"nothing", expiry_time_period_ms=1000)
+
+
+# The token APIs refuse by ownership, not by ACL: another's token (alice's).
+WITHOUT_ACLS = ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH

@@ -13,3 +13,7 @@ def typical(b: Broker, version: int) -> dict:
 def failing(b: Broker, version: int) -> dict:
     return dict(group_id="ghost", member_id="m",
                 members=[{"member_id": "m", "group_instance_id": "i"}])
+
+
+def typical_error(version: int) -> int | None:
+    return None   # a member the group does not know: UNKNOWN_MEMBER_ID

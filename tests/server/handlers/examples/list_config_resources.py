@@ -11,3 +11,7 @@ def typical(b: Broker, version: int) -> dict:
 
 def failing(b: Broker, version: int) -> dict:
     return dict(resource_types=[1])   # v1: not a type v1 lists
+
+
+def failing_may_answer_none(version: int) -> bool:
+    return version == 0   # v0 lists subscriptions: only an authorizer could refuse it

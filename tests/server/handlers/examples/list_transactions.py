@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.server.conftest import Broker
+from tests.server.handlers.examples import UNCHECKED
 
 
 def typical(b: Broker, version: int) -> dict:
@@ -18,3 +19,10 @@ def typical(b: Broker, version: int) -> dict:
 def failing(b: Broker, version: int) -> dict:
     ids = dict(transactional_id="ghost", producer_id=7, producer_epoch=0)
     return dict(state_filters=["Nonsense"], producer_id_filters=[])
+
+
+def failing_may_answer_none(version: int) -> bool:
+    return True   # an unknown state filter matches nothing
+
+
+WITHOUT_ACLS = UNCHECKED   # listing shows only the transactional ids one may describe
