@@ -148,6 +148,8 @@ def create_delete_case(topics: int, rounds: int) -> list[tuple[str, float]]:
             for future in admin.delete_topics(list(names), operation_timeout=60).values():
                 future.result(timeout=TIMEOUT)
             broker.stop()
+        rows.append((f"restart after {rounds} round(s) of {topics} topics created and deleted",
+                     restart_time(log_dir)))
     return rows
 
 

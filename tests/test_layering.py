@@ -108,21 +108,33 @@ def test_checker_allows_other_imports(source):
     assert forbidden_imports(source) == []
 
 
-def test_importing_protocol_pulls_in_no_io_modules():
+def modules_imported_by(setup: str, statement: str) -> tuple[list[str], object]:
+    """In a fresh isolated interpreter: the modules that running ``statement``
+    (after ``setup``) imports, and the value it leaves in ``result``."""
     code = (
         "import sys, json\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
+        f"{setup}\n"
         "before = set(sys.modules)\n"
-        "import kafka_net.protocol\n"
-        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+        "result = None\n"
+        f"{statement}\n"
+        "print(json.dumps([sorted(set(sys.modules) - before), result]))\n"
     )
     proc = subprocess.run([sys.executable, "-I", "-c", code],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    new_modules = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "kafka_net.protocol.codec" in new_modules  # the import really happened
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def assert_no_io_roots(new_modules: list[str]) -> None:
     roots = {name.split(".")[0] for name in new_modules}
     assert roots & FORBIDDEN == set(), sorted(roots & FORBIDDEN)
+
+
+def test_importing_protocol_pulls_in_no_io_modules():
+    new_modules, _ = modules_imported_by("", "import kafka_net.protocol")
+    assert "kafka_net.protocol.codec" in new_modules  # the import really happened
+    assert_no_io_roots(new_modules)
 
 
 # -- import direction between kafka_net's own packages ----------------------------------
@@ -299,21 +311,11 @@ def test_checking_a_crc_pulls_in_no_io_modules_and_uses_the_c_function():
     """The CRC32C function is loaded from the crc32c package's extension alone
     (framing._load_crc32c): its __init__ would import importlib.metadata and with
     it socket, threading and selectors."""
-    code = (
-        "import sys, json\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from kafka_net.protocol.records import framing\n"
-        "before = set(sys.modules)\n"
-        "value = framing._crc32c(memoryview(b'123456789'))\n"
-        "print(json.dumps([value, type(framing._crc32c_function).__name__,\n"
-        "                  sorted(set(sys.modules) - before)]))\n"
-    )
-    proc = subprocess.run([sys.executable, "-I", "-c", code],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
-    value, kind, new_modules = json.loads(proc.stdout.strip().splitlines()[-1])
+    new_modules, (value, kind) = modules_imported_by(
+        "from kafka_net.protocol.records import framing",
+        "result = [framing._crc32c(memoryview(b'123456789')),\n"
+        "          type(framing._crc32c_function).__name__]")
     assert value == 0xE3069283                      # CRC-32C's check value
     assert kind == "builtin_function_or_method"     # the C function, not Python
-    roots = {name.split(".")[0] for name in new_modules}
-    assert roots & FORBIDDEN == set(), sorted(roots & FORBIDDEN)
+    assert_no_io_roots(new_modules)
     assert "importlib.metadata" not in new_modules

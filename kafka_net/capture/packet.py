@@ -26,13 +26,9 @@ from __future__ import annotations
 import ipaddress
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kafka_net.capture.ip_fragments import FragmentReassembler
 from kafka_net.protocol import readable
-
-if TYPE_CHECKING:
-    from kafka_net.capture.pcap import CaptureRead
 
 # TCP flags (the low byte of the flags field).
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -104,6 +100,19 @@ class Packet:
     @property
     def has_ack(self) -> bool:
         return bool(self.flags & ACK)
+
+
+@dataclass
+class CaptureRead:
+    """Everything :func:`kafka_net.capture.pcap.read_capture` found in one file:
+    the packets the :class:`PacketDecoder` made of its records, and what it met."""
+
+    format: str | None                       # "pcap", "pcapng" or None
+    packets: list[Packet] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    records: int = 0                         # packet records read
+    non_tcp: int = 0                         # records that were not TCP over IP
+    link_types: set[int] = field(default_factory=set)
 
 
 class PacketDecoder:

@@ -32,7 +32,7 @@ import struct
 from dataclasses import dataclass, field
 
 from kafka_net.capture.packet import (
-    ACK, FIN, PSH, RST, SUPPORTED_LINK_TYPES, SYN, Packet, PacketDecoder)
+    ACK, FIN, PSH, RST, SUPPORTED_LINK_TYPES, SYN, CaptureRead, Packet, PacketDecoder)
 
 __all__ = [
     "ACK", "FIN", "PSH", "RST", "SYN", "CaptureRead", "Packet", "SUPPORTED_LINK_TYPES",
@@ -57,18 +57,6 @@ _PCAPNG_BOM = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 # A record or block bigger than this is certainly garbage (real snap lengths
 # are at most 256 KiB; jumbo TSO captures stay far below this).
 _MAX_RECORD = 64 * 1024 * 1024
-
-
-@dataclass
-class CaptureRead:
-    """Everything :func:`read_capture` found in one file."""
-
-    format: str | None                       # "pcap", "pcapng" or None
-    packets: list[Packet] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    records: int = 0                         # packet records read
-    non_tcp: int = 0                         # records that were not TCP over IP
-    link_types: set[int] = field(default_factory=set)
 
 
 def sniff_format(data: bytes) -> str | None:

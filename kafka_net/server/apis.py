@@ -133,8 +133,8 @@ HANDLERS: dict[int, ApiHandler] = {row.API_KEY: row for row in (
     # SaslHandshake and SaslAuthenticate: after authentication; before it, the authenticator.
     ApiHandler(ApiKey.SASL_HANDSHAKE, "sasl_handshake", Versions(0, 1)),
     ApiHandler(ApiKey.API_VERSIONS, "api_versions", Versions(0, 4)),
-    ApiHandler(ApiKey.CREATE_TOPICS, "create_topics", Versions(0, 7)),
-    ApiHandler(ApiKey.DELETE_TOPICS, "delete_topics", Versions(0, 6)),
+    ApiHandler(ApiKey.CREATE_TOPICS, "create_topics", Versions(2, 7), legacy_low=0),
+    ApiHandler(ApiKey.DELETE_TOPICS, "delete_topics", Versions(1, 6), legacy_low=0),
     ApiHandler(ApiKey.DELETE_RECORDS, "delete_records", Versions(0, 2)),
     ApiHandler(ApiKey.INIT_PRODUCER_ID, "init_producer_id", Versions(0, 5)),
     ApiHandler(ApiKey.OFFSET_FOR_LEADER_EPOCH, "offset_for_leader_epoch",

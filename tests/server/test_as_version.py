@@ -109,7 +109,9 @@ def test_from_4_0_fetch_starts_at_v4(playing):
 KIP_896_MINIMUMS = {ApiKey.OFFSET_COMMIT: 2, ApiKey.OFFSET_FETCH: 1,
                     ApiKey.OFFSET_FOR_LEADER_EPOCH: 2, ApiKey.DESCRIBE_ACLS: 1,
                     ApiKey.CREATE_ACLS: 1, ApiKey.DELETE_ACLS: 1,
-                    ApiKey.DESCRIBE_CONFIGS: 1, ApiKey.DESCRIBE_LOG_DIRS: 1}
+                    ApiKey.DESCRIBE_CONFIGS: 1, ApiKey.DESCRIBE_LOG_DIRS: 1,
+                    ApiKey.CREATE_TOPICS: 2, ApiKey.DELETE_TOPICS: 1,
+                    ApiKey.ALTER_REPLICA_LOG_DIRS: 1}
 
 
 @pytest.mark.parametrize("release", ["2.8", "3.9"])
@@ -124,6 +126,15 @@ def test_unset_and_from_4_0_the_kip_896_versions_are_not_served(playing, release
     got = ranges(advertised(playing(release)))
     for key, low in KIP_896_MINIMUMS.items():
         assert got[key][0] == low, key
+
+
+def test_unset_no_version_older_than_kafka_4_4_serves_is_served(playing):
+    """Without as.version kafka-net plays Kafka 4.4: an API's oldest version is
+    never one 4.4 refuses (Produce's advertised 0 is 4.4's own, KAFKA-18659)."""
+    got = ranges(advertised(playing(None)))
+    older = {key: (got[key], APIS["4.4"][key]) for key in got
+             if key in APIS["4.4"] and got[key][0] < APIS["4.4"][key][0]}
+    assert older == {}
 
 
 def test_at_4_2_the_ranges_are_kafka_nets_where_it_serves_less(playing):

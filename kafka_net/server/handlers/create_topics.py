@@ -1,4 +1,5 @@
-"""CreateTopics (API key 19): serves v0-v7.
+"""CreateTopics (API key 19): serves v2-v7; v0-v1 while playing a release before
+4.0 (KIP-896 removed them; ``as.version``, ``legacy_low``).
 
 Behaviour (per topic, never a closed connection):
 

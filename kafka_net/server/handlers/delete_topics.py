@@ -1,4 +1,6 @@
-"""DeleteTopics (API key 20): serves v0-v6 (by name; by name or id from v6).
+"""DeleteTopics (API key 20): serves v1-v6 (by name; by name or id from v6); v0
+while playing a release before 4.0 (KIP-896 removed it; ``as.version``,
+``legacy_low``).
 
 Behaviour: with ``delete.topic.enable=false`` every topic gets
 TOPIC_DELETION_DISABLED.  Otherwise the topic, its partitions, their data
