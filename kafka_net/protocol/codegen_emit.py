@@ -12,11 +12,13 @@ from __future__ import annotations
 import struct
 import uuid as _uuid
 
-from kafka_net.protocol import schema as s
+from kafka_net.protocol.fields import Array, Field, Struct
 from kafka_net.protocol.primitives import encode_uvarint
+from kafka_net.protocol.wire_types import (
+    BOOL, FLOAT64, INT8, INT16, INT32, INT64, UINT16, UINT32, UUID)
 
-_FIXED = {s.INT8: "b", s.INT16: "h", s.UINT16: "H", s.INT32: "i", s.UINT32: "I",
-          s.INT64: "q", s.FLOAT64: "d", s.BOOL: "?", s.UUID: "16s"}
+_FIXED = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I",
+          INT64: "q", FLOAT64: "d", BOOL: "?", UUID: "16s"}
 # Classic (non-flexible) length prefixes: int16 for strings, int32 for the rest.
 _CLASSIC_LENGTH = {"string": "h", "bytes": "i", "records": "i", "array": "i"}
 _IMMUTABLE = (int, float, str, bytes, bool, type(None), _uuid.UUID)
@@ -47,14 +49,14 @@ class Source:
         self.names[name] = value
         return name
 
-    def fresh(self, f: s.Field) -> str:
+    def fresh(self, f: Field) -> str:
         """An expression giving a new copy of ``f``'s default (decoded dicts are the caller's)."""
         value = f.default_value()
         if callable(f.default):
             return f"{self.const(f.default)}()"
         if isinstance(value, _IMMUTABLE):
             return self.const(value)
-        if isinstance(f.type, s.Struct) and value == f.type.defaults():
+        if isinstance(f.type, Struct) and value == f.type.defaults():
             return "{" + ", ".join(f"{g.name!r}: {self.fresh(g)}" for g in f.type.fields) + "}"
         if value == [] and type(value) is list:
             return "[]"
@@ -65,14 +67,14 @@ class Source:
 
 
 def _kind(t) -> str:
-    if isinstance(t, s.Struct):
+    if isinstance(t, Struct):
         return "struct"
-    if isinstance(t, s.Array):
+    if isinstance(t, Array):
         return "array"
     return "fixed" if t in _FIXED else t.name  # string, bytes, records
 
 
-def _describe(f: s.Field, flexible: bool, nullable: bool) -> str:
+def _describe(f: Field, flexible: bool, nullable: bool) -> str:
     words = [getattr(f.type, "name", "struct")]
     if _kind(f.type) != "fixed" and _kind(f.type) != "struct":
         words.append("compact" if flexible else "classic")
@@ -98,9 +100,14 @@ def _ends_in_run(groups: list, flexible: bool, tagged: dict) -> bool:
 
 
 class _Emitter:
-    """Shared by Encoder and Decoder: where lines go, and the schema being compiled."""
+    """Shared by Encoder and Decoder: where lines go, and the schema being compiled.
 
-    def __init__(self, src: Source, schema: s.Schema, version: int) -> None:
+    ``schema`` is a :class:`~kafka_net.protocol.schema.Schema`, read for its
+    ``name``, ``struct`` and ``is_flexible``; that module is not imported here,
+    since it imports the generator (to compile its codecs) and not the reverse.
+    """
+
+    def __init__(self, src: Source, schema, version: int) -> None:
         self.src, self.schema, self.version = src, schema, version
         self.lines: list[str] = []
 
@@ -131,7 +138,7 @@ class Decoder(_Emitter):
         self.src.functions.append(self.src.functions.pop(0))  # helpers first, then this
         return name
 
-    def struct(self, st: s.Struct, flexible: bool, ind: int) -> str:
+    def struct(self, st: Struct, flexible: bool, ind: int) -> str:
         """Read ``st``'s fields into locals; return the dict expression holding them."""
         regular, tagged = st._plan(self.version, flexible)
         values: dict[str, str] = {}
@@ -159,7 +166,7 @@ class Decoder(_Emitter):
                   else f"{names[0]} = {unpack}[0]")
         self.emit(ind, f"p += {struct.calcsize('>' + fmt)}")
         for (f, _, _), name in zip(group, names):
-            if f.type is s.UUID:
+            if f.type is UUID:
                 self.emit(ind, f"{name} = _UUID(bytes={name})")
             values[f.name] = name
         if tag_byte:
@@ -191,7 +198,7 @@ class Decoder(_Emitter):
             self.emit(ind + 3, f"{values[f.name]} = {helper}(buf[p:p + {size}])")
         self.emit(ind + 2, f"p += {size}")
 
-    def tag_helper(self, f: s.Field, nullable: bool) -> str:
+    def tag_helper(self, f: Field, nullable: bool) -> str:
         """A function reading one tagged value from its own slice (flexible encoding)."""
         name = self.src.var(f"_tag_{f.name}_")
         outer = self.start_function(f"{name}(buf)", f"Tagged field {f.name}, from its slice.")
@@ -206,7 +213,7 @@ class Decoder(_Emitter):
         if kind == "fixed":
             self.emit(ind, f"{v} = {self.src.packer(_FIXED[t])}.unpack_from(buf, p)[0]")
             self.emit(ind, f"p += {struct.calcsize('>' + _FIXED[t])}")
-            if t is s.UUID:
+            if t is UUID:
                 self.emit(ind, f"{v} = _UUID(bytes={v})")
             return v
         if kind == "struct":
@@ -266,14 +273,14 @@ class Decoder(_Emitter):
                            f'in {{end - p}} bytes")')
         self.emit(ind, f"if {n} > _MAX_ARRAY:")   # Kafka 4.4's cap, also before allocating
         self.emit(ind + 1, f"raise _too_many({n})")
-        if item in _FIXED and item is not s.UUID:
+        if item in _FIXED and item is not UUID:
             code = _FIXED[item]
             self.emit(ind, f"{v} = list(_unpack_from('>%d{code}' % {n}, buf, p))")
             self.emit(ind, f"p += {n} * {struct.calcsize('>' + code)}")
             return
         self.emit(ind, f"{v} = []")
         self.emit(ind, f"for _ in range({n}):")
-        if isinstance(item, s.Struct):
+        if isinstance(item, Struct):
             self.emit(ind + 1, f"{v}.append({self.struct(item, flexible, ind + 1)})")
         else:
             self.emit(ind + 1, f"{v}.append({self.value(item, flexible, False, ind + 1)})")
@@ -291,10 +298,10 @@ class Encoder(_Emitter):
             self.emit(1, "pass  # nothing on the wire at this version")
         return name
 
-    def get(self, src: str, f: s.Field) -> str:
+    def get(self, src: str, f: Field) -> str:
         return f"{src}.get({f.name!r}, {self.src.const(f.default_value())})"
 
-    def struct(self, st: s.Struct, src: str, flexible: bool, ind: int, b: str) -> None:
+    def struct(self, st: Struct, src: str, flexible: bool, ind: int, b: str) -> None:
         regular, tagged = st._plan(self.version, flexible)
         groups = _groups(regular)
         pad = _ends_in_run(groups, flexible, tagged)
@@ -303,7 +310,7 @@ class Encoder(_Emitter):
             if f.type in _FIXED:
                 last = pad and i == len(groups) - 1
                 fmt = "".join(_FIXED[g.type] for g, _, _ in group) + ("x" if last else "")
-                args = ", ".join(self.get(src, g) + (".bytes" if g.type is s.UUID else "")
+                args = ", ".join(self.get(src, g) + (".bytes" if g.type is UUID else "")
                                  for g, _, _ in group)
                 self.emit(ind, "# " + ", ".join(f"{g.name} {g.type.name}" for g, _, _ in group)
                           + (", then no tagged fields" if last else ""))
@@ -342,7 +349,7 @@ class Encoder(_Emitter):
         kind = _kind(t)
         if kind == "fixed":
             self.emit(ind, f"{b} += {self.src.packer(_FIXED[t])}.pack("
-                           f"{v}{'.bytes' if t is s.UUID else ''})")
+                           f"{v}{'.bytes' if t is UUID else ''})")
             return
         if kind == "struct":
             if nullable:
@@ -380,12 +387,12 @@ class Encoder(_Emitter):
             self.emit(ind + 1, f"_splice_records({b}, {v})")
         elif kind != "array":
             self.emit(ind, f"{b} += {data}")
-        elif t.item in _FIXED and t.item is not s.UUID:
+        elif t.item in _FIXED and t.item is not UUID:
             self.emit(ind, f"{b} += _pack('>%d{_FIXED[t.item]}' % len({v}), *{v})")
         else:
             e = self.src.var("e")
             self.emit(ind, f"for {e} in {v}:")
-            if isinstance(t.item, s.Struct):
+            if isinstance(t.item, Struct):
                 self.struct(t.item, e, flexible, ind + 1, b)
             else:
                 self.value(t.item, e, flexible, False, ind + 1, b)

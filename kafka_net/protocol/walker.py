@@ -14,7 +14,7 @@ for one schema at one version from the same declarations and the same
 per-version field plan (``Struct._plan``), so a new API version needs nothing
 here.  Print one to see it::
 
-    python -m kafka_net.protocol.walker Fetch 13 --response
+    python -m kafka_net.protocol.generated Fetch 13 --response --walk
 
 What it does instead of decoding:
 
@@ -47,14 +47,14 @@ from __future__ import annotations
 
 import linecache
 import struct
-import sys
 from typing import Callable
 
-from kafka_net.protocol import schema as s
-from kafka_net.protocol.codegen import _RUNTIME, _find_api
+from kafka_net.protocol.codegen import _RUNTIME
 from kafka_net.protocol.codegen_emit import (
     _FIXED, Source, _Emitter, _ends_in_run, _groups, _kind)
 from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.fields import Array, Field, Struct
+from kafka_net.protocol.wire_types import UUID
 
 
 def _past_end(p: int, end: int) -> InvalidRequestError:
@@ -71,7 +71,7 @@ def _size(fmt: str) -> int:
 class Walker(_Emitter):
     """Writes ``walk_<Schema>_v<N>(buf, p) -> (end, top, codes, records)``."""
 
-    def __init__(self, src: Source, schema: s.Schema, version: int, top: tuple[str, ...],
+    def __init__(self, src: Source, schema, version: int, top: tuple[str, ...],
                  codes: bool, records: bool) -> None:
         super().__init__(src, schema, version)
         self.top, self.codes, self.records = top, codes, records
@@ -107,15 +107,15 @@ class Walker(_Emitter):
         """Does a value of type ``t`` hold anything this walker keeps (below the top)?"""
         if depth > 32:
             return True   # a recursive schema: assume so
-        if isinstance(t, s.Array):
+        if isinstance(t, Array):
             return self.wanted(t.item, depth + 1)
-        if not isinstance(t, s.Struct):
+        if not isinstance(t, Struct):
             return False
         return any((f.name == "error_code" and self.codes)
                    or (f.name == "records" and self.records)
                    or self.wanted(f.type, depth + 1) for f in t.fields)
 
-    def fixed_size(self, st: s.Struct, flexible: bool) -> int | None:
+    def fixed_size(self, st: Struct, flexible: bool) -> int | None:
         """Bytes a struct of fixed-width fields only, holding nothing kept, takes: at
         a classic version always, at a flexible one when its tagged-field section is
         empty (the byte 0, counted in); None for any other struct."""
@@ -135,7 +135,7 @@ class Walker(_Emitter):
         if len(self.lines) == before:
             self.emit(ind, "pass")
 
-    def struct(self, st: s.Struct, flexible: bool, ind: int, outer: bool = False) -> dict:
+    def struct(self, st: Struct, flexible: bool, ind: int, outer: bool = False) -> dict:
         """Walk ``st``; return {field name: local} of the top-level fields kept."""
         regular, tagged = st._plan(self.version, flexible)
         values: dict[str, str] = {}
@@ -164,7 +164,7 @@ class Walker(_Emitter):
             if values is not None and f.name in self.top:
                 v = values[f.name] = self.src.var("v")
                 self.emit(ind, f"{v} = {self.src.packer(code)}.unpack_from(buf, {at})[0]")
-                if f.type is s.UUID:
+                if f.type is UUID:
                     self.emit(ind, f"{v} = _UUID(bytes={v})")
                 if f.name == "error_code" and self.codes:
                     self.emit(ind, f"if {v}:")
@@ -204,7 +204,7 @@ class Walker(_Emitter):
         self.end = outer_end
         self.emit(ind + 2, f"p = {stop}")
 
-    def value(self, f: s.Field | None, t, flexible: bool, nullable: bool, ind: int) -> None:
+    def value(self, f: Field | None, t, flexible: bool, nullable: bool, ind: int) -> None:
         """Walk one value at ``p`` (``f``: its field, None for an array item)."""
         kind = _kind(t)
         if kind == "fixed":
@@ -263,7 +263,7 @@ class Walker(_Emitter):
         if item in _FIXED:
             self.emit(ind, f"p += {n} * {_size(_FIXED[item])}")
             return
-        size = self.fixed_size(item, flexible) if isinstance(item, s.Struct) else None
+        size = self.fixed_size(item, flexible) if isinstance(item, Struct) else None
         if size is not None and not flexible:
             self.emit(ind, f"p += {n} * {size}  # fixed-width structs")
             return
@@ -276,7 +276,7 @@ class Walker(_Emitter):
             self.emit(ind, "else:")
             ind += 1
         self.emit(ind, f"for _ in range({n}):")
-        if isinstance(item, s.Struct):
+        if isinstance(item, Struct):
             self.block(ind + 1, lambda: self.struct(item, flexible, ind + 1))
         else:
             self.value(None, item, flexible, False, ind + 1)
@@ -284,10 +284,12 @@ class Walker(_Emitter):
 
 # --- compiling and the cache -----------------------------------------------------------
 
-_CACHE: dict[tuple, tuple[s.Schema, Callable]] = {}
+# (id(schema), version, what is kept) -> (the schema, its walker); the schema is held
+# so that its id cannot be reused by another while the entry lives.
+_CACHE: dict[tuple, tuple[object, Callable]] = {}
 
 
-def source(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
+def source(schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
            records: bool = False) -> tuple[str, dict, str]:
     """Generated source of one walker: (text, namespace, function name)."""
     for name in top:
@@ -300,7 +302,7 @@ def source(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: boo
     return src.text(), src.names, name
 
 
-def walker(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
+def walker(schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
            records: bool = False) -> Callable:
     """The walker of ``schema`` at ``version`` (compiled at first use, then kept):
     ``walk(buf, p) -> (end, {name: value} of ``top`` fields, non-zero error codes if
@@ -319,26 +321,3 @@ def walker(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: boo
     _CACHE[key] = (schema, namespace[name])
     return namespace[name]
 
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(
-        prog="python -m kafka_net.protocol.walker",
-        description="Print the generated walker of one message version.")
-    parser.add_argument("api", help="API name (Fetch, api_versions) or key (1)")
-    parser.add_argument("version", type=int)
-    parser.add_argument("--response", action="store_true", help="the response (default: request)")
-    parser.add_argument("--top", default="", help="top-level fields to keep, comma-separated")
-    parser.add_argument("--codes", action="store_true", help="keep non-zero error codes")
-    parser.add_argument("--records", action="store_true", help="keep records fields")
-    args = parser.parse_args(argv)
-    schema = _find_api(args.api).response if args.response else _find_api(args.api).request
-    if args.version not in schema.valid:
-        raise SystemExit(f"{schema.name} has no version {args.version} (valid {schema.valid})")
-    top = tuple(t for t in args.top.split(",") if t)
-    sys.stdout.write(source(schema, args.version, top, args.codes, args.records)[0])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -19,7 +19,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kafka_net.protocol import codegen, readable
+from kafka_net.protocol import codegen, generated, readable
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.messages import MESSAGES, api_versions
 from kafka_net.protocol.primitives import Reader
@@ -201,7 +201,7 @@ def test_each_version_is_compiled_once(monkeypatch):
     assert len(calls) == 2
 
 
-# --- the generated source, as the CLI prints it ----------------------------------------
+# --- the generated source, as the CLI (kafka_net/protocol/generated.py) prints it --------
 
 @pytest.mark.parametrize("argv, name", [
     (["ApiVersions", "3", "--response", "--encode"], "encode_ApiVersionsResponse_v3"),
@@ -211,7 +211,7 @@ def test_each_version_is_compiled_once(monkeypatch):
     (["fetch", "17", "--response", "--decode"], "decode_FetchResponse_v17"),
 ])
 def test_cli_prints_compilable_source(capsys, argv, name):
-    assert codegen.main(argv) == 0
+    assert generated.main(argv) == 0
     text = capsys.readouterr().out
     compile(text, "<cli>", "exec")
     assert f"def {name}(" in text
@@ -219,16 +219,26 @@ def test_cli_prints_compilable_source(capsys, argv, name):
 
 def test_cli_runs_as_a_module():
     out = subprocess.run(
-        [sys.executable, "-m", "kafka_net.protocol.codegen", "ApiVersions", "3",
+        [sys.executable, "-m", "kafka_net.protocol.generated", "ApiVersions", "3",
          "--response", "--encode"], capture_output=True, text=True, timeout=60, check=True)
     compile(out.stdout, "<cli>", "exec")
     assert "S_hhhx" in out.stdout          # api_key, min, max + an empty tag section
 
 
-@pytest.mark.parametrize("argv", [["NoSuchApi", "0"], ["ApiVersions", "9"], ["9999", "0"]])
-def test_cli_refuses_unknown_api_or_version(argv):
+@pytest.mark.parametrize("argv, words", [
+    (["NoSuchApi", "0"], "unknown API 'NoSuchApi'"),
+    (["ApiVersions", "9"], "ApiVersionsRequest has no version 9"),
+    (["9999", "0"], "no schema for API key 9999"),
+])
+def test_cli_refuses_unknown_api_or_version(argv, words):
+    with pytest.raises(SystemExit, match=words):
+        generated.main(argv)
+
+
+def test_cli_refuses_walker_options_without_walk(capsys):
     with pytest.raises(SystemExit):
-        codegen.main(argv)
+        generated.main(["Fetch", "13", "--response", "--codes"])
+    assert "add --walk" in capsys.readouterr().err
 
 
 def test_uuid_fields_decode_to_uuids():

@@ -143,8 +143,8 @@ def test_only_fixed_width_top_fields_can_be_kept():
 
 
 def test_cli_prints_compilable_source():
-    out = subprocess.run([sys.executable, "-m", "kafka_net.protocol.walker", "Fetch", "13",
-                          "--response", "--codes", "--records"],
+    out = subprocess.run([sys.executable, "-m", "kafka_net.protocol.generated", "Fetch", "13",
+                          "--response", "--walk", "--codes", "--records"],
                          capture_output=True, text=True, check=True).stdout
     compile(out, "walker", "exec")
     assert "def walk_FetchResponse_v13(buf, p):" in out
