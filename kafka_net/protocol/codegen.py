@@ -47,15 +47,18 @@ How to read it:
   default of api_keys; constants live beside the code).
 * A tagged field goes into the section only when it differs from its
   default.  Decoders read tags in order, skip unknown ones, and read each
-  known one from its own slice.
+  known one in place, refusing one that reads past its own size.
 
-The decoders check every length against the bytes left; a fixed-width read
-or a varint that runs off the end (``struct.error``, ``IndexError``) becomes
-:class:`InvalidRequestError` at the top of the generated function, so peer
-bytes still only ever raise that.  The interpreter stays as the reference
-(``Schema.encode_interpreted`` / ``decode_interpreted``), and
-``tests/protocol/test_codegen.py`` checks that both give the same bytes, the
-same dicts and the same refusals for every message at every version.
+How a body is read is written once, in ``codegen_emit.BodyWalk``: the
+decoders and the body walkers (:mod:`kafka_net.protocol.walker`) are its two
+back-ends.  The decoders check every length against the bytes left; a
+fixed-width read or a varint that runs off the end (``struct.error``,
+``IndexError``) becomes :class:`InvalidRequestError` at the top of the
+generated function, so peer bytes still only ever raise that.  The
+interpreter stays as the reference (``Schema.encode_interpreted`` /
+``decode_interpreted``), and ``tests/protocol/test_codegen.py`` checks that
+both give the same bytes, the same dicts and the same refusals for every
+message at every version.
 """
 from __future__ import annotations
 
@@ -132,13 +135,18 @@ def _truncated(exc: Exception) -> InvalidRequestError:
     return InvalidRequestError(f"message ends early ({exc})")
 
 
+def _past_end(p: int, end: int) -> InvalidRequestError:
+    return InvalidRequestError(f"message ends early (offset {p} past {end})")
+
+
 _RUNTIME = {
     "InvalidRequestError": InvalidRequestError, "struct": struct, "_UUID": _uuid.UUID,
     "_uvarint": encode_uvarint, "_read_uvarint": _read_uvarint, "_tag_header": _tag_header,
     "_tag_count": _tag_count, "_MAX_ARRAY": MAX_ARRAY_ELEMENTS,
     "_too_many": too_many_elements,
     "_skip_tags": _skip_tags, "_short": _short, "_bad_length": _bad_length,
-    "_truncated": _truncated, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
+    "_truncated": _truncated, "_past_end": _past_end, "_pack": struct.pack,
+    "_unpack_from": struct.unpack_from,
     "_deepcopy": copy.deepcopy, "_MISSING": object(), "_splice_records": splice_records,
 }
 
