@@ -72,7 +72,7 @@ from kafka_net.protocol.chunked import splice_records
 from kafka_net.protocol.codegen_emit import Decoder, Encoder, Source
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.fields import (
-    MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS, too_many_elements, too_many_tagged_fields)
+    MAX_TAGGED_FIELDS, too_many_elements, too_many_tagged_fields)
 from kafka_net.protocol.primitives import encode_uvarint
 
 # --- run-time helpers the generated code calls (rare paths only) -----------------
@@ -142,8 +142,7 @@ def _past_end(p: int, end: int) -> InvalidRequestError:
 _RUNTIME = {
     "InvalidRequestError": InvalidRequestError, "struct": struct, "_UUID": _uuid.UUID,
     "_uvarint": encode_uvarint, "_read_uvarint": _read_uvarint, "_tag_header": _tag_header,
-    "_tag_count": _tag_count, "_MAX_ARRAY": MAX_ARRAY_ELEMENTS,
-    "_too_many": too_many_elements,
+    "_tag_count": _tag_count, "_too_many": too_many_elements,
     "_skip_tags": _skip_tags, "_short": _short, "_bad_length": _bad_length,
     "_truncated": _truncated, "_past_end": _past_end, "_pack": struct.pack,
     "_unpack_from": struct.unpack_from,

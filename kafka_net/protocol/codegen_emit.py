@@ -15,7 +15,7 @@ import struct
 import uuid as _uuid
 from typing import Callable
 
-from kafka_net.protocol.fields import Array, Field, Struct
+from kafka_net.protocol.fields import MAX_ARRAY_ELEMENTS, Array, Field, Struct
 from kafka_net.protocol.primitives import encode_uvarint
 from kafka_net.protocol.wire_types import (
     BOOL, FLOAT64, INT8, INT16, INT32, INT64, UINT16, UINT32, UUID)
@@ -225,7 +225,7 @@ class BodyWalk(_Emitter):
         n = self.src.var("n")
         ind = self.length(n, kind, flexible, nullable, v, ind)
         if kind == "array":
-            self.count(n, ind)
+            self.count(n, flexible, ind)
             self.elements(t.item, n, v, flexible, ind)
         elif kind == "string":
             self.emit(ind, f"if p + {n} > {self.end}:")
@@ -243,6 +243,11 @@ class BodyWalk(_Emitter):
             self.emit(ind, "p += 1")
             self.emit(ind, f"if {n} > 127:")
             self.emit(ind + 1, f"{n}, p = _read_uvarint(buf, p - 1)")
+            if kind == "array":
+                # Kafka 4.4's cap on elements, checked only here: a one-byte count is
+                # under it, so the common small array pays nothing for the check.
+                self.emit(ind + 1, f"if {n} > {MAX_ARRAY_ELEMENTS + 1}:  # N+1: over the cap")
+                self.emit(ind + 2, f"raise _too_many({n} - 1)")
             self.emit(ind, f"{n} -= 1")
         else:
             fmt = _CLASSIC_LENGTH[kind]
@@ -259,14 +264,16 @@ class BodyWalk(_Emitter):
         self.emit(ind, "else:")
         return ind + 1
 
-    def count(self, n: str, ind: int) -> None:
+    def count(self, n: str, flexible: bool, ind: int) -> None:
         # Each element takes at least one byte: a count above the bytes left is refused
-        # before anything is allocated for it, and so is one above Kafka 4.4's cap.
+        # before anything is allocated for it, and so is one above Kafka 4.4's cap
+        # (a compact count was held to the cap as it was read: see length).
         self.emit(ind, f"if {n} > {self.end} - p:")
         self.emit(ind + 1, f'raise InvalidRequestError(f"array of {{{n}}} elements '
                            f'in {{{self.end} - p}} bytes")')
-        self.emit(ind, f"if {n} > _MAX_ARRAY:")
-        self.emit(ind + 1, f"raise _too_many({n})")
+        if not flexible:
+            self.emit(ind, f"if {n} > {MAX_ARRAY_ELEMENTS}:  # Kafka 4.4's cap")
+            self.emit(ind + 1, f"raise _too_many({n})")
 
     def tags(self, tagged: dict, values: dict, ind: int) -> None:
         """The tagged-field section: known tags read in place, each within its size."""
