@@ -5,8 +5,10 @@ Nothing in this package imports ``socket``, ``selectors``, ``threading`` or
 the benchmark's reference server, the tests and the Spark jobs all share it.
 
 Reading order for newcomers: :mod:`.primitives` (integers, varints),
-:mod:`.wire_types` (field types), :mod:`.schema` (messages as data), :mod:`.codegen` (schemas compiled into
-the functions that run per message), :mod:`.framing` (size prefix),
+:mod:`.wire_types` (field types), :mod:`.fields` (the parts a message is
+declared from), :mod:`.codegen` (schemas compiled into the functions that run
+per message), :mod:`.schema` (messages as data, keeping their compiled
+codecs), :mod:`.framing` (size prefix),
 :mod:`.headers` (header versions), :mod:`.codec` (the accept/refuse choke
 point), then one API in :mod:`.messages`.
 """

@@ -7,7 +7,7 @@ would write by hand for exactly that layout, compiles it at first use and
 keeps it (``Schema.encode`` / ``decode``).  Print one to see what a schema
 means on the wire::
 
-    python -m kafka_net.protocol.codegen ApiVersions 3 --response --encode
+    python -m kafka_net.protocol.generated ApiVersions 3 --response --encode
 
 (API by name or key; ``--request`` / ``--response``, ``--decode`` /
 ``--encode``; default request decode) prints, abridged::
@@ -47,29 +47,32 @@ How to read it:
   default of api_keys; constants live beside the code).
 * A tagged field goes into the section only when it differs from its
   default.  Decoders read tags in order, skip unknown ones, and read each
-  known one from its own slice.
+  known one in place, refusing one that reads past its own size.
 
-The decoders check every length against the bytes left; a fixed-width read
-or a varint that runs off the end (``struct.error``, ``IndexError``) becomes
-:class:`InvalidRequestError` at the top of the generated function, so peer
-bytes still only ever raise that.  The interpreter stays as the reference
-(``Schema.encode_interpreted`` / ``decode_interpreted``), and
-``tests/protocol/test_codegen.py`` checks that both give the same bytes, the
-same dicts and the same refusals for every message at every version.
+How a body is read is written once, in ``codegen_emit.BodyWalk``: the
+decoders and the body walkers (:mod:`kafka_net.protocol.walker`) are its two
+back-ends.  The decoders check every length against the bytes left; a
+fixed-width read or a varint that runs off the end (``struct.error``,
+``IndexError``) becomes :class:`InvalidRequestError` at the top of the
+generated function, so peer bytes still only ever raise that.  The
+interpreter stays as the reference (``Schema.encode_interpreted`` /
+``decode_interpreted``), and ``tests/protocol/test_codegen.py`` checks that
+both give the same bytes, the same dicts and the same refusals for every
+message at every version.
 """
 from __future__ import annotations
 
 import copy
 import linecache
 import struct
-import sys
 import uuid as _uuid
 from typing import Callable
 
-from kafka_net.protocol import schema as s
 from kafka_net.protocol.chunked import splice_records
 from kafka_net.protocol.codegen_emit import Decoder, Encoder, Source
 from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.fields import (
+    MAX_TAGGED_FIELDS, too_many_elements, too_many_tagged_fields)
 from kafka_net.protocol.primitives import encode_uvarint
 
 # --- run-time helpers the generated code calls (rare paths only) -----------------
@@ -103,8 +106,8 @@ def _tag_header(buf, p: int, last: int) -> tuple[int, int, int]:
 def _tag_count(buf, p: int) -> tuple[int, int]:
     """A tagged-field section's count, refused above the limit before any is read."""
     count, p = _read_uvarint(buf, p)
-    if count > s.MAX_TAGGED_FIELDS:
-        raise s.too_many_tagged_fields(count)
+    if count > MAX_TAGGED_FIELDS:
+        raise too_many_tagged_fields(count)
     return count, p
 
 
@@ -132,28 +135,33 @@ def _truncated(exc: Exception) -> InvalidRequestError:
     return InvalidRequestError(f"message ends early ({exc})")
 
 
+def _past_end(p: int, end: int) -> InvalidRequestError:
+    return InvalidRequestError(f"message ends early (offset {p} past {end})")
+
+
 _RUNTIME = {
     "InvalidRequestError": InvalidRequestError, "struct": struct, "_UUID": _uuid.UUID,
     "_uvarint": encode_uvarint, "_read_uvarint": _read_uvarint, "_tag_header": _tag_header,
-    "_tag_count": _tag_count, "_MAX_ARRAY": s.MAX_ARRAY_ELEMENTS,
-    "_too_many": s.too_many_elements,
+    "_tag_count": _tag_count, "_too_many": too_many_elements,
     "_skip_tags": _skip_tags, "_short": _short, "_bad_length": _bad_length,
-    "_truncated": _truncated, "_pack": struct.pack, "_unpack_from": struct.unpack_from,
+    "_truncated": _truncated, "_past_end": _past_end, "_pack": struct.pack,
+    "_unpack_from": struct.unpack_from,
     "_deepcopy": copy.deepcopy, "_MISSING": object(), "_splice_records": splice_records,
 }
 
 
 # --- compiling and the cache's public face ---------------------------------------------
 
-def source(schema: s.Schema, version: int, direction: str) -> tuple[str, dict, str]:
-    """Generated source for ``direction`` ("encode" or "decode"): (text, namespace, name)."""
+def source(schema, version: int, direction: str) -> tuple[str, dict, str]:
+    """Generated source for ``direction`` ("encode" or "decode") of a
+    :class:`~kafka_net.protocol.schema.Schema`: (text, namespace, name)."""
     src = Source(_RUNTIME)
     kind = Encoder if direction == "encode" else Decoder
     name = kind(src, schema, version).build()
     return src.text(), src.names, name
 
 
-def compile_codec(schema: s.Schema, version: int, direction: str) -> Callable:
+def compile_codec(schema, version: int, direction: str) -> Callable:
     text, namespace, name = source(schema, version, direction)
     filename = f"<{direction} {schema.name} v{version}>"
     # Registered so that tracebacks and debuggers show the generated lines.
@@ -161,43 +169,3 @@ def compile_codec(schema: s.Schema, version: int, direction: str) -> Callable:
     exec(compile(text, filename, "exec"), namespace)  # our text, from our schema data
     return namespace[name]
 
-
-def _find_api(text: str):
-    from kafka_net.protocol.api_keys import ApiKey
-    from kafka_net.protocol.messages import MESSAGES
-    if text.lstrip("-").isdigit():
-        key = int(text)
-    else:
-        wanted = text.replace("_", "").replace("-", "").lower()
-        matches = [k for k in ApiKey if k.name.replace("_", "").lower() == wanted]
-        if not matches:
-            raise SystemExit(f"unknown API {text!r}")
-        key = matches[0]
-    if key not in MESSAGES:
-        raise SystemExit(f"no schema for API key {key}")
-    return MESSAGES[key]
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(
-        prog="python -m kafka_net.protocol.codegen",
-        description="Print the generated encoder or decoder of one message version.")
-    parser.add_argument("api", help="API name (ApiVersions, api_versions) or key (18)")
-    parser.add_argument("version", type=int)
-    side = parser.add_mutually_exclusive_group()
-    side.add_argument("--request", dest="side", action="store_const", const="request")
-    side.add_argument("--response", dest="side", action="store_const", const="response")
-    way = parser.add_mutually_exclusive_group()
-    way.add_argument("--encode", dest="direction", action="store_const", const="encode")
-    way.add_argument("--decode", dest="direction", action="store_const", const="decode")
-    args = parser.parse_args(argv)
-    schema = getattr(_find_api(args.api), args.side or "request")
-    if args.version not in schema.valid:
-        raise SystemExit(f"{schema.name} has no version {args.version} (valid {schema.valid})")
-    sys.stdout.write(source(schema, args.version, args.direction or "decode")[0])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

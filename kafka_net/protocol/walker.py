@@ -9,12 +9,13 @@ Decoding the whole body into dicts, lists, strings and UUIDs costs most of
 the job's Python time; a walker reads the same bytes with the same checks and
 keeps only those values.
 
-A walker is generated, like the codecs of :mod:`kafka_net.protocol.codegen`,
-for one schema at one version from the same declarations and the same
-per-version field plan (``Struct._plan``), so a new API version needs nothing
-here.  Print one to see it::
+A walker is generated, like the decoders of :mod:`kafka_net.protocol.codegen`,
+for one schema at one version, by the same walk over the schema
+(``codegen_emit.BodyWalk``, where every rule of reading a body is written
+once); :class:`Walker` is that walk's second back-end, beside the decoder's,
+so a new API version or a new wire rule needs nothing here.  Print one::
 
-    python -m kafka_net.protocol.walker Fetch 13 --response
+    python -m kafka_net.protocol.generated Fetch 13 --response --walk
 
 What it does instead of decoding:
 
@@ -33,8 +34,9 @@ Bounds: the decoder checks every read; the walker checks the same limits
 end of the body), but lets a skipped run move past the end and refuses at the
 next read or at the end.  Offsets only grow, so a walk that ran off the end
 is always refused: a walker accepts exactly the bodies the decoder accepts,
-and stops at the same offset (``tests/protocol/test_walker.py`` checks this on
-every message and version, valid bodies, cut, mutated and noise).  It does
+and stops at the same offset (``tests/protocol/test_codegen.py`` checks this on
+every message and version, valid bodies, cut, mutated and noise, and
+``test_walker.py`` on bodies picked by hand).  It does
 not say *why* a body is wrong: a caller that needs the words runs the decoder
 on the rare body a walker refuses.
 
@@ -47,35 +49,27 @@ from __future__ import annotations
 
 import linecache
 import struct
-import sys
 from typing import Callable
 
-from kafka_net.protocol import schema as s
-from kafka_net.protocol.codegen import _RUNTIME, _find_api
-from kafka_net.protocol.codegen_emit import (
-    _FIXED, Source, _Emitter, _ends_in_run, _groups, _kind)
-from kafka_net.protocol.errors import InvalidRequestError
-
-
-def _past_end(p: int, end: int) -> InvalidRequestError:
-    return InvalidRequestError(f"message ends early (offset {p} past {end})")
-
-
-_WALK_RUNTIME = dict(_RUNTIME, _past_end=_past_end)
+from kafka_net.protocol.codegen import _RUNTIME
+from kafka_net.protocol.codegen_emit import _FIXED, BodyWalk, Source
+from kafka_net.protocol.fields import Array, Field, Struct
+from kafka_net.protocol.wire_types import UUID
 
 
 def _size(fmt: str) -> int:
     return struct.calcsize(">" + fmt)
 
 
-class Walker(_Emitter):
-    """Writes ``walk_<Schema>_v<N>(buf, p) -> (end, top, codes, records)``."""
+class Walker(BodyWalk):
+    """Writes ``walk_<Schema>_v<N>(buf, p) -> (end, top, codes, records)``: the
+    decoder's walk (:class:`~kafka_net.protocol.codegen_emit.BodyWalk`), stepping
+    over what it does not keep."""
 
-    def __init__(self, src: Source, schema: s.Schema, version: int, top: tuple[str, ...],
+    def __init__(self, src: Source, schema, version: int, top: tuple[str, ...],
                  codes: bool, records: bool) -> None:
         super().__init__(src, schema, version)
         self.top, self.codes, self.records = top, codes, records
-        self.end = "end"     # the name of the current limit (a tagged value's own end)
 
     def build(self) -> str:
         schema, version = self.schema, self.version
@@ -107,15 +101,15 @@ class Walker(_Emitter):
         """Does a value of type ``t`` hold anything this walker keeps (below the top)?"""
         if depth > 32:
             return True   # a recursive schema: assume so
-        if isinstance(t, s.Array):
+        if isinstance(t, Array):
             return self.wanted(t.item, depth + 1)
-        if not isinstance(t, s.Struct):
+        if not isinstance(t, Struct):
             return False
         return any((f.name == "error_code" and self.codes)
                    or (f.name == "records" and self.records)
                    or self.wanted(f.type, depth + 1) for f in t.fields)
 
-    def fixed_size(self, st: s.Struct, flexible: bool) -> int | None:
+    def fixed_size(self, st: Struct, flexible: bool) -> int | None:
         """Bytes a struct of fixed-width fields only, holding nothing kept, takes: at
         a classic version always, at a flexible one when its tagged-field section is
         empty (the byte 0, counted in); None for any other struct."""
@@ -126,34 +120,9 @@ class Walker(_Emitter):
             return None
         return sum(_size(_FIXED[f.type]) for f, _, _ in regular) + (1 if flexible else 0)
 
-    # -- emitting -----------------------------------------------------------------------
+    # -- the back-end: step over each value, keeping what was asked for ------------------
 
-    def block(self, ind: int, body: Callable[[], object]) -> None:
-        """Emit an indented block's ``body``; ``pass`` if it wrote nothing."""
-        before = len(self.lines)
-        body()
-        if len(self.lines) == before:
-            self.emit(ind, "pass")
-
-    def struct(self, st: s.Struct, flexible: bool, ind: int, outer: bool = False) -> dict:
-        """Walk ``st``; return {field name: local} of the top-level fields kept."""
-        regular, tagged = st._plan(self.version, flexible)
-        values: dict[str, str] = {}
-        groups = _groups(regular)
-        tag_byte = _ends_in_run(groups, flexible, tagged)
-        for i, group in enumerate(groups):
-            f, nullable, fflex = group[0]
-            if f.type in _FIXED:
-                self.run(group, values if outer else None, ind,
-                         tag_byte and i == len(groups) - 1)
-            else:
-                self.emit(ind, f"# {f.name}")
-                self.value(f, f.type, fflex, nullable, ind)
-        if flexible and not tag_byte:
-            self.tags(tagged, ind)
-        return values
-
-    def run(self, group: list, values: dict | None, ind: int, tag_byte: bool) -> None:
+    def run(self, group: list, values: dict, ind: int, tag_byte: bool, outer: bool) -> None:
         """Adjacent fixed-width fields: skipped, reading only those kept."""
         offset = 0
         names = ", ".join(f.name for f, _, _ in group)
@@ -161,10 +130,10 @@ class Walker(_Emitter):
         for f, _, _ in group:
             code = _FIXED[f.type]
             at = f"p + {offset}" if offset else "p"
-            if values is not None and f.name in self.top:
+            if outer and f.name in self.top:
                 v = values[f.name] = self.src.var("v")
                 self.emit(ind, f"{v} = {self.src.packer(code)}.unpack_from(buf, {at})[0]")
-                if f.type is s.UUID:
+                if f.type is UUID:
                     self.emit(ind, f"{v} = _UUID(bytes={v})")
                 if f.name == "error_code" and self.codes:
                     self.emit(ind, f"if {v}:")
@@ -179,91 +148,28 @@ class Walker(_Emitter):
             self.emit(ind, "if buf[p - 1]:  # tags we do not know at this version: skip")
             self.emit(ind + 1, "p = _skip_tags(buf, p - 1)")
 
-    def tags(self, tagged: dict, ind: int) -> None:
-        self.emit(ind, "# tagged fields" + (": none known at this version" if not tagged else ""))
-        self.emit(ind, "if buf[p] == 0:")
-        self.emit(ind + 1, "p += 1")
-        self.emit(ind, "else:")
-        if not tagged:
-            self.emit(ind + 1, "p = _skip_tags(buf, p)")
-            return
-        count, last, size = self.src.var("n"), self.src.var("tag"), self.src.var("size")
-        stop = self.src.var("e")
-        self.emit(ind + 1, f"{count}, p = _read_uvarint(buf, p)")
-        self.emit(ind + 1, f"{last} = -1")
-        self.emit(ind + 1, f"for _ in range({count}):")
-        self.emit(ind + 2, f"{last}, {size}, p = _tag_header(buf, p, {last})")
-        self.emit(ind + 2, f"{stop} = p + {size}")
-        outer_end, self.end = self.end, stop
-        for i, tag in enumerate(sorted(tagged)):
-            f, nullable, _ = tagged[tag]
-            self.emit(ind + 2, f"{'el' if i else ''}if {last} == {tag}:  # {f.name}")
-            self.block(ind + 3, lambda: self.value(f, f.type, True, nullable, ind + 3))
-            self.emit(ind + 3, f"if p > {stop}:  # read past its own size")
-            self.emit(ind + 4, f"raise _past_end(p, {stop})")
-        self.end = outer_end
-        self.emit(ind + 2, f"p = {stop}")
+    def fixed(self, t, v: str, ind: int) -> None:
+        self.emit(ind, f"p += {_size(_FIXED[t])}")
 
-    def value(self, f: s.Field | None, t, flexible: bool, nullable: bool, ind: int) -> None:
-        """Walk one value at ``p`` (``f``: its field, None for an array item)."""
-        kind = _kind(t)
-        if kind == "fixed":
-            self.emit(ind, f"p += {_size(_FIXED[t])}")
-            return
-        if kind == "struct":
-            if not nullable:
-                self.struct(t, flexible, ind)
-                return
-            self.emit(ind, "p += 1")
-            self.emit(ind, "if buf[p - 1] < 128:  # int8 presence marker: -1 is null")
-            self.block(ind + 1, lambda: self.struct(t, flexible, ind + 1))
-            return
-        n = self.src.var("n")
-        ind = self.length(n, kind, flexible, nullable, ind)
-        if kind == "array":
-            self.array(t.item, n, flexible, ind)
-        elif kind == "string":
-            self.emit(ind, f"if p + {n} > {self.end}:")
-            self.emit(ind + 1, f"raise _short({n}, p, {self.end})")
-            self.emit(ind, f"str(buf[p:p + {n}], 'utf-8')  # refused if not UTF-8")
-            self.emit(ind, f"p += {n}")
-        elif kind == "records" and self.records and f is not None and f.name == "records":
+    def nested(self, st: Struct, flexible: bool, v: str, ind: int) -> None:
+        self.struct(st, flexible, ind)
+
+    def string(self, n: str, v: str, ind: int) -> None:
+        self.emit(ind, f"str(buf[p:p + {n}], 'utf-8')  # refused if not UTF-8")
+        self.emit(ind, f"p += {n}")
+
+    def blob(self, f: Field | None, kind: str, n: str, v: str, ind: int) -> None:
+        # Not checked against the end here: p only grows, so the end check refuses it.
+        if kind == "records" and self.records and f is not None and f.name == "records":
             self.emit(ind, f"if {n}:")
             self.emit(ind + 1, f"recs.append(bytes(buf[p:p + {n}]))")
-            self.emit(ind, f"p += {n}")
-        else:
-            self.emit(ind, f"p += {n}")
+        self.emit(ind, f"p += {n}")
 
-    def length(self, n: str, kind: str, flexible: bool, nullable: bool, ind: int) -> int:
-        """Read a length prefix into ``n``; return the indent for a non-null value."""
-        if flexible:
-            self.emit(ind, f"{n} = buf[p]  # compact length: uvarint N+1, 0 = null")
-            self.emit(ind, "p += 1")
-            self.emit(ind, f"if {n} > 127:")
-            self.emit(ind + 1, f"{n}, p = _read_uvarint(buf, p - 1)")
-            self.emit(ind, f"{n} -= 1")
-        else:
-            fmt = {"string": "h"}.get(kind, "i")
-            self.emit(ind, f"{n} = {self.src.packer(fmt)}.unpack_from(buf, p)[0]  # -1 = null")
-            self.emit(ind, f"p += {_size(fmt)}")
-        what = "bytes" if kind == "records" else kind
-        self.emit(ind, f"if {n} < 0:")
-        if not nullable:
-            self.emit(ind + 1, f"raise _bad_length({n}, {what!r})")
-            return ind
-        self.emit(ind + 1, f"if {n} != -1:")
-        self.emit(ind + 2, f"raise _bad_length({n}, {what!r})")
-        self.emit(ind, "else:")
-        return ind + 1
-
-    def array(self, item, n: str, flexible: bool, ind: int) -> None:
-        self.emit(ind, f"if {n} > {self.end} - p:  # each element takes a byte at least")
-        self.emit(ind + 1, f'raise InvalidRequestError(f"array of {{{n}}} elements '
-                           f'in {{{self.end} - p}} bytes")')
+    def elements(self, item, n: str, v: str, flexible: bool, ind: int) -> None:
         if item in _FIXED:
             self.emit(ind, f"p += {n} * {_size(_FIXED[item])}")
             return
-        size = self.fixed_size(item, flexible) if isinstance(item, s.Struct) else None
+        size = self.fixed_size(item, flexible) if isinstance(item, Struct) else None
         if size is not None and not flexible:
             self.emit(ind, f"p += {n} * {size}  # fixed-width structs")
             return
@@ -276,18 +182,20 @@ class Walker(_Emitter):
             self.emit(ind, "else:")
             ind += 1
         self.emit(ind, f"for _ in range({n}):")
-        if isinstance(item, s.Struct):
+        if isinstance(item, Struct):
             self.block(ind + 1, lambda: self.struct(item, flexible, ind + 1))
         else:
-            self.value(None, item, flexible, False, ind + 1)
+            self.block(ind + 1, lambda: self.value(None, item, flexible, False, ind + 1))
 
 
 # --- compiling and the cache -----------------------------------------------------------
 
-_CACHE: dict[tuple, tuple[s.Schema, Callable]] = {}
+# (id(schema), version, what is kept) -> (the schema, its walker); the schema is held
+# so that its id cannot be reused by another while the entry lives.
+_CACHE: dict[tuple, tuple[object, Callable]] = {}
 
 
-def source(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
+def source(schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
            records: bool = False) -> tuple[str, dict, str]:
     """Generated source of one walker: (text, namespace, function name)."""
     for name in top:
@@ -295,12 +203,12 @@ def source(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: boo
         if f is not None and (f.type not in _FIXED or f.tag is not None):
             raise ValueError(f"{schema.name}.{name}: only untagged fixed-width fields "
                              f"can be kept at the top")
-    src = Source(_WALK_RUNTIME)
+    src = Source(_RUNTIME)
     name = Walker(src, schema, version, tuple(top), codes, records).build()
     return src.text(), src.names, name
 
 
-def walker(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
+def walker(schema, version: int, top: tuple[str, ...] = (), codes: bool = False,
            records: bool = False) -> Callable:
     """The walker of ``schema`` at ``version`` (compiled at first use, then kept):
     ``walk(buf, p) -> (end, {name: value} of ``top`` fields, non-zero error codes if
@@ -319,26 +227,3 @@ def walker(schema: s.Schema, version: int, top: tuple[str, ...] = (), codes: boo
     _CACHE[key] = (schema, namespace[name])
     return namespace[name]
 
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(
-        prog="python -m kafka_net.protocol.walker",
-        description="Print the generated walker of one message version.")
-    parser.add_argument("api", help="API name (Fetch, api_versions) or key (1)")
-    parser.add_argument("version", type=int)
-    parser.add_argument("--response", action="store_true", help="the response (default: request)")
-    parser.add_argument("--top", default="", help="top-level fields to keep, comma-separated")
-    parser.add_argument("--codes", action="store_true", help="keep non-zero error codes")
-    parser.add_argument("--records", action="store_true", help="keep records fields")
-    args = parser.parse_args(argv)
-    schema = _find_api(args.api).response if args.response else _find_api(args.api).request
-    if args.version not in schema.valid:
-        raise SystemExit(f"{schema.name} has no version {args.version} (valid {schema.valid})")
-    top = tuple(t for t in args.top.split(",") if t)
-    sys.stdout.write(source(schema, args.version, top, args.codes, args.records)[0])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

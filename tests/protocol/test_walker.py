@@ -1,13 +1,16 @@
-"""The generated body walkers against the decoders, on every message and version.
+"""The generated body walkers against the decoders.
 
 A walker (:mod:`kafka_net.protocol.walker`) must accept exactly the bodies the
 compiled decoder accepts, stop at the same offset, and keep the same values
 (non-zero error codes anywhere, non-empty ``records`` fields, the top-level
-fields asked for).  Hypothesis draws valid bodies from each schema, then breaks
-them (bytes mutated, cut short, bytes added after the end, noise) and both
-must answer alike.  Each walker is tried twice: keeping everything (error
-codes and records read inside arrays) and keeping nothing (runs and arrays of
-fixed-width structs skipped in one step), since the two take different paths.
+fields asked for): :func:`assert_agree`.  Each walker is tried twice: keeping
+everything (error codes and records read inside arrays) and keeping nothing
+(runs and arrays of fixed-width structs skipped in one step), since the two
+take different paths.  On every message and version, the bodies Hypothesis
+draws for the compiled codec (valid, mutated, cut short, with bytes added,
+noise) are checked here too (test_codegen.py's
+``test_compiled_codec_and_walkers_equal_interpreter``); this module holds the
+cases picked by hand.
 """
 
 from __future__ import annotations
@@ -16,19 +19,15 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafka_net.capture.pairing_checks import _records_fields, error_codes
 from kafka_net.protocol import walker as w
 from kafka_net.protocol.codegen_emit import _FIXED
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.messages import MESSAGES
-from kafka_net.protocol.schema import INT32, STRING, Array, Field, Schema, Struct
-from kafka_net.testing import message_values
-from tests.protocol.test_codegen import CASES, IDS
-
-PER_VERSION = settings(max_examples=5, deadline=None,
-                       suppress_health_check=[HealthCheck.too_slow])
+from kafka_net.protocol.primitives import encode_uvarint
+from kafka_net.protocol.schema import (
+    INT8, INT32, MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS, STRING, Array, Field, Schema, Struct)
 
 
 def top_fields(schema) -> tuple[str, ...]:
@@ -72,28 +71,6 @@ def assert_agree(schema, version: int, data: bytes, offset: int = 0) -> None:
             assert (top, codes, records) == ({}, (), ())
 
 
-@pytest.mark.parametrize("schema, version", CASES, ids=IDS)
-def test_walker_agrees_with_decoder(schema, version):
-    @PER_VERSION
-    @given(data=st.data())
-    def check(data):
-        value = data.draw(message_values(schema, version), label="value")
-        wire = schema.encode(value, version)
-        assert_agree(schema, version, wire)
-        assert_agree(schema, version, b"\x07\x07\x07" + wire, offset=3)
-        assert_agree(schema, version, wire + data.draw(st.binary(min_size=1, max_size=4)))
-        broken = bytearray(wire)
-        for _ in range(data.draw(st.integers(0, 3), label="mutations")):
-            if broken:
-                i = data.draw(st.integers(0, len(broken) - 1), label="at")
-                broken[i] = data.draw(st.integers(0, 255), label="byte")
-        cut = data.draw(st.integers(0, len(broken)), label="cut")
-        assert_agree(schema, version, bytes(broken[:cut]))
-        assert_agree(schema, version, bytes(broken))
-        assert_agree(schema, version, data.draw(st.binary(max_size=48), label="noise"))
-    check()
-
-
 # --- hand-picked bodies ------------------------------------------------------------------
 
 TAGGED = Schema("Tagged", valid="0", flexible="0+", fields=[
@@ -116,6 +93,21 @@ TAGGED = Schema("Tagged", valid="0", flexible="0+", fields=[
 ])
 def test_tagged_values_are_walked_within_their_size(wire):
     assert_agree(TAGGED, 0, bytes.fromhex(wire))
+
+
+def test_walkers_refuse_counts_over_the_decoders_limits():
+    # The decoder refuses, before allocating, more array elements and more tagged
+    # fields than Kafka 4.4 allows; a walker, which allocates nothing, refuses them too.
+    many = MAX_ARRAY_ELEMENTS + 1
+    classic = Schema("Many", valid="0", flexible="none", fields=[Field("xs", Array(INT8))])
+    tags = Schema("Tags", valid="0", flexible="0+", fields=[Field("a", INT8)])
+    too_many_tags = b"\x00" + encode_uvarint(MAX_TAGGED_FIELDS + 1) + b"".join(
+        encode_uvarint(tag) + b"\x00" for tag in range(MAX_TAGGED_FIELDS + 1))
+    for schema, wire in ((classic, many.to_bytes(4, "big") + bytes(many)),
+                         (tags, too_many_tags)):
+        assert decoded(schema, wire, 0, 0) == ("invalid",)
+        assert_agree(schema, 0, wire)
+    assert decoded(classic, (many - 1).to_bytes(4, "big") + bytes(many - 1), 0, 0)[0] == "ok"
 
 
 def test_a_walk_past_the_end_is_refused_even_when_skipped():
@@ -143,8 +135,8 @@ def test_only_fixed_width_top_fields_can_be_kept():
 
 
 def test_cli_prints_compilable_source():
-    out = subprocess.run([sys.executable, "-m", "kafka_net.protocol.walker", "Fetch", "13",
-                          "--response", "--codes", "--records"],
+    out = subprocess.run([sys.executable, "-m", "kafka_net.protocol.generated", "Fetch", "13",
+                          "--response", "--walk", "--codes", "--records"],
                          capture_output=True, text=True, check=True).stdout
     compile(out, "walker", "exec")
     assert "def walk_FetchResponse_v13(buf, p):" in out

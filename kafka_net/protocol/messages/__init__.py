@@ -72,3 +72,19 @@ class LazyMessages(Mapping):
 
 
 MESSAGES: Mapping[int, ApiMessage] = LazyMessages()
+
+
+def find_api(text: str) -> ApiMessage:
+    """An API's schemas by key (``"18"``) or by name, spelled as Kafka does or as
+    this package does (``"ApiVersions"``, ``"api_versions"``, ``"API_VERSIONS"``);
+    KeyError for an API there is none of."""
+    if text.lstrip("-").isdigit():
+        key = int(text)
+    else:
+        wanted = text.replace("_", "").replace("-", "").lower()
+        key = next((k for k in ApiKey if k.name.replace("_", "").lower() == wanted), None)
+        if key is None:
+            raise KeyError(f"unknown API {text!r}")
+    if key not in MESSAGES:
+        raise KeyError(f"no schema for API key {key}")
+    return MESSAGES[key]
