@@ -26,6 +26,7 @@ DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = (
     ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS)
 DESCRIBE_LOG_DIRS = ApiKey.DESCRIBE_LOG_DIRS
 DESCRIBE_CONFIGS = ApiKey.DESCRIBE_CONFIGS
+CREATE_TOPICS, DELETE_TOPICS = ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,13 @@ REMOVED = {
         {"resource_type": TOPIC, "resource_name": t, "configuration_keys": None}]},
     (CREATE_ACLS, 0): lambda t: {"creations": [acl(t)]},
     (DELETE_ACLS, 0): lambda t: {"filters": [ACL_FILTER_ALL]},
+    (CREATE_TOPICS, 0): lambda t: {"topics": [
+        {"name": t + "-new", "num_partitions": 1, "replication_factor": 1,
+         "assignments": [], "configs": []}], "timeout_ms": 1000},
+    (CREATE_TOPICS, 1): lambda t: {"topics": [
+        {"name": t + "-new", "num_partitions": 1, "replication_factor": 1,
+         "assignments": [], "configs": []}], "timeout_ms": 1000, "validate_only": True},
+    (DELETE_TOPICS, 0): lambda t: {"topic_names": [t], "timeout_ms": 1000},
 }
 
 
@@ -95,6 +103,20 @@ def test_api_versions_advertises_the_removed_versions_before_4_0(kafka_2_8, kafk
     assert at_2_8[DESCRIBE_CONFIGS] == at_3_9[DESCRIBE_CONFIGS] == (0, 4)
     assert at_2_8[OFFSET_FOR_LEADER_EPOCH] == at_3_9[OFFSET_FOR_LEADER_EPOCH] == (0, 4)
     assert at_2_8[DESCRIBE_LOG_DIRS] == (0, 2) and at_3_9[DESCRIBE_LOG_DIRS] == (0, 4)
+    assert at_2_8[CREATE_TOPICS] == at_3_9[CREATE_TOPICS] == (0, 7)
+    assert at_2_8[DELETE_TOPICS] == at_3_9[DELETE_TOPICS] == (0, 6)
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_create_topics_v0_v1_and_delete_topics_v0_work_before_4_0(kafka_3_9, version):
+    name = f"made-at-v{version}"
+    with RawClient(kafka_3_9.bound_port()) as client:
+        created = client.call(CREATE_TOPICS, version, {"topics": [
+            {"name": name, "num_partitions": 2, "replication_factor": 1,
+             "assignments": [], "configs": []}], "timeout_ms": 1000})
+        assert [(t["name"], t["error_code"]) for t in created["topics"]] == [(name, 0)]
+        deleted = client.call(DELETE_TOPICS, 0, {"topic_names": [name], "timeout_ms": 1000})
+        assert [(r["name"], r["error_code"]) for r in deleted["responses"]] == [(name, 0)]
 
 
 @pytest.mark.parametrize("release", [None, "4.0"])
