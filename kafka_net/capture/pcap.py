@@ -39,7 +39,6 @@ __all__ = [
     "Cuts", "Resume", "read_capture", "read_packets", "sniff_format", "walk_records",
 ]
 
-KNCAP_MAGIC = b"KNCAP"
 
 # Classic pcap magic numbers as they appear in the first four bytes of a file.
 _PCAP_MAGICS = {
@@ -60,10 +59,9 @@ _MAX_RECORD = 64 * 1024 * 1024
 
 
 def sniff_format(data: bytes) -> str | None:
-    """``"kncap"``, ``"pcap"``, ``"pcapng"`` or None, by the file's first bytes."""
+    """``"pcap"``, ``"pcapng"`` or None, by the file's first bytes (which capture
+    kind a file is, .kncap included, is :func:`kafka_net.capture.reader.sniff`'s)."""
     head = bytes(data[:12])
-    if head.startswith(KNCAP_MAGIC):
-        return "kncap"
     if head[:4] in _PCAP_MAGICS:
         return "pcap"
     if head[:4] == _PCAPNG_SHB and (len(head) < 12 or head[8:12] in _PCAPNG_BOM):
@@ -89,8 +87,7 @@ def read_capture(data: bytes, resume: "Resume | None" = None, base: int = 0,
     if resume is None:
         kind = sniff_format(data)
         if kind not in ("pcap", "pcapng"):
-            what = "empty file" if not data else (
-                "a kafka-net capture" if kind == "kncap" else "unknown magic " + data[:4].hex())
+            what = "empty file" if not data else "unknown magic " + data[:4].hex()
             return CaptureRead(None, problems=[f"not a pcap or pcapng file ({what})"])
     else:
         kind = resume.kind

@@ -75,8 +75,8 @@ def test_kncap_rows_and_decode_connections_come_from_the_same_columns():
 # -- nobody else reads capture files -----------------------------------------------------
 
 # What only the reader (and the format it reads) may do; pcap.py names the pcap
-# family's magic numbers, and its sniff_format still knows .kncap's for its own
-# error message (the reader asks it only after ruling .kncap out).
+# family's magic numbers and tells pcap from pcapng (the reader asks it only after
+# ruling .kncap out).
 DECODERS = {"decode_segment", "decode_range"}
 SNIFFERS = {"sniff_format"}
 MAGICS = {"MAGIC", "KNCAP_MAGIC", "_PCAP_MAGICS", "_PCAPNG_SHB"}
