@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import circles
 from tests.test_layering import ROOT, module_name, own_imports
 
 PROTOCOL = ROOT / "kafka_net" / "protocol"
@@ -40,36 +41,6 @@ def _known(name: str, sources: dict) -> str | None:
     while name and name not in sources:
         name = name.rpartition(".")[0]
     return name or None
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The groups of modules that reach each other (Tarjan's strongly connected
-    components of more than one module, or of one importing itself)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while not group or group[-1] != v:
-                group.append(stack.pop())
-            if len(group) > 1 or v in graph[v]:
-                found.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def _protocol_sources() -> dict[str, tuple[str, bool]]:

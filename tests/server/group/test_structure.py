@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support import circles
+
 ROOT = Path(__file__).resolve().parents[3]
 GROUP = ROOT / "kafka_net" / "server" / "group"
 PACKAGE = "kafka_net.server.group"
@@ -54,38 +56,6 @@ def _imports(path: Path) -> set[str]:
 def import_graph(folder: Path) -> dict[str, set[str]]:
     modules = {p.stem for p in folder.glob("*.py")} - {"__init__"}
     return {m: _imports(folder / f"{m}.py") & modules - {m} for m in sorted(modules)}
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's strongly connected components of more than one module."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return found
 
 
 def _base_name(node: ast.expr) -> str:
