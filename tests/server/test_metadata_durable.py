@@ -295,6 +295,33 @@ def test_a_restart_writes_each_leader_epoch_checkpoint_once(tmp_path, monkeypatc
         stop(b)
 
 
+def test_a_failing_epoch_write_at_restart_takes_its_log_dir_offline(tmp_path, monkeypatch):
+    """A disk error while the pool writes a leader-epoch checkpoint is the log dir's
+    failure (Kafka's LogDirFailureChannel), found before anything is served: the
+    start does not raise, and the dir is offline."""
+    import errno
+
+    from kafka_net.server.storage import unified_log
+
+    config = disk_config(tmp_path)
+    b = open_broker(config)
+    assert create(b, "t", 4)["error_code"] == ErrorCode.NONE
+    stop(b)
+    real = unified_log.write_atomically
+
+    def full_disk_for_t2(path, data, *a):
+        if path.endswith(os.path.join("t-2", "leader-epoch-checkpoint")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data, *a)
+
+    monkeypatch.setattr(unified_log, "write_atomically", full_disk_for_t2)
+    b = open_broker(config)
+    try:
+        assert b.log_manager.failure_channel.is_offline(str(tmp_path))
+    finally:
+        stop(b)
+
+
 def test_a_restarts_checkpoints_are_written_from_a_pool_then_at_once(tmp_path, monkeypatch):
     """The restart's leader-epoch checkpoints are written together, from
     LogManager.end_replay's pool (their fsyncs share journal commits); once it
