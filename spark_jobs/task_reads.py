@@ -122,23 +122,33 @@ def _kncap_checks(batches, out: str, groups: list[list[tuple]]):
         table = _kncap_range(r, notes)
         if table is not None and table.num_rows:
             parts.append(tables.write_table(table))
-    yield from _connection_batches(parts, notes, tables)
+    yield from _connection_batches(_kncap_connections(parts), notes, tables)
 
 
-def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
-    """:func:`_out_batches` over frames as Arrow tables: each connection checked
-    by arrow_stages.connection_result (column-wise when it is plain, else the
-    reference on its rows), the notes first."""
+def _kncap_connections(parts: list):
+    """A task's frames tables -> (connection, its frames table), in order of
+    the connection ids (a connection's records may lie in several segments)."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import arrow_stages
+    if parts:
+        for group in arrow_stages.groups(pa.concat_tables(parts), "connection"):
+            yield group["connection"][0].as_py(), group
+
+
+def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
+    """(connection, its frames table) pairs, in order of the ids -> OUT_SCHEMA
+    batches, the notes first; each connection checked by
+    arrow_stages.connection_result (column-wise when it is plain, else the
+    reference on its rows), as the in-process run checks it.  The task's table
+    parts complete at the end."""
     import pyarrow as pa
     from kafka_net.spark_jobs import arrow_stages
     schema = _arrow(OUT_SCHEMA)
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
     done: list[dict] = []
-    frames = pa.concat_tables(parts) if parts else None
-    for group in arrow_stages.groups(frames, "connection") if frames is not None else ():
-        result = arrow_stages.connection_result(group)
-        connection = result["connection"]["connection"]
+    for connection, table in connections:
+        result = arrow_stages.connection_result(table)
         done.append({"kind": CHECKED, **_checked_fields(connection, result, tables)})
         if len(done) == _OUT_ROWS:
             yield pa.RecordBatch.from_pylist(done, schema=schema)
@@ -268,17 +278,36 @@ def _flow_checks(batches, broker_ports: set[int] | None, out: str):
             else:
                 notes.append({k: r[k] for k in NOTE_COLUMNS})
     tables = FrameTables(out, "pcap")
-    rows: dict[str, list[dict]] = {}
+    connections: dict[str, list] = {}
     with PayloadReader() as files:
         for flow in sorted(flows):
             units = transforms.frames_of_flow(flow_packets(flows.pop(flow), files),
                                               broker_ports)
             notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
             frames = [u[1] for u in units if u[0] != PROBLEM]
-            tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
-            for f in frames:
-                rows.setdefault(f["connection"], []).append(f)
-    yield from _out_batches(rows, notes, tables)
+            table = tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+            for connection, start, end in _runs(frames):
+                connections.setdefault(connection, []).append(table.slice(start, end - start))
+    yield from _connection_batches(_flow_connections(connections), notes, tables)
+
+
+def _runs(frames: list[dict]):
+    """(connection, start, end) of each run of one connection's rows (a flow's
+    connections come one after the other, each its frames in order)."""
+    start = 0
+    for i in range(1, len(frames) + 1):
+        if i == len(frames) or frames[i]["connection"] != frames[start]["connection"]:
+            yield frames[start]["connection"], start, i
+            start = i
+
+
+def _flow_connections(connections: dict[str, list]):
+    """A flow task's frames tables by connection -> (connection, its frames
+    table), in order of the ids."""
+    import pyarrow as pa
+    for connection in sorted(connections):
+        parts = connections.pop(connection)
+        yield connection, parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def flow_packets(parts: list[dict], files: "PayloadReader") -> list[tuple]:
@@ -326,31 +355,6 @@ class PayloadReader:
 
 
 # -- what every checking task returns and writes ----------------------------------------------
-
-def _out_batches(rows: dict[str, list[dict]], notes: list[dict], tables: "FrameTables"):
-    """Each connection checked (:func:`checked_row`) -> OUT_SCHEMA batches, the
-    notes first; the task's table parts complete at the end."""
-    import pyarrow as pa
-    schema = _arrow(OUT_SCHEMA)
-    if notes:
-        yield pa.RecordBatch.from_pylist(notes, schema=schema)
-    done: list[dict] = []
-    for connection in sorted(rows):
-        done.append({"kind": CHECKED, **checked_row(connection, rows.pop(connection), tables)})
-        if len(done) == _OUT_ROWS:
-            yield pa.RecordBatch.from_pylist(done, schema=schema)
-            done = []
-    tables.close()
-    if done:
-        yield pa.RecordBatch.from_pylist(done, schema=schema)
-
-
-def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dict:
-    """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
-    its pairs go to the task's part of the pairs table.  The one place a task
-    checks a connection: transforms.check_connection, as every path does."""
-    return _checked_fields(connection, transforms.check_connection(connection, rows), tables)
-
 
 def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dict:
     """A connection's checked row from its result: the reference's rows, or the
