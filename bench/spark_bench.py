@@ -441,6 +441,31 @@ def tree_cpu_by_kind() -> dict[str, float]:
     return out
 
 
+# A JVM's role, by the main class on its command line; the rest is the driver's
+# (local mode: the executors run in it).
+_JVM_ROLES = (("executors", "CoarseGrainedExecutorBackend"),
+              ("master", "deploy.master.Master"), ("worker daemons", "deploy.worker.Worker"))
+
+
+def jvm_cpu_by_role() -> dict[str, float]:
+    """The JVMs' own CPU seconds (user + system) of :func:`tree_cpu_by_kind`,
+    by role: the driver's JVM, a standalone cluster's executors, its master and
+    worker daemons (which only schedule)."""
+    import psutil
+    out = {"driver jvm": 0.0, **{role: 0.0 for role, _ in _JVM_ROLES}}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.name() != "java":
+                continue
+            t = proc.cpu_times()
+            cmdline = " ".join(proc.cmdline())
+        except psutil.Error:
+            continue
+        role = next((r for r, cls in _JVM_ROLES if cls in cmdline), "driver jvm")
+        out[role] += t.user + t.system
+    return out
+
+
 class _NoSpark:
     """Stands for the session in an --in-process run (the job starts none)."""
 
@@ -553,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
             spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
         _say(f"Spark {spark.version} {args.master} started in {result['session_s']:.1f} s")
         try:
-            cpu0 = tree_cpu_by_kind()
+            cpu0, roles0 = tree_cpu_by_kind(), jvm_cpu_by_role()
             t0 = time.perf_counter()
             summary = conformance.run(spark if not args.in_process else None, sorted(paths),
                                       out, broker_ports={port},
@@ -562,8 +587,9 @@ def main(argv: list[str] | None = None) -> int:
             summary["job"]["seconds"] = round(time.perf_counter() - t0, 3)
             report_mod.write_all(summary, out)
             result["job_s"] = time.perf_counter() - t0
-            cpu1 = tree_cpu_by_kind()
+            cpu1, roles1 = tree_cpu_by_kind(), jvm_cpu_by_role()
             result["job_cpu_by_kind_s"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
+            result["job_jvm_by_role_s"] = {k: roles1[k] - roles0[k] for k in roles1}
             result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             # the first stage's tasks: byte ranges as the job planned them (untimed)
             if not args.in_process:
@@ -591,6 +617,9 @@ def main(argv: list[str] | None = None) -> int:
              f"({result['cpu_us_per_frame']:.1f} us/frame: "
              + ", ".join(f"{k} {v:.1f} s" for k, v in result["job_cpu_by_kind_s"].items())
              + f"); {totals['violations']} violations")
+        if result["job_cpu_by_kind_s"]["jvm"]:
+            _say("job JVM CPU by role: " + ", ".join(
+                f"{k} {v:.1f} s" for k, v in result["job_jvm_by_role_s"].items()))
         expected = {"frames": written["frames"], "violations": 0}
         if args.capture == "synthetic":
             expected.update({"requests": written["pairs"], "pairs": written["pairs"],

@@ -4,7 +4,7 @@ shares are added up (:func:`merged`) into the summary that report.py renders.
 
 Every path uses these two functions.  A small input (no Spark) makes one
 share of all its checked rows (:func:`summarise`); a Spark task makes one per
-connection it checked (``task_reads.checked_row``), and a Spark job checking
+connection it checked (``task_reads._checked_fields``), and a Spark job checking
 a frames dataset (URI inputs, ``--frames-from``) one per batch of checked
 rows (``task_reads.shares``); the driver adds those up
 (:func:`summarise_partials`).  Each aggregate keeps Spark SQL's meaning, as

@@ -14,10 +14,11 @@ frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
 * **pcap and pcapng** (:func:`packet_index`, then :func:`flow_checks`): a TCP
   flow's packets may lie in any range of any file, so the first stage reads
   its range and returns, per flow, where each packet's payload lies in the file
-  (:data:`INDEX_SCHEMA`: offsets, lengths, sequence numbers, flags, times; a
-  few dozen bytes a packet, payload bytes only for datagrams put together from
-  IP fragments).  That index is shuffled by flow; the second stage reads its
-  flows' payloads from the files, reassembles them, checks the connections.
+  (:data:`INDEX_SCHEMA`: offsets, lengths, sequence numbers, flags, times,
+  packed as one binary value per flow and range, 42 bytes a packet; payload
+  bytes only for datagrams put together from IP fragments).  That index is
+  shuffled by flow; the second stage reads its flows' payloads from the files,
+  reassembles them, checks the connections.
 
 Both return the problems met and each split file's range counts as rows of
 the same table.  The per-file, per-flow and per-connection functions are
@@ -26,11 +27,13 @@ the same table.  The per-file, per-flow and per-connection functions are
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import struct
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
+    ArrayType, BinaryType, IntegerType, LongType, StringType, StructField,
     StructType)
 
 from kafka_net.capture import reader
@@ -46,24 +49,28 @@ INDEX = "index"
 _NOTE_FIELDS = [StructField("kind", StringType()), StructField("file", StringType()),
                 StructField("problem", StringType())] + RANGE_FIELDS
 
-# One row per flow and byte range: the flow's packets in that range, as arrays.
+# One row per flow and byte range: the flow's packets in that range.  Their
+# numbers travel as one binary value, a :data:`PACKED` record a packet: the JVM
+# copies one bytes value a row through the shuffle instead of converting ten
+# arrays element by element on both sides of it (Arrow lists to Spark's rows
+# and back), and the Python sides pack and unpack with ``struct``, not through
+# ten Arrow list columns of Python ints.
 INDEX_SCHEMA = StructType(_NOTE_FIELDS + [
     StructField("flow", StringType()),
     StructField("a_ip", StringType()),              # the flow's two ends, in order
     StructField("a_port", IntegerType()),
     StructField("b_ip", StringType()),
     StructField("b_port", IntegerType()),
-    StructField("timestamp_ns", ArrayType(LongType())),
-    StructField("from_a", ArrayType(BooleanType())),
-    StructField("seq", ArrayType(LongType())),
-    StructField("ack", ArrayType(LongType())),
-    StructField("flags", ArrayType(IntegerType())),
-    StructField("payload_at", ArrayType(LongType())),    # file offset; -1: see inline
-    StructField("payload_cap", ArrayType(IntegerType())),  # bytes captured there
-    StructField("payload_len", ArrayType(LongType())),   # on the wire
-    StructField("record", ArrayType(LongType())),
-    StructField("inline", ArrayType(BinaryType())),      # reassembled IP fragments only
+    StructField("packets", BinaryType()),           # PACKED records, one a packet
+    # One per packet, its payload put together from IP fragments (else null); an
+    # empty list when the row has no such packet (the common case).
+    StructField("inline", ArrayType(BinaryType())),
 ])
+# A packet's index record (little-endian): its time; 1 if it goes from a to b,
+# else 0; TCP seq, ack (32 bits) and flags (a byte); the payload's file offset
+# (-1: see inline); the bytes captured there and its length on the wire (IP
+# lengths: 32 bits hold them); its record number in its file.
+PACKED = struct.Struct("<qBIIBqIIq")
 
 # What a checking task returns per connection: its summary and findings, and
 # its share of the report's aggregates (summary_arrow.partials: counts the
@@ -122,23 +129,33 @@ def _kncap_checks(batches, out: str, groups: list[list[tuple]]):
         table = _kncap_range(r, notes)
         if table is not None and table.num_rows:
             parts.append(tables.write_table(table))
-    yield from _connection_batches(parts, notes, tables)
+    yield from _connection_batches(_kncap_connections(parts), notes, tables)
 
 
-def _connection_batches(parts: list, notes: list[dict], tables: "FrameTables"):
-    """:func:`_out_batches` over frames as Arrow tables: each connection checked
-    by arrow_stages.connection_result (column-wise when it is plain, else the
-    reference on its rows), the notes first."""
+def _kncap_connections(parts: list):
+    """A task's frames tables -> (connection, its frames table), in order of
+    the connection ids (a connection's records may lie in several segments)."""
+    import pyarrow as pa
+    from kafka_net.spark_jobs import arrow_stages
+    if parts:
+        for group in arrow_stages.groups(pa.concat_tables(parts), "connection"):
+            yield group["connection"][0].as_py(), group
+
+
+def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
+    """(connection, its frames table) pairs, in order of the ids -> OUT_SCHEMA
+    batches, the notes first; each connection checked by
+    arrow_stages.connection_result (column-wise when it is plain, else the
+    reference on its rows), as the in-process run checks it.  The task's table
+    parts complete at the end."""
     import pyarrow as pa
     from kafka_net.spark_jobs import arrow_stages
     schema = _arrow(OUT_SCHEMA)
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
     done: list[dict] = []
-    frames = pa.concat_tables(parts) if parts else None
-    for group in arrow_stages.groups(frames, "connection") if frames is not None else ():
-        result = arrow_stages.connection_result(group)
-        connection = result["connection"]["connection"]
+    for connection, table in connections:
+        result = arrow_stages.connection_result(table)
         done.append({"kind": CHECKED, **_checked_fields(connection, result, tables)})
         if len(done) == _OUT_ROWS:
             yield pa.RecordBatch.from_pylist(done, schema=schema)
@@ -215,26 +232,32 @@ def _index_batches(ranges):
 def index_rows(path: str, base: int, units: list[tuple]) -> list[dict]:
     """transforms.file_units' units of one range (at file offset ``base``) ->
     index rows, one per flow, and the other units as note rows."""
-    rows = [_note(u) for u in units if u[0] != PACKET]
+    rows = []
     flows: dict[tuple, list] = {}
     for u in units:
         if u[0] == PACKET:
             flows.setdefault(u[1], []).append(u[2][1])
+        else:
+            rows.append(_note(u))
     for (a, b), ps in flows.items():
-        inside = [p.payload_at >= 0 for p in ps]
         rows.append({
             "kind": INDEX, "file": path, "range_start": base, "flow": repr((a, b)),
             "a_ip": a[0], "a_port": a[1], "b_ip": b[0], "b_port": b[1],
-            "timestamp_ns": [p.timestamp_ns for p in ps],
-            "from_a": [p.src_port == a[1] and p.src_ip == a[0] for p in ps],
-            "seq": [p.seq for p in ps], "ack": [p.ack for p in ps],
-            "flags": [p.flags for p in ps],
-            "payload_at": [base + p.payload_at if i else -1 for p, i in zip(ps, inside)],
-            "payload_cap": [len(p.payload) for p in ps],
-            "payload_len": [p.payload_len for p in ps], "record": [p.record for p in ps],
-            "inline": [None if i else p.payload for p, i in zip(ps, inside)],
+            "packets": _packed(a, base, ps),
+            "inline": [] if all(p.payload_at >= 0 for p in ps) else
+            [None if p.payload_at >= 0 else p.payload for p in ps],
         })
     return rows
+
+
+def _packed(a: tuple, base: int, ps: list) -> bytes:
+    """One flow's packets as :data:`PACKED` records, in order."""
+    pack = PACKED.pack
+    return b"".join([
+        pack(p.timestamp_ns, p.src_port == a[1] and p.src_ip == a[0], p.seq, p.ack, p.flags,
+             base + p.payload_at if p.payload_at >= 0 else -1, len(p.payload),
+             p.payload_len, p.record)
+        for p in ps])
 
 
 def _note(unit: tuple) -> dict:
@@ -268,17 +291,36 @@ def _flow_checks(batches, broker_ports: set[int] | None, out: str):
             else:
                 notes.append({k: r[k] for k in NOTE_COLUMNS})
     tables = FrameTables(out, "pcap")
-    rows: dict[str, list[dict]] = {}
+    connections: dict[str, list] = {}
     with PayloadReader() as files:
         for flow in sorted(flows):
             units = transforms.frames_of_flow(flow_packets(flows.pop(flow), files),
                                               broker_ports)
             notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
             frames = [u[1] for u in units if u[0] != PROBLEM]
-            tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
-            for f in frames:
-                rows.setdefault(f["connection"], []).append(f)
-    yield from _out_batches(rows, notes, tables)
+            table = tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+            for connection, start, end in _runs(frames):
+                connections.setdefault(connection, []).append(table.slice(start, end - start))
+    yield from _connection_batches(_flow_connections(connections), notes, tables)
+
+
+def _runs(frames: list[dict]):
+    """(connection, start, end) of each run of one connection's rows (a flow's
+    connections come one after the other, each its frames in order)."""
+    start = 0
+    for i in range(1, len(frames) + 1):
+        if i == len(frames) or frames[i]["connection"] != frames[start]["connection"]:
+            yield frames[start]["connection"], start, i
+            start = i
+
+
+def _flow_connections(connections: dict[str, list]):
+    """A flow task's frames tables by connection -> (connection, its frames
+    table), in order of the ids."""
+    import pyarrow as pa
+    for connection in sorted(connections):
+        parts = connections.pop(connection)
+        yield connection, parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def flow_packets(parts: list[dict], files: "PayloadReader") -> list[tuple]:
@@ -289,11 +331,11 @@ def flow_packets(parts: list[dict], files: "PayloadReader") -> list[tuple]:
     for r in sorted(parts, key=lambda r: (r["file"], r["range_start"])):
         path = r["file"]
         ends = ((r["a_ip"], r["a_port"]), (r["b_ip"], r["b_port"]))
-        for ts, from_a, seq, ack, flags, at, cap, plen, rec, inline in zip(
-                r["timestamp_ns"], r["from_a"], r["seq"], r["ack"], r["flags"],
-                r["payload_at"], r["payload_cap"], r["payload_len"], r["record"], r["inline"]):
+        records = PACKED.iter_unpack(r["packets"])
+        inline = r["inline"] or itertools.repeat(None)
+        for (ts, from_a, seq, ack, flags, at, cap, plen, rec), fragments in zip(records, inline):
             src, dst = ends if from_a else ends[::-1]
-            payload = inline if at < 0 else files.read(path, at, cap)
+            payload = fragments if at < 0 else files.read(path, at, cap)
             packets.append((path, Packet(ts, src[0], src[1], dst[0], dst[1], seq, ack, flags,
                                          payload, plen, rec)))
     return packets
@@ -326,31 +368,6 @@ class PayloadReader:
 
 
 # -- what every checking task returns and writes ----------------------------------------------
-
-def _out_batches(rows: dict[str, list[dict]], notes: list[dict], tables: "FrameTables"):
-    """Each connection checked (:func:`checked_row`) -> OUT_SCHEMA batches, the
-    notes first; the task's table parts complete at the end."""
-    import pyarrow as pa
-    schema = _arrow(OUT_SCHEMA)
-    if notes:
-        yield pa.RecordBatch.from_pylist(notes, schema=schema)
-    done: list[dict] = []
-    for connection in sorted(rows):
-        done.append({"kind": CHECKED, **checked_row(connection, rows.pop(connection), tables)})
-        if len(done) == _OUT_ROWS:
-            yield pa.RecordBatch.from_pylist(done, schema=schema)
-            done = []
-    tables.close()
-    if done:
-        yield pa.RecordBatch.from_pylist(done, schema=schema)
-
-
-def checked_row(connection: str, rows: list[dict], tables: "FrameTables") -> dict:
-    """One connection's frame rows -> its checked row (:data:`CHECKED_FIELDS`);
-    its pairs go to the task's part of the pairs table.  The one place a task
-    checks a connection: transforms.check_connection, as every path does."""
-    return _checked_fields(connection, transforms.check_connection(connection, rows), tables)
-
 
 def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dict:
     """A connection's checked row from its result: the reference's rows, or the
