@@ -83,6 +83,13 @@ def create(broker: Serve, topics: dict[str, int]) -> None:
         future.result(timeout=TIMEOUT)
 
 
+def restart_time(log_dir: str) -> float:
+    """A clean start of the broker on ``log_dir``: its time to listen."""
+    broker = Serve(log_dir)
+    broker.stop()
+    return broker.listened_s
+
+
 def partitions_case(counts: list[int]) -> list[tuple[str, float]]:
     rows = []
     for count in counts:
@@ -90,9 +97,7 @@ def partitions_case(counts: list[int]) -> list[tuple[str, float]]:
             broker = Serve(log_dir)
             create(broker, {"t": count})
             broker.stop()
-            again = Serve(log_dir)
-            rows.append((f"{count} partitions, clean restart", again.listened_s))
-            again.stop()
+            rows.append((f"{count} partitions, clean restart", restart_time(log_dir)))
     return rows
 
 
@@ -112,10 +117,8 @@ def segments_case(counts: list[int], crash: bool) -> list[tuple[str, float]]:
             producer.flush(TIMEOUT)
             del producer   # before the broker goes: no reconnect noise
             broker.stop(kill=crash)
-            again = Serve(log_dir)
             how = "after SIGKILL (no checkpoint since start)" if crash else "clean restart"
-            rows.append((f"{count} segments of 1 MiB, {how}", again.listened_s))
-            again.stop()
+            rows.append((f"{count} segments of 1 MiB, {how}", restart_time(log_dir)))
     return rows
 
 
@@ -228,12 +231,6 @@ def share_group_case(counts: list[int], per_poll: int,
                         f"{len(fresh_times)} clean restarts, taken in turn with the ones "
                         f"below", statistics.median(fresh_times)))
     return rows
-
-
-def restart_time(log_dir: str) -> float:
-    broker = Serve(log_dir)
-    broker.stop()
-    return broker.listened_s
 
 
 def main() -> None:

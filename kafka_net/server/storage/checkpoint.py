@@ -60,7 +60,12 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
 
 
 def fsync_dir(directory: str) -> None:
-    fd = os.open(directory or ".", os.O_RDONLY)
+    fsync_path(directory or ".")
+
+
+def fsync_path(path: str) -> None:
+    """fsync a file or a folder by its path."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -33,7 +33,7 @@ import struct
 from kafka_net.protocol.records.framing import _crc32c
 from kafka_net.server.producer_state import (
     BatchMetadata, ProducerEntry, ProducerStateManager, next_sequence)
-from kafka_net.server.storage.checkpoint import write_atomically
+from kafka_net.server.storage.checkpoint import fsync_path, write_atomically
 from kafka_net.server.storage.segment import SNAPSHOT_SUFFIX, filename_prefix
 
 log = logging.getLogger(__name__)
@@ -122,13 +122,9 @@ def write_snapshot(directory: str, offset: int, producers: ProducerStateManager,
 
 def sync_file(path: str) -> None:
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fsync_path(path)
     except FileNotFoundError:
-        return   # deleted with its segment meanwhile
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        pass   # deleted with its segment meanwhile
 
 
 def read_latest_snapshot(directory: str, max_offset: int, log_ident: str = ""):

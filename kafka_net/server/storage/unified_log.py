@@ -41,7 +41,7 @@ from kafka_net.server.producer_state import ProducerStateManager
 from kafka_net.server.storage.base import (
     AppendResult, CleaningAborted, CorruptRecordException, FetchResult, OffsetOutOfRange,
     SegmentInfo)
-from kafka_net.server.storage.checkpoint import fsync_dir, write_atomically
+from kafka_net.server.storage.checkpoint import fsync_dir, fsync_path, write_atomically
 from kafka_net.server.storage.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, checkpoint_text, parse_checkpoint)
 from kafka_net.server.storage.local_log import LocalLog
@@ -710,8 +710,4 @@ def _copy_synced(source: str, destination: str) -> None:
     """One file copied and fsynced (the copy must outlive a crash before the rename
     that makes it the partition's folder)."""
     shutil.copyfile(source, destination)
-    fd = os.open(destination, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_path(destination)
