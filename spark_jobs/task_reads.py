@@ -136,10 +136,16 @@ def _kncap_connections(parts: list):
     """A task's frames tables -> (connection, its frames table), in order of
     the connection ids (a connection's records may lie in several segments)."""
     import pyarrow as pa
-    from kafka_net.spark_jobs import arrow_stages
     if parts:
-        for group in arrow_stages.groups(pa.concat_tables(parts), "connection"):
-            yield group["connection"][0].as_py(), group
+        yield from _by_connection(pa.concat_tables(parts))
+
+
+def _by_connection(table):
+    """(connection, its rows) of a frames table, in order of the connection ids;
+    each connection's rows in the table's order (the sort is stable)."""
+    from kafka_net.spark_jobs import arrow_stages
+    for group in arrow_stages.groups(table, "connection"):
+        yield group["connection"][0].as_py(), group
 
 
 def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
@@ -299,19 +305,9 @@ def _flow_checks(batches, broker_ports: set[int] | None, out: str):
             notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
             frames = [u[1] for u in units if u[0] != PROBLEM]
             table = tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
-            for connection, start, end in _runs(frames):
-                connections.setdefault(connection, []).append(table.slice(start, end - start))
+            for connection, rows in _by_connection(table) if table is not None else ():
+                connections.setdefault(connection, []).append(rows)
     yield from _connection_batches(_flow_connections(connections), notes, tables)
-
-
-def _runs(frames: list[dict]):
-    """(connection, start, end) of each run of one connection's rows (a flow's
-    connections come one after the other, each its frames in order)."""
-    start = 0
-    for i in range(1, len(frames) + 1):
-        if i == len(frames) or frames[i]["connection"] != frames[start]["connection"]:
-            yield frames[start]["connection"], start, i
-            start = i
 
 
 def _flow_connections(connections: dict[str, list]):
