@@ -12,6 +12,7 @@ Every ``kafka_net/**/_*.pyx`` is a compiled fast path of the conformance job
 requirements) and the system C compiler, for the editable install, the wheel
 and the sdist alike.  Each sits beside a Python reference it must agree with,
 which ``KAFKA_NET_READABLE=1`` runs instead (``make test-readable``).
+A fast path keeps no module state, so it is declared free-threading compatible.
 """
 
 from pathlib import Path
@@ -30,5 +31,9 @@ def _extensions() -> list[Extension]:
 setup(
     packages=find_packages(include=["kafka_net", "kafka_net.*"]) + ["kafka_net.spark_jobs"],
     package_dir={"kafka_net.spark_jobs": "spark_jobs"},
-    ext_modules=cythonize(_extensions(), compiler_directives={"language_level": 3}),
+    # freethreading_compatible: the fast paths are pure functions over the bytes
+    # they are given (no module state), so on free-threaded CPython (make test-ft)
+    # importing them must not turn the GIL back on.
+    ext_modules=cythonize(_extensions(), compiler_directives={
+        "language_level": 3, "freethreading_compatible": True}),
 )
