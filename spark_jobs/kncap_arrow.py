@@ -9,12 +9,13 @@ fixed place in every record (``format.FIXED_FIELDS``: timestamp, direction,
 API key and version, correlation id, flags, frame size) and then four
 length-prefixed fields (``format.VARIABLE_FIELDS``: connection id, peer,
 client id, frame); both are read here from those tables, not written out
-again.  The header is read by ``format.range_start``.  Here the record lengths are walked
-once (:func:`~kafka_net.capture.format.record_offsets`, the reference's own
-walk) and each record's CRC checked, one C call a record; everything else is
-read for all records at once: the fixed parts as a numpy structured array
-gathered from their offsets, the string fields gathered into Arrow string
-columns (whose UTF-8 Arrow validates), the frames joined into one binary column.
+again.  The header is read by ``format.range_start``.  The records are walked in
+one compiled pass (``kafka_net/capture/_kncap_scan.pyx``): their lengths by the
+reference's own rules (those of ``format.record_offsets``), each CRC checked, the
+fixed parts read into numpy arrays, the places of the variable fields noted and the
+frames joined into one buffer, with no Python object per record; the string fields
+are gathered into Arrow string columns (whose UTF-8 Arrow validates) and the frames
+become one binary column.
 
 Only a clean run of records is read here: every CRC matching, every record's
 fields ending exactly at its end, the bytes after the last record nothing or a
@@ -26,9 +27,6 @@ rows and problems are the reference's for every input.
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import numpy as np
 
 from kafka_net.capture import format as kncap
@@ -36,10 +34,16 @@ from kafka_net.capture.model import FAULT as FAULT_MARKER
 from kafka_net.capture.reader import kncap_columns, kncap_run
 from kafka_net.spark_jobs import check_columns
 
-# The fixed part of a record body (format.FIXED_FIELDS), as numpy reads it: the
-# struct codes' big-endian numpy types.
-_NUMPY = {"q": ">i8", "b": "i1", "h": ">i2", "i": ">i4", "B": "u1"}
-_FIXED = np.dtype([(name, _NUMPY[code]) for name, code in kncap.FIXED_FIELDS])
+if check_columns.ENABLED:     # KAFKA_NET_READABLE: the reference alone, nothing compiled
+    from kafka_net.capture import _kncap_scan
+
+# The record layout the compiled pass reads (its module docstring): a change to
+# the format's tables must change it too.
+assert kncap.FIXED_FIELDS == (("timestamp_ns", "q"), ("direction", "b"), ("api_key", "h"),
+                              ("api_version", "h"), ("correlation_id", "i"), ("flags", "B"),
+                              ("frame_size", "i"))
+assert kncap.VARIABLE_FIELDS == (("connection_id", "H"), ("peer", "H"), ("client_id", "h"),
+                                 ("frame", "I"))
 
 
 class _NotClean(Exception):
@@ -85,44 +89,42 @@ def _table(path, view, resume, base, schema):
     else:
         pid, seq = _header(view)
         pos = kncap.FILE_HEADER.size
-    arr = np.frombuffer(view, np.uint8)
-    offsets = np.fromiter(kncap.record_offsets(view, pos), np.int64)
-    ends = offsets + 4 + _u32(arr, offsets) if len(offsets) else offsets
-    stop = int(ends[-1]) if len(ends) else pos
+    n, stop = _kncap_scan.record_count(view, pos, kncap.MIN_RECORD_LENGTH,
+                                       kncap.MAX_RECORD_BYTES)
     if stop != len(view) and not kncap._is_zero_tail(view, stop):
         raise _NotClean          # a torn tail or garbage: the reference reports it
-    _check_crcs(view, offsets, _u32(arr, offsets + 4), ends)
-    fields = _fields(view, arr, offsets, ends)
-    n = len(offsets)
-    fixed = fields["fixed"]
-    direction = fixed["direction"].astype(np.int32)
+    fields = _kncap_scan.scan(view, pos, n)
+    if fields is None:
+        raise _NotClean          # a CRC or a field that does not fit: the reference says which
+    offsets = base + fields["offset"]
+    direction = fields["direction"].astype(np.int32)
     is_request = direction == kncap.REQUEST
-    run = kncap_run(path)
+    _strings(view, fields["peer"])     # decoded, and thrown away, as the reference does
     columns = {
         "source": pa.repeat(pa.scalar("kafka-net"), n),
         "file": pa.repeat(pa.scalar(path), n),
         # "<run>/<connection id>", as the reference names a connection
-        "connection": pc.binary_join_element_wise(run, _strings(fields["connection_id"]),
-                                                  "/"),
+        "connection": pc.binary_join_element_wise(
+            kncap_run(path), _strings(view, fields["connection_id"]), "/"),
         "order_key": pa.ListArray.from_arrays(
             pa.array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)),
             pa.array(np.column_stack([np.full(n, pid, np.int64), np.full(n, seq, np.int64),
-                                      base + offsets]).reshape(-1))),
+                                      offsets]).reshape(-1))),
         "direction": pa.array(direction),
-        "timestamp_ns": pa.array(fixed["timestamp_ns"].astype(np.int64)),
-        "frame_size": pa.array(fixed["frame_size"].astype(np.int32)),
-        "truncated": pa.array((fixed["flags"] & kncap.FLAG_TRUNCATED) != 0),
+        "timestamp_ns": pa.array(fields["timestamp_ns"]),
+        "frame_size": pa.array(fields["frame_size"]),
+        "truncated": pa.array((fields["flags"] & kncap.FLAG_TRUNCATED) != 0),
         "after_gap": pa.array(np.zeros(n, bool)),
-        "api_key": pa.array(fixed["api_key"].astype(np.int32), mask=~is_request),
-        "api_version": pa.array(fixed["api_version"].astype(np.int32), mask=~is_request),
-        "correlation_id": pa.array(fixed["correlation_id"].astype(np.int32)),
-        "client_id": _strings(fields["client_id"]),
-        "frame": fields["frame"],
+        "api_key": pa.array(fields["api_key"].astype(np.int32), mask=~is_request),
+        "api_version": pa.array(fields["api_version"].astype(np.int32), mask=~is_request),
+        "correlation_id": pa.array(fields["correlation_id"]),
+        "client_id": _strings(view, fields["client_id"]),
+        "frame": _binary(fields["frame_offsets"], fields["frame_data"]),
         "marker": pa.array(np.where(direction == kncap.FAULT, FAULT_MARKER, None),
                            pa.string()),
         "gap_start": pa.nulls(n, pa.int64()), "gap_end": pa.nulls(n, pa.int64()),
         "frame_number": pa.array(np.zeros(n, np.int32)),
-        "file_offset": pa.array(base + offsets),
+        "file_offset": pa.array(offsets),
     }
     return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)
 
@@ -134,77 +136,13 @@ def _header(view) -> tuple[int, int]:
     return start.processor_id, start.segment_seq
 
 
-def _check_crcs(view, offsets, crcs, ends) -> None:
-    crc32 = zlib.crc32
-    for start, end, crc in zip((offsets + 8).tolist(), ends.tolist(), crcs.tolist()):
-        if crc32(view[start:end]) != crc:
-            raise _NotClean
-
-
-def _u16(arr, at):
-    return (arr[at].astype(np.int64) << 8) | arr[at + 1]
-
-
-def _u32(arr, at):
-    return ((arr[at].astype(np.int64) << 24) | (arr[at + 1].astype(np.int64) << 16)
-            | (arr[at + 2].astype(np.int64) << 8) | arr[at + 3])
-
-
-_LENGTHS = {2: _u16, 4: _u32}     # a length prefix's size -> its reader
-
-
-def _fields(view, arr, offsets, ends) -> dict:
-    """Each record's fixed part and its variable fields (format.VARIABLE_FIELDS,
-    in order) as (bytes, starts, lengths, null mask or None); the frame as a
-    binary column.  A field running past its record, or a frame not ending
-    where its record does (the reference's ValueError), is not clean."""
-    n = len(offsets)
-    body = offsets + 8
-    fixed = arr[(body[:, None] + np.arange(_FIXED.itemsize))].view(_FIXED).reshape(n) \
-        if n else np.zeros(0, _FIXED)
-    last = len(arr) - 1
-    at = body + _FIXED.itemsize
-    out = {"fixed": fixed}
-    for name, code in kncap.VARIABLE_FIELDS:
-        size = struct.calcsize(code)
-        _within(at + size, ends)
-        length = _LENGTHS[size](arr, np.minimum(at, last - (size - 1)))
-        nulls = None
-        if code.islower():          # signed: below zero is a null, no bytes
-            length = np.where(length >= 1 << (8 * size - 1), length - (1 << 8 * size), length)
-            nulls, length = length < 0, np.maximum(length, 0)
-        out[name] = (arr, at + size, length, nulls)
-        at = at + size + length
-    if not np.array_equal(at, ends):
-        raise _NotClean          # "frame length does not match the record"
-    _strings(out["peer"])        # decoded, and thrown away, as the reference does
-    _, starts, lengths, _ = out["frame"]
-    out["frame"] = _frames(view, starts, lengths)
-    return out
-
-
-def _within(limit, ends) -> None:
-    if (limit > ends).any():
-        raise _NotClean
-
-
-def _gather(arr, starts, lengths):
-    """Variable-length byte runs of ``arr`` into one buffer, and their offsets."""
-    out = np.zeros(len(starts) + 1, np.int64)
-    np.cumsum(lengths, out=out[1:])
-    total = int(out[-1])
-    if not total:
-        return out, np.zeros(0, np.uint8)
-    index = np.arange(total, dtype=np.int64) + np.repeat(starts - out[:-1], lengths)
-    return out, arr[index]
-
-
-def _strings(field):
-    """A string column from (bytes, starts, lengths, null mask or None); UTF-8
-    that does not decode is not clean (the reference's UnicodeDecodeError)."""
+def _strings(view, field):
+    """A string column from a field's (starts, lengths, null mask or None) in
+    ``view``; UTF-8 that does not decode is not clean (the reference's
+    UnicodeDecodeError)."""
     import pyarrow as pa
-    arr, starts, lengths, nulls = field
-    offsets, data = _gather(arr, starts, lengths)
+    starts, lengths, nulls = field
+    offsets, data = _kncap_scan.gather(view, starts, lengths)
     if offsets[-1] >= 2**31:
         raise _NotClean
     validity = None
@@ -219,14 +157,11 @@ def _strings(field):
     return column
 
 
-def _frames(view, starts, lengths):
+def _binary(offsets, data):
     import pyarrow as pa
-    data = b"".join([view[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist())])
-    offsets = np.zeros(len(starts) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 2**31:
         raise _NotClean
-    return pa.BinaryArray.from_buffers(pa.binary(), len(starts),
+    return pa.BinaryArray.from_buffers(pa.binary(), len(offsets) - 1,
                                        [None, pa.py_buffer(offsets.astype(np.int32)),
                                         pa.py_buffer(data)])
 

@@ -1,0 +1,168 @@
+# distutils: libraries = z
+# cython: boundscheck=False, wraparound=False
+"""One compiled pass over a clean run of .kncap records: the conformance job's
+column-wise reader (``spark_jobs/kncap_arrow.py``) gets every record's fixed
+fields, the places of its variable fields and the frames joined into one buffer,
+with no Python object per record.
+
+The layout is :mod:`kafka_net.capture.format`'s (its module docstring): a
+record is ``length uint32, crc uint32, body``; the body is the fixed part
+(``format.FIXED_FIELDS``: timestamp_ns q, direction b, api_key h, api_version h,
+correlation_id i, flags B, frame_size i; 22 bytes) and then
+``format.VARIABLE_FIELDS``: connection_id (uint16 length), peer (uint16),
+client_id (int16, below zero a null), frame (uint32).  ``kncap_arrow`` checks at
+import that those tables still say so.
+
+The walk stops where ``format.record_offsets`` stops (the same length rules);
+every record must then be clean: its zlib CRC-32 matching (the same function
+Python's ``zlib.crc32`` calls) and its fields ending exactly at its end.  A
+record that is not clean returns None: the caller hands the bytes to the
+reference reader, which says what is wrong in its own words.
+"""
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import numpy as np
+
+cdef extern from "zlib.h":
+    unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int len) nogil
+
+cdef enum:
+    FIXED = 22          # the fixed part of a body (format.FIXED_FIELDS)
+
+
+cdef inline uint32_t _u32(const uint8_t[::1] b, Py_ssize_t p) noexcept nogil:
+    return (<uint32_t>b[p] << 24) | (<uint32_t>b[p + 1] << 16) | (<uint32_t>b[p + 2] << 8) \
+        | <uint32_t>b[p + 3]
+
+
+cdef inline int64_t _u16(const uint8_t[::1] b, Py_ssize_t p) noexcept nogil:
+    return (<int64_t>b[p] << 8) | <int64_t>b[p + 1]
+
+
+def record_count(const uint8_t[::1] data, Py_ssize_t pos, int64_t min_length,
+                 int64_t max_length):
+    """(number of records, where the walk stops) from ``pos``, by the lengths
+    alone, as ``format.record_offsets`` walks them."""
+    cdef Py_ssize_t size = data.shape[0], n = 0
+    cdef int64_t length
+    while size - pos >= 8:
+        length = _u32(data, pos)
+        if length < min_length or length > max_length or size - pos < 4 + length:
+            break
+        n += 1
+        pos += 4 + length
+    return n, pos
+
+
+def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
+    """The ``n`` records from ``pos`` (counted by :func:`record_count`) as
+    columns, or None if one is not clean (a CRC mismatch, a field past its
+    record, a frame not ending at the record's end).
+
+    Returns a dict: "offset" (int64, each record's offset in ``data``), the fixed
+    fields ("timestamp_ns", "direction", "api_key", "api_version",
+    "correlation_id", "flags", "frame_size"), for each of "connection_id",
+    "peer", "client_id" its (starts, lengths, nulls) in ``data`` (nulls: a bool
+    array, client_id only, else None), and "frame_offsets" (int64, n + 1) with
+    "frame_data" (uint8): the frames joined."""
+    offset = np.empty(n, np.int64)
+    ts = np.empty(n, np.int64)
+    direction = np.empty(n, np.int8)
+    api_key = np.empty(n, np.int16)
+    api_version = np.empty(n, np.int16)
+    corr = np.empty(n, np.int32)
+    flags = np.empty(n, np.uint8)
+    frame_size = np.empty(n, np.int32)
+    starts = np.empty((3, n), np.int64)
+    lengths = np.empty((3, n), np.int64)
+    nulls = np.zeros(n, np.bool_)
+    frame_start = np.empty(n, np.int64)
+    frame_offsets = np.zeros(n + 1, np.int64)
+    if not _fill(data, pos, n, offset, ts, direction, api_key, api_version, corr, flags,
+                 frame_size, starts, lengths, nulls, frame_start, frame_offsets):
+        return None
+    frame_data = np.empty(frame_offsets[n], np.uint8)
+    _join(data, frame_start, frame_offsets, frame_data)
+    return {"offset": offset, "timestamp_ns": ts, "direction": direction,
+            "api_key": api_key, "api_version": api_version, "correlation_id": corr,
+            "flags": flags, "frame_size": frame_size,
+            "connection_id": (starts[0], lengths[0], None),
+            "peer": (starts[1], lengths[1], None),
+            "client_id": (starts[2], lengths[2], nulls),
+            "frame_offsets": frame_offsets, "frame_data": frame_data}
+
+
+cdef bint _fill(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t[::1] offset,
+                int64_t[::1] ts, int8_t[::1] direction, int16_t[::1] api_key,
+                int16_t[::1] api_version, int32_t[::1] corr, uint8_t[::1] flags,
+                int32_t[::1] frame_size, int64_t[:, ::1] starts, int64_t[:, ::1] lengths,
+                uint8_t[::1] nulls, int64_t[::1] frame_start,
+                int64_t[::1] frame_offsets) noexcept nogil:
+    cdef Py_ssize_t i, k, at, end, body
+    cdef int64_t length, size
+    cdef uint32_t crc
+    for i in range(n):
+        end = pos + 4 + _u32(b, pos)            # record_count proved it fits
+        body = pos + 8
+        crc = _u32(b, pos + 4)
+        if crc32(0, &b[body], <unsigned int>(end - body)) != crc:
+            return False
+        if end - body < FIXED:
+            return False
+        offset[i] = pos
+        ts[i] = <int64_t>((<uint64_t>_u32(b, body) << 32) | _u32(b, body + 4))
+        direction[i] = <int8_t>b[body + 8]
+        api_key[i] = <int16_t>_u16(b, body + 9)
+        api_version[i] = <int16_t>_u16(b, body + 11)
+        corr[i] = <int32_t>_u32(b, body + 13)
+        flags[i] = b[body + 17]
+        frame_size[i] = <int32_t>_u32(b, body + 18)
+        at = body + FIXED
+        for k in range(3):                      # connection_id, peer, client_id
+            if at + 2 > end:
+                return False
+            length = _u16(b, at)
+            at += 2
+            if k == 2 and length >= 0x8000:     # int16 below zero: a null
+                nulls[i] = 1
+                length = 0
+            starts[k, i] = at
+            lengths[k, i] = length
+            at += length
+        if at + 4 > end:
+            return False
+        size = _u32(b, at)
+        at += 4
+        if at + size != end:                    # "frame length does not match the record"
+            return False
+        frame_start[i] = at
+        frame_offsets[i + 1] = frame_offsets[i] + size
+        pos = end
+    return True
+
+
+cdef void _join(const uint8_t[::1] b, int64_t[::1] start, int64_t[::1] offsets,
+                uint8_t[::1] out) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(start.shape[0]):
+        if offsets[i + 1] > offsets[i]:
+            memcpy(&out[offsets[i]], &b[start[i]], offsets[i + 1] - offsets[i])
+
+
+def gather(const uint8_t[::1] data, int64_t[::1] starts, int64_t[::1] lengths):
+    """Variable-length byte runs of ``data`` joined: (offsets int64 n + 1, bytes
+    uint8)."""
+    cdef Py_ssize_t i, n = starts.shape[0]
+    offsets = np.zeros(n + 1, np.int64)
+    cdef int64_t[::1] o = offsets
+    for i in range(n):
+        o[i + 1] = o[i] + lengths[i]
+    out = np.empty(o[n], np.uint8)
+    cdef uint8_t[::1] view = out
+    with nogil:
+        for i in range(n):
+            if lengths[i]:
+                memcpy(&view[o[i]], &data[starts[i]], lengths[i])
+    return offsets, out
