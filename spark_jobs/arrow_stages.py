@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from pyspark.sql.types import (
     ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType)
 
@@ -357,13 +359,25 @@ def checked_in_process(frames):
 
 
 def groups(table, key: str):
-    """A table's rows grouped by one column's value, each group a table."""
+    """A table's rows grouped by one column's value, each group a table, in the
+    order of the values.
+
+    The rows are put in that order one column at a time, each column made one
+    chunk first: ``Table.sort_by`` takes from columns of many chunks (a .kncap
+    read gives one per segment range), which joins the chunks within the take
+    and cost about 2 s of CPU for the frame bytes of a 920k-frame capture,
+    against 0.3 s here."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     if table.num_rows == 0:
         return
-    table = table.sort_by(key)
-    values = table.column(key).to_pylist()
-    start = 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or values[i] != values[start]:
-            yield table.slice(start, i - start)
-            start = i
+    order = pc.sort_indices(table, [(key, "ascending")])
+    table = pa.Table.from_arrays(
+        [(column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)).take(order)
+         for column in table.columns], schema=table.schema)
+    values = table.column(key)
+    changes = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+    bounds = [0, *(np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1).tolist(),
+              table.num_rows]
+    for start, end in zip(bounds, bounds[1:]):
+        yield table.slice(start, end - start)
