@@ -172,7 +172,8 @@ def crc32c(const unsigned char[::1] data):
     cdef uint32_t c = 0xFFFFFFFF, lo, hi
     cdef Py_ssize_t i = 0, n = data.shape[0]
     while i + 8 <= n:
-        lo = c ^ (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (<uint32_t>data[i + 3] << 24))
+        lo = c ^ (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16)
+                  | (<uint32_t>data[i + 3] << 24))
         hi = data[i + 4] | (data[i + 5] << 8) | (data[i + 6] << 16) | (<uint32_t>data[i + 7] << 24)
         c = (T[7][lo & 0xFF] ^ T[6][(lo >> 8) & 0xFF] ^ T[5][(lo >> 16) & 0xFF] ^ T[4][lo >> 24]
              ^ T[3][hi & 0xFF] ^ T[2][(hi >> 8) & 0xFF] ^ T[1][(hi >> 16) & 0xFF] ^ T[0][hi >> 24])
