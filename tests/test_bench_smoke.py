@@ -341,3 +341,14 @@ def test_pcap_generator_writes_the_same_conversation_as_tcp(tmp_path):
         pairs += len(result["pairs"])
         frames += result["connection"]["frames"]
     assert (pairs, frames) == (200, 400)
+
+
+def test_record_batch_checks_times_both_paths_on_a_capture(tmp_path, capsys):
+    """The batches of a generated .kncap conversation, readable and compiled first."""
+    from bench.record_batch_checks import main
+    generate(str(tmp_path), frames=600, connections=5, processors=1)
+    assert main([str(tmp_path), "600"]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("600 frames: ") and "Produce records fields" in first
+    assert "'magic 2'" in first
+    assert second.startswith("CPU µs per batch: readable ") and "compiled first" in second

@@ -19,6 +19,11 @@ the plain code:
 * the conformance job's column-wise paths (``spark_jobs/check_columns.py``,
   ``spark_jobs/kncap_arrow.py``): every connection is checked by the pairing walk
   and every .kncap segment read by the capture reader's ``kncap_columns``;
+* the conformance job's compiled record-batch checks
+  (``kafka_net/protocol/records/_batches.pyx``, called from
+  ``kafka_net.capture.pairing_checks``): every Produce and Fetch records field
+  goes through ``validate_produce_records`` / ``_check_fetched_batches``
+  alone, and the compiled module is not even imported;
 * the one-unpack Ethernet/IPv4/TCP parse of pcap packets
   (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way;
 * the capture writer's record encoding (``kafka_net.capture.writer``): each

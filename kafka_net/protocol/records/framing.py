@@ -299,10 +299,19 @@ _crc32c_function = None
 
 
 def _crc32c(data: memoryview) -> int:
+    function = _crc32c_function
+    if function is None:
+        function = crc32c_function()
+    return function(data)
+
+
+def crc32c_function():
+    """The CRC32C function every batch check uses (loaded on first use): for a
+    caller that computes many itself, such as the compiled batch checks."""
     global _crc32c_function
     if _crc32c_function is None:
         _crc32c_function = _load_crc32c()
-    return _crc32c_function(data)
+    return _crc32c_function
 
 
 def _load_crc32c():
