@@ -19,7 +19,7 @@ the buffer's).
 Nothing here is mutable once made: a Program is shared between threads.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -191,15 +191,42 @@ cdef class Program:
     def __dealloc__(self):
         free(self.ops)
 
-    cpdef object walk(self, const unsigned char[::1] buf, Py_ssize_t p):
-        cdef Py_ssize_t nb = buf.shape[0]
+    def walk(self, buf, Py_ssize_t p):
+        """The Python walker's ``(end, top, codes, records)`` of ``buf`` from ``p``,
+        or None (not sure)."""
+        if type(buf) is bytes:     # as frames come: no buffer to acquire
+            return self._walk(<const unsigned char*>PyBytes_AS_STRING(buf),
+                              PyBytes_GET_SIZE(buf), p)
+        return self._walk_view(buf, p)
+
+    def __call__(self, buf, Py_ssize_t p):
+        got = self.walk(buf, p)
+        return self.fallback(buf, p) if got is None else got
+
+    def response(self, payload):
+        """``(codes, records)`` of a response payload (header and body), or what
+        ``fallback(payload)`` says when not sure."""
+        if type(payload) is bytes:
+            got = self._response(<const unsigned char*>PyBytes_AS_STRING(payload),
+                                 PyBytes_GET_SIZE(payload))
+        else:
+            got = self._response_view(payload)
+        return self.fallback(payload) if got is None else got
+
+    cdef object _walk_view(self, const unsigned char[::1] view, Py_ssize_t p):
+        return self._walk(&view[0] if view.shape[0] else NULL, view.shape[0], p)
+
+    cdef object _response_view(self, const unsigned char[::1] view):
+        return self._response(&view[0] if view.shape[0] else NULL, view.shape[0])
+
+    cdef object _walk(self, const unsigned char* b, Py_ssize_t nb, Py_ssize_t p):
         cdef Py_ssize_t end
         if p < 0 or p > nb:
             return None
         tops = list(self.defaults) if self.names else None
         codes = [] if self.codes else None
         recs = [] if self.records else None
-        end = self._run(&buf[0] if nb else NULL, nb, 0, p, nb, tops, codes, recs)
+        end = self._run(b, nb, 0, p, nb, tops, codes, recs)
         if end < 0:
             return None
         top = {}
@@ -207,28 +234,19 @@ cdef class Program:
             top[self.names[i]] = tops[i]
         return (end, top, codes if self.codes else (), recs if self.records else ())
 
-    def __call__(self, buf, Py_ssize_t p):
-        got = self.walk(buf, p)
-        return self.fallback(buf, p) if got is None else got
-
-    def response(self, payload):
-        got = self._response(payload)
-        return self.fallback(payload) if got is None else got
-
-    cdef object _response(self, const unsigned char[::1] buf):
-        cdef Py_ssize_t nb = buf.shape[0]
+    cdef object _response(self, const unsigned char* b, Py_ssize_t nb):
         cdef Py_ssize_t p
         if nb < 5 or self.header_version < 0:
             return None
         if self.header_version == 0:
             p = 4
-        elif buf[4] == 0:
+        elif b[4] == 0:
             p = 5        # the header's tagged fields: none, as nearly always
         else:
             return None
         codes = [] if self.codes else None
         recs = [] if self.records else None
-        if self._run(&buf[0], nb, 0, p, nb, None, codes, recs) != nb:
+        if self._run(b, nb, 0, p, nb, None, codes, recs) != nb:
             return None
         return (codes if self.codes else (), recs if self.records else ())
 
