@@ -19,7 +19,9 @@ Every Kafka frame ends in exactly one coverage state (:data:`STATES`):
 Pairing checks bodies with :func:`walk_request_body` / :func:`walk_response_body`:
 generated walkers (:mod:`kafka_net.protocol.walker`) prove the body reaches its
 exact end under the same rules as the decoders, keeping only the values pairing
-reads, without building the body.  :func:`check_request_body` /
+reads, without building the body; each walk runs first as a compiled program
+(:mod:`kafka_net.protocol.walk_program`), the Python walker answering where the
+program is not sure.  :func:`check_request_body` /
 :func:`check_response_body` decode it whole: for the report's details, and to
 say in the decoder's words what is wrong with a body a walker refused.
 """

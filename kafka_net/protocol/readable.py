@@ -19,6 +19,9 @@ the plain code:
 * the conformance job's column-wise paths (``spark_jobs/check_columns.py``,
   ``spark_jobs/kncap_arrow.py``): every connection is checked by the pairing walk
   and every .kncap segment read by the capture reader's ``kncap_columns``;
+* the body walkers' compiled programs (``kafka_net.protocol._walk``, run by
+  ``kafka_net.capture.pairing_checks``): every body is walked by the generated
+  Python walker, and the compiled module is not imported;
 * the one-unpack Ethernet/IPv4/TCP parse of pcap packets
   (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way;
 * the capture writer's record encoding (``kafka_net.capture.writer``): each
