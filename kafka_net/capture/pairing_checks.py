@@ -35,7 +35,8 @@ from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.fields import MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS
 from kafka_net.protocol.headers import (
-    decode_response_header, read_request_header, response_header_version)
+    decode_response_header, read_request_header, request_header_version,
+    response_header_version)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.primitives import Reader
 from kafka_net.protocol.schema import NO_VERSIONS
@@ -45,9 +46,9 @@ from kafka_net.protocol.walk_program import program
 from kafka_net.protocol.walker import walker
 
 if readable.READABLE:
-    Program = None     # the Python walkers alone
+    Program = request_header = None     # the Python walkers and header reader alone
 else:
-    from kafka_net.protocol._walk import Program
+    from kafka_net.protocol._walk import Program, request_header
 
 CHECKED, HEADER_ONLY, UNVERIFIABLE, NOT_KAFKA = "checked", "header_only", "unverifiable", \
     "not_kafka"
@@ -75,6 +76,12 @@ def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
     or the API is unknown (its header version is unknown too: v1 is tried, whose
     client id every later header version keeps, KIP-482)."""
     message = MESSAGES.get(api_key)
+    if message is not None and not truncated and request_header is not None:
+        # compiled first (protocol/_walk.pyx); None where it is not sure
+        got = request_header(payload, request_header_version(
+            api_key, api_version, message.request.flexible))
+        if got is not None:
+            return got[0], got[1], None
     flexible = message.request.flexible if message is not None else NO_VERSIONS
     try:
         header, offset = read_request_header(payload, api_key, api_version, corr, flexible)

@@ -403,3 +403,40 @@ cdef class Program:
                 e += 2 + ops[e + 1]
             p = stop     # what a known value left unread is ignored, as the decoder does
         return p
+
+
+def request_header(frame, int header_version):
+    """``(client_id, body offset)`` of a request frame whose header (version 1 or 2)
+    is read as :func:`kafka_net.protocol.headers.read_request_header` reads it, or
+    None (not sure: that function answers, and says what is wrong)."""
+    if type(frame) is bytes:
+        return _request_header(<const unsigned char*>PyBytes_AS_STRING(frame),
+                               PyBytes_GET_SIZE(frame), header_version)
+    return _request_header_view(frame, header_version)
+
+
+cdef object _request_header_view(const unsigned char[::1] view, int header_version):
+    return _request_header(&view[0] if view.shape[0] else NULL, view.shape[0],
+                           header_version)
+
+
+cdef object _request_header(const unsigned char* b, Py_ssize_t nb, int header_version):
+    cdef Py_ssize_t n, pos
+    if header_version not in (1, 2) or nb < 10:
+        return None
+    n = <int16_t>_be(b + 8, 2)
+    if n == -1:
+        client_id, pos = "", 10      # a null client_id reads as ""
+    elif n < 0 or 10 + n > nb:
+        return None
+    else:
+        pos = 10 + n
+        try:
+            client_id = PyUnicode_DecodeUTF8(<const char*>(b + 10), n, NULL)
+        except UnicodeDecodeError:
+            return None
+    if header_version == 2:
+        if pos >= nb or b[pos] != 0:
+            return None              # tagged fields in the header: rare
+        pos += 1
+    return client_id, pos

@@ -10,6 +10,9 @@ bytes after.  Broken bodies are drawn as ``test_codegen.py`` draws them:
 mutated, cut short, noise.  Each program is tried keeping everything and
 keeping nothing, as the walkers are (``test_walker.py``).
 
+The compiled request header read (``_walk.request_header``) is held to
+``headers.read_request_header`` the same way, on headers Hypothesis draws.
+
 This module tests the compiled module itself, so it imports it in a
 ``KAFKA_NET_READABLE=1`` run too; that kafka-net's own code then leaves it
 alone is checked here as well.
@@ -26,14 +29,16 @@ import pytest
 from hypothesis import given, strategies as st
 
 from kafka_net.capture import pairing_checks
-from kafka_net.protocol import _walk, readable, walk_program
+from kafka_net.protocol import _walk, readable, walk_program, walker as w
 from kafka_net.protocol.api_keys import ApiKey
-from kafka_net.protocol import walker as w
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.fields import MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS
+from kafka_net.protocol.headers import (
+    RequestHeader, encode_request_header, read_request_header)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.primitives import encode_uvarint
-from kafka_net.protocol.schema import INT16, INT32, STRING, Array, Field, Schema, Struct
+from kafka_net.protocol.schema import (
+    INT16, INT32, NO_VERSIONS, STRING, Array, Field, Schema, Struct)
 from kafka_net.testing import message_values
 from tests.protocol.test_codegen import CASES, IDS, PER_VERSION
 from tests.protocol.test_walker import TAGGED, top_fields
@@ -186,3 +191,39 @@ def test_response_walk_reads_the_header_then_the_body(version, header):
         walk(payload + b"\x00")
     with pytest.raises(InvalidRequestError):
         walk(payload[:-1])
+
+
+def header_read(frame: bytes, version: int):
+    try:
+        header, offset = read_request_header(frame, 0, 9, 7, NO_VERSIONS, version)
+    except InvalidRequestError:
+        return None
+    return header.client_id, offset
+
+
+@given(client_id=st.one_of(st.none(), st.text(max_size=20)), version=st.sampled_from([1, 2]),
+       body=st.binary(max_size=8), cut=st.integers(0, 40), noise=st.binary(max_size=24),
+       at=st.integers(0, 40), byte=st.integers(0, 255))
+def test_request_header_equals_the_python_reader(client_id, version, body, cut, noise, at,
+                                                 byte):
+    header = RequestHeader(0, 9, 7, client_id, version)
+    frame = encode_request_header(header) + body
+    assert _walk.request_header(frame, version) == header_read(frame, version) \
+        == (client_id or "", len(frame) - len(body))
+    broken = bytearray(frame)
+    if at < len(broken):
+        broken[at] = byte
+    for data in (frame[:cut], bytes(broken), noise, b"\x00" * 8 + noise):
+        got = _walk.request_header(data, version)
+        assert got is None or got == header_read(data, version), data.hex()
+        assert _walk.request_header(memoryview(data), version) == got
+
+
+def test_request_header_hands_back_what_it_does_not_read():
+    frame = encode_request_header(RequestHeader(0, 9, 7, "c", 2))
+    tagged = frame[:-1] + b"\x01\x00\x00"          # a tagged field in the header
+    assert _walk.request_header(tagged, 2) is None
+    assert header_read(tagged, 2) == ("c", len(tagged))
+    assert _walk.request_header(frame, 0) is None  # version 0: no client id to read
+    assert _walk.request_header(b"\x00" * 8 + b"\x00\x01\xff", 1) is None  # not UTF-8
+    assert header_read(b"\x00" * 8 + b"\x00\x01\xff", 1) is None
