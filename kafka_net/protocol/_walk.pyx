@@ -81,7 +81,7 @@ cdef inline Py_ssize_t _tag_header(const unsigned char* b, Py_ssize_t nb, Py_ssi
 cdef Py_ssize_t _skip_tags(const unsigned char* b, Py_ssize_t nb, Py_ssize_t p,
                            int64_t max_tags) noexcept:
     """A tagged-field section none of whose tags are known: the offset after it."""
-    cdef int64_t count, tag, size, last = -1
+    cdef int64_t count = 0, tag = 0, size = 0, last = -1
     p = _uvarint(b, nb, p, &count)
     if p < 0 or count > max_tags:
         return REFUSED
@@ -128,7 +128,7 @@ cdef int _utf8(const unsigned char* s, Py_ssize_t n) except -1:
 cdef object _top_value(const unsigned char* s, int kind):
     """A kept top-level value of one of walk_program.TOP_TYPES."""
     cdef uint64_t raw
-    cdef double d
+    cdef double d = 0
     if kind == 0:
         return <int8_t>s[0]
     if kind == 1:
@@ -258,8 +258,8 @@ cdef class Program:
         the offset after, or REFUSED."""
         cdef const int* ops = self.ops
         cdef int op, kind
-        cdef Py_ssize_t at, stop, e
-        cdef int64_t n, count, tag, size, last, width
+        cdef Py_ssize_t at
+        cdef int64_t n = 0
         cdef int16_t code
         while True:
             op = ops[pc]
@@ -346,7 +346,7 @@ cdef class Program:
                            list recs) except RAISED:
         """``ARRAY flexible nullable width size`` + body at ``pc``."""
         cdef const int* ops = self.ops
-        cdef int64_t n, width = ops[pc + 3], i
+        cdef int64_t n = 0, width = ops[pc + 3]
         cdef Py_ssize_t q
         p = _length(b, nb, p, ops[pc + 1], 4, &n)
         if p < 0:
@@ -362,13 +362,13 @@ cdef class Program:
             # Structs of fixed-width fields, each ending in its tagged-field count:
             # when every count is 0 (as brokers write them), one step.
             q = p - width - 1
-            for i in range(n):
+            for _ in range(n):
                 if b[q]:
                     break
                 q -= width
             else:
                 return p + n * -width
-        for i in range(n):
+        for _ in range(n):
             p = self._run(b, nb, pc + 5, p, lim, tops, codes, recs)
             if p < 0:
                 return p
@@ -379,7 +379,7 @@ cdef class Program:
         """``TAGS count size`` + entries at ``pc``: each known tag's value walked
         within its own size, the others skipped."""
         cdef const int* ops = self.ops
-        cdef int64_t count, tag, size, last = -1
+        cdef int64_t count = 0, tag = 0, size = 0, last = -1
         cdef Py_ssize_t stop, e, got
         if p >= nb:
             return REFUSED
