@@ -174,3 +174,39 @@ def program(schema, version: int, top: tuple[str, ...] = (), codes: bool = False
     except NotProgrammable:
         return None
     return ops, names, tuple(f.default_value() for f in fields)
+
+
+# --- reading a program ------------------------------------------------------------------
+
+_OPERANDS = {END: (), SKIP: ("bytes",), TOP: ("slot", "type", "at", "code"), CODE: ("at",),
+             TAG_BYTE: (), SKIP_TAGS: (), TAGS: ("known", "size"),
+             STRING: ("flexible", "nullable"), BYTES: ("flexible", "nullable", "keep"),
+             ARRAY: ("flexible", "nullable", "width", "size"), NULLABLE_STRUCT: ("size",)}
+_NAMES = ("END", "SKIP", "TOP", "CODE", "TAG_BYTE", "SKIP_TAGS", "TAGS", "STRING", "BYTES",
+          "ARRAY", "NULLABLE_STRUCT")
+
+
+def listing(ops: list[int]) -> str:
+    """A program as text: one op a line with its operands named, nested bodies indented."""
+    lines: list[str] = []
+    _list(ops, 0, len(ops), 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _list(ops: list[int], i: int, stop: int, depth: int, lines: list[str]) -> None:
+    while i < stop:
+        op, names = ops[i], _OPERANDS[ops[i]]
+        args = dict(zip(names, ops[i + 1:i + 1 + len(names)]))
+        lines.append("    " * depth + " ".join([f"{i:4}  {_NAMES[op]}"]
+                                                + [f"{k}={v}" for k, v in args.items()]))
+        i += 1 + len(names)
+        if op in (ARRAY, NULLABLE_STRUCT):
+            _list(ops, i, i + args["size"], depth + 1, lines)
+        elif op == TAGS:
+            j = i
+            for _ in range(args["known"]):
+                lines.append("    " * (depth + 1) + f"tag {ops[j]} (size {ops[j + 1]}):")
+                _list(ops, j + 2, j + 2 + ops[j + 1], depth + 2, lines)
+                j += 2 + ops[j + 1]
+        if op in (ARRAY, NULLABLE_STRUCT, TAGS):
+            i += args["size"]

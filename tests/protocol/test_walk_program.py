@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from kafka_net.capture import pairing_checks
-from kafka_net.protocol import _walk, readable, walk_program, walker as w
+from kafka_net.protocol import _walk, generated, readable, walk_program, walker as w
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol.fields import MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS
@@ -227,3 +227,17 @@ def test_request_header_hands_back_what_it_does_not_read():
     assert _walk.request_header(frame, 0) is None  # version 0: no client id to read
     assert _walk.request_header(b"\x00" * 8 + b"\x00\x01\xff", 1) is None  # not UTF-8
     assert header_read(b"\x00" * 8 + b"\x00\x01\xff", 1) is None
+
+
+def test_cli_prints_a_program(capsys):
+    assert generated.main(["Fetch", "13", "--response", "--program", "--codes",
+                           "--records"]) == 0
+    text = capsys.readouterr().out
+    ops = walk_program.program(MESSAGES[ApiKey.FETCH].response, 13, (), True, True)[0]
+    assert text == walk_program.listing(ops)
+    lines = text.splitlines()
+    assert lines[0].split() == ["0", "CODE", "at=4"]    # the response's own error_code
+    assert lines[-1].split() == [str(len(ops) - 1), "END"]
+    for words in ("ARRAY flexible=1 nullable=1 width=-17", "BYTES flexible=1 nullable=1 "
+                  "keep=1", "TAGS known=3", "tag 2 (size 4):"):
+        assert words in text
