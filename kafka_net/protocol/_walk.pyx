@@ -156,6 +156,70 @@ cdef inline int _top_width(int kind) noexcept:
     return 1 if kind == 0 or kind == 7 else 2 if kind < 3 else 4 if kind < 5 else 8
 
 
+cdef int _top(const unsigned char* b, Py_ssize_t nb, Py_ssize_t at, int kind, int slot,
+              bint is_code, list tops, list codes) except RAISED:
+    """``TOP``: a kept top-level value at ``at`` (and kept as an error code too)."""
+    if at + _top_width(kind) > nb:
+        return REFUSED
+    value = _top_value(b + at, kind)
+    tops[slot] = value
+    if is_code and value:
+        codes.append(value)
+    return 0
+
+
+cdef int _code(const unsigned char* b, Py_ssize_t nb, Py_ssize_t at,
+               list codes) except RAISED:
+    """``CODE``: a non-zero int16 error_code at ``at`` is kept."""
+    if at + 2 > nb:
+        return REFUSED
+    if b[at] or b[at + 1]:
+        codes.append(<int16_t>_be(b + at, 2))
+    return 0
+
+
+cdef inline Py_ssize_t _no_known_tags(const unsigned char* b, Py_ssize_t nb, Py_ssize_t p,
+                                      int64_t max_tags) noexcept:
+    """``TAG_BYTE``, ``SKIP_TAGS``: a tagged-field section, 0 (empty) or skipped."""
+    if p >= nb:
+        return REFUSED
+    if b[p] == 0:
+        return p + 1
+    return _skip_tags(b, nb, p, max_tags)
+
+
+cdef Py_ssize_t _string(const unsigned char* b, Py_ssize_t nb, Py_ssize_t p, Py_ssize_t lim,
+                        bint flexible, bint nullable) except RAISED:
+    """``STRING``: a length (null where nullable), then that many bytes of UTF-8
+    within ``lim``."""
+    cdef int64_t n = 0
+    p = _length(b, nb, p, flexible, 2, &n)
+    if p < 0:
+        return REFUSED
+    if n < 0:
+        return p if nullable and n == -1 else REFUSED
+    if p + n > lim or not _utf8(b + p, n):
+        return REFUSED
+    return p + n
+
+
+cdef Py_ssize_t _bytes(const unsigned char* b, Py_ssize_t nb, Py_ssize_t p, bint flexible,
+                       bint nullable, bint keep, list recs) except RAISED:
+    """``BYTES``: a length (null where nullable), then that many bytes, kept as
+    records when ``keep`` and not empty."""
+    cdef int64_t n = 0
+    p = _length(b, nb, p, flexible, 4, &n)
+    if p < 0:
+        return REFUSED
+    if n < 0:
+        return p if nullable and n == -1 else REFUSED
+    if p + n > nb:
+        return REFUSED
+    if keep and n:
+        recs.append(PyBytes_FromStringAndSize(<const char*>(b + p), n))
+    return p + n
+
+
 cdef class Program:
     """One body walk, compiled: ``walk(buf, p)`` gives the Python walker's
     ``(end, {top value}, [error codes], [records])`` or None (not sure);
@@ -257,81 +321,37 @@ cdef class Program:
         the end of the value being read (the buffer's, or a tagged value's):
         the offset after, or REFUSED."""
         cdef const int* ops = self.ops
-        cdef int op, kind
-        cdef Py_ssize_t at
-        cdef int64_t n = 0
-        cdef int16_t code
+        cdef int op
         while True:
             op = ops[pc]
             if op == END:
                 return p
             if op == SKIP:
                 p += ops[pc + 1]
-                if p > nb:
-                    return REFUSED
                 pc += 2
             elif op == TOP:
-                at, kind = p + ops[pc + 3], ops[pc + 2]
-                if at + _top_width(kind) > nb:
+                if _top(b, nb, p + ops[pc + 3], ops[pc + 2], ops[pc + 1], ops[pc + 4],
+                        tops, codes) < 0:
                     return REFUSED
-                value = _top_value(b + at, kind)
-                tops[ops[pc + 1]] = value
-                if ops[pc + 4] and value:
-                    codes.append(value)
                 pc += 5
             elif op == CODE:
-                at = p + ops[pc + 1]
-                if at + 2 > nb:
+                if _code(b, nb, p + ops[pc + 1], codes) < 0:
                     return REFUSED
-                if b[at] or b[at + 1]:
-                    code = <int16_t>_be(b + at, 2)
-                    codes.append(code)
                 pc += 2
             elif op == TAG_BYTE or op == SKIP_TAGS:
-                if p >= nb:
-                    return REFUSED
-                if b[p] == 0:
-                    p += 1
-                else:
-                    p = _skip_tags(b, nb, p, self.max_tags)
-                    if p < 0:
-                        return REFUSED
+                p = _no_known_tags(b, nb, p, self.max_tags)
                 pc += 1
             elif op == TAGS:
                 p = self._tags(b, nb, pc, p, tops, codes, recs)
-                if p < 0:
-                    return p
                 pc += 3 + ops[pc + 2]
             elif op == STRING:
-                p = _length(b, nb, p, ops[pc + 1], 2, &n)
-                if p < 0:
-                    return REFUSED
-                if n < 0:
-                    if not (ops[pc + 2] and n == -1):
-                        return REFUSED
-                else:
-                    if p + n > lim or not _utf8(b + p, n):
-                        return REFUSED
-                    p += n
+                p = _string(b, nb, p, lim, ops[pc + 1], ops[pc + 2])
                 pc += 3
             elif op == BYTES:
-                p = _length(b, nb, p, ops[pc + 1], 4, &n)
-                if p < 0:
-                    return REFUSED
-                if n < 0:
-                    if not (ops[pc + 2] and n == -1):
-                        return REFUSED
-                else:
-                    if p + n > nb:
-                        return REFUSED
-                    if ops[pc + 3] and n:
-                        recs.append(PyBytes_FromStringAndSize(<const char*>(b + p), n))
-                    p += n
+                p = _bytes(b, nb, p, ops[pc + 1], ops[pc + 2], ops[pc + 3], recs)
                 pc += 4
             elif op == ARRAY:
                 p = self._array(b, nb, pc, p, lim, tops, codes, recs)
-                if p < 0:
-                    return p
                 pc += 5 + ops[pc + 4]
             elif op == NULLABLE_STRUCT:
                 if p >= nb:
@@ -339,6 +359,8 @@ cdef class Program:
                 p += 1
                 pc += 2 + (ops[pc + 1] if b[p - 1] > 127 else 0)
             else:
+                return REFUSED
+            if p < 0 or p > nb:
                 return REFUSED
 
     cdef Py_ssize_t _array(self, const unsigned char* b, Py_ssize_t nb, Py_ssize_t pc,
