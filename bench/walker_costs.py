@@ -5,7 +5,8 @@ another checkout, e.g. ``git archive BASE | tar -x -C DIR``): writes the bodies
 once, then runs each checkout's walkers on them in a fresh interpreter of its
 own, the two taking turns round after round.  Each walker is built as the
 conformance job builds it (``kafka_net.capture.pairing_checks``: a request's
-acks and timeouts kept, a response's error codes, Produce and Fetch records) and
+acks and timeouts kept, a response's error codes, Produce and Fetch records;
+its compiled program first where the checkout has one, ``_compiled``) and
 called on the body alone.  Two sets of bodies:
 
 * ``bench mix``: the spark_bench conversation's requests and responses (Produce,
@@ -45,6 +46,10 @@ CHILD = r"""
 import gc, hashlib, json, pickle, sys, time
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.walker import walker
+try:   # the walk the conformance job runs: a compiled program first, where built
+    from kafka_net.capture.pairing_checks import _compiled
+except ImportError:   # a checkout without compiled walks
+    _compiled = None
 
 path, repeat = sys.argv[1], int(sys.argv[2])
 with open(path, "rb") as fh:
@@ -78,7 +83,7 @@ for name, bodies in sets.items():
     for key, version, is_request, body, top, codes, records in bodies:
         message = MESSAGES[key]
         schema = message.request if is_request else message.response
-        walks.append((walker(schema, version, tuple(top), codes, records), body))
+        walks.append(((_compiled or walker)(schema, version, tuple(top), codes, records), body))
         decodes.append((schema.decoder(version), body))
     results = [outcome(call, body) for call, body in walks + decodes]
     out[name] = {"walk": best_of_three(walks, len(walks)),

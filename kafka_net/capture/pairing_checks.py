@@ -23,7 +23,9 @@ Every Kafka frame ends in exactly one coverage state (:data:`STATES`):
 Pairing checks bodies with :func:`walk_request_body` / :func:`walk_response_body`:
 generated walkers (:mod:`kafka_net.protocol.walker`) prove the body reaches its
 exact end under the same rules as the decoders, keeping only the values pairing
-reads, without building the body.  :func:`check_request_body` /
+reads, without building the body; each walk runs first as a compiled program
+(:mod:`kafka_net.protocol.walk_program`), the Python walker answering where the
+program is not sure.  :func:`check_request_body` /
 :func:`check_response_body` decode it whole: for the report's details, and to
 say in the decoder's words what is wrong with a body a walker refused.
 """
@@ -35,18 +37,24 @@ from typing import Callable
 from kafka_net.protocol import readable
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.fields import MAX_ARRAY_ELEMENTS, MAX_TAGGED_FIELDS
 from kafka_net.protocol.headers import (
-    decode_response_header, read_request_header, response_header_version)
+    decode_response_header, read_request_header, request_header_version,
+    response_header_version)
 from kafka_net.protocol.messages import MESSAGES
 from kafka_net.protocol.primitives import Reader
 from kafka_net.protocol.schema import NO_VERSIONS
 from kafka_net.protocol.records.framing import (
     MAGIC_OFFSET, MAGIC_V2, RecordError, crc32c_function, iter_batches)
 from kafka_net.protocol.records.validation import validate_batch, validate_produce_records
+from kafka_net.protocol.walk_program import program
 from kafka_net.protocol.walker import walker
 
-if not readable.READABLE:   # KAFKA_NET_READABLE, read once: the references alone
+if readable.READABLE:      # KAFKA_NET_READABLE, read once: the references alone
+    Program = request_header = None     # the Python walkers and header reader alone
+else:
     # Built with the package: a missing build is an ImportError, never a fallback.
+    from kafka_net.protocol._walk import Program, request_header
     from kafka_net.protocol.records import _batches
 
 CHECKED, HEADER_ONLY, UNVERIFIABLE, NOT_KAFKA = "checked", "header_only", "unverifiable", \
@@ -75,6 +83,12 @@ def read_request(payload: bytes, api_key: int, api_version: int, corr: int,
     or the API is unknown (its header version is unknown too: v1 is tried, whose
     client id every later header version keeps, KIP-482)."""
     message = MESSAGES.get(api_key)
+    if message is not None and not truncated and request_header is not None:
+        # compiled first (protocol/_walk.pyx); None where it is not sure
+        got = request_header(payload, request_header_version(
+            api_key, api_version, message.request.flexible))
+        if got is not None:
+            return got[0], got[1], None
     flexible = message.request.flexible if message is not None else NO_VERSIONS
     try:
         header, offset = read_request_header(payload, api_key, api_version, corr, flexible)
@@ -148,8 +162,8 @@ def walk_request_body(payload: bytes, offset: int, api_key: int, api_version: in
         if api_version not in schema.valid:
             return None, UNKNOWN_VERSION
         top = tuple(f.name for f in schema.struct.fields if f.name in REQUEST_VALUES)
-        walk = _REQUEST_WALKS[(api_key, api_version)] = walker(
-            schema, api_version, top, records=api_key == ApiKey.PRODUCE and api_version >= 3)
+        walk = _REQUEST_WALKS[(api_key, api_version)] = _compiled(
+            schema, api_version, top, False, api_key == ApiKey.PRODUCE and api_version >= 3)
     try:
         end, values, _, records = walk(payload, offset)
         if end == len(payload):
@@ -188,9 +202,27 @@ def walk_response_body(payload: bytes, api_key: int, api_version: int
     return (None if body is None else error_codes(body)), why
 
 
+def _compiled(schema, version: int, top: tuple[str, ...], codes: bool, records: bool,
+              header_version: int = -1, response: Callable | None = None) -> Callable:
+    """The body walker of these arguments: its compiled program
+    (:mod:`kafka_net.protocol.walk_program`) asking the Python walker when not sure,
+    or the Python walker alone (``KAFKA_NET_READABLE``, or a walk no program
+    expresses).  With ``response`` (the Python response walk), the compiled
+    response walk, asking ``response`` when not sure."""
+    walk = walker(schema, version, top, codes=codes, records=records)
+    made = program(schema, version, top, codes, records) if Program is not None else None
+    if made is None:
+        return walk if response is None else response
+    ops, names, defaults = made
+    fast = Program(ops, names, defaults, codes, records, MAX_ARRAY_ELEMENTS,
+                   MAX_TAGGED_FIELDS, fallback=response or walk,
+                   header_version=header_version)
+    return fast if response is None else fast.response
+
+
 def _response_walk(schema, api_key: int, version: int) -> Callable:
     """payload -> (error codes, records to verify) of a response that walks to its end;
-    InvalidRequestError otherwise."""
+    InvalidRequestError otherwise (compiled, see _compiled)."""
     header_version = response_header_version(api_key, version, schema.flexible)
     walk = walker(schema, version, codes=True, records=api_key == ApiKey.FETCH)
 
@@ -207,7 +239,7 @@ def _response_walk(schema, api_key: int, version: int) -> Callable:
         if end != len(payload):
             raise InvalidRequestError("trailing bytes")
         return codes, records
-    return run
+    return _compiled(schema, version, (), True, api_key == ApiKey.FETCH, header_version, run)
 
 
 def produce_acks(payload: bytes, offset: int, api_version: int) -> int | None:

@@ -24,6 +24,9 @@ the plain code:
   ``kafka_net.capture.pairing_checks``): every Produce and Fetch records field
   goes through ``validate_produce_records`` / ``_check_fetched_batches``
   alone, and the compiled module is not even imported;
+* the body walkers' compiled programs (``kafka_net.protocol._walk``, run by
+  ``kafka_net.capture.pairing_checks``): every body is walked by the generated
+  Python walker, and the compiled module is not imported;
 * the one-unpack Ethernet/IPv4/TCP parse of pcap packets
   (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way;
 * the capture writer's record encoding (``kafka_net.capture.writer``): each
