@@ -37,7 +37,7 @@ from pyspark.sql.types import (
     StructType)
 
 from kafka_net.capture import reader
-from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
+from kafka_net.spark_jobs import check_columns, pcap_arrow, summary_arrow, transforms
 from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
@@ -300,14 +300,31 @@ def _flow_checks(batches, broker_ports: set[int] | None, out: str):
     connections: dict[str, list] = {}
     with PayloadReader() as files:
         for flow in sorted(flows):
-            units = transforms.frames_of_flow(flow_packets(flows.pop(flow), files),
-                                              broker_ports)
-            notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
-            frames = [u[1] for u in units if u[0] != PROBLEM]
-            table = tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+            table, problems = flow_frames(flows.pop(flow), files, broker_ports)
+            notes += [{"kind": PROBLEM, **p} for p in problems]
+            table = tables.write_table(table) if table is not None else None
             for connection, rows in _by_connection(table) if table is not None else ():
                 connections.setdefault(connection, []).append(rows)
     yield from _connection_batches(_flow_connections(connections), notes, tables)
+
+
+def flow_frames(parts: list[dict], files: "PayloadReader", broker_ports: set[int] | None):
+    """One flow's index rows -> (its frame rows as a FRAME_SCHEMA table, or None if
+    it has none; its problem rows): in one compiled pass (:mod:`.pcap_arrow`) when
+    the flow is a common one, else by the reference (``transforms.frames_of_flow``
+    over the flow's packets)."""
+    import pyarrow as pa
+    schema = _arrow(FRAME_SCHEMA)
+    table = pcap_arrow.flow_table(parts, files, schema)
+    if table is not None:
+        return table, []
+    units = transforms.frames_of_flow(flow_packets(parts, files), broker_ports)
+    frames = [u[1] for u in units if u[0] != PROBLEM]
+    problems = [u[1] for u in units if u[0] == PROBLEM]
+    if not frames:
+        return None, problems
+    return pa.Table.from_pydict({c: [f[c] for f in frames] for c in FRAME_COLUMNS},
+                                schema=schema), problems
 
 
 def _flow_connections(connections: dict[str, list]):
@@ -345,20 +362,27 @@ class PayloadReader:
         self._files: list = []
 
     def read(self, path: str, at: int, length: int) -> bytes:
+        return self.buffer(path)[at:at + length]
+
+    def buffer(self, path: str):
+        """The whole file, mapped (an empty file: empty bytes, which cannot be mapped)."""
         mm = self._maps.get(path)
         if mm is None:
             import mmap
             fh = open(path, "rb")
             self._files.append(fh)
-            mm = self._maps[path] = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        return mm[at:at + length]
+            size = os.fstat(fh.fileno()).st_size
+            mm = self._maps[path] = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) \
+                if size else b""
+        return mm
 
     def __enter__(self) -> "PayloadReader":
         return self
 
     def __exit__(self, *exc) -> None:
         for mm in self._maps.values():
-            mm.close()
+            if mm:
+                mm.close()
         for fh in self._files:
             fh.close()
 
@@ -417,17 +441,8 @@ class FrameTables:
         self.pairs: list = []            # Arrow tables of pairs, not yet written
         self.pair_rows = 0
 
-    def write(self, columns: dict[str, list]):
-        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart; the
-        Arrow table of them all, or None if there are none."""
-        import pyarrow as pa
-        if not columns["frame"]:
-            return None
-        return self.write_table(pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
-                                                     schema=_arrow(FRAME_SCHEMA)))
-
     def write_table(self, table):
-        """:meth:`write` for rows already in an Arrow table (FRAME_SCHEMA); the table."""
+        """Frame rows (a FRAME_SCHEMA table): frames and markers apart; the table."""
         import pyarrow.compute as pc
         is_frame = pc.is_null(table["marker"])
         if pc.all(is_frame).as_py():

@@ -1,0 +1,124 @@
+"""The compiled pass over a pcap flow (kafka_net.spark_jobs.pcap_arrow over
+kafka_net.capture._flows) against the reference it sits beside (the flow's
+packets reassembled by kafka_net.capture.tcp, a row dict per frame): the frames
+table of a capture, every column of every row, in order, and its problems, are
+the same whichever runs, on generated captures with retransmissions, reordering,
+lost and cut packets, mid-stream starts, several flows interleaved, FIN and RST,
+files cut short and bytes mutated.  Flows the pass does not take go to the
+reference; the clean ones must be taken (else this would compare the reference
+with itself)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings, strategies as st
+
+from kafka_net.capture.packet import ACK, RST
+from kafka_net.spark_jobs import arrow_stages, pcap_arrow
+from tests.capture.packets import ethernet, ip_packet, pcap_file
+from tests.capture.tcp_wire import Wire, conversation, shuffle_within_bursts
+
+pytestmark = pytest.mark.skipif(not pcap_arrow.ENABLED,
+                                reason="KAFKA_NET_READABLE=1: the reference alone runs")
+
+
+def _records(packets) -> list[tuple]:
+    return [(p.timestamp_ns, ethernet(ip_packet(p.src_ip, p.src_port, p.dst_ip, p.dst_port,
+                                                p.seq % 2**32, p.ack % 2**32, p.flags,
+                                                p.payload)))
+            for p in sorted(packets, key=lambda p: p.timestamp_ns)]
+
+
+def _both(path, monkeypatch) -> tuple[list, list, int]:
+    """(compiled rows, reference rows, flows the compiled pass took) of one file."""
+    taken = []
+    real = pcap_arrow.flow_table
+
+    def counting(parts, files, schema):
+        table = real(parts, files, schema)
+        taken.append(table is not None)
+        return table
+
+    ranges = [(str(path), 0, -1, None, False)]
+    monkeypatch.setattr(pcap_arrow, "flow_table", counting)
+    fast = arrow_stages.units_in_process(ranges, None).to_pylist()
+    monkeypatch.setattr(pcap_arrow, "ENABLED", False)
+    reference = arrow_stages.units_in_process(ranges, None).to_pylist()
+    monkeypatch.setattr(pcap_arrow, "ENABLED", True)
+    return fast, reference, sum(taken)
+
+
+def _assert_same(fast: list, reference: list) -> None:
+    assert len(fast) == len(reference)
+    for i, (a, b) in enumerate(zip(fast, reference)):
+        assert a == b, (i, a, b)
+
+
+def _conversation(rng: random.Random, port: int, t0: int, n: int, mss: int, pipeline: int,
+                  handshake: bool, close: bool):
+    wire = Wire(client=("10.0.0.1", port), isn_c=rng.randrange(2**32),
+                isn_b=rng.randrange(2**32), t0=t0, step=rng.choice((1, 1000)))
+    return conversation(n, mss, pipeline, wire, handshake, close)[0].packets
+
+
+def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
+    packets = conversation(n=6, mss=40, pipeline=2)[0].packets
+    path = tmp_path / "clean.pcap"
+    path.write_bytes(pcap_file(_records(packets)))
+    fast, reference, taken = _both(path, monkeypatch)
+    assert taken == 1 and any(r["marker"] == "close" for r in fast)
+    _assert_same(fast, reference)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), flows=st.integers(1, 3), n=st.integers(1, 6),
+       mss=st.integers(1, 300), pipeline=st.integers(1, 4),
+       handshake=st.booleans(), close=st.booleans(),
+       damage=st.sampled_from(["none", "none", "reorder", "duplicate", "drop", "rst",
+                               "snaplen", "cut", "mutate", "noise"]))
+def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed, flows, n,
+                                            mss, pipeline, handshake, close, damage):
+    rng = random.Random(seed)
+    packets = []
+    for k in range(flows):   # interleaved in time: each starts while the last runs
+        packets += _conversation(rng, 50000 + k, 1_000_000_000 + k * 1500, n, mss, pipeline,
+                                 handshake, close)
+    snaplen = 262144
+    if damage == "reorder":
+        packets = shuffle_within_bursts(packets, rng)
+    elif damage == "duplicate":
+        packets = shuffle_within_bursts(packets, rng, dups=rng.randint(1, 3)) \
+            if rng.random() < 0.5 else packets + [
+                _later(p, 1) for p in rng.sample(packets, min(3, len(packets)))]
+    elif damage == "drop" and len(packets) > 1:
+        packets.remove(rng.choice(packets[1:]))
+    elif damage == "rst":
+        p = rng.choice(packets)
+        packets.append(_later(p, 1, flags=RST | ACK, payload=b""))
+    elif damage == "snaplen":
+        snaplen = rng.randint(54, 120)
+    data = pcap_file(_records(packets), snaplen=snaplen)
+    if damage == "cut":
+        data = data[:rng.randint(24, len(data))]
+    elif damage == "mutate":
+        data = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(24, len(data))] = rng.randrange(256)
+        data = bytes(data)
+    elif damage == "noise":
+        data = data[:24] + rng.randbytes(rng.randint(0, 400))
+    path = tmp_path_factory.mktemp("pcap") / "flows.pcap"
+    path.write_bytes(data)
+    fast, reference, taken = _both(path, monkeypatch)
+    _assert_same(fast, reference)
+    event(f"{damage}: {'some' if taken else 'no'} flow compiled")
+    if damage == "none" and handshake:
+        assert taken == flows     # clean connections go the compiled way
+
+
+def _later(p, dt: int, **changes):
+    from dataclasses import replace
+    return replace(p, timestamp_ns=p.timestamp_ns + dt, **changes)
