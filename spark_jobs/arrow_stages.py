@@ -148,10 +148,11 @@ def range_units(batches):
                     yield part
 
 
-def _range_parts(row: dict, schema):
+def _range_parts(row: dict, schema, pcap=transforms.file_units):
     """One range row -> record batches (problems; kafka-net frames, as columns) and,
-    for pcap files, the list of transforms.file_units' units (packets, problems,
-    range counts), for the caller to ship or to group by flow itself."""
+    for pcap files, the list ``pcap(path, data, resume, start, split)`` makes of
+    it (transforms.file_units' units: packets, problems, range counts), for the
+    caller to ship or to group by flow itself."""
     path = transforms.local_path(row["path"])
     try:
         data = read_range(row["path"], row["start"], row["end"])
@@ -163,7 +164,7 @@ def _range_parts(row: dict, schema):
         # kafka-net's own captures straight to columns (most of a big input)
         yield from _kncap_batches(path, data, schema, resume, row["start"])
         return
-    yield transforms.file_units(path, data, resume, row["start"], row["split"])
+    yield pcap(path, data, resume, row["start"], row["split"])
 
 
 def read_range(path: str, start: int, end: int) -> bytes:
@@ -291,7 +292,7 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     than the work: the functions are the executors' own.
 
     A pcap's packets are indexed by flow as the Spark index stage does
-    (``task_reads.index_rows``), and each flow's frames made by the flow tasks'
+    (``task_reads.range_index``), and each flow's frames made by the flow tasks'
     own ``task_reads.flow_frames`` (its payloads read from the file), in the order
     of the ``flow`` column, as Spark's grouping would list them."""
     import pyarrow as pa
@@ -302,17 +303,16 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     flows: dict[str, list] = {}
     for values in ranges:
         row = dict(zip(names, values))
-        for part in _range_parts(row, schema):
+        for part in _range_parts(row, schema, task_reads.range_index):
             if not isinstance(part, list):
                 found.append(part)
                 continue
-            rows = [_unit_row(u) for u in part if u[0] != PACKET]
-            if rows:
-                found.append(pa.RecordBatch.from_pylist(rows, schema=schema))
-            packets = [u for u in part if u[0] == PACKET]
-            for r in task_reads.index_rows(transforms.local_path(row["path"]), row["start"],
-                                           packets):
-                flows.setdefault(r["flow"], []).append(r)
+            notes = [r for r in part if r["kind"] != task_reads.INDEX]
+            if notes:
+                found.append(pa.RecordBatch.from_pylist(notes, schema=schema))
+            for r in part:
+                if r["kind"] == task_reads.INDEX:
+                    flows.setdefault(r["flow"], []).append(r)
     tables: list = []
     problems: list[dict] = []
     with task_reads.PayloadReader() as files:

@@ -91,4 +91,52 @@ def _table(columns: tuple, path: str, connection: str, schema):
         for f in schema], schema=schema)
 
 
-__all__ = ["ENABLED", "flow_table"]
+def range_index(path: str, data, resume: dict | None, base: int, split: bool):
+    """A classic pcap range's index, as ``transforms.file_units`` then
+    ``task_reads.index_rows`` would give it, with no object per packet: (its notes as
+    units: problems, the range counts; its flows as (a ip, a port, b ip, b port,
+    packed records)), or None for the reference, which reads every range of another
+    format, link type or packet kind (see ``_flows.index_pcap``).  ``base``: the
+    range's file offset; the rest as ``reader.read_file`` takes them."""
+    if not ENABLED:
+        return None
+    from kafka_net.capture.packet import LINKTYPE_ETHERNET, CaptureRead
+    from kafka_net.capture.pcap import Resume, _pcap_header, sniff_format
+    if split and resume:
+        state, pos = Resume.from_json(resume), 0
+        if state.kind != "pcap":
+            return None
+    else:
+        state, pos = Resume("pcap"), 24
+        if sniff_format(data) != "pcap" or not _pcap_header(data, state, CaptureRead("pcap")):
+            return None
+    if state.linktype != LINKTYPE_ETHERNET:
+        return None
+    from kafka_net.capture import _flows
+    found = _flows.index_pcap(data, pos, state.endian == ">", state.frac_ns, state.rec_size,
+                              state.index, base)
+    if found is None:
+        return None
+    records, packets, stop, at, detail, flows = found
+    at += base if split else 0        # reader.read_file names file offsets of a split file
+    problems = [_record_problem(stop, at, detail, len(data) - found[3] - state.rec_size)] \
+        if stop else []
+    notes = [("problem", {"file": path, "problem": p}) for p in problems]
+    if split:
+        notes.append(("range", {"file": path, "range_start": base, "range_records": records,
+                                "range_packets": packets, "range_non_tcp": 0}))
+    elif not packets and not problems:
+        notes.append(("problem", {"file": path, "problem": "no TCP packets"}))
+    return notes, flows
+
+
+def _record_problem(stop: int, at: int, detail: int, left: int) -> str:
+    """pcap._read_pcap's words for where its record loop stopped."""
+    if stop == 1:
+        return f"truncated packet record at byte {at} (header cut at {detail} bytes)"
+    if stop == 2:
+        return f"corrupt packet record at byte {at} (captured length {detail}); rest skipped"
+    return f"truncated packet record at byte {at} ({left} of {detail} bytes)"
+
+
+__all__ = ["ENABLED", "flow_table", "range_index"]

@@ -229,10 +229,26 @@ def _index_batches(ranges):
                 "problem": f"cannot be read ({exc.strerror or exc})"}], schema=schema)
             continue
         resume = json.loads(r["resume"]) if r["resume"] else None
-        units = transforms.file_units(path, data, resume, r["start"], r["split"])
-        rows = index_rows(path, r["start"], units)
+        rows = range_index(path, data, resume, r["start"], r["split"])
         if rows:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def range_index(path: str, data: bytes, resume: dict | None, base: int,
+                split: bool) -> list[dict]:
+    """One range of a pcap or pcapng file (at file offset ``base``) -> its note
+    rows and index rows: read straight into index records by the compiled record
+    loop (:func:`.pcap_arrow.range_index`) when it is a plain classic pcap range,
+    else by the reference (``transforms.file_units``, then :func:`index_rows`)."""
+    fast = pcap_arrow.range_index(path, data, resume, base, split)
+    if fast is None:
+        return index_rows(path, base, transforms.file_units(path, data, resume, base, split))
+    notes, flows = fast
+    return [_note(u) for u in notes] + [{
+        "kind": INDEX, "file": path, "range_start": base, "flow": repr(((a_ip, a_port),
+                                                                        (b_ip, b_port))),
+        "a_ip": a_ip, "a_port": a_port, "b_ip": b_ip, "b_port": b_port, "packets": packed,
+        "inline": []} for a_ip, a_port, b_ip, b_port, packed in flows]
 
 
 def index_rows(path: str, base: int, units: list[tuple]) -> list[dict]:

@@ -22,9 +22,9 @@ Every rule below names the reference code it mirrors.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, strcmp
 
 cdef enum:
     RECORD = 42                   # task_reads.PACKED.size
@@ -545,3 +545,242 @@ cdef tuple _headers(Py_ssize_t rows, bytes direction, bytes close, bytes offsets
         last, last_n, last_index = f + 10, n, found
         o_cid[row] = last_index
     return (key, version, corr, present, client_id, names)
+
+
+# --- the index: a classic pcap's records to each flow's index records -------------------
+
+cdef enum:
+    MAX_RECORD = 64 * 1024 * 1024       # pcap._MAX_RECORD
+    FAST_MIN = 14 + 20 + 14             # packet._ETH_IPV4_TCP_MIN
+
+
+ctypedef struct FlowIndex:       # one flow's records: its two ends, its packed records
+    uint64_t low                 # the ends as (ip << 16 | port), the lower first
+    uint64_t high
+    uint64_t a                   # the end that sorts first as (ip text, port)
+    uint8_t* packed
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef inline uint32_t _rd32(const uint8_t* p, int big) noexcept nogil:
+    if big:
+        return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
+    return _le32(p)
+
+
+cdef inline uint32_t _be32u(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
+
+
+cdef inline void _put32(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0], p[1], p[2], p[3] = v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, v >> 24
+
+
+cdef inline void _put64(uint8_t* p, int64_t v) noexcept nogil:
+    _put32(p, <uint32_t>(<unsigned long long>v & 0xFFFFFFFFULL))
+    _put32(p + 4, <uint32_t>(<unsigned long long>v >> 32))
+
+
+cdef int _text_order(uint64_t x, uint64_t y) noexcept nogil:
+    """-1/0/1 as Python compares (ip text, port) of two IPv4 ends."""
+    cdef char tx[16]
+    cdef char ty[16]
+    cdef int c
+    _ip_text(<uint32_t>(x >> 16), tx)
+    _ip_text(<uint32_t>(y >> 16), ty)
+    c = strcmp(tx, ty)
+    if c == 0:
+        c = <int>(x & 0xFFFF) - <int>(y & 0xFFFF)
+    return (c > 0) - (c < 0)
+
+
+cdef void _ip_text(uint32_t ip, char* out) noexcept nogil:
+    cdef int shift, v
+    cdef char* p = out
+    for shift in range(24, -8, -8):
+        v = (ip >> shift) & 0xFF
+        if v >= 100:
+            p[0] = 48 + v // 100
+            p += 1
+        if v >= 10:
+            p[0] = 48 + (v // 10) % 10
+            p += 1
+        p[0] = 48 + v % 10
+        p += 1
+        p[0] = 46 if shift else 0
+        p += 1
+
+
+cdef class _Flows:
+    """The flows of one range, by their ends (an open-addressing table)."""
+
+    cdef FlowIndex* flows
+    cdef Py_ssize_t n
+    cdef Py_ssize_t cap
+    cdef Py_ssize_t* slots       # index + 1 into flows, 0: free
+    cdef Py_ssize_t n_slots
+
+    def __cinit__(self):
+        self.n, self.cap, self.n_slots = 0, 16, 64
+        self.flows = <FlowIndex*>malloc(self.cap * sizeof(FlowIndex))
+        self.slots = <Py_ssize_t*>calloc(self.n_slots, sizeof(Py_ssize_t))
+        if self.flows is NULL or self.slots is NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.flows is not NULL:
+            for i in range(self.n):
+                free(self.flows[i].packed)
+            free(self.flows)
+        free(self.slots)
+
+    cdef FlowIndex* get(self, uint64_t src, uint64_t dst) except NULL:
+        cdef uint64_t low = src if src < dst else dst, high = dst if src < dst else src
+        cdef uint64_t h = (low * 0x9E3779B97F4A7C15ULL) ^ (high * 0xC2B2AE3D27D4EB4FULL)
+        cdef Py_ssize_t s = <Py_ssize_t>((h >> 17) & (self.n_slots - 1))
+        cdef FlowIndex* f
+        while self.slots[s]:
+            f = &self.flows[self.slots[s] - 1]
+            if f.low == low and f.high == high:
+                return f
+            s = (s + 1) & (self.n_slots - 1)
+        return self._add(low, high, s)
+
+    cdef FlowIndex* _add(self, uint64_t low, uint64_t high, Py_ssize_t s) except NULL:
+        cdef FlowIndex* grown
+        if self.n == self.cap:
+            grown = <FlowIndex*>realloc(self.flows, 2 * self.cap * sizeof(FlowIndex))
+            if grown is NULL:
+                raise MemoryError()
+            self.flows, self.cap = grown, 2 * self.cap
+        f = &self.flows[self.n]
+        f.low, f.high, f.packed, f.size, f.cap = low, high, NULL, 0, 0
+        f.a = low if _text_order(low, high) <= 0 else high
+        self.n += 1
+        self.slots[s] = self.n
+        if 2 * self.n > self.n_slots:
+            self._rehash()
+        return f
+
+    cdef int _rehash(self) except -1:
+        cdef Py_ssize_t i, s, size = self.n_slots * 4
+        cdef Py_ssize_t* slots = <Py_ssize_t*>calloc(size, sizeof(Py_ssize_t))
+        cdef uint64_t h
+        if slots is NULL:
+            raise MemoryError()
+        for i in range(self.n):
+            h = (self.flows[i].low * 0x9E3779B97F4A7C15ULL) ^ (
+                self.flows[i].high * 0xC2B2AE3D27D4EB4FULL)
+            s = <Py_ssize_t>((h >> 17) & (size - 1))
+            while slots[s]:
+                s = (s + 1) & (size - 1)
+            slots[s] = i + 1
+        free(self.slots)
+        self.slots, self.n_slots = slots, size
+        return 0
+
+    def rows(self):
+        """[(a ip, a port, b ip, b port, packed records)], in order of first packet."""
+        cdef Py_ssize_t i
+        cdef char text[16]
+        cdef uint64_t b
+        out = []
+        for i in range(self.n):
+            f = &self.flows[i]
+            b = f.high if f.a == f.low else f.low
+            _ip_text(<uint32_t>(f.a >> 16), text)
+            a_ip = text.decode("ascii")
+            _ip_text(<uint32_t>(b >> 16), text)
+            out.append((a_ip, <int>(f.a & 0xFFFF), text.decode("ascii"), <int>(b & 0xFFFF),
+                        PyBytes_FromStringAndSize(<char*>f.packed, f.size)))
+        return out
+
+
+cdef int _pack(FlowIndex* f, int64_t ts, uint8_t from_a, uint32_t seq, uint32_t ack,
+               uint8_t flags, int64_t at, uint32_t cap, uint32_t plen,
+               int64_t record) except -1:
+    """One task_reads.PACKED record appended to the flow's."""
+    cdef uint8_t* grown
+    cdef uint8_t* r
+    if f.size + RECORD > f.cap:
+        f.cap = 2 * f.cap + 64 * RECORD
+        grown = <uint8_t*>realloc(f.packed, f.cap)
+        if grown is NULL:
+            raise MemoryError()
+        f.packed = grown
+    r = f.packed + f.size
+    _put64(r, ts)
+    r[8] = from_a
+    _put32(r + 9, seq)
+    _put32(r + 13, ack)
+    r[17] = flags
+    _put64(r + 18, at)
+    _put32(r + 26, cap)
+    _put32(r + 30, plen)
+    _put64(r + 34, record)
+    f.size += RECORD
+    return 0
+
+
+def index_pcap(const uint8_t[::1] data, Py_ssize_t pos, int big_endian, int64_t frac_ns,
+               Py_ssize_t rec_size, int64_t index, int64_t base):
+    """The record loop of pcap._read_pcap (Ethernet link type) from ``pos`` to the
+    end of ``data``, each packet decoded as packet.PacketDecoder's one-unpack path
+    (Ethernet, IPv4 without options, not a fragment, TCP) and appended to its flow's
+    index records (``at``: ``base`` + its payload's place in ``data``).
+
+    None at the first record that path does not take (the reference reads the
+    range); else (records, packets, stop, pos, detail, flows): ``stop`` 0 at the
+    end, 1 a record header cut (``detail``: the bytes left), 2 a captured length
+    over the limit (``detail``: that length), 3 a record cut (``detail``: its
+    captured length), ``pos`` the record's offset; ``flows`` as _Flows.rows."""
+    cdef Py_ssize_t n = data.shape[0], start, end, t, ip_end, pstart, pend
+    cdef const uint8_t* d = &data[0] if n else NULL
+    cdef const uint8_t* r
+    cdef uint32_t sec, frac, incl
+    cdef int64_t records = 0, packets = 0, plen
+    cdef int stop = 0, thl
+    cdef uint64_t src, dst
+    cdef _Flows flows = _Flows()
+    cdef FlowIndex* f
+    while pos < n:
+        if pos + rec_size > n:
+            stop = 1
+            break
+        sec, frac = _rd32(d + pos, big_endian), _rd32(d + pos + 4, big_endian)
+        incl = _rd32(d + pos + 8, big_endian)
+        if incl > MAX_RECORD:
+            stop = 2
+            break
+        start = pos + rec_size
+        end = start + incl
+        if end > n:
+            stop = 3
+            break
+        records += 1
+        r = d + start
+        # PacketDecoder._eth_ipv4_tcp's conditions; any other record: the reference
+        if end - start < FAST_MIN or r[12] != 0x08 or r[13] != 0 or r[14] != 0x45 \
+                or r[23] != 6 or (r[20] & 0x3F) or r[21] or (r[16] << 8 | r[17]) < 20:
+            return None
+        t = start + 34
+        thl = (r[46] >> 4) * 4
+        ip_end = start + 14 + (r[16] << 8 | r[17])
+        plen = ip_end - t - thl
+        if thl < 20 or plen < 0:
+            return None
+        pstart = t + thl
+        pend = ip_end if ip_end < end else end
+        src = (<uint64_t>_be32u(r + 26) << 16) | (r[34] << 8 | r[35])
+        dst = (<uint64_t>_be32u(r + 30) << 16) | (r[36] << 8 | r[37])
+        f = flows.get(src, dst)
+        _pack(f, <int64_t>sec * 1000000000 + <int64_t>frac * frac_ns, src == f.a,
+              _be32u(r + 38), _be32u(r + 42), r[47], base + pstart,
+              <uint32_t>(pend - pstart if pend > pstart else 0), <uint32_t>plen, index)
+        packets += 1
+        index += 1
+        pos = end
+    detail = (n - pos) if stop == 1 else incl if stop else 0
+    return records, packets, stop, pos, detail, flows.rows()

@@ -1,8 +1,11 @@
-"""The compiled pass over a pcap flow (kafka_net.spark_jobs.pcap_arrow over
-kafka_net.capture._flows) against the reference it sits beside (the flow's
-packets reassembled by kafka_net.capture.tcp, a row dict per frame): the frames
-table of a capture, every column of every row, in order, and its problems, are
-the same whichever runs, on generated captures with retransmissions, reordering,
+"""The compiled passes over a pcap (kafka_net.spark_jobs.pcap_arrow over
+kafka_net.capture._flows: a range's records to each flow's index records, a
+flow's index records to its frame columns) against the references they sit
+beside (transforms.file_units and task_reads.index_rows; the flow's packets
+reassembled by kafka_net.capture.tcp, a row dict per frame): each range's index
+rows, and the units table of a capture (every column of every row, in order,
+problems and range counts included), are the same whichever runs, whole or in
+ranges, on generated captures with retransmissions, reordering,
 lost and cut packets, mid-stream starts, several flows interleaved, FIN and RST,
 files cut short and bytes mutated.  Flows the pass does not take go to the
 reference; the clean ones must be taken (else this would compare the reference
@@ -10,13 +13,15 @@ with itself)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from kafka_net.capture.packet import ACK, RST
-from kafka_net.spark_jobs import arrow_stages, pcap_arrow
+from kafka_net.spark_jobs import arrow_stages, conformance, pcap_arrow, task_reads
+from kafka_net.spark_jobs.arrow_stages import read_range
 from tests.capture.packets import ethernet, ip_packet, pcap_file
 from tests.capture.tcp_wire import Wire, conversation, shuffle_within_bursts
 
@@ -31,8 +36,9 @@ def _records(packets) -> list[tuple]:
             for p in sorted(packets, key=lambda p: p.timestamp_ns)]
 
 
-def _both(path, monkeypatch) -> tuple[list, list, int]:
-    """(compiled rows, reference rows, flows the compiled pass took) of one file."""
+def _both(path, monkeypatch, ranges=None) -> tuple[list, list, int]:
+    """(compiled rows, reference rows, flows the compiled pass took) of one file,
+    read whole or in ``ranges``."""
     taken = []
     real = pcap_arrow.flow_table
 
@@ -41,7 +47,7 @@ def _both(path, monkeypatch) -> tuple[list, list, int]:
         taken.append(table is not None)
         return table
 
-    ranges = [(str(path), 0, -1, None, False)]
+    ranges = ranges or [(str(path), 0, -1, None, False)]
     monkeypatch.setattr(pcap_arrow, "flow_table", counting)
     fast = arrow_stages.units_in_process(ranges, None).to_pylist()
     monkeypatch.setattr(pcap_arrow, "ENABLED", False)
@@ -70,6 +76,7 @@ def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
     fast, reference, taken = _both(path, monkeypatch)
     assert taken == 1 and any(r["marker"] == "close" for r in fast)
     _assert_same(fast, reference)
+    assert pcap_arrow.range_index(str(path), path.read_bytes(), None, 0, False) is not None
 
 
 @settings(max_examples=120, deadline=None,
@@ -77,10 +84,11 @@ def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
 @given(seed=st.integers(0, 2**32), flows=st.integers(1, 3), n=st.integers(1, 6),
        mss=st.integers(1, 300), pipeline=st.integers(1, 4),
        handshake=st.booleans(), close=st.booleans(),
+       chunk=st.sampled_from([None, None, 100, 300, 1000, 4000]),
        damage=st.sampled_from(["none", "none", "reorder", "duplicate", "drop", "rst",
                                "snaplen", "cut", "mutate", "noise"]))
 def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed, flows, n,
-                                            mss, pipeline, handshake, close, damage):
+                                            mss, pipeline, handshake, close, chunk, damage):
     rng = random.Random(seed)
     packets = []
     for k in range(flows):   # interleaved in time: each starts while the last runs
@@ -112,11 +120,30 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
         data = data[:24] + rng.randbytes(rng.randint(0, 400))
     path = tmp_path_factory.mktemp("pcap") / "flows.pcap"
     path.write_bytes(data)
-    fast, reference, taken = _both(path, monkeypatch)
+    ranges = conformance.plan_inputs([str(path)], chunk) if chunk else None
+    indexed = _assert_same_index(ranges or [(str(path), 0, -1, None, False)], monkeypatch)
+    event(f"{damage}: {'some' if indexed else 'no'} range indexed by the compiled loop")
+    fast, reference, taken = _both(path, monkeypatch, ranges)
     _assert_same(fast, reference)
     event(f"{damage}: {'some' if taken else 'no'} flow compiled")
     if damage == "none" and handshake:
         assert taken == flows     # clean connections go the compiled way
+
+
+def _assert_same_index(ranges, monkeypatch) -> int:
+    """Each range's index rows: the compiled record loop's are the reference's;
+    how many ranges it read."""
+    indexed = 0
+    for path, start, end, resume, split in ranges:
+        data = read_range(path, start, end)
+        resume = resume and json.loads(resume)
+        indexed += pcap_arrow.range_index(path, data, resume, start, split) is not None
+        fast = task_reads.range_index(path, data, resume, start, split)
+        monkeypatch.setattr(pcap_arrow, "ENABLED", False)
+        reference = task_reads.range_index(path, data, resume, start, split)
+        monkeypatch.setattr(pcap_arrow, "ENABLED", True)
+        assert fast == reference
+    return indexed
 
 
 def _later(p, dt: int, **changes):
