@@ -27,10 +27,13 @@ Stages:
 :func:`units_in_process` and :func:`checked_in_process` run the same
 functions in the driver's process, for small inputs.
 
-Two fast paths sit beside the readable ones and fall back to them for
+Three fast paths sit beside the readable ones and fall back to them for
 anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
 segment is read into columns by :mod:`.kncap_arrow` instead of
-``kafka_net.capture.reader.kncap_columns``, and a plain connection is checked column-wise
+``kafka_net.capture.reader.kncap_columns``, a plain classic pcap range is indexed
+and a common TCP connection made into frame columns by :mod:`.pcap_arrow`'s
+compiled passes instead of ``transforms.file_units`` and
+``transforms.frames_of_flow``, and a plain connection is checked column-wise
 by :mod:`.check_columns` instead of ``transforms.check_connection``.
 """
 

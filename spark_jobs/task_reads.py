@@ -18,7 +18,10 @@ frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
   packed as one binary value per flow and range, 42 bytes a packet; payload
   bytes only for datagrams put together from IP fragments).  That index is
   shuffled by flow; the second stage reads its flows' payloads from the files,
-  reassembles them, checks the connections.
+  reassembles them, checks the connections.  Both halves have a compiled pass
+  (:mod:`.pcap_arrow`): a plain classic pcap range to its index with no object per
+  packet, a common connection's index to its frame columns with no object per
+  frame; anything else takes the readable path (``transforms``).
 
 Both return the problems met and each split file's range counts as rows of
 the same table.  The per-file, per-flow and per-connection functions are

@@ -14,7 +14,10 @@ with itself)."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
@@ -25,8 +28,8 @@ from kafka_net.spark_jobs.arrow_stages import read_range
 from tests.capture.packets import ethernet, ip_packet, pcap_file
 from tests.capture.tcp_wire import Wire, conversation, shuffle_within_bursts
 
-pytestmark = pytest.mark.skipif(not pcap_arrow.ENABLED,
-                                reason="KAFKA_NET_READABLE=1: the reference alone runs")
+compiled = pytest.mark.skipif(not pcap_arrow.ENABLED,
+                              reason="KAFKA_NET_READABLE=1: the reference alone runs")
 
 
 def _records(packets) -> list[tuple]:
@@ -69,6 +72,7 @@ def _conversation(rng: random.Random, port: int, t0: int, n: int, mss: int, pipe
     return conversation(n, mss, pipeline, wire, handshake, close)[0].packets
 
 
+@compiled
 def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
     packets = conversation(n=6, mss=40, pipeline=2)[0].packets
     path = tmp_path / "clean.pcap"
@@ -79,6 +83,7 @@ def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
     assert pcap_arrow.range_index(str(path), path.read_bytes(), None, 0, False) is not None
 
 
+@compiled
 @settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32), flows=st.integers(1, 3), n=st.integers(1, 6),
@@ -128,6 +133,20 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
     event(f"{damage}: {'some' if taken else 'no'} flow compiled")
     if damage == "none" and handshake:
         assert taken == flows     # clean connections go the compiled way
+
+
+def test_readable_runs_never_import_the_compiled_module(tmp_path):
+    """KAFKA_NET_READABLE=1: the reference reads the capture, and the compiled
+    module is not even loaded (a missing build cannot matter there)."""
+    path = tmp_path / "clean.pcap"
+    path.write_bytes(pcap_file(_records(conversation(n=3)[0].packets)))
+    script = ("import sys\n"
+              "from kafka_net.spark_jobs import arrow_stages\n"
+              f"t = arrow_stages.units_in_process([({str(path)!r}, 0, -1, None, False)], None)\n"
+              "assert t.num_rows == 7, t.num_rows\n"
+              "assert 'kafka_net.capture._flows' not in sys.modules\n")
+    env = {**os.environ, "KAFKA_NET_READABLE": "1"}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
 
 
 def _assert_same_index(ranges, monkeypatch) -> int:
