@@ -91,7 +91,7 @@ def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
        handshake=st.booleans(), close=st.booleans(),
        chunk=st.sampled_from([None, None, 100, 300, 1000, 4000]),
        damage=st.sampled_from(["none", "none", "reorder", "duplicate", "drop", "rst",
-                               "snaplen", "cut", "mutate", "noise"]))
+                               "snaplen", "cut", "mutate", "noise", "fields"]))
 def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed, flows, n,
                                             mss, pipeline, handshake, close, chunk, damage):
     rng = random.Random(seed)
@@ -113,6 +113,8 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
         packets.append(_later(p, 1, flags=RST | ACK, payload=b""))
     elif damage == "snaplen":
         snaplen = rng.randint(54, 120)
+    elif damage == "fields":
+        packets = [_mutated(p, rng) if rng.random() < 0.15 else p for p in packets]
     data = pcap_file(_records(packets), snaplen=snaplen)
     if damage == "cut":
         data = data[:rng.randint(24, len(data))]
@@ -133,6 +135,27 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
     event(f"{damage}: {'some' if taken else 'no'} flow compiled")
     if damage == "none" and handshake:
         assert taken == flows     # clean connections go the compiled way
+
+
+@compiled
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 5), mss=st.integers(1, 200),
+       pipeline=st.integers(1, 3), close=st.booleans(), changes=st.integers(1, 2))
+def test_a_changed_packet_field_never_makes_them_differ(tmp_path_factory, monkeypatch, seed,
+                                                        n, mss, pipeline, close, changes):
+    """One connection with one or two packets changed (flags, numbers, time, payload):
+    the compiled pass takes it only where the reference gives the same rows."""
+    rng = random.Random(seed)
+    packets = _conversation(rng, 50000, 1_000_000_000, n, mss, pipeline, True, close)
+    for _ in range(changes):
+        i = rng.randrange(len(packets))
+        packets[i] = _mutated(packets[i], rng)
+    path = tmp_path_factory.mktemp("pcap") / "changed.pcap"
+    path.write_bytes(pcap_file(_records(packets)))
+    fast, reference, taken = _both(path, monkeypatch)
+    _assert_same(fast, reference)
+    event(f"{'compiled' if taken else 'reference'}")
 
 
 def test_readable_runs_never_import_the_compiled_module(tmp_path):
@@ -163,6 +186,27 @@ def _assert_same_index(ranges, monkeypatch) -> int:
         monkeypatch.setattr(pcap_arrow, "ENABLED", True)
         assert fast == reference
     return indexed
+
+
+def _mutated(p, rng: random.Random):
+    """One packet with a field changed: flags, sequence or acknowledgement number,
+    time, or payload (bytes cut off or changed)."""
+    from dataclasses import replace
+    what = rng.choice(("flags", "seq", "ack", "ts", "payload"))
+    if what == "flags":
+        return replace(p, flags=rng.randrange(64))
+    if what == "seq":
+        return replace(p, seq=(p.seq + rng.choice((-1, 1, -40, 40, 2**31))) % 2**32)
+    if what == "ack":
+        return replace(p, ack=(p.ack + rng.choice((-1, 1, 1000, 2**31))) % 2**32)
+    if what == "ts":
+        return replace(p, timestamp_ns=p.timestamp_ns + rng.choice((-5000, -1, 1, 5000)))
+    payload = bytearray(p.payload)
+    if payload and rng.random() < 0.5:
+        payload[rng.randrange(len(payload))] = rng.randrange(256)
+    else:
+        del payload[rng.randrange(len(payload) + 1):]
+    return replace(p, payload=bytes(payload), payload_len=len(payload))
 
 
 def _later(p, dt: int, **changes):
