@@ -92,7 +92,8 @@ def _table(columns: tuple, path: str, connection: str, schema):
 
 
 def range_index(path: str, data, resume: dict | None, base: int, split: bool):
-    """A classic pcap range's index, as ``transforms.file_units`` then
+    """A classic pcap range's index (Ethernet, Linux SLL or SLL2 link type), as
+    ``transforms.file_units`` then
     ``task_reads.index_rows`` would give it, with no object per packet: (its notes as
     units: problems, the range counts; its flows as (a ip, a port, b ip, b port,
     packed records)), or None for the reference, which reads every range of another
@@ -100,7 +101,7 @@ def range_index(path: str, data, resume: dict | None, base: int, split: bool):
     range's file offset; the rest as ``reader.read_file`` takes them."""
     if not ENABLED:
         return None
-    from kafka_net.capture.packet import LINKTYPE_ETHERNET, CaptureRead
+    from kafka_net.capture.packet import CaptureRead
     from kafka_net.capture.pcap import Resume, _pcap_header, sniff_format
     if split and resume:
         state, pos = Resume.from_json(resume), 0
@@ -110,11 +111,9 @@ def range_index(path: str, data, resume: dict | None, base: int, split: bool):
         state, pos = Resume("pcap"), 24
         if sniff_format(data) != "pcap" or not _pcap_header(data, state, CaptureRead("pcap")):
             return None
-    if state.linktype != LINKTYPE_ETHERNET:
-        return None
     from kafka_net.capture import _flows
-    found = _flows.index_pcap(data, pos, state.endian == ">", state.frac_ns, state.rec_size,
-                              state.index, base)
+    found = _flows.index_pcap(data, pos, state.linktype, state.endian == ">", state.frac_ns,
+                              state.rec_size, state.index, base)
     if found is None:
         return None
     records, packets, stop, at, detail, flows = found

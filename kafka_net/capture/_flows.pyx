@@ -551,7 +551,9 @@ cdef tuple _headers(Py_ssize_t rows, bytes direction, bytes close, bytes offsets
 
 cdef enum:
     MAX_RECORD = 64 * 1024 * 1024       # pcap._MAX_RECORD
-    FAST_MIN = 14 + 20 + 14             # packet._ETH_IPV4_TCP_MIN
+    LINKTYPE_ETHERNET = 1               # packet.LINKTYPE_*
+    LINKTYPE_LINUX_SLL = 113
+    LINKTYPE_LINUX_SLL2 = 276
 
 
 ctypedef struct FlowIndex:       # one flow's records: its two ends, its packed records
@@ -724,27 +726,37 @@ cdef int _pack(FlowIndex* f, int64_t ts, uint8_t from_a, uint32_t seq, uint32_t 
     return 0
 
 
-def index_pcap(const uint8_t[::1] data, Py_ssize_t pos, int big_endian, int64_t frac_ns,
-               Py_ssize_t rec_size, int64_t index, int64_t base):
-    """The record loop of pcap._read_pcap (Ethernet link type) from ``pos`` to the
-    end of ``data``, each packet decoded as packet.PacketDecoder's one-unpack path
-    (Ethernet, IPv4 without options, not a fragment, TCP) and appended to its flow's
-    index records (``at``: ``base`` + its payload's place in ``data``).
+def index_pcap(const uint8_t[::1] data, Py_ssize_t pos, int linktype, int big_endian,
+               int64_t frac_ns, Py_ssize_t rec_size, int64_t index, int64_t base):
+    """The record loop of pcap._read_pcap from ``pos`` to the end of ``data``, each
+    packet decoded as packet.PacketDecoder decodes IPv4 without options, not a
+    fragment, carrying TCP, in an Ethernet frame (its one-unpack path) or a Linux
+    cooked capture header (SLL, SLL2), and appended to its flow's index records
+    (``at``: ``base`` + its payload's place in ``data``).
 
-    None at the first record that path does not take (the reference reads the
-    range); else (records, packets, stop, pos, detail, flows): ``stop`` 0 at the
-    end, 1 a record header cut (``detail``: the bytes left), 2 a captured length
-    over the limit (``detail``: that length), 3 a record cut (``detail``: its
-    captured length), ``pos`` the record's offset; ``flows`` as _Flows.rows."""
-    cdef Py_ssize_t n = data.shape[0], start, end, t, ip_end, pstart, pend
+    None for another link type, and at the first record none of those (the
+    reference reads the range); else (records, packets, stop, pos, detail, flows):
+    ``stop`` 0 at the end, 1 a record header cut (``detail``: the bytes left), 2 a
+    captured length over the limit (``detail``: that length), 3 a record cut
+    (``detail``: its captured length), ``pos`` the record's offset; ``flows`` as
+    _Flows.rows."""
+    cdef Py_ssize_t n = data.shape[0], start, end, t, ip_end, pstart, pend, l2, etype_at
     cdef const uint8_t* d = &data[0] if n else NULL
-    cdef const uint8_t* r
+    cdef const uint8_t* ip
     cdef uint32_t sec, frac, incl
-    cdef int64_t records = 0, packets = 0, plen
+    cdef int64_t records = 0, packets = 0, plen, total
     cdef int stop = 0, thl
     cdef uint64_t src, dst
     cdef _Flows flows = _Flows()
     cdef FlowIndex* f
+    if linktype == LINKTYPE_ETHERNET:
+        l2, etype_at = 14, 12
+    elif linktype == LINKTYPE_LINUX_SLL:
+        l2, etype_at = 16, 14
+    elif linktype == LINKTYPE_LINUX_SLL2:
+        l2, etype_at = 20, 0
+    else:
+        return None
     while pos < n:
         if pos + rec_size > n:
             stop = 1
@@ -760,24 +772,25 @@ def index_pcap(const uint8_t[::1] data, Py_ssize_t pos, int big_endian, int64_t 
             stop = 3
             break
         records += 1
-        r = d + start
-        # PacketDecoder._eth_ipv4_tcp's conditions; any other record: the reference
-        if end - start < FAST_MIN or r[12] != 0x08 or r[13] != 0 or r[14] != 0x45 \
-                or r[23] != 6 or (r[20] & 0x3F) or r[21] or (r[16] << 8 | r[17]) < 20:
+        ip = d + start + l2
+        total = ip[2] << 8 | ip[3] if end - start >= l2 + 4 else 0
+        # the decoder's conditions for this kind; any other record: the reference
+        if end - start < l2 + 34 or d[start + etype_at] != 0x08 or d[start + etype_at + 1] \
+                or ip[0] != 0x45 or ip[9] != 6 or (ip[6] & 0x3F) or ip[7] or total < 20:
             return None
-        t = start + 34
-        thl = (r[46] >> 4) * 4
-        ip_end = start + 14 + (r[16] << 8 | r[17])
+        t = start + l2 + 20
+        thl = (ip[32] >> 4) * 4
+        ip_end = start + l2 + total
         plen = ip_end - t - thl
         if thl < 20 or plen < 0:
             return None
         pstart = t + thl
         pend = ip_end if ip_end < end else end
-        src = (<uint64_t>_be32u(r + 26) << 16) | (r[34] << 8 | r[35])
-        dst = (<uint64_t>_be32u(r + 30) << 16) | (r[36] << 8 | r[37])
+        src = (<uint64_t>_be32u(ip + 12) << 16) | (ip[20] << 8 | ip[21])
+        dst = (<uint64_t>_be32u(ip + 16) << 16) | (ip[22] << 8 | ip[23])
         f = flows.get(src, dst)
         _pack(f, <int64_t>sec * 1000000000 + <int64_t>frac * frac_ns, src == f.a,
-              _be32u(r + 38), _be32u(r + 42), r[47], base + pstart,
+              _be32u(ip + 24), _be32u(ip + 28), ip[33], base + pstart,
               <uint32_t>(pend - pstart if pend > pstart else 0), <uint32_t>plen, index)
         packets += 1
         index += 1

@@ -25,18 +25,17 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 from kafka_net.capture.packet import ACK, RST
 from kafka_net.spark_jobs import arrow_stages, conformance, pcap_arrow, task_reads
 from kafka_net.spark_jobs.arrow_stages import read_range
-from tests.capture.packets import ethernet, ip_packet, pcap_file
+from tests.capture.packets import ip_packet, link_frame, pcap_file
 from tests.capture.tcp_wire import Wire, conversation, shuffle_within_bursts
 
 compiled = pytest.mark.skipif(not pcap_arrow.ENABLED,
                               reason="KAFKA_NET_READABLE=1: the reference alone runs")
 
 
-def _records(packets) -> list[tuple]:
-    return [(p.timestamp_ns, ethernet(ip_packet(p.src_ip, p.src_port, p.dst_ip, p.dst_port,
-                                                p.seq % 2**32, p.ack % 2**32, p.flags,
-                                                p.payload)))
-            for p in sorted(packets, key=lambda p: p.timestamp_ns)]
+def _records(packets, linktype: int = 1) -> list[tuple]:
+    return [(p.timestamp_ns, link_frame(linktype, ip_packet(
+        p.src_ip, p.src_port, p.dst_ip, p.dst_port, p.seq % 2**32, p.ack % 2**32, p.flags,
+        p.payload))) for p in sorted(packets, key=lambda p: p.timestamp_ns)]
 
 
 def _both(path, monkeypatch, ranges=None) -> tuple[list, list, int]:
@@ -90,10 +89,12 @@ def test_a_clean_connection_is_taken_and_equal(tmp_path, monkeypatch):
        mss=st.integers(1, 300), pipeline=st.integers(1, 4),
        handshake=st.booleans(), close=st.booleans(),
        chunk=st.sampled_from([None, None, 100, 300, 1000, 4000]),
+       linktype=st.sampled_from([1, 1, 113, 276, 101]),
        damage=st.sampled_from(["none", "none", "reorder", "duplicate", "drop", "rst",
                                "snaplen", "cut", "mutate", "noise", "fields"]))
 def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed, flows, n,
-                                            mss, pipeline, handshake, close, chunk, damage):
+                                            mss, pipeline, handshake, close, chunk, linktype,
+                                            damage):
     rng = random.Random(seed)
     packets = []
     for k in range(flows):   # interleaved in time: each starts while the last runs
@@ -115,7 +116,7 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
         snaplen = rng.randint(54, 120)
     elif damage == "fields":
         packets = [_mutated(p, rng) if rng.random() < 0.15 else p for p in packets]
-    data = pcap_file(_records(packets), snaplen=snaplen)
+    data = pcap_file(_records(packets, linktype), linktype, snaplen=snaplen)
     if damage == "cut":
         data = data[:rng.randint(24, len(data))]
     elif damage == "mutate":
@@ -135,6 +136,8 @@ def test_compiled_flows_equal_the_reference(tmp_path_factory, monkeypatch, seed,
     event(f"{damage}: {'some' if taken else 'no'} flow compiled")
     if damage == "none" and handshake:
         assert taken == flows     # clean connections go the compiled way
+    if damage == "none" and linktype != 101:
+        assert indexed            # Ethernet, SLL, SLL2: the compiled record loop
 
 
 @compiled
