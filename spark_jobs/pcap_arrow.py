@@ -93,12 +93,12 @@ def _table(columns: tuple, path: str, connection: str, schema):
 
 def range_index(path: str, data, resume: dict | None, base: int, split: bool):
     """A classic pcap range's index (Ethernet, Linux SLL or SLL2 link type), as
-    ``transforms.file_units`` then
-    ``task_reads.index_rows`` would give it, with no object per packet: (its notes as
-    units: problems, the range counts; its flows as (a ip, a port, b ip, b port,
-    packed records)), or None for the reference, which reads every range of another
-    format, link type or packet kind (see ``_flows.index_pcap``).  ``base``: the
-    range's file offset; the rest as ``reader.read_file`` takes them."""
+    ``transforms.file_units`` then ``task_reads.index_rows`` would give it, with no
+    object per packet: (its notes as units: problems, the range counts; its flows
+    as (a ip, a port, b ip, b port, packed records)), or None for the reference,
+    which reads every range of another format, link type or packet kind (see
+    ``_flows.index_pcap``).  ``base``: the range's file offset; the rest as
+    ``reader.read_file`` takes them."""
     if not ENABLED:
         return None
     from kafka_net.capture.packet import CaptureRead
