@@ -17,6 +17,7 @@ reference, which also reports what is unusual.  ``KAFKA_NET_READABLE=1`` makes
 
 from __future__ import annotations
 
+from kafka_net.capture import reader
 from kafka_net.capture.model import CLOSE, REQUEST, RESPONSE
 from kafka_net.capture.tcp import _endpoint
 from kafka_net.capture.tcp_frames import Flow, plausible_request
@@ -99,17 +100,18 @@ def range_index(path: str, data, resume: dict | None, base: int, split: bool):
     which reads every range of another format, link type or packet kind (see
     ``_flows.index_pcap``).  ``base``: the range's file offset; the rest as
     ``reader.read_file`` takes them."""
-    if not ENABLED:
+    if not ENABLED or reader.kind_of(data, resume, split) != reader.PCAP:
         return None
     from kafka_net.capture.packet import CaptureRead
-    from kafka_net.capture.pcap import Resume, _pcap_header, sniff_format
-    if split and resume:
+    from kafka_net.capture.pcap import Resume, _pcap_header
+    if split and resume:       # the reader goes on in the state the range starts in
         state, pos = Resume.from_json(resume), 0
-        if state.kind != "pcap":
+        if state.kind != reader.PCAP:
             return None
-    else:
-        state, pos = Resume("pcap"), 24
-        if sniff_format(data) != "pcap" or not _pcap_header(data, state, CaptureRead("pcap")):
+    else:                      # the reader reads the file's header first
+        state, pos = Resume(reader.PCAP), 24
+        if reader.sniff(data) != reader.PCAP or not _pcap_header(data, state,
+                                                                 CaptureRead(reader.PCAP)):
             return None
     from kafka_net.capture import _flows
     found = _flows.index_pcap(data, pos, state.linktype, state.endian == ">", state.frac_ns,
