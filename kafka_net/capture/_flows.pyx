@@ -344,10 +344,6 @@ cdef int _request_first(Framed* q, Framed* r, Direction* req, Direction* resp) n
     return q.ts <= r.ts
 
 
-cdef bytes _take(void* data, Py_ssize_t n):
-    return PyBytes_FromStringAndSize(<char*>data, n)
-
-
 def flow_columns(const uint8_t[::1] packed, const uint8_t[::1] buf, int64_t base,
                  object plausible_request, object header_complete):
     """One flow's frame rows as columns, or None for the reference (see the module
@@ -357,19 +353,20 @@ def flow_columns(const uint8_t[::1] packed, const uint8_t[::1] buf, int64_t base
     at most once per direction.
 
     Returns (client_from_a, rows, direction int32[], timestamp_ns int64[],
-    frame_size int32[], truncated uint8[], close uint8[], api_key int16[],
-    api_version int16[], correlation_id int32[], header uint8[] (2: request fields
-    there, 1: a correlation id only, 0: none), client_id int32[] (an index into
-    client_ids, -1: null), client_ids (a list of str), frame offsets int32[rows + 1],
-    frame bytes, frame_number int32[]), the arrays as bytes in the machine's order."""
+    frame_size int32[], truncated uint8[], close uint8[] (the client's FIN marker),
+    frame offsets int32[rows + 1], frame bytes, frame_number int32[], api_key int16[],
+    api_version int16[], correlation_id int32[], header uint8[] (2: the request
+    fields are there, 1: a correlation id only, 0: none), client_id int32[] (an
+    index into client_ids, -1: null), client_ids (a list of str)), the arrays as
+    bytes in the machine's byte order."""
     cdef Py_ssize_t n = packed.shape[0] // RECORD, i
     if n == 0 or n * RECORD != packed.shape[0]:
         return None
     cdef Packet* ps = <Packet*>malloc(n * sizeof(Packet))
     cdef Direction dirs[2]
     cdef uint8_t client, side
-    memset_direction(&dirs[0])
-    memset_direction(&dirs[1])
+    _clear(&dirs[0])
+    _clear(&dirs[1])
     if ps is NULL:
         raise MemoryError()
     try:
@@ -395,7 +392,7 @@ def flow_columns(const uint8_t[::1] packed, const uint8_t[::1] buf, int64_t base
             free(dirs[i].frames)
 
 
-cdef void memset_direction(Direction* d) noexcept nogil:
+cdef void _clear(Direction* d) noexcept nogil:
     d.pieces = NULL
     d.n_pieces = 0
     d.frames = NULL
