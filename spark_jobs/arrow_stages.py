@@ -27,10 +27,13 @@ Stages:
 :func:`units_in_process` and :func:`checked_in_process` run the same
 functions in the driver's process, for small inputs.
 
-Two fast paths sit beside the readable ones and fall back to them for
+Three fast paths sit beside the readable ones and fall back to them for
 anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
 segment is read into columns by :mod:`.kncap_arrow` instead of
-``kafka_net.capture.reader.kncap_columns``, and a plain connection is checked column-wise
+``kafka_net.capture.reader.kncap_columns``, a plain classic pcap range is indexed
+and a common TCP connection made into frame columns by :mod:`.pcap_arrow`'s
+compiled passes instead of ``transforms.file_units`` and
+``transforms.frames_of_flow``, and a plain connection is checked column-wise
 by :mod:`.check_columns` instead of ``transforms.check_connection``.
 """
 
@@ -150,10 +153,11 @@ def range_units(batches):
                     yield part
 
 
-def _range_parts(row: dict, schema):
+def _range_parts(row: dict, schema, pcap=transforms.file_units):
     """One range row -> record batches (problems; kafka-net frames, as columns) and,
-    for pcap files, the list of transforms.file_units' units (packets, problems,
-    range counts), for the caller to ship or to group by flow itself."""
+    for pcap files, the list ``pcap(path, data, resume, start, split)`` makes of
+    it (transforms.file_units' units: packets, problems, range counts), for the
+    caller to ship or to group by flow itself."""
     path = transforms.local_path(row["path"])
     try:
         data = read_range(row["path"], row["start"], row["end"])
@@ -165,7 +169,7 @@ def _range_parts(row: dict, schema):
         # kafka-net's own captures straight to columns (most of a big input)
         yield from _kncap_batches(path, data, schema, resume, row["start"])
         return
-    yield transforms.file_units(path, data, resume, row["start"], row["split"])
+    yield pcap(path, data, resume, row["start"], row["split"])
 
 
 def read_range(path: str, start: int, end: int) -> bytes:
@@ -292,51 +296,50 @@ def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
     For small inputs, where starting Python workers and shuffling cost more
     than the work: the functions are the executors' own.
 
-    A pcap's packets stay Python objects here, grouped by flow in a dict, in
-    their order (what a stable sort by flow gives the Spark stage): no Arrow
-    table of packets and payload bytes made, sorted and read back.  Flows are
-    reassembled in the order of their ``flow`` column (``repr`` of the key), as
-    Spark's grouping would list them, and their frames made into one table."""
+    A pcap's packets are indexed by flow as the Spark index stage does
+    (``task_reads.range_index``), and each flow's frames made by the flow tasks'
+    own ``task_reads.flow_frames`` (its payloads read from the file), in the order
+    of the ``flow`` column, as Spark's grouping would list them."""
     import pyarrow as pa
+    from kafka_net.spark_jobs import task_reads
     schema = _arrow(UNIT_SCHEMA)
     names = RANGE_INPUT_SCHEMA.fieldNames()
     found: list = []
-    flows: dict[tuple, list] = {}
-    for row in ranges:
-        for part in _range_parts(dict(zip(names, row)), schema):
+    flows: dict[str, list] = {}
+    for values in ranges:
+        row = dict(zip(names, values))
+        for part in _range_parts(row, schema, task_reads.range_index):
             if not isinstance(part, list):
                 found.append(part)
                 continue
-            rows = [_unit_row(u) for u in part if u[0] != PACKET]
-            if rows:
-                found.append(pa.RecordBatch.from_pylist(rows, schema=schema))
-            for u in part:
-                if u[0] == PACKET:
-                    flows.setdefault(u[1], []).append(u[2])
-    frames: list[dict] = []
+            notes = [r for r in part if r["kind"] != task_reads.INDEX]
+            if notes:
+                found.append(pa.RecordBatch.from_pylist(notes, schema=schema))
+            for r in part:
+                if r["kind"] == task_reads.INDEX:
+                    flows.setdefault(r["flow"], []).append(r)
+    tables: list = []
     problems: list[dict] = []
-    for flow in sorted(flows, key=repr):
-        for u in transforms.frames_of_flow(flows.pop(flow), broker_ports):
-            if u[0] == FRAME:
-                frames.append(u[1])      # its kind is the batch's (no copy per row)
-            else:
-                problems.append(_unit_row(u))
+    with task_reads.PayloadReader() as files:
+        for flow in sorted(flows):
+            table, found_problems = task_reads.flow_frames(flows.pop(flow), files, broker_ports)
+            problems += [_unit_row((PROBLEM, p)) for p in found_problems]
+            if table is not None:
+                tables.append(table)
     if problems:
         found.append(pa.RecordBatch.from_pylist(problems, schema=schema))
-    if frames:
-        found.append(_rows_batch(frames, schema, FRAME))
+    if tables:
+        found += _frame_batches(pa.concat_tables(tables), schema)
     return pa.Table.from_batches(found, schema=schema)
 
 
-def _rows_batch(rows: list[dict], schema, kind: str):
-    """Rows of one ``kind`` (the same keys; "kind" itself not among them) -> one
-    unit record batch, column by column (``from_pylist`` is slower)."""
+def _frame_batches(table, schema):
+    """A FRAME_SCHEMA table's rows as unit record batches (kind "frame")."""
     import pyarrow as pa
-    n = len(rows)
-    arrays = [pa.array([kind] * n, type=f.type) if f.name == "kind"
-              else pa.array([r[f.name] for r in rows], type=f.type) if f.name in rows[0]
-              else pa.nulls(n, type=f.type) for f in schema]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    n = table.num_rows
+    arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
+              if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema).to_batches()
 
 
 def rows_where(table, mask):

@@ -18,7 +18,10 @@ frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
   packed as one binary value per flow and range, 42 bytes a packet; payload
   bytes only for datagrams put together from IP fragments).  That index is
   shuffled by flow; the second stage reads its flows' payloads from the files,
-  reassembles them, checks the connections.
+  reassembles them, checks the connections.  Both halves have a compiled pass
+  (:mod:`.pcap_arrow`): a plain classic pcap range to its index with no object per
+  packet, a common connection's index to its frame columns with no object per
+  frame; anything else takes the readable path (``transforms``).
 
 Both return the problems met and each split file's range counts as rows of
 the same table.  The per-file, per-flow and per-connection functions are
@@ -37,7 +40,7 @@ from pyspark.sql.types import (
     StructType)
 
 from kafka_net.capture import reader
-from kafka_net.spark_jobs import check_columns, summary_arrow, transforms
+from kafka_net.spark_jobs import check_columns, pcap_arrow, summary_arrow, transforms
 from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
@@ -229,10 +232,26 @@ def _index_batches(ranges):
                 "problem": f"cannot be read ({exc.strerror or exc})"}], schema=schema)
             continue
         resume = json.loads(r["resume"]) if r["resume"] else None
-        units = transforms.file_units(path, data, resume, r["start"], r["split"])
-        rows = index_rows(path, r["start"], units)
+        rows = range_index(path, data, resume, r["start"], r["split"])
         if rows:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def range_index(path: str, data: bytes, resume: dict | None, base: int,
+                split: bool) -> list[dict]:
+    """One range of a pcap or pcapng file (at file offset ``base``) -> its note
+    rows and index rows: read straight into index records by the compiled record
+    loop (:func:`.pcap_arrow.range_index`) when it is a plain classic pcap range,
+    else by the reference (``transforms.file_units``, then :func:`index_rows`)."""
+    fast = pcap_arrow.range_index(path, data, resume, base, split)
+    if fast is None:
+        return index_rows(path, base, transforms.file_units(path, data, resume, base, split))
+    notes, flows = fast
+    return [_note(u) for u in notes] + [{
+        "kind": INDEX, "file": path, "range_start": base, "flow": repr(((a_ip, a_port),
+                                                                        (b_ip, b_port))),
+        "a_ip": a_ip, "a_port": a_port, "b_ip": b_ip, "b_port": b_port, "packets": packed,
+        "inline": []} for a_ip, a_port, b_ip, b_port, packed in flows]
 
 
 def index_rows(path: str, base: int, units: list[tuple]) -> list[dict]:
@@ -300,14 +319,31 @@ def _flow_checks(batches, broker_ports: set[int] | None, out: str):
     connections: dict[str, list] = {}
     with PayloadReader() as files:
         for flow in sorted(flows):
-            units = transforms.frames_of_flow(flow_packets(flows.pop(flow), files),
-                                              broker_ports)
-            notes += [{"kind": PROBLEM, **u[1]} for u in units if u[0] == PROBLEM]
-            frames = [u[1] for u in units if u[0] != PROBLEM]
-            table = tables.write({c: [f[c] for f in frames] for c in FRAME_COLUMNS})
+            table, problems = flow_frames(flows.pop(flow), files, broker_ports)
+            notes += [{"kind": PROBLEM, **p} for p in problems]
+            table = tables.write_table(table) if table is not None else None
             for connection, rows in _by_connection(table) if table is not None else ():
                 connections.setdefault(connection, []).append(rows)
     yield from _connection_batches(_flow_connections(connections), notes, tables)
+
+
+def flow_frames(parts: list[dict], files: "PayloadReader", broker_ports: set[int] | None):
+    """One flow's index rows -> (its frame rows as a FRAME_SCHEMA table, or None if
+    it has none; its problem rows): in one compiled pass (:mod:`.pcap_arrow`) when
+    the flow is a common one, else by the reference (``transforms.frames_of_flow``
+    over the flow's packets)."""
+    import pyarrow as pa
+    schema = _arrow(FRAME_SCHEMA)
+    table = pcap_arrow.flow_table(parts, files, schema)
+    if table is not None:
+        return table, []
+    units = transforms.frames_of_flow(flow_packets(parts, files), broker_ports)
+    frames = [u[1] for u in units if u[0] != PROBLEM]
+    problems = [u[1] for u in units if u[0] == PROBLEM]
+    if not frames:
+        return None, problems
+    return pa.Table.from_pydict({c: [f[c] for f in frames] for c in FRAME_COLUMNS},
+                                schema=schema), problems
 
 
 def _flow_connections(connections: dict[str, list]):
@@ -345,20 +381,27 @@ class PayloadReader:
         self._files: list = []
 
     def read(self, path: str, at: int, length: int) -> bytes:
+        return self.buffer(path)[at:at + length]
+
+    def buffer(self, path: str):
+        """The whole file, mapped (an empty file: empty bytes, which cannot be mapped)."""
         mm = self._maps.get(path)
         if mm is None:
             import mmap
             fh = open(path, "rb")
             self._files.append(fh)
-            mm = self._maps[path] = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        return mm[at:at + length]
+            size = os.fstat(fh.fileno()).st_size
+            mm = self._maps[path] = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) \
+                if size else b""
+        return mm
 
     def __enter__(self) -> "PayloadReader":
         return self
 
     def __exit__(self, *exc) -> None:
         for mm in self._maps.values():
-            mm.close()
+            if mm:
+                mm.close()
         for fh in self._files:
             fh.close()
 
@@ -417,17 +460,8 @@ class FrameTables:
         self.pairs: list = []            # Arrow tables of pairs, not yet written
         self.pair_rows = 0
 
-    def write(self, columns: dict[str, list]):
-        """Frame rows as columns (FRAME_COLUMNS): frames and markers apart; the
-        Arrow table of them all, or None if there are none."""
-        import pyarrow as pa
-        if not columns["frame"]:
-            return None
-        return self.write_table(pa.Table.from_pydict({c: columns[c] for c in FRAME_COLUMNS},
-                                                     schema=_arrow(FRAME_SCHEMA)))
-
     def write_table(self, table):
-        """:meth:`write` for rows already in an Arrow table (FRAME_SCHEMA); the table."""
+        """Frame rows (a FRAME_SCHEMA table): frames and markers apart; the table."""
         import pyarrow.compute as pc
         is_frame = pc.is_null(table["marker"])
         if pc.all(is_frame).as_py():

@@ -29,6 +29,9 @@ the plain code:
   Python walker, and the compiled module is not imported;
 * the one-unpack Ethernet/IPv4/TCP parse of pcap packets
   (``kafka_net.capture.packet.FAST_PATH``): every packet goes the general way;
+* the compiled pcap passes (``spark_jobs/pcap_arrow.py`` over
+  ``kafka_net/capture/_flows.pyx``, not even imported): every pcap range is read
+  into ``Packet`` objects and every flow reassembled by ``kafka_net.capture.tcp``;
 * the capture writer's record encoding (``kafka_net.capture.writer``): each
   record is built as a ``CaptureRecord`` and encoded whole by
   ``format.encode_record``, its strings encoded every time (checked when a
