@@ -156,29 +156,61 @@ def walk_request_body(payload: bytes, offset: int, api_key: int, api_version: in
     :data:`REQUEST_VALUES` the request has, or the whole body), why not checked;
     BodyProblem if it is wrong, in the decoder's words (a body the walker refuses is
     decoded again to say why: rare, and the findings stay word for word)."""
-    walk = _REQUEST_WALKS.get((api_key, api_version))
+    walk = request_walk(api_key, api_version)
     if walk is None:
-        schema = MESSAGES[api_key].request
-        if api_version not in schema.valid:
-            return None, UNKNOWN_VERSION
-        top = tuple(f.name for f in schema.struct.fields if f.name in REQUEST_VALUES)
-        walk = _REQUEST_WALKS[(api_key, api_version)] = _compiled(
-            schema, api_version, top, False, api_key == ApiKey.PRODUCE and api_version >= 3)
+        return None, UNKNOWN_VERSION
     try:
         end, values, _, records = walk(payload, offset)
         if end == len(payload):
             for recs in records:
-                _check_produced(recs, api_version)
+                check_produced(recs, api_version)
             return values, None
     except (InvalidRequestError, RecordError):
         pass
     return check_request_body(payload, offset, api_key, api_version)
 
 
+def request_walk(api_key: int, api_version: int) -> Callable | None:
+    """The walk of a known API's request body at this version, made once:
+    ``walk(payload, offset) -> (end, {REQUEST_VALUES field: value}, codes,
+    [records to check with check_produced])``, InvalidRequestError where the
+    body does not walk; None if the schema has no such version."""
+    walk = _REQUEST_WALKS.get((api_key, api_version))
+    if walk is None:
+        schema = MESSAGES[api_key].request
+        if api_version not in schema.valid:
+            return None
+        top = tuple(f.name for f in schema.struct.fields if f.name in REQUEST_VALUES)
+        walk = _REQUEST_WALKS[(api_key, api_version)] = _compiled(
+            schema, api_version, top, False, api_key == ApiKey.PRODUCE and api_version >= 3)
+    return walk
+
+
 def walk_response_body(payload: bytes, api_key: int, api_version: int
                        ) -> tuple[list[int] | None, str | None]:
     """:func:`check_response_body` without building the body: (its non-zero error
     codes, why not checked); BodyProblem if it is wrong, in the decoder's words."""
+    walk = response_walk(api_key, api_version)
+    if walk is None:
+        body, why = check_response_body(payload, api_key, api_version)
+        return None, why
+    try:
+        codes, records = walk(payload)
+        for recs in records:
+            check_fetched(recs)
+        return codes, None
+    except (InvalidRequestError, RecordError):
+        pass
+    body, why = check_response_body(payload, api_key, api_version)
+    return (None if body is None else error_codes(body)), why
+
+
+def response_walk(api_key: int, api_version: int) -> Callable | None:
+    """The walk of a response to a request of this API and version, made once:
+    ``walk(payload) -> ([non-zero error codes], [records to check with
+    check_fetched])``, InvalidRequestError where it does not walk to the
+    payload's end; None for an unknown API or version (check_response_body
+    says which)."""
     walk = _RESPONSE_WALKS.get((api_key, api_version))
     if walk is None:
         message = MESSAGES.get(api_key)
@@ -187,19 +219,10 @@ def walk_response_body(payload: bytes, api_key: int, api_version: int
                 and version not in message.response.valid:
             version = 0   # KIP-511, as check_response_body
         if message is None or version not in message.response.valid:
-            body, why = check_response_body(payload, api_key, api_version)
-            return None, why
+            return None
         walk = _RESPONSE_WALKS[(api_key, api_version)] = _response_walk(
             message.response, api_key, version)
-    try:
-        codes, records = walk(payload)
-        for recs in records:
-            _check_fetched(recs)
-        return codes, None
-    except (InvalidRequestError, RecordError):
-        pass
-    body, why = check_response_body(payload, api_key, api_version)
-    return (None if body is None else error_codes(body)), why
+    return walk
 
 
 def _compiled(schema, version: int, top: tuple[str, ...], codes: bool, records: bool,
@@ -297,7 +320,7 @@ def _check_records(body, title: str, verify) -> None:
             raise BodyProblem("corrupt_records", f"{title}: record batch: {exc}") from None
 
 
-def _check_produced(records, api_version: int) -> None:
+def check_produced(records, api_version: int) -> None:
     """:func:`validate_produce_records` (the readable definition), after the
     compiled check, which only answers where it is sure the reference accepts
     (magic 2, uncompressed: nearly every batch).  In Python, these checks were a
@@ -306,9 +329,9 @@ def _check_produced(records, api_version: int) -> None:
         validate_produce_records(records, api_version)
 
 
-def _check_fetched(records) -> None:
+def check_fetched(records) -> None:
     """:func:`_check_fetched_batches`, after the compiled check, as
-    :func:`_check_produced`."""
+    :func:`check_produced`."""
     if not _batches.fetched_batches_ok(records, crc32c_function()):
         _check_fetched_batches(records)
 
@@ -323,8 +346,8 @@ def _check_fetched_batches(records) -> None:
 
 
 if readable.READABLE:   # the references alone, chosen once
-    _check_produced = validate_produce_records   # noqa: F811
-    _check_fetched = _check_fetched_batches      # noqa: F811
+    check_produced = validate_produce_records   # noqa: F811
+    check_fetched = _check_fetched_batches      # noqa: F811
 
 
 def _records_fields(value) -> list:

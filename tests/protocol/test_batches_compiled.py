@@ -315,7 +315,7 @@ def test_not_bytes_like_is_not_sure():
 
 _PROBE = ("import sys; import kafka_net.capture.pairing_checks as p; "
           "print('kafka_net.protocol.records._batches' in sys.modules, "
-          "p._check_produced.__name__, p._check_fetched.__name__)")
+          "p.check_produced.__name__, p.check_fetched.__name__)")
 
 
 def _probe(readable: str, code: str = _PROBE) -> subprocess.CompletedProcess:
@@ -333,7 +333,7 @@ def test_readable_never_imports_the_compiled_module():
 def test_the_compiled_module_runs_by_default():
     out = _probe("0")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "_check_produced", "_check_fetched"]
+    assert out.stdout.split() == ["True", "check_produced", "check_fetched"]
 
 
 def test_a_missing_build_is_an_import_error():
@@ -350,7 +350,7 @@ def test_a_missing_build_is_an_import_error():
 def test_pairing_checks_runs_the_reference_when_not_sure(records):
     """Compressed: the reference accepts; cut: the reference refuses in its own words."""
     if _produce_accepts(records):
-        pairing_checks._check_produced(records, 9)
+        pairing_checks.check_produced(records, 9)
     else:
         with pytest.raises(RecordError, match="at least one record batch"):
-            pairing_checks._check_produced(records, 9)
+            pairing_checks.check_produced(records, 9)
