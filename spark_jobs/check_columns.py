@@ -37,16 +37,25 @@ import numpy as np
 from kafka_net.capture.findings import served_by, software_of
 from kafka_net.capture.model import CLOSE, REQUEST, RESPONSE
 from kafka_net.capture.pairing_checks import (
-    CHECKED, HEADER_ONLY, STATES, UNVERIFIABLE, BodyProblem, produce_acks,
-    read_request, walk_request_body, walk_response_body)
+    CHECKED, HEADER_ONLY, STATES, UNVERIFIABLE, BodyProblem, check_fetched, check_produced,
+    produce_acks, read_request, request_header, request_walk, response_walk,
+    walk_request_body, walk_response_body)
 from kafka_net.capture.version_checks import _advertised
 from kafka_net.protocol.api_keys import ApiKey
 from kafka_net.protocol.errors import InvalidRequestError
 from kafka_net.protocol import readable
-from kafka_net.protocol.headers import HEADER_PEEK
+from kafka_net.protocol.headers import HEADER_PEEK, request_header_version
+from kafka_net.protocol.messages import MESSAGES
 from kafka_net.spark_jobs.transforms import api_name
 
 ENABLED = not readable.READABLE   # KAFKA_NET_READABLE, read once (protocol/readable.py)
+if ENABLED:
+    # The per-frame loops compiled (a missing build is an ImportError); the Python
+    # loops below stay their readable definition (tests/spark/test_check_columns.py
+    # holds the two equal).
+    from kafka_net.capture import _plain_checks
+else:
+    _plain_checks = None
 
 _KNOWN_KEYS = frozenset(int(k) for k in ApiKey)
 _PRODUCE, _API_VERSIONS = int(ApiKey.PRODUCE), int(ApiKey.API_VERSIONS)
@@ -98,6 +107,13 @@ def _check(connection, source, direction, timestamp_ns, frames, markers) -> dict
 def _requests(frames: list, positions: np.ndarray) -> dict:
     """Each request's header fields, whether it is an acks=0 Produce, and its state
     and reason, as ``pairing._Walk._decode`` finds them for a whole frame."""
+    if _plain_checks is not None:
+        keys, versions, corrs, clients, acks0, states = _plain_checks.requests(
+            frames, positions, _REQUEST_ENTRIES, _request_entry, request_header,
+            _request, NotPlain)
+        return {"api_key": keys.tolist(), "api_version": versions.tolist(),
+                "client_id": clients, "correlation_id": corrs, "acks0": acks0,
+                "why": states}
     keys, versions, corrs, clients, acks0, states = [], [], [], [], [], []
     for i in positions.tolist():
         payload = frames[i]
@@ -106,16 +122,7 @@ def _requests(frames: list, positions: np.ndarray) -> dict:
         key, version, corr = _peek(payload, 0)
         if key not in _KNOWN_KEYS:
             raise NotPlain
-        try:
-            client_id, offset, why = read_request(payload, key, version, corr, False)
-            zero = False
-            if why is None:
-                body, why = walk_request_body(payload, offset, key, version)
-                zero = body is not None and key == _PRODUCE and body.get("acks") == 0
-            if why is not None and key == _PRODUCE:
-                zero = produce_acks(payload, offset, version) == 0
-        except (InvalidRequestError, BodyProblem):
-            raise NotPlain from None
+        client_id, zero, why = _request(payload, key, version, corr)
         keys.append(key)
         versions.append(version)
         corrs.append(corr)
@@ -127,7 +134,53 @@ def _requests(frames: list, positions: np.ndarray) -> dict:
             "why": states}
 
 
+def _request(payload: bytes, key: int, version: int, corr: int) -> tuple:
+    """One request's (client id, whether it is an acks=0 Produce, why its body is
+    not checked); NotPlain where the walk would find something."""
+    try:
+        client_id, offset, why = read_request(payload, key, version, corr, False)
+        zero = False
+        if why is None:
+            body, why = walk_request_body(payload, offset, key, version)
+            zero = body is not None and key == _PRODUCE and body.get("acks") == 0
+        if why is not None and key == _PRODUCE:
+            zero = produce_acks(payload, offset, version) == 0
+    except (InvalidRequestError, BodyProblem):
+        raise NotPlain from None
+    return client_id, zero, why
+
+
+def _request_entry(key: int, version: int):
+    """What the compiled loop needs for requests of this API and version
+    (``kafka_net/capture/_plain_checks.pyx``): False for an unknown API (not
+    plain), True for the one-at-a-time path (no walk at this version, or a header
+    the compiled read does not take), else (header version, walk, records check,
+    is Produce)."""
+    if key not in _KNOWN_KEYS:
+        return False
+    message = MESSAGES.get(key)
+    walk = request_walk(key, version) if message is not None else None
+    header_version = request_header_version(key, version, message.request.flexible) \
+        if message is not None else 0
+    if walk is None or header_version not in (1, 2):
+        return True
+    return header_version, walk, check_produced, key == _PRODUCE
+
+
+def _response_entry(key: int, version: int):
+    """As :func:`_request_entry`, for the responses to such requests: True, or
+    (walk, records check)."""
+    walk = response_walk(key, version)
+    return True if walk is None else (walk, check_fetched)
+
+
+_REQUEST_ENTRIES: dict = {}
+_RESPONSE_ENTRIES: dict = {}
+
+
 def _response_ids(frames: list, positions: np.ndarray) -> np.ndarray:
+    if _plain_checks is not None:
+        return _plain_checks.response_ids(frames, positions, NotPlain)
     ids = []
     for i in positions.tolist():
         payload = frames[i]
@@ -162,15 +215,25 @@ def _responses(frames: list, positions: np.ndarray, req: dict, answered: np.ndar
     """Each response's body checked for its request's API and version: its
     sorted non-zero error codes, and why it is header only (None: checked)."""
     keys, versions = req["api_key"], req["api_version"]
+    if _plain_checks is not None:
+        return _plain_checks.responses(
+            frames, positions, answered, np.asarray(keys, np.int32),
+            np.asarray(versions, np.int32), _RESPONSE_ENTRIES, _response_entry, _response)
     codes, why = [], []
     for i, r in zip(positions.tolist(), answered.tolist()):
-        try:
-            found, reason = walk_response_body(frames[i], keys[r], versions[r])
-        except (BodyProblem, InvalidRequestError):
-            raise NotPlain from None
+        found, reason = _response(frames[i], keys[r], versions[r])
         codes.append(sorted(set(found)) if found else [])
         why.append(reason)
     return codes, why
+
+
+def _response(payload: bytes, key: int, version: int) -> tuple:
+    """One response's (non-zero error codes, why not checked); NotPlain where the
+    walk would find something."""
+    try:
+        return walk_response_body(payload, key, version)
+    except (BodyProblem, InvalidRequestError):
+        raise NotPlain from None
 
 
 def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) -> None:

@@ -5,6 +5,7 @@ reference runs) for every connection where the walk finds anything."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pyarrow as pa
@@ -148,6 +149,49 @@ def mutated(draw):
 def test_any_conversation_gets_the_references_result(rows):
     got = check_columns.check_table(table_of(rows), stages._reference)
     same(got, reference(rows))
+
+
+@contextlib.contextmanager
+def python_loops():
+    """check_columns' per-frame loops in Python, their readable definition, in
+    place of the compiled ones (kafka_net/capture/_plain_checks.pyx)."""
+    compiled = check_columns._plain_checks
+    assert compiled is not None, "the compiled loops are not in use"
+    check_columns._plain_checks = None
+    try:
+        yield
+    finally:
+        check_columns._plain_checks = compiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(mutated())
+def test_the_compiled_loops_give_what_the_python_loops_give(rows):
+    """Plain or not, and the same columns where plain (numpy arrays compared as
+    lists: the Python loops give lists where the compiled ones give arrays)."""
+    got = check_columns._in_order_table(table_of(rows))
+    with python_loops():
+        want = check_columns._in_order_table(table_of(rows))
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert check_columns.as_rows(got) == check_columns.as_rows(want)
+        assert json.dumps(got["connection"]) == json.dumps(want["connection"])
+
+
+def test_the_compiled_loops_take_a_plain_conversation():
+    """Not the Python loops behind them: the test above compares two things."""
+    calls = []
+    real = check_columns._request
+
+    def counted(*args):
+        calls.append(args[1])
+        return real(*args)
+    check_columns._request = counted
+    try:
+        got = check_columns._in_order_table(table_of(rows_of(conversation())))
+    finally:
+        check_columns._request = real
+    assert got is not None and not calls
 
 
 def run_in_process(inputs, out, fast: bool, monkeypatch) -> tuple[str, dict]:

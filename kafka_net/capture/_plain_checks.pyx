@@ -1,0 +1,157 @@
+# cython: boundscheck=False, wraparound=False
+"""The per-frame loops of a plain connection's column-wise check
+(``spark_jobs/check_columns.py``: ``_requests``, ``_response_ids``,
+``_responses``, their readable definitions), compiled.
+
+A plain connection's frames are checked one at a time by the same walks as
+everywhere (``pairing_checks.request_walk`` / ``response_walk``: compiled
+programs, the Python walkers behind them) and the same record-batch checks
+(``check_produced`` / ``check_fetched``).  What is left in Python around them
+is the loop: for each frame a lookup of its walk, a header read, a few calls and
+appends, about as much CPU as the checks themselves.  Here the loop, the header
+peek and the outputs are C; each frame still calls the walk and the records
+check (Python-level calls into compiled code), and anything not in the common
+shape goes to the caller's ``slow`` function, which is the readable loop's own
+body for one frame: so every value, and every reason to give up (``NotPlain``),
+is the readable code's.
+
+Walks are looked up per (API key, version) in a dict the caller keeps, made by
+the caller's ``entry`` function on first sight: a request entry is
+``(header version, walk, records check, is Produce)``, a response entry
+``(walk, records check)``; ``True`` means "always the slow path" (an unknown
+version, header v0) and ``False`` "not plain" (an unknown API).
+"""
+
+from libc.stdint cimport int16_t, int32_t, int64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+import numpy as np
+
+from kafka_net.protocol.errors import InvalidRequestError
+from kafka_net.protocol.records.framing import RecordError
+
+
+cdef inline int32_t _i32(const unsigned char* b) noexcept:
+    return <int32_t>((<unsigned int>b[0] << 24) | (<unsigned int>b[1] << 16)
+                     | (<unsigned int>b[2] << 8) | <unsigned int>b[3])
+
+
+cdef inline int16_t _i16(const unsigned char* b) noexcept:
+    return <int16_t>((<unsigned int>b[0] << 8) | <unsigned int>b[1])
+
+
+def response_ids(list frames, const int64_t[::1] positions, not_plain):
+    """Each response's correlation id (its first four bytes), int64; ``not_plain``
+    raised for a frame shorter than that."""
+    cdef Py_ssize_t i, n = positions.shape[0]
+    out = np.empty(n, np.int64)
+    cdef int64_t[::1] ids = out
+    cdef bytes payload
+    for i in range(n):
+        payload = _bytes(frames[positions[i]])
+        if PyBytes_GET_SIZE(payload) < 4:
+            raise not_plain
+        ids[i] = _i32(<const unsigned char*>PyBytes_AS_STRING(payload))
+    return out
+
+
+cdef inline bytes _bytes(object frame):
+    return frame if type(frame) is bytes else bytes(frame)
+
+
+def requests(list frames, const int64_t[::1] positions, dict entries, entry, header,
+             slow, not_plain):
+    """Each request's (API key, version, correlation id, client id, whether it is
+    an acks=0 Produce, why its body is not checked): ``(keys, versions, ids,
+    client ids, acks0, whys)``, the numbers as int32 / int64 / bool arrays.
+    ``header(payload, header version)`` is the compiled header read
+    (``(client id, body offset)`` or None); ``slow(payload, key, version, id)``
+    gives ``(client id, acks0, why)`` for one request the readable way."""
+    cdef Py_ssize_t i, n = positions.shape[0], nb
+    cdef const unsigned char* b
+    cdef int key, version
+    cdef bytes payload
+    keys = np.empty(n, np.int32)
+    versions = np.empty(n, np.int32)
+    ids = np.empty(n, np.int64)
+    zeros = np.zeros(n, np.bool_)
+    cdef int[::1] k_out = keys
+    cdef int[::1] v_out = versions
+    cdef int64_t[::1] c_out = ids
+    cdef unsigned char[::1] z_out = zeros.view(np.uint8)
+    clients, whys = [None] * n, [None] * n
+    for i in range(n):
+        payload = _bytes(frames[positions[i]])
+        nb = PyBytes_GET_SIZE(payload)
+        if nb < 8:
+            raise not_plain
+        b = <const unsigned char*>PyBytes_AS_STRING(payload)
+        key, version = _i16(b), _i16(b + 2)
+        k_out[i], v_out[i], c_out[i] = key, version, _i32(b + 4)
+        found = entries.get((key << 16) | (version & 0xFFFF))
+        if found is None:
+            found = entries[(key << 16) | (version & 0xFFFF)] = entry(key, version)
+        if found is False:
+            raise not_plain
+        got = None if found is True else _request(payload, nb, version, found, header)
+        if got is None:
+            got = slow(payload, key, version, c_out[i])
+        clients[i], zero, whys[i] = got
+        z_out[i] = bool(zero)
+    return keys, versions, ids, clients, zeros, whys
+
+
+cdef object _request(bytes payload, Py_ssize_t nb, int version, tuple found, header):
+    """(client id, acks0, None) of a request whose header and body walk and whose
+    records check; None for the slow path (it also says why a body is wrong)."""
+    header_version, walk, check, produce = found
+    head = header(payload, header_version)
+    if head is None:
+        return None
+    try:
+        end, values, _, records = walk(payload, head[1])
+        if end != nb:
+            return None
+        for recs in records:
+            check(recs, version)
+    except (InvalidRequestError, RecordError):
+        return None
+    return head[0], produce and values.get("acks") == 0, None
+
+
+def responses(list frames, const int64_t[::1] positions, const int64_t[::1] answered,
+              keys, versions, dict entries, entry, slow):
+    """Each response's sorted distinct non-zero error codes and why its body is
+    not checked (None: checked), checked for the API and version of the request
+    it answers (``answered``: its index in ``keys`` / ``versions``).
+    ``slow(payload, key, version)`` gives ``(codes or None, why)`` the readable
+    way."""
+    cdef Py_ssize_t i, r, n = positions.shape[0]
+    cdef int key, version
+    cdef int[::1] k_in = keys
+    cdef int[::1] v_in = versions
+    codes_out, whys = [None] * n, [None] * n
+    for i in range(n):
+        payload = _bytes(frames[positions[i]])
+        r = answered[i]
+        key, version = k_in[r], v_in[r]
+        found = entries.get((key << 16) | (version & 0xFFFF))
+        if found is None:
+            found = entries[(key << 16) | (version & 0xFFFF)] = entry(key, version)
+        got = None if found is True else _response(payload, found)
+        if got is None:
+            got = slow(payload, key, version)
+        codes, whys[i] = got
+        codes_out[i] = sorted(set(codes)) if codes else []
+    return codes_out, whys
+
+
+cdef object _response(bytes payload, tuple found):
+    walk, check = found
+    try:
+        codes, records = walk(payload)
+        for recs in records:
+            check(recs)
+    except (InvalidRequestError, RecordError):
+        return None
+    return codes, None
