@@ -275,11 +275,12 @@ def check_connection(table):
     return check_columns.checked_table([connection_result(table)], _arrow(CHECKED_SCHEMA))
 
 
-def connection_result(table) -> dict:
+def connection_result(table, frames: list | None = None) -> dict:
     """One connection's frames table checked: column-wise if it is plain
     (:mod:`kafka_net.spark_jobs.check_columns`), else by transforms.check_connection
-    on its rows, the reference every path falls back to."""
-    return check_columns.check_table(table, _reference)
+    on its rows, the reference every path falls back to.  ``frames``: its frame
+    bytes, where the table has no "frame" column (:func:`groups_with_frames`)."""
+    return check_columns.check_table(table, _reference, frames)
 
 
 def _reference(table) -> dict:
@@ -357,7 +358,8 @@ def rows_where(table, mask):
 def checked_in_process(frames):
     """:func:`check_connection` per connection of a frames table, here: the
     checked table (:data:`CHECKED_SCHEMA`)."""
-    results = [connection_result(group) for group in groups(frames, "connection")]
+    results = [connection_result(group, payloads)
+               for group, payloads in groups_with_frames(frames, "connection")]
     return check_columns.checked_table(results, _arrow(CHECKED_SCHEMA))
 
 
@@ -370,17 +372,51 @@ def groups(table, key: str):
     read gives one per segment range), which joins the chunks within the take
     and cost about 2 s of CPU for the frame bytes of a 920k-frame capture,
     against 0.3 s here."""
+    import pyarrow.compute as pc
+    if table.num_rows == 0:
+        return
+    table = _taken(table, pc.sort_indices(table, [(key, "ascending")]))
+    for start, end in _bounds(table.column(key)):
+        yield table.slice(start, end - start)
+
+
+def _taken(table, order, encode: tuple[str, ...] = ()):
+    """``table.take(order)``, a column at a time, each made one chunk first; the
+    ``encode`` columns (a few distinct strings, repeated on every row: the file's
+    path) dictionary-encoded first, so that the take moves indices, not strings
+    (they read back as the same Python strings)."""
     import pyarrow as pa
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        column = column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)
+        if name in encode:
+            column = column.dictionary_encode()
+        columns.append(column.take(order))
+    return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _bounds(values) -> list[tuple[int, int]]:
+    """(start, end) of each run of equal values of a sorted column."""
+    import pyarrow.compute as pc
+    changes = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+    bounds = [0, *(np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1).tolist(),
+              len(values)]
+    return list(zip(bounds, bounds[1:]))
+
+
+def groups_with_frames(table, key: str):
+    """:func:`groups` of a frames table, each group's frame bytes given as a list
+    beside a table of its other columns: the bytes are read into Python once, in
+    the table's order, and never copied into a table per group (for the 920k-frame
+    capture that copy was the largest cost of checking in one process after the
+    checks were compiled)."""
     import pyarrow.compute as pc
     if table.num_rows == 0:
         return
     order = pc.sort_indices(table, [(key, "ascending")])
-    table = pa.Table.from_arrays(
-        [(column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)).take(order)
-         for column in table.columns], schema=table.schema)
-    values = table.column(key)
-    changes = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
-    bounds = [0, *(np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1).tolist(),
-              table.num_rows]
-    for start, end in zip(bounds, bounds[1:]):
-        yield table.slice(start, end - start)
+    payloads = table.column("frame").to_pylist()
+    rest = _taken(table.drop_columns(["frame"]), order, encode=("file", "source"))
+    order = order.to_numpy()
+    for start, end in _bounds(rest.column(key)):
+        yield rest.slice(start, end - start), [payloads[i] for i in order[start:end].tolist()]
+

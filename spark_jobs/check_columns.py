@@ -37,8 +37,8 @@ import numpy as np
 from kafka_net.capture.findings import served_by, software_of
 from kafka_net.capture.model import CLOSE, REQUEST, RESPONSE
 from kafka_net.capture.pairing_checks import (
-    CHECKED, HEADER_ONLY, STATES, UNVERIFIABLE, BodyProblem, check_fetched, check_produced,
-    produce_acks, read_request, request_header, request_walk, response_walk,
+    CHECKED, HEADER_ONLY, STATES, UNVERIFIABLE, BodyProblem, fetched_checks, produce_acks,
+    produced_checks, read_request, request_header, request_walk, response_walk,
     walk_request_body, walk_response_body)
 from kafka_net.capture.version_checks import _advertised
 from kafka_net.protocol.api_keys import ApiKey
@@ -164,14 +164,14 @@ def _request_entry(key: int, version: int):
         if message is not None else 0
     if walk is None or header_version not in (1, 2):
         return True
-    return header_version, walk, check_produced, key == _PRODUCE
+    return header_version, walk, produced_checks(), key == _PRODUCE
 
 
 def _response_entry(key: int, version: int):
     """As :func:`_request_entry`, for the responses to such requests: True, or
     (walk, records check)."""
     walk = response_walk(key, version)
-    return True if walk is None else (walk, check_fetched)
+    return True if walk is None else (walk, fetched_checks())
 
 
 _REQUEST_ENTRIES: dict = {}
@@ -364,18 +364,23 @@ __all__ = ["ENABLED", "check_in_order"]
 
 # -- a connection's frames table in, the checked rows out (Arrow) ---------------------------
 
-def check_table(table, reference) -> dict:
+def check_table(table, reference, frames: list | None = None) -> dict:
     """One connection's frame rows (an Arrow table of the frame columns) checked:
     by :func:`check_in_order` if the connection is plain, else by ``reference``
-    (``rows -> transforms.check_connection's result``) on the rows as dicts."""
+    (``rows -> transforms.check_connection's result``) on the rows as dicts.
+    ``frames``: the rows' frame bytes, in the table's order, where the table has
+    no "frame" column (``arrow_stages.groups_with_frames``)."""
     if ENABLED and table.num_rows:
-        result = _in_order_table(table)
+        result = _in_order_table(table, frames)
         if result is not None:
             return result
+    if frames is not None:
+        import pyarrow as pa
+        table = table.append_column("frame", pa.array(frames, pa.binary()))
     return reference(table)
 
 
-def _in_order_table(table) -> dict | None:
+def _in_order_table(table, frames: list | None = None) -> dict | None:
     import pyarrow.compute as pc
     if table["truncated"].to_numpy().any() or table["after_gap"].to_numpy().any():
         return None
@@ -384,15 +389,17 @@ def _in_order_table(table) -> dict | None:
     if len(keys) != 3 * n:
         return None                  # not (processor, segment, offset) keys: the reference sorts
     order = np.lexsort((keys[2::3], keys[1::3], keys[0::3]))   # as sorted(tuple(order_key))
-    take = table.select(["source", "connection", "direction", "timestamp_ns", "frame",
-                         "marker"])
+    take = table.select(["source", "connection", "direction", "timestamp_ns", "marker"]
+                        + (["frame"] if frames is None else []))
     if (order[1:] < order[:-1]).any():
         take = take.take(order)      # not in order yet (a take copies the frame bytes)
+        if frames is not None:
+            frames = [frames[i] for i in order.tolist()]
     markers = take["marker"]
     return check_in_order(
         take["connection"][0].as_py(), take["source"][0].as_py(),
         take["direction"].to_numpy(), take["timestamp_ns"].to_numpy(),
-        take["frame"].to_pylist(),
+        take["frame"].to_pylist() if frames is None else frames,
         [None] * n if markers.null_count == n else markers.to_pylist())
 
 

@@ -18,7 +18,10 @@ is the readable code's.
 Walks are looked up per (API key, version) in a dict the caller keeps, made by
 the caller's ``entry`` function on first sight: a request entry is
 ``(header version, walk, records check, is Produce)``, a response entry
-``(walk, records check)``; ``True`` means "always the slow path" (an unknown
+``(walk, records check)``, a records check being ``(compiled check, its CRC32C
+function, the readable check)``: the compiled one is asked first, the readable
+one (which says what is wrong) when it is not sure, as
+``pairing_checks.check_produced`` / ``check_fetched`` do; ``True`` means "always the slow path" (an unknown
 version, header v0) and ``False`` "not plain" (an unknown API).
 """
 
@@ -112,8 +115,10 @@ cdef object _request(bytes payload, Py_ssize_t nb, int version, tuple found, hea
         end, values, _, records = walk(payload, head[1])
         if end != nb:
             return None
+        fast, crc, readable = check
         for recs in records:
-            check(recs, version)
+            if not fast(recs, crc):
+                readable(recs, version)
     except (InvalidRequestError, RecordError):
         return None
     return head[0], produce and values.get("acks") == 0, None
@@ -147,11 +152,12 @@ def responses(list frames, const int64_t[::1] positions, const int64_t[::1] answ
 
 
 cdef object _response(bytes payload, tuple found):
-    walk, check = found
+    walk, (fast, crc, readable) = found
     try:
         codes, records = walk(payload)
         for recs in records:
-            check(recs)
+            if not fast(recs, crc):
+                readable(recs)
     except (InvalidRequestError, RecordError):
         return None
     return codes, None

@@ -350,6 +350,18 @@ if readable.READABLE:   # the references alone, chosen once
     check_fetched = _check_fetched_batches      # noqa: F811
 
 
+def produced_checks() -> tuple:
+    """What :func:`check_produced` runs, for a compiled caller that runs it itself
+    (``kafka_net/capture/_plain_checks.pyx``): (the compiled check, its CRC32C
+    function, the readable check)."""
+    return _batches.produce_records_ok, crc32c_function(), validate_produce_records
+
+
+def fetched_checks() -> tuple:
+    """As :func:`produced_checks`, for :func:`check_fetched`."""
+    return _batches.fetched_batches_ok, crc32c_function(), _check_fetched_batches
+
+
 def _records_fields(value) -> list:
     """Every non-empty ``records`` field of a decoded body."""
     out: list = []
