@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+from hypothesis import given, settings, strategies as st
 
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import transforms
@@ -121,3 +122,22 @@ def test_kncap_ranges_are_the_rows_of_file_units_and_of_the_whole_file(tmp_path)
         u[1]["problem"] for u in whole if u[0] == "problem"]
     assert [u[1]["problem"] for u in whole if u[0] == "problem"][0].startswith(
         "corrupt record at byte")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["b", "a", "c/1", "c/0"]), st.binary(max_size=6)),
+                min_size=1, max_size=40), st.integers(1, 4))
+def test_groups_with_frames_are_the_groups_with_their_frames_beside(rows, chunks):
+    """The same groups, in the same order, each its rows in the table's order; the
+    frames as a list, the other columns' values the same (the file path
+    dictionary-encoded reads back as the same strings)."""
+    table = pa.table({"connection": [c for c, _ in rows], "frame": [f for _, f in rows],
+                      "file": ["/x/y.kncap"] * len(rows), "n": list(range(len(rows)))})
+    size = -(-len(rows) // chunks)
+    table = pa.concat_tables([table.slice(i, size) for i in range(0, len(rows), size)])
+    want = list(stages.groups(table, "connection"))
+    got = list(stages.groups_with_frames(table, "connection"))
+    assert len(got) == len(want)
+    for (group, frames), whole in zip(got, want):
+        assert frames == whole["frame"].to_pylist()
+        assert group.to_pylist() == whole.drop_columns(["frame"]).to_pylist()
