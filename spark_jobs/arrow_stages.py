@@ -344,15 +344,28 @@ def _frame_batches(table, schema):
 
 
 def rows_where(table, mask):
-    """``table.filter(mask)``, but the table itself (or none of it) when the mask
-    keeps every row (or none): a filter copies every column, the frame bytes too,
-    and a .kncap's units are all frames."""
+    """``table.filter(mask)``, without copying where it need not: the table itself
+    (or none of it) when the mask keeps every row (or none), and slices of it
+    when the rows kept lie in a few runs (the frames of a pcap between its few
+    markers).  A filter copies every column, the frame bytes too."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     if pc.all(mask).as_py():
         return table
     if not pc.any(mask).as_py():
         return table.slice(0, 0)
-    return table.filter(mask)
+    keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool) \
+        if not isinstance(mask, pa.ChunkedArray) \
+        else np.concatenate([c.to_numpy(zero_copy_only=False) for c in mask.chunks])
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
+    if len(edges) // 2 > _SLICED_RUNS:
+        return table.filter(mask)
+    return pa.concat_tables([table.slice(start, end - start)
+                             for start, end in zip(edges[::2].tolist(), edges[1::2].tolist())])
+
+
+# rows_where's slices: at most this many runs of kept rows (a filter beyond).
+_SLICED_RUNS = 1024
 
 
 def checked_in_process(frames):
