@@ -11,12 +11,16 @@
 
 from __future__ import annotations
 
+import glob
+import importlib.machinery
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+
+import kafka_net
 
 from tests.spark.conftest import (
     REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
@@ -103,3 +107,48 @@ def test_spark_submit_from_a_plain_shell(tmp_path):
     assert report["verdict"] == "PASS"
     assert report["totals"]["pairs"] == 3
     assert report["unreadable"] == []
+
+
+_PROBE = """
+import importlib, json, sys
+from kafka_net.spark_jobs.session import get_spark, ship_code
+names = json.loads(sys.argv[1])
+spark = get_spark("local[1]")
+ship_code(spark)
+
+def where(batches):
+    import importlib as imports
+    import pyarrow as pa
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pylist(
+        [{"module": n, "file": imports.import_module(n).__file__} for n in names])
+
+rows = spark.range(1, numPartitions=1).mapInArrow(where, "module string, file string").collect()
+print(json.dumps({r.module: r.file for r in rows}))
+spark.stop()
+"""
+
+
+def test_executors_import_the_shipped_package_compiled_modules_included(tmp_path):
+    """ship_code sends kafka_net as a folder, with the compiled fast paths built
+    for this interpreter: the executors' Python workers import every module from
+    it (a zip cannot hold importable extension modules, and one on the path
+    would hide an installed kafka_net's).  Run from an empty folder, so that no
+    checkout is on the workers' path."""
+    root = os.path.dirname(os.path.dirname(kafka_net.__file__))
+    compiled = sorted(os.path.relpath(p, root).split(".")[0].replace(os.sep, ".")
+                      for p in glob.glob(os.path.join(root, "kafka_net", "**", "_*.pyx"),
+                                         recursive=True))
+    assert compiled, "no compiled modules found beside kafka_net"
+    names = ["kafka_net", "kafka_net.spark_jobs.check_columns", *compiled]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(names)], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    shipped = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(shipped) == sorted(names)
+    folders = {f.split(os.sep + "kafka_net" + os.sep)[0] for f in shipped.values()}
+    assert len(folders) == 1 and "userFiles" in folders.pop(), shipped
+    assert all(shipped[m].endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+               for m in compiled), shipped
