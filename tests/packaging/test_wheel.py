@@ -167,3 +167,54 @@ def _produce_and_consume(port: int) -> None:
     values = [record.value for record in consumer]
     consumer.close()
     assert values == [f"m{i}".encode() for i in range(10)]
+
+
+def _compiled_modules() -> list[str]:
+    """The compiled fast paths' module paths (setup.py builds every
+    kafka_net/**/_*.pyx), without suffix: kafka_net/protocol/_walk ..."""
+    return sorted(str(p.relative_to(REPO).with_suffix("")) for p in
+                  (REPO / "kafka_net").rglob("_*.pyx"))
+
+
+def _extensions(names) -> set[str]:
+    """The compiled fast paths among a wheel's (or install's) file names."""
+    return {m for m in _compiled_modules() for n in names
+            if re.fullmatch(re.escape(m) + r"\.[^/]+\.so", n)}
+
+
+def test_the_wheel_ships_every_compiled_fast_path(dist):
+    wheel = next(dist.glob("kafka_net-*.whl"))
+    assert _compiled_modules(), "no kafka_net/**/_*.pyx: this test checks nothing"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert _extensions(names) == set(_compiled_modules())
+    assert not [n for n in names if n.endswith((".pyx", ".c"))], "sources in the wheel"
+
+
+def test_the_installed_package_imports_its_compiled_fast_paths(clean_venv, tmp_path):
+    """From the wheel's install, in a folder of its own: no source tree on the path.
+    (The broker alone installs no numpy: the two that need none are imported.)"""
+    code = ("import kafka_net.protocol._walk as w, kafka_net.protocol.records._batches as b; "
+            "print(w.__file__); print(b.__file__)")
+    where = _run(str(clean_venv / "bin" / "python"), "-c", code, cwd=tmp_path,
+                 env=_clean_env()).split()
+    assert len(where) == 2 and all(str(clean_venv) in w and w.endswith(".so") for w in where)
+    site = next(clean_venv.glob("lib/python*/site-packages"))
+    installed = [str(p.relative_to(site)) for p in site.rglob("_*.so")]
+    assert _extensions(installed) == set(_compiled_modules())
+
+
+def test_the_sdist_ships_the_sources_and_builds_the_compiled_fast_paths(dist, tmp_path):
+    """From the sdist alone (the .pyx files, no generated C): a wheel with every
+    extension built."""
+    sdist = next(dist.glob("kafka[-_]net-*.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        assert not [n for n in names if n.endswith((".c", ".so"))], "build outputs in the sdist"
+        assert {n.split("/", 1)[1] for n in names if n.endswith(".pyx")} == \
+            {m + ".pyx" for m in _compiled_modules()}
+        tar.extractall(tmp_path, filter="data")
+    source = next(p for p in tmp_path.glob("kafka[-_]net-*") if p.is_dir())
+    _run(sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir",
+         str(tmp_path / "out"), str(source), cwd=tmp_path)
+    wheel = next((tmp_path / "out").glob("kafka_net-*.whl"))
+    assert _extensions(zipfile.ZipFile(wheel).namelist()) == set(_compiled_modules())
