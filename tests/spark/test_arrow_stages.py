@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import transforms
@@ -121,3 +123,23 @@ def test_kncap_ranges_are_the_rows_of_file_units_and_of_the_whole_file(tmp_path)
         u[1]["problem"] for u in whole if u[0] == "problem"]
     assert [u[1]["problem"] for u in whole if u[0] == "problem"][0].startswith(
         "corrupt record at byte")
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["b", "a", "ab", "é", ""])),
+                          st.integers(-2**63, 2**63 - 1)), max_size=40),
+       st.integers(1, 5))
+def test_groups_are_a_stable_sort_by_the_key_nulls_last(rows, chunks):
+    """Each group one key's rows in the table's order, the groups in the key's
+    byte order, null keys last as one group; whatever the table's chunks."""
+    size = -(-len(rows) // chunks) or 1
+    parts = [rows[i:i + size] for i in range(0, len(rows), size)] or [[]]
+    table = pa.Table.from_batches(
+        [pa.RecordBatch.from_pydict({"key": [k for k, _ in p], "value": [v for _, v in p]},
+                                    schema=pa.schema([("key", pa.string()),
+                                                      ("value", pa.int64())]))
+         for p in parts])
+    got = [list(zip(g["key"].to_pylist(), g["value"].to_pylist()))
+           for g in stages.groups(table, "key")]
+    keys = sorted({k for k, _ in rows if k is not None}, key=lambda k: k.encode())
+    keys += [None] if any(k is None for k, _ in rows) else []
+    assert got == [[r for r in rows if r[0] == k] for k in keys]
