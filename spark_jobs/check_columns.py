@@ -354,7 +354,7 @@ def checked_table(results: list[dict], schema):
 
 def _list_column(parts: list, is_columns: list[bool], list_type):
     """One list-of-structs column from each connection's part: columns
-    ({field: values}, a str value meaning the same for every row) or rows."""
+    ({field: values}, a str or None value meaning the same for every row) or rows."""
     import pyarrow as pa
     struct = list_type.value_type
     chunks: dict[str, list] = {f.name: [] for f in struct}
@@ -364,7 +364,7 @@ def _list_column(parts: list, is_columns: list[bool], list_type):
             n = len(part["position"] if "position" in part else part["api_key"])
             for f in struct:
                 value = part.get(f.name)
-                chunks[f.name].append([value] * n if value is None or isinstance(value, str)
+                chunks[f.name].append(_Same(value, n) if value is None or isinstance(value, str)
                                       else value)
         else:
             n = len(part)
@@ -376,14 +376,32 @@ def _list_column(parts: list, is_columns: list[bool], list_type):
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=list_type)
 
 
+class _Same:
+    """A part's field that holds one value for all its ``n`` rows (its
+    connection, a field the fast path leaves null)."""
+
+    __slots__ = ("value", "n")
+
+    def __init__(self, value, n: int) -> None:
+        self.value, self.n = value, n
+
+    def tolist(self) -> list:
+        return [self.value] * self.n
+
+
 def _array(chunks: list, type_):
-    """One Arrow array of the chunks (numpy arrays at numpy speed)."""
+    """One Arrow array of the chunks: numpy arrays at numpy speed, and a field
+    that is one value per part (a connection: a million rows, a few dozen
+    values) as a take of those values, never a Python list of a million."""
     import pyarrow as pa
     if chunks and all(isinstance(c, np.ndarray) for c in chunks):
         return pa.array(np.concatenate(chunks), type=type_)
+    if chunks and all(isinstance(c, _Same) for c in chunks):
+        each = pa.array([c.value for c in chunks], type=type_)
+        return each.take(np.repeat(np.arange(len(chunks)), [c.n for c in chunks]))
     values: list = []
     for c in chunks:
-        values += c.tolist() if isinstance(c, np.ndarray) else c
+        values += c.tolist() if isinstance(c, (np.ndarray, _Same)) else c
     return pa.array(values, type=type_)
 
 
