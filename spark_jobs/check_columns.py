@@ -30,7 +30,9 @@ readable path alone.
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
+from itertools import compress
 
 import numpy as np
 
@@ -200,17 +202,17 @@ def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) 
 def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos, req,
             answered, responses, codes, resp_states, in_flight) -> dict:
     keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
-    client_or_empty = [c or "" for c in clients]
-    names = [api_name(k) for k in keys]
+    client_or_empty = [c or "" for c in clients] if None in clients else clients
+    name_of = {k: api_name(k) for k in set(keys)}
+    names = list(map(name_of.__getitem__, keys))
     ans = answered.tolist()
     req_ns = timestamp_ns[req_pos]
     pair_req_ns = req_ns[answered]
     resp_ns = timestamp_ns[resp_pos]
     pairs = {
         "connection": connection, "correlation_id": req["correlation_id"][answered],
-        "api_key": [keys[r] for r in ans], "api_name": [names[r] for r in ans],
-        "api_version": [versions[r] for r in ans],
-        "client_id": [client_or_empty[r] for r in ans],
+        "api_key": _picked(keys, ans), "api_name": _picked(names, ans),
+        "api_version": _picked(versions, ans), "client_id": _picked(client_or_empty, ans),
         "request_position": req_pos[answered], "request_ns": pair_req_ns,
         "response_ns": resp_ns, "latency_ns": resp_ns - pair_req_ns, "error_codes": codes,
     }
@@ -222,21 +224,28 @@ def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos
     positions = np.concatenate([req_pos, resp_pos])
     order = np.argsort(positions, kind="stable")
     why = req["why"] + resp_states
-    reasons = [why[i] or "" for i in order.tolist()]
+    if any(why):
+        reasons = [why[i] or "" for i in order.tolist()]
+        state: list | str = [HEADER_ONLY if r else CHECKED for r in reasons]
+    else:       # every frame checked (the common case): one value for all (a str)
+        reasons, state = "", CHECKED
     states = {"connection": connection, "position": positions[order],
-              "state": [HEADER_ONLY if r else CHECKED for r in reasons], "reason": reasons}
+              "state": state, "reason": reasons}
     summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans,
-                       codes, why, order, in_flight)
+                       codes, why, order, in_flight, client_or_empty)
     return {"pairs": pairs, "violations": [], "requests": requests, "states": states,
             "connection": summary, "columns": True}
 
 
 def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, codes, why,
-             order, in_flight) -> dict:
+             order, in_flight, client_or_empty) -> dict:
     """The connection row of ``transforms.check_connection``, the same fields in the
     same order."""
     counts = dict.fromkeys(STATES, 0)
     reasons: dict[str, int] = {}
+    if not any(why):
+        counts[CHECKED] = len(why)
+        order = order[:0]
     for i in order.tolist():          # by position, as the walk records states
         if why[i]:
             counts[HEADER_ONLY] += 1
@@ -245,27 +254,27 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, c
             counts[CHECKED] += 1
     return {
         "connection": connection, "source": source,
-        "frames": sum(1 for m in markers if m is None),
+        "frames": markers.count(None),
         "requests": len(req_pos), "responses": len(resp_pos), "pairs": len(ans),
         "violations": 0, "in_flight_at_end": in_flight,
         "acks0_requests": int(req["acks0"].sum()), "unverifiable_from": None,
         "unverifiable_requests": 0,
         **{f"frames_{state}": n for state, n in counts.items()},
         "header_only_reasons": reasons, "gaps": [],
-        "cells": _cells(frames, req_pos, req, ans, codes, why),
+        "cells": _cells(frames, req_pos, req, ans, codes, why, client_or_empty),
         "versions_served": _versions_served(frames, resp_pos, req, ans),
     }
 
 
-def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
+def _cells(frames, req_pos, req, ans, codes, why, client_or_empty) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
     the requests, responses, pairs, error codes and coverage states."""
-    keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
+    keys, versions = req["api_key"], req["api_version"]
     software = next((s for s in (software_of(frames[int(req_pos[r])])
                                  for r, key in enumerate(keys) if key == _API_VERSIONS)
                      if s is not None), "")
-    of_request = list(zip(keys, versions, (c or "" for c in clients)))
-    of_pair = [of_request[r] for r in ans]     # a pair's cell is its request's
+    of_request = list(zip(keys, versions, client_or_empty))
+    of_pair = _picked(of_request, ans)     # a pair's cell is its request's
     requests, pairs = Counter(of_request), Counter(of_pair)
     cells = {key: {"api_key": key[0], "api_version": key[1], "client_id": key[2],
                    "client_software": software, "requests": n, "responses": pairs[key],
@@ -278,11 +287,18 @@ def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
     else:
         for key, cell in cells.items():
             cell[CHECKED] = requests[key] + pairs[key]
-    for key, found in zip(of_pair, codes):
+    for key, found in compress(zip(of_pair, codes), codes):    # the pairs with error codes
         for code in found:
             counted = cells[key]["error_codes"]
             counted[str(code)] = counted.get(str(code), 0) + 1
     return [cells[k] for k in sorted(cells)]
+
+
+def _picked(values, rows: list[int]) -> list:
+    """``[values[r] for r in rows]``, each item taken in C (itemgetter)."""
+    if len(rows) < 2:
+        return [values[r] for r in rows]
+    return list(operator.itemgetter(*rows)(values))
 
 
 def _versions_served(frames, resp_pos, req, ans) -> dict:
