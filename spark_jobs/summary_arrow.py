@@ -34,6 +34,10 @@ from kafka_net.spark_jobs import summary_rows
 from kafka_net.spark_jobs.summary_rows import PERCENTILES, percentile  # noqa: F401 (API)
 
 COLUMNWISE = not readable.READABLE   # KAFKA_NET_READABLE, read once (protocol/readable.py)
+# Pairs and requests from which a share is made column-wise: Arrow's group_by
+# costs about 1 ms a share whatever its size, the loops about 0.35 µs a row (a
+# Spark task makes a share per connection, most of them smaller than this).
+COLUMNWISE_FROM = 8192
 # The share columns of a checked row (task_reads.PARTIAL_FIELDS), as partials() names them.
 SHARES = ("request_counts", "error_counts", "latencies", "histogram", "timeline")
 _nulls_first = summary_rows.nulls_first
@@ -44,7 +48,8 @@ def summarise(checked) -> dict:
     pairs and requests) -> the summary dict, their aggregates as one share."""
     pairs = flattened(checked, "pairs", PAIR_FIELDS)
     requests = flattened(checked, "requests", REQUEST_FIELDS)
-    share = _share(pairs, requests) if COLUMNWISE else summary_rows.partials(pairs, requests)
+    share = _share(pairs, requests) if _columnwise(pairs, requests) else \
+        summary_rows.partials(_lists(pairs), _lists(requests))
     return merged(checked, [share])
 
 
@@ -82,12 +87,23 @@ def partials(pairs: dict, requests: dict) -> dict:
     client), pairs with an error per (API, version, client), the latencies per
     API (lists, as Spark's rows carry them), and the histogram and timeline
     counts.  :mod:`.summary_rows` says the same one row at a time."""
-    if not COLUMNWISE:
-        return summary_rows.partials(pairs, requests)
+    if not _columnwise(pairs, requests):
+        return summary_rows.partials(_lists(pairs), _lists(requests))
     share = _share(pairs, requests)
     for row in share["latencies"]:
         row["latency_ns"] = row["latency_ns"].to_pylist()
     return share
+
+
+def _columnwise(pairs: dict, requests: dict) -> bool:
+    return COLUMNWISE and len(pairs["api_key"]) + len(requests["api_key"]) >= COLUMNWISE_FROM
+
+
+def _lists(columns: dict) -> dict[str, list]:
+    """Columns as the loops read them: lists (numpy and Arrow arrays converted)."""
+    return {name: values if isinstance(values, list) else values.tolist()
+            if isinstance(values, np.ndarray) else values.to_pylist()
+            for name, values in columns.items()}
 
 
 def merged_per_api(request_counts: list[dict], error_counts: list[dict]) -> list[dict]:

@@ -69,7 +69,8 @@ def as_given(cols: dict[str, list], how: str) -> dict:
 
 
 def columnwise():
-    return mock.patch.object(summary_arrow, "COLUMNWISE", True)
+    """The column-wise functions, whatever the flag and however few the rows."""
+    return mock.patch.multiple(summary_arrow, COLUMNWISE=True, COLUMNWISE_FROM=0)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -143,3 +144,19 @@ def test_percentiles_of_a_numpy_array_are_those_of_a_list():
     for fraction in summary_rows.PERCENTILES:
         assert summary_arrow.percentile(np.array(ordered), fraction) == \
             summary_rows.percentile(ordered, fraction)
+
+
+def test_a_small_share_is_made_by_the_loops_and_is_the_same():
+    """Below COLUMNWISE_FROM rows partials() runs the loops (cheaper there), on
+    numpy and Arrow columns as on lists."""
+    p = {"api_key": np.array([0, 0, 1]), "api_name": ["Produce", "Produce", "Fetch"],
+         "api_version": np.array([9, 9, 12]), "client_id": ["a", "b", "a"],
+         "latency_ns": pa.chunked_array([pa.array([5, None, 10**9], pa.int64())]),
+         "errors": np.array([True, False, False])}
+    r = {**{k: p[k] for k in ("api_key", "api_name", "api_version", "client_id")},
+         "responses": np.array([1, 1, 1]), "timestamp_ns": np.array([0, 10**9, 2 * 10**9])}
+    with mock.patch.object(summary_arrow, "_share", side_effect=AssertionError):
+        got = summary_arrow.partials(p, r)
+    with columnwise():
+        assert summary_arrow.partials(p, r) == got
+    assert got["latencies"][0]["latency_ns"] == [5, None]
