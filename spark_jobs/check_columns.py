@@ -243,15 +243,15 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, c
     same order."""
     counts = dict.fromkeys(STATES, 0)
     reasons: dict[str, int] = {}
-    if not any(why):
+    if not any(why):                  # every frame checked (the common case)
         counts[CHECKED] = len(why)
-        order = order[:0]
-    for i in order.tolist():          # by position, as the walk records states
-        if why[i]:
-            counts[HEADER_ONLY] += 1
-            reasons[why[i]] = reasons.get(why[i], 0) + 1
-        else:
-            counts[CHECKED] += 1
+    else:
+        for i in order.tolist():      # by position, as the walk records states
+            if why[i]:
+                counts[HEADER_ONLY] += 1
+                reasons[why[i]] = reasons.get(why[i], 0) + 1
+            else:
+                counts[CHECKED] += 1
     return {
         "connection": connection, "source": source,
         "frames": markers.count(None),
