@@ -30,7 +30,9 @@ readable path alone.
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
+from itertools import compress
 
 import numpy as np
 
@@ -263,17 +265,17 @@ def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) 
 def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos, req,
             answered, responses, codes, resp_states, in_flight) -> dict:
     keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
-    client_or_empty = [c or "" for c in clients]
-    names = [api_name(k) for k in keys]
+    client_or_empty = [c or "" for c in clients] if None in clients else clients
+    name_of = {k: api_name(k) for k in set(keys)}
+    names = list(map(name_of.__getitem__, keys))
     ans = answered.tolist()
     req_ns = timestamp_ns[req_pos]
     pair_req_ns = req_ns[answered]
     resp_ns = timestamp_ns[resp_pos]
     pairs = {
         "connection": connection, "correlation_id": req["correlation_id"][answered],
-        "api_key": [keys[r] for r in ans], "api_name": [names[r] for r in ans],
-        "api_version": [versions[r] for r in ans],
-        "client_id": [client_or_empty[r] for r in ans],
+        "api_key": _picked(keys, ans), "api_name": _picked(names, ans),
+        "api_version": _picked(versions, ans), "client_id": _picked(client_or_empty, ans),
         "request_position": req_pos[answered], "request_ns": pair_req_ns,
         "response_ns": resp_ns, "latency_ns": resp_ns - pair_req_ns, "error_codes": codes,
     }
@@ -285,50 +287,57 @@ def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos
     positions = np.concatenate([req_pos, resp_pos])
     order = np.argsort(positions, kind="stable")
     why = req["why"] + resp_states
-    reasons = [why[i] or "" for i in order.tolist()]
+    if any(why):
+        reasons = [why[i] or "" for i in order.tolist()]
+        state: list | str = [HEADER_ONLY if r else CHECKED for r in reasons]
+    else:       # every frame checked (the common case): one value for all (a str)
+        reasons, state = "", CHECKED
     states = {"connection": connection, "position": positions[order],
-              "state": [HEADER_ONLY if r else CHECKED for r in reasons], "reason": reasons}
+              "state": state, "reason": reasons}
     summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans,
-                       codes, why, order, in_flight)
+                       codes, why, order, in_flight, client_or_empty)
     return {"pairs": pairs, "violations": [], "requests": requests, "states": states,
             "connection": summary, "columns": True}
 
 
 def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, codes, why,
-             order, in_flight) -> dict:
+             order, in_flight, client_or_empty) -> dict:
     """The connection row of ``transforms.check_connection``, the same fields in the
     same order."""
     counts = dict.fromkeys(STATES, 0)
     reasons: dict[str, int] = {}
-    for i in order.tolist():          # by position, as the walk records states
-        if why[i]:
-            counts[HEADER_ONLY] += 1
-            reasons[why[i]] = reasons.get(why[i], 0) + 1
-        else:
-            counts[CHECKED] += 1
+    if not any(why):                  # every frame checked (the common case)
+        counts[CHECKED] = len(why)
+    else:
+        for i in order.tolist():      # by position, as the walk records states
+            if why[i]:
+                counts[HEADER_ONLY] += 1
+                reasons[why[i]] = reasons.get(why[i], 0) + 1
+            else:
+                counts[CHECKED] += 1
     return {
         "connection": connection, "source": source,
-        "frames": sum(1 for m in markers if m is None),
+        "frames": markers.count(None),
         "requests": len(req_pos), "responses": len(resp_pos), "pairs": len(ans),
         "violations": 0, "in_flight_at_end": in_flight,
         "acks0_requests": int(req["acks0"].sum()), "unverifiable_from": None,
         "unverifiable_requests": 0,
         **{f"frames_{state}": n for state, n in counts.items()},
         "header_only_reasons": reasons, "gaps": [],
-        "cells": _cells(frames, req_pos, req, ans, codes, why),
+        "cells": _cells(frames, req_pos, req, ans, codes, why, client_or_empty),
         "versions_served": _versions_served(frames, resp_pos, req, ans),
     }
 
 
-def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
+def _cells(frames, req_pos, req, ans, codes, why, client_or_empty) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
     the requests, responses, pairs, error codes and coverage states."""
-    keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
+    keys, versions = req["api_key"], req["api_version"]
     software = next((s for s in (software_of(frames[int(req_pos[r])])
                                  for r, key in enumerate(keys) if key == _API_VERSIONS)
                      if s is not None), "")
-    of_request = list(zip(keys, versions, (c or "" for c in clients)))
-    of_pair = [of_request[r] for r in ans]     # a pair's cell is its request's
+    of_request = list(zip(keys, versions, client_or_empty))
+    of_pair = _picked(of_request, ans)     # a pair's cell is its request's
     requests, pairs = Counter(of_request), Counter(of_pair)
     cells = {key: {"api_key": key[0], "api_version": key[1], "client_id": key[2],
                    "client_software": software, "requests": n, "responses": pairs[key],
@@ -341,11 +350,18 @@ def _cells(frames, req_pos, req, ans, codes, why) -> list[dict]:
     else:
         for key, cell in cells.items():
             cell[CHECKED] = requests[key] + pairs[key]
-    for key, found in zip(of_pair, codes):
+    for key, found in compress(zip(of_pair, codes), codes):    # the pairs with error codes
         for code in found:
             counted = cells[key]["error_codes"]
             counted[str(code)] = counted.get(str(code), 0) + 1
     return [cells[k] for k in sorted(cells)]
+
+
+def _picked(values, rows: list[int]) -> list:
+    """``[values[r] for r in rows]``, each item taken in C (itemgetter)."""
+    if len(rows) < 2:
+        return [values[r] for r in rows]
+    return list(operator.itemgetter(*rows)(values))
 
 
 def _versions_served(frames, resp_pos, req, ans) -> dict:
@@ -424,7 +440,7 @@ def checked_table(results: list[dict], schema):
 
 def _list_column(parts: list, is_columns: list[bool], list_type):
     """One list-of-structs column from each connection's part: columns
-    ({field: values}, a str value meaning the same for every row) or rows."""
+    ({field: values}, a str or None value meaning the same for every row) or rows."""
     import pyarrow as pa
     struct = list_type.value_type
     chunks: dict[str, list] = {f.name: [] for f in struct}
@@ -434,7 +450,7 @@ def _list_column(parts: list, is_columns: list[bool], list_type):
             n = len(part["position"] if "position" in part else part["api_key"])
             for f in struct:
                 value = part.get(f.name)
-                chunks[f.name].append([value] * n if value is None or isinstance(value, str)
+                chunks[f.name].append(_Same(value, n) if value is None or isinstance(value, str)
                                       else value)
         else:
             n = len(part)
@@ -446,14 +462,32 @@ def _list_column(parts: list, is_columns: list[bool], list_type):
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=list_type)
 
 
+class _Same:
+    """A part's field that holds one value for all its ``n`` rows (its
+    connection, a field the fast path leaves null)."""
+
+    __slots__ = ("value", "n")
+
+    def __init__(self, value, n: int) -> None:
+        self.value, self.n = value, n
+
+    def tolist(self) -> list:
+        return [self.value] * self.n
+
+
 def _array(chunks: list, type_):
-    """One Arrow array of the chunks (numpy arrays at numpy speed)."""
+    """One Arrow array of the chunks: numpy arrays at numpy speed, and a field
+    that is one value per part (a connection: a million rows, a few dozen
+    values) as a take of those values, never a Python list of a million."""
     import pyarrow as pa
     if chunks and all(isinstance(c, np.ndarray) for c in chunks):
         return pa.array(np.concatenate(chunks), type=type_)
+    if chunks and all(isinstance(c, _Same) for c in chunks):
+        each = pa.array([c.value for c in chunks], type=type_)
+        return each.take(np.repeat(np.arange(len(chunks)), [c.n for c in chunks]))
     values: list = []
     for c in chunks:
-        values += c.tolist() if isinstance(c, np.ndarray) else c
+        values += c.tolist() if isinstance(c, (np.ndarray, _Same)) else c
     return pa.array(values, type=type_)
 
 

@@ -11,29 +11,45 @@ rows (``task_reads.shares``); the driver adds those up
 the job computed them there before: null keys (a null joins nothing),
 ``percentile``'s interpolation, ``log10`` and ``floor`` on doubles, the sort
 order with nulls first.  tests/spark/test_summary_arrow.py holds the paths'
-reports equal to the byte.  The pairs and requests (about one per frame) are
-read column by column (:func:`flattened`), the rest as rows.
+reports equal to the byte.
+
+The pairs and requests (about one per frame) are aggregated column by column
+(Arrow's hash ``group_by``, numpy), never a Python step per row: a 920k-frame
+capture's share cost about a second of CPU as loops.  The loops stay as the
+readable reference (:mod:`.summary_rows`), which ``KAFKA_NET_READABLE=1``
+makes every path use and a Hypothesis test holds these shares equal to.  The
+shares themselves (a row per key) and their sum stay rows.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from itertools import compress
 
+import numpy as np
+
+from kafka_net.protocol import readable
 from kafka_net.spark_jobs import report as report_mod
+from kafka_net.spark_jobs import summary_rows
+from kafka_net.spark_jobs.summary_rows import PERCENTILES, percentile  # noqa: F401 (API)
 
-PERCENTILES = (0.5, 0.99, 0.999)     # the report's p50, p99, p99.9
+COLUMNWISE = not readable.READABLE   # KAFKA_NET_READABLE, read once (protocol/readable.py)
+# Pairs and requests from which a share is made column-wise: Arrow's group_by
+# costs about 1 ms a share whatever its size, the loops about 0.35 µs a row (a
+# Spark task makes a share per connection, most of them smaller than this).
+COLUMNWISE_FROM = 8192
 # The share columns of a checked row (task_reads.PARTIAL_FIELDS), as partials() names them.
 SHARES = ("request_counts", "error_counts", "latencies", "histogram", "timeline")
+_nulls_first = summary_rows.nulls_first
 
 
 def summarise(checked) -> dict:
     """The checked rows (``arrow_stages.CHECKED_SCHEMA``: each connection's
     pairs and requests) -> the summary dict, their aggregates as one share."""
-    share = partials(flattened(checked, "pairs", PAIR_FIELDS),
-                     flattened(checked, "requests", REQUEST_FIELDS))
+    pairs = flattened(checked, "pairs", PAIR_FIELDS)
+    requests = flattened(checked, "requests", REQUEST_FIELDS)
+    share = _share(pairs, requests) if _columnwise(pairs, requests) else \
+        summary_rows.partials(_lists(pairs), _lists(requests))
     return merged(checked, [share])
 
 
@@ -46,7 +62,8 @@ def summarise_partials(checked) -> dict:
 
 def merged(checked, shares: list[dict]) -> dict:
     """The summary of checked rows (their connection summaries and findings)
-    whose aggregates are the sum of ``shares`` (each as :func:`partials` gives it)."""
+    whose aggregates are the sum of ``shares`` (each as :func:`partials` gives it,
+    or :func:`summarise`'s own, its latencies as Arrow arrays)."""
     connections = [json.loads(s) for s in checked["summary"].to_pylist()]
     violations = exploded(checked, "violations")
 
@@ -63,37 +80,30 @@ def merged(checked, shares: list[dict]) -> dict:
         connections=connections, frames=sum(c["frames"] for c in connections))
 
 
-def partials(pairs: dict[str, list], requests: dict[str, list]) -> dict:
+def partials(pairs: dict, requests: dict) -> dict:
     """The share of the report's aggregates of some pairs and requests (the
-    field lists of :data:`PAIR_FIELDS` and :data:`REQUEST_FIELDS`): requests
-    and responses per (API, version, client), pairs with an error per (API,
-    version, client), the latencies per API, and the histogram and timeline
-    counts."""
-    counts: dict[tuple, list] = {}
-    keys = zip(requests["api_key"], requests["api_name"], requests["api_version"],
-               requests["client_id"])
-    for key, responses in zip(keys, requests["responses"]):
-        entry = counts.setdefault(key, [0, None])
-        entry[0] += 1
-        if responses is not None:
-            entry[1] = (entry[1] or 0) + responses
-    # Only the pairs with an error are counted (a key without one counts 0 anyway).
-    errors = Counter(compress(zip(pairs["api_key"], pairs["api_version"], pairs["client_id"]),
-                              pairs["errors"]))
-    latencies: dict[tuple, list] = {}
-    for key, ns in zip(zip(pairs["api_key"], pairs["api_name"]), pairs["latency_ns"]):
-        latencies.setdefault(key, []).append(ns)
-    return {
-        "request_counts": [{"api_key": k, "api_name": name, "api_version": v, "client_id": c,
-                            "requests": n, "responses": responses}
-                           for (k, name, v, c), (n, responses) in counts.items()],
-        "error_counts": [{"api_key": k, "api_version": v, "client_id": c, "errors": n}
-                         for (k, v, c), n in errors.items()],
-        "latencies": [{"api_key": k, "api_name": name, "latency_ns": values}
-                      for (k, name), values in latencies.items()],
-        "histogram": histogram_of(pairs),
-        "timeline": timeline_of(requests),
-    }
+    fields of :data:`PAIR_FIELDS` and :data:`REQUEST_FIELDS`, each a list,
+    numpy array or Arrow array): requests and responses per (API, version,
+    client), pairs with an error per (API, version, client), the latencies per
+    API (lists, as Spark's rows carry them), and the histogram and timeline
+    counts.  :mod:`.summary_rows` says the same one row at a time."""
+    if not _columnwise(pairs, requests):
+        return summary_rows.partials(_lists(pairs), _lists(requests))
+    share = _share(pairs, requests)
+    for row in share["latencies"]:
+        row["latency_ns"] = row["latency_ns"].to_pylist()
+    return share
+
+
+def _columnwise(pairs: dict, requests: dict) -> bool:
+    return COLUMNWISE and len(pairs["api_key"]) + len(requests["api_key"]) >= COLUMNWISE_FROM
+
+
+def _lists(columns: dict) -> dict[str, list]:
+    """Columns as the loops read them: lists (numpy and Arrow arrays converted)."""
+    return {name: values if isinstance(values, list) else values.tolist()
+            if isinstance(values, np.ndarray) else values.to_pylist()
+            for name, values in columns.items()}
 
 
 def merged_per_api(request_counts: list[dict], error_counts: list[dict]) -> list[dict]:
@@ -117,9 +127,10 @@ def merged_per_api(request_counts: list[dict], error_counts: list[dict]) -> list
 
 
 def _groups(items) -> dict[tuple, list]:
+    """Each key's parts (lists or Arrow arrays), in the order met."""
     groups: dict[tuple, list] = {}
     for key, values in items:
-        groups.setdefault(key, []).extend(values)
+        groups.setdefault(key, []).append(values)
     return groups
 
 
@@ -139,23 +150,27 @@ def exploded(checked, column: str) -> list[dict]:
 
 
 # The fields of the pairs and requests each aggregate reads ("errors": whether a
-# pair's error_codes is not empty).
+# pair's error_codes is not empty), with the Arrow type a list of them is read as.
 PAIR_FIELDS = ("api_key", "api_name", "api_version", "client_id", "latency_ns", "errors")
 REQUEST_FIELDS = ("api_key", "api_name", "api_version", "client_id", "responses",
                    "timestamp_ns")
+_TYPES = {"api_name": "string", "client_id": "string", "errors": "bool"}   # else int64
 
 
-def flattened(checked, column: str, names: tuple[str, ...]) -> dict[str, list]:
-    """:func:`exploded`, as one list per field of ``names``."""
+def flattened(checked, column: str, names: tuple[str, ...]) -> dict:
+    """:func:`exploded`, as one Arrow array per field of ``names`` (lists for
+    the readable reference)."""
     import pyarrow.compute as pc
     rows = pc.list_flatten(checked[column])
     out = {}
     for name in names:
         if name == "errors":
             codes = pc.list_value_length(pc.struct_field(rows, "error_codes"))
-            out[name] = pc.fill_null(pc.greater(codes, 0), False).to_pylist()
+            out[name] = pc.fill_null(pc.greater(codes, 0), False)
         else:
-            out[name] = pc.struct_field(rows, name).to_pylist()
+            out[name] = pc.struct_field(rows, name)
+    if not COLUMNWISE:
+        out = {name: values.to_pylist() for name, values in out.items()}
     return out
 
 
@@ -176,52 +191,132 @@ def _per_api_rows(counts: dict[tuple, list], errors: dict[tuple, int]) -> list[d
 
 
 def _latency_rows(groups: dict[tuple, list]) -> list[dict]:
-    """Latencies per (API key, name): their count, exact percentiles and the
-    maximum (nulls skipped), ordered by API key."""
+    """Latencies per (API key, name) (each key's parts: lists or Arrow arrays):
+    their count, exact percentiles and the maximum (nulls skipped), ordered by
+    API key; sorted by numpy, the percentiles then read as the reference does."""
+    if not COLUMNWISE:
+        return summary_rows.latency_rows(
+            {key: [v for part in parts for v in part] for key, parts in groups.items()})
+    import pyarrow as pa
+    import pyarrow.compute as pc
     rows = []
-    for (key, name), values in groups.items():
-        known = sorted(v for v in values if v is not None)
+    for (key, name), parts in groups.items():
+        values = pa.chunked_array([_int64(p) for p in parts], pa.int64())
+        known = np.sort(pc.drop_null(values).to_numpy())
         rows.append({"api_key": key, "api_name": name, "count": len(values),
-                     "pct": [percentile(known, p) for p in PERCENTILES] if known else None,
-                     "max_ns": known[-1] if known else None})
+                     "pct": [percentile(known, p) for p in PERCENTILES] if len(known)
+                     else None,
+                     "max_ns": int(known[-1]) if len(known) else None})
     return sorted(rows, key=lambda r: _nulls_first(r["api_key"]))
 
 
-def percentile(ordered: list[int], fraction: float) -> float:
-    """Spark's exact ``percentile``: the value at position (n - 1) * fraction
-    of the ordered values, interpolated linearly between the closest ranks
-    (in doubles, in Spark's order of operations, so that the result is the
-    same to the last bit)."""
-    position = (len(ordered) - 1) * fraction
-    lower, higher = math.floor(position), math.ceil(position)
-    low, high = ordered[lower], ordered[higher]
-    if lower == higher or low == high:
-        return float(low)
-    return (higher - position) * float(low) + (position - lower) * float(high)
+# -- one share, column by column ----------------------------------------------------------
+
+def _share(pairs: dict, requests: dict) -> dict:
+    """:func:`summary_rows.partials`, column-wise; the latencies as Arrow arrays.
+    A null key is a key like another in Arrow's ``group_by`` too, as in the
+    reference's dicts; :func:`_grouped` keeps their order."""
+    pairs, requests = _table(pairs, PAIR_FIELDS), _table(requests, REQUEST_FIELDS)
+    return {"request_counts": _request_counts(requests), "error_counts": _error_counts(pairs),
+            "latencies": _latencies(pairs), "histogram": _histogram(pairs),
+            "timeline": _timeline(requests)}
 
 
-def histogram_of(pairs: dict[str, list]) -> list[dict]:
+def _table(columns: dict, names: tuple[str, ...]):
+    import pyarrow as pa
+    return pa.table({name: _column(columns[name], _TYPES.get(name, "int64"))
+                     for name in names})
+
+
+def _column(values, type_name: str):
+    """A field's values as an Arrow array (a list or numpy array converted)."""
+    import pyarrow as pa
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    return pa.array(values, type=pa.type_for_alias(type_name))
+
+
+def _int64(values):
+    import pyarrow as pa
+    if isinstance(values, pa.Array):
+        return values.cast(pa.int64())
+    return pa.array(values, type=pa.int64())
+
+
+def _request_counts(requests) -> list[dict]:
+    keys = ["api_key", "api_name", "api_version", "client_id"]
+    counted = _grouped(requests, keys, [([], "count_all"), ("responses", "sum")])
+    # sum(): nulls skipped, all null: null, as the reference and Spark
+    return [{**{k: row[k] for k in keys}, "requests": row["count_all"],
+             "responses": row["responses_sum"]} for row in counted.to_pylist()]
+
+
+def _error_counts(pairs) -> list[dict]:
+    keys = ["api_key", "api_version", "client_id"]
+    counted = _grouped(pairs.filter(pairs["errors"]), keys, [([], "count_all")])
+    return [{**{k: row[k] for k in keys}, "errors": row["count_all"]}
+            for row in counted.to_pylist()]
+
+
+def _latencies(pairs) -> list[dict]:
+    """Each (API key, name)'s latencies, nulls kept (they count), as Arrow arrays."""
+    listed = _grouped(pairs, ["api_key", "api_name"], [("latency_ns", "list")])
+    values = listed["latency_ns_list"].combine_chunks()
+    return [{"api_key": k, "api_name": name, "latency_ns": values[i].values}
+            for i, (k, name) in enumerate(zip(listed["api_key"].to_pylist(),
+                                              listed["api_name"].to_pylist()))]
+
+
+def _grouped(table, keys: list[str], aggregates: list):
+    """``table.group_by(keys).aggregate(aggregates)``, the groups in the order
+    their keys are first met (as the reference's dicts keep them; Arrow's own
+    order is not that where several keys hold nulls)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    table = table.append_column("first_row", pa.array(np.arange(table.num_rows)))
+    out = table.group_by(keys, use_threads=False).aggregate(
+        [*aggregates, ("first_row", "min")])
+    return out.take(pc.sort_indices(out["first_row_min"]))
+
+
+def _histogram(pairs) -> list[dict]:
     """Pairs per (API name, decade of the latency): bucket floor(log10(ns)),
     latencies under 1 ns (and null ones: greatest() skips nulls) in bucket 0."""
-    counts: dict[tuple, int] = {}
-    log10, floor = math.log10, math.floor
-    for name, ns in zip(pairs["api_name"], pairs["latency_ns"]):
-        key = (name, floor(log10(max(ns, 1) if ns is not None else 1)))
-        counts[key] = counts.get(key, 0) + 1
-    return [{"api_name": name, "bucket": bucket, "count": n}
-            for (name, bucket), n in sorted(counts.items(), key=lambda i: _nulls_first(*i[0]))]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    ns = pc.fill_null(pairs["latency_ns"], 1).to_numpy()
+    decade = _floor_log10(np.maximum(ns, 1).astype(np.float64))
+    counted = pa.table({"api_name": pairs["api_name"], "bucket": decade}).group_by(
+        ["api_name", "bucket"], use_threads=False).aggregate([([], "count_all")])
+    rows = [{"api_name": r["api_name"], "bucket": r["bucket"], "count": r["count_all"]}
+            for r in counted.to_pylist()]
+    return sorted(rows, key=lambda r: _nulls_first(r["api_name"], r["bucket"]))
 
 
-def timeline_of(requests: dict[str, list]) -> list[dict]:
-    """Requests per second of capture time, floor(ns / 1e9) in doubles."""
-    counts: dict = {}
-    for ns in requests["timestamp_ns"]:
-        second = None if ns is None else math.floor(ns / 1e9)
-        counts[second] = counts.get(second, 0) + 1
-    return [{"second": s, "count": n}
-            for s, n in sorted(counts.items(), key=lambda i: _nulls_first(i[0]))]
+def _floor_log10(x: np.ndarray) -> np.ndarray:
+    """floor(log10(x)) of doubles >= 1, as ``math.floor(math.log10(x))`` gives it.
+
+    numpy's log10 may differ from the C library's (which math.log10 calls) by
+    an ulp or a few (numpy has its own vectorised ones), and an ulp decides the
+    floor only within a few ulps of an integer: log10(999999999999999.0) is
+    15.0 in doubles.  Those few values, within 1e-6 of an integer (thousands of
+    ulps), are decided by math.log10 itself; x == 1 is log10's exact 0 in both."""
+    decades = np.log10(x)
+    out = np.floor(decades)
+    close = np.flatnonzero((np.abs(decades - np.rint(decades)) < 1e-6) & (x > 1))
+    if len(close):
+        out[close] = [math.floor(math.log10(v)) for v in x[close].tolist()]
+    return out.astype(np.int64)
 
 
-def _nulls_first(*values) -> tuple:
-    """A sort key ordering as Spark's ascending orderBy does: nulls first."""
-    return tuple((v is not None, v) if v is not None else (False, 0) for v in values)
+def _timeline(requests) -> list[dict]:
+    """Requests per second of capture time, floor(ns / 1e9) in doubles (an int
+    divided by a float in Python converts it to the nearest double first, as
+    astype does: the same division)."""
+    import pyarrow.compute as pc
+    stamps = requests["timestamp_ns"]
+    known = pc.drop_null(stamps).to_numpy().astype(np.float64)
+    seconds, counts = np.unique(np.floor(known / 1e9).astype(np.int64), return_counts=True)
+    rows = [{"second": None, "count": stamps.null_count}] if stamps.null_count else []
+    return rows + [{"second": s, "count": n}
+                   for s, n in zip(seconds.tolist(), counts.tolist())]

@@ -6,6 +6,7 @@ directly, so it is compared with the row path here), in the schemas' types."""
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
@@ -162,3 +163,25 @@ def test_rows_where_is_a_filter(keep, chunks, chunked_mask):
         assert stages.rows_where(table, mask).to_pylist() == want
     finally:
         stages._SLICED_RUNS = limit
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["b", "a", "ab", "é", ""])),
+                          st.integers(-2**63, 2**63 - 1)), max_size=40),
+       st.integers(1, 5), st.integers(1, 50))
+def test_groups_are_a_stable_sort_by_the_key_nulls_last(rows, chunks, block):
+    """Each group one key's rows in the table's order, the groups in the key's
+    byte order, null keys last as one group; whatever the table's chunks and
+    however many rows are taken at a time."""
+    size = -(-len(rows) // chunks) or 1
+    parts = [rows[i:i + size] for i in range(0, len(rows), size)] or [[]]
+    table = pa.Table.from_batches(
+        [pa.RecordBatch.from_pydict({"key": [k for k, _ in p], "value": [v for _, v in p]},
+                                    schema=pa.schema([("key", pa.string()),
+                                                      ("value", pa.int64())]))
+         for p in parts])
+    with mock.patch.object(stages, "GROUP_BLOCK_ROWS", block):
+        got = [list(zip(g["key"].to_pylist(), g["value"].to_pylist()))
+               for g in stages.groups(table, "key")]
+    keys = sorted({k for k, _ in rows if k is not None}, key=lambda k: k.encode())
+    keys += [None] if any(k is None for k, _ in rows) else []
+    assert got == [[r for r in rows if r[0] == k] for k in keys]
