@@ -17,8 +17,10 @@ the plain code:
   ApiVersions' is encoded for every response.
 
 * the conformance job's column-wise paths (``spark_jobs/check_columns.py``,
-  ``spark_jobs/kncap_arrow.py``): every connection is checked by the pairing walk
-  and every .kncap segment read by the capture reader's ``kncap_columns``;
+  with its per-frame loops compiled in ``kafka_net/capture/_plain_checks.pyx``,
+  and ``spark_jobs/kncap_arrow.py``, over ``kafka_net/capture/_kncap_scan.pyx``;
+  neither compiled module imported): every connection is checked by the pairing
+  walk and every .kncap segment read by the capture reader's ``kncap_columns``;
 * the conformance job's compiled record-batch checks
   (``kafka_net/protocol/records/_batches.pyx``, called from
   ``kafka_net.capture.pairing_checks``): every Produce and Fetch records field
@@ -37,9 +39,8 @@ the plain code:
   ``format.encode_record``, its strings encoded every time (checked when a
   writer is made).
 
-The report's aggregates have one implementation on every path
-(``spark_jobs/summary_arrow.py``: a share, the sum of shares), so there is
-nothing of theirs to switch.
+* the report's aggregates column by column (``spark_jobs/summary_arrow.py``):
+  every share is counted one row at a time by ``spark_jobs/summary_rows.py``.
 
 Read once: a flag checked where a cache is made or a codec chosen, never on
 a request's common path.
