@@ -11,7 +11,7 @@ FRAME_SCHEMA table, the same rows the reference makes.  It takes only the common
 connection (one handshake, nothing lost, cut, reordered or overlapping, a whole
 file's packets) and returns None for anything else, so the caller runs the
 reference, which also reports what is unusual.  ``KAFKA_NET_READABLE=1`` makes
-:func:`flow_table` return None without importing the compiled module.
+:func:`flow_table` return None, and the compiled module is not imported.
 ``tests/spark/test_pcap_arrow.py`` holds the two equal on generated captures.
 """
 
@@ -24,6 +24,8 @@ from kafka_net.capture.tcp_frames import Flow, plausible_request
 from kafka_net.protocol import readable
 
 ENABLED = not readable.READABLE     # read once (kafka_net/protocol/readable.py)
+if ENABLED:     # a missing build is an ImportError, never the reference in its place
+    from kafka_net.capture import _flows
 
 
 def _header_complete(payload: bytes, is_request: int) -> bool:
@@ -41,7 +43,6 @@ def flow_table(parts: list[dict], files, schema):
     a, b = (parts[0]["a_ip"], parts[0]["a_port"]), (parts[0]["b_ip"], parts[0]["b_port"])
     if a == b or any(r["file"] != path for r in parts):
         return None      # one end talking to itself; a flow across files
-    from kafka_net.capture import _flows
     parts = sorted(parts, key=lambda r: r["range_start"])
     packed = parts[0]["packets"] if len(parts) == 1 else b"".join(r["packets"] for r in parts)
     columns = _flows.flow_columns(packed, files.buffer(path), 0, plausible_request,
@@ -113,7 +114,6 @@ def range_index(path: str, data, resume: dict | None, base: int, split: bool):
         if reader.sniff(data) != reader.PCAP or not _pcap_header(data, state,
                                                                  CaptureRead(reader.PCAP)):
             return None
-    from kafka_net.capture import _flows
     found = _flows.index_pcap(data, pos, state.linktype, state.endian == ">", state.frac_ns,
                               state.rec_size, state.index, base)
     if found is None:

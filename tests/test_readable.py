@@ -60,3 +60,30 @@ def test_each_fast_path_is_switched_by_the_variable(value, readable):
                      "response_routes_cached": not readable,
                      "request_routes_cached": not readable,
                      "constant_frames_cached": not readable}
+
+
+COMPILED_PROBE = r"""
+import json, sys
+import kafka_net.spark_jobs.conformance
+import kafka_net.spark_jobs.arrow_stages, kafka_net.spark_jobs.task_reads
+import kafka_net.spark_jobs.kncap_arrow, kafka_net.spark_jobs.pcap_arrow
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("kafka_net")
+                        and m.rsplit(".", 1)[-1].startswith("_")
+                        and getattr(sys.modules[m], "__file__", "").endswith(".so"))))
+"""
+
+
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_the_conformance_job_imports_its_compiled_modules_only_when_not_readable(value):
+    """Every kafka_net/**/_*.pyx is a compiled fast path: the job imports each of
+    them, and with KAFKA_NET_READABLE=1 none of them."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    compiled = sorted(".".join(p.relative_to(root).with_suffix("").parts)
+                      for p in (root / "kafka_net").rglob("_*.pyx"))
+    assert compiled
+    env = dict(os.environ, KAFKA_NET_READABLE=value)
+    out = subprocess.run([sys.executable, "-c", COMPILED_PROBE], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    imported = json.loads(out.strip().splitlines()[-1])
+    assert imported == ([] if value == "1" else compiled)
