@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -287,9 +288,9 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     # The plan travels in the task functions; spark.range(n) gives task i its
     # id i (no Python RDD, no rows converted by the JVM).
     if kncap:
-        groups = _pack(kncap, 4 * slots)
-        parts.append(spark.range(0, len(groups), 1, len(groups))
-                     .mapInArrow(tasks.kncap_checks(out, groups), tasks.OUT_SCHEMA))
+        pieces = _kncap_tasks(kncap, 4 * slots)
+        parts.append(spark.range(0, len(pieces), 1, len(pieces))
+                     .mapInArrow(tasks.kncap_checks(out, pieces), tasks.OUT_SCHEMA))
     if other:
         chunks = _chunks(other, _tasks(other, split, slots))
         index = spark.range(0, len(chunks), 1, len(chunks)).mapInArrow(
@@ -306,7 +307,8 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     from kafka_net.spark_jobs import summary_arrow
     table = found.toArrow()
     is_checked = pc.equal(table["kind"], tasks.CHECKED)
-    notes = table.filter(pc.invert(is_checked)).select(tasks.NOTE_COLUMNS).to_pylist()
+    notes = tasks.once_per_range(table.filter(pc.invert(is_checked))
+                                 .select(tasks.NOTE_COLUMNS + tasks.PART_COLUMNS).to_pylist())
     problems = _write_problems(out, inputs, problems, notes)
     _complete_tables(out)
     checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
@@ -328,22 +330,38 @@ def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     return kncap, other
 
 
-def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
-    """kafka-net range rows -> at most ``most`` lists, each Processor's ranges
-    in one (:func:`task_reads.kncap_group`), the largest first to the least
-    loaded list, so the tasks are about even."""
+def _kncap_tasks(ranges: list[tuple], most: int) -> list[list[tuple]]:
+    """kafka-net range rows -> at most ``most`` tasks (the first the largest),
+    each a list of pieces ``(range rows, parts, part)``: a Processor's ranges
+    (:func:`task_reads.kncap_group`: its connections' records lie in them only)
+    and the part of its connections a task keeps (kncap_arrow.part_of).
+
+    A Processor larger than a ``most``-th of the input is shared by
+    ``ceil(size / (input / most))`` tasks, each keeping the connections that
+    hash to its part: Processors are few (Kafka's default is 3) and uneven
+    (the real-client capture's 151 / 60 / 72 / 73 MB), so whole Processors
+    leave one slot with most of the work.  About ``most`` (four a slot)
+    pieces of at most a ``most``-th each let Spark's scheduler even the
+    slots out to about a piece, whichever way the hash falls; each extra part
+    costs a walk over the Processor's record lengths and a CRC-32 of each id
+    (the compiled pass reads and checks only the kept records).  The pieces
+    then go, largest first, to the least loaded task."""
     groups: dict[str, list[tuple]] = {}
     for row in ranges:
         groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
-    def size(rows):
-        return sum((end if end >= 0 else os.path.getsize(path)) - start
-                   for path, start, end, _, _ in rows)
-    bins: list[list] = [[0, []] for _ in range(min(most, len(groups)))]
-    for rows in sorted(groups.values(), key=size, reverse=True):
+    sizes = {g: sum((end if end >= 0 else os.path.getsize(path)) - start
+                    for path, start, end, _, _ in rows) for g, rows in groups.items()}
+    share = sum(sizes.values()) / most
+    pieces = []
+    for g, rows in groups.items():
+        parts = max(1, math.ceil(sizes[g] / share)) if share else 1
+        pieces += [(sizes[g] / parts, (rows, parts, part)) for part in range(parts)]
+    bins: list[list] = [[0, []] for _ in range(min(most, len(pieces)))]
+    for size, piece in sorted(pieces, key=lambda p: p[0], reverse=True):
         emptiest = min(bins, key=lambda b: b[0])
-        emptiest[0] += size(rows)
-        emptiest[1].extend(rows)
-    return [b[1] for b in bins]
+        emptiest[0] += size
+        emptiest[1].append(piece)
+    return [b[1] for b in sorted(bins, key=lambda b: b[0], reverse=True)]
 
 
 def _chunks(rows: list, n: int) -> list[list]:
