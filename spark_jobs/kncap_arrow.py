@@ -77,7 +77,7 @@ def part_of(connection_id: str, parts: int) -> int:
 
 def part_rows(path: str, data, resume: dict | None, base: int, schema, parts: int,
               part: int):
-    """:func:`frame_rows` for a task that keeps the connections of ``part`` of
+    """:func:`frame_rows` (``data`` any bytes-like object) for a task that keeps the connections of ``part`` of
     ``parts`` (:func:`part_of`) -> (their rows, the problems of the whole
     bytes, the rows of the whole bytes, whether the reference read them).
 
@@ -92,9 +92,35 @@ def part_rows(path: str, data, resume: dict | None, base: int, schema, parts: in
     if clean is not None:
         table, records = clean
         return table, [], records, False
-    columns, problems = kncap_columns(path, data, resume, base)
+    columns, problems = kncap_columns(path, bytes(data), resume, base)
     whole = pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)
     return _in_part(whole, kncap_run(path), parts, part), problems, whole.num_rows, True
+
+
+def id_sizes(data, resume: dict | None, base: int) -> dict[int, tuple[int, int]] | None:
+    """(records, bytes) of each connection in a whole segment (``resume``
+    None) or in the range at ``base`` that ``resume`` describes, by the CRC-32
+    of its id (:func:`part_of`'s number before the modulo), from the records'
+    lengths and ids (no CRC): what the driver plans the tasks by.  None when
+    the fast paths are off or the bytes are not a run of records whose ids can
+    be read (the driver then guesses an even share)."""
+    if not check_columns.ENABLED:
+        return None
+    view = memoryview(data)
+    if resume:
+        pos = kncap.FILE_HEADER.size if base == 0 else 0
+    elif kncap.range_start(view) is None:
+        return None
+    else:
+        pos = kncap.FILE_HEADER.size
+    n, _ = _kncap_scan.record_count(view, pos, kncap.MIN_RECORD_LENGTH,
+                                    kncap.MAX_RECORD_BYTES)
+    got = _kncap_scan.id_sizes(view, pos, n)
+    if got is None:
+        return None
+    ids, where = np.unique(got[0], return_inverse=True)
+    return dict(zip(ids.tolist(), zip(np.bincount(where).tolist(), np.bincount(
+        where, weights=got[1]).astype(np.int64).tolist())))
 
 
 def _in_part(table, run: str, parts: int, part: int):
@@ -222,4 +248,4 @@ def _binary(offsets, data):
                                         pa.py_buffer(data)])
 
 
-__all__ = ["frame_rows", "frame_table", "part_of", "part_rows"]
+__all__ = ["frame_rows", "frame_table", "part_of", "part_rows", "id_sizes"]

@@ -111,6 +111,37 @@ def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
             "frame_offsets": frame_offsets, "frame_data": frame_data}
 
 
+def id_sizes(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
+    """Each of the ``n`` records from ``pos`` (counted by :func:`record_count`):
+    the CRC-32 of its connection id (what :func:`scan` takes its part from) and
+    its length in bytes, as (uint32 array, int64 array); None if a record's id
+    does not fit in it.  From the lengths and ids alone (no CRC): how the
+    driver sizes the tasks."""
+    hashes = np.empty(n, np.uint32)
+    sizes = np.empty(n, np.int64)
+    if _id_sizes(data, pos, n, hashes, sizes) < 0:
+        return None
+    return hashes, sizes
+
+
+cdef int _id_sizes(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, uint32_t[::1] hashes,
+                   int64_t[::1] sizes) noexcept nogil:
+    cdef Py_ssize_t i, end, at
+    cdef int64_t length
+    for i in range(n):
+        end = pos + 4 + _u32(b, pos)            # record_count proved it fits
+        at = pos + 8 + FIXED
+        if at + 2 > end:
+            return -1
+        length = _u16(b, at)
+        if at + 2 + length > end:
+            return -1
+        hashes[i] = <uint32_t>(crc32(0, &b[at + 2], <unsigned int>length) if length else 0)
+        sizes[i] = end - pos
+        pos = end
+    return 0
+
+
 cdef Py_ssize_t _keep(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t parts,
                       int64_t part, int64_t[::1] kept) noexcept nogil:
     """The offsets of the records in ``part`` into ``kept``: how many, or -1 if

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture import reader
-from kafka_net.capture.format import FAULT, CaptureRecord
+from kafka_net.capture.format import FAULT, FILE_HEADER, CaptureRecord
 from kafka_net.protocol import ApiKey
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import check_columns, kncap_arrow
@@ -159,3 +159,27 @@ def test_one_part_says_a_range_once():
     assert [(n["range_start"], n["problem"]) for n in got] == [
         (0, None), (10, "bad"), (10, None), (None, "pcap")]
     assert all("kncap_part" not in n and "kncap_reference" not in n for n in got)
+
+
+@pytest.mark.skipif(not check_columns.ENABLED,
+                    reason="KAFKA_NET_READABLE=1: the driver guesses even shares")
+def test_the_drivers_sizes_count_each_connections_records():
+    """kncap_arrow.id_sizes, what the plan sizes tasks by: per CRC-32 of an id,
+    its records (as the reference counts its rows) and their bytes (all of the
+    segment's records together)."""
+    want, _ = reference(SEGMENT)
+    got = kncap_arrow.id_sizes(SEGMENT, None, 0)
+    counts: dict[int, int] = {}
+    for c in want["connection"].to_pylist():
+        h = zlib.crc32(c.split("/", 1)[1].encode())
+        counts[h] = counts.get(h, 0) + 1
+    assert {h: n for h, (n, _) in got.items()} == counts
+    assert sum(b for _, b in got.values()) == len(SEGMENT) - FILE_HEADER.size
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_the_drivers_sizes_of_damaged_bytes_are_a_guess_or_none(data):
+    raw = damaged(data.draw, SEGMENT)
+    got = kncap_arrow.id_sizes(raw, None, 0)
+    assert got is None or sum(b for _, b in got.values()) <= len(raw)
