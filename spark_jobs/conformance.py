@@ -333,11 +333,13 @@ def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
 # What the plan of the kafka-net tasks counts a task's work in, µs of CPU
 # (fitted to the tasks' own times on the real-client capture, 2 cores): its
 # kept records' checks, per record and per byte; walking every record of its
-# Processor (length and id) when it keeps a part; its own start and table files.
+# Processor (length and id) when it keeps a part; its own start, Arrow streams
+# and table files (about 0.1 s a task more in Spark's Python workers, measured
+# as 4 more tasks a run).
 KNCAP_RECORD_US = 3.5
 KNCAP_BYTE_US = 0.0083
 KNCAP_WALK_US = 0.35
-KNCAP_TASK_US = 30_000
+KNCAP_TASK_US = 100_000
 _RECORD_BYTES = 400         # a record's bytes, on average, where none were counted
 
 
@@ -352,7 +354,7 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
     capture's 151 / 60 / 72 / 73 MB), so whole Processors can leave one slot
     with most of the work; but each part of a Processor walks all its records,
     so parts cost.  The plan starts from whole Processors and changes the
-    number of parts of one Processor (one larger than a task's even share) at
+    number of parts of one Processor (one larger than half a slot's share) at
     a time, the change that brings the slots' finish (:func:`_finish`, by the
     costs above) down most, while it brings it down by more than 1%; the
     pieces are sized by
@@ -367,9 +369,13 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
         groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
     sizes = {g: sum((end if end >= 0 else os.path.getsize(path)) - start
                     for path, start, end, _, _ in rows) for g, rows in groups.items()}
-    ids = {g: _task_reads().kncap_id_sizes(rows) if slots > 1 else None
-           for g, rows in groups.items()}
     most = 4 * slots
+    # Parts pay for a Processor larger than half a slot's share of the input;
+    # the others go whole (their records are not walked here either)
+    total = sum(sizes.values())
+    large = [g for g in groups if slots > 1 and sizes[g] * 2 * slots > total]
+    ids = {g: _task_reads().kncap_id_sizes(groups[g]) if g in large else None
+           for g in groups}
 
     def pieces(parts: dict[str, int]) -> list[tuple]:
         out = []
@@ -389,8 +395,6 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
 
     parts = dict.fromkeys(groups, 1)
     best = _packed(pieces(parts), most)
-    # the Processors larger than a task's even share are the ones worth parts
-    large = [g for g in groups if slots > 1 and sizes[g] * most > sum(sizes.values())]
     while large:
         tries = [{**parts, g: k} for g in large for k in range(1, most + 1) if k != parts[g]]
         plans = [(_finish(plan, slots), n, plan) for n, plan in
