@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -287,9 +288,9 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     # The plan travels in the task functions; spark.range(n) gives task i its
     # id i (no Python RDD, no rows converted by the JVM).
     if kncap:
-        groups = _pack(kncap, 4 * slots)
-        parts.append(spark.range(0, len(groups), 1, len(groups))
-                     .mapInArrow(tasks.kncap_checks(out, groups), tasks.OUT_SCHEMA))
+        pieces = _kncap_tasks(kncap, slots)
+        parts.append(spark.range(0, len(pieces), 1, len(pieces))
+                     .mapInArrow(tasks.kncap_checks(out, pieces), tasks.OUT_SCHEMA))
     if other:
         chunks = _chunks(other, _tasks(other, split, slots))
         index = spark.range(0, len(chunks), 1, len(chunks)).mapInArrow(
@@ -306,7 +307,8 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     from kafka_net.spark_jobs import summary_arrow
     table = found.toArrow()
     is_checked = pc.equal(table["kind"], tasks.CHECKED)
-    notes = table.filter(pc.invert(is_checked)).select(tasks.NOTE_COLUMNS).to_pylist()
+    notes = tasks.once_per_range(table.filter(pc.invert(is_checked))
+                                 .select(tasks.NOTE_COLUMNS + tasks.PART_COLUMNS).to_pylist())
     problems = _write_problems(out, inputs, problems, notes)
     _complete_tables(out)
     checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
@@ -328,22 +330,100 @@ def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     return kncap, other
 
 
-def _pack(ranges: list[tuple], most: int) -> list[list[tuple]]:
-    """kafka-net range rows -> at most ``most`` lists, each Processor's ranges
-    in one (:func:`task_reads.kncap_group`), the largest first to the least
-    loaded list, so the tasks are about even."""
+# What the plan of the kafka-net tasks counts a task's work in, µs of CPU
+# (fitted to the tasks' own times on the real-client capture, 2 cores): its
+# kept records' checks, per record and per byte; walking every record of its
+# Processor (length and id) when it keeps a part; its own start, Arrow streams
+# and table files (about 0.1 s a task more in Spark's Python workers, measured
+# as 4 more tasks a run).
+KNCAP_RECORD_US = 3.5
+KNCAP_BYTE_US = 0.0083
+KNCAP_WALK_US = 0.35
+KNCAP_TASK_US = 100_000
+_RECORD_BYTES = 400         # a record's bytes, on average, where none were counted
+
+
+def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
+    """kafka-net range rows -> at most four tasks a slot (the first the
+    largest), each a list of pieces ``(range rows, parts, part)``: a
+    Processor's ranges (:func:`task_reads.kncap_group`: its connections'
+    records lie in them only) and the part of its connections a task keeps
+    (kncap_arrow.part_of: the CRC-32 of the id modulo ``parts``).
+
+    Processors are few (Kafka's default is 3) and uneven (the real-client
+    capture's 151 / 60 / 72 / 73 MB), so whole Processors can leave one slot
+    with most of the work; but each part of a Processor walks all its records,
+    so parts cost.  The plan starts from whole Processors and changes the
+    number of parts of one Processor (one larger than half a slot's share) at
+    a time, the change that brings the slots' finish (:func:`_finish`, by the
+    costs above) down most, while it brings it down by more than 1%; the
+    pieces are sized by
+    their connections' records and bytes (task_reads.kncap_id_sizes: a walk over the
+    lengths and ids, as plan_inputs walks the lengths; a few large
+    connections make a hash's parts uneven), or an even share of their
+    Processor where that cannot be read.  They go, largest first, to the least
+    loaded task, and the largest task comes first, so that Spark's scheduler
+    starts it first."""
     groups: dict[str, list[tuple]] = {}
     for row in ranges:
         groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
-    def size(rows):
-        return sum((end if end >= 0 else os.path.getsize(path)) - start
-                   for path, start, end, _, _ in rows)
-    bins: list[list] = [[0, []] for _ in range(min(most, len(groups)))]
-    for rows in sorted(groups.values(), key=size, reverse=True):
+    sizes = {g: sum((end if end >= 0 else os.path.getsize(path)) - start
+                    for path, start, end, _, _ in rows) for g, rows in groups.items()}
+    most = 4 * slots
+    # Parts pay for a Processor larger than half a slot's share of the input;
+    # the others go whole (their records are not walked here either)
+    total = sum(sizes.values())
+    large = [g for g in groups if slots > 1 and sizes[g] * 2 * slots > total]
+    ids = {g: _task_reads().kncap_id_sizes(groups[g]) if g in large else None
+           for g in groups}
+
+    def pieces(parts: dict[str, int]) -> list[tuple]:
+        out = []
+        for g, rows in groups.items():
+            k = parts[g]
+            known = ids[g] or {0: (sizes[g] / _RECORD_BYTES, sizes[g])}
+            kept = [[0, 0] for _ in range(k)]
+            for h, (records, size) in known.items():
+                kept[h % k][0] += records
+                kept[h % k][1] += size
+            if ids[g] is None:        # an even share
+                kept = [[known[0][0] / k, sizes[g] / k]] * k
+            walk = KNCAP_WALK_US * sum(r for r, _ in known.values()) if k > 1 else 0
+            out += [(KNCAP_RECORD_US * r + KNCAP_BYTE_US * b + walk + KNCAP_TASK_US,
+                     (rows, k, p)) for p, (r, b) in enumerate(kept)]
+        return out
+
+    parts = dict.fromkeys(groups, 1)
+    best = _packed(pieces(parts), most)
+    while large:
+        tries = [{**parts, g: k} for g in large for k in range(1, most + 1) if k != parts[g]]
+        plans = [(_finish(plan, slots), n, plan) for n, plan in
+                 enumerate(_packed(pieces(t), most) for t in tries)]
+        finish, n, plan = min(plans, key=lambda p: p[:2])
+        if finish >= 0.99 * _finish(best, slots):
+            break
+        parts, best = tries[n], plan
+    return [[piece for _, piece in task] for _, task in best]
+
+
+def _packed(pieces: list[tuple], most: int) -> list[tuple]:
+    """(size, piece) pairs -> at most ``most`` (size, [(size, piece)]) tasks,
+    the largest pieces first to the least loaded; the largest task first."""
+    bins: list[list] = [[0, []] for _ in range(min(most, len(pieces)))]
+    for size, piece in sorted(pieces, key=lambda p: p[0], reverse=True):
         emptiest = min(bins, key=lambda b: b[0])
-        emptiest[0] += size(rows)
-        emptiest[1].extend(rows)
-    return [b[1] for b in bins]
+        emptiest[0] += size
+        emptiest[1].append((size, piece))
+    return sorted(((b[0], b[1]) for b in bins), key=lambda b: b[0], reverse=True)
+
+
+def _finish(tasks: list[tuple], slots: int) -> float:
+    """When the last of ``slots`` slots finishes ``tasks`` ((size, ...) in
+    order), each task going to the slot free first, as Spark hands them out."""
+    free = [0.0] * slots
+    for size, _ in tasks:
+        free[free.index(min(free))] += size
+    return max(free)
 
 
 def _chunks(rows: list, n: int) -> list[list]:

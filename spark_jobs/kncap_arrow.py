@@ -27,6 +27,8 @@ rows and problems are the reference's for every input.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from kafka_net.capture import format as kncap
@@ -65,21 +67,99 @@ def frame_rows(path: str, data, resume: dict | None, base: int, schema):
         problems
 
 
-def frame_table(path: str, data, resume: dict | None, base: int, schema):
+def part_of(connection_id: str, parts: int) -> int:
+    """The part (of ``parts``) a connection's records go to when a Processor's
+    connections are shared among tasks: the zlib CRC-32 of its id's UTF-8
+    bytes (the bytes of the record) modulo ``parts``, as the compiled pass
+    computes it; the same in every task and every run."""
+    return zlib.crc32(connection_id.encode("utf-8")) % parts
+
+
+def part_rows(path: str, data, resume: dict | None, base: int, schema, parts: int,
+              part: int):
+    """:func:`frame_rows` (``data`` any bytes-like object) for a task that keeps the connections of ``part`` of
+    ``parts`` (:func:`part_of`) -> (their rows, the problems of the whole
+    bytes, the rows of the whole bytes, whether the reference read them).
+
+    The compiled pass checks only the kept records (their CRC, their fields):
+    clean, it says nothing of the others, which the tasks keeping them check,
+    so the range's problems are then none of this task's to say, and its count
+    is every record's.  Otherwise the reference reads the whole bytes (its
+    problems and count are the range's, as an unsplit task finds them) and the
+    rows are cut to the part here."""
+    import pyarrow as pa
+    clean = _clean(path, data, resume, base, schema, parts, part)
+    if clean is not None:
+        table, records = clean
+        return table, [], records, False
+    columns, problems = kncap_columns(path, bytes(data), resume, base)
+    whole = pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)
+    return _in_part(whole, kncap_run(path), parts, part), problems, whole.num_rows, True
+
+
+def id_sizes(data, resume: dict | None, base: int) -> dict[int, tuple[int, int]] | None:
+    """(records, bytes) of each connection in a whole segment (``resume``
+    None) or in the range at ``base`` that ``resume`` describes, by the CRC-32
+    of its id (:func:`part_of`'s number before the modulo), from the records'
+    lengths and ids (no CRC): what the driver plans the tasks by.  None when
+    the fast paths are off or the bytes are not a run of records whose ids can
+    be read (the driver then guesses an even share)."""
+    if not check_columns.ENABLED:
+        return None
+    view = memoryview(data)
+    if resume:
+        pos = kncap.FILE_HEADER.size if base == 0 else 0
+    elif kncap.range_start(view) is None:
+        return None
+    else:
+        pos = kncap.FILE_HEADER.size
+    n, _ = _kncap_scan.record_count(view, pos, kncap.MIN_RECORD_LENGTH,
+                                    kncap.MAX_RECORD_BYTES)
+    got = _kncap_scan.id_sizes(view, pos, n)
+    if got is None:
+        return None
+    ids, where = np.unique(got[0], return_inverse=True)
+    return dict(zip(ids.tolist(), zip(np.bincount(where).tolist(), np.bincount(
+        where, weights=got[1]).astype(np.int64).tolist())))
+
+
+def _in_part(table, run: str, parts: int, part: int):
+    """The rows of ``table`` whose connection ("<run>/<id>") is in ``part``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if parts == 1:
+        return table
+    cut = len(run) + 1
+    kept = [c for c in pc.unique(table["connection"]).to_pylist()
+            if part_of(c[cut:], parts) == part]
+    return table.filter(pc.is_in(table["connection"], pa.array(kept, pa.string())))
+
+
+def frame_table(path: str, data, resume: dict | None, base: int, schema, parts: int = 1,
+                part: int = 0):
     """The frame rows of a whole segment (``resume`` None) or of the range at
     file offset ``base`` that ``resume`` (a ``RangeStart`` as JSON) describes,
     as an Arrow table of ``schema`` (FRAME_SCHEMA), exactly the rows of
     ``reader.kncap_columns`` (which then has no problems); None if the
-    bytes are not a clean run of records, or the fast paths are off."""
+    bytes are not a clean run of records, or the fast paths are off.  With
+    ``parts`` > 1: the rows of the connections in ``part`` (:func:`part_of`)
+    alone, None if one of those records is not clean (the others are not
+    checked here)."""
+    clean = _clean(path, data, resume, base, schema, parts, part)
+    return None if clean is None else clean[0]
+
+
+def _clean(path, data, resume, base, schema, parts, part):
+    """(:func:`frame_table`'s table, the number of records walked), or None."""
     if not check_columns.ENABLED:
         return None
     try:
-        return _table(path, memoryview(data), resume, base, schema)
+        return _table(path, memoryview(data), resume, base, schema, parts, part)
     except _NotClean:
         return None
 
 
-def _table(path, view, resume, base, schema):
+def _table(path, view, resume, base, schema, parts=1, part=0):
     import pyarrow as pa
     import pyarrow.compute as pc
     if resume:
@@ -93,9 +173,10 @@ def _table(path, view, resume, base, schema):
                                        kncap.MAX_RECORD_BYTES)
     if stop != len(view) and not kncap._is_zero_tail(view, stop):
         raise _NotClean          # a torn tail or garbage: the reference reports it
-    fields = _kncap_scan.scan(view, pos, n)
+    fields = _kncap_scan.scan(view, pos, n, parts, part)
     if fields is None:
         raise _NotClean          # a CRC or a field that does not fit: the reference says which
+    records, n = n, len(fields["offset"])      # walked, and kept
     offsets = base + fields["offset"]
     direction = fields["direction"].astype(np.int32)
     is_request = direction == kncap.REQUEST
@@ -126,7 +207,8 @@ def _table(path, view, resume, base, schema):
         "frame_number": pa.array(np.zeros(n, np.int32)),
         "file_offset": pa.array(offsets),
     }
-    return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)
+    return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema],
+                                schema=schema), records
 
 
 def _header(view) -> tuple[int, int]:
@@ -166,4 +248,4 @@ def _binary(offsets, data):
                                         pa.py_buffer(data)])
 
 
-__all__ = ["frame_rows", "frame_table"]
+__all__ = ["frame_rows", "frame_table", "part_of", "part_rows", "id_sizes"]

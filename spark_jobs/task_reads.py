@@ -8,9 +8,11 @@ frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
 
 * **kafka-net captures** (:func:`kncap_checks`, ``mapInArrow``): a connection
   lives in one Processor's segments (its id names the Processor), so the driver
-  gives each task whole Processors' byte ranges, in order; the task decodes
-  them, checks every connection and returns one :data:`OUT_SCHEMA` row per
-  connection.  No shuffle.
+  gives each task whole Processors' byte ranges, in order, and the part of
+  their connections it keeps (a large Processor's connections are shared among
+  several tasks by a hash of the id: ``conformance._kncap_tasks``); the task
+  reads the ranges, checks its connections and returns one :data:`OUT_SCHEMA`
+  row per connection.  No shuffle.
 * **pcap and pcapng** (:func:`packet_index`, then :func:`flow_checks`): a TCP
   flow's packets may lie in any range of any file, so the first stage reads
   its range and returns, per flow, where each packet's payload lies in the file
@@ -36,7 +38,7 @@ import os
 import struct
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, IntegerType, LongType, StringType, StructField,
+    ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField,
     StructType)
 
 from kafka_net.capture import reader
@@ -96,11 +98,19 @@ PARTIAL_FIELDS = [
 CHECKED_FIELDS = [StructField("connection", StringType()), StructField("summary", StringType()),
                   StructField("violations", ArrayType(VIOLATION_SCHEMA))] + PARTIAL_FIELDS
 
+# A kafka-net task's notes say which part of its Processor's connections it
+# kept, and whether the reference read the range (then its notes are the
+# range's, as one task reading it all says them): the driver keeps one part's
+# notes per range (:func:`once_per_range`).
+PART_FIELDS = [StructField("kncap_part", IntegerType()),
+               StructField("kncap_reference", BooleanType())]
+
 # What the checking stages return: notes (problems, range counts) and one
 # checked row per connection.
-OUT_SCHEMA = StructType(_NOTE_FIELDS + CHECKED_FIELDS)
+OUT_SCHEMA = StructType(_NOTE_FIELDS + PART_FIELDS + CHECKED_FIELDS)
 CHECKED_COLUMNS = [f.name for f in CHECKED_FIELDS]
 NOTE_COLUMNS = [f.name for f in _NOTE_FIELDS]
+PART_COLUMNS = [f.name for f in PART_FIELDS]
 
 FRAMES_TABLE = "frames.parquet"
 MARKERS_TABLE = "markers.parquet"
@@ -109,27 +119,30 @@ TASK_TABLES = (FRAMES_TABLE, MARKERS_TABLE, PAIRS_TABLE)
 _OUT_ROWS = 64          # checked rows (connections) per returned batch
 
 
-# -- kafka-net captures: whole Processors per task ------------------------------------------
+# -- kafka-net captures: whole Processors, or a part of their connections, per task ---------
 
-def kncap_checks(out: str, groups: list[list[tuple]]):
-    """``mapInArrow`` function over ``spark.range`` ids: id i checks the range
-    rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of ``groups[i]``, whole
-    Processors' ranges -> :data:`OUT_SCHEMA` batches."""
+def kncap_checks(out: str, tasks: list[list[tuple]]):
+    """``mapInArrow`` function over ``spark.range`` ids: id i checks the pieces
+    of ``tasks[i]``, each ``(range rows, parts, part)``: whole Processors' range
+    rows (arrow_stages.RANGE_INPUT_SCHEMA tuples) of which it keeps the
+    connections in ``part`` of ``parts`` (kncap_arrow.part_of; all of them when
+    ``parts`` is 1) -> :data:`OUT_SCHEMA` batches."""
     def apply(batches):
         with fewer_collections():    # as the pcap tasks and the in-process run
-            yield from _kncap_checks(batches, out, groups)
+            yield from _kncap_checks(batches, out, tasks)
     return apply
 
 
-def _kncap_checks(batches, out: str, groups: list[list[tuple]]):
+def _kncap_checks(batches, out: str, tasks: list[list[tuple]]):
     """:func:`kncap_checks`' work, for its batches."""
-    ranges = sorted((r for i in _ids(batches) for r in _range_rows(groups[i])),
-                    key=lambda r: (r["path"], r["start"]))
+    ranges = sorted(((r, parts, part) for i in _ids(batches)
+                     for rows, parts, part in tasks[i] for r in _range_rows(rows)),
+                    key=lambda p: (p[0]["path"], p[0]["start"], p[2]))
     tables = FrameTables(out, "kncap")
     notes: list[dict] = []
     parts = []
-    for r in ranges:
-        table = _kncap_range(r, notes)
+    for r, of, part in ranges:
+        table = _kncap_range(r, of, part, notes)
         if table is not None and table.num_rows:
             parts.append(tables.write_table(table))
     yield from _connection_batches(_kncap_connections(parts), notes, tables)
@@ -174,27 +187,89 @@ def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
         yield pa.RecordBatch.from_pylist(done, schema=schema)
 
 
-def _kncap_range(r: dict, notes: list[dict]):
-    """One range's frame rows as an Arrow table (FRAME_SCHEMA), read by
-    kncap_arrow.frame_rows (column-wise when the bytes are a clean run of
-    records, else the capture reader, which reports what is wrong); None if
-    unreadable."""
+def _kncap_range(r: dict, parts: int, part: int, notes: list[dict]):
+    """One range's frame rows of the connections in ``part`` of ``parts`` as an
+    Arrow table (FRAME_SCHEMA), read by kncap_arrow.part_rows (column-wise when
+    the kept records are clean, else the capture reader, which reports what is
+    wrong); None if unreadable.  Its notes carry the part and whether the
+    reference read the range (see :data:`PART_FIELDS`)."""
     from kafka_net.spark_jobs import kncap_arrow
     path = transforms.local_path(r["path"])
+    said = {"range_start": r["start"], "kncap_part": part}
     try:
-        data = read_range(r["path"], r["start"], r["end"])
+        data = _mapped(r["path"], r["start"], r["end"])
     except OSError as exc:
-        notes.append({"kind": PROBLEM, "file": path,
+        notes.append({"kind": PROBLEM, "file": path, **said, "kncap_reference": True,
                       "problem": f"cannot be read ({exc.strerror or exc})"})
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
-    table, problems = kncap_arrow.frame_rows(path, data, resume, r["start"],
-                                             _arrow(FRAME_SCHEMA))
-    notes += [{"kind": PROBLEM, "file": path, "problem": p} for p in problems]
+    table, problems, records, whole = kncap_arrow.part_rows(
+        path, data, resume, r["start"], _arrow(FRAME_SCHEMA), parts, part)
+    said["kncap_reference"] = whole
+    notes += [{"kind": PROBLEM, "file": path, **said, "problem": p} for p in problems]
     if resume:
-        notes.append({"kind": RANGE, **transforms.kncap_range_counts(
-            path, r["start"], table.num_rows)})
+        notes.append({"kind": RANGE, **said, **transforms.kncap_range_counts(
+            path, r["start"], records)})
     return table
+
+
+def _mapped(path: str, start: int, end: int):
+    """:func:`arrow_stages.read_range`'s bytes as a view of the file mapped
+    into memory: a task keeping a part of a Processor's connections steps over
+    most of its bytes, and the compiled pass copies out the frames it keeps,
+    so nothing copies the whole range first (about 0.1 s of a 151 MB
+    Processor's, per task).  The map goes when the last view of it does;
+    nothing read from it keeps a view."""
+    import mmap
+    with open(transforms.local_path(path), "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if not size:
+            return b""
+        view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+    return view[min(start, size):size if end < 0 else min(end, size)]
+
+
+def kncap_id_sizes(rows: list[tuple]) -> dict[int, tuple[int, int]] | None:
+    """(records, bytes) of each connection in a Processor's range rows, by
+    the CRC-32 of its id (kncap_arrow.id_sizes, from the lengths and ids): how
+    the driver sizes the tasks; None if a range cannot say (the driver
+    guesses)."""
+    from kafka_net.spark_jobs import kncap_arrow
+    sizes: dict[int, tuple[int, int]] = {}
+    for r in _range_rows(rows):
+        try:
+            data = _mapped(r["path"], r["start"], r["end"])
+        except OSError:
+            return None      # the task that reads it says why
+        resume = json.loads(r["resume"]) if r["resume"] else None
+        got = kncap_arrow.id_sizes(data, resume, r["start"])
+        if got is None:
+            return None
+        for h, (records, size) in got.items():
+            was = sizes.get(h, (0, 0))
+            sizes[h] = (was[0] + records, was[1] + size)
+    return sizes
+
+
+def once_per_range(notes: list[dict]) -> list[dict]:
+    """The notes of the checking tasks with each kafka-net range's said once:
+    the tasks that keep parts of one Processor's connections all read its
+    ranges, and all say the same of a range when the reference read it there
+    (its problems, its count), so one task's notes stand for the range: a task
+    where the reference read it if there is one (a task whose kept records were
+    clean says nothing of the others'), else the lowest part.  In order of file
+    and range, each range's notes in the order said; the other notes (pcap)
+    after them, as they came."""
+    by_range: dict[tuple, dict[tuple, list]] = {}
+    other = []
+    for n in notes:
+        if n.get("kncap_part") is None:
+            other.append(n)
+            continue
+        by_task = by_range.setdefault((n["file"], n["range_start"]), {})
+        by_task.setdefault((not n["kncap_reference"], n["kncap_part"]), []).append(n)
+    kept = [n for key in sorted(by_range) for n in by_range[key][min(by_range[key])]]
+    return [{k: v for k, v in n.items() if k not in PART_COLUMNS} for n in kept + other]
 
 
 # -- pcap and pcapng: an index by flow, then the flows' payloads read back -----------------

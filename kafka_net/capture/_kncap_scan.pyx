@@ -18,6 +18,14 @@ every record must then be clean: its zlib CRC-32 matching (the same function
 Python's ``zlib.crc32`` calls) and its fields ending exactly at its end.  A
 record that is not clean returns None: the caller hands the bytes to the
 reference reader, which says what is wrong in its own words.
+
+A task that keeps only some of a Processor's connections (``parts`` > 1) reads
+only the records whose connection id hashes to its ``part``: the zlib CRC-32
+of the id's bytes, modulo ``parts`` (``kncap_arrow.part_of``, the same number
+in Python).  The other records are stepped over by their lengths, their CRC
+and fields left to the task that keeps them, so each record's CRC is still
+checked once in the job.  A record whose id does not fit in it has no part:
+the whole run goes to the reference in every task.
 """
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -56,34 +64,43 @@ def record_count(const uint8_t[::1] data, Py_ssize_t pos, int64_t min_length,
     return n, pos
 
 
-def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
-    """The ``n`` records from ``pos`` (counted by :func:`record_count`) as
-    columns, or None if one is not clean (a CRC mismatch, a field past its
-    record, a frame not ending at the record's end).
+def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
+         int64_t part=0):
+    """The records of the ``n`` from ``pos`` (counted by :func:`record_count`)
+    whose connection id is in ``part`` of ``parts`` (all of them when ``parts``
+    is 1) as columns, or None if one of them is not clean (a CRC mismatch, a
+    field past its record, a frame not ending at the record's end) or if any
+    record's id does not fit in it.
 
     Returns a dict: "offset" (int64, each record's offset in ``data``), the fixed
     fields ("timestamp_ns", "direction", "api_key", "api_version",
     "correlation_id", "flags", "frame_size"), for each of "connection_id",
     "peer", "client_id" its (starts, lengths, nulls) in ``data`` (nulls: a bool
-    array, client_id only, else None), and "frame_offsets" (int64, n + 1) with
+    array, client_id only, else None), and "frame_offsets" (int64, m + 1) with
     "frame_data" (uint8): the frames joined."""
-    offset = np.empty(n, np.int64)
-    ts = np.empty(n, np.int64)
-    direction = np.empty(n, np.int8)
-    api_key = np.empty(n, np.int16)
-    api_version = np.empty(n, np.int16)
-    corr = np.empty(n, np.int32)
-    flags = np.empty(n, np.uint8)
-    frame_size = np.empty(n, np.int32)
-    starts = np.empty((3, n), np.int64)
-    lengths = np.empty((3, n), np.int64)
-    nulls = np.zeros(n, np.bool_)
-    frame_start = np.empty(n, np.int64)
-    frame_offsets = np.zeros(n + 1, np.int64)
-    if not _fill(data, pos, n, offset, ts, direction, api_key, api_version, corr, flags,
+    if parts < 1 or not 0 <= part < parts:
+        raise ValueError(f"part {part} of {parts}")
+    kept = np.empty(n, np.int64)
+    cdef Py_ssize_t m = _keep(data, pos, n, parts, part, kept)
+    if m < 0:
+        return None
+    offset = kept[:m]
+    ts = np.empty(m, np.int64)
+    direction = np.empty(m, np.int8)
+    api_key = np.empty(m, np.int16)
+    api_version = np.empty(m, np.int16)
+    corr = np.empty(m, np.int32)
+    flags = np.empty(m, np.uint8)
+    frame_size = np.empty(m, np.int32)
+    starts = np.empty((3, m), np.int64)
+    lengths = np.empty((3, m), np.int64)
+    nulls = np.zeros(m, np.bool_)
+    frame_start = np.empty(m, np.int64)
+    frame_offsets = np.zeros(m + 1, np.int64)
+    if not _fill(data, offset, ts, direction, api_key, api_version, corr, flags,
                  frame_size, starts, lengths, nulls, frame_start, frame_offsets):
         return None
-    frame_data = np.empty(frame_offsets[n], np.uint8)
+    frame_data = np.empty(frame_offsets[m], np.uint8)
     _join(data, frame_start, frame_offsets, frame_data)
     return {"offset": offset, "timestamp_ns": ts, "direction": direction,
             "api_key": api_key, "api_version": api_version, "correlation_id": corr,
@@ -94,16 +111,75 @@ def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
             "frame_offsets": frame_offsets, "frame_data": frame_data}
 
 
-cdef bint _fill(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t[::1] offset,
+def id_sizes(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
+    """Each of the ``n`` records from ``pos`` (counted by :func:`record_count`):
+    the CRC-32 of its connection id (what :func:`scan` takes its part from) and
+    its length in bytes, as (uint32 array, int64 array); None if a record's id
+    does not fit in it.  From the lengths and ids alone (no CRC): how the
+    driver sizes the tasks."""
+    hashes = np.empty(n, np.uint32)
+    sizes = np.empty(n, np.int64)
+    if _id_sizes(data, pos, n, hashes, sizes) < 0:
+        return None
+    return hashes, sizes
+
+
+cdef int _id_sizes(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, uint32_t[::1] hashes,
+                   int64_t[::1] sizes) noexcept nogil:
+    cdef Py_ssize_t i, end, at
+    cdef int64_t length
+    for i in range(n):
+        end = pos + 4 + _u32(b, pos)            # record_count proved it fits
+        at = pos + 8 + FIXED
+        if at + 2 > end:
+            return -1
+        length = _u16(b, at)
+        if at + 2 + length > end:
+            return -1
+        hashes[i] = <uint32_t>(crc32(0, &b[at + 2], <unsigned int>length) if length else 0)
+        sizes[i] = end - pos
+        pos = end
+    return 0
+
+
+cdef Py_ssize_t _keep(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t parts,
+                      int64_t part, int64_t[::1] kept) noexcept nogil:
+    """The offsets of the records in ``part`` into ``kept``: how many, or -1 if
+    a record's connection id does not fit in it (no part can be named)."""
+    cdef Py_ssize_t i, m = 0, end, at
+    cdef int64_t length
+    cdef unsigned long h
+    for i in range(n):
+        end = pos + 4 + _u32(b, pos)            # record_count proved it fits
+        if parts > 1:
+            at = pos + 8 + FIXED
+            if at + 2 > end:
+                return -1
+            length = _u16(b, at)
+            if at + 2 + length > end:
+                return -1
+            h = crc32(0, &b[at + 2], <unsigned int>length) if length else 0
+            if <int64_t>(h % <unsigned long>parts) != part:
+                pos = end
+                continue
+        kept[m] = pos
+        m += 1
+        pos = end
+    return m
+
+
+cdef bint _fill(const uint8_t[::1] b, int64_t[::1] offset,
                 int64_t[::1] ts, int8_t[::1] direction, int16_t[::1] api_key,
                 int16_t[::1] api_version, int32_t[::1] corr, uint8_t[::1] flags,
                 int32_t[::1] frame_size, int64_t[:, ::1] starts, int64_t[:, ::1] lengths,
                 uint8_t[::1] nulls, int64_t[::1] frame_start,
                 int64_t[::1] frame_offsets) noexcept nogil:
-    cdef Py_ssize_t i, k, at, end, body
+    """The records at ``offset`` read into the arrays; False if one is not clean."""
+    cdef Py_ssize_t i, k, at, end, body, pos
     cdef int64_t length, size
     cdef uint32_t crc
-    for i in range(n):
+    for i in range(offset.shape[0]):
+        pos = offset[i]
         end = pos + 4 + _u32(b, pos)            # record_count proved it fits
         body = pos + 8
         crc = _u32(b, pos + 4)
@@ -111,7 +187,6 @@ cdef bint _fill(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t[::1]
             return False
         if end - body < FIXED:
             return False
-        offset[i] = pos
         ts[i] = <int64_t>((<uint64_t>_u32(b, body) << 32) | _u32(b, body + 4))
         direction[i] = <int8_t>b[body + 8]
         api_key[i] = <int16_t>_u16(b, body + 9)
@@ -139,7 +214,6 @@ cdef bint _fill(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_t[::1]
             return False
         frame_start[i] = at
         frame_offsets[i + 1] = frame_offsets[i] + size
-        pos = end
     return True
 
 
