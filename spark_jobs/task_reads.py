@@ -149,11 +149,16 @@ def _kncap_checks(batches, out: str, tasks: list[list[tuple]]):
 
 
 def _kncap_connections(parts: list):
-    """A task's frames tables -> (connection, its frames table), in order of
-    the connection ids (a connection's records may lie in several segments)."""
+    """A task's frames tables -> (connection, its frames table without the frame
+    bytes, those bytes as a list), in order of the connection ids (a connection's
+    records may lie in several segments): ``arrow_stages.groups_with_frames``, as
+    the in-process run groups them."""
     import pyarrow as pa
+    from kafka_net.spark_jobs import arrow_stages
     if parts:
-        yield from _by_connection(pa.concat_tables(parts))
+        for group, frames in arrow_stages.groups_with_frames(pa.concat_tables(parts),
+                                                             "connection"):
+            yield group["connection"][0].as_py(), group, frames
 
 
 def _by_connection(table):
@@ -165,7 +170,8 @@ def _by_connection(table):
 
 
 def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
-    """(connection, its frames table) pairs, in order of the ids -> OUT_SCHEMA
+    """(connection, its frames table[, its frame bytes where the table has none])
+    in order of the ids -> OUT_SCHEMA
     batches, the notes first; each connection checked by
     arrow_stages.connection_result (column-wise when it is plain, else the
     reference on its rows), as the in-process run checks it.  The task's table
@@ -176,8 +182,8 @@ def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
     if notes:
         yield pa.RecordBatch.from_pylist(notes, schema=schema)
     done: list[dict] = []
-    for connection, table in connections:
-        result = arrow_stages.connection_result(table)
+    for connection, table, *frames in connections:
+        result = arrow_stages.connection_result(table, *frames)
         done.append({"kind": CHECKED, **_checked_fields(connection, result, tables)})
         if len(done) == _OUT_ROWS:
             yield pa.RecordBatch.from_pylist(done, schema=schema)
