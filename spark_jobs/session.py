@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
+import zipfile
 
 # Where the code the executors need lies: kafka_net's folder and this job's, which
 # is spark_jobs/ in a checkout and kafka_net/spark_jobs/ in an installed wheel.
@@ -122,35 +123,40 @@ _shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it
 
 
 def ship_code(spark) -> str:
-    """Copy kafka_net and the job, with the compiled fast paths built for this
-    interpreter, to every executor's path, so that a cluster needs nothing
-    installed but Python (the driver's version, on the same platform) and
-    PySpark.
+    """Send kafka_net and the job, with the compiled fast paths built for this
+    interpreter, to every executor, so that a cluster needs nothing installed
+    but Python (the driver's version, on the same platform) and PySpark.
 
-    The package goes as a folder (``addFile``, recursive), not a zip
-    (``addPyFile``): Python cannot import a compiled extension module from a zip,
-    and a zip's ``kafka_net`` would shadow an installed one, compiled modules
-    and all.  Executors' Python workers have the folder Spark copies added
-    files into on their path, ahead of site-packages.
+    The package goes as an archive that Spark unpacks into a folder named
+    ``kafka_net`` (``addArchive``, ``#kafka_net``), not as a zip on the Python
+    path (``addPyFile``): Python cannot import a compiled extension module from
+    a zip, and a zip's ``kafka_net`` would hide an installed one, compiled
+    modules and all.  Executors' Python workers have the folder Spark unpacks
+    archives into on their path, ahead of site-packages.  (A folder given to
+    ``addFile`` would do in local mode only: Spark refuses a local folder for
+    any other master.)
 
     Once per SparkContext: Spark refuses a second file of the same name with
     other contents, and executors already have the code."""
     sc = spark.sparkContext
     if id(sc) in _shipped:
         return _shipped[id(sc)]
-    root = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net")
+    path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.zip")
     # Executors import the job as kafka_net.spark_jobs, wherever it lies here
     # (an installed kafka_net holds it already: each name is written once).
     kafka_net_dir = os.path.dirname(importlib.util.find_spec("kafka_net").origin)
-    packages = [(kafka_net_dir, root), (_JOB_DIR, os.path.join(root, "spark_jobs"))]
+    packages = [(kafka_net_dir, ""), (_JOB_DIR, "spark_jobs")]
     shipped = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
-    for folder, target in packages:
-        for here, _, names in os.walk(folder):
-            for name in names:
-                to = os.path.join(target, os.path.relpath(os.path.join(here, name), folder))
-                if name.endswith(shipped) and not os.path.exists(to):
-                    os.makedirs(os.path.dirname(to), exist_ok=True)
-                    shutil.copyfile(os.path.join(here, name), to)
-    sc.addFile(root, recursive=True)
-    _shipped[id(sc)] = root
-    return root
+    written: set[str] = set()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for folder, arcname in packages:
+            for root, _, names in os.walk(folder):
+                for name in names:
+                    full = os.path.join(root, name)
+                    inside = os.path.join(arcname, os.path.relpath(full, folder))
+                    if name.endswith(shipped) and inside not in written:
+                        zf.write(full, inside)
+                        written.add(inside)
+    sc.addArchive(path + "#kafka_net")
+    _shipped[id(sc)] = path
+    return path
