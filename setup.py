@@ -22,8 +22,10 @@ from setuptools import Extension, find_packages, setup
 
 
 def _extensions() -> list[Extension]:
+    # -g0: no debug information (Python's own flags ask for it), which made each
+    # module about 1.4 MB and the broker-only install 21 MB instead of under 15.
     here = Path(__file__).parent
-    return [Extension(".".join(p.with_suffix("").parts), [str(p)])
+    return [Extension(".".join(p.with_suffix("").parts), [str(p)], extra_compile_args=["-g0"])
             for p in sorted(pyx.relative_to(here)
                             for pyx in (here / "kafka_net").rglob("_*.pyx"))]
 

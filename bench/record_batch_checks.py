@@ -10,7 +10,7 @@ checks the job runs on them:
 
 * readable: ``validate_produce_records`` / ``_check_fetched_batches`` alone;
 * as the job runs them: the compiled pass first, the readable one where it is
-  not sure (``pairing_checks._check_produced`` / ``_check_fetched``);
+  not sure (``pairing_checks.check_produced`` / ``check_fetched``);
 * the CRC32C calls alone (the crc32c package, once per batch).
 
 ``--crc-table`` also builds (Cython, in a temporary folder) a slice-by-8 table
@@ -54,9 +54,9 @@ def collect(directory: str, limit: int) -> tuple[int, list, list]:
     """(frames read, [(records, version)] of Produce requests, [records] of Fetch
     responses), through the job's walkers with the record checks swapped out."""
     produced, fetched, asked = [], [], {}
-    saved = pairing_checks._check_produced, pairing_checks._check_fetched
-    pairing_checks._check_produced = lambda recs, v: produced.append((recs, v))
-    pairing_checks._check_fetched = fetched.append
+    saved = pairing_checks.check_produced, pairing_checks.check_fetched
+    pairing_checks.check_produced = lambda recs, v: produced.append((recs, v))
+    pairing_checks.check_fetched = fetched.append
     frames = 0
     try:
         for conn, direction, frame in _frames(directory, limit):
@@ -80,7 +80,7 @@ def collect(directory: str, limit: int) -> tuple[int, list, list]:
                 if version is not None:
                     pairing_checks.walk_response_body(frame, FETCH, version)
     finally:
-        pairing_checks._check_produced, pairing_checks._check_fetched = saved
+        pairing_checks.check_produced, pairing_checks.check_fetched = saved
     return frames, produced, fetched
 
 
@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
         for recs in fetched:
             check_fetched_batches(recs)
 
-    check_produced, check_fetched = pairing_checks._check_produced, pairing_checks._check_fetched
+    check_produced, check_fetched = pairing_checks.check_produced, pairing_checks.check_fetched
 
     def as_run():
         for recs, version in produced:

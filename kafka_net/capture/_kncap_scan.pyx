@@ -124,19 +124,30 @@ def id_sizes(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):
     return hashes, sizes
 
 
+cdef inline int64_t _id_hash(const uint8_t[::1] b, Py_ssize_t pos,
+                             Py_ssize_t end) noexcept nogil:
+    """The CRC-32 of the connection id of the record at ``pos`` (ending at
+    ``end``), which names its part; -1 if the id does not fit in the record."""
+    cdef Py_ssize_t at = pos + 8 + FIXED
+    cdef int64_t length
+    if at + 2 > end:
+        return -1
+    length = _u16(b, at)
+    if at + 2 + length > end:
+        return -1
+    return <int64_t>crc32(0, &b[at + 2], <unsigned int>length) if length else 0
+
+
 cdef int _id_sizes(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, uint32_t[::1] hashes,
                    int64_t[::1] sizes) noexcept nogil:
-    cdef Py_ssize_t i, end, at
-    cdef int64_t length
+    cdef Py_ssize_t i, end
+    cdef int64_t h
     for i in range(n):
         end = pos + 4 + _u32(b, pos)            # record_count proved it fits
-        at = pos + 8 + FIXED
-        if at + 2 > end:
+        h = _id_hash(b, pos, end)
+        if h < 0:
             return -1
-        length = _u16(b, at)
-        if at + 2 + length > end:
-            return -1
-        hashes[i] = <uint32_t>(crc32(0, &b[at + 2], <unsigned int>length) if length else 0)
+        hashes[i] = <uint32_t>h
         sizes[i] = end - pos
         pos = end
     return 0
@@ -146,20 +157,15 @@ cdef Py_ssize_t _keep(const uint8_t[::1] b, Py_ssize_t pos, Py_ssize_t n, int64_
                       int64_t part, int64_t[::1] kept) noexcept nogil:
     """The offsets of the records in ``part`` into ``kept``: how many, or -1 if
     a record's connection id does not fit in it (no part can be named)."""
-    cdef Py_ssize_t i, m = 0, end, at
-    cdef int64_t length
-    cdef unsigned long h
+    cdef Py_ssize_t i, m = 0, end
+    cdef int64_t h
     for i in range(n):
         end = pos + 4 + _u32(b, pos)            # record_count proved it fits
         if parts > 1:
-            at = pos + 8 + FIXED
-            if at + 2 > end:
+            h = _id_hash(b, pos, end)
+            if h < 0:
                 return -1
-            length = _u16(b, at)
-            if at + 2 + length > end:
-                return -1
-            h = crc32(0, &b[at + 2], <unsigned int>length) if length else 0
-            if <int64_t>(h % <unsigned long>parts) != part:
+            if h % parts != part:
                 pos = end
                 continue
         kept[m] = pos
