@@ -58,15 +58,21 @@ $(BIN)/python:
 # wherever the other packages come, not the newest one an isolated build would fetch.
 COMPILED := $(shell find kafka_net -name '_*.pyx')
 BUILD_REQUIRES = $(BIN)/python -m pip install --quiet -c $(PINS) setuptools wheel Cython
+# They need a C compiler: say so plainly rather than through a failed build's output.
+CC_CHECK = @command -v $${CC:-cc} >/dev/null 2>&1 || { echo "make: kafka-net's compiled \
+modules (kafka_net/**/_*.pyx) need a C compiler: no '$${CC:-cc}' on PATH; on Debian: \
+apt-get install gcc" >&2; exit 1; }
 
 $(RUN_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS) $(COMPILED)
 	rm -f $(VENV)/.installed-run-*
+	$(CC_CHECK)
 	$(BUILD_REQUIRES)
 	$(BIN)/python -m pip install --quiet --no-build-isolation -c $(PINS) -e '.[top]'
 	touch $@
 
 $(TEST_STAMP): $(BIN)/python setup.cfg setup.py pyproject.toml $(PINS) $(COMPILED)
 	rm -f $(VENV)/.installed-test-*
+	$(CC_CHECK)
 	$(BUILD_REQUIRES)
 	$(BIN)/python -m pip install --quiet --no-build-isolation -c $(PINS) -e '.[test,spark]'
 	touch $@ $(RUN_STAMP)   # the test extra holds the run install (rich for top too)
