@@ -150,10 +150,13 @@ test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl bytecode
 # KAFKA_NET_READABLE=1 (kafka_net/protocol/readable.py): the schema interpreter
 # instead of the generated codec, no route caches, no cached constant frames.
 # READABLE_TESTS: the tests whose requests and responses go through them.  Left
-# out: test_codegen.py (it compiles the codecs whatever the switch says) and the
-# record batch tests (no codec in them): the same run twice, for nothing.
+# out: test_codegen.py (it compiles the codecs whatever the switch says), the
+# record batch tests (no codec in them) and the tests of the compiled modules
+# (test_walk_program, test_batches_compiled: they call them directly): the same
+# run twice, for nothing.
 READABLE_TESTS ?= tests/protocol tests/capture \
-	--ignore=tests/protocol/test_codegen.py --ignore-glob='tests/protocol/test_record*.py'
+	--ignore=tests/protocol/test_codegen.py --ignore-glob='tests/protocol/test_record*.py' \
+	--ignore=tests/protocol/test_walk_program.py --ignore=tests/protocol/test_batches_compiled.py
 test-readable: install
 	KAFKA_NET_READABLE=1 $(BIN)/python -m pytest -p no:cacheprovider $(READABLE_TESTS)
 
