@@ -362,9 +362,7 @@ def rows_where(table, mask):
         return table
     if not pc.any(mask).as_py():
         return table.slice(0, 0)
-    keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool) \
-        if not isinstance(mask, pa.ChunkedArray) \
-        else np.concatenate([c.to_numpy(zero_copy_only=False) for c in mask.chunks])
+    keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)   # an array or chunked
     edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
     if len(edges) // 2 > _SLICED_RUNS:
         return table.filter(mask)
@@ -408,13 +406,10 @@ def groups(table, key: str):
     import pyarrow as pa
     if table.num_rows == 0:
         return
-    ranks = _ranks(table.column(key))
-    order = np.argsort(ranks, kind="stable")
+    order, bounds = _grouped_order(table.column(key))
     table = pa.Table.from_arrays(
         [column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)
          for column in table.columns], schema=table.schema)
-    ordered = ranks[order]
-    bounds = [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(order)]
     first = 0                     # the first group of the block
     while first < len(bounds) - 1:
         last = first + 1          # one past the block's last group
@@ -430,6 +425,15 @@ def groups(table, key: str):
 # Smaller takes reuse memory better (the real capture's groups, about 27k rows each:
 # 0.47-0.95 s taken one or two at a time, 0.90-1.06 s in blocks of 65,536 rows).
 GROUP_BLOCK_ROWS = 8192
+
+
+def _grouped_order(values) -> tuple[np.ndarray, list[int]]:
+    """The rows' order by their value's rank (stable: each group's rows in the
+    table's order), and where each group starts in it, then the end."""
+    ranks = _ranks(values)
+    order = np.argsort(ranks, kind="stable")
+    ordered = ranks[order]
+    return order, [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(order)]
 
 
 def _ranks(values) -> np.ndarray:
@@ -467,10 +471,7 @@ def groups_with_frames(table, key: str):
     checks were compiled)."""
     if table.num_rows == 0:
         return
-    ranks = _ranks(table.column(key))
-    order = np.argsort(ranks, kind="stable")
-    ordered = ranks[order]
-    bounds = [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(order)]
+    order, bounds = _grouped_order(table.column(key))
     payloads = table.column("frame").to_pylist()
     rest = _taken(table.drop_columns(["frame"]), order, encode=("file", "source"))
     for start, end in zip(bounds, bounds[1:]):

@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from tests.compiled import compiled_modules
+
 PROBE = r"""
 import json
 from types import MappingProxyType
@@ -77,11 +79,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("kafka_net")
 def test_the_conformance_job_imports_its_compiled_modules_only_when_not_readable(value):
     """Every kafka_net/**/_*.pyx is a compiled fast path: the job imports each of
     them, and with KAFKA_NET_READABLE=1 none of them."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    compiled = sorted(".".join(p.relative_to(root).with_suffix("").parts)
-                      for p in (root / "kafka_net").rglob("_*.pyx"))
-    assert compiled
+    compiled = compiled_modules()
     env = dict(os.environ, KAFKA_NET_READABLE=value)
     out = subprocess.run([sys.executable, "-c", COMPILED_PROBE], env=env, capture_output=True,
                          text=True, timeout=120, check=True).stdout

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.compiled import compiled_paths
+
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 STARTED = re.compile(r"kafka-net started in \d+ ms: .*listening on \w+://[^:]+:(?P<port>\d+)")
@@ -171,24 +173,18 @@ def _produce_and_consume(port: int) -> None:
     assert values == [f"m{i}".encode() for i in range(10)]
 
 
-def _compiled_modules() -> list[str]:
-    """The compiled fast paths' module paths (setup.py builds every
-    kafka_net/**/_*.pyx), without suffix: kafka_net/protocol/_walk ..."""
-    return sorted(str(p.relative_to(REPO).with_suffix("")) for p in
-                  (REPO / "kafka_net").rglob("_*.pyx"))
 
 
 def _extensions(names) -> set[str]:
     """The compiled fast paths among a wheel's (or install's) file names."""
-    return {m for m in _compiled_modules() for n in names
+    return {m for m in compiled_paths() for n in names
             if re.fullmatch(re.escape(m) + r"\.[^/]+\.so", n)}
 
 
 def test_the_wheel_ships_every_compiled_fast_path(dist):
     wheel = next(dist.glob("kafka_net-*.whl"))
-    assert _compiled_modules(), "no kafka_net/**/_*.pyx: this test checks nothing"
     names = zipfile.ZipFile(wheel).namelist()
-    assert _extensions(names) == set(_compiled_modules())
+    assert _extensions(names) == set(compiled_paths())
     assert not [n for n in names if n.endswith((".pyx", ".c"))], "sources in the wheel"
 
 
@@ -202,7 +198,7 @@ def test_the_installed_package_imports_its_compiled_fast_paths(clean_venv, tmp_p
     assert len(where) == 2 and all(str(clean_venv) in w and w.endswith(".so") for w in where)
     site = next(clean_venv.glob("lib/python*/site-packages"))
     installed = [str(p.relative_to(site)) for p in site.rglob("_*.so")]
-    assert _extensions(installed) == set(_compiled_modules())
+    assert _extensions(installed) == set(compiled_paths())
 
 
 def test_the_sdist_ships_the_sources_and_builds_the_compiled_fast_paths(dist):
@@ -213,6 +209,6 @@ def test_the_sdist_ships_the_sources_and_builds_the_compiled_fast_paths(dist):
         names = tar.getnames()
     assert not [n for n in names if n.endswith((".c", ".so"))], "build outputs in the sdist"
     assert {n.split("/", 1)[1] for n in names if n.endswith(".pyx")} == \
-        {m + ".pyx" for m in _compiled_modules()}
+        {m + ".pyx" for m in compiled_paths()}
     wheel = next(dist.glob("kafka_net-*.whl"))
-    assert _extensions(zipfile.ZipFile(wheel).namelist()) == set(_compiled_modules())
+    assert _extensions(zipfile.ZipFile(wheel).namelist()) == set(compiled_paths())

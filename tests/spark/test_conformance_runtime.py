@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import glob
 import importlib.machinery
 import json
 import os
@@ -20,8 +19,7 @@ import sys
 
 import pytest
 
-import kafka_net
-
+from tests.compiled import compiled_modules
 from tests.spark.conftest import (
     REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
 
@@ -131,16 +129,12 @@ spark.stop()
 
 
 def test_executors_import_the_shipped_package_compiled_modules_included(tmp_path):
-    """ship_code sends kafka_net as a folder, with the compiled fast paths built
-    for this interpreter: the executors' Python workers import every module from
-    it (a zip cannot hold importable extension modules, and one on the path
-    would hide an installed kafka_net's).  Run from an empty folder, so that no
+    """ship_code sends kafka_net, with the compiled fast paths built for this
+    interpreter, as an archive each executor unpacks into a folder: its Python
+    workers import every module from it (a zip on the path cannot hold
+    importable extension modules, and would hide an installed kafka_net's).  Run from an empty folder, so that no
     checkout is on the workers' path."""
-    root = os.path.dirname(os.path.dirname(kafka_net.__file__))
-    compiled = sorted(os.path.relpath(p, root).split(".")[0].replace(os.sep, ".")
-                      for p in glob.glob(os.path.join(root, "kafka_net", "**", "_*.pyx"),
-                                         recursive=True))
-    assert compiled, "no compiled modules found beside kafka_net"
+    compiled = compiled_modules()
     names = ["kafka_net", "kafka_net.spark_jobs.check_columns", *compiled]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(names)], cwd=tmp_path,
