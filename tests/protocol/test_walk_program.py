@@ -40,8 +40,8 @@ from kafka_net.protocol.primitives import encode_uvarint
 from kafka_net.protocol.schema import (
     INT16, INT32, NO_VERSIONS, STRING, Array, Field, Schema, Struct)
 from kafka_net.testing import message_values
-from tests.protocol.test_codegen import CASES, IDS, PER_VERSION
-from tests.protocol.test_walker import TAGGED, top_fields
+from tests.protocol.test_codegen import CASES, IDS, PER_VERSION, broken_bodies
+from tests.protocol.test_walker import TAGGED, TAGGED_WIRES, top_fields
 
 
 def programs(schema, version: int) -> list:
@@ -87,28 +87,12 @@ def test_programs_equal_walkers(schema, version):
         trailing = data.draw(st.binary(min_size=1, max_size=4), label="trailing")
         for body, offset in ((wire, 0), (b"\x07\x07\x07" + wire, 3), (wire + trailing, 0)):
             assert_program_agrees(schema, version, body, offset, valid=True)
-        broken = bytearray(wire)
-        for _ in range(data.draw(st.integers(0, 3), label="mutations")):
-            if broken:
-                i = data.draw(st.integers(0, len(broken) - 1), label="at")
-                broken[i] = data.draw(st.integers(0, 255), label="byte")
-        cut = bytes(broken[:data.draw(st.integers(0, len(broken)), label="cut")])
-        noise = data.draw(st.binary(max_size=48), label="noise")
-        for body in (cut, bytes(broken), noise):
+        for body in broken_bodies(data, wire):
             assert_program_agrees(schema, version, body)
     check()
 
 
-@pytest.mark.parametrize("wire", [
-    "00000001" "00",                                   # no tags
-    "00000001" "01" "01" "06" "00000002" "0100",       # tag 1: x=2, s="", its tags
-    "00000001" "01" "01" "07" "00000002" "010000",     # tag 1 with a byte to spare
-    "00000001" "01" "01" "05" "00000002" "01",         # tag 1 cut inside its own size
-    "00000001" "01" "01" "06" "00000002" "0200",       # s runs past the value's size
-    "00000001" "02" "01" "06" "00000002" "0100" "01" "00",   # tags out of order
-    "00000001" "01" "07" "02" "0000",                  # unknown tag, skipped
-    "00000001" "01" "02" "03" "02" "02" "ff",          # names: one string, not UTF-8
-    "00000001" "01" "02" "03" "02" "02" "41",          # names: ["A"]
+@pytest.mark.parametrize("wire", TAGGED_WIRES + [
     "00000001" "01" "02" "04" "02" "03" "c3a9",        # names: ["é"], UTF-8 past ASCII
     "00000001" "01" "02" "04" "02" "03" "eda080",      # a surrogate: not UTF-8
     "00000001" "01" "02" "06" "80808080" "10",         # a varint over 32 bits

@@ -80,7 +80,8 @@ TAGGED = Schema("Tagged", valid="0", flexible="0+", fields=[
 ])
 
 
-@pytest.mark.parametrize("wire", [
+# TAGGED bodies picked by hand (hex), also test_walk_program's.
+TAGGED_WIRES = [
     "00000001" "00",                                   # no tags
     "00000001" "01" "01" "06" "00000002" "0100",       # tag 1: x=2, s="", its tags
     "00000001" "01" "01" "07" "00000002" "010000",     # tag 1 with a byte to spare
@@ -90,7 +91,10 @@ TAGGED = Schema("Tagged", valid="0", flexible="0+", fields=[
     "00000001" "01" "07" "02" "0000",                  # unknown tag, skipped
     "00000001" "01" "02" "03" "02" "02" "ff",          # names: one string, not UTF-8
     "00000001" "01" "02" "03" "02" "02" "41",          # names: ["A"]
-])
+]
+
+
+@pytest.mark.parametrize("wire", TAGGED_WIRES)
 def test_tagged_values_are_walked_within_their_size(wire):
     assert_agree(TAGGED, 0, bytes.fromhex(wire))
 
