@@ -18,6 +18,11 @@ SUM    := $(shell cat setup.cfg setup.py pyproject.toml $(PINS) | cksum | cut -d
 RUN_STAMP  := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PYTEST_ARGS ?=
+# make test and make test-readable run on TEST_WORKERS pytest-xdist workers, each taking
+# whole test files (a module's fixtures, a Spark session or a built wheel, stay in
+# one worker); TEST_WORKERS=0 runs them in this one process.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 BENCH_ARGS ?=
 
 # Free-threaded CPython (issue 23): built once per machine from Debian's source
@@ -144,7 +149,7 @@ promtool:
 # (A run narrowed with PYTEST_ARGS, say -k cli -x, skips the readable run: it is part
 # of "every test", not of the few a developer asked for.)
 test: install java-check kcat tcpdump tshark kafkajs promtool lsof curl bytecode
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 	$(if $(strip $(PYTEST_ARGS)),@echo "make test: PYTEST_ARGS given; test-readable not run",$(MAKE) --no-print-directory test-readable)
 
 # KAFKA_NET_READABLE=1 (kafka_net/protocol/readable.py): the schema interpreter
@@ -158,7 +163,7 @@ READABLE_TESTS ?= tests/protocol tests/capture \
 	--ignore=tests/protocol/test_codegen.py --ignore-glob='tests/protocol/test_record*.py' \
 	--ignore=tests/protocol/test_walk_program.py --ignore=tests/protocol/test_batches_compiled.py
 test-readable: install
-	KAFKA_NET_READABLE=1 $(BIN)/python -m pytest -p no:cacheprovider $(READABLE_TESTS)
+	KAFKA_NET_READABLE=1 $(BIN)/python -m pytest $(XDIST) -p no:cacheprovider $(READABLE_TESTS)
 
 # Optional: the free-threading stress tests (tests/test_free_threading.py) on
 # free-threaded CPython with the GIL off, where their unguarded variants mean

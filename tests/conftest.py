@@ -88,7 +88,21 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# make test gives whole files to its pytest-xdist workers (the Makefile's XDIST), in
+# the order they are collected, each to the first worker free.  The directories whose
+# files take tens of seconds go first: started last, one of them would keep a worker
+# busy alone at the end of the run.
+LONG_FILES_FIRST = ("tests/spark/", "tests/packaging/", "tests/integration/", "tests/faults/")
+
+
+def _rank(item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((i for i, top in enumerate(LONG_FILES_FIRST) if path.startswith(top)),
+                len(LONG_FILES_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_rank)   # stable: a file's tests keep their order
     if not FREE_THREADED_RUN:
         return
     missing = _missing()
