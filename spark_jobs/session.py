@@ -16,6 +16,8 @@ import sys
 import tempfile
 import zipfile
 
+from kafka_net.spark_jobs import class_data
+
 # Where the code the executors need lies: kafka_net's folder and this job's, which
 # is spark_jobs/ in a checkout and kafka_net/spark_jobs/ in an installed wheel.
 _JOB_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -65,17 +67,42 @@ def get_spark(master: str | None = None, quiet: bool = True):
         os.environ.get("SPARK_ENV_LOADED")
     if master or not under_submit:
         builder = builder.master(master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]"))
-    for key, value in settings(quiet).items():
+    conf = settings(quiet)
+    # The driver's JVM starts here unless one runs already (spark-submit's, or an
+    # earlier session's in this process): then it has its options, archive and all.
+    archive = class_data.plan() if _starts_a_jvm() else class_data.Plan("", None)
+    try:
+        spark = _session(builder, conf, archive.options)
+    except MissingRuntime:
+        if not archive.options or archive.writing:
+            class_data.finish(archive, None)
+            raise
+        # A JVM that died on its archive (a damaged file: the JVM's mapping of it
+        # fails with SIGBUS) starts again without one, and the file goes.
+        class_data.refused(archive)
+        archive = class_data.Plan("", None)
+        spark = _session(builder, conf, "")
+    class_data.started(archive, spark.sparkContext._gateway)
+    spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
+    return spark
+
+
+def _session(builder, conf: dict[str, str], archive_options: str):
+    java_options = f"{conf['spark.driver.extraJavaOptions']} {archive_options}".strip()
+    for key, value in {**conf, "spark.driver.extraJavaOptions": java_options}.items():
         builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        return builder.getOrCreate()
     except Exception as exc:   # the JVM did not start (PySparkRuntimeError and kin)
         if "JAVA_GATEWAY" not in str(exc) and "Java gateway" not in str(exc):
             raise
         raise MissingRuntime(f"Spark's JVM did not start ({exc}); check the Java runtime "
                              f"(17 or later): {GET_JAVA}") from exc
-    spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
-    return spark
+
+
+def _starts_a_jvm() -> bool:
+    from pyspark import SparkContext
+    return SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
 
 
 def settings(quiet: bool = True) -> dict[str, str]:
