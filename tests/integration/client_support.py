@@ -7,6 +7,7 @@ it sends, are the same everywhere and live here.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from kafka_net.protocol.records import Compression, iter_batches, read_header
@@ -38,6 +39,45 @@ def poll_until(poll_once, consumers, done, timeout: float = 20.0) -> dict:
     while not done(received) and time.monotonic() < deadline:
         for c in consumers:
             received[c].extend(poll_once(c))
+    return received
+
+
+def poll_in_threads(poll_once, consumers, done, timeout: float = 20.0) -> dict:
+    """As :func:`poll_until`, each consumer polled again at once in a thread of its
+    own, as applications run them.
+
+    For kafka-python 3.0.12, whose network I/O runs on a thread of its own: a
+    JoinGroup that finishes there while the application is between two polls is
+    thrown away by the next poll, which sends another JoinGroup, and the group
+    rebalances again.  Two members taking turns in one thread leave each other
+    100 ms gaps; on a loaded machine that went on round after round (twenty
+    generations in 20 s, every join answered without error).  A member polled
+    again at once leaves almost no gap.
+    """
+    received = {c: [] for c in consumers}
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(consumer) -> None:
+        try:
+            while not stop.is_set():
+                received[consumer].extend(poll_once(consumer))
+        except BaseException as exc:   # reported by the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while not errors and not done(received) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=10)
+    if errors:
+        raise errors[0]
     return received
 
 

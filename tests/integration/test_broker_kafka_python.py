@@ -29,7 +29,7 @@ from kafka.admin import NewTopic
 
 from tests.integration.client_support import (
     CODECS, bootstrap, fast_group_config, is_split, kafka_python_member, messages, partitions_of,
-    poll_until, read_all, stored_batches)
+    poll_in_threads, poll_until, read_all, stored_batches)
 from tests.support import as_version_fixture, playing, running_server, server_fixture
 
 pytestmark = pytest.mark.interop
@@ -214,7 +214,7 @@ def test_group_splits_partitions_fails_over_and_resumes_from_commits(server):
     second = group_consumer(server, topic, group)
     try:
         # Both members join: the four partitions are split between them.
-        poll_until(poll_once, [first, second], lambda _: is_split(first, second))
+        poll_in_threads(poll_once, [first, second], lambda _: is_split(first, second))
         a, b = partitions_of(first), partitions_of(second)
         assert is_split(first, second), (a, b)
 
