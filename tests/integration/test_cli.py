@@ -551,10 +551,13 @@ def test_kafka_habits_a_positional_file_the_environment_and_a_lowercase_level(tm
     try:
         port = broker.wait_started()["PLAINTEXT"]
         broker.wait_for(r"node\.id=7, .*num\.io\.threads=3\)")   # the environment over the file
-        broker.wait_for(r"DEBUG ")   # the level took, in lower case
         with RawClient(port) as client:
             body = client.call(METADATA, 1, {"topics": []})
         assert [b["node_id"] for b in body["brokers"]] == [7]
+        # The level took, in lower case: the Processor logs a client's disconnection
+        # at DEBUG (waiting for a DEBUG line before any connection waited for a
+        # periodic task's, about 30 s in).
+        broker.wait_for(r"DEBUG .*disconnected")
         broker.send_signal(signal.SIGTERM)
         assert broker.wait_exit() == EXIT_OK
         assert_no_traceback(broker.stderr)
