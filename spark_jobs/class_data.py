@@ -32,13 +32,16 @@ archive or none.  Every later session starts with ``-XX:SharedArchiveFile``.
   or ``~/.cache/kafka-net/spark-cds``; an archive is about 150 MB.
   ``KAFKA_NET_SPARK_CDS=0`` turns the archive off (nothing is read or written).
 - **Only where the job starts the JVM**: under ``spark-submit`` the JVM is running
-  before Python starts (pass the options with ``--driver-java-options`` there), and
-  a cluster's executors are JVMs of their own, started by their workers.
+  before Python starts (pass the options with ``--driver-java-options`` there).
+  A cluster's executors are JVMs of their own, started by their workers: those
+  of a standalone cluster on loopback (``spark://127.x`` or ``localhost``) map the
+  same archive, made from the same Spark; elsewhere the file would not be theirs.
 """
 
 from __future__ import annotations
 
 import atexit
+import glob
 import hashlib
 import os
 import shutil
@@ -64,6 +67,7 @@ class Plan:
     archive: str | None     # the archive this key has, or will have
     writing: str | None = None   # the temporary file this JVM writes at exit
     lock: str | None = None
+    executor_options: str = ""   # for spark.executor.extraJavaOptions
 
 
 def folder() -> str | None:
@@ -100,8 +104,12 @@ def _java() -> str | None:
     return os.path.realpath(found) if found and os.path.exists(found) else None
 
 
-def plan() -> Plan:
-    """Use this key's archive, or write it if nobody is, or do without."""
+def plan(executors_here: bool = False) -> Plan:
+    """Use this key's archive, or write it if nobody is, or do without.
+    ``executors_here``: the executors are JVMs on this machine, started from the
+    same Spark (a standalone cluster on loopback): they map the archive too.  The
+    driver maps it first, so a damaged file never reaches them (get_spark starts
+    the driver again without it, and them too)."""
     where, name = folder(), None
     if where is not None:
         name = key()
@@ -113,7 +121,8 @@ def plan() -> Plan:
         # report goes beside the archive, not into the user's folder, and the
         # session starts again without it (session.get_spark).
         crash = os.path.join(where, "hs_err_pid%p.log")
-        return Plan(f"-XX:SharedArchiveFile={archive} -XX:ErrorFile={crash} {QUIET}", archive)
+        options = f"-XX:SharedArchiveFile={archive} -XX:ErrorFile={crash} {QUIET}"
+        return Plan(options, archive, executor_options=options if executors_here else "")
     try:
         os.makedirs(where, exist_ok=True)
     except OSError:
@@ -133,6 +142,8 @@ def _take(lock: str) -> bool:
         except FileExistsError:
             if not _stale(lock):
                 return False
+            for left in glob.glob(glob.escape(lock[:-len(".lock")]) + ".*.tmp"):
+                _remove(left)          # the gone writer's, whole or not
             _remove(lock)
             continue
         except OSError:
@@ -165,14 +176,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_pending: list[tuple[Plan, object]] = []   # archives this process's JVM will write
+
+
 def started(chosen: Plan, gateway) -> None:
     """After the JVM started: drop an archive it refused; when this JVM writes
-    the archive, finish the file when this process ends."""
+    the archive, finish the file when the session is stopped
+    (:func:`finish_pending`) or, at the latest, when this process ends."""
     proc = getattr(gateway, "proc", None)
     if chosen.writing is not None:
-        atexit.register(finish, chosen, proc)
+        if not _pending:
+            atexit.register(finish_pending)
+        _pending.append((chosen, proc))
     elif chosen.options and proc is not None and not _mapped(proc.pid, chosen.archive):
         refused(chosen)
+
+
+def finish_pending() -> None:
+    """Finish the archive this process's JVM writes, if any: the JVM ends here.
+    A process that leaves without running its exit handlers (``os._exit``, as
+    a pytest-xdist worker does) leaves its temporary file and lock behind; the
+    next session that finds the lock's process gone removes both."""
+    while _pending:
+        finish(*_pending.pop())
 
 
 def refused(chosen: Plan) -> None:

@@ -66,13 +66,15 @@ def get_spark(master: str | None = None, quiet: bool = True):
     under_submit = "spark.master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or \
         os.environ.get("SPARK_ENV_LOADED")
     if master or not under_submit:
-        builder = builder.master(master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]"))
+        master = master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]")
+        builder = builder.master(master)
     conf = settings(quiet)
     # The driver's JVM starts here unless one runs already (spark-submit's, or an
     # earlier session's in this process): then it has its options, archive and all.
-    archive = class_data.plan() if _starts_a_jvm() else class_data.Plan("", None)
+    archive = class_data.plan(_executors_here(master)) if _starts_a_jvm() else \
+        class_data.Plan("", None)
     try:
-        spark = _session(builder, conf, archive.options)
+        spark = _session(builder, conf, archive)
     except MissingRuntime:
         if not archive.options or archive.writing:
             class_data.finish(archive, None)
@@ -81,15 +83,18 @@ def get_spark(master: str | None = None, quiet: bool = True):
         # fails with SIGBUS) starts again without one, and the file goes.
         class_data.refused(archive)
         archive = class_data.Plan("", None)
-        spark = _session(builder, conf, "")
+        spark = _session(builder, conf, archive)
     class_data.started(archive, spark.sparkContext._gateway)
     spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
     return spark
 
 
-def _session(builder, conf: dict[str, str], archive_options: str):
-    java_options = f"{conf['spark.driver.extraJavaOptions']} {archive_options}".strip()
-    for key, value in {**conf, "spark.driver.extraJavaOptions": java_options}.items():
+def _session(builder, conf: dict[str, str], archive: class_data.Plan):
+    conf = dict(conf)
+    for key, more in (("spark.driver.extraJavaOptions", archive.options),
+                      ("spark.executor.extraJavaOptions", archive.executor_options)):
+        conf[key] = f"{conf[key]} {more}".strip()
+    for key, value in conf.items():
         builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
@@ -98,6 +103,20 @@ def _session(builder, conf: dict[str, str], archive_options: str):
             raise
         raise MissingRuntime(f"Spark's JVM did not start ({exc}); check the Java runtime "
                              f"(17 or later): {GET_JAVA}") from exc
+
+
+def stop_spark(spark) -> None:
+    """Stop the session, and end its JVM when that JVM is writing the class-data
+    archive (spark_jobs/class_data.py): the file is in place when this returns."""
+    spark.stop()
+    class_data.finish_pending()
+
+
+def _executors_here(master: str | None) -> bool:
+    """Whether the executors are JVMs on this machine (a standalone cluster on
+    loopback, as bench/ and the tests start one): they can map the driver's
+    class-data archive.  Local mode runs them inside the driver's JVM."""
+    return bool(master) and master.startswith(("spark://127.", "spark://localhost"))
 
 
 def _starts_a_jvm() -> bool:

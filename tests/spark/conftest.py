@@ -32,11 +32,11 @@ def spark():
     importlib.import_module("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.fail("PySpark needs a Java runtime: run `make java-check`")
-    from kafka_net.spark_jobs.session import get_spark, ship_code
+    from kafka_net.spark_jobs.session import get_spark, ship_code, stop_spark
     session = get_spark("local[2]")
     ship_code(session)
     yield session
-    session.stop()
+    stop_spark(session)   # a pytest-xdist worker leaves without its exit handlers
 
 
 def run_job(spark, inputs, out, broker_ports=None) -> dict:

@@ -1,7 +1,8 @@
 """The driver JVM's class-data archive (spark_jobs/class_data.py).
 
-The first session writes it when its process ends, the next maps it, a damaged
-one is removed and the job runs without it; one writer at a time.  The JVM runs
+The first session writes it when its process ends, the next maps it (and so do
+the executors of a cluster on loopback), a damaged one is removed and the job
+runs without it; one writer at a time.  The JVM runs
 are real (a subprocess each: a JVM starts once per process); the lock and the
 finishing step are also checked with a stand-in for the JVM, a process that
 writes its file when its standard input closes, as Spark's gateway exits.
@@ -32,10 +33,30 @@ with open(f"/proc/{pid}/maps") as fh:
 spark.stop()
 """
 
+# The same on a standalone cluster on loopback: what its executor's JVM maps (a
+# Python worker's parent is Spark's Python daemon, whose parent is the executor).
+ON_A_CLUSTER = """
+import os, tempfile
+from kafka_net.spark_jobs.session import get_spark, stop_spark
+from kafka_net.spark_jobs.standalone import LoopbackCluster
 
-def session(tmp_path, folder) -> tuple[list[str], str]:
+def maps(_):
+    import os
+    with open(f"/proc/{os.getppid()}/stat") as fh:
+        executor = int(fh.read().split()[3])
+    with open(f"/proc/{executor}/maps") as fh:
+        yield sorted({l.split()[-1] for l in fh if l.rstrip().endswith(".jsa")})
+
+with LoopbackCluster(tempfile.mkdtemp(), workers=1, cores=1, memory="3g") as cluster:
+    spark = get_spark(cluster.url)
+    print("MAPPED", *spark.sparkContext.parallelize([0], 1).mapPartitions(maps).collect()[0])
+    stop_spark(spark)
+"""
+
+
+def session(tmp_path, folder, program: str = SESSION) -> tuple[list[str], str]:
     env = {**os.environ, "KAFKA_NET_SPARK_CDS_DIR": str(folder), "PYTHONPATH": REPO}
-    done = subprocess.run([sys.executable, "-c", SESSION], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     mapped = next(line.split()[1:] for line in done.stdout.splitlines()
@@ -43,22 +64,37 @@ def session(tmp_path, folder) -> tuple[list[str], str]:
     return mapped, done.stderr
 
 
-def test_the_first_session_writes_the_archive_and_the_next_maps_it(tmp_path):
-    folder = tmp_path / "cds"
-    mapped, _ = session(tmp_path, folder)
-    archives = sorted(os.listdir(folder))
-    assert len(archives) == 1 and archives[0].endswith(".jsa"), archives  # no .tmp, no .lock
-    archive = str(folder / archives[0])
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> str:
+    """The archive the first session wrote (asserted: alone in its folder, no
+    temporary file or lock left, and not mapped by the JVM that wrote it)."""
+    work = tmp_path_factory.mktemp("first")
+    mapped, _ = session(work, work / "cds")
+    archives = sorted(os.listdir(work / "cds"))
+    assert len(archives) == 1 and archives[0].endswith(".jsa"), archives
+    archive = str(work / "cds" / archives[0])
     assert archive not in mapped
     assert os.path.getsize(archive) > 10 << 20
+    return archive
 
-    mapped, _ = session(tmp_path, folder)
-    assert archive in mapped
 
-    # Damaged (cut short, as a full disk would leave it): the JVM dies mapping
-    # it; the session starts again without it, and the file goes.
-    with open(archive, "r+b") as fh:
-        fh.truncate(100_000)
+def test_the_next_session_maps_the_archive_the_first_wrote(written, tmp_path):
+    mapped, _ = session(tmp_path, os.path.dirname(written))
+    assert written in mapped
+
+
+def test_the_executors_of_a_loopback_cluster_map_it_too(written, tmp_path):
+    mapped, _ = session(tmp_path, os.path.dirname(written), ON_A_CLUSTER)
+    assert written in mapped
+
+
+def test_a_damaged_archive_goes_and_the_session_starts_without_it(written, tmp_path):
+    # Cut short, as a full disk would leave it: the JVM dies mapping it.
+    folder = tmp_path / "cds"
+    folder.mkdir()
+    archive = str(folder / os.path.basename(written))
+    with open(written, "rb") as src, open(archive, "wb") as dst:
+        dst.write(src.read(100_000))
     mapped, stderr = session(tmp_path, folder)
     assert archive not in mapped
     assert "could not use its class-data archive" in stderr
@@ -102,4 +138,9 @@ def test_a_lock_whose_writer_is_gone_is_taken_over(tmp_path, monkeypatch):
     archive = os.path.join(tmp_path, class_data.key() + class_data.ARCHIVE_SUFFIX)
     with open(archive + ".lock", "w") as fh:
         fh.write(gone + "\n")
-    assert class_data.plan().writing is not None
+    left = f"{archive}.{gone}.tmp"           # what its JVM wrote after it was gone
+    with open(left, "wb") as fh:
+        fh.write(b"x" * 4096)
+    taken = class_data.plan()
+    assert taken.writing is not None
+    assert sorted(os.listdir(tmp_path)) == [os.path.basename(archive) + ".lock"]
