@@ -289,14 +289,14 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     # here, as summary_arrow adds up a small input's rows.
     import pyarrow as pa
     import pyarrow.compute as pc
-    from kafka_net.spark_jobs import summary_arrow
+    from kafka_net.spark_jobs import rdd_tasks, summary_arrow
     found = []
     if kncap:
         pieces = _kncap_tasks(kncap, slots)
-        found += _python_tasks(sc, tasks.kncap_checks(out, pieces), len(pieces))
+        found += rdd_tasks.run(sc, tasks.kncap_checks(out, pieces), len(pieces), _out_schema())
     if other:
         chunks = _chunks(other, _tasks(other, split, slots))
-        found += _python_tasks(sc, tasks.packet_index(chunks), len(chunks),
+        found += rdd_tasks.run(sc, tasks.packet_index(chunks), len(chunks), _out_schema(),
                                then=tasks.flow_checks(broker_ports, out), by="flow",
                                partitions=4 * slots)
     table = pa.concat_tables(found) if found else _out_schema().empty_table()
@@ -308,76 +308,6 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
     _write_here(checked, "violations", os.path.join(out, "violations.parquet"))
     return summary_arrow.summarise_partials(checked), problems
-
-
-def _python_tasks(sc, apply, n: int, then=None, by: str | None = None,
-                  partitions: int = 0) -> list:
-    """Task i of n runs ``apply`` (a ``mapInArrow`` function over task ids) on id
-    i; its batches come back here as tables.  With ``then``: the batches' rows
-    are first shuffled into ``partitions`` tasks by their column ``by`` (a hash
-    of it; rows without one go to the first), and ``then`` (a ``mapInArrow``
-    function) runs on each task's rows.
-
-    A plain RDD, not ``spark.range(n).mapInArrow``: the JVM only schedules the
-    tasks and carries bytes, Arrow IPC streams it does not read, with no query
-    to plan, compile and run and no Arrow batches of its own (.kncap
-    ``local[2]``: the job's JVM CPU 2.5 -> 1.1 s, bench/RESULTS.md)."""
-    first = _arrow_streams(apply) if then is None else _keyed_streams(apply, by, partitions)
-    rdd = sc.parallelize(range(n), n).mapPartitionsWithIndex(first)
-    if then is not None:
-        rdd = rdd.partitionBy(partitions, lambda key: key).mapPartitions(_shuffled(then))
-    import pyarrow as pa
-    return [pa.ipc.open_stream(stream).read_all() for stream in rdd.collect()]
-
-
-def _arrow_streams(apply):
-    """Task id -> one Arrow stream of ``apply``'s OUT_SCHEMA batches."""
-    schema = _out_schema()
-
-    def run(index, _ids):
-        yield _stream(apply(iter([_id_batch(index)])), schema)
-    return run
-
-
-def _keyed_streams(apply, by: str, partitions: int):
-    """Task id -> (partition, an Arrow stream of the rows bound there), a pair a
-    partition that has rows."""
-    def run(index, _ids):
-        import zlib
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        for batch in apply(iter([_id_batch(index)])):
-            keys = [0 if k is None else zlib.crc32(k.encode()) % partitions
-                    for k in batch.column(by).to_pylist()]
-            where = pa.array(keys, pa.int32())
-            for p in sorted(set(keys)):
-                yield p, _stream([batch.filter(pc.equal(where, p))], batch.schema)
-    return run
-
-
-def _shuffled(then):
-    """A task's (partition, stream) pairs -> one Arrow stream of ``then``'s batches."""
-    schema = _out_schema()
-
-    def run(pairs):
-        import pyarrow as pa
-        batches = (b for _, stream in pairs for b in pa.ipc.open_stream(stream))
-        yield _stream(then(batches), schema)
-    return run
-
-
-def _id_batch(index: int):
-    import pyarrow as pa
-    return pa.record_batch([pa.array([index], pa.int64())], names=["id"])
-
-
-def _stream(batches, schema) -> bytes:
-    import pyarrow as pa
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, schema) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
 
 
 def _out_schema():
