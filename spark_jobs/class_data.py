@@ -110,10 +110,9 @@ def plan(executors_here: bool = False) -> Plan:
     same Spark (a standalone cluster on loopback): they map the archive too.  The
     driver maps it first, so a damaged file never reaches them (get_spark starts
     the driver again without it, and them too)."""
-    where, name = folder(), None
-    if where is not None:
-        name = key()
-    if where is None or name is None:
+    where = folder()
+    name = key() if where is not None else None
+    if name is None:
         return Plan("", None)
     archive = os.path.join(where, name + ARCHIVE_SUFFIX)
     if os.path.isfile(archive):
@@ -193,12 +192,17 @@ def started(chosen: Plan, gateway) -> None:
 
 
 def finish_pending() -> None:
-    """Finish the archive this process's JVM writes, if any: the JVM ends here.
+    """Finish the archive this process's JVM writes, if any: the JVM ends here,
+    and PySpark forgets its gateway, so that a later session starts a new JVM.
     A process that leaves without running its exit handlers (``os._exit``, as
     a pytest-xdist worker does) leaves its temporary file and lock behind; the
     next session that finds the lock's process gone removes both."""
+    if not _pending:
+        return
     while _pending:
         finish(*_pending.pop())
+    from pyspark import SparkContext
+    SparkContext._gateway = SparkContext._jvm = None
 
 
 def refused(chosen: Plan) -> None:

@@ -78,6 +78,29 @@ def written(tmp_path_factory) -> str:
     return archive
 
 
+# The writing session stopped with stop_spark, then another in the same process.
+STOPPED_THEN_AGAIN = """
+from kafka_net.spark_jobs.session import get_spark, stop_spark
+spark = get_spark("local[1]")
+stop_spark(spark)
+spark = get_spark("local[1]")
+assert spark.range(100).selectExpr("sum(id)").collect()[0][0] == 4950
+pid = spark.sparkContext._gateway.proc.pid
+with open(f"/proc/{pid}/maps") as fh:
+    print("MAPPED", *sorted({l.split()[-1] for l in fh if l.rstrip().endswith(".jsa")}))
+stop_spark(spark)
+"""
+
+
+def test_stop_spark_puts_the_archive_in_place_and_a_new_session_maps_it(tmp_path):
+    """stop_spark ends the JVM that writes the archive: the next session of the
+    same process starts a JVM of its own, which maps the archive just written."""
+    mapped, _ = session(tmp_path, tmp_path / "cds", STOPPED_THEN_AGAIN)
+    archives = os.listdir(tmp_path / "cds")
+    assert len(archives) == 1 and archives[0].endswith(".jsa"), archives
+    assert str(tmp_path / "cds" / archives[0]) in mapped
+
+
 def test_the_next_session_maps_the_archive_the_first_wrote(written, tmp_path):
     mapped, _ = session(tmp_path, os.path.dirname(written))
     assert written in mapped
