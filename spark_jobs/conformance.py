@@ -290,16 +290,17 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     import pyarrow as pa
     import pyarrow.compute as pc
     from kafka_net.spark_jobs import rdd_tasks, summary_arrow
+    schema = _stages()._arrow(tasks.OUT_SCHEMA)
     found = []
     if kncap:
         pieces = _kncap_tasks(kncap, slots)
-        found += rdd_tasks.run(sc, tasks.kncap_checks(out, pieces), len(pieces), _out_schema())
+        found += rdd_tasks.run(sc, tasks.kncap_checks(out, pieces), len(pieces), schema)
     if other:
         chunks = _chunks(other, _tasks(other, split, slots))
-        found += rdd_tasks.run(sc, tasks.packet_index(chunks), len(chunks), _out_schema(),
+        found += rdd_tasks.run(sc, tasks.packet_index(chunks), len(chunks), schema,
                                then=tasks.flow_checks(broker_ports, out), by="flow",
                                partitions=4 * slots)
-    table = pa.concat_tables(found) if found else _out_schema().empty_table()
+    table = pa.concat_tables(found) if found else schema.empty_table()
     is_checked = pc.equal(table["kind"], tasks.CHECKED)
     notes = tasks.once_per_range(table.filter(pc.invert(is_checked))
                                  .select(tasks.NOTE_COLUMNS + tasks.PART_COLUMNS).to_pylist())
@@ -308,10 +309,6 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     checked = table.filter(is_checked).select(tasks.CHECKED_COLUMNS)
     _write_here(checked, "violations", os.path.join(out, "violations.parquet"))
     return summary_arrow.summarise_partials(checked), problems
-
-
-def _out_schema():
-    return _stages()._arrow(_task_reads().OUT_SCHEMA)
 
 
 def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
