@@ -26,19 +26,23 @@ pytestmark = pytest.mark.skipif(not check_columns.ENABLED,
                                 reason="KAFKA_NET_READABLE=1: the readable path only")
 
 
-def records() -> list[CaptureRecord]:
-    """Requests and answers on two connections, a client id of none and one not
-    ASCII, a frame cut by the capture, an empty peer, an injected fault."""
+def records(pairs: int = 6, connections: int = 2, answered_at: int = 10,
+            cut: int | None = 4) -> list[CaptureRecord]:
+    """Requests and answers on connections taking turns, a client id of none and
+    one not ASCII, an empty peer, an injected fault on the first connection; the
+    answer of pair ``cut`` cut by the capture (None: no cut); answer i at
+    ``answered_at + i``."""
     out = []
-    for corr in range(6):
-        conn = f"127.0.0.1:9092-127.0.0.1:{40000 + corr % 2}-0-{corr % 2}"
+    for corr in range(pairs):
+        conn = f"127.0.0.1:9092-127.0.0.1:{40000 + corr % connections}-0-{corr % connections}"
         client = [None, "tester", "prodücer-ü", ""][corr % 4]
         out.append(kncap_record(REQUEST, request_payload(ApiKey.METADATA, 12, corr,
                                                          {"topics": None}, client), conn, corr))
         out.append(kncap_record(RESPONSE, response_payload(ApiKey.METADATA, 12, corr,
                                                            {"brokers": []}),
-                                conn, 10 + corr, peer="" if corr == 3 else "127.0.0.1:1",
-                                truncated_to=6 if corr == 4 else None))
+                                conn, answered_at + corr,
+                                peer="" if corr == 3 else "127.0.0.1:1",
+                                truncated_to=6 if corr == cut else None))
     out.append(CaptureRecord(99, FAULT, 3, 12, 5, 20, out[0].connection_id, "p", None,
                              b'{"rule": "r", "action": "close"}'))
     return out

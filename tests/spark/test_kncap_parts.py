@@ -23,15 +23,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafka_net.capture import reader
-from kafka_net.capture.format import FAULT, FILE_HEADER, CaptureRecord
-from kafka_net.protocol import ApiKey
+from kafka_net.capture.format import FILE_HEADER, CaptureRecord
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import check_columns, kncap_arrow
 from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
 from kafka_net.spark_jobs.task_reads import once_per_range
-from tests.spark.conftest import (
-    REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+from tests.spark.conftest import kncap_file
 from tests.spark.test_kncap_arrow import damaged, resealed
+from tests.spark.test_kncap_arrow import records as arrow_records
 
 NAME = "kafka-net-7-p0-000000.kncap"
 SCHEMA = stages._arrow(FRAME_SCHEMA)
@@ -40,18 +39,7 @@ SCHEMA = stages._arrow(FRAME_SCHEMA)
 def records() -> list[CaptureRecord]:
     """Six connections taking turns (a client id of none and one not ASCII, an
     empty peer), and an injected fault on one of them."""
-    out = []
-    for corr in range(18):
-        conn = f"127.0.0.1:9092-127.0.0.1:{40000 + corr % 6}-0-{corr % 6}"
-        client = [None, "tester", "prodücer-ü", ""][corr % 4]
-        out.append(kncap_record(REQUEST, request_payload(ApiKey.METADATA, 12, corr,
-                                                         {"topics": None}, client), conn, corr))
-        out.append(kncap_record(RESPONSE, response_payload(ApiKey.METADATA, 12, corr,
-                                                           {"brokers": []}),
-                                conn, 100 + corr, peer="" if corr == 3 else "127.0.0.1:1"))
-    out.append(CaptureRecord(99, FAULT, 3, 12, 5, 20, out[0].connection_id, "p", None,
-                             b'{"rule": "r", "action": "close"}'))
-    return out
+    return arrow_records(pairs=18, connections=6, answered_at=100, cut=None)
 
 
 SEGMENT = b""
