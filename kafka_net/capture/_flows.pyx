@@ -794,3 +794,32 @@ def index_pcap(const uint8_t[::1] data, Py_ssize_t pos, int linktype, int big_en
         pos = end
     detail = (n - pos) if stop == 1 else incl if stop else 0
     return records, packets, stop, pos, detail, flows.rows()
+
+
+def pcap_cuts(const uint8_t[::1] data, Py_ssize_t pos, int big_endian, Py_ssize_t rec_size,
+              int64_t index, Py_ssize_t every):
+    """Where capture_split.plan_ranges cuts a classic pcap: pcap._read_pcap's loop
+    from ``pos`` (past the file header) following the records' lengths only, a
+    cut at the first record boundary at or past every ``every`` bytes from the
+    last cut -> [(offset, packet records before it)].  It stops where that loop
+    stops (a record header or record cut by the end, a captured length over the
+    limit), as the reference walk does; the cut list it found so far stands."""
+    cdef Py_ssize_t n = data.shape[0], next_cut = every, end
+    cdef const uint8_t* d = &data[0] if n else NULL
+    cdef uint32_t incl
+    cuts = []
+    while pos < n:
+        if pos >= next_cut:
+            cuts.append((pos, index))
+            next_cut = pos + every
+        if pos + rec_size > n:
+            break
+        incl = _rd32(d + pos + 8, big_endian)
+        if incl > MAX_RECORD:
+            break
+        end = pos + rec_size + incl
+        if end > n:
+            break
+        index += 1
+        pos = end
+    return cuts

@@ -12,7 +12,10 @@ timestamp; the number of packet records before it), so an executor reads
 its bytes alone and numbers its packets as Wireshark numbers them in the
 whole file.  Walking the lengths is exact where resynchronising on a guessed
 boundary (RAPCAP's approach) is a heuristic; it reads the file's record
-headers once, on the driver (about a second per million records).
+headers once, on the driver: a compiled loop for classic pcap
+(``_flows.pcap_cuts``: 0.09 CPU s for a 333 MB file of 724k records, mostly
+mapping its pages, where the Python walk takes 0.5 s), the Python walk for
+pcapng and under ``KAFKA_NET_READABLE=1``.
 
 Where the chain breaks (a corrupt length), cutting stops: the rest of the
 file is the last range, whose reader meets the same break and reports it.
@@ -41,8 +44,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_net.capture.format import RangeStart, range_start, record_offsets
-from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, walk_records
+from kafka_net.capture.pcap import (
+    CaptureRead, Cuts, Resume, _pcap_header, sniff_format, walk_records)
 from kafka_net.capture.reader import KNCAP, sniff
+from kafka_net.protocol import readable
+
+COMPILED = not readable.READABLE    # read once (kafka_net/protocol/readable.py)
+if COMPILED:     # a missing build is an ImportError, never the reference in its place
+    from kafka_net.capture import _flows
 
 # Ranges of about this size: big enough that a task's fixed cost (a Python
 # worker's batch, a Spark task) is small against its work, small enough that
@@ -79,12 +88,31 @@ def plan_ranges(data, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Range]:
         return [Range(0, size)]
     if sniff(data) == KNCAP:
         return _kncap_ranges(data, split_bytes)
-    cuts = Cuts(split_bytes)
-    walk_records(data, _Skip(), CaptureRead(None), cuts=cuts)
-    bounds = [0] + [pos for pos, _ in cuts.at] + [size]
-    states = [None] + [state for _, state in cuts.at]
+    at = _pcap_cuts(data, split_bytes) if COMPILED else None
+    if at is None:
+        cuts = Cuts(split_bytes)
+        walk_records(data, _Skip(), CaptureRead(None), cuts=cuts)
+        at = cuts.at
+    bounds = [0] + [pos for pos, _ in at] + [size]
+    states = [None] + [state for _, state in at]
     return [Range(bounds[i], bounds[i + 1], states[i]) for i in range(len(states))
             if bounds[i + 1] > bounds[i]]
+
+
+def _pcap_cuts(data, split_bytes: int) -> list[tuple[int, Resume]] | None:
+    """:class:`Cuts`' list for a classic pcap file, by the compiled walk; None for
+    any other file (the Python walk cuts it)."""
+    if sniff_format(data) != "pcap":
+        return None
+    state = Resume("pcap")
+    if not _pcap_header(data, state, CaptureRead(None)):
+        return []
+    found = []
+    for pos, index in _flows.pcap_cuts(data, 24, state.endian == ">", state.rec_size, 0,
+                                       split_bytes):
+        state.index = index
+        found.append((pos, state.copy()))
+    return found
 
 
 def _kncap_ranges(data, split_bytes: int) -> list[Range]:

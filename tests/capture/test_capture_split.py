@@ -12,6 +12,7 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from kafka_net.capture import capture_split
 from kafka_net.capture.capture_split import Range, plan_ranges
 from kafka_net.capture.format import (
     FILE_HEADER, FORMAT_VERSION, CaptureRecord, RangeStart, ReadResult, decode_range,
@@ -101,6 +102,36 @@ def test_a_corrupt_length_stops_the_cutting_and_the_last_range_reports_it():
     assert whole.records == 120 and good.records == 200
     assert whole.problems == [f"corrupt packet record at byte {pos} (captured length "
                               f"{1 << 30}); rest skipped"]
+
+
+@pytest.mark.skipif(not capture_split.COMPILED,
+                    reason="KAFKA_NET_READABLE=1: the reference alone runs")
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 60), split=st.integers(1, 4000), size=st.none() | st.integers(40, 300),
+       nano=st.booleans(), endian=st.sampled_from("<>"), cut=st.integers(0, 3000),
+       bad=st.sampled_from([None, "length", "truncate"]), at=st.integers(0, 59))
+def test_the_compiled_pcap_walk_cuts_where_the_python_walk_cuts(n, split, size, nano, endian,
+                                                                cut, bad, at):
+    """capture_split's compiled cut finder (classic pcap) against the reference
+    record loop, on whole files and on files whose chain breaks (an absurd
+    captured length, a file cut anywhere).  Records of one ``size`` put record
+    boundaries exactly on multiples of the split, where "at or past" matters."""
+    from kafka_net.capture.pcap import CaptureRead, Cuts, walk_records
+    sizes = (lambda i: size) if size else (lambda i: 40 + (i * 37) % 900)
+    data = bytearray(pcap_file(_frames(n, sizes), nano=nano, endian=endian))
+    order = "little" if endian == "<" else "big"
+    if size and n:               # a split of whole records: boundaries land on it
+        split = (16 + int.from_bytes(data[32:36], order)) * (1 + split % 5)
+    if bad == "length" and at < n:
+        pos = 24
+        for _ in range(at):
+            pos += 16 + int.from_bytes(data[pos + 8:pos + 12], order)
+        data[pos + 8:pos + 12] = (1 << 30).to_bytes(4, order)
+    elif bad == "truncate":
+        del data[max(24, len(data) - cut):]
+    cuts = Cuts(split)
+    walk_records(bytes(data), capture_split._Skip(), CaptureRead(None), cuts=cuts)
+    assert capture_split._pcap_cuts(bytes(data), split) == cuts.at
 
 
 def test_small_files_and_other_files_are_one_range():
