@@ -502,6 +502,7 @@ def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
     """The small-input path: see :data:`SMALL_INPUT_BYTES`."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+    from kafka_net.spark_jobs.schemas import FRAME_DICTIONARY_COLUMNS
     stages = _stages()
     readable, problems = _readable(inputs)
     found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
@@ -514,7 +515,8 @@ def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
         if os.path.isdir(directory):
             shutil.rmtree(directory)
         os.makedirs(directory)
-        pq.write_table(rows, os.path.join(directory, "part-00000.parquet"))
+        pq.write_table(rows, os.path.join(directory, "part-00000.parquet"),
+                       use_dictionary=FRAME_DICTIONARY_COLUMNS)
     notes = stages.rows_where(found, pc.is_in(found["kind"], value_set=pa_array(
         [stages.PROBLEM, stages.RANGE])))
     problems = _write_problems(out, inputs, problems, notes.to_pylist())

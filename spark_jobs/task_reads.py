@@ -46,7 +46,8 @@ from kafka_net.spark_jobs import check_columns, pcap_arrow, summary_arrow, trans
 from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, read_range)
-from kafka_net.spark_jobs.schemas import FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA
+from kafka_net.spark_jobs.schemas import (
+    FRAME_DICTIONARY_COLUMNS, FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA)
 
 CHECKED = "checked"
 INDEX = "index"
@@ -585,7 +586,8 @@ class FrameTables:
         if writer is None:
             import pyarrow.parquet as pq
             writer = self.writers[table] = pq.ParquetWriter(
-                self._path(table, hidden=True), _arrow(schema))
+                self._path(table, hidden=True), _arrow(schema),
+                use_dictionary=FRAME_DICTIONARY_COLUMNS if schema is FRAME_SCHEMA else True)
         return writer
 
     def _path(self, table: str, hidden: bool) -> str:
