@@ -69,6 +69,8 @@ def get_spark(master: str | None = None, quiet: bool = True):
         master = master or os.environ.get("KAFKA_NET_SPARK_MASTER", "local[2]")
         builder = builder.master(master)
     conf = settings(quiet)
+    if not under_submit and _python_here(master):
+        conf["spark.python.daemon.module"] = WORKER_DAEMON
     # The driver's JVM starts here unless one runs already (spark-submit's, or an
     # earlier session's in this process): then it has its options, archive and all.
     archive = class_data.plan(_executors_here(master)) if _starts_a_jvm() else \
@@ -117,6 +119,26 @@ def _executors_here(master: str | None) -> bool:
     loopback, as bench/ and the tests start one): they can map the driver's
     class-data archive.  Local mode runs them inside the driver's JVM."""
     return bool(master) and master.startswith(("spark://127.", "spark://localhost"))
+
+
+# The Python workers' daemon for executors on this machine (spark_jobs/worker_daemon.py).
+WORKER_DAEMON = "kafka_net.spark_jobs.worker_daemon"
+
+
+def _python_here(master: str) -> bool:
+    """Whether the executors' Python workers run this interpreter, on this machine,
+    with kafka-net installed in it: local mode or a loopback cluster, no other
+    PYSPARK_PYTHON, and an installed distribution (not a checkout found through the
+    driver's own path), so that they can start :data:`WORKER_DAEMON`."""
+    from importlib import metadata
+    if not (master.startswith("local") or _executors_here(master)) or \
+            os.environ.get("PYSPARK_PYTHON") != sys.executable:
+        return False
+    try:
+        metadata.distribution("kafka-net")
+    except metadata.PackageNotFoundError:
+        return False
+    return importlib.util.find_spec(WORKER_DAEMON) is not None
 
 
 def _starts_a_jvm() -> bool:

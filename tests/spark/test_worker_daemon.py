@@ -1,0 +1,87 @@
+"""The Python workers' daemon (kafka_net.spark_jobs.worker_daemon): the installed,
+byte-compiled pyspark and py4j in front of the source zips Spark puts first on
+the workers' path, and only where the zips are those packages' own."""
+
+from __future__ import annotations
+
+import os
+import sys
+import zipfile
+from importlib import metadata
+
+from kafka_net.spark_jobs import session
+from kafka_net.spark_jobs.worker_daemon import installed_first
+
+PY4J = metadata.version("py4j")
+
+
+def _package(root, name: str) -> str:
+    os.makedirs(os.path.join(root, name))
+    with open(os.path.join(root, name, "__init__.py"), "w") as fh:
+        fh.write("")
+    return str(root)
+
+
+def _zip(path) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    zipfile.ZipFile(path, "w").close()
+    return str(path)
+
+
+def test_the_installed_packages_own_zips_go_to_the_end(tmp_path):
+    site = _package(tmp_path / "site", "pyspark")
+    _package(tmp_path / "site", "py4j")
+    own = _zip(tmp_path / "site" / "pyspark" / "python" / "lib" / "pyspark.zip")
+    own_py4j = _zip(tmp_path / "site" / "pyspark" / "python" / "lib" / f"py4j-{PY4J}-src.zip")
+    other = _zip(tmp_path / "other.zip")
+    path = ["/cwd", own, own_py4j, other, site]
+    assert installed_first(path) == ["/cwd", other, site, own, own_py4j]
+
+
+def test_zips_of_another_spark_or_py4j_keep_their_place(tmp_path):
+    site = _package(tmp_path / "site", "pyspark")
+    _package(tmp_path / "site", "py4j")
+    # SPARK_HOME of another Spark: its pyspark speaks its own JVM's protocol
+    foreign = _zip(tmp_path / "spark-home" / "python" / "lib" / "pyspark.zip")
+    older_py4j = _zip(tmp_path / "spark-home" / "python" / "lib" / "py4j-0.0.1-src.zip")
+    path = [foreign, older_py4j, site]
+    assert installed_first(path) == path
+
+
+def test_nothing_moves_where_no_pyspark_is_installed(tmp_path):
+    own = _zip(tmp_path / "site" / "pyspark" / "python" / "lib" / "pyspark.zip")
+    py4j = _zip(tmp_path / "lib" / f"py4j-{PY4J}-src.zip")
+    path = [own, py4j, str(tmp_path / "empty")]
+    assert installed_first(path) == path
+
+
+def test_spark_workers_import_the_installed_pyspark_and_the_shipped_kafka_net(spark):
+    """The session of the tests (local mode) runs its workers under the daemon:
+    pyspark from site-packages, not from the zip, and kafka_net as without it
+    (from the path Spark gives the workers: the shipped code comes first)."""
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == \
+        session.WORKER_DAEMON
+
+    def where(_):
+        import pyspark
+        import kafka_net
+        return pyspark.__file__, kafka_net.__file__, sys.path
+
+    pyspark_file, kafka_net_file, path = spark.sparkContext.parallelize([0], 1) \
+        .map(where).collect()[0]
+    assert ".zip" not in pyspark_file
+    assert pyspark_file == sys.modules["pyspark"].__file__
+    # the worker's kafka_net is the first one on its path, as pyspark.daemon gives it
+    first = next(entry for entry in path
+                 if os.path.isfile(os.path.join(entry, "kafka_net", "__init__.py")))
+    assert kafka_net_file == os.path.join(first, "kafka_net", "__init__.py")
+
+
+def test_remote_executors_and_other_pythons_keep_pysparks_daemon(monkeypatch):
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    assert session._python_here("local[2]")
+    assert session._python_here("spark://127.0.0.1:7077")
+    assert not session._python_here("spark://cluster.example:7077")
+    assert not session._python_here("yarn")
+    monkeypatch.setenv("PYSPARK_PYTHON", "/usr/bin/python3")
+    assert not session._python_here("local[2]")
