@@ -8,6 +8,7 @@ stage lines stay readable; ``--verbose`` brings them back.
 
 from __future__ import annotations
 
+import atexit
 import importlib.machinery
 import importlib.util
 import os
@@ -109,8 +110,11 @@ def _session(builder, conf: dict[str, str], archive: class_data.Plan):
 
 def stop_spark(spark) -> None:
     """Stop the session, and end its JVM when that JVM is writing the class-data
-    archive (spark_jobs/class_data.py): the file is in place when this returns."""
+    archive (spark_jobs/class_data.py): the file is in place when this returns.
+    The code :func:`ship_code` sent its executors goes too."""
+    sc = spark.sparkContext
     spark.stop()
+    _remove_shipped(id(sc))
     class_data.finish_pending()
 
 
@@ -225,6 +229,21 @@ def ship_code(spark) -> str:
                     if name.endswith(shipped) and inside not in written:
                         zf.write(full, inside)
                         written.add(inside)
-    sc.addArchive(path + "#kafka_net")
     _shipped[id(sc)] = path
+    sc.addArchive(path + "#kafka_net")
     return path
+
+
+def _remove_shipped(context_id: int) -> None:
+    """The zip of a stopped SparkContext and its folder: executors fetch it from the
+    driver while the context lives (every run of the job left one under /tmp)."""
+    path = _shipped.pop(context_id, None)
+    if path is not None:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+@atexit.register
+def _remove_all_shipped() -> None:
+    """The zips of sessions never stopped, when the process ends."""
+    for context_id in list(_shipped):
+        _remove_shipped(context_id)

@@ -1,10 +1,12 @@
-"""The Python workers' daemon (kafka_net.spark_jobs.worker_daemon): the installed,
-byte-compiled pyspark and py4j in front of the source zips Spark puts first on
-the workers' path, and only where the zips are those packages' own."""
+"""What the executors' Python workers run on (kafka_net.spark_jobs.worker_daemon
+and session.ship_code): the installed, byte-compiled pyspark and py4j in front
+of the source zips Spark puts first on the workers' path, only where the zips
+are those packages' own; the job's code shipped for a session and removed with it."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import zipfile
 from importlib import metadata
@@ -85,3 +87,28 @@ def test_remote_executors_and_other_pythons_keep_pysparks_daemon(monkeypatch):
     assert not session._python_here("yarn")
     monkeypatch.setenv("PYSPARK_PYTHON", "/usr/bin/python3")
     assert not session._python_here("local[2]")
+
+
+def test_the_shipped_code_goes_with_its_session(tmp_path):
+    """ship_code's zip (under a temporary folder) is removed by stop_spark, and at
+    the process's exit for a session never stopped: each run of the job left one
+    behind."""
+    program = """if True:
+        import os, sys
+        from kafka_net.spark_jobs.session import get_spark, ship_code, stop_spark
+        spark = get_spark("local[1]")
+        first = ship_code(spark)
+        print(os.path.exists(first))
+        stop_spark(spark)
+        print(os.path.exists(os.path.dirname(first)))
+        spark = get_spark("local[1]")
+        print(os.path.dirname(ship_code(spark)))   # never stopped
+    """
+    env = {**os.environ, "TMPDIR": str(tmp_path), "KAFKA_NET_SPARK_CDS": "0"}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shipped, removed, second = done.stdout.split()
+    assert (shipped, removed) == ("True", "False")
+    assert second.startswith(str(tmp_path)) and not os.path.exists(second)
+    assert not [n for n in os.listdir(tmp_path) if n.startswith("kafka-net-job-")]
