@@ -64,6 +64,26 @@ def record_count(const uint8_t[::1] data, Py_ssize_t pos, int64_t min_length,
     return n, pos
 
 
+def record_cuts(const uint8_t[::1] data, Py_ssize_t pos, int64_t min_length,
+                int64_t max_length, Py_ssize_t every):
+    """Where capture_split cuts a segment: the first record offset at or past every
+    ``every`` bytes from the last cut (the first cut at ``every``), walking the
+    lengths from ``pos`` as :func:`record_count` (and ``format.record_offsets``)
+    walk them, to where they stop -> [offset]."""
+    cdef Py_ssize_t size = data.shape[0], next_cut = every
+    cdef int64_t length
+    cuts = []
+    while size - pos >= 8:
+        length = _u32(data, pos)
+        if length < min_length or length > max_length or size - pos < 4 + length:
+            break
+        if pos >= next_cut:
+            cuts.append(pos)
+            next_cut = pos + every
+        pos += 4 + length
+    return cuts
+
+
 def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
          int64_t part=0):
     """The records of the ``n`` from ``pos`` (counted by :func:`record_count`)

@@ -15,8 +15,9 @@ from hypothesis import given, settings, strategies as st
 from kafka_net.capture import capture_split
 from kafka_net.capture.capture_split import Range, plan_ranges
 from kafka_net.capture.format import (
-    FILE_HEADER, FORMAT_VERSION, CaptureRecord, RangeStart, ReadResult, decode_range,
-    decode_segment, encode_file_header, encode_record, range_start, record_offsets)
+    FILE_HEADER, FORMAT_VERSION, MAX_RECORD_BYTES, MIN_RECORD_LENGTH, CaptureRecord,
+    RangeStart, ReadResult, decode_range, decode_segment, encode_file_header, encode_record,
+    range_start, record_offsets)
 from kafka_net.capture.pcap import Resume, read_capture
 from tests.capture.packets import (
     ethernet, ip_packet, pcap_file, pcapng_block, pcapng_epb, pcapng_idb, pcapng_shb)
@@ -240,6 +241,27 @@ def test_kncap_planned_ranges_read_as_the_whole_segment(data):
         _same_segment(raw, ranges)
     else:
         assert ranges == [Range(0, len(raw))] or ranges[0].end == len(raw)
+
+
+@pytest.mark.skipif(not capture_split.COMPILED,
+                    reason="KAFKA_NET_READABLE=1: the reference alone runs")
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_compiled_kncap_walk_cuts_where_record_offsets_leads(data):
+    """_kncap_scan.record_cuts against the Python walk of format.record_offsets,
+    on damaged segments and splits from one byte to the whole file, boundaries
+    on the split included."""
+    from kafka_net.capture import _kncap_scan
+    raw = _damaged_segment(data.draw, data.draw(st.integers(1, 60)))
+    boundaries = list(record_offsets(raw))
+    split = data.draw(st.integers(1, len(raw)) | st.sampled_from(boundaries or [1]))
+    bounds, next_cut = [], split
+    for pos in boundaries:
+        if pos >= next_cut:
+            bounds.append(pos)
+            next_cut = pos + split
+    assert _kncap_scan.record_cuts(raw, FILE_HEADER.size, MIN_RECORD_LENGTH,
+                                   MAX_RECORD_BYTES, split) == bounds
 
 
 def test_kncap_is_cut_near_every_split_and_each_record_read_once():
