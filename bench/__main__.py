@@ -49,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--spark-scale", type=float, default=1.0,
                         help="spark group, real capture: workload scale (1.0: about "
                              "1,000,000 frames)")
+    parser.add_argument("--spark-rounds", type=int, default=3,
+                        help="spark group: times every row runs, a round of all rows at a "
+                             "time (the table shows each row's median run)")
     parser.add_argument("--starts", type=int, default=10,
                         help="startup group: starts of each server")
     parser.add_argument("--startup-base", metavar="REV",

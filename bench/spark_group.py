@@ -2,7 +2,11 @@
 (``bench/spark_bench.py`` in a subprocess per run, under a timeout): session start and
 job (``conformance.run`` plus the report files) timed apart; frames/s = frames / job
 time; CPU seconds of the whole process tree (driver, JVM, Python workers) per frame
-beside it, and the JVM's share.
+beside it, and the JVM's share.  Every row runs ``--spark-rounds`` times (3), a
+round of all rows at a time: on a shared machine one run of a row can be a fifth
+off the next, so the table shows each row's median run (by job time) and every
+round's frames/s, and each ratio of the issue's targets is taken within each
+round (rows side by side) and given as the median of the rounds, with their range.
 
 The conversation (default, ``--spark-capture real``): real clients against
 ``kafka-net serve``, recorded by its capture (.kncap) and by tcpdump (one pcap) at once
@@ -51,6 +55,7 @@ RUNS = (
 SAME_TOTALS = ("frames", "connections", "requests", "pairs", "violations",
                "in_flight_at_end", "acks0_requests", "unverifiable_connections")
 SMALL_RUNS = 3
+ROUNDS = 3
 
 
 def run(args, context: dict, tmp: Path, problems: list[str]) -> str:
@@ -63,14 +68,24 @@ def run(args, context: dict, tmp: Path, problems: list[str]) -> str:
         manifest = real_capture(getattr(args, "spark_scale", 1.0))
         frames = manifest["kncap_frames"]
         context["capture"] = manifest
-    results = []
-    for label, kind, master in RUNS:
-        results.append(one_run(tmp, kind, master, source, frames, problems))
-        results[-1]["label"] = label
-    same_report(results, problems)
+    rounds = []
+    for number in range(max(1, getattr(args, "spark_rounds", ROUNDS))):
+        rounds.append([])
+        for label, kind, master in RUNS:
+            rounds[-1].append(one_run(tmp, kind, master, source, frames, problems,
+                                      number))
+            rounds[-1][-1]["label"] = label
+    same_report([r for runs in rounds for r in runs], problems)
     small = small_runs(tmp, problems)
     context["load_end"] = os.getloadavg()[0]
-    return render(results, context, frames, small)
+    return render(rounds, context, frames, small)
+
+
+def median_run(runs: list[dict]) -> dict:
+    """The run whose job time is the median of a row's finished runs (the lower
+    middle one of an even number); the first run if none finished."""
+    done = sorted((r for r in runs if "job_s" in r), key=lambda r: r["job_s"])
+    return done[(len(done) - 1) // 2] if done else runs[0]
 
 
 def small_runs(tmp: Path, problems: list[str]) -> list[dict]:
@@ -129,17 +144,17 @@ def same_report(results: list[dict], problems: list[str]) -> None:
 
 
 def one_run(tmp: Path, kind: str, master: str, source: list[str], frames: int,
-            problems: list[str]) -> dict:
+            problems: list[str], number: int = 0) -> dict:
     tag = master.replace(" ", "-").strip("local[]")
-    out_json = tmp / f"spark-{kind}-{tag}-{frames}.json"
+    out_json = tmp / f"spark-{kind}-{tag}-{frames}-{number}.json"
     where = (["--standalone", master.split()[1]] if master.startswith("standalone")
              else ["--in-process"] if master == "in-process"
              else ["--tshark"] if master == "tshark" else ["--master", master])
     argv = [sys.executable, "-m", "bench.spark_bench", *source,
             "--input", kind, *where, "--json-out", str(out_json)]
-    if master != "local[2]" or kind != "kncap":
-        argv += ["--profile-frames", "0"]   # the profile once, on the first row
-    print("spark: " + " ".join(argv[1:]), flush=True)
+    if master != "local[2]" or kind != "kncap" or number:
+        argv += ["--profile-frames", "0"]   # the profile once, in the first round
+    print(f"spark (round {number + 1}): " + " ".join(argv[1:]), flush=True)
     load = os.getloadavg()[0]
     t0 = time.monotonic()
     try:
@@ -199,74 +214,107 @@ def _describe_capture(context: dict, results: list[dict], frames: int) -> list[s
             f"(key {m['key']}); messages sent or read per client process: {clients}."]
 
 
-def _ratios(results: list[dict]) -> list[str]:
-    """The issue's targets, as ratios of rows of this run."""
-    by = {(r["input"], r["master"]): r for r in results if "job_s" in r}
-    out = []
+# The issue's targets as ratios of two rows of one round: (key, how it reads).
+RATIOS = (
+    ("tshark", "in one process {} tshark's CPU per frame"),
+    ("rate2", "`local[2]` {} the in-process rate"),
+    ("cpu1", "`local[1]` CPU {} the in-process CPU"),
+    ("scale", "`local[1]` -> `local[2]` {}"),
+    ("cluster", "standalone 2 workers {} `local[1]`"),
+)
+
+
+def _round_ratios(runs: list[dict]) -> dict:
+    """{(input, ratio key): value} for the rows of one round."""
+    by = {(r["input"], r["master"]): r for r in runs if "job_s" in r}
     tshark = by.get(("pcap", "tshark"))
+    found = {}
     for kind in ("pcap", "kncap"):
         here, one, two = (by.get((kind, m)) for m in ("in-process", "local[1]", "local[2]"))
         cluster = next((r for (i, m), r in by.items()
                         if i == kind and m.startswith("standalone")), None)
-        said = []
-        if here and tshark:
-            ratio = here["cpu_us_per_frame"] / tshark["cpu_us_per_frame"]
-            said.append(f"in one process {ratio:.2f}x tshark's CPU per frame")
-        if here and two:
-            said.append(f"`local[2]` {two['frames_per_s'] / here['frames_per_s']:.2f}x the "
-                        "in-process rate")
-        if here and one:
-            said.append(f"`local[1]` CPU {one['job_cpu_s'] / here['job_cpu_s']:.2f}x the "
-                        "in-process CPU")
-        if one and two:
-            ratio = two["frames_per_s"] / one["frames_per_s"]
-            said.append(f"`local[1]` -> `local[2]` {ratio:.2f}x")
-        if cluster and one:
-            ratio = cluster["frames_per_s"] / one["frames_per_s"]
-            said.append(f"standalone 2 workers {ratio:.2f}x `local[1]` (executors launched "
-                        f"{cluster.get('executors_launched')}, failures "
-                        f"{len(cluster.get('executor_failures', []))}, cluster start "
-                        f"{cluster.get('cluster_start_s', 0):.1f} s)")
+        pairs = {"tshark": (here, tshark, "cpu_us_per_frame"),
+                 "rate2": (two, here, "frames_per_s"), "cpu1": (one, here, "job_cpu_s"),
+                 "scale": (two, one, "frames_per_s"), "cluster": (cluster, one, "frames_per_s")}
+        for key, (top, bottom, field) in pairs.items():
+            if top and bottom and bottom[field]:
+                found[(kind, key)] = top[field] / bottom[field]
+    return found
+
+
+def _spread(values: list[float]) -> str:
+    """The median of the rounds' values, and their range where there are several."""
+    ordered = sorted(values)
+    middle = ordered[(len(ordered) - 1) // 2]
+    if len(ordered) == 1:
+        return f"{middle:.2f}x"
+    return f"{middle:.2f}x (rounds {ordered[0]:.2f}-{ordered[-1]:.2f}x)"
+
+
+def _ratios(rounds: list[list[dict]]) -> list[str]:
+    """The issue's targets, each taken within each round (rows side by side): the
+    median of the rounds and their range; the clusters' executors, every round."""
+    found = [_round_ratios(runs) for runs in rounds]
+    out = []
+    for kind in ("pcap", "kncap"):
+        said = [how.format(_spread(values)) for key, how in RATIOS
+                if (values := [f[(kind, key)] for f in found if (kind, key) in f])]
+        clusters = [r for runs in rounds for r in runs
+                    if r["input"] == kind and r["master"].startswith("standalone")
+                    and "job_s" in r]
+        if clusters:
+            said.append("standalone executors launched "
+                        + ", ".join(str(c.get("executors_launched")) for c in clusters)
+                        + f" in its {len(clusters)} runs, failures "
+                        f"{sum(len(c.get('executor_failures', [])) for c in clusters)}, "
+                        "cluster start " + ", ".join(f"{c.get('cluster_start_s', 0):.1f}"
+                                                     for c in clusters) + " s")
         if said:
             out += [f"{kind}: " + "; ".join(said) + ".", ""]
     return out
 
 
-def render(results: list[dict], context: dict, frames: int, small: list[dict]) -> str:
-    version = next((r["spark_version"] for r in results
+def render(rounds: list[list[dict]], context: dict, frames: int, small: list[dict]) -> str:
+    runs_all = [r for runs in rounds for r in runs]
+    version = next((r["spark_version"] for r in runs_all
                     if r.get("spark_version") not in (None, "none")), "?")
     lines = [f"## Conformance job on a {frames:,}-frame capture: one process, Spark local "
              "mode, a loopback standalone cluster, and tshark on the same pcap", ""]
     extra = [f"- Job: `python -m bench.spark_bench --capture real --input KIND "
              f"(--in-process | --master M | --standalone 2 | --tshark)` in a subprocess per "
-             f"row, in this order; Spark {version}; driver and executors on this machine "
-             "(load average at each row's start in the table)."]
-    lines += context_lines(context, extra + _describe_capture(context, results, frames))
+             f"run, the rows in this order, {len(rounds)} rounds of all of them; Spark "
+             f"{version}; driver and executors on this machine.  Each row: its median run "
+             "by job time (its load average at the start), and every round's frames/s."]
+    lines += context_lines(context, extra + _describe_capture(context, runs_all, frames))
     rows = []
-    for r in results:
+    for row_runs in zip(*rounds):
+        r = median_run(list(row_runs))
+        each = ", ".join(rate(x["frames_per_s"]) if "job_s" in x else "-" for x in row_runs)
         if "job_s" not in r:
             rows.append([r["label"], r.get("master", "?"), num(r.get("load", float("nan")), 1),
-                         "-", "-", "-", "-", "-", "-",
+                         "-", "-", "-", each, "-", "-", "-",
                          "**did not finish: " + "; ".join(r.get("problems", [])) + "**"])
             continue
         t = r["report_totals"]
+        bad = [p for x in row_runs if not x.get("ok") for p in x.get("problems", ["not ok"])]
         rows.append([r["label"], f"`{r['master']}`", num(r.get("load", float("nan")), 1),
                      f"{t['frames']:,}", num(r["job_s"], 1), f"**{rate(r['frames_per_s'])}**",
-                     num(r.get("cpu_us_per_frame", float("nan")), 1), _split(r),
+                     each, num(r.get("cpu_us_per_frame", float("nan")), 1), _split(r),
                      _jvm_share(r),
                      ("same totals" if r["master"] != "tshark" else "not checked")
-                     if r.get("ok") else "**" + "; ".join(r["problems"]) + "**"])
+                     if not bad else "**" + "; ".join(bad) + "**"])
     lines += table(["input", "run", "load", "frames", "job s (wall)", "frames/s",
-                    "CPU µs/frame (all processes)", "CPU s: JVM / Python workers / driver",
-                    "JVM share", "report"], rows, right={2, 3, 4, 5, 6, 7, 8})
-    lines += _ratios(results)
+                    "frames/s, each round", "CPU µs/frame (all processes)",
+                    "CPU s: JVM / Python workers / driver", "JVM share", "report"], rows,
+                   right={2, 3, 4, 5, 6, 7, 8, 9})
+    lines += _ratios(rounds)
     if small:
         lines += [f"Small input, the CLI end to end ({small[0]['frames']} frames, a fresh "
                   "process; read, checked and summarised in it, no JVM): " + "; ".join(
                       f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s at load "
                       f"{r['load']:.1f}" + ("" if r["ok"] else " (FAILED)") for r in small)
                   + ".", ""]
-    prof = next((r["profile"] for r in results if r.get("profile")), None)
+    prof = next((r["profile"] for r in runs_all if r.get("profile")), None)
     if prof:
         lines += ["Row functions alone, one process, "
                   f"{prof['frames_checked']:,} frames of the kncap input: file_units "
