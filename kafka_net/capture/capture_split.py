@@ -50,9 +50,8 @@ from dataclasses import dataclass
 
 from kafka_net.capture.format import (
     FILE_HEADER, MAX_RECORD_BYTES, MIN_RECORD_LENGTH, RangeStart, range_start, record_offsets)
-from kafka_net.capture.pcap import (
-    CaptureRead, Cuts, Resume, _pcap_header, sniff_format, walk_records)
-from kafka_net.capture.reader import KNCAP, sniff
+from kafka_net.capture.pcap import CaptureRead, Cuts, Resume, _pcap_header, walk_records
+from kafka_net.capture.reader import KNCAP, PCAP, sniff
 from kafka_net.protocol import readable
 
 COMPILED = not readable.READABLE    # read once (kafka_net/protocol/readable.py)
@@ -92,10 +91,12 @@ def plan_ranges(data, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Range]:
     size = len(data)
     if size <= split_bytes:
         return [Range(0, size)]
-    if sniff(data) == KNCAP:
+    kind = sniff(data)
+    if kind == KNCAP:
         return _kncap_ranges(data, split_bytes)
-    at = _pcap_cuts(data, split_bytes) if COMPILED else None
-    if at is None:
+    if COMPILED and kind == PCAP:
+        at = _pcap_cuts(data, split_bytes)
+    else:
         cuts = Cuts(split_bytes)
         walk_records(data, _Skip(), CaptureRead(None), cuts=cuts)
         at = cuts.at
@@ -105,12 +106,9 @@ def plan_ranges(data, split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Range]:
             if bounds[i + 1] > bounds[i]]
 
 
-def _pcap_cuts(data, split_bytes: int) -> list[tuple[int, Resume]] | None:
-    """:class:`Cuts`' list for a classic pcap file, by the compiled walk; None for
-    any other file (the Python walk cuts it)."""
-    if sniff_format(data) != "pcap":
-        return None
-    state = Resume("pcap")
+def _pcap_cuts(data, split_bytes: int) -> list[tuple[int, Resume]]:
+    """:class:`Cuts`' list for a classic pcap file, by the compiled walk."""
+    state = Resume(PCAP)
     if not _pcap_header(data, state, CaptureRead(None)):
         return []
     found = []
