@@ -146,6 +146,26 @@ def test_kload_targets_are_medians_of_per_round_ratios():
     assert "CPU µs per request" in text and "100 / 2.0" in text
 
 
+def _spark_run(kind: str, master: str, job_s: float, cpu_s: float) -> dict:
+    return {"input": kind, "master": master, "label": kind, "ok": True, "load": 1.0,
+            "job_s": job_s, "frames_per_s": 1000 / job_s, "job_cpu_s": cpu_s,
+            "cpu_us_per_frame": cpu_s * 1000, "report_totals": {"frames": 1000},
+            "job_cpu_by_kind_s": {"jvm": 0.0, "python_workers": 0.0, "driver": cpu_s}}
+
+
+def test_spark_targets_are_medians_of_ratios_taken_within_each_round():
+    from bench import spark_group
+    rounds = [[_spark_run("pcap", "tshark", 1.0, 1.0),
+               _spark_run("kncap", "in-process", job, cpu)]
+              for job, cpu in ((2.0, 0.5), (1.0, 2.0), (4.0, 0.75))]
+    ratios = [spark_group._round_ratios(runs)[("kncap", "tshark")] for runs in rounds]
+    assert ratios == [0.5, 2.0, 0.75]
+    text = "\n".join(spark_group._ratios(rounds))
+    assert "in one process 0.75x (rounds 0.50-2.00x) tshark's CPU per frame" in text
+    row_runs = [runs[1] for runs in rounds]
+    assert spark_group.median_run(row_runs) is rounds[0][1]        # job 2.0 of 1, 2, 4
+
+
 def test_compare_checkouts_runs_each_checkout_from_its_own_directory_and_sums_up():
     from bench.compare_checkouts import kafka_net_from, summary
     server = kafka_net_from("base 1+1", Path("/some/checkout"), ("num.io.threads=1",))
