@@ -452,14 +452,16 @@ def _ranks(values) -> np.ndarray:
 def _taken(table, order, encode: tuple[str, ...] = ()):
     """``table.take(order)``, a column at a time, each made one chunk first; the
     ``encode`` columns (a few distinct strings, repeated on every row: the file's
-    path) dictionary-encoded first, so that the take moves indices, not strings
-    (they read back as the same Python strings)."""
+    path) dictionary-encoded before that, so that neither the join nor the take
+    moves the strings, only indices (they read back as the same Python strings)."""
     import pyarrow as pa
     columns = []
     for name, column in zip(table.column_names, table.columns):
+        if name in encode:       # before the chunks are joined: joining the strings
+            # themselves copied every row's path (0.19 of 0.21 s for the 920k-frame
+            # capture, whose .kncap reads give 118 chunks)
+            column = column.dictionary_encode().unify_dictionaries()
         column = column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)
-        if name in encode:
-            column = column.dictionary_encode()
         columns.append(column.take(order))
     return pa.Table.from_arrays(columns, names=table.column_names)
 
