@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -244,11 +245,10 @@ def _round_ratios(runs: list[dict]) -> dict:
 
 def _spread(values: list[float]) -> str:
     """The median of the rounds' values, and their range where there are several."""
-    ordered = sorted(values)
-    middle = ordered[(len(ordered) - 1) // 2]
-    if len(ordered) == 1:
+    middle = statistics.median_low(values)
+    if len(values) == 1:
         return f"{middle:.2f}x"
-    return f"{middle:.2f}x (rounds {ordered[0]:.2f}-{ordered[-1]:.2f}x)"
+    return f"{middle:.2f}x (rounds {min(values):.2f}-{max(values):.2f}x)"
 
 
 def _ratios(rounds: list[list[dict]]) -> list[str]:

@@ -19,7 +19,7 @@ the one that speaks its JVM's protocol.
 
 Nothing else changes: the daemon is ``pyspark.daemon.manager`` itself, and
 it imports nothing that starts a thread before it forks (its own rule).
-``session.settings`` names this module as ``spark.python.daemon.module`` only
+``session.get_spark`` names this module as ``spark.python.daemon.module`` only
 for executors on this machine, whose Python has kafka-net installed; a remote
 executor's Python may have only PySpark.
 """
