@@ -24,9 +24,6 @@ Stages:
   connection's frames -> one :data:`CHECKED_SCHEMA` row, whose array columns
   (pairs, violations, requests, states) Spark SQL explodes into tables.
 
-:func:`units_in_process` and :func:`checked_in_process` run the same
-functions in the driver's process, for small inputs.
-
 Three fast paths sit beside the readable ones and fall back to them for
 anything unusual (``KAFKA_NET_READABLE=1`` turns them off): a clean .kncap
 segment is read into columns by :mod:`.kncap_arrow` instead of
@@ -154,11 +151,10 @@ def range_units(batches):
                     yield part
 
 
-def _range_parts(row: dict, schema, pcap=transforms.file_units):
+def _range_parts(row: dict, schema):
     """One range row -> record batches (problems; kafka-net frames, as columns) and,
-    for pcap files, the list ``pcap(path, data, resume, start, split)`` makes of
-    it (transforms.file_units' units: packets, problems, range counts), for the
-    caller to ship or to group by flow itself."""
+    for pcap files, the list transforms.file_units makes of it (units: packets,
+    problems, range counts)."""
     path = transforms.local_path(row["path"])
     try:
         data = read_range(row["path"], row["start"], row["end"])
@@ -170,7 +166,7 @@ def _range_parts(row: dict, schema, pcap=transforms.file_units):
         # kafka-net's own captures straight to columns (most of a big input)
         yield from _kncap_batches(path, data, schema, resume, row["start"])
         return
-    yield pcap(path, data, resume, row["start"], row["split"])
+    yield transforms.file_units(path, data, resume, row["start"], row["split"])
 
 
 def read_range(path: str, start: int, end: int) -> bytes:
@@ -297,91 +293,7 @@ def _reference(table) -> dict:
     return transforms.check_connection(rows[0]["connection"], rows)
 
 
-# -- the same stages in this process, for small inputs ----------------------------------------
-
-def units_in_process(ranges: list[tuple], broker_ports: set[int] | None):
-    """The first two stages (:func:`range_units`, then :func:`flow_frames` per
-    flow) run here, on the driver, over range rows (:data:`RANGE_INPUT_SCHEMA`
-    tuples): the found units (frames, problems, range counts) as one table.
-    For small inputs, where starting Python workers and shuffling cost more
-    than the work: the functions are the executors' own.
-
-    A pcap's packets are indexed by flow as the Spark index stage does
-    (``task_reads.range_index``), and each flow's frames made by the flow tasks'
-    own ``task_reads.flow_frames`` (its payloads read from the file), in the order
-    of the ``flow`` column, as Spark's grouping would list them."""
-    import pyarrow as pa
-    from kafka_net.spark_jobs import task_reads
-    schema = _arrow(UNIT_SCHEMA)
-    names = RANGE_INPUT_SCHEMA.fieldNames()
-    found: list = []
-    flows: dict[str, list] = {}
-    for values in ranges:
-        row = dict(zip(names, values))
-        for part in _range_parts(row, schema, task_reads.range_index):
-            if not isinstance(part, list):
-                found.append(part)
-                continue
-            notes = [r for r in part if r["kind"] != task_reads.INDEX]
-            if notes:
-                found.append(pa.RecordBatch.from_pylist(notes, schema=schema))
-            for r in part:
-                if r["kind"] == task_reads.INDEX:
-                    flows.setdefault(r["flow"], []).append(r)
-    tables: list = []
-    problems: list[dict] = []
-    with task_reads.PayloadReader() as files:
-        for flow in sorted(flows):
-            table, found_problems = task_reads.flow_frames(flows.pop(flow), files, broker_ports)
-            problems += [_unit_row((PROBLEM, p)) for p in found_problems]
-            if table is not None:
-                tables.append(table)
-    if problems:
-        found.append(pa.RecordBatch.from_pylist(problems, schema=schema))
-    if tables:
-        found += _frame_batches(pa.concat_tables(tables), schema)
-    return pa.Table.from_batches(found, schema=schema)
-
-
-def _frame_batches(table, schema):
-    """A FRAME_SCHEMA table's rows as unit record batches (kind "frame")."""
-    import pyarrow as pa
-    n = table.num_rows
-    arrays = [pa.repeat(pa.scalar(FRAME), n) if f.name == "kind" else table[f.name]
-              if f.name in FRAME_COLUMNS else pa.nulls(n, f.type) for f in schema]
-    return pa.Table.from_arrays(arrays, schema=schema).to_batches()
-
-
-def rows_where(table, mask):
-    """``table.filter(mask)``, without copying where it need not: the table itself
-    (or none of it) when the mask keeps every row (or none), and slices of it
-    when the rows kept lie in a few runs (the frames of a pcap between its few
-    markers).  A filter copies every column, the frame bytes too."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    if pc.all(mask).as_py():
-        return table
-    if not pc.any(mask).as_py():
-        return table.slice(0, 0)
-    keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)   # an array or chunked
-    edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
-    if len(edges) // 2 > _SLICED_RUNS:
-        return table.filter(mask)
-    return pa.concat_tables([table.slice(start, end - start)
-                             for start, end in zip(edges[::2].tolist(), edges[1::2].tolist())])
-
-
-# rows_where's slices: at most this many runs of kept rows (a filter beyond).
-_SLICED_RUNS = 1024
-
-
-def checked_in_process(frames):
-    """:func:`check_connection` per connection of a frames table, here: the
-    checked table (:data:`CHECKED_SCHEMA`)."""
-    results = [connection_result(group, payloads)
-               for group, payloads in groups_with_frames(frames, "connection")]
-    return check_columns.checked_table(results, _arrow(CHECKED_SCHEMA))
-
+# -- a table's rows by connection ------------------------------------------------------------
 
 def groups(table, key: str):
     """A table's rows grouped by one column's value, each group a table, in the

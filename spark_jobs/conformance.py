@@ -35,8 +35,8 @@ through Spark (:mod:`kafka_net.spark_jobs.arrow_stages`): Spark's readers,
 frames grouped by connection (``groupBy("connection").applyInArrow``), the
 pairs and violations tables exploded by Spark SQL, and each batch of checked
 rows' share of the aggregates computed by the executors and added up here.
-Captures up to ``--in-process-below-mb`` go through the same functions in
-this process: no SparkSession, no JVM.  Every path computes the report's
+Captures up to ``--in-process-below-mb`` go to the same tasks, run one after
+another in this process (``rdd_tasks.run_here``): no SparkSession, no JVM.  Every path computes the report's
 aggregates with :mod:`kafka_net.spark_jobs.summary_arrow`'s two functions
 (a share, the sum of shares).  All the
 per-file, per-flow and per-connection logic lives in
@@ -73,6 +73,7 @@ import os
 import shutil
 import sys
 import time
+from functools import partial
 
 if __package__ in (None, ""):
     # Run as a script by spark-submit: the checkout's kafka_net first on the path.
@@ -229,13 +230,7 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     is not used and may be None."""
     os.makedirs(out, exist_ok=True)
     if is_small_input(inputs, frames_from, small_input_bytes):
-        from kafka_net.spark_jobs import summary_arrow
-        from kafka_net.spark_jobs.gc_policy import fewer_collections
-        with fewer_collections():     # as the executors' tasks do
-            problems, checked = _parse_and_check_here(inputs, out, broker_ports)
-            for name in ("pairs", "violations"):
-                _write_here(checked, name, os.path.join(out, f"{name}.parquet"))
-            summary = summary_arrow.summarise(checked)
+        summary, problems = _check_in_tasks(None, inputs, out, broker_ports, split_bytes)
     else:
         summary, problems = _run_on_spark(spark, inputs, out, broker_ports, split_bytes,
                                           frames_from)
@@ -272,34 +267,38 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     (:mod:`kafka_net.spark_jobs.task_reads`): no frame byte crosses the JVM.
     Spark schedules the tasks and shuffles a pcap's packet index by flow; the
     tasks write the frames and pairs tables, and return a row per connection
-    (its summary, findings and share of the aggregates), added up here."""
+    (its summary, findings and share of the aggregates), added up here.
+    ``spark`` None: the same tasks, one slot's worth, one after another in this
+    process (``rdd_tasks.run_here``), each file one range."""
     tasks = _task_reads()
     readable, problems = _readable(inputs)
-    split = split_bytes or _split_bytes(spark, readable)
+    if spark is None:
+        split, slots = split_bytes or 1 << 62, 1
+    else:
+        split = split_bytes or _split_bytes(spark, readable)
+        slots = max(1, spark.sparkContext.defaultParallelism)
     kncap, other = _by_kind(plan_inputs(readable, split))
     for table in tasks.TASK_TABLES:
         directory = os.path.join(out, table)
         if os.path.isdir(directory):
             shutil.rmtree(directory)
         os.makedirs(directory)
-    sc = spark.sparkContext
-    slots = max(1, sc.defaultParallelism)
     _stage("checking connections")
-    # What comes back is small (a row per connection, the notes): added up
-    # here, as summary_arrow adds up a small input's rows.
+    # What comes back is small (a row per connection, the notes): added up here.
     import pyarrow as pa
     import pyarrow.compute as pc
     from kafka_net.spark_jobs import rdd_tasks, summary_arrow
+    run = rdd_tasks.run_here if spark is None else partial(rdd_tasks.run, spark.sparkContext)
     schema = _stages()._arrow(tasks.OUT_SCHEMA)
     found = []
     if kncap:
         pieces = _kncap_tasks(kncap, slots)
-        found += rdd_tasks.run(sc, tasks.kncap_checks(out, pieces), len(pieces), schema)
+        found += run(tasks.kncap_checks(out, pieces), len(pieces), schema)
     if other:
         chunks = _chunks(other, _tasks(other, split, slots))
-        found += rdd_tasks.run(sc, tasks.packet_index(chunks), len(chunks), schema,
-                               then=tasks.flow_checks(broker_ports, out), by="flow",
-                               partitions=4 * slots)
+        found += run(tasks.packet_index(chunks), len(chunks), schema,
+                     then=tasks.flow_checks(broker_ports, out), by="flow",
+                     partitions=4 * slots)
     table = pa.concat_tables(found) if found else schema.empty_table()
     is_checked = pc.equal(table["kind"], tasks.CHECKED)
     notes = tasks.once_per_range(table.filter(pc.invert(is_checked))
@@ -446,11 +445,11 @@ def _task_reads():
     return task_reads
 
 
-# Inputs up to this size (all local files) are read and checked in the driver's
-# Python, with the executors' own functions (arrow_stages.units_in_process), and
-# the tables and the report's aggregates are made there too (pyarrow and
-# summary_arrow): no JVM, no Python workers, no shuffle.  About 16,000 frames;
-# under 1,000 is the common CI case.
+# Inputs up to this size (all local files) are checked in this process by the
+# tasks' own functions, one after another (rdd_tasks.run_here): no JVM, no
+# Python workers, no shuffle.  About 16,000 frames; under 1,000 is the common CI
+# case.  Above it a session starts, for the cores; bench/RESULTS.md (spark
+# section) has what each costs on a large capture.
 SMALL_INPUT_BYTES = 4 << 20
 
 
@@ -496,37 +495,6 @@ def _capture_bytes(path: str, budget: int) -> int:
                     return size
                 end = offset + 4 + int.from_bytes(mm[offset:offset + 4], "big")
             return end
-
-
-def _parse_and_check_here(inputs: list[str], out: str, broker_ports):
-    """The small-input path: see :data:`SMALL_INPUT_BYTES`."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    from kafka_net.spark_jobs.schemas import FRAME_DICTIONARY_COLUMNS
-    stages = _stages()
-    readable, problems = _readable(inputs)
-    found = stages.units_in_process([(p, 0, -1, None, False) for p in readable], broker_ports)
-    frames = stages.rows_where(found, pc.equal(found["kind"], stages.FRAME)).select(
-        stages.FRAME_COLUMNS)
-    is_frame = pc.is_null(frames["marker"])
-    for table, rows in ((FRAMES_TABLE, stages.rows_where(frames, is_frame)),
-                        (MARKERS_TABLE, stages.rows_where(frames, pc.invert(is_frame)))):
-        directory = os.path.join(out, table)
-        if os.path.isdir(directory):
-            shutil.rmtree(directory)
-        os.makedirs(directory)
-        pq.write_table(rows, os.path.join(directory, "part-00000.parquet"),
-                       use_dictionary=FRAME_DICTIONARY_COLUMNS)
-    notes = stages.rows_where(found, pc.is_in(found["kind"], value_set=pa_array(
-        [stages.PROBLEM, stages.RANGE])))
-    problems = _write_problems(out, inputs, problems, notes.to_pylist())
-    _stage("checking connections")
-    return problems, stages.checked_in_process(frames)
-
-
-def pa_array(values):
-    import pyarrow as pa
-    return pa.array(values)
 
 
 # The frames dataset: frames.parquet, one row per Kafka frame (what users read),

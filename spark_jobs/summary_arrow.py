@@ -2,12 +2,11 @@
 gives its *share* (:func:`partials`: counts per key, the latencies), and the
 shares are added up (:func:`merged`) into the summary that report.py renders.
 
-Every path uses these two functions.  A small input (no Spark) makes one
-share of all its checked rows (:func:`summarise`); a Spark task makes one per
-connection it checked (``task_reads._checked_fields``), and a Spark job checking
-a frames dataset (URI inputs, ``--frames-from``) one per batch of checked
-rows (``task_reads.shares``); the driver adds those up
-(:func:`summarise_partials`).  Each aggregate keeps Spark SQL's meaning, as
+Every path uses these two functions.  A task makes one share per
+connection it checked (``task_reads._checked_fields``), on Spark or run in this
+process for a small input, and a Spark job checking a frames dataset (URI
+inputs, ``--frames-from``) one per batch of checked rows
+(``task_reads.shares``); the driver adds those up (:func:`summarise_partials`).  Each aggregate keeps Spark SQL's meaning, as
 the job computed them there before: null keys (a null joins nothing),
 ``percentile``'s interpolation, ``log10`` and ``floor`` on doubles, the sort
 order with nulls first.  tests/spark/test_summary_arrow.py holds the paths'
@@ -43,27 +42,17 @@ SHARES = ("request_counts", "error_counts", "latencies", "histogram", "timeline"
 _nulls_first = summary_rows.nulls_first
 
 
-def summarise(checked) -> dict:
-    """The checked rows (``arrow_stages.CHECKED_SCHEMA``: each connection's
-    pairs and requests) -> the summary dict, their aggregates as one share."""
-    pairs = flattened(checked, "pairs", PAIR_FIELDS)
-    requests = flattened(checked, "requests", REQUEST_FIELDS)
-    share = _share(pairs, requests) if _columnwise(pairs, requests) else \
-        summary_rows.partials(_lists(pairs), _lists(requests))
-    return merged(checked, [share])
-
-
 def summarise_partials(checked) -> dict:
-    """The checked rows of the Spark job (``task_reads.CHECKED_FIELDS``: shares
-    in place of the pairs and requests) -> the same summary dict, the shares
-    added up here."""
+    """The checked rows the tasks return (``task_reads.CHECKED_FIELDS``: shares
+    in place of the pairs and requests) -> the summary dict, the shares added
+    up here."""
     return merged(checked, [{name: exploded(checked, name) for name in SHARES}])
 
 
 def merged(checked, shares: list[dict]) -> dict:
     """The summary of checked rows (their connection summaries and findings)
     whose aggregates are the sum of ``shares`` (each as :func:`partials` gives it,
-    or :func:`summarise`'s own, its latencies as Arrow arrays)."""
+    its latencies as lists or Arrow arrays)."""
     connections = [json.loads(s) for s in checked["summary"].to_pylist()]
     violations = exploded(checked, "violations")
 

@@ -27,7 +27,9 @@ frames dataset (``frames.parquet``, ``markers.parquet``) with pyarrow:
 
 Both return the problems met and each split file's range counts as rows of
 the same table.  The per-file, per-flow and per-connection functions are
-:mod:`kafka_net.spark_jobs.transforms`' own, as in every other path.
+:mod:`kafka_net.spark_jobs.transforms`' own, as in every other path.  A small
+input runs these same tasks in the driver's process, one after another, with
+no Spark (``rdd_tasks.run_here``).
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ def kncap_checks(out: str, tasks: list[list[tuple]]):
     connections in ``part`` of ``parts`` (kncap_arrow.part_of; all of them when
     ``parts`` is 1) -> :data:`OUT_SCHEMA` batches."""
     def apply(batches):
-        with fewer_collections():    # as the pcap tasks and the in-process run
+        with fewer_collections():    # as the pcap tasks
             yield from _kncap_checks(batches, out, tasks)
     return apply
 
@@ -152,8 +154,7 @@ def _kncap_checks(batches, out: str, tasks: list[list[tuple]]):
 def _kncap_connections(parts: list):
     """A task's frames tables -> (connection, its frames table without the frame
     bytes, those bytes as a list), in order of the connection ids (a connection's
-    records may lie in several segments): ``arrow_stages.groups_with_frames``, as
-    the in-process run groups them."""
+    records may lie in several segments): ``arrow_stages.groups_with_frames``."""
     import pyarrow as pa
     from kafka_net.spark_jobs import arrow_stages
     if parts:
@@ -175,8 +176,7 @@ def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
     in order of the ids -> OUT_SCHEMA
     batches, the notes first; each connection checked by
     arrow_stages.connection_result (column-wise when it is plain, else the
-    reference on its rows), as the in-process run checks it.  The task's table
-    parts complete at the end."""
+    reference on its rows).  The task's table parts complete at the end."""
     import pyarrow as pa
     from kafka_net.spark_jobs import arrow_stages
     schema = _arrow(OUT_SCHEMA)
@@ -602,9 +602,8 @@ class FrameTables:
 
 
 def _partition() -> int:
-    from pyspark import TaskContext
-    context = TaskContext.get()
-    return context.partitionId() if context is not None else 0
+    from kafka_net.spark_jobs import rdd_tasks
+    return rdd_tasks.partition()
 
 
 def kncap_group(path: str) -> str:

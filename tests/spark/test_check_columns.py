@@ -235,7 +235,7 @@ def test_the_job_reports_the_same_with_and_without_the_fast_paths(tmp_path, monk
     write_pcap(caps / "closed.pcap", pcap_of(closed_unanswered()[0], 42003, 4 * 10**18))
     inputs = sorted(caps.iterdir())
     taken = {"connections": 0, "segments": 0}
-    check, read = check_columns.check_in_order, kncap_arrow.frame_table
+    check, read = check_columns.check_in_order, kncap_arrow._clean
 
     def counted(count, function):
         def call(*args):
@@ -244,7 +244,7 @@ def test_the_job_reports_the_same_with_and_without_the_fast_paths(tmp_path, monk
             return result
         return call
     monkeypatch.setattr(check_columns, "check_in_order", counted("connections", check))
-    monkeypatch.setattr(kncap_arrow, "frame_table", counted("segments", read))
+    monkeypatch.setattr(kncap_arrow, "_clean", counted("segments", read))
     fast = run_in_process(inputs, tmp_path / "fast", True, monkeypatch)
     assert taken["connections"] >= 4 and 0 < taken["segments"] < len(segments)
     readable = run_in_process(inputs, tmp_path / "readable", False, monkeypatch)

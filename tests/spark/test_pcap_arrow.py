@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from kafka_net.capture.packet import ACK, RST
-from kafka_net.spark_jobs import arrow_stages, conformance, pcap_arrow, task_reads
+from kafka_net.spark_jobs import conformance, pcap_arrow, task_reads
 from kafka_net.spark_jobs.arrow_stages import read_range
 from tests.capture.packets import ip_packet, link_frame, pcap_file
 from tests.capture.tcp_wire import Wire, conversation, shuffle_within_bursts
@@ -51,11 +51,31 @@ def _both(path, monkeypatch, ranges=None) -> tuple[list, list, int]:
 
     ranges = ranges or [(str(path), 0, -1, None, False)]
     monkeypatch.setattr(pcap_arrow, "flow_table", counting)
-    fast = arrow_stages.units_in_process(ranges, None).to_pylist()
+    fast = found_rows(ranges)
     monkeypatch.setattr(pcap_arrow, "ENABLED", False)
-    reference = arrow_stages.units_in_process(ranges, None).to_pylist()
+    reference = found_rows(ranges)
     monkeypatch.setattr(pcap_arrow, "ENABLED", True)
     return fast, reference, sum(taken)
+
+
+def found_rows(ranges: list[tuple]) -> list[dict]:
+    """What the pcap tasks find in range rows: each range's notes (problems,
+    range counts) from its index (task_reads.range_index), then each flow's
+    problems and frame rows (task_reads.flow_frames), the flows in order."""
+    notes, flows = [], {}
+    for path, start, end, resume, split in ranges:
+        for r in task_reads.range_index(path, read_range(path, start, end),
+                                        resume and json.loads(resume), start, split):
+            if r["kind"] == task_reads.INDEX:
+                flows.setdefault(r["flow"], []).append(r)
+            else:
+                notes.append(r)
+    found = []
+    with task_reads.PayloadReader() as files:
+        for flow in sorted(flows):
+            table, problems = task_reads.flow_frames(flows[flow], files, None)
+            found += problems + (table.to_pylist() if table is not None else [])
+    return notes + found
 
 
 def _assert_same(fast: list, reference: list) -> None:
@@ -167,9 +187,9 @@ def test_readable_runs_never_import_the_compiled_module(tmp_path):
     path = tmp_path / "clean.pcap"
     path.write_bytes(pcap_file(_records(conversation(n=3)[0].packets)))
     script = ("import sys\n"
-              "from kafka_net.spark_jobs import arrow_stages\n"
-              f"t = arrow_stages.units_in_process([({str(path)!r}, 0, -1, None, False)], None)\n"
-              "assert t.num_rows == 7, t.num_rows\n"
+              "from tests.spark.test_pcap_arrow import found_rows\n"
+              f"t = found_rows([({str(path)!r}, 0, -1, None, False)])\n"
+              "assert len(t) == 7, len(t)\n"
               "assert 'kafka_net.capture._flows' not in sys.modules\n")
     env = {**os.environ, "KAFKA_NET_READABLE": "1"}
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
