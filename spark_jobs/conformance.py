@@ -85,7 +85,8 @@ from kafka_net.capture import reader as capture_reader  # noqa: E402
 from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  # noqa: E402
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
-from kafka_net.spark_jobs.session import MissingRuntime, check_runtime, get_spark, ship_code  # noqa: E402
+from kafka_net.spark_jobs.session import (  # noqa: E402
+    MissingRuntime, check_runtime, get_spark, one_blas_thread, ship_code)
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -228,6 +229,7 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     read and checked in this process, with the executors' functions, and
     summarised there too (:mod:`kafka_net.spark_jobs.summary_arrow`): ``spark``
     is not used and may be None."""
+    one_blas_thread()
     os.makedirs(out, exist_ok=True)
     if is_small_input(inputs, frames_from, small_input_bytes):
         summary, problems = _check_in_tasks(None, inputs, out, broker_ports, split_bytes)

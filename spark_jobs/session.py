@@ -150,6 +150,19 @@ def _starts_a_jvm() -> bool:
     return SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
 
 
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and an idle
+# one spins (sched_yield) before it sleeps; the job does no linear algebra.  One
+# thread: 0.3-0.6 CPU s less of a 919,785-frame .kncap run in one process,
+# most of it system time.  A value the user set wins.
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def one_blas_thread() -> None:
+    """:data:`ONE_BLAS_THREAD` for this process (before numpy is imported)."""
+    for name, value in ONE_BLAS_THREAD.items():
+        os.environ.setdefault(name, value)
+
+
 def settings(quiet: bool = True) -> dict[str, str]:
     """The job's Spark settings, for local mode and a cluster alike.
 
@@ -174,6 +187,7 @@ def settings(quiet: bool = True) -> dict[str, str]:
       runs for seconds to a minute.  JVM CPU seconds with and without
       (bench/RESULTS.md, Spark): 800 frames 12 / 21, 200,000 frames 18 / 30,
       1,000,000 frames 45 / 50-52.  Executors of a cluster get the same.
+    * The Python workers get :data:`ONE_BLAS_THREAD` (``spark.executorEnv``).
     """
     env = os.environ.get
     quick_jit = "-XX:TieredStopAtLevel=1"
@@ -188,6 +202,8 @@ def settings(quiet: bool = True) -> dict[str, str]:
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.extraJavaOptions": quick_jit,
         "spark.executor.extraJavaOptions": quick_jit,
+        **{f"spark.executorEnv.{name}": env(name, value)
+           for name, value in ONE_BLAS_THREAD.items()},
     }
 
 

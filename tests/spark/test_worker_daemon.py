@@ -112,3 +112,26 @@ def test_the_shipped_code_goes_with_its_session(tmp_path):
     assert (shipped, removed) == ("True", "False")
     assert second.startswith(str(tmp_path)) and not os.path.exists(second)
     assert not [n for n in os.listdir(tmp_path) if n.startswith("kafka-net-job-")]
+
+
+def test_the_workers_and_the_driver_start_one_blas_thread(spark, monkeypatch):
+    """numpy's OpenBLAS threads spin when idle; the job does no linear algebra.
+    The executors' Python workers get OPENBLAS_NUM_THREADS=1 from the session,
+    a run in this process sets it before numpy loads, and a value the user set
+    stays."""
+    got = spark.sparkContext.parallelize([0], 1).map(
+        lambda _: os.environ.get("OPENBLAS_NUM_THREADS")).collect()
+    assert got == ["1"]
+    assert session.settings()["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert session.settings()["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "3"
+    session.one_blas_thread()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    script = ("import os, sys, tempfile\n"
+              "from kafka_net.spark_jobs import conformance\n"
+              "conformance.run(None, [], tempfile.mkdtemp())\n"
+              "assert os.environ['OPENBLAS_NUM_THREADS'] == '1'\n"
+              "assert 'numpy' in sys.modules\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
