@@ -293,7 +293,30 @@ def _reference(table) -> dict:
     return transforms.check_connection(rows[0]["connection"], rows)
 
 
-# -- a table's rows by connection ------------------------------------------------------------
+# -- a table's rows, picked and grouped -------------------------------------------------------
+
+def rows_where(table, mask):
+    """``table.filter(mask)``, without copying where it need not: the table itself
+    (or none of it) when the mask keeps every row (or none), and slices of it
+    when the rows kept lie in a few runs (the frames of a pcap between its few
+    markers).  A filter copies every column, the frame bytes too."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if pc.all(mask).as_py():
+        return table
+    if not pc.any(mask).as_py():
+        return table.slice(0, 0)
+    keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)   # an array or chunked
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
+    if len(edges) // 2 > _SLICED_RUNS:
+        return table.filter(mask)
+    return pa.concat_tables([table.slice(start, end - start)
+                             for start, end in zip(edges[::2].tolist(), edges[1::2].tolist())])
+
+
+# rows_where's slices: at most this many runs of kept rows (a filter beyond).
+_SLICED_RUNS = 1024
+
 
 def groups(table, key: str):
     """A table's rows grouped by one column's value, each group a table, in the
@@ -320,6 +343,12 @@ def groups(table, key: str):
     if table.num_rows == 0:
         return
     order, bounds = _grouped_order(table.column(key))
+    if (order[1:] > order[:-1]).all():
+        # In order already (a pcap flow's table: most often one connection): slices,
+        # where a take copied the frame bytes (0.29 CPU s of the 919,785-frame pcap).
+        for start, end in zip(bounds, bounds[1:]):
+            yield table.slice(start, end - start)
+        return
     table = pa.Table.from_arrays(
         [column.combine_chunks() if column.num_chunks > 1 else column.chunk(0)
          for column in table.columns], schema=table.schema)

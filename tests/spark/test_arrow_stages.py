@@ -144,6 +144,27 @@ def test_groups_with_frames_are_the_groups_with_their_frames_beside(rows, chunks
         assert group.to_pylist() == whole.drop_columns(["frame"]).to_pylist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), max_size=40), st.integers(1, 3), st.booleans())
+def test_rows_where_is_a_filter(keep, chunks, chunked_mask):
+    """The rows a filter keeps, in order, whether they come back as the table, as
+    slices of it (few runs) or filtered (many: the limit lowered to 2 here)."""
+    n = len(keep)
+    table = pa.table({"n": list(range(n)), "frame": [bytes([i]) for i in range(n)]})
+    if n and chunks > 1:
+        size = -(-n // chunks)
+        table = pa.concat_tables([table.slice(i, size) for i in range(0, n, size)])
+    mask = pa.chunked_array([pa.array(keep, pa.bool_())], pa.bool_()) if chunked_mask \
+        else pa.array(keep, pa.bool_())
+    want = table.filter(mask).to_pylist()
+    assert stages.rows_where(table, mask).to_pylist() == want
+    limit, stages._SLICED_RUNS = stages._SLICED_RUNS, 2
+    try:
+        assert stages.rows_where(table, mask).to_pylist() == want
+    finally:
+        stages._SLICED_RUNS = limit
+
+
 @given(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["b", "a", "ab", "é", ""])),
                           st.integers(-2**63, 2**63 - 1)), max_size=40),
        st.integers(1, 5), st.integers(1, 50))
