@@ -499,8 +499,8 @@ def _checked_fields(connection: str, result: dict, tables: "FrameTables") -> dic
     columns of check_columns (no dict per pair or request)."""
     if result.get("columns"):
         tables.add_pair_columns(result["pairs"])
-        pairs = check_columns.lists(result["pairs"], summary_arrow.PAIR_FIELDS)
-        requests = check_columns.lists(result["requests"], summary_arrow.REQUEST_FIELDS)
+        pairs = check_columns.share_fields(result["pairs"], summary_arrow.PAIR_FIELDS)
+        requests = check_columns.share_fields(result["requests"], summary_arrow.REQUEST_FIELDS)
     else:
         tables.add_pairs(result["pairs"])
         pairs = summary_arrow.columns_of(result["pairs"], summary_arrow.PAIR_FIELDS)
