@@ -36,10 +36,10 @@ frames grouped by connection (``groupBy("connection").applyInArrow``), the
 pairs and violations tables exploded by Spark SQL, and each batch of checked
 rows' share of the aggregates computed by the executors and added up here.
 Captures up to ``--in-process-below-mb`` go to the same tasks, run one after
-another in this process (``rdd_tasks.run_here``): no SparkSession, no JVM.  Every path computes the report's
-aggregates with :mod:`kafka_net.spark_jobs.summary_arrow`'s two functions
-(a share, the sum of shares).  All the
-per-file, per-flow and per-connection logic lives in
+another in this process (``rdd_tasks.run_here``): no SparkSession, no JVM.
+Every path computes the report's aggregates with
+:mod:`kafka_net.spark_jobs.summary_arrow`'s two functions (a share, the sum of
+shares).  All the per-file, per-flow and per-connection logic lives in
 :mod:`kafka_net.spark_jobs.transforms`.
 
 ``--frames-from DIR`` checks the frames dataset an earlier run wrote to DIR
@@ -226,8 +226,8 @@ def run(spark, inputs: list[str], out: str, broker_ports: set[int] | None = None
     ``frames_from``: a directory an earlier run wrote (its ``frames.parquet``
     and ``problems.json``): the captures are not read again, only checked.
     Inputs up to ``small_input_bytes`` (default :data:`SMALL_INPUT_BYTES`) are
-    read and checked in this process, with the executors' functions, and
-    summarised there too (:mod:`kafka_net.spark_jobs.summary_arrow`): ``spark``
+    read, checked and summarised in this process, by the executors' own tasks
+    run one after another (:func:`_check_in_tasks` with no session): ``spark``
     is not used and may be None."""
     one_blas_thread()
     os.makedirs(out, exist_ok=True)

@@ -26,7 +26,7 @@ Tasks, not one pass over the whole input: a task holds one Processor's frames
 (or a partition's flows) at a time, and the memory a task lets go is what the
 next one uses.  On the 919,785-frame capture one pass over all of it held
 1.4 GB, and the system's time to hand out that much fresh memory (1.0-2.0
-CPU s) was more than the frames' reading.
+CPU s) was more than reading and checking its segments' records (0.6-0.9 s).
 """
 
 from __future__ import annotations

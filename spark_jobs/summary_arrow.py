@@ -2,14 +2,14 @@
 gives its *share* (:func:`partials`: counts per key, the latencies), and the
 shares are added up (:func:`merged`) into the summary that report.py renders.
 
-Every path uses these two functions.  A task makes one share per
-connection it checked (``task_reads._checked_fields``), on Spark or run in this
-process for a small input, and a Spark job checking a frames dataset (URI
-inputs, ``--frames-from``) one per batch of checked rows
-(``task_reads.shares``); the driver adds those up (:func:`summarise_partials`).  Each aggregate keeps Spark SQL's meaning, as
-the job computed them there before: null keys (a null joins nothing),
-``percentile``'s interpolation, ``log10`` and ``floor`` on doubles, the sort
-order with nulls first.  tests/spark/test_summary_arrow.py holds the paths'
+Every path uses these two functions.  A task makes one share per connection
+it checked (``task_reads._checked_fields``), on Spark or run in this process
+for a small input, and a Spark job checking a frames dataset (URI inputs,
+``--frames-from``) one per batch of checked rows (``task_reads.shares``); the
+driver adds those up (:func:`summarise_partials`).  Each aggregate keeps Spark
+SQL's meaning, as the job computed them there before: null keys (a null joins
+nothing), ``percentile``'s interpolation, ``log10`` and ``floor`` on doubles,
+the sort order with nulls first.  tests/spark/test_summary_arrow.py holds the paths'
 reports equal to the byte.
 
 The pairs and requests (about one per frame) are aggregated column by column

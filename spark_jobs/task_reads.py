@@ -319,7 +319,7 @@ def _index_batches(ranges):
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
-def range_index(path: str, data: bytes, resume: dict | None, base: int,
+def range_index(path: str, data, resume: dict | None, base: int,
                 split: bool) -> list[dict]:
     """One range of a pcap or pcapng file (at file offset ``base``) -> its note
     rows and index rows: read straight into index records by the compiled record
