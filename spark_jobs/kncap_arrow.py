@@ -161,7 +161,6 @@ def _clean(path, data, resume, base, schema, parts, part):
 
 def _table(path, view, resume, base, schema, parts=1, part=0):
     import pyarrow as pa
-    import pyarrow.compute as pc
     if resume:
         start = kncap.RangeStart.from_json(resume)
         pid, seq = start.processor_id, start.segment_seq
@@ -184,9 +183,7 @@ def _table(path, view, resume, base, schema, parts=1, part=0):
     columns = {
         "source": pa.repeat(pa.scalar("kafka-net"), n),
         "file": pa.repeat(pa.scalar(path), n),
-        # "<run>/<connection id>", as the reference names a connection
-        "connection": pc.binary_join_element_wise(
-            kncap_run(path), _strings(view, fields["connection_id"]), "/"),
+        "connection": _connections(kncap_run(path), _strings(view, fields["connection_id"])),
         "order_key": pa.ListArray.from_arrays(
             pa.array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)),
             pa.array(np.column_stack([np.full(n, pid, np.int64), np.full(n, seq, np.int64),
@@ -237,6 +234,16 @@ def _strings(view, field):
     except pa.ArrowInvalid:
         raise _NotClean from None
     return column
+
+
+def _connections(run: str, ids):
+    """Each row's connection, "<run>/<connection id>" as the reference names it:
+    joined once per distinct id (a segment holds a few dozen) and taken for
+    every row.  Joining every row's took 0.27 CPU s of the 919,785-frame
+    capture's segments, this 0.02."""
+    import pyarrow.compute as pc
+    codes = ids.dictionary_encode()
+    return pc.binary_join_element_wise(run, codes.dictionary, "/").take(codes.indices)
 
 
 def _binary(offsets, data):
