@@ -23,10 +23,18 @@ function, the readable check)``: the compiled one is asked first, the readable
 one (which says what is wrong) when it is not sure, as
 ``pairing_checks.check_produced`` / ``check_fetched`` do; ``True`` means "always the slow path" (an unknown
 version, header v0) and ``False`` "not plain" (an unknown API).
+
+The frames come as a list of bytes, or as ``check_columns.Payloads``: where they
+lie in an Arrow buffer, an address and a size each.  Those are read in place,
+and a compiled walk (``_walk.Program``) and the header read are called on the
+address, so no frame is copied into a bytes object unless the slow path needs
+it (for the 919,785-frame capture, those copies were 290 MB of fresh memory).
 """
 
-from libc.stdint cimport int16_t, int32_t, int64_t
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int16_t, int32_t, int64_t, uint64_t, uintptr_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+
+from kafka_net.protocol._walk cimport Program, _request_header
 
 import numpy as np
 
@@ -43,18 +51,19 @@ cdef inline int16_t _i16(const unsigned char* b) noexcept:
     return <int16_t>((<unsigned int>b[0] << 8) | <unsigned int>b[1])
 
 
-def response_ids(list frames, const int64_t[::1] positions, not_plain):
+def response_ids(frames, const int64_t[::1] positions, not_plain):
     """Each response's correlation id (its first four bytes), int64; ``not_plain``
     raised for a frame shorter than that."""
-    cdef Py_ssize_t i, n = positions.shape[0]
+    cdef Py_ssize_t i, nb, n = positions.shape[0]
+    cdef _Frames read = _Frames(frames)
+    cdef const unsigned char* b
     out = np.empty(n, np.int64)
     cdef int64_t[::1] ids = out
-    cdef bytes payload
     for i in range(n):
-        payload = _bytes(frames[positions[i]])
-        if PyBytes_GET_SIZE(payload) < 4:
+        b = read.at(positions[i], &nb)
+        if nb < 4:
             raise not_plain
-        ids[i] = _i32(<const unsigned char*>PyBytes_AS_STRING(payload))
+        ids[i] = _i32(b)
     return out
 
 
@@ -62,18 +71,49 @@ cdef inline bytes _bytes(object frame):
     return frame if type(frame) is bytes else bytes(frame)
 
 
-def requests(list frames, const int64_t[::1] positions, dict entries, entry, header,
-             slow, not_plain):
+cdef class _Frames:
+    """The frames as the loops read them: frame ``i`` at ``at(i)``, its size
+    set, and as bytes where a Python function needs it (``payload(i)``).  A
+    list's frames are its bytes objects; Payloads' are addresses in the Arrow
+    buffers that the Payloads object keeps alive."""
+    cdef list items
+    cdef object keep
+    cdef const uint64_t[::1] address
+    cdef const int64_t[::1] size
+    cdef bytes held           # the list's frame last read, kept while it is in use
+
+    def __cinit__(self, frames):
+        if type(frames) is list:
+            self.items = frames
+        else:
+            self.keep, self.address, self.size = frames, frames.address, frames.size
+
+    cdef inline const unsigned char* at(self, Py_ssize_t i, Py_ssize_t* size) except NULL:
+        if self.items is None:
+            size[0] = self.size[i]
+            return <const unsigned char*><uintptr_t>self.address[i]
+        self.held = _bytes(self.items[i])
+        size[0] = PyBytes_GET_SIZE(self.held)
+        return <const unsigned char*>PyBytes_AS_STRING(self.held)
+
+    cdef bytes payload(self, Py_ssize_t i):
+        if self.items is not None:
+            return _bytes(self.items[i])
+        return PyBytes_FromStringAndSize(<const char*><uintptr_t>self.address[i],
+                                         self.size[i])
+
+
+def requests(frames, const int64_t[::1] positions, dict entries, entry, slow,
+             not_plain):
     """Each request's (API key, version, correlation id, client id, whether it is
     an acks=0 Produce, why its body is not checked): ``(keys, versions, ids,
     client ids, acks0, whys)``, the numbers as int32 / int64 / bool arrays.
-    ``header(payload, header version)`` is the compiled header read
-    (``(client id, body offset)`` or None); ``slow(payload, key, version, id)``
-    gives ``(client id, acks0, why)`` for one request the readable way."""
-    cdef Py_ssize_t i, n = positions.shape[0], nb
+    ``slow(payload, key, version, id)`` gives ``(client id, acks0, why)`` for
+    one request the readable way."""
+    cdef Py_ssize_t i, j, n = positions.shape[0], nb
+    cdef _Frames read = _Frames(frames)
     cdef const unsigned char* b
     cdef int key, version
-    cdef bytes payload
     keys = np.empty(n, np.int32)
     versions = np.empty(n, np.int32)
     ids = np.empty(n, np.int64)
@@ -84,11 +124,10 @@ def requests(list frames, const int64_t[::1] positions, dict entries, entry, hea
     cdef unsigned char[::1] z_out = zeros.view(np.uint8)
     clients, whys = [None] * n, [None] * n
     for i in range(n):
-        payload = _bytes(frames[positions[i]])
-        nb = PyBytes_GET_SIZE(payload)
+        j = positions[i]
+        b = read.at(j, &nb)
         if nb < 8:
             raise not_plain
-        b = <const unsigned char*>PyBytes_AS_STRING(payload)
         key, version = _i16(b), _i16(b + 2)
         k_out[i], v_out[i], c_out[i] = key, version, _i32(b + 4)
         found = entries.get((key << 16) | (version & 0xFFFF))
@@ -96,23 +135,27 @@ def requests(list frames, const int64_t[::1] positions, dict entries, entry, hea
             found = entries[(key << 16) | (version & 0xFFFF)] = entry(key, version)
         if found is False:
             raise not_plain
-        got = None if found is True else _request(payload, nb, version, found, header)
+        got = None if found is True else _request(read, j, b, nb, version, found)
         if got is None:
-            got = slow(payload, key, version, c_out[i])
+            got = slow(read.payload(j), key, version, c_out[i])
         clients[i], zero, whys[i] = got
         z_out[i] = bool(zero)
     return keys, versions, ids, clients, zeros, whys
 
 
-cdef object _request(bytes payload, Py_ssize_t nb, int version, tuple found, header):
+cdef object _request(_Frames read, Py_ssize_t j, const unsigned char* b, Py_ssize_t nb,
+                     int version, tuple found):
     """(client id, acks0, None) of a request whose header and body walk and whose
     records check; None for the slow path (it also says why a body is wrong)."""
     header_version, walk, check, produce = found
-    head = header(payload, header_version)
+    head = _request_header(b, nb, header_version)
     if head is None:
         return None
     try:
-        end, values, _, records = walk(payload, head[1])
+        got = (<Program>walk)._walk(b, nb, head[1]) if type(walk) is Program else None
+        if got is None:     # a walk in Python, or one the program is not sure of
+            got = walk(read.payload(j), head[1])
+        end, values, _, records = got
         if end != nb:
             return None
         fast, crc, readable = check
@@ -124,37 +167,55 @@ cdef object _request(bytes payload, Py_ssize_t nb, int version, tuple found, hea
     return head[0], produce and values.get("acks") == 0, None
 
 
-def responses(list frames, const int64_t[::1] positions, const int64_t[::1] answered,
+def responses(frames, const int64_t[::1] positions, const int64_t[::1] answered,
               keys, versions, dict entries, entry, slow):
     """Each response's sorted distinct non-zero error codes and why its body is
     not checked (None: checked), checked for the API and version of the request
     it answers (``answered``: its index in ``keys`` / ``versions``).
     ``slow(payload, key, version)`` gives ``(codes or None, why)`` the readable
     way."""
-    cdef Py_ssize_t i, r, n = positions.shape[0]
+    cdef Py_ssize_t i, j, r, n = positions.shape[0], nb
+    cdef _Frames read = _Frames(frames)
+    cdef const unsigned char* b
     cdef int key, version
     cdef int[::1] k_in = keys
     cdef int[::1] v_in = versions
     codes_out, whys = [None] * n, [None] * n
     for i in range(n):
-        payload = _bytes(frames[positions[i]])
+        j = positions[i]
+        b = read.at(j, &nb)
         r = answered[i]
         key, version = k_in[r], v_in[r]
         found = entries.get((key << 16) | (version & 0xFFFF))
         if found is None:
-            found = entries[(key << 16) | (version & 0xFFFF)] = entry(key, version)
-        got = None if found is True else _response(payload, found)
+            found = entries[(key << 16) | (version & 0xFFFF)] = _with_program(
+                entry(key, version))
+        got = None if found is True else _response(read, j, b, nb, found)
         if got is None:
-            got = slow(payload, key, version)
+            got = slow(read.payload(j), key, version)
         codes, whys[i] = got
         codes_out[i] = sorted(set(codes)) if codes else []
     return codes_out, whys
 
 
-cdef object _response(bytes payload, tuple found):
-    walk, (fast, crc, readable) = found
+cdef object _with_program(found):
+    """A response entry with its compiled program last (None: the walk is Python):
+    ``(walk, records check, program)``; True as it is."""
+    if found is True:
+        return True
+    walk, check = found
+    program = getattr(walk, "__self__", None)     # walk: a Program's bound response
+    return walk, check, program if type(program) is Program else None
+
+
+cdef object _response(_Frames read, Py_ssize_t j, const unsigned char* b, Py_ssize_t nb,
+                      tuple found):
+    walk, (fast, crc, readable), program = found
     try:
-        codes, records = walk(payload)
+        got = (<Program>program)._response(b, nb) if program is not None else None
+        if got is None:     # a walk in Python, or a response the program is not sure of
+            got = walk(read.payload(j))
+        codes, records = got
         for recs in records:
             if not fast(recs, crc):
                 readable(recs)

@@ -31,10 +31,8 @@ from uuid import UUID
 cdef enum:
     END, SKIP, TOP, CODE, TAG_BYTE, SKIP_TAGS, TAGS, STRING, BYTES, ARRAY, NULLABLE_STRUCT
 
-# Signals of the internal functions (offsets are never negative).
-cdef enum:
-    REFUSED = -1    # not sure (the Python walker decides)
-    RAISED = -2     # a Python exception is set (out of memory)
+# REFUSED (not sure: the Python walker decides) and RAISED (a Python exception is
+# set), the internal functions' signals, are in _walk.pxd with Program's fields.
 
 
 cdef inline uint64_t _be(const unsigned char* s, int width) noexcept:
@@ -229,14 +227,7 @@ cdef class Program:
     the payload's exact end, ``(codes, records)``; ``fallback(payload)`` when
     not sure."""
 
-    cdef int* ops
-    cdef Py_ssize_t size
-    cdef readonly tuple names
-    cdef tuple defaults
-    cdef bint codes, records
-    cdef int64_t max_elements, max_tags
-    cdef int header_version
-    cdef object fallback
+    # its fields are declared in _walk.pxd
 
     def __cinit__(self, ops, tuple names, tuple defaults, bint codes, bint records,
                   int64_t max_elements, int64_t max_tags, fallback=None,

@@ -5,6 +5,7 @@ directly, so it is compared with the row path here), in the schemas' types."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 from unittest import mock
 
@@ -126,13 +127,18 @@ def test_kncap_ranges_are_the_rows_of_file_units_and_of_the_whole_file(tmp_path)
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["b", "a", "c/1", "c/0"]), st.binary(max_size=6)),
-                min_size=1, max_size=40), st.integers(1, 4))
-def test_groups_with_frames_are_the_groups_with_their_frames_beside(rows, chunks):
+@given(st.lists(st.tuples(st.sampled_from(["b", "a", "c/1", "c/0"]),
+                          st.none() | st.binary(max_size=6)), min_size=1, max_size=40),
+       st.integers(1, 4), st.booleans())
+def test_groups_with_frames_are_the_groups_with_their_frames_beside(rows, chunks, large):
     """The same groups, in the same order, each its rows in the table's order; the
-    frames as a list, the other columns' values the same (the file path
-    dictionary-encoded reads back as the same strings)."""
-    table = pa.table({"connection": [c for c, _ in rows], "frame": [f for _, f in rows],
+    frames where they lie (check_columns.Payloads: read by index, as Arrow, and
+    at the addresses the compiled loops read, a null as nothing), the other
+    columns' values the same (the file path dictionary-encoded reads back as the
+    same strings)."""
+    table = pa.table({"connection": [c for c, _ in rows],
+                      "frame": pa.array([f for _, f in rows],
+                                        pa.large_binary() if large else pa.binary()),
                       "file": ["/x/y.kncap"] * len(rows), "n": list(range(len(rows)))})
     size = -(-len(rows) // chunks)
     table = pa.concat_tables([table.slice(i, size) for i in range(0, len(rows), size)])
@@ -140,7 +146,11 @@ def test_groups_with_frames_are_the_groups_with_their_frames_beside(rows, chunks
     got = list(stages.groups_with_frames(table, "connection"))
     assert len(got) == len(want)
     for (group, frames), whole in zip(got, want):
-        assert frames == whole["frame"].to_pylist()
+        expected = whole["frame"].to_pylist()
+        assert [frames[i] for i in range(len(frames))] == expected
+        assert frames.arrow().to_pylist() == expected
+        assert [ctypes.string_at(int(a), int(n)) for a, n in zip(frames.address, frames.size)] \
+            == [f or b"" for f in expected]
         assert group.to_pylist() == whole.drop_columns(["frame"]).to_pylist()
 
 
