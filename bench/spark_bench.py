@@ -569,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.in_process:
             spark = _NoSpark()
             args.master = result["master"] = "in-process"
+            # as `kafka-net conformance` does in its own process when it runs no Spark
+            from kafka_net.spark_jobs.session import arrow_without_pandas
+            arrow_without_pandas()
         else:
             spark = get_spark(args.master)
             ship_code(spark)

@@ -86,7 +86,8 @@ from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
 from kafka_net.spark_jobs.session import (  # noqa: E402
-    MissingRuntime, check_runtime, get_spark, one_blas_thread, ship_code)
+    MissingRuntime, arrow_without_pandas, check_runtime, get_spark, one_blas_thread,
+    ship_code)
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -127,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if spark is not None:
         ship_code(spark)
+    elif _own_process():
+        arrow_without_pandas()      # runs no Spark, and is ours: see its docstring
     _stage("reading", len(inputs), "file(s)" if not args.frames_from else "frames dataset")
     summary = run(spark, inputs, args.out, set(args.broker_port or []) or None,
                   args.split_mb and args.split_mb << 20, args.frames_from, limit)
@@ -513,6 +516,12 @@ def _frames_dataset(spark, directory: str):
     if os.path.isdir(markers):
         frames = frames.unionByName(spark.read.parquet(markers))
     return frames
+
+
+def _own_process() -> bool:
+    """Whether this process is the ``kafka-net`` command's own (kafka_net.entry)."""
+    entry = sys.modules.get("kafka_net.entry")
+    return bool(entry and entry.OWN_PROCESS)
 
 
 def _stages():

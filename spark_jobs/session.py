@@ -9,6 +9,7 @@ stage lines stay readable; ``--verbose`` brings them back.
 from __future__ import annotations
 
 import atexit
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -161,6 +162,34 @@ def one_blas_thread() -> None:
     """:data:`ONE_BLAS_THREAD` for this process (before numpy is imported)."""
     for name, value in ONE_BLAS_THREAD.items():
         os.environ.setdefault(name, value)
+
+
+def arrow_without_pandas() -> None:
+    """From now on, this process does not import pandas.  pyarrow imports it at
+    its first conversion of Python values (``pa.array``, ``pa.scalar``, a
+    table's ``to_numpy``), only to ask whether a value is a pandas object or a
+    pandas null: 0.25 of the 3.9 CPU s that the 919,785-frame .kncap capture
+    costs in one process.  The job never gives pyarrow a pandas object, and
+    pyarrow without pandas converts everything else the same (pandas is an
+    optional dependency of pyarrow).  Only for a process of our own that runs no
+    Spark (``kafka-net conformance`` in one process, see
+    ``kafka_net.entry.OWN_PROCESS``; bench/): Spark's Python needs pandas, and a
+    caller's process keeps it.  Nothing happens once pandas is imported."""
+    if "pandas" not in sys.modules and \
+            not any(isinstance(f, _Refused) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Refused("pandas"))
+
+
+class _Refused(importlib.abc.MetaPathFinder):
+    """An import finder under which importing ``name`` fails."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            raise ImportError(f"{self.name} is not imported here", name=fullname)
+        return None
 
 
 def settings(quiet: bool = True) -> dict[str, str]:

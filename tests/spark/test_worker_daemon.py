@@ -135,3 +135,30 @@ def test_the_workers_and_the_driver_start_one_blas_thread(spark, monkeypatch):
               "assert 'numpy' in sys.modules\n")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
+
+
+def test_the_command_checking_in_one_process_never_imports_pandas(tmp_path):
+    """pyarrow would import pandas (a quarter of a second) only to ask whether a
+    value is a pandas object: the ``kafka-net conformance`` process that runs no
+    Spark refuses it (session.arrow_without_pandas) and still reports PASS; a
+    caller's process (kafka_net.cli.main called here) keeps pandas importable."""
+    from kafka_net.cli import main as cli_main
+    from tests.spark.conftest import (
+        REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+    capture = kncap_file(tmp_path / "kafka-net-1-p0-000000.kncap", [
+        kncap_record(REQUEST, request_payload(18, 3, 7, {"client_software_name": "t",
+                                                         "client_software_version": "1"}),
+                     "c1", 1_000),
+        kncap_record(RESPONSE, response_payload(18, 3, 7), "c1", 2_000)])
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kafka_net", "conformance", capture,
+         "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS" in done.stdout
+    imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")]
+    # a refused import is listed too, but pandas itself imports its submodules
+    assert "pyarrow" in imported and "pandas" in imported
+    assert not [name for name in imported if name.startswith("pandas.")]
+    assert cli_main(["conformance", capture, "--out", str(tmp_path / "here")]) == 0
+    assert not [f for f in sys.meta_path if isinstance(f, session._Refused)]
