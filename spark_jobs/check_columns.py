@@ -31,8 +31,6 @@ readable path alone.
 from __future__ import annotations
 
 import operator
-from collections import Counter
-from itertools import compress
 
 import numpy as np
 
@@ -113,13 +111,14 @@ def _check(connection, source, direction, timestamp_ns, frames, markers) -> dict
 
 def _requests(frames: "list | Payloads", positions: np.ndarray) -> dict:
     """Each request's header fields, whether it is an acks=0 Produce, and its state
-    and reason, as ``pairing._Walk._decode`` finds them for a whole frame."""
+    and reason, as ``pairing._Walk._decode`` finds them for a whole frame; the
+    API keys and versions both as lists and as int32 arrays ("keys", "versions")."""
     if _plain_checks is not None:
         keys, versions, corrs, clients, acks0, states = _plain_checks.requests(
             frames, positions, _REQUEST_ENTRIES, _request_entry, _request, NotPlain)
         return {"api_key": keys.tolist(), "api_version": versions.tolist(),
                 "client_id": clients, "correlation_id": corrs, "acks0": acks0,
-                "why": states}
+                "why": states, "keys": keys, "versions": versions}
     keys, versions, corrs, clients, acks0, states = [], [], [], [], [], []
     for i in positions.tolist():
         payload = frames[i]
@@ -137,7 +136,8 @@ def _requests(frames: "list | Payloads", positions: np.ndarray) -> dict:
         states.append(why)
     return {"api_key": keys, "api_version": versions, "client_id": clients,
             "correlation_id": np.array(corrs, np.int64), "acks0": np.array(acks0, bool),
-            "why": states}
+            "why": states, "keys": np.array(keys, np.int32),
+            "versions": np.array(versions, np.int32)}
 
 
 def _request(payload: bytes, key: int, version: int, corr: int) -> tuple:
@@ -245,25 +245,32 @@ def _response(payload: bytes, key: int, version: int) -> tuple:
 def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) -> None:
     """A request at a version its connection's ApiVersions answer did not
     advertise is a finding (:mod:`kafka_net.capture.version_checks`): NotPlain."""
-    keys, versions = req["api_key"], req["api_version"]
+    keys, versions = req["keys"], req["versions"]
     adverts = []
-    for k, r in enumerate(answered.tolist()):
-        if keys[r] == _API_VERSIONS and resp_states[k] is None:
+    for k in np.flatnonzero(keys[answered] == _API_VERSIONS).tolist():
+        if resp_states[k] is None:
             payload = frames[int(resp_pos[k])]
-            ranges = _advertised(versions[r], bytes(payload[4:]))
+            ranges = _advertised(int(versions[answered[k]]), bytes(payload[4:]))
             if ranges is not None:
                 adverts.append((int(resp_pos[k]), ranges))
     if not adverts:
         return
     # Each request against the latest answer before it (-1: none): every distinct
-    # (answer, key, version) once.
-    latest = (np.searchsorted([pos for pos, _ in adverts], req_pos) - 1).tolist()
-    for last, key, version in set(zip(latest, keys, versions)):
+    # (answer, key, version) once, found as one number each (a version is int16).
+    latest = np.searchsorted([pos for pos, _ in adverts], req_pos) - 1
+    distinct = np.unique((latest << 32) | (keys.astype(np.int64) << 16)
+                         | (versions.astype(np.int64) & 0xFFFF))
+    for code in distinct.tolist():
+        last, key, version = code >> 32, (code >> 16) & 0xFFFF, _int16(code & 0xFFFF)
         if last < 0 or key == _API_VERSIONS:
             continue
         served = adverts[last][1].get(key)
         if served is None or not served[0] <= version <= served[1]:
             raise NotPlain
+
+
+def _int16(bits: int) -> int:
+    return bits - 0x10000 if bits & 0x8000 else bits
 
 
 def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos, req,
@@ -298,14 +305,14 @@ def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos
         reasons, state = "", CHECKED
     states = {"connection": connection, "position": positions[order],
               "state": state, "reason": reasons}
-    summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans,
-                       codes, why, order, in_flight, client_or_empty)
+    summary = _summary(connection, source, frames, markers, req_pos, resp_pos, req,
+                       answered, codes, why, order, in_flight, client_or_empty)
     return {"pairs": pairs, "violations": [], "requests": requests, "states": states,
             "connection": summary, "columns": True}
 
 
-def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, codes, why,
-             order, in_flight, client_or_empty) -> dict:
+def _summary(connection, source, frames, markers, req_pos, resp_pos, req, answered, codes,
+             why, order, in_flight, client_or_empty) -> dict:
     """The connection row of ``transforms.check_connection``, the same fields in the
     same order."""
     counts = dict.fromkeys(STATES, 0)
@@ -322,43 +329,59 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, ans, c
     return {
         "connection": connection, "source": source,
         "frames": markers.count(None),
-        "requests": len(req_pos), "responses": len(resp_pos), "pairs": len(ans),
+        "requests": len(req_pos), "responses": len(resp_pos), "pairs": len(answered),
         "violations": 0, "in_flight_at_end": in_flight,
         "acks0_requests": int(req["acks0"].sum()), "unverifiable_from": None,
         "unverifiable_requests": 0,
         **{f"frames_{state}": n for state, n in counts.items()},
         "header_only_reasons": reasons, "gaps": [],
-        "cells": _cells(frames, req_pos, req, ans, codes, why, client_or_empty),
-        "versions_served": _versions_served(frames, resp_pos, req, ans),
+        "cells": _cells(frames, req_pos, req, answered, codes, why, client_or_empty),
+        "versions_served": _versions_served(frames, resp_pos, req, answered),
     }
 
 
-def _cells(frames, req_pos, req, ans, codes, why, client_or_empty) -> list[dict]:
+def _cells(frames, req_pos, req, answered, codes, why, client_or_empty) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
-    the requests, responses, pairs, error codes and coverage states."""
-    keys, versions = req["api_key"], req["api_version"]
+    the requests, responses, pairs, error codes and coverage states.  Each
+    request's cell is one number (its key, version and client id's index among
+    the connection's), counted by numpy: a tuple per request, counted, took
+    0.16 CPU s of the 919,785-frame capture."""
+    keys, versions = req["keys"], req["versions"]
     software = next((s for s in (software_of(frames[int(req_pos[r])])
-                                 for r, key in enumerate(keys) if key == _API_VERSIONS)
+                                 for r in np.flatnonzero(keys == _API_VERSIONS).tolist())
                      if s is not None), "")
-    of_request = list(zip(keys, versions, client_or_empty))
-    of_pair = _picked(of_request, ans)     # a pair's cell is its request's
-    requests, pairs = Counter(of_request), Counter(of_pair)
-    cells = {key: {"api_key": key[0], "api_version": key[1], "client_id": key[2],
-                   "client_software": software, "requests": n, "responses": pairs[key],
-                   "pairs": pairs[key], "violations": 0, CHECKED: 0, HEADER_ONLY: 0,
-                   UNVERIFIABLE: 0, "error_codes": {}}
-             for key, n in requests.items()}
+    import pyarrow as pa
+    clients = pa.array(client_or_empty, pa.string()).dictionary_encode()
+    client_index = clients.indices.to_numpy().astype(np.int64)
+    cell_of = (keys.astype(np.int64) << 40) | ((versions.astype(np.int64) & 0xFFFF) << 24) \
+        | client_index
+    of_pair = cell_of[answered]
+    requests, pairs = _counted(cell_of), _counted(of_pair)
+    names = clients.dictionary.to_pylist()
+    key_of = {c: (c >> 40, _int16((c >> 24) & 0xFFFF), names[c & 0xFFFFFF]) for c in requests}
+    cells = {key_of[c]: {"api_key": key_of[c][0], "api_version": key_of[c][1],
+                         "client_id": key_of[c][2], "client_software": software,
+                         "requests": n, "responses": pairs.get(c, 0), "pairs": pairs.get(c, 0),
+                         "violations": 0, CHECKED: 0, HEADER_ONLY: 0, UNVERIFIABLE: 0,
+                         "error_codes": {}}
+             for c, n in requests.items()}
     if any(why):
-        for key, state in zip(of_request + of_pair, why):   # requests, then responses
-            cells[key][HEADER_ONLY if state else CHECKED] += 1
+        for c, state in zip(cell_of.tolist() + of_pair.tolist(), why):   # requests, then responses
+            cells[key_of[c]][HEADER_ONLY if state else CHECKED] += 1
     else:
-        for key, cell in cells.items():
-            cell[CHECKED] = requests[key] + pairs[key]
-    for key, found in compress(zip(of_pair, codes), codes):    # the pairs with error codes
-        for code in found:
-            counted = cells[key]["error_codes"]
+        for cell in cells.values():
+            cell[CHECKED] = cell["requests"] + cell["pairs"]
+    with_codes = np.fromiter(map(bool, codes), bool, len(codes))
+    for k in np.flatnonzero(with_codes).tolist():             # the pairs with error codes
+        counted = cells[key_of[int(of_pair[k])]]["error_codes"]
+        for code in codes[k]:
             counted[str(code)] = counted.get(str(code), 0) + 1
     return [cells[k] for k in sorted(cells)]
+
+
+def _counted(values: np.ndarray) -> dict[int, int]:
+    distinct, counts = np.unique(values, return_counts=True)
+    return dict(zip(distinct.tolist(), counts.tolist()))
 
 
 def _picked(values, rows: list[int]) -> list:
@@ -368,14 +391,12 @@ def _picked(values, rows: list[int]) -> list:
     return list(operator.itemgetter(*rows)(values))
 
 
-def _versions_served(frames, resp_pos, req, ans) -> dict:
+def _versions_served(frames, resp_pos, req, answered) -> dict:
     """findings.versions_served: the first ApiVersions answer without error."""
-    keys, versions = req["api_key"], req["api_version"]
-    for k, r in enumerate(ans):
-        if keys[r] == _API_VERSIONS:
-            served = served_by(frames[int(resp_pos[k])], versions[r])
-            if served is not None:
-                return served
+    for k in np.flatnonzero(req["keys"][answered] == _API_VERSIONS).tolist():
+        served = served_by(frames[int(resp_pos[k])], req["api_version"][int(answered[k])])
+        if served is not None:
+            return served
     return {}
 
 
