@@ -49,7 +49,8 @@ from kafka_net.spark_jobs.gc_policy import fewer_collections
 from kafka_net.spark_jobs.arrow_stages import (
     FRAME_COLUMNS, PACKET, PROBLEM, RANGE, RANGE_FIELDS, RANGE_INPUT_SCHEMA, _arrow, rows_where)
 from kafka_net.spark_jobs.schemas import (
-    FRAME_DICTIONARY_COLUMNS, FRAME_SCHEMA, PAIR_SCHEMA, VIOLATION_SCHEMA)
+    FRAME_DICTIONARY_COLUMNS, FRAME_SCHEMA, PAIR_DICTIONARY_COLUMNS, PAIR_SCHEMA,
+    VIOLATION_SCHEMA)
 
 CHECKED = "checked"
 INDEX = "index"
@@ -591,7 +592,8 @@ class FrameTables:
             import pyarrow.parquet as pq
             writer = self.writers[table] = pq.ParquetWriter(
                 self._path(table, hidden=True), _arrow(schema),
-                use_dictionary=FRAME_DICTIONARY_COLUMNS if schema is FRAME_SCHEMA else True)
+                use_dictionary=FRAME_DICTIONARY_COLUMNS if schema is FRAME_SCHEMA
+                else PAIR_DICTIONARY_COLUMNS)
         return writer
 
     def _path(self, table: str, hidden: bool) -> str:
