@@ -30,8 +30,6 @@ readable path alone.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from kafka_net.capture.findings import served_by, software_of
@@ -111,14 +109,13 @@ def _check(connection, source, direction, timestamp_ns, frames, markers) -> dict
 
 def _requests(frames: "list | Payloads", positions: np.ndarray) -> dict:
     """Each request's header fields, whether it is an acks=0 Produce, and its state
-    and reason, as ``pairing._Walk._decode`` finds them for a whole frame; the
-    API keys and versions both as lists and as int32 arrays ("keys", "versions")."""
+    and reason, as ``pairing._Walk._decode`` finds them for a whole frame (the API
+    keys and versions as int32 arrays)."""
     if _plain_checks is not None:
         keys, versions, corrs, clients, acks0, states = _plain_checks.requests(
             frames, positions, _REQUEST_ENTRIES, _request_entry, _request, NotPlain)
-        return {"api_key": keys.tolist(), "api_version": versions.tolist(),
-                "client_id": clients, "correlation_id": corrs, "acks0": acks0,
-                "why": states, "keys": keys, "versions": versions}
+        return {"api_key": keys, "api_version": versions, "client_id": clients,
+                "correlation_id": corrs, "acks0": acks0, "why": states}
     keys, versions, corrs, clients, acks0, states = [], [], [], [], [], []
     for i in positions.tolist():
         payload = frames[i]
@@ -134,10 +131,9 @@ def _requests(frames: "list | Payloads", positions: np.ndarray) -> dict:
         clients.append(client_id)
         acks0.append(zero)
         states.append(why)
-    return {"api_key": keys, "api_version": versions, "client_id": clients,
-            "correlation_id": np.array(corrs, np.int64), "acks0": np.array(acks0, bool),
-            "why": states, "keys": np.array(keys, np.int32),
-            "versions": np.array(versions, np.int32)}
+    return {"api_key": np.array(keys, np.int32), "api_version": np.array(versions, np.int32),
+            "client_id": clients, "correlation_id": np.array(corrs, np.int64),
+            "acks0": np.array(acks0, bool), "why": states}
 
 
 def _request(payload: bytes, key: int, version: int, corr: int) -> tuple:
@@ -222,9 +218,9 @@ def _responses(frames: "list | Payloads", positions: np.ndarray, req: dict, answ
     sorted non-zero error codes, and why it is header only (None: checked)."""
     keys, versions = req["api_key"], req["api_version"]
     if _plain_checks is not None:
-        return _plain_checks.responses(
-            frames, positions, answered, np.asarray(keys, np.int32),
-            np.asarray(versions, np.int32), _RESPONSE_ENTRIES, _response_entry, _response)
+        return _plain_checks.responses(frames, positions, answered, keys, versions,
+                                       _RESPONSE_ENTRIES, _response_entry, _response)
+    keys, versions = keys.tolist(), versions.tolist()
     codes, why = [], []
     for i, r in zip(positions.tolist(), answered.tolist()):
         found, reason = _response(frames[i], keys[r], versions[r])
@@ -245,7 +241,7 @@ def _response(payload: bytes, key: int, version: int) -> tuple:
 def _versions_advertised(frames, req_pos, resp_pos, req, answered, resp_states) -> None:
     """A request at a version its connection's ApiVersions answer did not
     advertise is a finding (:mod:`kafka_net.capture.version_checks`): NotPlain."""
-    keys, versions = req["keys"], req["versions"]
+    keys, versions = req["api_key"], req["api_version"]
     adverts = []
     for k in np.flatnonzero(keys[answered] == _API_VERSIONS).tolist():
         if resp_states[k] is None:
@@ -275,18 +271,22 @@ def _int16(bits: int) -> int:
 
 def _result(connection, source, frames, markers, timestamp_ns, req_pos, resp_pos, req,
             answered, responses, codes, resp_states, in_flight) -> dict:
+    """The result's columns: numbers as numpy arrays, strings as Arrow arrays
+    (each made once: the pairs table and the shares take them as they are)."""
+    import pyarrow as pa
     keys, versions, clients = req["api_key"], req["api_version"], req["client_id"]
-    client_or_empty = [c or "" for c in clients] if None in clients else clients
-    name_of = {k: api_name(k) for k in set(keys)}
-    names = list(map(name_of.__getitem__, keys))
-    ans = answered.tolist()
+    client_or_empty = pa.array([c or "" for c in clients] if None in clients else clients,
+                               pa.string())
+    distinct = np.unique(keys)
+    names = pa.array([api_name(k) for k in distinct.tolist()], pa.string()).take(
+        np.searchsorted(distinct, keys))
     req_ns = timestamp_ns[req_pos]
     pair_req_ns = req_ns[answered]
     resp_ns = timestamp_ns[resp_pos]
     pairs = {
         "connection": connection, "correlation_id": req["correlation_id"][answered],
-        "api_key": _picked(keys, ans), "api_name": _picked(names, ans),
-        "api_version": _picked(versions, ans), "client_id": _picked(client_or_empty, ans),
+        "api_key": keys[answered], "api_name": names.take(answered),
+        "api_version": versions[answered], "client_id": client_or_empty.take(answered),
         "request_position": req_pos[answered], "request_ns": pair_req_ns,
         "response_ns": resp_ns, "latency_ns": resp_ns - pair_req_ns, "error_codes": codes,
     }
@@ -342,16 +342,16 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, answer
 
 def _cells(frames, req_pos, req, answered, codes, why, client_or_empty) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
-    the requests, responses, pairs, error codes and coverage states.  Each
+    the requests, responses, pairs, error codes and coverage states
+    (``client_or_empty``: an Arrow string array).  Each
     request's cell is one number (its key, version and client id's index among
     the connection's), counted by numpy: a tuple per request, counted, took
     0.16 CPU s of the 919,785-frame capture."""
-    keys, versions = req["keys"], req["versions"]
+    keys, versions = req["api_key"], req["api_version"]
     software = next((s for s in (software_of(frames[int(req_pos[r])])
                                  for r in np.flatnonzero(keys == _API_VERSIONS).tolist())
                      if s is not None), "")
-    import pyarrow as pa
-    clients = pa.array(client_or_empty, pa.string()).dictionary_encode()
+    clients = client_or_empty.dictionary_encode()
     client_index = clients.indices.to_numpy().astype(np.int64)
     cell_of = (keys.astype(np.int64) << 40) | ((versions.astype(np.int64) & 0xFFFF) << 24) \
         | client_index
@@ -384,17 +384,10 @@ def _counted(values: np.ndarray) -> dict[int, int]:
     return dict(zip(distinct.tolist(), counts.tolist()))
 
 
-def _picked(values, rows: list[int]) -> list:
-    """``[values[r] for r in rows]``, each item taken in C (itemgetter)."""
-    if len(rows) < 2:
-        return [values[r] for r in rows]
-    return list(operator.itemgetter(*rows)(values))
-
-
 def _versions_served(frames, resp_pos, req, answered) -> dict:
     """findings.versions_served: the first ApiVersions answer without error."""
-    for k in np.flatnonzero(req["keys"][answered] == _API_VERSIONS).tolist():
-        served = served_by(frames[int(resp_pos[k])], req["api_version"][int(answered[k])])
+    for k in np.flatnonzero(req["api_key"][answered] == _API_VERSIONS).tolist():
+        served = served_by(frames[int(resp_pos[k])], int(req["api_version"][answered[k]]))
         if served is not None:
             return served
     return {}
@@ -557,28 +550,38 @@ class _Same:
 
 
 def _array(chunks: list, type_):
-    """One Arrow array of the chunks: numpy arrays at numpy speed, and a field
-    that is one value per part (a connection: a million rows, a few dozen
-    values) as a take of those values, never a Python list of a million."""
+    """One Arrow array of the chunks: numpy arrays at numpy speed, Arrow arrays
+    joined, and a field that is one value per part (a connection: a million
+    rows, a few dozen values) as a take of those values, never a Python list
+    of a million."""
     import pyarrow as pa
     if chunks and all(isinstance(c, np.ndarray) for c in chunks):
         return pa.array(np.concatenate(chunks), type=type_)
+    if chunks and all(isinstance(c, pa.Array) for c in chunks):
+        return pa.concat_arrays([c.cast(type_) for c in chunks])
     if chunks and all(isinstance(c, _Same) for c in chunks):
         each = pa.array([c.value for c in chunks], type=type_)
         return each.take(np.repeat(np.arange(len(chunks)), [c.n for c in chunks]))
     values: list = []
     for c in chunks:
-        values += c.tolist() if isinstance(c, (np.ndarray, _Same)) else c
+        values += _listed(c)
     return pa.array(values, type=type_)
+
+
+def _listed(values) -> list:
+    """A column's values as a list (a numpy, Arrow or one-value column converted)."""
+    if isinstance(values, list):
+        return values
+    return values.to_pylist() if hasattr(values, "to_pylist") else values.tolist()
 
 
 def share_fields(part: dict, names: tuple[str, ...]) -> dict:
     """Fields of a column-wise part ("pairs" or "requests") as
     ``summary_arrow.partials`` takes them, the names ``summary_arrow.flattened``
-    gives ("errors": error codes not empty): numpy arrays stay arrays, which
-    Arrow takes as they are (made lists first, then Arrow arrays again, they
-    cost 0.1 CPU s of the 919,785-frame capture); one value for every row (a
-    str) becomes a list."""
+    gives ("errors": error codes not empty): numpy and Arrow arrays stay arrays,
+    which Arrow takes as they are (made lists first, then Arrow arrays again,
+    they cost 0.1 CPU s of the 919,785-frame capture); one value for every row
+    (a str) becomes a list."""
     n = len(part["api_key"])
     out = {}
     for name in names:
@@ -588,7 +591,7 @@ def share_fields(part: dict, names: tuple[str, ...]) -> dict:
         elif value is None or isinstance(value, str):
             out[name] = [value] * n
         else:
-            out[name] = value if isinstance(value, np.ndarray) else list(value)
+            out[name] = value
     return out
 
 
@@ -607,6 +610,6 @@ def as_rows(result: dict) -> dict:
         for field in schema.fieldNames():
             value = part.get(field)
             columns.append([value] * n if value is None or isinstance(value, str)
-                           else value.tolist() if isinstance(value, np.ndarray) else value)
+                           else _listed(value))
         out[name] = [dict(zip(schema.fieldNames(), row)) for row in zip(*columns)]
     return out

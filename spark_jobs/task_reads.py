@@ -566,13 +566,14 @@ class FrameTables:
             self._add_pair_table(pa.Table.from_pylist(pairs, schema=_arrow(PAIR_SCHEMA)))
 
     def add_pair_columns(self, pairs: dict) -> None:
-        """:meth:`add_pairs` for check_columns' columns (a str: every row's)."""
+        """:meth:`add_pairs` for check_columns' columns (numpy or Arrow arrays, a
+        list, or a str: every row's)."""
         import pyarrow as pa
         n = len(pairs["api_key"])
         if n:
             self._add_pair_table(pa.Table.from_pydict(
-                {f: [v] * n if isinstance(v, str) else v for f, v in pairs.items()},
-                schema=_arrow(PAIR_SCHEMA)))
+                {f: pa.repeat(pa.scalar(v, pa.string()), n) if isinstance(v, str) else v
+                 for f, v in pairs.items()}, schema=_arrow(PAIR_SCHEMA)))
 
     def _add_pair_table(self, table) -> None:
         self.pairs.append(table)
