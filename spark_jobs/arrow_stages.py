@@ -309,9 +309,24 @@ def rows_where(table, mask):
     keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)   # an array or chunked
     edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
     if len(edges) // 2 > _SLICED_RUNS:
-        return table.filter(mask)
+        return _filtered(table, mask)
     return pa.concat_tables([table.slice(start, end - start)
                              for start, end in zip(edges[::2].tolist(), edges[1::2].tolist())])
+
+
+def _filtered(table, mask):
+    """``table.filter(mask)``; binary_view columns (a .kncap task's frames, where
+    they lie in the capture) through binary and back: pyarrow 26 has no take or
+    filter for views."""
+    import pyarrow as pa
+    views = [f.name for f in table.schema if pa.types.is_binary_view(f.type)]
+    if not views:
+        return table.filter(mask)
+    plain = table
+    for name in views:
+        i = plain.schema.get_field_index(name)
+        plain = plain.set_column(i, pa.field(name, pa.binary()), plain[name].cast(pa.binary()))
+    return plain.filter(mask).cast(table.schema)
 
 
 # rows_where's slices: at most this many runs of kept rows (a filter beyond).

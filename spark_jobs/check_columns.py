@@ -466,31 +466,52 @@ class Payloads:
         return self.column[int(self.rows[i])].as_py()
 
     def arrow(self):
-        """The frames as an Arrow binary array, in their order."""
-        return self.column.take(self.rows)
+        """The frames as an Arrow binary array, in their order (for the reference:
+        a view column has no take in pyarrow 26, so they are read one by one)."""
+        import pyarrow as pa
+        return pa.array([self[i] for i in range(len(self))], pa.binary())
 
 
 def _addresses(column) -> tuple[np.ndarray, np.ndarray]:
     """Where each row of an Arrow binary column lies: (addresses, sizes), uint64
     and int64 (a null: size 0)."""
     import pyarrow as pa
-    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
+            or pa.types.is_binary_view(column.type)):
         column = column.cast(pa.binary())
-    width = np.int64 if pa.types.is_large_binary(column.type) else np.int32
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    address, size = [], []
-    for chunk in chunks:
-        _, offsets, data = chunk.buffers()
-        if offsets is None or data is None or not len(chunk):     # no bytes at all
-            address.append(np.zeros(len(chunk), np.uint64))
-            size.append(np.zeros(len(chunk), np.int64))
-            continue
-        at = np.frombuffer(offsets, width)[chunk.offset:chunk.offset + len(chunk) + 1]
-        address.append(at[:-1].astype(np.uint64) + np.uint64(data.address))
-        size.append(np.diff(at).astype(np.int64))
-    if not address:
+    found = [_chunk_addresses(chunk) for chunk in chunks if len(chunk)]
+    if not found:
         return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    return np.concatenate(address), np.concatenate(size)
+    return np.concatenate([a for a, _ in found]), np.concatenate([n for _, n in found])
+
+
+# Arrow's binary view: 16 bytes, the value's length, then up to 12 bytes of it
+# inline, or its first 4 bytes, the index of the data buffer holding it and its
+# offset there.
+_VIEW = np.dtype([("length", "<i4"), ("prefix", "<u4"), ("buffer", "<i4"), ("offset", "<i4")])
+
+
+def _chunk_addresses(chunk) -> tuple[np.ndarray, np.ndarray]:
+    import pyarrow as pa
+    n = len(chunk)
+    buffers = chunk.buffers()
+    if pa.types.is_binary_view(chunk.type):
+        views = np.frombuffer(buffers[1], _VIEW)[chunk.offset:chunk.offset + n]
+        size = views["length"].astype(np.int64)
+        inline = size <= 12
+        first = buffers[1].address + 16 * np.arange(chunk.offset, chunk.offset + n,
+                                                    dtype=np.uint64) + np.uint64(4)
+        data = np.array([b.address if b is not None else 0 for b in buffers[2:]] or [0],
+                        np.uint64)
+        held = data[np.where(inline, 0, views["buffer"])] + views["offset"].astype(np.uint64)
+        return np.where(inline, first, held), size
+    _, offsets, data = buffers
+    if offsets is None or data is None:            # no bytes at all
+        return np.zeros(n, np.uint64), np.zeros(n, np.int64)
+    width = np.int64 if pa.types.is_large_binary(chunk.type) else np.int32
+    at = np.frombuffer(offsets, width)[chunk.offset:chunk.offset + n + 1]
+    return at[:-1].astype(np.uint64) + np.uint64(data.address), np.diff(at).astype(np.int64)
 
 
 def checked_table(results: list[dict], schema):

@@ -197,7 +197,7 @@ def _connection_batches(connections, notes: list[dict], tables: "FrameTables"):
 
 def _kncap_range(r: dict, parts: int, part: int, notes: list[dict]):
     """One range's frame rows of the connections in ``part`` of ``parts`` as an
-    Arrow table (FRAME_SCHEMA), read by kncap_arrow.part_rows (column-wise when
+    Arrow table (:func:`task_frame_schema`), read by kncap_arrow.part_rows (column-wise when
     the kept records are clean, else the capture reader, which reports what is
     wrong); None if unreadable.  Its notes carry the part and whether the
     reference read the range (see :data:`PART_FIELDS`)."""
@@ -212,13 +212,33 @@ def _kncap_range(r: dict, parts: int, part: int, notes: list[dict]):
         return None
     resume = json.loads(r["resume"]) if r["resume"] else None
     table, problems, records, whole = kncap_arrow.part_rows(
-        path, data, resume, r["start"], _arrow(FRAME_SCHEMA), parts, part)
+        path, data, resume, r["start"], task_frame_schema(), parts, part)
     said["kncap_reference"] = whole
     notes += [{"kind": PROBLEM, "file": path, **said, "problem": p} for p in problems]
     if resume:
         notes.append({"kind": RANGE, **said, **transforms.kncap_range_counts(
             path, r["start"], records)})
     return table
+
+
+def task_frame_schema():
+    """FRAME_SCHEMA as a .kncap task holds its frames in memory: the file and
+    source columns dictionaries of their one value, the frame bytes views of
+    where they lie in the mapped capture (kncap_arrow._same, _views).  Their
+    Parquet types are FRAME_SCHEMA's (FrameTables writes no Arrow schema), so
+    readers of frames.parquet see no difference."""
+    import pyarrow as pa
+    schema = _arrow(FRAME_SCHEMA)
+    if "task" not in _TASK_SCHEMA:
+        for name, type_ in (("source", pa.dictionary(pa.int32(), pa.string())),
+                            ("file", pa.dictionary(pa.int32(), pa.string())),
+                            ("frame", pa.binary_view())):
+            schema = schema.set(schema.get_field_index(name), schema.field(name).with_type(type_))
+        _TASK_SCHEMA["task"] = schema
+    return _TASK_SCHEMA["task"]
+
+
+_TASK_SCHEMA: dict = {}
 
 
 def _mapped(path: str, start: int, end: int):
@@ -544,6 +564,7 @@ class FrameTables:
         self.out = out
         self.name = f"part-{prefix}-{_partition():05d}.parquet"
         self.writers: dict[str, object] = {}
+        self.schemas: dict[str, object] = {}   # each table's Arrow schema (_as_before)
         self.pairs: list = []            # Arrow tables of pairs, not yet written
         self.pair_rows = 0
 
@@ -553,11 +574,12 @@ class FrameTables:
         frames lie in a few runs between its markers (a FIN, a gap), which a
         filter copied, bytes and all (0.43 CPU s of the 919,785-frame pcap)."""
         import pyarrow.compute as pc
+        table = self._as_before(FRAMES_TABLE, table)
         is_frame = pc.is_null(table["marker"])
         for name, mask in ((FRAMES_TABLE, is_frame), (MARKERS_TABLE, pc.invert(is_frame))):
             rows = rows_where(table, mask)
             if rows.num_rows:
-                self._writer(name, FRAME_SCHEMA).write_table(rows)
+                self._writer(name, rows.schema, FRAME_DICTIONARY_COLUMNS).write_table(rows)
         return table
 
     def add_pairs(self, pairs: list[dict]) -> None:
@@ -584,17 +606,28 @@ class FrameTables:
     def _flush_pairs(self) -> None:
         import pyarrow as pa
         if self.pairs:
-            self._writer(PAIRS_TABLE, PAIR_SCHEMA).write_table(pa.concat_tables(self.pairs))
+            self._writer(PAIRS_TABLE, _arrow(PAIR_SCHEMA), PAIR_DICTIONARY_COLUMNS).write_table(
+                pa.concat_tables(self.pairs))
             self.pairs, self.pair_rows = [], 0
 
-    def _writer(self, table: str, schema):
+    def _as_before(self, table: str, rows):
+        """``rows`` in the Arrow schema of the table's first rows (a .kncap range
+        the reference read, among ranges read column-wise, is cast to theirs),
+        so that one writer and one concatenation take them all."""
+        first = self.schemas.setdefault(table, rows.schema)
+        return rows if rows.schema == first else rows.cast(first)
+
+    def _writer(self, table: str, schema, dictionary: list[str]):
+        """The table's part, written as Parquet's own types: no Arrow schema is
+        stored, so a frames table held as dictionaries and views
+        (:func:`task_frame_schema`) reads back as FRAME_SCHEMA's strings and
+        bytes, in Spark and pyarrow alike."""
         writer = self.writers.get(table)
         if writer is None:
             import pyarrow.parquet as pq
             writer = self.writers[table] = pq.ParquetWriter(
-                self._path(table, hidden=True), _arrow(schema),
-                use_dictionary=FRAME_DICTIONARY_COLUMNS if schema is FRAME_SCHEMA
-                else PAIR_DICTIONARY_COLUMNS)
+                self._path(table, hidden=True), schema, use_dictionary=dictionary,
+                store_schema=False)
         return writer
 
     def _path(self, table: str, hidden: bool) -> str:

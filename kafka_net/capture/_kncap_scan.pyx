@@ -85,7 +85,7 @@ def record_cuts(const uint8_t[::1] data, Py_ssize_t pos, int64_t min_length,
 
 
 def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
-         int64_t part=0):
+         int64_t part=0, bint join=True):
     """The records of the ``n`` from ``pos`` (counted by :func:`record_count`)
     whose connection id is in ``part`` of ``parts`` (all of them when ``parts``
     is 1) as columns, or None if one of them is not clean (a CRC mismatch, a
@@ -97,7 +97,8 @@ def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
     "correlation_id", "flags", "frame_size"), for each of "connection_id",
     "peer", "client_id" its (starts, lengths, nulls) in ``data`` (nulls: a bool
     array, client_id only, else None), and "frame_offsets" (int64, m + 1) with
-    "frame_data" (uint8): the frames joined."""
+    "frame_data" (uint8): the frames joined; with ``join`` False, "frame_start"
+    (int64, where each frame lies in ``data``) instead of "frame_data"."""
     if parts < 1 or not 0 <= part < parts:
         raise ValueError(f"part {part} of {parts}")
     kept = np.empty(n, np.int64)
@@ -120,15 +121,51 @@ def scan(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n, int64_t parts=1,
     if not _fill(data, offset, ts, direction, api_key, api_version, corr, flags,
                  frame_size, starts, lengths, nulls, frame_start, frame_offsets):
         return None
+    found = {"offset": offset, "timestamp_ns": ts, "direction": direction,
+             "api_key": api_key, "api_version": api_version, "correlation_id": corr,
+             "flags": flags, "frame_size": frame_size,
+             "connection_id": (starts[0], lengths[0], None),
+             "peer": (starts[1], lengths[1], None),
+             "client_id": (starts[2], lengths[2], nulls),
+             "frame_offsets": frame_offsets}
+    if not join:
+        found["frame_start"] = frame_start
+        return found
     frame_data = np.empty(frame_offsets[m], np.uint8)
     _join(data, frame_start, frame_offsets, frame_data)
-    return {"offset": offset, "timestamp_ns": ts, "direction": direction,
-            "api_key": api_key, "api_version": api_version, "correlation_id": corr,
-            "flags": flags, "frame_size": frame_size,
-            "connection_id": (starts[0], lengths[0], None),
-            "peer": (starts[1], lengths[1], None),
-            "client_id": (starts[2], lengths[2], nulls),
-            "frame_offsets": frame_offsets, "frame_data": frame_data}
+    found["frame_data"] = frame_data
+    return found
+
+
+def views(const uint8_t[::1] data, const int64_t[::1] starts, const int64_t[::1] offsets):
+    """Arrow's binary views of byte runs of ``data`` (run i at ``starts[i]``,
+    ``offsets[i + 1] - offsets[i]`` bytes): 16 bytes each, little-endian, as the
+    Arrow format lays them out: the length; then a run of up to 12 bytes itself,
+    or its first 4 bytes, the data buffer's index (0: ``data``) and its offset
+    there.  The runs stay where they are: a binary_view array over ``data``
+    copies none of them.  ``data`` must be under 2 GiB (offsets are int32)."""
+    cdef Py_ssize_t i, n = starts.shape[0]
+    cdef int64_t length
+    out = np.zeros(16 * n, np.uint8)
+    cdef uint8_t[::1] v = out
+    with nogil:
+        for i in range(n):
+            length = offsets[i + 1] - offsets[i]
+            _le32(&v[16 * i], <uint32_t>length)
+            if length <= 12:
+                if length:
+                    memcpy(&v[16 * i + 4], &data[starts[i]], length)
+            else:
+                memcpy(&v[16 * i + 4], &data[starts[i]], 4)
+                _le32(&v[16 * i + 12], <uint32_t>starts[i])    # buffer 0 (bytes 8-11 zero)
+    return out
+
+
+cdef inline void _le32(uint8_t* at, uint32_t value) noexcept nogil:
+    at[0] = value & 0xFF
+    at[1] = (value >> 8) & 0xFF
+    at[2] = (value >> 16) & 0xFF
+    at[3] = (value >> 24) & 0xFF
 
 
 def id_sizes(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t n):

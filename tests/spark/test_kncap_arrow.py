@@ -77,6 +77,34 @@ def test_a_clean_segment_reads_as_the_reference_reads_it_whole_and_in_ranges(tmp
                                                          start)[0])
 
 
+def test_a_task_holds_the_frames_where_they_lie_and_writes_them_as_frame_schema(tmp_path):
+    """task_reads.task_frame_schema: the same rows, the frame bytes views of the
+    capture's own memory (none copied), the file and source one-value
+    dictionaries; FrameTables writes them with FRAME_SCHEMA's Parquet types, so
+    frames.parquet reads back as the plain table does."""
+    import pyarrow.parquet as pq
+    from kafka_net.spark_jobs import task_reads
+    path = kncap_file(tmp_path / "kafka-net-7-p2-000004.kncap", records() * 3,
+                      processor_id=2, seq=4)
+    data = open(path, "rb").read()
+    plain = fast(path, data)
+    held = kncap_arrow.frame_table(path, data, None, 0, task_reads.task_frame_schema())
+    assert held.schema == task_reads.task_frame_schema()
+    assert held.to_pylist() == plain.to_pylist()
+    start = pa.py_buffer(data).address
+    for chunk in held["frame"].chunks:
+        assert [b.address for b in chunk.buffers()[2:]] == [start]
+    tables = task_reads.FrameTables(str(tmp_path), "kncap")
+    for name in task_reads.TASK_TABLES:
+        (tmp_path / name).mkdir()
+    tables.write_table(held)
+    tables.close()
+    written = pq.read_table(tmp_path / task_reads.FRAMES_TABLE)
+    want = plain.filter(pa.compute.is_null(plain["marker"]))
+    assert written.schema.types == want.schema.types
+    assert written.to_pylist() == want.to_pylist()
+
+
 def damaged(draw, data: bytes) -> bytes:
     data = bytearray(data)
     for _ in range(draw(st.integers(1, 3))):
