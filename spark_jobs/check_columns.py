@@ -423,11 +423,11 @@ def _in_order_table(table, frames: "list | Payloads | None" = None) -> dict | No
     keys = pc.list_flatten(table["order_key"]).to_numpy()
     if len(keys) != 3 * n:
         return None                  # not (processor, segment, offset) keys: the reference sorts
-    order = np.lexsort((keys[2::3], keys[1::3], keys[0::3]))   # as sorted(tuple(order_key))
     if frames is None:
         frames = Payloads(table["frame"])
     take = table.select(["source", "connection", "direction", "timestamp_ns", "marker"])
-    if (order[1:] < order[:-1]).any():
+    if not _ascending(keys[0::3], keys[1::3], keys[2::3]):
+        order = np.lexsort((keys[2::3], keys[1::3], keys[0::3]))   # as sorted(tuple(order_key))
         take = take.take(order)      # not in order yet
         frames = frames.taken(order) if isinstance(frames, Payloads) \
             else [frames[i] for i in order.tolist()]
@@ -436,6 +436,14 @@ def _in_order_table(table, frames: "list | Payloads | None" = None) -> dict | No
         take["connection"][0].as_py(), take["source"][0].as_py(),
         take["direction"].to_numpy(), take["timestamp_ns"].to_numpy(), frames,
         [None] * n if markers.null_count == n else markers.to_pylist())
+
+
+def _ascending(first: np.ndarray, second: np.ndarray, third: np.ndarray) -> bool:
+    """Whether the rows' (first, second, third) never go down: then a stable sort
+    leaves them as they are (a task's connection nearly always; sorting them
+    anyway: 0.01 CPU s of the 919,785-frame capture)."""
+    a, b, c = np.diff(first), np.diff(second), np.diff(third)
+    return bool(((a > 0) | ((a == 0) & ((b > 0) | ((b == 0) & (c >= 0))))).all())
 
 
 class Payloads:

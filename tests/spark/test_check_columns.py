@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -251,3 +252,14 @@ def test_the_job_reports_the_same_with_and_without_the_fast_paths(tmp_path, monk
     assert fast[0] == readable[0]
     assert fast[1] == readable[1]
     assert len(fast[1]["violations"]) > len(INJECTIONS) and len(segments) > 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.integers(-2**62, 2**62)),
+                max_size=30))
+def test_rows_in_order_are_exactly_those_a_stable_sort_leaves_alone(keys):
+    """_ascending: the check that spares a connection's sort."""
+    columns = [np.array([k[i] for k in keys], np.int64) for i in range(3)]
+    sorted_order = np.lexsort((columns[2], columns[1], columns[0]))
+    assert check_columns._ascending(*columns) == \
+        bool((sorted_order == np.arange(len(keys))).all())
