@@ -10,12 +10,13 @@ API key and version, correlation id, flags, frame size) and then four
 length-prefixed fields (``format.VARIABLE_FIELDS``: connection id, peer,
 client id, frame); both are read here from those tables, not written out
 again.  The header is read by ``format.range_start``.  The records are walked in
-one compiled pass (``kafka_net/capture/_kncap_scan.pyx``): their lengths by the
-reference's own rules (those of ``format.record_offsets``), each CRC checked, the
-fixed parts read into numpy arrays, the places of the variable fields noted and the
-frames joined into one buffer, with no Python object per record; the string fields
-are gathered into Arrow string columns (whose UTF-8 Arrow validates) and the frames
-become one binary column.
+compiled passes (``kafka_net/capture/_kncap_scan.pyx``): their lengths by the
+reference's own rules (those of ``format.record_offsets``), once, then from
+their offsets each CRC checked, the fixed parts read into numpy arrays, the
+places of the variable fields noted and the frames joined into one buffer (or,
+for a task's schema, left where they lie), with no Python object per record; the
+string fields are gathered into Arrow string columns (whose UTF-8 Arrow
+validates) and the frames become one binary column (or binary views).
 
 Only a clean run of records is read here: every CRC matching, every record's
 fields ending exactly at its end, the bytes after the last record nothing or a
@@ -124,9 +125,9 @@ def id_sizes(data, resume: dict | None, base: int) -> dict[int, tuple[int, int]]
         return None
     else:
         pos = kncap.FILE_HEADER.size
-    n, _ = _kncap_scan.record_count(view, pos, kncap.MIN_RECORD_LENGTH,
-                                    kncap.MAX_RECORD_BYTES)
-    got = _kncap_scan.id_sizes(view, pos, n)
+    starts, _ = _kncap_scan.record_starts(view, pos, kncap.MIN_RECORD_LENGTH,
+                                          kncap.MAX_RECORD_BYTES)
+    got = _kncap_scan.id_sizes(view, starts)
     if got is None:
         return None
     ids, where = np.unique(got[0], return_inverse=True)
@@ -179,15 +180,15 @@ def _table(path, view, resume, base, schema, parts=1, part=0):
     else:
         pid, seq = _header(view)
         pos = kncap.FILE_HEADER.size
-    n, stop = _kncap_scan.record_count(view, pos, kncap.MIN_RECORD_LENGTH,
-                                       kncap.MAX_RECORD_BYTES)
+    starts, stop = _kncap_scan.record_starts(view, pos, kncap.MIN_RECORD_LENGTH,
+                                             kncap.MAX_RECORD_BYTES)
     if stop != len(view) and not kncap._is_zero_tail(view, stop):
         raise _NotClean          # a torn tail or garbage: the reference reports it
     in_place = pa.types.is_binary_view(schema.field("frame").type) and len(view) < 2**31
-    fields = _kncap_scan.scan(view, pos, n, parts, part, join=not in_place)
+    fields = _kncap_scan.scan(view, starts, parts, part, join=not in_place)
     if fields is None:
         raise _NotClean          # a CRC or a field that does not fit: the reference says which
-    records, n = n, len(fields["offset"])      # walked, and kept
+    records, n = len(starts), len(fields["offset"])      # walked, and kept
     offsets = base + fields["offset"]
     direction = fields["direction"].astype(np.int32)
     is_request = direction == kncap.REQUEST
