@@ -119,15 +119,14 @@ def scan(const uint8_t[::1] data, const int64_t[::1] starts, int64_t parts=1,
     (int64, where each frame lies in ``data``) instead of "frame_data"."""
     if parts < 1 or not 0 <= part < parts:
         raise ValueError(f"part {part} of {parts}")
-    cdef Py_ssize_t m = starts.shape[0]
+    cdef Py_ssize_t m
+    offset = np.asarray(starts)
     if parts > 1:
-        kept = np.empty(m, np.int64)
-        m = _keep(data, starts, parts, part, kept)
-        if m < 0:
+        ids = id_sizes(data, starts)
+        if ids is None:
             return None
-        offset = kept[:m]
-    else:
-        offset = np.asarray(starts)
+        offset = offset[ids[0] % parts == part]
+    m = offset.shape[0]
     ts = np.empty(m, np.int64)
     direction = np.empty(m, np.int8)
     api_key = np.empty(m, np.int16)
@@ -232,24 +231,6 @@ cdef int _id_sizes(const uint8_t[::1] b, const int64_t[::1] starts, uint32_t[::1
         hashes[i] = <uint32_t>h
         sizes[i] = end - pos
     return 0
-
-
-cdef Py_ssize_t _keep(const uint8_t[::1] b, const int64_t[::1] starts, int64_t parts,
-                      int64_t part, int64_t[::1] kept) noexcept nogil:
-    """The offsets of the records in ``part`` into ``kept``: how many, or -1 if
-    a record's connection id does not fit in it (no part can be named)."""
-    cdef Py_ssize_t i, m = 0, pos, end
-    cdef int64_t h
-    for i in range(starts.shape[0]):
-        pos = starts[i]
-        end = pos + 4 + _u32(b, pos)            # record_starts proved it fits
-        h = _id_hash(b, pos, end)
-        if h < 0:
-            return -1
-        if h % parts == part:
-            kept[m] = pos
-            m += 1
-    return m
 
 
 cdef bint _fill(const uint8_t[::1] b, const int64_t[::1] offset,
