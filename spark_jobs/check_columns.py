@@ -343,10 +343,10 @@ def _summary(connection, source, frames, markers, req_pos, resp_pos, req, answer
 def _cells(frames, req_pos, req, answered, codes, why, client_or_empty) -> list[dict]:
     """findings.matrix_cells with no violation: per (API, version, client id)
     the requests, responses, pairs, error codes and coverage states
-    (``client_or_empty``: an Arrow string array).  Each
-    request's cell is one number (its key, version and client id's index among
-    the connection's), counted by numpy: a tuple per request, counted, took
-    0.16 CPU s of the 919,785-frame capture."""
+    (``client_or_empty``: an Arrow string array).  Each request's cell is one
+    number (its key, version and client id's index among the connection's),
+    counted by numpy: a tuple per request, counted, took 0.16 CPU s of the
+    919,785-frame capture."""
     keys, versions = req["api_key"], req["api_version"]
     software = next((s for s in (software_of(frames[int(req_pos[r])])
                                  for r in np.flatnonzero(keys == _API_VERSIONS).tolist())
@@ -457,10 +457,11 @@ class Payloads:
     __slots__ = ("column", "rows", "address", "size")
 
     def __init__(self, column, rows=None, address=None, size=None) -> None:
-        self.column = column            # the Arrow (chunked) array: keeps the buffers alive
-        if rows is None:
+        if rows is None:                # all of the column's rows, in order
+            column = _binary(column)
             address, size = _addresses(column)
             rows = np.arange(len(size), dtype=np.int64)
+        self.column = column            # the Arrow (chunked) array: keeps the buffers alive
         self.rows, self.address, self.size = rows, address, size
 
     def taken(self, order) -> "Payloads":
@@ -480,13 +481,20 @@ class Payloads:
         return pa.array([self[i] for i in range(len(self))], pa.binary())
 
 
-def _addresses(column) -> tuple[np.ndarray, np.ndarray]:
-    """Where each row of an Arrow binary column lies: (addresses, sizes), uint64
-    and int64 (a null: size 0)."""
+def _binary(column):
+    """A column of bytes as one of the binary types whose rows :func:`_addresses`
+    finds (another type cast to binary)."""
     import pyarrow as pa
-    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
-            or pa.types.is_binary_view(column.type)):
-        column = column.cast(pa.binary())
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type) \
+            or pa.types.is_binary_view(column.type):
+        return column
+    return column.cast(pa.binary())
+
+
+def _addresses(column) -> tuple[np.ndarray, np.ndarray]:
+    """Where each row of an Arrow binary, large binary or binary view column
+    lies: (addresses, sizes), uint64 and int64 (a null: size 0)."""
+    import pyarrow as pa
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     found = [_chunk_addresses(chunk) for chunk in chunks if len(chunk)]
     if not found:
