@@ -94,19 +94,8 @@ def part_rows(path: str, data, resume: dict | None, base: int, schema, parts: in
         table, records = clean
         return table, [], records, False
     columns, problems = kncap_columns(path, bytes(data), resume, base)
-    whole = pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=_plain(schema))
+    whole = pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)
     return _in_part(whole, kncap_run(path), parts, part), problems, whole.num_rows, True
-
-
-def _plain(schema):
-    """``schema`` with binary for binary_view (task_reads.task_frame_schema): the
-    reference's rows are cut to a part by a filter, which views lack in pyarrow
-    26; the task casts them to its schema as it writes them."""
-    import pyarrow as pa
-    for i, f in enumerate(schema):
-        if pa.types.is_binary_view(f.type):
-            schema = schema.set(i, f.with_type(pa.binary()))
-    return schema
 
 
 def id_sizes(data, resume: dict | None, base: int) -> dict[int, tuple[int, int]] | None:
@@ -136,15 +125,17 @@ def id_sizes(data, resume: dict | None, base: int) -> dict[int, tuple[int, int]]
 
 
 def _in_part(table, run: str, parts: int, part: int):
-    """The rows of ``table`` whose connection ("<run>/<id>") is in ``part``."""
+    """The rows of ``table`` whose connection ("<run>/<id>") is in ``part``
+    (``arrow_stages.rows_where``: a filter that takes frames held as views)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    from kafka_net.spark_jobs.arrow_stages import rows_where
     if parts == 1:
         return table
     cut = len(run) + 1
     kept = [c for c in pc.unique(table["connection"]).to_pylist()
             if part_of(c[cut:], parts) == part]
-    return table.filter(pc.is_in(table["connection"], pa.array(kept, pa.string())))
+    return rows_where(table, pc.is_in(table["connection"], pa.array(kept, pa.string())))
 
 
 def frame_table(path: str, data, resume: dict | None, base: int, schema, parts: int = 1,
@@ -267,7 +258,7 @@ def _connections(run: str, ids):
 
 def _same(value: str, n: int, type_):
     """One string on every row: a dictionary of it (indices all 0) where the
-    schema asks for one (task_reads.TASK_FRAME_SCHEMA: the file's path repeated
+    schema asks for one (task_reads.task_frame_schema: the file's path repeated
     was 92 MB of fresh memory for the 919,785-frame capture), else repeated."""
     import pyarrow as pa
     if pa.types.is_dictionary(type_):
@@ -278,7 +269,7 @@ def _same(value: str, n: int, type_):
 
 def _views(view, starts, offsets):
     """The frames as a binary_view array over the mapped range itself
-    (task_reads.TASK_FRAME_SCHEMA): no frame copied (joined, they were 260 MB of
+    (task_reads.task_frame_schema): no frame copied (joined, they were 260 MB of
     fresh memory for the 919,785-frame capture).  The array keeps the mapping."""
     import pyarrow as pa
     return pa.Array.from_buffers(pa.binary_view(), len(starts), [

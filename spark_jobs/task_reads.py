@@ -34,6 +34,7 @@ no Spark (``rdd_tasks.run_here``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -154,8 +155,9 @@ def _kncap_checks(batches, out: str, tasks: list[list[tuple]]):
 
 def _kncap_connections(parts: list):
     """A task's frames tables -> (connection, its frames table without the frame
-    bytes, those bytes as a list), in order of the connection ids (a connection's
-    records may lie in several segments): ``arrow_stages.groups_with_frames``."""
+    bytes, where those lie: check_columns.Payloads), in order of the connection
+    ids (a connection's records may lie in several segments):
+    ``arrow_stages.groups_with_frames``."""
     import pyarrow as pa
     from kafka_net.spark_jobs import arrow_stages
     if parts:
@@ -221,6 +223,7 @@ def _kncap_range(r: dict, parts: int, part: int, notes: list[dict]):
     return table
 
 
+@functools.cache
 def task_frame_schema():
     """FRAME_SCHEMA as a .kncap task holds its frames in memory: the file and
     source columns dictionaries of their one value, the frame bytes views of
@@ -229,16 +232,11 @@ def task_frame_schema():
     readers of frames.parquet see no difference."""
     import pyarrow as pa
     schema = _arrow(FRAME_SCHEMA)
-    if "task" not in _TASK_SCHEMA:
-        for name, type_ in (("source", pa.dictionary(pa.int32(), pa.string())),
-                            ("file", pa.dictionary(pa.int32(), pa.string())),
-                            ("frame", pa.binary_view())):
-            schema = schema.set(schema.get_field_index(name), schema.field(name).with_type(type_))
-        _TASK_SCHEMA["task"] = schema
-    return _TASK_SCHEMA["task"]
-
-
-_TASK_SCHEMA: dict = {}
+    for name, type_ in (("source", pa.dictionary(pa.int32(), pa.string())),
+                        ("file", pa.dictionary(pa.int32(), pa.string())),
+                        ("frame", pa.binary_view())):
+        schema = schema.set(schema.get_field_index(name), schema.field(name).with_type(type_))
+    return schema
 
 
 def _mapped(path: str, start: int, end: int):
@@ -564,7 +562,6 @@ class FrameTables:
         self.out = out
         self.name = f"part-{prefix}-{_partition():05d}.parquet"
         self.writers: dict[str, object] = {}
-        self.schemas: dict[str, object] = {}   # each table's Arrow schema (_as_before)
         self.pairs: list = []            # Arrow tables of pairs, not yet written
         self.pair_rows = 0
 
@@ -574,7 +571,6 @@ class FrameTables:
         frames lie in a few runs between its markers (a FIN, a gap), which a
         filter copied, bytes and all (0.43 CPU s of the 919,785-frame pcap)."""
         import pyarrow.compute as pc
-        table = self._as_before(FRAMES_TABLE, table)
         is_frame = pc.is_null(table["marker"])
         for name, mask in ((FRAMES_TABLE, is_frame), (MARKERS_TABLE, pc.invert(is_frame))):
             rows = rows_where(table, mask)
@@ -609,13 +605,6 @@ class FrameTables:
             self._writer(PAIRS_TABLE, _arrow(PAIR_SCHEMA), PAIR_DICTIONARY_COLUMNS).write_table(
                 pa.concat_tables(self.pairs))
             self.pairs, self.pair_rows = [], 0
-
-    def _as_before(self, table: str, rows):
-        """``rows`` in the Arrow schema of the table's first rows (a .kncap range
-        the reference read, among ranges read column-wise, is cast to theirs),
-        so that one writer and one concatenation take them all."""
-        first = self.schemas.setdefault(table, rows.schema)
-        return rows if rows.schema == first else rows.cast(first)
 
     def _writer(self, table: str, schema, dictionary: list[str]):
         """The table's part, written as Parquet's own types: no Arrow schema is

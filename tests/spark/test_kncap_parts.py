@@ -27,7 +27,7 @@ from kafka_net.capture.format import FILE_HEADER, CaptureRecord
 from kafka_net.spark_jobs import arrow_stages as stages
 from kafka_net.spark_jobs import check_columns, kncap_arrow
 from kafka_net.spark_jobs.schemas import FRAME_SCHEMA
-from kafka_net.spark_jobs.task_reads import once_per_range
+from kafka_net.spark_jobs.task_reads import once_per_range, task_frame_schema
 from tests.spark.conftest import kncap_file
 from tests.spark.test_kncap_arrow import damaged, resealed
 from tests.spark.test_kncap_arrow import records as arrow_records
@@ -80,6 +80,13 @@ def assert_parts_are_the_reference(data: bytes, parts: int) -> None:
         else:
             assert said == []
     assert by_offset(pa.concat_tables([g[0] for g in got])).equals(by_offset(want))
+    # A task's schema (frames as views, file and source as dictionaries): the same
+    # rows, in that schema whether read column-wise or by the reference.
+    task = task_frame_schema()
+    for part, (rows, said, count, whole) in enumerate(got):
+        held = kncap_arrow.part_rows(NAME, data, None, 0, task, parts, part)
+        assert held[0].schema == task and held[1:] == (said, count, whole), part
+        assert held[0].to_pylist() == rows.to_pylist(), part
     if problems:
         assert any(g[3] for g in got), "every part read clean what the reference refuses"
     elif check_columns.ENABLED:
