@@ -44,7 +44,12 @@ def commit(server, group: str, offsets: dict) -> None:
 
 
 def wait_for_assignment(c: KafkaConsumer) -> None:
-    """Poll until the group has given ``c`` partitions (bounded: 100 short polls)."""
+    """Poll until the group has given ``c`` partitions (bounded: 100 short polls).
+
+    The subscribed topics' partitions are read first, so that the first join
+    already assigns them (see client_support.kafka_python_member)."""
+    for topic in c.subscription():
+        assert c.partitions_for_topic(topic), topic
     for _ in range(100):
         c.poll(timeout_ms=200)
         if c.assignment():
