@@ -10,10 +10,19 @@ SIGUSR1    log every metric (Kafka's MBean names) at INFO; keeps running,
            and also works during a graceful stop
 =========  =================================================================
 
-Signal handlers run between bytecodes of the main thread and may interrupt
-anything, including logging or a lock holder.  So a handler here only puts
-the signal number on a ``queue.SimpleQueue`` (reentrant-safe, unlike
-``queue.Queue``); the main thread takes it off and does the work.
+How a signal reaches the main thread.  Python runs a signal's handler
+between bytecodes of the main thread, and only there: the C-level handler,
+on whichever thread the kernel picked, just flags the signal.  A main thread
+blocked in a lock (a queue's ``get()``) is not woken by that flag when the
+signal went to another thread, or landed on the main thread an instant
+before it blocked (cpython#85300; once in a loaded CI run a SIGTERM right
+after startup went unanswered for 30 s).  So the main thread waits on a
+self-pipe instead: ``signal.set_wakeup_fd`` has the C-level handler write
+each signal's number into it, whatever thread it runs on, and the main
+thread reads the numbers and does the work.  The Python-level handler does
+nothing; it is installed because a signal needs one for its number to be
+written.  Other threads post their events the same way (the failure of the
+last log dir).
 
 The handlers are installed before the broker starts, so a signal that
 arrives during startup is acted on once startup is done, instead of killing
@@ -24,10 +33,12 @@ alive).
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
-import queue
+import select
 import signal
+import threading
 import time
 
 from kafka_net.config import ConfigError, ServerConfig
@@ -51,32 +62,73 @@ EXIT_STARTUP_FAILED = 3   # e.g. a listener port could not be bound
 EXIT_UNCLEAN_STOP = 4     # a graceful stop timed out (or was cut short) with requests unanswered
 EXIT_LOG_DIRS_FAILED = 5  # every log dir failed (a full or failing disk): stopped, as Kafka does
 
-_LOG_DIRS_FAILED = -1     # put in the signal queue by the LogManager's failure handler
+_LOG_DIRS_FAILED = 0      # posted by the LogManager's failure handler (no signal is 0)
 
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)
+_EVENTS = frozenset((_LOG_DIRS_FAILED, *HANDLED_SIGNALS))
 
 
 class Daemon:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.server = KafkaServer(config)
-        self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
+        # The self-pipe (see the module docstring); non-blocking at both ends, as
+        # set_wakeup_fd requires of its end, and so that a read never blocks.
+        # poll, not select: a broker's descriptors (segments, sockets) may pass
+        # select's limit of 1024 before the pipe is made.
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        self._wake_poll = select.poll()
+        self._wake_poll.register(self._wake_r, select.POLLIN)
+        self._wake_lock = threading.Lock()   # _post against the pipe's closing
+        self._events: collections.deque[int] = collections.deque()
         self._stop_now = False
         # Kafka's ReplicaManager halts the broker when no log dir is left online;
         # here the main thread stops it the graceful way (any thread may call this).
         self.server.log_manager.on_all_log_dirs_failed = \
-            lambda directory: self._signals.put(_LOG_DIRS_FAILED)
+            lambda directory: self._post(_LOG_DIRS_FAILED)
+
+    def _post(self, event: int) -> None:
+        """Wake the main thread with ``event`` (any thread, never a signal handler)."""
+        with self._wake_lock:
+            if self._wake_w < 0:
+                return      # run() has ended
+            try:
+                os.write(self._wake_w, bytes([event]))
+            except BlockingIOError:
+                pass        # the pipe is full of events the main thread has yet to read
 
     def _on_signal(self, signum, frame) -> None:
-        self._signals.put(signum)  # nothing else: see the module docstring
+        """Nothing: the signal's number is already in the self-pipe."""
 
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED_SIGNALS}
+        previous_fd = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
         try:
             return self._run()
         finally:
+            signal.set_wakeup_fd(previous_fd)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
+
+    def _next_event(self, block: bool = True) -> int | None:
+        """The next signal number or event from the self-pipe, waiting for one if
+        ``block``; None when none is there and not ``block``."""
+        while not self._events:
+            if not self._wake_poll.poll(None if block else 0):
+                return None
+            try:
+                data = os.read(self._wake_r, 512)
+            except BlockingIOError:
+                continue
+            # Other signals this process handles in Python are written too.
+            self._events.extend(b for b in data if b in _EVENTS)
+        return self._events.popleft()
 
     def _run(self) -> int:
         started = time.monotonic()
@@ -92,7 +144,7 @@ class Daemon:
         try:
             self._log_ready(time.monotonic() - started)
             resume_collector()   # listening: the start's objects frozen, the GC back on
-            while (signum := self._signals.get()) == signal.SIGUSR1:
+            while (signum := self._next_event()) == signal.SIGUSR1:
                 self._log_metrics()
             if signum == _LOG_DIRS_FAILED:
                 log.error("Stopping: every log dir has failed (see the errors above); start "
@@ -117,11 +169,7 @@ class Daemon:
     def _stop_requested(self) -> bool:
         """Polled on the main thread during the graceful wait: a second SIGTERM or
         SIGINT ends the wait; SIGUSR1 still dumps the metrics."""
-        while not self._stop_now:
-            try:
-                signum = self._signals.get_nowait()
-            except queue.Empty:
-                break
+        while not self._stop_now and (signum := self._next_event(block=False)) is not None:
             if signum == signal.SIGUSR1:
                 self._log_metrics()
             elif signum != _LOG_DIRS_FAILED:

@@ -263,6 +263,44 @@ def test_sigint_stops_gracefully_too():
         assert_no_traceback(broker.stderr)   # no KeyboardInterrupt
 
 
+# `kafka-net serve` whose main thread, once the broker has started, blocks
+# SIGTERM and SIGINT: the kernel then hands them to another thread of the
+# process.  Python's C-level handler runs on that thread and only flags the
+# signal for the main thread, which is not woken by it.  The same holds when a
+# signal lands on the main thread just before it blocks (cpython#85300): a
+# SIGTERM that came right after startup went unanswered for 30 s in a loaded
+# CI run, until the runner killed the broker.
+SIGNALS_ELSEWHERE = """
+import signal, sys
+from kafka_net import daemon
+resume = daemon.resume_collector
+def resume_and_block():
+    resume()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+daemon.resume_collector = resume_and_block
+from kafka_net.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_another_thread_receives_still_stops_the_broker(sig, tmp_path):
+    command = [sys.executable, "-c", SIGNALS_ELSEWHERE, "serve", "--override", EPHEMERAL,
+               "--override", f"log.dirs={tmp_path}"]
+    broker = Broker(command=command)
+    try:
+        port = broker.wait_started()["PLAINTEXT"]
+        with RawClient(port) as client:
+            assert client.call(API_VERSIONS, 3, API_VERSIONS_V3_BODY)["error_code"] == 0
+        broker.send_signal(sig)
+        assert broker.wait_exit() == EXIT_OK
+        broker.wait_for(rf"Received {signal.Signals(sig).name}: stopping gracefully")
+        broker.wait_for(CLEAN_STOP)
+        assert_no_traceback(broker.stderr)
+    finally:
+        broker.kill()
+
+
 def test_sigusr1_logs_the_metrics_and_keeps_running():
     with serve(EPHEMERAL, "num.network.threads=2", "num.io.threads=2") as broker:
         port = broker.wait_started()["PLAINTEXT"]
