@@ -573,7 +573,9 @@ def main(argv: list[str] | None = None) -> int:
             from kafka_net.spark_jobs.session import arrow_without_pandas
             arrow_without_pandas()
         else:
-            spark = get_spark(args.master)
+            # as `kafka-net conformance` starts it in its own process: its workers
+            # refuse pandas (session.get_spark's job_only)
+            spark = get_spark(args.master, job_only=True)
             ship_code(spark)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version

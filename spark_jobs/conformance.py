@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         check_runtime()
         # A small input never needs the JVM (see SMALL_INPUT_BYTES): no session.
         spark = None if is_small_input(inputs, args.frames_from, limit) else \
-            get_spark(args.master, quiet=not args.verbose)
+            get_spark(args.master, quiet=not args.verbose, job_only=_own_process())
     except MissingRuntime as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -56,10 +56,15 @@ def check_runtime() -> None:
                              f"and JAVA_HOME is not set; install one with: {GET_JAVA}")
 
 
-def get_spark(master: str | None = None, quiet: bool = True):
+def get_spark(master: str | None = None, quiet: bool = True, job_only: bool = False):
     """The session, local unless a master is given or spark-submit runs the job,
     with :func:`settings` (the driver's JVM options have no effect when the JVM
-    already runs: under spark-submit pass ``--driver-java-options`` there)."""
+    already runs: under spark-submit pass ``--driver-java-options`` there).
+
+    ``job_only``: the session will run the job's tasks and nothing else (it is
+    started in a process of our own, ``kafka_net.entry.OWN_PROCESS``), so its
+    Python workers on this machine do without pandas, as that process does
+    (:func:`arrow_without_pandas`; :data:`WITHOUT_PANDAS`)."""
     # Executors must run the same Python as the driver (the project's venv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -73,6 +78,8 @@ def get_spark(master: str | None = None, quiet: bool = True):
     conf = settings(quiet)
     if not under_submit and _python_here(master):
         conf["spark.python.daemon.module"] = WORKER_DAEMON
+        if job_only:
+            conf[f"spark.executorEnv.{WITHOUT_PANDAS}"] = "1"
     # The driver's JVM starts here unless one runs already (spark-submit's, or an
     # earlier session's in this process): then it has its options, archive and all.
     archive = class_data.plan(_executors_here(master)) if _starts_a_jvm() else \
@@ -128,6 +135,9 @@ def _executors_here(master: str | None) -> bool:
 
 # The Python workers' daemon for executors on this machine (spark_jobs/worker_daemon.py).
 WORKER_DAEMON = "kafka_net.spark_jobs.worker_daemon"
+# Set in the Python workers' environment of a job_only session: the daemon
+# refuses pandas before it forks them (worker_daemon.py).
+WITHOUT_PANDAS = "KAFKA_NET_WORKERS_WITHOUT_PANDAS"
 
 
 def _python_here(master: str) -> bool:
@@ -171,10 +181,14 @@ def arrow_without_pandas() -> None:
     pandas null: 0.25 of the 3.9 CPU s that the 919,785-frame .kncap capture
     costs in one process.  The job never gives pyarrow a pandas object, and
     pyarrow without pandas converts everything else the same (pandas is an
-    optional dependency of pyarrow).  Only for a process of our own that runs no
-    Spark (``kafka-net conformance`` in one process, see
-    ``kafka_net.entry.OWN_PROCESS``; bench/): Spark's Python needs pandas, and a
-    caller's process keeps it.  Nothing happens once pandas is imported."""
+    optional dependency of pyarrow).  Only for a process of our own
+    (``kafka_net.entry.OWN_PROCESS``; bench/): ``kafka-net conformance`` in one
+    process, and the Python workers of the session it starts when it runs Spark
+    (:func:`get_spark`'s ``job_only``: each worker paid the same quarter of a
+    second).  A caller's process keeps pandas, and so do the workers of a
+    session that may run other code: pyarrow remembers that pandas failed to
+    import, and a pandas UDF there would fail with it.  Nothing happens once
+    pandas is imported."""
     if "pandas" not in sys.modules and \
             not any(isinstance(f, _Refused) for f in sys.meta_path):
         sys.meta_path.insert(0, _Refused("pandas"))

@@ -18,7 +18,12 @@ Any other zip (a SPARK_HOME of another Spark) keeps its place: its pyspark is
 the one that speaks its JVM's protocol.
 
 Nothing else changes: the daemon is ``pyspark.daemon.manager`` itself, and
-it imports nothing that starts a thread before it forks (its own rule).
+it imports nothing that starts a thread before it forks (its own rule).  In a
+session that runs the job alone (``session.WITHOUT_PANDAS`` in its
+environment, ``session.get_spark``'s ``job_only``) it refuses pandas before
+it forks, for every worker: pyarrow imports pandas (0.25 CPU s a worker) only
+to ask whether a value is a pandas object, and the job's stages never hand it
+one (``session.arrow_without_pandas``).
 ``session.get_spark`` names this module as ``spark.python.daemon.module`` only
 for executors on this machine, whose Python has kafka-net installed; a remote
 executor's Python may have only PySpark.
@@ -61,6 +66,9 @@ def _installed_copy(entry: str, others: list[str]) -> bool:
 
 if __name__ == "__main__":
     sys.path[:] = installed_first(sys.path)
+    from kafka_net.spark_jobs import session
+    if os.environ.get(session.WITHOUT_PANDAS) == "1":
+        session.arrow_without_pandas()
     # The workers find kafka_net on the path Spark gives them (the code the driver
     # shipped first), as under pyspark.daemon: forget the packages this module came in.
     for name in [n for n in sys.modules if n.split(".")[0] == "kafka_net"]:

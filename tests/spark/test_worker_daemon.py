@@ -1,7 +1,8 @@
 """What the executors' Python workers run on (kafka_net.spark_jobs.worker_daemon
 and session.ship_code): the installed, byte-compiled pyspark and py4j in front
 of the source zips Spark puts first on the workers' path, only where the zips
-are those packages' own; the job's code shipped for a session and removed with it."""
+are those packages' own; the job's code shipped for a session and removed with it;
+no pandas in the workers of the command's own session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import zipfile
 from importlib import metadata
+
+import pytest
 
 from kafka_net.spark_jobs import session
 from kafka_net.spark_jobs.worker_daemon import installed_first
@@ -162,3 +165,45 @@ def test_the_command_checking_in_one_process_never_imports_pandas(tmp_path):
     assert not [name for name in imported if name.startswith("pandas.")]
     assert cli_main(["conformance", capture, "--out", str(tmp_path / "here")]) == 0
     assert not [f for f in sys.meta_path if isinstance(f, session._Refused)]
+
+
+# The job in a process that says whether it is the command's own, then a probe on
+# the same session's Python workers: does pyarrow's question import pandas there?
+WORKERS_PROBE = """if True:
+    import sys
+    from kafka_net import entry
+    entry.OWN_PROCESS = {own}
+    from kafka_net.spark_jobs import conformance
+    code = conformance.main([{capture!r}, "--out", {out!r}, "--in-process-below-mb", "0",
+                             "--master", "local[1]"])
+    from pyspark.sql import SparkSession
+    sc = SparkSession.builder.getOrCreate().sparkContext
+
+    def probe(_):
+        import sys
+        import pyarrow as pa
+        pa.array([1, 2])    # is this a pandas object? pyarrow asks pandas, if it can
+        return "pandas" in sys.modules
+    print(code, sc.parallelize([0], 1).map(probe).collect()[0])
+"""
+
+
+@pytest.mark.parametrize("own", [True, False], ids=["own process", "a caller's process"])
+def test_the_workers_of_the_commands_own_session_never_import_pandas(tmp_path, own):
+    """The session ``kafka-net conformance`` starts in its own process runs the
+    job alone, so its Python workers refuse pandas (session.get_spark's
+    job_only), as that process does; the job on it still reports PASS.  A
+    session started from a caller's process keeps pandas for its workers."""
+    from tests.spark.conftest import (
+        REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+    capture = kncap_file(tmp_path / "kafka-net-1-p0-000000.kncap", [
+        kncap_record(REQUEST, request_payload(18, 3, 7, {"client_software_name": "t",
+                                                         "client_software_version": "1"}),
+                     "c1", 1_000),
+        kncap_record(RESPONSE, response_payload(18, 3, 7), "c1", 2_000)])
+    program = WORKERS_PROBE.format(own=own, capture=str(capture), out=str(tmp_path / "out"))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "PASS" in done.stdout
+    assert done.stdout.splitlines()[-1] == f"0 {not own}"
