@@ -140,19 +140,24 @@ def test_the_workers_and_the_driver_start_one_blas_thread(spark, monkeypatch):
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
 
 
+def _one_pair_capture(tmp_path) -> str:
+    """A .kncap segment of one ApiVersions request and its answer."""
+    from tests.spark.conftest import (
+        REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
+    return kncap_file(tmp_path / "kafka-net-1-p0-000000.kncap", [
+        kncap_record(REQUEST, request_payload(18, 3, 7, {"client_software_name": "t",
+                                                         "client_software_version": "1"}),
+                     "c1", 1_000),
+        kncap_record(RESPONSE, response_payload(18, 3, 7), "c1", 2_000)])
+
+
 def test_the_command_checking_in_one_process_never_imports_pandas(tmp_path):
     """pyarrow would import pandas (a quarter of a second) only to ask whether a
     value is a pandas object: the ``kafka-net conformance`` process that runs no
     Spark refuses it (session.arrow_without_pandas) and still reports PASS; a
     caller's process (kafka_net.cli.main called here) keeps pandas importable."""
     from kafka_net.cli import main as cli_main
-    from tests.spark.conftest import (
-        REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
-    capture = kncap_file(tmp_path / "kafka-net-1-p0-000000.kncap", [
-        kncap_record(REQUEST, request_payload(18, 3, 7, {"client_software_name": "t",
-                                                         "client_software_version": "1"}),
-                     "c1", 1_000),
-        kncap_record(RESPONSE, response_payload(18, 3, 7), "c1", 2_000)])
+    capture = _one_pair_capture(tmp_path)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "kafka_net", "conformance", capture,
          "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
@@ -194,13 +199,7 @@ def test_the_workers_of_the_commands_own_session_never_import_pandas(tmp_path, o
     job alone, so its Python workers refuse pandas (session.get_spark's
     job_only), as that process does; the job on it still reports PASS.  A
     session started from a caller's process keeps pandas for its workers."""
-    from tests.spark.conftest import (
-        REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
-    capture = kncap_file(tmp_path / "kafka-net-1-p0-000000.kncap", [
-        kncap_record(REQUEST, request_payload(18, 3, 7, {"client_software_name": "t",
-                                                         "client_software_version": "1"}),
-                     "c1", 1_000),
-        kncap_record(RESPONSE, response_payload(18, 3, 7), "c1", 2_000)])
+    capture = _one_pair_capture(tmp_path)
     program = WORKERS_PROBE.format(own=own, capture=str(capture), out=str(tmp_path / "out"))
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=300)
