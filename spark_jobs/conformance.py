@@ -354,26 +354,43 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
     so parts cost.  The plan starts from whole Processors and changes the
     number of parts of one Processor (one larger than half a slot's share) at
     a time, the change that brings the slots' finish (:func:`_finish`, by the
-    costs above) down most, while it brings it down by more than 1%; the
-    pieces are sized by
-    their connections' records and bytes (task_reads.kncap_id_sizes: a walk over the
-    lengths and ids, as plan_inputs walks the lengths; a few large
-    connections make a hash's parts uneven), or an even share of their
-    Processor where that cannot be read.  They go, largest first, to the least
-    loaded task, and the largest task comes first, so that Spark's scheduler
-    starts it first."""
+    costs above) down most, while it brings it down by more than 1%.
+
+    The pieces are sized first as even shares of their Processor, which needs
+    no reading.  Only the Processors that plan splits are then walked for
+    their connections' records and bytes (task_reads.kncap_id_sizes: a pass
+    over the lengths and ids, as plan_inputs walks the lengths; a few large
+    connections make a hash's parts uneven), and the plan is made again with
+    what the walk found (an even share still, where it cannot be read).  A
+    plan that keeps every Processor whole walks nothing: on the 3.1M-frame
+    capture (bench/spark_capture.py --scale 3) the two walks took 0.87 s of
+    the driver's time, before any task started, for a plan of whole
+    Processors.  The pieces go, largest first, to the least loaded task, and
+    the largest task comes first, so that Spark's scheduler starts it first."""
     groups: dict[str, list[tuple]] = {}
     for row in ranges:
         groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)
     sizes = {g: sum((end if end >= 0 else os.path.getsize(path)) - start
                     for path, start, end, _, _ in rows) for g, rows in groups.items()}
-    most = 4 * slots
     # Parts pay for a Processor larger than half a slot's share of the input;
     # the others go whole (their records are not walked here either)
     total = sum(sizes.values())
     large = [g for g in groups if slots > 1 and sizes[g] * 2 * slots > total]
-    ids = {g: _task_reads().kncap_id_sizes(groups[g]) if g in large else None
-           for g in groups}
+    parts, best = _kncap_plan(groups, sizes, dict.fromkeys(groups), large, slots)
+    walked = [g for g in large if parts[g] > 1]
+    if walked:
+        ids = {g: _task_reads().kncap_id_sizes(groups[g]) if g in walked else None
+               for g in groups}
+        parts, best = _kncap_plan(groups, sizes, ids, large, slots)
+    return [[piece for _, piece in task] for _, task in best]
+
+
+def _kncap_plan(groups: dict[str, list[tuple]], sizes: dict[str, int], ids: dict,
+                large: list[str], slots: int) -> tuple[dict[str, int], list[tuple]]:
+    """:func:`_kncap_tasks`' search: the parts of each Processor and the packed
+    tasks, the pieces sized by ``ids`` (a Processor's kncap_id_sizes, or None
+    for even shares)."""
+    most = 4 * slots
 
     def pieces(parts: dict[str, int]) -> list[tuple]:
         out = []
@@ -401,7 +418,7 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
         if finish >= 0.99 * _finish(best, slots):
             break
         parts, best = tries[n], plan
-    return [[piece for _, piece in task] for _, task in best]
+    return parts, best
 
 
 def _packed(pieces: list[tuple], most: int) -> list[tuple]:
