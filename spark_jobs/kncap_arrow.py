@@ -173,15 +173,16 @@ def _table(path, view, resume, base, schema, parts=1, part=0):
         pos = kncap.FILE_HEADER.size
     # A task keeping all of a range's records checks their CRCs as it walks
     # them; one keeping a part checks its own records' alone, in scan.
+    crc_on_walk = parts == 1
     starts, stop, crcs_match = _kncap_scan.record_starts(
-        view, pos, kncap.MIN_RECORD_LENGTH, kncap.MAX_RECORD_BYTES, crc=parts == 1)
+        view, pos, kncap.MIN_RECORD_LENGTH, kncap.MAX_RECORD_BYTES, crc=crc_on_walk)
     if stop != len(view) and not kncap._is_zero_tail(view, stop):
         raise _NotClean          # a torn tail or garbage: the reference reports it
     if not crcs_match:
         raise _NotClean          # the reference says which record
     in_place = pa.types.is_binary_view(schema.field("frame").type) and len(view) < 2**31
     fields = _kncap_scan.scan(view, starts, parts, part, join=not in_place,
-                              crc_checked=parts == 1)
+                              crc_checked=crc_on_walk)
     if fields is None:
         raise _NotClean          # a CRC or a field that does not fit: the reference says which
     records, n = len(starts), len(fields["offset"])      # walked, and kept
