@@ -598,9 +598,9 @@ def main(argv: list[str] | None = None) -> int:
             result["job_cpu_s"] = sum(result["job_cpu_by_kind_s"].values())
             # the first stage's tasks: byte ranges as the job planned them (untimed)
             if not args.in_process:
-                result["ranges"] = len(conformance.plan_inputs(
-                    sorted(paths),
-                    (args.split_mb << 20) or conformance._split_bytes(spark, paths)))
+                plan = conformance.planned_ranges(spark, sorted(paths),
+                                                  (args.split_mb << 20) or None)
+                result["ranges"] = len(plan.kncap) + len(plan.other)
             if args.python_profile:
                 spark.profile.dump(args.python_profile)
                 result["python_profile"] = summarise_python_profiles(args.python_profile)

@@ -73,6 +73,7 @@ import shutil
 import sys
 import time
 from functools import partial
+from typing import NamedTuple
 
 if __package__ in (None, ""):
     # Run as a script by spark-submit: the checkout's kafka_net first on the path.
@@ -160,9 +161,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="check the frames an earlier run wrote to DIR (its --out: "
                         "frames.parquet, problems.json) instead of reading captures")
     p.add_argument("--split-mb", type=int, metavar="MIB",
-                   help="cut pcap, pcapng and .kncap files into byte ranges of about this "
-                        "size, one task each (default: 4-64 MiB, about four ranges per "
-                        "executor slot)")
+                   help="cut pcap and pcapng files into byte ranges of about this size, "
+                        "one task each (default: 4-64 MiB, about four ranges per executor "
+                        "slot); .kncap files are cut only when it is given (a Processor's "
+                        "segments are read by one task, or by each part of its connections)")
     p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
                    default=SMALL_INPUT_BYTES / (1 << 20),
                    help="captures up to this size are read, checked and summarised "
@@ -276,12 +278,8 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     process (``rdd_tasks.run_here``), each file one range."""
     tasks = _task_reads()
     readable, problems = _readable(inputs)
-    if spark is None:
-        split, slots = split_bytes or 1 << 62, 1
-    else:
-        split = split_bytes or _split_bytes(spark, readable)
-        slots = max(1, spark.sparkContext.defaultParallelism)
-    kncap, other = _by_kind(plan_inputs(readable, split))
+    slots = 1 if spark is None else max(1, spark.sparkContext.defaultParallelism)
+    kncap, other, split = planned_ranges(spark, readable, split_bytes)
     for table in tasks.TASK_TABLES:
         directory = os.path.join(out, table)
         if os.path.isdir(directory):
@@ -314,18 +312,46 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
     return summary_arrow.summarise_partials(checked), problems
 
 
-def _by_kind(ranges: list[tuple]) -> tuple[list[tuple], list[tuple]]:
-    """Range rows of kafka-net captures, and of the other files (pcap, pcapng,
-    and whatever else, which the packet stage reports)."""
-    kinds: dict[str, str | None] = {}
+class RangePlan(NamedTuple):
+    """What :func:`planned_ranges` gives: range rows (:func:`plan_inputs`)."""
+    kncap: list[tuple]          # of the kafka-net captures
+    other: list[tuple]          # of the other files: pcap, pcapng, anything else
+    other_split: int            # the split the other files were cut at
+
+
+def planned_ranges(spark, paths: list[str], split_bytes: int | None) -> RangePlan:
+    """The local ``paths`` cut into ranges as :func:`_check_in_tasks` reads
+    them: at ``split_bytes`` if given, else each file whole in one process
+    (``spark`` None), and on Spark pcap and pcapng at :func:`_split_bytes`.
+
+    A .kncap file is cut only when ``split_bytes`` asks for it: its task reads
+    all of its Processor's ranges anyway (:func:`_kncap_tasks`), so a default
+    split would only make the driver walk every record's length before the
+    first task starts (0.1-0.2 s of a 3 s ``local[2]`` job on the
+    919,785-frame capture of bench/RESULTS.md), and the task read more,
+    smaller ranges.  A pcap or pcapng range is what a packet-index task reads."""
+    kncap, other = _by_kind(paths)
+    if split_bytes is None and spark is not None and other:
+        other_split = _split_bytes(spark, other)
+    else:
+        other_split = split_bytes or _WHOLE
+    return RangePlan(plan_inputs(kncap, split_bytes or _WHOLE),
+                     plan_inputs(other, other_split), other_split)
+
+
+def _by_kind(paths: list[str]) -> tuple[list[str], list[str]]:
+    """Kafka-net captures, and the other files (pcap, pcapng, and whatever
+    else, which the packet stage reports), each in the order given."""
     kncap, other = [], []
-    for row in ranges:
-        path = row[0]
-        if path not in kinds:
-            with open(path, "rb") as fh:
-                kinds[path] = capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES))
-        (kncap if kinds[path] == capture_reader.KNCAP else other).append(row)
+    for path in paths:
+        with open(path, "rb") as fh:
+            kind = capture_reader.sniff(fh.read(capture_reader.SNIFF_BYTES))
+        (kncap if kind == capture_reader.KNCAP else other).append(path)
     return kncap, other
+
+
+# A split no file reaches: each file one range.
+_WHOLE = 1 << 62
 
 
 # What the plan of the kafka-net tasks counts a task's work in, µs of CPU
@@ -359,13 +385,13 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
     The pieces are sized first as even shares of their Processor, which needs
     no reading.  Only the Processors that plan splits are then walked for
     their connections' records and bytes (task_reads.kncap_id_sizes: a pass
-    over the lengths and ids, as plan_inputs walks the lengths; a few large
-    connections make a hash's parts uneven), and the plan is made again with
-    what the walk found (an even share still, where it cannot be read).  A
-    plan that keeps every Processor whole walks nothing: on the 3.1M-frame
-    capture (bench/spark_capture.py --scale 3) the two walks took 0.87 s of
-    the driver's time, before any task started, for a plan of whole
-    Processors.  The pieces go, largest first, to the least loaded task, and
+    over the lengths and ids, the driver's only walk of a .kncap file unless a
+    split is asked for; a few large connections make a hash's parts uneven),
+    and the plan is made again with what the walk found (an even share still,
+    where it cannot be read).  A plan that keeps every Processor whole walks
+    nothing: on the 3.1M-frame capture (bench/spark_capture.py --scale 3) the
+    two walks took 0.87 s of the driver's time, before any task started, for a
+    plan of whole Processors.  The pieces go, largest first, to the least loaded task, and
     the largest task comes first, so that Spark's scheduler starts it first."""
     groups: dict[str, list[tuple]] = {}
     for row in ranges:
