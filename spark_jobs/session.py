@@ -252,11 +252,21 @@ def settings(quiet: bool = True) -> dict[str, str]:
 
 _shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it
 
+# The parts of kafka_net the job's tasks import: the package's __init__, the
+# capture readers and checks, the protocol, and the job; not the broker (server,
+# network, config, security, the CLI), 40% of the archive.  Each executor unpacks
+# the archive in the JVM before its first Python worker starts: 1.5 MB and 401
+# files took a local[2] job's JVM 0.06-0.17 s more than these 0.9 MB and 175
+# files (bench/RESULTS.md, Spark).  tests/spark/test_conformance_runtime.py
+# imports every shipped module with the archive's kafka_net alone.
+JOB_PARTS = ("__init__.py", "capture", "protocol", "spark_jobs")
+
 
 def ship_code(spark) -> str:
-    """Send kafka_net and the job, with the compiled fast paths built for this
-    interpreter, to every executor, so that a cluster needs nothing installed
-    but Python (the driver's version, on the same platform) and PySpark.
+    """Send the job and the parts of kafka_net it imports (:data:`JOB_PARTS`),
+    with the compiled fast paths built for this interpreter, to every
+    executor, so that a cluster needs nothing installed but Python (the
+    driver's version, on the same platform) and PySpark.
 
     The package goes as an archive that Spark unpacks into a folder named
     ``kafka_net`` (``addArchive``, ``#kafka_net``), not as a zip on the Python
@@ -285,7 +295,8 @@ def ship_code(spark) -> str:
                 for name in names:
                     full = os.path.join(root, name)
                     inside = os.path.join(arcname, os.path.relpath(full, folder))
-                    if name.endswith(shipped) and inside not in written:
+                    if name.endswith(shipped) and inside not in written and \
+                            inside.split(os.sep)[0] in JOB_PARTS:
                         zf.write(full, inside)
                         written.add(inside)
     _shipped[id(sc)] = path

@@ -146,3 +146,60 @@ def test_executors_import_the_shipped_package_compiled_modules_included(tmp_path
     assert len(folders) == 1 and "userFiles" in folders.pop(), shipped
     assert all(shipped[m].endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
                for m in compiled), shipped
+
+
+_IMPORT_ALL = """
+import importlib, json, os, sys
+folder = sys.argv[1]
+sys.path.insert(0, folder)
+names = json.loads(sys.argv[2])
+for name in names:
+    importlib.import_module(name)
+loaded = {n: getattr(m, "__file__", None) for n, m in sys.modules.items()
+          if n.split(".")[0] == "kafka_net"}
+print(json.dumps(loaded))
+"""
+
+
+def test_the_shipped_parts_need_no_other_part_of_kafka_net(tmp_path):
+    """ship_code sends only the parts of kafka_net the job's tasks import
+    (session.JOB_PARTS: the package's __init__, capture, protocol and the job),
+    not the broker: a smaller archive for every executor to unpack.  Every
+    module in it imports with the archive's kafka_net alone, and nothing of
+    kafka_net comes from anywhere else (an installed or checked-out copy would
+    hide a missing module here, and fail on a cluster's executor)."""
+    import zipfile
+    from kafka_net.spark_jobs import session
+
+    class Context:                       # the one call ship_code makes of it
+        def addArchive(self, path):
+            self.archive = path
+
+    class Session:
+        sparkContext = Context()
+
+    shipped = session.ship_code(Session())
+    try:
+        folder = tmp_path / "unpacked"
+        with zipfile.ZipFile(shipped) as zf:
+            zf.extractall(folder / "kafka_net")
+            files = zf.namelist()
+    finally:
+        session._remove_shipped(id(Session.sparkContext))
+    assert Session.sparkContext.archive == shipped + "#kafka_net"
+    assert {f.split("/")[0] for f in files} == set(session.JOB_PARTS)
+    suffixes = sorted((".py", *importlib.machinery.EXTENSION_SUFFIXES), key=len, reverse=True)
+    modules = [f[:-len(next(s for s in suffixes if f.endswith(s)))] for f in files]
+    names = sorted(("kafka_net." + m.replace("/", ".")).removesuffix(".__init__")
+                   for m in modules)
+    assert "kafka_net.spark_jobs.task_reads" in names and \
+        not any(n.startswith("kafka_net.server") for n in names)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", _IMPORT_ALL, str(folder), json.dumps(names)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(names) <= set(loaded)
+    elsewhere = {n: f for n, f in loaded.items()
+                 if f is not None and not f.startswith(str(folder) + os.sep)}
+    assert not elsewhere
