@@ -3,8 +3,8 @@
 ``python -m bench.kncap_balance [--slots 2] [--scale 1] [--rounds 3]``
 
 The real-client capture's .kncap segments (:mod:`bench.spark_capture`) planned
-as the job plans them for ``--slots`` executor slots (``conformance.plan_inputs``
-with the job's range size, then the kafka-net tasks), and each task's own
+as the job plans them for ``--slots`` executor slots (each segment one range,
+``conformance.planned_ranges``, then the kafka-net tasks), and each task's own
 function (``task_reads.kncap_checks``) run here, one task after another, its
 CPU time measured (``time.process_time``; ``--rounds`` runs of each plan,
 alternating, and each task's least time, as the machine may be shared).  Two plans:
@@ -93,9 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     from bench.spark_capture import real_capture
     paths = real_capture(args.scale)["kncap"]
     total = sum(os.path.getsize(p) for p in paths)
-    from kafka_net.capture.capture_split import DEFAULT_SPLIT_BYTES
-    split = max(4 << 20, min(DEFAULT_SPLIT_BYTES, total // (4 * args.slots) + 1))
-    ranges = conformance.plan_inputs(paths, split)
+    # each segment whole, as the job reads .kncap files unless --split-mb is given
+    ranges = conformance.planned_ranges(None, paths, None).kncap
     most = 4 * args.slots
     print(f"{len(paths)} segments, {total / 1e6:.0f} MB, {len(ranges)} ranges; "
           f"{args.slots} slots; load average {os.getloadavg()[0]:.1f}")
