@@ -570,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
             spark = _NoSpark()
             args.master = result["master"] = "in-process"
             # as `kafka-net conformance` does in its own process when it runs no Spark
-            from kafka_net.spark_jobs.session import arrow_without_pandas
+            from kafka_net.spark_jobs.without_pandas import arrow_without_pandas
             arrow_without_pandas()
         else:
             # as `kafka-net conformance` starts it in its own process: its workers

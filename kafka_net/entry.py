@@ -6,7 +6,7 @@ resumes the collector once it listens; any other command when it returns.
 :data:`OWN_PROCESS` is true while a command runs from here: the process is the
 command's own, not a caller's (a test or a program calling ``kafka_net.cli.main``),
 so the command may settle what is process-wide (``kafka-net conformance``, in
-one process: pyarrow without pandas, ``spark_jobs.session.arrow_without_pandas``).
+one process: pyarrow without pandas, ``spark_jobs.without_pandas``).
 """
 
 from __future__ import annotations

@@ -86,8 +86,8 @@ from kafka_net.capture.attribution import BROKER, PARTIES, Waiver, WaiverError  
 from kafka_net.capture.pairing import CHECKS  # noqa: E402
 from kafka_net.spark_jobs import report as report_mod  # noqa: E402
 from kafka_net.spark_jobs.session import (  # noqa: E402
-    MissingRuntime, arrow_without_pandas, check_runtime, get_spark, one_blas_thread,
-    ship_code)
+    MissingRuntime, check_runtime, get_spark, one_blas_thread, ship_code)
+from kafka_net.spark_jobs.without_pandas import arrow_without_pandas  # noqa: E402
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 

@@ -9,7 +9,6 @@ stage lines stay readable; ``--verbose`` brings them back.
 from __future__ import annotations
 
 import atexit
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -19,6 +18,7 @@ import tempfile
 import zipfile
 
 from kafka_net.spark_jobs import class_data
+from kafka_net.spark_jobs.without_pandas import WITHOUT_PANDAS
 
 # Where the code the executors need lies: kafka_net's folder and this job's, which
 # is spark_jobs/ in a checkout and kafka_net/spark_jobs/ in an installed wheel.
@@ -64,7 +64,7 @@ def get_spark(master: str | None = None, quiet: bool = True, job_only: bool = Fa
     ``job_only``: the session will run the job's tasks and nothing else (it is
     started in a process of our own, ``kafka_net.entry.OWN_PROCESS``), so its
     Python workers on this machine do without pandas, as that process does
-    (:func:`arrow_without_pandas`; :data:`WITHOUT_PANDAS`)."""
+    (:mod:`.without_pandas`)."""
     # Executors must run the same Python as the driver (the project's venv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -135,9 +135,6 @@ def _executors_here(master: str | None) -> bool:
 
 # The Python workers' daemon for executors on this machine (spark_jobs/worker_daemon.py).
 WORKER_DAEMON = "kafka_net.spark_jobs.worker_daemon"
-# Set in the Python workers' environment of a job_only session: the daemon
-# refuses pandas before it forks them (worker_daemon.py).
-WITHOUT_PANDAS = "KAFKA_NET_WORKERS_WITHOUT_PANDAS"
 
 
 def _python_here(master: str) -> bool:
@@ -172,38 +169,6 @@ def one_blas_thread() -> None:
     """:data:`ONE_BLAS_THREAD` for this process (before numpy is imported)."""
     for name, value in ONE_BLAS_THREAD.items():
         os.environ.setdefault(name, value)
-
-
-def arrow_without_pandas() -> None:
-    """From now on, this process does not import pandas.  pyarrow imports it at
-    its first conversion of Python values (``pa.array``, ``pa.scalar``, a
-    table's ``to_numpy``), only to ask whether a value is a pandas object or a
-    pandas null: 0.25 of the 3.9 CPU s that the 919,785-frame .kncap capture
-    costs in one process.  The job never gives pyarrow a pandas object, and
-    pyarrow without pandas converts everything else the same (pandas is an
-    optional dependency of pyarrow).  Only for a process of our own
-    (``kafka_net.entry.OWN_PROCESS``; bench/): ``kafka-net conformance`` in one
-    process, and the Python workers of the session it starts when it runs Spark
-    (:func:`get_spark`'s ``job_only``: each worker paid the same quarter of a
-    second).  A caller's process keeps pandas, and so do the workers of a
-    session that may run other code: pyarrow remembers that pandas failed to
-    import, and a pandas UDF there would fail with it.  Nothing happens once
-    pandas is imported."""
-    if "pandas" not in sys.modules and \
-            not any(isinstance(f, _Refused) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Refused("pandas"))
-
-
-class _Refused(importlib.abc.MetaPathFinder):
-    """An import finder under which importing ``name`` fails."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname == self.name:
-            raise ImportError(f"{self.name} is not imported here", name=fullname)
-        return None
 
 
 def settings(quiet: bool = True) -> dict[str, str]:

@@ -19,11 +19,13 @@ the one that speaks its JVM's protocol.
 
 Nothing else changes: the daemon is ``pyspark.daemon.manager`` itself, and
 it imports nothing that starts a thread before it forks (its own rule).  In a
-session that runs the job alone (``session.WITHOUT_PANDAS`` in its
+session that runs the job alone (``without_pandas.WITHOUT_PANDAS`` in its
 environment, ``session.get_spark``'s ``job_only``) it refuses pandas before
 it forks, for every worker: pyarrow imports pandas (0.25 CPU s a worker) only
 to ask whether a value is a pandas object, and the job's stages never hand it
-one (``session.arrow_without_pandas``).
+one (:mod:`.without_pandas`).  What the daemon imports before it is ready
+delays each job's first task: it takes neither importlib.metadata nor the
+session's module.
 ``session.get_spark`` names this module as ``spark.python.daemon.module`` only
 for executors on this machine, whose Python has kafka-net installed; a remote
 executor's Python may have only PySpark.
@@ -34,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from importlib import machinery, metadata
+from importlib import machinery, util
 
 
 def installed_first(path: list[str]) -> list[str]:
@@ -56,19 +58,31 @@ def _installed_copy(entry: str, others: list[str]) -> bool:
             os.path.dirname(os.path.abspath(entry)) == \
             os.path.join(os.path.dirname(spec.origin), "python", "lib")
     version = re.fullmatch(r"py4j-(.+)-src\.zip", name)
-    if version is None or machinery.PathFinder.find_spec("py4j", others) is None:
-        return False
-    try:
-        return metadata.version("py4j") == version.group(1)
-    except metadata.PackageNotFoundError:
-        return False
+    return version is not None and _py4j_version(others) == version.group(1)
+
+
+def _py4j_version(others: list[str]) -> str | None:
+    """The version of the py4j that ``others`` holds, from its own
+    ``py4j.version`` module, run without importing py4j (whose zip is still
+    first on the path); None where there is none.  Not importlib.metadata:
+    importing it took a quarter of this daemon's start, before any task runs."""
+    spec = machinery.PathFinder.find_spec("py4j", others)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    found = machinery.PathFinder.find_spec("py4j.version",
+                                           list(spec.submodule_search_locations))
+    if found is None or found.loader is None:
+        return None
+    module = util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return getattr(module, "__version__", None)
 
 
 if __name__ == "__main__":
     sys.path[:] = installed_first(sys.path)
-    from kafka_net.spark_jobs import session
-    if os.environ.get(session.WITHOUT_PANDAS) == "1":
-        session.arrow_without_pandas()
+    from kafka_net.spark_jobs import without_pandas
+    if os.environ.get(without_pandas.WITHOUT_PANDAS) == "1":
+        without_pandas.arrow_without_pandas()
     # The workers find kafka_net on the path Spark gives them (the code the driver
     # shipped first), as under pyspark.daemon: forget the packages this module came in.
     for name in [n for n in sys.modules if n.split(".")[0] == "kafka_net"]:

@@ -372,3 +372,11 @@ def test_record_batch_checks_times_both_paths_on_a_capture(tmp_path, capsys):
     assert first.startswith("600 frames: ") and "Produce records fields" in first
     assert "'magic 2'" in first
     assert second.startswith("CPU µs per batch: readable ") and "compiled first" in second
+
+
+def test_daemon_start_times_the_worker_daemon_to_its_port(capsys):
+    """bench/daemon_start.py starts the job's worker daemon as an executor does
+    and times it until it is ready (it raises if the daemon exits first)."""
+    from bench import daemon_start
+    assert daemon_start.main(["--runs", "2"]) == 0
+    assert "worker daemon ready: median" in capsys.readouterr().out

@@ -14,16 +14,19 @@ from importlib import metadata
 
 import pytest
 
-from kafka_net.spark_jobs import session
-from kafka_net.spark_jobs.worker_daemon import installed_first
+from kafka_net.spark_jobs import session, without_pandas
+from kafka_net.spark_jobs.worker_daemon import _py4j_version, installed_first
 
 PY4J = metadata.version("py4j")
 
 
-def _package(root, name: str) -> str:
+def _package(root, name: str, version: str | None = None) -> str:
     os.makedirs(os.path.join(root, name))
     with open(os.path.join(root, name, "__init__.py"), "w") as fh:
         fh.write("")
+    if version is not None:        # as py4j says its own: py4j/version.py
+        with open(os.path.join(root, name, "version.py"), "w") as fh:
+            fh.write(f"__version__ = {version!r}\n")
     return str(root)
 
 
@@ -35,7 +38,7 @@ def _zip(path) -> str:
 
 def test_the_installed_packages_own_zips_go_to_the_end(tmp_path):
     site = _package(tmp_path / "site", "pyspark")
-    _package(tmp_path / "site", "py4j")
+    _package(tmp_path / "site", "py4j", PY4J)
     own = _zip(tmp_path / "site" / "pyspark" / "python" / "lib" / "pyspark.zip")
     own_py4j = _zip(tmp_path / "site" / "pyspark" / "python" / "lib" / f"py4j-{PY4J}-src.zip")
     other = _zip(tmp_path / "other.zip")
@@ -45,12 +48,25 @@ def test_the_installed_packages_own_zips_go_to_the_end(tmp_path):
 
 def test_zips_of_another_spark_or_py4j_keep_their_place(tmp_path):
     site = _package(tmp_path / "site", "pyspark")
-    _package(tmp_path / "site", "py4j")
+    _package(tmp_path / "site", "py4j", PY4J)
     # SPARK_HOME of another Spark: its pyspark speaks its own JVM's protocol
     foreign = _zip(tmp_path / "spark-home" / "python" / "lib" / "pyspark.zip")
     older_py4j = _zip(tmp_path / "spark-home" / "python" / "lib" / "py4j-0.0.1-src.zip")
     path = [foreign, older_py4j, site]
     assert installed_first(path) == path
+
+
+def test_the_installed_py4j_says_its_version_without_being_imported(tmp_path):
+    """The daemon reads py4j's version from the py4j package itself (not
+    importlib.metadata, a quarter of its start): the installed one says what
+    its distribution says, and a py4j with no version module moves nothing."""
+    import py4j
+    site = os.path.dirname(os.path.dirname(py4j.__file__))
+    assert _py4j_version([site]) == PY4J
+    bare = _package(tmp_path / "bare", "py4j")
+    assert _py4j_version([bare]) is None
+    own_py4j = _zip(tmp_path / "bare" / "lib" / f"py4j-{PY4J}-src.zip")
+    assert installed_first([own_py4j, bare]) == [own_py4j, bare]
 
 
 def test_nothing_moves_where_no_pyspark_is_installed(tmp_path):
@@ -154,7 +170,7 @@ def _one_pair_capture(tmp_path) -> str:
 def test_the_command_checking_in_one_process_never_imports_pandas(tmp_path):
     """pyarrow would import pandas (a quarter of a second) only to ask whether a
     value is a pandas object: the ``kafka-net conformance`` process that runs no
-    Spark refuses it (session.arrow_without_pandas) and still reports PASS; a
+    Spark refuses it (without_pandas.arrow_without_pandas) and still reports PASS; a
     caller's process (kafka_net.cli.main called here) keeps pandas importable."""
     from kafka_net.cli import main as cli_main
     capture = _one_pair_capture(tmp_path)
@@ -169,7 +185,7 @@ def test_the_command_checking_in_one_process_never_imports_pandas(tmp_path):
     assert "pyarrow" in imported and "pandas" in imported
     assert not [name for name in imported if name.startswith("pandas.")]
     assert cli_main(["conformance", capture, "--out", str(tmp_path / "here")]) == 0
-    assert not [f for f in sys.meta_path if isinstance(f, session._Refused)]
+    assert not [f for f in sys.meta_path if isinstance(f, without_pandas.Refused)]
 
 
 # The job in a process that says whether it is the command's own, then a probe on
