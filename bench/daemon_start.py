@@ -7,9 +7,11 @@ An executor starts ``python -m kafka_net.spark_jobs.worker_daemon`` (session.py'
 and forks the workers from it once it is ready: it has written the port it
 listens on to its stdout.  So whatever the daemon does before that delays every
 job's first task, on every executor.  This starts the daemon as the executor
-does (PySpark's own source zips first on PYTHONPATH, and the refusal of pandas
-a ``kafka-net conformance`` session asks for), times each start to the first
-bytes of its stdout, and stops it.  Printed: the median and the least of
+does (PySpark's own source zips first on PYTHONPATH, the executors' one BLAS
+thread, and the refusal of pandas a ``kafka-net conformance`` session asks
+for), times each start to the first bytes of its stdout, and stops it.  (The
+daemon imports numpy and pyarrow for its workers, ``worker_daemon.preload``:
+that time is each worker's less.)  Printed: the median and the least of
 ``--runs`` starts, in seconds, and the load average before them.
 """
 
@@ -28,12 +30,14 @@ def executor_env() -> dict[str, str]:
     """The environment a local executor gives the daemon: PySpark's zips first
     on the path, and the session's refusal of pandas."""
     import pyspark
+    from kafka_net.spark_jobs.session import ONE_BLAS_THREAD
     from kafka_net.spark_jobs.without_pandas import WITHOUT_PANDAS
     lib = os.path.join(os.path.dirname(pyspark.__file__), "python", "lib")
     zips = [os.path.join(lib, "pyspark.zip"), *sorted(glob.glob(os.path.join(lib, "py4j-*.zip")))]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHONPATH=os.pathsep.join(zips), PYTHON_WORKER_FACTORY_SECRET="bench",
-               **{WITHOUT_PANDAS: "1"})
+               **{WITHOUT_PANDAS: "1"},
+               **{name: os.environ.get(name, value) for name, value in ONE_BLAS_THREAD.items()})
     return env
 
 

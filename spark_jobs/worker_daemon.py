@@ -33,6 +33,7 @@ executor's Python may have only PySpark.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -78,6 +79,32 @@ def _py4j_version(others: list[str]) -> str | None:
     return getattr(module, "__version__", None)
 
 
+# What every worker of the job imports from numpy and pyarrow, 0.12 CPU s a
+# worker after its fork: imported in the daemon instead, once for all of them.
+PRELOADED = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet")
+# pyarrow's jemalloc starts its background purging thread when pyarrow is
+# imported; this turns it off.  The job's memory comes from pyarrow's default
+# pool (mimalloc), so jemalloc's thread had nothing to purge.
+NO_JEMALLOC_THREAD = {"JE_ARROW_MALLOC_CONF": "background_thread:false"}
+
+
+def preload() -> bool:
+    """Import :data:`PRELOADED` here, where that starts no thread: the daemon
+    forks its workers, and a fork copies only the forking thread (a lock
+    another one held stays held in the child).  numpy's OpenBLAS starts no
+    thread when ``OPENBLAS_NUM_THREADS`` is 1 (the executors' setting,
+    ``session.ONE_BLAS_THREAD``) and pyarrow none under
+    :data:`NO_JEMALLOC_THREAD`.  Where the user set either otherwise, the
+    workers import them after their fork, as before.  Whether it preloaded."""
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1" or \
+            any(name in os.environ for name in NO_JEMALLOC_THREAD):
+        return False
+    os.environ.update(NO_JEMALLOC_THREAD)
+    for name in PRELOADED:
+        importlib.import_module(name)
+    return True
+
+
 if __name__ == "__main__":
     sys.path[:] = installed_first(sys.path)
     from kafka_net.spark_jobs import without_pandas
@@ -87,5 +114,6 @@ if __name__ == "__main__":
     # shipped first), as under pyspark.daemon: forget the packages this module came in.
     for name in [n for n in sys.modules if n.split(".")[0] == "kafka_net"]:
         del sys.modules[name]
+    preload()
     from pyspark.daemon import manager
     manager()

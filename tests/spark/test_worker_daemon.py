@@ -76,6 +76,42 @@ def test_nothing_moves_where_no_pyspark_is_installed(tmp_path):
     assert installed_first(path) == path
 
 
+def _ready_daemon(env: dict[str, str]):
+    """The worker daemon started as an executor starts it, once it is ready
+    (it has written its port)."""
+    import pyspark
+    lib = os.path.join(os.path.dirname(pyspark.__file__), "python", "lib")
+    env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", *env)},
+           "PYTHONPATH": os.pathsep.join([os.path.join(lib, "pyspark.zip"),
+                                          os.path.join(lib, f"py4j-{PY4J}-src.zip")]),
+           "PYTHON_WORKER_FACTORY_SECRET": "test", **env}
+    daemon = subprocess.Popen([sys.executable, "-m", session.WORKER_DAEMON],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert len(daemon.stdout.read(4)) == 4, daemon.wait()
+    return daemon
+
+
+def _threads_and_libraries(pid: int) -> tuple[int, str]:
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as fh:
+        return len(os.listdir(f"/proc/{pid}/task")), fh.read()
+
+
+@pytest.mark.parametrize("blas, preloaded", [("1", True), ("4", False)])
+def test_the_daemon_imports_numpy_and_pyarrow_for_its_workers_in_one_thread(blas, preloaded):
+    """With the executors' one BLAS thread the daemon imports numpy and pyarrow
+    before it forks the workers, and is still one thread when it is ready
+    (pyarrow's jemalloc thread turned off); with more BLAS threads it leaves
+    them to the workers, as before."""
+    daemon = _ready_daemon({"OPENBLAS_NUM_THREADS": blas})
+    try:
+        threads, maps = _threads_and_libraries(daemon.pid)
+    finally:
+        daemon.kill()
+        daemon.wait()
+    assert threads == 1
+    assert ("libarrow" in maps) is preloaded and ("numpy" in maps) is preloaded
+
+
 def test_spark_workers_import_the_installed_pyspark_and_the_shipped_kafka_net(spark):
     """The session of the tests (local mode) runs its workers under the daemon:
     pyspark from site-packages, not from the zip, and kafka_net as without it
