@@ -17,15 +17,21 @@ imported, so the same code comes from the installed, byte-compiled files.
 Any other zip (a SPARK_HOME of another Spark) keeps its place: its pyspark is
 the one that speaks its JVM's protocol.
 
-Nothing else changes: the daemon is ``pyspark.daemon.manager`` itself, and
-it imports nothing that starts a thread before it forks (its own rule).  In a
-session that runs the job alone (``without_pandas.WITHOUT_PANDAS`` in its
-environment, ``session.get_spark``'s ``job_only``) it refuses pandas before
-it forks, for every worker: pyarrow imports pandas (0.25 CPU s a worker) only
-to ask whether a value is a pandas object, and the job's stages never hand it
-one (:mod:`.without_pandas`).  What the daemon imports before it is ready
-delays each job's first task: it takes neither importlib.metadata nor the
-session's module.
+The daemon is ``pyspark.daemon.manager`` itself, and it starts no thread
+before it forks (its own rule).  Before it forks, for every worker:
+
+* it imports numpy and pyarrow (:func:`preload`, where that starts no
+  thread), which each worker imported after its fork;
+* in a session that runs the job alone (``without_pandas.WITHOUT_PANDAS`` in
+  its environment, ``session.get_spark``'s ``job_only``) it refuses pandas:
+  pyarrow imports pandas (0.25 CPU s a worker) only to ask whether a value is
+  a pandas object, and the job's stages never hand it one
+  (:mod:`.without_pandas`).
+
+What the daemon imports before it is ready delays each job's first task
+(``python -m bench.daemon_start``): it takes neither importlib.metadata nor
+the session's module.
+
 ``session.get_spark`` names this module as ``spark.python.daemon.module`` only
 for executors on this machine, whose Python has kafka-net installed; a remote
 executor's Python may have only PySpark.
