@@ -162,8 +162,9 @@ def _parser() -> argparse.ArgumentParser:
                         "frames.parquet, problems.json) instead of reading captures")
     p.add_argument("--split-mb", type=int, metavar="MIB",
                    help="cut pcap and pcapng files into byte ranges of about this size, "
-                        "one task each (default: 4-64 MiB, about four ranges per executor "
-                        "slot); .kncap files are cut only when it is given (a Processor's "
+                        "one task each (default: one range per executor slot, 4 MiB to "
+                        "1 GiB; for hdfs:// and other URIs 4-64 MiB, about four per slot); "
+                        ".kncap files are cut only when it is given (a Processor's "
                         "segments are read by one task, or by each part of its connections)")
     p.add_argument("--in-process-below-mb", type=float, metavar="MIB",
                    default=SMALL_INPUT_BYTES / (1 << 20),
@@ -322,7 +323,7 @@ class RangePlan(NamedTuple):
 def planned_ranges(spark, paths: list[str], split_bytes: int | None) -> RangePlan:
     """The local ``paths`` cut into ranges as :func:`_check_in_tasks` reads
     them: at ``split_bytes`` if given, else each file whole in one process
-    (``spark`` None), and on Spark pcap and pcapng at :func:`_split_bytes`.
+    (``spark`` None), and on Spark pcap and pcapng at :func:`_index_split`.
 
     A .kncap file is cut only when ``split_bytes`` asks for it: its task reads
     all of its Processor's ranges anyway (:func:`_kncap_tasks`), so a default
@@ -332,7 +333,7 @@ def planned_ranges(spark, paths: list[str], split_bytes: int | None) -> RangePla
     smaller ranges.  A pcap or pcapng range is what a packet-index task reads."""
     kncap, other = _by_kind(paths)
     if split_bytes is None and spark is not None and other:
-        other_split = _split_bytes(spark, other)
+        other_split = _index_split(spark, other)
     else:
         other_split = split_bytes or _WHOLE
     return RangePlan(plan_inputs(kncap, split_bytes or _WHOLE),
@@ -652,6 +653,25 @@ def _earlier_problems(frames_from: str) -> list[dict]:
         return []
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)["problems"]
+
+
+# The largest pcap range a packet-index task reads by default: it holds the
+# range's index (PACKED records, about 10% of the pcap's bytes) until it sends it.
+MAX_INDEX_RANGE = 1 << 30
+MIN_INDEX_RANGE = 4 << 20
+
+
+def _index_split(spark, paths: list[str]) -> int:
+    """pcap and pcapng ranges for the packet-index tasks: one an executor slot,
+    within :data:`MIN_INDEX_RANGE` and :data:`MAX_INDEX_RANGE`.  An index
+    task's own work is small beside what a task costs in Spark (on the 333 MB
+    pcap of bench/RESULTS.md, 30-100 ms of Python for each of 8 ranges, each
+    task 120-150 ms), so more ranges only cost: 8 -> 2 ranges took a
+    ``local[2]`` job from 3.1-3.5 to 2.8-3.2 s, and one range (no cut, so no
+    walk of the file here) a ``local[1]`` job from 4.3 to 4.0 s."""
+    total = sum(os.path.getsize(p) for p in paths if "://" not in p)
+    slots = max(1, spark.sparkContext.defaultParallelism)
+    return max(MIN_INDEX_RANGE, min(MAX_INDEX_RANGE, -(-total // slots)))
 
 
 def _split_bytes(spark, paths: list[str]) -> int:

@@ -39,12 +39,12 @@ def spark():
     stop_spark(session)   # a pytest-xdist worker leaves without its exit handlers
 
 
-def run_job(spark, inputs, out, broker_ports=None) -> dict:
+def run_job(spark, inputs, out, broker_ports=None, split_bytes=None) -> dict:
     """conformance.run plus the report files, as the CLI writes them."""
     from kafka_net.spark_jobs import conformance
     from kafka_net.spark_jobs import report as report_mod
     inputs = [str(p) for p in inputs]
-    summary = conformance.run(spark, inputs, str(out), broker_ports)
+    summary = conformance.run(spark, inputs, str(out), broker_ports, split_bytes=split_bytes)
     report_mod.write_all(summary, str(out))
     return summary
 

@@ -172,7 +172,7 @@ def test_on_spark_a_segment_is_cut_only_when_a_split_is_asked(kncaps, spark, tmp
                                                              monkeypatch):
     """A .kncap task reads all of its Processor's ranges, so without a split
     asked for the driver does not walk a segment to cut it: each goes whole,
-    while a pcap beside it is cut at the default split.  A split asked for
+    while a pcap beside it is cut, one range an executor slot.  A split asked for
     (--split-mb) cuts both; in one process every file is one range."""
     from tests.capture.test_pairing import conversation as convo
     from tests.spark.conftest import write_pcap
@@ -180,11 +180,13 @@ def test_on_spark_a_segment_is_cut_only_when_a_split_is_asked(kncaps, spark, tmp
     packets = [p for i in range(100) for p in pcap_of(convo(), 41000 + i, i * 10**9)]
     pcap = write_pcap(tmp_path / "beside.pcap", sorted(packets))
     assert os.path.getsize(pcap) > 2 * SPLIT
-    monkeypatch.setattr(conformance, "_split_bytes", lambda _spark, _paths: SPLIT)
+    # the default pcap ranges (one an executor slot) without their 4 MiB floor
+    monkeypatch.setattr(conformance, "MIN_INDEX_RANGE", 1)
     inputs = [kncaps["p0"], pcap, kncaps["p1"]]
     kncap, other, _ = conformance.planned_ranges(spark, inputs, None)
     assert kncap == [(kncaps["p0"], 0, -1, None, False), (kncaps["p1"], 0, -1, None, False)]
-    assert len(other) > 2 and {row[0] for row in other} == {pcap}
+    assert len(other) == spark.sparkContext.defaultParallelism == 2
+    assert {row[0] for row in other} == {pcap}
     kncap, other, _ = conformance.planned_ranges(spark, inputs, SPLIT)
     assert {row[0] for row in kncap if row[4]} == {kncaps["p0"], kncaps["p1"]}
     assert len(other) > 2

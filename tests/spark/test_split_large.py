@@ -98,12 +98,21 @@ def test_pcap_over_2_gib_is_split_across_tasks_with_exact_ground_truth(spark, bi
                                                                        tmp_path):
     path, truth = big_pcap
     assert os.path.getsize(path) > 2**31
+    # by default one range a slot, but none over MAX_INDEX_RANGE: three here
+    # (a cut falls at the first record boundary at or past each split: a range
+    # may pass it by one record)
+    default = conformance.planned_ranges(spark, [str(path)], None).other
+    size = os.path.getsize(path)
+    assert len(default) == 3
+    assert all((end if end >= 0 else size) - start <= conformance.MAX_INDEX_RANGE + FILLER + 16
+               for _, start, end, _, _ in default)
     out = tmp_path / "out"
-    summary = run_job(spark, [path], out)
+    summary = run_job(spark, [path], out, split_bytes=64 << 20)
     with open(out / conformance.PROBLEMS_FILE, encoding="utf-8") as fh:
         ranges = json.load(fh)["ranges"]
     assert summary["unreadable"] == []
-    # split: 64 MiB ranges, each its own task, together every record exactly once
+    # split (--split-mb 64): 64 MiB ranges, each its own task, together every
+    # record exactly once
     assert len(ranges) >= 30
     assert sum(r["records"] for r in ranges) == truth["records"]
     assert sum(r["non_tcp"] for r in ranges) == truth["fillers"]
@@ -146,3 +155,26 @@ def test_a_pcapng_cut_into_ranges_reads_as_the_whole_file(spark, tmp_path):
         rows = spark.read.parquet(str(tmp_path / out / "frames.parquet")).collect()
         return sorted((r.connection, r.frame_number, r.timestamp_ns) for r in rows)
     assert numbers("cut") == numbers("whole")
+
+
+def test_by_default_a_pcap_is_one_range_a_slot_up_to_the_largest_range(spark, tmp_path,
+                                                                       monkeypatch):
+    """An index task's own work is small beside a task's cost, so a pcap is
+    cut into one range an executor slot (the session's two), none when it is
+    under the floor (4 MiB: no walk of the file), and ranges no larger than
+    MAX_INDEX_RANGE however few the slots."""
+    from tests.capture.test_pairing import conversation
+    from tests.spark.conftest import write_pcap
+    from tests.spark.test_conformance_job import pcap_of
+    packets = [p for i in range(100) for p in pcap_of(conversation(), 41000 + i, i * 10**9)]
+    pcap = write_pcap(tmp_path / "small.pcap", sorted(packets))
+    size = os.path.getsize(pcap)
+    assert conformance.planned_ranges(spark, [pcap], None).other == \
+        [(pcap, 0, -1, None, False)]
+    monkeypatch.setattr(conformance, "MIN_INDEX_RANGE", 1)
+    plan = conformance.planned_ranges(spark, [pcap], None)
+    assert len(plan.other) == 2 and plan.other_split == -(-size // 2)
+    assert [row[1] for row in plan.other][1:] == [row[2] for row in plan.other][:-1]
+    monkeypatch.setattr(conformance, "MAX_INDEX_RANGE", size // 5)
+    plan = conformance.planned_ranges(spark, [pcap], None)
+    assert len(plan.other) >= 5 and plan.other_split == size // 5
