@@ -18,7 +18,9 @@ subprocess, under a timeout):
    as a busy broker's does.  The mix per ten pairs: 4 Produce, 3 Fetch,
    1 Metadata, 1 ApiVersions, 1 ListOffsets.
 2. **Start Spark**: :func:`kafka_net.spark_jobs.session.get_spark` with ``local[2]``
-   plus :func:`ship_code`, timed on its own (a JVM start).
+   plus :func:`ship_code`, timed on its own (a JVM start); with ``--standalone``,
+   until the cluster's executors have registered (:func:`executors_registered`:
+   their JVMs' start is the session's, as the driver's is in local mode).
 3. **Run the job** end to end as the CLI does after its session exists:
    :func:`kafka_net.spark_jobs.conformance.run` (read, pair, Parquet tables, aggregates)
    then :func:`kafka_net.spark_jobs.report.write_all` (report.json, report.html,
@@ -475,6 +477,22 @@ class _NoSpark:
         pass
 
 
+def executors_registered(spark, executors: int, timeout_s: float = 120.0) -> float:
+    """Wait until ``executors`` executors have registered with the driver (a
+    standalone cluster launches them once the session has started); returns the
+    seconds waited.  Part of the session's start, as the driver's own JVM is in
+    local mode: the job is timed from a session whose executors are up."""
+    t0 = time.perf_counter()
+    status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus()
+    while status.size() < executors + 1:          # the driver's block manager is one
+        if time.perf_counter() - t0 > timeout_s:
+            raise RuntimeError(f"{status.size() - 1} of {executors} executors registered "
+                               f"after {timeout_s:.0f} s")
+        time.sleep(0.05)
+        status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus()
+    return time.perf_counter() - t0
+
+
 def _say(*words) -> None:
     print("spark_bench:", *words, file=sys.stderr, flush=True)
 
@@ -577,6 +595,8 @@ def main(argv: list[str] | None = None) -> int:
             # refuse pandas (session.get_spark's job_only)
             spark = get_spark(args.master, job_only=True)
             ship_code(spark)
+            if args.standalone:
+                result["executors_wait_s"] = executors_registered(spark, args.standalone)
         result["session_s"] = time.perf_counter() - t0
         result["spark_version"] = spark.version
         if args.python_profile:

@@ -268,7 +268,10 @@ def _ratios(rounds: list[list[dict]]) -> list[str]:
                         + f" in its {len(clusters)} runs, failures "
                         f"{sum(len(c.get('executor_failures', [])) for c in clusters)}, "
                         "cluster start " + ", ".join(f"{c.get('cluster_start_s', 0):.1f}"
-                                                     for c in clusters) + " s")
+                                                     for c in clusters) + " s, "
+                        "executors registered after the session's start in "
+                        + ", ".join(f"{c.get('executors_wait_s', 0):.1f}" for c in clusters)
+                        + " s (not in the job's time)")
         if said:
             out += [f"{kind}: " + "; ".join(said) + ".", ""]
     return out
@@ -284,7 +287,9 @@ def render(rounds: list[list[dict]], context: dict, frames: int, small: list[dic
              f"(--in-process | --master M | --standalone 2 | --tshark)` in a subprocess per "
              f"run, the rows in this order, {len(rounds)} rounds of all of them; Spark "
              f"{version}; driver and executors on this machine.  Each row: its median run "
-             "by job time (its load average at the start), and every round's frames/s."]
+             "by job time (its load average at the start), and every round's frames/s.  "
+             "The job is timed once its session is up: the driver's JVM in local mode, and "
+             "with it the cluster's executors, registered, for `standalone`."]
     lines += context_lines(context, extra + _describe_capture(context, runs_all, frames))
     rows = []
     for row_runs in zip(*rounds):
