@@ -301,7 +301,7 @@ def _check_in_tasks(spark, inputs: list[str], out: str, broker_ports,
         chunks = _chunks(other, _tasks(other, split, slots))
         found += run(tasks.packet_index(chunks), len(chunks), schema,
                      then=tasks.flow_checks(broker_ports, out), by="flow",
-                     partitions=4 * slots)
+                     partitions=4 * slots, exchange=os.path.join(out, PACKET_INDEX_DIR))
     table = pa.concat_tables(found) if found else schema.empty_table()
     is_checked = pc.equal(table["kind"], tasks.CHECKED)
     notes = tasks.once_per_range(table.filter(pc.invert(is_checked))
@@ -350,6 +350,10 @@ def _by_kind(paths: list[str]) -> tuple[list[str], list[str]]:
         (kncap if kind == capture_reader.KNCAP else other).append(path)
     return kncap, other
 
+
+# The folder under --out through which a pcap's packet index goes from the
+# index tasks to the flow tasks (rdd_tasks._exchange); gone when they are done.
+PACKET_INDEX_DIR = "_packet_index"
 
 # A split no file reaches: each file one range.
 _WHOLE = 1 << 62

@@ -1,0 +1,81 @@
+"""rdd_tasks: rows keyed to partitions go from the first tasks to the second
+through Arrow files under the job's output (not Spark's shuffle), each to the
+partition the CRC32 of its key names, as in one process; the folder goes
+afterwards; a task that fails leaves no half-written file; and a partition's
+task that cannot find a file fails, naming it."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import pyarrow as pa
+import pytest
+
+from kafka_net.spark_jobs import rdd_tasks
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = pa.schema([("flow", pa.string()), ("value", pa.int64()), ("partition", pa.int64())])
+TASKS, PARTITIONS = 3, 4
+
+
+def _index(batches):
+    """Task i: 40 rows of 7 flows, in two batches (as a range's index rows)."""
+    for batch in batches:
+        i = batch.column("id")[0].as_py()
+        for half in range(2):
+            values = list(range(i * 100 + half * 20, i * 100 + half * 20 + 20))
+            yield pa.record_batch([pa.array([f"flow-{v % 7}" for v in values]),
+                                   pa.array(values, pa.int64()),
+                                   pa.array([-1] * 20, pa.int64())], schema=SCHEMA)
+
+
+def _mark(batches):
+    """Each row, with the partition that got it."""
+    for batch in batches:
+        yield batch.set_column(2, "partition",
+                               pa.array([rdd_tasks.partition()] * batch.num_rows, pa.int64()))
+
+
+def _rows(tables) -> list[tuple]:
+    return sorted((r["flow"], r["value"], r["partition"])
+                  for t in tables for r in t.to_pylist())
+
+
+def test_rows_go_by_key_through_files_as_in_one_process(spark, tmp_path):
+    exchange = str(tmp_path / "out" / "_index")
+    tables = rdd_tasks.run(spark.sparkContext, _index, TASKS, SCHEMA, then=_mark, by="flow",
+                           partitions=PARTITIONS, exchange=exchange)
+    rows = _rows(tables)
+    assert len(rows) == TASKS * 40
+    assert all(p == zlib.crc32(flow.encode()) % PARTITIONS for flow, _, p in rows)
+    assert rows == _rows(rdd_tasks.run_here(_index, TASKS, SCHEMA, then=_mark, by="flow",
+                                            partitions=PARTITIONS))
+    assert not os.path.exists(exchange)
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_an_index_task_that_fails_leaves_no_file(tmp_path):
+    def failing(batches):
+        yield from _index(batches)
+        raise OSError("the capture went away")
+
+    os.makedirs(tmp_path / "x")
+    task = rdd_tasks._keyed_files(failing, "flow", PARTITIONS, str(tmp_path / "x"))
+    with pytest.raises(OSError, match="went away"):
+        list(task(0, iter([])))
+    assert os.listdir(tmp_path / "x") == []
+    # the same task that completes leaves one file per partition it wrote to
+    written = list(rdd_tasks._keyed_files(_index, "flow", PARTITIONS, str(tmp_path / "x"))(
+        1, iter([])))
+    assert sorted(os.listdir(tmp_path / "x")) == [f"1-{p}.arrow" for _, p in written]
+
+
+def test_a_partition_whose_file_is_not_there_fails_naming_it(tmp_path):
+    """What a flow task meets when the output folder is not shared with the
+    executor that wrote the file: a clear failure, not flows silently missing."""
+    gone = str(tmp_path / "0-2.arrow")
+    task = rdd_tasks._exchanged(_mark, SCHEMA, {2: [gone]})
+    with pytest.raises(FileNotFoundError, match="0-2.arrow.*shared mount"):
+        next(task(2, iter([])))
