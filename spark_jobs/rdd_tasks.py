@@ -123,10 +123,6 @@ def partition() -> int:
     return context.partitionId() if context is not None else 0
 
 
-def _itself(partition: int) -> int:
-    return partition
-
-
 def _streams(apply, schema):
     """Task id -> one Arrow stream of ``apply``'s batches."""
     def task(index, _ids):
