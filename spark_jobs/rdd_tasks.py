@@ -61,8 +61,10 @@ def run(sc, apply, n: int, schema, then=None, by: str | None = None,
 def _exchange(sc, apply, n: int, by: str, partitions: int, exchange: str, then, schema):
     """Rows by ``by`` from n tasks to ``partitions`` tasks, as files, not Spark's
     shuffle: task i of a first job writes the rows bound to partition p to
-    ``exchange/i-p.arrow`` and says which it wrote; partition p's task (the RDD
-    returned, a second job) reads those files in task order.  ``exchange`` is a
+    ``exchange/i-p.arrow`` and says which it wrote, and how many bytes; a task
+    of a second job (the RDD returned) reads one partition's files, in the
+    first tasks' order, the partitions with the most bytes first (a partition
+    that got no rows gets no task).  ``exchange`` is a
     folder every executor reaches, as the job's output folder is (its tasks
     write their tables there); a file that is not there fails the task, naming
     it.  :func:`run` removes the folder once the second job has run.
@@ -75,10 +77,15 @@ def _exchange(sc, apply, n: int, by: str, partitions: int, exchange: str, then, 
     written = sc.parallelize(range(n), n) \
         .mapPartitionsWithIndex(_keyed_files(apply, by, partitions, exchange)).collect()
     files: dict[int, list[str]] = {}
-    for index, partition in sorted(written):
+    size: dict[int, int] = {}
+    for index, partition, length in sorted(written):
         files.setdefault(partition, []).append(_exchange_file(exchange, index, partition))
-    return sc.parallelize(range(partitions), partitions) \
-        .mapPartitionsWithIndex(_exchanged(then, schema, files))
+        size[partition] = size.get(partition, 0) + length
+    # the largest partitions first: Spark starts tasks in order, each on the
+    # slot free first, so this is the longest-first packing of the slots
+    order = [files[p] for p in sorted(files, key=lambda p: (-size[p], p))]
+    return sc.parallelize(range(len(order)), max(1, len(order))) \
+        .mapPartitionsWithIndex(_exchanged(then, schema, order))
 
 
 def run_here(apply, n: int, schema, then=None, by: str | None = None,
@@ -131,9 +138,9 @@ def _streams(apply, schema):
 
 
 def _keyed_files(apply, by: str, partitions: int, exchange: str):
-    """Task id -> (its id, partition) for each partition it wrote rows for, to
-    :func:`_exchange_file`: each written under a hidden name and renamed when
-    complete, so a retried task replaces its own."""
+    """Task id -> (its id, partition, bytes) for each partition it wrote rows
+    for, to :func:`_exchange_file`: each written under a hidden name and renamed
+    when complete, so a retried task replaces its own."""
     def task(index, _ids):
         import pyarrow as pa
         writers: dict[int, tuple] = {}
@@ -148,8 +155,10 @@ def _keyed_files(apply, by: str, partitions: int, exchange: str):
                         writers[partition] = (final, hidden, sink,
                                               pa.ipc.new_stream(sink, batch.schema))
                     writers[partition][3].write_batch(rows)
-            for final, hidden, sink, writer in writers.values():
+            written = []
+            for partition, (final, hidden, sink, writer) in sorted(writers.items()):
                 writer.close()
+                written.append((index, partition, sink.tell()))
                 sink.close()
                 os.replace(hidden, final)
         finally:
@@ -158,7 +167,7 @@ def _keyed_files(apply, by: str, partitions: int, exchange: str):
                     sink.close()
                 if os.path.exists(hidden):
                     os.unlink(hidden)
-        return iter([(index, partition) for partition in sorted(writers)])
+        return iter(written)
     return task
 
 
@@ -178,12 +187,12 @@ def _keyed(batch, by: str, partitions: int):
         yield partition, batch.filter(pc.equal(where, partition))
 
 
-def _exchanged(then, schema, files: dict[int, list[str]]):
-    """Partition p -> one Arrow stream of ``then``'s batches over the rows of
-    ``files[p]``, in their order."""
-    def task(partition, _ids):
+def _exchanged(then, schema, files: list[list[str]]):
+    """Task t -> one Arrow stream of ``then``'s batches over the rows of
+    ``files[t]`` (one partition's), in their order."""
+    def task(t, _ids):
         import pyarrow as pa
-        mine = files.get(partition, [])
+        mine = files[t]
         missing = [f for f in mine if not os.path.exists(f)]
         if missing:
             raise FileNotFoundError(
