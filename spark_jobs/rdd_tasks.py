@@ -84,7 +84,9 @@ def _exchange(sc, apply, n: int, by: str, partitions: int, exchange: str, then, 
     # the largest partitions first: Spark starts tasks in order, each on the
     # slot free first, so this is the longest-first packing of the slots
     order = [files[p] for p in sorted(files, key=lambda p: (-size[p], p))]
-    return sc.parallelize(range(len(order)), max(1, len(order))) \
+    if not order:
+        return sc.emptyRDD()
+    return sc.parallelize(range(len(order)), len(order)) \
         .mapPartitionsWithIndex(_exchanged(then, schema, order))
 
 

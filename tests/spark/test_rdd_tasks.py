@@ -95,3 +95,15 @@ def test_a_partition_whose_file_is_not_there_fails_naming_it(tmp_path):
     task = rdd_tasks._exchanged(_mark, SCHEMA, [[], [], [gone]])
     with pytest.raises(FileNotFoundError, match="0-2.arrow.*shared mount"):
         next(task(2, iter([])))
+
+
+def test_first_tasks_with_no_rows_give_no_second_tasks(spark, tmp_path):
+    """No rows at all (no file written): no task reads, nothing comes back, and
+    the folder is gone."""
+    def nothing(batches):
+        yield from ()
+
+    exchange = str(tmp_path / "out" / "_index")
+    assert rdd_tasks.run(spark.sparkContext, nothing, TASKS, SCHEMA, then=_mark, by="flow",
+                         partitions=PARTITIONS, exchange=exchange) == []
+    assert not os.path.exists(exchange)
