@@ -396,8 +396,9 @@ def _kncap_tasks(ranges: list[tuple], slots: int) -> list[list[tuple]]:
     where it cannot be read).  A plan that keeps every Processor whole walks
     nothing: on the 3.1M-frame capture (bench/spark_capture.py --scale 3) the
     two walks took 0.87 s of the driver's time, before any task started, for a
-    plan of whole Processors.  The pieces go, largest first, to the least loaded task, and
-    the largest task comes first, so that Spark's scheduler starts it first."""
+    plan of whole Processors.  The pieces go, largest first, to the least
+    loaded task, and the largest task comes first, so that Spark's scheduler
+    starts it first."""
     groups: dict[str, list[tuple]] = {}
     for row in ranges:
         groups.setdefault(_task_reads().kncap_group(row[0]), []).append(row)

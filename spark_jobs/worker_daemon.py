@@ -94,21 +94,20 @@ PRELOADED = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet")
 NO_JEMALLOC_THREAD = {"JE_ARROW_MALLOC_CONF": "background_thread:false"}
 
 
-def preload() -> bool:
+def preload() -> None:
     """Import :data:`PRELOADED` here, where that starts no thread: the daemon
     forks its workers, and a fork copies only the forking thread (a lock
     another one held stays held in the child).  numpy's OpenBLAS starts no
     thread when ``OPENBLAS_NUM_THREADS`` is 1 (the executors' setting,
     ``session.ONE_BLAS_THREAD``) and pyarrow none under
     :data:`NO_JEMALLOC_THREAD`.  Where the user set either otherwise, the
-    workers import them after their fork, as before.  Whether it preloaded."""
+    workers import them after their fork, as before."""
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1" or \
             any(name in os.environ for name in NO_JEMALLOC_THREAD):
-        return False
+        return
     os.environ.update(NO_JEMALLOC_THREAD)
     for name in PRELOADED:
         importlib.import_module(name)
-    return True
 
 
 if __name__ == "__main__":
