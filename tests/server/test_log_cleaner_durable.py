@@ -235,3 +235,20 @@ def test_the_cleaner_checkpoint_is_kept_in_its_log_dir_across_a_restart(tmp_path
     assert ltc.first_dirty_offset == end          # not the log start: the file was read
     assert not again.cleaner.try_clean_filthiest_log()     # nothing dirty since
     again.close()
+
+
+def test_a_segments_repr_holds_when_its_file_is_closed_under_it(tmp_path):
+    """The cleaner names a segment deleted while it read it; retention's thread may
+    be between closing the file and forgetting its descriptor.  The repr (log
+    lines, the abort's message) must not fail there: it once raised EBADF, and the
+    cleaner marked the partition uncleanable for good."""
+    broker = Broker(str(tmp_path))
+    fill(broker)
+    segment = broker.log.local.segments[0]
+    assert f"baseOffset={segment.base_offset}" in repr(segment)
+    os.close(segment.log.fd)            # closed, its number not yet dropped
+    try:
+        assert "lastModifiedTime=-1" in repr(segment)
+    finally:
+        segment.log.fd = -1
+        broker.close()

@@ -156,6 +156,9 @@ class FileRecords:
         return int(os.fstat(self.fd).st_mtime * 1000)
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        # The number is dropped before the descriptor is closed: a reader in another
+        # thread that looks after this sees -1 (EBADF), never a number the kernel
+        # may already have given to a file opened since.
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)

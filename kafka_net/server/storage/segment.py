@@ -342,8 +342,12 @@ class LogSegment:
                 pass
 
     def __repr__(self) -> str:
+        try:
+            modified = self.log.last_modified_ms()
+        except OSError:     # closed, maybe by another thread since: a repr never fails
+            modified = -1
         return (f"LogSegment(baseOffset={self.base_offset}, size={self.size}, "
-                f"lastModifiedTime={self.log.last_modified_ms() if self.log.fd >= 0 else -1}, "
+                f"lastModifiedTime={modified}, "
                 f"largestRecordTimestamp={self.max_timestamp_so_far})")
 
 

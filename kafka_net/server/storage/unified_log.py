@@ -571,7 +571,10 @@ class UnifiedLog:
             except OSError as exc:
                 if any(s is segment for s in self.local.segments):
                     raise
-                raise CleaningAborted(f"segment {segment!r} was deleted while read") from exc
+                # Named by its offset: the segment's file is closed, and its repr
+                # would read the file's time.
+                raise CleaningAborted(
+                    f"segment {segment.base_offset} was deleted while read") from exc
 
     def replace_cleaned(self, start: int, end: int, cleaned, before_swap=None) -> None:
         """Write ``cleaned`` to a ``.cleaned`` segment based at ``start`` (its
