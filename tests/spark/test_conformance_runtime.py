@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from kafka_net.spark_jobs import session
 from tests.compiled import compiled_modules
 from tests.spark.conftest import (
     REQUEST, RESPONSE, kncap_file, kncap_record, request_payload, response_payload)
@@ -136,7 +137,10 @@ def test_executors_import_the_shipped_package_compiled_modules_included(tmp_path
     checkout is on the workers' path."""
     compiled = compiled_modules()
     names = ["kafka_net", "kafka_net.spark_jobs.check_columns", *compiled]
+    # local mode, sent the archive as a cluster's executors are (else its workers
+    # import this installed kafka_net: the test below)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env[session.SHIP_CODE] = "1"
     out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(names)], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -146,6 +150,35 @@ def test_executors_import_the_shipped_package_compiled_modules_included(tmp_path
     assert len(folders) == 1 and "userFiles" in folders.pop(), shipped
     assert all(shipped[m].endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
                for m in compiled), shipped
+
+
+def test_local_workers_import_the_drivers_own_installed_package(tmp_path):
+    """In local mode the workers run this interpreter from the driver's folder and
+    environment: they import the installed kafka_net the driver runs, bytecode
+    and all, and nothing is sent (no archive to zip, unpack and compile)."""
+    names = ["kafka_net", "kafka_net.spark_jobs.check_columns", *compiled_modules()]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", session.SHIP_CODE)}
+    probe = _PROBE.replace("ship_code(spark)\n",
+                           "assert ship_code(spark) is None\n"
+                           "assert not list(spark.sparkContext.listArchives)\n")
+    out = subprocess.run([sys.executable, "-c", probe, json.dumps(names)], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    imported = json.loads(out.stdout.strip().splitlines()[-1])
+    import kafka_net
+    from kafka_net.spark_jobs import check_columns
+    assert imported["kafka_net"] == kafka_net.__file__
+    assert imported["kafka_net.spark_jobs.check_columns"] == check_columns.__file__
+
+
+def test_another_kafka_net_ahead_on_the_workers_path_gets_the_archive(tmp_path, monkeypatch):
+    """The workers would find another kafka_net first (one in the folder the job
+    runs from, which local mode's workers start in): the driver's is sent."""
+    assert session._WorkersPackage().is_ours()
+    (tmp_path / "kafka_net").mkdir()
+    (tmp_path / "kafka_net" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert not session._WorkersPackage().is_ours()
 
 
 _IMPORT_ALL = """
@@ -169,7 +202,6 @@ def test_the_shipped_parts_need_no_other_part_of_kafka_net(tmp_path):
     kafka_net comes from anywhere else (an installed or checked-out copy would
     hide a missing module here, and fail on a cluster's executor)."""
     import zipfile
-    from kafka_net.spark_jobs import session
 
     class Context:                       # the one call ship_code makes of it
         def addArchive(self, path):

@@ -159,7 +159,10 @@ def test_the_shipped_code_goes_with_its_session(tmp_path):
         spark = get_spark("local[1]")
         print(os.path.dirname(ship_code(spark)))   # never stopped
     """
-    env = {**os.environ, "TMPDIR": str(tmp_path), "KAFKA_NET_SPARK_CDS": "0"}
+    # local mode sends the archive only when asked (else its workers import this
+    # installed kafka_net), as a cluster's session always does
+    env = {**os.environ, "TMPDIR": str(tmp_path), "KAFKA_NET_SPARK_CDS": "0",
+           session.SHIP_CODE: "1"}
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                           text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
