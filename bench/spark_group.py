@@ -11,7 +11,8 @@ round (rows side by side) and given as the median of the rounds, with their rang
 The conversation (default, ``--spark-capture real``): real clients against
 ``kafka-net serve``, recorded by its capture (.kncap) and by tcpdump (one pcap) at once
 (``bench/spark_capture.py``, made once and reused while its parameters hold).  Runs on
-both inputs: in one process (no Spark), ``local[1]``, ``local[2]`` and a standalone
+both inputs: in one process (no Spark), two such processes at once (each on the whole
+input: what the machine gives two processes), ``local[1]``, ``local[2]`` and a standalone
 master with two 1-core workers on loopback (checked for lost executors); and
 ``tshark -Y kafka`` over the same pcap.  Every job's report must show the same totals
 (frames, requests, pairs, connections, findings) on every row and both inputs.
@@ -38,6 +39,10 @@ FRAMES = 1_000_000
 SMALL_FRAMES = 800
 TIMEOUT = 1500.0
 
+# Two copies of the in-process job at the same time, each on the whole input:
+# what this machine gives two processes with nothing shared between them, the
+# measure beside which `local[2]`'s target (1.8x one process) reads.
+TWO_AT_ONCE = "in-process x2"
 # (label, input, master: "standalone 2" for a loopback cluster of 2 workers)
 # "in-process": the job with no Spark (as for a small input); "tshark": tshark
 # -Y kafka over the same pcap files, for scale.
@@ -45,6 +50,8 @@ RUNS = (
     ("pcap", "pcap", "tshark"),
     ("kncap", "kncap", "in-process"),
     ("pcap", "pcap", "in-process"),
+    ("kncap", "kncap", TWO_AT_ONCE),
+    ("pcap", "pcap", TWO_AT_ONCE),
     ("kncap", "kncap", "local[2]"),
     ("pcap", "pcap", "local[2]"),
     ("kncap", "kncap", "local[1]"),
@@ -147,27 +154,22 @@ def same_report(results: list[dict], problems: list[str]) -> None:
 def one_run(tmp: Path, kind: str, master: str, source: list[str], frames: int,
             problems: list[str], number: int = 0) -> dict:
     tag = master.replace(" ", "-").strip("local[]")
-    out_json = tmp / f"spark-{kind}-{tag}-{frames}-{number}.json"
+    copies = 2 if master == TWO_AT_ONCE else 1
     where = (["--standalone", master.split()[1]] if master.startswith("standalone")
-             else ["--in-process"] if master == "in-process"
+             else ["--in-process"] if master in ("in-process", TWO_AT_ONCE)
              else ["--tshark"] if master == "tshark" else ["--master", master])
-    argv = [sys.executable, "-m", "bench.spark_bench", *source,
-            "--input", kind, *where, "--json-out", str(out_json)]
+    argv = [sys.executable, "-m", "bench.spark_bench", *source, "--input", kind, *where]
     if master != "local[2]" or kind != "kncap" or number:
         argv += ["--profile-frames", "0"]   # the profile once, in the first round
-    print(f"spark (round {number + 1}): " + " ".join(argv[1:]), flush=True)
+    outs = [tmp / f"spark-{kind}-{tag}-{frames}-{number}-{i}.json" for i in range(copies)]
+    print(f"spark (round {number + 1}): " + " ".join(argv[1:])
+          + (f", {copies} at once" if copies > 1 else ""), flush=True)
     load = os.getloadavg()[0]
     t0 = time.monotonic()
-    try:
-        code = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
-                              timeout=TIMEOUT).returncode
-    except subprocess.TimeoutExpired:
-        code = None
-    try:
-        result = json.loads(out_json.read_text())
-    except (OSError, ValueError):
-        how = f"timed out after {TIMEOUT:.0f} s" if code is None else f"exited with {code}"
-        result = {"ok": False, "problems": [f"spark_bench {how} without writing its figures"]}
+    running = [subprocess.Popen(argv + ["--json-out", str(out)], cwd=ROOT,
+                                stdin=subprocess.DEVNULL) for out in outs]
+    results = [_figures(proc, out) for proc, out in zip(running, outs)]
+    result = results[0] if copies == 1 else _at_once(results)
     result["wall_s"] = time.monotonic() - t0
     result["load"] = load
     result["master"] = master
@@ -176,6 +178,42 @@ def one_run(tmp: Path, kind: str, master: str, source: list[str], frames: int,
         problems += [f"spark ({kind}, {master}): {p}" for p in result.get("problems")
                      or ["not ok"]]
     return result
+
+
+def _figures(proc: subprocess.Popen, out_json: Path) -> dict:
+    """One spark_bench run's figures, once it has exited (killed after TIMEOUT)."""
+    try:
+        code = proc.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        code = None
+    try:
+        return json.loads(out_json.read_text())
+    except (OSError, ValueError):
+        how = f"timed out after {TIMEOUT:.0f} s" if code is None else f"exited with {code}"
+        return {"ok": False, "problems": [f"spark_bench {how} without writing its figures"]}
+
+
+def _at_once(results: list[dict]) -> dict:
+    """Copies of one in-process job run at the same time, as one row: their frames
+    over the last one's job time, their CPU added up.  Each copy's report must
+    have the same totals as the other rows' (the first copy's stand for it)."""
+    bad = [p for r in results if not r.get("ok") for p in r.get("problems", ["not ok"])]
+    if bad or any("job_s" not in r for r in results):
+        return {"ok": False, "problems": bad or ["a copy did not finish"]}
+    if any(r["report_totals"] != results[0]["report_totals"] for r in results):
+        return {"ok": False, "problems": ["the copies' report totals differ"]}
+    together = dict(results[0])
+    frames = sum(r["report_totals"]["frames"] for r in results)
+    together["copies"] = len(results)
+    together["job_s"] = max(r["job_s"] for r in results)
+    together["job_cpu_s"] = sum(r["job_cpu_s"] for r in results)
+    together["job_cpu_by_kind_s"] = {
+        k: sum(r["job_cpu_by_kind_s"][k] for r in results) for k in results[0]["job_cpu_by_kind_s"]}
+    together["frames_per_s"] = frames / together["job_s"]
+    together["cpu_us_per_frame"] = together["job_cpu_s"] / frames * 1e6
+    return together
 
 
 def _split(r: dict) -> str:
@@ -187,7 +225,7 @@ def _split(r: dict) -> str:
 
 def _jvm_share(r: dict) -> str:
     k = r.get("job_cpu_by_kind_s")
-    if not k or r["master"] in ("tshark", "in-process") or not r.get("job_cpu_s"):
+    if not k or r["master"] in ("tshark", "in-process", TWO_AT_ONCE) or not r.get("job_cpu_s"):
         return "-"
     return f"{k['jvm'] / r['job_cpu_s']:.0%}"
 
@@ -219,6 +257,9 @@ def _describe_capture(context: dict, results: list[dict], frames: int) -> list[s
 RATIOS = (
     ("tshark", "in one process {} tshark's CPU per frame"),
     ("rate2", "`local[2]` {} the in-process rate"),
+    ("ceiling", "two in-process jobs at once {} the in-process rate (what two processes get "
+                "from this machine)"),
+    ("share", "`local[2]` {} the rate of two in-process jobs at once"),
     ("cpu1", "`local[1]` CPU {} the in-process CPU"),
     ("scale", "`local[1]` -> `local[2]` {}"),
     ("cluster", "standalone 2 workers {} `local[1]`"),
@@ -231,11 +272,13 @@ def _round_ratios(runs: list[dict]) -> dict:
     tshark = by.get(("pcap", "tshark"))
     found = {}
     for kind in ("pcap", "kncap"):
-        here, one, two = (by.get((kind, m)) for m in ("in-process", "local[1]", "local[2]"))
+        here, one, two, pair = (by.get((kind, m)) for m in
+                                ("in-process", "local[1]", "local[2]", TWO_AT_ONCE))
         cluster = next((r for (i, m), r in by.items()
                         if i == kind and m.startswith("standalone")), None)
         pairs = {"tshark": (here, tshark, "cpu_us_per_frame"),
                  "rate2": (two, here, "frames_per_s"), "cpu1": (one, here, "job_cpu_s"),
+                 "ceiling": (pair, here, "frames_per_s"), "share": (two, pair, "frames_per_s"),
                  "scale": (two, one, "frames_per_s"), "cluster": (cluster, one, "frames_per_s")}
         for key, (top, bottom, field) in pairs.items():
             if top and bottom and bottom[field]:
@@ -303,7 +346,8 @@ def render(rounds: list[list[dict]], context: dict, frames: int, small: list[dic
         t = r["report_totals"]
         bad = [p for x in row_runs if not x.get("ok") for p in x.get("problems", ["not ok"])]
         rows.append([r["label"], f"`{r['master']}`", num(r.get("load", float("nan")), 1),
-                     f"{t['frames']:,}", num(r["job_s"], 1), f"**{rate(r['frames_per_s'])}**",
+                     (f"{r['copies']} × " if r.get("copies") else "") + f"{t['frames']:,}",
+                     num(r["job_s"], 1), f"**{rate(r['frames_per_s'])}**",
                      each, num(r.get("cpu_us_per_frame", float("nan")), 1), _split(r),
                      _jvm_share(r),
                      ("same totals" if r["master"] != "tshark" else "not checked")

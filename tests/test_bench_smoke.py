@@ -166,6 +166,24 @@ def test_spark_targets_are_medians_of_ratios_taken_within_each_round():
     assert spark_group.median_run(row_runs) is rounds[0][1]        # job 2.0 of 1, 2, 4
 
 
+def test_two_in_process_jobs_at_once_make_one_row_and_local_2_reads_beside_it():
+    from bench import spark_group
+    copies = [_spark_run("kncap", "in-process", 2.0, 2.0),
+              _spark_run("kncap", "in-process", 2.5, 2.4)]
+    pair = spark_group._at_once(copies)
+    assert (pair["copies"], pair["job_s"], pair["job_cpu_s"]) == (2, 2.5, 4.4)
+    assert pair["frames_per_s"] == 2000 / 2.5 and pair["cpu_us_per_frame"] == 4.4 / 2000 * 1e6
+    pair.update(master=spark_group.TWO_AT_ONCE)
+    runs = [_spark_run("kncap", "in-process", 2.0, 2.0), pair,
+            _spark_run("kncap", "local[2]", 1.5625, 3.0)]
+    found = spark_group._round_ratios(runs)
+    assert found[("kncap", "ceiling")] == pytest.approx(1.6)    # 800 frames/s / 500
+    assert found[("kncap", "share")] == pytest.approx(0.8)      # 640 / 800
+    assert found[("kncap", "rate2")] == pytest.approx(1.28)
+    copies[1]["report_totals"] = {"frames": 999}
+    assert not spark_group._at_once(copies)["ok"]
+
+
 def test_compare_checkouts_runs_each_checkout_from_its_own_directory_and_sums_up():
     from bench.compare_checkouts import kafka_net_from, summary
     server = kafka_net_from("base 1+1", Path("/some/checkout"), ("num.io.threads=1",))
