@@ -193,6 +193,14 @@ def settings(quiet: bool = True) -> dict[str, str]:
       (``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000 by default): a
       row holds a whole frame (up to capture.max.frame.bytes) or TCP segment, so
       a batch stays tens of MiB, not hundreds.
+    * A task's result goes to the driver in the task's status message up to
+      64 MiB (``spark.task.maxDirectResultSize``, 1 MiB by default; Spark caps
+      it at ``spark.rpc.message.maxSize``, 128 MiB), not through the block
+      manager, which the driver then asks for it.  A checking task's result is
+      its connections' rows, 0.5-2 MB on the ~1M-frame capture of
+      bench/RESULTS.md (each pair's latency, for exact percentiles): the block
+      manager's round trip cost a ``local[2]`` job's JVM 0.03-0.24 CPU s more
+      (eight pairs) and told the driver of a finished task 0.2 s late.
     * Shuffle partitions (flows, connections): ``KAFKA_NET_SPARK_SHUFFLE_PARTITIONS``,
       8 by default: a few per executor slot of a small cluster, and few enough that
       a small input does not pay for hundreds of empty tasks.
@@ -214,6 +222,7 @@ def settings(quiet: bool = True) -> dict[str, str]:
         "spark.executor.memory": env("KAFKA_NET_SPARK_EXECUTOR_MEMORY", "2g"),
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
+        "spark.task.maxDirectResultSize": "64m",
         "spark.driver.extraJavaOptions": quick_jit,
         "spark.executor.extraJavaOptions": quick_jit,
         **{f"spark.executorEnv.{name}": env(name, value)

@@ -107,3 +107,21 @@ def test_first_tasks_with_no_rows_give_no_second_tasks(spark, tmp_path):
     assert rdd_tasks.run(spark.sparkContext, nothing, TASKS, SCHEMA, then=_mark, by="flow",
                          partitions=PARTITIONS, exchange=exchange) == []
     assert not os.path.exists(exchange)
+
+
+def test_results_of_megabytes_come_back_whole_in_the_tasks_status(spark):
+    """A checking task returns its connections' rows, each pair's latency among
+    them: megabytes on a large capture.  The session sends results up to 64 MiB
+    with the task's status (spark.task.maxDirectResultSize), not through the
+    block manager; a 3 MB result per task arrives whole."""
+    assert spark.sparkContext.getConf().get("spark.task.maxDirectResultSize") == "64m"
+    wide = pa.schema([("latency_ns", pa.int64())])
+
+    def latencies(batches):
+        for batch in batches:
+            i = batch.column("id")[0].as_py()
+            yield pa.record_batch([pa.array(range(i, i + 400_000), pa.int64())], schema=wide)
+
+    tables = rdd_tasks.run(spark.sparkContext, latencies, 2, wide)
+    assert [t.num_rows for t in tables] == [400_000, 400_000]
+    assert tables[1].column("latency_ns")[-1].as_py() == 400_000
