@@ -14,8 +14,8 @@ import importlib.util
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
-import zipfile
 
 from kafka_net.spark_jobs import class_data
 from kafka_net.spark_jobs.without_pandas import WITHOUT_PANDAS
@@ -230,7 +230,7 @@ def settings(quiet: bool = True) -> dict[str, str]:
     }
 
 
-_shipped: dict[int, str] = {}   # id(SparkContext) -> the zip added to it
+_shipped: dict[int, str] = {}   # id(SparkContext) -> the archive added to it
 # SparkContexts (ids) whose Python workers import this process's own kafka_net
 # (:class:`_WorkersPackage`): nothing to send them.
 _code_here: set[int] = set()
@@ -248,7 +248,7 @@ class _WorkersPackage:
     When the answer is this process's own package (an installed kafka-net, run
     the usual way), :func:`ship_code` sends nothing: the workers import the
     installed files, with their bytecode.  The archive cost a local ``local[2]``
-    job its zipping here (0.12 CPU s), its unpacking in the JVM before the first
+    job its packing here (0.12-0.17 CPU s), its unpacking before the first
     task, and each worker compiling the 54 modules it imports from it (0.17 CPU
     s a worker; bench/RESULTS.md, Spark).  Any other answer (a checkout put on
     this process's path by hand, another copy ahead on the workers') or no
@@ -299,7 +299,13 @@ def ship_code(spark) -> str | None:
     ``kafka_net`` (``addArchive``, ``#kafka_net``), not as a zip on the Python
     path (``addPyFile``): Python cannot import a compiled extension module from
     a zip, and a zip's ``kafka_net`` would hide an installed one, compiled
-    modules and all.  Executors' Python workers have the folder Spark unpacks
+    modules and all.  A gzipped tar, not a zip: Spark unpacks a ``.zip`` with
+    Java code in the executor's JVM, still cold at its first task, and a
+    ``.tgz`` with Hadoop's ``FileUtil.unTar``, which runs the system's ``gzip``
+    and ``tar`` (Java's own only on Windows).  On a loopback cluster of two
+    executors the zip cost their task threads 0.87 CPU s and their JIT 0.24 s
+    in a ~1M-frame job, the tgz 0.47 and 0.13-0.16 s, no archive 0.39 and 0.08
+    (bench/RESULTS.md, Spark).  Executors' Python workers have the folder Spark unpacks
     archives into on their path, ahead of site-packages.  (A folder given to
     ``addFile`` would do in local mode only: Spark refuses a local folder for
     any other master.)
@@ -313,22 +319,22 @@ def ship_code(spark) -> str | None:
         return None
     if id(sc) in _shipped:
         return _shipped[id(sc)]
-    path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.zip")
+    path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.tgz")
     # Executors import the job as kafka_net.spark_jobs, wherever it lies here
     # (an installed kafka_net holds it already: each name is written once).
     kafka_net_dir = os.path.dirname(importlib.util.find_spec("kafka_net").origin)
     packages = [(kafka_net_dir, ""), (_JOB_DIR, "spark_jobs")]
     shipped = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
     written: set[str] = set()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    with tarfile.open(path, "w:gz", compresslevel=6) as tf:
         for folder, arcname in packages:
             for root, _, names in os.walk(folder):
-                for name in names:
+                for name in sorted(names):
                     full = os.path.join(root, name)
                     inside = os.path.join(arcname, os.path.relpath(full, folder))
                     if name.endswith(shipped) and inside not in written and \
                             inside.split(os.sep)[0] in JOB_PARTS:
-                        zf.write(full, inside)
+                        tf.add(full, inside, recursive=False)
                         written.add(inside)
     _shipped[id(sc)] = path
     sc.addArchive(path + "#kafka_net")
@@ -336,7 +342,7 @@ def ship_code(spark) -> str | None:
 
 
 def _remove_shipped(context_id: int) -> None:
-    """The zip of a stopped SparkContext and its folder: executors fetch it from the
+    """The archive of a stopped SparkContext and its folder: executors fetch it from the
     driver while the context lives (every run of the job left one under /tmp)."""
     path = _shipped.pop(context_id, None)
     if path is not None:
@@ -345,6 +351,6 @@ def _remove_shipped(context_id: int) -> None:
 
 @atexit.register
 def _remove_all_shipped() -> None:
-    """The zips of sessions never stopped, when the process ends."""
+    """The archives of sessions never stopped, when the process ends."""
     for context_id in list(_shipped):
         _remove_shipped(context_id)
