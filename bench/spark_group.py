@@ -209,8 +209,9 @@ def _at_once(results: list[dict]) -> dict:
     together["copies"] = len(results)
     together["job_s"] = max(r["job_s"] for r in results)
     together["job_cpu_s"] = sum(r["job_cpu_s"] for r in results)
+    kinds = results[0]["job_cpu_by_kind_s"]
     together["job_cpu_by_kind_s"] = {
-        k: sum(r["job_cpu_by_kind_s"][k] for r in results) for k in results[0]["job_cpu_by_kind_s"]}
+        k: sum(r["job_cpu_by_kind_s"][k] for r in results) for k in kinds}
     together["frames_per_s"] = frames / together["job_s"]
     together["cpu_us_per_frame"] = together["job_cpu_s"] / frames * 1e6
     return together

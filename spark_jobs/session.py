@@ -13,6 +13,7 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -255,7 +256,6 @@ class _WorkersPackage:
     answer: the archive, as before."""
 
     def __init__(self) -> None:
-        import subprocess
         self.mine = os.path.dirname(os.path.abspath(importlib.util.find_spec("kafka_net").origin))
         ask = "import importlib.util as u; s = u.find_spec('kafka_net'); print(s and s.origin)"
         try:
@@ -270,7 +270,7 @@ class _WorkersPackage:
             return False
         try:
             answer, _ = self.child.communicate(timeout=30)
-        except Exception:       # noqa: BLE001 - no answer in time: send the archive
+        except subprocess.TimeoutExpired:       # no answer in time: send the archive
             self.child.kill()
             self.child.wait()
             return False
