@@ -64,10 +64,10 @@ def _exchange(sc, apply, n: int, by: str, partitions: int, exchange: str, then, 
     ``exchange/i-p.arrow`` and says which it wrote, and how many bytes; a task
     of a second job (the RDD returned) reads one partition's files, in the
     first tasks' order, the partitions with the most bytes first (a partition
-    that got no rows gets no task).  ``exchange`` is a
-    folder every executor reaches, as the job's output folder is (its tasks
-    write their tables there); a file that is not there fails the task, naming
-    it.  :func:`run` removes the folder once the second job has run.
+    that got no rows gets no task).  ``exchange`` is a folder every executor
+    reaches, as the job's output folder is (its tasks write their tables
+    there); a file that is not there fails the task, naming it.  :func:`run`
+    removes the folder once the second job has run.
 
     Spark's shuffle (``partitionBy``) carried the same bytes through the JVM:
     on the 333 MB pcap of bench/RESULTS.md a ``local[2]`` job's JVM took

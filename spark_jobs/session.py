@@ -101,7 +101,7 @@ def get_spark(master: str | None = None, quiet: bool = True, job_only: bool = Fa
         spark = _session(builder, conf, archive)
     class_data.started(archive, spark.sparkContext._gateway)
     if probe is not None and probe.is_ours():
-        _code_here.add(id(spark.sparkContext))
+        _shipped[id(spark.sparkContext)] = None      # nothing to send
     spark.sparkContext.setLogLevel("ERROR" if quiet else "INFO")
     return spark
 
@@ -129,7 +129,6 @@ def stop_spark(spark) -> None:
     sc = spark.sparkContext
     spark.stop()
     _remove_shipped(id(sc))
-    _code_here.discard(id(sc))
     class_data.finish_pending()
 
 
@@ -231,12 +230,16 @@ def settings(quiet: bool = True) -> dict[str, str]:
     }
 
 
-_shipped: dict[int, str] = {}   # id(SparkContext) -> the archive added to it
-# SparkContexts (ids) whose Python workers import this process's own kafka_net
-# (:class:`_WorkersPackage`): nothing to send them.
-_code_here: set[int] = set()
+# id(SparkContext) -> the archive added to it, or None where its Python workers
+# import this process's own kafka_net (:class:`_WorkersPackage`): nothing to send.
+_shipped: dict[int, str | None] = {}
 # Set to 1, local mode sends the archive too, as to a cluster's executors.
 SHIP_CODE = "KAFKA_NET_SPARK_SHIP_CODE"
+
+
+def _kafka_net_dir() -> str:
+    """The folder of the kafka_net this process runs."""
+    return os.path.dirname(os.path.abspath(importlib.util.find_spec("kafka_net").origin))
 
 
 class _WorkersPackage:
@@ -256,7 +259,7 @@ class _WorkersPackage:
     answer: the archive, as before."""
 
     def __init__(self) -> None:
-        self.mine = os.path.dirname(os.path.abspath(importlib.util.find_spec("kafka_net").origin))
+        self.mine = _kafka_net_dir()
         ask = "import importlib.util as u; s = u.find_spec('kafka_net'); print(s and s.origin)"
         try:
             self.child = subprocess.Popen([sys.executable, "-c", ask], stdin=subprocess.DEVNULL,
@@ -305,8 +308,8 @@ def ship_code(spark) -> str | None:
     and ``tar`` (Java's own only on Windows).  On a loopback cluster of two
     executors the zip cost their task threads 0.87 CPU s and their JIT 0.24 s
     in a ~1M-frame job, the tgz 0.47 and 0.13-0.16 s, no archive 0.39 and 0.08
-    (bench/RESULTS.md, Spark).  Executors' Python workers have the folder Spark unpacks
-    archives into on their path, ahead of site-packages.  (A folder given to
+    (bench/RESULTS.md, Spark).  Executors' Python workers have the folder Spark
+    unpacks archives into on their path, ahead of site-packages.  (A folder given to
     ``addFile`` would do in local mode only: Spark refuses a local folder for
     any other master.)
 
@@ -315,15 +318,12 @@ def ship_code(spark) -> str | None:
     local session whose workers import this process's own installed kafka_net
     (:class:`_WorkersPackage`; :data:`SHIP_CODE` sends it anyway)."""
     sc = spark.sparkContext
-    if id(sc) in _code_here:
-        return None
     if id(sc) in _shipped:
         return _shipped[id(sc)]
     path = os.path.join(tempfile.mkdtemp(prefix="kafka-net-job-"), "kafka_net_job.tgz")
     # Executors import the job as kafka_net.spark_jobs, wherever it lies here
     # (an installed kafka_net holds it already: each name is written once).
-    kafka_net_dir = os.path.dirname(importlib.util.find_spec("kafka_net").origin)
-    packages = [(kafka_net_dir, ""), (_JOB_DIR, "spark_jobs")]
+    packages = [(_kafka_net_dir(), ""), (_JOB_DIR, "spark_jobs")]
     shipped = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
     written: set[str] = set()
     with tarfile.open(path, "w:gz", compresslevel=6) as tf:
